@@ -1,0 +1,2 @@
+/** The kvtier engine's entry points. */
+package io.kvtier.core;

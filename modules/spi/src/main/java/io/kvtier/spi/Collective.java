@@ -1,0 +1,66 @@
+package io.kvtier.spi;
+
+/**
+ * A group of ranks that meet in collective operations. Every rank of the group must call the same
+ * operations in the same order with the same tag; the {@code tag} names the call site (for
+ * example {@code "sync"}, {@code "recv"}) and together with the per-group sequence number lets an
+ * implementation detect ranks that are out of step.
+ *
+ * <p>Errors: a rank that calls a different operation or tag than the others at the same sequence
+ * number makes the call throw {@link CollectiveDesyncException} on every rank; a call that does
+ * not complete within the group's watchdog timeout throws {@link CollectiveTimeoutException} on
+ * the ranks that are waiting. After either, the group is broken: every later call throws.
+ *
+ * <p>Thread-safety: one thread per rank calls the collective at a time; calls from several
+ * threads of one rank must be serialized by the caller.
+ */
+public interface Collective extends AutoCloseable {
+
+  /**
+   * This rank's index in the group.
+   *
+   * @return {@code 0 <= rank() < size()}
+   */
+  int rank();
+
+  /**
+   * The number of ranks in the group.
+   *
+   * @return at least 1
+   */
+  int size();
+
+  /**
+   * Reduces {@code values} element-wise across all ranks.
+   *
+   * @param op the reduction
+   * @param values this rank's values; every rank passes the same length (else desync)
+   * @param tag the call site
+   * @return a new array with the reduced values, identical on every rank
+   */
+  long[] allReduce(ReduceOp op, long[] values, String tag);
+
+  /**
+   * Sends {@code payload} from the root to every rank.
+   *
+   * @param root the rank whose payload is sent; every rank passes the same root (else desync)
+   * @param payload the bytes to send on the root; ignored (may be null) on the other ranks
+   * @param tag the call site
+   * @return the root's payload, on every rank (a copy; the caller may modify it)
+   */
+  byte[] broadcast(int root, byte[] payload, String tag);
+
+  /**
+   * Waits until every rank has reached this barrier.
+   *
+   * @param tag the call site
+   */
+  void barrier(String tag);
+
+  /**
+   * Leaves the group and releases its resources. A rank that closes while others wait in a
+   * collective makes them fail (desync or timeout), never hang. Idempotent.
+   */
+  @Override
+  void close();
+}

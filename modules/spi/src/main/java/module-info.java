@@ -1,0 +1,8 @@
+/**
+ * The service provider interfaces of kvtier: device and host page pools, page transfers, rank
+ * collectives and the L3 page store. Backends depend on this module only; the engine finds them
+ * with {@link java.util.ServiceLoader}. No Guice, JCuda, Hazelcast or MPI type appears here.
+ */
+module io.kvtier.spi {
+  exports io.kvtier.spi;
+}

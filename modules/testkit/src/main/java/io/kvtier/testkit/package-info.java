@@ -1,0 +1,2 @@
+/** Conformance suites and test utilities. */
+package io.kvtier.testkit;

@@ -1,0 +1,16 @@
+/**
+ * Test support for kvtier and its backends: conformance suites for every SPI, asserting and
+ * fault-injecting wrapper providers, workloads, and the deterministic multi-rank simulator.
+ */
+module io.kvtier.testkit {
+  requires transitive io.kvtier.spi;
+  requires transitive io.kvtier.core;
+  requires transitive org.junit.jupiter.api;
+  requires transitive org.junit.jupiter.params;
+  requires transitive org.assertj.core;
+
+  exports io.kvtier.testkit;
+  exports io.kvtier.testkit.conformance;
+  exports io.kvtier.testkit.asserting;
+  exports io.kvtier.testkit.workload;
+}
