@@ -4,7 +4,14 @@
  * collective (ranks as threads of one JVM).
  */
 module io.kvtier.backend.sim {
-  requires io.kvtier.spi;
+  requires transitive io.kvtier.spi;
 
   exports io.kvtier.backend.sim;
+
+  provides io.kvtier.spi.DeviceMemoryProvider with
+      io.kvtier.backend.sim.SimDeviceMemoryProvider;
+  provides io.kvtier.spi.HostMemoryProvider with
+      io.kvtier.backend.sim.SimHostMemoryProvider;
+  provides io.kvtier.spi.CollectiveProvider with
+      io.kvtier.backend.sim.LocalCollectiveProvider;
 }
