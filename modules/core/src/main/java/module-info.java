@@ -14,6 +14,7 @@ module io.kvtier.core {
   exports io.kvtier.core.discovery;
   exports io.kvtier.core.inject;
   exports io.kvtier.core.cache;
+  exports io.kvtier.core.rank;
 
   // Guice reflects on the injected module's members.
   opens io.kvtier.core.inject to

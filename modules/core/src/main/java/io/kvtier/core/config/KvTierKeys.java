@@ -1,0 +1,130 @@
+package io.kvtier.core.config;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The configuration keys of the engine, namespace {@code kvtier.}. Keys of other namespaces
+ * belong to providers (for example {@code sim.}) and are handed to them.
+ */
+public final class KvTierKeys {
+  private KvTierKeys() {}
+
+  /** The namespace of the engine's keys, with its dot. */
+  public static final String PREFIX = "kvtier.";
+
+  /** The device provider: a name or {@code auto}. */
+  public static final String DEVICE = "kvtier.device";
+  /** The host provider: a name or {@code auto}. */
+  public static final String HOST = "kvtier.host";
+  /** The collective provider: a name or {@code auto}. */
+  public static final String COLLECTIVE = "kvtier.collective";
+  /** The L3 store provider: a name, {@code auto} or {@code none}. */
+  public static final String STORE = "kvtier.store";
+  /** Transformer layers. */
+  public static final String LAYERS = "kvtier.layers";
+  /** KV heads held by one rank. */
+  public static final String KV_HEADS = "kvtier.kv-heads";
+  /** Elements per head. */
+  public static final String HEAD_DIM = "kvtier.head-dim";
+  /** Bytes per element. */
+  public static final String DTYPE_BYTES = "kvtier.dtype-bytes";
+  /** Tokens per page. */
+  public static final String PAGE_SIZE = "kvtier.page-size";
+  /** Device pool size in pages; excludes {@link #DEVICE_BYTES}. */
+  public static final String DEVICE_PAGES = "kvtier.device-pages";
+  /** Device pool size in bytes (a multiple of the page bytes); excludes {@link #DEVICE_PAGES}. */
+  public static final String DEVICE_BYTES = "kvtier.device-bytes";
+  /** Host pool size in pages; excludes the other host sizes. */
+  public static final String HOST_PAGES = "kvtier.host-pages";
+  /** Host pool size relative to the device pool, above 1; excludes the other host sizes. */
+  public static final String HOST_RATIO = "kvtier.host-ratio";
+  /** Host pool size in bytes (a multiple of the page bytes); excludes the other host sizes. */
+  public static final String HOST_BYTES = "kvtier.host-bytes";
+  /** Block order of both pools: {@code layer_first} or {@code page_first}. */
+  public static final String MEMORY_LAYOUT = "kvtier.memory-layout";
+  /** When device pages are backed up to the host. */
+  public static final String WRITE_POLICY = "kvtier.write-policy";
+  /** Hits that trigger a backup under selective write-through. */
+  public static final String WRITE_THROUGH_THRESHOLD = "kvtier.write-through-threshold";
+  /** Eviction order of both tiers. */
+  public static final String EVICTION_POLICY = "kvtier.eviction-policy";
+  /** The fewest pages worth loading back from the host. */
+  public static final String LOAD_BACK_THRESHOLD = "kvtier.load-back-threshold";
+  /** Token ids must be below it. */
+  public static final String VOCAB_SIZE = "kvtier.vocab-size";
+  /** Ranks in the group. */
+  public static final String RANKS = "kvtier.ranks";
+  /** Ticks between replica digest checks; 0 turns them off. */
+  public static final String DIGEST_INTERVAL = "kvtier.digest-interval";
+  /** How long one collective call may wait before it fails. */
+  public static final String COLLECTIVE_TIMEOUT = "kvtier.collective-timeout";
+
+  /** Every key, in documentation order. */
+  public static final List<String> ALL =
+      List.of(
+          DEVICE, HOST, COLLECTIVE, STORE,
+          LAYERS, KV_HEADS, HEAD_DIM, DTYPE_BYTES, PAGE_SIZE,
+          DEVICE_PAGES, DEVICE_BYTES, HOST_PAGES, HOST_RATIO, HOST_BYTES, MEMORY_LAYOUT,
+          WRITE_POLICY, WRITE_THROUGH_THRESHOLD, EVICTION_POLICY, LOAD_BACK_THRESHOLD, VOCAB_SIZE,
+          RANKS, DIGEST_INTERVAL, COLLECTIVE_TIMEOUT);
+
+  /**
+   * Keys of which at most one may be set in one source, because each gives the same size a
+   * different way. A source that sets one of a group overrides whichever one a lower-precedence
+   * source set.
+   */
+  public static final List<List<String>> ALTERNATIVES =
+      List.of(List.of(DEVICE_PAGES, DEVICE_BYTES), List.of(HOST_PAGES, HOST_RATIO, HOST_BYTES));
+
+  /**
+   * Whether {@code key} is in the engine's namespace.
+   *
+   * @param key a configuration key
+   * @return true if it starts with {@value #PREFIX}
+   */
+  public static boolean isEngineKey(String key) {
+    return key.startsWith(PREFIX);
+  }
+
+  /**
+   * The known key closest in spelling to {@code key}, to suggest a fix for a typo.
+   *
+   * @param key an unknown key
+   * @return the closest key, or empty if none is close
+   */
+  public static Optional<String> closest(String key) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String candidate : ALL) {
+      int d = distance(key, candidate);
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = candidate;
+      }
+    }
+    // Beyond about a third of the key, the "closest" key is a different word, not a typo.
+    String suffix = key.startsWith(PREFIX) ? key.substring(PREFIX.length()) : key;
+    return bestDistance <= Math.max(2, suffix.length() / 3) ? Optional.of(best) : Optional.empty();
+  }
+
+  /** Levenshtein distance, two rows. */
+  static int distance(String a, String b) {
+    int[] previous = new int[b.length() + 1];
+    int[] current = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      previous[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      current[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+        current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+      }
+      int[] swap = previous;
+      previous = current;
+      current = swap;
+    }
+    return previous[b.length()];
+  }
+}
