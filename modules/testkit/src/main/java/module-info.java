@@ -13,4 +13,15 @@ module io.kvtier.testkit {
   exports io.kvtier.testkit.conformance;
   exports io.kvtier.testkit.asserting;
   exports io.kvtier.testkit.workload;
+
+  // The asserting providers find their delegates, and ModuleDescriptors checks providers, by SPI.
+  uses io.kvtier.spi.DeviceMemoryProvider;
+  uses io.kvtier.spi.HostMemoryProvider;
+  uses io.kvtier.spi.CollectiveProvider;
+  uses io.kvtier.spi.KvStoreProvider;
+
+  provides io.kvtier.spi.DeviceMemoryProvider with
+      io.kvtier.testkit.asserting.AssertingDeviceMemoryProvider;
+  provides io.kvtier.spi.HostMemoryProvider with
+      io.kvtier.testkit.asserting.AssertingHostMemoryProvider;
 }

@@ -1,0 +1,116 @@
+package io.kvtier.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvtier.backend.sim.SimDeviceMemoryProvider;
+import io.kvtier.spi.DeviceMemoryProvider;
+import io.kvtier.testkit.asserting.AssertingDeviceMemoryProvider;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The module checks on real modules: testkit itself, the sim backend and the SPI, and that each
+ * check fails when the intended set differs.
+ */
+class ModuleDescriptorsTest {
+
+  private static final Module TESTKIT = ModuleDescriptors.class.getModule();
+  private static final Module SIM = SimDeviceMemoryProvider.class.getModule();
+  private static final Module SPI = DeviceMemoryProvider.class.getModule();
+
+  @Test
+  void testsRunOnTheModulePath() {
+    assertThat(TESTKIT.getName()).isEqualTo("io.kvtier.testkit");
+    assertThat(SIM.getName()).isEqualTo("io.kvtier.backend.sim");
+    assertThat(SPI.getName()).isEqualTo("io.kvtier.spi");
+  }
+
+  @Test
+  void testkitProvidesWhatItsServiceFilesList() {
+    ModuleDescriptors.assertProvidesMatchServiceFiles(TESTKIT);
+    assertThat(ModuleDescriptors.serviceFileNames(TESTKIT)).containsExactly(
+        "io.kvtier.spi.DeviceMemoryProvider", "io.kvtier.spi.HostMemoryProvider");
+    assertThat(ModuleDescriptors.serviceFileLines(TESTKIT, "io.kvtier.spi.DeviceMemoryProvider"))
+        .containsExactly(AssertingDeviceMemoryProvider.class.getName());
+    ModuleDescriptors.assertProviderNames(TESTKIT);
+  }
+
+  @Test
+  void testkitExportsItsFourPackages() {
+    ModuleDescriptors.assertExports(TESTKIT, Set.of("io.kvtier.testkit",
+        "io.kvtier.testkit.conformance", "io.kvtier.testkit.asserting",
+        "io.kvtier.testkit.workload"));
+  }
+
+  @Test
+  void simProvidesWhatItsServiceFilesListAndExportsOnePackage() {
+    ModuleDescriptors.assertProvidesMatchServiceFiles(SIM);
+    ModuleDescriptors.assertProviderNames(SIM);
+    ModuleDescriptors.assertExports(SIM, Set.of("io.kvtier.backend.sim"));
+  }
+
+  @Test
+  void theSpiExportsOnlyItsPackageAndProvidesNothing() {
+    ModuleDescriptors.assertExports(SPI, Set.of("io.kvtier.spi"));
+    ModuleDescriptors.assertProvidesMatchServiceFiles(SPI);
+    assertThat(ModuleDescriptors.serviceFileNames(SPI)).isEmpty();
+  }
+
+  @Test
+  void exportsThatDifferFromTheIntendedOnesFailNamingTheDifference() {
+    assertThatThrownBy(() -> ModuleDescriptors.assertExports(SPI,
+            Set.of("io.kvtier.spi", "io.kvtier.spi.internal")))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("module io.kvtier.spi: exports [io.kvtier.spi]")
+        .hasMessageContaining("missing: [io.kvtier.spi.internal]");
+    assertThatThrownBy(() -> ModuleDescriptors.assertExports(TESTKIT, Set.of("io.kvtier.testkit")))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("unexpected: [io.kvtier.testkit.asserting,"
+            + " io.kvtier.testkit.conformance, io.kvtier.testkit.workload]");
+    assertThatThrownBy(() -> ModuleDescriptors.assertExports(SPI, Set.of("io.kvtier.spi"),
+            Map.of("io.kvtier.spi", Set.of("io.kvtier.core"))))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("has qualified exports {} but the intended ones are"
+            + " {io.kvtier.spi=[io.kvtier.core]}");
+  }
+
+  @Test
+  void providesAndServiceFilesAreComparedInBothDirections() {
+    String spi = "io.kvtier.spi.DeviceMemoryProvider";
+    assertThat(ModuleDescriptors.providesProblems(
+            Map.of(spi, Set.of("a.A", "b.B")), Map.of(spi, java.util.List.of("b.B", "a.A"))))
+        .isEmpty();
+    assertThat(ModuleDescriptors.providesProblems(
+            Map.of(spi, Set.of("a.A", "b.B")), Map.of(spi, java.util.List.of("a.A"))))
+        .singleElement().asString()
+        .contains("only in module-info: [b.B], only in the services file: []");
+    assertThat(ModuleDescriptors.providesProblems(
+            Map.of(), Map.of(spi, java.util.List.of("a.A"))))
+        .singleElement().asString()
+        .contains("module-info provides [] but META-INF/services/" + spi + " lists [a.A]");
+    assertThat(ModuleDescriptors.providesProblems(
+            Map.of(spi, Set.of("a.A")), Map.of()))
+        .singleElement().asString().contains("only in module-info: [a.A]");
+    assertThat(ModuleDescriptors.providesProblems(
+            Map.of(spi, Set.of("a.A")), Map.of(spi, java.util.List.of("a.A", "a.A"))))
+        .singleElement().asString().contains("lists a provider twice");
+  }
+
+  @Test
+  void serviceFilesAreReadWithoutCommentsAndBlankLines() {
+    assertThat(ModuleDescriptors.serviceFileLines(SIM, "io.kvtier.spi.CollectiveProvider"))
+        .containsExactly("io.kvtier.backend.sim.LocalCollectiveProvider");
+    assertThat(ModuleDescriptors.serviceFileLines(SIM, "no.such.Service")).isEmpty();
+  }
+
+  @Test
+  void anUnnamedModuleIsRejectedWithTheReason() {
+    Module unnamed = ClassLoader.getSystemClassLoader().getUnnamedModule();
+    assertThatThrownBy(() -> ModuleDescriptors.assertExports(unnamed, Set.of()))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("is unnamed")
+        .hasMessageContaining("run the tests on the module path");
+  }
+}
