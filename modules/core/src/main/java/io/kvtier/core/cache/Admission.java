@@ -1,0 +1,49 @@
+package io.kvtier.core.cache;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The outcome of admitting a request: its matched prefix, now locked until the request finishes
+ * or aborts, and the load-back started for it, if any.
+ *
+ * <p>The device slots of the prefix are not copied here, since a copy per request would cost more
+ * than the match itself: read them into the request's page-table row with {@link
+ * RankCache#copyPageTable(long, int[], int)}, or get a new array from {@link
+ * RankCache#pageTable(long)}.
+ *
+ * @param requestId the request
+ * @param devicePrefixLength tokens of the locked prefix (a page multiple); the request computes
+ *     the KV of the tokens after it
+ * @param hostHitLength tokens found only on the host at match time (loaded or not)
+ * @param loadedLength tokens of the host hit that this admission is loading back: either 0 or
+ *     {@code hostHitLength}, since a load-back is all or nothing
+ * @param pendingLoads every load still pending that the prefix's pages come from (this
+ *     admission's and earlier ones), in FIFO order: before the model reads layer {@code i}, wait
+ *     for layer {@code i} of each with {@link LoadBack#awaitLayer}; if any fails, abort the
+ *     request
+ * @param lastDeviceNode the deepest node of the locked prefix
+ * @param lastHostNode the anchor of the host hit at match time
+ */
+public record Admission(
+    long requestId,
+    int devicePrefixLength,
+    int hostHitLength,
+    int loadedLength,
+    List<LoadBack> pendingLoads,
+    RadixNode lastDeviceNode,
+    RadixNode lastHostNode) {
+
+  /** Validates the fields. */
+  public Admission {
+    pendingLoads = List.copyOf(Objects.requireNonNull(pendingLoads, "pendingLoads"));
+    Objects.requireNonNull(lastDeviceNode, "lastDeviceNode");
+    Objects.requireNonNull(lastHostNode, "lastHostNode");
+    if (devicePrefixLength < 0 || hostHitLength < 0 || loadedLength < 0
+        || loadedLength > hostHitLength) {
+      throw new IllegalArgumentException("inconsistent lengths: devicePrefixLength="
+          + devicePrefixLength + " hostHitLength=" + hostHitLength + " loadedLength="
+          + loadedLength);
+    }
+  }
+}

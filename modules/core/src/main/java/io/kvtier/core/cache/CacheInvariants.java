@@ -1,0 +1,441 @@
+package io.kvtier.core.cache;
+
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Checks a {@link RankCache} against the invariants of HICACHE-SPEC §1 after any operation: I1
+ * device residency is prefix-closed, I2 evicted implies backed up, I3 host backups are
+ * prefix-closed, I4 lengths are page multiples and slots match keys, I5 per-pool accounting with
+ * no slot owned twice and nothing leaked; plus the tree's own bookkeeping (parent links, child
+ * maps, lock counts, ack membership, eviction-heap entries of every candidate).
+ *
+ * <p>Costs time linear in the tree, the requests and the pools: for tests, the simulator and
+ * debug runs, not for the request path.
+ */
+public final class CacheInvariants {
+  private CacheInvariants() {}
+
+  /**
+   * Checks every invariant.
+   *
+   * @param cache the cache, between two operations
+   * @throws CacheInvariantException naming the first violation found
+   */
+  public static void check(RankCache cache) {
+    new Checker(cache).run();
+  }
+
+  /**
+   * Checks every invariant and that the cache is idle with nothing leaked: no active request, no
+   * lock, no pending backup or load, every device page either free or evictable from the tree.
+   *
+   * @param cache the cache, after every request ended and every operation was committed
+   * @throws CacheInvariantException naming the first violation found
+   */
+  public static void checkIdle(RankCache cache) {
+    Checker checker = new Checker(cache);
+    checker.run();
+    checker.idle();
+  }
+
+  private static final class Checker {
+    private final RankCache cache;
+    private final CacheTree tree;
+    private final Transfers transfers;
+    private final int pageSize;
+    private final Map<RadixNode, Integer> explicitLocks = new IdentityHashMap<>();
+    private final Map<RadixNode, WriteAck> ackOf = new IdentityHashMap<>();
+    private final Map<RadixNode, LoadBack> loadOf = new IdentityHashMap<>();
+    private final Map<RadixNode, Boolean> seen = new IdentityHashMap<>();
+    private final Object[] deviceOwner;
+    private final Object[] hostOwner;
+    private Set<RadixNode> liveDevice;
+    private Set<RadixNode> liveHost;
+    private long deviceEvictable;
+    private long deviceProtected;
+    private long hostEvictable;
+    private long hostProtected;
+    private long requestPages;
+    private int nodes;
+    private int deviceOwned;
+    private int hostOwned;
+
+    Checker(RankCache cache) {
+      this.cache = cache;
+      this.tree = cache.tree();
+      this.transfers = cache.transfers();
+      this.pageSize = tree.pageSize;
+      this.deviceOwner = new Object[tree.devicePool.capacity()];
+      this.hostOwner = new Object[tree.hostPool.capacity()];
+    }
+
+    private static void fail(String message) {
+      throw new CacheInvariantException(message);
+    }
+
+    void run() {
+      collectLocksAndAcks();
+      liveDevice = tree.deviceHeap.liveNodes();
+      liveHost = tree.hostHeap.liveNodes();
+      LongMap<RadixNode> roots = tree.roots;
+      if (roots.get(0) == null) {
+        fail("the root of namespace 0 is missing");
+      }
+      for (int s = 0; s < roots.slotCount(); s++) {
+        RadixNode root = roots.valueAt(s);
+        if (root == null) {
+          continue;
+        }
+        if (root.parent != null || root.deleted || root.namespace != roots.keyAt(s)
+            || root.keyLength != 0 || root.deviceSlots != null || root.hostSlots != null
+            || root.depth != 0) {
+          fail("bad root for namespace " + roots.keyAt(s) + ": " + root);
+        }
+        seen.put(root, Boolean.TRUE);
+        int locks = subtree(root) + explicitLocks.getOrDefault(root, 0);
+        if (root.lockRef != locks) {
+          fail("root of namespace " + root.namespace + " has lockRef=" + root.lockRef
+              + " but " + locks + " locks are held in its tree");
+        }
+      }
+      if (nodes != tree.nodeCount) {
+        fail("nodeCount=" + tree.nodeCount + " but the tree has " + nodes + " nodes");
+      }
+      checkRequests();
+      checkQueues();
+      checkPools();
+    }
+
+    private void collectLocksAndAcks() {
+      LongMap<RequestState> requests = cache.requests();
+      for (int s = 0; s < requests.slotCount(); s++) {
+        RequestState r = requests.valueAt(s);
+        if (r != null) {
+          explicitLocks.merge(r.lockNode, 1, Integer::sum);
+        }
+      }
+      LongMap<CacheLock> locks = cache.locks();
+      for (int s = 0; s < locks.slotCount(); s++) {
+        CacheLock lock = locks.valueAt(s);
+        if (lock != null) {
+          if (lock.released) {
+            fail(lock + " is released but still registered");
+          }
+          explicitLocks.merge(lock.node, 1, Integer::sum);
+        }
+      }
+      for (LoadBack op : transfers.loads) {
+        explicitLocks.merge(op.lockNode, 1, Integer::sum);
+        for (RadixNode n : op.nodes) {
+          if (loadOf.put(n, op) != null) {
+            fail("node " + n + " is in two pending loads");
+          }
+        }
+      }
+      for (WriteAck ack : transfers.writes) {
+        for (int i = 0; i < ack.nodes.size(); i++) {
+          RadixNode n = ack.nodes.get(i);
+          if (ackOf.put(n, ack) != null) {
+            fail("node " + n + " is in two pending write acks");
+          }
+          for (int j = 0; j < i; j++) {
+            for (RadixNode a = ack.nodes.get(j).parent; a != null; a = a.parent) {
+              if (a == n) {
+                fail("write ack " + ack.sequence + " lists " + ack.nodes.get(j)
+                    + " before its ancestor " + n);
+              }
+            }
+          }
+        }
+      }
+    }
+
+    /** Checks the subtree below {@code parent}; returns the sum of the children's lockRefs. */
+    private int subtree(RadixNode parent) {
+      int lockSum = 0;
+      int children = 0;
+      int resident = 0;
+      LongMap<RadixNode> map = parent.children;
+      if (map != null) {
+        for (int s = 0; s < map.slotCount(); s++) {
+          for (RadixNode n = map.valueAt(s); n != null; n = n.sameKeyNext) {
+            children++;
+            if (n.deviceSlots != null) {
+              resident++;
+            }
+            node(parent, n);
+            lockSum += n.lockRef;
+          }
+        }
+      }
+      if (children != parent.childCount) {
+        fail(parent + " has childCount=" + parent.childCount + " but " + children + " children");
+      }
+      if (resident != parent.residentChildren) {
+        fail(parent + " has residentChildren=" + parent.residentChildren + " but " + resident
+            + " children on the device");
+      }
+      return lockSum;
+    }
+
+    private void node(RadixNode p, RadixNode n) {
+      nodes++;
+      if (seen.put(n, Boolean.TRUE) != null) {
+        fail(n + " is reachable twice");
+      }
+      if (n.parent != p || n.deleted || n.namespace != p.namespace) {
+        fail(n + " has a bad parent link, deleted flag or namespace under " + p);
+      }
+      // I4
+      if (n.keyLength <= 0 || n.keyLength % pageSize != 0 || n.pageCount * pageSize != n.keyLength
+          || n.depth != p.depth + n.keyLength) {
+        fail("I4: " + n + " has keyLength=" + n.keyLength + " pageCount=" + n.pageCount
+            + " depth=" + n.depth + " (pageSize=" + pageSize + ", parent depth=" + p.depth + ")");
+      }
+      if (n.childKey != tree.firstPageKey(n.keyTokens, n.keyOffset)
+          || tree.findChild(p, n.keyTokens, n.keyOffset) != n) {
+        fail(n + " is not found under its first page in " + p);
+      }
+      if (n.pageHashes != null && n.pageHashes.length != n.pageCount) {
+        fail(n + " has " + n.pageHashes.length + " page hashes for " + n.pageCount + " pages");
+      }
+      boolean resident = n.deviceSlots != null;
+      boolean parentRoot = p.parent == null;
+      // I1
+      if (resident && !parentRoot && p.deviceSlots == null) {
+        fail("I1: " + n + " is on the device but its parent " + p + " is not");
+      }
+      // I2
+      if (!resident && (n.hostSlots == null || n.backupState != BackupState.COMMITTED)) {
+        fail("I2: " + n + " is evicted from the device without a committed backup");
+      }
+      checkBackup(p, n, parentRoot);
+      if (n.pendingLoad != null && (!resident || loadOf.get(n) != n.pendingLoad)) {
+        fail(n + " names a load it is not part of, or is not resident: " + n.pendingLoad);
+      }
+      if (n.pendingLoad == null && loadOf.containsKey(n)) {
+        fail(n + " is in pending load " + loadOf.get(n) + " but does not name it");
+      }
+      if (n.invalid == RadixNode.DEVICE_INVALID
+          && (!resident || n.backupState != BackupState.COMMITTED)) {
+        fail(n + " is device-invalid but not a resident committed node");
+      }
+      if (n.hostRef < 0) {
+        fail(n + " has hostRef=" + n.hostRef);
+      }
+      claimSlots(n);
+      categorize(n);
+      if (CacheTree.isDeviceCandidate(n) && !liveDevice.contains(n)) {
+        fail(n + " is a device eviction candidate without a live heap entry");
+      }
+      if (CacheTree.isHostCandidate(n) && !liveHost.contains(n)) {
+        fail(n + " is a host eviction candidate without a live heap entry");
+      }
+      int locks = subtree(n) + explicitLocks.getOrDefault(n, 0);
+      if (n.lockRef != locks) {
+        fail(n + " has lockRef=" + n.lockRef + " but " + locks
+            + " locks are held on it and below it");
+      }
+    }
+
+    private void checkBackup(RadixNode p, RadixNode n, boolean parentRoot) {
+      switch (n.backupState) {
+        case NONE -> {
+          if (n.hostSlots != null || n.pendingWrite != null || n.evictAfterBackup) {
+            fail(n + " is NONE but has host slots, a pending write or a write-back flag");
+          }
+        }
+        case PENDING -> {
+          if (n.hostSlots == null || n.pendingWrite == null || ackOf.get(n) != n.pendingWrite) {
+            fail(n + " is PENDING without host slots or outside its write ack");
+          }
+        }
+        case COMMITTED -> {
+          if (n.hostSlots == null || n.pendingWrite != null || n.evictAfterBackup) {
+            fail(n + " is COMMITTED without host slots or with a pending write");
+          }
+          // I3 for visible copies: a committed backup's parent is committed.
+          if (!parentRoot && p.backupState != BackupState.COMMITTED) {
+            fail("I3: " + n + " has a committed backup but its parent " + p + " does not");
+          }
+        }
+        default -> fail("unknown state " + n.backupState);
+      }
+      if (n.backupState != BackupState.PENDING && ackOf.containsKey(n)) {
+        fail(n + " is in write ack " + ackOf.get(n).sequence + " but not PENDING");
+      }
+      // I3 at registration: a pending backup was registered below a backed-up parent; it may
+      // have lost it since (a failed parent copy), and then rolls back at its own commit.
+      if (n.hostSlots != null && !parentRoot && p.hostSlots == null
+          && n.backupState != BackupState.PENDING) {
+        fail("I3: " + n + " is backed up but its parent " + p + " is not");
+      }
+    }
+
+    private void claimSlots(RadixNode n) {
+      if (n.deviceSlots != null) {
+        for (int i = 0; i < n.pageCount; i++) {
+          claim(deviceOwner, tree.devicePool, "device", n.deviceSlots[n.deviceOffset + i], n);
+          deviceOwned++;
+        }
+      }
+      if (n.hostSlots != null) {
+        for (int i = 0; i < n.pageCount; i++) {
+          claim(hostOwner, tree.hostPool, "host", n.hostSlots[n.hostOffset + i], n);
+          hostOwned++;
+        }
+      }
+    }
+
+    private static void claim(Object[] owner, PageAllocator pool, String name, int slot,
+        Object who) {
+      if (slot < 0 || slot >= owner.length) {
+        fail(name + " slot " + slot + " of " + who + " is out of range [0, " + owner.length + ")");
+      }
+      if (owner[slot] != null) {
+        fail(name + " slot " + slot + " is owned twice: by " + owner[slot] + " and by " + who);
+      }
+      if (!pool.isAllocated(slot)) {
+        fail(name + " slot " + slot + " of " + who + " is free in the allocator");
+      }
+      owner[slot] = who;
+    }
+
+    private void categorize(RadixNode n) {
+      if (n.deviceSlots != null) {
+        if (n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0) {
+          deviceEvictable += n.pageCount;
+        } else {
+          deviceProtected += n.pageCount;
+        }
+      }
+      if (n.hostSlots != null) {
+        if (n.deviceSlots == null && n.lockRef == 0 && n.hostRef == 0
+            && n.backupState == BackupState.COMMITTED && n.invalid == 0) {
+          hostEvictable += n.pageCount;
+        } else {
+          hostProtected += n.pageCount;
+        }
+      }
+    }
+
+    private void checkRequests() {
+      LongMap<RequestState> requests = cache.requests();
+      for (int s = 0; s < requests.slotCount(); s++) {
+        RequestState r = requests.valueAt(s);
+        if (r == null) {
+          continue;
+        }
+        if (r.id != requests.keyAt(s) || !seen.containsKey(r.lockNode)
+            || r.prefixLength != r.lockNode.depth) {
+          fail("request " + r.id + " locks " + r.lockNode + " with prefixLength="
+              + r.prefixLength + ": not in the tree or not at the prefix's end");
+        }
+        for (RadixNode n = r.lockNode; n.parent != null; n = n.parent) {
+          if (n.deviceSlots == null) {
+            fail("request " + r.id + " holds a prefix through evicted node " + n);
+          }
+        }
+        for (int i = 0; i < r.ownCount; i++) {
+          claim(deviceOwner, tree.devicePool, "device", r.own[i], "request " + r.id);
+          deviceOwned++;
+        }
+        requestPages += r.ownCount;
+      }
+      LongMap<CacheLock> locks = cache.locks();
+      for (int s = 0; s < locks.slotCount(); s++) {
+        CacheLock lock = locks.valueAt(s);
+        if (lock != null && !seen.containsKey(lock.node)) {
+          fail(lock + " holds a node that is not in the tree");
+        }
+      }
+    }
+
+    private void checkQueues() {
+      long writeBack = 0;
+      for (WriteAck ack : transfers.writes) {
+        writeBack += ack.writeBackPages;
+        for (RadixNode n : ack.nodes) {
+          if (!seen.containsKey(n) || n.pendingWrite != ack) {
+            fail("write ack " + ack.sequence + " covers " + n
+                + " which is not in the tree or does not name it");
+          }
+        }
+      }
+      if (writeBack != transfers.writeBackPages) {
+        fail("writeBackPages=" + transfers.writeBackPages + " but the acks hold " + writeBack);
+      }
+      for (LoadBack op : transfers.loads) {
+        if (op.committed || !seen.containsKey(op.lockNode)) {
+          fail(op + " is committed or locks a node not in the tree");
+        }
+        for (RadixNode n : op.nodes) {
+          if (!seen.containsKey(n) || n.pendingLoad != op) {
+            fail(op + " covers " + n + " which is not in the tree or does not name it");
+          }
+        }
+      }
+    }
+
+    private void checkPools() {
+      if (requestPages != tree.requestPages) {
+        fail("requestPages=" + tree.requestPages + " but requests hold " + requestPages);
+      }
+      if (deviceEvictable != tree.deviceEvictable || deviceProtected != tree.deviceProtected) {
+        fail("device accounting: evictable=" + tree.deviceEvictable + " protected="
+            + tree.deviceProtected + " but the tree has evictable=" + deviceEvictable
+            + " protected=" + deviceProtected);
+      }
+      if (hostEvictable != tree.hostEvictable || hostProtected != tree.hostProtected) {
+        fail("host accounting: evictable=" + tree.hostEvictable + " protected="
+            + tree.hostProtected + " but the tree has evictable=" + hostEvictable
+            + " protected=" + hostProtected);
+      }
+      pool("device", tree.devicePool, deviceOwner, deviceOwned,
+          deviceEvictable + deviceProtected + requestPages);
+      pool("host", tree.hostPool, hostOwner, hostOwned, hostEvictable + hostProtected);
+    }
+
+    private static void pool(String name, PageAllocator pool, Object[] owner, int owned,
+        long accounted) {
+      int free = pool.free();
+      if (free + accounted != pool.capacity()) {
+        fail("I5 " + name + ": free=" + free + " + evictable/protected=" + accounted
+            + " != capacity=" + pool.capacity());
+      }
+      if (free + owned != pool.capacity()) {
+        fail("I5 " + name + ": free=" + free + " + owned=" + owned + " != capacity="
+            + pool.capacity() + ": a slot leaked or is owned twice");
+      }
+      for (int slot : pool.freeSlots()) {
+        if (owner[slot] != null || pool.isAllocated(slot)) {
+          fail(name + " slot " + slot + " is on the free list but owned by " + owner[slot]);
+        }
+      }
+    }
+
+    void idle() {
+      if (cache.activeRequests() != 0) {
+        fail("not idle: " + cache.activeRequests() + " requests are active");
+      }
+      if (cache.locks().size() != 0) {
+        fail("not idle: " + cache.locks().size() + " node locks are held");
+      }
+      if (transfers.outstanding() != 0) {
+        fail("not idle: " + transfers.writes.size() + " writes and " + transfers.loads.size()
+            + " loads are pending");
+      }
+      for (RadixNode n : seen.keySet()) {
+        if (n.lockRef != 0 || n.invalid != 0) {
+          fail("not idle: " + n + " is still locked or invalid");
+        }
+      }
+      if (deviceProtected != 0 || requestPages != 0) {
+        fail("leak: " + deviceProtected + " device pages of the tree and " + requestPages
+            + " request pages are protected with no request, lock or copy left");
+      }
+    }
+  }
+}

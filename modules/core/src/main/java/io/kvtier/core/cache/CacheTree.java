@@ -1,0 +1,580 @@
+package io.kvtier.core.cache;
+
+import io.kvtier.core.config.EvictionPolicy;
+import java.util.Arrays;
+
+/**
+ * The paged radix tree of one rank with its two page pools and the per-pool accounting.
+ *
+ * <p>Design note (hot path): a request costs one {@link Arrays#mismatch} pass over its prompt at
+ * admission and one over its new suffix at finish; everything else is per node, not per token.
+ * Keys, device slots and host slots are views ({@code array, offset}) so splits copy nothing and
+ * a new leaf adopts the request's page array without copying it. Children are found by their
+ * first token (page size 1) or a 64-bit hash of their first page (verified, with a collision
+ * chain) in a {@link LongMap}. Finish inserts from the node the request locked at admission, so
+ * the already matched prefix is not compared again. Page hashes are computed on demand only.
+ *
+ * <p>Accounting: every mutation of a field that decides a node's pool category (slots, lockRef,
+ * backup state, invalid) is bracketed by {@code account(n, -1)} and {@code account(n, +1)}, which
+ * keeps free + evictable + protected = capacity per pool without rescans. Every transition that
+ * can make a node an eviction candidate, or change its key while it is one, pushes it onto the
+ * tier's {@link EvictionHeap}. Only replicated state (tree, locks, logical clock, backup state)
+ * enters these decisions. Not thread-safe: one scheduler thread owns the cache.
+ */
+final class CacheTree {
+  final int pageSize;
+  final EvictionPolicy policy;
+  private final boolean touchRepushes;
+  final PageAllocator devicePool;
+  final PageAllocator hostPool;
+  final EvictionHeap deviceHeap;
+  final EvictionHeap hostHeap;
+  final LongMap<RadixNode> roots = new LongMap<>(4);
+  /** Set once by the cache: backups triggered by hits. */
+  Transfers transfers;
+
+  /** Masks page hashes; tests set it to 0 to force every first page into one collision chain. */
+  long pageKeyMask = -1L;
+
+  long clock;
+  private long nextId;
+  int nodeCount;
+
+  long deviceEvictable;
+  long deviceProtected;
+  long requestPages;
+  long hostEvictable;
+  long hostProtected;
+
+  RadixNode[] path = new RadixNode[32];
+  int pathLength;
+  /** Set by {@link #insert}: the deepest node the insert ended at and the position it reached. */
+  RadixNode lastInsertNode;
+  int insertEnd;
+
+  CacheTree(int pageSize, EvictionPolicy policy, int devicePages, int hostPages) {
+    this.pageSize = pageSize;
+    this.policy = policy;
+    this.touchRepushes = EvictionHeap.readsAccessClock(policy);
+    this.devicePool = new PageAllocator("device", devicePages);
+    this.hostPool = new PageAllocator("host", hostPages);
+    this.deviceHeap = new EvictionHeap(policy, false);
+    this.hostHeap = new EvictionHeap(policy, true);
+    rootFor(0, true);
+  }
+
+  RadixNode rootFor(long namespace, boolean create) {
+    RadixNode root = roots.get(namespace);
+    if (root == null && create) {
+      root = new RadixNode(nextId++, namespace);
+      root.keyTokens = new int[0];
+      root.created = root.lastAccess = ++clock;
+      roots.put(namespace, root);
+    }
+    return root;
+  }
+
+  void maybeDropRoot(RadixNode root) {
+    // Salted namespaces may be unbounded; an idle empty root is dropped (never namespace 0).
+    if (root.namespace != 0 && root.childCount == 0 && root.lockRef == 0 && !root.deleted) {
+      roots.remove(root.namespace);
+      root.deleted = true;
+    }
+  }
+
+  // ---------------------------------------------------------------- keys and children
+
+  long firstPageKey(int[] tokens, int off) {
+    if (pageSize == 1) {
+      return tokens[off];
+    }
+    long h = pageSize;
+    for (int i = 0; i < pageSize; i++) {
+      h = (h + tokens[off + i]) * 0x9E3779B97F4A7C15L;
+      h ^= h >>> 31;
+    }
+    return h & pageKeyMask;
+  }
+
+  RadixNode findChild(RadixNode node, int[] tokens, int pos) {
+    LongMap<RadixNode> children = node.children;
+    if (children == null) {
+      return null;
+    }
+    if (pageSize == 1) {
+      return children.get(tokens[pos]);
+    }
+    RadixNode c = children.get(firstPageKey(tokens, pos));
+    while (c != null
+        && Arrays.mismatch(c.keyTokens, c.keyOffset, c.keyOffset + pageSize, tokens, pos,
+            pos + pageSize) >= 0) {
+      c = c.sameKeyNext;
+    }
+    return c;
+  }
+
+  private void addChild(RadixNode parent, RadixNode child) {
+    long key = firstPageKey(child.keyTokens, child.keyOffset);
+    child.childKey = key;
+    child.parent = parent;
+    if (parent.children == null) {
+      parent.children = new LongMap<>(2);
+    }
+    RadixNode head = parent.children.get(key);
+    if (head == null) {
+      parent.children.put(key, child);
+    } else {
+      // Two first pages with one 64-bit hash: chain them; lookups verify the page.
+      child.sameKeyNext = head.sameKeyNext;
+      head.sameKeyNext = child;
+    }
+    parent.childCount++;
+  }
+
+  private void removeChild(RadixNode parent, RadixNode child) {
+    long key = child.childKey;
+    RadixNode head = parent.children.get(key);
+    if (head == child) {
+      if (child.sameKeyNext == null) {
+        parent.children.remove(key);
+      } else {
+        parent.children.put(key, child.sameKeyNext);
+      }
+    } else {
+      RadixNode p = head;
+      while (p.sameKeyNext != child) {
+        p = p.sameKeyNext;
+      }
+      p.sameKeyNext = child.sameKeyNext;
+    }
+    child.sameKeyNext = null;
+    parent.childCount--;
+  }
+
+  private void replaceChild(RadixNode parent, RadixNode old, RadixNode replacement) {
+    long key = old.childKey;
+    replacement.childKey = key;
+    replacement.parent = parent;
+    replacement.sameKeyNext = old.sameKeyNext;
+    RadixNode head = parent.children.get(key);
+    if (head == old) {
+      parent.children.put(key, replacement);
+    } else {
+      RadixNode p = head;
+      while (p.sameKeyNext != old) {
+        p = p.sameKeyNext;
+      }
+      p.sameKeyNext = replacement;
+    }
+    old.sameKeyNext = null;
+  }
+
+  // ---------------------------------------------------------------- match
+
+  private void addToPath(RadixNode n) {
+    if (pathLength == path.length) {
+      path = Arrays.copyOf(path, pathLength * 2);
+    }
+    path[pathLength++] = n;
+  }
+
+  /**
+   * Walks {@code tokens[pos, end)} down from {@code from}, splitting a partially matched node at
+   * the page boundary and touching every node passed; the nodes land in {@link #path}. Stops
+   * before an invalid node.
+   *
+   * @param end page-aligned
+   * @return the position reached
+   */
+  int walk(RadixNode from, int[] tokens, int pos, int end) {
+    pathLength = 0;
+    RadixNode node = from;
+    while (pos < end) {
+      RadixNode child = findChild(node, tokens, pos);
+      if (child == null || child.invalid != 0) {
+        break;
+      }
+      int length = child.keyLength;
+      int compared = Math.min(length, end - pos);
+      int m = Arrays.mismatch(child.keyTokens, child.keyOffset, child.keyOffset + compared,
+          tokens, pos, pos + compared);
+      int matched = m < 0 ? compared : m - m % pageSize;
+      if (matched < length) {
+        child = split(child, matched);
+      }
+      touch(child);
+      addToPath(child);
+      pos += matched;
+      node = child;
+      if (matched < length) {
+        break;
+      }
+    }
+    return pos;
+  }
+
+  /**
+   * Splits a node at a page boundary (HICACHE-SPEC §4): a new node takes the prefix, the old node
+   * keeps its id and the suffix; slots and page hashes are divided, everything else is copied,
+   * and a pending backup or load that named the old node now covers both halves.
+   */
+  RadixNode split(RadixNode node, int tokens) {
+    int pages = tokens / pageSize;
+    RadixNode top = new RadixNode(nextId++, node.namespace);
+    top.keyTokens = node.keyTokens;
+    top.keyOffset = node.keyOffset;
+    top.keyLength = tokens;
+    top.pageCount = pages;
+    top.depth = node.depth - node.keyLength + tokens;
+    replaceChild(node.parent, node, top);
+    node.keyOffset += tokens;
+    node.keyLength -= tokens;
+    node.pageCount -= pages;
+    addChild(top, node);
+    if (node.deviceSlots != null) {
+      top.deviceSlots = node.deviceSlots;
+      top.deviceOffset = node.deviceOffset;
+      node.deviceOffset += pages;
+      top.residentChildren = 1;
+    }
+    if (node.hostSlots != null) {
+      top.hostSlots = node.hostSlots;
+      top.hostOffset = node.hostOffset;
+      node.hostOffset += pages;
+    }
+    top.backupState = node.backupState;
+    if (node.pendingWrite != null) {
+      top.pendingWrite = node.pendingWrite;
+      node.pendingWrite.addBefore(node, top);
+    }
+    if (node.pendingLoad != null) {
+      top.pendingLoad = node.pendingLoad;
+      node.pendingLoad.nodes.add(top);
+    }
+    top.invalid = node.invalid;
+    top.lockRef = node.lockRef;
+    top.hostRef = node.hostRef;
+    top.hitCount = node.hitCount;
+    top.priority = node.priority;
+    top.lastAccess = node.lastAccess;
+    top.created = node.created;
+    if (node.pageHashes != null) {
+      top.pageHashes = Arrays.copyOfRange(node.pageHashes, 0, pages);
+      node.pageHashes = Arrays.copyOfRange(node.pageHashes, pages, node.pageHashes.length);
+    }
+    nodeCount++;
+    // Both halves fall in the same pool categories, so the counters do not move; the old node
+    // keeps its heap entry and the new one is an inner node, not a candidate.
+    return top;
+  }
+
+  // ---------------------------------------------------------------- insert
+
+  /**
+   * Inserts {@code tokens[pos, end)} below {@code start} (which ends at {@code pos}), with the
+   * request's pages {@code own[ownIndex..]} (HICACHE-SPEC §3). A resident node counts a hit and
+   * the request's pages for it are freed as duplicates; an evicted node re-adopts them; the rest
+   * becomes a new leaf that adopts them. Stops before an invalid node; {@link #insertEnd} and
+   * {@link #lastInsertNode} say where it ended, and pages past it stay the request's.
+   *
+   * @return the length (from the root) that was already cached on the device
+   */
+  int insert(RadixNode start, int[] tokens, int pos, int end, int[] own, int ownIndex,
+      int priority) {
+    RadixNode node = start;
+    int cached = pos;
+    boolean residentRun = true;
+    boolean stoppedInvalid = false;
+    while (pos < end) {
+      RadixNode child = findChild(node, tokens, pos);
+      if (child == null) {
+        break;
+      }
+      if (child.invalid != 0) {
+        stoppedInvalid = true;
+        break;
+      }
+      int length = child.keyLength;
+      int compared = Math.min(length, end - pos);
+      int m = Arrays.mismatch(child.keyTokens, child.keyOffset, child.keyOffset + compared,
+          tokens, pos, pos + compared);
+      int matched = m < 0 ? compared : m - m % pageSize;
+      if (matched < length) {
+        child = split(child, matched);
+      }
+      int pages = matched / pageSize;
+      child.lastAccess = ++clock;
+      if (child.deviceSlots != null) {
+        devicePool.release(own, ownIndex, pages);
+        requestPages -= pages;
+        if (residentRun) {
+          cached = pos + matched;
+        }
+        countHit(child, priority);
+      } else {
+        adopt(child, own, ownIndex);
+        residentRun = false;
+      }
+      keyChanged(child);
+      ownIndex += pages;
+      pos += matched;
+      node = child;
+      if (matched < length) {
+        break;
+      }
+    }
+    if (pos < end && !stoppedInvalid) {
+      node = newLeaf(node, tokens, pos, end, own, ownIndex, priority);
+      pos = end;
+    }
+    lastInsertNode = node;
+    insertEnd = pos;
+    return cached;
+  }
+
+  private void adopt(RadixNode node, int[] own, int ownIndex) {
+    account(node, -1);
+    node.deviceSlots = own;
+    node.deviceOffset = ownIndex;
+    node.parent.residentChildren++;
+    account(node, +1);
+    requestPages -= node.pageCount;
+  }
+
+  private RadixNode newLeaf(RadixNode parent, int[] tokens, int pos, int end, int[] own,
+      int ownIndex, int priority) {
+    RadixNode leaf = new RadixNode(nextId++, parent.namespace);
+    int length = end - pos;
+    leaf.keyTokens = Arrays.copyOfRange(tokens, pos, end);
+    leaf.keyLength = length;
+    leaf.pageCount = length / pageSize;
+    leaf.depth = parent.depth + length;
+    leaf.deviceSlots = own;
+    leaf.deviceOffset = ownIndex;
+    leaf.created = leaf.lastAccess = ++clock;
+    leaf.priority = priority;
+    addChild(parent, leaf);
+    parent.residentChildren++;
+    nodeCount++;
+    account(leaf, +1);
+    requestPages -= leaf.pageCount;
+    countHit(leaf, priority);
+    keyChanged(leaf);
+    return leaf;
+  }
+
+  /** A hit on a resident node: count it, raise its priority, maybe start a write-through. */
+  void countHit(RadixNode n, int priority) {
+    n.hitCount++;
+    if (priority > n.priority) {
+      n.priority = priority;
+    }
+    if (transfers.writeThroughWanted(n)) {
+      transfers.registerBackup(n, false, false);
+    }
+  }
+
+  /**
+   * Counts hits on the locked path from the root down to {@code node}, as an insert from the
+   * root would, without comparing the tokens again.
+   */
+  void hitPath(RadixNode node, int priority) {
+    int depth = 0;
+    for (RadixNode n = node; n.parent != null; n = n.parent) {
+      depth++;
+    }
+    if (path.length < depth) {
+      path = new RadixNode[Integer.highestOneBit(depth) * 2];
+    }
+    int i = depth;
+    for (RadixNode n = node; n.parent != null; n = n.parent) {
+      path[--i] = n;
+    }
+    pathLength = depth;
+    for (int k = 0; k < depth; k++) {
+      RadixNode n = path[k];
+      n.lastAccess = ++clock;
+      countHit(n, priority);
+      keyChanged(n);
+    }
+  }
+
+  /** Whether no node from {@code node} up to the root is invalid. */
+  static boolean pathValid(RadixNode node) {
+    for (RadixNode n = node; n != null; n = n.parent) {
+      if (n.invalid != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The device slots of the path from the root to {@code node}, which must all be resident. */
+  int[] pathDeviceSlots(RadixNode node) {
+    int[] out = new int[node.depth / pageSize];
+    for (RadixNode n = node; n.parent != null; n = n.parent) {
+      System.arraycopy(n.deviceSlots, n.deviceOffset, out, (n.depth - n.keyLength) / pageSize,
+          n.pageCount);
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- locks
+
+  void lock(RadixNode node) {
+    for (RadixNode n = node; n != null; n = n.parent) {
+      if (n.lockRef == 0 && n.parent != null) {
+        account(n, -1);
+        n.lockRef = 1;
+        account(n, +1);
+      } else {
+        n.lockRef++;
+      }
+    }
+  }
+
+  void unlock(RadixNode node) {
+    for (RadixNode n = node; n != null; n = n.parent) {
+      if (n.lockRef <= 0) {
+        throw new IllegalStateException(
+            "unlock of node id=" + node.id + " finds lockRef=" + n.lockRef + " on node id=" + n.id
+                + ": a lock was released twice; release each lock exactly once");
+      }
+    }
+    for (RadixNode n = node; n != null; ) {
+      RadixNode up = n.parent;
+      if (n.lockRef == 1 && up != null) {
+        account(n, -1);
+        n.lockRef = 0;
+        account(n, +1);
+        if (n.invalid != 0) {
+          releaseInvalid(n);
+        } else {
+          keyChanged(n);
+        }
+      } else {
+        n.lockRef--;
+        if (up == null && n.lockRef == 0) {
+          maybeDropRoot(n);
+        }
+      }
+      n = up;
+    }
+  }
+
+  // ---------------------------------------------------------------- accounting and candidates
+
+  void account(RadixNode n, int sign) {
+    if (n.deviceSlots != null) {
+      if (n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0) {
+        deviceEvictable += sign * n.pageCount;
+      } else {
+        deviceProtected += sign * n.pageCount;
+      }
+    }
+    if (n.hostSlots != null) {
+      if (n.deviceSlots == null && n.lockRef == 0 && n.hostRef == 0
+          && n.backupState == BackupState.COMMITTED && n.invalid == 0) {
+        hostEvictable += sign * n.pageCount;
+      } else {
+        hostProtected += sign * n.pageCount;
+      }
+    }
+  }
+
+  static boolean isDeviceCandidate(RadixNode n) {
+    return n.deviceSlots != null && n.residentChildren == 0 && n.lockRef == 0
+        && n.backupState != BackupState.PENDING && n.invalid == 0 && n.parent != null;
+  }
+
+  static boolean isHostCandidate(RadixNode n) {
+    return n.deviceSlots == null && n.hostSlots != null && n.childCount == 0 && n.lockRef == 0
+        && n.hostRef == 0 && n.backupState == BackupState.COMMITTED && n.invalid == 0
+        && n.parent != null;
+  }
+
+  /** Re-enters a node into its tier's order if it is a candidate now. */
+  void keyChanged(RadixNode n) {
+    if (isDeviceCandidate(n)) {
+      deviceHeap.push(n, nodeCount);
+    } else if (isHostCandidate(n)) {
+      hostHeap.push(n, nodeCount);
+    }
+  }
+
+  void touch(RadixNode n) {
+    n.lastAccess = ++clock;
+    if (touchRepushes) {
+      keyChanged(n);
+    }
+  }
+
+  // ---------------------------------------------------------------- removal
+
+  /** Removes a childless, unlocked, not pending node and frees all its slots. */
+  void delete(RadixNode n) {
+    RadixNode parent = n.parent;
+    account(n, -1);
+    if (n.deviceSlots != null) {
+      devicePool.release(n.deviceSlots, n.deviceOffset, n.pageCount);
+      n.deviceSlots = null;
+      parent.residentChildren--;
+    }
+    if (n.hostSlots != null) {
+      hostPool.release(n.hostSlots, n.hostOffset, n.pageCount);
+      n.hostSlots = null;
+    }
+    n.backupState = BackupState.NONE;
+    removeChild(parent, n);
+    n.deleted = true;
+    nodeCount--;
+    afterChildGone(parent);
+  }
+
+  /** Frees a committed node's device slots; it stays in the tree as host-only. */
+  void demote(RadixNode n) {
+    account(n, -1);
+    devicePool.release(n.deviceSlots, n.deviceOffset, n.pageCount);
+    n.deviceSlots = null;
+    n.parent.residentChildren--;
+    account(n, +1);
+    keyChanged(n);
+    afterChildGone(n.parent);
+  }
+
+  private void afterChildGone(RadixNode parent) {
+    if (parent.parent == null) {
+      maybeDropRoot(parent);
+    } else if (parent.invalid != 0) {
+      releaseInvalid(parent);
+    } else {
+      keyChanged(parent);
+    }
+  }
+
+  /**
+   * Takes an invalid node (after a failed load) out of the device once nothing holds it: a
+   * loaded node is demoted to its good host copy, a node computed on top of bad pages is deleted.
+   */
+  void releaseInvalid(RadixNode n) {
+    if (n.parent == null || n.deleted || n.invalid == 0 || n.lockRef != 0
+        || n.backupState == BackupState.PENDING || n.residentChildren != 0) {
+      return;
+    }
+    if (n.invalid == RadixNode.DEVICE_INVALID) {
+      account(n, -1);
+      n.invalid = 0;
+      account(n, +1);
+      demote(n);
+    } else if (n.childCount == 0) {
+      delete(n);
+    }
+  }
+
+  /** Marks a node invalid, keeping the accounting right. */
+  void markInvalid(RadixNode n, byte kind) {
+    account(n, -1);
+    n.invalid = kind;
+    account(n, +1);
+  }
+}

@@ -1,0 +1,91 @@
+package io.kvtier.core.cache;
+
+import io.kvtier.spi.PageKey;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Chained SHA-256 page hashes, the L3 keys of pages (HICACHE-SPEC §1, §12): the hash of a page
+ * is SHA-256 over the previous page's 32-byte hash (absent for the first page) followed by the
+ * page's token ids as 4-byte little-endian integers. In a namespace other than 0 the first page
+ * is chained to SHA-256 of the namespace as an 8-byte little-endian integer, so namespaces never
+ * share a key. Computed only when asked for, never on the request path.
+ */
+public final class PageHasher {
+  private PageHasher() {}
+
+  /**
+   * The page keys of a page-aligned token sequence from the root of a namespace.
+   *
+   * @param namespace the namespace
+   * @param tokens the tokens, a whole number of pages
+   * @param pageSize tokens per page
+   * @return one key per page
+   * @throws MisalignedKeyException if {@code tokens.length} is not a multiple of {@code pageSize}
+   */
+  public static List<PageKey> pageKeys(long namespace, int[] tokens, int pageSize) {
+    Objects.requireNonNull(tokens, "tokens");
+    if (pageSize < 1) {
+      throw new IllegalArgumentException("pageSize=" + pageSize + " must be >= 1");
+    }
+    if (tokens.length % pageSize != 0) {
+      throw new MisalignedKeyException("tokens", tokens.length, pageSize);
+    }
+    byte[][] hashes = chain(seed(namespace), tokens, 0, tokens.length / pageSize, pageSize);
+    List<PageKey> keys = new ArrayList<>(hashes.length);
+    for (byte[] h : hashes) {
+      keys.add(PageKey.of(h));
+    }
+    return keys;
+  }
+
+  /** The hash the first page of a namespace chains to: none for namespace 0. */
+  static byte[] seed(long namespace) {
+    if (namespace == 0) {
+      return null;
+    }
+    MessageDigest md = sha256();
+    byte[] bytes = new byte[8];
+    for (int i = 0; i < 8; i++) {
+      bytes[i] = (byte) (namespace >>> (8 * i));
+    }
+    md.update(bytes);
+    return md.digest();
+  }
+
+  /** Hashes {@code pages} pages of {@code tokens} from {@code offset}, chained to {@code prior}. */
+  static byte[][] chain(byte[] prior, int[] tokens, int offset, int pages, int pageSize) {
+    MessageDigest md = sha256();
+    byte[] buffer = new byte[4 * pageSize];
+    byte[][] out = new byte[pages][];
+    byte[] previous = prior;
+    for (int p = 0; p < pages; p++) {
+      if (previous != null) {
+        md.update(previous);
+      }
+      int base = offset + p * pageSize;
+      for (int i = 0; i < pageSize; i++) {
+        int t = tokens[base + i];
+        buffer[4 * i] = (byte) t;
+        buffer[4 * i + 1] = (byte) (t >>> 8);
+        buffer[4 * i + 2] = (byte) (t >>> 16);
+        buffer[4 * i + 3] = (byte) (t >>> 24);
+      }
+      md.update(buffer);
+      previous = md.digest();
+      out[p] = previous;
+    }
+    return out;
+  }
+
+  private static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JDK", e);
+    }
+  }
+}

@@ -1,0 +1,227 @@
+package io.kvtier.core.cache;
+
+import java.util.Arrays;
+
+/**
+ * One node of a rank's radix tree: a page-aligned run of token ids with the device and host page
+ * slots that hold its KV (HICACHE-SPEC §1).
+ *
+ * <p>Callers get nodes from {@link MatchResult} and {@link Admission} and may read them, lock them
+ * with {@link RankCache#lock(RadixNode)} or ask for their page keys; they never change them. The
+ * fields are package-private and mutated only by the engine on its one scheduler thread. A node's
+ * key, slots and page hashes are views into shared arrays ({@code array, offset, length}) so that
+ * splitting a node copies nothing.
+ */
+public final class RadixNode {
+  final long id;
+  final long namespace;
+  RadixNode parent;
+
+  int[] keyTokens;
+  int keyOffset;
+  int keyLength;
+  int pageCount;
+  /** Tokens from the root to the end of this node's key. */
+  int depth;
+
+  /** The key under which this node sits in its parent's children: first token or page hash. */
+  long childKey;
+  LongMap<RadixNode> children;
+  /** The next sibling whose first page hashes to the same {@link #childKey}. */
+  RadixNode sameKeyNext;
+  int childCount;
+  int residentChildren;
+
+  /** Device slots as a view {@code deviceSlots[deviceOffset..+pageCount)}; null = evicted. */
+  int[] deviceSlots;
+  int deviceOffset;
+  /** Host slots as a view; null = no host copy. */
+  int[] hostSlots;
+  int hostOffset;
+
+  BackupState backupState = BackupState.NONE;
+  WriteAck pendingWrite;
+  boolean evictAfterBackup;
+  LoadBack pendingLoad;
+  /** 0 valid; {@link #DEVICE_INVALID} or {@link #UNTRUSTED} after a failed load. */
+  byte invalid;
+
+  int lockRef;
+  int hostRef;
+  long hitCount;
+  int priority;
+  long lastAccess;
+  long created;
+
+  int deviceStamp;
+  int hostStamp;
+  boolean deleted;
+  /** Chained SHA-256 page hashes as 32-byte digests, computed on demand; may be null. */
+  byte[][] pageHashes;
+
+  /** The device pages hold bytes of a failed load; the host copy is still good. */
+  static final byte DEVICE_INVALID = 1;
+  /** Computed on top of a failed load: neither the device nor the host copy may be used. */
+  static final byte UNTRUSTED = 2;
+
+  RadixNode(long id, long namespace) {
+    this.id = id;
+    this.namespace = namespace;
+  }
+
+  boolean isRootNode() {
+    return parent == null;
+  }
+
+  boolean resident() {
+    return deviceSlots != null;
+  }
+
+  /**
+   * The node's id, unique in its cache and identical on every rank.
+   *
+   * @return the id; roots have ids too
+   */
+  public long id() {
+    return id;
+  }
+
+  /**
+   * The namespace (LoRA id / cache salt) the node belongs to.
+   *
+   * @return the namespace given at admission
+   */
+  public long namespace() {
+    return namespace;
+  }
+
+  /**
+   * Whether this is a namespace root (empty key).
+   *
+   * @return true for a root
+   */
+  public boolean isRoot() {
+    return parent == null;
+  }
+
+  /**
+   * The number of tokens in this node's key.
+   *
+   * @return a multiple of the page size; 0 for a root
+   */
+  public int tokenLength() {
+    return keyLength;
+  }
+
+  /**
+   * The number of tokens from the root up to and including this node.
+   *
+   * @return the prefix length the node ends at
+   */
+  public int prefixLength() {
+    return depth;
+  }
+
+  /**
+   * A copy of this node's token ids.
+   *
+   * @return a new array of {@link #tokenLength()} ids
+   */
+  public int[] tokens() {
+    return Arrays.copyOfRange(keyTokens == null ? new int[0] : keyTokens, keyOffset,
+        keyOffset + keyLength);
+  }
+
+  /**
+   * Whether the node's pages are on the device.
+   *
+   * @return false once evicted
+   */
+  public boolean onDevice() {
+    return deviceSlots != null;
+  }
+
+  /**
+   * A copy of the node's device slots.
+   *
+   * @return the slots, empty if evicted
+   */
+  public int[] deviceSlots() {
+    return deviceSlots == null
+        ? new int[0]
+        : Arrays.copyOfRange(deviceSlots, deviceOffset, deviceOffset + pageCount);
+  }
+
+  /**
+   * A copy of the node's host slots.
+   *
+   * @return the slots, empty if not backed up
+   */
+  public int[] hostSlots() {
+    return hostSlots == null
+        ? new int[0]
+        : Arrays.copyOfRange(hostSlots, hostOffset, hostOffset + pageCount);
+  }
+
+  /**
+   * The node's backup state.
+   *
+   * @return {@code NONE}, {@code PENDING} or {@code COMMITTED}
+   */
+  public BackupState backupState() {
+    return backupState;
+  }
+
+  /**
+   * The number of locks held on this node and its descendants.
+   *
+   * @return the lock count
+   */
+  public int lockRef() {
+    return lockRef;
+  }
+
+  /**
+   * The number of hits counted on the node (write-through trigger, LFU order).
+   *
+   * @return the hit count
+   */
+  public long hitCount() {
+    return hitCount;
+  }
+
+  /**
+   * The node's eviction priority (highest priority of the requests that inserted or hit it).
+   *
+   * @return the priority
+   */
+  public int priority() {
+    return priority;
+  }
+
+  /**
+   * The logical time of the last access.
+   *
+   * @return a value of the cache's logical clock
+   */
+  public long lastAccess() {
+    return lastAccess;
+  }
+
+  /**
+   * Whether the node has been removed from the tree; a removed node's other fields are stale.
+   *
+   * @return true once deleted
+   */
+  public boolean isDeleted() {
+    return deleted;
+  }
+
+  @Override
+  public String toString() {
+    return "RadixNode[id=" + id + ", ns=" + namespace + ", tokens=" + keyLength + ", depth="
+        + depth + (deviceSlots != null ? ", device" : "") + ", " + backupState
+        + (lockRef > 0 ? ", lockRef=" + lockRef : "") + (invalid != 0 ? ", invalid" : "")
+        + (deleted ? ", deleted" : "") + "]";
+  }
+}

@@ -1,0 +1,869 @@
+package io.kvtier.core.cache;
+
+import io.kvtier.core.config.CacheConfig;
+import io.kvtier.spi.DeviceMemory;
+import io.kvtier.spi.HostMemory;
+import io.kvtier.spi.KvLayout;
+import io.kvtier.spi.PageKey;
+import io.kvtier.spi.TransferEngine;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The hierarchical radix KV cache of one rank: the paged radix tree, the device (L1) and host
+ * (L2) pools, eviction, backups and load-backs (HICACHE-SPEC §1–§10).
+ *
+ * <p>A server drives it per request: {@link #admit} matches and locks the cached prefix (and may
+ * start a load-back), {@link #allocate} gives device pages for the tokens the request computes,
+ * {@link #cacheChunk} caches a chunked prefill's progress, and {@link #finish} inserts the result
+ * and releases the request ({@link #abort} releases without inserting). Once per scheduler tick
+ * it calls {@link #sync()} (one rank) or, across ranks, agrees on {@link #readyWritePrefix()} and
+ * {@link #readyLoadPrefix()} and calls {@link #commitWrites(int)} and {@link #commitLoads(int)}
+ * with the agreed counts; the sync may be skipped exactly when {@link #outstandingOperations()}
+ * is 0.
+ *
+ * <p>Every decision that changes the tree or a pool reads replicated state only (tree, backup
+ * states, locks, logical clock, occupancy, FIFO order); copy completion enters only through the
+ * commit calls. The cache never reads the wall clock.
+ *
+ * <p>Not thread-safe: one scheduler thread calls it. The token arrays passed to {@link #admit}
+ * and {@link #cacheChunk} are kept by reference until the request ends and must not be modified
+ * meanwhile.
+ */
+public final class RankCache {
+  private final CacheConfig config;
+  private final CacheTree tree;
+  private final Transfers transfers;
+  private final Evictor evictor;
+  private final Optional<KvMemory> memory;
+  private final LongMap<RequestState> requests = new LongMap<>(64);
+  private final LongMap<CacheLock> locks = new LongMap<>(4);
+  private long lockSerial;
+
+  private RankCache(CacheConfig config, Optional<KvMemory> memory) {
+    this.config = config;
+    this.memory = memory;
+    this.tree = new CacheTree(config.pageSize(), config.evictionPolicy(), config.devicePages(),
+        config.hostPages());
+    this.transfers = new Transfers(tree, config, memory);
+    this.evictor = new Evictor(tree, transfers);
+    tree.transfers = transfers;
+    transfers.evictor = evictor;
+  }
+
+  /**
+   * A cache that only manages the tree and the page slots, with no memory behind them: the
+   * allocator-only mode of benchmarks and schedulers that keep KV elsewhere.
+   *
+   * @param config the settings; {@code hostPages} must be 0
+   * @return the cache
+   * @throws IllegalArgumentException if the config has a host tier
+   */
+  public static RankCache withoutMemory(CacheConfig config) {
+    Objects.requireNonNull(config, "config");
+    if (config.hostPages() != 0) {
+      throw new IllegalArgumentException("hostPages=" + config.hostPages()
+          + " but a cache without memory cannot copy pages to a host tier: set hostPages=0, or"
+          + " use RankCache.withMemory(config, device, host, transfers)");
+    }
+    return new RankCache(config, Optional.empty());
+  }
+
+  /**
+   * A cache over a device pool only (no host tier).
+   *
+   * @param config the settings; {@code hostPages} must be 0
+   * @param device the device pool, of {@code config.devicePages()} pages of {@code
+   *     config.pageSize()} tokens
+   * @return the cache
+   */
+  public static RankCache withMemory(CacheConfig config, DeviceMemory device) {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(device, "device");
+    if (config.hostPages() != 0) {
+      throw new IllegalArgumentException("hostPages=" + config.hostPages()
+          + " needs a host pool and a transfer engine: use withMemory(config, device, host,"
+          + " transfers)");
+    }
+    checkPool("device", device.spec().pages(), config.devicePages(), device.spec().layout(),
+        config);
+    return new RankCache(config, Optional.of(new KvMemory(device, Optional.empty(),
+        Optional.empty(), device.spec().layout().layers())));
+  }
+
+  /**
+   * A cache over a device pool, a host pool and the transfer engine between them.
+   *
+   * @param config the settings; {@code hostPages} must be at least 1
+   * @param device the device pool, {@code config.devicePages()} pages
+   * @param host the host pool, {@code config.hostPages()} pages, same layout as the device
+   * @param transfers the engine created by {@code device.transferEngine(host)}
+   * @return the cache
+   */
+  public static RankCache withMemory(
+      CacheConfig config, DeviceMemory device, HostMemory host, TransferEngine transfers) {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(device, "device");
+    Objects.requireNonNull(host, "host");
+    Objects.requireNonNull(transfers, "transfers");
+    if (config.hostPages() == 0) {
+      throw new IllegalArgumentException(
+          "hostPages=0 but a host pool was given: set hostPages or use withMemory(config, device)");
+    }
+    KvLayout layout = device.spec().layout();
+    checkPool("device", device.spec().pages(), config.devicePages(), layout, config);
+    checkPool("host", host.spec().pages(), config.hostPages(), host.spec().layout(), config);
+    if (!layout.equals(host.spec().layout())) {
+      throw new IllegalArgumentException("device layout " + layout + " differs from host layout "
+          + host.spec().layout() + ": open both pools with the same KvLayout");
+    }
+    return new RankCache(config, Optional.of(new KvMemory(device, Optional.of(host),
+        Optional.of(transfers), layout.layers())));
+  }
+
+  private static void checkPool(String name, int pages, int expected, KvLayout layout,
+      CacheConfig config) {
+    if (pages != expected) {
+      throw new IllegalArgumentException(name + " pool has " + pages + " pages but the config says "
+          + expected + ": open the pool with the configured page count");
+    }
+    if (layout.pageSize() != config.pageSize()) {
+      throw new IllegalArgumentException(name + " pool pageSize=" + layout.pageSize()
+          + " differs from config pageSize=" + config.pageSize());
+    }
+  }
+
+  /**
+   * The settings.
+   *
+   * @return the config
+   */
+  public CacheConfig config() {
+    return config;
+  }
+
+  // ---------------------------------------------------------------- match and admission
+
+  /**
+   * Matches the page-aligned prefix of {@code tokens} without locking it (HICACHE-SPEC §2). Like
+   * every match it touches the nodes passed and may split one at a page boundary.
+   *
+   * @param namespace the namespace
+   * @param tokens the token ids
+   * @return what is cached where
+   * @throws InvalidTokenException if a token id is outside the vocabulary
+   */
+  public MatchResult match(long namespace, int[] tokens) {
+    Objects.requireNonNull(tokens, "tokens");
+    checkTokens(tokens, 0, tokens.length);
+    RadixNode root = tree.rootFor(namespace, true);
+    Scan scan = scan(root, tokens);
+    // A query in a namespace nothing was cached in must not leave an empty root behind.
+    tree.maybeDropRoot(root);
+    return new MatchResult(tree.pathDeviceSlots(scan.lastDevice), scan.lastDevice.depth,
+        scan.hostLength, scan.lastDevice, scan.lastHost, scan.loads());
+  }
+
+  private record Scan(RadixNode lastDevice, RadixNode lastHost, int hostLength,
+      List<LoadBack> loads) {}
+
+  private Scan scan(RadixNode root, int[] tokens) {
+    int aligned = tokens.length - tokens.length % config.pageSize();
+    tree.walk(root, tokens, 0, aligned);
+    RadixNode[] path = tree.path;
+    int length = tree.pathLength;
+    RadixNode lastDevice = root;
+    List<LoadBack> pending = List.of();
+    int i = 0;
+    for (; i < length && path[i].deviceSlots != null; i++) {
+      lastDevice = path[i];
+      LoadBack load = lastDevice.pendingLoad;
+      if (load != null && !pending.contains(load)) {
+        if (pending.isEmpty()) {
+          pending = new ArrayList<>(2);
+        }
+        pending.add(load);
+      }
+    }
+    if (pending.size() > 1) {
+      pending.sort(java.util.Comparator.comparingLong(LoadBack::sequence));
+    }
+    RadixNode lastHost = lastDevice;
+    for (; i < length && path[i].hostSlots != null; i++) {
+      lastHost = path[i];
+    }
+    return new Scan(lastDevice, lastHost, lastHost.depth - lastDevice.depth, pending);
+  }
+
+  /**
+   * Admits a request in namespace 0 with the default options (load-back of any size).
+   *
+   * @param requestId the caller's id for the request, not active
+   * @param tokens the prompt's token ids; kept by reference until the request ends
+   * @return the locked prefix
+   * @see #admit(long, int[], RequestOptions)
+   */
+  public Admission admit(long requestId, int[] tokens) {
+    return admit(requestId, tokens, RequestOptions.DEFAULT);
+  }
+
+  /**
+   * Admits a request: matches its prompt, locks the device prefix until the request finishes or
+   * aborts, and loads the host hit back when it is at least {@code loadBackThreshold} pages and
+   * at most the quota (evicting device pages if needed; all or nothing).
+   *
+   * @param requestId the caller's id for the request, not active
+   * @param tokens the prompt's token ids; kept by reference until the request ends
+   * @param options namespace, priority, load-back quota
+   * @return the locked prefix and the load to wait for, if any
+   * @throws IllegalStateException if {@code requestId} is already active
+   * @throws InvalidTokenException if a token id is outside the vocabulary
+   */
+  public Admission admit(long requestId, int[] tokens, RequestOptions options) {
+    Objects.requireNonNull(tokens, "tokens");
+    Objects.requireNonNull(options, "options");
+    if (requests.get(requestId) != null) {
+      throw new IllegalStateException("admit of request id=" + requestId
+          + ": already active; finish or abort it before admitting the id again");
+    }
+    checkTokens(tokens, 0, tokens.length);
+    RadixNode root = tree.rootFor(options.namespace(), true);
+    Scan scan = scan(root, tokens);
+    RadixNode locked = scan.lastDevice;
+    tree.lock(locked);
+    int loaded = 0;
+    List<LoadBack> pending = scan.loads;
+    if (scan.hostLength > 0 && options.loadBackQuotaPages() > 0) {
+      LoadBack load = transfers.loadBack(scan.lastDevice, scan.lastHost,
+          options.loadBackQuotaPages());
+      if (load != null) {
+        tree.lock(scan.lastHost);
+        tree.unlock(scan.lastDevice);
+        locked = scan.lastHost;
+        loaded = scan.hostLength;
+        pending = new ArrayList<>(pending);
+        pending.add(load);
+      }
+    }
+    int prefix = locked.depth;
+    int pageSize = config.pageSize();
+    int expectedPages = (tokens.length - prefix + pageSize - 1) / pageSize;
+    requests.put(requestId, new RequestState(requestId, options.namespace(), options.priority(),
+        tokens, locked, prefix, expectedPages));
+    return new Admission(requestId, prefix, scan.hostLength, loaded,
+        pending, locked, scan.lastHost);
+  }
+
+  // ---------------------------------------------------------------- allocation
+
+  /**
+   * Allocates device pages for a request's uncached tokens, evicting when the pool is short.
+   * All or nothing.
+   *
+   * @param requestId an active request
+   * @param pages pages wanted, at least 0
+   * @return the new slots, in the order the request's tokens use them
+   * @throws PoolExhaustedException if eviction cannot free enough pages
+   */
+  public int[] allocate(long requestId, int pages) {
+    RequestState r = request("allocate", requestId);
+    if (pages < 0) {
+      throw new IllegalArgumentException("allocate of request id=" + requestId + ": pages="
+          + pages + " must be >= 0");
+    }
+    if (pages == 0) {
+      return new int[0];
+    }
+    ensureFree(pages);
+    r.ensureCapacity(pages);
+    tree.devicePool.allocate(pages, r.own, r.ownCount);
+    r.ownCount += pages;
+    tree.requestPages += pages;
+    return Arrays.copyOfRange(r.own, r.ownCount - pages, r.ownCount);
+  }
+
+  /**
+   * Allocates the pages a request needs to hold the KV of its first {@code totalTokens} tokens.
+   *
+   * @param requestId an active request
+   * @param totalTokens tokens the request's pages must cover, prefix included
+   * @return the new slots (empty if it already has enough)
+   * @throws PoolExhaustedException if eviction cannot free enough pages
+   */
+  public int[] allocateTokens(long requestId, int totalTokens) {
+    RequestState r = request("allocateTokens", requestId);
+    int pageSize = config.pageSize();
+    int held = r.prefixLength / pageSize + r.ownCount;
+    int needed = (int) (((long) totalTokens + pageSize - 1) / pageSize) - held;
+    return needed <= 0 ? new int[0] : allocate(requestId, needed);
+  }
+
+  private void ensureFree(int pages) {
+    int free = tree.devicePool.free();
+    if (free < pages) {
+      evictor.evictDevice(pages - free);
+      free = tree.devicePool.free();
+      if (free < pages) {
+        throw new PoolExhaustedException("device", pages, free,
+            (int) (tree.deviceProtected + tree.requestPages), (int) transfers.writeBackPages);
+      }
+    }
+  }
+
+  /**
+   * The request's page table: the slots of its locked prefix followed by its own pages.
+   *
+   * @param requestId an active request
+   * @return a new array
+   */
+  public int[] pageTable(long requestId) {
+    RequestState r = request("pageTable", requestId);
+    int[] prefix = tree.pathDeviceSlots(r.lockNode);
+    int[] table = Arrays.copyOf(prefix, prefix.length + r.ownCount);
+    System.arraycopy(r.own, 0, table, prefix.length, r.ownCount);
+    return table;
+  }
+
+  /**
+   * Copies the request's page table (the slots of its locked prefix, then its own pages) into a
+   * caller-owned row, without allocating.
+   *
+   * @param requestId an active request
+   * @param dst the destination
+   * @param offset where the first slot goes
+   * @return the number of slots written
+   * @throws IndexOutOfBoundsException if {@code dst} is too short, naming the sizes
+   */
+  public int copyPageTable(long requestId, int[] dst, int offset) {
+    RequestState r = request("copyPageTable", requestId);
+    Objects.requireNonNull(dst, "dst");
+    int prefixPages = r.prefixLength / config.pageSize();
+    int total = prefixPages + r.ownCount;
+    if (offset < 0 || offset + total > dst.length) {
+      throw new IndexOutOfBoundsException("copyPageTable of request id=" + requestId + ": "
+          + total + " slots at offset=" + offset + " do not fit dst.length=" + dst.length);
+    }
+    for (RadixNode n = r.lockNode; n.parent != null; n = n.parent) {
+      System.arraycopy(n.deviceSlots, n.deviceOffset, dst,
+          offset + (n.depth - n.keyLength) / config.pageSize(), n.pageCount);
+    }
+    System.arraycopy(r.own, 0, dst, offset + prefixPages, r.ownCount);
+    return total;
+  }
+
+  // ---------------------------------------------------------------- finish, chunk, abort
+
+  /**
+   * Finishes a request whose KV covers exactly its admitted tokens.
+   *
+   * @param requestId an active request
+   * @return the length that was already cached on the device before this insert
+   * @see #finish(long, int[])
+   */
+  public int finish(long requestId) {
+    RequestState r = request("finish", requestId);
+    return finish(requestId, r.tokens);
+  }
+
+  /**
+   * Finishes a request: inserts the page-aligned part of {@code tokens} with the request's pages
+   * (HICACHE-SPEC §3), frees the pages that duplicate what the tree already had and those past
+   * the last full page, and releases the request's lock.
+   *
+   * @param requestId an active request
+   * @param tokens every token whose KV the request's pages hold (prompt and output); starts with
+   *     the admitted prompt's cached prefix
+   * @return the length that was already cached on the device before this insert
+   * @throws UnknownRequestException if the request is not active
+   * @throws IllegalArgumentException if the tokens do not fit the request's pages or prefix
+   */
+  public int finish(long requestId, int[] tokens) {
+    RequestState r = request("finish", requestId);
+    checkRequestTokens("finish", r, tokens, tokens == null ? 0 : tokens.length);
+    requests.remove(requestId);
+    int aligned = tokens.length - tokens.length % config.pageSize();
+    int cached = r.prefixLength;
+    int consumed = 0;
+    if (CacheTree.pathValid(r.lockNode)) {
+      tree.hitPath(r.lockNode, r.priority);
+      cached = tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
+      consumed = (tree.insertEnd - r.prefixLength) / config.pageSize();
+    }
+    tree.devicePool.release(r.own, consumed, r.ownCount - consumed);
+    tree.requestPages -= r.ownCount - consumed;
+    tree.unlock(r.lockNode);
+    return cached;
+  }
+
+  /**
+   * Caches a chunked prefill's progress: inserts the computed page-aligned prefix of the
+   * admitted tokens and keeps the request active, its lock moved to the end of the inserted
+   * prefix.
+   *
+   * @param requestId an active request
+   * @param computedTokens tokens whose KV the request has computed so far
+   * @return the request's page table afterwards (the tree's slots replace duplicates)
+   */
+  public int[] cacheChunk(long requestId, int computedTokens) {
+    RequestState r = request("cacheChunk", requestId);
+    return cacheChunk(requestId, r.tokens, computedTokens);
+  }
+
+  /**
+   * Caches a chunked prefill's progress over a token array that may have grown.
+   *
+   * @param requestId an active request
+   * @param tokens the request's tokens; starts with the admitted prompt's cached prefix; kept by
+   *     reference from now on
+   * @param computedTokens tokens of {@code tokens} whose KV the request has computed
+   * @return the request's page table afterwards
+   */
+  public int[] cacheChunk(long requestId, int[] tokens, int computedTokens) {
+    RequestState r = request("cacheChunk", requestId);
+    checkRequestTokens("cacheChunk", r, tokens, computedTokens);
+    if (computedTokens > tokens.length) {
+      throw new IllegalArgumentException("cacheChunk of request id=" + requestId
+          + ": computedTokens=" + computedTokens + " exceeds tokens.length=" + tokens.length);
+    }
+    r.tokens = tokens;
+    int pageSize = config.pageSize();
+    int aligned = computedTokens - computedTokens % pageSize;
+    if (aligned > r.prefixLength && CacheTree.pathValid(r.lockNode)) {
+      tree.hitPath(r.lockNode, r.priority);
+      tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
+      int end = tree.insertEnd;
+      RadixNode last = tree.lastInsertNode;
+      int consumed = (end - r.prefixLength) / pageSize;
+      if (end > r.prefixLength) {
+        tree.lock(last);
+        tree.unlock(r.lockNode);
+        r.lockNode = last;
+        r.prefixLength = end;
+      }
+      // The consumed part of the array may now back tree nodes: continue in a fresh array.
+      r.own = Arrays.copyOfRange(r.own, consumed, Math.max(consumed + 1, r.own.length));
+      r.ownCount -= consumed;
+    }
+    return pageTable(requestId);
+  }
+
+  /**
+   * Aborts a request: frees its own pages and releases its lock; nothing is inserted.
+   *
+   * @param requestId an active request
+   * @throws UnknownRequestException if the request is not active
+   */
+  public void abort(long requestId) {
+    RequestState r = request("abort", requestId);
+    requests.remove(requestId);
+    tree.devicePool.release(r.own, 0, r.ownCount);
+    tree.requestPages -= r.ownCount;
+    tree.unlock(r.lockNode);
+  }
+
+  /**
+   * Whether a request is active (admitted, not finished or aborted).
+   *
+   * @param requestId the id
+   * @return true if active
+   */
+  public boolean isActive(long requestId) {
+    return requests.get(requestId) != null;
+  }
+
+  /**
+   * The number of active requests.
+   *
+   * @return the count
+   */
+  public int activeRequests() {
+    return requests.size();
+  }
+
+  private RequestState request(String operation, long requestId) {
+    RequestState r = requests.get(requestId);
+    if (r == null) {
+      throw new UnknownRequestException(operation, requestId);
+    }
+    return r;
+  }
+
+  private void checkRequestTokens(String operation, RequestState r, int[] tokens, int used) {
+    Objects.requireNonNull(tokens, "tokens");
+    int pageSize = config.pageSize();
+    long held = r.prefixLength + (long) r.ownCount * pageSize;
+    if (used < r.prefixLength) {
+      throw new IllegalArgumentException(operation + " of request id=" + r.id + ": " + used
+          + " tokens is shorter than the request's cached prefix of " + r.prefixLength
+          + " tokens; pass the request's whole token sequence");
+    }
+    if (used > held) {
+      throw new IllegalArgumentException(operation + " of request id=" + r.id + ": " + used
+          + " tokens need KV pages but the request holds pages for only " + held
+          + " tokens; allocate the missing pages first");
+    }
+    if (tokens != r.tokens) {
+      checkTokens(tokens, 0, tokens.length);
+      int m = Arrays.mismatch(tokens, 0, r.prefixLength, r.tokens, 0, r.prefixLength);
+      if (m >= 0) {
+        throw new IllegalArgumentException(operation + " of request id=" + r.id
+            + ": tokens differ from the admitted prompt at index " + m + " (" + tokens[m]
+            + " != " + r.tokens[m] + ") within the cached prefix of " + r.prefixLength
+            + " tokens; pass the admitted tokens followed by the new ones");
+      }
+    }
+  }
+
+  private void checkTokens(int[] tokens, int from, int to) {
+    int vocab = config.vocabSize();
+    int last = vocab - 1;
+    // An OR of t and (vocab-1-t) is negative iff some t is out of range; an OR reduction
+    // vectorizes, a min/max pair or an early exit does not as well (measured ~0.25 us per
+    // 2176 tokens before).
+    int signs = 0;
+    for (int i = from; i < to; i++) {
+      int t = tokens[i];
+      signs |= t | (last - t);
+    }
+    if (signs < 0) {
+      for (int i = from; i < to; i++) {
+        if (tokens[i] < 0 || tokens[i] >= vocab) {
+          throw new InvalidTokenException(tokens[i], i, vocab);
+        }
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- locks, backups, eviction
+
+  /**
+   * Locks a node and its ancestors against eviction (for example the anchor of an L3 prefetch).
+   *
+   * @param node a node of this cache that is still in the tree
+   * @return the lock, to pass to {@link #unlock(CacheLock)} once
+   */
+  public CacheLock lock(RadixNode node) {
+    checkNode("lock", node);
+    if (node.invalid != 0) {
+      throw new IllegalStateException("lock of node id=" + node.id
+          + ": its pages belong to a failed load-back; match again");
+    }
+    tree.lock(node);
+    CacheLock lock = new CacheLock(this, ++lockSerial, node);
+    locks.put(lock.serial, lock);
+    return lock;
+  }
+
+  /**
+   * Releases a lock taken with {@link #lock(RadixNode)}.
+   *
+   * @param lock the lock
+   * @throws IllegalStateException if it was already released
+   */
+  public void unlock(CacheLock lock) {
+    Objects.requireNonNull(lock, "lock");
+    if (lock.owner != this) {
+      throw new IllegalArgumentException(lock + " belongs to another cache");
+    }
+    if (lock.released) {
+      throw new IllegalStateException(
+          lock + " was already released: release each lock exactly once");
+    }
+    lock.released = true;
+    locks.remove(lock.serial);
+    tree.unlock(lock.node);
+  }
+
+  /**
+   * Registers a backup (device to host copy) of a resident node whose parent is backed up.
+   *
+   * @param node a node of this cache
+   * @return true if registered; false if there is no host tier, the node is already backed up,
+   *     not on the device, its parent has no backup, or host pages are short
+   * @throws IllegalStateException if the node's backup is {@code PENDING}: a second backup of a
+   *     pending node is a bug
+   */
+  public boolean backup(RadixNode node) {
+    checkNode("backup", node);
+    if (node.backupState == BackupState.PENDING) {
+      throw new IllegalStateException("backup of node id=" + node.id + ": its backup (write "
+          + node.pendingWrite.sequence + ") is still PENDING; attaching a second backup is a"
+          + " bug, wait for commitWrites");
+    }
+    return transfers.registerBackup(node, false, false);
+  }
+
+  private void checkNode(String operation, RadixNode node) {
+    Objects.requireNonNull(node, "node");
+    RadixNode root = node;
+    while (root.parent != null) {
+      root = root.parent;
+    }
+    if (node.deleted || tree.roots.get(root.namespace) != root) {
+      throw new IllegalArgumentException(operation + " of node id=" + node.id
+          + ": the node is not in this cache's tree (removed, or from another cache); match"
+          + " again");
+    }
+  }
+
+  /**
+   * Evicts device pages in policy order (what {@link #allocate} does when the pool is short).
+   *
+   * @param pages pages wanted
+   * @return pages freed now (write-back victims are freed at their backup's commit)
+   */
+  public int evictDevice(int pages) {
+    return evictor.evictDevice(pages);
+  }
+
+  /**
+   * Evicts host-only leaves in policy order.
+   *
+   * @param pages pages wanted
+   * @return pages freed
+   */
+  public int evictHost(int pages) {
+    return evictor.evictHost(pages);
+  }
+
+  // ---------------------------------------------------------------- the commit protocol
+
+  /**
+   * Rank-local: how many write acks from the head of the write FIFO have finished copying,
+   * asked without blocking. Decides nothing by itself; feed it (or a MIN across ranks) to {@link
+   * #commitWrites(int)}.
+   *
+   * @return the ready prefix
+   */
+  public int readyWritePrefix() {
+    return transfers.readyWrites();
+  }
+
+  /**
+   * Rank-local: how many load acks from the head of the load FIFO have finished copying.
+   *
+   * @return the ready prefix
+   */
+  public int readyLoadPrefix() {
+    return transfers.readyLoads();
+  }
+
+  /**
+   * Rank-local: which of the first {@code n} write acks failed to copy on this rank.
+   *
+   * @param n acks, at most {@link #readyWritePrefix()}
+   * @return the failed indices
+   */
+  public BitSet localWriteFailures(int n) {
+    return transfers.localWriteFailures(n);
+  }
+
+  /**
+   * Rank-local: which of the first {@code n} load acks failed to copy on this rank.
+   *
+   * @param n acks, at most {@link #readyLoadPrefix()}
+   * @return the failed indices
+   */
+  public BitSet localLoadFailures(int n) {
+    return transfers.localLoadFailures(n);
+  }
+
+  /**
+   * Commits the first {@code n} write acks with this rank's own failure status.
+   *
+   * @param n acks, at most {@link #readyWritePrefix()}
+   */
+  public void commitWrites(int n) {
+    transfers.commitWrites(n, transfers.localWriteFailures(n));
+  }
+
+  /**
+   * Replicated: commits exactly {@code n} write acks from the head of the FIFO. A committed
+   * backup becomes {@code COMMITTED} and visible; one in {@code failed} (or below a parent that is
+   * not committed) is rolled back and its host slots freed. Write-back victims are demoted.
+   *
+   * @param n acks; every rank must have finished copying them
+   * @param failed indices (0-based from the head) to roll back, agreed across ranks
+   */
+  public void commitWrites(int n, BitSet failed) {
+    transfers.commitWrites(n, Objects.requireNonNull(failed, "failed"));
+  }
+
+  /**
+   * Commits the first {@code n} load acks with this rank's own failure status.
+   *
+   * @param n acks, at most {@link #readyLoadPrefix()}
+   */
+  public void commitLoads(int n) {
+    transfers.commitLoads(n, transfers.localLoadFailures(n));
+  }
+
+  /**
+   * Replicated: commits exactly {@code n} load acks: the chains are unlocked. A load in {@code
+   * failed} invalidates its pages (and what was computed on them) as described in {@link
+   * LoadBack#failed()}.
+   *
+   * @param n acks; every rank must have finished copying them
+   * @param failed indices to treat as failed, agreed across ranks
+   */
+  public void commitLoads(int n, BitSet failed) {
+    transfers.commitLoads(n, Objects.requireNonNull(failed, "failed"));
+  }
+
+  /**
+   * Replicated: pending backups plus pending loads. The per-tick sync may be skipped iff 0.
+   *
+   * @return the count
+   */
+  public int outstandingOperations() {
+    return transfers.outstanding();
+  }
+
+  /**
+   * Replicated: write acks not yet committed.
+   *
+   * @return the count
+   */
+  public int pendingWrites() {
+    return transfers.writes.size();
+  }
+
+  /**
+   * Replicated: load acks not yet committed.
+   *
+   * @return the count
+   */
+  public int pendingLoads() {
+    return transfers.loads.size();
+  }
+
+  /**
+   * The single-rank sync: commits every write and load ack that has finished copying.
+   *
+   * @return acks committed
+   */
+  public int sync() {
+    if (transfers.outstanding() == 0) {
+      return 0;
+    }
+    int writes = readyWritePrefix();
+    commitWrites(writes);
+    int loads = readyLoadPrefix();
+    commitLoads(loads);
+    return writes + loads;
+  }
+
+  // ---------------------------------------------------------------- inspection
+
+  /**
+   * The device pool's accounting.
+   *
+   * @return capacity, free, evictable and protected pages
+   */
+  public PoolUsage deviceUsage() {
+    return new PoolUsage(tree.devicePool.capacity(), tree.devicePool.free(),
+        (int) tree.deviceEvictable, (int) (tree.deviceProtected + tree.requestPages));
+  }
+
+  /**
+   * The host pool's accounting.
+   *
+   * @return capacity, free, evictable and protected pages
+   */
+  public PoolUsage hostUsage() {
+    return new PoolUsage(tree.hostPool.capacity(), tree.hostPool.free(),
+        (int) tree.hostEvictable, (int) tree.hostProtected);
+  }
+
+  /**
+   * The logical clock: bumped at every touch and node creation, never the wall clock.
+   *
+   * @return the clock value
+   */
+  public long logicalClock() {
+    return tree.clock;
+  }
+
+  /**
+   * The number of tree nodes, roots excluded.
+   *
+   * @return the count
+   */
+  public int nodeCount() {
+    return tree.nodeCount;
+  }
+
+  /**
+   * The chained SHA-256 keys of a node's pages (computed now if not yet known).
+   *
+   * @param node a node of this cache
+   * @return one key per page of the node
+   */
+  public List<PageKey> pageKeys(RadixNode node) {
+    checkNode("pageKeys", node);
+    ArrayList<RadixNode> missing = new ArrayList<>();
+    for (RadixNode n = node; n.parent != null && n.pageHashes == null; n = n.parent) {
+      missing.add(n);
+    }
+    for (int i = missing.size() - 1; i >= 0; i--) {
+      RadixNode n = missing.get(i);
+      RadixNode p = n.parent;
+      byte[] prior = p.parent == null
+          ? PageHasher.seed(n.namespace)
+          : p.pageHashes[p.pageHashes.length - 1];
+      n.pageHashes = PageHasher.chain(prior, n.keyTokens, n.keyOffset, n.pageCount,
+          config.pageSize());
+    }
+    List<PageKey> keys = new ArrayList<>(node.pageCount);
+    if (node.pageHashes != null) {
+      for (byte[] h : node.pageHashes) {
+        keys.add(PageKey.of(h));
+      }
+    }
+    return keys;
+  }
+
+  /**
+   * The page keys of a page-aligned token sequence in a namespace.
+   *
+   * @param namespace the namespace
+   * @param tokens whole pages of token ids
+   * @return one key per page
+   * @throws MisalignedKeyException if the length is not a whole number of pages
+   */
+  public List<PageKey> pageKeys(long namespace, int[] tokens) {
+    Objects.requireNonNull(tokens, "tokens");
+    checkTokens(tokens, 0, tokens.length);
+    return PageHasher.pageKeys(namespace, tokens, config.pageSize());
+  }
+
+  // ---------------------------------------------------------------- package-private access
+
+  CacheTree tree() {
+    return tree;
+  }
+
+  Transfers transfers() {
+    return transfers;
+  }
+
+  Evictor evictor() {
+    return evictor;
+  }
+
+  LongMap<RequestState> requests() {
+    return requests;
+  }
+
+  LongMap<CacheLock> locks() {
+    return locks;
+  }
+
+  Optional<KvMemory> memory() {
+    return memory;
+  }
+}

@@ -1,0 +1,507 @@
+package io.kvtier.core.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvtier.core.config.CacheConfig;
+import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.WritePolicy;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * One random operation sequence against a cache over {@link FakeKvMemory}, checked after every
+ * step: the invariants, the bytes of every cached page, match results against a brute-force
+ * reference walk, eviction victims against the policy order over all candidates, allocation
+ * outcomes against the reclaimable pages, no prefix cached that was never inserted, and the
+ * locked prefixes of active requests. Ends with every request finished or aborted, every copy
+ * committed, and an idle cache with nothing leaked.
+ */
+final class Scenario {
+  private static final int VOCAB = 1000;
+
+  private final Random rnd;
+  final int pageSize;
+  final EvictionPolicy policy;
+  final WritePolicy writePolicy;
+  private final boolean faults;
+  private final FakeKvMemory memory;
+  final RankCache cache;
+  private final KvPattern pattern;
+  private final Map<Long, Active> active = new LinkedHashMap<>();
+  private final Set<Long> inserted = new HashSet<>();
+  private final List<int[]> corpus = new ArrayList<>();
+  private final List<CacheLock> locks = new ArrayList<>();
+  private final int steps;
+  private long nextId = 1;
+  /** Set by the eviction observer when a victim differs from the expected one. */
+  private String victimError;
+  int loadsSeen;
+  int writesSeen;
+  int evictionsSeen;
+
+  private static final class Active {
+    final long id;
+    final long namespace;
+    int[] tokens;
+    boolean covered;
+
+    Active(long id, long namespace, int[] tokens) {
+      this.id = id;
+      this.namespace = namespace;
+      this.tokens = tokens;
+    }
+  }
+
+  Scenario(long seed, int index, int steps) {
+    this.rnd = new Random(seed);
+    this.steps = steps;
+    this.pageSize = rnd.nextBoolean() ? 1 : 16;
+    this.policy = EvictionPolicy.values()[index % EvictionPolicy.values().length];
+    this.writePolicy = WritePolicy.values()[rnd.nextInt(WritePolicy.values().length)];
+    int devicePages = pageSize == 1 ? 24 + rnd.nextInt(40) : 6 + rnd.nextInt(16);
+    int hostPages = writePolicy == WritePolicy.WRITE_BACK || rnd.nextInt(4) != 0
+        ? devicePages / 2 + rnd.nextInt(devicePages * 2)
+        : 0;
+    this.faults = hostPages > 0 && rnd.nextInt(4) == 0;
+    CacheConfig config = new CacheConfig(pageSize, devicePages, hostPages, writePolicy,
+        1 + rnd.nextInt(3), policy, 1 + rnd.nextInt(2), VOCAB);
+    this.memory = new FakeKvMemory(FakeKvMemory.smallLayout(pageSize), devicePages, hostPages);
+    this.cache = hostPages == 0
+        ? RankCache.withMemory(config, memory.device)
+        : RankCache.withMemory(config, memory.device, memory.host, memory.engine);
+    this.pattern = new KvPattern(memory.layout);
+    cache.evictor().observer = (host, victim) -> {
+      RadixNode expected = CacheProbe.expectedVictim(cache, host);
+      if (expected != victim && victimError == null) {
+        victimError = (host ? "host" : "device") + " eviction chose " + victim + " but the "
+            + policy + " order over all candidates gives " + expected;
+      }
+      evictionsSeen++;
+    };
+  }
+
+  @Override
+  public String toString() {
+    return "Scenario[pageSize=" + pageSize + ", " + policy + ", " + writePolicy + ", device="
+        + cache.config().devicePages() + ", host=" + cache.config().hostPages() + ", faults="
+        + faults + "]";
+  }
+
+  void run() {
+    for (int step = 0; step < steps; step++) {
+      String op = step();
+      try {
+        verify();
+      } catch (RuntimeException | AssertionError e) {
+        throw new AssertionError("after step " + step + " (" + op + ") of " + this, e);
+      }
+    }
+    drain();
+  }
+
+  private String step() {
+    int dice = rnd.nextInt(100);
+    if (dice < 24 || active.isEmpty()) {
+      admit();
+      return "admit";
+    } else if (dice < 42) {
+      finish();
+      return "finish";
+    } else if (dice < 47) {
+      chunk();
+      return "chunk";
+    } else if (dice < 52) {
+      Active a = pick();
+      cache.abort(a.id);
+      active.remove(a.id);
+      return "abort";
+    } else if (dice < 66) {
+      sync();
+      return "sync";
+    } else if (dice < 70) {
+      allocateMissing();
+      return "allocate";
+    } else if (dice < 74) {
+      cache.evictDevice(1 + rnd.nextInt(4));
+      return "evictDevice";
+    } else if (dice < 76) {
+      cache.evictHost(1 + rnd.nextInt(4));
+      return "evictHost";
+    } else if (dice < 80) {
+      backup();
+      return "backup";
+    } else if (dice < 85) {
+      lockOrUnlock();
+      return "lock";
+    } else if (dice < 92) {
+      matchOnly();
+      return "match";
+    }
+    badInput();
+    return "badInput";
+  }
+
+  private Active pick() {
+    int i = rnd.nextInt(active.size());
+    return new ArrayList<>(active.values()).get(i);
+  }
+
+  private int[] newPrompt() {
+    int[] base = corpus.isEmpty() || rnd.nextInt(5) == 0
+        ? new int[0]
+        : corpus.get(rnd.nextInt(corpus.size()));
+    int cut = base.length == 0 ? 0 : rnd.nextInt(base.length + 1);
+    if (rnd.nextBoolean() && cut > 0) {
+      cut -= cut % pageSize;
+    }
+    int extra = rnd.nextInt(pageSize == 1 ? 12 : 40) + (cut == 0 ? 1 : 0);
+    int[] tokens = Arrays.copyOf(base, cut + extra);
+    for (int i = cut; i < tokens.length; i++) {
+      tokens[i] = rnd.nextInt(pageSize == 1 ? 4 : 3);
+    }
+    if (corpus.size() < 40) {
+      corpus.add(tokens);
+    } else {
+      corpus.set(rnd.nextInt(corpus.size()), tokens);
+    }
+    return tokens;
+  }
+
+  private long namespace() {
+    return rnd.nextInt(5) == 0 ? 5 : 0;
+  }
+
+  private void admit() {
+    int[] tokens = newPrompt();
+    long ns = namespace();
+    RequestOptions options = new RequestOptions(ns, rnd.nextInt(4),
+        switch (rnd.nextInt(3)) {
+          case 0 -> 0;
+          case 1 -> 1 + rnd.nextInt(6);
+          default -> Integer.MAX_VALUE;
+        });
+    CacheProbe.Expected expected = CacheProbe.referenceMatch(cache, ns, tokens);
+    long id = nextId++;
+    Admission a = cache.admit(id, tokens, options);
+    assertThat(a.devicePrefixLength() - a.loadedLength())
+        .as("device prefix at admission").isEqualTo(expected.deviceLength());
+    assertThat(a.hostHitLength()).as("host hit at admission").isEqualTo(expected.hostHitLength());
+    if (a.loadedLength() > 0) {
+      loadsSeen++;
+      int pages = a.loadedLength() / pageSize;
+      assertThat(pages).isBetween(cache.config().loadBackThreshold(),
+          options.loadBackQuotaPages());
+    }
+    int[] row = new int[a.devicePrefixLength() / pageSize + 1];
+    assertThat(cache.copyPageTable(id, row, 1)).isEqualTo(row.length - 1);
+    if (a.pendingLoads().isEmpty()) {
+      checkBytes(Arrays.copyOfRange(row, 1, row.length), ns, tokens, "admitted prefix");
+    }
+    Active r = new Active(id, ns, tokens);
+    active.put(id, r);
+    allocate(r, tokens.length);
+  }
+
+  private void checkBytes(int[] slots, long ns, int[] tokens, String what) {
+    long[] hashes = KvPattern.prefixHashes(ns, tokens, tokens.length);
+    for (int i = 0; i < slots.length; i++) {
+      assertThat(pattern.matches(memory.device, slots[i], hashes, i))
+          .as(what + ": page " + i + " in slot " + slots[i]).isTrue();
+    }
+  }
+
+  /** Allocates pages for {@code length} tokens and writes their KV; false if the pool is short. */
+  private boolean allocate(Active r, int length) {
+    int free = cache.deviceUsage().free();
+    int reclaimable = CacheProbe.reclaimablePages(cache);
+    RequestState state = cache.requests().get(r.id);
+    int needed = (length + pageSize - 1) / pageSize - state.prefixLength / pageSize
+        - state.ownCount;
+    try {
+      cache.allocateTokens(r.id, length);
+    } catch (PoolExhaustedException e) {
+      if (!cache.transfers().writeBack()) {
+        assertThat(free + reclaimable).as("allocation of %d pages failed", needed)
+            .isLessThan(needed);
+      }
+      r.covered = false;
+      return false;
+    }
+    if (needed > 0 && !cache.transfers().writeBack()) {
+      assertThat(free + reclaimable).isGreaterThanOrEqualTo(needed);
+    }
+    r.covered = length >= r.tokens.length;
+    writeOwnPages(r);
+    return true;
+  }
+
+  private void writeOwnPages(Active r) {
+    RequestState state = cache.requests().get(r.id);
+    long[] hashes = KvPattern.prefixHashes(r.namespace, r.tokens, r.tokens.length);
+    int first = state.prefixLength / pageSize;
+    for (int i = 0; i < state.ownCount; i++) {
+      pattern.write(memory.device, state.own[i], hashes, first + i);
+    }
+  }
+
+  private void allocateMissing() {
+    for (Active r : active.values()) {
+      if (!r.covered) {
+        allocate(r, r.tokens.length);
+        return;
+      }
+    }
+  }
+
+  private void recordInserted(long ns, int[] tokens, int length) {
+    long[] hashes = KvPattern.prefixHashes(ns, tokens, length);
+    for (int end = pageSize; end <= length; end += pageSize) {
+      inserted.add(hashes[end - 1]);
+    }
+  }
+
+  private void finish() {
+    Active r = pick();
+    if (!r.covered && !allocate(r, r.tokens.length)) {
+      cache.abort(r.id);
+      active.remove(r.id);
+      return;
+    }
+    if (rnd.nextInt(3) == 0) {
+      int[] longer = Arrays.copyOf(r.tokens, r.tokens.length + 1 + rnd.nextInt(2 * pageSize));
+      for (int i = r.tokens.length; i < longer.length; i++) {
+        longer[i] = rnd.nextInt(4);
+      }
+      int[] previous = r.tokens;
+      r.tokens = longer;
+      if (!allocate(r, longer.length)) {
+        r.tokens = previous;
+        r.covered = true;
+      }
+    }
+    int aligned = r.tokens.length - r.tokens.length % pageSize;
+    boolean valid = CacheTree.pathValid(cache.requests().get(r.id).lockNode);
+    recordInserted(r.namespace, r.tokens, aligned);
+    int cached = cache.finish(r.id, r.tokens);
+    active.remove(r.id);
+    assertThat(cached).isBetween(0, aligned);
+    if (valid && !faults) {
+      assertThat(CacheProbe.referenceMatch(cache, r.namespace, r.tokens).deviceLength())
+          .as("device prefix right after finish").isEqualTo(aligned);
+    }
+  }
+
+  private void chunk() {
+    Active r = pick();
+    if (!r.covered) {
+      return;
+    }
+    RequestState state = cache.requests().get(r.id);
+    int computed = state.prefixLength + rnd.nextInt(r.tokens.length - state.prefixLength + 1);
+    recordInserted(r.namespace, r.tokens, computed - computed % pageSize);
+    int[] table = cache.cacheChunk(r.id, computed);
+    state = cache.requests().get(r.id);
+    assertThat(table).hasSize(state.prefixLength / pageSize + state.ownCount);
+    if (CacheTree.pathValid(state.lockNode) && !hasPendingLoad(state.lockNode)) {
+      checkBytes(Arrays.copyOf(table, state.prefixLength / pageSize), r.namespace, r.tokens,
+          "chunk prefix");
+    }
+  }
+
+  private static boolean hasPendingLoad(RadixNode node) {
+    for (RadixNode n = node; n.parent != null; n = n.parent) {
+      if (n.pendingLoad != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void sync() {
+    FakeKvMemory.Engine engine = memory.engine;
+    if (engine != null) {
+      int writes = rnd.nextInt(engine.pendingWrites() + 1);
+      for (int i = 0; i < writes; i++) {
+        engine.completeWrite(faults && rnd.nextInt(7) == 0);
+      }
+      int loads = rnd.nextInt(engine.pendingLoads() + 1);
+      for (int i = 0; i < loads; i++) {
+        engine.completeLoad(faults && rnd.nextInt(7) == 0);
+      }
+    }
+    writesSeen += cache.pendingWrites();
+    if (rnd.nextBoolean()) {
+      cache.sync();
+    } else {
+      cache.commitWrites(rnd.nextInt(cache.readyWritePrefix() + 1));
+      cache.commitLoads(rnd.nextInt(cache.readyLoadPrefix() + 1));
+    }
+  }
+
+  private RadixNode randomNode() {
+    List<RadixNode> nodes = CacheProbe.nodes(cache);
+    return nodes.isEmpty() ? null : nodes.get(rnd.nextInt(nodes.size()));
+  }
+
+  private void backup() {
+    RadixNode n = randomNode();
+    if (n == null) {
+      return;
+    }
+    if (n.backupState == BackupState.PENDING) {
+      assertThatThrownBy(() -> cache.backup(n)).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("PENDING");
+      return;
+    }
+    boolean eligible = cache.config().hostPages() > 0 && n.deviceSlots != null
+        && n.hostSlots == null && n.invalid == 0
+        && (n.parent.parent == null || n.parent.hostSlots != null);
+    boolean registered = cache.backup(n);
+    if (registered) {
+      assertThat(eligible).as("backup registered for an ineligible node").isTrue();
+      assertThat(n.backupState).isEqualTo(BackupState.PENDING);
+    } else if (eligible) {
+      assertThat(cache.hostUsage().free()).as("eligible backup refused").isLessThan(n.pageCount);
+    }
+  }
+
+  private void lockOrUnlock() {
+    if (!locks.isEmpty() && rnd.nextBoolean()) {
+      CacheLock lock = locks.remove(rnd.nextInt(locks.size()));
+      cache.unlock(lock);
+      if (rnd.nextInt(4) == 0) {
+        assertThatThrownBy(() -> cache.unlock(lock)).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("already released");
+      }
+      return;
+    }
+    RadixNode n = randomNode();
+    if (n != null && n.invalid == 0) {
+      locks.add(cache.lock(n));
+    }
+  }
+
+  private void matchOnly() {
+    int[] tokens = rnd.nextBoolean() && !corpus.isEmpty()
+        ? corpus.get(rnd.nextInt(corpus.size()))
+        : newPrompt();
+    long ns = namespace();
+    CacheProbe.Expected expected = CacheProbe.referenceMatch(cache, ns, tokens);
+    MatchResult m = cache.match(ns, tokens);
+    assertThat(m.deviceLength()).as("match device length").isEqualTo(expected.deviceLength());
+    assertThat(m.hostHitLength()).as("match host hit").isEqualTo(expected.hostHitLength());
+    assertThat(m.lastHostNode().prefixLength())
+        .isEqualTo(expected.deviceLength() + expected.hostHitLength());
+    if (m.pendingLoads().isEmpty()) {
+      checkBytes(m.deviceSlots(), ns, tokens, "matched prefix");
+    }
+  }
+
+  private void badInput() {
+    String before = CacheProbe.digest(cache);
+    switch (rnd.nextInt(6)) {
+      case 0 -> {
+        int[] bad = newPrompt().clone();
+        bad[rnd.nextInt(bad.length)] = rnd.nextBoolean() ? -1 - rnd.nextInt(5) : VOCAB;
+        assertThatThrownBy(() -> cache.admit(nextId, bad))
+            .isInstanceOf(InvalidTokenException.class).hasMessageContaining("out of range");
+      }
+      case 1 -> assertThatThrownBy(() -> cache.finish(nextId + 1000))
+          .isInstanceOf(UnknownRequestException.class)
+          .hasMessageContaining("id=" + (nextId + 1000));
+      case 2 -> assertThatThrownBy(() -> cache.abort(-7))
+          .isInstanceOf(UnknownRequestException.class);
+      case 3 -> {
+        if (!active.isEmpty()) {
+          Active r = pick();
+          assertThatThrownBy(() -> cache.allocate(r.id, -1))
+              .isInstanceOf(IllegalArgumentException.class);
+        }
+      }
+      case 4 -> assertThatThrownBy(() -> cache.commitWrites(cache.pendingWrites() + 1))
+          .isInstanceOf(IllegalArgumentException.class);
+      default -> {
+        if (!active.isEmpty()) {
+          Active r = pick();
+          RequestState state = cache.requests().get(r.id);
+          if (state.prefixLength > 0 && r.covered) {
+            int[] wrong = r.tokens.clone();
+            wrong[0] = wrong[0] == 0 ? 1 : 0;
+            assertThatThrownBy(() -> cache.finish(r.id, wrong))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("differ from the admitted prompt");
+          }
+        }
+      }
+    }
+    assertThat(CacheProbe.digest(cache)).as("state after rejected input").isEqualTo(before);
+  }
+
+  private void verify() {
+    CacheInvariants.check(cache);
+    if (victimError != null) {
+      throw new AssertionError(victimError);
+    }
+    String bad = pattern.verifyTree(cache, memory.device, memory.host);
+    if (bad != null) {
+      throw new AssertionError(bad);
+    }
+    for (RadixNode n : CacheProbe.nodes(cache)) {
+      if (n.invalid == 0) {
+        int[] tokens = KvPattern.pathTokens(n);
+        long[] hashes = KvPattern.prefixHashes(n.namespace, tokens, tokens.length);
+        for (int end = tokens.length - n.keyLength + pageSize; end <= tokens.length;
+            end += pageSize) {
+          if (!inserted.contains(hashes[end - 1])) {
+            throw new AssertionError(n + " caches a prefix of " + end
+                + " tokens that no request inserted");
+          }
+        }
+      }
+    }
+  }
+
+  /** Ends every request, commits every copy and checks that nothing is left. */
+  void drain() {
+    for (Active r : new ArrayList<>(active.values())) {
+      if (r.covered && rnd.nextBoolean()) {
+        recordInserted(r.namespace, r.tokens, r.tokens.length - r.tokens.length % pageSize);
+        cache.finish(r.id, r.tokens);
+      } else {
+        cache.abort(r.id);
+      }
+      active.remove(r.id);
+    }
+    for (CacheLock lock : locks) {
+      cache.unlock(lock);
+    }
+    locks.clear();
+    for (int round = 0; cache.outstandingOperations() > 0; round++) {
+      assertThat(round).as("sync rounds").isLessThan(100);
+      if (memory.engine != null) {
+        memory.engine.completeAll();
+      }
+      cache.sync();
+      CacheInvariants.check(cache);
+    }
+    CacheInvariants.checkIdle(cache);
+    String bad = pattern.verifyTree(cache, memory.device, memory.host);
+    if (bad != null) {
+      throw new AssertionError(bad);
+    }
+    if (victimError != null) {
+      throw new AssertionError(victimError);
+    }
+    assertThat(cache.deviceUsage().protectedPages()).isZero();
+    BitSet none = new BitSet();
+    assertThat(cache.localWriteFailures(0)).isEqualTo(none);
+  }
+}
