@@ -20,7 +20,7 @@ import java.util.Objects;
  *     {@code hostHitLength}, since a load-back is all or nothing
  * @param pendingLoads every load still pending that the prefix's pages come from (this
  *     admission's and earlier ones), in FIFO order: before the model reads layer {@code i}, wait
- *     for layer {@code i} of each with {@link LoadBack#awaitLayer}; if any fails, abort the
+ *     for layer {@code i} of each with {@link RankCache#awaitLoadLayer}; if any fails, abort the
  *     request
  * @param lastDeviceNode the deepest node of the locked prefix
  * @param lastHostNode the anchor of the host hit at match time

@@ -9,7 +9,9 @@ import java.util.Set;
  * device residency is prefix-closed, I2 evicted implies backed up, I3 host backups are
  * prefix-closed, I4 lengths are page multiples and slots match keys, I5 per-pool accounting with
  * no slot owned twice and nothing leaked; plus the tree's own bookkeeping (parent links, child
- * maps, lock counts, ack membership, eviction-heap entries of every candidate).
+ * maps, lock counts, ack membership, eviction-heap entries of every candidate), the host slots
+ * held by prepared backups and retirement acks, and the pairing of the rank-local copy groups
+ * with the replicated queues.
  *
  * <p>Costs time linear in the tree, the requests and the pools: for tests, the simulator and
  * debug runs, not for the request path.
@@ -58,6 +60,8 @@ public final class CacheInvariants {
     private long hostEvictable;
     private long hostProtected;
     private long requestPages;
+    private long reservedHostPages;
+    private int streamingRequests;
     private int nodes;
     private int deviceOwned;
     private int hostOwned;
@@ -343,6 +347,7 @@ public final class CacheInvariants {
           deviceOwned++;
         }
         requestPages += r.ownCount;
+        checkPrepared(r);
       }
       LongMap<CacheLock> locks = cache.locks();
       for (int s = 0; s < locks.slotCount(); s++) {
@@ -353,9 +358,45 @@ public final class CacheInvariants {
       }
     }
 
+    private void checkPrepared(RequestState r) {
+      PreparedBackup b = r.prepared;
+      if (b == null) {
+        return;
+      }
+      if (b.requestId != r.id || b.startToken != r.prefixLength || b.pages < 1
+          || b.pages > r.ownCount || b.hostSlots.length < b.pages || b.streamedCount < 0
+          || b.streamedCount > b.layers) {
+        fail("request " + r.id + " (prefixLength=" + r.prefixLength + ", own pages="
+            + r.ownCount + ") has a malformed prepared backup: start=" + b.startToken
+            + " pages=" + b.pages + " slots=" + b.hostSlots.length + " streamed="
+            + b.streamedLayers() + " of " + b.layers);
+      }
+      for (int i = 0; i < b.pages; i++) {
+        claim(hostOwner, tree.hostPool, "host", b.hostSlots[i],
+            "prepared backup of request " + r.id);
+        hostOwned++;
+      }
+      reservedHostPages += b.pages;
+      streamingRequests += b.streamedCount > 0 ? 1 : 0;
+    }
+
     private void checkQueues() {
       long writeBack = 0;
       for (WriteAck ack : transfers.writes) {
+        if (ack.isRetirement()) {
+          if (!ack.nodes.isEmpty() || ack.writeBackPages != 0) {
+            fail("retirement ack " + ack.sequence + " covers nodes or write-back pages");
+          }
+          for (int slot : ack.retiredHostSlots) {
+            claim(hostOwner, tree.hostPool, "host", slot, "retirement ack " + ack.sequence);
+            hostOwned++;
+          }
+          reservedHostPages += ack.retiredHostSlots.length;
+          continue;
+        }
+        if (ack.nodes.isEmpty()) {
+          fail("write ack " + ack.sequence + " covers no node and retires no slot");
+        }
         writeBack += ack.writeBackPages;
         for (RadixNode n : ack.nodes) {
           if (!seen.containsKey(n) || n.pendingWrite != ack) {
@@ -366,6 +407,20 @@ public final class CacheInvariants {
       }
       if (writeBack != transfers.writeBackPages) {
         fail("writeBackPages=" + transfers.writeBackPages + " but the acks hold " + writeBack);
+      }
+      if (reservedHostPages != transfers.reservedHostPages) {
+        fail("reservedHostPages=" + transfers.reservedHostPages + " but prepared backups and"
+            + " retirement acks hold " + reservedHostPages);
+      }
+      LocalProgress progress = cache.localProgress();
+      if (progress.writeGroups() != transfers.writes.size()
+          || progress.loadGroups() != transfers.loads.size()
+          || progress.streamingRequests() != streamingRequests) {
+        fail("rank-local copy groups (writes=" + progress.writeGroups() + ", loads="
+            + progress.loadGroups() + ", streaming requests=" + progress.streamingRequests()
+            + ") do not pair with the replicated queues"
+            + " (writes=" + transfers.writes.size() + ", loads=" + transfers.loads.size()
+            + ", requests with streamed layers=" + streamingRequests + ")");
       }
       for (LoadBack op : transfers.loads) {
         if (op.committed || !seen.containsKey(op.lockNode)) {
@@ -395,7 +450,8 @@ public final class CacheInvariants {
       }
       pool("device", tree.devicePool, deviceOwner, deviceOwned,
           deviceEvictable + deviceProtected + requestPages);
-      pool("host", tree.hostPool, hostOwner, hostOwned, hostEvictable + hostProtected);
+      pool("host", tree.hostPool, hostOwner, hostOwned,
+          hostEvictable + hostProtected + reservedHostPages);
     }
 
     private static void pool(String name, PageAllocator pool, Object[] owner, int owned,
@@ -431,6 +487,9 @@ public final class CacheInvariants {
         if (n.lockRef != 0 || n.invalid != 0) {
           fail("not idle: " + n + " is still locked or invalid");
         }
+      }
+      if (reservedHostPages != 0) {
+        fail("leak: " + reservedHostPages + " host pages are reserved with no request or ack");
       }
       if (deviceProtected != 0 || requestPages != 0) {
         fail("leak: " + deviceProtected + " device pages of the tree and " + requestPages

@@ -19,6 +19,8 @@ public final class RadixNode {
 
   int[] keyTokens;
   int keyOffset;
+  /** The key store chunk {@link #keyTokens} is, or -1 for an array of the node's own. */
+  int keyChunk = -1;
   int keyLength;
   int pageCount;
   /** Tokens from the root to the end of this node's key. */
@@ -125,11 +127,14 @@ public final class RadixNode {
   /**
    * A copy of this node's token ids.
    *
-   * @return a new array of {@link #tokenLength()} ids
+   * @return a new array of {@link #tokenLength()} ids; empty once the node is deleted (its key
+   *     storage is reused by later nodes)
    */
   public int[] tokens() {
-    return Arrays.copyOfRange(keyTokens == null ? new int[0] : keyTokens, keyOffset,
-        keyOffset + keyLength);
+    if (keyTokens == null) {
+      return new int[0];
+    }
+    return Arrays.copyOfRange(keyTokens, keyOffset, keyOffset + keyLength);
   }
 
   /**

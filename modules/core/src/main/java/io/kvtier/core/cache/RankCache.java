@@ -26,9 +26,21 @@ import java.util.Optional;
  * with the agreed counts; the sync may be skipped exactly when {@link #outstandingOperations()}
  * is 0.
  *
- * <p>Every decision that changes the tree or a pool reads replicated state only (tree, backup
- * states, locks, logical clock, occupancy, FIFO order); copy completion enters only through the
- * commit calls. The cache never reads the wall clock.
+ * <p>Prepared backups (HICACHE-SPEC §11): after {@link #allocate}, {@link #prepareBackup}
+ * reserves host slots for the request's own pages, {@link #streamLayer} copies each layer the
+ * model has finished, and the insert at {@link #finish} attaches the backup to the node that
+ * holds exactly those pages when the replicated predicate holds, or rolls it back.
+ *
+ * <p>Replicated versus rank-local, by type (ARCHITECTURE §4): every decision that changes the
+ * tree or a pool reads replicated state only (tree, backup states, locks, logical clock,
+ * occupancy, FIFO order, prepared-backup extents and streamed layers). Copy handles and their
+ * completion live in one rank-local holder that no tree, eviction or attach code can reach; its
+ * only exits are the rank-local queries {@link #readyWritePrefix()}, {@link #readyLoadPrefix()},
+ * {@link #localWriteFailures(int)} and {@link #localLoadFailures(int)} (plus the model's layer
+ * waits {@link #isLoadLayerReady} and {@link #awaitLoadLayer}), and copy completion enters the
+ * tree only through the commit calls with agreed arguments. The cache never reads the wall clock.
+ * {@link #replicaDigest()} hashes the replicated state for a cross-rank divergence check, and
+ * {@link #stats()} reports replicated counters.
  *
  * <p>Not thread-safe: one scheduler thread calls it. The token arrays passed to {@link #admit}
  * and {@link #cacheChunk} are kept by reference until the request ends and must not be modified
@@ -39,20 +51,29 @@ public final class RankCache {
   private final CacheTree tree;
   private final Transfers transfers;
   private final Evictor evictor;
+  private final PreparedBackups prepared;
+  private final CacheCounters counters = new CacheCounters();
+  /** Rank-local copy progress: held as such here only; the rest sees it as a CopySink. */
+  private final LocalProgress progress;
   private final Optional<KvMemory> memory;
   private final LongMap<RequestState> requests = new LongMap<>(64);
   private final LongMap<CacheLock> locks = new LongMap<>(4);
   private long lockSerial;
+  private final RuleVariants rules = new RuleVariants();
 
   private RankCache(CacheConfig config, Optional<KvMemory> memory) {
     this.config = config;
     this.memory = memory;
     this.tree = new CacheTree(config.pageSize(), config.evictionPolicy(), config.devicePages(),
         config.hostPages());
-    this.transfers = new Transfers(tree, config, memory);
+    this.progress = new LocalProgress(memory.flatMap(KvMemory::engine).orElse(null));
+    int layers = memory.map(KvMemory::layers).orElse(0);
+    boolean hostTier = config.hostPages() > 0 && memory.flatMap(KvMemory::engine).isPresent();
+    this.transfers = new Transfers(tree, config, progress, layers, hostTier, counters);
     this.evictor = new Evictor(tree, transfers);
     tree.transfers = transfers;
     transfers.evictor = evictor;
+    this.prepared = new PreparedBackups(tree, transfers, config, layers, hostTier, rules);
   }
 
   /**
@@ -162,6 +183,9 @@ public final class RankCache {
     checkTokens(tokens, 0, tokens.length);
     RadixNode root = tree.rootFor(namespace, true);
     Scan scan = scan(root, tokens);
+    if (rules.accessClock != null) {
+      restampWalkedPath();
+    }
     // A query in a namespace nothing was cached in must not leave an empty root behind.
     tree.maybeDropRoot(root);
     return new MatchResult(tree.pathDeviceSlots(scan.lastDevice), scan.lastDevice.depth,
@@ -233,6 +257,9 @@ public final class RankCache {
     checkTokens(tokens, 0, tokens.length);
     RadixNode root = tree.rootFor(options.namespace(), true);
     Scan scan = scan(root, tokens);
+    if (rules.accessClock != null) {
+      restampWalkedPath();
+    }
     RadixNode locked = scan.lastDevice;
     tree.lock(locked);
     int loaded = 0;
@@ -278,6 +305,11 @@ public final class RankCache {
     if (pages == 0) {
       return new int[0];
     }
+    if (rules.allocationFailure != null && rules.allocationFailure.getAsBoolean()) {
+      // The broken variant of ARCHITECTURE §4 rule 4: an outcome no other rank agreed to.
+      throw new PoolExhaustedException("device", pages, tree.devicePool.free(),
+          (int) (tree.deviceProtected + tree.requestPages), (int) transfers.writeBackPages);
+    }
     ensureFree(pages);
     r.ensureCapacity(pages);
     tree.devicePool.allocate(pages, r.own, r.ownCount);
@@ -305,7 +337,7 @@ public final class RankCache {
   private void ensureFree(int pages) {
     int free = tree.devicePool.free();
     if (free < pages) {
-      evictor.evictDevice(pages - free);
+      transfers.evictDevice(pages - free);
       free = tree.devicePool.free();
       if (free < pages) {
         throw new PoolExhaustedException("device", pages, free,
@@ -372,7 +404,10 @@ public final class RankCache {
   /**
    * Finishes a request: inserts the page-aligned part of {@code tokens} with the request's pages
    * (HICACHE-SPEC §3), frees the pages that duplicate what the tree already had and those past
-   * the last full page, and releases the request's lock.
+   * the last full page, and releases the request's lock. A prepared backup is resolved here: the
+   * insert is split at the backup's end, the backup is attached to the node holding exactly its
+   * pages if the replicated predicate holds, and rolled back otherwise (see {@link
+   * #prepareBackup}).
    *
    * @param requestId an active request
    * @param tokens every token whose KV the request's pages hold (prompt and output); starts with
@@ -388,21 +423,41 @@ public final class RankCache {
     int aligned = tokens.length - tokens.length % config.pageSize();
     int cached = r.prefixLength;
     int consumed = 0;
+    RadixNode deepest = r.lockNode;
     if (CacheTree.pathValid(r.lockNode)) {
-      tree.hitPath(r.lockNode, r.priority);
-      cached = tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
+      cached = insertOwn(r, tokens, aligned);
       consumed = (tree.insertEnd - r.prefixLength) / config.pageSize();
+      deepest = tree.lastInsertNode;
+    }
+    if (r.prepared != null) {
+      prepared.rollBack(r);
     }
     tree.devicePool.release(r.own, consumed, r.ownCount - consumed);
     tree.requestPages -= r.ownCount - consumed;
     tree.unlock(r.lockNode);
+    if (rules.accessClock != null) {
+      restamp(deepest);
+    }
     return cached;
+  }
+
+  /**
+   * Counts the hits on the request's locked path and inserts its computed pages; a prepared
+   * backup is resolved on the way (attached or rolled back).
+   */
+  private int insertOwn(RequestState r, int[] tokens, int aligned) {
+    tree.hitPath(r.lockNode, r.priority);
+    if (r.prepared != null) {
+      return prepared.insert(r, tokens, aligned);
+    }
+    return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
   }
 
   /**
    * Caches a chunked prefill's progress: inserts the computed page-aligned prefix of the
    * admitted tokens and keeps the request active, its lock moved to the end of the inserted
-   * prefix.
+   * prefix. An insert resolves the request's prepared backup as {@link #finish} does; one that
+   * covers only part of the backup's pages rolls it back.
    *
    * @param requestId an active request
    * @param computedTokens tokens whose KV the request has computed so far
@@ -433,8 +488,7 @@ public final class RankCache {
     int pageSize = config.pageSize();
     int aligned = computedTokens - computedTokens % pageSize;
     if (aligned > r.prefixLength && CacheTree.pathValid(r.lockNode)) {
-      tree.hitPath(r.lockNode, r.priority);
-      tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
+      insertOwn(r, tokens, aligned);
       int end = tree.insertEnd;
       RadixNode last = tree.lastInsertNode;
       int consumed = (end - r.prefixLength) / pageSize;
@@ -447,12 +501,17 @@ public final class RankCache {
       // The consumed part of the array may now back tree nodes: continue in a fresh array.
       r.own = Arrays.copyOfRange(r.own, consumed, Math.max(consumed + 1, r.own.length));
       r.ownCount -= consumed;
+      if (rules.accessClock != null) {
+        restamp(last);
+      }
     }
     return pageTable(requestId);
   }
 
   /**
-   * Aborts a request: frees its own pages and releases its lock; nothing is inserted.
+   * Aborts a request: frees its own pages and releases its lock; nothing is inserted. Its
+   * prepared backup is rolled back (host slots written by streamed copies are retired through
+   * the write FIFO and freed at that ack's commit).
    *
    * @param requestId an active request
    * @throws UnknownRequestException if the request is not active
@@ -460,6 +519,9 @@ public final class RankCache {
   public void abort(long requestId) {
     RequestState r = request("abort", requestId);
     requests.remove(requestId);
+    if (r.prepared != null) {
+      prepared.rollBack(r);
+    }
     tree.devicePool.release(r.own, 0, r.ownCount);
     tree.requestPages -= r.ownCount;
     tree.unlock(r.lockNode);
@@ -617,7 +679,7 @@ public final class RankCache {
    * @return pages freed now (write-back victims are freed at their backup's commit)
    */
   public int evictDevice(int pages) {
-    return evictor.evictDevice(pages);
+    return transfers.evictDevice(pages);
   }
 
   /**
@@ -627,7 +689,7 @@ public final class RankCache {
    * @return pages freed
    */
   public int evictHost(int pages) {
-    return evictor.evictHost(pages);
+    return transfers.evictHost(pages);
   }
 
   // ---------------------------------------------------------------- the commit protocol
@@ -640,7 +702,7 @@ public final class RankCache {
    * @return the ready prefix
    */
   public int readyWritePrefix() {
-    return transfers.readyWrites();
+    return progress.readyWritePrefix();
   }
 
   /**
@@ -649,7 +711,7 @@ public final class RankCache {
    * @return the ready prefix
    */
   public int readyLoadPrefix() {
-    return transfers.readyLoads();
+    return progress.readyLoadPrefix();
   }
 
   /**
@@ -659,7 +721,7 @@ public final class RankCache {
    * @return the failed indices
    */
   public BitSet localWriteFailures(int n) {
-    return transfers.localWriteFailures(n);
+    return progress.localWriteFailures(n);
   }
 
   /**
@@ -669,7 +731,7 @@ public final class RankCache {
    * @return the failed indices
    */
   public BitSet localLoadFailures(int n) {
-    return transfers.localLoadFailures(n);
+    return progress.localLoadFailures(n);
   }
 
   /**
@@ -678,7 +740,7 @@ public final class RankCache {
    * @param n acks, at most {@link #readyWritePrefix()}
    */
   public void commitWrites(int n) {
-    transfers.commitWrites(n, transfers.localWriteFailures(n));
+    transfers.commitWrites(n, progress.localWriteFailures(n));
   }
 
   /**
@@ -699,7 +761,7 @@ public final class RankCache {
    * @param n acks, at most {@link #readyLoadPrefix()}
    */
   public void commitLoads(int n) {
-    transfers.commitLoads(n, transfers.localLoadFailures(n));
+    transfers.commitLoads(n, progress.localLoadFailures(n));
   }
 
   /**
@@ -776,7 +838,7 @@ public final class RankCache {
    */
   public PoolUsage hostUsage() {
     return new PoolUsage(tree.hostPool.capacity(), tree.hostPool.free(),
-        (int) tree.hostEvictable, (int) tree.hostProtected);
+        (int) tree.hostEvictable, (int) (tree.hostProtected + transfers.reservedHostPages));
   }
 
   /**
@@ -841,6 +903,167 @@ public final class RankCache {
     return PageHasher.pageKeys(namespace, tokens, config.pageSize());
   }
 
+  // ---------------------------------------------------------------- prepared backups
+
+  /**
+   * Reserves a prepared backup (HICACHE-SPEC §11) for the request's own full pages, so that the
+   * model can stream each finished layer to the host with {@link #streamLayer} while it computes
+   * the next one. Call it after {@link #allocate} and before the forward pass, at the same point
+   * on every rank: the outcome is replicated.
+   *
+   * <p>It covers the request's own pages that are fully covered by its admitted tokens (a tail
+   * shorter than a page is never cached). Host slots are reserved now, evicting host-only leaves
+   * if short; all or nothing. At the request's insert ({@link #finish} or {@link #cacheChunk})
+   * the backup is attached to the tree node that holds exactly its pages if the replicated attach
+   * predicate holds (node extent equals the backup's, node not backed up and not {@code PENDING},
+   * parent backed up): the node becomes {@code PENDING} and one ack joins the write FIFO, with a
+   * catch-up copy of every layer that was not streamed. Otherwise, and at {@link #abort}, it is
+   * rolled back.
+   *
+   * <p>A request has at most one prepared backup. Calling this again before any layer was
+   * streamed extends the backup over pages allocated since (all or nothing; on false the
+   * existing backup stays as it was); once a layer was streamed the backup cannot grow. With a
+   * chunked prefill prepare once per chunk: allocate, prepare, stream, {@link #cacheChunk}
+   * (which resolves the backup if it inserts any of its pages), then the next chunk.
+   *
+   * @param requestId an active request
+   * @return true if every own full page of the request is covered by its prepared backup now;
+   *     false when there is no host tier or transfer engine, the write policy is write_back, the
+   *     request has no full own page, or the host cannot hold the pages
+   * @throws UnknownRequestException if the request is not active
+   * @throws IllegalStateException if the backup has streamed layers and would have to grow
+   */
+  public boolean prepareBackup(long requestId) {
+    return prepared.prepare(request("prepareBackup", requestId));
+  }
+
+  /**
+   * Streams one layer of the request's prepared backup: the model has finished writing {@code
+   * layer} of the request's own pages, and one device-to-host batch for that layer is submitted
+   * into the reserved host slots. A replicated call (every rank calls it at the same point of its
+   * forward pass); only the copy's completion is rank-local, and it reaches the tree only through
+   * the MIN commit of the ack the backup joins at attach. The model must not write the layer's
+   * pages again afterwards.
+   *
+   * @param requestId an active request with a prepared backup
+   * @param layer the finished layer, {@code 0 <= layer < layers}
+   * @throws UnknownRequestException if the request is not active
+   * @throws IllegalStateException if the request has no prepared backup, or the layer was
+   *     streamed already
+   * @throws IllegalArgumentException if the layer is out of range
+   */
+  public void streamLayer(long requestId, int layer) {
+    prepared.stream(request("streamLayer", requestId), layer);
+  }
+
+  // ---------------------------------------------------------------- digest and stats
+
+  /**
+   * A 64-bit hash of all replicated state of this cache, for the rank protocol's divergence
+   * check (ARCHITECTURE §5): equal on ranks that took the same decisions, and different (up to
+   * hash collisions) as soon as any replicated field differs.
+   *
+   * <p>It covers, per tree node of every namespace: id, parent id, namespace, key tokens and
+   * length, the device-resident and host-backed bits, the backup state and the pending write or
+   * load it belongs to, the write-back flag, the failed-load marks, lockRef, hostRef, hitCount,
+   * priority, lastAccess, created, the child counts, and the device and host slot numbers. The
+   * allocators are deterministic, so slot numbers are replicated here; a backend whose allocation
+   * were not deterministic would have to leave them out. It also covers the pool occupancy (free,
+   * evictable, protected per pool, request pages, reserved host pages, pages awaiting
+   * write-back), the logical clock, the node-id counter, the write and load FIFOs in order (per
+   * ack: sequence, covered node ids and page counts, retired slots, the request of a prepared
+   * backup), the active requests (id, namespace, priority, token count, lock node, prefix length,
+   * own pages, and the prepared backup's extent, host slots and streamed layers), explicit node
+   * locks, and the {@link #stats()} counters.
+   *
+   * <p>Page hashes are left out: they are a function of the keys. Copy completion is never read.
+   * Nodes and requests are combined order-independently, so no hash-map iteration order can enter;
+   * the FIFOs are combined in order. Costs time linear in the nodes, their key tokens and the
+   * requests, and allocates no more than a walk stack.
+   *
+   * @return the digest
+   */
+  public long replicaDigest() {
+    return ReplicaDigest.of(this);
+  }
+
+  /**
+   * The replicated counters of this cache (prepared backups, backups, loads, evictions).
+   *
+   * @return a snapshot
+   */
+  public CacheStats stats() {
+    return counters.snapshot();
+  }
+
+  // ---------------------------------------------------------------- the model's layer waits
+
+  /**
+   * Rank-local: whether layer {@code layer} of a load-back has been copied to this rank's device,
+   * without blocking. Decides nothing in the cache; the model asks it before reading the layer.
+   *
+   * @param load a load of this cache, from {@link Admission#pendingLoads()}
+   * @param layer the layer
+   * @return true once the copy of that layer is done (or failed) here, or the load is committed
+   * @throws IllegalArgumentException if the load belongs to another cache
+   */
+  public boolean isLoadLayerReady(LoadBack load, int layer) {
+    checkLoad(load, layer);
+    return load.committed || progress.isLoadLayerDone(load.sequence, layer);
+  }
+
+  /**
+   * Rank-local: blocks until layer {@code layer} of a load-back is on this rank's device.
+   *
+   * @param load a load of this cache, from {@link Admission#pendingLoads()}
+   * @param layer the layer
+   * @throws io.kvtier.spi.TransferFailedException if the copy failed (here, or on some rank once
+   *     the load was committed as failed): abort the request
+   * @throws InterruptedException if interrupted
+   */
+  public void awaitLoadLayer(LoadBack load, int layer) throws InterruptedException {
+    checkLoad(load, layer);
+    if (load.committed) {
+      if (load.failed) {
+        throw LocalProgress.failedLoad(load, layer);
+      }
+      return;
+    }
+    progress.awaitLoadLayer(load.sequence, layer);
+  }
+
+  private void checkLoad(LoadBack load, int layer) {
+    Objects.requireNonNull(load, "load");
+    Objects.checkIndex(layer, load.layers);
+    if (!load.committed && !transfers.loads.contains(load)) {
+      throw new IllegalArgumentException(load + " is not a pending load of this cache: pass a"
+          + " load from this cache's Admission.pendingLoads()");
+    }
+  }
+
+  // ---------------------------------------------------------------- broken variants (tests)
+
+  /** Re-stamps the nodes the last walk touched from the broken per-rank access clock. */
+  private void restampWalkedPath() {
+    for (int i = 0; i < tree.pathLength; i++) {
+      stampFromRankClock(tree.path[i]);
+    }
+  }
+
+  /** Re-stamps {@code deepest} and its ancestors from the broken per-rank access clock. */
+  private void restamp(RadixNode deepest) {
+    for (RadixNode n = deepest; n != null && n.parent != null; n = n.parent) {
+      stampFromRankClock(n);
+    }
+  }
+
+  private void stampFromRankClock(RadixNode n) {
+    if (!n.deleted) {
+      n.lastAccess = rules.accessClock.getAsLong();
+      tree.keyChanged(n);
+    }
+  }
+
   // ---------------------------------------------------------------- package-private access
 
   CacheTree tree() {
@@ -865,5 +1088,17 @@ public final class RankCache {
 
   Optional<KvMemory> memory() {
     return memory;
+  }
+
+  RuleVariants rules() {
+    return rules;
+  }
+
+  LocalProgress localProgress() {
+    return progress;
+  }
+
+  PreparedBackups preparedBackups() {
+    return prepared;
   }
 }

@@ -18,6 +18,8 @@ final class RequestState {
   /** {@code own[i]} holds tokens {@code [prefixLength + i*pageSize, ...)}. */
   int[] own;
   int ownCount;
+  /** The request's prepared backup over {@code own[0..pages)}, or null. */
+  PreparedBackup prepared;
 
   RequestState(long id, long namespace, int priority, int[] tokens, RadixNode lockNode,
       int prefixLength, int expectedPages) {

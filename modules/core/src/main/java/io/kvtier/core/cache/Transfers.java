@@ -4,23 +4,24 @@ import io.kvtier.core.config.CacheConfig;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.spi.TransferBatch;
 import io.kvtier.spi.TransferDirection;
-import io.kvtier.spi.TransferHandle;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Comparator;
-import java.util.Optional;
 
 /**
- * The controller between the tiers: backup registration (device to host), load-back (host to
- * device) and the two FIFO ack queues with their commit step (HICACHE-SPEC §8–§10).
+ * The controller between the tiers: backup registration (device to host), prepared-backup
+ * copies, load-back (host to device) and the two FIFO ack queues with their commit step
+ * (HICACHE-SPEC §8–§11).
  *
- * <p>Every decision here reads replicated state only. Copy completion is consulted in exactly two
- * places, both rank-local and both deciding nothing: {@link #readyWrites()} / {@link
- * #readyLoads()} count finished copies from the FIFO heads, and {@link #localWriteFailures} /
- * {@link #localLoadFailures} report failed ones. Their answers enter the tree only through
- * {@link #commitWrites} and {@link #commitLoads}, which take the agreed count and failure set as
- * arguments, so a multi-rank caller can reduce them first.
+ * <p>Replicated state only, by type: the FIFOs of {@link WriteAck} and {@link LoadBack} (which
+ * hold no copy handles), the sequence counters and the page counts. Copies are started through a
+ * {@link CopySink}, which returns nothing readable; neither this class nor the tree and the
+ * evictor that hold it can reach a copy handle, the transfer engine or any completion state.
+ * Copy completion enters only through {@link #commitWrites} and {@link #commitLoads}, which take
+ * the agreed count and failure set as arguments, so that a multi-rank caller reduces the
+ * rank-local answers of {@link LocalProgress} first.
  *
  * <p>A failed write is rolled back at its commit: host slots freed, state back to {@code NONE};
  * a child whose parent is not {@code COMMITTED} at its commit is rolled back too, which keeps
@@ -31,26 +32,44 @@ import java.util.Optional;
  */
 final class Transfers {
   private static final System.Logger LOG = System.getLogger(Transfers.class.getName());
+  private static final TransferBatch[] NO_BATCHES = new TransferBatch[0];
 
   private final CacheTree tree;
   private final CacheConfig config;
-  private final Optional<KvMemory> memory;
+  /** Starts copies; write-only (see the class comment). */
+  private final CopySink copies;
+  /** Layers of the KV layout; 0 without memory. */
+  private final int layers;
+  /** Whether there is a host tier with a transfer engine to copy through. */
   private final boolean hostTier;
   private final long writeThreshold;
+  final CacheCounters counters;
   Evictor evictor;
 
   final ArrayDeque<WriteAck> writes = new ArrayDeque<>();
   final ArrayDeque<LoadBack> loads = new ArrayDeque<>();
-  private long writeSequence;
-  private long loadSequence;
+  long writeSequence;
+  long loadSequence;
   /** Pages of write-back victims whose backup is pending: freed at their commit. */
   long writeBackPages;
+  /**
+   * Host pages held outside the tree: reserved by prepared backups, or retired by rolled-back
+   * ones until their retirement ack commits.
+   */
+  long reservedHostPages;
 
-  Transfers(CacheTree tree, CacheConfig config, Optional<KvMemory> memory) {
+  /** While set, write-through registrations wanted by hits are collected instead of made. */
+  private boolean deferWriteThrough;
+  private final ArrayList<RadixNode> deferred = new ArrayList<>(4);
+
+  Transfers(CacheTree tree, CacheConfig config, CopySink copies, int layers, boolean hostTier,
+      CacheCounters counters) {
     this.tree = tree;
     this.config = config;
-    this.memory = memory;
-    this.hostTier = config.hostPages() > 0;
+    this.copies = copies;
+    this.layers = layers;
+    this.counters = counters;
+    this.hostTier = hostTier;
     this.writeThreshold =
         switch (config.writePolicy()) {
           case WRITE_THROUGH -> 1;
@@ -67,9 +86,57 @@ final class Transfers {
     return config.writePolicy() == WritePolicy.WRITE_BACK;
   }
 
+  /**
+   * The write-through trigger, asked by a hit: whether the node should be backed up now. While a
+   * prepared backup is being resolved, a wanted node is remembered and false returned, so that
+   * the node that takes the prepared backup does not also get an ordinary registration; see
+   * {@link #registerDeferredWriteThrough()}.
+   */
   boolean writeThroughWanted(RadixNode n) {
-    return n.hitCount >= writeThreshold && n.hostSlots == null && n.deviceSlots != null
+    boolean wanted = n.hitCount >= writeThreshold && n.hostSlots == null && n.deviceSlots != null
         && n.invalid == 0 && hostTier;
+    if (wanted && deferWriteThrough) {
+      deferred.add(n);
+      return false;
+    }
+    return wanted;
+  }
+
+  /** Collects write-through registrations instead of making them, until the call below. */
+  void deferWriteThrough() {
+    deferWriteThrough = true;
+  }
+
+  /**
+   * Makes the write-through registrations collected since {@link #deferWriteThrough()}, in the
+   * order they were wanted, for the nodes that still want one (an attached node has host slots
+   * now and is skipped).
+   */
+  void registerDeferredWriteThrough() {
+    deferWriteThrough = false;
+    for (int i = 0; i < deferred.size(); i++) {
+      RadixNode n = deferred.get(i);
+      if (!n.deleted && writeThroughWanted(n)) {
+        registerBackup(n, false, false);
+      }
+    }
+    deferred.clear();
+  }
+
+  // ---------------------------------------------------------------- eviction, counted
+
+  /** Device eviction, counting the pages freed now. */
+  int evictDevice(int pages) {
+    int freed = evictor.evictDevice(pages);
+    counters.deviceEvictions += freed;
+    return freed;
+  }
+
+  /** Host eviction, counting the pages freed. */
+  int evictHost(int pages) {
+    int freed = evictor.evictHost(pages);
+    counters.hostEvictions += freed;
+    return freed;
   }
 
   // ---------------------------------------------------------------- backups
@@ -101,7 +168,7 @@ final class Transfers {
     int free = tree.hostPool.free();
     if (free < pages) {
       // Host eviction removes host-only leaves; the chain is resident, so it is never touched.
-      evictor.evictHost(pages - free);
+      evictHost(pages - free);
       if (tree.hostPool.free() < pages) {
         return false;
       }
@@ -119,15 +186,14 @@ final class Transfers {
       System.arraycopy(n.deviceSlots, n.deviceOffset, device, offset, n.pageCount);
       offset += n.pageCount;
     }
-    TransferHandle handle;
     try {
-      handle = memory.orElseThrow().engine().orElseThrow().submit(
-          TransferBatch.allLayers(TransferDirection.DEVICE_TO_HOST, device, host));
+      copies.write(TransferBatch.allLayers(TransferDirection.DEVICE_TO_HOST, device, host));
     } catch (RuntimeException e) {
       tree.hostPool.release(host, 0, pages);
       throw e;
     }
-    WriteAck ack = new WriteAck(writeSequence++, handle);
+    counters.backupsRegistered++;
+    WriteAck ack = new WriteAck(writeSequence++);
     offset = 0;
     for (RadixNode n : chain) {
       tree.account(n, -1);
@@ -148,43 +214,24 @@ final class Transfers {
     return true;
   }
 
-  int readyWrites() {
-    int ready = 0;
-    for (WriteAck ack : writes) {
-      if (!ack.handle.isDone()) {
-        break;
-      }
-      ready++;
-    }
-    return ready;
-  }
-
-  BitSet localWriteFailures(int n) {
-    checkCount("writes", n, writes.size());
-    BitSet failed = new BitSet();
-    int i = 0;
-    for (WriteAck ack : writes) {
-      if (i == n) {
-        break;
-      }
-      if (!ack.handle.isDone()) {
-        throw new IllegalStateException("write ack " + i + " (sequence " + ack.sequence
-            + ") has not finished copying on this rank: pass at most readyWritePrefix() acks");
-      }
-      if (ack.handle.failure().isPresent()) {
-        failed.set(i);
-      }
-      i++;
-    }
-    return failed;
-  }
-
   void commitWrites(int n, BitSet failed) {
     checkCount("writes", n, writes.size());
+    copies.committedWrites(n);
     for (int i = 0; i < n; i++) {
       WriteAck ack = writes.poll();
+      if (ack.isRetirement()) {
+        // Every rank has finished (or failed) the copies into these slots: reuse is safe now.
+        tree.hostPool.release(ack.retiredHostSlots, 0, ack.retiredHostSlots.length);
+        reservedHostPages -= ack.retiredHostSlots.length;
+        continue;
+      }
       boolean fail = failed.get(i);
       writeBackPages -= ack.writeBackPages;
+      if (fail) {
+        counters.backupsFailed++;
+      } else {
+        counters.backupsCommitted++;
+      }
       if (fail) {
         LOG.log(System.Logger.Level.WARNING,
             "backup copy failed (write sequence {0}, {1} pages): rolled back, host slots freed",
@@ -216,6 +263,7 @@ final class Transfers {
       tree.releaseInvalid(node);
     } else if (evict && node.backupState == BackupState.COMMITTED
         && CacheTree.isDeviceCandidate(node)) {
+      counters.deviceEvictions += node.pageCount;
       tree.demote(node);
     } else {
       tree.keyChanged(node);
@@ -231,7 +279,7 @@ final class Transfers {
    * @return the load, or null if skipped (threshold, quota, no memory, device short)
    */
   LoadBack loadBack(RadixNode lastDevice, RadixNode lastHost, int quotaPages) {
-    if (memory.isEmpty() || !hostTier || lastHost == lastDevice) {
+    if (!hostTier || lastHost == lastDevice) {
       return null;
     }
     int pages = 0;
@@ -247,7 +295,7 @@ final class Transfers {
     tree.lock(lastHost);
     int free = tree.devicePool.free();
     if (free < pages) {
-      evictor.evictDevice(pages - free);
+      evictDevice(pages - free);
       if (tree.devicePool.free() < pages) {
         tree.unlock(lastHost);
         return null;
@@ -266,26 +314,27 @@ final class Transfers {
       System.arraycopy(n.hostSlots, n.hostOffset, host, offset, n.pageCount);
       offset += n.pageCount;
     }
-    KvMemory mem = memory.get();
-    TransferHandle[] handles = new TransferHandle[mem.layers()];
-    for (int layer = 0; layer < handles.length; layer++) {
-      try {
-        handles[layer] = mem.engine().orElseThrow().submit(
-            TransferBatch.oneLayer(TransferDirection.HOST_TO_DEVICE, device, host, layer));
-      } catch (RuntimeException e) {
-        if (layer == 0) {
-          tree.devicePool.release(device, 0, pages);
-        } else {
-          // Earlier layers are still writing these pages: they cannot be reused, so they stay
-          // allocated (a leak the invariant checker reports) rather than corrupt later data.
-          LOG.log(System.Logger.Level.ERROR, "load-back submission failed at layer " + layer
-              + "; " + pages + " device pages stay allocated", e);
-        }
-        tree.unlock(lastHost);
-        throw e;
-      }
+    TransferBatch[] batches = new TransferBatch[layers];
+    for (int layer = 0; layer < layers; layer++) {
+      batches[layer] =
+          TransferBatch.oneLayer(TransferDirection.HOST_TO_DEVICE, device, host, layer);
     }
-    LoadBack op = new LoadBack(loadSequence++, chain, lastHost, handles, pages);
+    try {
+      copies.load(batches);
+    } catch (CopySink.SubmitFailure f) {
+      if (f.started() == 0) {
+        tree.devicePool.release(device, 0, pages);
+      } else {
+        // Earlier layers are still writing these pages: they cannot be reused, so they stay
+        // allocated (a leak the invariant checker reports) rather than corrupt later data.
+        LOG.log(System.Logger.Level.ERROR, "load-back submission failed at layer "
+            + f.started() + "; " + pages + " device pages stay allocated", f.engineFailure());
+      }
+      tree.unlock(lastHost);
+      throw f.engineFailure();
+    }
+    counters.loadsRegistered++;
+    LoadBack op = new LoadBack(loadSequence++, chain, lastHost, layers, pages);
     offset = 0;
     for (RadixNode n : chain) {
       tree.account(n, -1);
@@ -300,42 +349,17 @@ final class Transfers {
     return op;
   }
 
-  int readyLoads() {
-    int ready = 0;
-    for (LoadBack op : loads) {
-      if (!op.copiesDone()) {
-        break;
-      }
-      ready++;
-    }
-    return ready;
-  }
-
-  BitSet localLoadFailures(int n) {
-    checkCount("loads", n, loads.size());
-    BitSet failed = new BitSet();
-    int i = 0;
-    for (LoadBack op : loads) {
-      if (i == n) {
-        break;
-      }
-      if (!op.copiesDone()) {
-        throw new IllegalStateException("load ack " + i + " (sequence " + op.sequence
-            + ") has not finished copying on this rank: pass at most readyLoadPrefix() acks");
-      }
-      if (op.copyFailed()) {
-        failed.set(i);
-      }
-      i++;
-    }
-    return failed;
-  }
-
   void commitLoads(int n, BitSet failed) {
     checkCount("loads", n, loads.size());
+    copies.committedLoads(n);
     for (int i = 0; i < n; i++) {
       LoadBack op = loads.poll();
       boolean fail = failed.get(i);
+      if (fail) {
+        counters.loadsFailed++;
+      } else {
+        counters.loadsCommitted++;
+      }
       ArrayList<RadixNode> affected = fail ? markFailed(op) : null;
       for (RadixNode node : op.nodes) {
         if (node.pendingLoad == op) {
@@ -389,6 +413,82 @@ final class Transfers {
       }
     }
     out.add(n);
+  }
+
+  // ---------------------------------------------------------------- prepared-backup copies
+
+  /**
+   * Submits the copy of one layer of a prepared backup from the request's own pages into its
+   * reserved host slots; the copy is kept rank-locally until the backup is attached or retired.
+   */
+  void streamLayer(PreparedBackup backup, int[] own, int layer) {
+    copies.stream(backup.requestId, backup.layers, TransferBatch.oneLayer(
+        TransferDirection.DEVICE_TO_HOST, Arrays.copyOf(own, backup.pages),
+        Arrays.copyOf(backup.hostSlots, backup.pages), layer));
+  }
+
+  /**
+   * Queues the one ack of an attached prepared backup: its streamed copies plus a catch-up copy
+   * of every layer not streamed (one all-layer batch if none was), submitted now. The caller
+   * puts the node in the returned ack. If a catch-up submission throws, a retirement ack is
+   * queued instead (the slots are freed once the copies already running into them are done
+   * everywhere) and the exception propagates.
+   */
+  WriteAck queueAttached(PreparedBackup backup, int[] own) {
+    int[] device = Arrays.copyOf(own, backup.pages);
+    int[] host = Arrays.copyOf(backup.hostSlots, backup.pages);
+    int missing = backup.layers - backup.streamedCount;
+    TransferBatch[] catchUp;
+    if (backup.streamedCount == 0) {
+      catchUp = new TransferBatch[] {
+        TransferBatch.allLayers(TransferDirection.DEVICE_TO_HOST, device, host)
+      };
+    } else {
+      catchUp = new TransferBatch[missing];
+      int i = 0;
+      for (int layer = 0; layer < backup.layers; layer++) {
+        if (!backup.streamed(layer)) {
+          catchUp[i++] =
+              TransferBatch.oneLayer(TransferDirection.DEVICE_TO_HOST, device, host, layer);
+        }
+      }
+    }
+    try {
+      copies.writeWithStreamed(backup.requestId, catchUp);
+    } catch (RuntimeException e) {
+      // The sink filed what already runs under one group: pair it with a retirement.
+      queueRetirement(backup);
+      throw e;
+    }
+    counters.catchUpLayers += missing;
+    counters.backupsRegistered++;
+    WriteAck ack = new WriteAck(writeSequence++, null, backup.requestId);
+    writes.add(ack);
+    return ack;
+  }
+
+  /**
+   * Gives back the host slots of a prepared backup that is rolled back. Without a streamed copy
+   * they are free at once. Otherwise copies may still be writing into them on some rank: they
+   * join the write FIFO as a retirement ack and are freed at its commit, a replicated point
+   * after which every rank has finished those copies, so no later user of the slots (a backup,
+   * an L3 prefetch that writes host pages directly) can be overwritten by a stale copy. The
+   * device pages the copies read need no such care: whatever they hold when read lands only in
+   * these retired slots.
+   */
+  void retire(PreparedBackup backup) {
+    if (backup.streamedCount == 0) {
+      tree.hostPool.release(backup.hostSlots, 0, backup.pages);
+      reservedHostPages -= backup.pages;
+      return;
+    }
+    copies.writeWithStreamed(backup.requestId, NO_BATCHES);
+    queueRetirement(backup);
+  }
+
+  private void queueRetirement(PreparedBackup backup) {
+    writes.add(new WriteAck(writeSequence++, Arrays.copyOf(backup.hostSlots, backup.pages),
+        backup.requestId));
   }
 
   int outstanding() {

@@ -1,23 +1,41 @@
 package io.kvtier.core.cache;
 
-import io.kvtier.spi.TransferHandle;
 import java.util.ArrayList;
 
 /**
- * One registered backup in the write FIFO: the nodes it covers, parents before children, and the
- * device-to-host copy that fills their host slots. The nodes stay {@code PENDING} until the ack
- * is committed; a split adds the new prefix node just before the node it was split from.
+ * One entry of the write FIFO (replicated): the nodes a registered backup covers, parents before
+ * children, which stay {@code PENDING} until the entry is committed; a split adds the new prefix
+ * node just before the node it was split from.
+ *
+ * <p>A <em>retirement</em> entry covers no node: it holds the host slots of a prepared backup
+ * that was rolled back after some of its layers had been streamed, and frees them at its commit,
+ * when every rank has finished the copies into them (see {@link Transfers#retire}).
+ *
+ * <p>The copies themselves are rank-local and live in {@link LocalProgress}, in the same FIFO
+ * order; nothing here can reach them.
  */
 final class WriteAck {
   final long sequence;
   final ArrayList<RadixNode> nodes = new ArrayList<>(2);
-  final TransferHandle handle;
   /** Pages of the write-back victim that this ack frees at its commit. */
   int writeBackPages;
+  /** Host slots a retirement frees at its commit; null for a backup of nodes. */
+  final int[] retiredHostSlots;
+  /** The request whose prepared backup this ack carries (attached or retired); -1 if none. */
+  final long preparedRequest;
 
-  WriteAck(long sequence, TransferHandle handle) {
+  WriteAck(long sequence) {
+    this(sequence, null, -1);
+  }
+
+  WriteAck(long sequence, int[] retiredHostSlots, long preparedRequest) {
     this.sequence = sequence;
-    this.handle = handle;
+    this.retiredHostSlots = retiredHostSlots;
+    this.preparedRequest = preparedRequest;
+  }
+
+  boolean isRetirement() {
+    return retiredHostSlots != null;
   }
 
   void addBefore(RadixNode existing, RadixNode added) {
@@ -26,6 +44,9 @@ final class WriteAck {
   }
 
   int pages() {
+    if (retiredHostSlots != null) {
+      return retiredHostSlots.length;
+    }
     int pages = 0;
     for (RadixNode n : nodes) {
       pages += n.pageCount;

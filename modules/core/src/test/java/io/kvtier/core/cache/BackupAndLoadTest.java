@@ -197,8 +197,8 @@ class BackupAndLoadTest {
     assertThat(sharer.pendingLoads()).containsExactly(load);
     assertThat(sharer.loadedLength()).isZero();
     memory.engine.completeLoad(false);
-    assertThat(load.isLayerReady(0)).isTrue();
-    assertThat(load.isLayerReady(1)).isFalse();
+    assertThat(cache.isLoadLayerReady(load, 0)).isTrue();
+    assertThat(cache.isLoadLayerReady(load, 1)).isFalse();
     assertThat(cache.readyLoadPrefix()).isZero();
     memory.engine.completeLoad(false);
     assertThat(cache.readyLoadPrefix()).isEqualTo(1);
@@ -251,7 +251,8 @@ class BackupAndLoadTest {
     LoadBack load = adm.pendingLoads().get(0);
     memory.engine.completeLoad(true);
     memory.engine.completeLoad(false);
-    assertThatThrownBy(() -> load.awaitLayer(0)).isInstanceOf(TransferFailedException.class);
+    assertThatThrownBy(() -> cache.awaitLoadLayer(load, 0))
+        .isInstanceOf(TransferFailedException.class);
     // A request computed on top of the loading chain before the failure was committed.
     int[] longer = {1, 2, 3, 4, 5, 6, 7, 8};
     cache.admit(3, longer);

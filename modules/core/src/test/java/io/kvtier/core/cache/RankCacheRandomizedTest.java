@@ -30,6 +30,8 @@ class RankCacheRandomizedTest {
       int sequences = TestSeeds.iterations(2100);
       int loads = 0;
       int evictions = 0;
+      int prepared = 0;
+      int attached = 0;
       for (int i = 0; i < sequences; i++) {
         long scenarioSeed = master.nextLong();
         Scenario scenario = new Scenario(scenarioSeed, i, 150);
@@ -41,10 +43,14 @@ class RankCacheRandomizedTest {
         }
         loads += scenario.loadsSeen;
         evictions += scenario.evictionsSeen;
+        prepared += scenario.preparedSeen;
+        attached += scenario.attachedSeen;
       }
       // The sequences must actually exercise the tiers, or the test proves little.
       assertThat(loads).as("load-backs").isGreaterThan(sequences / 8);
       assertThat(evictions).as("evictions").isGreaterThan(sequences);
+      assertThat(prepared).as("prepared backups").isGreaterThan(sequences);
+      assertThat(attached).as("attached prepared backups").isGreaterThan(sequences / 4);
     });
   }
 
@@ -59,6 +65,8 @@ class RankCacheRandomizedTest {
         one.run();
         two.run();
         assertThat(CacheProbe.digest(two.cache)).isEqualTo(CacheProbe.digest(one.cache));
+        assertThat(two.cache.replicaDigest()).isEqualTo(one.cache.replicaDigest());
+        assertThat(two.cache.stats()).isEqualTo(one.cache.stats());
       }
     });
   }

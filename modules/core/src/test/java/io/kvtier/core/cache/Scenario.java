@@ -46,12 +46,16 @@ final class Scenario {
   int loadsSeen;
   int writesSeen;
   int evictionsSeen;
+  int preparedSeen;
+  int attachedSeen;
 
   private static final class Active {
     final long id;
     final long namespace;
     int[] tokens;
     boolean covered;
+    /** Layers of the prepared backup not streamed yet, in the order they will be. */
+    final List<Integer> toStream = new ArrayList<>();
 
     Active(long id, long namespace, int[] tokens) {
       this.id = id;
@@ -141,9 +145,12 @@ final class Scenario {
     } else if (dice < 85) {
       lockOrUnlock();
       return "lock";
-    } else if (dice < 92) {
+    } else if (dice < 90) {
       matchOnly();
       return "match";
+    } else if (dice < 96) {
+      streamOrPrepare();
+      return "stream";
     }
     badInput();
     return "badInput";
@@ -207,7 +214,67 @@ final class Scenario {
     }
     Active r = new Active(id, ns, tokens);
     active.put(id, r);
-    allocate(r, tokens.length);
+    if (allocate(r, tokens.length) && rnd.nextInt(3) != 0) {
+      prepare(r);
+    }
+  }
+
+  /** Prepares a backup and picks a random subset of layers to stream, in random order. */
+  private void prepare(Active r) {
+    RequestState state = cache.requests().get(r.id);
+    int full = Math.min(state.ownCount, (state.tokens.length - state.prefixLength) / pageSize);
+    int have = state.prepared == null ? 0 : state.prepared.pages;
+    int hostFree = cache.hostUsage().free();
+    int hostEvictable = cache.hostUsage().evictable();
+    if (state.prepared != null && state.prepared.streamedCount > 0 && full > have) {
+      assertThatThrownBy(() -> cache.prepareBackup(r.id))
+          .isInstanceOf(IllegalStateException.class).hasMessageContaining("streamed layers");
+      return;
+    }
+    boolean prepared = cache.prepareBackup(r.id);
+    boolean possible = cache.config().hostPages() > 0 && writePolicy != WritePolicy.WRITE_BACK
+        && full > 0;
+    if (prepared) {
+      assertThat(possible).as("prepared backup for an ineligible request").isTrue();
+      assertThat(state.prepared.pages).isEqualTo(full);
+      if (have == 0) {
+        preparedSeen++;
+        r.toStream.clear();
+        int layers = memory.layout.layers();
+        for (int layer = 0; layer < layers; layer++) {
+          if (rnd.nextBoolean()) {
+            r.toStream.add(layer);
+          }
+        }
+        java.util.Collections.shuffle(r.toStream, rnd);
+      }
+    } else if (possible) {
+      assertThat(hostFree + hostEvictable).as("prepareBackup refused %d pages", full - have)
+          .isLessThan(full - have);
+    }
+  }
+
+  /** Streams the next layer of a request's prepared backup, or prepares one. */
+  private void streamOrPrepare() {
+    if (active.isEmpty()) {
+      return;
+    }
+    Active r = pick();
+    RequestState state = cache.requests().get(r.id);
+    if (state.prepared == null || r.toStream.isEmpty()) {
+      if (r.covered || rnd.nextBoolean()) {
+        prepare(r);
+      }
+      return;
+    }
+    int layer = r.toStream.remove(0);
+    long before = memory.engine.submittedWrites;
+    cache.streamLayer(r.id, layer);
+    assertThat(memory.engine.submittedWrites - before).as("one batch per streamed layer")
+        .isEqualTo(1);
+    assertThat(state.prepared.streamed(layer)).isTrue();
+    assertThatThrownBy(() -> cache.streamLayer(r.id, layer))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("layer=" + layer);
   }
 
   private void checkBytes(int[] slots, long ns, int[] tokens, String what) {
@@ -290,7 +357,9 @@ final class Scenario {
     int aligned = r.tokens.length - r.tokens.length % pageSize;
     boolean valid = CacheTree.pathValid(cache.requests().get(r.id).lockNode);
     recordInserted(r.namespace, r.tokens, aligned);
+    long attached = cache.stats().preparedAttached();
     int cached = cache.finish(r.id, r.tokens);
+    attachedSeen += (int) (cache.stats().preparedAttached() - attached);
     active.remove(r.id);
     assertThat(cached).isBetween(0, aligned);
     if (valid && !faults) {

@@ -35,7 +35,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * and every cached page (device and committed host copies) is verified after every step, in
  * particular after each load-back commit. Copies complete in virtual time that the test
  * advances, with jitter so that commits see partial ready prefixes; one variant injects copy
- * failures, which must never make wrong bytes visible.
+ * failures, which must never make wrong bytes visible. Half the requests stream a random subset
+ * of their layers through a prepared backup, so attached backups (streamed layers plus the
+ * catch-up batch) are loaded back and verified too.
  */
 class SimByteSurvivalTest {
 
@@ -103,6 +105,16 @@ class SimByteSurvivalTest {
         for (int i = 0; i < state.ownCount; i++) {
           pattern.write(device, state.own[i], hashes, state.prefixLength / pageSize + i);
         }
+        if (rnd.nextBoolean() && cache.prepareBackup(id)) {
+          for (int layer = 0; layer < layout.layers(); layer++) {
+            if (rnd.nextBoolean()) {
+              cache.streamLayer(id, layer);
+            }
+          }
+          if (rnd.nextBoolean()) {
+            now.addAndGet(rnd.nextInt(20_000));
+          }
+        }
         if (a.loadedLength() > 0) {
           // Wait in virtual time until every load the prefix depends on is committed, then
           // check every prefix page; a failed load means the request must be aborted.
@@ -134,6 +146,10 @@ class SimByteSurvivalTest {
       CacheInvariants.checkIdle(cache);
       assertThat(pattern.verifyTree(cache, device, host)).isNull();
       assertThat(loadsVerified).as("load-backs verified").isGreaterThan(rounds / 20);
+      if (writePolicy != WritePolicy.WRITE_BACK) {
+        assertThat(cache.stats().preparedAttached()).as("attached prepared backups")
+            .isGreaterThan(rounds / 20);
+      }
     } finally {
       now.addAndGet(1_000_000_000_000L);
       engine.close();

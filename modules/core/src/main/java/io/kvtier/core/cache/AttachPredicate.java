@@ -1,0 +1,26 @@
+package io.kvtier.core.cache;
+
+/**
+ * The replicated attach predicate of prepared backups (HICACHE-SPEC §11): the node that holds
+ * exactly the backup's pages takes the backup iff its extent equals the backup's, its device
+ * pages are the backup's source pages, it is valid, not backed up and not {@code PENDING}, and
+ * its parent is backed up (I3).
+ *
+ * <p>It is a function of {@link ReplicatedNodeView} and {@link PreparedBackup} alone, neither of
+ * which can reach a copy or its completion: every rank that took the same decisions so far
+ * decides the same here, however fast its copies run.
+ */
+final class AttachPredicate {
+  private AttachPredicate() {}
+
+  static boolean holds(ReplicatedNodeView node, PreparedBackup backup, int pageSize) {
+    return node.startToken() == backup.startToken
+        && node.endToken() == backup.endToken(pageSize)
+        && node.holdsRequestPages()
+        && node.onDevice()
+        && node.valid()
+        && !node.hostBacked()
+        && node.backupState() == BackupState.NONE
+        && node.parentBackedUp();
+  }
+}

@@ -1,0 +1,202 @@
+package io.kvtier.core.cache;
+
+import java.util.ArrayDeque;
+
+/**
+ * Computes {@link RankCache#replicaDigest()}: a 64-bit hash over the replicated state only
+ * (ARCHITECTURE §4, left column).
+ *
+ * <p>Order: every node, request and explicit lock is hashed on its own (its hash includes its
+ * id, and a node's includes its parent's id, so the tree shape is covered) and the results are
+ * summed, which makes the digest independent of the order in which the child and request hash
+ * maps are walked. The FIFOs are hashed in queue order, since their order is replicated state.
+ * Only fields that ranks agree on are read: no copy handle is reachable from here.
+ */
+final class ReplicaDigest {
+  private static final long NONE = -1L;
+
+  private long h;
+
+  private ReplicaDigest(long seed) {
+    this.h = seed;
+  }
+
+  /** Starts over with {@code seed}, so one scratch instance serves every node of a walk. */
+  private ReplicaDigest reset(long seed) {
+    h = seed;
+    return this;
+  }
+
+  static long of(RankCache cache) {
+    CacheTree tree = cache.tree();
+    Transfers transfers = cache.transfers();
+    ReplicaDigest global = new ReplicaDigest(0x6B76_7469_6572L);
+    global.add(tree.pageSize).add(tree.clock).add(tree.nextNodeId()).add(tree.nodeCount);
+    PoolUsage device = cache.deviceUsage();
+    PoolUsage host = cache.hostUsage();
+    global.add(device.free()).add(device.evictable()).add(device.protectedPages());
+    global.add(host.free()).add(host.evictable()).add(host.protectedPages());
+    global.add(tree.requestPages).add(transfers.reservedHostPages).add(transfers.writeBackPages);
+    global.add(transfers.writeSequence).add(transfers.loadSequence);
+    CacheStats s = cache.stats();
+    global.add(s.preparedBackups()).add(s.streamedLayers()).add(s.preparedAttached())
+        .add(s.preparedRolledBack()).add(s.catchUpLayers()).add(s.backupsRegistered())
+        .add(s.backupsCommitted()).add(s.backupsFailed()).add(s.loadsRegistered())
+        .add(s.loadsCommitted()).add(s.loadsFailed()).add(s.deviceEvictions())
+        .add(s.hostEvictions());
+    global.writes(transfers).loads(transfers);
+
+    long sum = global.finish();
+    sum += nodes(tree, global);
+    sum += requests(cache, global);
+    sum += locks(cache, global);
+    return mix(sum);
+  }
+
+  // ---------------------------------------------------------------- parts
+
+  private ReplicaDigest writes(Transfers transfers) {
+    add(transfers.writes.size());
+    for (WriteAck ack : transfers.writes) {
+      add(ack.sequence).add(ack.preparedRequest).add(ack.writeBackPages);
+      add(ack.isRetirement() ? 1 : 0);
+      if (ack.isRetirement()) {
+        add(ack.retiredHostSlots.length);
+        for (int slot : ack.retiredHostSlots) {
+          add(slot);
+        }
+      }
+      add(ack.nodes.size());
+      for (RadixNode n : ack.nodes) {
+        add(n.id).add(n.pageCount);
+      }
+    }
+    return this;
+  }
+
+  private ReplicaDigest loads(Transfers transfers) {
+    add(transfers.loads.size());
+    for (LoadBack op : transfers.loads) {
+      add(op.sequence).add(op.lockNode.id).add(op.pages).add(op.layers);
+      add(op.nodes.size());
+      for (RadixNode n : op.nodes) {
+        add(n.id).add(n.pageCount);
+      }
+    }
+    return this;
+  }
+
+  private static long nodes(CacheTree tree, ReplicaDigest scratch) {
+    long sum = 0;
+    ArrayDeque<RadixNode> stack = new ArrayDeque<>();
+    LongMap<RadixNode> roots = tree.roots;
+    for (int s = 0; s < roots.slotCount(); s++) {
+      RadixNode root = roots.valueAt(s);
+      if (root != null) {
+        stack.push(root);
+      }
+    }
+    while (!stack.isEmpty()) {
+      RadixNode n = stack.pop();
+      sum += node(n, scratch);
+      LongMap<RadixNode> children = n.children;
+      if (children != null) {
+        for (int s = 0; s < children.slotCount(); s++) {
+          for (RadixNode c = children.valueAt(s); c != null; c = c.sameKeyNext) {
+            stack.push(c);
+          }
+        }
+      }
+    }
+    return sum;
+  }
+
+  private static long node(RadixNode n, ReplicaDigest scratch) {
+    ReplicaDigest d = scratch.reset(0x4E4F_4445L);
+    d.add(n.id).add(n.parent == null ? NONE : n.parent.id).add(n.namespace);
+    d.add(n.keyLength).add(n.pageCount).add(n.depth);
+    for (int i = 0; i < n.keyLength; i++) {
+      d.add(n.keyTokens[n.keyOffset + i]);
+    }
+    d.add(n.deviceSlots != null ? 1 : 0);
+    if (n.deviceSlots != null) {
+      for (int i = 0; i < n.pageCount; i++) {
+        d.add(n.deviceSlots[n.deviceOffset + i]);
+      }
+    }
+    d.add(n.hostSlots != null ? 1 : 0);
+    if (n.hostSlots != null) {
+      for (int i = 0; i < n.pageCount; i++) {
+        d.add(n.hostSlots[n.hostOffset + i]);
+      }
+    }
+    d.add(n.backupState.ordinal());
+    d.add(n.pendingWrite == null ? NONE : n.pendingWrite.sequence);
+    d.add(n.pendingLoad == null ? NONE : n.pendingLoad.sequence);
+    d.add(n.evictAfterBackup ? 1 : 0).add(n.invalid);
+    d.add(n.lockRef).add(n.hostRef).add(n.hitCount).add(n.priority);
+    d.add(n.lastAccess).add(n.created);
+    d.add(n.childCount).add(n.residentChildren);
+    return d.finish();
+  }
+
+  private static long requests(RankCache cache, ReplicaDigest scratch) {
+    long sum = 0;
+    LongMap<RequestState> requests = cache.requests();
+    for (int s = 0; s < requests.slotCount(); s++) {
+      RequestState r = requests.valueAt(s);
+      if (r == null) {
+        continue;
+      }
+      ReplicaDigest d = scratch.reset(0x5245_5155L);
+      d.add(r.id).add(r.namespace).add(r.priority).add(r.tokens.length);
+      d.add(r.lockNode.id).add(r.prefixLength).add(r.ownCount);
+      for (int i = 0; i < r.ownCount; i++) {
+        d.add(r.own[i]);
+      }
+      PreparedBackup b = r.prepared;
+      d.add(b == null ? 0 : 1);
+      if (b != null) {
+        d.add(b.startToken).add(b.pages).add(b.layers).add(b.streamedCount);
+        for (int i = 0; i < b.pages; i++) {
+          d.add(b.hostSlots[i]);
+        }
+        for (int layer = 0; layer < b.layers; layer++) {
+          d.add(b.streamed(layer) ? layer : NONE);
+        }
+      }
+      sum += d.finish();
+    }
+    return sum;
+  }
+
+  private static long locks(RankCache cache, ReplicaDigest scratch) {
+    long sum = 0;
+    LongMap<CacheLock> locks = cache.locks();
+    for (int s = 0; s < locks.slotCount(); s++) {
+      CacheLock lock = locks.valueAt(s);
+      if (lock != null) {
+        sum += scratch.reset(0x4C4F_434BL).add(lock.serial).add(lock.node.id).finish();
+      }
+    }
+    return sum;
+  }
+
+  // ---------------------------------------------------------------- hashing
+
+  private ReplicaDigest add(long v) {
+    h = Long.rotateLeft(h ^ (v * 0x9E37_79B9_7F4A_7C15L), 29) * 0xBF58_476D_1CE4_E5B9L;
+    return this;
+  }
+
+  private long finish() {
+    return mix(h);
+  }
+
+  /** The SplitMix64 finalizer: every input bit affects every output bit. */
+  private static long mix(long z) {
+    z = (z ^ (z >>> 30)) * 0xBF58_476D_1CE4_E5B9L;
+    z = (z ^ (z >>> 27)) * 0x94D0_49BB_1331_11EBL;
+    return z ^ (z >>> 31);
+  }
+}

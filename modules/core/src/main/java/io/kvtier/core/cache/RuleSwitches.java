@@ -1,0 +1,40 @@
+package io.kvtier.core.cache;
+
+import io.kvtier.core.cache.testing.CacheTestHooks;
+import io.kvtier.core.cache.testing.RuleAccess;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
+
+/**
+ * The cache package's side of {@link CacheTestHooks}: the hooks live in another package and so
+ * cannot touch a cache's package-private rule switches; this class, loaded by name from the
+ * hooks on first use (never by the request path), hands them an accessor once.
+ */
+final class RuleSwitches implements RuleAccess {
+  static {
+    CacheTestHooks.install(new RuleSwitches());
+  }
+
+  private RuleSwitches() {}
+
+  @Override
+  public void drainTimedAttach(RankCache cache, boolean on) {
+    // The one place where rank-local completion is handed to a decision, on purpose.
+    cache.rules().drainTimedStreamsDone = on ? cache.localProgress()::streamedDoneDrainTimed : null;
+  }
+
+  @Override
+  public void accessClock(RankCache cache, LongSupplier clock) {
+    cache.rules().accessClock = clock;
+  }
+
+  @Override
+  public void allocationFailure(RankCache cache, BooleanSupplier failNow) {
+    cache.rules().allocationFailure = failNow;
+  }
+
+  @Override
+  public void reset(RankCache cache) {
+    cache.rules().reset();
+  }
+}

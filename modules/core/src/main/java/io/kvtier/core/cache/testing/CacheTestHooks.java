@@ -1,0 +1,101 @@
+package io.kvtier.core.cache.testing;
+
+import io.kvtier.core.cache.RankCache;
+import java.util.Objects;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
+
+/**
+ * Deliberately broken variants of the rules of ARCHITECTURE §4, for the regression proofs of the
+ * multi-rank simulator: each one lets rank-local state decide something that must be replicated,
+ * and a simulator that is worth its name reports the resulting divergence or desync as an
+ * exception. Exported to {@code io.kvtier.testkit} only; never use them outside tests.
+ *
+ * <p>A variant stays on until {@link #reset(RankCache)}. Switch it on on every rank at the same
+ * point (before the first request), like the engine bug it stands for.
+ */
+public final class CacheTestHooks {
+  private static volatile RuleAccess access;
+
+  private CacheTestHooks() {}
+
+  /**
+   * The seed defect of issue "Many ranks that cannot deadlock": the prepared-backup attach
+   * decision additionally requires that every streamed layer copy of the backup has finished on
+   * this rank ({@code TransferHandle.isDone()}, rank-local and timed by the copy engine). When one
+   * has not, the backup is rolled back and the node gets a new synchronous catch-up backup (its
+   * own ack), as the buggy engine did. Ranks whose copies run at different speeds then queue
+   * different acks, and their write FIFOs and replicated states diverge.
+   *
+   * @param cache the cache to break
+   */
+  public static void useDrainTimedAttachPredicate(RankCache cache) {
+    access().drainTimedAttach(Objects.requireNonNull(cache, "cache"), true);
+  }
+
+  /**
+   * Failure class 5: lastAccess stamps of the nodes an operation touches come from {@code clock}
+   * (a per-rank, wall-clock-like source) instead of the logical clock, so LRU-like eviction
+   * orders differ between ranks. The logical clock itself keeps counting.
+   *
+   * @param cache the cache to break
+   * @param clock this rank's clock
+   */
+  public static void useWallClockEviction(RankCache cache, LongSupplier clock) {
+    access().accessClock(Objects.requireNonNull(cache, "cache"),
+        Objects.requireNonNull(clock, "clock"));
+  }
+
+  /**
+   * Failure class 2: a device allocation of this rank ({@code allocate}, {@code allocateTokens})
+   * throws {@link io.kvtier.core.cache.PoolExhaustedException} whenever {@code failNow} returns
+   * true, without any agreement with the other ranks.
+   *
+   * @param cache the cache to break
+   * @param failNow asked once per allocation of at least one page
+   */
+  public static void useRankLocalAllocationFailures(RankCache cache, BooleanSupplier failNow) {
+    access().allocationFailure(Objects.requireNonNull(cache, "cache"),
+        Objects.requireNonNull(failNow, "failNow"));
+  }
+
+  /**
+   * Switches every broken variant of {@code cache} off: the real rules apply again.
+   *
+   * @param cache the cache
+   */
+  public static void reset(RankCache cache) {
+    access().reset(Objects.requireNonNull(cache, "cache"));
+  }
+
+  /**
+   * Engine-internal: installs the accessor of the cache package. Called once, by that package.
+   *
+   * @param accessor the accessor
+   * @throws IllegalStateException if one is installed already
+   */
+  public static synchronized void install(RuleAccess accessor) {
+    Objects.requireNonNull(accessor, "accessor");
+    if (access != null) {
+      throw new IllegalStateException("a RuleAccess is installed already: only the cache package"
+          + " installs one, once");
+    }
+    access = accessor;
+  }
+
+  private static RuleAccess access() {
+    RuleAccess a = access;
+    if (a == null) {
+      try {
+        // Initializing the cache package's accessor class installs it (see RuleSwitches).
+        Class.forName("io.kvtier.core.cache.RuleSwitches", true,
+            CacheTestHooks.class.getClassLoader());
+      } catch (ClassNotFoundException e) {
+        throw new IllegalStateException("io.kvtier.core.cache.RuleSwitches is missing from"
+            + " io.kvtier.core: the test hooks need the engine they belong to", e);
+      }
+      a = access;
+    }
+    return a;
+  }
+}

@@ -1,0 +1,44 @@
+package io.kvtier.core.cache.testing;
+
+import io.kvtier.core.cache.RankCache;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
+
+/**
+ * Engine-internal: how {@link CacheTestHooks} reaches the rule switches of a {@link RankCache},
+ * which are package-private in {@code io.kvtier.core.cache}. Implemented once by that package and
+ * installed on first use of the hooks; tests call {@link CacheTestHooks}, never this.
+ */
+public interface RuleAccess {
+
+  /**
+   * Switches the drain-timed attach predicate on or off.
+   *
+   * @param cache the cache
+   * @param on true for the broken variant
+   */
+  void drainTimedAttach(RankCache cache, boolean on);
+
+  /**
+   * Sets the clock that stamps lastAccess.
+   *
+   * @param cache the cache
+   * @param clock the per-rank clock, or null for the logical clock
+   */
+  void accessClock(RankCache cache, LongSupplier clock);
+
+  /**
+   * Sets the rank-local allocation failure source.
+   *
+   * @param cache the cache
+   * @param failNow says when an allocation fails, or null for the real rule
+   */
+  void allocationFailure(RankCache cache, BooleanSupplier failNow);
+
+  /**
+   * Restores every real rule.
+   *
+   * @param cache the cache
+   */
+  void reset(RankCache cache);
+}
