@@ -1,0 +1,92 @@
+package io.kvtier.core.rank;
+
+import io.kvtier.core.cache.RankCache;
+import io.kvtier.spi.Collective;
+import io.kvtier.spi.ReduceOp;
+import java.util.BitSet;
+
+/**
+ * Step 2 of a tick: the one fused reduction that turns rank-local copy progress into replicated
+ * commits (ARCHITECTURE §4 rules 2 and 6, HICACHE-SPEC §9).
+ *
+ * <p>It runs iff the replicated count of outstanding operations is positive, the same answer on
+ * every rank. It then all-reduces with MIN, tag {@code sync}, the array
+ *
+ * <pre>
+ *   [readyWritePrefix, readyLoadPrefix, -failed(write 0), ..., -failed(load 0), ...]
+ * </pre>
+ *
+ * with one element per pending write and per pending load ack: {@code pendingWrites()} and
+ * {@code pendingLoads()} are replicated, so the array has the same shape on every rank. An
+ * element is -1 if that ack's copy failed on this rank, else 0, and its MIN is -1 iff the copy
+ * failed on some rank: one reduction yields both how much every rank has finished and the OR of
+ * the failures. (Packing 64 failure bits per element does not work with MIN: MIN of {@code ~x}
+ * is {@code ~MAX(x)}, and a signed MAX of two words is one of them, not their bitwise OR; the
+ * simulator caught a first version that packed them, by loading pages of a backup that had
+ * failed on one rank only.) Failures at or past the agreed count are dropped: some rank has not
+ * finished those acks yet, and a later tick commits them.
+ */
+final class CommitSync {
+  static final String TAG = "sync";
+
+  private final RankCache cache;
+  private final Collective collective;
+  private final ProtocolDefect defect;
+
+  CommitSync(RankCache cache, Collective collective, ProtocolDefect defect) {
+    this.cache = cache;
+    this.collective = collective;
+    this.defect = defect;
+  }
+
+  /**
+   * Runs the reduction and the commits if anything is outstanding.
+   *
+   * @return whether the reduction ran
+   */
+  boolean run() {
+    int readyWrites = cache.readyWritePrefix();
+    int readyLoads = cache.readyLoadPrefix();
+    boolean skip = defect == ProtocolDefect.SKIP_SYNC_WHEN_NOTHING_READY_LOCALLY
+        ? readyWrites + readyLoads == 0
+        : cache.outstandingOperations() == 0;
+    if (skip) {
+      return false;
+    }
+    if (defect == ProtocolDefect.REDUCE_PER_LOCALLY_READY_ACK) {
+      for (int i = 0; i < readyWrites + readyLoads; i++) {
+        collective.allReduce(ReduceOp.MAX, new long[] {i}, "sync-ack");
+      }
+    }
+    int writes = cache.pendingWrites();
+    int loads = cache.pendingLoads();
+    long[] values = new long[2 + writes + loads];
+    values[0] = readyWrites;
+    values[1] = readyLoads;
+    flags(cache.localWriteFailures(readyWrites), values, 2);
+    flags(cache.localLoadFailures(readyLoads), values, 2 + writes);
+    long[] agreed = collective.allReduce(ReduceOp.MIN, values, TAG);
+    int commitWrites = (int) agreed[0];
+    int commitLoads = (int) agreed[1];
+    cache.commitWrites(commitWrites, failures(agreed, 2, commitWrites));
+    cache.commitLoads(commitLoads, failures(agreed, 2 + writes, commitLoads));
+    return true;
+  }
+
+  private static void flags(BitSet failed, long[] into, int offset) {
+    for (int i = failed.nextSetBit(0); i >= 0; i = failed.nextSetBit(i + 1)) {
+      into[offset + i] = -1;
+    }
+  }
+
+  /** The acks among the first {@code count} whose copy failed on some rank. */
+  private static BitSet failures(long[] agreed, int offset, int count) {
+    BitSet failed = new BitSet();
+    for (int i = 0; i < count; i++) {
+      if (agreed[offset + i] < 0) {
+        failed.set(i);
+      }
+    }
+    return failed;
+  }
+}

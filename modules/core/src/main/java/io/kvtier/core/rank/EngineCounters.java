@@ -1,0 +1,39 @@
+package io.kvtier.core.rank;
+
+/** The mutable counters behind {@link RankEngineStats}; see there for their meaning. */
+final class EngineCounters {
+  long ticks;
+  long arrived;
+  long admitted;
+  long finished;
+  long aborted;
+  long rejected;
+  long loadFailureAborts;
+  long promptTokens;
+  long deviceHitTokens;
+  long hostHitTokens;
+  long computedTokens;
+  long generatedTokens;
+  long kvVerifiedPages;
+  long kvMismatches;
+  long syncTicks;
+  long digestChecks;
+  long idleTicks;
+  long idleTickCalls;
+  long maxProtocolCallsPerTick;
+
+  RankEngineStats snapshot(long collectiveCalls) {
+    return new RankEngineStats(ticks, arrived, admitted, finished, aborted, rejected,
+        loadFailureAborts, promptTokens, deviceHitTokens, hostHitTokens, computedTokens,
+        generatedTokens, kvVerifiedPages, kvMismatches, collectiveCalls, syncTicks,
+        digestChecks, idleTicks, idleTickCalls, maxProtocolCallsPerTick);
+  }
+
+  /** Folds the replicated counters into a digest; {@code kvMismatches} is rank-local. */
+  void digest(Digest d) {
+    d.add(ticks).add(arrived).add(admitted).add(finished).add(aborted).add(rejected)
+        .add(loadFailureAborts).add(promptTokens).add(deviceHitTokens).add(hostHitTokens)
+        .add(computedTokens).add(generatedTokens).add(kvVerifiedPages).add(syncTicks)
+        .add(digestChecks).add(idleTicks).add(idleTickCalls);
+  }
+}

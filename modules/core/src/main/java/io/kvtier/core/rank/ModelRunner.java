@@ -1,0 +1,62 @@
+package io.kvtier.core.rank;
+
+/**
+ * What the model does in step 4 ({@code forward}) of a tick, for one rank: for each running
+ * request it computes the KV of the request's new tokens, layer by layer, into the request's
+ * device pages, and in decode it produces the next token.
+ *
+ * <p>The engine calls {@link #writeLayer} once per layer in layer order, and after each layer
+ * streams that layer of a prepared backup to the host tier, which is why the model works layer
+ * by layer. Everything a model returns ({@link #nextToken}) must be a pure function of the
+ * tokens, identical on every rank, since the engine's replicated state depends on it; a real
+ * model gets that from greedy decoding of replicated logits.
+ *
+ * <p>Called from the rank's scheduler thread only.
+ */
+public interface ModelRunner {
+
+  /**
+   * The number of transformer layers; the engine calls {@link #writeLayer} for each.
+   *
+   * @return at least 1
+   */
+  int layers();
+
+  /**
+   * Computes the KV of the step's tokens in one layer and writes it into the request's device
+   * pages.
+   *
+   * @param step the request, its tokens, the range to compute and its page table
+   * @param layer the layer, from 0 to {@code layers() - 1}, in order
+   */
+  void writeLayer(ModelStep step, int layer);
+
+  /**
+   * The token that follows {@code step.tokens()[0 .. step.to())}, after every layer of the step
+   * was written: greedy decoding.
+   *
+   * @param step the step that ended at the last known token
+   * @return a token id, at least 0 and below the vocabulary size of the cache
+   */
+  int nextToken(ModelStep step);
+
+  /**
+   * Checks the KV of a cached prefix that came (partly) from the host tier, when the request is
+   * about to run for the first time after its load-backs committed. A model that cannot check
+   * returns 0.
+   *
+   * @param step the request with {@code from = 0} and {@code to} = the prefix length (whole
+   *     pages), and its page table
+   * @return the number of pages whose KV is wrong
+   */
+  default int verifyPrefix(ModelStep step) {
+    return 0;
+  }
+
+  /**
+   * The request finished or was aborted: drop any state kept for it.
+   *
+   * @param requestId the request
+   */
+  default void released(long requestId) {}
+}

@@ -1,0 +1,342 @@
+package io.kvtier.core.rank;
+
+import io.kvtier.core.cache.RankCache;
+import io.kvtier.spi.Collective;
+import io.kvtier.spi.ReduceOp;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+/**
+ * The reference rank loop (ARCHITECTURE §6): one per rank, owning the rank's {@link RankCache},
+ * its {@link Collective} and the replicated request state, and running the six steps of a tick.
+ *
+ * <pre>
+ *   1 receive  rank 0 broadcasts the tick's commands (tag "recv")            every tick
+ *   2 sync     iff the replicated outstanding count is positive: one fused MIN
+ *              reduction of ready counts and failure bits (tag "sync"), then commit
+ *   3 admit    waiting requests in arrival order: match + lock, load-back, allocate
+ *   4 forward  the model computes new tokens; prepared backups stream layer by layer
+ *   5 finish   finished requests are inserted and released
+ *   6 check    every digestInterval ticks: MIN of [digest, ~digest] (tag "digest")
+ * </pre>
+ *
+ * <p>Call {@link #tick(TickCommands)} once per scheduler tick, or drive the steps yourself with
+ * {@link #receive}, {@link #sync}, {@link #admit}, {@link #forward}, {@link #finish} and {@link
+ * #check} in that order; a step out of order throws {@link IllegalStateException} naming the
+ * expected one. Every collective call goes through a {@link RecordingCollective} (and a {@link
+ * GuardedCollective} when {@link RankEngineConfig#guardCollective()} is set), so a schedule that
+ * differs between ranks fails as a {@link io.kvtier.spi.CollectiveDesyncException} instead of a
+ * hang. Once a step throws, the engine is failed and every later call throws.
+ *
+ * <p>Not thread-safe: one scheduler thread per rank.
+ */
+public final class RankEngine {
+  /** Tag of the step-1 broadcast. */
+  public static final String RECV_TAG = "recv";
+  /** Tag of the step-2 reduction. */
+  public static final String SYNC_TAG = CommitSync.TAG;
+  /** Tag of the step-6 reduction. */
+  public static final String DIGEST_TAG = "digest";
+
+  private final RankCache cache;
+  private final RecordingCollective collective;
+  private final RankEngineConfig config;
+  private final EngineCounters counters = new EngineCounters();
+  private final Scheduler scheduler;
+  private final CommitSync commitSync;
+  private TickStep next = TickStep.RECEIVE;
+  private long tick;
+  private RuntimeException failure;
+  private TickStep failedStep;
+  private long failedTick;
+  private long callsAtTickStart;
+  private long digestCallsThisTick;
+  private int outstandingAtSync;
+
+  /**
+   * Creates the engine of one rank.
+   *
+   * @param cache the rank's cache replica
+   * @param collective the rank group; every rank passes its own handle on the same group
+   * @param model what step 4 runs
+   * @param config the scheduling settings, equal on every rank
+   */
+  public RankEngine(RankCache cache, Collective collective, ModelRunner model,
+      RankEngineConfig config) {
+    this.cache = Objects.requireNonNull(cache, "cache");
+    Objects.requireNonNull(collective, "collective");
+    Objects.requireNonNull(model, "model");
+    this.config = Objects.requireNonNull(config, "config");
+    if (model.layers() < 1) {
+      throw new IllegalArgumentException("model.layers()=" + model.layers() + " must be >= 1");
+    }
+    this.collective = new RecordingCollective(
+        config.guardCollective() ? new GuardedCollective(collective) : collective);
+    this.scheduler = new Scheduler(cache, model, config, counters, this.collective);
+    this.commitSync = new CommitSync(cache, this.collective, config.defect());
+  }
+
+  /**
+   * Runs one whole tick: the six steps in order.
+   *
+   * @param commands the tick's commands on rank 0 (required there); ignored on other ranks,
+   *     which receive rank 0's
+   * @throws ReplicaDivergenceException if the digest check of this tick finds ranks that differ
+   * @throws io.kvtier.spi.CollectiveException if a collective fails (desync, watchdog)
+   */
+  public void tick(TickCommands commands) {
+    receive(commands);
+    sync();
+    admit();
+    forward();
+    finish();
+    check();
+  }
+
+  /**
+   * Step 1: rank 0 broadcasts the tick's commands and every rank applies them.
+   *
+   * @param commands the commands on rank 0; ignored (may be null) on the other ranks
+   * @return the commands applied, identical on every rank
+   */
+  public TickCommands receive(TickCommands commands) {
+    return step(TickStep.RECEIVE, () -> {
+      callsAtTickStart = collective.calls();
+      digestCallsThisTick = 0;
+      byte[] payload = null;
+      if (collective.rank() == 0) {
+        payload = Objects.requireNonNull(commands,
+            "commands: rank 0 must pass the tick's commands (TickCommands.NONE for none)")
+            .encode();
+      }
+      // Rank 0 too applies the decoded bytes, so that every rank runs exactly the same input.
+      TickCommands received = TickCommands.decode(collective.broadcast(0, payload, RECV_TAG));
+      scheduler.apply(received);
+      return received;
+    });
+  }
+
+  /** Step 2: the fused reduction and commit, iff anything is outstanding. */
+  public void sync() {
+    step(TickStep.SYNC, () -> {
+      outstandingAtSync = cache.outstandingOperations();
+      if (commitSync.run()) {
+        counters.syncTicks++;
+      }
+      return null;
+    });
+  }
+
+  /** Step 3: admits waiting requests in arrival order while they fit. */
+  public void admit() {
+    step(TickStep.ADMIT, () -> {
+      scheduler.admit();
+      return null;
+    });
+  }
+
+  /** Step 4: the model runs every running request whose load-backs have committed. */
+  public void forward() {
+    step(TickStep.FORWARD, () -> {
+      scheduler.forward();
+      return null;
+    });
+  }
+
+  /** Step 5: finished requests are inserted into the cache and released. */
+  public void finish() {
+    step(TickStep.FINISH, () -> {
+      scheduler.finish();
+      return null;
+    });
+  }
+
+  /**
+   * Step 6: the replica digest check when due, and the end of the tick.
+   *
+   * @throws ReplicaDivergenceException on every rank if the digests differ
+   */
+  public void check() {
+    step(TickStep.CHECK, () -> {
+      if (config.digestInterval() > 0 && (tick + 1) % config.digestInterval() == 0) {
+        long before = collective.calls();
+        checkDigest("digest check of step 6");
+        digestCallsThisTick = collective.calls() - before;
+      }
+      closeTick();
+      return null;
+    });
+  }
+
+  /** Runs one step in order; a step that throws fails the engine for good. */
+  private <T> T step(TickStep step, Supplier<T> body) {
+    if (failure != null) {
+      throw new IllegalStateException("rank " + collective.rank() + " engine failed at tick "
+          + failedTick + " in step " + failedStep + " (" + failure + "); " + step
+          + " refused: create a new engine (and group) to continue", failure);
+    }
+    if (step != next) {
+      throw new IllegalStateException("step " + step + " called at tick " + tick
+          + " but the next step is " + next + ": call receive, sync, admit, forward, finish and"
+          + " check once each per tick, in this order");
+    }
+    try {
+      T result = body.get();
+      next = next.next();
+      return result;
+    } catch (RuntimeException e) {
+      failure = e;
+      failedStep = step;
+      failedTick = tick;
+      throw e;
+    }
+  }
+
+  private void checkDigest(String detail) {
+    long digest = replicaDigest();
+    long[] reduced = collective.allReduce(ReduceOp.MIN, new long[] {digest, ~digest},
+        DIGEST_TAG);
+    counters.digestChecks++;
+    long min = reduced[0];
+    long max = ~reduced[1];
+    if (min != max) {
+      throw new ReplicaDivergenceException(collective.rank(), tick, min, max, digest, detail);
+    }
+  }
+
+  private void closeTick() {
+    long calls = collective.calls() - callsAtTickStart;
+    counters.maxProtocolCallsPerTick =
+        Math.max(counters.maxProtocolCallsPerTick, calls - digestCallsThisTick);
+    if (outstandingAtSync == 0) {
+      counters.idleTicks++;
+      counters.idleTickCalls += calls - 1 - digestCallsThisTick;
+    }
+    counters.ticks++;
+    tick++;
+  }
+
+  // ---------------------------------------------------------------- inspection
+
+  /**
+   * A 64-bit hash of every piece of replicated state: the cache's, the request queues with each
+   * running request's progress, the replicated counters, the tick and the collective schedule so
+   * far. Equal on every rank of a healthy group between two steps.
+   *
+   * @return the digest
+   */
+  public long replicaDigest() {
+    Digest d = new Digest(0x7E9_1CA7EL).add(tick).add(next.ordinal())
+        .add(cache.replicaDigest())
+        .add(collective.scheduleHash()).add(collective.calls());
+    scheduler.digest(d);
+    counters.digest(d);
+    return d.value();
+  }
+
+  /**
+   * Whether the input has ended and everything drained: no request waiting or running, no
+   * backup or load outstanding. Replicated.
+   *
+   * @return true when drained
+   */
+  public boolean isDrained() {
+    return scheduler.endOfInput && scheduler.idle() && cache.outstandingOperations() == 0;
+  }
+
+  /**
+   * The ids of the live requests: waiting ones in queue order, then running ones. Replicated.
+   *
+   * @return a new array
+   */
+  public long[] liveRequestIds() {
+    return scheduler.liveIds();
+  }
+
+  /**
+   * The number of waiting requests.
+   *
+   * @return the count
+   */
+  public int waitingRequests() {
+    return scheduler.waiting.size();
+  }
+
+  /**
+   * The number of running requests.
+   *
+   * @return the count
+   */
+  public int runningRequests() {
+    return scheduler.running.size();
+  }
+
+  /**
+   * The counters.
+   *
+   * @return a snapshot
+   */
+  public RankEngineStats stats() {
+    return counters.snapshot(collective.calls());
+  }
+
+  /**
+   * The tick in progress, or the next one between ticks; from 0.
+   *
+   * @return the tick
+   */
+  public long tickNumber() {
+    return tick;
+  }
+
+  /**
+   * The step the engine expects next.
+   *
+   * @return the step
+   */
+  public TickStep nextStep() {
+    return next;
+  }
+
+  /**
+   * The collective as the engine calls it, with its call log.
+   *
+   * @return the recording wrapper
+   */
+  public RecordingCollective collective() {
+    return collective;
+  }
+
+  /**
+   * This rank's cache.
+   *
+   * @return the cache
+   */
+  public RankCache cache() {
+    return cache;
+  }
+
+  /**
+   * The settings.
+   *
+   * @return the config
+   */
+  public RankEngineConfig config() {
+    return config;
+  }
+
+  /**
+   * This engine's rank.
+   *
+   * @return the rank
+   */
+  public int rank() {
+    return collective.rank();
+  }
+
+  @Override
+  public String toString() {
+    return "RankEngine[rank=" + rank() + ", tick=" + tick + ", next=" + next + ", waiting="
+        + scheduler.waiting.size() + ", running=" + scheduler.running.size() + "]";
+  }
+}

@@ -1,0 +1,143 @@
+package io.kvtier.core.rank;
+
+import java.util.Objects;
+
+/**
+ * The scheduling settings of a {@link RankEngine}; every rank of a group must use equal ones.
+ *
+ * @param chunkTokens the most prompt tokens a request prefills per tick (chunked prefill), at
+ *     least 1
+ * @param maxRunning the most requests running at once, at least 1
+ * @param digestInterval ticks between replica digest checks (step 6); 0 turns the check off
+ * @param loadBackQuotaPages the most pages one admission loads back from the host, 0 for none
+ * @param preparedBackups whether a request whose whole prompt is prefilled in one tick reserves
+ *     a prepared backup and streams each layer to the host as it is computed (HICACHE-SPEC §11)
+ * @param cacheChunks whether a chunked prefill inserts its finished pages into the cache after
+ *     each chunk (so concurrent requests share them), rather than only at finish
+ * @param guardCollective wrap the collective in a {@link GuardedCollective} (one extra 4-element
+ *     reduction per call) for providers that do not check tags and sequence numbers themselves;
+ *     the {@code local} provider does, so the simulator turns this off
+ * @param defect a deliberate protocol defect, for tests; {@link ProtocolDefect#NONE} otherwise
+ */
+public record RankEngineConfig(
+    int chunkTokens,
+    int maxRunning,
+    int digestInterval,
+    int loadBackQuotaPages,
+    boolean preparedBackups,
+    boolean cacheChunks,
+    boolean guardCollective,
+    ProtocolDefect defect) {
+
+  /** Default of {@link #chunkTokens()}. */
+  public static final int DEFAULT_CHUNK_TOKENS = 512;
+  /** Default of {@link #maxRunning()}. */
+  public static final int DEFAULT_MAX_RUNNING = 16;
+
+  /** Chunks of 512 tokens, 16 running, no digest, any load-back, prepared backups, guarded. */
+  public static final RankEngineConfig DEFAULTS = new RankEngineConfig(DEFAULT_CHUNK_TOKENS,
+      DEFAULT_MAX_RUNNING, 0, Integer.MAX_VALUE, true, true, true, ProtocolDefect.NONE);
+
+  /** Validates the fields. */
+  public RankEngineConfig {
+    atLeast("chunkTokens", chunkTokens, 1);
+    atLeast("maxRunning", maxRunning, 1);
+    atLeast("digestInterval", digestInterval, 0);
+    atLeast("loadBackQuotaPages", loadBackQuotaPages, 0);
+    Objects.requireNonNull(defect, "defect");
+  }
+
+  private static void atLeast(String name, int value, int min) {
+    if (value < min) {
+      throw new IllegalArgumentException(name + "=" + value + " must be >= " + min);
+    }
+  }
+
+  /**
+   * With another prefill chunk size.
+   *
+   * @param tokens tokens per tick, at least 1
+   * @return a copy
+   */
+  public RankEngineConfig withChunkTokens(int tokens) {
+    return new RankEngineConfig(tokens, maxRunning, digestInterval, loadBackQuotaPages,
+        preparedBackups, cacheChunks, guardCollective, defect);
+  }
+
+  /**
+   * With another limit of running requests.
+   *
+   * @param requests at least 1
+   * @return a copy
+   */
+  public RankEngineConfig withMaxRunning(int requests) {
+    return new RankEngineConfig(chunkTokens, requests, digestInterval, loadBackQuotaPages,
+        preparedBackups, cacheChunks, guardCollective, defect);
+  }
+
+  /**
+   * With another digest interval.
+   *
+   * @param ticks ticks between checks, 0 for none
+   * @return a copy
+   */
+  public RankEngineConfig withDigestInterval(int ticks) {
+    return new RankEngineConfig(chunkTokens, maxRunning, ticks, loadBackQuotaPages,
+        preparedBackups, cacheChunks, guardCollective, defect);
+  }
+
+  /**
+   * With another load-back quota.
+   *
+   * @param pages pages, 0 to disable load-back
+   * @return a copy
+   */
+  public RankEngineConfig withLoadBackQuotaPages(int pages) {
+    return new RankEngineConfig(chunkTokens, maxRunning, digestInterval, pages,
+        preparedBackups, cacheChunks, guardCollective, defect);
+  }
+
+  /**
+   * With prepared backups on or off.
+   *
+   * @param enabled whether single-chunk prefills stream a prepared backup
+   * @return a copy
+   */
+  public RankEngineConfig withPreparedBackups(boolean enabled) {
+    return new RankEngineConfig(chunkTokens, maxRunning, digestInterval, loadBackQuotaPages,
+        enabled, cacheChunks, guardCollective, defect);
+  }
+
+  /**
+   * With chunk caching on or off.
+   *
+   * @param enabled whether chunked prefills insert each chunk
+   * @return a copy
+   */
+  public RankEngineConfig withCacheChunks(boolean enabled) {
+    return new RankEngineConfig(chunkTokens, maxRunning, digestInterval, loadBackQuotaPages,
+        preparedBackups, enabled, guardCollective, defect);
+  }
+
+  /**
+   * With the collective guard on or off.
+   *
+   * @param enabled whether to wrap the collective in a {@link GuardedCollective}
+   * @return a copy
+   */
+  public RankEngineConfig withGuardCollective(boolean enabled) {
+    return new RankEngineConfig(chunkTokens, maxRunning, digestInterval, loadBackQuotaPages,
+        preparedBackups, cacheChunks, enabled, defect);
+  }
+
+  /**
+   * With a deliberate protocol defect, for tests.
+   *
+   * @param injected the defect
+   * @return a copy
+   */
+  public RankEngineConfig withDefect(ProtocolDefect injected) {
+    return new RankEngineConfig(chunkTokens, maxRunning, digestInterval, loadBackQuotaPages,
+        preparedBackups, cacheChunks, guardCollective, injected);
+  }
+}

@@ -1,0 +1,72 @@
+package io.kvtier.core.rank;
+
+/**
+ * Counters of one {@link RankEngine}. All are replicated (equal on every rank of a healthy group)
+ * except {@link #kvMismatches()}, which counts wrong bytes this rank's model found.
+ *
+ * @param ticks ticks completed
+ * @param arrived requests received
+ * @param admitted requests admitted (matched, locked and given pages)
+ * @param finished requests finished and inserted into the cache
+ * @param aborted requests aborted by a command, waiting or running
+ * @param rejected requests dropped because they can never get their pages (larger than what
+ *     the device pool can free with nothing else running)
+ * @param loadFailureAborts requests aborted because a load-back they needed failed to copy
+ * @param promptTokens prompt tokens of admitted requests
+ * @param deviceHitTokens prompt tokens found on the device at admission
+ * @param hostHitTokens prompt tokens loaded back from the host at admission
+ * @param computedTokens tokens whose KV the model computed (prefill and decode)
+ * @param generatedTokens tokens the model generated
+ * @param kvVerifiedPages cached pages whose KV the model checked after a load-back committed
+ * @param kvMismatches checked pages whose KV was wrong on this rank (rank-local)
+ * @param collectiveCalls collective calls made by the engine (the guard's extra reductions, if
+ *     any, not counted)
+ * @param syncTicks ticks whose sync step ran the fused reduction
+ * @param digestChecks replica digest checks run
+ * @param idleTicks ticks in which the replicated outstanding count was 0 at the sync step
+ * @param idleTickCalls collective calls made in idle ticks other than the {@code recv} broadcast
+ *     and the digest check (a debug option of its own); 0 unless a defect issues collectives
+ *     the protocol does not
+ * @param maxProtocolCallsPerTick the most calls in one tick, the digest check excluded: at most
+ *     2 (the recv broadcast and the fused sync reduction) when the protocol holds
+ */
+public record RankEngineStats(
+    long ticks,
+    long arrived,
+    long admitted,
+    long finished,
+    long aborted,
+    long rejected,
+    long loadFailureAborts,
+    long promptTokens,
+    long deviceHitTokens,
+    long hostHitTokens,
+    long computedTokens,
+    long generatedTokens,
+    long kvVerifiedPages,
+    long kvMismatches,
+    long collectiveCalls,
+    long syncTicks,
+    long digestChecks,
+    long idleTicks,
+    long idleTickCalls,
+    long maxProtocolCallsPerTick) {
+
+  /**
+   * Prompt tokens reused from the cache (device and host hits).
+   *
+   * @return tokens
+   */
+  public long reusedTokens() {
+    return deviceHitTokens + hostHitTokens;
+  }
+
+  /**
+   * Collective calls per completed tick.
+   *
+   * @return the mean, 0 before the first tick
+   */
+  public double collectiveCallsPerTick() {
+    return ticks == 0 ? 0 : (double) collectiveCalls / ticks;
+  }
+}

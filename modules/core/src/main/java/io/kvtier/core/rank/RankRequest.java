@@ -1,0 +1,94 @@
+package io.kvtier.core.rank;
+
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * A request as every rank sees it: rank 0 receives it from the outside and broadcasts it in the
+ * tick's {@link TickCommands}, so that every rank queues the same request at the same tick.
+ *
+ * <p>The prompt is copied in and out, so a request is a true value.
+ *
+ * @param id the caller's id, unique among the requests that are waiting or running
+ * @param namespace the cache namespace (LoRA id or cache salt); 0 by default
+ * @param priority the eviction priority of the nodes the request inserts
+ * @param maxOutputTokens tokens the request generates after its prompt, at least 0
+ * @param prompt the prompt's token ids, at least one, each at least 0
+ */
+public record RankRequest(
+    long id, long namespace, int priority, int maxOutputTokens, int[] prompt) {
+
+  /** Validates the fields and copies the prompt. */
+  public RankRequest {
+    Objects.requireNonNull(prompt, "prompt");
+    if (prompt.length == 0) {
+      throw new IllegalArgumentException(
+          "request id=" + id + " has an empty prompt: a request needs at least one token");
+    }
+    if (maxOutputTokens < 0) {
+      throw new IllegalArgumentException(
+          "request id=" + id + ": maxOutputTokens=" + maxOutputTokens + " must be >= 0");
+    }
+    prompt = prompt.clone();
+    for (int i = 0; i < prompt.length; i++) {
+      if (prompt[i] < 0) {
+        throw new IllegalArgumentException("request id=" + id + ": prompt[" + i + "]="
+            + prompt[i] + " is negative; token ids are >= 0");
+      }
+    }
+  }
+
+  /**
+   * A request in namespace 0 with priority 0.
+   *
+   * @param id the id
+   * @param prompt the prompt
+   * @param maxOutputTokens tokens to generate
+   * @return the request
+   */
+  public static RankRequest of(long id, int[] prompt, int maxOutputTokens) {
+    return new RankRequest(id, 0, 0, maxOutputTokens, prompt);
+  }
+
+  /**
+   * A copy of the prompt.
+   *
+   * @return a new array
+   */
+  @Override
+  public int[] prompt() {
+    return prompt.clone();
+  }
+
+  /**
+   * The prompt length.
+   *
+   * @return tokens
+   */
+  public int promptLength() {
+    return prompt.length;
+  }
+
+  /** The prompt itself, for the engine, which never modifies it. */
+  int[] promptArray() {
+    return prompt;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof RankRequest r && id == r.id && namespace == r.namespace
+        && priority == r.priority && maxOutputTokens == r.maxOutputTokens
+        && Arrays.equals(prompt, r.prompt);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(id, namespace, priority, maxOutputTokens) * 31 + Arrays.hashCode(prompt);
+  }
+
+  @Override
+  public String toString() {
+    return "RankRequest[id=" + id + ", namespace=" + namespace + ", priority=" + priority
+        + ", maxOutputTokens=" + maxOutputTokens + ", promptLength=" + prompt.length + "]";
+  }
+}

@@ -1,0 +1,90 @@
+package io.kvtier.core.rank;
+
+import io.kvtier.core.cache.Admission;
+import io.kvtier.core.cache.LoadBack;
+import io.kvtier.core.cache.RankCache;
+import java.util.List;
+
+/**
+ * A running request's replicated progress: how many tokens have KV, how many were generated, and
+ * the load-backs it waits for. Mutated by the scheduler only, at replicated points.
+ */
+final class RunningRequest {
+  final RankRequest request;
+  final long id;
+  final int promptLength;
+  /** Tokens whose KV the request computes: the prompt and each generated token but the last. */
+  final int kvTarget;
+  /** The prompt followed by the generated tokens. */
+  final int[] tokens;
+  final int prefixLength;
+  final int hostLoadedLength;
+  final List<LoadBack> pendingLoads;
+  final boolean verifyOnStart;
+  boolean prepared;
+  boolean started;
+  int computed;
+  int generated;
+
+  RunningRequest(RankRequest request, Admission admission, int kvTarget) {
+    this.request = request;
+    this.id = request.id();
+    this.promptLength = request.promptLength();
+    this.kvTarget = kvTarget;
+    this.tokens = new int[promptLength + request.maxOutputTokens()];
+    System.arraycopy(request.promptArray(), 0, tokens, 0, promptLength);
+    this.prefixLength = admission.devicePrefixLength();
+    this.hostLoadedLength = admission.loadedLength();
+    this.pendingLoads = admission.pendingLoads();
+    // Pages that came from the host are checked once their loads commit; device hits are the
+    // same bytes the request would have computed, so checking them would only cost time.
+    this.verifyOnStart = !pendingLoads.isEmpty();
+    this.computed = prefixLength;
+  }
+
+  /** Replicated: every load the prefix comes from has committed. */
+  boolean loadsCommitted() {
+    for (LoadBack load : pendingLoads) {
+      if (!load.isCommitted()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Replicated: some load the prefix comes from committed as failed. */
+  boolean loadFailed() {
+    for (LoadBack load : pendingLoads) {
+      if (load.isCommitted() && load.failed()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Rank-local: every layer of every pending load has finished copying on this rank. */
+  boolean loadsCopiedLocally(RankCache cache) {
+    for (LoadBack load : pendingLoads) {
+      for (int layer = 0; layer < load.layers(); layer++) {
+        if (!cache.isLoadLayerReady(load, layer)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  boolean inPrefill() {
+    return computed < promptLength;
+  }
+
+  boolean done() {
+    return computed >= kvTarget && generated == request.maxOutputTokens();
+  }
+
+  @Override
+  public String toString() {
+    return "RunningRequest[id=" + id + ", computed=" + computed + "/" + kvTarget + ", generated="
+        + generated + "/" + request.maxOutputTokens() + (started ? "" : ", not started") + "]";
+  }
+}

@@ -1,0 +1,279 @@
+package io.kvtier.core.rank;
+
+import io.kvtier.core.cache.Admission;
+import io.kvtier.core.cache.PoolExhaustedException;
+import io.kvtier.core.cache.RankCache;
+import io.kvtier.core.cache.RequestOptions;
+import io.kvtier.spi.Collective;
+import io.kvtier.spi.ReduceOp;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+
+/**
+ * The replicated request state of a rank and steps 3 to 5 of a tick: the waiting queue and the
+ * running list, both in arrival order, admission, the forward pass and finishing.
+ *
+ * <p>Every decision reads replicated state: queue order, cache outcomes (admission, allocation
+ * and {@link PoolExhaustedException} are replicated because pool occupancy is), and committed
+ * load-backs. A request waits for its load-backs to be committed by the sync step, not for its
+ * copies to land on this rank, so no rank blocks on a rank-local await.
+ */
+final class Scheduler {
+  private final RankCache cache;
+  private final ModelRunner model;
+  private final RankEngineConfig config;
+  private final EngineCounters counters;
+  private final Collective collective;
+  private final int pageSize;
+  final ArrayDeque<RankRequest> waiting = new ArrayDeque<>();
+  final ArrayList<RunningRequest> running = new ArrayList<>();
+  /** Rank-local, read only by {@link ProtocolDefect#REDUCE_FOR_LOCALLY_LOADED_REQUESTS}. */
+  private final LinkedHashSet<Long> locallyLoaded = new LinkedHashSet<>();
+  boolean endOfInput;
+
+  Scheduler(RankCache cache, ModelRunner model, RankEngineConfig config,
+      EngineCounters counters, Collective collective) {
+    this.cache = cache;
+    this.model = model;
+    this.config = config;
+    this.counters = counters;
+    this.collective = collective;
+    this.pageSize = cache.config().pageSize();
+  }
+
+  // ---------------------------------------------------------------- step 1: commands
+
+  void apply(TickCommands commands) {
+    for (RankRequest r : commands.arrivals()) {
+      if (isLive(r.id())) {
+        throw new IllegalStateException("request id=" + r.id() + " arrived while a request with"
+            + " that id is still waiting or running: give every live request its own id");
+      }
+      waiting.addLast(r);
+      counters.arrived++;
+    }
+    for (long id : commands.aborts()) {
+      abort(id);
+    }
+    endOfInput |= commands.endOfInput();
+  }
+
+  private boolean isLive(long id) {
+    for (RankRequest r : waiting) {
+      if (r.id() == id) {
+        return true;
+      }
+    }
+    return indexOfRunning(id) >= 0;
+  }
+
+  private int indexOfRunning(long id) {
+    for (int i = 0; i < running.size(); i++) {
+      if (running.get(i).id == id) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private void abort(long id) {
+    for (Iterator<RankRequest> it = waiting.iterator(); it.hasNext(); ) {
+      if (it.next().id() == id) {
+        it.remove();
+        counters.aborted++;
+        return;
+      }
+    }
+    int i = indexOfRunning(id);
+    if (i >= 0) {
+      release(running.remove(i), false);
+      counters.aborted++;
+    }
+  }
+
+  private void release(RunningRequest r, boolean finish) {
+    if (finish) {
+      cache.finish(r.id, Arrays.copyOf(r.tokens, r.computed));
+    } else {
+      cache.abort(r.id);
+    }
+    locallyLoaded.remove(r.id);
+    model.released(r.id);
+  }
+
+  // ---------------------------------------------------------------- step 3: admit
+
+  void admit() {
+    while (!waiting.isEmpty() && running.size() < config.maxRunning()) {
+      RankRequest r = waiting.peekFirst();
+      int kvTarget = r.promptLength() + Math.max(0, r.maxOutputTokens() - 1);
+      if (pages(kvTarget) > cache.config().devicePages()) {
+        reject();
+        continue;
+      }
+      RequestOptions options = new RequestOptions(r.namespace(), r.priority(),
+          config.loadBackQuotaPages());
+      // The first output token comes from the last prompt token's forward pass, so a request
+      // that generates must compute at least that token: match all but the last prompt token.
+      int[] matchable = r.maxOutputTokens() > 0
+          ? Arrays.copyOf(r.promptArray(), r.promptLength() - 1)
+          : r.promptArray();
+      Admission admission = cache.admit(r.id(), matchable, options);
+      RunningRequest rr = new RunningRequest(r, admission, kvTarget);
+      try {
+        // Prompt pages first, so that a prepared backup covers exactly what the prefill writes.
+        cache.allocateTokens(r.id(), r.promptLength());
+        rr.prepared = config.preparedBackups()
+            && r.promptLength() - rr.prefixLength <= config.chunkTokens()
+            && r.promptLength() > rr.prefixLength
+            && cache.prepareBackup(r.id());
+        cache.allocateTokens(r.id(), kvTarget);
+      } catch (PoolExhaustedException e) {
+        // Replicated: every rank's pool is in the same state, so every rank ends up here.
+        cache.abort(r.id());
+        if (running.isEmpty() && cache.outstandingOperations() == 0) {
+          reject();
+          continue;
+        }
+        return;
+      }
+      waiting.pollFirst();
+      running.add(rr);
+      counters.admitted++;
+      counters.promptTokens += r.promptLength();
+      counters.deviceHitTokens += rr.prefixLength - rr.hostLoadedLength;
+      counters.hostHitTokens += rr.hostLoadedLength;
+    }
+  }
+
+  /** The head request can never get its pages: nothing else holds any. Drop it. */
+  private void reject() {
+    waiting.pollFirst();
+    counters.rejected++;
+  }
+
+  private int pages(int tokens) {
+    return (int) (((long) tokens + pageSize - 1) / pageSize);
+  }
+
+  // ---------------------------------------------------------------- step 4: forward
+
+  void forward() {
+    if (config.defect() == ProtocolDefect.REDUCE_FOR_LOCALLY_LOADED_REQUESTS) {
+      voteOnLocallyLoaded();
+    }
+    for (Iterator<RunningRequest> it = running.iterator(); it.hasNext(); ) {
+      RunningRequest r = it.next();
+      if (!r.loadsCommitted()) {
+        continue;
+      }
+      if (r.loadFailed()) {
+        it.remove();
+        release(r, false);
+        counters.loadFailureAborts++;
+        continue;
+      }
+      if (!r.started) {
+        start(r);
+      }
+      step(r);
+    }
+  }
+
+  private void start(RunningRequest r) {
+    r.started = true;
+    locallyLoaded.remove(r.id);
+    if (r.verifyOnStart && r.prefixLength > 0) {
+      int mismatches = model.verifyPrefix(
+          new ModelStep(r.id, r.request.namespace(), r.tokens, 0, r.prefixLength,
+              cache.pageTable(r.id)));
+      counters.kvVerifiedPages += r.prefixLength / pageSize;
+      counters.kvMismatches += mismatches;
+    }
+  }
+
+  private void step(RunningRequest r) {
+    int from = r.computed;
+    int to = r.inPrefill() ? Math.min(r.promptLength, from + config.chunkTokens())
+        : r.computed < r.kvTarget ? from + 1 : from;
+    int[] pageTable = cache.pageTable(r.id);
+    ModelStep step = new ModelStep(r.id, r.request.namespace(), r.tokens, from, to, pageTable);
+    if (to > from) {
+      boolean stream = r.prepared && from < r.promptLength;
+      for (int layer = 0; layer < model.layers(); layer++) {
+        model.writeLayer(step, layer);
+        if (stream) {
+          cache.streamLayer(r.id, layer);
+        }
+      }
+      r.computed = to;
+      counters.computedTokens += to - from;
+      if (config.cacheChunks() && r.inPrefill() && !r.prepared) {
+        cache.cacheChunk(r.id, r.computed);
+      }
+    }
+    if (r.computed == r.promptLength + r.generated
+        && r.generated < r.request.maxOutputTokens()) {
+      r.tokens[r.promptLength + r.generated] = model.nextToken(step);
+      r.generated++;
+      counters.generatedTokens++;
+    }
+  }
+
+  /** The defect of class 4: a reduction per request in a rank-local map. */
+  private void voteOnLocallyLoaded() {
+    for (RunningRequest r : running) {
+      if (!r.started && !r.pendingLoads.isEmpty() && r.loadsCopiedLocally(cache)) {
+        locallyLoaded.add(r.id);
+      }
+    }
+    for (long id : locallyLoaded) {
+      collective.allReduce(ReduceOp.MAX, new long[] {id}, "loaded-vote");
+    }
+  }
+
+  // ---------------------------------------------------------------- step 5: finish
+
+  void finish() {
+    for (Iterator<RunningRequest> it = running.iterator(); it.hasNext(); ) {
+      RunningRequest r = it.next();
+      if (r.started && r.done()) {
+        it.remove();
+        release(r, true);
+        counters.finished++;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- replicated state
+
+  boolean idle() {
+    return waiting.isEmpty() && running.isEmpty();
+  }
+
+  long[] liveIds() {
+    long[] ids = new long[waiting.size() + running.size()];
+    int i = 0;
+    for (RankRequest r : waiting) {
+      ids[i++] = r.id();
+    }
+    for (RunningRequest r : running) {
+      ids[i++] = r.id;
+    }
+    return ids;
+  }
+
+  void digest(Digest d) {
+    d.add(endOfInput).add(waiting.size());
+    for (RankRequest r : waiting) {
+      d.add(r.id());
+    }
+    d.add(running.size());
+    for (RunningRequest r : running) {
+      d.add(r.id).add(r.computed).add(r.generated).add(r.prepared).add(r.started);
+    }
+  }
+}

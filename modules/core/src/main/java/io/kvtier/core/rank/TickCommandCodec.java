@@ -1,0 +1,184 @@
+package io.kvtier.core.rank;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The bytes of {@link TickCommands} that rank 0 broadcasts every tick, kept small because the
+ * broadcast runs every tick on every rank.
+ *
+ * <p>Format: a version byte, a flags byte (bit 0: end of input), then unsigned LEB128 varints.
+ * Arrivals: count, then per request the zigzag delta of its id from the previous one (ids are
+ * usually consecutive: one byte), zigzag namespace, zigzag priority, max output tokens, prompt
+ * length, the length of the prompt prefix it shares with the previous arrival of the message
+ * (shared-prefix and multi-turn floods repeat long prefixes), and the remaining tokens. Aborts:
+ * count, then zigzag deltas of the ids. An idle tick encodes in 4 bytes.
+ */
+final class TickCommandCodec {
+  private static final byte VERSION = 1;
+
+  private TickCommandCodec() {}
+
+  static byte[] encode(TickCommands commands) {
+    Out out = new Out();
+    out.bytes[out.size++] = VERSION;
+    out.bytes[out.size++] = (byte) (commands.endOfInput() ? 1 : 0);
+    List<RankRequest> arrivals = commands.arrivals();
+    out.varint(arrivals.size());
+    long previousId = 0;
+    int[] previous = new int[0];
+    for (RankRequest r : arrivals) {
+      int[] prompt = r.promptArray();
+      out.varint(zigzag(r.id() - previousId));
+      out.varint(zigzag(r.namespace()));
+      out.varint(zigzag(r.priority()));
+      out.varint(r.maxOutputTokens());
+      out.varint(prompt.length);
+      int shared = Arrays.mismatch(prompt, previous);
+      shared = shared < 0 ? prompt.length : Math.min(shared, prompt.length);
+      out.varint(shared);
+      for (int i = shared; i < prompt.length; i++) {
+        out.varint(prompt[i]);
+      }
+      previousId = r.id();
+      previous = prompt;
+    }
+    long[] aborts = commands.aborts();
+    out.varint(aborts.length);
+    long previousAbort = 0;
+    for (long id : aborts) {
+      out.varint(zigzag(id - previousAbort));
+      previousAbort = id;
+    }
+    return Arrays.copyOf(out.bytes, out.size);
+  }
+
+  static TickCommands decode(byte[] bytes) {
+    In in = new In(bytes);
+    int version = in.readByte();
+    if (version != VERSION) {
+      throw in.malformed("version " + version + ", expected " + VERSION
+          + ": every rank must run the same kvtier version");
+    }
+    int flags = in.readByte();
+    if ((flags & ~1) != 0) {
+      throw in.malformed("unknown flags " + flags);
+    }
+    int count = in.count("arrivals");
+    List<RankRequest> arrivals = new ArrayList<>(count);
+    long previousId = 0;
+    int[] previous = new int[0];
+    for (int a = 0; a < count; a++) {
+      long id = previousId + unzigzag(in.varint());
+      long namespace = unzigzag(in.varint());
+      long priority = unzigzag(in.varint());
+      int maxOutput = in.intValue("maxOutputTokens");
+      int length = in.intValue("prompt length");
+      if (length > previous.length + (bytes.length - in.position)) {
+        throw in.malformed("prompt length " + length + " exceeds what the bytes left can hold");
+      }
+      int shared = in.intValue("shared prefix");
+      if (shared > length || shared > previous.length) {
+        throw in.malformed("shared prefix " + shared + " exceeds prompt length " + length
+            + " or the previous prompt's " + previous.length);
+      }
+      int[] prompt = Arrays.copyOf(previous, length);
+      for (int i = shared; i < length; i++) {
+        prompt[i] = in.intValue("token");
+      }
+      if (priority != (int) priority) {
+        throw in.malformed("priority " + priority + " is not an int");
+      }
+      arrivals.add(new RankRequest(id, namespace, (int) priority, maxOutput, prompt));
+      previousId = id;
+      previous = prompt;
+    }
+    int abortCount = in.count("aborts");
+    long[] aborts = new long[abortCount];
+    long previousAbort = 0;
+    for (int i = 0; i < abortCount; i++) {
+      aborts[i] = previousAbort + unzigzag(in.varint());
+      previousAbort = aborts[i];
+    }
+    if (in.position != bytes.length) {
+      throw in.malformed((bytes.length - in.position) + " trailing bytes");
+    }
+    return new TickCommands(arrivals, aborts, (flags & 1) != 0);
+  }
+
+  private static long zigzag(long v) {
+    return (v << 1) ^ (v >> 63);
+  }
+
+  private static long unzigzag(long v) {
+    return (v >>> 1) ^ -(v & 1);
+  }
+
+  private static final class Out {
+    byte[] bytes = new byte[64];
+    int size;
+
+    void varint(long v) {
+      if (bytes.length - size < 10) {
+        bytes = Arrays.copyOf(bytes, bytes.length * 2);
+      }
+      while ((v & ~0x7FL) != 0) {
+        bytes[size++] = (byte) ((v & 0x7F) | 0x80);
+        v >>>= 7;
+      }
+      bytes[size++] = (byte) v;
+    }
+  }
+
+  private static final class In {
+    final byte[] bytes;
+    int position;
+
+    In(byte[] bytes) {
+      this.bytes = bytes;
+    }
+
+    int readByte() {
+      if (position >= bytes.length) {
+        throw malformed("truncated");
+      }
+      return bytes[position++] & 0xFF;
+    }
+
+    long varint() {
+      long v = 0;
+      for (int shift = 0; shift < 64; shift += 7) {
+        int b = readByte();
+        v |= (long) (b & 0x7F) << shift;
+        if ((b & 0x80) == 0) {
+          return v;
+        }
+      }
+      throw malformed("varint longer than 10 bytes");
+    }
+
+    int intValue(String what) {
+      long v = varint();
+      if (v < 0 || v > Integer.MAX_VALUE) {
+        throw malformed(what + " " + v + " is not a non-negative int");
+      }
+      return (int) v;
+    }
+
+    /** A count that must also fit in the remaining bytes, so a corrupt one cannot OOM. */
+    int count(String what) {
+      int v = intValue(what);
+      if (v > bytes.length - position) {
+        throw malformed(what + " " + v + " exceeds the " + (bytes.length - position)
+            + " bytes left");
+      }
+      return v;
+    }
+
+    IllegalArgumentException malformed(String why) {
+      return new IllegalArgumentException("malformed tick commands at byte " + position + " of "
+          + bytes.length + ": " + why + "; decode only bytes made by TickCommands.encode");
+    }
+  }
+}
