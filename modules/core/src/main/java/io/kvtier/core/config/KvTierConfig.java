@@ -50,8 +50,13 @@ public record KvTierConfig(
   public static final String DEFAULT_DEVICE = "auto";
   /** Default of {@link KvTierKeys#HOST}. */
   public static final String DEFAULT_HOST = "auto";
-  /** Default of {@link KvTierKeys#COLLECTIVE}. */
-  public static final String DEFAULT_COLLECTIVE = "auto";
+  /**
+   * Default of {@link KvTierKeys#COLLECTIVE}: {@code local}, not {@code auto}. The distributed
+   * collectives are available whenever their library is on the module path (mpi even without
+   * mpirun, as one rank), so {@code auto} would start an MPI job or a Hazelcast member for a
+   * process that was never launched as a rank of one; choosing them is the user's decision.
+   */
+  public static final String DEFAULT_COLLECTIVE = "local";
   /** Default of {@link KvTierKeys#STORE}: no L3 tier. */
   public static final String DEFAULT_STORE = "none";
   /** Default of {@link KvTierKeys#LAYERS}. */

@@ -41,6 +41,9 @@ import java.util.function.Function;
  */
 public final class KvTierConfigBuilder {
 
+  /** System properties of the test harness ({@code kvtier.tests.seed}, ...), never config. */
+  static final String TEST_HARNESS_PREFIX = "kvtier.tests.";
+
   private enum Level {
     PROPERTIES,
     SYSTEM,
@@ -120,8 +123,12 @@ public final class KvTierConfigBuilder {
    */
   public KvTierConfigBuilder systemProperties(Properties properties) {
     Objects.requireNonNull(properties, "properties");
+    // kvtier.tests.* belong to the test harness (seed, multiplier), not to the engine.
     List<String> keys =
-        properties.stringPropertyNames().stream().filter(KvTierKeys::isEngineKey).toList();
+        properties.stringPropertyNames().stream()
+            .filter(KvTierKeys::isEngineKey)
+            .filter(key -> !key.startsWith(TEST_HARNESS_PREFIX))
+            .toList();
     putAll(Level.SYSTEM, keys, properties::getProperty, "system properties");
     return this;
   }

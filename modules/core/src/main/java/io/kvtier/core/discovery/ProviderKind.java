@@ -36,7 +36,14 @@ public enum ProviderKind {
           "hazelcast", "kvtier-collective-hazelcast",
           "local", "kvtier-backend-sim")),
   /** The L3 page store; optional, {@code none} by default. */
-  STORE("store", KvStoreProvider.class, List.of(), Map.of());
+  STORE(
+      "store",
+      KvStoreProvider.class,
+      List.of(),
+      Map.of(
+          "memory", "kvtier-stores",
+          "file", "kvtier-stores",
+          "hazelcast", "kvtier-collective-hazelcast"));
 
   private final String id;
   private final Class<? extends KvTierProvider> spi;

@@ -60,7 +60,7 @@ class KvTierConfigTest {
         .containsExactly(
             entry("kvtier.device", "auto"),
             entry("kvtier.host", "auto"),
-            entry("kvtier.collective", "auto"),
+            entry("kvtier.collective", "local"),
             entry("kvtier.store", "none"),
             entry("kvtier.layers", "4"),
             entry("kvtier.kv-heads", "2"),
@@ -239,6 +239,20 @@ class KvTierConfigTest {
     assertThatThrownBy(() -> KvTierConfig.builder().set("kvtier.zzzzzzzzzzzzzzzz", "1"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageNotContaining("did you mean");
+  }
+
+  @Test
+  void theTestHarnessKeysInSystemPropertiesAreNotEngineConfiguration() {
+    Properties system = new Properties();
+    system.setProperty("kvtier.tests.seed", "42");
+    system.setProperty("kvtier.tests.multiplier", "3");
+    system.setProperty("kvtier.page-size", "32");
+    KvTierConfig config = KvTierConfig.builder().systemProperties(system).build();
+    assertThat(config.cache().pageSize()).isEqualTo(32);
+    // Only through system properties: set explicitly, the key is still unknown.
+    assertThatThrownBy(() -> KvTierConfig.builder().set("kvtier.tests.seed", "42"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unknown key 'kvtier.tests.seed'");
   }
 
   @Test
