@@ -1,0 +1,13 @@
+package io.kvtier.testkit.conformance;
+
+import io.kvtier.spi.KvStoreProvider;
+import io.kvtier.testkit.Providers;
+
+/** The store suite on the {@code memory} store: neither persistent nor shared nor damageable. */
+class MemoryKvStoreConformanceTest extends KvStoreConformanceSuite {
+
+  @Override
+  protected KvStoreProvider provider() {
+    return Providers.named(KvStoreProvider.class, "memory");
+  }
+}

@@ -1,0 +1,6 @@
+/**
+ * What the {@code memory} and {@code file} stores share: argument checks of a batch, the guard
+ * that makes use after {@code close()} an {@link IllegalStateException}, and the counters behind
+ * {@link io.kvtier.spi.KvStoreStats}. Not exported.
+ */
+package io.kvtier.store.internal;

@@ -1,0 +1,199 @@
+package io.kvtier.store.memory;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import io.kvtier.spi.BackendMetrics;
+import io.kvtier.spi.HostMemory;
+import io.kvtier.spi.KvLayout;
+import io.kvtier.spi.KvStore;
+import io.kvtier.spi.KvStoreSpec;
+import io.kvtier.spi.KvStoreStats;
+import io.kvtier.spi.PageKey;
+import io.kvtier.store.internal.StoreArguments;
+import io.kvtier.store.internal.StoreCounters;
+import io.kvtier.store.internal.StoreGate;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The {@code memory} store.
+ *
+ * <p>Design: a Caffeine cache from key to {@link MemoryPage}, weighed in bytes (each page weighs
+ * {@code pageBytes}) with {@code maximumWeight = capacityBytes}, so Caffeine's policy decides what
+ * to evict. Page bytes live off-heap in segments of a {@link MemorySlab}. A reader pins the page
+ * for the duration of its copy; the removal listener drops the cache's reference; whoever drops
+ * the last reference recycles the segment. So eviction under a reader defers the free instead of
+ * racing it, and the reader's bytes are the page's bytes. Caffeine's maintenance runs on the
+ * calling thread ({@code executor(Runnable::run)}): evictions, their counts and the recycling
+ * are done when {@code put} returns, which keeps memory and {@link #stats()} exact without a
+ * background pool.
+ *
+ * <p>A put of a key that is present is skipped: a key is the hash of the page's tokens, so the
+ * stored bytes are already the right ones.
+ */
+final class MemoryKvStore implements KvStore {
+
+  private final KvLayout layout;
+  private final int pageBytes;
+  private final long blockBytes;
+  private final MemorySlab slab;
+  private final Cache<PageKey, MemoryPage> cache;
+  private final StoreCounters counters;
+  private final AtomicLong bytesStored = new AtomicLong();
+  private final StoreGate gate;
+
+  MemoryKvStore(KvStoreSpec spec, BackendMetrics metrics) {
+    this.layout = spec.layout();
+    this.pageBytes = StoreArguments.pageBytesAsInt("memory", layout);
+    this.blockBytes = layout.pageBytesPerLayer();
+    this.slab = new MemorySlab(pageBytes);
+    this.counters = new StoreCounters(metrics, "store.memory");
+    this.gate = new StoreGate("memory store '" + spec.namespace() + "'");
+    int weight = pageBytes;
+    StoreCounters counted = counters;
+    AtomicLong stored = bytesStored;
+    this.cache =
+        Caffeine.newBuilder()
+            .maximumWeight(spec.capacityBytes())
+            .weigher((PageKey key, MemoryPage page) -> weight)
+            .executor(Runnable::run)
+            .removalListener(
+                (PageKey key, MemoryPage page, RemovalCause cause) -> {
+                  if (cause.wasEvicted()) {
+                    counted.evictions(1);
+                  }
+                  stored.addAndGet(-weight);
+                  page.release();
+                })
+            .build();
+  }
+
+  @Override
+  public int existsPrefix(List<PageKey> keys) {
+    gate.enter("existsPrefix");
+    try {
+      StoreArguments.checkKeys("existsPrefix", keys);
+      return presentPrefix(keys);
+    } finally {
+      gate.exit();
+    }
+  }
+
+  @Override
+  public int get(List<PageKey> keys, HostMemory host, int[] hostPages) {
+    gate.enter("get");
+    try {
+      StoreArguments.checkBatch("get", layout, keys, host, hostPages);
+      int n = 0;
+      while (n < keys.size() && copyOut(keys.get(n), host, hostPages[n])) {
+        n++;
+      }
+      counters.hits(n);
+      counters.misses(keys.size() - n);
+      return n;
+    } finally {
+      gate.exit();
+    }
+  }
+
+  @Override
+  public int put(List<PageKey> keys, HostMemory host, int[] hostPages) {
+    gate.enter("put");
+    try {
+      StoreArguments.checkBatch("put", layout, keys, host, hostPages);
+      int stored = 0;
+      for (int i = 0; i < keys.size(); i++) {
+        if (copyIn(keys.get(i), host, hostPages[i])) {
+          stored++;
+        }
+      }
+      counters.puts(stored);
+      cache.cleanUp();
+      return presentPrefix(keys);
+    } finally {
+      gate.exit();
+    }
+  }
+
+  @Override
+  public KvStoreStats stats() {
+    if (gate.tryEnter()) {
+      try {
+        cache.cleanUp();
+      } finally {
+        gate.exit();
+      }
+    }
+    return counters.snapshot(bytesStored.get());
+  }
+
+  /** Frees every page; the counters stay readable through {@link #stats()}. */
+  @Override
+  public void close() {
+    gate.closeOnce(
+        () -> {
+          cache.invalidateAll();
+          cache.cleanUp();
+          slab.close();
+        });
+  }
+
+  /** The slab, for tests that check when segments are recycled. */
+  MemorySlab slab() {
+    return slab;
+  }
+
+  /** The cache, for tests that pin a stored page by hand. */
+  Cache<PageKey, MemoryPage> cache() {
+    return cache;
+  }
+
+  private int presentPrefix(List<PageKey> keys) {
+    int n = 0;
+    // containsKey, not getIfPresent: asking whether a page is there is not a use of it, and must
+    // not make it look hot to the eviction policy.
+    while (n < keys.size() && cache.asMap().containsKey(keys.get(n))) {
+      n++;
+    }
+    return n;
+  }
+
+  private boolean copyOut(PageKey key, HostMemory host, int hostPage) {
+    MemoryPage page = cache.getIfPresent(key);
+    if (page == null || !page.pin()) {
+      return false;
+    }
+    try {
+      MemorySegment data = page.data();
+      for (int layer = 0; layer < layout.layers(); layer++) {
+        MemorySegment.copy(data, layer * blockBytes, host.block(hostPage, layer), 0, blockBytes);
+      }
+      return true;
+    } finally {
+      page.release();
+    }
+  }
+
+  /** Stores one page unless its key is present; true if this call stored it. */
+  private boolean copyIn(PageKey key, HostMemory host, int hostPage) {
+    if (cache.getIfPresent(key) != null) {
+      return false;
+    }
+    MemorySegment data = slab.take();
+    for (int layer = 0; layer < layout.layers(); layer++) {
+      MemorySegment.copy(host.block(hostPage, layer), 0, data, layer * blockBytes, blockBytes);
+    }
+    MemoryPage fresh = new MemoryPage(data, slab);
+    // Count before inserting: the insertion may evict this very page at once, and its removal
+    // must not drive the byte count below what is stored.
+    bytesStored.addAndGet(pageBytes);
+    if (cache.asMap().putIfAbsent(key, fresh) != null) {
+      bytesStored.addAndGet(-pageBytes);
+      fresh.release();
+      return false;
+    }
+    return true;
+  }
+}
