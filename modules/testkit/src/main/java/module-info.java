@@ -13,6 +13,7 @@ module io.kvtier.testkit {
   exports io.kvtier.testkit.conformance;
   exports io.kvtier.testkit.asserting;
   exports io.kvtier.testkit.workload;
+  exports io.kvtier.testkit.sim;
 
   // The asserting providers find their delegates, and ModuleDescriptors checks providers, by SPI.
   uses io.kvtier.spi.DeviceMemoryProvider;

@@ -38,10 +38,10 @@ class ModuleDescriptorsTest {
   }
 
   @Test
-  void testkitExportsItsFourPackages() {
+  void testkitExportsItsFivePackages() {
     ModuleDescriptors.assertExports(TESTKIT, Set.of("io.kvtier.testkit",
         "io.kvtier.testkit.conformance", "io.kvtier.testkit.asserting",
-        "io.kvtier.testkit.workload"));
+        "io.kvtier.testkit.workload", "io.kvtier.testkit.sim"));
   }
 
   @Test
@@ -68,7 +68,7 @@ class ModuleDescriptorsTest {
     assertThatThrownBy(() -> ModuleDescriptors.assertExports(TESTKIT, Set.of("io.kvtier.testkit")))
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining("unexpected: [io.kvtier.testkit.asserting,"
-            + " io.kvtier.testkit.conformance, io.kvtier.testkit.workload]");
+            + " io.kvtier.testkit.conformance, io.kvtier.testkit.sim, io.kvtier.testkit.workload]");
     assertThatThrownBy(() -> ModuleDescriptors.assertExports(SPI, Set.of("io.kvtier.spi"),
             Map.of("io.kvtier.spi", Set.of("io.kvtier.core"))))
         .isInstanceOf(AssertionError.class)

@@ -1,0 +1,202 @@
+package io.kvtier.testkit.sim;
+
+import io.kvtier.core.cache.CacheInvariantException;
+import io.kvtier.core.cache.CacheInvariants;
+import io.kvtier.core.rank.RankEngineStats;
+import io.kvtier.core.rank.ReplicaDivergenceException;
+import io.kvtier.spi.CollectiveDesyncException;
+import io.kvtier.spi.CollectiveTimeoutException;
+import io.kvtier.testkit.workload.Workload;
+import io.kvtier.testkit.workload.Workloads;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The deterministic multi-rank simulator (ARCHITECTURE §7): R ranks, each a thread with its own
+ * cache replica on the {@code sim} backend, its own virtual clock and copy delays, joined by a
+ * {@code local} collective and driven by the reference {@link io.kvtier.core.rank.RankEngine}.
+ * Rank 0 turns a workload into arrivals and seeded aborts and broadcasts them.
+ *
+ * <p>Checked after every tick: the replica digests of all ranks are equal, every rank issued the
+ * same collective sequence, every cache invariant holds; at the end, after the drain, nothing
+ * leaked; throughout, every page loaded back from the host holds the KV the model wrote.
+ *
+ * <p>Deterministic: copy completion depends on each rank's virtual clock, which reads {@code tick
+ * * 1 ms} whatever the thread scheduling, and every random draw comes from the seed; the same
+ * config gives the same {@link SimulationResult} but for its wall time. A broken rule surfaces
+ * as a failure of the result ({@link SimulationFailure}), with the exception in {@link
+ * #failureCause()}; a collective that a rank never reaches fails at the watchdog, never hangs.
+ */
+public final class MultiRankSimulator {
+  /** The vocabulary of generated tokens. */
+  public static final int VOCAB = 32000;
+
+  private static final AtomicLong GROUPS = new AtomicLong();
+
+  private final SimulationConfig config;
+  private final AtomicReference<Failure> first = new AtomicReference<>();
+
+  private record Failure(int rank, long tick, Throwable cause, SimulationFailure kind) {}
+
+  /**
+   * A simulator for one config.
+   *
+   * @param config the run
+   */
+  public MultiRankSimulator(SimulationConfig config) {
+    this.config = Objects.requireNonNull(config, "config");
+  }
+
+  /**
+   * Runs a config once.
+   *
+   * @param config the run
+   * @return the result
+   */
+  public static SimulationResult run(SimulationConfig config) {
+    return new MultiRankSimulator(config).run();
+  }
+
+  /**
+   * The workload spec a config runs: a generator spec without {@code seed=} gets the config's
+   * seed, so that {@code --seed} changes the requests too.
+   *
+   * @param config the run
+   * @return the spec
+   */
+  public static String workloadSpec(SimulationConfig config) {
+    String spec = config.workload().strip();
+    String name = spec.contains(":") ? spec.substring(0, spec.indexOf(':')) : spec;
+    boolean generator = name.equals("shared-prefix") || name.equals("multiturn")
+        || name.equals("doc-qa");
+    if (!generator || spec.contains("seed=")) {
+      return spec;
+    }
+    return spec + (spec.contains(":") ? "," : ":") + "seed=" + config.seed();
+  }
+
+  /**
+   * Runs the simulation: builds every rank, runs them to the end of the drain or the first
+   * failure, and gathers the result.
+   *
+   * @return the result; a failure is reported in it, not thrown
+   * @throws IllegalArgumentException if the config cannot be built (a bad workload spec, pools
+   *     that do not fit)
+   */
+  public SimulationResult run() {
+    first.set(null);
+    long start = System.nanoTime();
+    Workload workload = Workloads.parse(workloadSpec(config));
+    String group = "kvtier-sim-" + GROUPS.incrementAndGet() + "-seed-" + config.seed();
+    SimulatedRank[] ranks = new SimulatedRank[config.ranks()];
+    try {
+      // Built here, before any thread starts: a rank that cannot be built must not leave the
+      // others waiting in the first collective until the watchdog.
+      for (int r = 0; r < ranks.length; r++) {
+        ranks[r] = new SimulatedRank(config, r, group, r == 0 ? workload : null);
+      }
+      Thread[] threads = new Thread[ranks.length];
+      for (int r = 0; r < ranks.length; r++) {
+        SimulatedRank rank = ranks[r];
+        int id = r;
+        threads[r] = Thread.ofPlatform().name("kvtier-sim-rank-" + r).unstarted(
+            () -> runRank(id, rank));
+        threads[r].start();
+      }
+      for (Thread t : threads) {
+        t.join();
+      }
+      return result(workload, ranks, (System.nanoTime() - start) / 1e9);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for the simulated ranks", e);
+    } finally {
+      for (SimulatedRank rank : ranks) {
+        if (rank != null) {
+          rank.close();
+        }
+      }
+    }
+  }
+
+  /**
+   * The exception that stopped the last run, if any: the first one raised (later ones on other
+   * ranks are usually its echo, such as a collective broken by the failed rank).
+   *
+   * @return the cause
+   */
+  public Optional<Throwable> failureCause() {
+    Failure f = first.get();
+    return f == null ? Optional.empty() : Optional.of(f.cause());
+  }
+
+  private void runRank(int r, SimulatedRank rank) {
+    try {
+      rank.run();
+    } catch (Throwable t) {
+      fail(r, rank, t, classify(t));
+      return;
+    }
+    try {
+      CacheInvariants.checkIdle(rank.cache());
+    } catch (CacheInvariantException e) {
+      fail(r, rank, e, SimulationFailure.LEAK);
+    }
+  }
+
+  private void fail(int r, SimulatedRank rank, Throwable t, SimulationFailure kind) {
+    first.compareAndSet(null, new Failure(r, rank.engine().tickNumber(), t, kind));
+    // The other ranks may wait for this one in a collective: leaving the group fails them now.
+    rank.abandon();
+  }
+
+  private static SimulationFailure classify(Throwable t) {
+    if (t instanceof ReplicaDivergenceException) {
+      return SimulationFailure.REPLICA_DIVERGENCE;
+    }
+    if (t instanceof CollectiveTimeoutException) {
+      return SimulationFailure.COLLECTIVE_TIMEOUT;
+    }
+    if (t instanceof CollectiveDesyncException) {
+      return SimulationFailure.COLLECTIVE_DESYNC;
+    }
+    if (t instanceof CacheInvariantException) {
+      return SimulationFailure.INVARIANT;
+    }
+    if (t instanceof SimulatedRank.NotDrainedException) {
+      return SimulationFailure.NOT_DRAINED;
+    }
+    return SimulationFailure.ERROR;
+  }
+
+  private SimulationResult result(Workload workload, SimulatedRank[] ranks, double wallSeconds) {
+    RankEngineStats s = ranks[0].engine().stats();
+    long verified = 0;
+    long mismatches = 0;
+    long leaked = 0;
+    for (SimulatedRank rank : ranks) {
+      RankEngineStats rs = rank.engine().stats();
+      verified += rs.kvVerifiedPages();
+      mismatches += rs.kvMismatches();
+      leaked += rank.leakedDevicePages();
+    }
+    Failure f = first.get();
+    SimulationFailure kind = f == null ? SimulationFailure.NONE : f.kind();
+    boolean desync = kind == SimulationFailure.COLLECTIVE_DESYNC
+        || kind == SimulationFailure.COLLECTIVE_TIMEOUT;
+    return new SimulationResult(workload.spec(), config.seed(), config.ranks(),
+        ranks[0].feed().sent(), s.finished(), s.aborted(), s.rejected(),
+        s.loadFailureAborts(), s.ticks(),
+        s.promptTokens(),
+        new SimulationResult.HitTokens(s.deviceHitTokens(), s.hostHitTokens(), 0),
+        s.computedTokens(),
+        new SimulationResult.CollectiveCounts(s.collectiveCalls(), s.syncTicks(),
+            s.digestChecks(), s.idleTicks(), s.idleTickCalls(), s.maxProtocolCallsPerTick()),
+        ranks[0].cache().stats(),
+        kind != SimulationFailure.REPLICA_DIVERGENCE, desync ? 1 : 0, leaked, verified,
+        mismatches, kind, f == null ? -1 : f.tick(),
+        f == null ? "" : f.kind() + " on rank " + f.rank() + ": " + f.cause(), wallSeconds);
+  }
+}
