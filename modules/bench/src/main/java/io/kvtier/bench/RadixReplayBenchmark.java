@@ -33,7 +33,7 @@ import org.openjdk.jmh.annotations.Warmup;
 public class RadixReplayBenchmark {
 
   /** Which cache: {@link ReplayTargets#NAMES}. */
-  @Param({"reference"})
+  @Param({"reference", "kvtier"})
   public String target;
 
   /** Tokens per page. */

@@ -6,14 +6,15 @@ import java.util.Objects;
 public final class ReplayTargets {
 
   /** The names {@link #create} accepts. */
-  public static final String NAMES = "reference";
+  public static final String NAMES = "reference, kvtier";
 
   private ReplayTargets() {}
 
   /**
    * A new, empty target.
    *
-   * @param name {@code reference}
+   * @param name {@code reference} (SGLang's semantics in plain Java) or {@code kvtier} (the
+   *     engine)
    * @param pageSize tokens per page, at least 1
    * @param capacityTokens slots of the token pool, or {@link ReferenceRadixCache#UNBOUNDED}
    * @return the target
@@ -22,6 +23,7 @@ public final class ReplayTargets {
     Objects.requireNonNull(name, "name");
     return switch (name) {
       case "reference" -> new ReferenceRadixCache(pageSize, capacityTokens);
+      case "kvtier" -> new KvtierReplayTarget(pageSize, capacityTokens);
       default ->
           throw new IllegalArgumentException(
               "unknown replay target '" + name + "': known targets are " + NAMES);

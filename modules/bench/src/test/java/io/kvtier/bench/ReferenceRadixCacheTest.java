@@ -75,6 +75,25 @@ class ReferenceRadixCacheTest {
   }
 
   @Test
+  void withKvtiersSplitRuleTheUnmatchedSuffixKeepsItsAgeAndGoesFirst() {
+    ReferenceRadixCache cache = new ReferenceRadixCache(
+        1, 10, ReferenceRadixCache.EvictionAmount.SHORTFALL,
+        ReferenceRadixCache.SplitTouch.MATCHED_PREFIX);
+    cache.replay(tokens(1, 2, 3));
+    cache.replay(tokens(4, 5, 6));
+    // splits [1,2,3] into [1,2] -> [3] without touching [3], which stays older than [4,5,6]
+    assertThat(cache.replay(tokens(1, 2, 7))).isEqualTo(2);
+
+    // the shortfall of 1 takes the least recent leaf: [3] this time, not [4,5,6]
+    assertThat(cache.replay(tokens(8, 9, 10, 11))).isZero();
+
+    assertIdle(cache, 10);
+    assertThat(cache.freeTokens()).isZero();
+    assertThat(cache.match(tokens(1, 2, 3)).length()).isEqualTo(2);
+    assertThat(cache.match(tokens(4, 5, 6)).length()).isEqualTo(3);
+  }
+
+  @Test
   void evictionFreesAtLeastTheRequestAndReachesParentsThatBecomeLeaves() {
     ReferenceRadixCache cache = new ReferenceRadixCache(1, 100);
     cache.replay(tokens(1, 2, 3));

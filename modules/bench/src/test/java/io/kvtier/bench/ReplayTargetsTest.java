@@ -16,9 +16,25 @@ class ReplayTargetsTest {
   }
 
   @Test
+  void createsKvtiersEngineByName() {
+    ReplayTarget t = ReplayTargets.create("kvtier", 16, 1024);
+
+    assertThat(t).isInstanceOf(KvtierReplayTarget.class);
+    assertThat(t.name()).isEqualTo("kvtier");
+    assertThat(((KvtierReplayTarget) t).cache().config().devicePages()).isEqualTo(64);
+  }
+
+  @Test
+  void kvtierRejectsACapacityThatIsNotWholePages() {
+    assertThatThrownBy(() -> ReplayTargets.create("kvtier", 16, 1000))
+        .hasMessageContaining("capacityTokens=1000 must be a positive multiple of pageSize=16");
+  }
+
+  @Test
   void unknownTargetsListTheKnownOnes() {
     assertThatThrownBy(() -> ReplayTargets.create("sglang", 1, 1))
-        .hasMessage("unknown replay target 'sglang': known targets are reference");
+        .hasMessage(
+            "unknown replay target 'sglang': known targets are reference, kvtier");
   }
 
   @Test
