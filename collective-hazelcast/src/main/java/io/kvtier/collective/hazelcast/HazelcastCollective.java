@@ -1,0 +1,290 @@
+package io.kvtier.collective.hazelcast;
+
+import io.kvtier.spi.Collective;
+import io.kvtier.spi.CollectiveDesyncException;
+import io.kvtier.spi.CollectiveException;
+import io.kvtier.spi.CollectiveTimeoutException;
+import io.kvtier.spi.ReduceOp;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One rank's handle on a {@link HazelcastGroup}. Each call is one round of the group's protocol,
+ * run on a helper thread so that the rank's thread can enforce the watchdog even when a
+ * Hazelcast call blocks (a CP group without majority blocks, it does not fail).
+ *
+ * <p>Failures: ranks whose calls differ throw {@link CollectiveDesyncException} on every rank
+ * (every rank reads the same contributions, so every rank builds the same message); a round not
+ * complete within the watchdog throws {@link CollectiveTimeoutException} naming the missing
+ * ranks and their last published calls, and marks the group broken in the cluster so that a
+ * late rank fails too; a peer that closed or whose process died fails the round as soon as the
+ * {@link HazelcastGroupWatch} sees it. A round that fails returns nothing, so the caller never
+ * acts on a half-finished round.
+ */
+final class HazelcastCollective implements Collective {
+
+  /** How often a waiting rank looks at the watch. */
+  private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+  /** Bound on best-effort cluster calls while failing or closing. */
+  private static final long CLEANUP_MILLIS = 2_000;
+
+  private final HazelcastGroup group;
+  private final HazelcastGroupWatch watch;
+  private final int rank;
+  private final int size;
+  private final Duration watchdog;
+  private final ExecutorService helpers;
+  private final Runnable release;
+  private long sequence;
+  private String lastCall = "none";
+  private String broken;
+  private boolean closed;
+
+  HazelcastCollective(HazelcastGroup group, int rank, int size, Duration watchdog,
+      ExecutorService helpers, Runnable release) {
+    this.group = group;
+    this.rank = rank;
+    this.size = size;
+    this.watchdog = watchdog;
+    this.helpers = helpers;
+    this.release = release;
+    this.watch = HazelcastGroupWatch.start(group, rank, size);
+  }
+
+  @Override
+  public int rank() {
+    return rank;
+  }
+
+  @Override
+  public int size() {
+    return size;
+  }
+
+  @Override
+  public long[] allReduce(ReduceOp op, long[] values, String tag) {
+    Objects.requireNonNull(op, "op");
+    Objects.requireNonNull(values, "values");
+    Objects.requireNonNull(tag, "tag");
+    HazelcastContribution[] all =
+        round(HazelcastCall.allReduce(op, values.length, tag), values.clone(), Optional.empty());
+    long[] reduced = all[0].values().clone();
+    for (int r = 1; r < size; r++) {
+      long[] v = all[r].values();
+      for (int i = 0; i < reduced.length; i++) {
+        reduced[i] = op.apply(reduced[i], v[i]);
+      }
+    }
+    return reduced;
+  }
+
+  @Override
+  public byte[] broadcast(int root, byte[] payload, String tag) {
+    Objects.requireNonNull(tag, "tag");
+    if (root < 0 || root >= size) {
+      throw new IllegalArgumentException(
+          "root=" + root + " must be a rank in [0, " + size + ") of group '" + group.name() + "'");
+    }
+    if (root == rank) {
+      Objects.requireNonNull(payload, "payload must not be null on the root rank");
+    }
+    Optional<byte[]> mine = root == rank ? Optional.of(payload) : Optional.empty();
+    HazelcastContribution[] all = round(HazelcastCall.broadcast(root, tag), new long[0], mine);
+    // decoded from the map, so every rank, the root included, gets its own copy
+    return all[root].payload().orElseThrow(() -> new CollectiveException(
+        "rank " + rank + ": the root " + root + " of broadcast tag '" + tag + "' published no"
+            + " payload", null));
+  }
+
+  @Override
+  public void barrier(String tag) {
+    Objects.requireNonNull(tag, "tag");
+    round(HazelcastCall.barrier(tag), new long[0], Optional.empty());
+  }
+
+  private HazelcastContribution[] round(
+      HazelcastCall call, long[] values, Optional<byte[]> payload) {
+    if (closed) {
+      throw new IllegalStateException(
+          "rank " + rank + " of group '" + group.name() + "' is closed; " + call.describe()
+              + " refused");
+    }
+    if (broken != null) {
+      throw new CollectiveException(
+          "rank " + rank + ": group '" + group.name() + "' is broken (" + broken + "); "
+              + call.describe() + " refused", null);
+    }
+    long seq = sequence++;
+    lastCall = call.describe() + " seq " + seq;
+    HazelcastContribution mine = new HazelcastContribution(seq, rank, call, values, payload);
+    long watchdogNanos = saturatedNanos(watchdog);
+    long deadline = System.nanoTime() + watchdogNanos;
+    Future<HazelcastContribution[]> exchange =
+        helpers.submit(() -> group.exchange(mine, watchdogNanos));
+    try {
+      while (true) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw fail(timeout(call, seq));
+        }
+        try {
+          HazelcastContribution[] all =
+              exchange.get(Math.min(left, POLL_NANOS), TimeUnit.NANOSECONDS);
+          if (all == null) {
+            throw fail(timeout(call, seq));
+          }
+          return agree(all, seq);
+        } catch (TimeoutException e) {
+          Optional<String> failure = watch.failure(seq, call.describe());
+          if (failure.isPresent()) {
+            throw fail(new CollectiveException(failure.get(), null));
+          }
+        }
+      }
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof HazelcastGroup.GroupBrokenException) {
+        throw fail(new CollectiveException(
+            "rank " + rank + " completed " + call.describe() + " seq " + seq + " of group '"
+                + group.name() + "' but the group was broken before: " + cause.getMessage(),
+            null));
+      }
+      throw fail(new CollectiveException(
+          "rank " + rank + ": Hazelcast failed during " + call.describe() + " seq " + seq
+              + " of group '" + group.name() + "': " + cause, cause));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw fail(new CollectiveException(
+          "rank " + rank + " was interrupted in " + call.describe() + " seq " + seq, e));
+    } finally {
+      if (!exchange.isDone()) {
+        exchange.cancel(true);
+      }
+    }
+  }
+
+  /** Checks that every rank made the same call; every rank throws the same desync message. */
+  private HazelcastContribution[] agree(HazelcastContribution[] all, long seq) {
+    for (HazelcastContribution c : all) {
+      if (!c.call().equals(all[0].call())) {
+        StringBuilder message = new StringBuilder("collective desync in group '")
+            .append(group.name()).append("' at seq ").append(seq)
+            .append(": ranks called different collectives:");
+        for (HazelcastContribution each : all) {
+          message.append("\n  rank ").append(each.rank()).append(": ")
+              .append(each.call().describe()).append(" seq ").append(each.sequence());
+        }
+        broken = "desync at seq " + seq;
+        throw new CollectiveDesyncException(message.toString());
+      }
+    }
+    return all;
+  }
+
+  /** The timeout's message: who is missing, and what everyone last published. */
+  private CollectiveTimeoutException timeout(HazelcastCall call, long seq) {
+    HazelcastContribution[] last = lastPublished(seq);
+    StringBuilder missing = new StringBuilder();
+    StringBuilder arrived = new StringBuilder();
+    for (int r = 0; r < size; r++) {
+      if (last[r] != null && last[r].sequence() == seq) {
+        arrived.append(arrived.isEmpty() ? "" : ", ").append(r).append(" (")
+            .append(last[r].call().describe()).append(")");
+      } else {
+        missing.append(missing.isEmpty() ? "" : ", ").append(r).append(" (last published: ")
+            .append(last[r] == null ? "nothing readable" : last[r].call().describe() + " seq "
+                + last[r].sequence()).append(")");
+      }
+    }
+    String who = missing.isEmpty()
+        ? "every rank published seq " + seq + " but the CP subsystem did not confirm the round:"
+            + " has the CP group lost its majority (fewer than 2 of 3 CP members alive)?"
+        : "missing ranks: " + missing;
+    return new CollectiveTimeoutException(
+        "collective timeout: rank " + rank + " of group '" + group.name() + "' (" + size
+            + " ranks, incarnation " + group.incarnation() + ") waited " + watchdog + " in "
+            + call.describe() + " seq " + seq + "; " + who + "; arrived: "
+            + (arrived.isEmpty() ? "none" : arrived) + ". A missing rank is stuck, dead or on"
+            + " another code path; raise the watchdog if the ranks are only slow");
+  }
+
+  /** Each rank's latest contribution at or before {@code seq}; null where unreadable in time. */
+  private HazelcastContribution[] lastPublished(long seq) {
+    List<Future<HazelcastContribution>> reads = new ArrayList<>();
+    for (int r = 0; r < size; r++) {
+      int each = r;
+      reads.add(helpers.submit(() -> group.lastPublished(seq, each)));
+    }
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLEANUP_MILLIS);
+    HazelcastContribution[] last = new HazelcastContribution[size];
+    for (int r = 0; r < size; r++) {
+      try {
+        last[r] = reads.get(r).get(Math.max(0, deadline - System.nanoTime()),
+            TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      } catch (ExecutionException | TimeoutException e) {
+        reads.get(r).cancel(true);
+      }
+    }
+    return last;
+  }
+
+  /** Breaks the group here and, best effort, in the cluster, then hands back the failure. */
+  private CollectiveException fail(CollectiveException failure) {
+    if (broken == null) {
+      broken = failure.getMessage().lines().findFirst().orElse("failed");
+      String reason = "rank " + rank + " failed: " + failure.getMessage();
+      bounded(() -> group.markBroken(reason));
+    }
+    return failure;
+  }
+
+  private void bounded(Runnable clusterCall) {
+    try {
+      helpers.submit(clusterCall).get(CLEANUP_MILLIS, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // best effort: the cluster may be the thing that failed
+    }
+  }
+
+  private static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE / 2;
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      bounded(watch::stop);
+      bounded(() -> group.leave(rank, sequence, lastCall));
+    } finally {
+      helpers.shutdownNow();
+      release.run();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "HazelcastCollective[group=" + group.name() + ", rank=" + rank + "/" + size + ", seq="
+        + sequence + (broken == null ? "" : ", broken") + "]";
+  }
+}
