@@ -21,7 +21,10 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     versionProvider = KvTierCli.Version.class,
     description = "kvtier: a hierarchical KV-cache engine for LLM serving.",
-    subcommands = {BackendsCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {
+      BackendsCommand.class, ServeCommand.class, SimulateCommand.class,
+      CommandLine.HelpCommand.class
+    })
 public final class KvTierCli implements Callable<Integer> {
 
   /** Exit status of a failed command. */
@@ -69,6 +72,16 @@ public final class KvTierCli implements Callable<Integer> {
               + e.getMessage());
           commandLine.getErr().flush();
           return EXIT_FAILURE;
+        });
+    // picocli's default handler prints only "Did you mean ...?" when a suggestion exists; a
+    // usage error should always show the usage as well.
+    cli.setParameterExceptionHandler(
+        (e, ignored) -> {
+          CommandLine failed = e.getCommandLine();
+          failed.getErr().println(e.getMessage());
+          CommandLine.UnmatchedArgumentException.printSuggestions(e, failed.getErr());
+          failed.usage(failed.getErr());
+          return failed.getCommandSpec().exitCodeOnInvalidInput();
         });
     int status = cli.execute(args);
     out.flush();

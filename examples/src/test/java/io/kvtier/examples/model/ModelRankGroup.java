@@ -1,0 +1,150 @@
+package io.kvtier.examples.model;
+
+import io.kvtier.core.KvTierBackends;
+import io.kvtier.core.cache.CacheInvariants;
+import io.kvtier.core.cache.RankCache;
+import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.discovery.ProviderRegistries;
+import io.kvtier.core.rank.RankEngine;
+import io.kvtier.core.rank.RankEngineConfig;
+import io.kvtier.core.rank.RankEngineStats;
+import io.kvtier.core.rank.RankRequest;
+import io.kvtier.core.rank.TickCommands;
+import io.kvtier.examples.metrics.MicrometerBackendMetrics;
+import io.kvtier.examples.metrics.TimedCollective;
+import io.kvtier.examples.model.TinyPrompts.Prompt;
+import io.kvtier.spi.Collective;
+import io.kvtier.spi.CollectiveProvider;
+import io.kvtier.spi.CollectiveSpec;
+import io.kvtier.spi.TimeSource;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Runs the tiny transformer on R ranks, each a thread with its own {@code sim} pools, cache
+ * replica and {@link TinyModelRunner}, joined by a {@code local} collective (timed on the
+ * registry) and driven by the reference {@link RankEngine}. Rank 0 feeds the prompts, a few per
+ * tick. Cache invariants are checked every few ticks on every rank, and once drained, that
+ * nothing leaked.
+ */
+final class ModelRankGroup {
+  private static final AtomicLong GROUPS = new AtomicLong();
+
+  private ModelRankGroup() {}
+
+  /** What one rank saw. */
+  record RankOutcome(Map<Long, int[]> outputs, RankEngineStats stats) {}
+
+  /**
+   * Runs the prompts to the end on every rank.
+   *
+   * @param model the model
+   * @param config the pools and policies, {@code kvtier.ranks} ranks, the {@code local}
+   *     collective with its watchdog
+   * @param engineConfig the scheduling, equal on every rank
+   * @param prompts the requests; request {@code i} has id {@code i}
+   * @param arrivalsPerTick prompts rank 0 feeds per arrival tick
+   * @param ticksBetweenArrivals 1 to feed every tick, more to leave ticks without arrivals
+   * @param maxTicks a tick count at which the run fails as stuck (a replicated bound, so every
+   *     rank stops at the same tick)
+   * @param registry where transfer and collective meters go
+   * @return each rank's outcome, by rank
+   * @throws Exception the first rank's failure
+   */
+  static List<RankOutcome> run(TinyTransformer model, KvTierConfig config,
+      RankEngineConfig engineConfig, List<Prompt> prompts, int arrivalsPerTick,
+      int ticksBetweenArrivals, long maxTicks, MeterRegistry registry) throws Exception {
+    String group = "model-rank-group-" + GROUPS.incrementAndGet();
+    int ranks = config.ranks();
+    ExecutorService threads = Executors.newFixedThreadPool(ranks);
+    try {
+      List<Future<RankOutcome>> futures = new ArrayList<>();
+      for (int r = 0; r < ranks; r++) {
+        int rank = r;
+        futures.add(threads.submit(() -> runRank(model, config, engineConfig, prompts,
+            arrivalsPerTick, ticksBetweenArrivals, maxTicks, registry, group, rank)));
+      }
+      List<RankOutcome> outcomes = new ArrayList<>();
+      Exception failure = null;
+      for (Future<RankOutcome> f : futures) {
+        try {
+          outcomes.add(f.get());
+        } catch (ExecutionException e) {
+          // Rank 0's failure first: the others usually fail only because rank 0 left.
+          if (failure == null && e.getCause() instanceof Exception cause) {
+            failure = cause;
+          } else if (failure == null) {
+            throw e;
+          }
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
+      return outcomes;
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
+  private static RankOutcome runRank(TinyTransformer model, KvTierConfig config,
+      RankEngineConfig engineConfig, List<Prompt> prompts, int arrivalsPerTick,
+      int ticksBetweenArrivals, long maxTicks, MeterRegistry registry, String group, int rank) {
+    try (KvTierBackends backends = KvTierBackends.open(config, ProviderRegistries.discover(),
+        rank, TimeSource.SYSTEM, new MicrometerBackendMetrics(registry))) {
+      CollectiveProvider provider = backends.providers().collective();
+      try (Collective collective = new TimedCollective(provider.join(
+          CollectiveSpec.of(group, config.ranks(), rank, config.collectiveTimeout()),
+          backends.providers().context(provider, rank, TimeSource.SYSTEM,
+              io.kvtier.spi.BackendMetrics.NOOP)), registry)) {
+        RankCache cache = RankCache.withMemory(config.cache(), backends.device(),
+            backends.host(), backends.transfers());
+        Map<Long, List<Integer>> tokens = new HashMap<>();
+        TinyModelRunner runner = new TinyModelRunner(model, backends.device(),
+            (id, token) -> tokens.computeIfAbsent(id, k -> new ArrayList<>()).add(token));
+        RankEngine engine = new RankEngine(cache, collective, runner, engineConfig);
+        int fed = 0;
+        while (!engine.isDrained()) {
+          if (engine.tickNumber() >= maxTicks) {
+            StringBuilder live = new StringBuilder();
+            for (long id : engine.liveRequestIds()) {
+              Prompt p = prompts.get((int) id);
+              live.append(" id=").append(id).append(" (prompt ").append(p.tokens().length)
+                  .append(" tokens, max_tokens ").append(p.maxTokens()).append(", generated ")
+                  .append(tokens.getOrDefault(id, List.of()).size()).append(')');
+            }
+            throw new IllegalStateException("rank " + rank + " not drained after " + maxTicks
+                + " ticks: " + engine + "; live requests:" + live);
+          }
+          TickCommands commands = null;
+          if (rank == 0) {
+            List<RankRequest> arrivals = new ArrayList<>();
+            int batch = engine.tickNumber() % ticksBetweenArrivals == 0 ? arrivalsPerTick : 0;
+            for (int i = 0; i < batch && fed < prompts.size(); i++, fed++) {
+              Prompt p = prompts.get(fed);
+              arrivals.add(RankRequest.of(fed, p.tokens(), p.maxTokens()));
+            }
+            commands = new TickCommands(arrivals, new long[0], fed == prompts.size());
+          }
+          engine.tick(commands);
+          if (engine.tickNumber() % 16 == 0) {
+            CacheInvariants.check(cache);
+          }
+        }
+        CacheInvariants.checkIdle(cache);
+        Map<Long, int[]> outputs = new HashMap<>();
+        tokens.forEach((id, list) -> outputs.put(id,
+            list.stream().mapToInt(Integer::intValue).toArray()));
+        return new RankOutcome(outputs, engine.stats());
+      }
+    }
+  }
+}

@@ -1,0 +1,167 @@
+package io.kvtier.examples.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.KvTierConfigBuilder;
+import io.kvtier.core.config.WritePolicy;
+import io.kvtier.core.rank.RankEngineConfig;
+import io.kvtier.core.rank.RankEngineStats;
+import io.kvtier.examples.model.ModelRankGroup.RankOutcome;
+import io.kvtier.examples.model.TinyPrompts.Prompt;
+import io.kvtier.testkit.SeedExtension;
+import io.kvtier.testkit.TestSeeds;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * End-to-end correctness on 4 ranks driven by the reference {@link
+ * io.kvtier.core.rank.RankEngine}: every rank generates, for every request, exactly the tokens of
+ * an uncached run, whatever the write policy; and a flood of hundreds of concurrent requests
+ * with shared prefixes and skewed per-rank copy delays completes (the collective watchdog turns
+ * a stuck rank into an error, and a replicated tick bound a stuck request) with equal outputs.
+ *
+ * <p>{@code -Dkvtier.tests.multiplier=N} runs N times as many requests.
+ */
+@ExtendWith(SeedExtension.class)
+class MultiRankEndToEndTest {
+  private static final TinyTransformer MODEL = new TinyTransformer(ModelConfig.DEFAULTS);
+  private static final int RANKS = 4;
+
+  private static KvTierConfig config(int pageSize, int devicePages, WritePolicy write,
+      EvictionPolicy eviction, Map<String, String> sim) {
+    ModelConfig m = MODEL.config();
+    KvTierConfigBuilder builder = KvTierConfig.builder().device("sim").host("sim")
+        .collective("local").ranks(RANKS)
+        .layout(m.layers(), m.heads(), m.headDim(), Float.BYTES, pageSize)
+        .devicePages(devicePages).hostPages(devicePages * 3).writePolicy(write)
+        .evictionPolicy(eviction).vocabSize(m.vocabSize())
+        .collectiveTimeout(Duration.ofSeconds(30));
+    sim.forEach(builder::set);
+    return builder.build();
+  }
+
+  private static List<int[]> reference(List<Prompt> prompts) {
+    NoCacheRunner runner = new NoCacheRunner(MODEL);
+    List<int[]> expected = new ArrayList<>(prompts.size());
+    for (Prompt p : prompts) {
+      expected.add(runner.generate(p.tokens(), p.maxTokens()));
+    }
+    return expected;
+  }
+
+  private static void assertEqualOutputs(List<RankOutcome> outcomes, List<Prompt> prompts,
+      List<int[]> expected) {
+    assertThat(outcomes).hasSize(RANKS);
+    for (int rank = 0; rank < RANKS; rank++) {
+      Map<Long, int[]> outputs = outcomes.get(rank).outputs();
+      assertThat(outputs).as("rank %d finished every request", rank).hasSize(prompts.size());
+      for (int i = 0; i < prompts.size(); i++) {
+        int request = i;
+        int r = rank;
+        assertThat(outputs.get((long) i))
+            .as(() -> "rank " + r + ", request " + request + " (prompt of "
+                + prompts.get(request).tokens().length + " tokens)")
+            .containsExactly(expected.get(i));
+      }
+    }
+    RankEngineStats first = outcomes.get(0).stats();
+    for (RankOutcome o : outcomes) {
+      // Replicated counters: every rank took the same decisions.
+      assertThat(o.stats().deviceHitTokens()).isEqualTo(first.deviceHitTokens());
+      assertThat(o.stats().hostHitTokens()).isEqualTo(first.hostHitTokens());
+      assertThat(o.stats().ticks()).isEqualTo(first.ticks());
+      assertThat(o.stats().kvMismatches()).as("loaded-back pages with wrong KV").isZero();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(WritePolicy.class)
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void fourRanksGenerateWhatAnUncachedRunDoes(WritePolicy write) throws Exception {
+    List<Prompt> prompts = TinyPrompts.sharedPrefixes(
+        TestSeeds.random("MultiRankEndToEndTest." + write), TestSeeds.scaled(60), 5, 512,
+        new int[] {24, 120}, new int[] {1, 30}, new int[] {1, 8});
+    List<int[]> expected = reference(prompts);
+    KvTierConfig config = config(4, 128, write, EvictionPolicy.LRU,
+        Map.of("sim.rank-skew", "1,1.5,0.8,2", "sim.h2d-latency", "100us",
+            "sim.seed", Long.toString(TestSeeds.seedFor("sim." + write))));
+    RankEngineConfig engine = RankEngineConfig.DEFAULTS.withMaxRunning(6).withChunkTokens(48)
+        .withDigestInterval(4).withGuardCollective(false);
+
+    List<RankOutcome> outcomes = ModelRankGroup.run(MODEL, config, engine, prompts, 3, 1,
+        50_000, new SimpleMeterRegistry());
+
+    assertEqualOutputs(outcomes, prompts, expected);
+    RankEngineStats stats = outcomes.get(0).stats();
+    System.out.printf("[e2e-4] %s: %d prompt tokens, %d device hits, %d host hits, %d ticks%n",
+        write.configName(), stats.promptTokens(), stats.deviceHitTokens(),
+        stats.hostHitTokens(), stats.ticks());
+    assertThat(stats.deviceHitTokens()).as("tokens reused from the device").isPositive();
+    assertThat(stats.hostHitTokens()).as("tokens loaded back from the host").isPositive();
+  }
+
+  @Test
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void aFloodOfConcurrentRequestsOnSkewedRanksCompletesWithEqualOutputs() throws Exception {
+    List<Prompt> prompts = TinyPrompts.sharedPrefixes(TestSeeds.random("MultiRankFlood"),
+        TestSeeds.scaled(300), 8, 512, new int[] {16, 96}, new int[] {1, 24},
+        new int[] {1, 6});
+    List<int[]> expected = reference(prompts);
+    // Rank 3 copies 8 times slower than the others, every rank with its own skew and jitter:
+    // the MIN commit waits for it, and nothing may hang or diverge meanwhile.
+    KvTierConfig config = config(4, 256, WritePolicy.WRITE_THROUGH, EvictionPolicy.LFU,
+        Map.of("sim.slow-rank", "3", "sim.slow-factor", "8", "sim.rank-skew", "1,1.3,0.7,1",
+            "sim.h2d-latency", "300us", "sim.d2h-latency", "500us", "sim.jitter", "0.5",
+            "sim.seed", Long.toString(TestSeeds.seedFor("sim.flood"))));
+    RankEngineConfig engine = RankEngineConfig.DEFAULTS.withMaxRunning(32).withChunkTokens(32)
+        .withDigestInterval(8).withGuardCollective(false);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+    List<RankOutcome> outcomes = ModelRankGroup.run(MODEL, config, engine, prompts, 50,
+        1, 20_000, registry);
+
+    assertEqualOutputs(outcomes, prompts, expected);
+    RankEngineStats stats = outcomes.get(0).stats();
+    System.out.printf("[flood] %d requests, %d prompt tokens, %d device hits, %d host hits,"
+            + " %d ticks%n", prompts.size(), stats.promptTokens(), stats.deviceHitTokens(),
+        stats.hostHitTokens(), stats.ticks());
+    assertThat(stats.reusedTokens()).isPositive();
+    Timer recv = registry.find("kvtier.collective.latency").tag("tag", "recv").timer();
+    assertThat(recv).isNotNull();
+    assertThat(recv.count()).as("recv broadcasts, one per tick per rank")
+        .isEqualTo(RANKS * stats.ticks());
+  }
+
+  /**
+   * A prompt of whole pages sent twice: the second time every prompt token is cached, and the
+   * engine must still compute the last prompt token to produce the first output token (a
+   * scheduler that matched the whole prompt never generated anything here).
+   */
+  @Test
+  @Timeout(value = 2, unit = TimeUnit.MINUTES)
+  void aRepeatedPromptOfWholePagesCompletes() throws Exception {
+    int[] prompt = TinyPrompts.tokens(TestSeeds.random("MultiRankRepeat"), 32, 512);
+    List<Prompt> prompts = List.of(new Prompt(prompt, 4), new Prompt(prompt.clone(), 4));
+    KvTierConfig config = config(4, 64, WritePolicy.WRITE_THROUGH, EvictionPolicy.LRU,
+        Map.of());
+    RankEngineConfig engine = RankEngineConfig.DEFAULTS.withGuardCollective(false);
+
+    // One arrival every 50 ticks: the first request has finished when the second arrives.
+    List<RankOutcome> outcomes = ModelRankGroup.run(MODEL, config, engine, prompts, 1, 50,
+        10_000, new SimpleMeterRegistry());
+
+    assertEqualOutputs(outcomes, prompts, reference(prompts));
+  }
+}
