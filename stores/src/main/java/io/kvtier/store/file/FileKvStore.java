@@ -192,11 +192,10 @@ final class FileKvStore implements KvStore {
     }
     lock.lock();
     try {
-      adopt(key);
+      return adoptIfPresent(key);
     } finally {
       lock.unlock();
     }
-    return true;
   }
 
   private boolean load(PageKey key, HostMemory host, int hostPage) {
@@ -222,11 +221,29 @@ final class FileKvStore implements KvStore {
       if (index.contains(key)) {
         index.touch(key);
       } else {
-        adopt(key);
+        // Read outside the lock: an eviction may have deleted the file since. The bytes read
+        // are whole and checked, so the caller may use them, but the page is only indexed
+        // again if its file is still there.
+        adoptIfPresent(key);
       }
     } finally {
       lock.unlock();
     }
+    return true;
+  }
+
+  /**
+   * Under the lock: indexes a page file found on disk (written by another store on this
+   * directory), unless it was deleted since it was seen; deletions happen under this lock.
+   */
+  private boolean adoptIfPresent(PageKey key) {
+    if (index.contains(key)) {
+      return true;
+    }
+    if (!Files.isRegularFile(FilePageFormat.pageFile(root, key))) {
+      return false;
+    }
+    adopt(key);
     return true;
   }
 
