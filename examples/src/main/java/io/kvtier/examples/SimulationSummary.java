@@ -1,5 +1,6 @@
 package io.kvtier.examples;
 
+import io.kvtier.examples.report.TtftModel;
 import io.kvtier.testkit.sim.SimulationConfig;
 import io.kvtier.testkit.sim.SimulationResult;
 import java.util.Locale;
@@ -8,7 +9,10 @@ import java.util.Locale;
 final class SimulationSummary {
   private SimulationSummary() {}
 
-  /** The report: the run, hit rates per tier, tokens computed vs reused, collectives, checks. */
+  /**
+   * The report: the run, hit rates per tier, tokens computed vs reused, the estimated mean TTFT
+   * with and without the cache (and its model), collectives per tick, checks.
+   */
   static String of(SimulationConfig config, SimulationResult r) {
     StringBuilder s = new StringBuilder();
     s.append(String.format(Locale.ROOT, "kvtier simulate: %d ranks, ack delay %s, seed %d%n",
@@ -29,6 +33,12 @@ final class SimulationSummary {
     s.append('\n');
     s.append(String.format(Locale.ROOT, "tokens    %d prompt, %d reused, %d computed%n",
         r.promptTokens(), r.hitTokens().total(), r.computedTokens()));
+    TtftModel.Estimate ttft = TtftModel.DEFAULT.estimate(r, config.pageSize());
+    s.append(String.format(Locale.ROOT,
+        "TTFT      mean %.2f ms without cache, %.2f ms with cache (%.2fx), %d requests%n",
+        ttft.withoutCacheUs() / 1000, ttft.withCacheUs() / 1000, ttft.speedup(),
+        ttft.admitted()));
+    s.append("TTFT model: ").append(TtftModel.DEFAULT.describe()).append('\n');
     SimulationResult.CollectiveCounts c = r.collectives();
     s.append(String.format(Locale.ROOT,
         "collectives  %.2f per tick (%d calls: recv every tick, sync in %d ticks, %d digest"
