@@ -1,0 +1,294 @@
+package io.kvtier.collective.mpi.internal;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.kvtier.collective.mpi.MpiConfig;
+import io.kvtier.spi.Collective;
+import io.kvtier.spi.CollectiveDesyncException;
+import io.kvtier.spi.CollectiveException;
+import io.kvtier.spi.ReduceOp;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+
+/**
+ * This process's handle on {@code MPI_COMM_WORLD}. Every call starts with the {@link MpiFrame
+ * guard frame}, which checks that all ranks make the same call and carries the payload of small
+ * MIN/MAX reductions and the size of a broadcast:
+ *
+ * <ul>
+ *   <li>{@code allReduce(MIN|MAX)} of at most {@code mpi.inline-longs} values: the frame only;
+ *   <li>a longer MIN/MAX, or any SUM: the frame, then {@code MPI_Allreduce} of the values;
+ *   <li>{@code broadcast}: the frame (the root's size in the first inline slot, the others
+ *       contribute {@code Long.MAX_VALUE}), then {@code MPI_Bcast} of the bytes when not empty;
+ *   <li>{@code barrier}: the frame, which no rank leaves before every rank has entered.
+ * </ul>
+ *
+ * <p>A frame that disagrees fails every rank with {@link CollectiveDesyncException}, with the
+ * message {@link MpiDesyncReport} gathers from every rank. Any failure breaks the handle: later
+ * calls throw without calling MPI.
+ */
+final class MpiCollective implements Collective {
+
+  /** The join frame's length in longs; at most the smallest frame, 4 + 1. */
+  private static final int JOIN_LONGS = 5;
+
+  private final MpiLibrary library;
+  private final MpiCallGate gate;
+  private final MpiRuntime runtime;
+  private final String group;
+  private final int rank;
+  private final int size;
+  private final int inline;
+  private final int frameLongs;
+  private final MemorySegment frameOut;
+  private final MemorySegment frameIn;
+  private final MpiWatchdog watchdog;
+  private MemorySegment payloadOut = MemorySegment.NULL;
+  private MemorySegment payloadIn = MemorySegment.NULL;
+  private MemorySegment bytes = MemorySegment.NULL;
+  private final MpiFingerprints fingerprints = new MpiFingerprints();
+  private long sequence;
+  private CollectiveException broken;
+  private volatile boolean closed;
+
+  MpiCollective(MpiRuntime runtime, String group, int inlineLongs, MpiWatchdog watchdog) {
+    this.runtime = runtime;
+    this.library = runtime.library();
+    this.gate = runtime.gate();
+    this.group = group;
+    this.rank = runtime.rank();
+    this.size = runtime.size();
+    this.inline = inlineLongs;
+    this.frameLongs = MpiFrame.HEADER_LONGS + inlineLongs;
+    // Automatic arenas: a close() racing a call on another thread must not free a buffer that C
+    // is still writing; the garbage collector frees them once the handle is gone.
+    this.frameOut = Arena.ofAuto().allocate(JAVA_LONG, frameLongs);
+    this.frameIn = Arena.ofAuto().allocate(JAVA_LONG, frameLongs);
+    this.watchdog = watchdog;
+  }
+
+  /**
+   * The join's agreement, one fixed-shape reduction of {@code [ok, gf, ~gf, inline, ~inline]}
+   * (ok = this rank's spec matches the MPI world, gf = the group name's fingerprint), so that a
+   * rank whose spec or configuration differs fails the join on every rank alike, instead of
+   * leaving the others in frames of another shape.
+   *
+   * @param specProblem why this rank's spec contradicts the MPI world, or null
+   * @throws IllegalArgumentException on every rank when any rank disagrees
+   */
+  void agreeOnJoin(String specProblem) {
+    MpiCall call = new MpiCall(MpiCall.Kind.JOIN, 0, group, 0);
+    long groupPrint = call.fingerprint();
+    long token = gate.enter(call);
+    try {
+      frameOut.setAtIndex(JAVA_LONG, 0, specProblem == null ? 1 : 0);
+      frameOut.setAtIndex(JAVA_LONG, 1, groupPrint);
+      frameOut.setAtIndex(JAVA_LONG, 2, ~groupPrint);
+      frameOut.setAtIndex(JAVA_LONG, 3, inline);
+      frameOut.setAtIndex(JAVA_LONG, 4, ~inline);
+      library.allReduce(frameOut, frameIn, JOIN_LONGS, ReduceOp.MIN);
+    } finally {
+      gate.exit(token);
+    }
+    if (frameIn.getAtIndex(JAVA_LONG, 0) == 0) {
+      throw new IllegalArgumentException(specProblem != null ? specProblem
+          : "another rank's spec contradicts the MPI world (see that rank's error), so every"
+              + " rank fails to join the mpi group '" + group + "'");
+    }
+    long minInline = frameIn.getAtIndex(JAVA_LONG, 3);
+    long maxInline = ~frameIn.getAtIndex(JAVA_LONG, 4);
+    if (minInline != maxInline) {
+      throw new IllegalArgumentException("the ranks disagree on " + MpiConfig.INLINE_LONGS
+          + " (values from " + minInline + " to " + maxInline + "; this rank: " + inline
+          + "): set the same value on every rank");
+    }
+    if (frameIn.getAtIndex(JAVA_LONG, 1) != ~frameIn.getAtIndex(JAVA_LONG, 2)) {
+      throw new IllegalArgumentException("the ranks joined with different group names (this"
+          + " rank: '" + group + "'): the mpi collective has one group per process,"
+          + " MPI_COMM_WORLD, so give every rank the same group name");
+    }
+  }
+
+  @Override
+  public int rank() {
+    return rank;
+  }
+
+  @Override
+  public int size() {
+    return size;
+  }
+
+  @Override
+  public long[] allReduce(ReduceOp op, long[] values, String tag) {
+    Objects.requireNonNull(op, "op");
+    Objects.requireNonNull(values, "values");
+    Objects.requireNonNull(tag, "tag");
+    ensureUsable();
+    int length = values.length;
+    MpiCall.Kind kind = MpiCall.Kind.allReduce(op);
+    boolean fused = op != ReduceOp.SUM && length <= inline;
+    long token = gate.enter(kind, length, tag, sequence);
+    try {
+      MpiFrame.writeHeader(frameOut, fingerprints.of(kind, length, tag), sequence);
+      if (fused) {
+        MpiFrame.writeInline(frameOut, values, op == ReduceOp.MAX);
+      }
+      reduceFrame();
+      long[] result;
+      if (fused) {
+        result = MpiFrame.readInline(frameIn, length, op == ReduceOp.MAX);
+      } else {
+        result = new long[length];
+        if (length > 0) {
+          ensurePayload(length);
+          MemorySegment.copy(values, 0, payloadOut, JAVA_LONG, 0, length);
+          library.allReduce(payloadOut, payloadIn, length, op);
+          MemorySegment.copy(payloadIn, JAVA_LONG, 0, result, 0, length);
+        }
+      }
+      sequence++;
+      return result;
+    } catch (CollectiveException e) {
+      broken = e;
+      throw e;
+    } finally {
+      gate.exit(token);
+    }
+  }
+
+  @Override
+  public byte[] broadcast(int root, byte[] payload, String tag) {
+    Objects.requireNonNull(tag, "tag");
+    ensureUsable();
+    if (root < 0 || root >= size) {
+      throw new IllegalArgumentException("root=" + root + " must be a rank in [0, " + size
+          + ") of the mpi group '" + group + "'");
+    }
+    if (root == rank) {
+      Objects.requireNonNull(payload, "payload must not be null on the root rank");
+    }
+    long token = gate.enter(MpiCall.Kind.BROADCAST, root, tag, sequence);
+    try {
+      MpiFrame.writeHeader(frameOut, fingerprints.of(MpiCall.Kind.BROADCAST, root, tag),
+          sequence);
+      frameOut.setAtIndex(JAVA_LONG, MpiFrame.HEADER_LONGS,
+          root == rank ? payload.length : Long.MAX_VALUE);
+      reduceFrame();
+      int length = (int) frameIn.getAtIndex(JAVA_LONG, MpiFrame.HEADER_LONGS);
+      byte[] result = new byte[length];
+      if (length > 0) {
+        ensureBytes(length);
+        if (root == rank) {
+          MemorySegment.copy(payload, 0, bytes, JAVA_BYTE, 0, length);
+        }
+        library.broadcastBytes(bytes, length, root);
+        MemorySegment.copy(bytes, JAVA_BYTE, 0, result, 0, length);
+      }
+      sequence++;
+      return result;
+    } catch (CollectiveException e) {
+      broken = e;
+      throw e;
+    } finally {
+      gate.exit(token);
+    }
+  }
+
+  @Override
+  public void barrier(String tag) {
+    Objects.requireNonNull(tag, "tag");
+    ensureUsable();
+    long token = gate.enter(MpiCall.Kind.BARRIER, 0, tag, sequence);
+    try {
+      MpiFrame.writeHeader(frameOut, fingerprints.of(MpiCall.Kind.BARRIER, 0, tag), sequence);
+      reduceFrame();
+      sequence++;
+    } catch (CollectiveException e) {
+      broken = e;
+      throw e;
+    } finally {
+      gate.exit(token);
+    }
+  }
+
+  /**
+   * Reduces the frame and fails every rank alike when the ranks disagree; the call in progress
+   * is the gate's current one.
+   */
+  private void reduceFrame() {
+    library.allReduce(frameOut, frameIn, frameLongs, ReduceOp.MIN);
+    if (!MpiFrame.agrees(frameIn)) {
+      String spread = MpiFrame.describeSpread(frameIn);
+      throw new CollectiveDesyncException(
+          MpiDesyncReport.gather(library, gate, group, rank, size, gate.current(), spread));
+    }
+  }
+
+  private void ensurePayload(int length) {
+    if (payloadOut.byteSize() < length * Long.BYTES) {
+      long capacity = Math.max(64, Long.highestOneBit(length - 1L) << 1);
+      payloadOut = Arena.ofAuto().allocate(JAVA_LONG, capacity);
+      payloadIn = Arena.ofAuto().allocate(JAVA_LONG, capacity);
+    }
+  }
+
+  private void ensureBytes(int length) {
+    if (bytes.byteSize() < length) {
+      long capacity = Math.max(4096, Long.highestOneBit(length - 1L) << 1);
+      bytes = Arena.ofAuto().allocate(capacity, 8);
+    }
+  }
+
+  private void ensureUsable() {
+    if (closed) {
+      throw new IllegalStateException(
+          "the mpi collective of group '" + group + "' (rank " + rank + ") is closed");
+    }
+    if (broken != null) {
+      String message = "the mpi collective of group '" + group + "' (rank " + rank
+          + ") is broken by an earlier failure; no further calls: " + broken.getMessage();
+      if (broken instanceof CollectiveDesyncException) {
+        throw new CollectiveDesyncException(message);
+      }
+      throw new CollectiveException(message, broken);
+    }
+  }
+
+  /**
+   * The number of calls made so far, the next call's sequence number.
+   *
+   * @return the sequence number
+   */
+  long sequence() {
+    return sequence;
+  }
+
+  /**
+   * The binding, for the benchmark's bare-downcall mode.
+   *
+   * @return the library
+   */
+  MpiLibrary library() {
+    return library;
+  }
+
+  /** Leaves the group without calling MPI; the runtime finalizes MPI at exit. Idempotent. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    watchdog.close();
+    runtime.release(this);
+  }
+
+  @Override
+  public String toString() {
+    return "MpiCollective[group=" + group + ", rank=" + rank + "/" + size + ", seq=" + sequence
+        + (broken != null ? ", broken" : "") + (closed ? ", closed" : "") + "]";
+  }
+}

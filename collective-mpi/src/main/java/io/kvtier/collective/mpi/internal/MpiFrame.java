@@ -1,0 +1,94 @@
+package io.kvtier.collective.mpi.internal;
+
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The guard frame: the fixed-shape {@code MPI_Allreduce(MIN)} of {@code 4 + inline} longs that
+ * starts every collective call. Its first four longs are {@code [fp, ~fp, seq, ~seq]}, the call's
+ * fingerprint and sequence number; MIN of {@code ~x} is {@code ~MAX(x)}, so one reduction gives
+ * the minimum and the maximum of both, and they agree on every rank iff every rank made the same
+ * call at the same sequence number. The reduced frame is identical on every rank, so every rank
+ * takes the same branch: all go on, or all report the desync.
+ *
+ * <p>Because its shape never depends on the call, ranks at different calls still meet in a
+ * well-formed collective, never in mismatched ones (which MPI leaves undefined: a hang, usually).
+ * The inline slots after the header carry the payload of a MIN or MAX all-reduce (MAX as MIN of
+ * the complements) and the size of a broadcast, so that the common calls cost one collective.
+ */
+final class MpiFrame {
+
+  /** The header's length in longs. */
+  static final int HEADER_LONGS = 4;
+
+  private MpiFrame() {}
+
+  /**
+   * Writes a call's header into a frame.
+   *
+   * @param frame the frame to send
+   * @param fingerprint the call's fingerprint
+   * @param sequence the call's sequence number
+   */
+  static void writeHeader(MemorySegment frame, long fingerprint, long sequence) {
+    frame.setAtIndex(JAVA_LONG, 0, fingerprint);
+    frame.setAtIndex(JAVA_LONG, 1, ~fingerprint);
+    frame.setAtIndex(JAVA_LONG, 2, sequence);
+    frame.setAtIndex(JAVA_LONG, 3, ~sequence);
+  }
+
+  /**
+   * Whether a reduced frame shows that every rank made the same call.
+   *
+   * @param reduced the frame after the MIN reduction
+   * @return true iff the minimum and maximum fingerprint and sequence number are equal
+   */
+  static boolean agrees(MemorySegment reduced) {
+    return reduced.getAtIndex(JAVA_LONG, 0) == ~reduced.getAtIndex(JAVA_LONG, 1)
+        && reduced.getAtIndex(JAVA_LONG, 2) == ~reduced.getAtIndex(JAVA_LONG, 3);
+  }
+
+  /**
+   * The spread of the reduced header, for the desync message.
+   *
+   * @param reduced the frame after the MIN reduction
+   * @return the minimum and maximum fingerprint and sequence number
+   */
+  static String describeSpread(MemorySegment reduced) {
+    return "fingerprints " + Long.toHexString(reduced.getAtIndex(JAVA_LONG, 0)) + ".."
+        + Long.toHexString(~reduced.getAtIndex(JAVA_LONG, 1)) + ", sequence numbers "
+        + reduced.getAtIndex(JAVA_LONG, 2) + ".." + ~reduced.getAtIndex(JAVA_LONG, 3);
+  }
+
+  /**
+   * Writes a MIN or MAX payload into the inline slots (MAX complemented, since the frame is
+   * reduced with MIN).
+   *
+   * @param frame the frame to send
+   * @param values the payload, at most the inline capacity
+   * @param max whether the call is a MAX
+   */
+  static void writeInline(MemorySegment frame, long[] values, boolean max) {
+    for (int i = 0; i < values.length; i++) {
+      frame.setAtIndex(JAVA_LONG, HEADER_LONGS + i, max ? ~values[i] : values[i]);
+    }
+  }
+
+  /**
+   * Reads a reduced inline payload.
+   *
+   * @param reduced the frame after the MIN reduction
+   * @param length the payload's length
+   * @param max whether the call is a MAX
+   * @return the reduced values
+   */
+  static long[] readInline(MemorySegment reduced, int length, boolean max) {
+    long[] out = new long[length];
+    for (int i = 0; i < length; i++) {
+      long v = reduced.getAtIndex(JAVA_LONG, HEADER_LONGS + i);
+      out[i] = max ? ~v : v;
+    }
+    return out;
+  }
+}
