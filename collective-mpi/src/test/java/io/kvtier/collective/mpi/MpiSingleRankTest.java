@@ -12,6 +12,8 @@ import java.util.OptionalInt;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The {@code mpi} provider in this JVM, a single rank started without mpirun: the join's rules
@@ -48,13 +50,14 @@ class MpiSingleRankTest {
     }
   }
 
-  @Test
-  void reductionsOfEveryLengthAndOpReturnTheValues() {
+  @ParameterizedTest(name = "mpi.inline-longs={0}")
+  @ValueSource(ints = {2, 16})
+  void reductionsOfEveryLengthAndOpReturnTheValues(int inline) {
     try (Collective c = provider.join(launcherSpec(MpiTests.GROUP),
-        new BackendContext(0, Map.of("mpi.inline-longs", "2"), BackendContext.defaults().time(),
-            BackendContext.defaults().metrics()))) {
+        new BackendContext(0, Map.of("mpi.inline-longs", Integer.toString(inline)),
+            BackendContext.defaults().time(), BackendContext.defaults().metrics()))) {
       for (ReduceOp op : ReduceOp.values()) {
-        for (int length : new int[] {0, 1, 2, 3, 100, 1000}) {
+        for (int length : new int[] {0, 1, 2, 3, 9, 16, 17, 100, 1000}) {
           long[] values = new long[length];
           for (int i = 0; i < length; i++) {
             values[i] = i % 3 == 0 ? Long.MIN_VALUE + i : Long.MAX_VALUE - i;

@@ -15,12 +15,13 @@ import org.junit.jupiter.api.Test;
  */
 class MpiFrameTest {
 
-  private static final int INLINE = 4;
+  // Longer than the element-by-element limit, so that both ways of moving a payload are used.
+  private static final int INLINE = 20;
 
   private static MemorySegment frame(MpiCall call, long[] inline, boolean max) {
     MemorySegment frame = MemorySegment.ofArray(new long[MpiFrame.HEADER_LONGS + INLINE]);
     MpiFrame.writeHeader(frame, call.fingerprint(), call.sequence());
-    MpiFrame.writeInline(frame, inline, max);
+    MpiFrame.writeInline(frame, inline, max, new long[INLINE]);
     return frame;
   }
 
