@@ -203,7 +203,7 @@ final class FileKvStore implements KvStore {
     try {
       FilePageIo.read(file, layout, key, host, hostPage);
     } catch (NoSuchFileException e) {
-      forget(key, null);
+      forgetIfMissing(key);
       return false;
     } catch (DamagedPageException e) {
       counters.corrupt(1);
@@ -292,6 +292,21 @@ final class FileKvStore implements KvStore {
     }
     evictOverCapacity();
     return true;
+  }
+
+  /**
+   * Forgets a page whose file this thread found missing, unless a writer has put the page again
+   * since (the read ran outside the lock; renames and deletions happen under it).
+   */
+  private void forgetIfMissing(PageKey key) {
+    lock.lock();
+    try {
+      if (!Files.isRegularFile(FilePageFormat.pageFile(root, key))) {
+        index.remove(key);
+      }
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Forgets a page that is gone or bad; deletes {@code damaged} if given. */
