@@ -97,7 +97,8 @@ final class ModelRankGroup {
 
   private static RankOutcome runRank(TinyTransformer model, KvTierConfig config,
       RankEngineConfig engineConfig, List<Prompt> prompts, int arrivalsPerTick,
-      int ticksBetweenArrivals, long maxTicks, MeterRegistry registry, String group, int rank) {
+      int ticksBetweenArrivals, long maxTicks, MeterRegistry registry, String group, int rank)
+      throws InterruptedException {
     try (KvTierBackends backends = KvTierBackends.open(config, ProviderRegistries.discover(),
         rank, TimeSource.SYSTEM, new MicrometerBackendMetrics(registry))) {
       CollectiveProvider provider = backends.providers().collective();
@@ -135,6 +136,12 @@ final class ModelRankGroup {
             commands = new TickCommands(arrivals, new long[0], fed == prompts.size());
           }
           engine.tick(commands);
+          if (engine.liveRequestIds().length == 0) {
+            // Only copies are outstanding, and they complete by the wall clock: without a pause
+            // an idle tick takes microseconds and the tick bound would run out before a slow
+            // rank's copies on a loaded machine. Rank-local, so no decision depends on it.
+            Thread.sleep(0, 200_000);
+          }
           if (engine.tickNumber() % 16 == 0) {
             CacheInvariants.check(cache);
           }
