@@ -111,7 +111,7 @@ public final class RankEngine {
       }
       // Rank 0 too applies the decoded bytes, so that every rank runs exactly the same input.
       TickCommands received = TickCommands.decode(collective.broadcast(0, payload, RECV_TAG));
-      scheduler.apply(received);
+      scheduler.apply(received, tick);
       return received;
     });
   }
@@ -130,7 +130,7 @@ public final class RankEngine {
   /** Step 3: admits waiting requests in arrival order while they fit. */
   public void admit() {
     step(TickStep.ADMIT, () -> {
-      scheduler.admit();
+      scheduler.admit(tick);
       return null;
     });
   }
@@ -138,7 +138,7 @@ public final class RankEngine {
   /** Step 4: the model runs every running request whose load-backs have committed. */
   public void forward() {
     step(TickStep.FORWARD, () -> {
-      scheduler.forward();
+      scheduler.forward(tick);
       return null;
     });
   }
@@ -146,7 +146,7 @@ public final class RankEngine {
   /** Step 5: finished requests are inserted into the cache and released. */
   public void finish() {
     step(TickStep.FINISH, () -> {
-      scheduler.finish();
+      scheduler.finish(tick);
       return null;
     });
   }
@@ -214,6 +214,19 @@ public final class RankEngine {
     }
     counters.ticks++;
     tick++;
+  }
+
+  /**
+   * Sets who is told of each request's milestones (arrival, admission, first token, end), from
+   * the next step on. Call it between ticks on the scheduler thread. Without one the engine
+   * reports to {@link RequestListener#NONE}, which costs a call that does nothing and no
+   * allocation.
+   *
+   * @param listener the listener, or {@link RequestListener#NONE} to stop listening
+   */
+  public void setRequestListener(RequestListener listener) {
+    scheduler.listener = Objects.requireNonNull(listener,
+        "listener: pass RequestListener.NONE to stop listening");
   }
 
   // ---------------------------------------------------------------- inspection

@@ -33,6 +33,8 @@ final class Scheduler {
   /** Rank-local, read only by {@link ProtocolDefect#REDUCE_FOR_LOCALLY_LOADED_REQUESTS}. */
   private final LinkedHashSet<Long> locallyLoaded = new LinkedHashSet<>();
   boolean endOfInput;
+  /** Told of each request's milestones; {@link RequestListener#NONE} by default. */
+  RequestListener listener = RequestListener.NONE;
 
   Scheduler(RankCache cache, ModelRunner model, RankEngineConfig config,
       EngineCounters counters, Collective collective) {
@@ -46,7 +48,7 @@ final class Scheduler {
 
   // ---------------------------------------------------------------- step 1: commands
 
-  void apply(TickCommands commands) {
+  void apply(TickCommands commands, long tick) {
     for (RankRequest r : commands.arrivals()) {
       if (isLive(r.id())) {
         throw new IllegalStateException("request id=" + r.id() + " arrived while a request with"
@@ -54,9 +56,10 @@ final class Scheduler {
       }
       waiting.addLast(r);
       counters.arrived++;
+      listener.arrived(tick, r.id(), r.promptLength());
     }
     for (long id : commands.aborts()) {
-      abort(id);
+      abort(id, tick);
     }
     endOfInput |= commands.endOfInput();
   }
@@ -79,11 +82,12 @@ final class Scheduler {
     return -1;
   }
 
-  private void abort(long id) {
+  private void abort(long id, long tick) {
     for (Iterator<RankRequest> it = waiting.iterator(); it.hasNext(); ) {
       if (it.next().id() == id) {
         it.remove();
         counters.aborted++;
+        listener.ended(tick, id, RequestOutcome.ABORTED);
         return;
       }
     }
@@ -91,6 +95,7 @@ final class Scheduler {
     if (i >= 0) {
       release(running.remove(i), false);
       counters.aborted++;
+      listener.ended(tick, id, RequestOutcome.ABORTED);
     }
   }
 
@@ -106,12 +111,12 @@ final class Scheduler {
 
   // ---------------------------------------------------------------- step 3: admit
 
-  void admit() {
+  void admit(long tick) {
     while (!waiting.isEmpty() && running.size() < config.maxRunning()) {
       RankRequest r = waiting.peekFirst();
       int kvTarget = r.promptLength() + Math.max(0, r.maxOutputTokens() - 1);
       if (pages(kvTarget) > cache.config().devicePages()) {
-        reject();
+        reject(tick);
         continue;
       }
       RequestOptions options = new RequestOptions(r.namespace(), r.priority(),
@@ -135,7 +140,7 @@ final class Scheduler {
         // Replicated: every rank's pool is in the same state, so every rank ends up here.
         cache.abort(r.id());
         if (running.isEmpty() && cache.outstandingOperations() == 0) {
-          reject();
+          reject(tick);
           continue;
         }
         return;
@@ -146,13 +151,15 @@ final class Scheduler {
       counters.promptTokens += r.promptLength();
       counters.deviceHitTokens += rr.prefixLength - rr.hostLoadedLength;
       counters.hostHitTokens += rr.hostLoadedLength;
+      listener.admitted(tick, r.id(), rr.prefixLength - rr.hostLoadedLength, rr.hostLoadedLength);
     }
   }
 
   /** The head request can never get its pages: nothing else holds any. Drop it. */
-  private void reject() {
-    waiting.pollFirst();
+  private void reject(long tick) {
+    long id = waiting.pollFirst().id();
     counters.rejected++;
+    listener.ended(tick, id, RequestOutcome.REJECTED);
   }
 
   private int pages(int tokens) {
@@ -161,7 +168,7 @@ final class Scheduler {
 
   // ---------------------------------------------------------------- step 4: forward
 
-  void forward() {
+  void forward(long tick) {
     if (config.defect() == ProtocolDefect.REDUCE_FOR_LOCALLY_LOADED_REQUESTS) {
       voteOnLocallyLoaded();
     }
@@ -174,12 +181,14 @@ final class Scheduler {
         it.remove();
         release(r, false);
         counters.loadFailureAborts++;
+        listener.ended(tick, r.id, RequestOutcome.LOAD_FAILED);
         continue;
       }
-      if (!r.started) {
+      boolean first = !r.started;
+      if (first) {
         start(r);
       }
-      step(r);
+      step(r, first, tick);
     }
   }
 
@@ -195,7 +204,7 @@ final class Scheduler {
     }
   }
 
-  private void step(RunningRequest r) {
+  private void step(RunningRequest r, boolean first, long tick) {
     int from = r.computed;
     int to = r.inPrefill() ? Math.min(r.promptLength, from + config.chunkTokens())
         : r.computed < r.kvTarget ? from + 1 : from;
@@ -221,6 +230,11 @@ final class Scheduler {
       r.generated++;
       counters.generatedTokens++;
     }
+    // Once per request: the step that completes the prompt, or the first step of a request whose
+    // whole prompt was cached (one that generates nothing may match all of it).
+    if (r.computed >= r.promptLength && (first || from < r.promptLength)) {
+      listener.prefilled(tick, r.id);
+    }
   }
 
   /** The defect of class 4: a reduction per request in a rank-local map. */
@@ -237,13 +251,14 @@ final class Scheduler {
 
   // ---------------------------------------------------------------- step 5: finish
 
-  void finish() {
+  void finish(long tick) {
     for (Iterator<RunningRequest> it = running.iterator(); it.hasNext(); ) {
       RunningRequest r = it.next();
       if (r.started && r.done()) {
         it.remove();
         release(r, true);
         counters.finished++;
+        listener.ended(tick, r.id, RequestOutcome.FINISHED);
       }
     }
   }

@@ -1,0 +1,57 @@
+package io.kvtier.core.rank;
+
+/**
+ * The milestones of each request as a {@link RankEngine} reaches them: arrival, admission with its
+ * cached prefix, the end of its prefill (its first token) and its end. For metrics and for the
+ * simulator's timeline; the engine itself never reads anything back.
+ *
+ * <p>Every call comes from the rank's scheduler thread, inside the tick step named on the method,
+ * at a replicated point: every rank of a healthy group makes the same calls, in the same order,
+ * with the same arguments, so listening on one rank is enough. Arguments are primitives and
+ * constants so that reporting allocates nothing.
+ *
+ * <p>A listener runs on the engine's hot path: it must be quick, must not throw, and must not call
+ * the engine (a step is in progress). Every method does nothing by default.
+ */
+public interface RequestListener {
+  /** The listener of an engine that has none: ignores everything. */
+  RequestListener NONE = new RequestListener() {};
+
+  /**
+   * Step 1: the request was received and joined the waiting queue.
+   *
+   * @param tick the tick
+   * @param id the request's id
+   * @param promptTokens its prompt length
+   */
+  default void arrived(long tick, long id, int promptTokens) {}
+
+  /**
+   * Step 3: the request was admitted: its cached prefix is locked and its pages are allocated.
+   * The hit tokens add up to what {@link RankEngineStats} counts for the request.
+   *
+   * @param tick the tick
+   * @param id the request's id
+   * @param deviceHitTokens prompt tokens found on the device
+   * @param hostHitTokens prompt tokens being loaded back from the host
+   */
+  default void admitted(long tick, long id, int deviceHitTokens, int hostHitTokens) {}
+
+  /**
+   * Step 4: the request's prompt KV is complete. A request that generates produced its first
+   * token in the same forward step, so this tick is its time to first token.
+   *
+   * @param tick the tick
+   * @param id the request's id
+   */
+  default void prefilled(long tick, long id) {}
+
+  /**
+   * The request left the engine; called once per arrived request.
+   *
+   * @param tick the tick
+   * @param id the request's id
+   * @param outcome how it ended
+   */
+  default void ended(long tick, long id, RequestOutcome outcome) {}
+}
