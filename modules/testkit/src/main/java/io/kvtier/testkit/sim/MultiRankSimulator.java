@@ -86,6 +86,18 @@ public final class MultiRankSimulator {
    *     that do not fit)
    */
   public SimulationResult run() {
+    return run(SimulationProgress.NONE);
+  }
+
+  /**
+   * Runs the simulation as {@link #run()} does, telling {@code progress} after every tick.
+   *
+   * @param progress told the ticks done on rank 0's thread
+   * @return the result; a failure is reported in it, not thrown
+   * @throws IllegalArgumentException if the config cannot be built
+   */
+  public SimulationResult run(SimulationProgress progress) {
+    Objects.requireNonNull(progress, "progress");
     first.set(null);
     long start = System.nanoTime();
     Workload workload = Workloads.parse(workloadSpec(config));
@@ -97,6 +109,8 @@ public final class MultiRankSimulator {
       for (int r = 0; r < ranks.length; r++) {
         ranks[r] = new SimulatedRank(config, r, group, r == 0 ? workload : null);
       }
+      TimelineRecorder timeline = new TimelineRecorder(progress, config.ticks());
+      ranks[0].record(timeline);
       Thread[] threads = new Thread[ranks.length];
       for (int r = 0; r < ranks.length; r++) {
         SimulatedRank rank = ranks[r];
@@ -108,7 +122,7 @@ public final class MultiRankSimulator {
       for (Thread t : threads) {
         t.join();
       }
-      return result(workload, ranks, (System.nanoTime() - start) / 1e9);
+      return result(workload, ranks, (System.nanoTime() - start) / 1e9, timeline.timeline());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while waiting for the simulated ranks", e);
@@ -171,7 +185,8 @@ public final class MultiRankSimulator {
     return SimulationFailure.ERROR;
   }
 
-  private SimulationResult result(Workload workload, SimulatedRank[] ranks, double wallSeconds) {
+  private SimulationResult result(Workload workload, SimulatedRank[] ranks, double wallSeconds,
+      SimulationTimeline timeline) {
     RankEngineStats s = ranks[0].engine().stats();
     long verified = 0;
     long mismatches = 0;
@@ -197,6 +212,7 @@ public final class MultiRankSimulator {
         ranks[0].cache().stats(),
         kind != SimulationFailure.REPLICA_DIVERGENCE, desync ? 1 : 0, leaked, verified,
         mismatches, kind, f == null ? -1 : f.tick(),
-        f == null ? "" : f.kind() + " on rank " + f.rank() + ": " + f.cause(), wallSeconds);
+        f == null ? "" : f.kind() + " on rank " + f.rank() + ": " + f.cause(), wallSeconds,
+        timeline);
   }
 }

@@ -59,6 +59,7 @@ final class SimulatedRank implements AutoCloseable {
   private final RankEngine engine;
   private final StallSchedule stalls;
   private final ArrivalFeed feed;
+  private TimelineRecorder timeline;
 
   SimulatedRank(SimulationConfig config, int rank, String group, Workload workload) {
     this.config = config;
@@ -147,6 +148,12 @@ final class SimulatedRank implements AutoCloseable {
     return feed;
   }
 
+  /** Records this rank's requests and ticks into {@code recorder}; call before {@link #run}. */
+  void record(TimelineRecorder recorder) {
+    this.timeline = recorder;
+    engine.setRequestListener(recorder);
+  }
+
   /** Runs every tick and the drain; returns normally only if every check passed. */
   void run() {
     long limit = (long) config.ticks() + DRAIN_TICKS;
@@ -162,6 +169,9 @@ final class SimulatedRank implements AutoCloseable {
       engine.tick(commands);
       CacheInvariants.check(cache);
       crossCheck(tick);
+      if (timeline != null) {
+        timeline.afterTick(tick, engine);
+      }
       if (engine.isDrained()) {
         return;
       }

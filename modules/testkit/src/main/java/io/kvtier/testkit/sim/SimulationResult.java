@@ -34,6 +34,7 @@ import java.util.Objects;
  * @param failureTick the tick of the failure, -1 if none
  * @param failureMessage the failure's message, empty if none
  * @param wallSeconds the run's wall-clock time
+ * @param timeline occupancy and counters over time and each request's milestones, from rank 0
  */
 public record SimulationResult(
     String workload,
@@ -58,7 +59,8 @@ public record SimulationResult(
     SimulationFailure failure,
     long failureTick,
     String failureMessage,
-    double wallSeconds) {
+    double wallSeconds,
+    SimulationTimeline timeline) {
 
   /**
    * Prompt tokens reused from each tier.
@@ -100,6 +102,7 @@ public record SimulationResult(
     Objects.requireNonNull(cache, "cache");
     Objects.requireNonNull(failure, "failure");
     Objects.requireNonNull(failureMessage, "failureMessage");
+    Objects.requireNonNull(timeline, "timeline");
   }
 
   /**
@@ -131,6 +134,6 @@ public record SimulationResult(
     return new SimulationResult(workload, seed, ranks, requests, finished, aborted, rejected,
         loadFailureAborts, ticks, promptTokens, hitTokens, computedTokens, collectives, cache,
         replicaDigestsEqual, desyncs, leakedPages, kvVerifiedPages, kvMismatches, failure,
-        failureTick, failureMessage, 0);
+        failureTick, failureMessage, 0, timeline);
   }
 }
