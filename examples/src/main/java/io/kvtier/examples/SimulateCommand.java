@@ -14,9 +14,7 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
@@ -47,8 +45,6 @@ import picocli.CommandLine.Spec;
     })
 final class SimulateCommand implements Callable<Integer> {
   private static final SimulationConfig DEFAULTS = SimulationConfig.builder().build();
-  /** Runs behind a report: growing prefixes of the workload, the last one the full run. */
-  private static final int REPORT_RUNS = 8;
   /** Held here: java.util.logging keeps loggers weakly, and a collected one forgets its level. */
   private static final Logger CACHE_LOG = Logger.getLogger("io.kvtier.core.cache");
 
@@ -130,9 +126,8 @@ final class SimulateCommand implements Callable<Integer> {
   private Path json;
 
   @Option(names = "--report", paramLabel = "FILE.html", description = "Also write a"
-      + " self-contained HTML page with SVG charts (hit rate per tier, tier pressure, TTFT with"
-      + " and without the cache) to FILE; it reruns the config on growing prefixes of the"
-      + " workload.")
+      + " self-contained HTML page with SVG charts of the run (hit rate per tier and tier"
+      + " occupancy over time, the TTFT distribution with and without the cache) to FILE.")
   private Path report;
 
   @Option(names = "--benchmark", description = "Instead of one run: ticks per second and"
@@ -154,27 +149,8 @@ final class SimulateCommand implements Callable<Integer> {
       SimulateBenchmark.print(out, config, runs, rows);
       return rows.stream().allMatch(SimulateBenchmark.Row::passed) ? 0 : KvTierCli.EXIT_FAILURE;
     }
-    Progress progress = Progress.onTerminal(report == null ? 1 : REPORT_RUNS, "simulation runs");
-    progress.show(0);
-    SimulationResult result = MultiRankSimulator.run(config);
-    progress.show(1);
-    List<SimulationReport.Segment> segments = new ArrayList<>();
-    List<String> failedParts = new ArrayList<>();
-    if (report != null) {
-      long[] prefixes = SimulationReport.prefixes(result.requests(), REPORT_RUNS);
-      for (int k = 0; k < prefixes.length - 1; k++) {
-        SimulationResult part = MultiRankSimulator.run(
-            config.toBuilder().requests(Math.toIntExact(prefixes[k])).build());
-        if (!part.passed()) {
-          String why = part.failureMessage().lines().findFirst().orElse(part.failure().name());
-          failedParts.add(String.format(Locale.ROOT,
-              "report    FAIL: the run on the first %d requests: %s", prefixes[k], why));
-        }
-        segments.add(new SimulationReport.Segment(part));
-        progress.show(k + 2);
-      }
-      segments.add(new SimulationReport.Segment(result));
-    }
+    Progress progress = Progress.onTerminal("ticks");
+    SimulationResult result = new MultiRankSimulator(config).run(progress);
     progress.done();
     String summary = SimulationSummary.of(config, result);
     out.print(summary);
@@ -185,13 +161,12 @@ final class SimulateCommand implements Callable<Integer> {
     }
     if (report != null) {
       Files.writeString(createParent(report),
-          SimulationReport.html(config, summary, segments, TtftModel.DEFAULT),
+          SimulationReport.html(config, summary, result, TtftModel.DEFAULT),
           StandardCharsets.UTF_8);
       out.println("report    " + report);
     }
-    failedParts.forEach(out::println);
     out.flush();
-    return result.passed() && failedParts.isEmpty() ? 0 : KvTierCli.EXIT_FAILURE;
+    return result.passed() ? 0 : KvTierCli.EXIT_FAILURE;
   }
 
   private static Path createParent(Path file) throws IOException {

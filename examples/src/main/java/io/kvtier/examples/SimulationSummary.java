@@ -35,9 +35,12 @@ final class SimulationSummary {
         r.promptTokens(), r.hitTokens().total(), r.computedTokens()));
     TtftModel.Estimate ttft = TtftModel.DEFAULT.estimate(r, config.pageSize());
     s.append(String.format(Locale.ROOT,
-        "TTFT      mean %.2f ms without cache, %.2f ms with cache (%.2fx), %d requests%n",
-        ttft.withoutCacheUs() / 1000, ttft.withCacheUs() / 1000, ttft.speedup(),
-        ttft.admitted()));
+        "TTFT      mean %.2f ms without cache, %.2f ms with cache (%.2fx), %d requests;"
+            + " p50 %.2f / %.2f ms, p99 %.2f / %.2f ms without / with%n",
+        ttft.meanWithoutCacheUs() / 1000, ttft.meanWithCacheUs() / 1000, ttft.speedup(),
+        ttft.requests(), ttft.withoutCachePercentileUs(50) / 1000,
+        ttft.withCachePercentileUs(50) / 1000, ttft.withoutCachePercentileUs(99) / 1000,
+        ttft.withCachePercentileUs(99) / 1000));
     s.append("TTFT model: ").append(TtftModel.DEFAULT.describe()).append('\n');
     SimulationResult.CollectiveCounts c = r.collectives();
     s.append(String.format(Locale.ROOT,

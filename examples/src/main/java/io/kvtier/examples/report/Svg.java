@@ -8,10 +8,15 @@ import java.util.Objects;
  * Small inline SVG charts: line charts and grouped bar charts, well-formed XML with every text
  * escaped. Each series is drawn as an element with {@code class="series"} and a {@code
  * data-series} attribute naming it, so a test can find it.
+ *
+ * <p>A line gets a circle per point only up to {@link #MAX_MARKS} points: a timeline of a
+ * thousand samples would draw a thousand overlapping circles per line.
  */
 final class Svg {
   static final int WIDTH = 640;
   static final int HEIGHT = 300;
+  /** The most points of a line that still get a circle each. */
+  static final int MAX_MARKS = 60;
   private static final int LEFT = 64;
   private static final int RIGHT = 140;
   private static final int TOP = 20;
@@ -66,9 +71,11 @@ final class Svg {
         double px = px(x[k], xMin, xMax);
         double py = py(line.values()[k], top);
         points.append(k == 0 ? "" : " ").append(f(px)).append(',').append(f(py));
-        marks.append(String.format(Locale.ROOT,
-            "<circle class=\"mark\" cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\"/>", f(px), f(py),
-            escape(line.color())));
+        if (x.length <= MAX_MARKS) {
+          marks.append(String.format(Locale.ROOT,
+              "<circle class=\"mark\" cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\"/>", f(px), f(py),
+              escape(line.color())));
+        }
       }
       s.append("<g class=\"series\" data-series=\"").append(escape(line.name())).append("\">");
       s.append("<polyline fill=\"none\" stroke-width=\"2\" stroke=\"")
@@ -221,11 +228,13 @@ final class Svg {
     return 10 * magnitude;
   }
 
-  private static double px(double x, double xMin, double xMax) {
+  /** The horizontal position of {@code x} on an axis from {@code xMin} to {@code xMax}. */
+  static double px(double x, double xMin, double xMax) {
     return LEFT + (WIDTH - LEFT - RIGHT) * (x - xMin) / (xMax - xMin);
   }
 
-  private static double py(double y, double top) {
+  /** The vertical position of {@code y} on an axis from 0 to {@code top}, clamped to it. */
+  static double py(double y, double top) {
     double clamped = Math.max(0, Math.min(y, top));
     return HEIGHT - BOTTOM - (HEIGHT - BOTTOM - TOP) * clamped / top;
   }

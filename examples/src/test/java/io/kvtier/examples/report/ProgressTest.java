@@ -3,17 +3,19 @@ package io.kvtier.examples.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvtier.testkit.sim.MultiRankSimulator;
-import io.kvtier.testkit.sim.SimulationConfig;
-import io.kvtier.testkit.sim.SimulationResult;
+import io.kvtier.core.rank.RequestOutcome;
+import io.kvtier.testkit.sim.SimulationResult.HitTokens;
+import io.kvtier.testkit.sim.SimulationTimeline;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.Test;
 
-/** The progress bar stays silent off a terminal; the TTFT model's arithmetic. */
+/** The progress bar of ticks, silent off a terminal; the TTFT model's arithmetic. */
 class ProgressTest {
+  private static final Offset<Double> EXACT = Offset.offset(1e-9);
+
   @Test
   void noBarWhenStandardErrorIsNotATerminal() {
     // surefire runs the tests with standard error redirected to a file or pipe
@@ -22,9 +24,9 @@ class ProgressTest {
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     try {
       System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-      Progress progress = Progress.onTerminal(3, "runs");
-      progress.show(0);
-      progress.show(3);
+      Progress progress = Progress.onTerminal("ticks");
+      progress.ticks(1, 3);
+      progress.ticks(3, 3);
       progress.done();
     } finally {
       System.setErr(saved);
@@ -33,24 +35,70 @@ class ProgressTest {
   }
 
   @Test
-  void ttftModelChargesComputedTokensAndLoadedPages() {
-    SimulationResult r = MultiRankSimulator.run(SimulationConfig.builder()
-        .ranks(1).workload("multiturn:conversations=4,turns=2,first=16,answer=4,question=8")
-        .pageSize(4).devicePages(32).ticks(100).build());
-    TtftModel.Estimate e = new TtftModel(10, 1).estimate(r, 4);
+  void theBarCountsTicksRedrawsEachHundredthAndCountsOnWhileDraining() {
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    Progress progress = new Progress(new PrintStream(captured, true, StandardCharsets.UTF_8),
+        "ticks");
+    for (long done = 1; done <= 210; done++) {
+      progress.ticks(done, 200);
+    }
+    String drawn = captured.toString(StandardCharsets.UTF_8);
+    // every 2 ticks up to 200, then every 2 while draining: 105 frames
+    assertThat(drawn.split("\r", -1)).hasSize(106);
+    assertThat(drawn).contains("[" + "#".repeat(15) + " ".repeat(15) + "] 100/200 ticks")
+        .contains("] 200/200 ticks").doesNotContain("] 99/200")
+        .endsWith("[" + "#".repeat(30) + "] 210 ticks (draining after 200)");
+    captured.reset();
+    progress.done();
+    assertThat(captured.toString(StandardCharsets.UTF_8)).isEqualTo(
+        "\r" + " ".repeat("[] 210 ticks (draining after 200)".length() + 30) + "\r");
+  }
 
-    long admitted = r.requests() - r.rejected();
-    long pages = (r.hitTokens().host() + 3) / 4;
-    assertThat(e.admitted()).isEqualTo(admitted);
-    assertThat(e.withoutCacheUs()).isCloseTo(10.0 * r.promptTokens() / admitted,
-        Offset.offset(1e-9));
-    assertThat(e.withCacheUs()).isCloseTo(
-        (10.0 * (r.promptTokens() - r.hitTokens().total()) + pages) / admitted,
-        Offset.offset(1e-9));
-    assertThat(e.withCacheUs()).isLessThanOrEqualTo(e.withoutCacheUs());
-    assertThat(TtftModel.DEFAULT.describe())
-        .startsWith("50 us per computed prompt token + 2 us per page loaded from host");
-    assertThatThrownBy(() -> new TtftModel(-1, 0)).isInstanceOf(IllegalArgumentException.class)
+  private static SimulationTimeline.Request request(int prompt, long device, long host,
+      long arrival, long admit, long firstToken) {
+    return new SimulationTimeline.Request(1, arrival, admit, firstToken, prompt,
+        new HitTokens(device, host, 0), RequestOutcome.FINISHED);
+  }
+
+  @Test
+  void ttftModelChargesComputedTokensLoadedPagesAndQueuedTicks() {
+    TtftModel model = new TtftModel(10, 1, 100);
+    // 20 tokens: 8 on the device, 5 loaded from the host (2 pages of 4), 7 computed, 3 ticks
+    // queued
+    SimulationTimeline.Request r = request(20, 8, 5, 4, 7, 9);
+    assertThat(model.withoutCacheUs(r)).isCloseTo(10.0 * 20 + 100.0 * 3, EXACT);
+    assertThat(model.withCacheUs(r, 4)).isCloseTo(10.0 * 7 + 1.0 * 2 + 100.0 * 3, EXACT);
+    assertThatThrownBy(() -> model.withCacheUs(r, 0)).hasMessageContaining("pageSize=0");
+
+    TtftModel.Estimate e = new TtftModel.Estimate(3, new double[] {300, 100, 200},
+        new double[] {50, 10, 30});
+    assertThat(e.meanWithoutCacheUs()).isCloseTo(200, EXACT);
+    assertThat(e.meanWithCacheUs()).isCloseTo(30, EXACT);
+    assertThat(e.speedup()).isCloseTo(200.0 / 30, EXACT);
+    assertThat(e.withoutCachePercentileUs(50)).isEqualTo(200);
+    assertThat(e.withCachePercentileUs(99)).isEqualTo(50);
+    assertThat(e.withCachePercentileUs(0)).isEqualTo(10);
+    assertThat(e.withoutCacheUs()).containsExactly(100, 200, 300);
+    assertThatThrownBy(() -> new TtftModel.Estimate(2, new double[1], new double[1]))
+        .hasMessageContaining("requests=2");
+    assertThatThrownBy(() -> e.withCachePercentileUs(101)).hasMessageContaining("101");
+
+    assertThat(TtftModel.DEFAULT.describe()).startsWith("50 us per computed prompt token + 2 us"
+        + " per page loaded from host or L3 + 1000 us per tick queued before admission");
+    assertThatThrownBy(() -> new TtftModel(-1, 0, 0)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("finite and >= 0");
+  }
+
+  @Test
+  void histogramBinsBothSamplesOnRoundWidths() {
+    Histogram h = Histogram.of(new double[] {0, 1.9, 7.2}, new double[] {0.5, 0.5}, 4);
+    // 7.2 / 4 = 1.8, rounded up to 2: bins 0-2, 2-4, 4-6, 6-8
+    assertThat(h.width()).isEqualTo(2);
+    assertThat(h.first()).containsExactly(2, 0, 0, 1);
+    assertThat(h.second()).containsExactly(2, 0, 0, 0);
+    assertThat(h.labels()).containsExactly("0-2", "2-4", "4-6", "6-8");
+    assertThat(Histogram.of(new double[0], new double[0], 5).first()).containsExactly(0);
+    assertThatThrownBy(() -> Histogram.of(new double[] {-1}, new double[0], 3))
+        .hasMessageContaining("value -1.0");
   }
 }
