@@ -35,8 +35,8 @@ final class SimulationSummary {
         r.promptTokens(), r.hitTokens().total(), r.computedTokens()));
     TtftModel.Estimate ttft = TtftModel.DEFAULT.estimate(r, config.pageSize());
     s.append(String.format(Locale.ROOT,
-        "TTFT      mean %.2f ms without cache, %.2f ms with cache (%.2fx), %d requests;"
-            + " p50 %.2f / %.2f ms, p99 %.2f / %.2f ms without / with%n",
+        "TTFT      mean %.2f ms without cache, %.2f ms with cache (%.2fx), %d requests%n"
+            + "          p50 %.2f / %.2f ms, p99 %.2f / %.2f ms without / with cache%n",
         ttft.meanWithoutCacheUs() / 1000, ttft.meanWithCacheUs() / 1000, ttft.speedup(),
         ttft.requests(), ttft.withoutCachePercentileUs(50) / 1000,
         ttft.withCachePercentileUs(50) / 1000, ttft.withoutCachePercentileUs(99) / 1000,
