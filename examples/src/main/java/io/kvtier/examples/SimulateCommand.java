@@ -156,7 +156,8 @@ final class SimulateCommand implements Callable<Integer> {
     out.print(summary);
     out.flush();
     if (json != null) {
-      Files.writeString(createParent(json), SimulationJson.of(result) + "\n",
+      TtftModel.Estimate ttft = TtftModel.DEFAULT.estimate(result, config.pageSize());
+      Files.writeString(createParent(json), SimulationJson.of(result, ttft) + "\n",
           StandardCharsets.UTF_8);
     }
     if (report != null) {

@@ -1,13 +1,15 @@
 package io.kvtier.examples;
 
 import io.kvtier.core.cache.CacheStats;
+import io.kvtier.examples.report.TtftModel;
 import io.kvtier.testkit.sim.SimulationResult;
 import java.util.Locale;
 
 /**
  * The JSON document of {@code kvtier simulate --json FILE}: one object, every counter of the
- * {@link SimulationResult}, with the field names the README lists. Written by hand because the
- * result holds fractions ({@code wallSeconds}), which the CLI's {@link JsonWriter} does not.
+ * {@link SimulationResult} and the TTFT estimate of the {@link TtftModel}, with the field names
+ * the README lists. Written by hand because the result holds fractions ({@code wallSeconds}),
+ * which the CLI's {@link JsonWriter} does not.
  */
 final class SimulationJson {
   private final StringBuilder out = new StringBuilder();
@@ -15,8 +17,8 @@ final class SimulationJson {
 
   private SimulationJson() {}
 
-  /** The JSON text of a result, on one line. */
-  static String of(SimulationResult r) {
+  /** The JSON text of a result and its TTFT estimate, on one line. */
+  static String of(SimulationResult r, TtftModel.Estimate ttft) {
     SimulationJson j = new SimulationJson();
     j.out.append('{');
     j.number("ranks", r.ranks());
@@ -44,6 +46,15 @@ final class SimulationJson {
     j.number("idleTicks", r.collectives().idleTicks());
     j.number("idleTickCalls", r.collectives().idleTickCalls());
     j.number("maxCallsPerTick", r.collectives().maxCallsPerTick());
+    j.close();
+    j.open("ttftMs");
+    j.number("requests", ttft.requests());
+    j.fraction("meanWithoutCache", ttft.meanWithoutCacheUs() / 1000);
+    j.fraction("meanWithCache", ttft.meanWithCacheUs() / 1000);
+    j.fraction("p50WithoutCache", ttft.withoutCachePercentileUs(50) / 1000);
+    j.fraction("p50WithCache", ttft.withCachePercentileUs(50) / 1000);
+    j.fraction("p99WithoutCache", ttft.withoutCachePercentileUs(99) / 1000);
+    j.fraction("p99WithCache", ttft.withCachePercentileUs(99) / 1000);
     j.close();
     CacheStats c = r.cache();
     j.open("cache");

@@ -60,6 +60,15 @@ class SimulateCommandTest {
         .containsEntry("idleTickCalls", 0L);
     assertThat((Long) j.get("requests")).isEqualTo(24L);
     assertThat((Double) j.get("wallSeconds")).isPositive();
+    Map<String, Object> ttft = object(j.get("ttftMs"));
+    assertThat((Long) ttft.get("requests")).isPositive()
+        .isLessThanOrEqualTo((Long) j.get("requests"));
+    // the estimate with the cache charges no more per request than the one without
+    assertThat((Double) ttft.get("p50WithCache")).isPositive()
+        .isLessThanOrEqualTo((Double) ttft.get("p50WithoutCache"));
+    assertThat((Double) ttft.get("meanWithCache"))
+        .isLessThan((Double) ttft.get("meanWithoutCache"));
+    assertThat(ttft).containsKeys("p99WithCache", "p99WithoutCache");
   }
 
   @Test
