@@ -28,6 +28,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * config gives the same {@link SimulationResult} but for its wall time. A broken rule surfaces
  * as a failure of the result ({@link SimulationFailure}), with the exception in {@link
  * #failureCause()}; a collective that a rank never reaches fails at the watchdog, never hangs.
+ *
+ * <p>Rank 0 also records the run's {@link SimulationTimeline} (occupancy and counters over time,
+ * each request's milestones) and reports each tick to a {@link SimulationProgress}.
  */
 public final class MultiRankSimulator {
   /** The vocabulary of generated tokens. */
