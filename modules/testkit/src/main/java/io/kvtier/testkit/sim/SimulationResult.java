@@ -9,7 +9,8 @@ import java.util.Objects;
  * ({@link #withoutWallTime()} compares them).
  *
  * <p>Counters come from rank 0 where they are replicated (equal on every rank of a healthy run);
- * {@code kvVerifiedPages}, {@code kvMismatches} and {@code leakedPages} are summed over ranks.
+ * {@code kvVerifiedPages}, {@code kvMismatches} and {@code leakedPages} are summed over ranks
+ * (over the collective with a SUM reduction when each rank is a process of its own).
  *
  * @param workload the workload spec as run, every parameter spelled out
  * @param seed the seed
@@ -34,6 +35,9 @@ import java.util.Objects;
  * @param failureTick the tick of the failure, -1 if none
  * @param failureMessage the failure's message, empty if none
  * @param wallSeconds the run's wall-clock time
+ * @param replicaDigest rank 0's replica digest at the end of the run (after the drain, or where
+ *     the run stopped); a healthy run ends with it on every rank, and the same config gives the
+ *     same digest whichever collective joined the ranks
  */
 public record SimulationResult(
     String workload,
@@ -58,7 +62,8 @@ public record SimulationResult(
     SimulationFailure failure,
     long failureTick,
     String failureMessage,
-    double wallSeconds) {
+    double wallSeconds,
+    long replicaDigest) {
 
   /**
    * Prompt tokens reused from each tier.
@@ -131,6 +136,6 @@ public record SimulationResult(
     return new SimulationResult(workload, seed, ranks, requests, finished, aborted, rejected,
         loadFailureAborts, ticks, promptTokens, hitTokens, computedTokens, collectives, cache,
         replicaDigestsEqual, desyncs, leakedPages, kvVerifiedPages, kvMismatches, failure,
-        failureTick, failureMessage, 0);
+        failureTick, failureMessage, 0, replicaDigest);
   }
 }
