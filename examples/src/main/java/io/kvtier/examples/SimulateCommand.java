@@ -161,8 +161,8 @@ final class SimulateCommand implements Callable<Integer> {
       + " mpi (start the processes with mpirun -np R; rank and world size come from mpirun, and"
       + " --ranks, if given, must agree) or hazelcast (start R processes, each with its own"
       + " --rank; settings with --collective-property). With one rank per process, rank 0 prints"
-      + " the summary and writes --json, and every rank prints its final digest check"
-      + " (default: ${DEFAULT-VALUE}).")
+      + " the summary and writes --json, and every rank prints its final digest check;"
+      + " --benchmark and --report need local (default: ${DEFAULT-VALUE}).")
   private String collective = SimulationConfig.LOCAL_COLLECTIVE;
 
   @Option(names = "--rank", description = "This process's rank, 0 to ranks-1, when each rank is"
