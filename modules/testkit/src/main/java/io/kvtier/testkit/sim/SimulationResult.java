@@ -35,9 +35,10 @@ import java.util.Objects;
  * @param failureTick the tick of the failure, -1 if none
  * @param failureMessage the failure's message, empty if none
  * @param wallSeconds the run's wall-clock time
- * @param replicaDigest rank 0's replica digest at the end of the run (after the drain, or where
- *     the run stopped); a healthy run ends with it on every rank, and the same config gives the
- *     same digest whichever collective joined the ranks
+ * @param replicaDigest the replica digest at the end of the run (after the drain, or where the
+ *     run stopped): rank 0's in a threaded run, the reporting rank's own with {@link
+ *     MultiRankSimulator#runRank}; a healthy run ends with it on every rank, and the same config
+ *     gives the same digest whichever collective joined the ranks
  */
 public record SimulationResult(
     String workload,
