@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
     versionProvider = KvTierCli.Version.class,
     description = "kvtier: a hierarchical KV-cache engine for LLM serving.",
     subcommands = {
-      BackendsCommand.class, ServeCommand.class, SimulateCommand.class,
+      BackendsCommand.class, ServeCommand.class, SimulateCommand.class, CpMemberCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class KvTierCli implements Callable<Integer> {

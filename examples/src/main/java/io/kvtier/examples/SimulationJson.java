@@ -77,6 +77,8 @@ final class SimulationJson {
     j.number("failureTick", r.failureTick());
     j.text("failureMessage", r.failureMessage());
     j.fraction("wallSeconds", r.wallSeconds());
+    // A string: JSON readers lose the low bits of 64-bit numbers.
+    j.text("replicaDigest", String.format(Locale.ROOT, "%016x", r.replicaDigest()));
     j.out.append('}');
     return j.out.toString();
   }

@@ -15,8 +15,10 @@ final class SimulationSummary {
    */
   static String of(SimulationConfig config, SimulationResult r) {
     StringBuilder s = new StringBuilder();
-    s.append(String.format(Locale.ROOT, "kvtier simulate: %d ranks, ack delay %s, seed %d%n",
-        r.ranks(), config.ackDelay().cliName(), r.seed()));
+    s.append(String.format(Locale.ROOT, "kvtier simulate: %d ranks, ack delay %s, seed %d%s%n",
+        r.ranks(), config.ackDelay().cliName(), r.seed(),
+        config.threadRanks() ? "" : ", collective " + config.collective() + " (a process per"
+            + " rank)"));
     s.append("workload  ").append(r.workload()).append('\n');
     s.append(String.format(Locale.ROOT,
         "requests  %d arrived, %d finished, %d aborted, %d aborted by a failed load-back,"
@@ -53,6 +55,8 @@ final class SimulationSummary {
             + " kv mismatches %d%n",
         r.replicaDigestsEqual() ? "yes" : "NO", r.desyncs(), r.leakedPages(),
         r.kvVerifiedPages(), r.kvMismatches()));
+    s.append(String.format(Locale.ROOT, "digest    %016x (rank 0's replica at the end)%n",
+        r.replicaDigest()));
     s.append(r.passed() ? "result    PASS\n"
         : "result    FAIL: " + r.failureMessage().lines().findFirst().orElse(r.failure().name())
             + "\n");

@@ -1,6 +1,7 @@
 package io.kvtier.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -105,5 +106,79 @@ class SimulateCommandTest {
 
     assertThat(run.status()).as(run.err()).isZero();
     assertThat(run.out().lines().filter(l -> l.matches(" +[1248] +\\d+ .* pass"))).hasSize(4);
+  }
+
+  @Test
+  void theJsonCarriesTheFinalDigestThatTheSummaryPrints(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("r.json");
+    Run run = run("simulate", "--ranks", "2", "--workload", SMALL_WORKLOAD, "--page-size", "4",
+        "--device-pages", "48", "--json", file.toString());
+
+    assertThat(run.status()).as(run.err()).isZero();
+    String digest = (String) json(file).get("replicaDigest");
+    assertThat(digest).matches("[0-9a-f]{16}");
+    assertThat(run.out()).contains("digest    " + digest);
+  }
+
+  @Test
+  void aCollectiveThatIsNotOnThePathIsAUsageErrorListingTheOnesFound() {
+    Run bad = run("simulate", "--collective", "carrier-pigeon", "--rank", "0");
+
+    assertThat(bad.status()).isEqualTo(2);
+    assertThat(bad.err()).contains("no CollectiveProvider named 'carrier-pigeon' was found")
+        .contains("local (").contains("Usage: kvtier simulate");
+  }
+
+  @Test
+  void aRankProcessNeedsARankInsideTheGroupAndLocalTakesNone() {
+    Run missing = run("simulate", "--collective", "hazelcast", "--ranks", "3");
+    assertThat(missing.status()).isEqualTo(2);
+    assertThat(missing.err()).contains("--collective hazelcast runs one rank per process: give"
+        + " each process its --rank, 0 to 2");
+
+    Run outside = run("simulate", "--collective", "hazelcast", "--ranks", "3", "--rank", "3");
+    assertThat(outside.status()).isEqualTo(2);
+    assertThat(outside.err()).contains("--rank=3 must be in [0, ranks=3)");
+
+    Run local = run("simulate", "--rank", "1");
+    assertThat(local.status()).isEqualTo(2);
+    assertThat(local.err()).contains("--rank=1 is for one rank per process");
+  }
+
+  @Test
+  void optionsThatRunInOneProcessAreRefusedForRankProcesses() {
+    Run benchmark = run("simulate", "--collective", "hazelcast", "--rank", "0", "--benchmark");
+    assertThat(benchmark.status()).isEqualTo(2);
+    assertThat(benchmark.err()).contains("--benchmark runs every rank count as threads");
+
+    Run property = run("simulate", "--collective", "hazelcast", "--rank", "0",
+        "--collective-property", "port=5801");
+    assertThat(property.status()).isEqualTo(2);
+    assertThat(property.err()).contains("collective property 'port' is not NAMESPACE.KEY");
+
+    Run watchdog = run("simulate", "--watchdog", "0");
+    assertThat(watchdog.status()).isEqualTo(2);
+    assertThat(watchdog.err()).contains("--watchdog=0 must be at least 1 second");
+  }
+
+  @Test
+  void underMpirunTheRankAndWorldSizeComeFromTheLauncher() {
+    Map<String, String> launched = Map.of("OMPI_COMM_WORLD_SIZE", "4",
+        "OMPI_COMM_WORLD_RANK", "2");
+    assertThat(SimulateCommand.place("mpi", 8, false, null, launched))
+        .isEqualTo(new SimulateCommand.Placement(4, 2));
+    assertThat(SimulateCommand.place("mpi", 4, true, 2, launched))
+        .isEqualTo(new SimulateCommand.Placement(4, 2));
+    assertThat(SimulateCommand.place("mpi", 4, false, null, Map.of("OMPI_COMM_WORLD_SIZE", "4",
+        "PMIX_RANK", "3"))).isEqualTo(new SimulateCommand.Placement(4, 3));
+    assertThat(SimulateCommand.place("mpi", 1, false, null, Map.of()))
+        .as("a singleton without mpirun").isEqualTo(new SimulateCommand.Placement(1, 0));
+
+    assertThatThrownBy(() -> SimulateCommand.place("mpi", 3, true, null, launched))
+        .hasMessageStartingWith("--ranks=3 contradicts mpirun, which started 4 ranks");
+    assertThatThrownBy(() -> SimulateCommand.place("mpi", 4, false, 1, launched))
+        .hasMessageStartingWith("--rank=1 contradicts mpirun, which made this process rank 2");
+    assertThatThrownBy(() -> SimulateCommand.place("mpi", 4, false, null, Map.of()))
+        .hasMessageContaining("not started by mpirun").hasMessageContaining("mpirun -np 4");
   }
 }

@@ -37,6 +37,22 @@ public final class HazelcastCpMemberMain {
    * @param args {@code hazelcast.*} settings as {@code key=value}
    */
   public static void main(String[] args) {
+    int status = run(args);
+    if (status != 0) {
+      System.exit(status);
+    }
+  }
+
+  /**
+   * Starts the member and blocks until it stops, without exiting the JVM: the entry point of
+   * {@code kvtier cp-member}, which finds it by reflection (the CLI does not compile against
+   * Hazelcast).
+   *
+   * @param args {@code hazelcast.*} settings as {@code key=value}
+   * @return 0 once the member stopped, 2 for a bad argument (printed on standard error with the
+   *     known keys)
+   */
+  public static int run(String... args) {
     HazelcastConfig config;
     try {
       config = parse(args);
@@ -44,8 +60,7 @@ public final class HazelcastCpMemberMain {
       System.err.println("kvtier cp-member: " + e.getMessage());
       System.err.println("usage: cp-member [hazelcast.KEY=VALUE ...]; keys: "
           + String.join(", ", HazelcastConfig.KEYS));
-      System.exit(2);
-      return;
+      return 2;
     }
     HazelcastInstance member = start(config);
     CountDownLatch stopped = new CountDownLatch(1);
@@ -61,6 +76,7 @@ public final class HazelcastCpMemberMain {
       Thread.currentThread().interrupt();
       member.shutdown();
     }
+    return 0;
   }
 
   /**

@@ -31,8 +31,9 @@ import java.util.Map;
 /**
  * One simulated rank: its virtual clock, its {@code sim} device and host pools and copy engine
  * (opened through the SPI with this rank's {@link BackendContext}), its cache replica, its
- * {@code local} collective handle, the pattern model and the {@link RankEngine}; and the loop
- * that runs the ticks and checks after each one.
+ * handle on the config's collective ({@code local} unless the config names another), the
+ * pattern model and the {@link RankEngine}; and the loop that runs the ticks and checks after
+ * each one.
  *
  * <p>After every tick: {@link CacheInvariants#check} on this rank, then one uncounted reduction
  * on the raw collective (tag {@code sim-check}) of the engine's replica digest and collective
@@ -92,8 +93,9 @@ final class SimulatedRank implements AutoCloseable {
         cache = RankCache.withMemory(cacheConfig, d);
       }
       config.cacheDefect().apply(cache, rank, config.seed(), clock, TICK_NANOS);
-      collective = Providers.named(CollectiveProvider.class, "local").join(
-          CollectiveSpec.of(group, config.ranks(), rank, config.watchdog()), context);
+      collective = Providers.named(CollectiveProvider.class, config.collective()).join(
+          CollectiveSpec.of(group, config.ranks(), rank, config.watchdog()),
+          collectiveContext(context, config));
     } catch (RuntimeException e) {
       closeQuietly(t, h, d);
       throw e;
@@ -112,6 +114,20 @@ final class SimulatedRank implements AutoCloseable {
     this.stalls = config.ackDelay().injectsStalls()
         ? new StallSchedule(config.seed(), config.ranks(), config.ticks()) : null;
     this.feed = rank == 0 ? new ArrivalFeed(workload, config) : null;
+  }
+
+  /**
+   * The collective's context: the rank's own, with the config's collective properties added to
+   * the {@code sim.*} keys (the config keeps them out of the {@code sim} namespace). Without
+   * properties it is the rank's context itself, as it always was for {@code local}.
+   */
+  static BackendContext collectiveContext(BackendContext context, SimulationConfig config) {
+    if (config.collectiveProperties().isEmpty()) {
+      return context;
+    }
+    Map<String, String> merged = new java.util.LinkedHashMap<>(context.properties());
+    merged.putAll(config.collectiveProperties());
+    return new BackendContext(context.rank(), merged, context.time(), context.metrics());
   }
 
   /**
@@ -152,6 +168,11 @@ final class SimulatedRank implements AutoCloseable {
   void record(TimelineRecorder recorder) {
     this.timeline = recorder;
     engine.setRequestListener(recorder);
+  }
+
+  /** The raw collective, beside the engine's: for the checks outside the engine's counts. */
+  Collective collective() {
+    return collective;
   }
 
   /** Runs every tick and the drain; returns normally only if every check passed. */

@@ -4,7 +4,10 @@ import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.rank.ProtocolDefect;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 
 /**
  * One run of the {@link MultiRankSimulator}. Build it with {@link #builder()}; every field has a
@@ -36,6 +39,14 @@ import java.util.Objects;
  * @param watchdog how long one collective call may wait (wall clock) before it fails
  * @param protocolDefect a deliberate break of the rank protocol, for tests
  * @param cacheDefect a deliberate break of a cache rule, for tests
+ * @param collective the collective provider that joins the ranks: {@code local} (every rank a
+ *     thread of this JVM, the default), or one that joins ranks in separate processes such as
+ *     {@code mpi} or {@code hazelcast} (then each process runs one rank with {@link
+ *     MultiRankSimulator#runRank})
+ * @param collectiveProperties settings of the collective provider, full keys such as {@code
+ *     hazelcast.port} or {@code mpi.inline-longs}; they join the {@code sim.*} keys in the
+ *     collective's {@link io.kvtier.spi.BackendContext}, so they may not use the {@code sim}
+ *     namespace
  */
 public record SimulationConfig(
     int ranks,
@@ -58,7 +69,12 @@ public record SimulationConfig(
     long seed,
     Duration watchdog,
     ProtocolDefect protocolDefect,
-    CacheDefect cacheDefect) {
+    CacheDefect cacheDefect,
+    String collective,
+    Map<String, String> collectiveProperties) {
+
+  /** The collective of a run that does not name one: every rank a thread of this JVM. */
+  public static final String LOCAL_COLLECTIVE = "local";
 
   /** The most ranks a run may have. */
   public static final int MAX_RANKS = 8;
@@ -108,6 +124,38 @@ public record SimulationConfig(
       throw new IllegalArgumentException(
           "writePolicy=write_back needs a host tier, but hostRatio=0: set a host ratio above 1");
     }
+    Objects.requireNonNull(collective, "collective");
+    if (collective.isBlank()) {
+      throw new IllegalArgumentException(
+          "collective is blank: give a provider name such as local, mpi or hazelcast");
+    }
+    collectiveProperties = checkProperties(collectiveProperties);
+  }
+
+  /**
+   * Copies the collective's properties in key order (so that equal settings give equal configs
+   * and the same text), rejecting keys that would be ambiguous in the backend context.
+   */
+  private static Map<String, String> checkProperties(Map<String, String> properties) {
+    Objects.requireNonNull(properties, "collectiveProperties");
+    Map<String, String> sorted = new TreeMap<>();
+    for (Map.Entry<String, String> e : properties.entrySet()) {
+      String key = Objects.requireNonNull(e.getKey(), "collective property key");
+      String value = Objects.requireNonNull(e.getValue(), () -> "value of " + key);
+      int dot = key.indexOf('.');
+      if (dot < 1 || dot == key.length() - 1 || !key.equals(key.strip())
+          || key.chars().anyMatch(Character::isWhitespace)) {
+        throw new IllegalArgumentException("collective property '" + key + "' is not"
+            + " NAMESPACE.KEY: write a full key such as hazelcast.port or mpi.inline-longs");
+      }
+      if (key.startsWith("sim.")) {
+        throw new IllegalArgumentException("collective property '" + key + "' is in the sim"
+            + " namespace, which the simulator sets itself from the ack delay and the seed:"
+            + " use --ack-delay, --seed or --failure-probability instead");
+      }
+      sorted.put(key, value);
+    }
+    return Collections.unmodifiableMap(sorted);
   }
 
   private static void atLeast(String name, long value, long min) {
@@ -129,6 +177,16 @@ public record SimulationConfig(
    */
   public int hostPages() {
     return (int) Math.min(Integer.MAX_VALUE, (long) Math.floor(devicePages * hostRatio));
+  }
+
+  /**
+   * Whether every rank is a thread of this JVM ({@link #LOCAL_COLLECTIVE}); otherwise each
+   * process runs one rank.
+   *
+   * @return true for the {@code local} collective
+   */
+  public boolean threadRanks() {
+    return collective.equals(LOCAL_COLLECTIVE);
   }
 
   /**

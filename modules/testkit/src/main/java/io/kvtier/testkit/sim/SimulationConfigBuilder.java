@@ -4,13 +4,14 @@ import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.rank.ProtocolDefect;
 import java.time.Duration;
+import java.util.Map;
 
 /**
  * Builds a {@link SimulationConfig}; the defaults are those of {@code kvtier simulate} without
  * arguments: 4 ranks on the {@code sim} backend, small multi-turn chats, 16-token pages, 192
  * device pages per rank, a host tier twice as large, write-through, LRU, uniform copy delays, no
  * failures, 1% aborts per tick, 64-token prefill chunks, 8 running requests, a digest check
- * every tick, 600 ticks, seed 1.
+ * every tick, 600 ticks, seed 1, the {@code local} collective without properties.
  */
 public final class SimulationConfigBuilder {
   private int ranks = 4;
@@ -34,6 +35,8 @@ public final class SimulationConfigBuilder {
   private Duration watchdog = Duration.ofSeconds(30);
   private ProtocolDefect protocolDefect = ProtocolDefect.NONE;
   private CacheDefect cacheDefect = CacheDefect.NONE;
+  private String collective = SimulationConfig.LOCAL_COLLECTIVE;
+  private Map<String, String> collectiveProperties = Map.of();
 
   SimulationConfigBuilder() {}
 
@@ -59,6 +62,8 @@ public final class SimulationConfigBuilder {
     watchdog = c.watchdog();
     protocolDefect = c.protocolDefect();
     cacheDefect = c.cacheDefect();
+    collective = c.collective();
+    collectiveProperties = c.collectiveProperties();
   }
 
   /**
@@ -293,6 +298,29 @@ public final class SimulationConfigBuilder {
   }
 
   /**
+   * Sets the collective provider that joins the ranks.
+   *
+   * @param v local (ranks as threads), or a provider of ranks in separate processes such as mpi
+   *     or hazelcast
+   * @return this
+   */
+  public SimulationConfigBuilder collective(String v) {
+    collective = v;
+    return this;
+  }
+
+  /**
+   * Sets the collective provider's settings, replacing any set before.
+   *
+   * @param v full keys (such as hazelcast.port) to values
+   * @return this
+   */
+  public SimulationConfigBuilder collectiveProperties(Map<String, String> v) {
+    collectiveProperties = v;
+    return this;
+  }
+
+  /**
    * The config.
    *
    * @return the validated config
@@ -302,6 +330,6 @@ public final class SimulationConfigBuilder {
     return new SimulationConfig(ranks, device, workload, requests, pageSize, devicePages, hostRatio,
         writePolicy, eviction, ackDelay, failureProbability, abortProbability, chunkTokens,
         maxRunning, arrivalsPerTick, digestInterval, ticks, seed, watchdog, protocolDefect,
-        cacheDefect);
+        cacheDefect, collective, collectiveProperties);
   }
 }

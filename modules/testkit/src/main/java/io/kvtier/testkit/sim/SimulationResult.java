@@ -9,7 +9,8 @@ import java.util.Objects;
  * ({@link #withoutWallTime()} compares them).
  *
  * <p>Counters come from rank 0 where they are replicated (equal on every rank of a healthy run);
- * {@code kvVerifiedPages}, {@code kvMismatches} and {@code leakedPages} are summed over ranks.
+ * {@code kvVerifiedPages}, {@code kvMismatches} and {@code leakedPages} are summed over ranks
+ * (over the collective with a SUM reduction when each rank is a process of its own).
  *
  * @param workload the workload spec as run, every parameter spelled out
  * @param seed the seed
@@ -35,6 +36,10 @@ import java.util.Objects;
  * @param failureMessage the failure's message, empty if none
  * @param wallSeconds the run's wall-clock time
  * @param timeline occupancy and counters over time and each request's milestones, from rank 0
+ * @param replicaDigest the replica digest at the end of the run (after the drain, or where the
+ *     run stopped): rank 0's in a threaded run, the reporting rank's own with {@link
+ *     MultiRankSimulator#runRank}; a healthy run ends with it on every rank, and the same config
+ *     gives the same digest whichever collective joined the ranks
  */
 public record SimulationResult(
     String workload,
@@ -60,7 +65,8 @@ public record SimulationResult(
     long failureTick,
     String failureMessage,
     double wallSeconds,
-    SimulationTimeline timeline) {
+    SimulationTimeline timeline,
+    long replicaDigest) {
 
   /**
    * Prompt tokens reused from each tier.
@@ -134,6 +140,6 @@ public record SimulationResult(
     return new SimulationResult(workload, seed, ranks, requests, finished, aborted, rejected,
         loadFailureAborts, ticks, promptTokens, hitTokens, computedTokens, collectives, cache,
         replicaDigestsEqual, desyncs, leakedPages, kvVerifiedPages, kvMismatches, failure,
-        failureTick, failureMessage, 0, timeline);
+        failureTick, failureMessage, 0, timeline, replicaDigest);
   }
 }

@@ -58,4 +58,27 @@ class SimulationConfigTest {
     assertThat(MultiRankSimulator.workloadSpec(c.toBuilder().workload("fixed:multiturn")
         .build())).isEqualTo("fixed:multiturn");
   }
+
+  @Test
+  void theCollectiveIsLocalUnlessNamedAndItsPropertiesAreFullKeys() {
+    SimulationConfig c = SimulationConfig.builder().build();
+    assertThat(c.collective()).isEqualTo("local");
+    assertThat(c.collectiveProperties()).isEmpty();
+    assertThat(c.threadRanks()).isTrue();
+
+    SimulationConfig hz = c.toBuilder().collective("hazelcast").collectiveProperties(
+        Map.of("hazelcast.port", "5801", "hazelcast.cluster-name", "sim")).build();
+    assertThat(hz.threadRanks()).isFalse();
+    assertThat(hz.collectiveProperties().keySet())
+        .containsExactly("hazelcast.cluster-name", "hazelcast.port");
+    assertThat(hz.toBuilder().build()).isEqualTo(hz);
+
+    assertThatThrownBy(() -> c.toBuilder().collective(" ").build())
+        .hasMessage("collective is blank: give a provider name such as local, mpi or hazelcast");
+    assertThatThrownBy(() -> c.toBuilder().collectiveProperties(Map.of("port", "1")).build())
+        .hasMessage("collective property 'port' is not NAMESPACE.KEY: write a full key such as"
+            + " hazelcast.port or mpi.inline-longs");
+    assertThatThrownBy(() -> c.toBuilder().collectiveProperties(Map.of("sim.seed", "1")).build())
+        .hasMessageStartingWith("collective property 'sim.seed' is in the sim namespace");
+  }
 }
