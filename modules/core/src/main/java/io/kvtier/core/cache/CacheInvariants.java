@@ -50,6 +50,7 @@ public final class CacheInvariants {
     private final Map<RadixNode, Integer> explicitLocks = new IdentityHashMap<>();
     private final Map<RadixNode, WriteAck> ackOf = new IdentityHashMap<>();
     private final Map<RadixNode, LoadBack> loadOf = new IdentityHashMap<>();
+    private final Map<RadixNode, L3Write> l3WriteOf = new IdentityHashMap<>();
     private final Map<RadixNode, Boolean> seen = new IdentityHashMap<>();
     private final Object[] deviceOwner;
     private final Object[] hostOwner;
@@ -135,6 +136,48 @@ public final class CacheInvariants {
         for (RadixNode n : op.nodes) {
           if (loadOf.put(n, op) != null) {
             fail("node " + n + " is in two pending loads");
+          }
+        }
+      }
+      L3Tier l3 = cache.l3();
+      if (l3 != null) {
+        for (L3Write write : l3.writes) {
+          for (RadixNode n : write.nodes) {
+            if (l3WriteOf.put(n, write) != null) {
+              fail("node " + n + " is in two pending L3 writes");
+            }
+          }
+        }
+        for (Prefetch op : l3.pending) {
+          if (op.state == Prefetch.State.DRAINING) {
+            if (op.lockNode != null) {
+              fail(op + " drains but still holds a lock on " + op.lockNode);
+            }
+          } else if (op.state == Prefetch.State.DONE || op.lockNode == null
+              || l3.byRequest.get(op.requestId) != op) {
+            fail(op + " is pending but DONE, holds no anchor lock, or is not its request's");
+          } else {
+            explicitLocks.merge(op.lockNode, 1, Integer::sum);
+          }
+        }
+        LongMap<Prefetch> live = l3.byRequest;
+        for (int s = 0; s < live.slotCount(); s++) {
+          Prefetch op = live.valueAt(s);
+          if (op == null) {
+            continue;
+          }
+          if (op.requestId != live.keyAt(s) || op.state == Prefetch.State.DRAINING) {
+            fail(op + " is filed under request " + live.keyAt(s) + " in state " + op.state);
+          }
+          if (op.state == Prefetch.State.DONE) {
+            if (cache.requests().get(op.requestId) != null) {
+              fail(op + " is DONE but its request is active: the outcome should be taken");
+            }
+            if (op.lockNode != null) {
+              explicitLocks.merge(op.lockNode, 1, Integer::sum);
+            }
+          } else if (!l3.pending.contains(op)) {
+            fail(op + " is live but not pending");
           }
         }
       }
@@ -226,8 +269,19 @@ public final class CacheInvariants {
           && (!resident || n.backupState != BackupState.COMMITTED)) {
         fail(n + " is device-invalid but not a resident committed node");
       }
-      if (n.hostRef < 0) {
-        fail(n + " has hostRef=" + n.hostRef);
+      if (n.hostRef != (n.pendingL3Write != null ? 1 : 0)) {
+        fail(n + " has hostRef=" + n.hostRef + " but "
+            + (n.pendingL3Write != null ? "one" : "no") + " L3 write reads its host copy");
+      }
+      if (n.pendingL3Write != null && (l3WriteOf.get(n) != n.pendingL3Write
+          || n.l3State != RadixNode.L3_WRITING || n.backupState != BackupState.COMMITTED
+          || n.hostSlots == null)) {
+        fail(n + " names L3 write " + n.pendingL3Write + " but is not in it, not WRITING or"
+            + " has no committed host copy");
+      }
+      if (n.pendingL3Write == null
+          && (l3WriteOf.containsKey(n) || n.l3State == RadixNode.L3_WRITING)) {
+        fail(n + " is in an L3 write or WRITING without naming the write");
       }
       claimSlots(n);
       categorize(n);
@@ -412,6 +466,41 @@ public final class CacheInvariants {
         fail("reservedHostPages=" + transfers.reservedHostPages + " but prepared backups and"
             + " retirement acks hold " + reservedHostPages);
       }
+      L3Tier l3 = cache.l3();
+      if (l3 != null) {
+        for (L3Write write : l3.writes) {
+          int pages = 0;
+          for (RadixNode n : write.nodes) {
+            if (!seen.containsKey(n) || n.pendingL3Write != write) {
+              fail(write + " covers " + n + " which is not in the tree or does not name it");
+            }
+            pages += n.pageCount;
+          }
+          if (pages != write.pages) {
+            fail(write + " covers nodes of " + pages + " pages");
+          }
+        }
+        for (Prefetch op : l3.pending) {
+          if (op.lockNode != null && !seen.containsKey(op.lockNode)) {
+            fail(op + " locks a node not in the tree: " + op.lockNode);
+          }
+          if (op.state == Prefetch.State.PROBING && op.hostSlots != null) {
+            fail(op + " holds host slots while probing");
+          }
+          for (int i = op.heldFrom; op.hostSlots != null && i < op.reservedPages; i++) {
+            claim(hostOwner, tree.hostPool, "host", op.hostSlots[i], op);
+            hostOwned++;
+          }
+          reservedHostPages += op.heldPages();
+        }
+        L3Progress l3Progress = cache.l3Progress();
+        if (l3Progress.putGroups() != l3.writes.size()
+            || l3Progress.prefetchGroups() != l3.pending.size()) {
+          fail("rank-local L3 work (puts=" + l3Progress.putGroups() + ", prefetches="
+              + l3Progress.prefetchGroups() + ") does not pair with the replicated queues (L3"
+              + " writes=" + l3.writes.size() + ", pending prefetches=" + l3.pending.size() + ")");
+        }
+      }
       LocalProgress progress = cache.localProgress();
       if (progress.writeGroups() != transfers.writes.size()
           || progress.loadGroups() != transfers.loads.size()
@@ -435,6 +524,10 @@ public final class CacheInvariants {
     }
 
     private void checkPools() {
+      if (reservedHostPages != transfers.reservedHostPages) {
+        fail("reservedHostPages=" + transfers.reservedHostPages + " but prepared backups,"
+            + " retirement acks and L3 prefetches hold " + reservedHostPages);
+      }
       if (requestPages != tree.requestPages) {
         fail("requestPages=" + tree.requestPages + " but requests hold " + requestPages);
       }
@@ -483,9 +576,14 @@ public final class CacheInvariants {
         fail("not idle: " + transfers.writes.size() + " writes and " + transfers.loads.size()
             + " loads are pending");
       }
+      L3Tier l3 = cache.l3();
+      if (l3 != null && (l3.outstanding() != 0 || l3.byRequest.size() != 0)) {
+        fail("not idle: " + l3.writes.size() + " L3 writes and " + l3.pending.size()
+            + " prefetches are pending, " + l3.byRequest.size() + " prefetch outcomes unclaimed");
+      }
       for (RadixNode n : seen.keySet()) {
-        if (n.lockRef != 0 || n.invalid != 0) {
-          fail("not idle: " + n + " is still locked or invalid");
+        if (n.lockRef != 0 || n.invalid != 0 || n.hostRef != 0) {
+          fail("not idle: " + n + " is still locked, invalid or protected by an L3 write");
         }
       }
       if (reservedHostPages != 0) {

@@ -36,6 +36,8 @@ final class CacheTree {
   final LongMap<RadixNode> roots = new LongMap<>(4);
   /** Set once by the cache: backups triggered by hits. */
   Transfers transfers;
+  /** Set once by a cache with an L3 tier: L3 writes triggered by hits; null without one. */
+  L3Tier l3;
 
   /** Masks page hashes; tests set it to 0 to force every first page into one collision chain. */
   long pageKeyMask = -1L;
@@ -60,6 +62,8 @@ final class CacheTree {
   /** Set by {@link #insert}: the deepest node the insert ended at and the position it reached. */
   RadixNode lastInsertNode;
   int insertEnd;
+  /** Set by {@link #insertHostOnly}: pages the tree already held (their slots were released). */
+  int hostDuplicates;
 
   CacheTree(int pageSize, EvictionPolicy policy, int devicePages, int hostPages) {
     this.pageSize = pageSize;
@@ -302,6 +306,12 @@ final class CacheTree {
     top.invalid = node.invalid;
     top.lockRef = node.lockRef;
     top.hostRef = node.hostRef;
+    top.l3State = node.l3State;
+    if (node.pendingL3Write != null) {
+      // Both halves are read by the put and both must stay protected until its commit.
+      top.pendingL3Write = node.pendingL3Write;
+      node.pendingL3Write.addBefore(node, top);
+    }
     top.hitCount = node.hitCount;
     top.priority = node.priority;
     top.lastAccess = node.lastAccess;
@@ -428,6 +438,9 @@ final class CacheTree {
     if (transfers.writeThroughWanted(n)) {
       transfers.registerBackup(n, false, false);
     }
+    if (l3 != null) {
+      l3.maybeWrite(n);
+    }
   }
 
   /**
@@ -473,6 +486,93 @@ final class CacheTree {
           n.pageCount);
     }
     return out;
+  }
+
+  /**
+   * Inserts {@code tokens[pos, end)} below {@code from} as host-only, committed nodes whose host
+   * pages are {@code slots[0..]} (one per page, in order): the pages of an L3 prefetch. A matched
+   * node that is host-committed is passed through and the slots of its pages are released as
+   * duplicates ({@link #hostDuplicates}); the walk stops before a node that is not committed or
+   * is invalid (a host-only child there would break I3), and the rest becomes a new leaf.
+   * {@link #lastInsertNode} and {@link #insertEnd} say where it ended.
+   *
+   * @return the position reached; the caller releases the slots of the pages after it
+   */
+  int insertHostOnly(RadixNode from, int[] tokens, int pos, int end, int[] slots) {
+    int start = pos;
+    hostDuplicates = 0;
+    RadixNode node = from;
+    while (pos < end) {
+      long key = firstPageKey(tokens, pos);
+      RadixNode child = findChild(node, tokens, pos, key);
+      if (child == null) {
+        node = newHostLeaf(node, tokens, pos, end, slots, (pos - start) / pageSize, key);
+        pos = end;
+        break;
+      }
+      if (child.invalid != 0 || child.backupState != BackupState.COMMITTED) {
+        break;
+      }
+      int length = child.keyLength;
+      int compared = Math.min(length, end - pos);
+      int m = Arrays.mismatch(child.keyTokens, child.keyOffset, child.keyOffset + compared,
+          tokens, pos, pos + compared);
+      int matched = m < 0 ? compared : m - m % pageSize;
+      if (matched == 0) {
+        break;
+      }
+      if (matched < length) {
+        child = split(child, matched);
+      }
+      touch(child);
+      int pages = matched / pageSize;
+      hostPool.release(slots, (pos - start) / pageSize, pages);
+      hostDuplicates += pages;
+      pos += matched;
+      node = child;
+    }
+    lastInsertNode = node;
+    insertEnd = pos;
+    return pos;
+  }
+
+  private RadixNode newHostLeaf(RadixNode parent, int[] tokens, int pos, int end, int[] slots,
+      int slotIndex, long key) {
+    RadixNode leaf = new RadixNode(nextId++, parent.namespace);
+    int length = end - pos;
+    keys.store(leaf, tokens, pos, length);
+    leaf.keyLength = length;
+    leaf.pageCount = length / pageSize;
+    leaf.depth = parent.depth + length;
+    leaf.hostSlots = slots;
+    leaf.hostOffset = slotIndex;
+    leaf.backupState = BackupState.COMMITTED;
+    leaf.l3State = RadixNode.L3_STORED;
+    leaf.created = leaf.lastAccess = ++clock;
+    addChild(parent, leaf, key);
+    nodeCount++;
+    account(leaf, +1);
+    keyChanged(leaf);
+    return leaf;
+  }
+
+  /** The node's chained page hashes, computing those of it and its ancestors not known yet. */
+  byte[][] pageHashes(RadixNode node) {
+    if (node.pageHashes == null) {
+      java.util.ArrayList<RadixNode> missing = new java.util.ArrayList<>();
+      for (RadixNode n = node; n.parent != null && n.pageHashes == null; n = n.parent) {
+        missing.add(n);
+      }
+      for (int i = missing.size() - 1; i >= 0; i--) {
+        RadixNode n = missing.get(i);
+        RadixNode p = n.parent;
+        byte[] prior = p.parent == null
+            ? PageHasher.seed(n.namespace)
+            : p.pageHashes[p.pageHashes.length - 1];
+        n.pageHashes = PageHasher.chain(prior, n.keyTokens, n.keyOffset, n.pageCount, pageSize);
+      }
+    }
+    return node.pageHashes;
   }
 
   // ---------------------------------------------------------------- locks
@@ -623,7 +723,8 @@ final class CacheTree {
       n.invalid = 0;
       account(n, +1);
       demote(n);
-    } else if (n.childCount == 0) {
+    } else if (n.childCount == 0 && n.hostRef == 0) {
+      // An L3 write still reads the host copy: deleted at that write's commit instead.
       delete(n);
     }
   }

@@ -49,7 +49,12 @@ public final class RadixNode {
   byte invalid;
 
   int lockRef;
+  /** Protects the host copy: 1 while an L3 write reads it ({@link #pendingL3Write}), else 0. */
   int hostRef;
+  /** {@link #L3_NONE}, {@link #L3_WRITING} or {@link #L3_STORED}; replicated (agreed). */
+  byte l3State;
+  /** The L3 write this node's host copy is being put by, or null. */
+  L3Write pendingL3Write;
   long hitCount;
   int priority;
   long lastAccess;
@@ -65,6 +70,13 @@ public final class RadixNode {
   static final byte DEVICE_INVALID = 1;
   /** Computed on top of a failed load: neither the device nor the host copy may be used. */
   static final byte UNTRUSTED = 2;
+
+  /** Not in L3 (or a write failed). */
+  static final byte L3_NONE = 0;
+  /** An L3 write of the node is pending. */
+  static final byte L3_WRITING = 1;
+  /** Every rank's store took the node's pages (agreed), or they were prefetched from it. */
+  static final byte L3_STORED = 2;
 
   RadixNode(long id, long namespace) {
     this.id = id;

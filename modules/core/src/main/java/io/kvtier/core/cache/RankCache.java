@@ -59,9 +59,19 @@ public final class RankCache {
   private final LongMap<RequestState> requests = new LongMap<>(64);
   private final LongMap<CacheLock> locks = new LongMap<>(4);
   private long lockSerial;
+  /** The outcome of the last admitted request's prefetch, for {@link #admittedPrefetch}. */
+  private PrefetchOutcome lastOutcome;
   private final RuleVariants rules = new RuleVariants();
+  /** The L3 tier's replicated controller, or null without an L3 tier. */
+  private final L3Tier l3;
+  /** Rank-local L3 progress: held as such here only; the tier sees it as an L3Sink. */
+  private final L3Progress l3Progress;
 
   private RankCache(CacheConfig config, Optional<KvMemory> memory) {
+    this(config, memory, null);
+  }
+
+  private RankCache(CacheConfig config, Optional<KvMemory> memory, L3Setup l3Setup) {
     this.config = config;
     this.memory = memory;
     this.tree = new CacheTree(config.pageSize(), config.evictionPolicy(), config.devicePages(),
@@ -74,6 +84,14 @@ public final class RankCache {
     tree.transfers = transfers;
     transfers.evictor = evictor;
     this.prepared = new PreparedBackups(tree, transfers, config, layers, hostTier, rules);
+    if (l3Setup != null) {
+      this.l3Progress = new L3Progress(l3Setup, memory.orElseThrow().host().orElseThrow());
+      this.l3 = new L3Tier(l3Setup.config(), tree, transfers, l3Progress);
+      tree.l3 = l3;
+    } else {
+      this.l3Progress = null;
+      this.l3 = null;
+    }
   }
 
   /**
@@ -144,6 +162,27 @@ public final class RankCache {
     }
     return new RankCache(config, Optional.of(new KvMemory(device, Optional.of(host),
         Optional.of(transfers), layout.layers())));
+  }
+
+  /**
+   * A cache over a device pool, a host pool, the transfer engine between them, and an L3 store
+   * (HICACHE-SPEC §12): host-committed nodes are written to the store in the background, and
+   * {@link #startPrefetch} fetches a request's pages that only the store has.
+   *
+   * @param config the settings; {@code hostPages} must be at least 1
+   * @param device the device pool
+   * @param host the host pool
+   * @param transfers the engine created by {@code device.transferEngine(host)}
+   * @param l3 the store, its executor, settings, clock and the rank's place in the group
+   * @return the cache
+   */
+  public static RankCache withMemory(CacheConfig config, DeviceMemory device, HostMemory host,
+      TransferEngine transfers, L3Setup l3) {
+    Objects.requireNonNull(l3, "l3");
+    RankCache plain = withMemory(config, device, host, transfers);
+    KvLayout layout = device.spec().layout();
+    return new RankCache(plain.config, Optional.of(new KvMemory(device, Optional.of(host),
+        Optional.of(transfers), layout.layers())), l3);
   }
 
   private static void checkPool(String name, int pages, int expected, KvLayout layout,
@@ -255,6 +294,13 @@ public final class RankCache {
           + ": already active; finish or abort it before admitting the id again");
     }
     checkTokens(tokens, 0, tokens.length);
+    if (l3 != null) {
+      Prefetch p = l3.byRequest.get(requestId);
+      if (p != null && p.state != Prefetch.State.DONE) {
+        throw new IllegalStateException("admit of request id=" + requestId + ": its L3 prefetch"
+            + " is still " + p.state + "; admit it once prefetchState says DONE, or cancel it");
+      }
+    }
     RadixNode root = tree.rootFor(options.namespace(), true);
     Scan scan = scan(root, tokens);
     if (rules.accessClock != null) {
@@ -274,6 +320,13 @@ public final class RankCache {
         loaded = scan.hostLength;
         pending = new ArrayList<>(pending);
         pending.add(load);
+      }
+    }
+    if (l3 != null) {
+      // Released only now that the request's own lock holds what it found.
+      PrefetchOutcome outcome = l3.take(requestId);
+      if (outcome != null) {
+        lastOutcome = outcome;
       }
     }
     int prefix = locked.depth;
@@ -782,7 +835,7 @@ public final class RankCache {
    * @return the count
    */
   public int outstandingOperations() {
-    return transfers.outstanding();
+    return transfers.outstanding() + (l3 == null ? 0 : l3.outstanding());
   }
 
   /**
@@ -809,14 +862,235 @@ public final class RankCache {
    * @return acks committed
    */
   public int sync() {
-    if (transfers.outstanding() == 0) {
+    if (outstandingOperations() == 0) {
       return 0;
     }
     int writes = readyWritePrefix();
     commitWrites(writes);
     int loads = readyLoadPrefix();
     commitLoads(loads);
-    return writes + loads;
+    int l3Writes = 0;
+    int prefetches = 0;
+    if (l3 != null) {
+      l3Writes = readyL3WritePrefix();
+      commitL3Writes(l3Writes, localL3WriteFailures(l3Writes));
+      prefetches = pendingPrefetches();
+      long[] progress = new long[PREFETCH_SYNC_WIDTH * prefetches];
+      localPrefetchProgress(progress, 0);
+      commitPrefetches(progress, 0, prefetches);
+    }
+    return writes + loads + l3Writes + prefetches;
+  }
+
+  // ---------------------------------------------------------------- the L3 tier
+
+  /** Reduction elements per pending prefetch in {@link #localPrefetchProgress}. */
+  public static final int PREFETCH_SYNC_WIDTH = L3Tier.PREFETCH_WIDTH;
+
+  /**
+   * Whether this cache has an L3 tier.
+   *
+   * @return true if built with an {@link L3Setup}
+   */
+  public boolean hasL3() {
+    return l3 != null;
+  }
+
+  /**
+   * The L3 settings.
+   *
+   * @return the settings, or empty without an L3 tier
+   */
+  public Optional<io.kvtier.core.config.L3Config> l3Config() {
+    return l3 == null ? Optional.empty() : Optional.of(l3.config);
+  }
+
+  /**
+   * Replicated: starts an L3 prefetch for a request before its admission (HICACHE-SPEC §12), if
+   * the page-aligned part of {@code tokens} beyond its host hit is at least {@code
+   * prefetchThreshold} tokens and the last node of the host hit is the root or a committed host
+   * copy. Like a match it touches the nodes passed. The prefetch locks that node, asks the store
+   * (in the background) how many of the pages it has, and from then on advances only at the
+   * sync: the ranks agree on the hit (MIN), reserve host slots, fetch, decide by the policy and
+   * insert the pages every rank has as host-only nodes. Admit the request once {@link
+   * #prefetchState} says {@code DONE}; its admission loads the pages back like any host hit.
+   *
+   * @param requestId the request, not active and without a prefetch
+   * @param tokens the tokens the request will be admitted with; kept by reference until it is
+   *     admitted or cancelled
+   * @param options the namespace is read
+   * @return true if a prefetch started; false without an L3 tier or when the request does not
+   *     qualify
+   * @throws IllegalStateException if the request is active or already has a prefetch
+   */
+  public boolean startPrefetch(long requestId, int[] tokens, RequestOptions options) {
+    Objects.requireNonNull(tokens, "tokens");
+    Objects.requireNonNull(options, "options");
+    if (l3 == null) {
+      return false;
+    }
+    if (requests.get(requestId) != null) {
+      throw new IllegalStateException("startPrefetch of request id=" + requestId
+          + ": the request is active; prefetch before admitting it");
+    }
+    checkTokens(tokens, 0, tokens.length);
+    RadixNode root = tree.rootFor(options.namespace(), true);
+    Scan scan = scan(root, tokens);
+    int aligned = tokens.length - tokens.length % config.pageSize();
+    boolean started = l3.start(requestId, options.namespace(), tokens, aligned, scan.lastHost);
+    tree.maybeDropRoot(root);
+    return started;
+  }
+
+  /** Where a request's L3 prefetch stands. */
+  public enum PrefetchState {
+    /** The request has no prefetch (never started, admitted, or cancelled). */
+    NONE,
+    /** Probing or fetching: do not admit the request yet. */
+    RUNNING,
+    /** Decided: the pages are in the tree; admit the request. */
+    DONE
+  }
+
+  /**
+   * Replicated: where a request's prefetch stands.
+   *
+   * @param requestId the request
+   * @return the state
+   */
+  public PrefetchState prefetchState(long requestId) {
+    Prefetch p = l3 == null ? null : l3.byRequest.get(requestId);
+    if (p == null) {
+      return PrefetchState.NONE;
+    }
+    return p.state == Prefetch.State.DONE ? PrefetchState.DONE : PrefetchState.RUNNING;
+  }
+
+  /**
+   * Replicated: what the prefetch of the most recently admitted request that had one inserted;
+   * read it right after {@link #admit} to count L3 hit tokens.
+   *
+   * @param requestId the request just admitted
+   * @return the outcome, or empty if that request had no prefetch
+   */
+  public Optional<PrefetchOutcome> admittedPrefetch(long requestId) {
+    PrefetchOutcome o = lastOutcome;
+    return o != null && o.requestId() == requestId ? Optional.of(o) : Optional.empty();
+  }
+
+  /**
+   * Replicated: ends a request's prefetch because the request is aborted (or will not be
+   * admitted). Host slots a fetch may still be writing are freed once every rank's fetch has
+   * stopped; nodes already inserted stay in the tree.
+   *
+   * @param requestId the request; nothing happens if it has no prefetch
+   */
+  public void cancelPrefetch(long requestId) {
+    if (l3 != null) {
+      l3.cancel(requestId);
+    }
+  }
+
+  /**
+   * Replicated: L3 writes not yet committed.
+   *
+   * @return the count
+   */
+  public int pendingL3Writes() {
+    return l3 == null ? 0 : l3.writes.size();
+  }
+
+  /**
+   * Replicated: prefetches probing, fetching or draining; each takes {@link
+   * #PREFETCH_SYNC_WIDTH} elements of the fused reduction.
+   *
+   * @return the count
+   */
+  public int pendingPrefetches() {
+    return l3 == null ? 0 : l3.pending.size();
+  }
+
+  /**
+   * Rank-local: how many L3 writes from the head of the FIFO have finished on this rank.
+   *
+   * @return the ready prefix
+   */
+  public int readyL3WritePrefix() {
+    return l3 == null ? 0 : l3Progress.readyPutPrefix();
+  }
+
+  /**
+   * Rank-local: which of the first {@code n} L3 writes failed on this rank.
+   *
+   * @param n writes, at most {@link #readyL3WritePrefix()}
+   * @return the failed indices
+   */
+  public BitSet localL3WriteFailures(int n) {
+    return l3 == null ? new BitSet() : l3Progress.putFailures(n);
+  }
+
+  /**
+   * Replicated: commits exactly {@code n} L3 writes: their nodes' host copies lose the
+   * protection, and the nodes are marked as stored unless the write is in {@code failed}.
+   *
+   * @param n writes; every rank must have finished them
+   * @param failed indices (0-based from the head) that failed on some rank
+   */
+  public void commitL3Writes(int n, BitSet failed) {
+    Objects.requireNonNull(failed, "failed");
+    if (l3 == null) {
+      if (n != 0) {
+        throw new IllegalArgumentException("cannot commit " + n + " L3 writes: no L3 tier");
+      }
+      return;
+    }
+    l3.commitWrites(n, failed);
+  }
+
+  /**
+   * Rank-local: this rank's {@link #PREFETCH_SYNC_WIDTH} values per pending prefetch, in the
+   * replicated order: pages found or fetched (MIN), -1 if this rank gave up (MIN of it is the
+   * MAX of "gave up"), 1 if this rank's work has stopped (MIN: every rank's has).
+   *
+   * @param into where to write {@code PREFETCH_SYNC_WIDTH * pendingPrefetches()} values
+   * @param offset the first index
+   */
+  public void localPrefetchProgress(long[] into, int offset) {
+    Objects.requireNonNull(into, "into");
+    if (l3 != null) {
+      Objects.checkFromIndexSize(offset, PREFETCH_SYNC_WIDTH * l3.pending.size(),
+          into.length);
+      l3Progress.prefetchProgress(l3.pending, into, offset);
+    }
+  }
+
+  /**
+   * Replicated: applies the agreed (MIN-reduced) values of the first {@code count} pending
+   * prefetches: a finished probe reserves host slots and starts the fetch, a fetch is decided by
+   * the policy and its agreed pages inserted, a drained reservation is freed.
+   *
+   * @param agreed the reduced values
+   * @param offset where the first prefetch's values are
+   * @param count prefetches covered, the {@link #pendingPrefetches()} the values were taken for
+   */
+  public void commitPrefetches(long[] agreed, int offset, int count) {
+    Objects.requireNonNull(agreed, "agreed");
+    if (l3 == null) {
+      if (count != 0) {
+        throw new IllegalArgumentException("cannot commit " + count + " prefetches: no L3 tier");
+      }
+      return;
+    }
+    l3.commitPrefetches(agreed, offset, count);
+  }
+
+  /**
+   * The replicated counters of the L3 tier.
+   *
+   * @return a snapshot; {@link L3Stats#NONE} without an L3 tier
+   */
+  public L3Stats l3Stats() {
+    return l3 == null ? L3Stats.NONE : l3.stats();
   }
 
   // ---------------------------------------------------------------- inspection
@@ -867,18 +1141,8 @@ public final class RankCache {
    */
   public List<PageKey> pageKeys(RadixNode node) {
     checkNode("pageKeys", node);
-    ArrayList<RadixNode> missing = new ArrayList<>();
-    for (RadixNode n = node; n.parent != null && n.pageHashes == null; n = n.parent) {
-      missing.add(n);
-    }
-    for (int i = missing.size() - 1; i >= 0; i--) {
-      RadixNode n = missing.get(i);
-      RadixNode p = n.parent;
-      byte[] prior = p.parent == null
-          ? PageHasher.seed(n.namespace)
-          : p.pageHashes[p.pageHashes.length - 1];
-      n.pageHashes = PageHasher.chain(prior, n.keyTokens, n.keyOffset, n.pageCount,
-          config.pageSize());
+    if (node.parent != null) {
+      tree.pageHashes(node);
     }
     List<PageKey> keys = new ArrayList<>(node.pageCount);
     if (node.pageHashes != null) {
@@ -1100,5 +1364,13 @@ public final class RankCache {
 
   PreparedBackups preparedBackups() {
     return prepared;
+  }
+
+  L3Tier l3() {
+    return l3;
+  }
+
+  L3Progress l3Progress() {
+    return l3Progress;
   }
 }

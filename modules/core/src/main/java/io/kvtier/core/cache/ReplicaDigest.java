@@ -45,6 +45,10 @@ final class ReplicaDigest {
         .add(s.loadsCommitted()).add(s.loadsFailed()).add(s.deviceEvictions())
         .add(s.hostEvictions());
     global.writes(transfers).loads(transfers);
+    L3Tier l3 = cache.l3();
+    if (l3 != null) {
+      global.l3(l3);
+    }
 
     long sum = global.finish();
     sum += nodes(tree, global);
@@ -82,6 +86,46 @@ final class ReplicaDigest {
       for (RadixNode n : op.nodes) {
         add(n.id).add(n.pageCount);
       }
+    }
+    return this;
+  }
+
+  private ReplicaDigest l3(L3Tier l3) {
+    L3Stats s = l3.stats();
+    add(s.writesRegistered()).add(s.writesCommitted()).add(s.writesFailed())
+        .add(s.pagesWritten()).add(s.prefetchesStarted()).add(s.prefetchesSkipped())
+        .add(s.prefetchesTimedOut()).add(s.prefetchesAborted()).add(s.prefetchesDone())
+        .add(s.pagesReserved()).add(s.pagesInserted()).add(s.pagesDuplicate())
+        .add(s.pagesMissed());
+    add(l3.writeSequence).add(l3.prefetchSequence).add(l3.writes.size());
+    for (L3Write write : l3.writes) {
+      add(write.sequence).add(write.pages).add(write.nodes.size());
+      for (RadixNode n : write.nodes) {
+        add(n.id);
+      }
+    }
+    add(l3.pending.size());
+    for (Prefetch op : l3.pending) {
+      prefetch(op);
+    }
+    // Live outcomes by request: summed, so the hash map's order cannot enter.
+    long live = 0;
+    LongMap<Prefetch> byRequest = l3.byRequest;
+    for (int s2 = 0; s2 < byRequest.slotCount(); s2++) {
+      Prefetch op = byRequest.valueAt(s2);
+      if (op != null) {
+        live += new ReplicaDigest(0x5046_4554L).prefetch(op).finish();
+      }
+    }
+    return add(live);
+  }
+
+  private ReplicaDigest prefetch(Prefetch op) {
+    add(op.sequence).add(op.requestId).add(op.namespace).add(op.state.ordinal());
+    add(op.startToken).add(op.candidatePages).add(op.reservedPages).add(op.heldFrom);
+    add(op.insertedTokens).add(op.lockNode == null ? NONE : op.lockNode.id);
+    for (int i = op.heldFrom; op.hostSlots != null && i < op.reservedPages; i++) {
+      add(op.hostSlots[i]);
     }
     return this;
   }
@@ -134,7 +178,8 @@ final class ReplicaDigest {
     d.add(n.pendingWrite == null ? NONE : n.pendingWrite.sequence);
     d.add(n.pendingLoad == null ? NONE : n.pendingLoad.sequence);
     d.add(n.evictAfterBackup ? 1 : 0).add(n.invalid);
-    d.add(n.lockRef).add(n.hostRef).add(n.hitCount).add(n.priority);
+    d.add(n.lockRef).add(n.hostRef).add(n.hitCount).add(n.priority).add(n.l3State);
+    d.add(n.pendingL3Write == null ? NONE : n.pendingL3Write.sequence);
     d.add(n.lastAccess).add(n.created);
     d.add(n.childCount).add(n.residentChildren);
     return d.finish();

@@ -257,6 +257,9 @@ final class Transfers {
       node.backupState = BackupState.COMMITTED;
     }
     tree.account(node, +1);
+    if (tree.l3 != null && node.backupState == BackupState.COMMITTED) {
+      tree.l3.maybeWrite(node);
+    }
     boolean evict = node.evictAfterBackup;
     node.evictAfterBackup = false;
     if (node.invalid != 0) {

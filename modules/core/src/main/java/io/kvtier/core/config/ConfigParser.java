@@ -59,6 +59,8 @@ final class ConfigParser {
         value(KvTierKeys.COLLECTIVE_TIMEOUT, v -> positive(KvTierKeys.COLLECTIVE_TIMEOUT, v))
             .orElse(KvTierConfig.DEFAULT_COLLECTIVE_TIMEOUT);
 
+    L3Config l3 = l3();
+
     Map<String, String> backend = new LinkedHashMap<>();
     settings.forEach(
         (key, setting) -> {
@@ -68,7 +70,53 @@ final class ConfigParser {
         });
     return new KvTierConfig(
         providers, autoOrders, layout, memoryLayout, cache, ranks, digestInterval, timeout,
-        backend);
+        l3, backend);
+  }
+
+  private L3Config l3() {
+    long bytes = value(KvTierKeys.L3_BYTES, v -> {
+      long b = Units.parseBytes(KvTierKeys.L3_BYTES, v);
+      if (b < 1) {
+        throw new IllegalArgumentException(KvTierKeys.L3_BYTES + "=" + v + " must be positive");
+      }
+      return b;
+    }).orElse(L3Config.DEFAULT_CAPACITY_BYTES);
+    Duration base = value(KvTierKeys.L3_TIMEOUT_BASE, v -> positive(KvTierKeys.L3_TIMEOUT_BASE, v))
+        .orElse(L3Config.DEFAULT_TIMEOUT_BASE);
+    Duration perKi = value(KvTierKeys.L3_TIMEOUT_PER_KI_TOKEN,
+        v -> Units.parseDuration(KvTierKeys.L3_TIMEOUT_PER_KI_TOKEN, v))
+        .orElse(L3Config.DEFAULT_TIMEOUT_PER_KI_TOKEN);
+    Duration cap = value(KvTierKeys.L3_TIMEOUT_CAP, v -> positive(KvTierKeys.L3_TIMEOUT_CAP, v))
+        .orElse(L3Config.DEFAULT_TIMEOUT_CAP);
+    if (cap.compareTo(base) < 0) {
+      throw new IllegalArgumentException(KvTierKeys.L3_TIMEOUT_CAP + "="
+          + Units.formatDuration(cap) + " is below " + KvTierKeys.L3_TIMEOUT_BASE + "="
+          + Units.formatDuration(base) + ": raise the cap or lower the base");
+    }
+    String model = text(KvTierKeys.L3_MODEL_ID, L3Config.DEFAULT_MODEL_ID);
+    if (model.isEmpty()) {
+      throw new IllegalArgumentException(KvTierKeys.L3_MODEL_ID + " is blank: name the model,"
+          + " for example llama-3-8b (it keeps the L3 pages of different models apart)");
+    }
+    return new L3Config(bytes,
+        integer(KvTierKeys.L3_BACKUP_THRESHOLD, L3Config.DEFAULT_BACKUP_THRESHOLD, 0),
+        integer(KvTierKeys.L3_PREFETCH_THRESHOLD, L3Config.DEFAULT_PREFETCH_THRESHOLD, 1),
+        value(KvTierKeys.L3_PREFETCH_POLICY, L3PrefetchPolicy::parse)
+            .orElse(L3Config.DEFAULT_PREFETCH_POLICY),
+        base, perKi, cap, model,
+        value(KvTierKeys.L3_REPLICATED_KV, v -> bool(KvTierKeys.L3_REPLICATED_KV, v))
+            .orElse(false));
+  }
+
+  private static boolean bool(String key, String v) {
+    String t = v.strip();
+    if (t.equalsIgnoreCase("true")) {
+      return true;
+    }
+    if (t.equalsIgnoreCase("false")) {
+      return false;
+    }
+    throw new IllegalArgumentException(key + "='" + v + "' is not true or false");
   }
 
   private KvLayout layout() {

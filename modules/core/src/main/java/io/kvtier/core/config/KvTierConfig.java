@@ -33,6 +33,7 @@ import java.util.regex.Pattern;
  * @param ranks ranks in the group, at least 1
  * @param digestInterval ticks between replica digest checks, 0 for none
  * @param collectiveTimeout how long one collective call may wait, positive
+ * @param l3 how the engine uses the L3 store (when {@code kvtier.store} names one)
  * @param backendProperties keys of other namespaces than {@code kvtier.}, for the providers
  */
 public record KvTierConfig(
@@ -44,6 +45,7 @@ public record KvTierConfig(
     int ranks,
     int digestInterval,
     Duration collectiveTimeout,
+    L3Config l3,
     Map<String, String> backendProperties) {
 
   /** Default of {@link KvTierKeys#DEVICE}. */
@@ -92,6 +94,7 @@ public record KvTierConfig(
     Objects.requireNonNull(memoryLayout, "memoryLayout");
     Objects.requireNonNull(cache, "cache");
     Objects.requireNonNull(collectiveTimeout, "collectiveTimeout");
+    Objects.requireNonNull(l3, "l3");
     Objects.requireNonNull(backendProperties, "backendProperties");
     for (ProviderKind kind : ProviderKind.values()) {
       checkChoice(kind, providers.get(kind));
@@ -266,6 +269,15 @@ public record KvTierConfig(
     out.put(KvTierKeys.RANKS, Integer.toString(ranks));
     out.put(KvTierKeys.DIGEST_INTERVAL, Integer.toString(digestInterval));
     out.put(KvTierKeys.COLLECTIVE_TIMEOUT, Units.formatDuration(collectiveTimeout));
+    out.put(KvTierKeys.L3_BYTES, Long.toString(l3.capacityBytes()));
+    out.put(KvTierKeys.L3_BACKUP_THRESHOLD, Integer.toString(l3.backupThreshold()));
+    out.put(KvTierKeys.L3_PREFETCH_THRESHOLD, Integer.toString(l3.prefetchThreshold()));
+    out.put(KvTierKeys.L3_PREFETCH_POLICY, l3.prefetchPolicy().configName());
+    out.put(KvTierKeys.L3_TIMEOUT_BASE, Units.formatDuration(l3.timeoutBase()));
+    out.put(KvTierKeys.L3_TIMEOUT_PER_KI_TOKEN, Units.formatDuration(l3.timeoutPerKiToken()));
+    out.put(KvTierKeys.L3_TIMEOUT_CAP, Units.formatDuration(l3.timeoutCap()));
+    out.put(KvTierKeys.L3_MODEL_ID, l3.modelId());
+    out.put(KvTierKeys.L3_REPLICATED_KV, Boolean.toString(l3.replicatedKv()));
     out.putAll(backendProperties);
     return Collections.unmodifiableMap(out);
   }

@@ -59,6 +59,24 @@ public final class KvTierKeys {
   public static final String DIGEST_INTERVAL = "kvtier.digest-interval";
   /** How long one collective call may wait before it fails. */
   public static final String COLLECTIVE_TIMEOUT = "kvtier.collective-timeout";
+  /** The most bytes of page data the L3 store keeps. */
+  public static final String L3_BYTES = "kvtier.l3-bytes";
+  /** Hits after which a host-committed node is written to L3; 0 writes at the host commit. */
+  public static final String L3_BACKUP_THRESHOLD = "kvtier.l3-backup-threshold";
+  /** The fewest tokens of an L3 hit worth prefetching. */
+  public static final String L3_PREFETCH_THRESHOLD = "kvtier.l3-prefetch-threshold";
+  /** When a prefetch stops waiting: {@code best_effort}, {@code wait_complete}, {@code timeout}. */
+  public static final String L3_PREFETCH_POLICY = "kvtier.l3-prefetch-policy";
+  /** The timeout of a prefetch of no tokens. */
+  public static final String L3_TIMEOUT_BASE = "kvtier.l3-timeout-base";
+  /** What each 1024 tokens add to a prefetch's timeout. */
+  public static final String L3_TIMEOUT_PER_KI_TOKEN = "kvtier.l3-timeout-per-ki-token";
+  /** The longest prefetch timeout. */
+  public static final String L3_TIMEOUT_CAP = "kvtier.l3-timeout-cap";
+  /** The model's identity, part of every L3 key. */
+  public static final String L3_MODEL_ID = "kvtier.l3-model-id";
+  /** Whether every rank holds the same KV (MLA): one writer, keys without the rank. */
+  public static final String L3_REPLICATED_KV = "kvtier.l3-replicated-kv";
 
   /** Every key, in documentation order. */
   public static final List<String> ALL =
@@ -67,7 +85,10 @@ public final class KvTierKeys {
           LAYERS, KV_HEADS, HEAD_DIM, DTYPE_BYTES, PAGE_SIZE,
           DEVICE_PAGES, DEVICE_BYTES, HOST_PAGES, HOST_RATIO, HOST_BYTES, MEMORY_LAYOUT,
           WRITE_POLICY, WRITE_THROUGH_THRESHOLD, EVICTION_POLICY, LOAD_BACK_THRESHOLD, VOCAB_SIZE,
-          RANKS, DIGEST_INTERVAL, COLLECTIVE_TIMEOUT);
+          RANKS, DIGEST_INTERVAL, COLLECTIVE_TIMEOUT,
+          L3_BYTES, L3_BACKUP_THRESHOLD, L3_PREFETCH_THRESHOLD, L3_PREFETCH_POLICY,
+          L3_TIMEOUT_BASE, L3_TIMEOUT_PER_KI_TOKEN, L3_TIMEOUT_CAP, L3_MODEL_ID,
+          L3_REPLICATED_KV);
 
   /**
    * Keys of which at most one may be set in one source, because each gives the same size a

@@ -13,11 +13,18 @@ import java.util.BitSet;
  * every rank. It then all-reduces with MIN, tag {@code sync}, the array
  *
  * <pre>
- *   [readyWritePrefix, readyLoadPrefix, -failed(write 0), ..., -failed(load 0), ...]
+ *   [readyWritePrefix, readyLoadPrefix, readyL3WritePrefix,
+ *    -failed(write 0), ..., -failed(load 0), ..., -failed(L3 write 0), ...,
+ *    found-or-fetched(prefetch 0), -gaveUp(prefetch 0), finished(prefetch 0), ...]
  * </pre>
  *
- * with one element per pending write and per pending load ack: {@code pendingWrites()} and
- * {@code pendingLoads()} are replicated, so the array has the same shape on every rank. An
+ * with one element per pending write, load and L3 write ack and three per pending L3 prefetch:
+ * {@code pendingWrites()}, {@code pendingLoads()}, {@code pendingL3Writes()} and {@code
+ * pendingPrefetches()} are replicated, so the array has the same shape on every rank, and the L3
+ * tier's rank-local progress (puts finished, pages found or fetched, timeouts passed) enters the
+ * tree through this one reduction too: MIN of the pages gives what every rank has, MIN of the
+ * negated flag is the MAX of "gave up", MIN of "finished" says whether every rank's store work
+ * has stopped. An
  * element is -1 if that ack's copy failed on this rank, else 0, and its MIN is -1 iff the copy
  * failed on some rank: one reduction yields both how much every rank has finished and the OR of
  * the failures. (Packing 64 failure bits per element does not work with MIN: MIN of {@code ~x}
@@ -60,16 +67,28 @@ final class CommitSync {
     }
     int writes = cache.pendingWrites();
     int loads = cache.pendingLoads();
-    long[] values = new long[2 + writes + loads];
+    int l3Writes = cache.pendingL3Writes();
+    int prefetches = cache.pendingPrefetches();
+    int readyL3 = cache.readyL3WritePrefix();
+    int head = 3;
+    int l3Offset = head + writes + loads;
+    int prefetchOffset = l3Offset + l3Writes;
+    long[] values = new long[prefetchOffset + RankCache.PREFETCH_SYNC_WIDTH * prefetches];
     values[0] = readyWrites;
     values[1] = readyLoads;
-    flags(cache.localWriteFailures(readyWrites), values, 2);
-    flags(cache.localLoadFailures(readyLoads), values, 2 + writes);
+    values[2] = readyL3;
+    flags(cache.localWriteFailures(readyWrites), values, head);
+    flags(cache.localLoadFailures(readyLoads), values, head + writes);
+    flags(cache.localL3WriteFailures(readyL3), values, l3Offset);
+    cache.localPrefetchProgress(values, prefetchOffset);
     long[] agreed = collective.allReduce(ReduceOp.MIN, values, TAG);
     int commitWrites = (int) agreed[0];
     int commitLoads = (int) agreed[1];
-    cache.commitWrites(commitWrites, failures(agreed, 2, commitWrites));
-    cache.commitLoads(commitLoads, failures(agreed, 2 + writes, commitLoads));
+    int commitL3 = (int) agreed[2];
+    cache.commitWrites(commitWrites, failures(agreed, head, commitWrites));
+    cache.commitLoads(commitLoads, failures(agreed, head + writes, commitLoads));
+    cache.commitL3Writes(commitL3, failures(agreed, l3Offset, commitL3));
+    cache.commitPrefetches(agreed, prefetchOffset, prefetches);
     return true;
   }
 

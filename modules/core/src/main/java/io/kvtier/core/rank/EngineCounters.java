@@ -12,6 +12,7 @@ final class EngineCounters {
   long promptTokens;
   long deviceHitTokens;
   long hostHitTokens;
+  long l3HitTokens;
   long computedTokens;
   long generatedTokens;
   long kvVerifiedPages;
@@ -26,7 +27,7 @@ final class EngineCounters {
     return new RankEngineStats(ticks, arrived, admitted, finished, aborted, rejected,
         loadFailureAborts, promptTokens, deviceHitTokens, hostHitTokens, computedTokens,
         generatedTokens, kvVerifiedPages, kvMismatches, collectiveCalls, syncTicks,
-        digestChecks, idleTicks, idleTickCalls, maxProtocolCallsPerTick);
+        digestChecks, idleTicks, idleTickCalls, maxProtocolCallsPerTick, l3HitTokens);
   }
 
   /** Folds the replicated counters into a digest; {@code kvMismatches} is rank-local. */
@@ -34,6 +35,6 @@ final class EngineCounters {
     d.add(ticks).add(arrived).add(admitted).add(finished).add(aborted).add(rejected)
         .add(loadFailureAborts).add(promptTokens).add(deviceHitTokens).add(hostHitTokens)
         .add(computedTokens).add(generatedTokens).add(kvVerifiedPages).add(syncTicks)
-        .add(digestChecks).add(idleTicks).add(idleTickCalls);
+        .add(digestChecks).add(idleTicks).add(idleTickCalls).add(l3HitTokens);
   }
 }

@@ -14,7 +14,7 @@ package io.kvtier.core.rank;
  * @param loadFailureAborts requests aborted because a load-back they needed failed to copy
  * @param promptTokens prompt tokens of admitted requests
  * @param deviceHitTokens prompt tokens found on the device at admission
- * @param hostHitTokens prompt tokens loaded back from the host at admission
+ * @param hostHitTokens prompt tokens loaded back from the host at admission, L3 hits excluded
  * @param computedTokens tokens whose KV the model computed (prefill and decode)
  * @param generatedTokens tokens the model generated
  * @param kvVerifiedPages cached pages whose KV the model checked after a load-back committed
@@ -29,6 +29,8 @@ package io.kvtier.core.rank;
  *     the protocol does not
  * @param maxProtocolCallsPerTick the most calls in one tick, the digest check excluded: at most
  *     2 (the recv broadcast and the fused sync reduction) when the protocol holds
+ * @param l3HitTokens prompt tokens loaded back from the host at admission that an L3 prefetch
+ *     had put there for the request
  */
 public record RankEngineStats(
     long ticks,
@@ -50,15 +52,16 @@ public record RankEngineStats(
     long digestChecks,
     long idleTicks,
     long idleTickCalls,
-    long maxProtocolCallsPerTick) {
+    long maxProtocolCallsPerTick,
+    long l3HitTokens) {
 
   /**
-   * Prompt tokens reused from the cache (device and host hits).
+   * Prompt tokens reused from the cache (device, host and L3 hits).
    *
    * @return tokens
    */
   public long reusedTokens() {
-    return deviceHitTokens + hostHitTokens;
+    return deviceHitTokens + hostHitTokens + l3HitTokens;
   }
 
   /**

@@ -2,6 +2,7 @@ package io.kvtier.core.rank;
 
 import io.kvtier.core.cache.Admission;
 import io.kvtier.core.cache.PoolExhaustedException;
+import io.kvtier.core.cache.PrefetchOutcome;
 import io.kvtier.core.cache.RankCache;
 import io.kvtier.core.cache.RequestOptions;
 import io.kvtier.spi.Collective;
@@ -9,6 +10,7 @@ import io.kvtier.spi.ReduceOp;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 
@@ -30,6 +32,10 @@ final class Scheduler {
   private final int pageSize;
   final ArrayDeque<RankRequest> waiting = new ArrayDeque<>();
   final ArrayList<RunningRequest> running = new ArrayList<>();
+  /** Requests whose L3 prefetch runs, in start order; they rejoin the queue's head when done. */
+  final ArrayList<RankRequest> prefetching = new ArrayList<>();
+  /** Requests already considered for a prefetch (never iterated: membership only). */
+  private final HashMap<Long, PrefetchOutcome> prefetched = new HashMap<>();
   /** Rank-local, read only by {@link ProtocolDefect#REDUCE_FOR_LOCALLY_LOADED_REQUESTS}. */
   private final LinkedHashSet<Long> locallyLoaded = new LinkedHashSet<>();
   boolean endOfInput;
@@ -70,6 +76,11 @@ final class Scheduler {
         return true;
       }
     }
+    for (RankRequest r : prefetching) {
+      if (r.id() == id) {
+        return true;
+      }
+    }
     return indexOfRunning(id) >= 0;
   }
 
@@ -86,6 +97,16 @@ final class Scheduler {
     for (Iterator<RankRequest> it = waiting.iterator(); it.hasNext(); ) {
       if (it.next().id() == id) {
         it.remove();
+        forgetPrefetch(id);
+        counters.aborted++;
+        listener.ended(tick, id, RequestOutcome.ABORTED);
+        return;
+      }
+    }
+    for (Iterator<RankRequest> it = prefetching.iterator(); it.hasNext(); ) {
+      if (it.next().id() == id) {
+        it.remove();
+        forgetPrefetch(id);
         counters.aborted++;
         listener.ended(tick, id, RequestOutcome.ABORTED);
         return;
@@ -112,6 +133,7 @@ final class Scheduler {
   // ---------------------------------------------------------------- step 3: admit
 
   void admit(long tick) {
+    requeueFinishedPrefetches();
     while (!waiting.isEmpty() && running.size() < config.maxRunning()) {
       RankRequest r = waiting.peekFirst();
       int kvTarget = r.promptLength() + Math.max(0, r.maxOutputTokens() - 1);
@@ -126,7 +148,18 @@ final class Scheduler {
       int[] matchable = r.maxOutputTokens() > 0
           ? Arrays.copyOf(r.promptArray(), r.promptLength() - 1)
           : r.promptArray();
+      if (cache.hasL3() && !prefetched.containsKey(r.id())) {
+        // Replicated: the queue, the tree and the count of prefetches are the same everywhere.
+        prefetched.put(r.id(), NO_OUTCOME);
+        if (prefetching.size() < config.maxRunning()
+            && cache.startPrefetch(r.id(), matchable, options)) {
+          waiting.pollFirst();
+          prefetching.add(r);
+          continue;
+        }
+      }
       Admission admission = cache.admit(r.id(), matchable, options);
+      cache.admittedPrefetch(r.id()).ifPresent(o -> prefetched.put(r.id(), o));
       RunningRequest rr = new RunningRequest(r, admission, kvTarget);
       try {
         // Prompt pages first, so that a prepared backup covers exactly what the prefill writes.
@@ -150,14 +183,44 @@ final class Scheduler {
       counters.admitted++;
       counters.promptTokens += r.promptLength();
       counters.deviceHitTokens += rr.prefixLength - rr.hostLoadedLength;
-      counters.hostHitTokens += rr.hostLoadedLength;
+      PrefetchOutcome outcome = prefetched.remove(r.id());
+      int l3 = outcome == null ? 0
+          : outcome.overlap(rr.prefixLength - rr.hostLoadedLength, rr.prefixLength);
+      counters.l3HitTokens += l3;
+      counters.hostHitTokens += rr.hostLoadedLength - l3;
+      // L3 pages reach the device as a load-back from the host like any host hit.
       listener.admitted(tick, r.id(), rr.prefixLength - rr.hostLoadedLength, rr.hostLoadedLength);
+    }
+  }
+
+  /** Placeholder outcome of a request that was considered and did not prefetch. */
+  private static final PrefetchOutcome NO_OUTCOME = new PrefetchOutcome(-1, 0, 0);
+
+  /**
+   * Requests whose prefetch is decided go back to the head of the queue, in the order their
+   * prefetches started; the state is replicated, so every rank moves the same ones.
+   */
+  private void requeueFinishedPrefetches() {
+    for (int i = prefetching.size() - 1; i >= 0; i--) {
+      RankRequest r = prefetching.get(i);
+      if (cache.prefetchState(r.id()) == RankCache.PrefetchState.DONE) {
+        prefetching.remove(i);
+        waiting.addFirst(r);
+      }
+    }
+  }
+
+  /** A request leaves without being admitted: its prefetch (or its outcome) goes. */
+  private void forgetPrefetch(long id) {
+    if (prefetched.remove(id) != null) {
+      cache.cancelPrefetch(id);
     }
   }
 
   /** The head request can never get its pages: nothing else holds any. Drop it. */
   private void reject(long tick) {
     long id = waiting.pollFirst().id();
+    forgetPrefetch(id);
     counters.rejected++;
     listener.ended(tick, id, RequestOutcome.REJECTED);
   }
@@ -266,13 +329,16 @@ final class Scheduler {
   // ---------------------------------------------------------------- replicated state
 
   boolean idle() {
-    return waiting.isEmpty() && running.isEmpty();
+    return waiting.isEmpty() && running.isEmpty() && prefetching.isEmpty();
   }
 
   long[] liveIds() {
-    long[] ids = new long[waiting.size() + running.size()];
+    long[] ids = new long[waiting.size() + prefetching.size() + running.size()];
     int i = 0;
     for (RankRequest r : waiting) {
+      ids[i++] = r.id();
+    }
+    for (RankRequest r : prefetching) {
       ids[i++] = r.id();
     }
     for (RunningRequest r : running) {
@@ -284,6 +350,10 @@ final class Scheduler {
   void digest(Digest d) {
     d.add(endOfInput).add(waiting.size());
     for (RankRequest r : waiting) {
+      d.add(r.id());
+    }
+    d.add(prefetching.size());
+    for (RankRequest r : prefetching) {
       d.add(r.id());
     }
     d.add(running.size());

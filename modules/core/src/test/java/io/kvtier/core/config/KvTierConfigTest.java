@@ -49,7 +49,16 @@ class KvTierConfigTest {
             "kvtier.vocab-size",
             "kvtier.ranks",
             "kvtier.digest-interval",
-            "kvtier.collective-timeout");
+            "kvtier.collective-timeout",
+            "kvtier.l3-bytes",
+            "kvtier.l3-backup-threshold",
+            "kvtier.l3-prefetch-threshold",
+            "kvtier.l3-prefetch-policy",
+            "kvtier.l3-timeout-base",
+            "kvtier.l3-timeout-per-ki-token",
+            "kvtier.l3-timeout-cap",
+            "kvtier.l3-model-id",
+            "kvtier.l3-replicated-kv");
   }
 
   @Test
@@ -77,7 +86,17 @@ class KvTierConfigTest {
             entry("kvtier.vocab-size", Integer.toString(Integer.MAX_VALUE)),
             entry("kvtier.ranks", "1"),
             entry("kvtier.digest-interval", "0"),
-            entry("kvtier.collective-timeout", "30s"));
+            entry("kvtier.collective-timeout", "30s"),
+            entry("kvtier.l3-bytes", Long.toString(1L << 30)),
+            entry("kvtier.l3-backup-threshold", "1"),
+            entry("kvtier.l3-prefetch-threshold", "256"),
+            entry("kvtier.l3-prefetch-policy", "timeout"),
+            entry("kvtier.l3-timeout-base", "1s"),
+            entry("kvtier.l3-timeout-per-ki-token", "250ms"),
+            entry("kvtier.l3-timeout-cap", "10s"),
+            entry("kvtier.l3-model-id", "default"),
+            entry("kvtier.l3-replicated-kv", "false"));
+    assertThat(config.l3()).isEqualTo(L3Config.DEFAULTS);
     assertThat(config.layout()).isEqualTo(new KvLayout(4, 2, 64, 2, 16));
     assertThat(config.layout().pageBytes()).isEqualTo(DEFAULT_PAGE_BYTES);
     assertThat(config.cache()).isEqualTo(CacheConfig.of(16, 1024, 2048));
@@ -369,12 +388,65 @@ class KvTierConfigTest {
   }
 
   @Test
+  void parsesTheL3KeysAndRoundTripsThem() {
+    KvTierConfig config =
+        KvTierConfig.builder()
+            .set("kvtier.l3-bytes", "64MiB")
+            .set("kvtier.l3-backup-threshold", "0")
+            .set("kvtier.l3-prefetch-threshold", "64")
+            .set("kvtier.l3-prefetch-policy", "wait-complete")
+            .set("kvtier.l3-timeout-base", "200ms")
+            .set("kvtier.l3-timeout-per-ki-token", "50ms")
+            .set("kvtier.l3-timeout-cap", "2s")
+            .set("kvtier.l3-model-id", "tiny-7b")
+            .set("kvtier.l3-replicated-kv", "true")
+            .build();
+
+    assertThat(config.l3())
+        .isEqualTo(new L3Config(64L << 20, 0, 64, L3PrefetchPolicy.WAIT_COMPLETE,
+            Duration.ofMillis(200), Duration.ofMillis(50), Duration.ofSeconds(2), "tiny-7b", true));
+    assertThat(KvTierConfig.builder().properties(config.toProperties()).build())
+        .isEqualTo(config);
+  }
+
+  @Test
+  void rejectsBadL3Values() {
+    assertThatThrownBy(() -> KvTierConfig.builder().set("kvtier.l3-prefetch-policy", "eager")
+        .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unknown L3 prefetch policy 'eager'")
+        .hasMessageContaining("best_effort, wait_complete, timeout");
+    assertThatThrownBy(() -> KvTierConfig.builder().set("kvtier.l3-timeout-base", "5s")
+        .set("kvtier.l3-timeout-cap", "1s").build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kvtier.l3-timeout-cap=1s is below kvtier.l3-timeout-base=5s");
+    assertThatThrownBy(() -> KvTierConfig.builder().set("kvtier.l3-replicated-kv", "yes")
+        .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kvtier.l3-replicated-kv='yes' is not true or false");
+    assertThatThrownBy(() -> KvTierConfig.builder().set("kvtier.l3-prefetch-treshold", "1")
+        .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("did you mean kvtier.l3-prefetch-threshold?");
+  }
+
+  @Test
+  void theL3TimeoutGrowsPerKiTokenUpToTheCap() {
+    L3Config l3 = L3Config.DEFAULTS.withTimeouts(Duration.ofMillis(100), Duration.ofMillis(40),
+        Duration.ofMillis(300));
+    assertThat(l3.timeoutNanos(0)).isEqualTo(100_000_000L);
+    assertThat(l3.timeoutNanos(2048)).isEqualTo(180_000_000L);
+    assertThat(l3.timeoutNanos(512)).isEqualTo(120_000_000L);
+    assertThat(l3.timeoutNanos(1 << 20)).isEqualTo(300_000_000L);
+  }
+
+  @Test
   void backendPropertiesMustNotBeEngineKeys() {
     KvTierConfig defaults = KvTierConfig.defaults();
     assertThatThrownBy(
             () -> new KvTierConfig(defaults.providers(), defaults.autoOrders(), defaults.layout(),
                 defaults.memoryLayout(), defaults.cache(), 1, 0, Duration.ofSeconds(1),
-                Map.of("kvtier.page-size", "1")))
+                L3Config.DEFAULTS, Map.of("kvtier.page-size", "1")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("backend property 'kvtier.page-size'");
   }

@@ -1,0 +1,118 @@
+package io.kvtier.core.cache;
+
+import java.util.concurrent.LinkedBlockingQueue;
+
+/**
+ * One daemon thread per rank that runs L3 works in submission order. Why one thread: a store is
+ * called for one rank's shard only, puts and fetches of one rank do not gain from running in
+ * parallel on a store that is itself the bottleneck, and an order per rank keeps the write FIFO
+ * completing in order.
+ */
+final class BackgroundL3Executor implements L3Executor {
+  private static final System.Logger LOG =
+      System.getLogger(BackgroundL3Executor.class.getName());
+
+  private final LinkedBlockingQueue<Task> queue = new LinkedBlockingQueue<>();
+  private final Thread thread;
+  private volatile boolean closed;
+
+  BackgroundL3Executor(String threadName) {
+    this.thread = Thread.ofPlatform().daemon().name(threadName).unstarted(this::loop);
+    thread.start();
+  }
+
+  @Override
+  public L3Job submit(L3Work work) {
+    Task task = new Task(work);
+    if (closed) {
+      task.finished = true;
+      return task;
+    }
+    queue.add(task);
+    return task;
+  }
+
+  private void loop() {
+    while (!closed) {
+      Task task;
+      try {
+        task = queue.take();
+      } catch (InterruptedException e) {
+        break;
+      }
+      task.run();
+    }
+    for (Task t; (t = queue.poll()) != null; ) {
+      t.finished = true;
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    for (Task t : queue) {
+      t.cancel();
+    }
+    thread.interrupt();
+    try {
+      thread.join();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    for (Task t; (t = queue.poll()) != null; ) {
+      t.finished = true;
+    }
+  }
+
+  /** A work and its progress; written by the running thread, read by the scheduler. */
+  static final class Task implements L3Job {
+    private final L3Work work;
+    private volatile int done;
+    volatile boolean finished;
+    private volatile boolean cancelled;
+
+    Task(L3Work work) {
+      this.work = work;
+    }
+
+    void run() {
+      try {
+        int steps = work.steps();
+        for (int i = 0; i < steps && !cancelled; i++) {
+          boolean ok;
+          try {
+            ok = work.step(i);
+          } catch (RuntimeException e) {
+            // A store that throws is a miss or a failed put, never a crash of the rank.
+            LOG.log(System.Logger.Level.WARNING, "L3 store call failed: " + e, e);
+            ok = false;
+          }
+          if (!ok) {
+            break;
+          }
+          done = i + 1;
+        }
+      } finally {
+        finished = true;
+      }
+    }
+
+    @Override
+    public int stepsDone() {
+      return done;
+    }
+
+    @Override
+    public boolean finished() {
+      return finished;
+    }
+
+    @Override
+    public void cancel() {
+      cancelled = true;
+    }
+  }
+}
