@@ -462,10 +462,6 @@ public final class CacheInvariants {
       if (writeBack != transfers.writeBackPages) {
         fail("writeBackPages=" + transfers.writeBackPages + " but the acks hold " + writeBack);
       }
-      if (reservedHostPages != transfers.reservedHostPages) {
-        fail("reservedHostPages=" + transfers.reservedHostPages + " but prepared backups and"
-            + " retirement acks hold " + reservedHostPages);
-      }
       L3Tier l3 = cache.l3();
       if (l3 != null) {
         for (L3Write write : l3.writes) {
