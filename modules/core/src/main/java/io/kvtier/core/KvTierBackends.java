@@ -1,21 +1,30 @@
 package io.kvtier.core;
 
+import io.kvtier.core.cache.L3Executor;
+import io.kvtier.core.cache.L3Setup;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.discovery.ProviderRegistries;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.DeviceMemory;
 import io.kvtier.spi.HostMemory;
+import io.kvtier.spi.KvStore;
+import io.kvtier.spi.KvStoreSpec;
 import io.kvtier.spi.TimeSource;
 import io.kvtier.spi.TransferEngine;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The backends of one rank, opened from a {@link KvTierConfig} without Guice: the selected
  * providers, the device and host pools, and the transfer engine between them. {@link
  * io.kvtier.core.inject.KvTierModule} binds the same objects for Guice users.
  *
- * <p>Closing closes the transfer engine first (it waits for copies in flight), then the host
- * pool, then the device pool. The collective is not joined here: joining needs the rank group,
+ * <p>With {@code kvtier.store} set, the L3 store of this rank is opened too (namespace: the
+ * model id, {@code kvtier.l3-model-id}, with characters a store namespace may not hold replaced
+ * by '_'), and {@link #l3Setup} hands it to a cache with an L3 tier.
+ *
+ * <p>Closing closes the store first (close the L3 executor before), then the transfer engine (it
+ * waits for copies in flight), then the host pool, then the device pool. The collective is not joined here: joining needs the rank group,
  * which the rank loop sets up from {@link #providers()}.
  *
  * <pre>{@code
@@ -32,6 +41,8 @@ public final class KvTierBackends implements AutoCloseable {
   private final DeviceMemory device;
   private final HostMemory host;
   private final TransferEngine transfers;
+  private final Optional<KvStore> store;
+  private final TimeSource time;
   private boolean closed;
 
   private KvTierBackends(
@@ -39,12 +50,16 @@ public final class KvTierBackends implements AutoCloseable {
       int rank,
       DeviceMemory device,
       HostMemory host,
-      TransferEngine transfers) {
+      TransferEngine transfers,
+      Optional<KvStore> store,
+      TimeSource time) {
     this.providers = providers;
     this.rank = rank;
     this.device = device;
     this.host = host;
     this.transfers = transfers;
+    this.store = store;
+    this.time = time;
   }
 
   /**
@@ -95,14 +110,23 @@ public final class KvTierBackends implements AutoCloseable {
         selected.device().open(
             config.devicePool(), selected.context(selected.device(), rank, time, metrics));
     HostMemory host = null;
+    TransferEngine transfers = null;
     try {
       host =
           selected.host().open(
               config.hostPool(), selected.context(selected.host(), rank, time, metrics));
-      TransferEngine transfers = device.transferEngine(host);
-      return new KvTierBackends(selected, rank, device, host, transfers);
+      transfers = device.transferEngine(host);
+      Optional<KvStore> store = Optional.empty();
+      if (selected.store().isPresent()) {
+        String namespace = config.l3().modelId().replaceAll("[^A-Za-z0-9._-]", "_");
+        store = Optional.of(selected.store().get().open(
+            new KvStoreSpec(config.layout(), config.l3().capacityBytes(), namespace),
+            selected.context(selected.store().get(), rank, time, metrics)));
+      }
+      return new KvTierBackends(selected, rank, device, host, transfers, store, time);
     } catch (RuntimeException | Error e) {
       // Leave nothing allocated behind a failed open: off-heap or pinned pools are large.
+      closeQuietly(transfers, e);
       closeQuietly(host, e);
       closeQuietly(device, e);
       throw e;
@@ -175,7 +199,29 @@ public final class KvTierBackends implements AutoCloseable {
   }
 
   /**
-   * Closes the transfer engine, then the host pool, then the device pool; each is closed even
+   * The L3 store of this rank, if {@code kvtier.store} selects one.
+   *
+   * @return the store, valid until {@link #close()}
+   */
+  public Optional<KvStore> store() {
+    return store;
+  }
+
+  /**
+   * What a cache needs for its L3 tier: the configured settings, this rank's store, the given
+   * executor, the time source the backends were opened with and this rank's place in the group.
+   *
+   * @param executor where the store calls run, for example {@link L3Executor#background}; the
+   *     caller closes it before these backends
+   * @return the setup, or empty without a store
+   */
+  public Optional<L3Setup> l3Setup(L3Executor executor) {
+    Objects.requireNonNull(executor, "executor");
+    return store.map(s -> new L3Setup(config().l3(), s, executor, time, rank, config().ranks()));
+  }
+
+  /**
+   * Closes the store, the transfer engine, then the host pool, then the device pool; each is closed even
    * if an earlier one failed, and the first failure is thrown with the others suppressed.
    * Idempotent.
    */
@@ -186,7 +232,11 @@ public final class KvTierBackends implements AutoCloseable {
     }
     closed = true;
     RuntimeException failure = null;
-    for (AutoCloseable resource : new AutoCloseable[] {transfers, host, device}) {
+    for (AutoCloseable resource :
+        new AutoCloseable[] {store.orElse(null), transfers, host, device}) {
+      if (resource == null) {
+        continue;
+      }
       try {
         resource.close();
       } catch (Exception e) {
