@@ -43,6 +43,8 @@ public final class MultiRankSimulator {
 
   private final SimulationConfig config;
   private final AtomicReference<Failure> first = new AtomicReference<>();
+  /** Rank 0's L3 counters after the last run (equal on every rank); NONE without L3. */
+  private volatile io.kvtier.core.cache.L3Stats l3Stats = io.kvtier.core.cache.L3Stats.NONE;
 
   private record Failure(int rank, long tick, Throwable cause, SimulationFailure kind) {}
 
@@ -284,6 +286,16 @@ public final class MultiRankSimulator {
     return SimulationFailure.ERROR;
   }
 
+  /**
+   * The L3 tier's replicated counters after the last run (rank 0's, or this process's rank's;
+   * every rank's are equal): writes, prefetches started, timed out, pages inserted and missed.
+   *
+   * @return the counters, {@link io.kvtier.core.cache.L3Stats#NONE} without an L3 store
+   */
+  public io.kvtier.core.cache.L3Stats l3Stats() {
+    return l3Stats;
+  }
+
   private SimulationResult result(Workload workload, SimulatedRank[] ranks, double wallSeconds,
       SimulationTimeline timeline) {
     long verified = 0;
@@ -309,6 +321,7 @@ public final class MultiRankSimulator {
       long verified, long mismatches, long leaked, boolean digestsEqual, long digest,
       double wallSeconds, SimulationTimeline timeline) {
     RankEngineStats s = rank.engine().stats();
+    l3Stats = rank.cache().l3Stats();
     Failure f = first.get();
     SimulationFailure kind = f == null ? SimulationFailure.NONE : f.kind();
     boolean desync = kind == SimulationFailure.COLLECTIVE_DESYNC
@@ -317,7 +330,8 @@ public final class MultiRankSimulator {
         sent, s.finished(), s.aborted(), s.rejected(),
         s.loadFailureAborts(), s.ticks(),
         s.promptTokens(),
-        new SimulationResult.HitTokens(s.deviceHitTokens(), s.hostHitTokens(), 0),
+        new SimulationResult.HitTokens(s.deviceHitTokens(), s.hostHitTokens(),
+            s.l3HitTokens()),
         s.computedTokens(),
         new SimulationResult.CollectiveCounts(s.collectiveCalls(), s.syncTicks(),
             s.digestChecks(), s.idleTicks(), s.idleTickCalls(), s.maxProtocolCallsPerTick()),

@@ -18,12 +18,16 @@ import io.kvtier.spi.DeviceMemoryProvider;
 import io.kvtier.spi.HostMemory;
 import io.kvtier.spi.HostMemoryProvider;
 import io.kvtier.spi.KvLayout;
+import io.kvtier.spi.KvStore;
+import io.kvtier.spi.KvStoreProvider;
+import io.kvtier.spi.KvStoreSpec;
 import io.kvtier.spi.MemoryLayout;
 import io.kvtier.spi.PoolSpec;
 import io.kvtier.spi.ReduceOp;
 import io.kvtier.spi.TransferEngine;
 import io.kvtier.testkit.Providers;
 import io.kvtier.testkit.asserting.FaultPlan;
+import io.kvtier.testkit.asserting.FaultyKvStore;
 import io.kvtier.testkit.asserting.FaultyTransferEngine;
 import io.kvtier.testkit.workload.Workload;
 import java.util.Map;
@@ -60,6 +64,9 @@ final class SimulatedRank implements AutoCloseable {
   private final RankEngine engine;
   private final StallSchedule stalls;
   private final ArrivalFeed feed;
+  /** This rank's L3 store and executor, or null without an L3 tier. */
+  private KvStore l3Store;
+  private io.kvtier.core.cache.L3Executor l3Executor;
   private TimelineRecorder timeline;
 
   SimulatedRank(SimulationConfig config, int rank, String group, Workload workload) {
@@ -87,7 +94,15 @@ final class SimulatedRank implements AutoCloseable {
         t = d.transferEngine(h);
         faulty = config.ackDelay().injectsStalls()
             ? new FaultyTransferEngine(t, FaultPlan.none(), clock) : null;
-        cache = RankCache.withMemory(cacheConfig, d, h, faulty != null ? faulty : t);
+        TransferEngine engine = faulty != null ? faulty : t;
+        if (config.l3().enabled()) {
+          openL3(config, rank, layout);
+          cache = RankCache.withMemory(cacheConfig, d, h, engine,
+              new io.kvtier.core.cache.L3Setup(config.l3().engineConfig(), l3Store, l3Executor,
+                  clock, rank, config.ranks()));
+        } else {
+          cache = RankCache.withMemory(cacheConfig, d, h, engine);
+        }
       } else {
         faulty = null;
         cache = RankCache.withMemory(cacheConfig, d);
@@ -97,7 +112,7 @@ final class SimulatedRank implements AutoCloseable {
           CollectiveSpec.of(group, config.ranks(), rank, config.watchdog()),
           collectiveContext(context, config));
     } catch (RuntimeException e) {
-      closeQuietly(t, h, d);
+      closeQuietly(l3Executor, l3Store, t, h, d);
       throw e;
     }
     this.device = d;
@@ -128,6 +143,32 @@ final class SimulatedRank implements AutoCloseable {
     Map<String, String> merged = new java.util.LinkedHashMap<>(context.properties());
     merged.putAll(config.collectiveProperties());
     return new BackendContext(context.rank(), merged, context.time(), context.metrics());
+  }
+
+  /**
+   * Opens this rank's L3 store through {@link java.util.ServiceLoader} by name, wrapped in the
+   * fault injector when the run asks for faults, and the executor that makes its progress a
+   * function of this rank's virtual clock.
+   */
+  private void openL3(SimulationConfig config, int rank, KvLayout layout) {
+    L3Simulation l3 = config.l3();
+    java.util.Map<String, String> properties = new java.util.LinkedHashMap<>();
+    if (l3.store().equals("file")) {
+      java.nio.file.Path dir = l3.directory().orElseGet(() -> {
+        try {
+          return java.nio.file.Files.createTempDirectory("kvtier-sim-l3-");
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException("cannot create the file store's directory", e);
+        }
+      });
+      properties.put("file.directory", dir.toString());
+    }
+    KvStore store = Providers.named(KvStoreProvider.class, l3.store()).open(
+        new KvStoreSpec(layout, l3.capacityBytes(), "kvtier-sim-seed-" + config.seed()),
+        new BackendContext(rank, properties, clock, BackendMetrics.NOOP));
+    l3Store = l3.faultProbability() > 0
+        ? new FaultyKvStore(store, config.seed() * 31 + rank, l3.faultProbability()) : store;
+    l3Executor = new VirtualTimeL3Executor(clock, l3.stepNanos(rank));
   }
 
   /**
@@ -229,7 +270,7 @@ final class SimulatedRank implements AutoCloseable {
   @Override
   public void close() {
     collective.close();
-    closeQuietly(transfers, host, device);
+    closeQuietly(l3Executor, l3Store, transfers, host, device);
   }
 
   private static void closeQuietly(AutoCloseable... resources) {

@@ -47,6 +47,8 @@ import java.util.TreeMap;
  *     hazelcast.port} or {@code mpi.inline-longs}; they join the {@code sim.*} keys in the
  *     collective's {@link io.kvtier.spi.BackendContext}, so they may not use the {@code sim}
  *     namespace
+ * @param l3 the L3 tier: which store each rank opens, its timing and faults; {@link
+ *     L3Simulation#NONE} for none
  */
 public record SimulationConfig(
     int ranks,
@@ -71,7 +73,8 @@ public record SimulationConfig(
     ProtocolDefect protocolDefect,
     CacheDefect cacheDefect,
     String collective,
-    Map<String, String> collectiveProperties) {
+    Map<String, String> collectiveProperties,
+    L3Simulation l3) {
 
   /** The collective of a run that does not name one: every rank a thread of this JVM. */
   public static final String LOCAL_COLLECTIVE = "local";
@@ -120,6 +123,11 @@ public record SimulationConfig(
     }
     Objects.requireNonNull(protocolDefect, "protocolDefect");
     Objects.requireNonNull(cacheDefect, "cacheDefect");
+    Objects.requireNonNull(l3, "l3");
+    if (l3.enabled() && hostRatio == 0) {
+      throw new IllegalArgumentException("an L3 store (" + l3.store() + ") needs a host tier,"
+          + " which its pages pass through, but hostRatio=0: set a host ratio above 1");
+    }
     if (writePolicy == WritePolicy.WRITE_BACK && hostRatio == 0) {
       throw new IllegalArgumentException(
           "writePolicy=write_back needs a host tier, but hostRatio=0: set a host ratio above 1");

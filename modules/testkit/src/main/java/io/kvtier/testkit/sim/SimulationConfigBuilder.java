@@ -35,6 +35,7 @@ public final class SimulationConfigBuilder {
   private Duration watchdog = Duration.ofSeconds(30);
   private ProtocolDefect protocolDefect = ProtocolDefect.NONE;
   private CacheDefect cacheDefect = CacheDefect.NONE;
+  private L3Simulation l3 = L3Simulation.NONE;
   private String collective = SimulationConfig.LOCAL_COLLECTIVE;
   private Map<String, String> collectiveProperties = Map.of();
 
@@ -62,6 +63,7 @@ public final class SimulationConfigBuilder {
     watchdog = c.watchdog();
     protocolDefect = c.protocolDefect();
     cacheDefect = c.cacheDefect();
+    l3 = c.l3();
     collective = c.collective();
     collectiveProperties = c.collectiveProperties();
   }
@@ -321,6 +323,17 @@ public final class SimulationConfigBuilder {
   }
 
   /**
+   * Sets the L3 tier.
+   *
+   * @param v the store and its settings, {@link L3Simulation#NONE} for none
+   * @return this
+   */
+  public SimulationConfigBuilder l3(L3Simulation v) {
+    l3 = java.util.Objects.requireNonNull(v, "l3");
+    return this;
+  }
+
+  /**
    * The config.
    *
    * @return the validated config
@@ -330,6 +343,6 @@ public final class SimulationConfigBuilder {
     return new SimulationConfig(ranks, device, workload, requests, pageSize, devicePages, hostRatio,
         writePolicy, eviction, ackDelay, failureProbability, abortProbability, chunkTokens,
         maxRunning, arrivalsPerTick, digestInterval, ticks, seed, watchdog, protocolDefect,
-        cacheDefect, collective, collectiveProperties);
+        cacheDefect, collective, collectiveProperties, l3);
   }
 }

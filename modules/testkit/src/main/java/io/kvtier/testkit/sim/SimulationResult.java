@@ -73,7 +73,7 @@ public record SimulationResult(
    *
    * @param device found on the device (L1)
    * @param host loaded back from the host (L2)
-   * @param l3 fetched from the L3 store (none: the simulator has no L3 store yet)
+   * @param l3 loaded back from the host after an L3 prefetch brought them there
    */
   public record HitTokens(long device, long host, long l3) {
     /**

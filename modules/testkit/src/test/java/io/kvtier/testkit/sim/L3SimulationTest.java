@@ -1,0 +1,110 @@
+package io.kvtier.testkit.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.core.cache.L3Stats;
+import io.kvtier.core.config.L3PrefetchPolicy;
+import io.kvtier.testkit.SeedExtension;
+import io.kvtier.testkit.TestSeeds;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The L3 tier in the multi-rank simulator: 4 ranks whose stores run at different speeds (in
+ * virtual time), whose shards lose different pages and fail different reads, with prefetches
+ * that time out; after every tick the digests and collective schedules must agree, at the end
+ * nothing may leak, and every page that came back from L3 (through the host) must hold the KV
+ * the model computed for it.
+ */
+@ExtendWith(SeedExtension.class)
+@Timeout(120)
+class L3SimulationTest {
+
+  @BeforeAll
+  static void quietLogs() {
+    Logger.getLogger("io.kvtier.core.cache").setLevel(Level.SEVERE);
+    Logger.getLogger("io.kvtier.backend.sim").setLevel(Level.OFF);
+  }
+
+  /** A working set far above the host tier that revisits conversations: L3 must serve them. */
+  private static SimulationConfig config(long seed, L3Simulation l3) {
+    return SimulationConfig.builder().seed(seed).ranks(4).ackDelay(AckDelay.SKEWED)
+        .workload("multiturn:conversations=24,turns=5,first=64,answer=8,question=16")
+        .pageSize(4).devicePages(48).hostRatio(1.5).chunkTokens(16).maxRunning(4)
+        .ticks(400).abortProbability(0.02).l3(l3).build();
+  }
+
+  private static L3Simulation memory() {
+    return L3Simulation.NONE.withStore("memory").withPrefetch(L3PrefetchPolicy.TIMEOUT, 8)
+        .withTiming(400, 0.75, Duration.ofMillis(6), 0);
+  }
+
+  private static void assertHealthy(SimulationResult r) {
+    assertThat(r.passed()).as("%s", r).isTrue();
+    assertThat(r.failure()).isEqualTo(SimulationFailure.NONE);
+    assertThat(r.leakedPages()).isZero();
+    assertThat(r.kvMismatches()).isZero();
+    assertThat(r.kvVerifiedPages()).isPositive();
+  }
+
+  @Test
+  void skewedStoresWithMissingPagesFailedReadsAndTimeoutsStayInAgreement() {
+    long seed = TestSeeds.seedFor("L3SimulationTest.faults");
+    MultiRankSimulator sim = new MultiRankSimulator(config(seed,
+        memory().withTiming(300, 1.0, Duration.ofMillis(3), 0.02)));
+    SimulationResult r = sim.run();
+    assertHealthy(r);
+    assertThat(r.hitTokens().l3()).isPositive();
+    L3Stats l3 = sim.l3Stats();
+    assertThat(l3.prefetchesTimedOut()).as("%s", l3).isPositive();
+    assertThat(l3.pagesMissed()).as("%s", l3).isPositive();
+    assertThat(l3.writesFailed()).as("%s", l3).isPositive();
+    assertThat(l3.pagesInserted()).as("%s", l3).isPositive();
+  }
+
+  @Test
+  void l3HitsReplaceComputationAndTheRunIsDeterministic() {
+    long seed = TestSeeds.seedFor("L3SimulationTest.hits");
+    SimulationResult without = MultiRankSimulator.run(config(seed, L3Simulation.NONE));
+    SimulationResult with = MultiRankSimulator.run(config(seed, memory()));
+    SimulationResult again = MultiRankSimulator.run(config(seed, memory()));
+    assertHealthy(without);
+    assertHealthy(with);
+    assertThat(without.hitTokens().l3()).isZero();
+    assertThat(with.hitTokens().l3()).isPositive();
+    assertThat(with.computedTokens()).isLessThan(without.computedTokens());
+    assertThat(again.withoutWallTime()).isEqualTo(with.withoutWallTime());
+  }
+
+  @Test
+  void aTimeoutShorterThanTheSlowestStoreTakesFewerPagesThanWaitingForAll() {
+    long seed = TestSeeds.seedFor("L3SimulationTest.timeout");
+    L3Simulation slow = memory().withTiming(3000, 1.0, Duration.ofMillis(1), 0);
+    MultiRankSimulator timeoutSim = new MultiRankSimulator(config(seed, slow));
+    SimulationResult timeout = timeoutSim.run();
+    MultiRankSimulator waitingSim = new MultiRankSimulator(config(seed,
+        slow.withPrefetch(L3PrefetchPolicy.WAIT_COMPLETE, 8)));
+    SimulationResult waiting = waitingSim.run();
+    assertHealthy(timeout);
+    assertHealthy(waiting);
+    assertThat(timeout.hitTokens().l3()).isLessThan(waiting.hitTokens().l3());
+    assertThat(timeoutSim.l3Stats().prefetchesTimedOut()).isPositive();
+    assertThat(waitingSim.l3Stats().prefetchesTimedOut()).isZero();
+  }
+
+  @Test
+  void theFileStoreServesTheSameRun(@TempDir Path dir) {
+    long seed = TestSeeds.seedFor("L3SimulationTest.file");
+    SimulationResult file = MultiRankSimulator.run(config(seed,
+        memory().withStore("file").withDirectory(dir)));
+    assertHealthy(file);
+    assertThat(file.hitTokens().l3()).isPositive();
+  }
+}
