@@ -1,6 +1,7 @@
 package io.kvtier.examples;
 
 import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.L3PrefetchPolicy;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.examples.report.Progress;
 import io.kvtier.examples.report.SimulationReport;
@@ -9,6 +10,7 @@ import io.kvtier.spi.Availability;
 import io.kvtier.spi.CollectiveProvider;
 import io.kvtier.testkit.Providers;
 import io.kvtier.testkit.sim.AckDelay;
+import io.kvtier.testkit.sim.L3Simulation;
 import io.kvtier.testkit.sim.MultiRankSimulator;
 import io.kvtier.testkit.sim.SimulationConfig;
 import io.kvtier.testkit.sim.SimulationResult;
@@ -138,6 +140,42 @@ final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--max-running",
       description = "Requests running at once (default: ${DEFAULT-VALUE}).")
   private int maxRunning = DEFAULTS.maxRunning();
+
+  @Option(names = "--l3", paramLabel = "STORE", description = "L3 store each rank opens: none,"
+      + " memory, file or hazelcast (default: ${DEFAULT-VALUE}).")
+  private String l3 = "none";
+
+  @Option(names = "--l3-dir", paramLabel = "DIR", description = "Directory of the file store"
+      + " (default: a new temporary directory).")
+  private Path l3Dir;
+
+  @Option(names = "--l3-mib", description = "L3 store capacity per rank in MiB"
+      + " (default: ${DEFAULT-VALUE}).")
+  private long l3Mib = L3Simulation.NONE.capacityBytes() >> 20;
+
+  @Option(names = "--l3-prefetch-policy", paramLabel = "POLICY", description = "best_effort,"
+      + " wait_complete or timeout (default: ${DEFAULT-VALUE}).")
+  private String l3Policy = L3Simulation.NONE.prefetchPolicy().configName();
+
+  @Option(names = "--l3-prefetch-threshold", description = "Fewest tokens of an L3 hit worth"
+      + " prefetching (default: ${DEFAULT-VALUE}).")
+  private int l3Threshold = L3Simulation.NONE.prefetchThreshold();
+
+  @Option(names = "--l3-step-us", description = "Virtual microseconds one store step (a put,"
+      + " a probe, 8 fetched pages) takes on rank 0 (default: ${DEFAULT-VALUE}).")
+  private long l3StepMicros = L3Simulation.NONE.stepMicros();
+
+  @Option(names = "--l3-skew", description = "How much slower each further rank's store is:"
+      + " rank r takes step * (1 + skew * r) (default: ${DEFAULT-VALUE}).")
+  private double l3Skew = L3Simulation.NONE.rankSkew();
+
+  @Option(names = "--l3-timeout-ms", description = "Base of the prefetch timeout in virtual ms"
+      + " (default: ${DEFAULT-VALUE}).")
+  private long l3TimeoutMs = L3Simulation.NONE.timeout().toMillis();
+
+  @Option(names = "--l3-faults", description = "Chance that a page is lost at its put or fails"
+      + " at its read, per rank (default: ${DEFAULT-VALUE}).")
+  private double l3Faults = L3Simulation.NONE.faultProbability();
 
   @Option(names = "--json", paramLabel = "FILE",
       description = "Also write the result as one JSON object to FILE.")
@@ -398,11 +436,23 @@ final class SimulateCommand implements Callable<Integer> {
           .failureProbability(failureProbability)
           .chunkTokens(chunk)
           .maxRunning(maxRunning)
+          .l3(l3Simulation())
           .build();
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage(), e, null,
           Optional.ofNullable(e.getMessage()).orElse(""));
     }
+  }
+
+  private L3Simulation l3Simulation() {
+    if (l3Mib < 1) {
+      throw new IllegalArgumentException("--l3-mib=" + l3Mib + " must be at least 1");
+    }
+    L3Simulation s = L3Simulation.NONE.withStore(l3).withCapacityBytes(l3Mib << 20)
+        .withPrefetch(parse("--l3-prefetch-policy", l3Policy, L3PrefetchPolicy::parse),
+            l3Threshold)
+        .withTiming(l3StepMicros, l3Skew, java.time.Duration.ofMillis(l3TimeoutMs), l3Faults);
+    return l3Dir == null ? s : s.withDirectory(l3Dir);
   }
 
   private <T> T parse(String option, String value, Function<String, T> parser) {
