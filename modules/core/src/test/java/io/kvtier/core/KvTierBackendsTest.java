@@ -58,6 +58,33 @@ class KvTierBackendsTest {
   }
 
   @Test
+  void opensTheConfiguredL3StoreAndClosesItFirst() {
+    RecordingBackends fake = new RecordingBackends();
+    KvTierConfig config = KvTierConfig.builder().device("rec").host("rec").collective("rec")
+        .store("rec").ranks(2).devicePages(4).hostPages(8)
+        .set("kvtier.l3-model-id", "llama 3/8b").set("kvtier.l3-bytes", "1MiB").build();
+
+    KvTierBackends backends =
+        KvTierBackends.open(config, fake.registries(), 1, () -> 7, BackendMetrics.NOOP);
+
+    assertThat(backends.store()).isPresent();
+    assertThat(fake.storeSpec.namespace()).isEqualTo("llama_3_8b");
+    assertThat(fake.storeSpec.capacityBytes()).isEqualTo(1L << 20);
+    assertThat(fake.storeSpec.layout()).isEqualTo(config.layout());
+    io.kvtier.core.cache.L3Executor executor = io.kvtier.core.cache.L3Executor.inline();
+    io.kvtier.core.cache.L3Setup setup = backends.l3Setup(executor).orElseThrow();
+    assertThat(setup.rank()).isEqualTo(1);
+    assertThat(setup.worldSize()).isEqualTo(2);
+    assertThat(setup.time().nanoTime()).isEqualTo(7);
+    assertThat(setup.config()).isEqualTo(config.l3());
+    backends.close();
+    assertThat(fake.events).containsExactly("open device", "open host", "open transfers",
+        "open store", "close store", "close transfers", "close host", "close device");
+    assertThat(KvTierBackends.open(recording(), fake.registries(), 0, () -> 7,
+        BackendMetrics.NOOP).l3Setup(executor)).isEmpty();
+  }
+
+  @Test
   void aFailedOpenClosesWhatItOpened() {
     RecordingBackends fake = new RecordingBackends();
     fake.failHostOpen = true;

@@ -47,7 +47,62 @@ final class RecordingBackends {
         ProviderRegistry.of(
             CollectiveProvider.class,
             List.of(ProviderCandidate.of(RecordingCollective.class, RecordingCollective::new))),
-        ProviderRegistry.of(KvStoreProvider.class, List.of()));
+        ProviderRegistry.of(KvStoreProvider.class,
+            List.of(ProviderCandidate.of(RecordingStore.class, () -> new RecordingStore(this)))));
+  }
+
+  /** The spec the store was opened with, or null. */
+  volatile io.kvtier.spi.KvStoreSpec storeSpec;
+
+  @ProviderName("rec")
+  static final class RecordingStore implements KvStoreProvider {
+    private final RecordingBackends log;
+
+    RecordingStore(RecordingBackends log) {
+      this.log = log;
+    }
+
+    @Override
+    public String name() {
+      return "rec";
+    }
+
+    @Override
+    public Availability availability() {
+      return Availability.available("records");
+    }
+
+    @Override
+    public io.kvtier.spi.KvStore open(io.kvtier.spi.KvStoreSpec spec, BackendContext context) {
+      log.events.add("open store");
+      log.storeSpec = spec;
+      return new io.kvtier.spi.KvStore() {
+        @Override
+        public int existsPrefix(List<io.kvtier.spi.PageKey> keys) {
+          return 0;
+        }
+
+        @Override
+        public int get(List<io.kvtier.spi.PageKey> keys, HostMemory host, int[] hostPages) {
+          return 0;
+        }
+
+        @Override
+        public int put(List<io.kvtier.spi.PageKey> keys, HostMemory host, int[] hostPages) {
+          return 0;
+        }
+
+        @Override
+        public io.kvtier.spi.KvStoreStats stats() {
+          return new io.kvtier.spi.KvStoreStats(0, 0, 0, 0, 0, 0);
+        }
+
+        @Override
+        public void close() {
+          log.events.add("close store");
+        }
+      };
+    }
   }
 
   @ProviderName("rec")

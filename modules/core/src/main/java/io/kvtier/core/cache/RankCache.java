@@ -145,6 +145,11 @@ public final class RankCache {
    */
   public static RankCache withMemory(
       CacheConfig config, DeviceMemory device, HostMemory host, TransferEngine transfers) {
+    return new RankCache(config, Optional.of(checkedMemory(config, device, host, transfers)));
+  }
+
+  private static KvMemory checkedMemory(
+      CacheConfig config, DeviceMemory device, HostMemory host, TransferEngine transfers) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(device, "device");
     Objects.requireNonNull(host, "host");
@@ -160,8 +165,7 @@ public final class RankCache {
       throw new IllegalArgumentException("device layout " + layout + " differs from host layout "
           + host.spec().layout() + ": open both pools with the same KvLayout");
     }
-    return new RankCache(config, Optional.of(new KvMemory(device, Optional.of(host),
-        Optional.of(transfers), layout.layers())));
+    return new KvMemory(device, Optional.of(host), Optional.of(transfers), layout.layers());
   }
 
   /**
@@ -179,10 +183,8 @@ public final class RankCache {
   public static RankCache withMemory(CacheConfig config, DeviceMemory device, HostMemory host,
       TransferEngine transfers, L3Setup l3) {
     Objects.requireNonNull(l3, "l3");
-    RankCache plain = withMemory(config, device, host, transfers);
-    KvLayout layout = device.spec().layout();
-    return new RankCache(plain.config, Optional.of(new KvMemory(device, Optional.of(host),
-        Optional.of(transfers), layout.layers())), l3);
+    return new RankCache(config, Optional.of(checkedMemory(config, device, host, transfers)),
+        l3);
   }
 
   private static void checkPool(String name, int pages, int expected, KvLayout layout,
