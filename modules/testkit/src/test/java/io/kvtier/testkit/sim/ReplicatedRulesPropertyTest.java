@@ -39,6 +39,7 @@ class ReplicatedRulesPropertyTest {
     long ticks = 0;
     long verified = 0;
     long hostHits = 0;
+    long l3Hits = 0;
     for (int i = 0; i < runs; i++) {
       SimulationConfig config = SimulationVariants.variant(base + i, ranks, TICKS);
       MultiRankSimulator simulator = new MultiRankSimulator(config);
@@ -56,10 +57,13 @@ class ReplicatedRulesPropertyTest {
       ticks += result.ticks();
       verified += result.kvVerifiedPages();
       hostHits += result.hitTokens().host();
+      l3Hits += result.hitTokens().l3();
     }
     // The runs must exercise what they claim to check: load-backs whose pages were verified.
     assertThat(verified).isPositive();
     assertThat(hostHits).isPositive();
+    assertThat(l3Hits).as("a third of the configs with a host tier have an L3 store")
+        .isPositive();
     assertThat(ticks).isGreaterThanOrEqualTo((long) runs * TICKS);
   }
 }

@@ -1,6 +1,7 @@
 package io.kvtier.testkit.sim;
 
 import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.L3PrefetchPolicy;
 import io.kvtier.core.config.WritePolicy;
 import java.time.Duration;
 import java.util.SplittableRandom;
@@ -22,7 +23,7 @@ final class SimulationVariants {
     WritePolicy write = WritePolicy.values()[r.nextInt(WritePolicy.values().length)];
     double hostRatio = write == WritePolicy.WRITE_BACK || r.nextInt(8) > 0
         ? pickDouble(r, 1.5, 2.0, 2.0, 4.0) : 0;
-    return SimulationConfig.builder()
+    SimulationConfig config = SimulationConfig.builder()
         .ranks(ranks)
         .seed(seed)
         .ticks(ticks)
@@ -41,6 +42,22 @@ final class SimulationVariants {
         .digestInterval(1)
         .watchdog(Duration.ofSeconds(30))
         .build();
+    // Drawn last, so that the configs above stay those of earlier versions of this class.
+    if (hostRatio > 0 && r.nextInt(3) == 0) {
+      return config.toBuilder().l3(l3(r)).build();
+    }
+    return config;
+  }
+
+  /** An L3 tier with a random policy, threshold, store speed, rank skew, timeout and faults. */
+  private static L3Simulation l3(SplittableRandom r) {
+    L3PrefetchPolicy policy = L3PrefetchPolicy.values()[r.nextInt(
+        L3PrefetchPolicy.values().length)];
+    return L3Simulation.NONE.withStore("memory")
+        .withCapacityBytes(pickInt(r, 1, 4, 64) * 1024L * 1024)
+        .withPrefetch(policy, pickInt(r, 1, 8, 32))
+        .withTiming(pickInt(r, 0, 200, 800, 3000), pickDouble(r, 0, 0.5, 2.0),
+            Duration.ofMillis(pickInt(r, 1, 5, 20)), pickDouble(r, 0, 0, 0.02, 0.1));
   }
 
   private static String workload(SplittableRandom r) {
