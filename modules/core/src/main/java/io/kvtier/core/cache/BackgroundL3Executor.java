@@ -12,6 +12,9 @@ final class BackgroundL3Executor implements L3Executor {
   private static final System.Logger LOG =
       System.getLogger(BackgroundL3Executor.class.getName());
 
+  /** How long {@link #close()} waits for a running store call. */
+  private static final long JOIN_MILLIS = 10_000;
+
   private final LinkedBlockingQueue<Task> queue = new LinkedBlockingQueue<>();
   private final Thread thread;
   private volatile boolean closed;
@@ -58,9 +61,14 @@ final class BackgroundL3Executor implements L3Executor {
     }
     thread.interrupt();
     try {
-      thread.join();
+      // Bounded: a store call that never returns must not hang the shutdown of the rank.
+      thread.join(JOIN_MILLIS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+    if (thread.isAlive()) {
+      LOG.log(System.Logger.Level.WARNING, "L3 worker " + thread.getName() + " still runs a"
+          + " store call " + JOIN_MILLIS + " ms after close; leaving it behind");
     }
     for (Task t; (t = queue.poll()) != null; ) {
       t.finished = true;
