@@ -13,8 +13,10 @@ import java.util.function.Supplier;
  * <pre>
  *   1 receive  rank 0 broadcasts the tick's commands (tag "recv")            every tick
  *   2 sync     iff the replicated outstanding count is positive: one fused MIN
- *              reduction of ready counts and failure bits (tag "sync"), then commit
- *   3 admit    waiting requests in arrival order: match + lock, load-back, allocate
+ *              reduction of ready counts, failure bits and L3 progress (tag "sync"),
+ *              then commit
+ *   3 admit    requests whose L3 prefetch is decided, then waiting requests in arrival order:
+ *              start an L3 prefetch, or match + lock, load-back, allocate
  *   4 forward  the model computes new tokens; prepared backups stream layer by layer
  *   5 finish   finished requests are inserted and released
  *   6 check    every digestInterval ticks: MIN of [digest, ~digest] (tag "digest")

@@ -22,6 +22,12 @@ import java.util.LinkedHashSet;
  * and {@link PoolExhaustedException} are replicated because pool occupancy is), and committed
  * load-backs. A request waits for its load-backs to be committed by the sync step, not for its
  * copies to land on this rank, so no rank blocks on a rank-local await.
+ *
+ * <p>With an L3 tier, a waiting request whose prompt goes at least the prefetch threshold beyond
+ * its host hit first leaves the queue for the prefetching list; the sync steps advance its
+ * prefetch from agreed values only, and once the cache says it is decided the request rejoins
+ * the head of the queue and is admitted like any other, its L3 pages now host hits. No
+ * collective is issued here: the prefetch's agreement rides in the sync's one reduction.
  */
 final class Scheduler {
   private final RankCache cache;
