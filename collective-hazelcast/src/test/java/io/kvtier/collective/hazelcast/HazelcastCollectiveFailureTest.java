@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.hazelcast.core.DistributedObject;
 import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.cp.ICountDownLatch;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveException;
 import io.kvtier.spi.CollectiveSpec;
@@ -120,6 +121,29 @@ class HazelcastCollectiveFailureTest {
       List<Object> sums = runGroup("again", 2, LONG,
           c -> c.allReduce(ReduceOp.SUM, new long[] {expected}, "run")[0]);
       assertThat(sums).containsExactly(2 * expected, 2 * expected);
+    }
+  }
+
+  @Test
+  @Order(4)
+  void aMemberCountsDownInTheKnownRoundInOneCall() {
+    HazelcastInstance member = cluster.member(0);
+    HazelcastLatchArrival arrival = HazelcastLatchArrival.of(member);
+    assertThat(arrival.direct())
+        .as("direct count-down on a member (Hazelcast internals as in 5.4.0)").isTrue();
+    ICountDownLatch latch = member.getCPSubsystem().getCountDownLatch("arrival-test");
+    try {
+      for (int round = 1; round <= 2; round++) {
+        assertThat(latch.trySetCount(2)).isTrue();
+        arrival.countDown(latch, round);
+        arrival.countDown(latch, round);
+        assertThat(latch.getCount()).as("after two count-downs of round %d", round).isZero();
+      }
+      assertThat(latch.trySetCount(1)).isTrue();
+      assertThatThrownBy(() -> arrival.countDown(latch, 4))
+          .as("a round the latch has not reached").isInstanceOf(IllegalStateException.class);
+    } finally {
+      latch.destroy();
     }
   }
 
