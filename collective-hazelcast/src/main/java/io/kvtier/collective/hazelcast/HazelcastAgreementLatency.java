@@ -34,13 +34,16 @@ import java.util.logging.Logger;
  *       round's latency as rank 0 sees it (call to return);
  *   <li>{@code cp-increment}: the member of rank 0 calls {@code IAtomicLong.incrementAndGet} on
  *       an atomic long of the default CP group (the group the collective's objects live in): one
- *       Raft commit, what a round cannot beat;
- *   <li>{@code cp-get}: the same member's {@code IAtomicLong.get} (a linearizable CP query);
+ *       Raft commit, what a round cannot beat. It is faster when that member happens to lead
+ *       the CP group (chosen at random per run), so {@code cp-increment-m1} and {@code -m2}
+ *       measure the same from the other members, and {@code cp-increment-all} pools the three;
+ *   <li>{@code cp-get}: the member of rank 0 calls {@code IAtomicLong.get} (a linearizable CP
+ *       query);
  *   <li>{@code broadcast}: rank 0 broadcasts a payload (32 KiB) to the others; rank 0's latency.
  * </ul>
  *
  * <p>Prints one line per mode with p50, p90, p99 and max in milliseconds, then the ratios of the
- * round to the bare increment. Options: {@code --blocks 10 --per-block 200 --warmup 500
+ * round to the bare increment of rank 0's member and to the pooled one. Options: {@code --blocks 10 --per-block 200 --warmup 500
  * --payload 32768}.
  */
 final class HazelcastAgreementLatency {
@@ -111,7 +114,11 @@ final class HazelcastAgreementLatency {
       for (Future<Collective> f : joining) {
         ranks.add(f.get());
       }
-      IAtomicLong counter = members.get(0).getCPSubsystem().getAtomicLong("kvtier.bench.bare");
+      IAtomicLong[] counters = new IAtomicLong[RANKS];
+      for (int m = 0; m < RANKS; m++) {
+        counters[m] = members.get(m).getCPSubsystem().getAtomicLong("kvtier.bench.bare");
+      }
+      IAtomicLong counter = counters[0];
       byte[] payload = new byte[payloadBytes];
       ThreadLocalRandom.current().nextBytes(payload);
 
@@ -124,12 +131,17 @@ final class HazelcastAgreementLatency {
       int n = blocks * perBlock;
       long[] allReduce = new long[n];
       long[] increment = new long[n];
+      long[][] otherIncrements = new long[RANKS][n];
       long[] get = new long[n];
       long[] broadcast = new long[n];
       for (int b = 0; b < blocks; b++) {
         System.arraycopy(allReduces(threads, ranks, perBlock), 0, allReduce, b * perBlock,
             perBlock);
         System.arraycopy(cpOps(counter, perBlock, true), 0, increment, b * perBlock, perBlock);
+        for (int m = 1; m < RANKS; m++) {
+          System.arraycopy(cpOps(counters[m], perBlock, true), 0, otherIncrements[m],
+              b * perBlock, perBlock);
+        }
         System.arraycopy(cpOps(counter, perBlock, false), 0, get, b * perBlock, perBlock);
         System.arraycopy(broadcasts(threads, ranks, payload, perBlock), 0, broadcast,
             b * perBlock, perBlock);
@@ -141,11 +153,20 @@ final class HazelcastAgreementLatency {
           "p99", "max");
       print("allreduce-min-1", allReduce);
       print("cp-increment", increment);
+      long[] pooled = increment;
+      for (int m = 1; m < RANKS; m++) {
+        print("cp-increment-m" + m, otherIncrements[m]);
+        pooled = concat(pooled, otherIncrements[m]);
+      }
+      print("cp-increment-all", pooled);
       print("cp-get", get);
       print("broadcast-" + payloadBytes, broadcast);
       System.out.printf(Locale.ROOT, "ratio allreduce/cp-increment p50=%.2f p99=%.2f%n",
           percentile(allReduce, 50) / percentile(increment, 50),
           percentile(allReduce, 99) / percentile(increment, 99));
+      System.out.printf(Locale.ROOT, "ratio allreduce/cp-increment-all p50=%.2f p99=%.2f%n",
+          percentile(allReduce, 50) / percentile(pooled, 50),
+          percentile(allReduce, 99) / percentile(pooled, 99));
     } finally {
       for (Collective rank : ranks) {
         try {
@@ -229,6 +250,12 @@ final class HazelcastAgreementLatency {
       nanos[i] = System.nanoTime() - t0;
     }
     return nanos;
+  }
+
+  private static long[] concat(long[] a, long[] b) {
+    long[] out = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
   }
 
   private static void print(String mode, long[] nanos) {
