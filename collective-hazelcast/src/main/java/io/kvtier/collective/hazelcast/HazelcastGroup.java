@@ -120,7 +120,8 @@ final class HazelcastGroup {
     long ticket = hazelcast.getCPSubsystem()
         .getAtomicLong("kvtier.collective." + name + ".tickets").getAndIncrement();
     HazelcastGroup group = new HazelcastGroup(hazelcast, name, size, ticket / size, helpers);
-    // before registering: no rank writes a contribution before every rank registered
+    // a contribution written before this registration (a faster rank's round 0) reaches this
+    // rank through the getAll fallback instead
     group.dataListener = group.data.addEntryListener(group.new DataListener(), true);
     String sizeBefore = group.control.putIfAbsent("size", Integer.toString(size));
     if (sizeBefore != null && !sizeBefore.equals(Integer.toString(size))) {
