@@ -127,8 +127,7 @@ final class HazelcastCollective implements Collective {
     HazelcastContribution mine = new HazelcastContribution(seq, rank, call, values, payload);
     long watchdogNanos = saturatedNanos(watchdog);
     long deadline = System.nanoTime() + watchdogNanos;
-    Future<HazelcastContribution[]> exchange =
-        helpers.submit(() -> group.exchange(mine, watchdogNanos));
+    Future<HazelcastContribution[]> exchange = group.exchange(mine, watchdogNanos);
     try {
       while (true) {
         long left = deadline - System.nanoTime();

@@ -107,7 +107,7 @@ public final class HazelcastCollectives {
         String.valueOf(hazelcast.getLocalEndpoint().getSocketAddress()));
     try {
       HazelcastGroup group = helpers.submit(
-              () -> HazelcastGroup.join(hazelcast, spec.group(), size, rank, who))
+              () -> HazelcastGroup.join(hazelcast, spec.group(), size, rank, who, helpers))
           .get(joinTimeout.toMillis(), TimeUnit.MILLISECONDS);
       return new HazelcastCollective(group, rank, size, spec.watchdogTimeout(), helpers, release);
     } catch (TimeoutException e) {

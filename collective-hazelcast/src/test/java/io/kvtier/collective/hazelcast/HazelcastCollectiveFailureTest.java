@@ -3,8 +3,10 @@ package io.kvtier.collective.hazelcast;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.hazelcast.client.HazelcastClient;
 import com.hazelcast.core.DistributedObject;
 import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.cp.ICountDownLatch;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveException;
 import io.kvtier.spi.CollectiveSpec;
@@ -120,6 +122,67 @@ class HazelcastCollectiveFailureTest {
       List<Object> sums = runGroup("again", 2, LONG,
           c -> c.allReduce(ReduceOp.SUM, new long[] {expected}, "run")[0]);
       assertThat(sums).containsExactly(2 * expected, 2 * expected);
+    }
+  }
+
+  @Test
+  @Order(4)
+  void aMemberCountsDownInTheKnownRoundInOneCall() {
+    HazelcastInstance member = cluster.member(0);
+    HazelcastLatchArrival arrival = HazelcastLatchArrival.of(member);
+    assertThat(arrival.direct())
+        .as("direct count-down on a member (Hazelcast internals as in 5.4.0)").isTrue();
+    ICountDownLatch latch = member.getCPSubsystem().getCountDownLatch("arrival-test");
+    try {
+      for (int round = 1; round <= 2; round++) {
+        assertThat(latch.trySetCount(2)).isTrue();
+        arrival.countDown(latch, round);
+        arrival.countDown(latch, round);
+        assertThat(latch.getCount()).as("after two count-downs of round %d", round).isZero();
+      }
+      assertThat(latch.trySetCount(1)).isTrue();
+      assertThatThrownBy(() -> arrival.countDown(latch, 4))
+          .as("a round the latch has not reached").isInstanceOf(IllegalStateException.class);
+    } finally {
+      latch.destroy();
+    }
+  }
+
+  @Test
+  @Order(4)
+  void aRankOnAClientAgreesWithRanksOnMembers() throws Exception {
+    List<String> addresses = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      addresses.add(
+          "127.0.0.1:" + cluster.member(i).getCluster().getLocalMember().getAddress().getPort());
+    }
+    HazelcastInstance client = HazelcastClient.newHazelcastClient(HazelcastSetup.client(
+        cluster.config().with(HazelcastConfig.MEMBERS, String.join(",", addresses)),
+        "failure-test-client"));
+    try {
+      assertThat(HazelcastLatchArrival.of(client).direct()).as("count-down on a client").isFalse();
+      HazelcastInstance[] hosts = {cluster.member(0), cluster.member(1), client};
+      List<CompletableFuture<Object>> ranks = new ArrayList<>();
+      for (int r = 0; r < 3; r++) {
+        int rank = r;
+        ranks.add(HazelcastTestCluster.inThread(() -> {
+          try (Collective c = HazelcastCollectives.join(hosts[rank],
+              CollectiveSpec.of("mixed", 3, rank, LONG))) {
+            long sum = 0;
+            for (int round = 0; round < 8; round++) {
+              sum += c.allReduce(ReduceOp.MAX, new long[] {rank + round}, "mixed")[0];
+              sum += c.broadcast(2, rank == 2 ? new byte[] {(byte) round} : null, "from-client")[0];
+            }
+            return sum;
+          }
+        }));
+      }
+      // MAX over the ranks is 2 + round, and the client broadcasts round: 44 + 28 on every rank
+      for (CompletableFuture<Object> rank : ranks) {
+        assertThat(rank.get(100, TimeUnit.SECONDS)).isEqualTo(72L);
+      }
+    } finally {
+      client.getLifecycleService().terminate();
     }
   }
 
