@@ -187,6 +187,15 @@ public final class EngineStats {
   }
 
   /**
+   * Whether the engine has an L3 store.
+   *
+   * @return true if {@link #storeStats()} is present
+   */
+  public boolean hasL3() {
+    return store.isPresent();
+  }
+
+  /**
    * The L3 store's own counters (pages read and missed, puts, evictions, bytes held), read from
    * the store now, on the caller's thread.
    *
