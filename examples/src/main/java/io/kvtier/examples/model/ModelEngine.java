@@ -33,11 +33,12 @@ import java.util.function.UnaryOperator;
  * <p>Per request: with an L3 tier, first start a prefetch of the prompt's pages that only the
  * store has and sync until it is decided (the fetched pages become host-only tree nodes); admit
  * the prompt (all but its last token, so that at least one token is computed and gives the first
- * logits), which locks the cached prefix and may start a load-back from the host; allocate device pages for the prompt; prefill the uncached tokens layer by
- * layer, waiting for each layer of the pending load-backs before reading it; decode greedily,
- * allocating pages as the sequence grows; finish with every token whose KV the pages hold, which
- * inserts them into the tree; sync to commit the copies that have finished (and the L3 writes
- * of nodes committed to the host, which a background thread puts into the store).
+ * logits), which locks the cached prefix and may start a load-back from the host; allocate
+ * device pages for the prompt; prefill the uncached tokens layer by layer, waiting for each layer
+ * of the pending load-backs before reading it; decode greedily, allocating pages as the sequence
+ * grows; finish with every token whose KV the pages hold, which inserts them into the tree; sync
+ * to commit the copies that have finished (and the L3 writes of nodes committed to the host,
+ * which a background thread puts into the store).
  *
  * <p>Not thread-safe, like the {@link RankCache} it drives: one thread calls it.
  */
@@ -47,8 +48,8 @@ public final class ModelEngine implements AutoCloseable {
    * first load no pages back.
    */
   static final int MAX_ATTEMPTS = 3;
-  /** The longest wait for write-back copies that would free device pages. */
   private static final System.Logger LOG = System.getLogger(ModelEngine.class.getName());
+  /** The longest wait for write-back copies that would free device pages. */
   private static final long WRITE_BACK_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
   private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
   /**
