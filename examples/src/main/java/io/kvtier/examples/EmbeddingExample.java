@@ -1,6 +1,7 @@
 package io.kvtier.examples;
 
 import io.kvtier.core.KvTierBackends;
+import io.kvtier.core.cache.L3Executor;
 import io.kvtier.core.cache.RankCache;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierKeys;
@@ -96,6 +97,28 @@ public final class EmbeddingExample {
       }
     }
     // [/embedding-loop]
+  }
+
+  /**
+   * The cache of one rank with an L3 tier when the config names a store ({@code kvtier.store},
+   * README "L3 tier"), without one otherwise; the server's loop is the same either way.
+   *
+   * @param config the configuration the backends were opened with
+   * @param backends the rank's backends, which opened the store
+   * @param l3 where the store calls run; the caller closes it before the backends
+   * @return the cache
+   */
+  public static RankCache cacheWithL3(KvTierConfig config, KvTierBackends backends,
+      L3Executor l3) {
+    // [embedding-l3]
+    // kvtier.store=memory|file|hazelcast: the backends opened this rank's store; the cache
+    // writes host-committed pages to it and prefetches them back, agreed at the tick's sync.
+    return backends.l3Setup(l3)
+        .map(setup -> RankCache.withMemory(config.cache(), backends.device(), backends.host(),
+            backends.transfers(), setup))
+        .orElseGet(() -> RankCache.withMemory(config.cache(), backends.device(),
+            backends.host(), backends.transfers()));
+    // [/embedding-l3]
   }
 
   /**

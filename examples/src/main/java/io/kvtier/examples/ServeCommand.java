@@ -3,6 +3,7 @@ package io.kvtier.examples;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.KvTierKeys;
+import io.kvtier.core.discovery.ProviderKind;
 import io.kvtier.examples.metrics.KvTierMeters;
 import io.kvtier.examples.metrics.MicrometerBackendMetrics;
 import io.kvtier.examples.model.ModelConfig;
@@ -41,7 +42,7 @@ import picocli.CommandLine.Spec;
     description = {
       "Serves the tiny transformer over HTTP with kvtier caching its KV:",
       "  POST /v1/completions {\"prompt_tokens\": [...], \"max_tokens\": n}"
-          + " -> {\"tokens\": [...], \"cached_tokens\": k}",
+          + " -> {\"tokens\": [...], \"cached_tokens\": k} (k: device, host and L3 hits)",
       "  GET /metrics (Prometheus text), GET /health",
       "The model fixes kvtier.layers, kvtier.kv-heads, kvtier.head-dim and kvtier.dtype-bytes"
           + " (2, 4, 16, 4) and kvtier.vocab-size (512); kvtier.ranks must be 1."
@@ -70,6 +71,27 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--model-seed", defaultValue = "42",
       description = "Seed of the tiny transformer's weights (default: ${DEFAULT-VALUE}).")
   private long modelSeed;
+
+  @Option(names = "--l3", paramLabel = "STORE", description = "L3 store under the host tier:"
+      + " none, memory, file or hazelcast (sets kvtier.store; default: kvtier.store of the"
+      + " config, else none).")
+  private String l3;
+
+  @Option(names = "--l3-dir", paramLabel = "DIR", description = "Directory of the file store"
+      + " (sets file.directory; default with --l3 file: a new temporary directory).")
+  private Path l3Dir;
+
+  @Option(names = "--l3-mib", description = "L3 store capacity in MiB (sets kvtier.l3-bytes;"
+      + " default: kvtier.l3-bytes of the config, else 1024).")
+  private Long l3Mib;
+
+  @Option(names = "--l3-prefetch-policy", paramLabel = "POLICY", description = "best_effort,"
+      + " wait_complete or timeout (sets kvtier.l3-prefetch-policy; default: timeout).")
+  private String l3Policy;
+
+  @Option(names = "--l3-prefetch-threshold", description = "Fewest tokens of an L3 hit worth"
+      + " prefetching (sets kvtier.l3-prefetch-threshold; default: 256).")
+  private Integer l3Threshold;
 
   private final CountDownLatch stop = new CountDownLatch(1);
   private final CountDownLatch stopped = new CountDownLatch(1);
@@ -105,10 +127,10 @@ final class ServeCommand implements Callable<Integer> {
         server = started;
         InetSocketAddress at = started.address();
         out.printf("kvtier serve: listening on http://%s:%d (device %d pages, host %d pages of"
-                + " %d tokens; write %s, eviction %s)%n", at.getHostString(), at.getPort(),
+                + " %d tokens; write %s, eviction %s; L3 %s)%n", at.getHostString(), at.getPort(),
             kvtier.cache().devicePages(), kvtier.cache().hostPages(), kvtier.cache().pageSize(),
             kvtier.cache().writePolicy().configName(),
-            kvtier.cache().evictionPolicy().configName());
+            kvtier.cache().evictionPolicy().configName(), l3Description(kvtier, engine));
         out.flush();
         stop.await();
       } finally {
@@ -166,7 +188,66 @@ final class ServeCommand implements Callable<Integer> {
     builder.systemProperties(system);
     checkFixed(system, fixed, "the system properties");
     fixed.forEach(builder::set);
+    l3Options(builder, model);
     return builder.build();
+  }
+
+  /**
+   * The {@code --l3*} options, as explicit settings over the config file and the system
+   * properties. The L3 keys carry the model's seed unless a model id is configured: pages of
+   * differently seeded weights must never be shared through a store that outlives the process.
+   */
+  private void l3Options(KvTierConfigBuilder builder, ModelConfig model) {
+    Properties configured = config == null ? new Properties() : fileProperties(config);
+    configured.putAll(System.getProperties());
+    if (configured.getProperty(KvTierKeys.L3_MODEL_ID) == null) {
+      builder.set(KvTierKeys.L3_MODEL_ID, "tiny-transformer-seed-" + model.seed());
+    }
+    if (l3 != null) {
+      builder.set(KvTierKeys.STORE, l3.strip());
+    }
+    String store = l3 != null ? l3.strip()
+        : configured.getProperty(KvTierKeys.STORE, "none").strip();
+    if (l3Dir != null && !store.equals("file")) {
+      throw new IllegalArgumentException("--l3-dir=" + l3Dir + " is for the file store, but"
+          + " the L3 store is " + store + ": add --l3 file or drop --l3-dir");
+    }
+    if (store.equals("file")) {
+      Path dir = l3Dir;
+      if (dir == null && configured.getProperty("file.directory") == null) {
+        try {
+          dir = Files.createTempDirectory("kvtier-serve-l3-");
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot create a directory for the file store: "
+              + e.getMessage() + "; give one with --l3-dir", e);
+        }
+      }
+      if (dir != null) {
+        builder.set("file.directory", dir.toString());
+      }
+    }
+    if (l3Mib != null) {
+      if (l3Mib < 1 || l3Mib > Long.MAX_VALUE >> 20) {
+        throw new IllegalArgumentException("--l3-mib=" + l3Mib + " must be at least 1");
+      }
+      builder.set(KvTierKeys.L3_BYTES, Long.toString(l3Mib << 20));
+    }
+    if (l3Policy != null) {
+      builder.set(KvTierKeys.L3_PREFETCH_POLICY, l3Policy);
+    }
+    if (l3Threshold != null) {
+      builder.set(KvTierKeys.L3_PREFETCH_THRESHOLD, Integer.toString(l3Threshold));
+    }
+  }
+
+  private static String l3Description(KvTierConfig kvtier, ModelEngine engine) {
+    if (!engine.cache().hasL3()) {
+      return "none";
+    }
+    return kvtier.providers().get(ProviderKind.STORE) + ", "
+        + (kvtier.l3().capacityBytes() >> 20) + " MiB, "
+        + kvtier.l3().prefetchPolicy().configName() + " prefetch of "
+        + kvtier.l3().prefetchThreshold() + "+ tokens";
   }
 
   /** A source that sets a key the model fixes to another value is a mistake: say so. */

@@ -1,7 +1,11 @@
 package io.kvtier.examples.model;
 
 import io.kvtier.core.cache.CacheStats;
+import io.kvtier.core.cache.L3Stats;
 import io.kvtier.core.cache.PoolUsage;
+import io.kvtier.spi.KvStore;
+import io.kvtier.spi.KvStoreStats;
+import java.util.Optional;
 
 /**
  * Running totals of a {@link ModelEngine}, readable from any thread (a metrics scrape) while the
@@ -13,6 +17,7 @@ public final class EngineStats {
   private volatile long promptTokens;
   private volatile long deviceHitTokens;
   private volatile long hostHitTokens;
+  private volatile long l3HitTokens;
   private volatile long computedTokens;
   private volatile long generatedTokens;
   private volatile long loadFailures;
@@ -20,11 +25,18 @@ public final class EngineStats {
   private volatile PoolUsage device;
   private volatile PoolUsage host;
   private volatile CacheStats cache;
+  private volatile L3Stats l3;
+  // Read on the reader's thread (stores are thread-safe): a remote store's stats may cost a
+  // round trip that the engine's thread should not pay per request.
+  private final Optional<KvStore> store;
 
-  EngineStats(PoolUsage device, PoolUsage host, CacheStats cache) {
+  EngineStats(PoolUsage device, PoolUsage host, CacheStats cache, L3Stats l3,
+      Optional<KvStore> store) {
     this.device = device;
     this.host = host;
     this.cache = cache;
+    this.l3 = l3;
+    this.store = store;
   }
 
   // The engine's thread is the only writer, so read-modify-write of a volatile is safe here.
@@ -33,6 +45,7 @@ public final class EngineStats {
     promptTokens += prompt;
     deviceHitTokens += completion.deviceHitTokens();
     hostHitTokens += completion.hostHitTokens();
+    l3HitTokens += completion.l3HitTokens();
     computedTokens += prompt - completion.cachedTokens();
     generatedTokens += completion.tokens().length;
   }
@@ -45,10 +58,12 @@ public final class EngineStats {
     poolExhausted++;
   }
 
-  void recordUsage(PoolUsage deviceUsage, PoolUsage hostUsage, CacheStats cacheStats) {
+  void recordUsage(PoolUsage deviceUsage, PoolUsage hostUsage, CacheStats cacheStats,
+      L3Stats l3Stats) {
     device = deviceUsage;
     host = hostUsage;
     cache = cacheStats;
+    l3 = l3Stats;
   }
 
   /**
@@ -79,12 +94,22 @@ public final class EngineStats {
   }
 
   /**
-   * Prompt tokens whose KV was loaded back from the host tier (L2 hits).
+   * Prompt tokens whose KV was loaded back from the host tier (L2 hits), L3 hits excluded.
    *
    * @return the count
    */
   public long hostHitTokens() {
     return hostHitTokens;
+  }
+
+  /**
+   * Prompt tokens whose KV an L3 prefetch fetched from the store for the request (L3 hits): not in
+   * {@link #hostHitTokens()}, though they reach the device as a load-back from the host tier.
+   *
+   * @return the count, 0 without an L3 tier
+   */
+  public long l3HitTokens() {
+    return l3HitTokens;
   }
 
   /**
@@ -149,5 +174,34 @@ public final class EngineStats {
    */
   public CacheStats cacheStats() {
     return cache;
+  }
+
+  /**
+   * The cache's replicated L3 counters (writes, prefetches, pages fetched and missed) after the
+   * last request or sync.
+   *
+   * @return the counters; {@link L3Stats#NONE} without an L3 tier
+   */
+  public L3Stats l3Stats() {
+    return l3;
+  }
+
+  /**
+   * Whether the engine has an L3 store.
+   *
+   * @return true if {@link #storeStats()} is present
+   */
+  public boolean hasL3() {
+    return store.isPresent();
+  }
+
+  /**
+   * The L3 store's own counters (pages read and missed, puts, evictions, bytes held), read from
+   * the store now, on the caller's thread.
+   *
+   * @return the counters, or empty without an L3 store
+   */
+  public Optional<KvStoreStats> storeStats() {
+    return store.map(KvStore::stats);
   }
 }

@@ -13,8 +13,11 @@ import java.util.Locale;
  *
  * <ul>
  *   <li>with the cache: {@link #usPerComputedToken()} per prompt token not reused, plus {@link
- *       #usPerLoadedPage()} per page loaded back from the host (or L3), plus {@link
- *       #usPerQueuedTick()} per tick it waited between arrival and admission;
+ *       #usPerLoadedPage()} per page loaded back from the host, plus {@link #usPerL3Page()} per
+ *       page an L3 prefetch read from the store (such a page then pays its load from the host
+ *       too: it reaches the device through the host tier), plus {@link #usPerQueuedTick()} per
+ *       tick it waited between arrival and admission (which includes the ticks its prefetch
+ *       took, since a request is admitted once its prefetch is decided);
  *   <li>without the cache: every prompt token computed, plus the same queueing.
  * </ul>
  *
@@ -26,24 +29,28 @@ import java.util.Locale;
  * have no TTFT).
  *
  * @param usPerComputedToken microseconds of prefill per computed prompt token
- * @param usPerLoadedPage microseconds per page loaded back from the host or L3
+ * @param usPerLoadedPage microseconds per page loaded back from the host to the device
+ * @param usPerL3Page microseconds per page read from the L3 store into the host (the store
+ *     read), on top of its load from the host
  * @param usPerQueuedTick microseconds per tick waited before admission
  */
-public record TtftModel(double usPerComputedToken, double usPerLoadedPage,
+public record TtftModel(double usPerComputedToken, double usPerLoadedPage, double usPerL3Page,
     double usPerQueuedTick) {
   /**
-   * The model {@code kvtier simulate} prints: 50 us per token, 2 us per loaded page, and one
-   * simulator tick (1 ms of virtual time) per tick queued.
+   * The model {@code kvtier simulate} prints: 50 us per token, 2 us per page loaded from the
+   * host, 20 us more per page read from the L3 store (a store read is slower than a host-to-device
+   * copy), and one simulator tick (1 ms of virtual time) per tick queued.
    */
-  public static final TtftModel DEFAULT = new TtftModel(50, 2, 1000);
+  public static final TtftModel DEFAULT = new TtftModel(50, 2, 20, 1000);
 
   /** Validates the costs. */
   public TtftModel {
-    for (double cost : new double[] {usPerComputedToken, usPerLoadedPage, usPerQueuedTick}) {
+    for (double cost : new double[] {usPerComputedToken, usPerLoadedPage, usPerL3Page,
+        usPerQueuedTick}) {
       if (!(cost >= 0) || Double.isInfinite(cost)) {
         throw new IllegalArgumentException("TTFT model costs must be finite and >= 0, got "
-            + usPerComputedToken + " us per token, " + usPerLoadedPage + " us per page and "
-            + usPerQueuedTick + " us per queued tick");
+            + usPerComputedToken + " us per token, " + usPerLoadedPage + " us per loaded page, "
+            + usPerL3Page + " us per L3 page and " + usPerQueuedTick + " us per queued tick");
       }
     }
   }
@@ -175,10 +182,12 @@ public record TtftModel(double usPerComputedToken, double usPerLoadedPage,
    */
   public String describe() {
     return String.format(Locale.ROOT,
-        "%s us per computed prompt token + %s us per page loaded from host or L3 + %s us per"
-            + " tick queued before admission; without cache every prompt token is computed,"
-            + " with the same queueing; per request that reached its first token",
-        number(usPerComputedToken), number(usPerLoadedPage), number(usPerQueuedTick));
+        "%s us per computed prompt token + %s us per page loaded from host + %s us per page"
+            + " read from the L3 store (then loaded from host) + %s us per tick queued before"
+            + " admission (an L3 prefetch's wait included); without cache every prompt token is"
+            + " computed, with the same queueing; per request that reached its first token",
+        number(usPerComputedToken), number(usPerLoadedPage), number(usPerL3Page),
+        number(usPerQueuedTick));
   }
 
   /**
@@ -202,9 +211,11 @@ public record TtftModel(double usPerComputedToken, double usPerLoadedPage,
     if (pageSize < 1) {
       throw new IllegalArgumentException("pageSize=" + pageSize + " must be >= 1");
     }
-    long loaded = r.cachedTokens().host() + r.cachedTokens().l3();
-    long pages = (loaded + pageSize - 1) / pageSize;
-    return usPerComputedToken * r.computedPromptTokens() + usPerLoadedPage * pages
+    long hostPages = (r.cachedTokens().host() + pageSize - 1) / pageSize;
+    long l3Pages = (r.cachedTokens().l3() + pageSize - 1) / pageSize;
+    // An L3 page is read from the store into the host, then loaded like a host page.
+    return usPerComputedToken * r.computedPromptTokens()
+        + usPerLoadedPage * (hostPages + l3Pages) + usPerL3Page * l3Pages
         + usPerQueuedTick * r.queuedTicks();
   }
 

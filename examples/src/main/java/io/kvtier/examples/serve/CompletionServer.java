@@ -30,8 +30,9 @@ import java.util.concurrent.TimeoutException;
  *
  * <ul>
  *   <li>{@code POST /v1/completions} with {@code {"prompt_tokens": [...], "max_tokens": n}}
- *       returns {@code {"tokens": [...], "cached_tokens": k}} (plus the device and host shares
- *       of {@code k});
+ *       returns {@code {"tokens": [...], "cached_tokens": k}} (plus the device, host and L3
+ *       shares of {@code k}: {@code device_cached_tokens}, {@code host_cached_tokens}, {@code
+ *       l3_cached_tokens});
  *   <li>{@code GET /metrics}: the Prometheus text exposition of the registry;
  *   <li>{@code GET /health}: {@code {"status": "ok", "queued": n}}.
  * </ul>
@@ -215,7 +216,8 @@ public final class CompletionServer implements AutoCloseable {
     }
     String body = json.endArray().name("cached_tokens").value(c.cachedTokens())
         .name("device_cached_tokens").value(c.deviceHitTokens())
-        .name("host_cached_tokens").value(c.hostHitTokens()).endObject().toJson();
+        .name("host_cached_tokens").value(c.hostHitTokens())
+        .name("l3_cached_tokens").value(c.l3HitTokens()).endObject().toJson();
     return sendJson(exchange, 200, body);
   }
 

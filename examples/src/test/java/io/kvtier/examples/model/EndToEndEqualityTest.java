@@ -3,22 +3,34 @@ package io.kvtier.examples.model;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.core.cache.CacheInvariants;
+import io.kvtier.core.cache.L3Executor;
+import io.kvtier.core.cache.L3Stats;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.KvTierKeys;
+import io.kvtier.core.config.L3PrefetchPolicy;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.examples.model.TinyPrompts.Prompt;
+import io.kvtier.spi.BackendMetrics;
+import io.kvtier.spi.KvStore;
+import io.kvtier.spi.KvStoreStats;
 import io.kvtier.testkit.SeedExtension;
 import io.kvtier.testkit.TestSeeds;
+import io.kvtier.testkit.asserting.FaultyKvStore;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -30,6 +42,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * identical to those generated without any cache. The cache's invariants are checked after every
  * request and, once drained, that nothing leaked.
  *
+ * <p>The L3 variants add a store ({@code memory} or {@code file}) under a host tier only twice
+ * the device pool: pages go device, host, L3, fall out of the host, and come back by prefetch,
+ * with each prefetch policy and, in some cases, a store that loses pages and fails calls.
+ *
  * <p>{@code -Dkvtier.tests.multiplier=N} runs N times as many requests.
  */
 @ExtendWith(SeedExtension.class)
@@ -38,6 +54,8 @@ class EndToEndEqualityTest {
 
   private static List<Prompt> prompts;
   private static List<int[]> expected;
+  private static List<Prompt> l3Prompts;
+  private static List<int[]> l3Expected;
 
   @BeforeAll
   static void computeTheReference() {
@@ -49,6 +67,13 @@ class EndToEndEqualityTest {
     expected = new ArrayList<>();
     for (Prompt p : prompts) {
       expected.add(reference.generate(p.tokens(), p.maxTokens()));
+    }
+    // More groups than the host tier holds: a group revisited after others is found in L3 only.
+    l3Prompts = TinyPrompts.sharedPrefixes(random, TestSeeds.scaled(100), 10, 512,
+        new int[] {40, 140}, new int[] {1, 30}, new int[] {1, 10});
+    l3Expected = new ArrayList<>();
+    for (Prompt p : l3Prompts) {
+      l3Expected.add(reference.generate(p.tokens(), p.maxTokens()));
     }
   }
 
@@ -119,5 +144,81 @@ class EndToEndEqualityTest {
     // The equality above proves something only if the cache was used from both tiers.
     assertThat(deviceHits).as("tokens reused from the device").isPositive();
     assertThat(hostHits).as("tokens loaded back from the host").isPositive();
+  }
+
+  static Stream<Arguments> l3Configurations() {
+    // Best effort decides at the first sync after the fetch started: with the store calls on a
+    // background thread it would take whatever that thread had fetched by then, possibly
+    // nothing, so it runs them inline (and the test's L3 hits cannot depend on thread timing).
+    return Stream.of(
+        Arguments.of("memory", L3PrefetchPolicy.BEST_EFFORT, 4, WritePolicy.WRITE_THROUGH, 0.0,
+            true),
+        Arguments.of("memory", L3PrefetchPolicy.WAIT_COMPLETE, 16, WritePolicy.WRITE_BACK, 0.0,
+            false),
+        Arguments.of("file", L3PrefetchPolicy.TIMEOUT, 4, WritePolicy.WRITE_THROUGH, 0.0, false),
+        Arguments.of("memory", L3PrefetchPolicy.TIMEOUT, 16, WritePolicy.WRITE_THROUGH, 0.05,
+            false),
+        // Faults fail a whole write when one of its pages is lost: few, on long pages, so that
+        // some writes still commit.
+        Arguments.of("file", L3PrefetchPolicy.WAIT_COMPLETE, 16, WritePolicy.WRITE_THROUGH,
+            0.02, false),
+        Arguments.of("memory", L3PrefetchPolicy.TIMEOUT, 4, WritePolicy.WRITE_THROUGH_SELECTIVE,
+            0.0, false));
+  }
+
+  @ParameterizedTest(name = "{0} store, {1}, page {2}, {3}, faults {4}, inline {5}")
+  @MethodSource("l3Configurations")
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void cachedOutputsWithAnL3StoreEqualUncachedOutputs(String store, L3PrefetchPolicy policy,
+      int pageSize, WritePolicy write, double faults, boolean inline, @TempDir Path dir)
+      throws InterruptedException {
+    // The host tier holds a quarter more than the device pool: the prefixes outgrow it, so
+    // pages the store kept are found only there and must come back by prefetch.
+    Map<String, String> keys = new java.util.HashMap<>(SimEngines.l3(store, dir, policy,
+        pageSize));
+    keys.put(KvTierKeys.HOST_PAGES, Integer.toString(416 / pageSize * 5 / 4));
+    KvTierConfig config = SimEngines.config(MODEL.config(), pageSize, 416, 1, write,
+        EvictionPolicy.LRU, keys);
+    long seed = TestSeeds.seedFor("l3-faults-" + store + policy + pageSize);
+    UnaryOperator<KvStore> wrap = faults > 0 ? s -> new FaultyKvStore(s, seed, faults)
+        : UnaryOperator.identity();
+    Supplier<L3Executor> executor = inline ? L3Executor::inline
+        : () -> L3Executor.background("test-l3");
+    long l3Hits = 0;
+    long hostHits = 0;
+    try (ModelEngine engine = ModelEngine.open(MODEL, config, BackendMetrics.NOOP, wrap,
+        executor)) {
+      for (int i = 0; i < l3Prompts.size(); i++) {
+        Prompt p = l3Prompts.get(i);
+        Completion c = engine.generate(p.tokens(), p.maxTokens());
+        int request = i;
+        assertThat(c.tokens())
+            .as(() -> "request " + request + " (prompt of " + p.tokens().length + " tokens, "
+                + c.deviceHitTokens() + " from the device, " + c.hostHitTokens()
+                + " from the host, " + c.l3HitTokens() + " from L3): "
+                + Arrays.toString(p.tokens()))
+            .containsExactly(l3Expected.get(i));
+        l3Hits += c.l3HitTokens();
+        hostHits += c.hostHitTokens();
+        CacheInvariants.check(engine.cache());
+      }
+      engine.drain();
+      CacheInvariants.checkIdle(engine.cache());
+      EngineStats stats = engine.stats();
+      L3Stats l3 = stats.l3Stats();
+      System.out.printf("[e2e-l3] %s %s page %d %s faults %.2f: %d prompt tokens, %d device"
+              + " hits, %d host hits, %d l3 hits, %d computed; %s%n", store,
+          policy.configName(), pageSize, write.configName(), faults, stats.promptTokens(),
+          stats.deviceHitTokens(), stats.hostHitTokens(), stats.l3HitTokens(),
+          stats.computedTokens(), l3);
+      assertThat(stats.l3HitTokens()).isEqualTo(l3Hits);
+      assertThat(stats.hostHitTokens()).isEqualTo(hostHits);
+      assertThat(l3.pagesWritten()).as("pages written to the store").isPositive();
+      assertThat(l3.pagesInserted()).as("pages a prefetch put into the host tier").isPositive();
+      assertThat(stats.storeStats()).get().extracting(KvStoreStats::hits)
+          .as("pages the store returned").isNotEqualTo(0L);
+    }
+    // The equality above proves something about L3 only if pages came back from it.
+    assertThat(l3Hits).as("tokens fetched from L3 and loaded back").isPositive();
   }
 }

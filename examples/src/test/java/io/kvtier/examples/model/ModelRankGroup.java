@@ -2,6 +2,9 @@ package io.kvtier.examples.model;
 
 import io.kvtier.core.KvTierBackends;
 import io.kvtier.core.cache.CacheInvariants;
+import io.kvtier.core.cache.L3Executor;
+import io.kvtier.core.cache.L3Setup;
+import io.kvtier.core.cache.L3Stats;
 import io.kvtier.core.cache.RankCache;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.discovery.ProviderRegistries;
@@ -16,7 +19,9 @@ import io.kvtier.examples.model.TinyPrompts.Prompt;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveProvider;
 import io.kvtier.spi.CollectiveSpec;
+import io.kvtier.spi.KvStore;
 import io.kvtier.spi.TimeSource;
+import io.kvtier.testkit.asserting.FaultyKvStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,7 +38,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * replica and {@link TinyModelRunner}, joined by a {@code local} collective (timed on the
  * registry) and driven by the reference {@link RankEngine}. Rank 0 feeds the prompts, a few per
  * tick. Cache invariants are checked every few ticks on every rank, and once drained, that
- * nothing leaked.
+ * nothing leaked. With {@code kvtier.store} set, each rank's cache gets an L3 tier on its own
+ * store handle (keys salted by rank), wired as {@link L3Wiring} says.
  */
 final class ModelRankGroup {
   private static final AtomicLong GROUPS = new AtomicLong();
@@ -41,7 +47,21 @@ final class ModelRankGroup {
   private ModelRankGroup() {}
 
   /** What one rank saw. */
-  record RankOutcome(Map<Long, int[]> outputs, RankEngineStats stats) {}
+  record RankOutcome(Map<Long, int[]> outputs, RankEngineStats stats, L3Stats l3) {}
+
+  /**
+   * How each rank runs the L3 store that {@code kvtier.store} names.
+   *
+   * @param inline store calls on the rank's thread ({@link L3Executor#inline}) rather than a
+   *     background thread per rank
+   * @param faults the chance that the store loses a page, fails a read or throws (a {@link
+   *     FaultyKvStore} per rank, seeded by {@code seed} and the rank); 0 for none
+   * @param seed the fault seed
+   */
+  record L3Wiring(boolean inline, double faults, long seed) {
+    /** Background threads, no faults. */
+    static final L3Wiring DEFAULT = new L3Wiring(false, 0, 0);
+  }
 
   /**
    * Runs the prompts to the end on every rank.
@@ -62,6 +82,19 @@ final class ModelRankGroup {
   static List<RankOutcome> run(TinyTransformer model, KvTierConfig config,
       RankEngineConfig engineConfig, List<Prompt> prompts, int arrivalsPerTick,
       int ticksBetweenArrivals, long maxTicks, MeterRegistry registry) throws Exception {
+    return run(model, config, engineConfig, prompts, arrivalsPerTick, ticksBetweenArrivals,
+        maxTicks, registry, L3Wiring.DEFAULT);
+  }
+
+  /**
+   * As above, with the wiring of the L3 store if the config names one.
+   *
+   * @param l3 how each rank runs its store
+   */
+  static List<RankOutcome> run(TinyTransformer model, KvTierConfig config,
+      RankEngineConfig engineConfig, List<Prompt> prompts, int arrivalsPerTick,
+      int ticksBetweenArrivals, long maxTicks, MeterRegistry registry, L3Wiring l3)
+      throws Exception {
     String group = "model-rank-group-" + GROUPS.incrementAndGet();
     int ranks = config.ranks();
     ExecutorService threads = Executors.newFixedThreadPool(ranks);
@@ -70,7 +103,7 @@ final class ModelRankGroup {
       for (int r = 0; r < ranks; r++) {
         int rank = r;
         futures.add(threads.submit(() -> runRank(model, config, engineConfig, prompts,
-            arrivalsPerTick, ticksBetweenArrivals, maxTicks, registry, group, rank)));
+            arrivalsPerTick, ticksBetweenArrivals, maxTicks, registry, group, rank, l3)));
       }
       List<RankOutcome> outcomes = new ArrayList<>();
       Exception failure = null;
@@ -97,8 +130,8 @@ final class ModelRankGroup {
 
   private static RankOutcome runRank(TinyTransformer model, KvTierConfig config,
       RankEngineConfig engineConfig, List<Prompt> prompts, int arrivalsPerTick,
-      int ticksBetweenArrivals, long maxTicks, MeterRegistry registry, String group, int rank)
-      throws InterruptedException {
+      int ticksBetweenArrivals, long maxTicks, MeterRegistry registry, String group, int rank,
+      L3Wiring l3) throws InterruptedException {
     try (KvTierBackends backends = KvTierBackends.open(config, ProviderRegistries.discover(),
         rank, TimeSource.SYSTEM, new MicrometerBackendMetrics(registry))) {
       CollectiveProvider provider = backends.providers().collective();
@@ -106,52 +139,81 @@ final class ModelRankGroup {
           CollectiveSpec.of(group, config.ranks(), rank, config.collectiveTimeout()),
           backends.providers().context(provider, rank, TimeSource.SYSTEM,
               io.kvtier.spi.BackendMetrics.NOOP)), registry)) {
-        RankCache cache = RankCache.withMemory(config.cache(), backends.device(),
-            backends.host(), backends.transfers());
-        Map<Long, List<Integer>> tokens = new HashMap<>();
-        TinyModelRunner runner = new TinyModelRunner(model, backends.device(),
-            (id, token) -> tokens.computeIfAbsent(id, k -> new ArrayList<>()).add(token));
-        RankEngine engine = new RankEngine(cache, collective, runner, engineConfig);
-        int fed = 0;
-        while (!engine.isDrained()) {
-          if (engine.tickNumber() >= maxTicks) {
-            StringBuilder live = new StringBuilder();
-            for (long id : engine.liveRequestIds()) {
-              Prompt p = prompts.get((int) id);
-              live.append(" id=").append(id).append(" (prompt ").append(p.tokens().length)
-                  .append(" tokens, max_tokens ").append(p.maxTokens()).append(", generated ")
-                  .append(tokens.getOrDefault(id, List.of()).size()).append(')');
-            }
-            throw new IllegalStateException("rank " + rank + " not drained after " + maxTicks
-                + " ticks: " + engine + "; live requests:" + live);
-          }
-          TickCommands commands = null;
-          if (rank == 0) {
-            List<RankRequest> arrivals = new ArrayList<>();
-            int batch = engine.tickNumber() % ticksBetweenArrivals == 0 ? arrivalsPerTick : 0;
-            for (int i = 0; i < batch && fed < prompts.size(); i++, fed++) {
-              Prompt p = prompts.get(fed);
-              arrivals.add(RankRequest.of(fed, p.tokens(), p.maxTokens()));
-            }
-            commands = new TickCommands(arrivals, new long[0], fed == prompts.size());
-          }
-          engine.tick(commands);
-          if (engine.liveRequestIds().length == 0) {
-            // Only copies are outstanding, and they complete by the wall clock: without a pause
-            // an idle tick takes microseconds and the tick bound would run out before a slow
-            // rank's copies on a loaded machine. Rank-local, so no decision depends on it.
-            Thread.sleep(0, 200_000);
-          }
-          if (engine.tickNumber() % 16 == 0) {
-            CacheInvariants.check(cache);
+        // Closed before the backends close the store it calls.
+        L3Executor executor = backends.store().isEmpty() ? null
+            : l3.inline() ? L3Executor.inline() : L3Executor.background("l3-rank-" + rank);
+        try {
+          return runEngine(model, backends, collective, executor, l3, engineConfig, prompts,
+              arrivalsPerTick, ticksBetweenArrivals, maxTicks, rank);
+        } finally {
+          if (executor != null) {
+            executor.close();
           }
         }
-        CacheInvariants.checkIdle(cache);
-        Map<Long, int[]> outputs = new HashMap<>();
-        tokens.forEach((id, list) -> outputs.put(id,
-            list.stream().mapToInt(Integer::intValue).toArray()));
-        return new RankOutcome(outputs, engine.stats());
       }
     }
+  }
+
+  private static RankOutcome runEngine(TinyTransformer model, KvTierBackends backends,
+      Collective collective, L3Executor executor, L3Wiring l3, RankEngineConfig engineConfig,
+      List<Prompt> prompts, int arrivalsPerTick, int ticksBetweenArrivals, long maxTicks,
+      int rank) throws InterruptedException {
+    KvTierConfig config = backends.config();
+    RankCache cache;
+    if (executor == null) {
+      cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
+          backends.transfers());
+    } else {
+      L3Setup opened = backends.l3Setup(executor).orElseThrow();
+      KvStore store = l3.faults() > 0
+          ? new FaultyKvStore(opened.store(), l3.seed() * 31 + rank, l3.faults())
+          : opened.store();
+      cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
+          backends.transfers(), new L3Setup(opened.config(), store, executor, opened.time(),
+              rank, config.ranks()));
+    }
+    Map<Long, List<Integer>> tokens = new HashMap<>();
+    TinyModelRunner runner = new TinyModelRunner(model, backends.device(),
+        (id, token) -> tokens.computeIfAbsent(id, k -> new ArrayList<>()).add(token));
+    RankEngine engine = new RankEngine(cache, collective, runner, engineConfig);
+    int fed = 0;
+    while (!engine.isDrained()) {
+      if (engine.tickNumber() >= maxTicks) {
+        StringBuilder live = new StringBuilder();
+        for (long id : engine.liveRequestIds()) {
+          Prompt p = prompts.get((int) id);
+          live.append(" id=").append(id).append(" (prompt ").append(p.tokens().length)
+              .append(" tokens, max_tokens ").append(p.maxTokens()).append(", generated ")
+              .append(tokens.getOrDefault(id, List.of()).size()).append(')');
+        }
+        throw new IllegalStateException("rank " + rank + " not drained after " + maxTicks
+            + " ticks: " + engine + "; live requests:" + live);
+      }
+      TickCommands commands = null;
+      if (rank == 0) {
+        List<RankRequest> arrivals = new ArrayList<>();
+        int batch = engine.tickNumber() % ticksBetweenArrivals == 0 ? arrivalsPerTick : 0;
+        for (int i = 0; i < batch && fed < prompts.size(); i++, fed++) {
+          Prompt p = prompts.get(fed);
+          arrivals.add(RankRequest.of(fed, p.tokens(), p.maxTokens()));
+        }
+        commands = new TickCommands(arrivals, new long[0], fed == prompts.size());
+      }
+      engine.tick(commands);
+      if (engine.liveRequestIds().length == 0) {
+        // Only copies are outstanding, and they complete by the wall clock: without a pause
+        // an idle tick takes microseconds and the tick bound would run out before a slow
+        // rank's copies on a loaded machine. Rank-local, so no decision depends on it.
+        Thread.sleep(0, 200_000);
+      }
+      if (engine.tickNumber() % 16 == 0) {
+        CacheInvariants.check(cache);
+      }
+    }
+    CacheInvariants.checkIdle(cache);
+    Map<Long, int[]> outputs = new HashMap<>();
+    tokens.forEach((id, list) -> outputs.put(id,
+        list.stream().mapToInt(Integer::intValue).toArray()));
+    return new RankOutcome(outputs, engine.stats(), cache.l3Stats());
   }
 }

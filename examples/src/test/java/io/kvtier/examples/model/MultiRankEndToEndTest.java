@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
+import io.kvtier.core.config.KvTierKeys;
+import io.kvtier.core.config.L3PrefetchPolicy;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.rank.RankEngineConfig;
 import io.kvtier.core.rank.RankEngineStats;
@@ -14,23 +16,31 @@ import io.kvtier.testkit.SeedExtension;
 import io.kvtier.testkit.TestSeeds;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * End-to-end correctness on 4 ranks driven by the reference {@link
  * io.kvtier.core.rank.RankEngine}: every rank generates, for every request, exactly the tokens of
  * an uncached run, whatever the write policy; and a flood of hundreds of concurrent requests
  * with shared prefixes and skewed per-rank copy delays completes (the collective watchdog turns
- * a stuck rank into an error, and a replicated tick bound a stuck request) with equal outputs.
+ * a stuck rank into an error, and a replicated tick bound a stuck request) with equal outputs;
+ * and the same equality with an L3 store on 1 and 4 ranks, with every prefetch policy and store
+ * faults.
  *
  * <p>{@code -Dkvtier.tests.multiplier=N} runs N times as many requests.
  */
@@ -41,9 +51,14 @@ class MultiRankEndToEndTest {
 
   private static KvTierConfig config(int pageSize, int devicePages, WritePolicy write,
       EvictionPolicy eviction, Map<String, String> sim) {
+    return config(RANKS, pageSize, devicePages, write, eviction, sim);
+  }
+
+  private static KvTierConfig config(int ranks, int pageSize, int devicePages,
+      WritePolicy write, EvictionPolicy eviction, Map<String, String> sim) {
     ModelConfig m = MODEL.config();
     KvTierConfigBuilder builder = KvTierConfig.builder().device("sim").host("sim")
-        .collective("local").ranks(RANKS)
+        .collective("local").ranks(ranks)
         .layout(m.layers(), m.heads(), m.headDim(), Float.BYTES, pageSize)
         .devicePages(devicePages).hostPages(devicePages * 3).writePolicy(write)
         .evictionPolicy(eviction).vocabSize(m.vocabSize())
@@ -63,8 +78,7 @@ class MultiRankEndToEndTest {
 
   private static void assertEqualOutputs(List<RankOutcome> outcomes, List<Prompt> prompts,
       List<int[]> expected) {
-    assertThat(outcomes).hasSize(RANKS);
-    for (int rank = 0; rank < RANKS; rank++) {
+    for (int rank = 0; rank < outcomes.size(); rank++) {
       Map<Long, int[]> outputs = outcomes.get(rank).outputs();
       assertThat(outputs).as("rank %d finished every request", rank).hasSize(prompts.size());
       for (int i = 0; i < prompts.size(); i++) {
@@ -81,6 +95,8 @@ class MultiRankEndToEndTest {
       // Replicated counters: every rank took the same decisions.
       assertThat(o.stats().deviceHitTokens()).isEqualTo(first.deviceHitTokens());
       assertThat(o.stats().hostHitTokens()).isEqualTo(first.hostHitTokens());
+      assertThat(o.stats().l3HitTokens()).isEqualTo(first.l3HitTokens());
+      assertThat(o.l3()).isEqualTo(outcomes.get(0).l3());
       assertThat(o.stats().ticks()).isEqualTo(first.ticks());
       assertThat(o.stats().kvMismatches()).as("loaded-back pages with wrong KV").isZero();
     }
@@ -103,6 +119,7 @@ class MultiRankEndToEndTest {
     List<RankOutcome> outcomes = ModelRankGroup.run(MODEL, config, engine, prompts, 3, 1,
         50_000, new SimpleMeterRegistry());
 
+    assertThat(outcomes).hasSize(RANKS);
     assertEqualOutputs(outcomes, prompts, expected);
     RankEngineStats stats = outcomes.get(0).stats();
     System.out.printf("[e2e-4] %s: %d prompt tokens, %d device hits, %d host hits, %d ticks%n",
@@ -142,6 +159,68 @@ class MultiRankEndToEndTest {
     assertThat(recv).isNotNull();
     assertThat(recv.count()).as("recv broadcasts, one per tick per rank")
         .isEqualTo(RANKS * stats.ticks());
+  }
+
+  static Stream<Arguments> l3Configurations() {
+    // Best effort takes what is fetched at the first agreement after the fetch started: with
+    // inline store calls that is everything, so its L3 hits do not hang on thread timing.
+    return Stream.of(
+        Arguments.of(4, "memory", L3PrefetchPolicy.BEST_EFFORT, WritePolicy.WRITE_THROUGH, 0.0,
+            true),
+        Arguments.of(4, "file", L3PrefetchPolicy.WAIT_COMPLETE,
+            WritePolicy.WRITE_THROUGH_SELECTIVE, 0.0, false),
+        // A write fails if any rank loses one of its pages: few faults, so that some commit.
+        Arguments.of(4, "memory", L3PrefetchPolicy.TIMEOUT, WritePolicy.WRITE_BACK, 0.01,
+            false),
+        Arguments.of(1, "memory", L3PrefetchPolicy.TIMEOUT, WritePolicy.WRITE_THROUGH, 0.02,
+            false),
+        Arguments.of(1, "file", L3PrefetchPolicy.BEST_EFFORT, WritePolicy.WRITE_BACK, 0.0,
+            true));
+  }
+
+  /**
+   * With an L3 store under a host tier a quarter larger than the device pool, and more prefix
+   * groups than the host holds: prefixes go device, host, L3 and come back by a prefetch the
+   * ranks agree on, each rank reading its own shard (and, with faults, losing different pages).
+   */
+  @ParameterizedTest(name = "{0} ranks, {1} store, {2}, {3}, faults {4}, inline {5}")
+  @MethodSource("l3Configurations")
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void ranksWithAnL3StoreGenerateWhatAnUncachedRunDoes(int ranks, String store,
+      L3PrefetchPolicy policy, WritePolicy write, double faults, boolean inline,
+      @TempDir Path dir) throws Exception {
+    List<Prompt> prompts = TinyPrompts.sharedPrefixes(
+        TestSeeds.random("MultiRankEndToEndTest.l3." + ranks + store + policy),
+        TestSeeds.scaled(80), 10, 512, new int[] {24, 120}, new int[] {1, 30},
+        new int[] {1, 8});
+    List<int[]> expected = reference(prompts);
+    int pageSize = 4;
+    int devicePages = 128;
+    Map<String, String> keys = new HashMap<>(SimEngines.l3(store, dir, policy, pageSize));
+    keys.put(KvTierKeys.HOST_PAGES, Integer.toString(devicePages * 5 / 4));
+    keys.putAll(Map.of("sim.rank-skew", ranks == 1 ? "1" : "1,1.5,0.8,2",
+        "sim.h2d-latency", "100us",
+        "sim.seed", Long.toString(TestSeeds.seedFor("sim.l3." + store + policy))));
+    KvTierConfig config = config(ranks, pageSize, devicePages, write, EvictionPolicy.LRU, keys);
+    RankEngineConfig engine = RankEngineConfig.DEFAULTS.withMaxRunning(6).withChunkTokens(48)
+        .withDigestInterval(4).withGuardCollective(false);
+
+    // One arrival every other tick: a group's pages have time to leave the device and the host
+    // before it comes back.
+    List<RankOutcome> outcomes = ModelRankGroup.run(MODEL, config, engine, prompts, 1, 2,
+        50_000, new SimpleMeterRegistry(), new ModelRankGroup.L3Wiring(inline, faults,
+            TestSeeds.seedFor("l3.faults." + store + policy)));
+
+    assertThat(outcomes).hasSize(ranks);
+    assertEqualOutputs(outcomes, prompts, expected);
+    RankEngineStats stats = outcomes.get(0).stats();
+    System.out.printf("[e2e-l3-%d] %s %s %s faults %.2f: %d prompt tokens, %d device hits,"
+            + " %d host hits, %d l3 hits, %d ticks; %s%n", ranks, store, policy.configName(),
+        write.configName(), faults, stats.promptTokens(), stats.deviceHitTokens(),
+        stats.hostHitTokens(), stats.l3HitTokens(), stats.ticks(), outcomes.get(0).l3());
+    assertThat(outcomes.get(0).l3().pagesWritten()).as("pages written to L3").isPositive();
+    // The equality above proves something about L3 only if pages came back from it.
+    assertThat(stats.l3HitTokens()).as("tokens fetched from L3 and loaded back").isPositive();
   }
 
   /**

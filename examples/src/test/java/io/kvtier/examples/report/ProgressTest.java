@@ -56,19 +56,29 @@ class ProgressTest {
 
   private static SimulationTimeline.Request request(int prompt, long device, long host,
       long arrival, long admit, long firstToken) {
+    return request(prompt, device, host, 0, arrival, admit, firstToken);
+  }
+
+  private static SimulationTimeline.Request request(int prompt, long device, long host, long l3,
+      long arrival, long admit, long firstToken) {
     return new SimulationTimeline.Request(1, arrival, admit, firstToken, prompt,
-        new HitTokens(device, host, 0), RequestOutcome.FINISHED);
+        new HitTokens(device, host, l3), RequestOutcome.FINISHED);
   }
 
   @Test
-  void ttftModelChargesComputedTokensLoadedPagesAndQueuedTicks() {
-    TtftModel model = new TtftModel(10, 1, 100);
+  void ttftModelChargesComputedTokensLoadedPagesL3PagesAndQueuedTicks() {
+    TtftModel model = new TtftModel(10, 1, 7, 100);
     // 20 tokens: 8 on the device, 5 loaded from the host (2 pages of 4), 7 computed, 3 ticks
     // queued
     SimulationTimeline.Request r = request(20, 8, 5, 4, 7, 9);
     assertThat(model.withoutCacheUs(r)).isCloseTo(10.0 * 20 + 100.0 * 3, EXACT);
     assertThat(model.withCacheUs(r, 4)).isCloseTo(10.0 * 7 + 1.0 * 2 + 100.0 * 3, EXACT);
     assertThatThrownBy(() -> model.withCacheUs(r, 0)).hasMessageContaining("pageSize=0");
+    // 30 tokens: 8 on the device, 5 from the host (2 pages), 9 from L3 (3 pages: each read from
+    // the store, then loaded from the host), 8 computed, 3 ticks queued
+    SimulationTimeline.Request fromL3 = request(30, 8, 5, 9, 4, 7, 9);
+    assertThat(model.withCacheUs(fromL3, 4))
+        .isCloseTo(10.0 * 8 + 1.0 * (2 + 3) + 7.0 * 3 + 100.0 * 3, EXACT);
 
     TtftModel.Estimate e = new TtftModel.Estimate(3, new double[] {300, 100, 200},
         new double[] {50, 10, 30});
@@ -84,9 +94,11 @@ class ProgressTest {
     assertThatThrownBy(() -> e.withCachePercentileUs(101)).hasMessageContaining("101");
 
     assertThat(TtftModel.DEFAULT.describe()).startsWith("50 us per computed prompt token + 2 us"
-        + " per page loaded from host or L3 + 1000 us per tick queued before admission");
-    assertThatThrownBy(() -> new TtftModel(-1, 0, 0)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("finite and >= 0");
+        + " per page loaded from host + 20 us per page read from the L3 store (then loaded from"
+        + " host) + 1000 us per tick queued before admission");
+    assertThatThrownBy(() -> new TtftModel(-1, 0, 0, 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("finite and >= 0");
+    assertThatThrownBy(() -> new TtftModel(1, 1, -1, 1)).hasMessageContaining("-1.0 us per L3");
   }
 
   @Test

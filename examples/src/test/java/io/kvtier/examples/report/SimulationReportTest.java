@@ -68,8 +68,12 @@ class SimulationReportTest {
   }
 
   private static List<MiniXml.Element> charts() {
+    return charts(html);
+  }
+
+  private static List<MiniXml.Element> charts(String page) {
     List<MiniXml.Element> charts = new ArrayList<>();
-    Matcher m = SVG.matcher(html);
+    Matcher m = SVG.matcher(page);
     while (m.find()) {
       charts.add(MiniXml.parse(m.group()));
     }
@@ -77,7 +81,11 @@ class SimulationReportTest {
   }
 
   private static MiniXml.Element chart(String id) {
-    return charts().stream().filter(c -> c.attr("id").equals(id)).findFirst()
+    return chart(html, id);
+  }
+
+  private static MiniXml.Element chart(String page, String id) {
+    return charts(page).stream().filter(c -> c.attr("id").equals(id)).findFirst()
         .orElseThrow(() -> new AssertionError("no chart " + id));
   }
 
@@ -184,6 +192,42 @@ class SimulationReportTest {
     }
     // the run fills the device: the line leaves the floor
     assertThat(samples).anySatisfy(s -> assertThat(s.device().used()).isPositive());
+  }
+
+  /**
+   * With {@code --l3 memory} on a working set above the host tier, the hit-rate chart's l3 line
+   * has data and ends at the run's L3 hit rate, which the JSON result states as {@code
+   * hitTokens.l3}.
+   */
+  @Test
+  void anL3RunDrawsItsL3HitRate() throws IOException {
+    Path l3Page = dir.resolve("l3.html");
+    Path json = dir.resolve("l3.json");
+    StringWriter e = new StringWriter();
+    int status = KvTierCli.run(new PrintWriter(new StringWriter()), new PrintWriter(e),
+        "simulate", "--ranks", "2", "--workload",
+        "multiturn:conversations=24,turns=5,first=64,answer=8,question=16", "--page-size", "4",
+        "--device-pages", "48", "--host-ratio", "1.5", "--chunk", "16", "--max-running", "4",
+        "--ticks", "400", "--l3", "memory", "--l3-prefetch-threshold", "8", "--l3-step-us",
+        "400", "--l3-timeout-ms", "6", "--json", json.toString(), "--report",
+        l3Page.toString());
+    assertThat(status).as(e.toString()).isZero();
+    String result = Files.readString(json, StandardCharsets.UTF_8);
+    long l3 = jsonNumber(result, "l3");
+    long prompt = jsonNumber(result, "promptTokens");
+    assertThat(l3).as("hitTokens.l3 of %s", result).isPositive();
+
+    String[] line = points(chart(Files.readString(l3Page, StandardCharsets.UTF_8), "hit-rate"),
+        "l3");
+    assertThat(y(line[line.length - 1])).isCloseTo(Svg.py(100.0 * l3 / prompt, 100), PIXEL);
+    // SVG y grows downwards: the line leaves the floor once L3 serves a prompt
+    assertThat(y(line[line.length - 1])).isLessThan(y(line[0]));
+  }
+
+  private static long jsonNumber(String json, String name) {
+    Matcher m = Pattern.compile("\"" + name + "\":\\s*(\\d+)").matcher(json);
+    assertThat(m.find()).as("%s in %s", name, json).isTrue();
+    return Long.parseLong(m.group(1));
   }
 
   @Test

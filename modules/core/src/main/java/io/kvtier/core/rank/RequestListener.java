@@ -28,14 +28,35 @@ public interface RequestListener {
 
   /**
    * Step 3: the request was admitted: its cached prefix is locked and its pages are allocated.
-   * The hit tokens add up to what {@link RankEngineStats} counts for the request.
+   * The engine calls {@link #admitted(long, long, int, int, int)}, whose default calls this one
+   * with the L3 hits counted as host hits (they reach the device as load-backs from the host),
+   * so the hit tokens add up to what {@link RankEngineStats} counts for the request: device,
+   * host plus L3.
    *
    * @param tick the tick
    * @param id the request's id
    * @param deviceHitTokens prompt tokens found on the device
-   * @param hostHitTokens prompt tokens being loaded back from the host
+   * @param hostHitTokens prompt tokens being loaded back from the host, L3 hits included
    */
   default void admitted(long tick, long id, int deviceHitTokens, int hostHitTokens) {}
+
+  /**
+   * Step 3, with the L3 hits apart: the request was admitted, and the hit tokens are those
+   * {@link RankEngineStats} counts for it, tier by tier. Override this one to tell L3 hits from
+   * host hits; by default it calls {@link #admitted(long, long, int, int)} with their sum.
+   *
+   * @param tick the tick
+   * @param id the request's id
+   * @param deviceHitTokens prompt tokens found on the device
+   * @param hostHitTokens prompt tokens being loaded back from the host that were there before
+   *     the request came ({@link RankEngineStats#hostHitTokens()})
+   * @param l3HitTokens prompt tokens being loaded back from the host that the request's L3
+   *     prefetch fetched from the store ({@link RankEngineStats#l3HitTokens()})
+   */
+  default void admitted(long tick, long id, int deviceHitTokens, int hostHitTokens,
+      int l3HitTokens) {
+    admitted(tick, id, deviceHitTokens, hostHitTokens + l3HitTokens);
+  }
 
   /**
    * Step 4: the request's prompt KV is complete. A request that generates produced its first

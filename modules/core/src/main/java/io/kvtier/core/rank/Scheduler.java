@@ -195,7 +195,8 @@ final class Scheduler {
       counters.l3HitTokens += l3;
       counters.hostHitTokens += rr.hostLoadedLength - l3;
       // L3 pages reach the device as a load-back from the host like any host hit.
-      listener.admitted(tick, r.id(), rr.prefixLength - rr.hostLoadedLength, rr.hostLoadedLength);
+      listener.admitted(tick, r.id(), rr.prefixLength - rr.hostLoadedLength,
+          rr.hostLoadedLength - l3, l3);
     }
   }
 

@@ -123,6 +123,16 @@ class RequestListenerTest {
   }
 
   @Test
+  void aListenerOfTheFourArgumentAdmissionSeesL3HitsAsHostHits() {
+    Recorder recorder = new Recorder();
+
+    // What the engine calls: device 5, host 2, L3 4.
+    recorder.admitted(7, 3, 5, 2, 4);
+
+    assertThat(recorder.events).containsExactly(new Event("admitted", 7, 3, 5, 6));
+  }
+
+  @Test
   void aNullListenerIsRefusedNamingTheNoOp() throws Exception {
     try (RankHarness h = new RankHarness(1, CACHE, ENGINE)) {
       assertThatThrownBy(() -> h.engines.getFirst().setRequestListener(null))

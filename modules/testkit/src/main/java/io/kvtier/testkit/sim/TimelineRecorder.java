@@ -66,11 +66,12 @@ final class TimelineRecorder implements RequestListener {
   }
 
   @Override
-  public void admitted(long tick, long id, int deviceHitTokens, int hostHitTokens) {
+  public void admitted(long tick, long id, int deviceHitTokens, int hostHitTokens,
+      int l3HitTokens) {
     Pending p = live.get(id);
     if (p != null) {
       p.admitTick = tick;
-      p.cached = new HitTokens(deviceHitTokens, hostHitTokens, 0);
+      p.cached = new HitTokens(deviceHitTokens, hostHitTokens, l3HitTokens);
     }
   }
 
@@ -115,7 +116,8 @@ final class TimelineRecorder implements RequestListener {
     RankEngineStats s = engine.stats();
     return new SimulationTimeline.Sample(tick, engine.cache().deviceUsage(),
         engine.cache().hostUsage(), s.promptTokens(),
-        new HitTokens(s.deviceHitTokens(), s.hostHitTokens(), 0), s.computedTokens());
+        new HitTokens(s.deviceHitTokens(), s.hostHitTokens(), s.l3HitTokens()),
+        s.computedTokens());
   }
 
   /** The timeline so far: the requests that ended, in arrival order. */

@@ -84,6 +84,29 @@ class L3SimulationTest {
   }
 
   @Test
+  void theTimelineCountsL3HitsPerRequestAndPerSampleAsTheResultDoes() {
+    long seed = TestSeeds.seedFor("L3SimulationTest.timeline");
+    SimulationResult r = MultiRankSimulator.run(config(seed, memory()));
+    assertHealthy(r);
+    SimulationTimeline t = r.timeline();
+    assertThat(r.hitTokens().l3()).isPositive();
+    // The last sample is taken after the drain: its cumulative counters are the result's.
+    assertThat(t.samples().getLast().hitTokens()).isEqualTo(r.hitTokens());
+    assertThat(t.samples()).extracting(s -> s.hitTokens().l3()).isSorted();
+    // Every request is kept (stride 1 for a run this short), so the admissions add up too.
+    assertThat(t.requestStride()).isEqualTo(1);
+    long device = 0;
+    long host = 0;
+    long l3 = 0;
+    for (SimulationTimeline.Request q : t.requests()) {
+      device += q.cachedTokens().device();
+      host += q.cachedTokens().host();
+      l3 += q.cachedTokens().l3();
+    }
+    assertThat(new SimulationResult.HitTokens(device, host, l3)).isEqualTo(r.hitTokens());
+  }
+
+  @Test
   void aTimeoutShorterThanTheSlowestStoreTakesFewerPagesThanWaitingForAll() {
     long seed = TestSeeds.seedFor("L3SimulationTest.timeout");
     L3Simulation slow = memory().withTiming(3000, 1.0, Duration.ofMillis(1), 0);

@@ -135,7 +135,7 @@ class SimulationTimelineTest {
     for (long id = 0; id < n; id++) {
       // each request ends two arrivals later, so some are live when the stride doubles
       recorder.arrived(id, id, 8);
-      recorder.admitted(id, id, 4, 0);
+      recorder.admitted(id, id, 4, 0, 0);
       if (id >= 2) {
         recorder.prefilled(id, id - 2);
         recorder.ended(id, id - 2, RequestOutcome.FINISHED);
