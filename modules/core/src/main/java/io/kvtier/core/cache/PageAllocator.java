@@ -22,7 +22,9 @@ import java.util.Arrays;
  * on the first word with a free slot ({@link #firstFreeWord}) keep the search for the lowest free
  * slot short in a large, mostly full pool. Wholly free words are taken a word per step without
  * bit scans (interleaved A/B, page size 1 at 65,536 tokens, 10th percentile per request:
- * shared-prefix 1,300 to 1,150-1,250 ns, multiturn 750-920 to 705-850 ns).
+ * shared-prefix 1,300 to 1,150-1,250 ns, multiturn 750-920 to 705-850 ns), and a release
+ * checks and clears the inner words of a run with one AND and one fill (multiturn there: min
+ * 684-686 to 629-630 ns, shared-prefix unchanged).
  *
  * <p>Deterministic: an allocation takes the lowest free slots in increasing order, so the same
  * sequence of calls returns the same slots on every rank. The bits make a double free fail at
@@ -200,25 +202,41 @@ final class PageAllocator {
       long mask = firstMask & lastMask;
       checkAllocated(first, mask);
       used[first] &= ~mask;
+      hasFree[first >>> 6] |= 1L << first;
     } else {
       checkAllocated(first, firstMask);
+      // The inner words must be wholly allocated: one AND over them, searched only on failure.
+      long inner = -1L;
       for (int w = first + 1; w < last; w++) {
-        checkAllocated(w, -1L);
+        inner &= used[w];
+      }
+      if (inner != -1L) {
+        for (int w = first + 1; w < last; w++) {
+          checkAllocated(w, -1L);
+        }
       }
       checkAllocated(last, lastMask);
       // Cleared only after every check, so a failed release leaves the bits as they were.
       used[first] &= ~firstMask;
-      for (int w = first + 1; w < last; w++) {
-        used[w] = 0;
-      }
+      Arrays.fill(used, first + 1, last, 0L);
       used[last] &= ~lastMask;
-    }
-    for (int w = first; w <= last; w++) {
-      hasFree[w >>> 6] |= 1L << w;
+      markHasFree(first, last);
     }
     if (first < firstFreeWord) {
       firstFreeWord = first;
     }
+  }
+
+  /** Sets the summary bits of words {@code first..last}, a summary word at a time. */
+  private void markHasFree(int first, int last) {
+    int s = first >>> 6;
+    int end = last >>> 6;
+    long mask = -1L << first;
+    while (s < end) {
+      hasFree[s++] |= mask;
+      mask = -1L;
+    }
+    hasFree[s] |= mask & (-1L >>> (63 - (last & 63)));
   }
 
   private void checkAllocated(int word, long mask) {

@@ -23,8 +23,10 @@ class HotPathStorageTest {
     TestSeeds.run(seed -> {
       Random rnd = new Random(seed);
       for (int round = 0; round < TestSeeds.iterations(40); round++) {
-        // capacities around word boundaries, where the masks are easiest to get wrong
-        int capacity = 1 + rnd.nextInt(300);
+        // capacities around word boundaries, where the masks are easiest to get wrong, and now
+        // and then one of several summary words, with runs of wholly free words
+        boolean large = rnd.nextInt(4) == 0;
+        int capacity = large ? 4000 + rnd.nextInt(6000) : 1 + rnd.nextInt(300);
         PageAllocator pool = new PageAllocator("device", capacity);
         TreeSet<Integer> free = new TreeSet<>();
         for (int s = 0; s < capacity; s++) {
@@ -33,7 +35,8 @@ class HotPathStorageTest {
         List<int[]> held = new ArrayList<>();
         for (int op = 0; op < 400; op++) {
           if (held.isEmpty() || (rnd.nextBoolean() && !free.isEmpty())) {
-            int n = 1 + rnd.nextInt(Math.min(free.size(), rnd.nextBoolean() ? 4 : 130));
+            int n = 1 + rnd.nextInt(
+                Math.min(free.size(), rnd.nextBoolean() ? 4 : large ? 3000 : 130));
             int[] slots = new int[n + 2];
             pool.allocate(n, slots, 1);
             int[] expected = new int[n];
@@ -44,8 +47,11 @@ class HotPathStorageTest {
             held.add(expected);
           } else {
             int[] slots = held.remove(rnd.nextInt(held.size()));
-            // release a random part first and the rest later, in a shuffled order
-            shuffle(slots, rnd);
+            // release a random part first and the rest later, in a shuffled order or, for long
+            // runs, in the order they were handed out
+            if (rnd.nextBoolean()) {
+              shuffle(slots, rnd);
+            }
             int part = rnd.nextInt(slots.length + 1);
             pool.release(slots, 0, part);
             if (part < slots.length) {
