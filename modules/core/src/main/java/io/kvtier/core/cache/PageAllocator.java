@@ -85,6 +85,14 @@ final class PageAllocator {
    * @throws IllegalStateException if fewer than {@code n} slots are free
    */
   void allocate(int n, int[] dst, int off) {
+    allocate(n, dst, off, null);
+  }
+
+  /**
+   * {@link #allocate(int, int[], int)} that also appends the lengths of the runs of consecutive
+   * slots it wrote to {@code runs} (if not null), so that their release need not find them.
+   */
+  void allocate(int n, int[] dst, int off, Runs runs) {
     if (n > free) {
       throw new IllegalStateException(
           pool + " allocator: requested " + n + " pages but only " + free + " are free");
@@ -106,6 +114,9 @@ final class PageAllocator {
           if (runEnd > runStart) {
             System.arraycopy(iota, runStart, dst, off, runEnd - runStart);
             off += runEnd - runStart;
+            if (runs != null) {
+              runs.add(runEnd - runStart);
+            }
           }
           runStart = start;
         }
@@ -139,6 +150,9 @@ final class PageAllocator {
           if (runEnd > runStart) {
             System.arraycopy(iota, runStart, dst, off, runEnd - runStart);
             off += runEnd - runStart;
+            if (runs != null) {
+              runs.add(runEnd - runStart);
+            }
           }
           runStart = start;
         }
@@ -157,6 +171,9 @@ final class PageAllocator {
     // Every word before w gave all its free slots.
     firstFreeWord = w;
     System.arraycopy(iota, runStart, dst, off, runEnd - runStart);
+    if (runs != null) {
+      runs.add(runEnd - runStart);
+    }
   }
 
   /** The first word at or after {@code from} with a free slot; the caller knows there is one. */
@@ -189,6 +206,25 @@ final class PageAllocator {
       clearBits(start, start + length);
       free += length;
       i += length;
+    }
+  }
+
+  /**
+   * Returns the slots {@code src[off..)} that form the runs of consecutive slots whose lengths
+   * are {@code runs} (as {@link #allocate(int, int[], int, Runs)} wrote them): a run's bits are
+   * checked and cleared from its first slot, without reading the others.
+   *
+   * @throws IllegalStateException if a slot is out of range or not allocated (a double free)
+   */
+  void releaseRuns(int[] src, int off, int[] runs) {
+    for (int length : runs) {
+      int start = src[off];
+      if (start < 0 || start > capacity - length) {
+        throw notAllocated(start < 0 || start >= capacity ? start : capacity);
+      }
+      clearBits(start, start + length);
+      free += length;
+      off += length;
     }
   }
 
@@ -266,5 +302,49 @@ final class PageAllocator {
       }
     }
     return out;
+  }
+
+  /**
+   * The lengths of the runs of consecutive slots that fill a page array, in order: what an
+   * allocation knows for free and a release would otherwise find by comparing every slot.
+   * {@code known} turns false once the array is rearranged, and the runs are not used again.
+   */
+  static final class Runs {
+    private int[] lengths = new int[4];
+    private int count;
+    boolean known = true;
+
+    void add(int length) {
+      if (count == lengths.length) {
+        lengths = Arrays.copyOf(lengths, count * 2);
+      }
+      lengths[count++] = length;
+    }
+
+    /** The runs of pages {@code [from, from + pages)} of the array, or null if not known. */
+    int[] slice(int from, int pages) {
+      return known ? slice(lengths, count, from, pages) : null;
+    }
+
+    /**
+     * The run lengths of pages {@code [from, from + pages)} of an array whose runs are {@code
+     * lengths[0..count)}: the runs that overlap them, cut at both ends.
+     */
+    static int[] slice(int[] lengths, int count, int from, int pages) {
+      int first = 0;
+      int start = 0;
+      while (start + lengths[first] <= from) {
+        start += lengths[first++];
+      }
+      int last = first;
+      int end = start + lengths[first];
+      while (end < from + pages) {
+        end += lengths[++last];
+      }
+      int[] out = Arrays.copyOfRange(lengths, first, last + 1);
+      out[0] -= from - start;
+      out[out.length - 1] -= end - (from + pages);
+      return out;
+    }
   }
 }

@@ -39,6 +39,8 @@ public final class RadixNode {
   int deviceOffset;
   /** The slot store chunk {@link #deviceSlots} is, or -1 for an array of the node's own. */
   int slotChunk = -1;
+  /** Lengths of the runs of consecutive slots in the device slots, in order; null = unknown. */
+  int[] slotRuns;
   /** Host slots as a view; null = no host copy. */
   int[] hostSlots;
   int hostOffset;

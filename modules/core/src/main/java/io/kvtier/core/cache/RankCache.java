@@ -358,7 +358,10 @@ public final class RankCache {
     }
     ensureFree(pages);
     r.ensureCapacity(pages);
-    tree.devicePool.allocate(pages, r.own, r.ownCount);
+    if (r.runs == null && config.pageSize() == 1) {
+      r.runs = new PageAllocator.Runs();
+    }
+    tree.devicePool.allocate(pages, r.own, r.ownCount, r.runs);
     r.ownCount += pages;
     tree.requestPages += pages;
   }
@@ -477,10 +480,15 @@ public final class RankCache {
    */
   private int insertOwn(RequestState r, int[] tokens, int aligned) {
     tree.hitPath(r.lockNode, r.priority);
-    if (r.prepared != null) {
-      return prepared.insert(r, tokens, aligned);
+    tree.ownRuns = r.runs;
+    try {
+      if (r.prepared != null) {
+        return prepared.insert(r, tokens, aligned);
+      }
+      return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
+    } finally {
+      tree.ownRuns = null;
     }
-    return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
   }
 
   /**
@@ -528,9 +536,13 @@ public final class RankCache {
         r.lockNode = last;
         r.prefixLength = end;
       }
-      // The tree copied the consumed pages' slots; the rest moves to the front.
+      // The tree copied the consumed pages' slots; the rest moves to the front, where the runs
+      // the allocator recorded no longer describe it.
       System.arraycopy(r.own, consumed, r.own, 0, r.ownCount - consumed);
       r.ownCount -= consumed;
+      if (r.runs != null) {
+        r.runs.known = false;
+      }
       if (rules.accessClock != null) {
         restamp(last);
       }

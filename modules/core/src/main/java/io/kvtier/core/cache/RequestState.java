@@ -22,6 +22,11 @@ final class RequestState {
    */
   int[] own;
   int ownCount;
+  /**
+   * The runs of consecutive slots in {@code own[0..ownCount)} as the allocator wrote them, kept
+   * at page size 1 only (see {@link CacheTree#ownRuns}); null otherwise.
+   */
+  PageAllocator.Runs runs;
   /** The request's prepared backup over {@code own[0..pages)}, or null. */
   PreparedBackup prepared;
 

@@ -68,6 +68,55 @@ class HotPathStorageTest {
     });
   }
 
+  /**
+   * The runs an allocation records describe its slots exactly, any slice of them describes that
+   * part of the array, and a release by runs frees what a release by comparison would.
+   */
+  @Test
+  void recordedRunsDescribeTheSlotsAndReleaseThem() {
+    TestSeeds.run(seed -> {
+      Random rnd = new Random(seed);
+      for (int round = 0; round < TestSeeds.iterations(40); round++) {
+        int capacity = 64 + rnd.nextInt(2000);
+        PageAllocator byRuns = new PageAllocator("device", capacity);
+        PageAllocator byCompare = new PageAllocator("device", capacity);
+        // fragment both pools the same way
+        int[] scratch = new int[capacity];
+        byRuns.allocate(capacity, scratch, 0);
+        byCompare.allocate(capacity, scratch.clone(), 0);
+        for (int slot = 0; slot < capacity; slot++) {
+          if (rnd.nextInt(3) == 0) {
+            byRuns.release(new int[] {slot}, 0, 1);
+            byCompare.release(new int[] {slot}, 0, 1);
+          }
+        }
+        int n = byRuns.free() == 0 ? 0 : 1 + rnd.nextInt(byRuns.free());
+        int[] slots = new int[n + 1];
+        PageAllocator.Runs runs = new PageAllocator.Runs();
+        byRuns.allocate(n, slots, 1, runs);
+        byCompare.allocate(n, slots.clone(), 1);
+        int from = n == 0 ? 0 : rnd.nextInt(n);
+        int pages = n == 0 ? 0 : 1 + rnd.nextInt(n - from);
+        if (pages == 0) {
+          continue;
+        }
+        int[] slice = runs.slice(from, pages);
+        int at = 1 + from;
+        for (int length : slice) {
+          assertThat(length).isPositive();
+          for (int i = 1; i < length; i++) {
+            assertThat(slots[at + i]).isEqualTo(slots[at] + i);
+          }
+          at += length;
+        }
+        assertThat(at).isEqualTo(1 + from + pages);
+        byRuns.releaseRuns(slots, 1 + from, slice);
+        byCompare.release(slots, 1 + from, pages);
+        assertThat(byRuns.freeSlots()).containsExactly(byCompare.freeSlots());
+      }
+    });
+  }
+
   @Test
   void aDoubleFreeInsideARunFailsAndLeavesTheRunAllocated() {
     PageAllocator pool = new PageAllocator("device", 200);
