@@ -9,8 +9,9 @@ import java.util.Objects;
  * kvtier's engine as a replay target: a {@link RankCache} without memory behind its slots (the
  * allocator-only mode), LRU eviction, no host tier, driven through the same per-request lifecycle
  * as {@link ReferenceRadixCache}: {@code admit} (match and lock), {@code allocateTokens} for the
- * uncached rest (evicting the shortfall when the pool is short), {@code finish} (insert, free the
- * duplicates, unlock).
+ * uncached rest (evicting the shortfall when the pool is short; {@code growTo}, which returns the
+ * page count rather than a copy of the new slots, as a scheduler that reads page tables with
+ * {@code copyPageTable} would), {@code finish} (insert, free the duplicates, unlock).
  *
  * <p>An unbounded capacity becomes a pool of {@link #UNBOUNDED_TOKENS} tokens, more than either
  * fixed trace holds in total, so nothing is ever evicted. {@link #reset} empties the cache by
@@ -73,7 +74,7 @@ public final class KvtierReplayTarget implements ReplayTarget {
     Objects.requireNonNull(prompt, "prompt");
     long id = nextRequestId++;
     int cached = cache.admit(id, prompt).devicePrefixLength();
-    cache.allocateTokens(id, prompt.length);
+    cache.growTo(id, prompt.length);
     cache.finish(id);
     return cached;
   }

@@ -8,15 +8,19 @@ import java.util.Arrays;
  *
  * <p>Design note (hot path): a request costs one {@link Arrays#mismatch} pass over its prompt at
  * admission and one over its new suffix at finish; everything else is per node, not per token.
- * Keys, device slots and host slots are views ({@code array, offset}) so splits copy nothing and
- * a new leaf adopts the request's page array without copying it. Children are found by their
- * first token (page size 1) or a vectorized hash of their first page (verified, with a collision
- * chain) in a {@link LongMap}. Finish inserts from the node the request locked at admission, so
+ * Keys, device slots and host slots are views ({@code array, offset}) so splits copy nothing.
+ * Children are found by their first token (page size 1) or a vectorized hash of their first page
+ * (verified, with a collision chain) in a {@link LongMap}. Finish inserts from the node the request locked at admission, so
  * the already matched prefix is not compared again. Page hashes are computed on demand only.
  * Memory the collector would have to supply fresh is what a full cache pays for most: a new
- * leaf's key goes to a reused chunk of the {@code KeyStore} (measured on the multiturn replay at
+ * leaf's key goes to a reused chunk of a {@link ChunkStore} (measured on the multiturn replay at
  * 65,536 tokens and page size 16: 0.93 us per request with a fresh key array, 0.55 us with the
- * store), and the {@link PageAllocator} moves slots in runs.
+ * store), and so do the device slots a node takes from a request, so that the request's page
+ * array goes back to the cache's pool instead of staying alive in the tree (at page size 1 a
+ * fresh array per request, one int per uncached token, cost more than the copy: replay at
+ * 65,536 tokens, shared-prefix 3.8 against 1.9 us per request, multiturn 1.85 against 0.95 us,
+ * together with the growTo call that returns no copy of the new slots). The {@link
+ * PageAllocator} moves slots in runs.
  *
  * <p>Accounting: every mutation of a field that decides a node's pool category (slots, lockRef,
  * backup state, invalid) is bracketed by {@code account(n, -1)} and {@code account(n, +1)}, which
@@ -55,10 +59,21 @@ final class CacheTree {
   private final int[] pageMultipliers;
 
   /** Where new leaves keep their keys. */
-  private final KeyStore keys = new KeyStore();
+  private final ChunkStore keys = new ChunkStore();
+  /** Where nodes that take a request's pages keep their device slots. */
+  private final ChunkStore slots = new ChunkStore();
 
   RadixNode[] path = new RadixNode[32];
   int pathLength;
+  /**
+   * The runs of the page array the next {@link #insert} takes slots from, or null: set by the
+   * caller around the insert, so that nodes learn their runs without an argument on every path.
+   * Only at page size 1, where a node holds a slot per token and its release compared hundreds
+   * of them (replay at 65,536 tokens, interleaved A/B, 10th percentile per request:
+   * shared-prefix 1,195-1,328 to 1,128-1,221 ns, multiturn 804-855 to 791-897 ns); at page size
+   * 16 the runs cost more than the compare of a few dozen slots saved (2-5% slower).
+   */
+  PageAllocator.Runs ownRuns;
   /** Set by {@link #insert}: the deepest node the insert ended at and the position it reached. */
   RadixNode lastInsertNode;
   int insertEnd;
@@ -274,7 +289,7 @@ final class CacheTree {
     top.keyTokens = node.keyTokens;
     top.keyOffset = node.keyOffset;
     top.keyChunk = node.keyChunk;
-    keys.shareView(node);
+    keys.shareView(node.keyChunk);
     top.keyLength = tokens;
     top.pageCount = pages;
     top.depth = node.depth - node.keyLength + tokens;
@@ -286,6 +301,13 @@ final class CacheTree {
     if (node.deviceSlots != null) {
       top.deviceSlots = node.deviceSlots;
       top.deviceOffset = node.deviceOffset;
+      top.slotChunk = node.slotChunk;
+      slots.shareView(node.slotChunk);
+      if (node.slotRuns != null) {
+        int[] runs = node.slotRuns;
+        top.slotRuns = PageAllocator.Runs.slice(runs, runs.length, 0, pages);
+        node.slotRuns = PageAllocator.Runs.slice(runs, runs.length, pages, node.pageCount);
+      }
       node.deviceOffset += pages;
       top.residentChildren = 1;
     }
@@ -399,8 +421,7 @@ final class CacheTree {
 
   private void adopt(RadixNode node, int[] own, int ownIndex) {
     account(node, -1);
-    node.deviceSlots = own;
-    node.deviceOffset = ownIndex;
+    storeSlots(node, own, ownIndex);
     node.parent.residentChildren++;
     account(node, +1);
     requestPages -= node.pageCount;
@@ -411,12 +432,13 @@ final class CacheTree {
       int ownIndex, int priority, long key) {
     RadixNode leaf = new RadixNode(nextId++, parent.namespace);
     int length = end - pos;
-    keys.store(leaf, tokens, pos, length);
+    leaf.keyChunk = keys.store(tokens, pos, length);
+    leaf.keyTokens = keys.array;
+    leaf.keyOffset = keys.offset;
     leaf.keyLength = length;
     leaf.pageCount = length / pageSize;
     leaf.depth = parent.depth + length;
-    leaf.deviceSlots = own;
-    leaf.deviceOffset = ownIndex;
+    storeSlots(leaf, own, ownIndex);
     leaf.created = leaf.lastAccess = ++clock;
     leaf.priority = priority;
     addChild(parent, leaf, key);
@@ -427,6 +449,38 @@ final class CacheTree {
     countHit(leaf, priority);
     keyChanged(leaf);
     return leaf;
+  }
+
+  /**
+   * Gives a node that takes the request's pages {@code own[ownIndex..+pageCount)} a copy of them
+   * in the slot store: the request's array is reused by the next request instead of being kept
+   * alive by the tree (see the class note).
+   */
+  private void storeSlots(RadixNode node, int[] own, int ownIndex) {
+    node.slotChunk = slots.store(own, ownIndex, node.pageCount);
+    node.deviceSlots = slots.array;
+    node.deviceOffset = slots.offset;
+    node.slotRuns = ownRuns == null ? null : ownRuns.slice(ownIndex, node.pageCount);
+  }
+
+  /**
+   * Frees a node's device slots: by their runs when the node knows them (at page size 1 a
+   * victim's slots are then not read, only the first of each run), else by comparing them.
+   */
+  private void releaseDevice(RadixNode n) {
+    if (n.slotRuns != null) {
+      devicePool.releaseRuns(n.deviceSlots, n.deviceOffset, n.slotRuns);
+    } else {
+      devicePool.release(n.deviceSlots, n.deviceOffset, n.pageCount);
+    }
+  }
+
+  /** Ends a node's view of its device slots; a load-back's own array has no chunk. */
+  private void dropSlots(RadixNode n) {
+    slots.release(n.slotChunk, n.pageCount);
+    n.slotChunk = -1;
+    n.slotRuns = null;
+    n.deviceSlots = null;
   }
 
   /** A hit on a resident node: count it, raise its priority, maybe start a write-through. */
@@ -672,8 +726,8 @@ final class CacheTree {
     RadixNode parent = n.parent;
     account(n, -1);
     if (n.deviceSlots != null) {
-      devicePool.release(n.deviceSlots, n.deviceOffset, n.pageCount);
-      n.deviceSlots = null;
+      releaseDevice(n);
+      dropSlots(n);
       parent.residentChildren--;
     }
     if (n.hostSlots != null) {
@@ -682,7 +736,10 @@ final class CacheTree {
     }
     n.backupState = BackupState.NONE;
     removeChild(parent, n);
-    keys.release(n);
+    keys.release(n.keyChunk, n.keyLength);
+    // A deleted node's key must not be read from a chunk reused since.
+    n.keyTokens = null;
+    n.keyChunk = -1;
     n.deleted = true;
     nodeCount--;
     afterChildGone(parent);
@@ -691,8 +748,8 @@ final class CacheTree {
   /** Frees a committed node's device slots; it stays in the tree as host-only. */
   void demote(RadixNode n) {
     account(n, -1);
-    devicePool.release(n.deviceSlots, n.deviceOffset, n.pageCount);
-    n.deviceSlots = null;
+    releaseDevice(n);
+    dropSlots(n);
     n.parent.residentChildren--;
     account(n, +1);
     keyChanged(n);
@@ -734,116 +791,5 @@ final class CacheTree {
     account(n, -1);
     n.invalid = kind;
     account(n, +1);
-  }
-
-  /**
-   * The keys of new leaves, copied into shared 64 KiB chunks instead of arrays of their own.
-   *
-   * <p>Why: with a full pool every missed request deletes an old leaf and makes a new one, and
-   * the new leaf's key was a fresh array: about 1 us per 8.7 KB on the benchmark machine, since
-   * an allocation writes memory that no cache holds, against 0.15 us to copy into memory the cache
-   * released a moment ago. A chunk is handed out by bumping an offset and is reused once no live
-   * node views it; LRU deletes old keys first, so the chunks of old keys empty first. Measured
-   * per request at 65,536 tokens, fresh arrays against the store: multiturn page 16 0.93 against
-   * 0.55 us, page 64 0.89 against 0.50 us; shared-prefix page 64 1.6 against 1.1 us. (Reusing the
-   * arrays of deleted leaves whole was tried first: it served 98% of shared-prefix keys but 2%
-   * of multiturn ones, whose new keys are longer than the leaves that go.)
-   *
-   * <p>Each node records its chunk ({@link RadixNode#keyChunk}, -1 for a key of its own); a
-   * chunk counts the live nodes that view it: one per leaf stored, one more per split (both
-   * halves view it), one less per deleted node. A key longer than a quarter chunk gets an array
-   * of its own, and so does every key while the chunks hold more than four times the tokens of
-   * the keys that live in them (a few long-lived keys can pin many chunks), which bounds the
-   * memory the chunks take.
-   */
-  private static final class KeyStore {
-    static final int CHUNK = 1 << 14;
-    private static final int MAX_IN_CHUNK = CHUNK / 4;
-    private int[][] chunks = new int[4][];
-    private int[] views = new int[4];
-    private int chunkCount;
-    /** Chunks no live node views, most recently emptied last (warmest in the caches). */
-    private int[] empty = new int[4];
-    private int emptyCount;
-    /** The chunk new keys go to, and how much of it is used; -1 before the first key. */
-    private int current = -1;
-    private int used;
-    /** Tokens of the keys in chunks that live nodes view (split halves counted once). */
-    private long liveTokens;
-
-    void store(RadixNode leaf, int[] tokens, int pos, int length) {
-      if (length > MAX_IN_CHUNK || !roomFor(length)) {
-        leaf.keyTokens = Arrays.copyOfRange(tokens, pos, pos + length);
-        leaf.keyOffset = 0;
-        leaf.keyChunk = -1;
-        return;
-      }
-      if (current < 0 || used + length > CHUNK) {
-        nextChunk();
-      }
-      int[] chunk = chunks[current];
-      System.arraycopy(tokens, pos, chunk, used, length);
-      leaf.keyTokens = chunk;
-      leaf.keyOffset = used;
-      leaf.keyChunk = current;
-      views[current]++;
-      used += length;
-      liveTokens += length;
-    }
-
-    /** Whether a key may go to a chunk, or the chunks hold too much dead space already. */
-    private boolean roomFor(int length) {
-      if ((current >= 0 && used + length <= CHUNK) || emptyCount > 0) {
-        return true;
-      }
-      return (long) (chunkCount + 1) * CHUNK <= 4 * (liveTokens + length) + 4L * CHUNK;
-    }
-
-    private void nextChunk() {
-      if (current >= 0 && views[current] == 0) {
-        pushEmpty(current);
-      }
-      if (emptyCount > 0) {
-        current = empty[--emptyCount];
-      } else {
-        if (chunkCount == chunks.length) {
-          chunks = Arrays.copyOf(chunks, chunkCount * 2);
-          views = Arrays.copyOf(views, chunkCount * 2);
-          empty = Arrays.copyOf(empty, chunkCount * 2);
-        }
-        chunks[chunkCount] = new int[CHUNK];
-        current = chunkCount++;
-      }
-      used = 0;
-    }
-
-    /** A split made a second node that views {@code node}'s key. */
-    void shareView(RadixNode node) {
-      if (node.keyChunk >= 0) {
-        views[node.keyChunk]++;
-      }
-    }
-
-    /** A node left the tree: its view ends, and a chunk nobody views is reused. */
-    void release(RadixNode node) {
-      int c = node.keyChunk;
-      if (c >= 0) {
-        liveTokens -= node.keyLength;
-        if (--views[c] == 0) {
-          if (c == current) {
-            used = 0;
-          } else {
-            pushEmpty(c);
-          }
-        }
-      }
-      // A deleted node's fields are stale; its key must not be read from a chunk reused since.
-      node.keyTokens = null;
-      node.keyChunk = -1;
-    }
-
-    private void pushEmpty(int c) {
-      empty[emptyCount++] = c;
-    }
   }
 }

@@ -20,7 +20,11 @@ import java.util.Arrays;
  * 1,500); the bitmap is canonical instead: the free set alone decides what is handed out, and
  * adjacent frees merge by themselves. A summary bit per word ({@link #hasFree}) and a lower bound
  * on the first word with a free slot ({@link #firstFreeWord}) keep the search for the lowest free
- * slot short in a large, mostly full pool.
+ * slot short in a large, mostly full pool. Wholly free words are taken a word per step without
+ * bit scans (interleaved A/B, page size 1 at 65,536 tokens, 10th percentile per request:
+ * shared-prefix 1,300 to 1,150-1,250 ns, multiturn 750-920 to 705-850 ns), and a release
+ * checks and clears the inner words of a run with one AND and one fill (multiturn there: min
+ * 684-686 to 629-630 ns, shared-prefix unchanged).
  *
  * <p>Deterministic: an allocation takes the lowest free slots in increasing order, so the same
  * sequence of calls returns the same slots on every rank. The bits make a double free fail at
@@ -81,6 +85,14 @@ final class PageAllocator {
    * @throws IllegalStateException if fewer than {@code n} slots are free
    */
   void allocate(int n, int[] dst, int off) {
+    allocate(n, dst, off, null);
+  }
+
+  /**
+   * {@link #allocate(int, int[], int)} that also appends the lengths of the runs of consecutive
+   * slots it wrote to {@code runs} (if not null), so that their release need not find them.
+   */
+  void allocate(int n, int[] dst, int off, Runs runs) {
     if (n > free) {
       throw new IllegalStateException(
           pool + " allocator: requested " + n + " pages but only " + free + " are free");
@@ -95,6 +107,34 @@ final class PageAllocator {
     int runStart = 0;
     int runEnd = -1;
     while (true) {
+      if (used[w] == 0 && n >= 64) {
+        // A stretch of wholly free words extends the run a word per step without bit scans.
+        int start = w << 6;
+        if (start != runEnd) {
+          if (runEnd > runStart) {
+            System.arraycopy(iota, runStart, dst, off, runEnd - runStart);
+            off += runEnd - runStart;
+            if (runs != null) {
+              runs.add(runEnd - runStart);
+            }
+          }
+          runStart = start;
+        }
+        int last = w;
+        do {
+          used[last] = -1L;
+          hasFree[last >>> 6] &= ~(1L << last);
+          last++;
+          n -= 64;
+        } while (n >= 64 && last < used.length && used[last] == 0);
+        runEnd = last << 6;
+        if (n == 0) {
+          w = last - 1;
+          break;
+        }
+        w = nextWordWithFree(last);
+        continue;
+      }
       long freeBits = ~used[w];
       long taken = 0;
       while (freeBits != 0 && n > 0) {
@@ -110,6 +150,9 @@ final class PageAllocator {
           if (runEnd > runStart) {
             System.arraycopy(iota, runStart, dst, off, runEnd - runStart);
             off += runEnd - runStart;
+            if (runs != null) {
+              runs.add(runEnd - runStart);
+            }
           }
           runStart = start;
         }
@@ -128,6 +171,9 @@ final class PageAllocator {
     // Every word before w gave all its free slots.
     firstFreeWord = w;
     System.arraycopy(iota, runStart, dst, off, runEnd - runStart);
+    if (runs != null) {
+      runs.add(runEnd - runStart);
+    }
   }
 
   /** The first word at or after {@code from} with a free slot; the caller knows there is one. */
@@ -163,6 +209,25 @@ final class PageAllocator {
     }
   }
 
+  /**
+   * Returns the slots {@code src[off..)} that form the runs of consecutive slots whose lengths
+   * are {@code runs} (as {@link #allocate(int, int[], int, Runs)} wrote them): a run's bits are
+   * checked and cleared from its first slot, without reading the others.
+   *
+   * @throws IllegalStateException if a slot is out of range or not allocated (a double free)
+   */
+  void releaseRuns(int[] src, int off, int[] runs) {
+    for (int length : runs) {
+      int start = src[off];
+      if (start < 0 || start > capacity - length) {
+        throw notAllocated(start < 0 || start >= capacity ? start : capacity);
+      }
+      clearBits(start, start + length);
+      free += length;
+      off += length;
+    }
+  }
+
   /** Marks {@code [from, to)} free, failing on the first of them that is not allocated. */
   private void clearBits(int from, int to) {
     int first = from >>> 6;
@@ -173,25 +238,41 @@ final class PageAllocator {
       long mask = firstMask & lastMask;
       checkAllocated(first, mask);
       used[first] &= ~mask;
+      hasFree[first >>> 6] |= 1L << first;
     } else {
       checkAllocated(first, firstMask);
+      // The inner words must be wholly allocated: one AND over them, searched only on failure.
+      long inner = -1L;
       for (int w = first + 1; w < last; w++) {
-        checkAllocated(w, -1L);
+        inner &= used[w];
+      }
+      if (inner != -1L) {
+        for (int w = first + 1; w < last; w++) {
+          checkAllocated(w, -1L);
+        }
       }
       checkAllocated(last, lastMask);
       // Cleared only after every check, so a failed release leaves the bits as they were.
       used[first] &= ~firstMask;
-      for (int w = first + 1; w < last; w++) {
-        used[w] = 0;
-      }
+      Arrays.fill(used, first + 1, last, 0L);
       used[last] &= ~lastMask;
-    }
-    for (int w = first; w <= last; w++) {
-      hasFree[w >>> 6] |= 1L << w;
+      markHasFree(first, last);
     }
     if (first < firstFreeWord) {
       firstFreeWord = first;
     }
+  }
+
+  /** Sets the summary bits of words {@code first..last}, a summary word at a time. */
+  private void markHasFree(int first, int last) {
+    int s = first >>> 6;
+    int end = last >>> 6;
+    long mask = -1L << first;
+    while (s < end) {
+      hasFree[s++] |= mask;
+      mask = -1L;
+    }
+    hasFree[s] |= mask & (-1L >>> (63 - (last & 63)));
   }
 
   private void checkAllocated(int word, long mask) {
@@ -221,5 +302,49 @@ final class PageAllocator {
       }
     }
     return out;
+  }
+
+  /**
+   * The lengths of the runs of consecutive slots that fill a page array, in order: what an
+   * allocation knows for free and a release would otherwise find by comparing every slot.
+   * {@code known} turns false once the array is rearranged, and the runs are not used again.
+   */
+  static final class Runs {
+    private int[] lengths = new int[4];
+    private int count;
+    boolean known = true;
+
+    void add(int length) {
+      if (count == lengths.length) {
+        lengths = Arrays.copyOf(lengths, count * 2);
+      }
+      lengths[count++] = length;
+    }
+
+    /** The runs of pages {@code [from, from + pages)} of the array, or null if not known. */
+    int[] slice(int from, int pages) {
+      return known ? slice(lengths, count, from, pages) : null;
+    }
+
+    /**
+     * The run lengths of pages {@code [from, from + pages)} of an array whose runs are {@code
+     * lengths[0..count)}: the runs that overlap them, cut at both ends.
+     */
+    static int[] slice(int[] lengths, int count, int from, int pages) {
+      int first = 0;
+      int start = 0;
+      while (start + lengths[first] <= from) {
+        start += lengths[first++];
+      }
+      int last = first;
+      int end = start + lengths[first];
+      while (end < from + pages) {
+        end += lengths[++last];
+      }
+      int[] out = Arrays.copyOfRange(lengths, first, last + 1);
+      out[0] -= from - start;
+      out[out.length - 1] -= end - (from + pages);
+      return out;
+    }
   }
 }

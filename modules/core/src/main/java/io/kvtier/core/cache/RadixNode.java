@@ -37,6 +37,10 @@ public final class RadixNode {
   /** Device slots as a view {@code deviceSlots[deviceOffset..+pageCount)}; null = evicted. */
   int[] deviceSlots;
   int deviceOffset;
+  /** The slot store chunk {@link #deviceSlots} is, or -1 for an array of the node's own. */
+  int slotChunk = -1;
+  /** Lengths of the runs of consecutive slots in the device slots, in order; null = unknown. */
+  int[] slotRuns;
   /** Host slots as a view; null = no host copy. */
   int[] hostSlots;
   int hostOffset;

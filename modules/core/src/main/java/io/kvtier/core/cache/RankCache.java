@@ -57,6 +57,7 @@ public final class RankCache {
   private final LocalProgress progress;
   private final Optional<KvMemory> memory;
   private final LongMap<RequestState> requests = new LongMap<>(64);
+  private final RequestState.Pool ownArrays = new RequestState.Pool();
   private final LongMap<CacheLock> locks = new LongMap<>(4);
   private long lockSerial;
   /** The outcome of the last admitted request's prefetch, for {@link #admittedPrefetch}. */
@@ -335,7 +336,7 @@ public final class RankCache {
     int pageSize = config.pageSize();
     int expectedPages = (tokens.length - prefix + pageSize - 1) / pageSize;
     requests.put(requestId, new RequestState(requestId, options.namespace(), options.priority(),
-        tokens, locked, prefix, expectedPages));
+        tokens, locked, prefix, ownArrays.take(expectedPages)));
     return new Admission(requestId, prefix, scan.hostLength, loaded,
         pending, locked, scan.lastHost);
   }
@@ -360,16 +361,7 @@ public final class RankCache {
     if (pages == 0) {
       return new int[0];
     }
-    if (rules.allocationFailure != null && rules.allocationFailure.getAsBoolean()) {
-      // The broken variant of ARCHITECTURE §4 rule 4: an outcome no other rank agreed to.
-      throw new PoolExhaustedException("device", pages, tree.devicePool.free(),
-          (int) (tree.deviceProtected + tree.requestPages), (int) transfers.writeBackPages);
-    }
-    ensureFree(pages);
-    r.ensureCapacity(pages);
-    tree.devicePool.allocate(pages, r.own, r.ownCount);
-    r.ownCount += pages;
-    tree.requestPages += pages;
+    addPages(r, pages);
     return Arrays.copyOfRange(r.own, r.ownCount - pages, r.ownCount);
   }
 
@@ -383,10 +375,50 @@ public final class RankCache {
    */
   public int[] allocateTokens(long requestId, int totalTokens) {
     RequestState r = request("allocateTokens", requestId);
+    int needed = pagesMissing(r, totalTokens);
+    return needed <= 0 ? new int[0] : allocate(requestId, needed);
+  }
+
+  /**
+   * Allocates like {@link #allocateTokens} without returning the new slots: for a scheduler that
+   * reads the page table with {@link #copyPageTable} into a row of its own, and so does not pay
+   * for a fresh copy of every new slot (at page size 1, one int per uncached token).
+   *
+   * @param requestId an active request
+   * @param totalTokens tokens the request's pages must cover, prefix included
+   * @return the number of pages allocated now, 0 if it already had enough
+   * @throws PoolExhaustedException if eviction cannot free enough pages
+   */
+  public int growTo(long requestId, int totalTokens) {
+    RequestState r = request("growTo", requestId);
+    int needed = pagesMissing(r, totalTokens);
+    if (needed <= 0) {
+      return 0;
+    }
+    addPages(r, needed);
+    return needed;
+  }
+
+  private int pagesMissing(RequestState r, int totalTokens) {
     int pageSize = config.pageSize();
     int held = r.prefixLength / pageSize + r.ownCount;
-    int needed = (int) (((long) totalTokens + pageSize - 1) / pageSize) - held;
-    return needed <= 0 ? new int[0] : allocate(requestId, needed);
+    return (int) (((long) totalTokens + pageSize - 1) / pageSize) - held;
+  }
+
+  private void addPages(RequestState r, int pages) {
+    if (rules.allocationFailure != null && rules.allocationFailure.getAsBoolean()) {
+      // The broken variant of ARCHITECTURE §4 rule 4: an outcome no other rank agreed to.
+      throw new PoolExhaustedException("device", pages, tree.devicePool.free(),
+          (int) (tree.deviceProtected + tree.requestPages), (int) transfers.writeBackPages);
+    }
+    ensureFree(pages);
+    r.ensureCapacity(pages);
+    if (r.runs == null && config.pageSize() == 1) {
+      r.runs = new PageAllocator.Runs();
+    }
+    tree.devicePool.allocate(pages, r.own, r.ownCount, r.runs);
+    r.ownCount += pages;
+    tree.requestPages += pages;
   }
 
   private void ensureFree(int pages) {
@@ -489,6 +521,7 @@ public final class RankCache {
     }
     tree.devicePool.release(r.own, consumed, r.ownCount - consumed);
     tree.requestPages -= r.ownCount - consumed;
+    ownArrays.give(r.own);
     tree.unlock(r.lockNode);
     if (rules.accessClock != null) {
       restamp(deepest);
@@ -502,10 +535,15 @@ public final class RankCache {
    */
   private int insertOwn(RequestState r, int[] tokens, int aligned) {
     tree.hitPath(r.lockNode, r.priority);
-    if (r.prepared != null) {
-      return prepared.insert(r, tokens, aligned);
+    tree.ownRuns = r.runs;
+    try {
+      if (r.prepared != null) {
+        return prepared.insert(r, tokens, aligned);
+      }
+      return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
+    } finally {
+      tree.ownRuns = null;
     }
-    return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
   }
 
   /**
@@ -553,9 +591,13 @@ public final class RankCache {
         r.lockNode = last;
         r.prefixLength = end;
       }
-      // The consumed part of the array may now back tree nodes: continue in a fresh array.
-      r.own = Arrays.copyOfRange(r.own, consumed, Math.max(consumed + 1, r.own.length));
+      // The tree copied the consumed pages' slots; the rest moves to the front, where the runs
+      // the allocator recorded no longer describe it.
+      System.arraycopy(r.own, consumed, r.own, 0, r.ownCount - consumed);
       r.ownCount -= consumed;
+      if (r.runs != null) {
+        r.runs.known = false;
+      }
       if (rules.accessClock != null) {
         restamp(last);
       }
@@ -579,6 +621,7 @@ public final class RankCache {
     }
     tree.devicePool.release(r.own, 0, r.ownCount);
     tree.requestPages -= r.ownCount;
+    ownArrays.give(r.own);
     tree.unlock(r.lockNode);
   }
 

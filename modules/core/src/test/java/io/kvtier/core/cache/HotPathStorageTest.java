@@ -23,8 +23,10 @@ class HotPathStorageTest {
     TestSeeds.run(seed -> {
       Random rnd = new Random(seed);
       for (int round = 0; round < TestSeeds.iterations(40); round++) {
-        // capacities around word boundaries, where the masks are easiest to get wrong
-        int capacity = 1 + rnd.nextInt(300);
+        // capacities around word boundaries, where the masks are easiest to get wrong, and now
+        // and then one of several summary words, with runs of wholly free words
+        boolean large = rnd.nextInt(4) == 0;
+        int capacity = large ? 4000 + rnd.nextInt(6000) : 1 + rnd.nextInt(300);
         PageAllocator pool = new PageAllocator("device", capacity);
         TreeSet<Integer> free = new TreeSet<>();
         for (int s = 0; s < capacity; s++) {
@@ -33,7 +35,8 @@ class HotPathStorageTest {
         List<int[]> held = new ArrayList<>();
         for (int op = 0; op < 400; op++) {
           if (held.isEmpty() || (rnd.nextBoolean() && !free.isEmpty())) {
-            int n = 1 + rnd.nextInt(Math.min(free.size(), rnd.nextBoolean() ? 4 : 130));
+            int n = 1 + rnd.nextInt(
+                Math.min(free.size(), rnd.nextBoolean() ? 4 : large ? 3000 : 130));
             int[] slots = new int[n + 2];
             pool.allocate(n, slots, 1);
             int[] expected = new int[n];
@@ -44,8 +47,11 @@ class HotPathStorageTest {
             held.add(expected);
           } else {
             int[] slots = held.remove(rnd.nextInt(held.size()));
-            // release a random part first and the rest later, in a shuffled order
-            shuffle(slots, rnd);
+            // release a random part first and the rest later, in a shuffled order or, for long
+            // runs, in the order they were handed out
+            if (rnd.nextBoolean()) {
+              shuffle(slots, rnd);
+            }
             int part = rnd.nextInt(slots.length + 1);
             pool.release(slots, 0, part);
             if (part < slots.length) {
@@ -58,6 +64,55 @@ class HotPathStorageTest {
           assertThat(pool.free()).isEqualTo(free.size());
           assertThat(pool.freeSlots()).containsExactly(free.stream().mapToInt(i -> i).toArray());
         }
+      }
+    });
+  }
+
+  /**
+   * The runs an allocation records describe its slots exactly, any slice of them describes that
+   * part of the array, and a release by runs frees what a release by comparison would.
+   */
+  @Test
+  void recordedRunsDescribeTheSlotsAndReleaseThem() {
+    TestSeeds.run(seed -> {
+      Random rnd = new Random(seed);
+      for (int round = 0; round < TestSeeds.iterations(40); round++) {
+        int capacity = 64 + rnd.nextInt(2000);
+        PageAllocator byRuns = new PageAllocator("device", capacity);
+        PageAllocator byCompare = new PageAllocator("device", capacity);
+        // fragment both pools the same way
+        int[] scratch = new int[capacity];
+        byRuns.allocate(capacity, scratch, 0);
+        byCompare.allocate(capacity, scratch.clone(), 0);
+        for (int slot = 0; slot < capacity; slot++) {
+          if (rnd.nextInt(3) == 0) {
+            byRuns.release(new int[] {slot}, 0, 1);
+            byCompare.release(new int[] {slot}, 0, 1);
+          }
+        }
+        int n = byRuns.free() == 0 ? 0 : 1 + rnd.nextInt(byRuns.free());
+        int[] slots = new int[n + 1];
+        PageAllocator.Runs runs = new PageAllocator.Runs();
+        byRuns.allocate(n, slots, 1, runs);
+        byCompare.allocate(n, slots.clone(), 1);
+        int from = n == 0 ? 0 : rnd.nextInt(n);
+        int pages = n == 0 ? 0 : 1 + rnd.nextInt(n - from);
+        if (pages == 0) {
+          continue;
+        }
+        int[] slice = runs.slice(from, pages);
+        int at = 1 + from;
+        for (int length : slice) {
+          assertThat(length).isPositive();
+          for (int i = 1; i < length; i++) {
+            assertThat(slots[at + i]).isEqualTo(slots[at] + i);
+          }
+          at += length;
+        }
+        assertThat(at).isEqualTo(1 + from + pages);
+        byRuns.releaseRuns(slots, 1 + from, slice);
+        byCompare.release(slots, 1 + from, pages);
+        assertThat(byRuns.freeSlots()).containsExactly(byCompare.freeSlots());
       }
     });
   }

@@ -98,6 +98,31 @@ class RadixTreeTest {
     CacheInvariants.checkIdle(cache);
   }
 
+  @ParameterizedTest
+  @ValueSource(ints = {1, 16})
+  void growToAllocatesWhatAllocateTokensWouldAndLeavesTheSlotsInThePageTable(int pageSize) {
+    RankCache counted = RankCache.withoutMemory(CacheConfig.of(pageSize, 64, 0));
+    RankCache copied = RankCache.withoutMemory(CacheConfig.of(pageSize, 64, 0));
+    int[] a = range(7, 7 + 5 * pageSize);
+    int[] b = concat(java.util.Arrays.copyOf(a, 2 * pageSize), range(500, 500 + 3 * pageSize));
+    for (RankCache cache : new RankCache[] {counted, copied}) {
+      serve(cache, 1, a);
+      cache.admit(2, b);
+    }
+
+    assertThat(counted.growTo(2, b.length)).isEqualTo(3);
+    int[] added = copied.allocateTokens(2, b.length);
+    assertThat(counted.growTo(2, b.length)).as("nothing missing any more").isZero();
+    assertThat(counted.pageTable(2)).containsExactly(copied.pageTable(2));
+    int[] row = new int[6];
+    assertThat(counted.copyPageTable(2, row, 1)).isEqualTo(5);
+    assertThat(java.util.Arrays.copyOfRange(row, 3, 6)).containsExactly(added);
+    counted.finish(2);
+    copied.finish(2);
+    assertThat(counted.replicaDigest()).isEqualTo(copied.replicaDigest());
+    CacheInvariants.checkIdle(counted);
+  }
+
   @Test
   void concurrentDuplicatesAreFreedAndInsertReturnsTheCachedLength() {
     RankCache cache = RankCache.withoutMemory(CacheConfig.of(1, 64, 0));
