@@ -594,7 +594,9 @@ final class CacheTree {
       int slotIndex, long key) {
     RadixNode leaf = new RadixNode(nextId++, parent.namespace);
     int length = end - pos;
-    keys.store(leaf, tokens, pos, length);
+    leaf.keyChunk = keys.store(tokens, pos, length);
+    leaf.keyTokens = keys.array;
+    leaf.keyOffset = keys.offset;
     leaf.keyLength = length;
     leaf.pageCount = length / pageSize;
     leaf.depth = parent.depth + length;
