@@ -3,7 +3,7 @@
 # MPI_Allreduce, in the same run, under mpirun -np 2 and -np 4.
 #
 #   collective-mpi/bench.sh [--repeats 3] [--ranks "2 4"] [--lengths 1,64] [--op MIN]
-#                           [--iterations 10000] [--warmup 100000] [--rounds 31] [--inline-longs 4]
+#                           [--iterations 10000] [--warmup 100000] [--rounds 31] [--inline-longs 128]
 #
 # Compiles src/main/c/mpi_allreduce_latency.c with mpicc into target/bench/, twice: a program
 # and a shared library. Each repeat runs, for each rank count:
@@ -11,10 +11,11 @@
 #   2. one Java job, io.kvtier.collective.mpi.internal.MpiAllReduceLatency, whose ranks
 #      interleave rounds of four modes in the same processes: the C library's loop (`c-lib`, the
 #      same code as the program, called once per round), C making the MPI calls the collective
-#      makes (`c-lib-same`: the guard frame of 4 + inline-longs longs, then the array's own
-#      MPI_Allreduce when it does not ride in the frame: the protocol's own cost), the kvtier
-#      collective (`java-collective`) and the bare binding (`java-binding`). Interleaving makes every mode
-#      meet the same load, which matters on a shared machine; `c` and `c-lib` should agree.
+#      makes once its frame size is learnt (`c-lib-same`: one frame of 2 + length longs when the
+#      array rides in it, else a frame of 2 + 1 longs and the array's own MPI_Allreduce: the
+#      protocol's own cost), the kvtier collective (`java-collective`) and the bare binding
+#      (`java-binding`). Interleaving makes every mode meet the same load, which matters on a
+#      shared machine; `c` and `c-lib` should agree.
 # Same iterations, warmup, rounds and arrays everywhere; each line is rank 0's best and median
 # round (many short rounds, and the best one as the figure: on a shared machine it is the round
 # no other process interrupted). The summary gives, per rank count and length, the median over
@@ -28,7 +29,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 root="$(cd "$here/.." && pwd -P)"
 
-repeats=3 ranks_list="2 4" lengths=1,64 op=MIN iterations=10000 warmup=100000 rounds=31 inline=4
+repeats=3 ranks_list="2 4" lengths=1,64 op=MIN iterations=10000 warmup=100000 rounds=31 inline=128
 while (($# > 0)); do
   case "$1" in
     --repeats) repeats="$2" ;;
@@ -103,7 +104,7 @@ done
 # ratios (median, with the spread over the repeats):
 #   collective/c-lib    kvtier's allReduce against one C MPI_Allreduce of the same array;
 #   collective/same-C   against C making the MPI calls the collective makes (c-lib-same): the
-#                       frame, plus the array's own MPI_Allreduce when it does not fit inline;
+#                       frame, plus the array's own MPI_Allreduce when it does not ride in it;
 #   binding/c-lib       the bare downcall against C: the cost of java.lang.foreign itself.
 awk '
   /^repeat=/ {
