@@ -28,8 +28,9 @@ import java.util.OptionalInt;
 
 /**
  * The Java side of {@code collective-mpi/bench.sh}: per-call latency of {@code allReduce} through
- * the whole {@link Collective} ({@code java-collective}: guard frame, copies, gate), through the
- * bare binding ({@code java-binding}: one {@code MPI_Allreduce} downcall on off-heap buffers), and
+ * the whole {@link Collective} ({@code java-collective}: guard frame, copies, gate, the new result
+ * array; {@code java-collective-into}: the same into a reused array), through the bare binding
+ * ({@code java-binding}: one {@code MPI_Allreduce} downcall on off-heap buffers), and
  * of the C loop of {@code src/main/c/mpi_allreduce_latency.c} called in these same processes
  * ({@code c-lib}, with {@code --c-library}), and C making the MPI calls the collective makes
  * ({@code c-lib-same}: in the steady state, where the frame's capacity is predicted, the guard
@@ -43,8 +44,8 @@ import java.util.OptionalInt;
  * mpirun -np 2 java --enable-native-access=io.kvtier.collective.mpi -p <jars> \
  *   -m io.kvtier.collective.mpi/io.kvtier.collective.mpi.internal.MpiAllReduceLatency \
  *   --iterations 10000 --warmup 50000 --rounds 15 --lengths 1,64 --op MIN \
- *   --mode c-lib,c-lib-same,collective,binding --c-library target/bench/libkvtier_mpi_bench.so \
- *   [--inline-longs 128]
+ *   --mode c-lib,c-lib-same,collective,collective-into,binding \
+ *   --c-library target/bench/libkvtier_mpi_bench.so [--inline-longs 128]
  * }</pre>
  */
 public final class MpiAllReduceLatency {
@@ -94,6 +95,7 @@ public final class MpiAllReduceLatency {
         for (String mode : modes) {
           timed.add(switch (mode) {
             case "collective" -> collective(mpi, op, length);
+            case "collective-into" -> collectiveInto(mpi, op, length);
             case "binding" -> binding(mpi, op, length);
             case "c-lib" -> cLibrary(cRound, mpi.rank(), op, length);
             // The MPI calls the collective makes once the frame's capacity is predicted (the
@@ -104,7 +106,8 @@ public final class MpiAllReduceLatency {
                     MpiFrame.HEADER_LONGS + Math.max(1, length))
                 : cPair(cPairRound, mpi.rank(), op, MpiFrame.HEADER_LONGS + 1, length);
             default -> throw new IllegalArgumentException(
-                "--mode " + mode + " is none of c-lib, c-lib-same, collective, binding");
+                "--mode " + mode + " is none of c-lib, c-lib-same, collective,"
+                    + " collective-into, binding");
           });
         }
         for (Round round : timed) {
@@ -142,6 +145,25 @@ public final class MpiAllReduceLatency {
       long start = System.nanoTime();
       for (long i = 0; i < iterations; i++) {
         s += c.allReduce(op, values, "bench").length;
+      }
+      double perCall = (System.nanoTime() - start) / 1e3 / iterations;
+      sink += s;
+      return perCall;
+    };
+  }
+
+  private static Round collectiveInto(MpiCollective c, ReduceOp op, int length) {
+    long[] values = new long[length];
+    for (int i = 0; i < length; i++) {
+      values[i] = c.rank() * 1000L + i;
+    }
+    long[] result = new long[length];
+    return iterations -> {
+      long s = 0;
+      long start = System.nanoTime();
+      for (long i = 0; i < iterations; i++) {
+        c.allReduceInto(op, values, result, "bench");
+        s += result.length;
       }
       double perCall = (System.nanoTime() - start) / 1e3 / iterations;
       sink += s;

@@ -138,8 +138,27 @@ final class MpiCollective implements Collective {
 
   @Override
   public long[] allReduce(ReduceOp op, long[] values, String tag) {
-    Objects.requireNonNull(op, "op");
     Objects.requireNonNull(values, "values");
+    long[] result = new long[values.length];
+    reduce(op, values, result, tag);
+    return result;
+  }
+
+  /** Skips the result array of {@link #allReduce}: measured in docs/PERFORMANCE.md. */
+  @Override
+  public void allReduceInto(ReduceOp op, long[] values, long[] result, String tag) {
+    Objects.requireNonNull(values, "values");
+    Objects.requireNonNull(result, "result");
+    if (result.length != values.length) {
+      throw new IllegalArgumentException("result.length=" + result.length + " must equal"
+          + " values.length=" + values.length + ": allReduceInto writes one reduced value per"
+          + " input value");
+    }
+    reduce(op, values, result, tag);
+  }
+
+  private void reduce(ReduceOp op, long[] values, long[] result, String tag) {
+    Objects.requireNonNull(op, "op");
     Objects.requireNonNull(tag, "tag");
     ensureUsable();
     int length = values.length;
@@ -157,20 +176,15 @@ final class MpiCollective implements Collective {
       }
       reduceFrame(slots);
       capacity.agreed(print, op == ReduceOp.SUM ? 0 : length);
-      long[] result;
       if (fused) {
-        result = MpiFrame.readInline(frameIn, length, op == ReduceOp.MAX);
-      } else {
-        result = new long[length];
-        if (length > 0) {
-          ensurePayload(length);
-          MemorySegment.copy(values, 0, payloadOut, JAVA_LONG, 0, length);
-          library.allReduce(payloadOut, payloadIn, length, op);
-          MemorySegment.copy(payloadIn, JAVA_LONG, 0, result, 0, length);
-        }
+        MpiFrame.readInline(frameIn, result, op == ReduceOp.MAX);
+      } else if (length > 0) {
+        ensurePayload(length);
+        MemorySegment.copy(values, 0, payloadOut, JAVA_LONG, 0, length);
+        library.allReduce(payloadOut, payloadIn, length, op);
+        MemorySegment.copy(payloadIn, JAVA_LONG, 0, result, 0, length);
       }
       sequence++;
-      return result;
     } catch (CollectiveException e) {
       broken = e;
       throw e;

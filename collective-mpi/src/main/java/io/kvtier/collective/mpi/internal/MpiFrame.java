@@ -97,18 +97,17 @@ final class MpiFrame {
    * Reads a reduced inline payload.
    *
    * @param reduced the frame after the MIN reduction
-   * @param length the payload's length
+   * @param out where the reduced values go, as many as it holds
    * @param max whether the call is a MAX
-   * @return the reduced values
    */
-  static long[] readInline(MemorySegment reduced, int length, boolean max) {
-    long[] out = new long[length];
+  static void readInline(MemorySegment reduced, long[] out, boolean max) {
+    int length = out.length;
     if (length <= SHORT) {
       for (int i = 0; i < length; i++) {
         long v = reduced.getAtIndex(JAVA_LONG, HEADER_LONGS + i);
         out[i] = max ? ~v : v;
       }
-      return out;
+      return;
     }
     // A bulk copy and a loop over a heap array, which the JIT vectorizes: per-element segment
     // accesses measured about 450 ns more than C for a 64-value frame at 2 ranks.
@@ -118,6 +117,5 @@ final class MpiFrame {
         out[i] = ~out[i];
       }
     }
-    return out;
   }
 }
