@@ -3,18 +3,20 @@
 # MPI_Allreduce, in the same run, under mpirun -np 2 and -np 4.
 #
 #   collective-mpi/bench.sh [--repeats 3] [--ranks "2 4"] [--lengths 1,64] [--op MIN]
-#                           [--iterations 10000] [--warmup 100000] [--rounds 31] [--inline-longs 4]
+#                           [--iterations 10000] [--warmup 100000] [--rounds 31] [--inline-longs 128]
 #
 # Compiles src/main/c/mpi_allreduce_latency.c with mpicc into target/bench/, twice: a program
 # and a shared library. Each repeat runs, for each rank count:
 #   1. the C program (`c`): warmup, then rounds of timed MPI_Allreduce calls;
 #   2. one Java job, io.kvtier.collective.mpi.internal.MpiAllReduceLatency, whose ranks
-#      interleave rounds of four modes in the same processes: the C library's loop (`c-lib`, the
+#      interleave rounds of five modes in the same processes: the C library's loop (`c-lib`, the
 #      same code as the program, called once per round), C making the MPI calls the collective
-#      makes (`c-lib-same`: the guard frame of 4 + inline-longs longs, then the array's own
-#      MPI_Allreduce when it does not ride in the frame: the protocol's own cost), the kvtier
-#      collective (`java-collective`) and the bare binding (`java-binding`). Interleaving makes every mode
-#      meet the same load, which matters on a shared machine; `c` and `c-lib` should agree.
+#      makes once its frame size is learnt (`c-lib-same`: one frame of 2 + length longs when the
+#      array rides in it, else a frame of 2 + 1 longs and the array's own MPI_Allreduce: the
+#      protocol's own cost), the kvtier collective (`java-collective`: allReduce, which returns
+#      a new array; `java-collective-into`: allReduceInto a reused one) and the bare binding
+#      (`java-binding`). Interleaving makes every mode meet the same load, which matters on a
+#      shared machine; `c` and `c-lib` should agree.
 # Same iterations, warmup, rounds and arrays everywhere; each line is rank 0's best and median
 # round (many short rounds, and the best one as the figure: on a shared machine it is the round
 # no other process interrupted). The summary gives, per rank count and length, the median over
@@ -28,7 +30,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 root="$(cd "$here/.." && pwd -P)"
 
-repeats=3 ranks_list="2 4" lengths=1,64 op=MIN iterations=10000 warmup=100000 rounds=31 inline=4
+repeats=3 ranks_list="2 4" lengths=1,64 op=MIN iterations=10000 warmup=100000 rounds=31 inline=128
 while (($# > 0)); do
   case "$1" in
     --repeats) repeats="$2" ;;
@@ -63,8 +65,9 @@ export JAVA_HOME
 
 jar() { compgen -G "$here/target/kvtier-collective-mpi-*.jar" | grep -v -e '-sources' -e '-tests' | head -1; }
 if [[ -z "$(jar)" || ! -d "$here/target/lib" ]]; then
-  echo "bench.sh: building collective-mpi (./mvnw -B -q -pl collective-mpi -am install -DskipTests)" >&2
-  (cd "$root" && ./mvnw -B -q -pl collective-mpi -am install -DskipTests) >&2
+  # package, not install: the jar and target/lib are all this needs, and ~/.m2 stays untouched.
+  echo "bench.sh: building collective-mpi (./mvnw -B -q -pl collective-mpi -am package -DskipTests)" >&2
+  (cd "$root" && ./mvnw -B -q -o -pl collective-mpi -am package -DskipTests) >&2
 fi
 
 out="$here/target/bench"
@@ -92,7 +95,7 @@ for ((repeat = 1; repeat <= repeats; repeat++)); do
     mpirun "${mpirun_opts[@]}" -np "$ranks" "$out/mpi_allreduce_latency" "${common[@]}" \
       | sed "s/^/repeat=$repeat /" | tee -a "$results"
     mpirun "${mpirun_opts[@]}" -np "$ranks" "$JAVA_HOME/bin/java" "${java_opts[@]}" "${common[@]}" \
-      --mode c-lib,c-lib-same,collective,binding --c-library "$out/libkvtier_mpi_bench.so" \
+      --mode c-lib,c-lib-same,collective,collective-into,binding --c-library "$out/libkvtier_mpi_bench.so" \
       --inline-longs "$inline" \
       | sed "s/^/repeat=$repeat /" | tee -a "$results"
   done
@@ -101,8 +104,9 @@ done
 # Summary per rank count and length: the median over the repeats of each mode's best round, and
 # ratios (median, with the spread over the repeats):
 #   collective/c-lib    kvtier's allReduce against one C MPI_Allreduce of the same array;
+#   into/c-lib          kvtier's allReduceInto (no new array per call) against the same;
 #   collective/same-C   against C making the MPI calls the collective makes (c-lib-same): the
-#                       frame, plus the array's own MPI_Allreduce when it does not fit inline;
+#                       frame, plus the array's own MPI_Allreduce when it does not ride in it;
 #   binding/c-lib       the bare downcall against C: the cost of java.lang.foreign itself.
 awk '
   /^repeat=/ {
@@ -125,21 +129,23 @@ awk '
   END {
     print ""
     printf "op=%s inline-longs=%s; best-round latencies in microseconds, medians over the repeats\n", op, inline
-    print "ranks length      c  c-lib  same-C  collective  binding | collective/c-lib  collective/same-C  binding/c-lib  repeats"
+    print "ranks length      c  c-lib  same-C  collective     into  binding | collective/c-lib  into/c-lib  collective/same-C  binding/c-lib  repeats"
     for (key in keys) {
       n = 0
       split(key, k, " ")
       for (rep in reps) {
         cl = best["c-lib", key, rep]; jc = best["java-collective", key, rep]
         jb = best["java-binding", key, rep]; c = best["c", key, rep]; same = best["c-lib-same", key, rep]
-        if (cl == "" || jc == "" || jb == "" || c == "" || same == "" || cl == 0) continue
-        n++; cs[n] = c; cls[n] = cl; jcs[n] = jc; jbs[n] = jb; frs[n] = same
-        rc[n] = jc / cl; rs[n] = jc / same; rb[n] = jb / cl
+        ji = best["java-collective-into", key, rep]
+        if (cl == "" || jc == "" || jb == "" || c == "" || same == "" || ji == "" || cl == 0) continue
+        n++; cs[n] = c; cls[n] = cl; jcs[n] = jc; jbs[n] = jb; frs[n] = same; jis[n] = ji
+        rc[n] = jc / cl; rs[n] = jc / same; rb[n] = jb / cl; ri[n] = ji / cl
       }
       if (n == 0) continue
-      printf "%5s %6s %6.3f %6.3f %7.3f %11.3f %8.3f | %5.2f (%s)  %6.2f (%s)  %4.2f (%s)  %d\n",
-        k[1], k[2], median(cs, n), median(cls, n), median(frs, n), median(jcs, n), median(jbs, n),
-        median(rc, n), spread(rc, n), median(rs, n), spread(rs, n), median(rb, n), spread(rb, n), n
+      printf "%5s %6s %6.3f %6.3f %7.3f %11.3f %8.3f %8.3f | %5.2f (%s)  %5.2f (%s)  %6.2f (%s)  %4.2f (%s)  %d\n",
+        k[1], k[2], median(cs, n), median(cls, n), median(frs, n), median(jcs, n), median(jis, n),
+        median(jbs, n), median(rc, n), spread(rc, n), median(ri, n), spread(ri, n),
+        median(rs, n), spread(rs, n), median(rb, n), spread(rb, n), n
     }
   }' "$results" | {
   # Three header lines, then the rows by rank count and length.

@@ -23,10 +23,13 @@ import java.util.Objects;
  * {@link IllegalArgumentException} on every rank). There is one group per process, {@code
  * MPI_COMM_WORLD}: a join under another group name is refused.
  *
- * <p><b>Desync.</b> Every call starts with a fixed-shape {@code MPI_Allreduce(MIN)} of the call's
- * fingerprint and sequence number and their complements (the MIN and the MAX in one reduction),
- * which also carries small MIN/MAX payloads and a broadcast's size, so a desync is a {@link
- * io.kvtier.spi.CollectiveDesyncException} on every rank, and a 1-value MIN costs one call.
+ * <p><b>Desync.</b> Every call starts with an {@code MPI_Allreduce(MIN)} of the call's
+ * fingerprint (operation, length or root, tag, sequence number) and its complement (the MIN and
+ * the MAX in one reduction), whose shape is the same on every rank (it depends only on calls all
+ * ranks agreed on), so a desync is a {@link io.kvtier.spi.CollectiveDesyncException} on every
+ * rank, not a hang. The same reduction carries MIN/MAX payloads of up to {@code mpi.inline-longs}
+ * values and a broadcast's size: once a call site has been seen, such a MIN or MAX costs one
+ * {@code MPI_Allreduce}; a SUM costs two.
  *
  * <p><b>Watchdog.</b> MPI calls block in C and cannot be cancelled. A call that takes longer than
  * the spec's watchdog timeout prints this rank's recent calls and ends the whole job with {@code

@@ -10,7 +10,7 @@ class MpiConfigTest {
 
   @Test
   void defaultsArePinned() {
-    assertThat(MpiConfig.defaults()).isEqualTo(new MpiConfig(4));
+    assertThat(MpiConfig.defaults()).isEqualTo(new MpiConfig(128));
     assertThat(MpiConfig.fromProperties(Map.of())).isEqualTo(MpiConfig.defaults());
     assertThat(MpiConfig.NAMESPACE).isEqualTo("mpi");
     assertThat(MpiConfig.KEYS).containsExactly("mpi.inline-longs");

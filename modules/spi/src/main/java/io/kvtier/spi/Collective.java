@@ -1,5 +1,7 @@
 package io.kvtier.spi;
 
+import java.util.Objects;
+
 /**
  * A group of ranks that meet in collective operations. Every rank of the group must call the same
  * operations in the same order with the same tag; the {@code tag} names the call site (for
@@ -39,6 +41,35 @@ public interface Collective extends AutoCloseable {
    * @return a new array with the reduced values, identical on every rank
    */
   long[] allReduce(ReduceOp op, long[] values, String tag);
+
+  /**
+   * {@link #allReduce} into an array of the caller's: the same collective call (same tag and
+   * sequence number rules; ranks may mix the two forms), without a new array per call, for
+   * callers that reduce every tick, where a fresh array is a measurable part of a sub-microsecond
+   * call (docs/PERFORMANCE.md, "MPI allReduce latency").
+   *
+   * <p>The default calls {@link #allReduce} and copies; providers override it to skip the copy.
+   * The arguments are checked before any communication, so a rank with a bad argument throws
+   * alone: pass the same lengths on every rank.
+   *
+   * @param op the reduction
+   * @param values this rank's values; every rank passes the same length (else desync)
+   * @param result where the reduced values go, identical on every rank; as long as {@code
+   *     values}, and may be {@code values} itself
+   * @param tag the call site
+   * @throws IllegalArgumentException if {@code result} is not as long as {@code values}
+   */
+  default void allReduceInto(ReduceOp op, long[] values, long[] result, String tag) {
+    Objects.requireNonNull(values, "values");
+    Objects.requireNonNull(result, "result");
+    if (result.length != values.length) {
+      throw new IllegalArgumentException("result.length=" + result.length + " must equal"
+          + " values.length=" + values.length + ": allReduceInto writes one reduced value per"
+          + " input value");
+    }
+    long[] reduced = allReduce(op, values, tag);
+    System.arraycopy(reduced, 0, result, 0, reduced.length);
+  }
 
   /**
    * Sends {@code payload} from the root to every rank.

@@ -28,12 +28,14 @@ import java.util.OptionalInt;
 
 /**
  * The Java side of {@code collective-mpi/bench.sh}: per-call latency of {@code allReduce} through
- * the whole {@link Collective} ({@code java-collective}: guard frame, copies, gate), through the
- * bare binding ({@code java-binding}: one {@code MPI_Allreduce} downcall on off-heap buffers), and
+ * the whole {@link Collective} ({@code java-collective}: guard frame, copies, gate, the new result
+ * array; {@code java-collective-into}: the same into a reused array), through the bare binding
+ * ({@code java-binding}: one {@code MPI_Allreduce} downcall on off-heap buffers), and
  * of the C loop of {@code src/main/c/mpi_allreduce_latency.c} called in these same processes
  * ({@code c-lib}, with {@code --c-library}), and C making the MPI calls the collective makes
- * ({@code c-lib-same}: the guard frame of {@code 4 + inline} longs, then the array's own {@code
- * MPI_Allreduce} when it does not ride in the frame; what the protocol costs before any Java
+ * ({@code c-lib-same}: in the steady state, where the frame's capacity is predicted, the guard
+ * frame of {@code 2 + length} longs when a MIN/MAX rides in it, else a frame of {@code 2 + 1}
+ * longs, then the array's own {@code MPI_Allreduce}; what the protocol costs before any Java
  * runs). The modes' rounds are interleaved (a barrier, a
  * round of one mode, a barrier, a round of the next, ...), so that on a busy machine every mode
  * meets the same load; rank 0 prints each mode's best and median round.
@@ -42,8 +44,8 @@ import java.util.OptionalInt;
  * mpirun -np 2 java --enable-native-access=io.kvtier.collective.mpi -p <jars> \
  *   -m io.kvtier.collective.mpi/io.kvtier.collective.mpi.internal.MpiAllReduceLatency \
  *   --iterations 10000 --warmup 50000 --rounds 15 --lengths 1,64 --op MIN \
- *   --mode c-lib,c-lib-same,collective,binding --c-library target/bench/libkvtier_mpi_bench.so \
- *   [--inline-longs 4]
+ *   --mode c-lib,c-lib-same,collective,collective-into,binding \
+ *   --c-library target/bench/libkvtier_mpi_bench.so [--inline-longs 128]
  * }</pre>
  */
 public final class MpiAllReduceLatency {
@@ -93,17 +95,19 @@ public final class MpiAllReduceLatency {
         for (String mode : modes) {
           timed.add(switch (mode) {
             case "collective" -> collective(mpi, op, length);
+            case "collective-into" -> collectiveInto(mpi, op, length);
             case "binding" -> binding(mpi, op, length);
             case "c-lib" -> cLibrary(cRound, mpi.rank(), op, length);
-            // The MPI calls the collective makes, from C: what the protocol costs before any
-            // Java runs. The frame alone when the array rides in it, else the frame and the array.
+            // The MPI calls the collective makes once the frame's capacity is predicted (the
+            // warmup's first calls teach it), from C: what the protocol costs before any Java
+            // runs. The frame alone when the array rides in it, else a minimal frame and the array.
             case "c-lib-same" -> op != ReduceOp.SUM && length <= config.inlineLongs()
                 ? cLibrary(cRound, mpi.rank(), ReduceOp.MIN,
-                    MpiFrame.HEADER_LONGS + config.inlineLongs())
-                : cPair(cPairRound, mpi.rank(), op, MpiFrame.HEADER_LONGS + config.inlineLongs(),
-                    length);
+                    MpiFrame.HEADER_LONGS + Math.max(1, length))
+                : cPair(cPairRound, mpi.rank(), op, MpiFrame.HEADER_LONGS + 1, length);
             default -> throw new IllegalArgumentException(
-                "--mode " + mode + " is none of c-lib, c-lib-same, collective, binding");
+                "--mode " + mode + " is none of c-lib, c-lib-same, collective,"
+                    + " collective-into, binding");
           });
         }
         for (Round round : timed) {
@@ -141,6 +145,25 @@ public final class MpiAllReduceLatency {
       long start = System.nanoTime();
       for (long i = 0; i < iterations; i++) {
         s += c.allReduce(op, values, "bench").length;
+      }
+      double perCall = (System.nanoTime() - start) / 1e3 / iterations;
+      sink += s;
+      return perCall;
+    };
+  }
+
+  private static Round collectiveInto(MpiCollective c, ReduceOp op, int length) {
+    long[] values = new long[length];
+    for (int i = 0; i < length; i++) {
+      values[i] = c.rank() * 1000L + i;
+    }
+    long[] result = new long[length];
+    return iterations -> {
+      long s = 0;
+      long start = System.nanoTime();
+      for (long i = 0; i < iterations; i++) {
+        c.allReduceInto(op, values, result, "bench");
+        s += result.length;
       }
       double perCall = (System.nanoTime() - start) / 1e3 / iterations;
       sink += s;

@@ -78,6 +78,23 @@ record MpiCall(Kind kind, int argument, String tag, long sequence) {
   }
 
   /**
+   * A call's fingerprint bound to its sequence number, what the guard frame compares: a rank one
+   * call ahead of the others differs even where the two calls have the same fingerprint.
+   * SplitMix64's finalizer over the fingerprint xor the sequence number times the golden ratio:
+   * for one fingerprint, distinct sequence numbers never collide (every step is a bijection).
+   *
+   * @param print {@link #fingerprint(Kind, int, String)}
+   * @param sequence the call's number in its group
+   * @return the fingerprint of this call at this point of the sequence
+   */
+  static long sequenced(long print, long sequence) {
+    long h = print ^ sequence * 0x9E3779B97F4A7C15L;
+    h = (h ^ (h >>> 30)) * 0xBF58476D1CE4E5B9L;
+    h = (h ^ (h >>> 27)) * 0x94D049BB133111EBL;
+    return h ^ (h >>> 31);
+  }
+
+  /**
    * A readable description for desync and watchdog messages.
    *
    * @return for example {@code allReduce(MIN, length=3) tag 'sync' seq 17}

@@ -14,13 +14,17 @@ import java.util.Objects;
 
 /**
  * This process's handle on {@code MPI_COMM_WORLD}. Every call starts with the {@link MpiFrame
- * guard frame}, which checks that all ranks make the same call and carries the payload of small
- * MIN/MAX reductions and the size of a broadcast:
+ * guard frame}, which checks that all ranks make the same call and carries the payload of MIN/MAX
+ * reductions and the size of a broadcast:
  *
  * <ul>
- *   <li>{@code allReduce(MIN|MAX)} of at most {@code mpi.inline-longs} values: the frame only;
- *   <li>a longer MIN/MAX, or any SUM: the frame, then {@code MPI_Allreduce} of the values;
- *   <li>{@code broadcast}: the frame (the root's size in the first inline slot, the others
+ *   <li>{@code allReduce(MIN|MAX)}: the frame only, when the frame's capacity holds the values
+ *       (capacity predicted from the agreed calls by {@link MpiFrameCapacity}: after one pass of
+ *       an engine's call sites, every call of at most {@code mpi.inline-longs} values);
+ *       otherwise the frame, then {@code MPI_Allreduce} of the values;
+ *   <li>{@code allReduce(SUM)}: the frame, then {@code MPI_Allreduce} of the values (MIN cannot
+ *       fold a sum, and a second reduction op in one call would need a user-defined MPI op);
+ *   <li>{@code broadcast}: the frame (the root's size in the first payload slot, the others
  *       contribute {@code Long.MAX_VALUE}), then {@code MPI_Bcast} of the bytes when not empty;
  *   <li>{@code barrier}: the frame, which no rank leaves before every rank has entered.
  * </ul>
@@ -30,13 +34,18 @@ import java.util.Objects;
  * calls throw without calling MPI.
  *
  * <p>Hot path: no allocation but the result, no atomic read-modify-write, the fingerprint cached
- * per call site, buffers reused (docs/PERFORMANCE.md, "MPI allReduce latency": a 1-value MIN at
- * 2 ranks costs 1.18-1.31x C making the same MPI call).
+ * per call site, buffers reused. Measured in docs/PERFORMANCE.md, "MPI allReduce latency": one
+ * {@code MPI_Allreduce} per MIN/MAX instead of two took a 64-value call from 2.0-2.6x C to
+ * 1.23-1.34x ({@code allReduce}) and 1.09-1.17x ({@code allReduceInto}, no result array); the
+ * 2-long header (instead of 4 + 4 inline slots) made a 1-value call's frame 3 longs, not 8.
  */
 final class MpiCollective implements Collective {
 
-  /** The join frame's length in longs; at most the smallest frame, 4 + 1. */
+  /** The join frame's length in longs. */
   private static final int JOIN_LONGS = 5;
+
+  /** The frame buffers' first size in longs: the join frame and small calls fit. */
+  private static final int FIRST_FRAME_LONGS = 16;
 
   private final MpiLibrary library;
   private final MpiCallGate gate;
@@ -45,11 +54,11 @@ final class MpiCollective implements Collective {
   private final int rank;
   private final int size;
   private final int inline;
-  private final int frameLongs;
-  private final MemorySegment frameOut;
-  private final MemorySegment frameIn;
-  private final long[] scratch;
+  private final MpiFrameCapacity capacity;
   private final MpiWatchdog watchdog;
+  private MemorySegment frameOut;
+  private MemorySegment frameIn;
+  private long[] scratch;
   private MemorySegment payloadOut = MemorySegment.NULL;
   private MemorySegment payloadIn = MemorySegment.NULL;
   private MemorySegment bytes = MemorySegment.NULL;
@@ -66,12 +75,12 @@ final class MpiCollective implements Collective {
     this.rank = runtime.rank();
     this.size = runtime.size();
     this.inline = inlineLongs;
-    this.frameLongs = MpiFrame.HEADER_LONGS + inlineLongs;
+    this.capacity = new MpiFrameCapacity(inlineLongs);
     // Automatic arenas: a close() racing a call on another thread must not free a buffer that C
     // is still writing; the garbage collector frees them once the handle is gone.
-    this.frameOut = Arena.ofAuto().allocate(JAVA_LONG, frameLongs);
-    this.frameIn = Arena.ofAuto().allocate(JAVA_LONG, frameLongs);
-    this.scratch = new long[inlineLongs];
+    this.frameOut = Arena.ofAuto().allocate(JAVA_LONG, FIRST_FRAME_LONGS);
+    this.frameIn = Arena.ofAuto().allocate(JAVA_LONG, FIRST_FRAME_LONGS);
+    this.scratch = new long[FIRST_FRAME_LONGS];
     this.watchdog = watchdog;
   }
 
@@ -129,34 +138,53 @@ final class MpiCollective implements Collective {
 
   @Override
   public long[] allReduce(ReduceOp op, long[] values, String tag) {
-    Objects.requireNonNull(op, "op");
     Objects.requireNonNull(values, "values");
+    long[] result = new long[values.length];
+    reduce(op, values, result, tag);
+    return result;
+  }
+
+  /** Skips the result array of {@link #allReduce}: measured in docs/PERFORMANCE.md. */
+  @Override
+  public void allReduceInto(ReduceOp op, long[] values, long[] result, String tag) {
+    Objects.requireNonNull(values, "values");
+    Objects.requireNonNull(result, "result");
+    if (result.length != values.length) {
+      throw new IllegalArgumentException("result.length=" + result.length + " must equal"
+          + " values.length=" + values.length + ": allReduceInto writes one reduced value per"
+          + " input value");
+    }
+    reduce(op, values, result, tag);
+  }
+
+  private void reduce(ReduceOp op, long[] values, long[] result, String tag) {
+    Objects.requireNonNull(op, "op");
     Objects.requireNonNull(tag, "tag");
     ensureUsable();
     int length = values.length;
     MpiCall.Kind kind = MpiCall.Kind.allReduce(op);
-    boolean fused = op != ReduceOp.SUM && length <= inline;
     long token = gate.enter(kind, length, tag, sequence);
     try {
-      MpiFrame.writeHeader(frameOut, fingerprints.of(kind, length, tag), sequence);
+      long print = fingerprints.of(kind, length, tag);
+      int slots = capacity.next();
+      // The same on every rank whose frame agrees: same op, same length, same capacity.
+      boolean fused = op != ReduceOp.SUM && length <= slots;
+      ensureFrame(slots);
+      MpiFrame.writeHeader(frameOut, MpiCall.sequenced(print, sequence));
       if (fused) {
         MpiFrame.writeInline(frameOut, values, op == ReduceOp.MAX, scratch);
       }
-      reduceFrame();
-      long[] result;
+      reduceFrame(slots);
+      capacity.agreed(print, op == ReduceOp.SUM ? 0 : length);
       if (fused) {
-        result = MpiFrame.readInline(frameIn, length, op == ReduceOp.MAX);
-      } else {
-        result = new long[length];
-        if (length > 0) {
-          ensurePayload(length);
-          MemorySegment.copy(values, 0, payloadOut, JAVA_LONG, 0, length);
-          library.allReduce(payloadOut, payloadIn, length, op);
-          MemorySegment.copy(payloadIn, JAVA_LONG, 0, result, 0, length);
-        }
+        MpiFrame.readInline(frameIn, result, op == ReduceOp.MAX);
+      } else if (length > 0) {
+        ensurePayload(length);
+        MemorySegment.copy(values, 0, payloadOut, JAVA_LONG, 0, length);
+        library.allReduce(payloadOut, payloadIn, length, op);
+        MemorySegment.copy(payloadIn, JAVA_LONG, 0, result, 0, length);
       }
       sequence++;
-      return result;
     } catch (CollectiveException e) {
       broken = e;
       throw e;
@@ -178,11 +206,14 @@ final class MpiCollective implements Collective {
     }
     long token = gate.enter(MpiCall.Kind.BROADCAST, root, tag, sequence);
     try {
-      MpiFrame.writeHeader(frameOut, fingerprints.of(MpiCall.Kind.BROADCAST, root, tag),
-          sequence);
+      long print = fingerprints.of(MpiCall.Kind.BROADCAST, root, tag);
+      int slots = capacity.next();
+      ensureFrame(slots);
+      MpiFrame.writeHeader(frameOut, MpiCall.sequenced(print, sequence));
       frameOut.setAtIndex(JAVA_LONG, MpiFrame.HEADER_LONGS,
           root == rank ? payload.length : Long.MAX_VALUE);
-      reduceFrame();
+      reduceFrame(slots);
+      capacity.agreed(print, 1);
       int length = (int) frameIn.getAtIndex(JAVA_LONG, MpiFrame.HEADER_LONGS);
       byte[] result = new byte[length];
       if (length > 0) {
@@ -209,8 +240,12 @@ final class MpiCollective implements Collective {
     ensureUsable();
     long token = gate.enter(MpiCall.Kind.BARRIER, 0, tag, sequence);
     try {
-      MpiFrame.writeHeader(frameOut, fingerprints.of(MpiCall.Kind.BARRIER, 0, tag), sequence);
-      reduceFrame();
+      long print = fingerprints.of(MpiCall.Kind.BARRIER, 0, tag);
+      int slots = capacity.next();
+      ensureFrame(slots);
+      MpiFrame.writeHeader(frameOut, MpiCall.sequenced(print, sequence));
+      reduceFrame(slots);
+      capacity.agreed(print, 0);
       sequence++;
     } catch (CollectiveException e) {
       broken = e;
@@ -223,13 +258,25 @@ final class MpiCollective implements Collective {
   /**
    * Reduces the frame and fails every rank alike when the ranks disagree; the call in progress
    * is the gate's current one.
+   *
+   * @param slots the frame's payload capacity, the same on every rank
    */
-  private void reduceFrame() {
-    library.allReduce(frameOut, frameIn, frameLongs, ReduceOp.MIN);
+  private void reduceFrame(int slots) {
+    library.allReduce(frameOut, frameIn, MpiFrame.HEADER_LONGS + slots, ReduceOp.MIN);
     if (!MpiFrame.agrees(frameIn)) {
       String spread = MpiFrame.describeSpread(frameIn);
       throw new CollectiveDesyncException(
           MpiDesyncReport.gather(library, gate, group, rank, size, gate.current(), spread));
+    }
+  }
+
+  private void ensureFrame(int slots) {
+    long longs = MpiFrame.HEADER_LONGS + (long) slots;
+    if (frameOut.byteSize() < longs * Long.BYTES) {
+      long grown = Long.highestOneBit(longs - 1) << 1;
+      frameOut = Arena.ofAuto().allocate(JAVA_LONG, grown);
+      frameIn = Arena.ofAuto().allocate(JAVA_LONG, grown);
+      scratch = new long[(int) grown];
     }
   }
 
@@ -270,6 +317,16 @@ final class MpiCollective implements Collective {
    */
   long sequence() {
     return sequence;
+  }
+
+  /**
+   * Moves this rank's sequence numbers ahead, as if it had made calls the others did not; for the
+   * tests of the desync guard, since the public calls keep every rank's numbers in step.
+   *
+   * @param calls how many calls to skip
+   */
+  void skipSequenceForTests(long calls) {
+    sequence += calls;
   }
 
   /**

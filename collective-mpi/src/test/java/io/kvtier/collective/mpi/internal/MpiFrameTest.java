@@ -20,7 +20,7 @@ class MpiFrameTest {
 
   private static MemorySegment frame(MpiCall call, long[] inline, boolean max) {
     MemorySegment frame = MemorySegment.ofArray(new long[MpiFrame.HEADER_LONGS + INLINE]);
-    MpiFrame.writeHeader(frame, call.fingerprint(), call.sequence());
+    MpiFrame.writeHeader(frame, MpiCall.sequenced(call.fingerprint(), call.sequence()));
     MpiFrame.writeInline(frame, inline, max, new long[INLINE]);
     return frame;
   }
@@ -99,14 +99,28 @@ class MpiFrameTest {
       }
       MemorySegment reduced = reduceMin(List.of(frames));
       assertThat(MpiFrame.agrees(reduced)).isTrue();
-      assertThat(MpiFrame.readInline(reduced, length, max)).isEqualTo(expected);
+      long[] got = new long[length];
+      MpiFrame.readInline(reduced, got, max);
+      assertThat(got).isEqualTo(expected);
     }
   }
 
   @Test
-  void spreadNamesTheSequenceRange() {
+  void spreadNamesTheLowestAndHighestFingerprint() {
+    long low = MpiCall.sequenced(barrier("a", 3).fingerprint(), 3);
+    long high = MpiCall.sequenced(barrier("a", 9).fingerprint(), 9);
     MemorySegment reduced = reduceMin(List.of(
         frame(barrier("a", 3), new long[0], false), frame(barrier("a", 9), new long[0], false)));
-    assertThat(MpiFrame.describeSpread(reduced)).contains("sequence numbers 3..9");
+    assertThat(MpiFrame.describeSpread(reduced)).isEqualTo("fingerprints "
+        + Long.toHexString(Math.min(low, high)) + ".." + Long.toHexString(Math.max(low, high)));
+  }
+
+  @Test
+  void sequenceNumbersOfOneCallNeverCollide() {
+    long print = new MpiCall(MpiCall.Kind.ALL_REDUCE_MIN, 1, "tick", 0).fingerprint();
+    java.util.Set<Long> seen = new java.util.HashSet<>();
+    for (long seq = 0; seq < 100_000; seq++) {
+      assertThat(seen.add(MpiCall.sequenced(print, seq))).as("seq %d", seq).isTrue();
+    }
   }
 }

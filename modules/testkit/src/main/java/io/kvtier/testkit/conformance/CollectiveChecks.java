@@ -40,6 +40,11 @@ public final class CollectiveChecks {
   public enum Check {
     /** MIN, MAX and SUM of seeded arrays (1, 2-4, 5-16 and 17-100 values) match a local fold. */
     ALL_REDUCE,
+    /**
+     * {@code allReduceInto}: the same reductions into a separate array and in place, and a result
+     * of another length refused on every rank without breaking the group.
+     */
+    ALL_REDUCE_INTO,
     /** Broadcast from every root of empty, small and 64 KiB payloads. */
     BROADCAST,
     /** No rank leaves a barrier before every rank arrived, 20 rounds. */
@@ -167,6 +172,7 @@ public final class CollectiveChecks {
     Random random = new Random(TestSeeds.mix(seed, check.name()));
     switch (check) {
       case ALL_REDUCE -> allReduce(collective, random);
+      case ALL_REDUCE_INTO -> allReduceInto(collective, random);
       case BROADCAST -> broadcast(collective, random);
       case BARRIER -> barrier(collective, arrivals);
       case MIXED_SEQUENCE -> {
@@ -219,6 +225,55 @@ public final class CollectiveChecks {
       assertThat(results.get(round)).as("rank %d round %d: %s of %d values on %d ranks", rank,
           round, ops[round], mine[round].length, size).isEqualTo(expected[round]);
     }
+  }
+
+  private static void allReduceInto(Collective c, Random random) {
+    int size = c.size();
+    int rank = c.rank();
+    int rounds = 12;
+    ReduceOp[] ops = new ReduceOp[rounds];
+    long[][] mine = new long[rounds][];
+    long[][] expected = new long[rounds][];
+    for (int round = 0; round < rounds; round++) {
+      ops[round] = ReduceOp.values()[round % ReduceOp.values().length];
+      int length = switch (round / ReduceOp.values().length) {
+        case 0 -> 1;
+        case 1 -> 2 + random.nextInt(3);
+        case 2 -> 5 + random.nextInt(60);
+        default -> 65 + random.nextInt(200);
+      };
+      for (int r = 0; r < size; r++) {
+        long[] input = randomValues(length, random);
+        if (r == rank) {
+          mine[round] = input;
+        }
+        expected[round] = r == 0 ? input.clone() : fold(ops[round], expected[round], input);
+      }
+    }
+    long[][] passed = new long[rounds][];
+    long[][] results = new long[rounds][];
+    for (int round = 0; round < rounds; round++) {
+      // Odd rounds reduce in place; even ones into an array whose old contents must not leak.
+      passed[round] = mine[round].clone();
+      results[round] = round % 2 == 1 ? passed[round] : randomValues(mine[round].length, random);
+      c.allReduceInto(ops[round], passed[round], results[round], "conformance-reduce-into");
+    }
+    // Every rank passes a result one longer: refused before any communication, on every rank.
+    Throwable refused = failureOf(() -> c.allReduceInto(ReduceOp.SUM, new long[2], new long[3],
+        "conformance-reduce-into-length"));
+    Throwable after = failureOf(() -> c.barrier("conformance-reduce-into-after"));
+    for (int round = 0; round < rounds; round++) {
+      if (round % 2 == 0) {
+        assertThat(passed[round]).as("rank %d round %d: allReduceInto leaves its input alone",
+            rank, round).isEqualTo(mine[round]);
+      }
+      assertThat(results[round]).as("rank %d round %d: %s of %d values on %d ranks%s", rank,
+          round, ops[round], mine[round].length, size, round % 2 == 1 ? ", in place" : "")
+          .isEqualTo(expected[round]);
+    }
+    assertThat(refused).as("rank %d: allReduceInto with a result of another length", rank)
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(after).as("rank %d: a barrier after the refused call", rank).isNull();
   }
 
   private static long[] fold(ReduceOp op, long[] into, long[] values) {

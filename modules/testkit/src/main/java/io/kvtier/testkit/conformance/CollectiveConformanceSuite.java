@@ -95,6 +95,64 @@ public abstract class CollectiveConformanceSuite extends CollectiveFailureChecks
     }
   }
 
+  /**
+   * {@code allReduceInto} gives what {@code allReduce} gives, into a separate array (leaving the
+   * input alone) and in place, on every rank; a result of another length is refused on every rank
+   * and leaves the group usable.
+   *
+   * @param size number of ranks
+   * @param random seeded by the test's seed
+   * @throws Exception on failure
+   */
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {1, 2, 3, 4})
+  public void allReduceIntoMatchesSequentialReduction(int size, Random random) throws Exception {
+    requireRanks(size);
+    int rounds = TestSeeds.scaled(12);
+    ReduceOp[] ops = new ReduceOp[rounds];
+    long[][][] input = new long[rounds][size][];
+    long[][] expected = new long[rounds][];
+    for (int round = 0; round < rounds; round++) {
+      ops[round] = ReduceOp.values()[random.nextInt(ReduceOp.values().length)];
+      int length = 1 + random.nextInt(100);
+      for (int r = 0; r < size; r++) {
+        input[round][r] = randomValues(length, random);
+      }
+      expected[round] = input[round][0].clone();
+      for (int r = 1; r < size; r++) {
+        for (int i = 0; i < length; i++) {
+          expected[round][i] = ops[round].apply(expected[round][i], input[round][r][i]);
+        }
+      }
+    }
+    List<List<long[]>> results = runGroupExpectingSuccess(size, (c, rank) -> {
+      List<long[]> out = new ArrayList<>();
+      for (int round = 0; round < rounds; round++) {
+        long[] mine = input[round][rank].clone();
+        boolean inPlace = round % 2 == 1;
+        long[] result = inPlace ? mine : new long[mine.length];
+        c.allReduceInto(ops[round], mine, result, "conformance-reduce-into");
+        if (!inPlace) {
+          assertThat(mine).as("allReduceInto leaves its input alone")
+              .isEqualTo(input[round][rank]);
+        }
+        out.add(result);
+      }
+      assertThatThrownBy(() -> c.allReduceInto(ReduceOp.SUM, new long[2], new long[3],
+          "conformance-reduce-into-length"))
+          .as("a result of another length").isInstanceOf(IllegalArgumentException.class);
+      c.barrier("conformance-reduce-into-after");
+      return out;
+    });
+    for (int r = 0; r < size; r++) {
+      for (int round = 0; round < rounds; round++) {
+        assertThat(results.get(r).get(round))
+            .as("rank %d round %d: %s of %d ranks", r, round, ops[round], size)
+            .isEqualTo(expected[round]);
+      }
+    }
+  }
+
   /** Mostly small values, with the extremes that catch overflow and sign mistakes. */
   private static long[] randomValues(int length, Random random) {
     long[] v = new long[length];
