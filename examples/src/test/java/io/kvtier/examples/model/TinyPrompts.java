@@ -55,6 +55,46 @@ final class TinyPrompts {
     return out;
   }
 
+  /**
+   * Wraps a request stream so that some prefixes are certain to come back only after they have
+   * left the device and the host: {@code cold} prompts of a prefix of their own first, then the
+   * stream, then unique prompts of {@code flushTokens} tokens in all (more than the device and
+   * host pools hold, so LRU pushes out everything older, the cold prompts first), then each cold
+   * prefix again with a new tail. A random stream alone guarantees no such revisit: with some
+   * seeds every group that leaves the host never comes back.
+   *
+   * @param random the seeded source of the added prompts
+   * @param stream the requests in between
+   * @param cold how many prefixes to revisit
+   * @param prefixTokens the length of each such prefix
+   * @param flushTokens at least this many tokens of unique prompts before the revisits
+   * @param vocab token ids are below it
+   * @return the requests, in arrival order
+   */
+  static List<Prompt> withColdRevisits(Random random, List<Prompt> stream, int cold,
+      int prefixTokens, int flushTokens, int vocab) {
+    int[][] prefixes = new int[cold][];
+    List<Prompt> out = new ArrayList<>(stream.size() + 2 * cold + flushTokens / 96 + 1);
+    for (int c = 0; c < cold; c++) {
+      prefixes[c] = tokens(random, prefixTokens, vocab);
+      out.add(new Prompt(concat(prefixes[c], tokens(random, 1 + random.nextInt(8), vocab)), 2));
+    }
+    out.addAll(stream);
+    for (int flushed = 0; flushed < flushTokens; flushed += 96) {
+      out.add(new Prompt(tokens(random, 96, vocab), 1));
+    }
+    for (int c = 0; c < cold; c++) {
+      out.add(new Prompt(concat(prefixes[c], tokens(random, 1 + random.nextInt(8), vocab)), 2));
+    }
+    return out;
+  }
+
+  private static int[] concat(int[] a, int[] b) {
+    int[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
   static int[] tokens(Random random, int length, int vocab) {
     int[] t = new int[length];
     for (int i = 0; i < length; i++) {
