@@ -57,10 +57,10 @@ final class TinyPrompts {
 
   /**
    * Wraps a request stream so that some prefixes are certain to come back only after they have
-   * left the device and the host: {@code cold} prompts of a prefix of their own first, then the
-   * stream, then unique prompts of {@code flushTokens} tokens in all (more than the device and
-   * host pools hold, so LRU pushes out everything older, the cold prompts first), then each cold
-   * prefix again with a new tail. A random stream alone guarantees no such revisit: with some
+   * left the device and the host: {@code cold} prefixes of their own first (each sent twice),
+   * then the stream, then unique prompts of {@code flushTokens} tokens in all (more than the
+   * device and host pools hold, so LRU pushes out everything older, the cold prompts first), then
+   * each cold prefix again with a new tail. A random stream alone guarantees no such revisit: with some
    * seeds every group that leaves the host never comes back.
    *
    * @param random the seeded source of the added prompts
@@ -74,10 +74,15 @@ final class TinyPrompts {
   static List<Prompt> withColdRevisits(Random random, List<Prompt> stream, int cold,
       int prefixTokens, int flushTokens, int vocab) {
     int[][] prefixes = new int[cold][];
-    List<Prompt> out = new ArrayList<>(stream.size() + 2 * cold + flushTokens / 96 + 1);
+    List<Prompt> out = new ArrayList<>(stream.size() + 3 * cold + flushTokens / 96 + 1);
     for (int c = 0; c < cold; c++) {
       prefixes[c] = tokens(random, prefixTokens, vocab);
-      out.add(new Prompt(concat(prefixes[c], tokens(random, 1 + random.nextInt(8), vocab)), 2));
+      // Twice, with different tails: selective write-through backs a node up to the host only
+      // at its second hit (the default threshold), and only pages on the host reach L3.
+      for (int visit = 0; visit < 2; visit++) {
+        out.add(new Prompt(concat(prefixes[c], tokens(random, 1 + random.nextInt(8), vocab)),
+            2));
+      }
     }
     out.addAll(stream);
     for (int flushed = 0; flushed < flushTokens; flushed += 96) {
