@@ -60,8 +60,8 @@ final class TinyPrompts {
    * left the device and the host: {@code cold} prefixes of their own first (each sent twice),
    * then the stream, then unique prompts of {@code flushTokens} tokens in all (more than the
    * device and host pools hold, so LRU pushes out everything older, the cold prompts first), then
-   * each cold prefix again with a new tail. A random stream alone guarantees no such revisit: with some
-   * seeds every group that leaves the host never comes back.
+   * each cold prefix again with a new tail. A random stream alone guarantees no such revisit:
+   * with some seeds every group that leaves the host never comes back.
    *
    * @param random the seeded source of the added prompts
    * @param stream the requests in between
