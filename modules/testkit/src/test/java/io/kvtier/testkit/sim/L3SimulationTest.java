@@ -71,16 +71,29 @@ class L3SimulationTest {
 
   @Test
   void l3HitsReplaceComputationAndTheRunIsDeterministic() {
-    long seed = TestSeeds.seedFor("L3SimulationTest.hits");
-    SimulationResult without = MultiRankSimulator.run(config(seed, L3Simulation.NONE));
-    SimulationResult with = MultiRankSimulator.run(config(seed, memory()));
-    SimulationResult again = MultiRankSimulator.run(config(seed, memory()));
-    assertHealthy(without);
-    assertHealthy(with);
-    assertThat(without.hitTokens().l3()).isZero();
-    assertThat(with.hitTokens().l3()).isPositive();
-    assertThat(with.computedTokens()).isLessThan(without.computedTokens());
-    assertThat(again.withoutWallTime()).isEqualTo(with.withoutWallTime());
+    // Over three seeds, not one: in a single small run the L3 tier can cost more than it saves
+    // (master seed 3578717694763151846: 5,156 tokens computed with it, 4,992 without), because a
+    // prefetch reserves host slots, evicting host pages that would have hit later, and a
+    // prefetch that times out gives nothing back for them. Summed over runs it must pay.
+    long computedWith = 0;
+    long computedWithout = 0;
+    for (int run = 0; run < 3; run++) {
+      long seed = TestSeeds.seedFor("L3SimulationTest.hits." + run);
+      SimulationResult without = MultiRankSimulator.run(config(seed, L3Simulation.NONE));
+      SimulationResult with = MultiRankSimulator.run(config(seed, memory()));
+      assertHealthy(without);
+      assertHealthy(with);
+      assertThat(without.hitTokens().l3()).isZero();
+      assertThat(with.hitTokens().l3()).isPositive();
+      computedWith += with.computedTokens();
+      computedWithout += without.computedTokens();
+      if (run == 0) {
+        SimulationResult again = MultiRankSimulator.run(config(seed, memory()));
+        assertThat(again.withoutWallTime()).isEqualTo(with.withoutWallTime());
+      }
+    }
+    assertThat(computedWith).as("tokens computed over three runs with L3, against without")
+        .isLessThan(computedWithout);
   }
 
   @Test

@@ -65,11 +65,24 @@ class RunRankTest {
 
   @Test
   void everyRankReturnsTheResultOfTheThreadedRun() throws Exception {
-    long seed = TestSeeds.seedFor("RunRankTest.same");
-    SimulationConfig config = config(seed, 3);
-    SimulationResult threaded = MultiRankSimulator.run(config);
-    assertThat(threaded.passed()).as("%s", threaded).isTrue();
-    assertThat(threaded.kvVerifiedPages()).as("a run that checks loaded pages").isPositive();
+    // The comparison is only worth something on a run that loads pages back (the counters
+    // summed across processes are then nonzero). Most seeds' runs do, not all (this small
+    // workload with aborts and failed copies may never load back): take the first of a few
+    // seeds derived from the master seed whose run does.
+    SimulationConfig config = null;
+    SimulationResult threaded = null;
+    for (int candidate = 0; candidate < 8; candidate++) {
+      SimulationConfig c = config(TestSeeds.seedFor("RunRankTest.same." + candidate), 3);
+      SimulationResult r = MultiRankSimulator.run(c);
+      assertThat(r.passed()).as("%s", r).isTrue();
+      if (r.kvVerifiedPages() > 0) {
+        config = c;
+        threaded = r;
+        break;
+      }
+    }
+    assertThat(threaded).as("a run among 8 seeds that checks loaded pages").isNotNull();
+    long seed = config.seed();
 
     List<SimulationResult> ranks = everyRank(config, "run-rank-test-" + seed);
     for (SimulationResult r : ranks) {
