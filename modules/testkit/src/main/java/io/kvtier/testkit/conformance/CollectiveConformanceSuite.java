@@ -58,41 +58,20 @@ public abstract class CollectiveConformanceSuite extends CollectiveFailureChecks
   @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8})
   public void allReduceMatchesSequentialReduction(int size, Random random) throws Exception {
     requireRanks(size);
-    int rounds = TestSeeds.scaled(12);
-    ReduceOp[] ops = new ReduceOp[rounds];
-    long[][][] input = new long[rounds][size][];
-    long[][] expected = new long[rounds][];
-    for (int round = 0; round < rounds; round++) {
-      ops[round] = ReduceOp.values()[random.nextInt(ReduceOp.values().length)];
-      int length = 1 + random.nextInt(16);
-      for (int r = 0; r < size; r++) {
-        input[round][r] = randomValues(length, random);
-      }
-      expected[round] = input[round][0].clone();
-      for (int r = 1; r < size; r++) {
-        for (int i = 0; i < length; i++) {
-          expected[round][i] = ops[round].apply(expected[round][i], input[round][r][i]);
-        }
-      }
-    }
+    Reductions rounds = Reductions.random(size, 16, random);
     List<List<long[]>> results = runGroupExpectingSuccess(size, (c, rank) -> {
       List<long[]> out = new ArrayList<>();
-      for (int round = 0; round < rounds; round++) {
-        long[] mine = input[round][rank].clone();
-        long[] reduced = c.allReduce(ops[round], mine, "conformance-reduce");
+      for (int round = 0; round < rounds.count(); round++) {
+        long[] mine = rounds.input(round, rank);
+        long[] reduced = c.allReduce(rounds.ops()[round], mine, "conformance-reduce");
         assertThat(reduced).as("allReduce returns a new array").isNotSameAs(mine);
-        assertThat(mine).as("allReduce leaves its input alone").isEqualTo(input[round][rank]);
+        assertThat(mine).as("allReduce leaves its input alone")
+            .isEqualTo(rounds.input()[round][rank]);
         out.add(reduced);
       }
       return out;
     });
-    for (int r = 0; r < size; r++) {
-      for (int round = 0; round < rounds; round++) {
-        assertThat(results.get(r).get(round))
-            .as("rank %d round %d: %s of %d ranks", r, round, ops[round], size)
-            .isEqualTo(expected[round]);
-      }
-    }
+    rounds.assertResults(results);
   }
 
   /**
@@ -108,33 +87,17 @@ public abstract class CollectiveConformanceSuite extends CollectiveFailureChecks
   @ValueSource(ints = {1, 2, 3, 4})
   public void allReduceIntoMatchesSequentialReduction(int size, Random random) throws Exception {
     requireRanks(size);
-    int rounds = TestSeeds.scaled(12);
-    ReduceOp[] ops = new ReduceOp[rounds];
-    long[][][] input = new long[rounds][size][];
-    long[][] expected = new long[rounds][];
-    for (int round = 0; round < rounds; round++) {
-      ops[round] = ReduceOp.values()[random.nextInt(ReduceOp.values().length)];
-      int length = 1 + random.nextInt(100);
-      for (int r = 0; r < size; r++) {
-        input[round][r] = randomValues(length, random);
-      }
-      expected[round] = input[round][0].clone();
-      for (int r = 1; r < size; r++) {
-        for (int i = 0; i < length; i++) {
-          expected[round][i] = ops[round].apply(expected[round][i], input[round][r][i]);
-        }
-      }
-    }
+    Reductions rounds = Reductions.random(size, 100, random);
     List<List<long[]>> results = runGroupExpectingSuccess(size, (c, rank) -> {
       List<long[]> out = new ArrayList<>();
-      for (int round = 0; round < rounds; round++) {
-        long[] mine = input[round][rank].clone();
+      for (int round = 0; round < rounds.count(); round++) {
+        long[] mine = rounds.input(round, rank);
         boolean inPlace = round % 2 == 1;
         long[] result = inPlace ? mine : new long[mine.length];
-        c.allReduceInto(ops[round], mine, result, "conformance-reduce-into");
+        c.allReduceInto(rounds.ops()[round], mine, result, "conformance-reduce-into");
         if (!inPlace) {
           assertThat(mine).as("allReduceInto leaves its input alone")
-              .isEqualTo(input[round][rank]);
+              .isEqualTo(rounds.input()[round][rank]);
         }
         out.add(result);
       }
@@ -144,11 +107,52 @@ public abstract class CollectiveConformanceSuite extends CollectiveFailureChecks
       c.barrier("conformance-reduce-into-after");
       return out;
     });
-    for (int r = 0; r < size; r++) {
+    rounds.assertResults(results);
+  }
+
+  /**
+   * Rounds of random reductions for a group: per round an op, each rank's input and the result a
+   * sequential reduction gives.
+   */
+  private record Reductions(int size, ReduceOp[] ops, long[][][] input, long[][] expected) {
+    static Reductions random(int size, int maxLength, Random random) {
+      int rounds = TestSeeds.scaled(12);
+      ReduceOp[] ops = new ReduceOp[rounds];
+      long[][][] input = new long[rounds][size][];
+      long[][] expected = new long[rounds][];
       for (int round = 0; round < rounds; round++) {
-        assertThat(results.get(r).get(round))
-            .as("rank %d round %d: %s of %d ranks", r, round, ops[round], size)
-            .isEqualTo(expected[round]);
+        ops[round] = ReduceOp.values()[random.nextInt(ReduceOp.values().length)];
+        int length = 1 + random.nextInt(maxLength);
+        for (int r = 0; r < size; r++) {
+          input[round][r] = randomValues(length, random);
+        }
+        expected[round] = input[round][0].clone();
+        for (int r = 1; r < size; r++) {
+          for (int i = 0; i < length; i++) {
+            expected[round][i] = ops[round].apply(expected[round][i], input[round][r][i]);
+          }
+        }
+      }
+      return new Reductions(size, ops, input, expected);
+    }
+
+    int count() {
+      return ops.length;
+    }
+
+    /** A copy of rank {@code rank}'s input of a round, for the call to change if it would. */
+    long[] input(int round, int rank) {
+      return input[round][rank].clone();
+    }
+
+    /** Every rank got the sequential result in every round. */
+    void assertResults(List<List<long[]>> results) {
+      for (int r = 0; r < size; r++) {
+        for (int round = 0; round < ops.length; round++) {
+          assertThat(results.get(r).get(round))
+              .as("rank %d round %d: %s of %d ranks", r, round, ops[round], size)
+              .isEqualTo(expected[round]);
+        }
       }
     }
   }
