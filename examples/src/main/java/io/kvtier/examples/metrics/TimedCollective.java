@@ -54,6 +54,19 @@ public final class TimedCollective implements Collective {
     }
   }
 
+  /** Timed as {@link #allReduce} is, under the same name; the delegate's own form. */
+  @Override
+  public void allReduceInto(ReduceOp op, long[] values, long[] result, String tag) {
+    long start = System.nanoTime();
+    boolean ok = false;
+    try {
+      delegate.allReduceInto(op, values, result, tag);
+      ok = true;
+    } finally {
+      record("all_reduce", tag, ok, start);
+    }
+  }
+
   @Override
   public byte[] broadcast(int root, byte[] payload, String tag) {
     long start = System.nanoTime();

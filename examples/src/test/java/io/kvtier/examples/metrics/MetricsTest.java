@@ -45,6 +45,7 @@ class MetricsTest {
   private static final class SoloCollective implements Collective {
     boolean fail;
     boolean closed;
+    int intoCalls;
 
     @Override
     public int rank() {
@@ -62,6 +63,12 @@ class MetricsTest {
         throw new CollectiveTimeoutException("rank 0 waited too long in " + tag);
       }
       return values.clone();
+    }
+
+    @Override
+    public void allReduceInto(ReduceOp op, long[] values, long[] result, String tag) {
+      intoCalls++;
+      System.arraycopy(allReduce(op, values, tag), 0, result, 0, values.length);
     }
 
     @Override
@@ -85,7 +92,9 @@ class MetricsTest {
     TimedCollective timed = new TimedCollective(solo, registry);
 
     assertThat(timed.allReduce(ReduceOp.MIN, new long[] {3, 4}, "sync")).containsExactly(3, 4);
-    timed.allReduce(ReduceOp.MIN, new long[] {1}, "sync");
+    long[] into = {5};
+    timed.allReduceInto(ReduceOp.MIN, into, into, "sync");
+    assertThat(into).containsExactly(5);
     assertThat(timed.broadcast(0, new byte[] {7}, "recv")).containsExactly(7);
     timed.barrier("end");
     solo.fail = true;
@@ -95,6 +104,7 @@ class MetricsTest {
 
     assertThat(registry.get("kvtier.collective.latency").tags("op", "all_reduce", "tag", "sync",
         "outcome", "success").timer().count()).isEqualTo(2);
+    assertThat(solo.intoCalls).as("allReduceInto reaches the delegate's own form").isEqualTo(1);
     assertThat(registry.get("kvtier.collective.latency").tags("op", "all_reduce", "tag", "sync",
         "outcome", "error").timer().count()).isEqualTo(1);
     assertThat(registry.get("kvtier.collective.latency").tags("op", "broadcast", "tag", "recv")

@@ -60,6 +60,21 @@ public interface Collective extends AutoCloseable {
    * @throws IllegalArgumentException if {@code result} is not as long as {@code values}
    */
   default void allReduceInto(ReduceOp op, long[] values, long[] result, String tag) {
+    checkIntoArguments(values, result);
+    long[] reduced = allReduce(op, values, tag);
+    System.arraycopy(reduced, 0, result, 0, reduced.length);
+  }
+
+  /**
+   * The argument checks of {@link #allReduceInto}, for providers and wrappers that override it:
+   * they must run before any communication, so that a rank with a bad argument throws alone.
+   *
+   * @param values this rank's values
+   * @param result where the reduced values are to go
+   * @throws NullPointerException if either is null
+   * @throws IllegalArgumentException if {@code result} is not as long as {@code values}
+   */
+  static void checkIntoArguments(long[] values, long[] result) {
     Objects.requireNonNull(values, "values");
     Objects.requireNonNull(result, "result");
     if (result.length != values.length) {
@@ -67,8 +82,6 @@ public interface Collective extends AutoCloseable {
           + " values.length=" + values.length + ": allReduceInto writes one reduced value per"
           + " input value");
     }
-    long[] reduced = allReduce(op, values, tag);
-    System.arraycopy(reduced, 0, result, 0, reduced.length);
   }
 
   /**

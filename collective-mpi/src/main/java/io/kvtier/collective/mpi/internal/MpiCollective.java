@@ -147,13 +147,7 @@ final class MpiCollective implements Collective {
   /** Skips the result array of {@link #allReduce}: measured in docs/PERFORMANCE.md. */
   @Override
   public void allReduceInto(ReduceOp op, long[] values, long[] result, String tag) {
-    Objects.requireNonNull(values, "values");
-    Objects.requireNonNull(result, "result");
-    if (result.length != values.length) {
-      throw new IllegalArgumentException("result.length=" + result.length + " must equal"
-          + " values.length=" + values.length + ": allReduceInto writes one reduced value per"
-          + " input value");
-    }
+    Collective.checkIntoArguments(values, result);
     reduce(op, values, result, tag);
   }
 

@@ -81,7 +81,9 @@ final class CommitSync {
     flags(cache.localLoadFailures(readyLoads), values, head + writes);
     flags(cache.localL3WriteFailures(readyL3), values, l3Offset);
     cache.localPrefetchProgress(values, prefetchOffset);
-    long[] agreed = collective.allReduce(ReduceOp.MIN, values, TAG);
+    // In place: the values are not read again, and no second array per tick.
+    collective.allReduceInto(ReduceOp.MIN, values, values, TAG);
+    long[] agreed = values;
     int commitWrites = (int) agreed[0];
     int commitLoads = (int) agreed[1];
     int commitL3 = (int) agreed[2];

@@ -33,6 +33,8 @@ public final class GuardedCollective implements Collective {
 
   private final Collective delegate;
   private final Deque<String> history = new ArrayDeque<>();
+  /** The guard's reduction, in place: one array for every call. */
+  private final long[] header = new long[4];
   private long sequence;
   private boolean broken;
 
@@ -72,6 +74,15 @@ public final class GuardedCollective implements Collective {
     return delegate.allReduce(op, values, tag);
   }
 
+  /** The same guard as {@link #allReduce} (the forms may mix), then the delegate's own form. */
+  @Override
+  public void allReduceInto(ReduceOp op, long[] values, long[] result, String tag) {
+    Objects.requireNonNull(op, "op");
+    Collective.checkIntoArguments(values, result);
+    check("allReduce(" + op + ", length=" + values.length + ")", tag);
+    delegate.allReduceInto(op, values, result, tag);
+  }
+
   @Override
   public byte[] broadcast(int root, byte[] payload, String tag) {
     check("broadcast(root=" + root + ")", tag);
@@ -98,8 +109,12 @@ public final class GuardedCollective implements Collective {
     }
     String described = call + " tag '" + tag + "' seq " + sequence;
     long fp = fingerprint(call, tag);
-    long[] header = {fp, ~fp, sequence, ~sequence};
-    long[] reduced = delegate.allReduce(ReduceOp.MIN, header, GUARD_TAG);
+    long[] reduced = header;
+    reduced[0] = fp;
+    reduced[1] = ~fp;
+    reduced[2] = sequence;
+    reduced[3] = ~sequence;
+    delegate.allReduceInto(ReduceOp.MIN, reduced, reduced, GUARD_TAG);
     boolean agree =
         reduced[0] == ~reduced[1] && reduced[2] == ~reduced[3] && reduced[0] == fp
             && reduced[2] == sequence;

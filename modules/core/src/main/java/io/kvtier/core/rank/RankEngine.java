@@ -196,8 +196,8 @@ public final class RankEngine {
 
   private void checkDigest(String detail) {
     long digest = replicaDigest();
-    long[] reduced = collective.allReduce(ReduceOp.MIN, new long[] {digest, ~digest},
-        DIGEST_TAG);
+    long[] reduced = {digest, ~digest};
+    collective.allReduceInto(ReduceOp.MIN, reduced, reduced, DIGEST_TAG);
     counters.digestChecks++;
     long min = reduced[0];
     long max = ~reduced[1];

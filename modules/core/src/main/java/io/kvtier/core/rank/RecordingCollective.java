@@ -70,6 +70,15 @@ public final class RecordingCollective implements Collective {
     return delegate.allReduce(op, values, tag);
   }
 
+  /** Logged as {@link #allReduce} is (the forms may mix), then the delegate's own form. */
+  @Override
+  public void allReduceInto(ReduceOp op, long[] values, long[] result, String tag) {
+    Objects.requireNonNull(op, "op");
+    Collective.checkIntoArguments(values, result);
+    log(1, op.ordinal(), values.length, tag);
+    delegate.allReduceInto(op, values, result, tag);
+  }
+
   @Override
   public byte[] broadcast(int root, byte[] payload, String tag) {
     log(2, 0, root, tag);

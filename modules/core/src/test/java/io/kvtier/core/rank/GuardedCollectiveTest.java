@@ -143,6 +143,63 @@ class GuardedCollectiveTest {
   }
 
   @Test
+  void allReduceIntoIsGuardedLikeAllReduceAndTheFormsMix() throws Exception {
+    List<Object> outcomes =
+        onRanks(
+            3,
+            c -> {
+              long[] values = {10 + c.rank(), -c.rank()};
+              // In place, as the engine's sync does.
+              c.allReduceInto(ReduceOp.MAX, values, values, "a");
+              // Rank 0 uses the other form of the same call: that is not a desync.
+              long[] sum = new long[1];
+              if (c.rank() == 0) {
+                sum = c.allReduce(ReduceOp.SUM, new long[] {c.rank()}, "b");
+              } else {
+                c.allReduceInto(ReduceOp.SUM, new long[] {c.rank()}, sum, "b");
+              }
+              return List.of(values[0], values[1], sum[0], c.sequence());
+            });
+    for (Object o : outcomes) {
+      assertThat(o).isEqualTo(List.of(12L, 0L, 3L, 2L));
+    }
+  }
+
+  @Test
+  void allReduceIntoAtAnotherCallFailsEveryRankAndABadResultArrayFailsBeforeAnyCall()
+      throws Exception {
+    List<Object> outcomes =
+        onRanks(
+            2,
+            c -> {
+              try {
+                c.allReduceInto(ReduceOp.MIN, new long[2], new long[3], "sync");
+                return "no error";
+              } catch (IllegalArgumentException expected) {
+                assertThat(expected).hasMessageContaining("result.length=3");
+              }
+              long[] values = new long[c.rank() + 1];
+              return (Object) catching(() -> c.allReduceInto(ReduceOp.MIN, values, values, "sync"));
+            });
+    assertThat(outcomes).hasSize(2);
+    for (Object o : outcomes) {
+      assertThat(o).isInstanceOf(CollectiveDesyncException.class);
+      assertThat(((Exception) o).getMessage())
+          .contains("rank 0: allReduce(MIN, length=1) tag 'sync' seq 0")
+          .contains("rank 1: allReduce(MIN, length=2) tag 'sync' seq 0");
+    }
+  }
+
+  private static Object catching(Runnable call) {
+    try {
+      call.run();
+      return "no error";
+    } catch (RuntimeException e) {
+      return e;
+    }
+  }
+
+  @Test
   void fingerprintSeparatesCallsAndTags() {
     assertThat(GuardedCollective.fingerprint("barrier", "a"))
         .isNotEqualTo(GuardedCollective.fingerprint("barrier", "b"))

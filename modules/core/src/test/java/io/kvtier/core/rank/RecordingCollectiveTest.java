@@ -57,6 +57,14 @@ class RecordingCollectiveTest {
     RecordingCollective three = join("recording-solo-3", 1, 0);
     RecordingCollective four = join("recording-solo-4", 1, 0);
     one.allReduce(ReduceOp.MIN, new long[2], "sync");
+    RecordingCollective into = join("recording-solo-5", 1, 0);
+    long[] values = new long[2];
+    into.allReduceInto(ReduceOp.MIN, values, values, "sync");
+    // The two forms of one call are logged alike, so that ranks may mix them.
+    assertThat(into.scheduleHash()).isEqualTo(one.scheduleHash());
+    assertThat(into.recentCalls()).extracting(Object::toString)
+        .containsExactly("#0 allReduce(MIN, length=2) 'sync'");
+    into.close();
     two.allReduce(ReduceOp.MAX, new long[2], "sync");
     three.allReduce(ReduceOp.MIN, new long[3], "sync");
     four.allReduce(ReduceOp.MIN, new long[2], "sync2");
