@@ -222,8 +222,7 @@ public final class RankCache {
    */
   public MatchResult match(long namespace, int[] tokens) {
     Objects.requireNonNull(tokens, "tokens");
-    checkTokens(tokens, 0, tokens.length);
-    RadixNode root = tree.rootFor(namespace, true);
+    RadixNode root = rootFor(namespace, tokens);
     Scan scan = scan(root, tokens);
     if (rules.accessClock != null) {
       restampWalkedPath();
@@ -237,9 +236,31 @@ public final class RankCache {
   private record Scan(RadixNode lastDevice, RadixNode lastHost, int hostLength,
       List<LoadBack> loads) {}
 
+  /**
+   * The namespace's root, made if missing once the tokens are checked (nothing can match in a new
+   * namespace, so {@link #scan} would check them all anyway), so that a bad request leaves none.
+   */
+  private RadixNode rootFor(long namespace, int[] tokens) {
+    RadixNode root = tree.rootFor(namespace, false);
+    if (root == null) {
+      checkTokens(tokens, 0, tokens.length);
+      root = tree.rootFor(namespace, true);
+    }
+    return root;
+  }
+
+  /**
+   * Matches the tokens and checks them: those past the match (the tree's own tokens were checked
+   * when inserted), before the walk changes anything, so that a bad request leaves the tree as it
+   * was.
+   *
+   * @throws InvalidTokenException if a token id is outside the vocabulary
+   */
   private Scan scan(RadixNode root, int[] tokens) {
     int aligned = tokens.length - tokens.length % config.pageSize();
-    tree.walk(root, tokens, 0, aligned);
+    int matched = tree.walk(root, tokens, 0, aligned);
+    checkTokens(tokens, matched, tokens.length);
+    tree.completeWalk();
     RadixNode[] path = tree.path;
     int length = tree.pathLength;
     RadixNode lastDevice = root;
@@ -296,7 +317,6 @@ public final class RankCache {
       throw new IllegalStateException("admit of request id=" + requestId
           + ": already active; finish or abort it before admitting the id again");
     }
-    checkTokens(tokens, 0, tokens.length);
     if (l3 != null) {
       Prefetch p = l3.byRequest.get(requestId);
       if (p != null && p.state != Prefetch.State.DONE) {
@@ -304,7 +324,7 @@ public final class RankCache {
             + " is still " + p.state + "; admit it once prefetchState says DONE, or cancel it");
       }
     }
-    RadixNode root = tree.rootFor(options.namespace(), true);
+    RadixNode root = rootFor(options.namespace(), tokens);
     Scan scan = scan(root, tokens);
     if (rules.accessClock != null) {
       restampWalkedPath();
@@ -979,7 +999,7 @@ public final class RankCache {
           + ": the request is active; prefetch before admitting it");
     }
     checkTokens(tokens, 0, tokens.length);
-    RadixNode root = tree.rootFor(options.namespace(), true);
+    RadixNode root = rootFor(options.namespace(), tokens);
     Scan scan = scan(root, tokens);
     int aligned = tokens.length - tokens.length % config.pageSize();
     boolean started = l3.start(requestId, options.namespace(), tokens, aligned, scan.lastHost);

@@ -40,6 +40,31 @@ class BadInputTest {
   }
 
   @Test
+  void aBadTokenPastACachedPrefixChangesNothing() {
+    // The first page matches the cached node [1..8] in part: a good request would split it and
+    // stamp the path, a rejected one must do neither (the tokens are checked past the match,
+    // before the walk's changes), and must not leave the root of a new namespace behind.
+    String before = CacheProbe.digest(cache);
+    long nodes = cache.nodeCount();
+    assertThatThrownBy(() -> cache.admit(2, new int[] {1, 2, 3, 4, 5, 6, 7, 9, 1000}))
+        .isInstanceOf(InvalidTokenException.class)
+        .hasMessageContaining("token id 1000 at index 8");
+    assertThatThrownBy(() -> cache.match(0, new int[] {1, 2, 3, 4, 5, 6, 7, 8, 0, -1}))
+        .isInstanceOf(InvalidTokenException.class)
+        .hasMessageContaining("token id -1 at index 9");
+    assertThatThrownBy(() -> cache.admit(3, new int[] {1, -2},
+        RequestOptions.DEFAULT.withNamespace(7)))
+        .isInstanceOf(InvalidTokenException.class);
+    assertThat(cache.nodeCount()).isEqualTo(nodes);
+    assertThat(cache.isActive(2)).isFalse();
+    assertThat(cache.isActive(3)).isFalse();
+    assertUnchangedAndIdle(before);
+    // The same prompt without the bad token does split the node: the check above is not vacuous.
+    cache.match(0, new int[] {1, 2, 3, 4, 5, 6, 7, 9});
+    assertThat(cache.nodeCount()).isEqualTo(nodes + 1);
+  }
+
+  @Test
   void finishOfUnknownOrAlreadyFinishedRequest() {
     String before = CacheProbe.digest(cache);
     assertThatThrownBy(() -> cache.finish(77)).isInstanceOf(UnknownRequestException.class)
