@@ -57,7 +57,6 @@ public final class RankCache {
   private final LocalProgress progress;
   private final Optional<KvMemory> memory;
   private final LongMap<RequestState> requests = new LongMap<>(64);
-  private final RequestState.Pool ownArrays = new RequestState.Pool();
   private final LongMap<CacheLock> locks = new LongMap<>(4);
   private long lockSerial;
   /** The outcome of the last admitted request's prefetch, for {@link #admittedPrefetch}. */
@@ -245,7 +244,7 @@ public final class RankCache {
     RadixNode lastDevice = root;
     List<LoadBack> pending = List.of();
     int i = 0;
-    for (; i < length && path[i].deviceSlots != null; i++) {
+    for (; i < length && path[i].resident(); i++) {
       lastDevice = path[i];
       LoadBack load = lastDevice.pendingLoad;
       if (load != null && !pending.contains(load)) {
@@ -332,12 +331,9 @@ public final class RankCache {
         lastOutcome = outcome;
       }
     }
-    int prefix = locked.depth;
-    int pageSize = config.pageSize();
-    int expectedPages = (tokens.length - prefix + pageSize - 1) / pageSize;
     requests.put(requestId, new RequestState(requestId, options.namespace(), options.priority(),
-        tokens, locked, prefix, ownArrays.take(expectedPages)));
-    return new Admission(requestId, prefix, scan.hostLength, loaded,
+        tokens, locked, locked.depth));
+    return new Admission(requestId, locked.depth, scan.hostLength, loaded,
         pending, locked, scan.lastHost);
   }
 
@@ -362,7 +358,7 @@ public final class RankCache {
       return new int[0];
     }
     addPages(r, pages);
-    return Arrays.copyOfRange(r.own, r.ownCount - pages, r.ownCount);
+    return r.own.toArray(r.ownCount() - pages, pages);
   }
 
   /**
@@ -401,7 +397,7 @@ public final class RankCache {
 
   private int pagesMissing(RequestState r, int totalTokens) {
     int pageSize = config.pageSize();
-    int held = r.prefixLength / pageSize + r.ownCount;
+    int held = r.prefixLength / pageSize + r.ownCount();
     return (int) (((long) totalTokens + pageSize - 1) / pageSize) - held;
   }
 
@@ -412,12 +408,7 @@ public final class RankCache {
           (int) (tree.deviceProtected + tree.requestPages), (int) transfers.writeBackPages);
     }
     ensureFree(pages);
-    r.ensureCapacity(pages);
-    if (r.runs == null && config.pageSize() == 1) {
-      r.runs = new PageAllocator.Runs();
-    }
-    tree.devicePool.allocate(pages, r.own, r.ownCount, r.runs);
-    r.ownCount += pages;
+    tree.devicePool.allocate(pages, r.own);
     tree.requestPages += pages;
   }
 
@@ -442,8 +433,8 @@ public final class RankCache {
   public int[] pageTable(long requestId) {
     RequestState r = request("pageTable", requestId);
     int[] prefix = tree.pathDeviceSlots(r.lockNode);
-    int[] table = Arrays.copyOf(prefix, prefix.length + r.ownCount);
-    System.arraycopy(r.own, 0, table, prefix.length, r.ownCount);
+    int[] table = Arrays.copyOf(prefix, prefix.length + r.ownCount());
+    r.own.copyTo(0, r.ownCount(), table, prefix.length);
     return table;
   }
 
@@ -461,16 +452,15 @@ public final class RankCache {
     RequestState r = request("copyPageTable", requestId);
     Objects.requireNonNull(dst, "dst");
     int prefixPages = r.prefixLength / config.pageSize();
-    int total = prefixPages + r.ownCount;
+    int total = prefixPages + r.ownCount();
     if (offset < 0 || offset + total > dst.length) {
       throw new IndexOutOfBoundsException("copyPageTable of request id=" + requestId + ": "
           + total + " slots at offset=" + offset + " do not fit dst.length=" + dst.length);
     }
     for (RadixNode n = r.lockNode; n.parent != null; n = n.parent) {
-      System.arraycopy(n.deviceSlots, n.deviceOffset, dst,
-          offset + (n.depth - n.keyLength) / config.pageSize(), n.pageCount);
+      n.copyDeviceSlots(dst, offset + (n.depth - n.keyLength) / config.pageSize());
     }
-    System.arraycopy(r.own, 0, dst, offset + prefixPages, r.ownCount);
+    r.own.copyTo(0, r.ownCount(), dst, offset + prefixPages);
     return total;
   }
 
@@ -519,9 +509,8 @@ public final class RankCache {
     if (r.prepared != null) {
       prepared.rollBack(r);
     }
-    tree.devicePool.release(r.own, consumed, r.ownCount - consumed);
-    tree.requestPages -= r.ownCount - consumed;
-    ownArrays.give(r.own);
+    r.own.release(tree.devicePool, consumed, r.ownCount() - consumed);
+    tree.requestPages -= r.ownCount() - consumed;
     tree.unlock(r.lockNode);
     if (rules.accessClock != null) {
       restamp(deepest);
@@ -535,15 +524,10 @@ public final class RankCache {
    */
   private int insertOwn(RequestState r, int[] tokens, int aligned) {
     tree.hitPath(r.lockNode, r.priority);
-    tree.ownRuns = r.runs;
-    try {
-      if (r.prepared != null) {
-        return prepared.insert(r, tokens, aligned);
-      }
-      return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
-    } finally {
-      tree.ownRuns = null;
+    if (r.prepared != null) {
+      return prepared.insert(r, tokens, aligned);
     }
+    return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
   }
 
   /**
@@ -591,13 +575,8 @@ public final class RankCache {
         r.lockNode = last;
         r.prefixLength = end;
       }
-      // The tree copied the consumed pages' slots; the rest moves to the front, where the runs
-      // the allocator recorded no longer describe it.
-      System.arraycopy(r.own, consumed, r.own, 0, r.ownCount - consumed);
-      r.ownCount -= consumed;
-      if (r.runs != null) {
-        r.runs.known = false;
-      }
+      // The tree took the consumed pages' runs; the rest moves to the front.
+      r.own.dropFront(consumed);
       if (rules.accessClock != null) {
         restamp(last);
       }
@@ -619,9 +598,8 @@ public final class RankCache {
     if (r.prepared != null) {
       prepared.rollBack(r);
     }
-    tree.devicePool.release(r.own, 0, r.ownCount);
-    tree.requestPages -= r.ownCount;
-    ownArrays.give(r.own);
+    r.own.release(tree.devicePool, 0, r.ownCount());
+    tree.requestPages -= r.ownCount();
     tree.unlock(r.lockNode);
   }
 
@@ -655,7 +633,7 @@ public final class RankCache {
   private void checkRequestTokens(String operation, RequestState r, int[] tokens, int used) {
     Objects.requireNonNull(tokens, "tokens");
     int pageSize = config.pageSize();
-    long held = r.prefixLength + (long) r.ownCount * pageSize;
+    long held = r.prefixLength + (long) r.ownCount() * pageSize;
     if (used < r.prefixLength) {
       throw new IllegalArgumentException(operation + " of request id=" + r.id + ": " + used
           + " tokens is shorter than the request's cached prefix of " + r.prefixLength
