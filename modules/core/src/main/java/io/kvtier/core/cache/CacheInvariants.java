@@ -399,7 +399,7 @@ public final class CacheInvariants {
             fail("request " + r.id + " holds a prefix through evicted node " + n);
           }
         }
-        for (int slot : r.own.toArray(0, r.ownCount())) {
+        for (int slot : r.own.toArray(0, r.ownCount(), null)) {
           claim(deviceOwner, tree.devicePool, "device", slot, "request " + r.id);
           deviceOwned++;
         }

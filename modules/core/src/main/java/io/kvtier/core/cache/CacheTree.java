@@ -496,7 +496,7 @@ final class CacheTree {
   int[] pathDeviceSlots(RadixNode node) {
     int[] out = new int[node.depth / pageSize];
     for (RadixNode n = node; n.parent != null; n = n.parent) {
-      n.copyDeviceSlots(out, (n.depth - n.keyLength) / pageSize);
+      n.copyDeviceSlots(out, (n.depth - n.keyLength) / pageSize, devicePool);
     }
     return out;
   }

@@ -32,7 +32,10 @@ import java.util.Arrays;
 final class PageAllocator {
   private final String pool;
   private final int capacity;
-  /** {@code iota[i] == i}: the pattern the runs of a released array are matched against. */
+  /**
+   * {@code iota[i] == i}: what slot runs are written out from, and the pattern the runs of a
+   * released array are matched against.
+   */
   private final int[] iota;
   /** Bit {@code s & 63} of word {@code s >>> 6} is set iff slot {@code s} is allocated. */
   private final long[] used;
@@ -86,7 +89,7 @@ final class PageAllocator {
   void allocate(int n, int[] dst, int off) {
     SlotRuns runs = new SlotRuns();
     allocate(n, runs);
-    runs.copyTo(0, n, dst, off);
+    runs.copyTo(0, n, dst, off, this);
   }
 
   /**
@@ -199,6 +202,11 @@ final class PageAllocator {
       free += length;
       i += length;
     }
+  }
+
+  /** Writes the slots {@code [start, start + length)} to {@code dst[off..)}: one copy of iota. */
+  void writeRun(int start, int length, int[] dst, int off) {
+    System.arraycopy(iota, start, dst, off, length);
   }
 
   /**

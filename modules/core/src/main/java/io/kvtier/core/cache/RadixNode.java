@@ -93,9 +93,12 @@ public final class RadixNode {
     return deviceRuns != null;
   }
 
-  /** Writes the device slots, one per page, to {@code dst[off..off+pageCount)}. */
-  void copyDeviceSlots(int[] dst, int off) {
-    SlotRuns.copy(deviceRuns, deviceRuns.length, 0, pageCount, dst, off);
+  /**
+   * Writes the device slots, one per page, to {@code dst[off..off+pageCount)}; {@code pool} is
+   * the device pool, or null (see {@link SlotRuns#copy}).
+   */
+  void copyDeviceSlots(int[] dst, int off, PageAllocator pool) {
+    SlotRuns.copy(deviceRuns, deviceRuns.length, 0, pageCount, dst, off, pool);
   }
 
   /**

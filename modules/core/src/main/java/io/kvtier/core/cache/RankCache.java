@@ -358,7 +358,7 @@ public final class RankCache {
       return new int[0];
     }
     addPages(r, pages);
-    return r.own.toArray(r.ownCount() - pages, pages);
+    return r.own.toArray(r.ownCount() - pages, pages, tree.devicePool);
   }
 
   /**
@@ -434,7 +434,7 @@ public final class RankCache {
     RequestState r = request("pageTable", requestId);
     int[] prefix = tree.pathDeviceSlots(r.lockNode);
     int[] table = Arrays.copyOf(prefix, prefix.length + r.ownCount());
-    r.own.copyTo(0, r.ownCount(), table, prefix.length);
+    r.own.copyTo(0, r.ownCount(), table, prefix.length, tree.devicePool);
     return table;
   }
 
@@ -458,9 +458,10 @@ public final class RankCache {
           + total + " slots at offset=" + offset + " do not fit dst.length=" + dst.length);
     }
     for (RadixNode n = r.lockNode; n.parent != null; n = n.parent) {
-      n.copyDeviceSlots(dst, offset + (n.depth - n.keyLength) / config.pageSize());
+      n.copyDeviceSlots(dst, offset + (n.depth - n.keyLength) / config.pageSize(),
+          tree.devicePool);
     }
-    r.own.copyTo(0, r.ownCount(), dst, offset + prefixPages);
+    r.own.copyTo(0, r.ownCount(), dst, offset + prefixPages, tree.devicePool);
     return total;
   }
 

@@ -12,7 +12,7 @@ import java.util.Arrays;
  * tokens, where a request takes 1,340 slots), and an int per page made every new slot be written
  * twice, into the request's page array at allocation and into the node's slot store at insert,
  * and read again at eviction. Runs make allocation, insert and eviction cost per run, not per
- * page; a page table is written out only when someone asks for one ({@link #copyTo}). The price
+ * page; a page table is written out only when someone asks for one ({@link #copy}). The price
  * is a pool fragmented into single slots, where a run takes two ints per page instead of one.
  *
  * <p>Runs are kept merged: a run that starts where the previous one ends extends it, so the same
@@ -66,15 +66,18 @@ final class SlotRuns {
     return slice(pairs, used, from, n);
   }
 
-  /** Writes the slots of pages {@code [from, from + n)} to {@code dst[off..off+n)}. */
-  void copyTo(int from, int n, int[] dst, int off) {
-    copy(pairs, used, from, n, dst, off);
+  /**
+   * Writes the slots of pages {@code [from, from + n)} to {@code dst[off..off+n)}, a run at a
+   * time out of {@code pool} (see {@link #copy}).
+   */
+  void copyTo(int from, int n, int[] dst, int off, PageAllocator pool) {
+    copy(pairs, used, from, n, dst, off, pool);
   }
 
-  /** The slots of pages {@code [from, from + n)} in a new array. */
-  int[] toArray(int from, int n) {
+  /** The slots of pages {@code [from, from + n)}, a new array; {@code pool} as in {@link #copy}. */
+  int[] toArray(int from, int n, PageAllocator pool) {
     int[] out = new int[n];
-    copyTo(from, n, out, 0);
+    copyTo(from, n, out, 0, pool);
     return out;
   }
 
@@ -156,8 +159,14 @@ final class SlotRuns {
     return out;
   }
 
-  /** {@link #copyTo} over the first {@code used} ints of {@code runs}. */
-  static void copy(int[] runs, int used, int from, int n, int[] dst, int off) {
+  /**
+   * Writes the slots of pages {@code [from, from + n)} of the first {@code used} ints of {@code
+   * runs} to {@code dst[off..off+n)}: with the pool the runs came from, one copy per run out of
+   * its identity array ({@link PageAllocator#writeRun}); with null, slot by slot, for checks and
+   * copies off the request path (about 6x slower at page size 1: 2,176 slots in 330 against 50
+   * ns).
+   */
+  static void copy(int[] runs, int used, int from, int n, int[] dst, int off, PageAllocator pool) {
     int k = 0;
     while (n > 0) {
       int length = runs[k + 1];
@@ -166,8 +175,12 @@ final class SlotRuns {
       } else {
         int take = Math.min(length - from, n);
         int start = runs[k] + from;
-        for (int i = 0; i < take; i++) {
-          dst[off + i] = start + i;
+        if (pool != null) {
+          pool.writeRun(start, take, dst, off);
+        } else {
+          for (int i = 0; i < take; i++) {
+            dst[off + i] = start + i;
+          }
         }
         off += take;
         n -= take;
@@ -197,7 +210,7 @@ final class SlotRuns {
   /** The slots of the exact run array {@code runs}, one per page, in a new array. */
   static int[] toArray(int[] runs) {
     int[] out = new int[pages(runs)];
-    copy(runs, runs.length, 0, out.length, out, 0);
+    copy(runs, runs.length, 0, out.length, out, 0, null);
     return out;
   }
 }

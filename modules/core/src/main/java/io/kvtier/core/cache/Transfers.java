@@ -183,7 +183,7 @@ final class Transfers {
     tree.hostPool.allocate(pages, host, 0);
     int offset = 0;
     for (RadixNode n : chain) {
-      n.copyDeviceSlots(device, offset);
+      n.copyDeviceSlots(device, offset, tree.devicePool);
       offset += n.pageCount;
     }
     try {
@@ -311,7 +311,7 @@ final class Transfers {
     java.util.Collections.reverse(chain);
     SlotRuns deviceRuns = new SlotRuns();
     tree.devicePool.allocate(pages, deviceRuns);
-    int[] device = deviceRuns.toArray(0, pages);
+    int[] device = deviceRuns.toArray(0, pages, tree.devicePool);
     int[] host = new int[pages];
     int offset = 0;
     for (RadixNode n : chain) {
@@ -426,7 +426,7 @@ final class Transfers {
    */
   void streamLayer(PreparedBackup backup, SlotRuns own, int layer) {
     copies.stream(backup.requestId, backup.layers, TransferBatch.oneLayer(
-        TransferDirection.DEVICE_TO_HOST, own.toArray(0, backup.pages),
+        TransferDirection.DEVICE_TO_HOST, own.toArray(0, backup.pages, tree.devicePool),
         Arrays.copyOf(backup.hostSlots, backup.pages), layer));
   }
 
@@ -438,7 +438,7 @@ final class Transfers {
    * everywhere) and the exception propagates.
    */
   WriteAck queueAttached(PreparedBackup backup, SlotRuns own) {
-    int[] device = own.toArray(0, backup.pages);
+    int[] device = own.toArray(0, backup.pages, tree.devicePool);
     int[] host = Arrays.copyOf(backup.hostSlots, backup.pages);
     int missing = backup.layers - backup.streamedCount;
     TransferBatch[] catchUp;

@@ -103,7 +103,7 @@ class HotPathStorageTest {
           n += more;
         }
         assertThat(runs.pages()).isEqualTo(n);
-        assertThat(runs.toArray(0, n)).containsExactly(slots);
+        assertThat(runs.toArray(0, n, byRuns)).containsExactly(slots);
         if (n == 0) {
           continue;
         }
@@ -123,7 +123,8 @@ class HotPathStorageTest {
         int drop = rnd.nextInt(n + 1);
         runs.dropFront(drop);
         assertThat(runs.pages()).isEqualTo(n - drop);
-        assertThat(runs.toArray(0, n - drop)).containsExactly(Arrays.copyOfRange(slots, drop, n));
+        assertThat(runs.toArray(0, n - drop, null))
+            .containsExactly(Arrays.copyOfRange(slots, drop, n));
       }
     });
   }
