@@ -57,6 +57,7 @@ public final class RankCache {
   private final LocalProgress progress;
   private final Optional<KvMemory> memory;
   private final LongMap<RequestState> requests = new LongMap<>(64);
+  private final SlotRuns.Pool ownRuns = new SlotRuns.Pool();
   private final LongMap<CacheLock> locks = new LongMap<>(4);
   private long lockSerial;
   /** The outcome of the last admitted request's prefetch, for {@link #admittedPrefetch}. */
@@ -332,7 +333,7 @@ public final class RankCache {
       }
     }
     requests.put(requestId, new RequestState(requestId, options.namespace(), options.priority(),
-        tokens, locked, locked.depth));
+        tokens, locked, locked.depth, ownRuns.take()));
     return new Admission(requestId, locked.depth, scan.hostLength, loaded,
         pending, locked, scan.lastHost);
   }
@@ -512,6 +513,7 @@ public final class RankCache {
     }
     r.own.release(tree.devicePool, consumed, r.ownCount() - consumed);
     tree.requestPages -= r.ownCount() - consumed;
+    ownRuns.give(r.own);
     tree.unlock(r.lockNode);
     if (rules.accessClock != null) {
       restamp(deepest);
@@ -601,6 +603,7 @@ public final class RankCache {
     }
     r.own.release(tree.devicePool, 0, r.ownCount());
     tree.requestPages -= r.ownCount();
+    ownRuns.give(r.own);
     tree.unlock(r.lockNode);
   }
 

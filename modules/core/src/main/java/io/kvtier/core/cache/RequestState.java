@@ -18,18 +18,19 @@ final class RequestState {
    * i*pageSize, ...)}. Held as runs, so that allocating them writes no slot one by one and the
    * tree takes them as runs too (see {@link SlotRuns}).
    */
-  final SlotRuns own = new SlotRuns();
+  final SlotRuns own;
   /** The request's prepared backup over the first {@code pages} own pages, or null. */
   PreparedBackup prepared;
 
   RequestState(long id, long namespace, int priority, int[] tokens, RadixNode lockNode,
-      int prefixLength) {
+      int prefixLength, SlotRuns own) {
     this.id = id;
     this.namespace = namespace;
     this.priority = priority;
     this.tokens = tokens;
     this.lockNode = lockNode;
     this.prefixLength = prefixLength;
+    this.own = own;
   }
 
   /** The number of own pages. */
