@@ -57,7 +57,7 @@ public final class RankCache {
   private final LocalProgress progress;
   private final Optional<KvMemory> memory;
   private final LongMap<RequestState> requests = new LongMap<>(64);
-  private final SlotRuns.Pool ownRuns = new SlotRuns.Pool();
+  private final RequestState.Pool states = new RequestState.Pool();
   private final LongMap<CacheLock> locks = new LongMap<>(4);
   private long lockSerial;
   /** The outcome of the last admitted request's prefetch, for {@link #admittedPrefetch}. */
@@ -231,11 +231,22 @@ public final class RankCache {
     // A query in a namespace nothing was cached in must not leave an empty root behind.
     tree.maybeDropRoot(root);
     return new MatchResult(tree.pathDeviceSlots(scan.lastDevice), scan.lastDevice.depth,
-        scan.hostLength, scan.lastDevice, scan.lastHost, scan.loads());
+        scan.hostLength, scan.lastDevice, scan.lastHost, scan.loads);
   }
 
-  private record Scan(RadixNode lastDevice, RadixNode lastHost, int hostLength,
-      List<LoadBack> loads) {}
+  /**
+   * What the last {@link #scan} found; one instance, refilled by every scan and read before the
+   * next. Why not a record per scan: the JIT does not scalar-replace it in {@link #admit}, and it
+   * was 6% of the bytes a replayed request allocated (JFR, shared-prefix page 64 at 65,536).
+   */
+  private static final class Scan {
+    RadixNode lastDevice;
+    RadixNode lastHost;
+    int hostLength;
+    List<LoadBack> loads;
+  }
+
+  private final Scan lastScan = new Scan();
 
   private Scan scan(RadixNode root, int[] tokens) {
     int aligned = tokens.length - tokens.length % config.pageSize();
@@ -262,7 +273,12 @@ public final class RankCache {
     for (; i < length && path[i].hostSlots != null; i++) {
       lastHost = path[i];
     }
-    return new Scan(lastDevice, lastHost, lastHost.depth - lastDevice.depth, pending);
+    Scan scan = lastScan;
+    scan.lastDevice = lastDevice;
+    scan.lastHost = lastHost;
+    scan.hostLength = lastHost.depth - lastDevice.depth;
+    scan.loads = pending;
+    return scan;
   }
 
   /**
@@ -332,8 +348,8 @@ public final class RankCache {
         lastOutcome = outcome;
       }
     }
-    requests.put(requestId, new RequestState(requestId, options.namespace(), options.priority(),
-        tokens, locked, locked.depth, ownRuns.take()));
+    requests.put(requestId, states.take(requestId, options.namespace(), options.priority(),
+        tokens, locked, locked.depth));
     return new Admission(requestId, locked.depth, scan.hostLength, loaded,
         pending, locked, scan.lastHost);
   }
@@ -513,8 +529,8 @@ public final class RankCache {
     }
     r.own.release(tree.devicePool, consumed, r.ownCount() - consumed);
     tree.requestPages -= r.ownCount() - consumed;
-    ownRuns.give(r.own);
     tree.unlock(r.lockNode);
+    states.give(r);
     if (rules.accessClock != null) {
       restamp(deepest);
     }
@@ -603,8 +619,8 @@ public final class RankCache {
     }
     r.own.release(tree.devicePool, 0, r.ownCount());
     tree.requestPages -= r.ownCount();
-    ownRuns.give(r.own);
     tree.unlock(r.lockNode);
+    states.give(r);
   }
 
   /**

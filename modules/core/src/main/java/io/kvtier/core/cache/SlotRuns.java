@@ -41,6 +41,12 @@ final class SlotRuns {
     return used;
   }
 
+  /** Empties the list, keeping its array. */
+  void clear() {
+    used = 0;
+    pages = 0;
+  }
+
   /** Appends the run {@code [start, start + length)}, merging it with the last one if adjacent. */
   void add(int start, int length) {
     pages += length;
@@ -204,40 +210,6 @@ final class SlotRuns {
         from = 0;
       }
       k += 2;
-    }
-  }
-
-  /**
-   * The page lists of ended requests, emptied and handed to new ones. Why: a request's list is
-   * two objects (90 of the 504 bytes a shared-prefix request allocated) that the collector would
-   * supply from memory no cache holds, while the list of the request before is warm. JMH, one
-   * configuration per fork, twelve interleaved pairs, median per request at 65,536 tokens:
-   * shared-prefix page 64 960 ns with a new list per request against 924 with the pool (faster
-   * in 10 of the 12 pairs; the machine was loaded), multiturn page 1 488-500 against 469-485.
-   */
-  static final class Pool {
-    /** Enough for a scheduler's batch; lists beyond it are left to the collector. */
-    private static final int KEPT = 64;
-    private final SlotRuns[] spare = new SlotRuns[KEPT];
-    private int count;
-
-    /** An empty list. */
-    SlotRuns take() {
-      if (count == 0) {
-        return new SlotRuns();
-      }
-      SlotRuns runs = spare[--count];
-      spare[count] = null;
-      return runs;
-    }
-
-    /** Takes back the list of a request that ended; the request must not use it again. */
-    void give(SlotRuns runs) {
-      if (count < KEPT) {
-        runs.used = 0;
-        runs.pages = 0;
-        spare[count++] = runs;
-      }
     }
   }
 
