@@ -61,13 +61,13 @@ final class CacheTree {
   /** Where new leaves keep their keys. */
   private final ChunkStore keys = new ChunkStore();
   /**
-   * The empty child maps of deleted nodes, for nodes that get their first child (a split's top
-   * half, a leaf that gets a child): three objects less per new map from memory no cache holds.
-   * Only maps of the size a new map has are kept, so that a reused map orders its entries as a
-   * new one would. JMH at 65,536 tokens, interleaved pairs on a loaded machine, median per
-   * request: shared-prefix page 64 890-949 to 856-896 ns (3 of 3 pairs), page 16 and page 1
-   * faster or equal; multiturn page 1 460-483 to 479-484, a little slower (its new maps are
-   * rarer: 271 to 248 bytes per request, against 326 to 300 for shared-prefix).
+   * The child maps of deleted nodes, for the top half of a split: three objects less per split
+   * from memory no cache holds. Only an empty map of the size a new map has is reused, so that
+   * it orders its entries as a new one would. JMH at 65,536 tokens, interleaved pairs on a
+   * loaded machine, median per request: shared-prefix page 64 948-989 to 853-975 ns (3 of 3
+   * pairs), multiturn page 1 unchanged (452-475 against 447-466). Handing them to every node
+   * that gets its first child (a leaf under which a new turn is inserted) made multiturn page 1
+   * 2-3% slower (460-483 to 479-494 ns), so only splits take them.
    */
   private final LongMap<RadixNode>[] spareMaps = newMapArray(64);
   private int spareMapCount;
@@ -191,8 +191,7 @@ final class CacheTree {
     child.childKey = key;
     child.parent = parent;
     if (parent.children == null) {
-      parent.children = spareMapCount > 0 ? spareMaps[--spareMapCount] : new LongMap<>(2);
-      spareMaps[spareMapCount] = null;
+      parent.children = new LongMap<>(2);
     }
     RadixNode head = parent.children.get(key);
     if (head == null) {
@@ -203,6 +202,18 @@ final class CacheTree {
       head.sameKeyNext = child;
     }
     parent.childCount++;
+  }
+
+  /** An empty child map for a split's top half: a deleted node's if it has a new map's size. */
+  private LongMap<RadixNode> newChildMap() {
+    if (spareMapCount > 0) {
+      LongMap<RadixNode> map = spareMaps[--spareMapCount];
+      spareMaps[spareMapCount] = null;
+      if (map.slotCount() == NEW_MAP_SLOTS && map.isEmpty()) {
+        return map;
+      }
+    }
+    return new LongMap<>(2);
   }
 
   private void removeChild(RadixNode parent, RadixNode child) {
@@ -306,6 +317,7 @@ final class CacheTree {
     node.keyOffset += tokens;
     node.keyLength -= tokens;
     node.pageCount -= pages;
+    top.children = newChildMap();
     addChild(top, node);
     if (node.deviceRuns != null) {
       int[] runs = node.deviceRuns;
@@ -716,10 +728,9 @@ final class CacheTree {
     }
     n.backupState = BackupState.NONE;
     removeChild(parent, n);
-    LongMap<RadixNode> map = n.children;
-    if (map != null && map.isEmpty() && map.slotCount() == NEW_MAP_SLOTS
-        && spareMapCount < spareMaps.length) {
-      spareMaps[spareMapCount++] = map;
+    if (n.children != null && spareMapCount < spareMaps.length) {
+      // Checked when it is taken, so that a delete does not read the map's memory for nothing.
+      spareMaps[spareMapCount++] = n.children;
       n.children = null;
     }
     keys.release(n.keyChunk, n.keyLength);
