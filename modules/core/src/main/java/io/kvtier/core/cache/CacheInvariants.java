@@ -94,7 +94,7 @@ public final class CacheInvariants {
           continue;
         }
         if (root.parent != null || root.deleted || root.namespace != roots.keyAt(s)
-            || root.keyLength != 0 || root.deviceSlots != null || root.hostSlots != null
+            || root.keyLength != 0 || root.resident() || root.hostSlots != null
             || root.depth != 0) {
           fail("bad root for namespace " + roots.keyAt(s) + ": " + root);
         }
@@ -209,7 +209,7 @@ public final class CacheInvariants {
         for (int s = 0; s < map.slotCount(); s++) {
           for (RadixNode n = map.valueAt(s); n != null; n = n.sameKeyNext) {
             children++;
-            if (n.deviceSlots != null) {
+            if (n.resident()) {
               resident++;
             }
             node(parent, n);
@@ -248,10 +248,10 @@ public final class CacheInvariants {
       if (n.pageHashes != null && n.pageHashes.length != n.pageCount) {
         fail(n + " has " + n.pageHashes.length + " page hashes for " + n.pageCount + " pages");
       }
-      boolean resident = n.deviceSlots != null;
+      boolean resident = n.resident();
       boolean parentRoot = p.parent == null;
       // I1
-      if (resident && !parentRoot && p.deviceSlots == null) {
+      if (resident && !parentRoot && !p.resident()) {
         fail("I1: " + n + " is on the device but its parent " + p + " is not");
       }
       // I2
@@ -333,9 +333,12 @@ public final class CacheInvariants {
     }
 
     private void claimSlots(RadixNode n) {
-      if (n.deviceSlots != null) {
-        for (int i = 0; i < n.pageCount; i++) {
-          claim(deviceOwner, tree.devicePool, "device", n.deviceSlots[n.deviceOffset + i], n);
+      if (n.resident()) {
+        if (SlotRuns.pages(n.deviceRuns) != n.pageCount) {
+          fail(n + " has device runs of " + SlotRuns.pages(n.deviceRuns) + " pages");
+        }
+        for (int slot : n.deviceSlots()) {
+          claim(deviceOwner, tree.devicePool, "device", slot, n);
           deviceOwned++;
         }
       }
@@ -362,7 +365,7 @@ public final class CacheInvariants {
     }
 
     private void categorize(RadixNode n) {
-      if (n.deviceSlots != null) {
+      if (n.resident()) {
         if (n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0) {
           deviceEvictable += n.pageCount;
         } else {
@@ -370,7 +373,7 @@ public final class CacheInvariants {
         }
       }
       if (n.hostSlots != null) {
-        if (n.deviceSlots == null && n.lockRef == 0 && n.hostRef == 0
+        if (!n.resident() && n.lockRef == 0 && n.hostRef == 0
             && n.backupState == BackupState.COMMITTED && n.invalid == 0) {
           hostEvictable += n.pageCount;
         } else {
@@ -392,15 +395,15 @@ public final class CacheInvariants {
               + r.prefixLength + ": not in the tree or not at the prefix's end");
         }
         for (RadixNode n = r.lockNode; n.parent != null; n = n.parent) {
-          if (n.deviceSlots == null) {
+          if (!n.resident()) {
             fail("request " + r.id + " holds a prefix through evicted node " + n);
           }
         }
-        for (int i = 0; i < r.ownCount; i++) {
-          claim(deviceOwner, tree.devicePool, "device", r.own[i], "request " + r.id);
+        for (int slot : r.own.toArray(0, r.ownCount(), null)) {
+          claim(deviceOwner, tree.devicePool, "device", slot, "request " + r.id);
           deviceOwned++;
         }
-        requestPages += r.ownCount;
+        requestPages += r.ownCount();
         checkPrepared(r);
       }
       LongMap<CacheLock> locks = cache.locks();
@@ -418,10 +421,10 @@ public final class CacheInvariants {
         return;
       }
       if (b.requestId != r.id || b.startToken != r.prefixLength || b.pages < 1
-          || b.pages > r.ownCount || b.hostSlots.length < b.pages || b.streamedCount < 0
+          || b.pages > r.ownCount() || b.hostSlots.length < b.pages || b.streamedCount < 0
           || b.streamedCount > b.layers) {
         fail("request " + r.id + " (prefixLength=" + r.prefixLength + ", own pages="
-            + r.ownCount + ") has a malformed prepared backup: start=" + b.startToken
+            + r.ownCount() + ") has a malformed prepared backup: start=" + b.startToken
             + " pages=" + b.pages + " slots=" + b.hostSlots.length + " streamed="
             + b.streamedLayers() + " of " + b.layers);
       }

@@ -8,19 +8,19 @@ import java.util.Arrays;
  *
  * <p>Design note (hot path): a request costs one {@link Arrays#mismatch} pass over its prompt at
  * admission and one over its new suffix at finish; everything else is per node, not per token.
- * Keys, device slots and host slots are views ({@code array, offset}) so splits copy nothing.
- * Children are found by their first token (page size 1) or a vectorized hash of their first page
- * (verified, with a collision chain) in a {@link LongMap}. Finish inserts from the node the request locked at admission, so
- * the already matched prefix is not compared again. Page hashes are computed on demand only.
- * Memory the collector would have to supply fresh is what a full cache pays for most: a new
- * leaf's key goes to a reused chunk of a {@link ChunkStore} (measured on the multiturn replay at
- * 65,536 tokens and page size 16: 0.93 us per request with a fresh key array, 0.55 us with the
- * store), and so do the device slots a node takes from a request, so that the request's page
- * array goes back to the cache's pool instead of staying alive in the tree (at page size 1 a
- * fresh array per request, one int per uncached token, cost more than the copy: replay at
- * 65,536 tokens, shared-prefix 3.8 against 1.9 us per request, multiturn 1.85 against 0.95 us,
- * together with the growTo call that returns no copy of the new slots). The {@link
- * PageAllocator} moves slots in runs.
+ * Keys and host slots are views ({@code array, offset}) so splits copy nothing. Children are
+ * found by their first token (page size 1) or a vectorized hash of their first page (verified,
+ * with a collision chain) in a {@link LongMap}. Finish inserts from the node the request locked
+ * at admission, so the already matched prefix is not compared again. Page hashes are computed on
+ * demand only. Memory the collector would have to supply fresh is what a full cache pays for
+ * most: a new leaf's key goes to a reused chunk of a {@link ChunkStore} (measured on the
+ * multiturn replay at 65,536 tokens and page size 16: 0.93 us per request with a fresh key array,
+ * 0.55 us with the store). Device slots move as runs of consecutive slots ({@link SlotRuns}):
+ * the allocator appends runs to the request, a node takes a slice of them, eviction frees them a
+ * run at a time, and no slot is written one by one unless a page table is asked for. They were
+ * an int per page before, written into the request's page array at allocation and copied into a
+ * slot store at insert (replay at 65,536 tokens and page size 1, interleaved A/B, median per
+ * request: shared-prefix 1,200-1,350 to 820-830 ns, multiturn 670-685 to 460-470 ns).
  *
  * <p>Accounting: every mutation of a field that decides a node's pool category (slots, lockRef,
  * backup state, invalid) is bracketed by {@code account(n, -1)} and {@code account(n, +1)}, which
@@ -60,8 +60,17 @@ final class CacheTree {
 
   /** Where new leaves keep their keys. */
   private final ChunkStore keys = new ChunkStore();
-  /** Where nodes that take a request's pages keep their device slots. */
-  private final ChunkStore slots = new ChunkStore();
+  /**
+   * The child maps of deleted nodes, for the top half of a split: three objects less per split
+   * from memory no cache holds. Only an empty map of the size a new map has is reused, so that
+   * it orders its entries as a new one would. JMH at 65,536 tokens, interleaved pairs on a
+   * loaded machine, median per request: shared-prefix page 64 948-989 to 853-975 ns (3 of 3
+   * pairs), multiturn page 1 unchanged (452-475 against 447-466). Handing them to every node
+   * that gets its first child (a leaf under which a new turn is inserted) made multiturn page 1
+   * 2-3% slower (460-483 to 479-494 ns), so only splits take them.
+   */
+  private final LongMap<RadixNode>[] spareMaps = newMapArray(64);
+  private int spareMapCount;
 
   RadixNode[] path = new RadixNode[32];
   int pathLength;
@@ -69,15 +78,6 @@ final class CacheTree {
   private RadixNode partialNode;
   /** The tokens of {@link #partialNode} that matched, a positive multiple of the page size. */
   private int partialMatched;
-  /**
-   * The runs of the page array the next {@link #insert} takes slots from, or null: set by the
-   * caller around the insert, so that nodes learn their runs without an argument on every path.
-   * Only at page size 1, where a node holds a slot per token and its release compared hundreds
-   * of them (replay at 65,536 tokens, interleaved A/B, 10th percentile per request:
-   * shared-prefix 1,195-1,328 to 1,128-1,221 ns, multiturn 804-855 to 791-897 ns); at page size
-   * 16 the runs cost more than the compare of a few dozen slots saved (2-5% slower).
-   */
-  PageAllocator.Runs ownRuns;
   /** Set by {@link #insert}: the deepest node the insert ended at and the position it reached. */
   RadixNode lastInsertNode;
   int insertEnd;
@@ -94,6 +94,14 @@ final class CacheTree {
     this.deviceHeap = new EvictionHeap(policy, false);
     this.hostHeap = new EvictionHeap(policy, true);
     rootFor(0, true);
+  }
+
+  /** The table size of {@code new LongMap<>(2)}, the only size {@link #spareMaps} keeps. */
+  private static final int NEW_MAP_SLOTS = new LongMap<RadixNode>(2).slotCount();
+
+  @SuppressWarnings("unchecked")
+  private static LongMap<RadixNode>[] newMapArray(int n) {
+    return (LongMap<RadixNode>[]) new LongMap<?>[n];
   }
 
   RadixNode rootFor(long namespace, boolean create) {
@@ -198,6 +206,18 @@ final class CacheTree {
       head.sameKeyNext = child;
     }
     parent.childCount++;
+  }
+
+  /** An empty child map for a split's top half: a deleted node's if it has a new map's size. */
+  private LongMap<RadixNode> newChildMap() {
+    if (spareMapCount > 0) {
+      LongMap<RadixNode> map = spareMaps[--spareMapCount];
+      spareMaps[spareMapCount] = null;
+      if (map.slotCount() == NEW_MAP_SLOTS && map.isEmpty()) {
+        return map;
+      }
+    }
+    return new LongMap<>(2);
   }
 
   private void removeChild(RadixNode parent, RadixNode child) {
@@ -323,18 +343,12 @@ final class CacheTree {
     node.keyOffset += tokens;
     node.keyLength -= tokens;
     node.pageCount -= pages;
+    top.children = newChildMap();
     addChild(top, node);
-    if (node.deviceSlots != null) {
-      top.deviceSlots = node.deviceSlots;
-      top.deviceOffset = node.deviceOffset;
-      top.slotChunk = node.slotChunk;
-      slots.shareView(node.slotChunk);
-      if (node.slotRuns != null) {
-        int[] runs = node.slotRuns;
-        top.slotRuns = PageAllocator.Runs.slice(runs, runs.length, 0, pages);
-        node.slotRuns = PageAllocator.Runs.slice(runs, runs.length, pages, node.pageCount);
-      }
-      node.deviceOffset += pages;
+    if (node.deviceRuns != null) {
+      int[] runs = node.deviceRuns;
+      top.deviceRuns = SlotRuns.slice(runs, runs.length, 0, pages);
+      node.deviceRuns = SlotRuns.slice(runs, runs.length, pages, node.pageCount);
       top.residentChildren = 1;
     }
     if (node.hostSlots != null) {
@@ -378,14 +392,15 @@ final class CacheTree {
 
   /**
    * Inserts {@code tokens[pos, end)} below {@code start} (which ends at {@code pos}), with the
-   * request's pages {@code own[ownIndex..]} (HICACHE-SPEC §3). A resident node counts a hit and
-   * the request's pages for it are freed as duplicates; an evicted node re-adopts them; the rest
-   * becomes a new leaf that adopts them. Stops before an invalid node; {@link #insertEnd} and
-   * {@link #lastInsertNode} say where it ended, and pages past it stay the request's.
+   * request's pages from page {@code ownIndex} of {@code own} on (HICACHE-SPEC §3). A resident
+   * node counts a hit and the request's pages for it are freed as duplicates; an evicted node
+   * re-adopts them; the rest becomes a new leaf that adopts them. Stops before an invalid node;
+   * {@link #insertEnd} and {@link #lastInsertNode} say where it ended, and pages past it stay the
+   * request's.
    *
    * @return the length (from the root) that was already cached on the device
    */
-  int insert(RadixNode start, int[] tokens, int pos, int end, int[] own, int ownIndex,
+  int insert(RadixNode start, int[] tokens, int pos, int end, SlotRuns own, int ownIndex,
       int priority) {
     RadixNode node = start;
     int cached = pos;
@@ -415,8 +430,8 @@ final class CacheTree {
       }
       int pages = matched / pageSize;
       child.lastAccess = ++clock;
-      if (child.deviceSlots != null) {
-        devicePool.release(own, ownIndex, pages);
+      if (child.deviceRuns != null) {
+        own.release(devicePool, ownIndex, pages);
         requestPages -= pages;
         if (residentRun) {
           cached = pos + matched;
@@ -445,16 +460,16 @@ final class CacheTree {
     return cached;
   }
 
-  private void adopt(RadixNode node, int[] own, int ownIndex) {
+  private void adopt(RadixNode node, SlotRuns own, int ownIndex) {
     account(node, -1);
-    storeSlots(node, own, ownIndex);
+    node.deviceRuns = own.slice(ownIndex, node.pageCount);
     node.parent.residentChildren++;
     account(node, +1);
     requestPages -= node.pageCount;
   }
 
   /** A new leaf for {@code tokens[pos, end)}, whose first page has the child key {@code key}. */
-  private RadixNode newLeaf(RadixNode parent, int[] tokens, int pos, int end, int[] own,
+  private RadixNode newLeaf(RadixNode parent, int[] tokens, int pos, int end, SlotRuns own,
       int ownIndex, int priority, long key) {
     RadixNode leaf = new RadixNode(nextId++, parent.namespace);
     int length = end - pos;
@@ -464,7 +479,7 @@ final class CacheTree {
     leaf.keyLength = length;
     leaf.pageCount = length / pageSize;
     leaf.depth = parent.depth + length;
-    storeSlots(leaf, own, ownIndex);
+    leaf.deviceRuns = own.slice(ownIndex, leaf.pageCount);
     leaf.created = leaf.lastAccess = ++clock;
     leaf.priority = priority;
     addChild(parent, leaf, key);
@@ -477,36 +492,13 @@ final class CacheTree {
     return leaf;
   }
 
-  /**
-   * Gives a node that takes the request's pages {@code own[ownIndex..+pageCount)} a copy of them
-   * in the slot store: the request's array is reused by the next request instead of being kept
-   * alive by the tree (see the class note).
-   */
-  private void storeSlots(RadixNode node, int[] own, int ownIndex) {
-    node.slotChunk = slots.store(own, ownIndex, node.pageCount);
-    node.deviceSlots = slots.array;
-    node.deviceOffset = slots.offset;
-    node.slotRuns = ownRuns == null ? null : ownRuns.slice(ownIndex, node.pageCount);
-  }
-
-  /**
-   * Frees a node's device slots: by their runs when the node knows them (at page size 1 a
-   * victim's slots are then not read, only the first of each run), else by comparing them.
-   */
+  /** Frees a node's device slots, a run at a time, and ends its residency. */
   private void releaseDevice(RadixNode n) {
-    if (n.slotRuns != null) {
-      devicePool.releaseRuns(n.deviceSlots, n.deviceOffset, n.slotRuns);
-    } else {
-      devicePool.release(n.deviceSlots, n.deviceOffset, n.pageCount);
+    int[] runs = n.deviceRuns;
+    for (int k = 0; k < runs.length; k += 2) {
+      devicePool.releaseRun(runs[k], runs[k + 1]);
     }
-  }
-
-  /** Ends a node's view of its device slots; a load-back's own array has no chunk. */
-  private void dropSlots(RadixNode n) {
-    slots.release(n.slotChunk, n.pageCount);
-    n.slotChunk = -1;
-    n.slotRuns = null;
-    n.deviceSlots = null;
+    n.deviceRuns = null;
   }
 
   /** A hit on a resident node: count it, raise its priority, maybe start a write-through. */
@@ -562,8 +554,7 @@ final class CacheTree {
   int[] pathDeviceSlots(RadixNode node) {
     int[] out = new int[node.depth / pageSize];
     for (RadixNode n = node; n.parent != null; n = n.parent) {
-      System.arraycopy(n.deviceSlots, n.deviceOffset, out, (n.depth - n.keyLength) / pageSize,
-          n.pageCount);
+      n.copyDeviceSlots(out, (n.depth - n.keyLength) / pageSize, devicePool);
     }
     return out;
   }
@@ -703,7 +694,7 @@ final class CacheTree {
   // ---------------------------------------------------------------- accounting and candidates
 
   void account(RadixNode n, int sign) {
-    if (n.deviceSlots != null) {
+    if (n.deviceRuns != null) {
       if (n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0) {
         deviceEvictable += sign * n.pageCount;
       } else {
@@ -711,7 +702,7 @@ final class CacheTree {
       }
     }
     if (n.hostSlots != null) {
-      if (n.deviceSlots == null && n.lockRef == 0 && n.hostRef == 0
+      if (n.deviceRuns == null && n.lockRef == 0 && n.hostRef == 0
           && n.backupState == BackupState.COMMITTED && n.invalid == 0) {
         hostEvictable += sign * n.pageCount;
       } else {
@@ -721,12 +712,12 @@ final class CacheTree {
   }
 
   static boolean isDeviceCandidate(RadixNode n) {
-    return n.deviceSlots != null && n.residentChildren == 0 && n.lockRef == 0
+    return n.deviceRuns != null && n.residentChildren == 0 && n.lockRef == 0
         && n.backupState != BackupState.PENDING && n.invalid == 0 && n.parent != null;
   }
 
   static boolean isHostCandidate(RadixNode n) {
-    return n.deviceSlots == null && n.hostSlots != null && n.childCount == 0 && n.lockRef == 0
+    return n.deviceRuns == null && n.hostSlots != null && n.childCount == 0 && n.lockRef == 0
         && n.hostRef == 0 && n.backupState == BackupState.COMMITTED && n.invalid == 0
         && n.parent != null;
   }
@@ -753,9 +744,8 @@ final class CacheTree {
   void delete(RadixNode n) {
     RadixNode parent = n.parent;
     account(n, -1);
-    if (n.deviceSlots != null) {
+    if (n.deviceRuns != null) {
       releaseDevice(n);
-      dropSlots(n);
       parent.residentChildren--;
     }
     if (n.hostSlots != null) {
@@ -764,6 +754,11 @@ final class CacheTree {
     }
     n.backupState = BackupState.NONE;
     removeChild(parent, n);
+    if (n.children != null && spareMapCount < spareMaps.length) {
+      // Checked when it is taken, so that a delete does not read the map's memory for nothing.
+      spareMaps[spareMapCount++] = n.children;
+      n.children = null;
+    }
     keys.release(n.keyChunk, n.keyLength);
     // A deleted node's key must not be read from a chunk reused since.
     n.keyTokens = null;
@@ -777,7 +772,6 @@ final class CacheTree {
   void demote(RadixNode n) {
     account(n, -1);
     releaseDevice(n);
-    dropSlots(n);
     n.parent.residentChildren--;
     account(n, +1);
     keyChanged(n);

@@ -8,23 +8,22 @@ import java.util.Arrays;
  *
  * <p>Design note (hot path): at page size 1 a request allocates, and eviction frees, thousands of
  * slots, so per-slot work dominated the replay of a full pool when free slots were a stack of slot
- * numbers with an ownership check per slot. Slots therefore move in runs of consecutive numbers:
- * an allocation finds the free runs 64 slots per bitmap word and fills the caller's array with
- * one {@code arraycopy} per run out of {@link #iota} (where {@code iota[i] == i}); a release
- * finds the runs of the slots it is given with one {@code Arrays.mismatch} against {@code iota}
- * per run and checks and clears their bits a word at a time. Measured on the replay of the fixed
- * traces at page size 1 and 65,536 tokens (docs/PERFORMANCE.md), per request: shared-prefix
- * 8.4-8.8 us with the stack, 3.3-3.8 us with runs; multiturn 4.0-4.1 against 2.1 us. A stack of
- * free runs was tried first and was as fast at first, but its runs fragment with every replay
- * (254 slots per run after one multiturn replay, 123 after three, 7.8 us per request after
- * 1,500); the bitmap is canonical instead: the free set alone decides what is handed out, and
- * adjacent frees merge by themselves. A summary bit per word ({@link #hasFree}) and a lower bound
- * on the first word with a free slot ({@link #firstFreeWord}) keep the search for the lowest free
- * slot short in a large, mostly full pool. Wholly free words are taken a word per step without
- * bit scans (interleaved A/B, page size 1 at 65,536 tokens, 10th percentile per request:
- * shared-prefix 1,300 to 1,150-1,250 ns, multiturn 750-920 to 705-850 ns), and a release
- * checks and clears the inner words of a run with one AND and one fill (multiturn there: min
- * 684-686 to 629-630 ns, shared-prefix unchanged).
+ * numbers with an ownership check per slot. Slots therefore move in runs of consecutive numbers: an
+ * allocation finds the free runs 64 slots per bitmap word and appends them to a {@link SlotRuns}
+ * (device pages) or fills the caller's array (host pages); a release of a run checks and clears its
+ * bits a word at a time, and a release of an array finds its runs with one {@code Arrays.mismatch}
+ * against {@link #iota} (where {@code iota[i] == i}) per run. Measured on the replay of the fixed
+ * traces at page size 1 and 65,536 tokens (docs/PERFORMANCE.md), per request: shared-prefix 8.4-8.8
+ * us with the stack, 3.3-3.8 us with runs; multiturn 4.0-4.1 against 2.1 us. A stack of free runs
+ * was tried first and was as fast at first, but its runs fragment with every replay (254 slots per
+ * run after one multiturn replay, 123 after three, 7.8 us per request after 1,500); the bitmap is
+ * canonical instead: the free set alone decides what is handed out, and adjacent frees merge by
+ * themselves. A summary bit per word ({@link #hasFree}) and a lower bound on the first word with a
+ * free slot ({@link #firstFreeWord}) keep the search for the lowest free slot short in a large,
+ * mostly full pool. Wholly free words are taken a word per step without bit scans (interleaved A/B,
+ * page size 1 at 65,536 tokens, 10th percentile per request: shared-prefix 1,300 to 1,150-1,250 ns,
+ * multiturn 750-920 to 705-850 ns), and a release checks and clears the inner words of a run with
+ * one AND and one fill (multiturn there: min 684-686 to 629-630 ns, shared-prefix unchanged).
  *
  * <p>Deterministic: an allocation takes the lowest free slots in increasing order, so the same
  * sequence of calls returns the same slots on every rank. The bits make a double free fail at
@@ -33,7 +32,10 @@ import java.util.Arrays;
 final class PageAllocator {
   private final String pool;
   private final int capacity;
-  /** {@code iota[i] == i}: the source of every allocation copy and the pattern runs match. */
+  /**
+   * {@code iota[i] == i}: what slot runs are written out from, and the pattern the runs of a
+   * released array are matched against.
+   */
   private final int[] iota;
   /** Bit {@code s & 63} of word {@code s >>> 6} is set iff slot {@code s} is allocated. */
   private final long[] used;
@@ -85,14 +87,18 @@ final class PageAllocator {
    * @throws IllegalStateException if fewer than {@code n} slots are free
    */
   void allocate(int n, int[] dst, int off) {
-    allocate(n, dst, off, null);
+    SlotRuns runs = new SlotRuns();
+    allocate(n, runs);
+    runs.copyTo(0, n, dst, off, this);
   }
 
   /**
-   * {@link #allocate(int, int[], int)} that also appends the lengths of the runs of consecutive
-   * slots it wrote to {@code runs} (if not null), so that their release need not find them.
+   * Takes the {@code n} lowest free slots, in increasing order, and appends them to {@code out}
+   * as runs: no slot is written one by one.
+   *
+   * @throws IllegalStateException if fewer than {@code n} slots are free
    */
-  void allocate(int n, int[] dst, int off, Runs runs) {
+  void allocate(int n, SlotRuns out) {
     if (n > free) {
       throw new IllegalStateException(
           pool + " allocator: requested " + n + " pages but only " + free + " are free");
@@ -103,7 +109,7 @@ final class PageAllocator {
     free -= n;
     int w = nextWordWithFree(firstFreeWord);
     // The pending run [runStart, runEnd) grows across words while the free slots stay
-    // consecutive; it is copied out in one arraycopy when a taken slot interrupts it.
+    // consecutive; it is appended when a taken slot interrupts it.
     int runStart = 0;
     int runEnd = -1;
     while (true) {
@@ -112,11 +118,7 @@ final class PageAllocator {
         int start = w << 6;
         if (start != runEnd) {
           if (runEnd > runStart) {
-            System.arraycopy(iota, runStart, dst, off, runEnd - runStart);
-            off += runEnd - runStart;
-            if (runs != null) {
-              runs.add(runEnd - runStart);
-            }
+            out.add(runStart, runEnd - runStart);
           }
           runStart = start;
         }
@@ -148,11 +150,7 @@ final class PageAllocator {
         int start = (w << 6) + bit;
         if (start != runEnd) {
           if (runEnd > runStart) {
-            System.arraycopy(iota, runStart, dst, off, runEnd - runStart);
-            off += runEnd - runStart;
-            if (runs != null) {
-              runs.add(runEnd - runStart);
-            }
+            out.add(runStart, runEnd - runStart);
           }
           runStart = start;
         }
@@ -170,10 +168,7 @@ final class PageAllocator {
     }
     // Every word before w gave all its free slots.
     firstFreeWord = w;
-    System.arraycopy(iota, runStart, dst, off, runEnd - runStart);
-    if (runs != null) {
-      runs.add(runEnd - runStart);
-    }
+    out.add(runStart, runEnd - runStart);
   }
 
   /** The first word at or after {@code from} with a free slot; the caller knows there is one. */
@@ -209,23 +204,23 @@ final class PageAllocator {
     }
   }
 
+  /** Writes the slots {@code [start, start + length)} to {@code dst[off..)}: one copy of iota. */
+  void writeRun(int start, int length, int[] dst, int off) {
+    System.arraycopy(iota, start, dst, off, length);
+  }
+
   /**
-   * Returns the slots {@code src[off..)} that form the runs of consecutive slots whose lengths
-   * are {@code runs} (as {@link #allocate(int, int[], int, Runs)} wrote them): a run's bits are
-   * checked and cleared from its first slot, without reading the others.
+   * Returns the run of slots {@code [start, start + length)}, {@code length >= 1}: its bits are
+   * checked and cleared a word at a time.
    *
    * @throws IllegalStateException if a slot is out of range or not allocated (a double free)
    */
-  void releaseRuns(int[] src, int off, int[] runs) {
-    for (int length : runs) {
-      int start = src[off];
-      if (start < 0 || start > capacity - length) {
-        throw notAllocated(start < 0 || start >= capacity ? start : capacity);
-      }
-      clearBits(start, start + length);
-      free += length;
-      off += length;
+  void releaseRun(int start, int length) {
+    if (start < 0 || start > capacity - length) {
+      throw notAllocated(start < 0 || start >= capacity ? start : capacity);
     }
+    clearBits(start, start + length);
+    free += length;
   }
 
   /** Marks {@code [from, to)} free, failing on the first of them that is not allocated. */
@@ -302,49 +297,5 @@ final class PageAllocator {
       }
     }
     return out;
-  }
-
-  /**
-   * The lengths of the runs of consecutive slots that fill a page array, in order: what an
-   * allocation knows for free and a release would otherwise find by comparing every slot.
-   * {@code known} turns false once the array is rearranged, and the runs are not used again.
-   */
-  static final class Runs {
-    private int[] lengths = new int[4];
-    private int count;
-    boolean known = true;
-
-    void add(int length) {
-      if (count == lengths.length) {
-        lengths = Arrays.copyOf(lengths, count * 2);
-      }
-      lengths[count++] = length;
-    }
-
-    /** The runs of pages {@code [from, from + pages)} of the array, or null if not known. */
-    int[] slice(int from, int pages) {
-      return known ? slice(lengths, count, from, pages) : null;
-    }
-
-    /**
-     * The run lengths of pages {@code [from, from + pages)} of an array whose runs are {@code
-     * lengths[0..count)}: the runs that overlap them, cut at both ends.
-     */
-    static int[] slice(int[] lengths, int count, int from, int pages) {
-      int first = 0;
-      int start = 0;
-      while (start + lengths[first] <= from) {
-        start += lengths[first++];
-      }
-      int last = first;
-      int end = start + lengths[first];
-      while (end < from + pages) {
-        end += lengths[++last];
-      }
-      int[] out = Arrays.copyOfRange(lengths, first, last + 1);
-      out[0] -= from - start;
-      out[out.length - 1] -= end - (from + pages);
-      return out;
-    }
   }
 }

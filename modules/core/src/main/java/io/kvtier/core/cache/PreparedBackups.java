@@ -50,7 +50,7 @@ final class PreparedBackups {
     if (!enabled) {
       return false;
     }
-    int full = Math.min(r.ownCount, (r.tokens.length - r.prefixLength) / pageSize);
+    int full = Math.min(r.ownCount(), (r.tokens.length - r.prefixLength) / pageSize);
     PreparedBackup b = r.prepared;
     int have = b == null ? 0 : b.pages;
     if (full <= have) {

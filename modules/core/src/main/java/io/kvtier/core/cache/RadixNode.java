@@ -9,8 +9,8 @@ import java.util.Arrays;
  * <p>Callers get nodes from {@link MatchResult} and {@link Admission} and may read them, lock them
  * with {@link RankCache#lock(RadixNode)} or ask for their page keys; they never change them. The
  * fields are package-private and mutated only by the engine on its one scheduler thread. A node's
- * key, slots and page hashes are views into shared arrays ({@code array, offset, length}) so that
- * splitting a node copies nothing.
+ * key, host slots and page hashes are views into shared arrays ({@code array, offset, length}) so
+ * that splitting a node copies none of them; its device slots are a few runs.
  */
 public final class RadixNode {
   final long id;
@@ -34,13 +34,11 @@ public final class RadixNode {
   int childCount;
   int residentChildren;
 
-  /** Device slots as a view {@code deviceSlots[deviceOffset..+pageCount)}; null = evicted. */
-  int[] deviceSlots;
-  int deviceOffset;
-  /** The slot store chunk {@link #deviceSlots} is, or -1 for an array of the node's own. */
-  int slotChunk = -1;
-  /** Lengths of the runs of consecutive slots in the device slots, in order; null = unknown. */
-  int[] slotRuns;
+  /**
+   * Device slots as runs of consecutive slots, {@code (start, length)} pairs covering {@link
+   * #pageCount} pages in order (see {@link SlotRuns}); null = evicted.
+   */
+  int[] deviceRuns;
   /** Host slots as a view; null = no host copy. */
   int[] hostSlots;
   int hostOffset;
@@ -92,7 +90,15 @@ public final class RadixNode {
   }
 
   boolean resident() {
-    return deviceSlots != null;
+    return deviceRuns != null;
+  }
+
+  /**
+   * Writes the device slots, one per page, to {@code dst[off..off+pageCount)}; {@code pool} is
+   * the device pool, or null (see {@link SlotRuns#copy}).
+   */
+  void copyDeviceSlots(int[] dst, int off, PageAllocator pool) {
+    SlotRuns.copy(deviceRuns, deviceRuns.length, 0, pageCount, dst, off, pool);
   }
 
   /**
@@ -159,7 +165,7 @@ public final class RadixNode {
    * @return false once evicted
    */
   public boolean onDevice() {
-    return deviceSlots != null;
+    return deviceRuns != null;
   }
 
   /**
@@ -168,9 +174,7 @@ public final class RadixNode {
    * @return the slots, empty if evicted
    */
   public int[] deviceSlots() {
-    return deviceSlots == null
-        ? new int[0]
-        : Arrays.copyOfRange(deviceSlots, deviceOffset, deviceOffset + pageCount);
+    return deviceRuns == null ? new int[0] : SlotRuns.toArray(deviceRuns);
   }
 
   /**
@@ -241,7 +245,7 @@ public final class RadixNode {
   @Override
   public String toString() {
     return "RadixNode[id=" + id + ", ns=" + namespace + ", tokens=" + keyLength + ", depth="
-        + depth + (deviceSlots != null ? ", device" : "") + ", " + backupState
+        + depth + (deviceRuns != null ? ", device" : "") + ", " + backupState
         + (lockRef > 0 ? ", lockRef=" + lockRef : "") + (invalid != 0 ? ", invalid" : "")
         + (deleted ? ", deleted" : "") + "]";
   }

@@ -57,7 +57,7 @@ public final class RankCache {
   private final LocalProgress progress;
   private final Optional<KvMemory> memory;
   private final LongMap<RequestState> requests = new LongMap<>(64);
-  private final RequestState.Pool ownArrays = new RequestState.Pool();
+  private final RequestState.Pool states = new RequestState.Pool();
   private final LongMap<CacheLock> locks = new LongMap<>(4);
   private long lockSerial;
   /** The outcome of the last admitted request's prefetch, for {@link #admittedPrefetch}. */
@@ -230,11 +230,22 @@ public final class RankCache {
     // A query in a namespace nothing was cached in must not leave an empty root behind.
     tree.maybeDropRoot(root);
     return new MatchResult(tree.pathDeviceSlots(scan.lastDevice), scan.lastDevice.depth,
-        scan.hostLength, scan.lastDevice, scan.lastHost, scan.loads());
+        scan.hostLength, scan.lastDevice, scan.lastHost, scan.loads);
   }
 
-  private record Scan(RadixNode lastDevice, RadixNode lastHost, int hostLength,
-      List<LoadBack> loads) {}
+  /**
+   * What the last {@link #scan} found; one instance, refilled by every scan and read before the
+   * next. Why not a record per scan: the JIT does not scalar-replace it in {@link #admit}, and it
+   * was 6% of the bytes a replayed request allocated (JFR, shared-prefix page 64 at 65,536).
+   */
+  private static final class Scan {
+    RadixNode lastDevice;
+    RadixNode lastHost;
+    int hostLength;
+    List<LoadBack> loads;
+  }
+
+  private final Scan lastScan = new Scan();
 
   /**
    * The namespace's root, made if missing once the tokens are checked (nothing can match in a new
@@ -266,7 +277,7 @@ public final class RankCache {
     RadixNode lastDevice = root;
     List<LoadBack> pending = List.of();
     int i = 0;
-    for (; i < length && path[i].deviceSlots != null; i++) {
+    for (; i < length && path[i].resident(); i++) {
       lastDevice = path[i];
       LoadBack load = lastDevice.pendingLoad;
       if (load != null && !pending.contains(load)) {
@@ -283,7 +294,12 @@ public final class RankCache {
     for (; i < length && path[i].hostSlots != null; i++) {
       lastHost = path[i];
     }
-    return new Scan(lastDevice, lastHost, lastHost.depth - lastDevice.depth, pending);
+    Scan scan = lastScan;
+    scan.lastDevice = lastDevice;
+    scan.lastHost = lastHost;
+    scan.hostLength = lastHost.depth - lastDevice.depth;
+    scan.loads = pending;
+    return scan;
   }
 
   /**
@@ -352,12 +368,9 @@ public final class RankCache {
         lastOutcome = outcome;
       }
     }
-    int prefix = locked.depth;
-    int pageSize = config.pageSize();
-    int expectedPages = (tokens.length - prefix + pageSize - 1) / pageSize;
-    requests.put(requestId, new RequestState(requestId, options.namespace(), options.priority(),
-        tokens, locked, prefix, ownArrays.take(expectedPages)));
-    return new Admission(requestId, prefix, scan.hostLength, loaded,
+    requests.put(requestId, states.take(requestId, options.namespace(), options.priority(),
+        tokens, locked, locked.depth));
+    return new Admission(requestId, locked.depth, scan.hostLength, loaded,
         pending, locked, scan.lastHost);
   }
 
@@ -382,7 +395,7 @@ public final class RankCache {
       return new int[0];
     }
     addPages(r, pages);
-    return Arrays.copyOfRange(r.own, r.ownCount - pages, r.ownCount);
+    return r.own.toArray(r.ownCount() - pages, pages, tree.devicePool);
   }
 
   /**
@@ -421,7 +434,7 @@ public final class RankCache {
 
   private int pagesMissing(RequestState r, int totalTokens) {
     int pageSize = config.pageSize();
-    int held = r.prefixLength / pageSize + r.ownCount;
+    int held = r.prefixLength / pageSize + r.ownCount();
     return (int) (((long) totalTokens + pageSize - 1) / pageSize) - held;
   }
 
@@ -432,12 +445,7 @@ public final class RankCache {
           (int) (tree.deviceProtected + tree.requestPages), (int) transfers.writeBackPages);
     }
     ensureFree(pages);
-    r.ensureCapacity(pages);
-    if (r.runs == null && config.pageSize() == 1) {
-      r.runs = new PageAllocator.Runs();
-    }
-    tree.devicePool.allocate(pages, r.own, r.ownCount, r.runs);
-    r.ownCount += pages;
+    tree.devicePool.allocate(pages, r.own);
     tree.requestPages += pages;
   }
 
@@ -462,8 +470,8 @@ public final class RankCache {
   public int[] pageTable(long requestId) {
     RequestState r = request("pageTable", requestId);
     int[] prefix = tree.pathDeviceSlots(r.lockNode);
-    int[] table = Arrays.copyOf(prefix, prefix.length + r.ownCount);
-    System.arraycopy(r.own, 0, table, prefix.length, r.ownCount);
+    int[] table = Arrays.copyOf(prefix, prefix.length + r.ownCount());
+    r.own.copyTo(0, r.ownCount(), table, prefix.length, tree.devicePool);
     return table;
   }
 
@@ -481,16 +489,16 @@ public final class RankCache {
     RequestState r = request("copyPageTable", requestId);
     Objects.requireNonNull(dst, "dst");
     int prefixPages = r.prefixLength / config.pageSize();
-    int total = prefixPages + r.ownCount;
+    int total = prefixPages + r.ownCount();
     if (offset < 0 || offset + total > dst.length) {
       throw new IndexOutOfBoundsException("copyPageTable of request id=" + requestId + ": "
           + total + " slots at offset=" + offset + " do not fit dst.length=" + dst.length);
     }
     for (RadixNode n = r.lockNode; n.parent != null; n = n.parent) {
-      System.arraycopy(n.deviceSlots, n.deviceOffset, dst,
-          offset + (n.depth - n.keyLength) / config.pageSize(), n.pageCount);
+      n.copyDeviceSlots(dst, offset + (n.depth - n.keyLength) / config.pageSize(),
+          tree.devicePool);
     }
-    System.arraycopy(r.own, 0, dst, offset + prefixPages, r.ownCount);
+    r.own.copyTo(0, r.ownCount(), dst, offset + prefixPages, tree.devicePool);
     return total;
   }
 
@@ -539,10 +547,10 @@ public final class RankCache {
     if (r.prepared != null) {
       prepared.rollBack(r);
     }
-    tree.devicePool.release(r.own, consumed, r.ownCount - consumed);
-    tree.requestPages -= r.ownCount - consumed;
-    ownArrays.give(r.own);
+    r.own.release(tree.devicePool, consumed, r.ownCount() - consumed);
+    tree.requestPages -= r.ownCount() - consumed;
     tree.unlock(r.lockNode);
+    states.give(r);
     if (rules.accessClock != null) {
       restamp(deepest);
     }
@@ -555,15 +563,10 @@ public final class RankCache {
    */
   private int insertOwn(RequestState r, int[] tokens, int aligned) {
     tree.hitPath(r.lockNode, r.priority);
-    tree.ownRuns = r.runs;
-    try {
-      if (r.prepared != null) {
-        return prepared.insert(r, tokens, aligned);
-      }
-      return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
-    } finally {
-      tree.ownRuns = null;
+    if (r.prepared != null) {
+      return prepared.insert(r, tokens, aligned);
     }
+    return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
   }
 
   /**
@@ -611,13 +614,8 @@ public final class RankCache {
         r.lockNode = last;
         r.prefixLength = end;
       }
-      // The tree copied the consumed pages' slots; the rest moves to the front, where the runs
-      // the allocator recorded no longer describe it.
-      System.arraycopy(r.own, consumed, r.own, 0, r.ownCount - consumed);
-      r.ownCount -= consumed;
-      if (r.runs != null) {
-        r.runs.known = false;
-      }
+      // The tree took the consumed pages' runs; the rest moves to the front.
+      r.own.dropFront(consumed);
       if (rules.accessClock != null) {
         restamp(last);
       }
@@ -639,10 +637,10 @@ public final class RankCache {
     if (r.prepared != null) {
       prepared.rollBack(r);
     }
-    tree.devicePool.release(r.own, 0, r.ownCount);
-    tree.requestPages -= r.ownCount;
-    ownArrays.give(r.own);
+    r.own.release(tree.devicePool, 0, r.ownCount());
+    tree.requestPages -= r.ownCount();
     tree.unlock(r.lockNode);
+    states.give(r);
   }
 
   /**
@@ -675,7 +673,7 @@ public final class RankCache {
   private void checkRequestTokens(String operation, RequestState r, int[] tokens, int used) {
     Objects.requireNonNull(tokens, "tokens");
     int pageSize = config.pageSize();
-    long held = r.prefixLength + (long) r.ownCount * pageSize;
+    long held = r.prefixLength + (long) r.ownCount() * pageSize;
     if (used < r.prefixLength) {
       throw new IllegalArgumentException(operation + " of request id=" + r.id + ": " + used
           + " tokens is shorter than the request's cached prefix of " + r.prefixLength

@@ -162,11 +162,9 @@ final class ReplicaDigest {
     for (int i = 0; i < n.keyLength; i++) {
       d.add(n.keyTokens[n.keyOffset + i]);
     }
-    d.add(n.deviceSlots != null ? 1 : 0);
-    if (n.deviceSlots != null) {
-      for (int i = 0; i < n.pageCount; i++) {
-        d.add(n.deviceSlots[n.deviceOffset + i]);
-      }
+    d.add(n.resident() ? 1 : 0);
+    if (n.resident()) {
+      addRuns(d, n.deviceRuns, n.deviceRuns.length);
     }
     d.add(n.hostSlots != null ? 1 : 0);
     if (n.hostSlots != null) {
@@ -195,10 +193,8 @@ final class ReplicaDigest {
       }
       ReplicaDigest d = scratch.reset(0x5245_5155L);
       d.add(r.id).add(r.namespace).add(r.priority).add(r.tokens.length);
-      d.add(r.lockNode.id).add(r.prefixLength).add(r.ownCount);
-      for (int i = 0; i < r.ownCount; i++) {
-        d.add(r.own[i]);
-      }
+      d.add(r.lockNode.id).add(r.prefixLength).add(r.ownCount());
+      addRuns(d, r.own.runs(), r.own.runInts());
       PreparedBackup b = r.prepared;
       d.add(b == null ? 0 : 1);
       if (b != null) {
@@ -228,6 +224,15 @@ final class ReplicaDigest {
   }
 
   // ---------------------------------------------------------------- hashing
+
+  /** Adds the slots of the first {@code used} ints of the runs {@code runs}, one per page. */
+  private static void addRuns(ReplicaDigest d, int[] runs, int used) {
+    for (int k = 0; k < used; k += 2) {
+      for (int slot = runs[k], end = runs[k] + runs[k + 1]; slot < end; slot++) {
+        d.add(slot);
+      }
+    }
+  }
 
   private ReplicaDigest add(long v) {
     h = Long.rotateLeft(h ^ (v * 0x9E37_79B9_7F4A_7C15L), 29) * 0xBF58_476D_1CE4_E5B9L;

@@ -1,5 +1,7 @@
 package io.kvtier.core.cache;
 
+import java.util.Arrays;
+
 /**
  * What a replicated predicate may know about a tree node: its extent, tier bits, backup state,
  * validity, its parent's backup bit, and whether its device pages are a given request's pages.
@@ -29,15 +31,14 @@ record ReplicatedNodeView(
     boolean holdsRequestPages) {
 
   /**
-   * The view of {@code n} with respect to the request pages {@code own[0, count)}.
+   * The view of {@code n} with respect to the first {@code count} of the request pages {@code
+   * own}.
    */
-  static ReplicatedNodeView of(RadixNode n, int[] own, int count) {
-    boolean holds = n.deviceSlots != null && n.pageCount == count;
-    for (int i = 0; holds && i < count; i++) {
-      holds = n.deviceSlots[n.deviceOffset + i] == own[i];
-    }
+  static ReplicatedNodeView of(RadixNode n, SlotRuns own, int count) {
+    boolean holds = n.resident() && n.pageCount == count
+        && Arrays.equals(n.deviceSlots(), own.toArray(0, count, null));
     RadixNode p = n.parent;
-    return new ReplicatedNodeView(n.id, n.depth - n.keyLength, n.depth, n.deviceSlots != null,
+    return new ReplicatedNodeView(n.id, n.depth - n.keyLength, n.depth, n.resident(),
         n.hostSlots != null, n.backupState, n.invalid == 0,
         p.parent == null || p.hostSlots != null, holds);
   }

@@ -93,7 +93,7 @@ final class Transfers {
    * {@link #registerDeferredWriteThrough()}.
    */
   boolean writeThroughWanted(RadixNode n) {
-    boolean wanted = n.hitCount >= writeThreshold && n.hostSlots == null && n.deviceSlots != null
+    boolean wanted = n.hitCount >= writeThreshold && n.hostSlots == null && n.resident()
         && n.invalid == 0 && hostTier;
     if (wanted && deferWriteThrough) {
       deferred.add(n);
@@ -150,7 +150,7 @@ final class Transfers {
    * @return false if there is no host tier, the node is not eligible or host slots are short
    */
   boolean registerBackup(RadixNode node, boolean withAncestors, boolean evictAfter) {
-    if (!hostTier || node.parent == null || node.deviceSlots == null || node.hostSlots != null
+    if (!hostTier || node.parent == null || !node.resident() || node.hostSlots != null
         || node.invalid != 0) {
       return false;
     }
@@ -183,7 +183,7 @@ final class Transfers {
     tree.hostPool.allocate(pages, host, 0);
     int offset = 0;
     for (RadixNode n : chain) {
-      System.arraycopy(n.deviceSlots, n.deviceOffset, device, offset, n.pageCount);
+      n.copyDeviceSlots(device, offset, tree.devicePool);
       offset += n.pageCount;
     }
     try {
@@ -309,9 +309,10 @@ final class Transfers {
       chain.add(n);
     }
     java.util.Collections.reverse(chain);
-    int[] device = new int[pages];
+    SlotRuns deviceRuns = new SlotRuns();
+    tree.devicePool.allocate(pages, deviceRuns);
+    int[] device = deviceRuns.toArray(0, pages, tree.devicePool);
     int[] host = new int[pages];
-    tree.devicePool.allocate(pages, device, 0);
     int offset = 0;
     for (RadixNode n : chain) {
       System.arraycopy(n.hostSlots, n.hostOffset, host, offset, n.pageCount);
@@ -326,7 +327,7 @@ final class Transfers {
       copies.load(batches);
     } catch (CopySink.SubmitFailure f) {
       if (f.started() == 0) {
-        tree.devicePool.release(device, 0, pages);
+        deviceRuns.release(tree.devicePool, 0, pages);
       } else {
         // Earlier layers are still writing these pages: they cannot be reused, so they stay
         // allocated (a leak the invariant checker reports) rather than corrupt later data.
@@ -341,8 +342,7 @@ final class Transfers {
     offset = 0;
     for (RadixNode n : chain) {
       tree.account(n, -1);
-      n.deviceSlots = device;
-      n.deviceOffset = offset;
+      n.deviceRuns = deviceRuns.slice(offset, n.pageCount);
       n.pendingLoad = op;
       n.parent.residentChildren++;
       tree.account(n, +1);
@@ -424,9 +424,9 @@ final class Transfers {
    * Submits the copy of one layer of a prepared backup from the request's own pages into its
    * reserved host slots; the copy is kept rank-locally until the backup is attached or retired.
    */
-  void streamLayer(PreparedBackup backup, int[] own, int layer) {
+  void streamLayer(PreparedBackup backup, SlotRuns own, int layer) {
     copies.stream(backup.requestId, backup.layers, TransferBatch.oneLayer(
-        TransferDirection.DEVICE_TO_HOST, Arrays.copyOf(own, backup.pages),
+        TransferDirection.DEVICE_TO_HOST, own.toArray(0, backup.pages, tree.devicePool),
         Arrays.copyOf(backup.hostSlots, backup.pages), layer));
   }
 
@@ -437,8 +437,8 @@ final class Transfers {
    * queued instead (the slots are freed once the copies already running into them are done
    * everywhere) and the exception propagates.
    */
-  WriteAck queueAttached(PreparedBackup backup, int[] own) {
-    int[] device = Arrays.copyOf(own, backup.pages);
+  WriteAck queueAttached(PreparedBackup backup, SlotRuns own) {
+    int[] device = own.toArray(0, backup.pages, tree.devicePool);
     int[] host = Arrays.copyOf(backup.hostSlots, backup.pages);
     int missing = backup.layers - backup.streamedCount;
     TransferBatch[] catchUp;

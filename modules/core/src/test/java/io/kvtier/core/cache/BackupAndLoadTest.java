@@ -43,8 +43,9 @@ class BackupAndLoadTest {
   private void writeOwn(RankCache cache, long id, int[] tokens) {
     RequestState r = cache.requests().get(id);
     long[] hashes = KvPattern.prefixHashes(0, tokens, tokens.length);
-    for (int i = 0; i < r.ownCount; i++) {
-      pattern.write(memory.device, r.own[i], hashes, r.prefixLength / memory.layout.pageSize() + i);
+    for (int i = 0; i < r.ownCount(); i++) {
+      pattern.write(memory.device, r.own.slot(i), hashes,
+          r.prefixLength / memory.layout.pageSize() + i);
     }
   }
 

@@ -45,9 +45,9 @@ final class CacheProbe {
         k++;
       }
       k -= k % pageSize;
-      if (onDevice && next.deviceSlots != null) {
+      if (onDevice && next.resident()) {
         device = pos + k;
-      } else if (next.deviceSlots == null && next.hostSlots != null) {
+      } else if (!next.resident() && next.hostSlots != null) {
         onDevice = false;
         host = pos + k - device;
       } else {
@@ -94,12 +94,12 @@ final class CacheProbe {
   }
 
   static boolean deviceCandidate(RadixNode n) {
-    if (n.deviceSlots == null || n.lockRef != 0 || n.backupState == BackupState.PENDING
+    if (!n.resident() || n.lockRef != 0 || n.backupState == BackupState.PENDING
         || n.invalid != 0) {
       return false;
     }
     for (RadixNode c : children(n)) {
-      if (c.deviceSlots != null) {
+      if (c.resident()) {
         return false;
       }
     }
@@ -107,7 +107,7 @@ final class CacheProbe {
   }
 
   static boolean hostCandidate(RadixNode n) {
-    return n.deviceSlots == null && n.hostSlots != null && children(n).isEmpty()
+    return !n.resident() && n.hostSlots != null && children(n).isEmpty()
         && n.lockRef == 0 && n.hostRef == 0 && n.backupState == BackupState.COMMITTED
         && n.invalid == 0;
   }
@@ -158,7 +158,7 @@ final class CacheProbe {
 
   /** {whether the whole resident subtree is reclaimable (1/0), reclaimable pages in it}. */
   private static int[] reclaimable(RadixNode n) {
-    if (n.deviceSlots == null) {
+    if (!n.resident()) {
       return new int[] {1, 0};
     }
     boolean all = true;

@@ -69,11 +69,12 @@ class HotPathStorageTest {
   }
 
   /**
-   * The runs an allocation records describe its slots exactly, any slice of them describes that
-   * part of the array, and a release by runs frees what a release by comparison would.
+   * An allocation into runs takes the slots an allocation into an array takes, any slice of the
+   * runs describes that part of them, and a release by runs frees what a release by comparison
+   * would; dropping pages from the front keeps the rest.
    */
   @Test
-  void recordedRunsDescribeTheSlotsAndReleaseThem() {
+  void runsDescribeTheSlotsAndReleaseThem() {
     TestSeeds.run(seed -> {
       Random rnd = new Random(seed);
       for (int round = 0; round < TestSeeds.iterations(40); round++) {
@@ -90,29 +91,40 @@ class HotPathStorageTest {
             byCompare.release(new int[] {slot}, 0, 1);
           }
         }
-        int n = byRuns.free() == 0 ? 0 : 1 + rnd.nextInt(byRuns.free());
-        int[] slots = new int[n + 1];
-        PageAllocator.Runs runs = new PageAllocator.Runs();
-        byRuns.allocate(n, slots, 1, runs);
-        byCompare.allocate(n, slots.clone(), 1);
-        int from = n == 0 ? 0 : rnd.nextInt(n);
-        int pages = n == 0 ? 0 : 1 + rnd.nextInt(n - from);
-        if (pages == 0) {
+        // two allocations into one list, as a request that grows
+        SlotRuns runs = new SlotRuns();
+        int n = 0;
+        int[] slots = new int[0];
+        for (int part = 0; part < 2 && byRuns.free() > 0; part++) {
+          int more = 1 + rnd.nextInt(byRuns.free());
+          byRuns.allocate(more, runs);
+          slots = Arrays.copyOf(slots, n + more);
+          byCompare.allocate(more, slots, n);
+          n += more;
+        }
+        assertThat(runs.pages()).isEqualTo(n);
+        assertThat(runs.toArray(0, n, byRuns)).containsExactly(slots);
+        if (n == 0) {
           continue;
         }
+        int from = rnd.nextInt(n);
+        int pages = 1 + rnd.nextInt(n - from);
         int[] slice = runs.slice(from, pages);
-        int at = 1 + from;
-        for (int length : slice) {
-          assertThat(length).isPositive();
-          for (int i = 1; i < length; i++) {
-            assertThat(slots[at + i]).isEqualTo(slots[at] + i);
-          }
-          at += length;
+        assertThat(SlotRuns.pages(slice)).isEqualTo(pages);
+        assertThat(SlotRuns.toArray(slice))
+            .containsExactly(Arrays.copyOfRange(slots, from, from + pages));
+        for (int k = 0; k < slice.length; k += 2) {
+          assertThat(slice[k + 1]).isPositive();
         }
-        assertThat(at).isEqualTo(1 + from + pages);
-        byRuns.releaseRuns(slots, 1 + from, slice);
-        byCompare.release(slots, 1 + from, pages);
+        assertThat(runs.slot(from)).isEqualTo(slots[from]);
+        runs.release(byRuns, from, pages);
+        byCompare.release(slots, from, pages);
         assertThat(byRuns.freeSlots()).containsExactly(byCompare.freeSlots());
+        int drop = rnd.nextInt(n + 1);
+        runs.dropFront(drop);
+        assertThat(runs.pages()).isEqualTo(n - drop);
+        assertThat(runs.toArray(0, n - drop, null))
+            .containsExactly(Arrays.copyOfRange(slots, drop, n));
       }
     });
   }

@@ -136,8 +136,8 @@ final class KvPattern {
     long[] hashes = prefixHashes(n.namespace, tokens, tokens.length);
     int firstPage = (n.depth - n.keyLength) / layout.pageSize();
     for (int i = 0; i < n.pageCount; i++) {
-      if (n.deviceSlots != null && n.pendingLoad == null) {
-        int slot = n.deviceSlots[n.deviceOffset + i];
+      if (n.resident() && n.pendingLoad == null) {
+        int slot = SlotRuns.slot(n.deviceRuns, n.deviceRuns.length, i);
         int layer = mismatchLayer(device, slot, hashes, firstPage + i);
         if (layer >= 0) {
           return "device slot " + slot + " (page " + i + " of " + n + ") layer " + layer

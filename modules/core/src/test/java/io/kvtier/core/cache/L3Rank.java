@@ -43,8 +43,8 @@ final class L3Rank {
     cache.allocateTokens(id, tokens.length);
     RequestState r = cache.requests().get(id);
     long[] hashes = KvPattern.prefixHashes(0, tokens, tokens.length);
-    for (int i = 0; i < r.ownCount; i++) {
-      pattern.write(memory.device, r.own[i], hashes, r.prefixLength / PAGE + i);
+    for (int i = 0; i < r.ownCount(); i++) {
+      pattern.write(memory.device, r.own.slot(i), hashes, r.prefixLength / PAGE + i);
     }
     cache.finish(id);
     memory.engine.completeAll();

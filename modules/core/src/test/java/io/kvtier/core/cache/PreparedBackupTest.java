@@ -51,9 +51,9 @@ class PreparedBackupTest {
   private void writeOwn(RankCache cache, long id, int[] tokens) {
     RequestState r = cache.requests().get(id);
     long[] hashes = KvPattern.prefixHashes(0, tokens, tokens.length);
-    int pages = Math.min(r.ownCount, (tokens.length - r.prefixLength) / PAGE);
+    int pages = Math.min(r.ownCount(), (tokens.length - r.prefixLength) / PAGE);
     for (int i = 0; i < pages; i++) {
-      pattern.write(memory.device, r.own[i], hashes, r.prefixLength / PAGE + i);
+      pattern.write(memory.device, r.own.slot(i), hashes, r.prefixLength / PAGE + i);
     }
   }
 

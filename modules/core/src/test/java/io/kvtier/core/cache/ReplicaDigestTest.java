@@ -120,10 +120,10 @@ class ReplicaDigestTest {
     });
     flips.put("device slot", f -> {
       RadixNode n = f.peek(0, X);
-      n.deviceSlots = n.deviceSlots.clone();
-      n.deviceSlots[n.deviceOffset] = 15;
+      n.deviceRuns = n.deviceRuns.clone();
+      n.deviceRuns[0] = 15;
     });
-    flips.put("device bit", f -> f.peek(5, new int[] {3, 3}).deviceSlots = null);
+    flips.put("device bit", f -> f.peek(5, new int[] {3, 3}).deviceRuns = null);
     flips.put("host slot", f -> {
       RadixNode n = f.peek(0, X);
       n.hostSlots = n.hostSlots.clone();
@@ -170,8 +170,8 @@ class ReplicaDigestTest {
     flips.put("load sequence", f -> f.cache().transfers().loadSequence++);
     // Active requests and locks.
     flips.put("request prefix", f -> f.cache().requests().get(5L).prefixLength += 2);
-    flips.put("request own slot", f -> f.cache().requests().get(5L).own[0] = 14);
-    flips.put("request own count", f -> f.cache().requests().get(5L).ownCount--);
+    flips.put("request own slot", f -> f.cache().requests().get(5L).own.runs()[0] = 14);
+    flips.put("request own count", f -> f.cache().requests().get(5L).own.dropFront(1));
     flips.put("request lock node", f -> f.cache().requests().get(4L).lockNode = f.peek(0, X));
     flips.put("request removed", f -> f.cache().requests().remove(4L));
     flips.put("prepared pages", f -> f.cache().requests().get(5L).prepared.pages--);

@@ -222,7 +222,7 @@ final class Scenario {
   /** Prepares a backup and picks a random subset of layers to stream, in random order. */
   private void prepare(Active r) {
     RequestState state = cache.requests().get(r.id);
-    int full = Math.min(state.ownCount, (state.tokens.length - state.prefixLength) / pageSize);
+    int full = Math.min(state.ownCount(), (state.tokens.length - state.prefixLength) / pageSize);
     int have = state.prepared == null ? 0 : state.prepared.pages;
     int hostFree = cache.hostUsage().free();
     int hostEvictable = cache.hostUsage().evictable();
@@ -291,7 +291,7 @@ final class Scenario {
     int reclaimable = CacheProbe.reclaimablePages(cache);
     RequestState state = cache.requests().get(r.id);
     int needed = (length + pageSize - 1) / pageSize - state.prefixLength / pageSize
-        - state.ownCount;
+        - state.ownCount();
     try {
       cache.allocateTokens(r.id, length);
     } catch (PoolExhaustedException e) {
@@ -314,8 +314,8 @@ final class Scenario {
     RequestState state = cache.requests().get(r.id);
     long[] hashes = KvPattern.prefixHashes(r.namespace, r.tokens, r.tokens.length);
     int first = state.prefixLength / pageSize;
-    for (int i = 0; i < state.ownCount; i++) {
-      pattern.write(memory.device, state.own[i], hashes, first + i);
+    for (int i = 0; i < state.ownCount(); i++) {
+      pattern.write(memory.device, state.own.slot(i), hashes, first + i);
     }
   }
 
@@ -378,7 +378,7 @@ final class Scenario {
     recordInserted(r.namespace, r.tokens, computed - computed % pageSize);
     int[] table = cache.cacheChunk(r.id, computed);
     state = cache.requests().get(r.id);
-    assertThat(table).hasSize(state.prefixLength / pageSize + state.ownCount);
+    assertThat(table).hasSize(state.prefixLength / pageSize + state.ownCount());
     if (CacheTree.pathValid(state.lockNode) && !hasPendingLoad(state.lockNode)) {
       checkBytes(Arrays.copyOf(table, state.prefixLength / pageSize), r.namespace, r.tokens,
           "chunk prefix");
@@ -430,7 +430,7 @@ final class Scenario {
           .hasMessageContaining("PENDING");
       return;
     }
-    boolean eligible = cache.config().hostPages() > 0 && n.deviceSlots != null
+    boolean eligible = cache.config().hostPages() > 0 && n.resident()
         && n.hostSlots == null && n.invalid == 0
         && (n.parent.parent == null || n.parent.hostSlots != null);
     boolean registered = cache.backup(n);

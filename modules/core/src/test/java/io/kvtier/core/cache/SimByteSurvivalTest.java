@@ -102,8 +102,8 @@ class SimByteSurvivalTest {
         }
         long[] hashes = KvPattern.prefixHashes(0, tokens, tokens.length);
         RequestState state = cache.requests().get(id);
-        for (int i = 0; i < state.ownCount; i++) {
-          pattern.write(device, state.own[i], hashes, state.prefixLength / pageSize + i);
+        for (int i = 0; i < state.ownCount(); i++) {
+          pattern.write(device, state.own.slot(i), hashes, state.prefixLength / pageSize + i);
         }
         if (rnd.nextBoolean() && cache.prepareBackup(id)) {
           for (int layer = 0; layer < layout.layers(); layer++) {
