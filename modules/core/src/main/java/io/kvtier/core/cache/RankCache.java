@@ -368,8 +368,11 @@ public final class RankCache {
         lastOutcome = outcome;
       }
     }
-    requests.put(requestId, states.take(requestId, options.namespace(), options.priority(),
-        tokens, locked, locked.depth));
+    RequestState state = states.take(requestId, options.namespace(), options.priority(),
+        tokens, locked, locked.depth);
+    state.missKey = tree.walkMissKey;
+    state.missKeyPos = tree.walkMissPos;
+    requests.put(requestId, state);
     return new Admission(requestId, locked.depth, scan.hostLength, loaded,
         pending, locked, scan.lastHost);
   }
@@ -563,10 +566,17 @@ public final class RankCache {
    */
   private int insertOwn(RequestState r, int[] tokens, int aligned) {
     tree.hitPath(r.lockNode, r.priority);
-    if (r.prepared != null) {
-      return prepared.insert(r, tokens, aligned);
+    // The admission's key is of the admitted array; another array may differ past the prefix.
+    tree.knownKeyPos = tokens == r.tokens ? r.missKeyPos : -1;
+    tree.knownKey = r.missKey;
+    try {
+      if (r.prepared != null) {
+        return prepared.insert(r, tokens, aligned);
+      }
+      return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
+    } finally {
+      tree.knownKeyPos = -1;
     }
-    return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
   }
 
   /**
@@ -600,7 +610,11 @@ public final class RankCache {
       throw new IllegalArgumentException("cacheChunk of request id=" + requestId
           + ": computedTokens=" + computedTokens + " exceeds tokens.length=" + tokens.length);
     }
-    r.tokens = tokens;
+    if (tokens != r.tokens) {
+      // The admission's first-page key is of the old array.
+      r.missKeyPos = -1;
+      r.tokens = tokens;
+    }
     int pageSize = config.pageSize();
     int aligned = computedTokens - computedTokens % pageSize;
     if (aligned > r.prefixLength && CacheTree.pathValid(r.lockNode)) {

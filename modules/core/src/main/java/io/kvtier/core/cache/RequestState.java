@@ -22,6 +22,12 @@ final class RequestState {
   final SlotRuns own = new SlotRuns();
   /** The request's prepared backup over the first {@code pages} own pages, or null. */
   PreparedBackup prepared;
+  /**
+   * The first-page key of {@link #tokens} at {@code missKeyPos} that the admission's walk
+   * computed where it found no child (-1: none; see {@link CacheTree#walkMissKey}).
+   */
+  long missKey;
+  int missKeyPos = -1;
 
   private RequestState() {}
 
@@ -71,6 +77,7 @@ final class RequestState {
         r.tokens = null;
         r.lockNode = null;
         r.prepared = null;
+        r.missKeyPos = -1;
         r.own.clear();
         spare[count++] = r;
       }

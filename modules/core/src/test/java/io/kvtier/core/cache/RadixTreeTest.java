@@ -72,6 +72,26 @@ class RadixTreeTest {
   }
 
   @Test
+  void theInsertReusesTheAdmissionsPageKeyOnlyForTheAdmittedArray() {
+    RankCache cache = RankCache.withoutMemory(CacheConfig.of(4, 64, 0));
+    serve(cache, 1, new int[] {1, 2, 3, 4, 9, 9, 9, 9});
+    serve(cache, 2, new int[] {1, 2, 3, 4, 8, 8, 8, 8});
+    // The admission's walk looks up the page [5, 6, 7, 8] below [1, 2, 3, 4] and misses; the
+    // request then finishes with another array whose page there is [6, 6, 6, 6], whose key the
+    // insert must compute (the invariant checker compares every child's key with its page).
+    cache.admit(3, new int[] {1, 2, 3, 4, 5, 6, 7, 8});
+    cache.allocateTokens(3, 8);
+    assertThat(cache.finish(3, new int[] {1, 2, 3, 4, 6, 6, 6, 6})).isEqualTo(4);
+    CacheInvariants.check(cache);
+    assertThat(cache.match(0, new int[] {1, 2, 3, 4, 6, 6, 6, 6}).deviceLength())
+        .isEqualTo(8);
+    // With the admitted array the insert takes the admission's key: the same tree results.
+    assertThat(serve(cache, 4, new int[] {1, 2, 3, 4, 5, 6, 7, 8})).isEqualTo(4);
+    assertThat(cache.match(0, new int[] {1, 2, 3, 4, 5, 6, 7, 8}).deviceLength())
+        .isEqualTo(8);
+  }
+
+  @Test
   void divergenceInsideFirstPageIsAMiss() {
     RankCache cache = RankCache.withoutMemory(CacheConfig.of(16, 64, 0));
     int[] a = range(0, 32);
