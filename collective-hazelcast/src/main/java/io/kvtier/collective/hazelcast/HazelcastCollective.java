@@ -36,6 +36,12 @@ final class HazelcastCollective implements Collective {
   /** Bound on best-effort cluster calls while failing or closing. */
   private static final long CLEANUP_MILLIS = 2_000;
 
+  /**
+   * How a timeout's message starts; the group's broken mark repeats the message, so that a rank
+   * still waiting in the same round learns it was a timeout too ({@link HazelcastGroupWatch}).
+   */
+  static final String TIMEOUT_PREFIX = "collective timeout: ";
+
   private final HazelcastGroup group;
   private final HazelcastGroupWatch watch;
   private final int rank;
@@ -142,9 +148,9 @@ final class HazelcastCollective implements Collective {
           }
           return agree(all, seq);
         } catch (TimeoutException e) {
-          Optional<String> failure = watch.failure(seq, call.describe());
+          Optional<CollectiveException> failure = watch.failure(seq, call.describe());
           if (failure.isPresent()) {
-            throw fail(new CollectiveException(failure.get(), null));
+            throw fail(failure.get());
           }
         }
       }
@@ -208,7 +214,7 @@ final class HazelcastCollective implements Collective {
             + " has the CP group lost its majority (fewer than 2 of 3 CP members alive)?"
         : "missing ranks: " + missing;
     return new CollectiveTimeoutException(
-        "collective timeout: rank " + rank + " of group '" + group.name() + "' (" + size
+        TIMEOUT_PREFIX + "rank " + rank + " of group '" + group.name() + "' (" + size
             + " ranks, incarnation " + group.incarnation() + ") waited " + watchdog + " in "
             + call.describe() + " seq " + seq + "; " + who + "; arrived: "
             + (arrived.isEmpty() ? "none" : arrived) + ". A missing rank is stuck, dead or on"

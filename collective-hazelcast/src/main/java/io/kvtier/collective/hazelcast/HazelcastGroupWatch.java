@@ -6,6 +6,8 @@ import com.hazelcast.cluster.MembershipListener;
 import com.hazelcast.core.EntryEvent;
 import com.hazelcast.map.listener.EntryAddedListener;
 import com.hazelcast.map.listener.EntryUpdatedListener;
+import io.kvtier.spi.CollectiveException;
+import io.kvtier.spi.CollectiveTimeoutException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -76,20 +78,26 @@ final class HazelcastGroupWatch {
    *
    * @param seq the round this rank waits in
    * @param waiting a description of this rank's call
-   * @return the reason, naming the rank at fault
+   * @return the failure, naming the rank at fault: a {@link CollectiveTimeoutException} when
+   *     another rank broke the group because it timed out (it waited for the same missing rank
+   *     as this one, and got there first), else a {@link CollectiveException}
    */
-  Optional<String> failure(long seq, String waiting) {
+  Optional<CollectiveException> failure(long seq, String waiting) {
     String broken = brokenBy;
     if (broken != null) {
-      return Optional.of("group '" + group.name() + "' was broken by another rank while rank "
-          + rank + " waited in " + waiting + " seq " + seq + ": " + broken);
+      String message = "group '" + group.name() + "' was broken by another rank while rank "
+          + rank + " waited in " + waiting + " seq " + seq + ": " + broken;
+      return Optional.of(broken.contains(" failed: " + HazelcastCollective.TIMEOUT_PREFIX)
+          ? new CollectiveTimeoutException(message)
+          : new CollectiveException(message, null));
     }
     for (Map.Entry<Integer, String> e : left.entrySet()) {
       long next = nextSequence(e.getValue());
       if (e.getKey() != rank && next <= seq) {
-        return Optional.of("rank " + e.getKey() + " of group '" + group.name()
-            + "' closed its handle after " + next + " calls (last: " + lastCall(e.getValue())
-            + "), so rank " + rank + " waits for it in vain in " + waiting + " seq " + seq);
+        return Optional.of(new CollectiveException("rank " + e.getKey() + " of group '"
+            + group.name() + "' closed its handle after " + next + " calls (last: "
+            + lastCall(e.getValue()) + "), so rank " + rank + " waits for it in vain in "
+            + waiting + " seq " + seq, null));
       }
     }
     int removals = removed.size();
@@ -98,7 +106,7 @@ final class HazelcastGroupWatch {
     }
     removalsExplained = removals;
     // deadRank resets removalsExplained when a lookup failed, so the next poll retries
-    return deadRank(seq, waiting);
+    return deadRank(seq, waiting).map(m -> new CollectiveException(m, null));
   }
 
   /** Maps the members that left to ranks through the registrations in the control map. */
