@@ -491,9 +491,11 @@ final class CacheTree {
     requestPages -= node.pageCount;
   }
 
-  /** A new leaf for {@code tokens[pos, end)}, whose first page has the child key {@code key}. */
-  private RadixNode newLeaf(RadixNode parent, int[] tokens, int pos, int end, SlotRuns own,
-      int ownIndex, int priority, long key) {
+  /**
+   * A new node below {@code parent} for {@code tokens[pos, end)}, not yet linked: the key copied
+   * into the key store, the length, pages and depth set; the caller gives it its slots.
+   */
+  private RadixNode keyedLeaf(RadixNode parent, int[] tokens, int pos, int end) {
     RadixNode leaf = new RadixNode(nextId++, parent.namespace);
     int length = end - pos;
     leaf.keyChunk = keys.store(tokens, pos, length);
@@ -502,6 +504,13 @@ final class CacheTree {
     leaf.keyLength = length;
     leaf.pageCount = length / pageSize;
     leaf.depth = parent.depth + length;
+    return leaf;
+  }
+
+  /** A new leaf for {@code tokens[pos, end)}, whose first page has the child key {@code key}. */
+  private RadixNode newLeaf(RadixNode parent, int[] tokens, int pos, int end, SlotRuns own,
+      int ownIndex, int priority, long key) {
+    RadixNode leaf = keyedLeaf(parent, tokens, pos, end);
     leaf.deviceRuns = own.slice(ownIndex, leaf.pageCount);
     leaf.created = leaf.lastAccess = ++clock;
     leaf.priority = priority;
@@ -632,14 +641,7 @@ final class CacheTree {
 
   private RadixNode newHostLeaf(RadixNode parent, int[] tokens, int pos, int end, int[] slots,
       int slotIndex, long key) {
-    RadixNode leaf = new RadixNode(nextId++, parent.namespace);
-    int length = end - pos;
-    leaf.keyChunk = keys.store(tokens, pos, length);
-    leaf.keyTokens = keys.array;
-    leaf.keyOffset = keys.offset;
-    leaf.keyLength = length;
-    leaf.pageCount = length / pageSize;
-    leaf.depth = parent.depth + length;
+    RadixNode leaf = keyedLeaf(parent, tokens, pos, end);
     leaf.hostSlots = slots;
     leaf.hostOffset = slotIndex;
     leaf.backupState = BackupState.COMMITTED;
