@@ -64,6 +64,9 @@ public final class CacheInvariants {
     private long reservedHostPages;
     private int streamingRequests;
     private int nodes;
+    /** Views of each key store chunk found on nodes and request key copies, and their ints. */
+    private final int[] chunkViews;
+    private long chunkInts;
     private int deviceOwned;
     private int hostOwned;
 
@@ -74,6 +77,7 @@ public final class CacheInvariants {
       this.pageSize = tree.pageSize;
       this.deviceOwner = new Object[tree.devicePool.capacity()];
       this.hostOwner = new Object[tree.hostPool.capacity()];
+      this.chunkViews = new int[tree.keys.chunkCount()];
     }
 
     private static void fail(String message) {
@@ -245,6 +249,7 @@ public final class CacheInvariants {
           || tree.findChild(p, n.keyTokens, n.keyOffset) != n) {
         fail(n + " is not found under its first page in " + p);
       }
+      keyView(n.keyChunk, n.keyLength);
       if (n.pageHashes != null && n.pageHashes.length != n.pageCount) {
         fail(n + " has " + n.pageHashes.length + " page hashes for " + n.pageCount + " pages");
       }
@@ -404,6 +409,14 @@ public final class CacheInvariants {
           deviceOwned++;
         }
         requestPages += r.ownCount();
+        KeyCopy copy = r.keyCopy;
+        if (copy.chunk >= 0) {
+          if (copy.from >= copy.end || copy.end > r.tokens.length) {
+            fail("request " + r.id + " keeps a key copy of tokens [" + copy.from + ", "
+                + copy.end + ") outside its " + r.tokens.length + " tokens");
+          }
+          keyView(copy.chunk, copy.end - copy.from);
+        }
         checkPrepared(r);
       }
       LongMap<CacheLock> locks = cache.locks();
@@ -540,10 +553,33 @@ public final class CacheInvariants {
             + tree.hostProtected + " but the tree has evictable=" + hostEvictable
             + " protected=" + hostProtected);
       }
+      checkKeyStore();
       pool("device", tree.devicePool, deviceOwner, deviceOwned,
           deviceEvictable + deviceProtected + requestPages);
       pool("host", tree.hostPool, hostOwner, hostOwned,
           hostEvictable + hostProtected + reservedHostPages);
+    }
+
+    private void keyView(int chunk, int length) {
+      if (chunk >= 0) {
+        chunkViews[chunk]++;
+        chunkInts += length;
+      }
+    }
+
+    /** Every key store chunk is viewed exactly by the nodes and request copies that use it. */
+    private void checkKeyStore() {
+      ChunkStore keys = tree.keys;
+      for (int c = 0; c < chunkViews.length; c++) {
+        if (keys.views(c) != chunkViews[c]) {
+          fail("key store chunk " + c + " counts " + keys.views(c) + " views but nodes and"
+              + " request key copies hold " + chunkViews[c] + ": a view leaked or ended twice");
+        }
+      }
+      if (keys.liveInts() != chunkInts) {
+        fail("key store counts " + keys.liveInts() + " live ints but nodes and request key"
+            + " copies view " + chunkInts);
+      }
     }
 
     private static void pool(String name, PageAllocator pool, Object[] owner, int owned,

@@ -59,7 +59,7 @@ final class CacheTree {
   private final int[] pageMultipliers;
 
   /** Where new leaves keep their keys. */
-  private final ChunkStore keys = new ChunkStore();
+  final ChunkStore keys = new ChunkStore();
   /**
    * The child maps of deleted nodes, for the top half of a split: three objects less per split
    * from memory no cache holds. Only an empty map of the size a new map has is reused, so that
@@ -91,6 +91,12 @@ final class CacheTree {
    */
   long knownKey;
   int knownKeyPos = -1;
+  /**
+   * Set by the caller around {@link #insert} of a request's admitted array: the admission's copy
+   * of its tokens, which a new leaf whose key lies inside it takes instead of a copy of its own;
+   * empty otherwise.
+   */
+  final KeyCopy insertCopy = new KeyCopy();
   /** Set by {@link #insert}: the deepest node the insert ended at and the position it reached. */
   RadixNode lastInsertNode;
   int insertEnd;
@@ -498,13 +504,47 @@ final class CacheTree {
   private RadixNode keyedLeaf(RadixNode parent, int[] tokens, int pos, int end) {
     RadixNode leaf = new RadixNode(nextId++, parent.namespace);
     int length = end - pos;
-    leaf.keyChunk = keys.store(tokens, pos, length);
-    leaf.keyTokens = keys.array;
-    leaf.keyOffset = keys.offset;
+    KeyCopy copy = insertCopy;
+    if (copy.covers(pos, end)) {
+      leaf.keyChunk = copy.chunk;
+      leaf.keyTokens = keys.chunk(copy.chunk);
+      leaf.keyOffset = copy.offset + pos - copy.from;
+      keys.addView(copy.chunk, length);
+    } else {
+      leaf.keyChunk = keys.store(tokens, pos, length);
+      leaf.keyTokens = keys.array;
+      leaf.keyOffset = keys.offset;
+    }
     leaf.keyLength = length;
     leaf.pageCount = length / pageSize;
     leaf.depth = parent.depth + length;
     return leaf;
+  }
+
+  /**
+   * Copies {@code tokens[from, end)} into the key store as {@code copy}, which must be empty,
+   * if the store keeps it in a shared chunk. A longer run is not copied: it would get an array
+   * of its own, which a small leaf viewing a part of it would keep whole.
+   *
+   * @return the array the copy is in, at {@code copy.offset}; null if not copied
+   */
+  int[] copyKey(KeyCopy copy, int[] tokens, int from, int end) {
+    if (!keys.wouldChunk(end - from)) {
+      return null;
+    }
+    copy.chunk = keys.store(tokens, from, end - from);
+    copy.offset = keys.offset;
+    copy.from = from;
+    copy.end = end;
+    return keys.array;
+  }
+
+  /** Ends a request's view of its admission copy, if it has one; the nodes' views stay. */
+  void releaseKey(KeyCopy copy) {
+    if (copy.chunk >= 0) {
+      keys.release(copy.chunk, copy.end - copy.from);
+      copy.chunk = -1;
+    }
   }
 
   /** A new leaf for {@code tokens[pos, end)}, whose first page has the child key {@code key}. */

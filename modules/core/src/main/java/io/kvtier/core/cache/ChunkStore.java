@@ -67,6 +67,11 @@ final class ChunkStore {
     return current;
   }
 
+  /** Whether {@link #store} would put a run of {@code length} ints in a chunk. */
+  boolean wouldChunk(int length) {
+    return length <= MAX_IN_CHUNK && roomFor(length);
+  }
+
   /** Whether a run may go to a chunk, or the chunks hold too much dead space already. */
   private boolean roomFor(int length) {
     if ((current >= 0 && used + length <= CHUNK) || emptyCount > 0) {
@@ -93,6 +98,17 @@ final class ChunkStore {
     used = 0;
   }
 
+  /**
+   * A node views {@code length} ints of a run stored before (a part of a request's {@link
+   * KeyCopy}); released like a stored run.
+   */
+  void addView(int chunk, int length) {
+    if (chunk >= 0) {
+      views[chunk]++;
+      liveInts += length;
+    }
+  }
+
   /** A split made a second node that views a run of {@code chunk} (-1: none). */
   void shareView(int chunk) {
     if (chunk >= 0) {
@@ -115,6 +131,26 @@ final class ChunkStore {
         }
       }
     }
+  }
+
+  /** The array of a chunk. */
+  int[] chunk(int chunk) {
+    return chunks[chunk];
+  }
+
+  /** The number of chunks made so far (for the invariant checker). */
+  int chunkCount() {
+    return chunkCount;
+  }
+
+  /** The live views of a chunk (for the invariant checker). */
+  int views(int chunk) {
+    return views[chunk];
+  }
+
+  /** Ints of the runs live views hold in chunks (for the invariant checker). */
+  long liveInts() {
+    return liveInts;
   }
 
   private void pushEmpty(int c) {

@@ -223,7 +223,7 @@ public final class RankCache {
   public MatchResult match(long namespace, int[] tokens) {
     Objects.requireNonNull(tokens, "tokens");
     RadixNode root = rootFor(namespace, tokens);
-    Scan scan = scan(root, tokens);
+    Scan scan = scan(root, tokens, false);
     if (rules.accessClock != null) {
       restampWalkedPath();
     }
@@ -243,6 +243,8 @@ public final class RankCache {
     RadixNode lastHost;
     int hostLength;
     List<LoadBack> loads;
+    /** The copy of the tokens past the match, until the admitted request takes it. */
+    final KeyCopy copy = new KeyCopy();
   }
 
   private final Scan lastScan = new Scan();
@@ -263,14 +265,28 @@ public final class RankCache {
   /**
    * Matches the tokens and checks them: those past the match (the tree's own tokens were checked
    * when inserted), before the walk changes anything, so that a bad request leaves the tree as it
-   * was.
+   * was. With {@code copyKey} (an admission) the page-aligned tokens past the match are copied
+   * into the key store first and the copy is checked ({@link Scan#copy}, see {@link KeyCopy}).
    *
    * @throws InvalidTokenException if a token id is outside the vocabulary
    */
-  private Scan scan(RadixNode root, int[] tokens) {
+  private Scan scan(RadixNode root, int[] tokens, boolean copyKey) {
     int aligned = tokens.length - tokens.length % config.pageSize();
     int matched = tree.walk(root, tokens, 0, aligned);
-    checkTokens(tokens, matched, tokens.length);
+    checkTokens(tokens, aligned, tokens.length);
+    int[] copied = copyKey && matched < aligned
+        ? tree.copyKey(lastScan.copy, tokens, matched, aligned)
+        : null;
+    if (copied == null) {
+      checkTokens(tokens, matched, aligned);
+    } else {
+      // The check reads the copy, which the copy just brought into the cache.
+      int offset = lastScan.copy.offset;
+      if (!tokensValid(copied, offset, offset + aligned - matched)) {
+        tree.releaseKey(lastScan.copy);
+        checkTokens(tokens, matched, aligned);
+      }
+    }
     tree.completeWalk();
     RadixNode[] path = tree.path;
     int length = tree.pathLength;
@@ -320,7 +336,9 @@ public final class RankCache {
    * at most the quota (evicting device pages if needed; all or nothing).
    *
    * @param requestId the caller's id for the request, not active
-   * @param tokens the prompt's token ids; kept by reference until the request ends
+   * @param tokens the prompt's token ids; kept by reference until the request ends. The
+   *     page-aligned tokens past the match are checked and copied now, and an insert of this
+   *     array caches them as they are now, whatever the array holds by then
    * @param options namespace, priority, load-back quota
    * @return the locked prefix and the load to wait for, if any
    * @throws IllegalStateException if {@code requestId} is already active
@@ -341,40 +359,46 @@ public final class RankCache {
       }
     }
     RadixNode root = rootFor(options.namespace(), tokens);
-    Scan scan = scan(root, tokens);
-    if (rules.accessClock != null) {
-      restampWalkedPath();
-    }
-    RadixNode locked = scan.lastDevice;
-    tree.lock(locked);
-    int loaded = 0;
-    List<LoadBack> pending = scan.loads;
-    if (scan.hostLength > 0 && options.loadBackQuotaPages() > 0) {
-      LoadBack load = transfers.loadBack(scan.lastDevice, scan.lastHost,
-          options.loadBackQuotaPages());
-      if (load != null) {
-        tree.lock(scan.lastHost);
-        tree.unlock(scan.lastDevice);
-        locked = scan.lastHost;
-        loaded = scan.hostLength;
-        pending = new ArrayList<>(pending);
-        pending.add(load);
+    Scan scan = scan(root, tokens, true);
+    try {
+      if (rules.accessClock != null) {
+        restampWalkedPath();
       }
-    }
-    if (l3 != null) {
-      // Released only now that the request's own lock holds what it found.
-      PrefetchOutcome outcome = l3.take(requestId);
-      if (outcome != null) {
-        lastOutcome = outcome;
+      RadixNode locked = scan.lastDevice;
+      tree.lock(locked);
+      int loaded = 0;
+      List<LoadBack> pending = scan.loads;
+      if (scan.hostLength > 0 && options.loadBackQuotaPages() > 0) {
+        LoadBack load = transfers.loadBack(scan.lastDevice, scan.lastHost,
+            options.loadBackQuotaPages());
+        if (load != null) {
+          tree.lock(scan.lastHost);
+          tree.unlock(scan.lastDevice);
+          locked = scan.lastHost;
+          loaded = scan.hostLength;
+          pending = new ArrayList<>(pending);
+          pending.add(load);
+        }
       }
+      if (l3 != null) {
+        // Released only now that the request's own lock holds what it found.
+        PrefetchOutcome outcome = l3.take(requestId);
+        if (outcome != null) {
+          lastOutcome = outcome;
+        }
+      }
+      RequestState state = states.take(requestId, options.namespace(), options.priority(),
+          tokens, locked, locked.depth);
+      state.missKey = tree.walkMissKey;
+      state.missKeyPos = tree.walkMissPos;
+      state.keyCopy.takeFrom(scan.copy);
+      requests.put(requestId, state);
+      return new Admission(requestId, locked.depth, scan.hostLength, loaded,
+          pending, locked, scan.lastHost);
+    } finally {
+      // Taken by the request unless something failed on the way.
+      tree.releaseKey(scan.copy);
     }
-    RequestState state = states.take(requestId, options.namespace(), options.priority(),
-        tokens, locked, locked.depth);
-    state.missKey = tree.walkMissKey;
-    state.missKeyPos = tree.walkMissPos;
-    requests.put(requestId, state);
-    return new Admission(requestId, locked.depth, scan.hostLength, loaded,
-        pending, locked, scan.lastHost);
   }
 
   // ---------------------------------------------------------------- allocation
@@ -553,6 +577,7 @@ public final class RankCache {
     r.own.release(tree.devicePool, consumed, r.ownCount() - consumed);
     tree.requestPages -= r.ownCount() - consumed;
     tree.unlock(r.lockNode);
+    tree.releaseKey(r.keyCopy);
     states.give(r);
     if (rules.accessClock != null) {
       restamp(deepest);
@@ -569,6 +594,9 @@ public final class RankCache {
     // The admission's key is of the admitted array; another array may differ past the prefix.
     tree.knownKeyPos = tokens == r.tokens ? r.missKeyPos : -1;
     tree.knownKey = r.missKey;
+    if (tokens == r.tokens) {
+      tree.insertCopy.set(r.keyCopy);
+    }
     try {
       if (r.prepared != null) {
         return prepared.insert(r, tokens, aligned);
@@ -576,6 +604,7 @@ public final class RankCache {
       return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
     } finally {
       tree.knownKeyPos = -1;
+      tree.insertCopy.chunk = -1;
     }
   }
 
@@ -611,8 +640,9 @@ public final class RankCache {
           + ": computedTokens=" + computedTokens + " exceeds tokens.length=" + tokens.length);
     }
     if (tokens != r.tokens) {
-      // The admission's first-page key is of the old array.
+      // The admission's first-page key and key copy are of the old array.
       r.missKeyPos = -1;
+      tree.releaseKey(r.keyCopy);
       r.tokens = tokens;
     }
     int pageSize = config.pageSize();
@@ -654,6 +684,7 @@ public final class RankCache {
     r.own.release(tree.devicePool, 0, r.ownCount());
     tree.requestPages -= r.ownCount();
     tree.unlock(r.lockNode);
+    tree.releaseKey(r.keyCopy);
     states.give(r);
   }
 
@@ -712,7 +743,17 @@ public final class RankCache {
 
   private void checkTokens(int[] tokens, int from, int to) {
     int vocab = config.vocabSize();
-    int last = vocab - 1;
+    if (!tokensValid(tokens, from, to)) {
+      for (int i = from; i < to; i++) {
+        if (tokens[i] < 0 || tokens[i] >= vocab) {
+          throw new InvalidTokenException(tokens[i], i, vocab);
+        }
+      }
+    }
+  }
+  /** Whether every token of {@code tokens[from, to)} is in the vocabulary. */
+  private boolean tokensValid(int[] tokens, int from, int to) {
+    int last = config.vocabSize() - 1;
     // An OR of t and (vocab-1-t) is negative iff some t is out of range; an OR reduction
     // vectorizes, a min/max pair or an early exit does not as well (measured ~0.25 us per
     // 2176 tokens before).
@@ -721,14 +762,9 @@ public final class RankCache {
       int t = tokens[i];
       signs |= t | (last - t);
     }
-    if (signs < 0) {
-      for (int i = from; i < to; i++) {
-        if (tokens[i] < 0 || tokens[i] >= vocab) {
-          throw new InvalidTokenException(tokens[i], i, vocab);
-        }
-      }
-    }
+    return signs >= 0;
   }
+
 
   // ---------------------------------------------------------------- locks, backups, eviction
 
@@ -1012,7 +1048,7 @@ public final class RankCache {
     }
     checkTokens(tokens, 0, tokens.length);
     RadixNode root = rootFor(options.namespace(), tokens);
-    Scan scan = scan(root, tokens);
+    Scan scan = scan(root, tokens, false);
     int aligned = tokens.length - tokens.length % config.pageSize();
     boolean started = l3.start(requestId, options.namespace(), tokens, aligned, scan.lastHost);
     tree.maybeDropRoot(root);

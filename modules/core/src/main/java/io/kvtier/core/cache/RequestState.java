@@ -28,6 +28,11 @@ final class RequestState {
    */
   long missKey;
   int missKeyPos = -1;
+  /**
+   * The admission's copy of {@link #tokens} past the match, which the insert takes as the new
+   * leaf's key; released (by the cache, which owns the store) when the request ends.
+   */
+  final KeyCopy keyCopy = new KeyCopy();
 
   private RequestState() {}
 

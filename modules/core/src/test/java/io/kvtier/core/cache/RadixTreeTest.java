@@ -92,6 +92,30 @@ class RadixTreeTest {
   }
 
   @Test
+  void theTreeKeepsTheTokensAsAdmitted() {
+    RankCache cache = RankCache.withoutMemory(CacheConfig.of(4, 64, 0));
+    serve(cache, 1, range(0, 8));
+    int[] a = range(0, 16);
+    int[] admitted = a.clone();
+    cache.admit(2, a);
+    // The admission checked and copied the tokens past the match; a change to the array after
+    // that (here to an id outside the vocabulary) must not reach the tree unchecked.
+    a[12] = -5;
+    cache.allocateTokens(2, 16);
+    assertThat(cache.finish(2)).isEqualTo(8);
+    CacheInvariants.checkIdle(cache);
+    assertThat(cache.match(0, admitted).deviceLength()).isEqualTo(16);
+    // A prompt past the match longer than the key store's chunks is checked, not copied, and
+    // its insert stores the key as before.
+    int[] longPrompt = range(0, 8200);
+    assertThat(serve(cache, 3, java.util.Arrays.copyOf(longPrompt, 256))).isEqualTo(16);
+    RankCache big = RankCache.withoutMemory(CacheConfig.of(4, 4096, 0));
+    assertThat(serve(big, 1, longPrompt)).isZero();
+    assertThat(serve(big, 2, longPrompt)).isEqualTo(8200);
+    CacheInvariants.checkIdle(big);
+  }
+
+  @Test
   void divergenceInsideFirstPageIsAMiss() {
     RankCache cache = RankCache.withoutMemory(CacheConfig.of(16, 64, 0));
     int[] a = range(0, 32);
