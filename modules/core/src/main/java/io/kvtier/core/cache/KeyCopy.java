@@ -7,14 +7,16 @@ package io.kvtier.core.cache;
  * <p>Why: a request's unmatched tokens are read from memory no cache holds twice otherwise, once
  * by the admission's check and once by the insert's copy, and the copy's destination is cold as
  * well. Copying them at admission reads them once (the check then reads the copy from L1) and
- * overlaps the read with the write. Interleaved in one JVM, shared-prefix replay at page size 64
- * and 65,536 tokens, median per request: 817 to 761 ns. The insert takes the copy only for the
- * admitted array (the same array object, a range inside the copy): a finish over another array
- * (prompt and output, say) copies its key as before, and the admission's copy is released when
- * the request ends. So the tree keeps the tokens as they were at admission.
+ * overlaps the read with the write. Shared-prefix replay at page size 64 and 65,536 tokens, JMH
+ * median per request over three runs each: 946 to 853 ns (docs/PERFORMANCE.md). The insert
+ * takes the copy only for the admitted array (the same array object, a range inside the copy):
+ * a finish over another array (prompt and output, say) copies its key as before, and the
+ * admission's copy is released when the request ends. So the tree keeps the tokens as they were
+ * at admission.
  *
- * <p>Ints only, no references: the holders (a request's state, the tree) live long, and under G1
- * a reference stored into an old object costs a memory fence that waits for the copy's stores.
+ * <p>Ints only, no references: its holders (a request's state, the tree) live long, and under G1
+ * a reference stored into an old object costs a fence (a few percent of this path at most; not
+ * measurable on its own in the replay).
  */
 final class KeyCopy {
   /** The store chunk the copy is in; -1 when there is no copy. */
