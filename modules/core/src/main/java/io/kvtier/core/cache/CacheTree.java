@@ -439,7 +439,7 @@ final class CacheTree {
     long key = 0;
     boolean keyAtPos = false;
     while (pos < end) {
-      key = pos == knownKeyPos ? knownKey : firstPageKey(tokens, pos);
+      key = pos == knownKeyPos ? knownKey : insertPageKey(tokens, pos);
       keyAtPos = true;
       RadixNode child = findChild(node, tokens, pos, key);
       if (child == null) {
@@ -481,7 +481,7 @@ final class CacheTree {
     }
     if (pos < end && !stoppedInvalid) {
       node = newLeaf(node, tokens, pos, end, own, ownIndex, priority,
-          keyAtPos ? key : firstPageKey(tokens, pos));
+          keyAtPos ? key : insertPageKey(tokens, pos));
       pos = end;
     }
     lastInsertNode = node;
@@ -519,6 +519,19 @@ final class CacheTree {
     leaf.pageCount = length / pageSize;
     leaf.depth = parent.depth + length;
     return leaf;
+  }
+
+  /**
+   * The first-page key at {@code pos} for an insert: of the request's key copy where the copy
+   * holds that page, since a new leaf there keeps the copy's tokens, else of {@code tokens}. The
+   * two are the same unless the caller changed the admitted array, against the contract; the key
+   * must still be that of the tokens the node keeps.
+   */
+  private long insertPageKey(int[] tokens, int pos) {
+    KeyCopy copy = insertCopy;
+    return copy.covers(pos, pos + pageSize)
+        ? firstPageKey(keys.chunk(copy.chunk), copy.offset + pos - copy.from)
+        : firstPageKey(tokens, pos);
   }
 
   /**

@@ -336,9 +336,10 @@ public final class RankCache {
    * at most the quota (evicting device pages if needed; all or nothing).
    *
    * @param requestId the caller's id for the request, not active
-   * @param tokens the prompt's token ids; kept by reference until the request ends. The
-   *     page-aligned tokens past the match are checked and copied now, and an insert of this
-   *     array caches them as they are now, whatever the array holds by then
+   * @param tokens the prompt's token ids; kept by reference until the request ends, and not to
+   *     be changed meanwhile. The page-aligned tokens past the match are checked and copied now,
+   *     and an insert of this array caches that copy, so a token changed against this rule
+   *     never reaches the tree unchecked
    * @param options namespace, priority, load-back quota
    * @return the locked prefix and the load to wait for, if any
    * @throws IllegalStateException if {@code requestId} is already active

@@ -99,7 +99,10 @@ class RadixTreeTest {
     int[] admitted = a.clone();
     cache.admit(2, a);
     // The admission checked and copied the tokens past the match; a change to the array after
-    // that (here to an id outside the vocabulary) must not reach the tree unchecked.
+    // that (against the contract; here to ids outside the vocabulary, in the new leaf's first
+    // page and in its second) must not reach the tree unchecked, and the leaf must sit under the
+    // key of the tokens it keeps (the invariant checker looks it up by its first page).
+    a[8] = -5;
     a[12] = -5;
     cache.allocateTokens(2, 16);
     assertThat(cache.finish(2)).isEqualTo(8);
