@@ -6,8 +6,10 @@ import java.util.Arrays;
 /**
  * The paged radix tree of one rank with its two page pools and the per-pool accounting.
  *
- * <p>Design note (hot path): a request costs one {@link Arrays#mismatch} pass over its prompt at
- * admission and one over its new suffix at finish; everything else is per node, not per token.
+ * <p>Design note (hot path): a request reads its prompt once, at admission: the matched part in
+ * {@link Arrays#mismatch} passes against the tree's keys, the rest in one copy into the key store
+ * that the insert takes as the new leaf's key ({@link KeyCopy}; an insert that meets nodes other
+ * requests added meanwhile compares those too); everything else is per node, not per token.
  * Keys and host slots are views ({@code array, offset}) so splits copy nothing. Children are
  * found by their first token (page size 1) or a vectorized hash of their first page (verified,
  * with a collision chain) in a {@link LongMap}. Finish inserts from the node the request locked
