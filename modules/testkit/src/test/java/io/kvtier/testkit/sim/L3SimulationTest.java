@@ -37,6 +37,7 @@ class L3SimulationTest {
   private static final long[] HITS_SEEDS = {0x6B7674_6965_7201L, 0x6B7674_6965_7202L,
       0x6B7674_6965_7203L};
   private static final long TIMEOUT_SEED = 0x6B7674_6965_7204L;
+  private static final long FAULTS_SEED = 0x6B7674_6965_7205L;
 
   /** A working set far above the host tier that revisits conversations: L3 must serve them. */
   private static SimulationConfig config(long seed, L3Simulation l3) {
@@ -59,11 +60,22 @@ class L3SimulationTest {
     assertThat(r.kvVerifiedPages()).isPositive();
   }
 
+  private static MultiRankSimulator faultySim(long seed) {
+    return new MultiRankSimulator(config(seed,
+        memory().withTiming(300, 1.0, Duration.ofMillis(3), 0.02)));
+  }
+
   @Test
   void skewedStoresWithMissingPagesFailedReadsAndTimeoutsStayInAgreement() {
-    long seed = TestSeeds.seedFor("L3SimulationTest.faults");
-    MultiRankSimulator sim = new MultiRankSimulator(config(seed,
-        memory().withTiming(300, 1.0, Duration.ofMillis(3), 0.02)));
+    // Agreement, no leak and correct KV for any seed; that the faults happened and L3 still
+    // served hits is a property of the run, asserted on a fixed seed (master seed
+    // -5205582594419969655 gave a run with no L3 hit at all).
+    SimulationResult any = faultySim(TestSeeds.seedFor("L3SimulationTest.faults")).run();
+    assertThat(any.passed()).as("%s", any).isTrue();
+    assertThat(any.failure()).isEqualTo(SimulationFailure.NONE);
+    assertThat(any.leakedPages()).isZero();
+    assertThat(any.kvMismatches()).isZero();
+    MultiRankSimulator sim = faultySim(FAULTS_SEED);
     SimulationResult r = sim.run();
     assertHealthy(r);
     assertThat(r.hitTokens().l3()).isPositive();
