@@ -108,14 +108,17 @@ class RadixTreeTest {
     assertThat(cache.finish(2)).isEqualTo(8);
     CacheInvariants.checkIdle(cache);
     assertThat(cache.match(0, admitted).deviceLength()).isEqualTo(16);
-    // A prompt past the match longer than the key store's chunks is checked, not copied, and
-    // its insert stores the key as before.
+    // A prompt past the match too long for the key store's chunks is checked, not copied at
+    // admission, and its insert gives the key an array of its own, as before.
     int[] longPrompt = range(0, 8200);
     assertThat(serve(cache, 3, java.util.Arrays.copyOf(longPrompt, 256))).isEqualTo(16);
     RankCache big = RankCache.withoutMemory(CacheConfig.of(4, 4096, 0));
     assertThat(serve(big, 1, longPrompt)).isZero();
     assertThat(serve(big, 2, longPrompt)).isEqualTo(8200);
     CacheInvariants.checkIdle(big);
+    RadixNode leaf = big.tree().findChild(big.tree().rootFor(0, false), longPrompt, 0);
+    assertThat(leaf.keyLength).isEqualTo(8200);
+    assertThat(leaf.keyChunk).as("a key of its own, not a chunk's").isEqualTo(-1);
   }
 
   @Test
