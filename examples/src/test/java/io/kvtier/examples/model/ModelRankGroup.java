@@ -73,17 +73,20 @@ final class ModelRankGroup {
    * @param prompts the requests; request {@code i} has id {@code i}
    * @param arrivalsPerTick prompts rank 0 feeds per arrival tick
    * @param ticksBetweenArrivals 1 to feed every tick, more to leave ticks without arrivals
-   * @param maxTicks a tick count at which the run fails as stuck (a replicated bound, so every
-   *     rank stops at the same tick)
+   * @param maxStalledTicks a count of ticks in a row without progress (no arrival, admission,
+   *     finish, abort, computed or generated token, and no change in the outstanding copies) at
+   *     which the run fails as stuck; replicated, so every rank stops at the same tick. A bound
+   *     on ticks in all would not do: while requests wait on copies, which finish by the wall
+   *     clock, the number of ticks grows with the machine's speed
    * @param registry where transfer and collective meters go
    * @return each rank's outcome, by rank
    * @throws Exception the first rank's failure
    */
   static List<RankOutcome> run(TinyTransformer model, KvTierConfig config,
       RankEngineConfig engineConfig, List<Prompt> prompts, int arrivalsPerTick,
-      int ticksBetweenArrivals, long maxTicks, MeterRegistry registry) throws Exception {
+      int ticksBetweenArrivals, long maxStalledTicks, MeterRegistry registry) throws Exception {
     return run(model, config, engineConfig, prompts, arrivalsPerTick, ticksBetweenArrivals,
-        maxTicks, registry, L3Wiring.DEFAULT);
+        maxStalledTicks, registry, L3Wiring.DEFAULT);
   }
 
   /**
@@ -93,7 +96,7 @@ final class ModelRankGroup {
    */
   static List<RankOutcome> run(TinyTransformer model, KvTierConfig config,
       RankEngineConfig engineConfig, List<Prompt> prompts, int arrivalsPerTick,
-      int ticksBetweenArrivals, long maxTicks, MeterRegistry registry, L3Wiring l3)
+      int ticksBetweenArrivals, long maxStalledTicks, MeterRegistry registry, L3Wiring l3)
       throws Exception {
     String group = "model-rank-group-" + GROUPS.incrementAndGet();
     int ranks = config.ranks();
@@ -103,7 +106,7 @@ final class ModelRankGroup {
       for (int r = 0; r < ranks; r++) {
         int rank = r;
         futures.add(threads.submit(() -> runRank(model, config, engineConfig, prompts,
-            arrivalsPerTick, ticksBetweenArrivals, maxTicks, registry, group, rank, l3)));
+            arrivalsPerTick, ticksBetweenArrivals, maxStalledTicks, registry, group, rank, l3)));
       }
       List<RankOutcome> outcomes = new ArrayList<>();
       Exception failure = null;
@@ -130,8 +133,8 @@ final class ModelRankGroup {
 
   private static RankOutcome runRank(TinyTransformer model, KvTierConfig config,
       RankEngineConfig engineConfig, List<Prompt> prompts, int arrivalsPerTick,
-      int ticksBetweenArrivals, long maxTicks, MeterRegistry registry, String group, int rank,
-      L3Wiring l3) throws InterruptedException {
+      int ticksBetweenArrivals, long maxStalledTicks, MeterRegistry registry, String group,
+      int rank, L3Wiring l3) throws InterruptedException {
     try (KvTierBackends backends = KvTierBackends.open(config, ProviderRegistries.discover(),
         rank, TimeSource.SYSTEM, new MicrometerBackendMetrics(registry))) {
       CollectiveProvider provider = backends.providers().collective();
@@ -144,7 +147,7 @@ final class ModelRankGroup {
             : l3.inline() ? L3Executor.inline() : L3Executor.background("l3-rank-" + rank);
         try {
           return runEngine(model, backends, collective, executor, l3, engineConfig, prompts,
-              arrivalsPerTick, ticksBetweenArrivals, maxTicks, rank);
+              arrivalsPerTick, ticksBetweenArrivals, maxStalledTicks, rank);
         } finally {
           if (executor != null) {
             executor.close();
@@ -156,7 +159,7 @@ final class ModelRankGroup {
 
   private static RankOutcome runEngine(TinyTransformer model, KvTierBackends backends,
       Collective collective, L3Executor executor, L3Wiring l3, RankEngineConfig engineConfig,
-      List<Prompt> prompts, int arrivalsPerTick, int ticksBetweenArrivals, long maxTicks,
+      List<Prompt> prompts, int arrivalsPerTick, int ticksBetweenArrivals, long maxStalledTicks,
       int rank) throws InterruptedException {
     KvTierConfig config = backends.config();
     RankCache cache;
@@ -177,8 +180,14 @@ final class ModelRankGroup {
         (id, token) -> tokens.computeIfAbsent(id, k -> new ArrayList<>()).add(token));
     RankEngine engine = new RankEngine(cache, collective, runner, engineConfig);
     int fed = 0;
+    Progress progress = new Progress(engine, cache);
+    long stalledSince = engine.tickNumber();
     while (!engine.isDrained()) {
-      if (engine.tickNumber() >= maxTicks) {
+      Progress now = new Progress(engine, cache);
+      if (!now.equals(progress)) {
+        progress = now;
+        stalledSince = engine.tickNumber();
+      } else if (engine.tickNumber() - stalledSince >= maxStalledTicks) {
         StringBuilder live = new StringBuilder();
         for (long id : engine.liveRequestIds()) {
           Prompt p = prompts.get((int) id);
@@ -186,8 +195,10 @@ final class ModelRankGroup {
               .append(" tokens, max_tokens ").append(p.maxTokens()).append(", generated ")
               .append(tokens.getOrDefault(id, List.of()).size()).append(')');
         }
-        throw new IllegalStateException("rank " + rank + " not drained after " + maxTicks
-            + " ticks: " + engine + "; live requests:" + live);
+        throw new IllegalStateException("rank " + rank + " made no progress from tick "
+            + stalledSince + " to tick " + engine.tickNumber() + ": " + engine + ", "
+            + cache.outstandingOperations() + " copies outstanding, " + progress
+            + "; live requests:" + live);
       }
       TickCommands commands = null;
       if (rank == 0) {
@@ -215,5 +226,19 @@ final class ModelRankGroup {
     tokens.forEach((id, list) -> outputs.put(id,
         list.stream().mapToInt(Integer::intValue).toArray()));
     return new RankOutcome(outputs, engine.stats(), cache.l3Stats());
+  }
+
+  /** What a tick that makes progress changes; all of it replicated. */
+  private record Progress(long arrived, long admitted, long finished, long aborted,
+      long computedTokens, long generatedTokens, int outstandingCopies) {
+
+    Progress(RankEngine engine, RankCache cache) {
+      this(engine.stats(), cache.outstandingOperations());
+    }
+
+    private Progress(RankEngineStats s, int outstandingCopies) {
+      this(s.arrived(), s.admitted(), s.finished(), s.aborted(), s.computedTokens(),
+          s.generatedTokens(), outstandingCopies);
+    }
   }
 }

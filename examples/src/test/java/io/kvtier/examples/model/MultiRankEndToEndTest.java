@@ -146,6 +146,9 @@ class MultiRankEndToEndTest {
         .withDigestInterval(8).withGuardCollective(false);
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
+    // The run takes 10,000 to 20,000 ticks in all on a 2-core machine (the live requests wait
+    // on rank 3's copies, and a tick without work takes microseconds); the longest stretch
+    // without progress was about 500 ticks. A bound of 20,000 ticks in all failed once in CI.
     List<RankOutcome> outcomes = ModelRankGroup.run(MODEL, config, engine, prompts, 50,
         1, 20_000, registry);
 
