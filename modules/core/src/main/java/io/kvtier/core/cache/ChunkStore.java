@@ -20,9 +20,10 @@ import java.util.Arrays;
  * <p>Each node records the chunk of each run it views (-1 for an array of its own); a chunk
  * counts the live views: one per run stored (a request's admission copy, {@link KeyCopy}, is one
  * too), one more per split (both halves view it) and per node that takes a part of a request's
- * copy, one less per run released. A run longer than a quarter chunk gets an array of its own, and so does
- * every run while the chunks hold more than four times the ints of the runs that live in them (a
- * few long-lived runs can pin many chunks), which bounds the memory the chunks take.
+ * copy, one less per run released. A run longer than a quarter chunk gets an array of its own,
+ * and so does every run while the chunks hold more than four times the ints of the runs that
+ * live in them (a few long-lived runs can pin many chunks), which bounds the memory the chunks
+ * take.
  */
 final class ChunkStore {
   static final int CHUNK = 1 << 14;

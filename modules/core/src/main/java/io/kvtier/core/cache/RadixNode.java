@@ -98,7 +98,7 @@ public final class RadixNode {
    * the device pool, or null (see {@link SlotRuns#copy}).
    */
   void copyDeviceSlots(int[] dst, int off, PageAllocator pool) {
-    SlotRuns.copy(deviceRuns, deviceRuns.length, 0, pageCount, dst, off, pool);
+    SlotRuns.copy(deviceRuns, 0, pageCount, dst, off, pool);
   }
 
   /**

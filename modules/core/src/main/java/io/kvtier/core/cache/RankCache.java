@@ -592,10 +592,11 @@ public final class RankCache {
    */
   private int insertOwn(RequestState r, int[] tokens, int aligned) {
     tree.hitPath(r.lockNode, r.priority);
-    // The admission's key is of the admitted array; another array may differ past the prefix.
-    tree.knownKeyPos = tokens == r.tokens ? r.missKeyPos : -1;
-    tree.knownKey = r.missKey;
+    // The admission's key and copy are of the admitted array; another array may differ past
+    // the prefix.
     if (tokens == r.tokens) {
+      tree.knownKeyPos = r.missKeyPos;
+      tree.knownKey = r.missKey;
       tree.insertCopy.set(r.keyCopy);
     }
     try {
@@ -752,6 +753,7 @@ public final class RankCache {
       }
     }
   }
+
   /** Whether every token of {@code tokens[from, to)} is in the vocabulary. */
   private boolean tokensValid(int[] tokens, int from, int to) {
     int last = config.vocabSize() - 1;
@@ -765,7 +767,6 @@ public final class RankCache {
     }
     return signs >= 0;
   }
-
 
   // ---------------------------------------------------------------- locks, backups, eviction
 
