@@ -275,7 +275,8 @@ public record KvTierConfig(
     out.put(KvTierKeys.L3_PREFETCH_THRESHOLD, Integer.toString(l3.prefetchThreshold()));
     out.put(KvTierKeys.L3_PREFETCH_POLICY, l3.prefetchPolicy().configName());
     out.put(KvTierKeys.L3_TIMEOUT_BASE, ConfigValues.formatDuration(l3.timeoutBase()));
-    out.put(KvTierKeys.L3_TIMEOUT_PER_KI_TOKEN, ConfigValues.formatDuration(l3.timeoutPerKiToken()));
+    out.put(
+        KvTierKeys.L3_TIMEOUT_PER_KI_TOKEN, ConfigValues.formatDuration(l3.timeoutPerKiToken()));
     out.put(KvTierKeys.L3_TIMEOUT_CAP, ConfigValues.formatDuration(l3.timeoutCap()));
     out.put(KvTierKeys.L3_MODEL_ID, l3.modelId());
     out.put(KvTierKeys.L3_REPLICATED_KV, Boolean.toString(l3.replicatedKv()));
