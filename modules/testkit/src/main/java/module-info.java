@@ -12,6 +12,7 @@ module io.kvtier.testkit {
   exports io.kvtier.testkit;
   exports io.kvtier.testkit.conformance;
   exports io.kvtier.testkit.asserting;
+  exports io.kvtier.testkit.config;
   exports io.kvtier.testkit.workload;
   exports io.kvtier.testkit.sim;
 

@@ -1,10 +1,10 @@
 package io.kvtier.backend.cuda;
 
+import io.kvtier.spi.config.ConfigParser;
+import io.kvtier.spi.config.ConfigReader;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * The typed configuration of the CUDA backend, namespace {@code cuda.}; the device and the host
@@ -40,6 +40,10 @@ public record CudaConfig(int device, boolean stridedCopies) {
   /** The configuration with every default. */
   public static final CudaConfig DEFAULTS = new CudaConfig(DEFAULT_DEVICE, DEFAULT_STRIDED_COPIES);
 
+  /** Reads the {@code cuda.*} keys; {@link #fromProperties} and the config test use it. */
+  public static final ConfigParser<CudaConfig> PARSER =
+      ConfigParser.of(NAMESPACE, CudaConfig::read);
+
   /** Validates the fields. */
   public CudaConfig {
     if (device < 0) {
@@ -54,25 +58,17 @@ public record CudaConfig(int device, boolean stridedCopies) {
    *
    * @param properties full keys (for example {@code cuda.device}) to raw values
    * @return the config
-   * @throws IllegalArgumentException for an unknown {@code cuda.*} key (listing the known keys) or
-   *     a bad value (naming the key and the value)
+   * @throws IllegalArgumentException for an unknown {@code cuda.*} key (naming the closest and
+   *     listing the known keys) or a bad value (naming the key and the value)
    */
   public static CudaConfig fromProperties(Map<String, String> properties) {
-    Objects.requireNonNull(properties, "properties");
-    Map<String, String> merged = new LinkedHashMap<>(DEFAULTS.toProperties());
-    for (Map.Entry<String, String> e : properties.entrySet()) {
-      String key = Objects.requireNonNull(e.getKey(), "property key");
-      if (!key.startsWith(NAMESPACE + ".")) {
-        continue;
-      }
-      if (!KEYS.contains(key)) {
-        throw new IllegalArgumentException(
-            "unknown key " + key + ": the cuda backend knows " + String.join(", ", KEYS));
-      }
-      merged.put(key, Objects.requireNonNull(e.getValue(), () -> "value of " + key).strip());
-    }
+    return PARSER.parse(properties);
+  }
+
+  private static CudaConfig read(ConfigReader r) {
     return new CudaConfig(
-        parseDevice(merged.get(DEVICE)), parseBoolean(STRIDED_COPIES, merged.get(STRIDED_COPIES)));
+        r.getInt(DEVICE, DEFAULT_DEVICE, 0, Integer.MAX_VALUE),
+        r.getBoolean(STRIDED_COPIES, DEFAULT_STRIDED_COPIES));
   }
 
   /**
@@ -86,24 +82,5 @@ public record CudaConfig(int device, boolean stridedCopies) {
     out.put(DEVICE, Integer.toString(device));
     out.put(STRIDED_COPIES, Boolean.toString(stridedCopies));
     return out;
-  }
-
-  private static int parseDevice(String value) {
-    try {
-      return Integer.parseInt(value);
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          DEVICE + "=" + value + " is not a device ordinal: write an integer >= 0, for example 0",
-          e);
-    }
-  }
-
-  private static boolean parseBoolean(String key, String value) {
-    return switch (value.toLowerCase(Locale.ROOT)) {
-      case "true" -> true;
-      case "false" -> false;
-      default -> throw new IllegalArgumentException(
-          key + "=" + value + " must be true or false");
-    };
   }
 }

@@ -3,6 +3,8 @@ package io.kvtier.backend.cuda;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvtier.testkit.config.ConfigAssertions;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -10,29 +12,29 @@ import org.junit.jupiter.api.Test;
 class CudaConfigTest {
 
   @Test
-  void defaultsAndKeysArePinned() {
-    assertThat(CudaConfig.NAMESPACE).isEqualTo("cuda");
-    assertThat(CudaConfig.KEYS).containsExactly("cuda.device", "cuda.strided-copies");
+  void defaults() {
+    ConfigAssertions.assertDefaults(CudaConfig.PARSER, new CudaConfig(0, true));
     assertThat(CudaConfig.DEFAULTS).isEqualTo(new CudaConfig(0, true));
-    assertThat(CudaConfig.DEFAULTS.toProperties())
-        .containsExactly(Map.entry("cuda.device", "0"), Map.entry("cuda.strided-copies", "true"));
-    assertThat(CudaConfig.fromProperties(Map.of())).isEqualTo(CudaConfig.DEFAULTS);
   }
 
   @Test
-  void everyKeyMapsToItsField() {
-    CudaConfig config = CudaConfig.fromProperties(
-        Map.of("cuda.device", " 3 ", "cuda.strided-copies", "FALSE", "sim.seed", "7"));
-    assertThat(config).isEqualTo(new CudaConfig(3, false));
+  void fullMapping() {
+    Map<String, String> properties = new LinkedHashMap<>();
+    properties.put("cuda.device", " 3 ");
+    properties.put("cuda.strided-copies", "FALSE");
+    ConfigAssertions.assertFullMapping(CudaConfig.PARSER, properties, new CudaConfig(3, false));
+    assertThat(CudaConfig.KEYS).containsExactlyElementsOf(properties.keySet());
+    CudaConfig config = new CudaConfig(3, false);
     assertThat(CudaConfig.fromProperties(config.toProperties())).isEqualTo(config);
   }
 
   @Test
-  void unknownKeysAreRejectedListingTheKnownOnes() {
+  void unknownKeysAreRejectedNamingTheClosestKnownOne() {
     assertThatThrownBy(() -> CudaConfig.fromProperties(Map.of("cuda.devise", "1")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("cuda.devise")
+        .hasMessageContaining("unknown key 'cuda.devise': did you mean cuda.device?")
         .hasMessageContaining("cuda.device, cuda.strided-copies");
+    assertThat(CudaConfig.fromProperties(Map.of("sim.seed", "7"))).isEqualTo(CudaConfig.DEFAULTS);
   }
 
   @Test
@@ -42,7 +44,7 @@ class CudaConfigTest {
       assertThatThrownBy(() -> CudaConfig.fromProperties(Map.ofEntries(bad)))
           .as("%s=%s", bad.getKey(), bad.getValue())
           .isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining(bad.getKey() + "=" + bad.getValue());
+          .hasMessageMatching(bad.getKey() + "='?" + bad.getValue() + "'? .*");
     }
   }
 }

@@ -1,6 +1,9 @@
 package io.kvtier.backend.sim;
 
 import io.kvtier.spi.TransferDirection;
+import io.kvtier.spi.config.ConfigParser;
+import io.kvtier.spi.config.ConfigReader;
+import io.kvtier.spi.config.ConfigValues;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -136,6 +139,9 @@ public record SimConfig(
           DEFAULT_STALL_DURATION,
           DEFAULT_FAILURE_PROBABILITY);
 
+  /** Reads the {@code sim.*} keys; {@link #fromProperties} and the config tests use it. */
+  public static final ConfigParser<SimConfig> PARSER = ConfigParser.of(NAMESPACE, SimConfig::read);
+
   /** Validates and copies the fields. */
   public SimConfig {
     positive(H2D_BANDWIDTH, h2dBandwidth);
@@ -173,36 +179,27 @@ public record SimConfig(
    *
    * @param properties full keys (for example {@code sim.h2d-bandwidth}) to raw values
    * @return the config
-   * @throws IllegalArgumentException for an unknown {@code sim.*} key (listing the known keys) or
-   *     a bad value (naming the key and the value)
+   * @throws IllegalArgumentException for an unknown {@code sim.*} key (naming the closest and
+   *     listing the known keys) or a bad value (naming the key and the value)
    */
   public static SimConfig fromProperties(Map<String, String> properties) {
-    Objects.requireNonNull(properties, "properties");
-    Map<String, String> merged = new LinkedHashMap<>(DEFAULTS.toProperties());
-    for (Map.Entry<String, String> e : properties.entrySet()) {
-      String key = Objects.requireNonNull(e.getKey(), "property key");
-      if (!key.startsWith(NAMESPACE + ".")) {
-        continue;
-      }
-      if (!KEYS.contains(key)) {
-        throw new IllegalArgumentException(
-            "unknown key " + key + ": the sim backend knows " + String.join(", ", KEYS));
-      }
-      merged.put(key, Objects.requireNonNull(e.getValue(), () -> "value of " + key).strip());
-    }
+    return PARSER.parse(properties);
+  }
+
+  private static SimConfig read(ConfigReader r) {
     return new SimConfig(
-        SimUnits.parseRate(H2D_BANDWIDTH, merged.get(H2D_BANDWIDTH)),
-        SimUnits.parseRate(D2H_BANDWIDTH, merged.get(D2H_BANDWIDTH)),
-        SimUnits.parseDuration(H2D_LATENCY, merged.get(H2D_LATENCY)),
-        SimUnits.parseDuration(D2H_LATENCY, merged.get(D2H_LATENCY)),
-        parseSkews(merged.get(RANK_SKEW)),
-        parseSlowRank(merged.get(SLOW_RANK)),
-        parseDouble(SLOW_FACTOR, merged.get(SLOW_FACTOR)),
-        parseDouble(JITTER, merged.get(JITTER)),
-        parseLong(SEED, merged.get(SEED)),
-        parseDouble(STALL_PROBABILITY, merged.get(STALL_PROBABILITY)),
-        SimUnits.parseDuration(STALL_DURATION, merged.get(STALL_DURATION)),
-        parseDouble(FAILURE_PROBABILITY, merged.get(FAILURE_PROBABILITY)));
+        r.getRate(H2D_BANDWIDTH, DEFAULT_H2D_BANDWIDTH),
+        r.getRate(D2H_BANDWIDTH, DEFAULT_D2H_BANDWIDTH),
+        r.getDuration(H2D_LATENCY, DEFAULT_H2D_LATENCY),
+        r.getDuration(D2H_LATENCY, DEFAULT_D2H_LATENCY),
+        r.get(RANK_SKEW, SimConfig::parseSkews).orElse(DEFAULT_RANK_SKEW),
+        r.get(SLOW_RANK, SimConfig::parseSlowRank).orElse(DEFAULT_SLOW_RANK),
+        r.getDouble(SLOW_FACTOR, DEFAULT_SLOW_FACTOR),
+        r.getDouble(JITTER, DEFAULT_JITTER),
+        r.getLong(SEED, DEFAULT_SEED),
+        r.getDouble(STALL_PROBABILITY, DEFAULT_STALL_PROBABILITY),
+        r.getDuration(STALL_DURATION, DEFAULT_STALL_DURATION),
+        r.getDouble(FAILURE_PROBABILITY, DEFAULT_FAILURE_PROBABILITY));
   }
 
   /**
@@ -226,17 +223,17 @@ public record SimConfig(
    */
   public Map<String, String> toProperties() {
     Map<String, String> out = new LinkedHashMap<>();
-    out.put(H2D_BANDWIDTH, SimUnits.formatRate(h2dBandwidth));
-    out.put(D2H_BANDWIDTH, SimUnits.formatRate(d2hBandwidth));
-    out.put(H2D_LATENCY, SimUnits.formatDuration(h2dLatency));
-    out.put(D2H_LATENCY, SimUnits.formatDuration(d2hLatency));
+    out.put(H2D_BANDWIDTH, Long.toString(h2dBandwidth));
+    out.put(D2H_BANDWIDTH, Long.toString(d2hBandwidth));
+    out.put(H2D_LATENCY, ConfigValues.formatDuration(h2dLatency));
+    out.put(D2H_LATENCY, ConfigValues.formatDuration(d2hLatency));
     out.put(RANK_SKEW, rankSkew.stream().map(String::valueOf).collect(Collectors.joining(",")));
     out.put(SLOW_RANK, slowRank.isPresent() ? Integer.toString(slowRank.getAsInt()) : "");
     out.put(SLOW_FACTOR, Double.toString(slowFactor));
     out.put(JITTER, Double.toString(jitter));
     out.put(SEED, Long.toString(seed));
     out.put(STALL_PROBABILITY, Double.toString(stallProbability));
-    out.put(STALL_DURATION, SimUnits.formatDuration(stallDuration));
+    out.put(STALL_DURATION, ConfigValues.formatDuration(stallDuration));
     out.put(FAILURE_PROBABILITY, Double.toString(failureProbability));
     return out;
   }
@@ -285,7 +282,15 @@ public record SimConfig(
       return skews;
     }
     for (String part : value.split(",", -1)) {
-      double skew = parseDouble(RANK_SKEW, part.strip(), value);
+      double skew;
+      try {
+        skew = ConfigValues.parseDouble(RANK_SKEW, part);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            RANK_SKEW + "='" + value + "' has entry '" + part.strip() + "', which is not a"
+                + " number: write decimals separated by commas, for example 1,1,3,1",
+            e);
+      }
       if (!(skew > 0) || Double.isInfinite(skew)) {
         throw new IllegalArgumentException(
             RANK_SKEW + "=" + value + " has entry " + part.strip()
@@ -300,38 +305,11 @@ public record SimConfig(
     if (value.isBlank()) {
       return OptionalInt.empty();
     }
-    try {
-      int rank = Integer.parseInt(value);
-      if (rank < 0) {
-        throw new IllegalArgumentException(SLOW_RANK + "=" + value + " must be a rank >= 0");
-      }
-      return OptionalInt.of(rank);
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          SLOW_RANK + "=" + value + " is not a rank: write an integer >= 0, for example 2", e);
+    int rank = ConfigValues.parseInt(SLOW_RANK, value);
+    if (rank < 0) {
+      throw new IllegalArgumentException(SLOW_RANK + "=" + value + " must be a rank >= 0");
     }
-  }
-
-  private static double parseDouble(String key, String value) {
-    return parseDouble(key, value, value);
-  }
-
-  private static double parseDouble(String key, String part, String value) {
-    try {
-      return Double.parseDouble(part);
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          key + "=" + value + " is not a number: write a decimal like 0.25", e);
-    }
-  }
-
-  private static long parseLong(String key, String value) {
-    try {
-      return Long.parseLong(value);
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          key + "=" + value + " is not an integer: write a long like 42", e);
-    }
+    return OptionalInt.of(rank);
   }
 
   private static void positive(String key, long value) {
@@ -344,6 +322,15 @@ public record SimConfig(
     Objects.requireNonNull(value, key);
     if (value.isNegative()) {
       throw new IllegalArgumentException(key + "=" + value + " must not be negative");
+    }
+    // The timing model counts in nanoseconds; the parser accepts longer durations (days).
+    try {
+      value.toNanos();
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException(
+          key + "=" + ConfigValues.formatDuration(value) + " is longer than the simulated clock"
+              + " counts: at most " + Long.MAX_VALUE + "ns (about 292 years)",
+          e);
     }
   }
 

@@ -162,6 +162,14 @@ class SimConfigTest {
   }
 
   @Test
+  void rejectsADurationTheSimulatedClockCannotCount() {
+    assertThatThrownBy(() -> SimConfig.fromProperties(Map.of("sim.stall-duration", "300000d")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("sim.stall-duration=")
+        .hasMessageContaining("about 292 years");
+  }
+
+  @Test
   void skewCombinesTheListAndTheSlowRank() {
     SimConfig c =
         SimConfig.DEFAULTS

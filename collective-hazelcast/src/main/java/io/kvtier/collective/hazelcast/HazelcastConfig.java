@@ -1,5 +1,8 @@
 package io.kvtier.collective.hazelcast;
 
+import io.kvtier.spi.config.ConfigParser;
+import io.kvtier.spi.config.ConfigReader;
+import io.kvtier.spi.config.ConfigValues;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -132,6 +135,10 @@ public record HazelcastConfig(
           DEFAULT_JOIN_TIMEOUT, DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_MEMBER_TIMEOUT,
           DEFAULT_CP_MEMBER_REMOVAL, DEFAULT_PARTITION_COUNT, DEFAULT_STORE_BACKUP_COUNT);
 
+  /** Reads the {@code hazelcast.*} keys; {@link #fromProperties} and the config tests use it. */
+  public static final ConfigParser<HazelcastConfig> PARSER =
+      ConfigParser.of(NAMESPACE, HazelcastConfig::read);
+
   /** Validates and copies the fields. */
   public HazelcastConfig {
     Objects.requireNonNull(mode, "mode");
@@ -170,9 +177,9 @@ public record HazelcastConfig(
               + " Raft needs 3 CP members to survive the loss of one");
     }
     positive(JOIN_TIMEOUT, joinTimeout);
-    int heartbeat = HazelcastUnits.wholeSeconds(HEARTBEAT_INTERVAL, heartbeatInterval);
-    int memberSilence = HazelcastUnits.wholeSeconds(MEMBER_TIMEOUT, memberTimeout);
-    int removal = HazelcastUnits.wholeSeconds(CP_MEMBER_REMOVAL, cpMemberRemoval);
+    int heartbeat = wholeSeconds(HEARTBEAT_INTERVAL, heartbeatInterval);
+    int memberSilence = wholeSeconds(MEMBER_TIMEOUT, memberTimeout);
+    int removal = wholeSeconds(CP_MEMBER_REMOVAL, cpMemberRemoval);
     if (memberSilence <= heartbeat) {
       throw new IllegalArgumentException(
           MEMBER_TIMEOUT + "=" + memberSilence + "s must be longer than " + HEARTBEAT_INTERVAL
@@ -201,43 +208,45 @@ public record HazelcastConfig(
     }
   }
 
+  /** The whole seconds of a duration that Hazelcast takes in seconds, at least 1. */
+  private static int wholeSeconds(String key, Duration d) {
+    Objects.requireNonNull(d, key);
+    if (d.getNano() != 0 || d.toSeconds() < 1 || d.toSeconds() > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(
+          key + "=" + ConfigValues.formatDuration(d) + " must be a positive whole number of"
+              + " seconds (Hazelcast counts it in seconds), for example 5s");
+    }
+    return (int) d.toSeconds();
+  }
+
   /**
    * Parses the {@code hazelcast.*} keys of a property map; keys of other namespaces are ignored,
    * keys not set keep their default.
    *
    * @param properties full keys (for example {@code hazelcast.port}) to raw values
    * @return the config
-   * @throws IllegalArgumentException for an unknown {@code hazelcast.*} key (listing the known
-   *     keys) or a bad value (naming the key and the value)
+   * @throws IllegalArgumentException for an unknown {@code hazelcast.*} key (naming the closest
+   *     and listing the known keys) or a bad value (naming the key and the value)
    */
   public static HazelcastConfig fromProperties(Map<String, String> properties) {
-    Objects.requireNonNull(properties, "properties");
-    Map<String, String> merged = new LinkedHashMap<>(DEFAULTS.toProperties());
-    for (Map.Entry<String, String> e : properties.entrySet()) {
-      String key = Objects.requireNonNull(e.getKey(), "property key");
-      if (!key.startsWith(NAMESPACE + ".")) {
-        continue;
-      }
-      if (!KEYS.contains(key)) {
-        throw new IllegalArgumentException(
-            "unknown key " + key + ": the hazelcast module knows " + String.join(", ", KEYS));
-      }
-      merged.put(key, Objects.requireNonNull(e.getValue(), () -> "value of " + key).strip());
-    }
+    return PARSER.parse(properties);
+  }
+
+  private static HazelcastConfig read(ConfigReader r) {
     return new HazelcastConfig(
-        parseMode(merged.get(MODE)),
-        merged.get(CLUSTER_NAME),
-        parseMembers(merged.get(MEMBERS)),
-        merged.get(BIND_ADDRESS),
-        HazelcastUnits.parseInt(PORT, merged.get(PORT)),
-        HazelcastUnits.parseInt(PORT_COUNT, merged.get(PORT_COUNT)),
-        HazelcastUnits.parseInt(CP_MEMBER_COUNT, merged.get(CP_MEMBER_COUNT)),
-        HazelcastUnits.parseDuration(JOIN_TIMEOUT, merged.get(JOIN_TIMEOUT)),
-        HazelcastUnits.parseDuration(HEARTBEAT_INTERVAL, merged.get(HEARTBEAT_INTERVAL)),
-        HazelcastUnits.parseDuration(MEMBER_TIMEOUT, merged.get(MEMBER_TIMEOUT)),
-        HazelcastUnits.parseDuration(CP_MEMBER_REMOVAL, merged.get(CP_MEMBER_REMOVAL)),
-        HazelcastUnits.parseInt(PARTITION_COUNT, merged.get(PARTITION_COUNT)),
-        HazelcastUnits.parseInt(STORE_BACKUP_COUNT, merged.get(STORE_BACKUP_COUNT)));
+        r.get(MODE, HazelcastConfig::parseMode).orElse(DEFAULT_MODE),
+        r.getString(CLUSTER_NAME, DEFAULT_CLUSTER_NAME),
+        r.get(MEMBERS, HazelcastConfig::parseMembers).orElse(DEFAULT_MEMBERS),
+        r.getString(BIND_ADDRESS, DEFAULT_BIND_ADDRESS),
+        r.getInt(PORT, DEFAULT_PORT),
+        r.getInt(PORT_COUNT, DEFAULT_PORT_COUNT),
+        r.getInt(CP_MEMBER_COUNT, DEFAULT_CP_MEMBER_COUNT),
+        r.getDuration(JOIN_TIMEOUT, DEFAULT_JOIN_TIMEOUT),
+        r.getDuration(HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_INTERVAL),
+        r.getDuration(MEMBER_TIMEOUT, DEFAULT_MEMBER_TIMEOUT),
+        r.getDuration(CP_MEMBER_REMOVAL, DEFAULT_CP_MEMBER_REMOVAL),
+        r.getInt(PARTITION_COUNT, DEFAULT_PARTITION_COUNT),
+        r.getInt(STORE_BACKUP_COUNT, DEFAULT_STORE_BACKUP_COUNT));
   }
 
   /**
@@ -268,10 +277,10 @@ public record HazelcastConfig(
     out.put(PORT, Integer.toString(port));
     out.put(PORT_COUNT, Integer.toString(portCount));
     out.put(CP_MEMBER_COUNT, Integer.toString(cpMemberCount));
-    out.put(JOIN_TIMEOUT, HazelcastUnits.formatDuration(joinTimeout));
-    out.put(HEARTBEAT_INTERVAL, HazelcastUnits.formatDuration(heartbeatInterval));
-    out.put(MEMBER_TIMEOUT, HazelcastUnits.formatDuration(memberTimeout));
-    out.put(CP_MEMBER_REMOVAL, HazelcastUnits.formatDuration(cpMemberRemoval));
+    out.put(JOIN_TIMEOUT, ConfigValues.formatDuration(joinTimeout));
+    out.put(HEARTBEAT_INTERVAL, ConfigValues.formatDuration(heartbeatInterval));
+    out.put(MEMBER_TIMEOUT, ConfigValues.formatDuration(memberTimeout));
+    out.put(CP_MEMBER_REMOVAL, ConfigValues.formatDuration(cpMemberRemoval));
     out.put(PARTITION_COUNT, Integer.toString(partitionCount));
     out.put(STORE_BACKUP_COUNT, Integer.toString(storeBackupCount));
     return out;
@@ -287,13 +296,14 @@ public record HazelcastConfig(
   }
 
   private static Mode parseMode(String value) {
-    return switch (value.toLowerCase(Locale.ROOT)) {
-      case "embedded" -> Mode.EMBEDDED;
-      case "client" -> Mode.CLIENT;
-      default -> throw new IllegalArgumentException(
-          MODE + "=" + value + " is not a mode: write embedded (this process starts a member)"
-              + " or client (it connects to a running cluster)");
-    };
+    try {
+      return ConfigValues.parseEnum(Mode.class, "mode", value);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          e.getMessage() + " (embedded: this process starts a member; client: it connects to a"
+              + " running cluster)",
+          e);
+    }
   }
 
   private static List<String> parseMembers(String value) {

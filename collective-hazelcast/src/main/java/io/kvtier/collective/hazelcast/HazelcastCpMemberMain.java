@@ -3,6 +3,7 @@ package io.kvtier.collective.hazelcast;
 import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.core.LifecycleEvent;
+import io.kvtier.spi.config.ConfigValues;
 import java.io.PrintStream;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -129,7 +130,7 @@ public final class HazelcastCpMemberMain {
       out.println(formed
           ? "kvtier cp-member: the CP subsystem has formed"
           : "kvtier cp-member: the CP subsystem has not formed within "
-              + HazelcastUnits.formatDuration(config.joinTimeout()) + "; still waiting for "
+              + ConfigValues.formatDuration(config.joinTimeout()) + "; still waiting for "
               + "members with the same " + HazelcastConfig.CLUSTER_NAME + " and "
               + HazelcastConfig.MEMBERS);
     } catch (InterruptedException e) {

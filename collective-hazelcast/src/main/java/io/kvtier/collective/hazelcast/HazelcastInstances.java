@@ -4,6 +4,7 @@ import com.hazelcast.client.HazelcastClient;
 import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import io.kvtier.spi.CollectiveTimeoutException;
+import io.kvtier.spi.config.ConfigValues;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -109,7 +110,7 @@ final class HazelcastInstances {
           throw new Unreachable(
               "could not connect a Hazelcast client to cluster '" + config.clusterName() + "' at "
                   + config.members() + " within " + HazelcastConfig.JOIN_TIMEOUT + "="
-                  + HazelcastUnits.formatDuration(config.joinTimeout()) + ": start the cluster"
+                  + ConfigValues.formatDuration(config.joinTimeout()) + ": start the cluster"
                   + " (for example 3 HazelcastCpMemberMain members) or fix "
                   + HazelcastConfig.MEMBERS + " (" + e.getMessage() + ")", e);
         }
@@ -149,7 +150,7 @@ final class HazelcastInstances {
       throw new CollectiveTimeoutException(
           "the CP subsystem of Hazelcast cluster '" + config.clusterName() + "' did not form"
               + " within " + HazelcastConfig.JOIN_TIMEOUT + "="
-              + HazelcastUnits.formatDuration(config.joinTimeout()) + ": it needs "
+              + ConfigValues.formatDuration(config.joinTimeout()) + ": it needs "
               + config.cpMemberCount() + " CP members and the cluster has "
               + instance.getCluster().getMembers().size() + " " + instance.getCluster()
               .getMembers() + ". With fewer ranks than " + HazelcastConfig.CP_MEMBER_COUNT + "="

@@ -3,7 +3,9 @@ package io.kvtier.collective.hazelcast;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvtier.testkit.config.ConfigAssertions;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -13,95 +15,68 @@ import org.junit.jupiter.params.provider.CsvSource;
 class HazelcastConfigTest {
 
   @Test
-  void pinsTheKeyList() {
-    assertThat(HazelcastConfig.KEYS).containsExactly(
-        "hazelcast.mode",
-        "hazelcast.cluster-name",
-        "hazelcast.members",
-        "hazelcast.bind-address",
-        "hazelcast.port",
-        "hazelcast.port-count",
-        "hazelcast.cp-member-count",
-        "hazelcast.join-timeout",
-        "hazelcast.heartbeat-interval",
-        "hazelcast.member-timeout",
-        "hazelcast.cp-member-removal",
-        "hazelcast.partition-count",
-        "hazelcast.store-backup-count");
-    assertThat(HazelcastConfig.DEFAULTS.toProperties().keySet())
-        .containsExactlyElementsOf(HazelcastConfig.KEYS);
+  void defaults() {
+    ConfigAssertions.assertDefaults(HazelcastConfig.PARSER, new HazelcastConfig(
+        HazelcastConfig.Mode.EMBEDDED, "kvtier", List.of("127.0.0.1"), "127.0.0.1", 5701, 10, 3,
+        Duration.ofSeconds(60), Duration.ofSeconds(1), Duration.ofSeconds(10),
+        Duration.ofSeconds(60), 271, 1));
   }
 
   @Test
-  void pinsTheDefaults() {
-    HazelcastConfig d = HazelcastConfig.fromProperties(Map.of());
-    assertThat(d).isEqualTo(HazelcastConfig.DEFAULTS);
-    assertThat(d.mode()).isEqualTo(HazelcastConfig.Mode.EMBEDDED);
-    assertThat(d.clusterName()).isEqualTo("kvtier");
-    assertThat(d.members()).containsExactly("127.0.0.1");
-    assertThat(d.bindAddress()).isEqualTo("127.0.0.1");
-    assertThat(d.bindsAllInterfaces()).isFalse();
-    assertThat(d.port()).isEqualTo(5701);
-    assertThat(d.portCount()).isEqualTo(10);
-    assertThat(d.cpMemberCount()).isEqualTo(3);
-    assertThat(d.joinTimeout()).isEqualTo(Duration.ofSeconds(60));
-    assertThat(d.heartbeatInterval()).isEqualTo(Duration.ofSeconds(1));
-    assertThat(d.memberTimeout()).isEqualTo(Duration.ofSeconds(10));
-    assertThat(d.cpMemberRemoval()).isEqualTo(Duration.ofSeconds(60));
-    assertThat(d.partitionCount()).isEqualTo(271);
-    assertThat(d.storeBackupCount()).isEqualTo(1);
+  void fullMapping() {
+    Map<String, String> properties = new LinkedHashMap<>();
+    properties.put("hazelcast.mode", "CLIENT");
+    properties.put("hazelcast.cluster-name", "prod-7");
+    properties.put("hazelcast.members", "10.0.0.1:5701, 10.0.0.2");
+    properties.put("hazelcast.bind-address", "0.0.0.0");
+    properties.put("hazelcast.port", "6000");
+    properties.put("hazelcast.port-count", "3");
+    properties.put("hazelcast.cp-member-count", "5");
+    properties.put("hazelcast.join-timeout", "1500ms");
+    properties.put("hazelcast.heartbeat-interval", "2s");
+    properties.put("hazelcast.member-timeout", "1m");
+    properties.put("hazelcast.cp-member-removal", "1h");
+    properties.put("hazelcast.partition-count", "31");
+    properties.put("hazelcast.store-backup-count", "0");
+    ConfigAssertions.assertFullMapping(HazelcastConfig.PARSER, properties, new HazelcastConfig(
+        HazelcastConfig.Mode.CLIENT, "prod-7", List.of("10.0.0.1:5701", "10.0.0.2"), "0.0.0.0",
+        6000, 3, 5, Duration.ofMillis(1500), Duration.ofSeconds(2), Duration.ofMinutes(1),
+        Duration.ofHours(1), 31, 0));
+    assertThat(HazelcastConfig.KEYS).containsExactlyElementsOf(properties.keySet());
   }
 
   @Test
-  void parsesEveryKey() {
-    HazelcastConfig c = HazelcastConfig.fromProperties(Map.ofEntries(
-        Map.entry("hazelcast.mode", "CLIENT"),
-        Map.entry("hazelcast.cluster-name", "prod-7"),
-        Map.entry("hazelcast.members", "10.0.0.1:5701, 10.0.0.2"),
-        Map.entry("hazelcast.bind-address", "0.0.0.0"),
-        Map.entry("hazelcast.port", "6000"),
-        Map.entry("hazelcast.port-count", "3"),
-        Map.entry("hazelcast.cp-member-count", "5"),
-        Map.entry("hazelcast.join-timeout", "1500ms"),
-        Map.entry("hazelcast.heartbeat-interval", "2s"),
-        Map.entry("hazelcast.member-timeout", "1m"),
-        Map.entry("hazelcast.cp-member-removal", "1h"),
-        Map.entry("hazelcast.partition-count", "31"),
-        Map.entry("hazelcast.store-backup-count", "0"),
-        Map.entry("sim.seed", "ignored: another namespace")));
-    assertThat(c.mode()).isEqualTo(HazelcastConfig.Mode.CLIENT);
-    assertThat(c.clusterName()).isEqualTo("prod-7");
-    assertThat(c.members()).containsExactly("10.0.0.1:5701", "10.0.0.2");
-    assertThat(c.bindsAllInterfaces()).isTrue();
-    assertThat(c.port()).isEqualTo(6000);
-    assertThat(c.portCount()).isEqualTo(3);
-    assertThat(c.cpMemberCount()).isEqualTo(5);
-    assertThat(c.joinTimeout()).isEqualTo(Duration.ofMillis(1500));
-    assertThat(c.heartbeatInterval()).isEqualTo(Duration.ofSeconds(2));
-    assertThat(c.memberTimeout()).isEqualTo(Duration.ofMinutes(1));
-    assertThat(c.cpMemberRemoval()).isEqualTo(Duration.ofHours(1));
-    assertThat(c.partitionCount()).isEqualTo(31);
-    assertThat(c.storeBackupCount()).isZero();
+  void propertiesReadBackToTheSameConfigAndOtherNamespacesAreIgnored() {
+    HazelcastConfig c = HazelcastConfig.DEFAULTS.with(HazelcastConfig.JOIN_TIMEOUT, "1500ms")
+        .with(HazelcastConfig.MODE, "client");
+    assertThat(c.toProperties().keySet()).containsExactlyElementsOf(HazelcastConfig.KEYS);
     assertThat(HazelcastConfig.fromProperties(c.toProperties())).isEqualTo(c);
+    assertThat(HazelcastConfig.fromProperties(Map.of("sim.seed", "x", "hazelcastx.a", "1")))
+        .isEqualTo(HazelcastConfig.DEFAULTS);
+    assertThat(HazelcastConfig.DEFAULTS.bindsAllInterfaces()).isFalse();
+    assertThat(c.with(HazelcastConfig.BIND_ADDRESS, "0.0.0.0").bindsAllInterfaces()).isTrue();
   }
 
   @Test
-  void unknownKeyIsRejectedListingTheKnownOnes() {
+  void unknownKeyIsRejectedNamingTheClosestKnownOne() {
     assertThatThrownBy(() -> HazelcastConfig.fromProperties(Map.of("hazelcast.prot", "1")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("hazelcast.prot")
-        .hasMessageContaining("hazelcast.port");
+        .hasMessageContaining("unknown key 'hazelcast.prot'")
+        .hasMessageContaining("did you mean hazelcast.port?")
+        .hasMessageContaining(String.join(", ", HazelcastConfig.KEYS));
   }
 
   @ParameterizedTest
   @CsvSource(delimiter = '|', value = {
-      "hazelcast.mode|server|embedded",
+      "hazelcast.mode|server|use one of embedded, client (embedded: this process starts",
       "hazelcast.cluster-name|a@b|letters",
       "hazelcast.members|a,,b|empty entry",
       "hazelcast.port|0|[1, 65535]",
       "hazelcast.port-count|0|port-count",
       "hazelcast.cp-member-count|2|at least 3",
-      "hazelcast.join-timeout|10|unit",
+      "hazelcast.join-timeout|10|has no unit",
+      "hazelcast.join-timeout|0s|must be positive",
+      "hazelcast.port|many|is not a whole number",
       "hazelcast.heartbeat-interval|1500ms|whole number of seconds",
       "hazelcast.member-timeout|1s|longer than",
       "hazelcast.cp-member-removal|5s|at least",

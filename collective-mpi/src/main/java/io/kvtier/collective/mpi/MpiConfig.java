@@ -1,9 +1,9 @@
 package io.kvtier.collective.mpi;
 
+import io.kvtier.spi.config.ConfigParser;
+import io.kvtier.spi.config.ConfigReader;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * The typed configuration of the {@code mpi} collective, from the {@code mpi.*} properties.
@@ -37,6 +37,9 @@ public record MpiConfig(int inlineLongs) {
   /** Every key this module reads. */
   public static final Set<String> KEYS = Set.of(INLINE_LONGS);
 
+  /** Reads the {@code mpi.*} keys; {@link #fromProperties} and the config test use it. */
+  public static final ConfigParser<MpiConfig> PARSER = ConfigParser.of(NAMESPACE, MpiConfig::read);
+
   /** Validates the fields. */
   public MpiConfig {
     if (inlineLongs < 1 || inlineLongs > MAX_INLINE_LONGS) {
@@ -59,31 +62,15 @@ public record MpiConfig(int inlineLongs) {
    *
    * @param properties full keys to raw values; keys of other namespaces are ignored
    * @return the config
-   * @throws IllegalArgumentException naming an unknown {@code mpi.*} key or a bad value
+   * @throws IllegalArgumentException naming an unknown {@code mpi.*} key (and the closest known
+   *     one) or a bad value
    */
   public static MpiConfig fromProperties(Map<String, String> properties) {
-    Objects.requireNonNull(properties, "properties");
-    Set<String> unknown = new TreeSet<>();
-    for (String key : properties.keySet()) {
-      if (key.startsWith(NAMESPACE + ".") && !KEYS.contains(key)) {
-        unknown.add(key);
-      }
-    }
-    if (!unknown.isEmpty()) {
-      throw new IllegalArgumentException("unknown mpi collective properties " + unknown
-          + ": the known keys are " + new TreeSet<>(KEYS));
-    }
-    int inline = DEFAULT_INLINE_LONGS;
-    String value = properties.get(INLINE_LONGS);
-    if (value != null) {
-      try {
-        inline = Integer.parseInt(value.strip());
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(
-            INLINE_LONGS + "='" + value + "' is not an integer: use a count such as 4", e);
-      }
-    }
-    return new MpiConfig(inline);
+    return PARSER.parse(properties);
+  }
+
+  private static MpiConfig read(ConfigReader r) {
+    return new MpiConfig(r.getInt(INLINE_LONGS, DEFAULT_INLINE_LONGS, 1, MAX_INLINE_LONGS));
   }
 
   /**

@@ -38,10 +38,10 @@ class ModuleDescriptorsTest {
   }
 
   @Test
-  void testkitExportsItsFivePackages() {
+  void testkitExportsItsSixPackages() {
     ModuleDescriptors.assertExports(TESTKIT, Set.of("io.kvtier.testkit",
         "io.kvtier.testkit.conformance", "io.kvtier.testkit.asserting",
-        "io.kvtier.testkit.workload", "io.kvtier.testkit.sim"));
+        "io.kvtier.testkit.config", "io.kvtier.testkit.workload", "io.kvtier.testkit.sim"));
   }
 
   @Test
@@ -52,8 +52,8 @@ class ModuleDescriptorsTest {
   }
 
   @Test
-  void theSpiExportsOnlyItsPackageAndProvidesNothing() {
-    ModuleDescriptors.assertExports(SPI, Set.of("io.kvtier.spi"));
+  void theSpiExportsOnlyItsPackagesAndProvidesNothing() {
+    ModuleDescriptors.assertExports(SPI, Set.of("io.kvtier.spi", "io.kvtier.spi.config"));
     ModuleDescriptors.assertProvidesMatchServiceFiles(SPI);
     assertThat(ModuleDescriptors.serviceFileNames(SPI)).isEmpty();
   }
@@ -61,15 +61,17 @@ class ModuleDescriptorsTest {
   @Test
   void exportsThatDifferFromTheIntendedOnesFailNamingTheDifference() {
     assertThatThrownBy(() -> ModuleDescriptors.assertExports(SPI,
-            Set.of("io.kvtier.spi", "io.kvtier.spi.internal")))
+            Set.of("io.kvtier.spi", "io.kvtier.spi.config", "io.kvtier.spi.internal")))
         .isInstanceOf(AssertionError.class)
-        .hasMessageContaining("module io.kvtier.spi: exports [io.kvtier.spi]")
+        .hasMessageContaining("module io.kvtier.spi: exports [io.kvtier.spi, io.kvtier.spi.config]")
         .hasMessageContaining("missing: [io.kvtier.spi.internal]");
     assertThatThrownBy(() -> ModuleDescriptors.assertExports(TESTKIT, Set.of("io.kvtier.testkit")))
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining("unexpected: [io.kvtier.testkit.asserting,"
-            + " io.kvtier.testkit.conformance, io.kvtier.testkit.sim, io.kvtier.testkit.workload]");
-    assertThatThrownBy(() -> ModuleDescriptors.assertExports(SPI, Set.of("io.kvtier.spi"),
+            + " io.kvtier.testkit.config, io.kvtier.testkit.conformance, io.kvtier.testkit.sim,"
+            + " io.kvtier.testkit.workload]");
+    assertThatThrownBy(() -> ModuleDescriptors.assertExports(SPI,
+            Set.of("io.kvtier.spi", "io.kvtier.spi.config"),
             Map.of("io.kvtier.spi", Set.of("io.kvtier.core"))))
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining("has qualified exports {} but the intended ones are"

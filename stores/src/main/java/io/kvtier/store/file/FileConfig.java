@@ -1,10 +1,11 @@
 package io.kvtier.store.file;
 
+import io.kvtier.spi.config.ConfigParser;
+import io.kvtier.spi.config.ConfigReader;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
@@ -34,6 +35,10 @@ public record FileConfig(Path directory, boolean fsync) {
   /** Default of {@link #fsync()}: an L3 cache trades durability for write speed. */
   public static final boolean DEFAULT_FSYNC = false;
 
+  /** Reads the {@code file.*} keys; {@link #fromProperties} and the config test use it. */
+  public static final ConfigParser<FileConfig> PARSER =
+      ConfigParser.of(NAMESPACE, FileConfig::read);
+
   /** Validates the fields and makes the directory absolute. */
   public FileConfig {
     Objects.requireNonNull(directory, DIRECTORY);
@@ -45,31 +50,25 @@ public record FileConfig(Path directory, boolean fsync) {
    *
    * @param properties full keys (for example {@code file.directory}) to raw values
    * @return the config
-   * @throws IllegalArgumentException for an unknown {@code file.*} key (listing the known keys),
-   *     a missing directory, or a bad value (naming the key and the value)
+   * @throws IllegalArgumentException for an unknown {@code file.*} key (naming the closest and
+   *     listing the known keys), a missing directory, or a bad value (naming the key and the
+   *     value)
    */
   public static FileConfig fromProperties(Map<String, String> properties) {
-    Objects.requireNonNull(properties, "properties");
-    Map<String, String> values = new LinkedHashMap<>();
-    for (Map.Entry<String, String> e : properties.entrySet()) {
-      String key = Objects.requireNonNull(e.getKey(), "property key");
-      if (!key.startsWith(NAMESPACE + ".")) {
-        continue;
-      }
-      if (!KEYS.contains(key)) {
-        throw new IllegalArgumentException(
-            "unknown key " + key + ": the file store knows " + String.join(", ", KEYS));
-      }
-      values.put(key, Objects.requireNonNull(e.getValue(), () -> "value of " + key).strip());
-    }
-    String directory = values.getOrDefault(DIRECTORY, "");
+    return PARSER.parse(properties);
+  }
+
+  private static FileConfig read(ConfigReader r) {
+    String directory = r.getString(DIRECTORY, "");
+    boolean fsync = r.getBoolean(FSYNC, DEFAULT_FSYNC);
+    // A misspelt key explains a missing directory better than "not set" does.
+    r.checkUnknownKeys();
     if (directory.isEmpty()) {
       throw new IllegalArgumentException(
           DIRECTORY + " is not set: the file store needs a directory it may create and write,"
               + " for example " + DIRECTORY + "=/var/cache/kvtier");
     }
-    return new FileConfig(
-        parsePath(directory), parseBoolean(FSYNC, values.getOrDefault(FSYNC, "false")));
+    return new FileConfig(parsePath(directory), fsync);
   }
 
   /**
@@ -90,16 +89,7 @@ public record FileConfig(Path directory, boolean fsync) {
       return Path.of(value);
     } catch (InvalidPathException e) {
       throw new IllegalArgumentException(
-          DIRECTORY + "=" + value + " is not a path here: " + e.getReason(), e);
+          DIRECTORY + "='" + value + "' is not a path here: " + e.getReason(), e);
     }
-  }
-
-  private static boolean parseBoolean(String key, String value) {
-    return switch (value.toLowerCase(Locale.ROOT)) {
-      case "true" -> true;
-      case "false" -> false;
-      default -> throw new IllegalArgumentException(
-          key + "=" + value + " is not a boolean: write true or false");
-    };
   }
 }

@@ -1,8 +1,9 @@
 package io.kvtier.store.memory;
 
+import io.kvtier.spi.config.ConfigParser;
+import io.kvtier.spi.config.ConfigReader;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * The typed configuration of the {@code memory} store, namespace {@code memory.}. It has no keys
@@ -21,6 +22,10 @@ public record MemoryConfig() {
   /** The configuration with every default. */
   public static final MemoryConfig DEFAULTS = new MemoryConfig();
 
+  /** Reads the {@code memory.*} keys (none); {@link #fromProperties} and the test use it. */
+  public static final ConfigParser<MemoryConfig> PARSER =
+      ConfigParser.of(NAMESPACE, MemoryConfig::read);
+
   /**
    * Parses the {@code memory.*} keys of a property map; keys of other namespaces are ignored.
    *
@@ -29,14 +34,17 @@ public record MemoryConfig() {
    * @throws IllegalArgumentException for any {@code memory.*} key, naming it
    */
   public static MemoryConfig fromProperties(Map<String, String> properties) {
-    Objects.requireNonNull(properties, "properties");
-    for (String key : properties.keySet()) {
-      Objects.requireNonNull(key, "property key");
-      if (key.startsWith(NAMESPACE + ".") && !KEYS.contains(key)) {
-        throw new IllegalArgumentException(
-            "unknown key " + key + ": the memory store has no settings; its size is the"
-                + " store's capacity (the engine's L3 capacity), so remove " + key);
-      }
+    return PARSER.parse(properties);
+  }
+
+  private static MemoryConfig read(ConfigReader r) {
+    List<String> unknown = r.unknownKeys();
+    if (!unknown.isEmpty()) {
+      // Say why there is no key to suggest instead of the reader's generic message.
+      String key = unknown.get(0);
+      throw new IllegalArgumentException(
+          "unknown key " + key + ": the memory store has no settings; its size is the"
+              + " store's capacity (the engine's L3 capacity), so remove " + key);
     }
     return DEFAULTS;
   }

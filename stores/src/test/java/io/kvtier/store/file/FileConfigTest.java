@@ -49,7 +49,7 @@ class FileConfigTest {
   void rejectsAnUnknownKeyListingTheKnownOnes() {
     assertThatThrownBy(() -> FileConfig.fromProperties(Map.of("file.dir", "/x")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("unknown key file.dir")
+        .hasMessageContaining("unknown key 'file.dir'")
         .hasMessageContaining("file.directory, file.fsync");
   }
 
@@ -60,6 +60,6 @@ class FileConfigTest {
         ? Map.of(key, value) : Map.of(FileConfig.DIRECTORY, "/x", key, value);
     assertThatThrownBy(() -> FileConfig.fromProperties(properties))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining(key + "=" + value);
+        .hasMessageContaining(key + "='" + value + "'");
   }
 }

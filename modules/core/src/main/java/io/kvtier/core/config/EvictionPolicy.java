@@ -1,5 +1,6 @@
 package io.kvtier.core.config;
 
+import io.kvtier.spi.config.ConfigValues;
 import java.util.Arrays;
 import java.util.Locale;
 
@@ -40,7 +41,7 @@ public enum EvictionPolicy {
    * @throws IllegalArgumentException naming the value and the accepted names
    */
   public static EvictionPolicy parse(String value) {
-    return ConfigNames.parse(EvictionPolicy.class, "eviction policy", value);
+    return ConfigValues.parseEnum(EvictionPolicy.class, "eviction policy", value);
   }
 
   /**

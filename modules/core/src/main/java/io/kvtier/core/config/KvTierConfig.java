@@ -5,6 +5,7 @@ import io.kvtier.core.discovery.ProviderKind;
 import io.kvtier.spi.KvLayout;
 import io.kvtier.spi.MemoryLayout;
 import io.kvtier.spi.PoolSpec;
+import io.kvtier.spi.config.ConfigValues;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -268,14 +269,15 @@ public record KvTierConfig(
     out.put(KvTierKeys.VOCAB_SIZE, Integer.toString(cache.vocabSize()));
     out.put(KvTierKeys.RANKS, Integer.toString(ranks));
     out.put(KvTierKeys.DIGEST_INTERVAL, Integer.toString(digestInterval));
-    out.put(KvTierKeys.COLLECTIVE_TIMEOUT, Units.formatDuration(collectiveTimeout));
+    out.put(KvTierKeys.COLLECTIVE_TIMEOUT, ConfigValues.formatDuration(collectiveTimeout));
     out.put(KvTierKeys.L3_BYTES, Long.toString(l3.capacityBytes()));
     out.put(KvTierKeys.L3_BACKUP_THRESHOLD, Integer.toString(l3.backupThreshold()));
     out.put(KvTierKeys.L3_PREFETCH_THRESHOLD, Integer.toString(l3.prefetchThreshold()));
     out.put(KvTierKeys.L3_PREFETCH_POLICY, l3.prefetchPolicy().configName());
-    out.put(KvTierKeys.L3_TIMEOUT_BASE, Units.formatDuration(l3.timeoutBase()));
-    out.put(KvTierKeys.L3_TIMEOUT_PER_KI_TOKEN, Units.formatDuration(l3.timeoutPerKiToken()));
-    out.put(KvTierKeys.L3_TIMEOUT_CAP, Units.formatDuration(l3.timeoutCap()));
+    out.put(KvTierKeys.L3_TIMEOUT_BASE, ConfigValues.formatDuration(l3.timeoutBase()));
+    out.put(
+        KvTierKeys.L3_TIMEOUT_PER_KI_TOKEN, ConfigValues.formatDuration(l3.timeoutPerKiToken()));
+    out.put(KvTierKeys.L3_TIMEOUT_CAP, ConfigValues.formatDuration(l3.timeoutCap()));
     out.put(KvTierKeys.L3_MODEL_ID, l3.modelId());
     out.put(KvTierKeys.L3_REPLICATED_KV, Boolean.toString(l3.replicatedKv()));
     out.putAll(backendProperties);

@@ -2,6 +2,7 @@ package io.kvtier.core.config;
 
 import io.kvtier.core.discovery.ProviderKind;
 import io.kvtier.spi.MemoryLayout;
+import io.kvtier.spi.config.ConfigValues;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
@@ -367,7 +368,7 @@ public final class KvTierConfigBuilder {
    * @return this builder
    */
   public KvTierConfigBuilder collectiveTimeout(Duration timeout) {
-    return set(KvTierKeys.COLLECTIVE_TIMEOUT, Units.formatDuration(timeout));
+    return set(KvTierKeys.COLLECTIVE_TIMEOUT, ConfigValues.formatDuration(timeout));
   }
 
   /**
@@ -395,7 +396,7 @@ public final class KvTierConfigBuilder {
       }
       merged.putAll(layer);
     }
-    return new ConfigParser(merged).parse(autoOrders);
+    return new KvTierConfigParser(merged).parse(autoOrders);
   }
 
   private void putAll(
@@ -406,9 +407,7 @@ public final class KvTierConfigBuilder {
     for (String key : keys) {
       if (KvTierKeys.isEngineKey(key) && !KvTierKeys.ALL.contains(key)) {
         throw new IllegalArgumentException(
-            "unknown key '" + key + "' (in " + origin + ")"
-                + KvTierKeys.closest(key).map(k -> ": did you mean " + k + "?").orElse("")
-                + " The kvtier.* keys are: " + String.join(", ", KvTierKeys.ALL));
+            ConfigValues.unknownKeyMessage(key, origin, KvTierKeys.ALL));
       }
       if (!KvTierKeys.isEngineKey(key) && key.indexOf('.') <= 0) {
         throw new IllegalArgumentException(

@@ -1,5 +1,6 @@
 package io.kvtier.core.config;
 
+import io.kvtier.spi.config.ConfigValues;
 import java.util.List;
 import java.util.Optional;
 
@@ -10,8 +11,11 @@ import java.util.Optional;
 public final class KvTierKeys {
   private KvTierKeys() {}
 
+  /** The namespace of the engine's keys, without its dot. */
+  public static final String NAMESPACE = "kvtier";
+
   /** The namespace of the engine's keys, with its dot. */
-  public static final String PREFIX = "kvtier.";
+  public static final String PREFIX = NAMESPACE + ".";
 
   /** The device provider: a name or {@code auto}. */
   public static final String DEVICE = "kvtier.device";
@@ -115,37 +119,6 @@ public final class KvTierKeys {
    * @return the closest key, or empty if none is close
    */
   public static Optional<String> closest(String key) {
-    String best = null;
-    int bestDistance = Integer.MAX_VALUE;
-    for (String candidate : ALL) {
-      int d = distance(key, candidate);
-      if (d < bestDistance) {
-        bestDistance = d;
-        best = candidate;
-      }
-    }
-    // Beyond about a third of the key, the "closest" key is a different word, not a typo.
-    String suffix = key.startsWith(PREFIX) ? key.substring(PREFIX.length()) : key;
-    return bestDistance <= Math.max(2, suffix.length() / 3) ? Optional.of(best) : Optional.empty();
-  }
-
-  /** Levenshtein distance, two rows. */
-  static int distance(String a, String b) {
-    int[] previous = new int[b.length() + 1];
-    int[] current = new int[b.length() + 1];
-    for (int j = 0; j <= b.length(); j++) {
-      previous[j] = j;
-    }
-    for (int i = 1; i <= a.length(); i++) {
-      current[0] = i;
-      for (int j = 1; j <= b.length(); j++) {
-        int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
-        current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
-      }
-      int[] swap = previous;
-      previous = current;
-      current = swap;
-    }
-    return previous[b.length()];
+    return ConfigValues.closest(key, ALL);
   }
 }

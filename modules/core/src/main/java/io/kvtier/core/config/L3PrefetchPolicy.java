@@ -1,5 +1,6 @@
 package io.kvtier.core.config;
 
+import io.kvtier.spi.config.ConfigValues;
 import java.util.Arrays;
 import java.util.Locale;
 
@@ -35,7 +36,7 @@ public enum L3PrefetchPolicy {
    * @throws IllegalArgumentException naming the value and the accepted names
    */
   public static L3PrefetchPolicy parse(String value) {
-    return ConfigNames.parse(L3PrefetchPolicy.class, "L3 prefetch policy", value);
+    return ConfigValues.parseEnum(L3PrefetchPolicy.class, "L3 prefetch policy", value);
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.kvtier.core.config;
 
+import io.kvtier.spi.config.ConfigValues;
 import java.util.Arrays;
 import java.util.Locale;
 
@@ -29,7 +30,7 @@ public enum WritePolicy {
    * @throws IllegalArgumentException naming the value and the accepted names
    */
   public static WritePolicy parse(String value) {
-    return ConfigNames.parse(WritePolicy.class, "write policy", value);
+    return ConfigValues.parseEnum(WritePolicy.class, "write policy", value);
   }
 
   /**

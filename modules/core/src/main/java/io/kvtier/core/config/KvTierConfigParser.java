@@ -4,25 +4,35 @@ import io.kvtier.core.config.KvTierConfigBuilder.Setting;
 import io.kvtier.core.discovery.ProviderKind;
 import io.kvtier.spi.KvLayout;
 import io.kvtier.spi.MemoryLayout;
+import io.kvtier.spi.config.ConfigReader;
+import io.kvtier.spi.config.ConfigValues;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.function.Function;
 
 /**
- * Turns the merged raw settings into a {@link KvTierConfig}: parses each value, applies the
- * defaults, resolves pool sizes to pages and checks what depends on several keys. Every message
- * names the key, the value and, where it helps, the source the value came from.
+ * Turns the merged raw settings into a {@link KvTierConfig}: parses each value with the SPI's
+ * {@link ConfigReader}, applies the defaults, resolves pool sizes to pages and checks what
+ * depends on several keys. Every message names the key, the value and, where it helps, the
+ * source the value came from.
  */
-final class ConfigParser {
+final class KvTierConfigParser {
 
   private final Map<String, Setting> settings;
+  private final ConfigReader reader;
 
-  ConfigParser(Map<String, Setting> settings) {
+  KvTierConfigParser(Map<String, Setting> settings) {
     this.settings = settings;
+    Map<String, String> values = new LinkedHashMap<>();
+    Map<String, String> origins = new LinkedHashMap<>();
+    settings.forEach(
+        (key, setting) -> {
+          values.put(key, setting.value());
+          origins.put(key, setting.origin());
+        });
+    this.reader = ConfigReader.of(KvTierKeys.NAMESPACE, values, origins);
   }
 
   KvTierConfig parse(Map<ProviderKind, List<String>> autoOrders) {
@@ -35,8 +45,8 @@ final class ConfigParser {
 
     KvLayout layout = layout();
     MemoryLayout memoryLayout =
-        value(KvTierKeys.MEMORY_LAYOUT, v -> ConfigNames.parse(MemoryLayout.class,
-            "memory layout", v)).orElse(KvTierConfig.DEFAULT_MEMORY_LAYOUT);
+        reader.getEnum(KvTierKeys.MEMORY_LAYOUT, MemoryLayout.class, "memory layout",
+            KvTierConfig.DEFAULT_MEMORY_LAYOUT);
     int devicePages = devicePages(layout);
     int hostPages = hostPages(layout, devicePages);
     CacheConfig cache =
@@ -44,11 +54,11 @@ final class ConfigParser {
             layout.pageSize(),
             devicePages,
             hostPages,
-            value(KvTierKeys.WRITE_POLICY, WritePolicy::parse)
+            reader.get(KvTierKeys.WRITE_POLICY, WritePolicy::parse)
                 .orElse(CacheConfig.DEFAULT_WRITE_POLICY),
             integer(KvTierKeys.WRITE_THROUGH_THRESHOLD,
                 CacheConfig.DEFAULT_WRITE_THROUGH_THRESHOLD, 1),
-            value(KvTierKeys.EVICTION_POLICY, EvictionPolicy::parse)
+            reader.get(KvTierKeys.EVICTION_POLICY, EvictionPolicy::parse)
                 .orElse(CacheConfig.DEFAULT_EVICTION_POLICY),
             integer(KvTierKeys.LOAD_BACK_THRESHOLD, CacheConfig.DEFAULT_LOAD_BACK_THRESHOLD, 1),
             integer(KvTierKeys.VOCAB_SIZE, CacheConfig.DEFAULT_VOCAB_SIZE, 1));
@@ -56,10 +66,13 @@ final class ConfigParser {
     int digestInterval =
         integer(KvTierKeys.DIGEST_INTERVAL, KvTierConfig.DEFAULT_DIGEST_INTERVAL, 0);
     Duration timeout =
-        value(KvTierKeys.COLLECTIVE_TIMEOUT, v -> positive(KvTierKeys.COLLECTIVE_TIMEOUT, v))
-            .orElse(KvTierConfig.DEFAULT_COLLECTIVE_TIMEOUT);
+        reader.getPositiveDuration(
+            KvTierKeys.COLLECTIVE_TIMEOUT, KvTierConfig.DEFAULT_COLLECTIVE_TIMEOUT);
 
     L3Config l3 = l3();
+    // The builder already refused unknown kvtier.* keys, naming their source; this catches a
+    // key added to KvTierKeys but never read here.
+    reader.checkUnknownKeys();
 
     Map<String, String> backend = new LinkedHashMap<>();
     settings.forEach(
@@ -74,24 +87,18 @@ final class ConfigParser {
   }
 
   private L3Config l3() {
-    long bytes = value(KvTierKeys.L3_BYTES, v -> {
-      long b = Units.parseBytes(KvTierKeys.L3_BYTES, v);
-      if (b < 1) {
-        throw new IllegalArgumentException(KvTierKeys.L3_BYTES + "=" + v + " must be positive");
-      }
-      return b;
-    }).orElse(L3Config.DEFAULT_CAPACITY_BYTES);
-    Duration base = value(KvTierKeys.L3_TIMEOUT_BASE, v -> positive(KvTierKeys.L3_TIMEOUT_BASE, v))
-        .orElse(L3Config.DEFAULT_TIMEOUT_BASE);
-    Duration perKi = value(KvTierKeys.L3_TIMEOUT_PER_KI_TOKEN,
-        v -> Units.parseDuration(KvTierKeys.L3_TIMEOUT_PER_KI_TOKEN, v))
-        .orElse(L3Config.DEFAULT_TIMEOUT_PER_KI_TOKEN);
-    Duration cap = value(KvTierKeys.L3_TIMEOUT_CAP, v -> positive(KvTierKeys.L3_TIMEOUT_CAP, v))
-        .orElse(L3Config.DEFAULT_TIMEOUT_CAP);
+    long bytes = reader.getPositiveBytes(KvTierKeys.L3_BYTES, L3Config.DEFAULT_CAPACITY_BYTES);
+    Duration base =
+        reader.getPositiveDuration(KvTierKeys.L3_TIMEOUT_BASE, L3Config.DEFAULT_TIMEOUT_BASE);
+    Duration perKi =
+        reader.getDuration(
+            KvTierKeys.L3_TIMEOUT_PER_KI_TOKEN, L3Config.DEFAULT_TIMEOUT_PER_KI_TOKEN);
+    Duration cap =
+        reader.getPositiveDuration(KvTierKeys.L3_TIMEOUT_CAP, L3Config.DEFAULT_TIMEOUT_CAP);
     if (cap.compareTo(base) < 0) {
       throw new IllegalArgumentException(KvTierKeys.L3_TIMEOUT_CAP + "="
-          + Units.formatDuration(cap) + " is below " + KvTierKeys.L3_TIMEOUT_BASE + "="
-          + Units.formatDuration(base) + ": raise the cap or lower the base");
+          + ConfigValues.formatDuration(cap) + " is below " + KvTierKeys.L3_TIMEOUT_BASE + "="
+          + ConfigValues.formatDuration(base) + ": raise the cap or lower the base");
     }
     String model = text(KvTierKeys.L3_MODEL_ID, L3Config.DEFAULT_MODEL_ID);
     if (model.isEmpty()) {
@@ -101,22 +108,10 @@ final class ConfigParser {
     return new L3Config(bytes,
         integer(KvTierKeys.L3_BACKUP_THRESHOLD, L3Config.DEFAULT_BACKUP_THRESHOLD, 0),
         integer(KvTierKeys.L3_PREFETCH_THRESHOLD, L3Config.DEFAULT_PREFETCH_THRESHOLD, 1),
-        value(KvTierKeys.L3_PREFETCH_POLICY, L3PrefetchPolicy::parse)
+        reader.get(KvTierKeys.L3_PREFETCH_POLICY, L3PrefetchPolicy::parse)
             .orElse(L3Config.DEFAULT_PREFETCH_POLICY),
         base, perKi, cap, model,
-        value(KvTierKeys.L3_REPLICATED_KV, v -> bool(KvTierKeys.L3_REPLICATED_KV, v))
-            .orElse(false));
-  }
-
-  private static boolean bool(String key, String v) {
-    String t = v.strip();
-    if (t.equalsIgnoreCase("true")) {
-      return true;
-    }
-    if (t.equalsIgnoreCase("false")) {
-      return false;
-    }
-    throw new IllegalArgumentException(key + "='" + v + "' is not true or false");
+        reader.getBoolean(KvTierKeys.L3_REPLICATED_KV, false));
   }
 
   private KvLayout layout() {
@@ -144,7 +139,7 @@ final class ConfigParser {
   }
 
   private int devicePages(KvLayout layout) {
-    if (settings.containsKey(KvTierKeys.DEVICE_BYTES)) {
+    if (reader.isSet(KvTierKeys.DEVICE_BYTES)) {
       return pagesOfBytes(KvTierKeys.DEVICE_BYTES, layout);
     }
     return checkPool(KvTierKeys.DEVICE_PAGES, layout,
@@ -152,14 +147,14 @@ final class ConfigParser {
   }
 
   private int hostPages(KvLayout layout, int devicePages) {
-    if (settings.containsKey(KvTierKeys.HOST_BYTES)) {
+    if (reader.isSet(KvTierKeys.HOST_BYTES)) {
       return pagesOfBytes(KvTierKeys.HOST_BYTES, layout);
     }
-    if (settings.containsKey(KvTierKeys.HOST_PAGES)) {
+    if (reader.isSet(KvTierKeys.HOST_PAGES)) {
       return checkPool(KvTierKeys.HOST_PAGES, layout, integer(KvTierKeys.HOST_PAGES, 0, 1));
     }
     double ratio =
-        value(KvTierKeys.HOST_RATIO, v -> ratio(KvTierKeys.HOST_RATIO, v))
+        reader.get(KvTierKeys.HOST_RATIO, v -> ratio(KvTierKeys.HOST_RATIO, v))
             .orElse(KvTierConfig.DEFAULT_HOST_RATIO);
     // Floor: a ratio asks for "about this much more", and a page more than asked for could
     // overflow the host memory it was sized for.
@@ -174,13 +169,13 @@ final class ConfigParser {
   }
 
   private int pagesOfBytes(String key, KvLayout layout) {
-    long bytes = value(key, v -> Units.parseBytes(key, v)).orElseThrow();
+    long bytes = reader.getBytes(key, 0);
     long pageBytes = layout.pageBytes();
     String text = settings.get(key).value();
     if (bytes < pageBytes) {
       throw new IllegalArgumentException(
           key + "=" + text + " (" + bytes + " bytes) is less than one page of " + pageBytes
-              + " bytes: set at least " + Units.formatBytes(pageBytes));
+              + " bytes: set at least " + ConfigValues.formatBytes(pageBytes));
     }
     if (bytes % pageBytes != 0) {
       long below = bytes - bytes % pageBytes;
@@ -216,67 +211,20 @@ final class ConfigParser {
   }
 
   private String text(String key, String fallback) {
-    return value(key, String::strip).orElse(fallback);
+    return reader.getString(key, fallback);
   }
 
   private int integer(String key, int fallback, int min) {
-    Optional<Integer> parsed =
-        value(
-            key,
-            v -> {
-              int n;
-              try {
-                n = Integer.parseInt(v.strip());
-              } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(
-                    key + "='" + v + "' is not a whole number (from " + min + " to "
-                        + Integer.MAX_VALUE + ")");
-              }
-              if (n < min) {
-                throw new IllegalArgumentException(
-                    key + "=" + n + " must be >= " + min
-                        + (min == 0 ? " (0 turns it off)" : ""));
-              }
-              return n;
-            });
-    return parsed.orElse(fallback);
+    return reader.getInt(key, fallback, min, Integer.MAX_VALUE);
   }
 
   private static double ratio(String key, String v) {
-    double ratio;
-    try {
-      ratio = Double.parseDouble(v.strip());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(key + "='" + v + "' is not a number, such as 2 or 2.5");
-    }
+    double ratio = ConfigValues.parseDouble(key, v);
     if (!(ratio > 1) || Double.isInfinite(ratio)) {
       throw new IllegalArgumentException(
           key + "=" + v + " must be a finite number above 1: the host pool backs up the device"
               + " pool and must be larger; set " + KvTierKeys.HOST_PAGES + " for an exact size");
     }
     return ratio;
-  }
-
-  private static Duration positive(String key, String v) {
-    Duration d = Units.parseDuration(key, v);
-    if (d.isZero()) {
-      throw new IllegalArgumentException(key + "=" + v + " must be positive");
-    }
-    return d;
-  }
-
-  /** Parses one key if set; a failure names where the value came from. */
-  private <T> Optional<T> value(String key, Function<String, T> parser) {
-    Setting setting = settings.get(key);
-    if (setting == null) {
-      return Optional.empty();
-    }
-    try {
-      return Optional.of(parser.apply(setting.value()));
-    } catch (IllegalArgumentException e) {
-      String message =
-          e.getMessage().startsWith(key) ? e.getMessage() : key + ": " + e.getMessage();
-      throw new IllegalArgumentException(message + " [from " + setting.origin() + "]", e);
-    }
   }
 }
