@@ -45,6 +45,7 @@ public final class CacheInvariants {
   private static final class Checker {
     private final RankCache cache;
     private final CacheTree tree;
+    private final PoolLedger ledger;
     private final Transfers transfers;
     private final int pageSize;
     private final Map<RadixNode, Integer> explicitLocks = new IdentityHashMap<>();
@@ -73,10 +74,11 @@ public final class CacheInvariants {
     Checker(RankCache cache) {
       this.cache = cache;
       this.tree = cache.tree();
+      this.ledger = cache.ledger();
       this.transfers = cache.transfers();
       this.pageSize = tree.pageSize;
-      this.deviceOwner = new Object[tree.devicePool.capacity()];
-      this.hostOwner = new Object[tree.hostPool.capacity()];
+      this.deviceOwner = new Object[ledger.devicePool.capacity()];
+      this.hostOwner = new Object[ledger.hostPool.capacity()];
       this.chunkViews = new int[tree.keys.chunkCount()];
     }
 
@@ -143,7 +145,7 @@ public final class CacheInvariants {
           }
         }
       }
-      L3Tier l3 = cache.l3();
+      L3Tier l3 = cache.l3().map(L3Room::tier).orElse(null);
       if (l3 != null) {
         for (L3Write write : l3.writes) {
           for (RadixNode n : write.nodes) {
@@ -343,13 +345,13 @@ public final class CacheInvariants {
           fail(n + " has device runs of " + SlotRuns.pages(n.deviceRuns) + " pages");
         }
         for (int slot : n.deviceSlots()) {
-          claim(deviceOwner, tree.devicePool, "device", slot, n);
+          claim(deviceOwner, ledger.devicePool, "device", slot, n);
           deviceOwned++;
         }
       }
       if (n.hostSlots != null) {
         for (int i = 0; i < n.pageCount; i++) {
-          claim(hostOwner, tree.hostPool, "host", n.hostSlots[n.hostOffset + i], n);
+          claim(hostOwner, ledger.hostPool, "host", n.hostSlots[n.hostOffset + i], n);
           hostOwned++;
         }
       }
@@ -405,7 +407,7 @@ public final class CacheInvariants {
           }
         }
         for (int slot : r.own.toArray(0, r.ownCount(), null)) {
-          claim(deviceOwner, tree.devicePool, "device", slot, "request " + r.id);
+          claim(deviceOwner, ledger.devicePool, "device", slot, "request " + r.id);
           deviceOwned++;
         }
         requestPages += r.ownCount();
@@ -442,7 +444,7 @@ public final class CacheInvariants {
             + b.streamedLayers() + " of " + b.layers);
       }
       for (int i = 0; i < b.pages; i++) {
-        claim(hostOwner, tree.hostPool, "host", b.hostSlots[i],
+        claim(hostOwner, ledger.hostPool, "host", b.hostSlots[i],
             "prepared backup of request " + r.id);
         hostOwned++;
       }
@@ -458,7 +460,7 @@ public final class CacheInvariants {
             fail("retirement ack " + ack.sequence + " covers nodes or write-back pages");
           }
           for (int slot : ack.retiredHostSlots) {
-            claim(hostOwner, tree.hostPool, "host", slot, "retirement ack " + ack.sequence);
+            claim(hostOwner, ledger.hostPool, "host", slot, "retirement ack " + ack.sequence);
             hostOwned++;
           }
           reservedHostPages += ack.retiredHostSlots.length;
@@ -475,10 +477,10 @@ public final class CacheInvariants {
           }
         }
       }
-      if (writeBack != transfers.writeBackPages) {
-        fail("writeBackPages=" + transfers.writeBackPages + " but the acks hold " + writeBack);
+      if (writeBack != ledger.writeBackPages) {
+        fail("writeBackPages=" + ledger.writeBackPages + " but the acks hold " + writeBack);
       }
-      L3Tier l3 = cache.l3();
+      L3Tier l3 = cache.l3().map(L3Room::tier).orElse(null);
       if (l3 != null) {
         for (L3Write write : l3.writes) {
           int pages = 0;
@@ -500,12 +502,12 @@ public final class CacheInvariants {
             fail(op + " holds host slots while probing");
           }
           for (int i = op.heldFrom; op.hostSlots != null && i < op.reservedPages; i++) {
-            claim(hostOwner, tree.hostPool, "host", op.hostSlots[i], op);
+            claim(hostOwner, ledger.hostPool, "host", op.hostSlots[i], op);
             hostOwned++;
           }
           reservedHostPages += op.heldPages();
         }
-        L3Progress l3Progress = cache.l3Progress();
+        L3Progress l3Progress = cache.l3().orElseThrow().progress();
         if (l3Progress.putGroups() != l3.writes.size()
             || l3Progress.prefetchGroups() != l3.pending.size()) {
           fail("rank-local L3 work (puts=" + l3Progress.putGroups() + ", prefetches="
@@ -536,27 +538,27 @@ public final class CacheInvariants {
     }
 
     private void checkPools() {
-      if (reservedHostPages != transfers.reservedHostPages) {
-        fail("reservedHostPages=" + transfers.reservedHostPages + " but prepared backups,"
+      if (reservedHostPages != ledger.reservedHostPages) {
+        fail("reservedHostPages=" + ledger.reservedHostPages + " but prepared backups,"
             + " retirement acks and L3 prefetches hold " + reservedHostPages);
       }
-      if (requestPages != tree.requestPages) {
-        fail("requestPages=" + tree.requestPages + " but requests hold " + requestPages);
+      if (requestPages != ledger.requestPages) {
+        fail("requestPages=" + ledger.requestPages + " but requests hold " + requestPages);
       }
-      if (deviceEvictable != tree.deviceEvictable || deviceProtected != tree.deviceProtected) {
-        fail("device accounting: evictable=" + tree.deviceEvictable + " protected="
-            + tree.deviceProtected + " but the tree has evictable=" + deviceEvictable
+      if (deviceEvictable != ledger.deviceEvictable || deviceProtected != ledger.deviceProtected) {
+        fail("device accounting: evictable=" + ledger.deviceEvictable + " protected="
+            + ledger.deviceProtected + " but the tree has evictable=" + deviceEvictable
             + " protected=" + deviceProtected);
       }
-      if (hostEvictable != tree.hostEvictable || hostProtected != tree.hostProtected) {
-        fail("host accounting: evictable=" + tree.hostEvictable + " protected="
-            + tree.hostProtected + " but the tree has evictable=" + hostEvictable
+      if (hostEvictable != ledger.hostEvictable || hostProtected != ledger.hostProtected) {
+        fail("host accounting: evictable=" + ledger.hostEvictable + " protected="
+            + ledger.hostProtected + " but the tree has evictable=" + hostEvictable
             + " protected=" + hostProtected);
       }
       checkKeyStore();
-      pool("device", tree.devicePool, deviceOwner, deviceOwned,
+      pool("device", ledger.devicePool, deviceOwner, deviceOwned,
           deviceEvictable + deviceProtected + requestPages);
-      pool("host", tree.hostPool, hostOwner, hostOwned,
+      pool("host", ledger.hostPool, hostOwner, hostOwned,
           hostEvictable + hostProtected + reservedHostPages);
     }
 
@@ -611,7 +613,7 @@ public final class CacheInvariants {
         fail("not idle: " + transfers.writes.size() + " writes and " + transfers.loads.size()
             + " loads are pending");
       }
-      L3Tier l3 = cache.l3();
+      L3Tier l3 = cache.l3().map(L3Room::tier).orElse(null);
       if (l3 != null && (l3.outstanding() != 0 || l3.byRequest.size() != 0)) {
         fail("not idle: " + l3.writes.size() + " L3 writes and " + l3.pending.size()
             + " prefetches are pending, " + l3.byRequest.size() + " prefetch outcomes unclaimed");

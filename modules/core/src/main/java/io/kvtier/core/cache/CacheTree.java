@@ -25,25 +25,25 @@ import java.util.Arrays;
  * request: shared-prefix 1,200-1,350 to 820-830 ns, multiturn 670-685 to 460-470 ns).
  *
  * <p>Accounting: every mutation of a field that decides a node's pool category (slots, lockRef,
- * backup state, invalid) is bracketed by {@code account(n, -1)} and {@code account(n, +1)}, which
- * keeps free + evictable + protected = capacity per pool without rescans. Every transition that
- * can make a node an eviction candidate, or change its key while it is one, pushes it onto the
- * tier's {@link EvictionHeap}. Only replicated state (tree, locks, logical clock, backup state)
- * enters these decisions. Not thread-safe: one scheduler thread owns the cache.
+ * backup state, invalid) is bracketed by {@code ledger.account(n, -1)} and {@code +1} (see {@link
+ * PoolLedger}). Every transition that can make a node an eviction candidate, or change its key
+ * while it is one, pushes it onto the tier's {@link EvictionHeap}. Only replicated state (tree,
+ * locks, logical clock, backup state) enters these decisions. Inputs and outputs of a call are
+ * its arguments, its result and the caller's holders ({@link TreeWalk}, {@link InsertResult});
+ * hits are told to the caller's {@link HitListener}, so the tree never calls the rooms built on
+ * it. Not thread-safe: one scheduler thread owns the cache.
  */
 final class CacheTree {
   final int pageSize;
   final EvictionPolicy policy;
   private final boolean touchRepushes;
-  final PageAllocator devicePool;
-  final PageAllocator hostPool;
+  private final PoolLedger ledger;
+  /** The ledger's pools, held here too so that the insert reaches them in one load. */
+  private final PageAllocator devicePool;
+  private final PageAllocator hostPool;
   final EvictionHeap deviceHeap;
   final EvictionHeap hostHeap;
   final LongMap<RadixNode> roots = new LongMap<>(4);
-  /** Set once by the cache: backups triggered by hits. */
-  Transfers transfers;
-  /** Set once by a cache with an L3 tier: L3 writes triggered by hits; null without one. */
-  L3Tier l3;
 
   /** Masks page hashes; tests set it to 0 to force every first page into one collision chain. */
   long pageKeyMask = -1L;
@@ -51,12 +51,6 @@ final class CacheTree {
   long clock;
   private long nextId;
   int nodeCount;
-
-  long deviceEvictable;
-  long deviceProtected;
-  long requestPages;
-  long hostEvictable;
-  long hostProtected;
 
   private final int[] pageMultipliers;
 
@@ -74,49 +68,24 @@ final class CacheTree {
   private final LongMap<RadixNode>[] spareMaps = newMapArray(64);
   private int spareMapCount;
 
-  RadixNode[] path = new RadixNode[32];
-  int pathLength;
-  /** Set by {@link #walk}: the node matched in part, split by {@link #completeWalk}; or null. */
-  private RadixNode partialNode;
-  /** The tokens of {@link #partialNode} that matched, a positive multiple of the page size. */
-  private int partialMatched;
-  /**
-   * Set by {@link #walk}: the first-page key of the tokens at {@link #walkMissPos}, where a lookup
-   * found no child (-1: none). A request keeps it for its insert, which looks up the same page
-   * first: at page size 64 a key costs about 13 ns, and a request computed it twice.
-   */
-  long walkMissKey;
-  int walkMissPos = -1;
+  /** The scratch path of {@link #hitPath}; read by no one else. */
+  private RadixNode[] hitPath = new RadixNode[32];
 
   /** Ints per 4 KiB page, the stride of {@link #touchPages}. */
   private static final int TOUCH_STRIDE = 1024;
   /** Where {@link #touchPages} leaves what it read; never read. */
   @SuppressWarnings("unused")
   private int touchSink;
-  /**
-   * Set by the caller around {@link #insert}: the first-page key of the inserted tokens at
-   * {@code knownKeyPos} (-1: none), for the insert to use instead of computing it.
-   */
-  long knownKey;
-  int knownKeyPos = -1;
-  /**
-   * Set by the caller around {@link #insert} of a request's admitted array: the admission's copy
-   * of its tokens, which a new leaf whose key lies inside it takes instead of a copy of its own;
-   * empty otherwise.
-   */
-  final KeyCopy insertCopy = new KeyCopy();
-  /** Set by {@link #insert}: the deepest node the insert ended at and the position it reached. */
-  RadixNode lastInsertNode;
-  int insertEnd;
-  /** Set by {@link #insertHostOnly}: pages the tree already held (their slots were released). */
-  int hostDuplicates;
+  /** The key copy of an insert that has none: covers nothing. */
+  static final KeyCopy NO_COPY = new KeyCopy();
 
-  CacheTree(int pageSize, EvictionPolicy policy, int devicePages, int hostPages) {
+  CacheTree(int pageSize, EvictionPolicy policy, PoolLedger ledger) {
     this.pageSize = pageSize;
     this.policy = policy;
     this.touchRepushes = EvictionHeap.readsAccessClock(policy);
-    this.devicePool = new PageAllocator("device", devicePages);
-    this.hostPool = new PageAllocator("host", hostPages);
+    this.ledger = ledger;
+    this.devicePool = ledger.devicePool;
+    this.hostPool = ledger.hostPool;
     this.pageMultipliers = pageMultipliers(pageSize);
     this.deviceHeap = new EvictionHeap(policy, false);
     this.hostHeap = new EvictionHeap(policy, true);
@@ -287,31 +256,25 @@ final class CacheTree {
 
   // ---------------------------------------------------------------- match
 
-  private void addToPath(RadixNode n) {
-    if (pathLength == path.length) {
-      path = Arrays.copyOf(path, pathLength * 2);
-    }
-    path[pathLength++] = n;
-  }
-
   /**
    * Walks {@code tokens[pos, end)} down from {@code from} without changing the tree: the nodes
-   * matched whole land in {@link #path}, a node matched in part (page-aligned) is kept for
-   * {@link #completeWalk}, which splits it and touches every node passed. Stops before an invalid
+   * matched whole land in {@code walk.path}, a node matched in part (page-aligned) is kept in
+   * {@code walk} for {@link #completeWalk}, which splits it and touches every node passed. Stops before an invalid
    * node. Two steps so that the caller can check the tokens past the match in between and reject
    * a bad request before the walk leaves any trace (a split, new access stamps): the tokens that
    * matched are the tree's own and were checked when they were inserted, so only the rest needs a
    * check, and the prompt's cold first read is not paid twice (shared-prefix replay at 65,536
    * tokens, page 16 and 64: about 9% per request).
    *
+   * @param walk the caller's holder, refilled
    * @param end page-aligned
    * @return the position reached, the partly matched node's matched pages included
    */
-  int walk(RadixNode from, int[] tokens, int pos, int end) {
+  int walk(TreeWalk walk, RadixNode from, int[] tokens, int pos, int end) {
     touchPages(tokens, pos, end);
-    pathLength = 0;
-    partialNode = null;
-    walkMissPos = -1;
+    walk.pathLength = 0;
+    walk.partialNode = null;
+    walk.missPos = -1;
     RadixNode node = from;
     while (pos < end) {
       if (node.children == null) {
@@ -320,8 +283,8 @@ final class CacheTree {
       long key = firstPageKey(tokens, pos);
       RadixNode child = findChild(node, tokens, pos, key);
       if (child == null) {
-        walkMissKey = key;
-        walkMissPos = pos;
+        walk.missKey = key;
+        walk.missPos = pos;
         break;
       }
       if (child.invalid != 0) {
@@ -335,11 +298,11 @@ final class CacheTree {
       int matched = m < 0 ? compared : m - m % pageSize;
       pos += matched;
       if (matched < length) {
-        partialNode = child;
-        partialMatched = matched;
+        walk.partialNode = child;
+        walk.partialMatched = matched;
         break;
       }
-      addToPath(child);
+      walk.add(child);
       node = child;
     }
     return pos;
@@ -365,20 +328,21 @@ final class CacheTree {
   }
 
   /**
-   * The changes of the last {@link #walk}: touches the nodes matched whole, in order, then splits
-   * the node matched in part and touches its new upper half, which joins {@link #path}; the same
-   * changes, in the same order, as a walk that made them on its way down.
+   * The changes of the {@link #walk} that filled {@code walk}: touches the nodes matched whole,
+   * in order, then splits the node matched in part and touches its new upper half, which joins
+   * the path; the same changes, in the same order, as a walk that made them on its way down.
    */
-  void completeWalk() {
-    int whole = pathLength;
+  void completeWalk(TreeWalk walk) {
+    int whole = walk.pathLength;
+    RadixNode[] path = walk.path;
     for (int i = 0; i < whole; i++) {
       touch(path[i]);
     }
-    if (partialNode != null) {
-      RadixNode top = split(partialNode, partialMatched);
-      partialNode = null;
+    if (walk.partialNode != null) {
+      RadixNode top = split(walk.partialNode, walk.partialMatched);
+      walk.partialNode = null;
       touch(top);
-      addToPath(top);
+      walk.add(top);
     }
   }
 
@@ -453,13 +417,20 @@ final class CacheTree {
    * request's pages from page {@code ownIndex} of {@code own} on (HICACHE-SPEC §3). A resident
    * node counts a hit and the request's pages for it are freed as duplicates; an evicted node
    * re-adopts them; the rest becomes a new leaf that adopts them. Stops before an invalid node;
-   * {@link #insertEnd} and {@link #lastInsertNode} say where it ended, and pages past it stay the
-   * request's.
+   * {@code out} says where it ended, and pages past it stay the request's.
    *
+   * @param knownKey the first-page key of {@code tokens} at {@code knownKeyPos}, which the
+   *     admission's walk computed (-1 position: none)
+   * @param copy the admission's copy of {@code tokens} past its match, which a new leaf whose key
+   *     lies inside it takes as its key; {@link #NO_COPY} if {@code tokens} is not the admitted
+   *     array
+   * @param hits told of every hit counted
+   * @param out where the insert ended
    * @return the length (from the root) that was already cached on the device
    */
   int insert(RadixNode start, int[] tokens, int pos, int end, SlotRuns own, int ownIndex,
-      int priority) {
+      int priority, long knownKey, int knownKeyPos, KeyCopy copy, HitListener hits,
+      InsertResult out) {
     RadixNode node = start;
     int cached = pos;
     boolean residentRun = true;
@@ -468,7 +439,7 @@ final class CacheTree {
     long key = 0;
     boolean keyAtPos = false;
     while (pos < end) {
-      key = pos == knownKeyPos ? knownKey : insertPageKey(tokens, pos);
+      key = pos == knownKeyPos ? knownKey : insertPageKey(tokens, pos, copy);
       keyAtPos = true;
       RadixNode child = findChild(node, tokens, pos, key);
       if (child == null) {
@@ -490,11 +461,11 @@ final class CacheTree {
       child.lastAccess = ++clock;
       if (child.deviceRuns != null) {
         own.release(devicePool, ownIndex, pages);
-        requestPages -= pages;
+        ledger.requestPages -= pages;
         if (residentRun) {
           cached = pos + matched;
         }
-        countHit(child, priority);
+        countHit(child, priority, hits);
       } else {
         adopt(child, own, ownIndex);
         residentRun = false;
@@ -510,30 +481,30 @@ final class CacheTree {
     }
     if (pos < end && !stoppedInvalid) {
       node = newLeaf(node, tokens, pos, end, own, ownIndex, priority,
-          keyAtPos ? key : insertPageKey(tokens, pos));
+          keyAtPos ? key : insertPageKey(tokens, pos, copy), copy, hits);
       pos = end;
     }
-    lastInsertNode = node;
-    insertEnd = pos;
+    out.node = node;
+    out.end = pos;
     return cached;
   }
 
   private void adopt(RadixNode node, SlotRuns own, int ownIndex) {
-    account(node, -1);
+    ledger.account(node, -1);
     node.deviceRuns = own.slice(ownIndex, node.pageCount);
     node.parent.residentChildren++;
-    account(node, +1);
-    requestPages -= node.pageCount;
+    ledger.account(node, +1);
+    ledger.requestPages -= node.pageCount;
   }
 
   /**
    * A new node below {@code parent} for {@code tokens[pos, end)}, not yet linked: the key copied
-   * into the key store, the length, pages and depth set; the caller gives it its slots.
+   * into the key store (or viewed in {@code copy} where it covers them), the length, pages and
+   * depth set; the caller gives it its slots.
    */
-  private RadixNode keyedLeaf(RadixNode parent, int[] tokens, int pos, int end) {
+  private RadixNode keyedLeaf(RadixNode parent, int[] tokens, int pos, int end, KeyCopy copy) {
     RadixNode leaf = new RadixNode(nextId++, parent.namespace);
     int length = end - pos;
-    KeyCopy copy = insertCopy;
     if (copy.covers(pos, end)) {
       leaf.keyChunk = copy.chunk;
       leaf.keyTokens = keys.chunk(copy.chunk);
@@ -556,8 +527,7 @@ final class CacheTree {
    * two are the same unless the caller changed the admitted array, against the contract; the key
    * must still be that of the tokens the node keeps.
    */
-  private long insertPageKey(int[] tokens, int pos) {
-    KeyCopy copy = insertCopy;
+  private long insertPageKey(int[] tokens, int pos, KeyCopy copy) {
     return copy.covers(pos, pos + pageSize)
         ? firstPageKey(keys.chunk(copy.chunk), copy.offset + pos - copy.from)
         : firstPageKey(tokens, pos);
@@ -591,17 +561,17 @@ final class CacheTree {
 
   /** A new leaf for {@code tokens[pos, end)}, whose first page has the child key {@code key}. */
   private RadixNode newLeaf(RadixNode parent, int[] tokens, int pos, int end, SlotRuns own,
-      int ownIndex, int priority, long key) {
-    RadixNode leaf = keyedLeaf(parent, tokens, pos, end);
+      int ownIndex, int priority, long key, KeyCopy copy, HitListener hits) {
+    RadixNode leaf = keyedLeaf(parent, tokens, pos, end, copy);
     leaf.deviceRuns = own.slice(ownIndex, leaf.pageCount);
     leaf.created = leaf.lastAccess = ++clock;
     leaf.priority = priority;
     addChild(parent, leaf, key);
     parent.residentChildren++;
     nodeCount++;
-    account(leaf, +1);
-    requestPages -= leaf.pageCount;
-    countHit(leaf, priority);
+    ledger.account(leaf, +1);
+    ledger.requestPages -= leaf.pageCount;
+    countHit(leaf, priority, hits);
     keyChanged(leaf);
     return leaf;
   }
@@ -615,41 +585,36 @@ final class CacheTree {
     n.deviceRuns = null;
   }
 
-  /** A hit on a resident node: count it, raise its priority, maybe start a write-through. */
-  void countHit(RadixNode n, int priority) {
+  /** A hit on a resident node: count it, raise its priority, tell the write triggers. */
+  private static void countHit(RadixNode n, int priority, HitListener hits) {
     n.hitCount++;
     if (priority > n.priority) {
       n.priority = priority;
     }
-    if (transfers.writeThroughWanted(n)) {
-      transfers.registerBackup(n, false, false);
-    }
-    if (l3 != null) {
-      l3.maybeWrite(n);
-    }
+    hits.hit(n);
   }
 
   /**
    * Counts hits on the locked path from the root down to {@code node}, as an insert from the
    * root would, without comparing the tokens again.
    */
-  void hitPath(RadixNode node, int priority) {
+  void hitPath(RadixNode node, int priority, HitListener hits) {
     int depth = 0;
     for (RadixNode n = node; n.parent != null; n = n.parent) {
       depth++;
     }
+    RadixNode[] path = hitPath;
     if (path.length < depth) {
-      path = new RadixNode[Integer.highestOneBit(depth) * 2];
+      path = hitPath = new RadixNode[Integer.highestOneBit(depth) * 2];
     }
     int i = depth;
     for (RadixNode n = node; n.parent != null; n = n.parent) {
       path[--i] = n;
     }
-    pathLength = depth;
     for (int k = 0; k < depth; k++) {
       RadixNode n = path[k];
       n.lastAccess = ++clock;
-      countHit(n, priority);
+      countHit(n, priority, hits);
       keyChanged(n);
     }
   }
@@ -677,15 +642,16 @@ final class CacheTree {
    * Inserts {@code tokens[pos, end)} below {@code from} as host-only, committed nodes whose host
    * pages are {@code slots[0..]} (one per page, in order): the pages of an L3 prefetch. A matched
    * node that is host-committed is passed through and the slots of its pages are released as
-   * duplicates ({@link #hostDuplicates}); the walk stops before a node that is not committed or
-   * is invalid (a host-only child there would break I3), and the rest becomes a new leaf.
-   * {@link #lastInsertNode} and {@link #insertEnd} say where it ended.
+   * duplicates ({@code out.hostDuplicates}); the walk stops before a node that is not committed
+   * or is invalid (a host-only child there would break I3), and the rest becomes a new leaf.
+   * {@code out} says where it ended.
    *
    * @return the position reached; the caller releases the slots of the pages after it
    */
-  int insertHostOnly(RadixNode from, int[] tokens, int pos, int end, int[] slots) {
+  int insertHostOnly(RadixNode from, int[] tokens, int pos, int end, int[] slots,
+      InsertResult out) {
     int start = pos;
-    hostDuplicates = 0;
+    int duplicates = 0;
     RadixNode node = from;
     while (pos < end) {
       long key = firstPageKey(tokens, pos);
@@ -712,18 +678,19 @@ final class CacheTree {
       touch(child);
       int pages = matched / pageSize;
       hostPool.release(slots, (pos - start) / pageSize, pages);
-      hostDuplicates += pages;
+      duplicates += pages;
       pos += matched;
       node = child;
     }
-    lastInsertNode = node;
-    insertEnd = pos;
+    out.node = node;
+    out.end = pos;
+    out.hostDuplicates = duplicates;
     return pos;
   }
 
   private RadixNode newHostLeaf(RadixNode parent, int[] tokens, int pos, int end, int[] slots,
       int slotIndex, long key) {
-    RadixNode leaf = keyedLeaf(parent, tokens, pos, end);
+    RadixNode leaf = keyedLeaf(parent, tokens, pos, end, NO_COPY);
     leaf.hostSlots = slots;
     leaf.hostOffset = slotIndex;
     leaf.backupState = BackupState.COMMITTED;
@@ -731,7 +698,7 @@ final class CacheTree {
     leaf.created = leaf.lastAccess = ++clock;
     addChild(parent, leaf, key);
     nodeCount++;
-    account(leaf, +1);
+    ledger.account(leaf, +1);
     keyChanged(leaf);
     return leaf;
   }
@@ -760,9 +727,9 @@ final class CacheTree {
   void lock(RadixNode node) {
     for (RadixNode n = node; n != null; n = n.parent) {
       if (n.lockRef == 0 && n.parent != null) {
-        account(n, -1);
+        ledger.account(n, -1);
         n.lockRef = 1;
-        account(n, +1);
+        ledger.account(n, +1);
       } else {
         n.lockRef++;
       }
@@ -780,9 +747,9 @@ final class CacheTree {
     for (RadixNode n = node; n != null; ) {
       RadixNode up = n.parent;
       if (n.lockRef == 1 && up != null) {
-        account(n, -1);
+        ledger.account(n, -1);
         n.lockRef = 0;
-        account(n, +1);
+        ledger.account(n, +1);
         if (n.invalid != 0) {
           releaseInvalid(n);
         } else {
@@ -799,24 +766,6 @@ final class CacheTree {
   }
 
   // ---------------------------------------------------------------- accounting and candidates
-
-  void account(RadixNode n, int sign) {
-    if (n.deviceRuns != null) {
-      if (n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0) {
-        deviceEvictable += sign * n.pageCount;
-      } else {
-        deviceProtected += sign * n.pageCount;
-      }
-    }
-    if (n.hostSlots != null) {
-      if (n.deviceRuns == null && n.lockRef == 0 && n.hostRef == 0
-          && n.backupState == BackupState.COMMITTED && n.invalid == 0) {
-        hostEvictable += sign * n.pageCount;
-      } else {
-        hostProtected += sign * n.pageCount;
-      }
-    }
-  }
 
   static boolean isDeviceCandidate(RadixNode n) {
     return n.deviceRuns != null && n.residentChildren == 0 && n.lockRef == 0
@@ -850,7 +799,7 @@ final class CacheTree {
   /** Removes a childless, unlocked, not pending node and frees all its slots. */
   void delete(RadixNode n) {
     RadixNode parent = n.parent;
-    account(n, -1);
+    ledger.account(n, -1);
     if (n.deviceRuns != null) {
       releaseDevice(n);
       parent.residentChildren--;
@@ -877,10 +826,10 @@ final class CacheTree {
 
   /** Frees a committed node's device slots; it stays in the tree as host-only. */
   void demote(RadixNode n) {
-    account(n, -1);
+    ledger.account(n, -1);
     releaseDevice(n);
     n.parent.residentChildren--;
-    account(n, +1);
+    ledger.account(n, +1);
     keyChanged(n);
     afterChildGone(n.parent);
   }
@@ -905,9 +854,9 @@ final class CacheTree {
       return;
     }
     if (n.invalid == RadixNode.DEVICE_INVALID) {
-      account(n, -1);
+      ledger.account(n, -1);
       n.invalid = 0;
-      account(n, +1);
+      ledger.account(n, +1);
       demote(n);
     } else if (n.childCount == 0 && n.hostRef == 0) {
       // An L3 write still reads the host copy: deleted at that write's commit instead.
@@ -917,8 +866,8 @@ final class CacheTree {
 
   /** Marks a node invalid, keeping the accounting right. */
   void markInvalid(RadixNode n, byte kind) {
-    account(n, -1);
+    ledger.account(n, -1);
     n.invalid = kind;
-    account(n, +1);
+    ledger.account(n, +1);
   }
 }

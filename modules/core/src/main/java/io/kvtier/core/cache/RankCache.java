@@ -48,51 +48,49 @@ import java.util.Optional;
  */
 public final class RankCache {
   private final CacheConfig config;
-  private final CacheTree tree;
-  private final Transfers transfers;
-  private final Evictor evictor;
-  private final PreparedBackups prepared;
-  private final CacheCounters counters = new CacheCounters();
-  /** Rank-local copy progress: held as such here only; the rest sees it as a CopySink. */
-  private final LocalProgress progress;
   private final Optional<KvMemory> memory;
-  private final LongMap<RequestState> requests = new LongMap<>(64);
-  private final RequestState.Pool states = new RequestState.Pool();
-  private final LongMap<CacheLock> locks = new LongMap<>(4);
-  private long lockSerial;
-  /** The outcome of the last admitted request's prefetch, for {@link #admittedPrefetch}. */
-  private PrefetchOutcome lastOutcome;
   private final RuleVariants rules = new RuleVariants();
-  /** The L3 tier's replicated controller, or null without an L3 tier. */
-  private final L3Tier l3;
-  /** Rank-local L3 progress: held as such here only; the tier sees it as an L3Sink. */
-  private final L3Progress l3Progress;
+  private final CacheCounters counters = new CacheCounters();
+  private final PoolLedger ledger;
+  private final CacheTree tree;
+  private final Evictor evictor;
+  private final L3Port l3;
+  private final Transfers transfers;
+  private final PreparedBackups prepared;
+  private final PrefixMatcher matcher;
+  private final RequestTable requests;
+  private final NodeLocks locks;
+  private final CommitProtocol protocol;
 
-  private RankCache(CacheConfig config, Optional<KvMemory> memory) {
-    this(config, memory, null);
-  }
-
+  /** Builds the rooms bottom-up, each with its collaborators: nothing is wired afterwards. */
   private RankCache(CacheConfig config, Optional<KvMemory> memory, L3Setup l3Setup) {
     this.config = config;
     this.memory = memory;
-    this.tree = new CacheTree(config.pageSize(), config.evictionPolicy(), config.devicePages(),
-        config.hostPages());
-    this.progress = new LocalProgress(memory.flatMap(KvMemory::engine).orElse(null));
+    this.ledger = new PoolLedger(config.devicePages(), config.hostPages());
+    this.tree = new CacheTree(config.pageSize(), config.evictionPolicy(), ledger);
+    LocalProgress progress = new LocalProgress(memory.flatMap(KvMemory::engine).orElse(null));
     int layers = memory.map(KvMemory::layers).orElse(0);
     boolean hostTier = config.hostPages() > 0 && memory.flatMap(KvMemory::engine).isPresent();
-    this.transfers = new Transfers(tree, config, progress, layers, hostTier, counters);
-    this.evictor = new Evictor(tree, transfers);
-    tree.transfers = transfers;
-    transfers.evictor = evictor;
-    this.prepared = new PreparedBackups(tree, transfers, config, layers, hostTier, rules);
-    if (l3Setup != null) {
-      this.l3Progress = new L3Progress(l3Setup, memory.orElseThrow().host().orElseThrow());
-      this.l3 = new L3Tier(l3Setup.config(), tree, transfers, l3Progress);
-      tree.l3 = l3;
-    } else {
-      this.l3Progress = null;
-      this.l3 = null;
-    }
+    this.evictor = new Evictor(tree, counters);
+    this.l3 = l3Setup == null
+        ? L3Port.NONE
+        : l3Room(l3Setup, memory.orElseThrow().host().orElseThrow(), tree, ledger, evictor);
+    this.transfers = new Transfers(tree, ledger, evictor, l3, config, progress, layers, hostTier,
+        counters);
+    WriteTriggers triggers = new WriteTriggers(transfers, l3, config, hostTier);
+    this.prepared = new PreparedBackups(tree, ledger, transfers, evictor, triggers, config,
+        layers, hostTier, rules);
+    this.matcher = new PrefixMatcher(tree, config.pageSize(), config.vocabSize(), rules);
+    this.requests = new RequestTable(tree, ledger, matcher, transfers, prepared, triggers, l3,
+        rules, config.pageSize());
+    this.locks = new NodeLocks(tree);
+    this.protocol = new CommitProtocol(progress, transfers, l3);
+  }
+
+  private static L3Room l3Room(L3Setup setup, HostMemory host, CacheTree tree, PoolLedger ledger,
+      Evictor evictor) {
+    L3Progress progress = new L3Progress(setup, host);
+    return new L3Room(new L3Tier(setup.config(), tree, ledger, evictor, progress), progress);
   }
 
   /**
@@ -110,7 +108,7 @@ public final class RankCache {
           + " but a cache without memory cannot copy pages to a host tier: set hostPages=0, or"
           + " use RankCache.withMemory(config, device, host, transfers)");
     }
-    return new RankCache(config, Optional.empty());
+    return new RankCache(config, Optional.empty(), null);
   }
 
   /**
@@ -132,7 +130,7 @@ public final class RankCache {
     checkPool("device", device.spec().pages(), config.devicePages(), device.spec().layout(),
         config);
     return new RankCache(config, Optional.of(new KvMemory(device, Optional.empty(),
-        Optional.empty(), device.spec().layout().layers())));
+        Optional.empty(), device.spec().layout().layers())), null);
   }
 
   /**
@@ -146,7 +144,8 @@ public final class RankCache {
    */
   public static RankCache withMemory(
       CacheConfig config, DeviceMemory device, HostMemory host, TransferEngine transfers) {
-    return new RankCache(config, Optional.of(checkedMemory(config, device, host, transfers)));
+    return new RankCache(config, Optional.of(checkedMemory(config, device, host, transfers)),
+        null);
   }
 
   private static KvMemory checkedMemory(
@@ -222,100 +221,7 @@ public final class RankCache {
    */
   public MatchResult match(long namespace, int[] tokens) {
     Objects.requireNonNull(tokens, "tokens");
-    RadixNode root = rootFor(namespace, tokens);
-    Scan scan = scan(root, tokens, false);
-    if (rules.accessClock != null) {
-      restampWalkedPath();
-    }
-    // A query in a namespace nothing was cached in must not leave an empty root behind.
-    tree.maybeDropRoot(root);
-    return new MatchResult(tree.pathDeviceSlots(scan.lastDevice), scan.lastDevice.depth,
-        scan.hostLength, scan.lastDevice, scan.lastHost, scan.loads);
-  }
-
-  /**
-   * What the last {@link #scan} found; one instance, refilled by every scan and read before the
-   * next. Why not a record per scan: the JIT does not scalar-replace it in {@link #admit}, and it
-   * was 6% of the bytes a replayed request allocated (JFR, shared-prefix page 64 at 65,536).
-   */
-  private static final class Scan {
-    RadixNode lastDevice;
-    RadixNode lastHost;
-    int hostLength;
-    List<LoadBack> loads;
-    /** The copy of the tokens past the match, until the admitted request takes it. */
-    final KeyCopy copy = new KeyCopy();
-  }
-
-  private final Scan lastScan = new Scan();
-
-  /**
-   * The namespace's root, made if missing once the tokens are checked (nothing can match in a new
-   * namespace, so {@link #scan} would check them all anyway), so that a bad request leaves none.
-   */
-  private RadixNode rootFor(long namespace, int[] tokens) {
-    RadixNode root = tree.rootFor(namespace, false);
-    if (root == null) {
-      checkTokens(tokens, 0, tokens.length);
-      root = tree.rootFor(namespace, true);
-    }
-    return root;
-  }
-
-  /**
-   * Matches the tokens and checks them: those past the match (the tree's own tokens were checked
-   * when inserted), before the walk changes anything, so that a bad request leaves the tree as it
-   * was. With {@code copyKey} (an admission) the page-aligned tokens past the match are copied
-   * into the key store first and the copy is checked ({@link Scan#copy}, see {@link KeyCopy}).
-   *
-   * @throws InvalidTokenException if a token id is outside the vocabulary
-   */
-  private Scan scan(RadixNode root, int[] tokens, boolean copyKey) {
-    int aligned = tokens.length - tokens.length % config.pageSize();
-    int matched = tree.walk(root, tokens, 0, aligned);
-    checkTokens(tokens, aligned, tokens.length);
-    int[] copied = copyKey && matched < aligned
-        ? tree.copyKey(lastScan.copy, tokens, matched, aligned)
-        : null;
-    if (copied == null) {
-      checkTokens(tokens, matched, aligned);
-    } else {
-      // The check reads the copy, which the copy just brought into the cache.
-      int offset = lastScan.copy.offset;
-      if (!tokensValid(copied, offset, offset + aligned - matched)) {
-        tree.releaseKey(lastScan.copy);
-        checkTokens(tokens, matched, aligned);
-      }
-    }
-    tree.completeWalk();
-    RadixNode[] path = tree.path;
-    int length = tree.pathLength;
-    RadixNode lastDevice = root;
-    List<LoadBack> pending = List.of();
-    int i = 0;
-    for (; i < length && path[i].resident(); i++) {
-      lastDevice = path[i];
-      LoadBack load = lastDevice.pendingLoad;
-      if (load != null && !pending.contains(load)) {
-        if (pending.isEmpty()) {
-          pending = new ArrayList<>(2);
-        }
-        pending.add(load);
-      }
-    }
-    if (pending.size() > 1) {
-      pending.sort(java.util.Comparator.comparingLong(LoadBack::sequence));
-    }
-    RadixNode lastHost = lastDevice;
-    for (; i < length && path[i].hostSlots != null; i++) {
-      lastHost = path[i];
-    }
-    Scan scan = lastScan;
-    scan.lastDevice = lastDevice;
-    scan.lastHost = lastHost;
-    scan.hostLength = lastHost.depth - lastDevice.depth;
-    scan.loads = pending;
-    return scan;
+    return matcher.match(namespace, tokens);
   }
 
   /**
@@ -348,58 +254,7 @@ public final class RankCache {
   public Admission admit(long requestId, int[] tokens, RequestOptions options) {
     Objects.requireNonNull(tokens, "tokens");
     Objects.requireNonNull(options, "options");
-    if (requests.get(requestId) != null) {
-      throw new IllegalStateException("admit of request id=" + requestId
-          + ": already active; finish or abort it before admitting the id again");
-    }
-    if (l3 != null) {
-      Prefetch p = l3.byRequest.get(requestId);
-      if (p != null && p.state != Prefetch.State.DONE) {
-        throw new IllegalStateException("admit of request id=" + requestId + ": its L3 prefetch"
-            + " is still " + p.state + "; admit it once prefetchState says DONE, or cancel it");
-      }
-    }
-    RadixNode root = rootFor(options.namespace(), tokens);
-    Scan scan = scan(root, tokens, true);
-    try {
-      if (rules.accessClock != null) {
-        restampWalkedPath();
-      }
-      RadixNode locked = scan.lastDevice;
-      tree.lock(locked);
-      int loaded = 0;
-      List<LoadBack> pending = scan.loads;
-      if (scan.hostLength > 0 && options.loadBackQuotaPages() > 0) {
-        LoadBack load = transfers.loadBack(scan.lastDevice, scan.lastHost,
-            options.loadBackQuotaPages());
-        if (load != null) {
-          tree.lock(scan.lastHost);
-          tree.unlock(scan.lastDevice);
-          locked = scan.lastHost;
-          loaded = scan.hostLength;
-          pending = new ArrayList<>(pending);
-          pending.add(load);
-        }
-      }
-      if (l3 != null) {
-        // Released only now that the request's own lock holds what it found.
-        PrefetchOutcome outcome = l3.take(requestId);
-        if (outcome != null) {
-          lastOutcome = outcome;
-        }
-      }
-      RequestState state = states.take(requestId, options.namespace(), options.priority(),
-          tokens, locked, locked.depth);
-      state.missKey = tree.walkMissKey;
-      state.missKeyPos = tree.walkMissPos;
-      state.keyCopy.takeFrom(scan.copy);
-      requests.put(requestId, state);
-      return new Admission(requestId, locked.depth, scan.hostLength, loaded,
-          pending, locked, scan.lastHost);
-    } finally {
-      // Taken by the request unless something failed on the way.
-      tree.releaseKey(scan.copy);
-    }
+    return requests.admit(requestId, tokens, options);
   }
 
   // ---------------------------------------------------------------- allocation
@@ -414,7 +269,7 @@ public final class RankCache {
    * @throws PoolExhaustedException if eviction cannot free enough pages
    */
   public int[] allocate(long requestId, int pages) {
-    RequestState r = request("allocate", requestId);
+    RequestState r = requests.get("allocate", requestId);
     if (pages < 0) {
       throw new IllegalArgumentException("allocate of request id=" + requestId + ": pages="
           + pages + " must be >= 0");
@@ -422,8 +277,8 @@ public final class RankCache {
     if (pages == 0) {
       return new int[0];
     }
-    addPages(r, pages);
-    return r.own.toArray(r.ownCount() - pages, pages, tree.devicePool);
+    requests.addPages(r, pages);
+    return r.own.toArray(r.ownCount() - pages, pages, ledger.devicePool);
   }
 
   /**
@@ -435,8 +290,7 @@ public final class RankCache {
    * @throws PoolExhaustedException if eviction cannot free enough pages
    */
   public int[] allocateTokens(long requestId, int totalTokens) {
-    RequestState r = request("allocateTokens", requestId);
-    int needed = pagesMissing(r, totalTokens);
+    int needed = requests.pagesMissing(requests.get("allocateTokens", requestId), totalTokens);
     return needed <= 0 ? new int[0] : allocate(requestId, needed);
   }
 
@@ -451,42 +305,13 @@ public final class RankCache {
    * @throws PoolExhaustedException if eviction cannot free enough pages
    */
   public int growTo(long requestId, int totalTokens) {
-    RequestState r = request("growTo", requestId);
-    int needed = pagesMissing(r, totalTokens);
+    RequestState r = requests.get("growTo", requestId);
+    int needed = requests.pagesMissing(r, totalTokens);
     if (needed <= 0) {
       return 0;
     }
-    addPages(r, needed);
+    requests.addPages(r, needed);
     return needed;
-  }
-
-  private int pagesMissing(RequestState r, int totalTokens) {
-    int pageSize = config.pageSize();
-    int held = r.prefixLength / pageSize + r.ownCount();
-    return (int) (((long) totalTokens + pageSize - 1) / pageSize) - held;
-  }
-
-  private void addPages(RequestState r, int pages) {
-    if (rules.allocationFailure != null && rules.allocationFailure.getAsBoolean()) {
-      // The broken variant of ARCHITECTURE §4 rule 4: an outcome no other rank agreed to.
-      throw new PoolExhaustedException("device", pages, tree.devicePool.free(),
-          (int) (tree.deviceProtected + tree.requestPages), (int) transfers.writeBackPages);
-    }
-    ensureFree(pages);
-    tree.devicePool.allocate(pages, r.own);
-    tree.requestPages += pages;
-  }
-
-  private void ensureFree(int pages) {
-    int free = tree.devicePool.free();
-    if (free < pages) {
-      transfers.evictDevice(pages - free);
-      free = tree.devicePool.free();
-      if (free < pages) {
-        throw new PoolExhaustedException("device", pages, free,
-            (int) (tree.deviceProtected + tree.requestPages), (int) transfers.writeBackPages);
-      }
-    }
   }
 
   /**
@@ -496,11 +321,7 @@ public final class RankCache {
    * @return a new array
    */
   public int[] pageTable(long requestId) {
-    RequestState r = request("pageTable", requestId);
-    int[] prefix = tree.pathDeviceSlots(r.lockNode);
-    int[] table = Arrays.copyOf(prefix, prefix.length + r.ownCount());
-    r.own.copyTo(0, r.ownCount(), table, prefix.length, tree.devicePool);
-    return table;
+    return requests.pageTable(requests.get("pageTable", requestId));
   }
 
   /**
@@ -514,20 +335,9 @@ public final class RankCache {
    * @throws IndexOutOfBoundsException if {@code dst} is too short, naming the sizes
    */
   public int copyPageTable(long requestId, int[] dst, int offset) {
-    RequestState r = request("copyPageTable", requestId);
+    RequestState r = requests.get("copyPageTable", requestId);
     Objects.requireNonNull(dst, "dst");
-    int prefixPages = r.prefixLength / config.pageSize();
-    int total = prefixPages + r.ownCount();
-    if (offset < 0 || offset + total > dst.length) {
-      throw new IndexOutOfBoundsException("copyPageTable of request id=" + requestId + ": "
-          + total + " slots at offset=" + offset + " do not fit dst.length=" + dst.length);
-    }
-    for (RadixNode n = r.lockNode; n.parent != null; n = n.parent) {
-      n.copyDeviceSlots(dst, offset + (n.depth - n.keyLength) / config.pageSize(),
-          tree.devicePool);
-    }
-    r.own.copyTo(0, r.ownCount(), dst, offset + prefixPages, tree.devicePool);
-    return total;
+    return requests.copyPageTable(r, dst, offset);
   }
 
   // ---------------------------------------------------------------- finish, chunk, abort
@@ -540,8 +350,8 @@ public final class RankCache {
    * @see #finish(long, int[])
    */
   public int finish(long requestId) {
-    RequestState r = request("finish", requestId);
-    return finish(requestId, r.tokens);
+    RequestState r = requests.get("finish", requestId);
+    return requests.finish(r, r.tokens);
   }
 
   /**
@@ -560,54 +370,7 @@ public final class RankCache {
    * @throws IllegalArgumentException if the tokens do not fit the request's pages or prefix
    */
   public int finish(long requestId, int[] tokens) {
-    RequestState r = request("finish", requestId);
-    checkRequestTokens("finish", r, tokens, tokens == null ? 0 : tokens.length);
-    requests.remove(requestId);
-    int aligned = tokens.length - tokens.length % config.pageSize();
-    int cached = r.prefixLength;
-    int consumed = 0;
-    RadixNode deepest = r.lockNode;
-    if (CacheTree.pathValid(r.lockNode)) {
-      cached = insertOwn(r, tokens, aligned);
-      consumed = (tree.insertEnd - r.prefixLength) / config.pageSize();
-      deepest = tree.lastInsertNode;
-    }
-    if (r.prepared != null) {
-      prepared.rollBack(r);
-    }
-    r.own.release(tree.devicePool, consumed, r.ownCount() - consumed);
-    tree.requestPages -= r.ownCount() - consumed;
-    tree.unlock(r.lockNode);
-    tree.releaseKey(r.keyCopy);
-    states.give(r);
-    if (rules.accessClock != null) {
-      restamp(deepest);
-    }
-    return cached;
-  }
-
-  /**
-   * Counts the hits on the request's locked path and inserts its computed pages; a prepared
-   * backup is resolved on the way (attached or rolled back).
-   */
-  private int insertOwn(RequestState r, int[] tokens, int aligned) {
-    tree.hitPath(r.lockNode, r.priority);
-    // The admission's key and copy are of the admitted array; another array may differ past
-    // the prefix.
-    if (tokens == r.tokens) {
-      tree.knownKeyPos = r.missKeyPos;
-      tree.knownKey = r.missKey;
-      tree.insertCopy.set(r.keyCopy);
-    }
-    try {
-      if (r.prepared != null) {
-        return prepared.insert(r, tokens, aligned);
-      }
-      return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
-    } finally {
-      tree.knownKeyPos = -1;
-      tree.insertCopy.chunk = -1;
-    }
+    return requests.finish(requests.get("finish", requestId), tokens);
   }
 
   /**
@@ -621,7 +384,7 @@ public final class RankCache {
    * @return the request's page table afterwards (the tree's slots replace duplicates)
    */
   public int[] cacheChunk(long requestId, int computedTokens) {
-    RequestState r = request("cacheChunk", requestId);
+    RequestState r = requests.get("cacheChunk", requestId);
     return cacheChunk(requestId, r.tokens, computedTokens);
   }
 
@@ -635,37 +398,7 @@ public final class RankCache {
    * @return the request's page table afterwards
    */
   public int[] cacheChunk(long requestId, int[] tokens, int computedTokens) {
-    RequestState r = request("cacheChunk", requestId);
-    checkRequestTokens("cacheChunk", r, tokens, computedTokens);
-    if (computedTokens > tokens.length) {
-      throw new IllegalArgumentException("cacheChunk of request id=" + requestId
-          + ": computedTokens=" + computedTokens + " exceeds tokens.length=" + tokens.length);
-    }
-    if (tokens != r.tokens) {
-      // The admission's first-page key and key copy are of the old array.
-      r.missKeyPos = -1;
-      tree.releaseKey(r.keyCopy);
-      r.tokens = tokens;
-    }
-    int pageSize = config.pageSize();
-    int aligned = computedTokens - computedTokens % pageSize;
-    if (aligned > r.prefixLength && CacheTree.pathValid(r.lockNode)) {
-      insertOwn(r, tokens, aligned);
-      int end = tree.insertEnd;
-      RadixNode last = tree.lastInsertNode;
-      int consumed = (end - r.prefixLength) / pageSize;
-      if (end > r.prefixLength) {
-        tree.lock(last);
-        tree.unlock(r.lockNode);
-        r.lockNode = last;
-        r.prefixLength = end;
-      }
-      // The tree took the consumed pages' runs; the rest moves to the front.
-      r.own.dropFront(consumed);
-      if (rules.accessClock != null) {
-        restamp(last);
-      }
-    }
+    requests.cacheChunk(requests.get("cacheChunk", requestId), tokens, computedTokens);
     return pageTable(requestId);
   }
 
@@ -678,16 +411,7 @@ public final class RankCache {
    * @throws UnknownRequestException if the request is not active
    */
   public void abort(long requestId) {
-    RequestState r = request("abort", requestId);
-    requests.remove(requestId);
-    if (r.prepared != null) {
-      prepared.rollBack(r);
-    }
-    r.own.release(tree.devicePool, 0, r.ownCount());
-    tree.requestPages -= r.ownCount();
-    tree.unlock(r.lockNode);
-    tree.releaseKey(r.keyCopy);
-    states.give(r);
+    requests.abort(requests.get("abort", requestId));
   }
 
   /**
@@ -697,7 +421,7 @@ public final class RankCache {
    * @return true if active
    */
   public boolean isActive(long requestId) {
-    return requests.get(requestId) != null;
+    return requests.isActive(requestId);
   }
 
   /**
@@ -707,65 +431,6 @@ public final class RankCache {
    */
   public int activeRequests() {
     return requests.size();
-  }
-
-  private RequestState request(String operation, long requestId) {
-    RequestState r = requests.get(requestId);
-    if (r == null) {
-      throw new UnknownRequestException(operation, requestId);
-    }
-    return r;
-  }
-
-  private void checkRequestTokens(String operation, RequestState r, int[] tokens, int used) {
-    Objects.requireNonNull(tokens, "tokens");
-    int pageSize = config.pageSize();
-    long held = r.prefixLength + (long) r.ownCount() * pageSize;
-    if (used < r.prefixLength) {
-      throw new IllegalArgumentException(operation + " of request id=" + r.id + ": " + used
-          + " tokens is shorter than the request's cached prefix of " + r.prefixLength
-          + " tokens; pass the request's whole token sequence");
-    }
-    if (used > held) {
-      throw new IllegalArgumentException(operation + " of request id=" + r.id + ": " + used
-          + " tokens need KV pages but the request holds pages for only " + held
-          + " tokens; allocate the missing pages first");
-    }
-    if (tokens != r.tokens) {
-      checkTokens(tokens, 0, tokens.length);
-      int m = Arrays.mismatch(tokens, 0, r.prefixLength, r.tokens, 0, r.prefixLength);
-      if (m >= 0) {
-        throw new IllegalArgumentException(operation + " of request id=" + r.id
-            + ": tokens differ from the admitted prompt at index " + m + " (" + tokens[m]
-            + " != " + r.tokens[m] + ") within the cached prefix of " + r.prefixLength
-            + " tokens; pass the admitted tokens followed by the new ones");
-      }
-    }
-  }
-
-  private void checkTokens(int[] tokens, int from, int to) {
-    int vocab = config.vocabSize();
-    if (!tokensValid(tokens, from, to)) {
-      for (int i = from; i < to; i++) {
-        if (tokens[i] < 0 || tokens[i] >= vocab) {
-          throw new InvalidTokenException(tokens[i], i, vocab);
-        }
-      }
-    }
-  }
-
-  /** Whether every token of {@code tokens[from, to)} is in the vocabulary. */
-  private boolean tokensValid(int[] tokens, int from, int to) {
-    int last = config.vocabSize() - 1;
-    // An OR of t and (vocab-1-t) is negative iff some t is out of range; an OR reduction
-    // vectorizes, a min/max pair or an early exit does not as well (measured ~0.25 us per
-    // 2176 tokens before).
-    int signs = 0;
-    for (int i = from; i < to; i++) {
-      int t = tokens[i];
-      signs |= t | (last - t);
-    }
-    return signs >= 0;
   }
 
   // ---------------------------------------------------------------- locks, backups, eviction
@@ -778,14 +443,7 @@ public final class RankCache {
    */
   public CacheLock lock(RadixNode node) {
     checkNode("lock", node);
-    if (node.invalid != 0) {
-      throw new IllegalStateException("lock of node id=" + node.id
-          + ": its pages belong to a failed load-back; match again");
-    }
-    tree.lock(node);
-    CacheLock lock = new CacheLock(this, ++lockSerial, node);
-    locks.put(lock.serial, lock);
-    return lock;
+    return locks.lock(this, node);
   }
 
   /**
@@ -795,17 +453,7 @@ public final class RankCache {
    * @throws IllegalStateException if it was already released
    */
   public void unlock(CacheLock lock) {
-    Objects.requireNonNull(lock, "lock");
-    if (lock.owner != this) {
-      throw new IllegalArgumentException(lock + " belongs to another cache");
-    }
-    if (lock.released) {
-      throw new IllegalStateException(
-          lock + " was already released: release each lock exactly once");
-    }
-    lock.released = true;
-    locks.remove(lock.serial);
-    tree.unlock(lock.node);
+    locks.unlock(this, Objects.requireNonNull(lock, "lock"));
   }
 
   /**
@@ -870,7 +518,7 @@ public final class RankCache {
    * @return the ready prefix
    */
   public int readyWritePrefix() {
-    return progress.readyWritePrefix();
+    return protocol.readyWritePrefix();
   }
 
   /**
@@ -879,7 +527,7 @@ public final class RankCache {
    * @return the ready prefix
    */
   public int readyLoadPrefix() {
-    return progress.readyLoadPrefix();
+    return protocol.readyLoadPrefix();
   }
 
   /**
@@ -889,7 +537,7 @@ public final class RankCache {
    * @return the failed indices
    */
   public BitSet localWriteFailures(int n) {
-    return progress.localWriteFailures(n);
+    return protocol.localWriteFailures(n);
   }
 
   /**
@@ -899,7 +547,7 @@ public final class RankCache {
    * @return the failed indices
    */
   public BitSet localLoadFailures(int n) {
-    return progress.localLoadFailures(n);
+    return protocol.localLoadFailures(n);
   }
 
   /**
@@ -908,7 +556,7 @@ public final class RankCache {
    * @param n acks, at most {@link #readyWritePrefix()}
    */
   public void commitWrites(int n) {
-    transfers.commitWrites(n, progress.localWriteFailures(n));
+    protocol.commitWrites(n, protocol.localWriteFailures(n));
   }
 
   /**
@@ -920,7 +568,7 @@ public final class RankCache {
    * @param failed indices (0-based from the head) to roll back, agreed across ranks
    */
   public void commitWrites(int n, BitSet failed) {
-    transfers.commitWrites(n, Objects.requireNonNull(failed, "failed"));
+    protocol.commitWrites(n, Objects.requireNonNull(failed, "failed"));
   }
 
   /**
@@ -929,7 +577,7 @@ public final class RankCache {
    * @param n acks, at most {@link #readyLoadPrefix()}
    */
   public void commitLoads(int n) {
-    transfers.commitLoads(n, progress.localLoadFailures(n));
+    protocol.commitLoads(n, protocol.localLoadFailures(n));
   }
 
   /**
@@ -941,16 +589,17 @@ public final class RankCache {
    * @param failed indices to treat as failed, agreed across ranks
    */
   public void commitLoads(int n, BitSet failed) {
-    transfers.commitLoads(n, Objects.requireNonNull(failed, "failed"));
+    protocol.commitLoads(n, Objects.requireNonNull(failed, "failed"));
   }
 
   /**
-   * Replicated: pending backups plus pending loads. The per-tick sync may be skipped iff 0.
+   * Replicated: pending backups, loads, L3 writes and prefetches. The per-tick sync may be
+   * skipped iff 0.
    *
    * @return the count
    */
   public int outstandingOperations() {
-    return transfers.outstanding() + (l3 == null ? 0 : l3.outstanding());
+    return protocol.outstanding();
   }
 
   /**
@@ -972,29 +621,13 @@ public final class RankCache {
   }
 
   /**
-   * The single-rank sync: commits every write and load ack that has finished copying.
+   * The single-rank sync: commits every write, load, L3 write and prefetch step that has
+   * finished here.
    *
-   * @return acks committed
+   * @return items committed
    */
   public int sync() {
-    if (outstandingOperations() == 0) {
-      return 0;
-    }
-    int writes = readyWritePrefix();
-    commitWrites(writes);
-    int loads = readyLoadPrefix();
-    commitLoads(loads);
-    int l3Writes = 0;
-    int prefetches = 0;
-    if (l3 != null) {
-      l3Writes = readyL3WritePrefix();
-      commitL3Writes(l3Writes, localL3WriteFailures(l3Writes));
-      prefetches = pendingPrefetches();
-      long[] progress = new long[PREFETCH_SYNC_WIDTH * prefetches];
-      localPrefetchProgress(progress, 0);
-      commitPrefetches(progress, 0, prefetches);
-    }
-    return writes + loads + l3Writes + prefetches;
+    return protocol.sync();
   }
 
   // ---------------------------------------------------------------- the L3 tier
@@ -1008,7 +641,7 @@ public final class RankCache {
    * @return true if built with an {@link L3Setup}
    */
   public boolean hasL3() {
-    return l3 != null;
+    return l3.present();
   }
 
   /**
@@ -1017,7 +650,7 @@ public final class RankCache {
    * @return the settings, or empty without an L3 tier
    */
   public Optional<io.kvtier.core.config.L3Config> l3Config() {
-    return l3 == null ? Optional.empty() : Optional.of(l3.config);
+    return l3.config();
   }
 
   /**
@@ -1041,16 +674,17 @@ public final class RankCache {
   public boolean startPrefetch(long requestId, int[] tokens, RequestOptions options) {
     Objects.requireNonNull(tokens, "tokens");
     Objects.requireNonNull(options, "options");
-    if (l3 == null) {
+    if (!l3.present()) {
+      // Without a tier nothing may be touched: the match below would stamp and split.
       return false;
     }
-    if (requests.get(requestId) != null) {
+    if (requests.isActive(requestId)) {
       throw new IllegalStateException("startPrefetch of request id=" + requestId
           + ": the request is active; prefetch before admitting it");
     }
-    checkTokens(tokens, 0, tokens.length);
-    RadixNode root = rootFor(options.namespace(), tokens);
-    Scan scan = scan(root, tokens, false);
+    matcher.checkTokens(tokens, 0, tokens.length);
+    RadixNode root = matcher.rootFor(options.namespace(), tokens);
+    PrefixMatcher.Scan scan = matcher.scan(root, tokens, false);
     int aligned = tokens.length - tokens.length % config.pageSize();
     boolean started = l3.start(requestId, options.namespace(), tokens, aligned, scan.lastHost);
     tree.maybeDropRoot(root);
@@ -1074,11 +708,7 @@ public final class RankCache {
    * @return the state
    */
   public PrefetchState prefetchState(long requestId) {
-    Prefetch p = l3 == null ? null : l3.byRequest.get(requestId);
-    if (p == null) {
-      return PrefetchState.NONE;
-    }
-    return p.state == Prefetch.State.DONE ? PrefetchState.DONE : PrefetchState.RUNNING;
+    return l3.state(requestId);
   }
 
   /**
@@ -1089,8 +719,7 @@ public final class RankCache {
    * @return the outcome, or empty if that request had no prefetch
    */
   public Optional<PrefetchOutcome> admittedPrefetch(long requestId) {
-    PrefetchOutcome o = lastOutcome;
-    return o != null && o.requestId() == requestId ? Optional.of(o) : Optional.empty();
+    return l3.admittedPrefetch(requestId);
   }
 
   /**
@@ -1101,9 +730,7 @@ public final class RankCache {
    * @param requestId the request; nothing happens if it has no prefetch
    */
   public void cancelPrefetch(long requestId) {
-    if (l3 != null) {
-      l3.cancel(requestId);
-    }
+    l3.cancel(requestId);
   }
 
   /**
@@ -1112,7 +739,7 @@ public final class RankCache {
    * @return the count
    */
   public int pendingL3Writes() {
-    return l3 == null ? 0 : l3.writes.size();
+    return l3.pendingWrites();
   }
 
   /**
@@ -1122,7 +749,7 @@ public final class RankCache {
    * @return the count
    */
   public int pendingPrefetches() {
-    return l3 == null ? 0 : l3.pending.size();
+    return l3.pendingPrefetches();
   }
 
   /**
@@ -1131,7 +758,7 @@ public final class RankCache {
    * @return the ready prefix
    */
   public int readyL3WritePrefix() {
-    return l3 == null ? 0 : l3Progress.readyPutPrefix();
+    return l3.readyWritePrefix();
   }
 
   /**
@@ -1141,7 +768,7 @@ public final class RankCache {
    * @return the failed indices
    */
   public BitSet localL3WriteFailures(int n) {
-    return l3 == null ? new BitSet() : l3Progress.putFailures(n);
+    return l3.localWriteFailures(n);
   }
 
   /**
@@ -1150,16 +777,10 @@ public final class RankCache {
    *
    * @param n writes; every rank must have finished them
    * @param failed indices (0-based from the head) that failed on some rank
+   * @throws IllegalArgumentException if {@code n > 0} without an L3 tier
    */
   public void commitL3Writes(int n, BitSet failed) {
-    Objects.requireNonNull(failed, "failed");
-    if (l3 == null) {
-      if (n != 0) {
-        throw new IllegalArgumentException("cannot commit " + n + " L3 writes: no L3 tier");
-      }
-      return;
-    }
-    l3.commitWrites(n, failed);
+    l3.commitWrites(n, Objects.requireNonNull(failed, "failed"));
   }
 
   /**
@@ -1171,12 +792,7 @@ public final class RankCache {
    * @param offset the first index
    */
   public void localPrefetchProgress(long[] into, int offset) {
-    Objects.requireNonNull(into, "into");
-    if (l3 != null) {
-      Objects.checkFromIndexSize(offset, PREFETCH_SYNC_WIDTH * l3.pending.size(),
-          into.length);
-      l3Progress.prefetchProgress(l3.pending, into, offset);
-    }
+    l3.localPrefetchProgress(Objects.requireNonNull(into, "into"), offset);
   }
 
   /**
@@ -1187,16 +803,10 @@ public final class RankCache {
    * @param agreed the reduced values
    * @param offset where the first prefetch's values are
    * @param count prefetches covered, the {@link #pendingPrefetches()} the values were taken for
+   * @throws IllegalArgumentException if {@code count > 0} without an L3 tier
    */
   public void commitPrefetches(long[] agreed, int offset, int count) {
-    Objects.requireNonNull(agreed, "agreed");
-    if (l3 == null) {
-      if (count != 0) {
-        throw new IllegalArgumentException("cannot commit " + count + " prefetches: no L3 tier");
-      }
-      return;
-    }
-    l3.commitPrefetches(agreed, offset, count);
+    l3.commitPrefetches(Objects.requireNonNull(agreed, "agreed"), offset, count);
   }
 
   /**
@@ -1205,7 +815,7 @@ public final class RankCache {
    * @return a snapshot; {@link L3Stats#NONE} without an L3 tier
    */
   public L3Stats l3Stats() {
-    return l3 == null ? L3Stats.NONE : l3.stats();
+    return l3.stats();
   }
 
   // ---------------------------------------------------------------- inspection
@@ -1216,8 +826,7 @@ public final class RankCache {
    * @return capacity, free, evictable and protected pages
    */
   public PoolUsage deviceUsage() {
-    return new PoolUsage(tree.devicePool.capacity(), tree.devicePool.free(),
-        (int) tree.deviceEvictable, (int) (tree.deviceProtected + tree.requestPages));
+    return ledger.deviceUsage();
   }
 
   /**
@@ -1226,8 +835,7 @@ public final class RankCache {
    * @return capacity, free, evictable and protected pages
    */
   public PoolUsage hostUsage() {
-    return new PoolUsage(tree.hostPool.capacity(), tree.hostPool.free(),
-        (int) tree.hostEvictable, (int) (tree.hostProtected + transfers.reservedHostPages));
+    return ledger.hostUsage();
   }
 
   /**
@@ -1278,7 +886,7 @@ public final class RankCache {
    */
   public List<PageKey> pageKeys(long namespace, int[] tokens) {
     Objects.requireNonNull(tokens, "tokens");
-    checkTokens(tokens, 0, tokens.length);
+    matcher.checkTokens(tokens, 0, tokens.length);
     return PageHasher.pageKeys(namespace, tokens, config.pageSize());
   }
 
@@ -1313,7 +921,7 @@ public final class RankCache {
    * @throws IllegalStateException if the backup has streamed layers and would have to grow
    */
   public boolean prepareBackup(long requestId) {
-    return prepared.prepare(request("prepareBackup", requestId));
+    return prepared.prepare(requests.get("prepareBackup", requestId));
   }
 
   /**
@@ -1332,7 +940,7 @@ public final class RankCache {
    * @throws IllegalArgumentException if the layer is out of range
    */
   public void streamLayer(long requestId, int layer) {
-    prepared.stream(request("streamLayer", requestId), layer);
+    prepared.stream(requests.get("streamLayer", requestId), layer);
   }
 
   // ---------------------------------------------------------------- digest and stats
@@ -1340,25 +948,9 @@ public final class RankCache {
   /**
    * A 64-bit hash of all replicated state of this cache, for the rank protocol's divergence
    * check (ARCHITECTURE §5): equal on ranks that took the same decisions, and different (up to
-   * hash collisions) as soon as any replicated field differs.
-   *
-   * <p>It covers, per tree node of every namespace: id, parent id, namespace, key tokens and
-   * length, the device-resident and host-backed bits, the backup state and the pending write or
-   * load it belongs to, the write-back flag, the failed-load marks, lockRef, hostRef, hitCount,
-   * priority, lastAccess, created, the child counts, and the device and host slot numbers. The
-   * allocators are deterministic, so slot numbers are replicated here; a backend whose allocation
-   * were not deterministic would have to leave them out. It also covers the pool occupancy (free,
-   * evictable, protected per pool, request pages, reserved host pages, pages awaiting
-   * write-back), the logical clock, the node-id counter, the write and load FIFOs in order (per
-   * ack: sequence, covered node ids and page counts, retired slots, the request of a prepared
-   * backup), the active requests (id, namespace, priority, token count, lock node, prefix length,
-   * own pages, and the prepared backup's extent, host slots and streamed layers), explicit node
-   * locks, and the {@link #stats()} counters.
-   *
-   * <p>Page hashes are left out: they are a function of the keys. Copy completion is never read.
-   * Nodes and requests are combined order-independently, so no hash-map iteration order can enter;
-   * the FIFOs are combined in order. Costs time linear in the nodes, their key tokens and the
-   * requests, and allocates no more than a walk stack.
+   * hash collisions) as soon as any replicated field differs. What it covers is listed in {@code
+   * ReplicaDigest}; copy completion is never read. Costs time linear in the nodes, their key
+   * tokens and the requests.
    *
    * @return the digest
    */
@@ -1387,8 +979,7 @@ public final class RankCache {
    * @throws IllegalArgumentException if the load belongs to another cache
    */
   public boolean isLoadLayerReady(LoadBack load, int layer) {
-    checkLoad(load, layer);
-    return load.committed || progress.isLoadLayerDone(load.sequence, layer);
+    return protocol.isLoadLayerReady(load, layer);
   }
 
   /**
@@ -1401,52 +992,17 @@ public final class RankCache {
    * @throws InterruptedException if interrupted
    */
   public void awaitLoadLayer(LoadBack load, int layer) throws InterruptedException {
-    checkLoad(load, layer);
-    if (load.committed) {
-      if (load.failed) {
-        throw LocalProgress.failedLoad(load, layer);
-      }
-      return;
-    }
-    progress.awaitLoadLayer(load.sequence, layer);
+    protocol.awaitLoadLayer(load, layer);
   }
 
-  private void checkLoad(LoadBack load, int layer) {
-    Objects.requireNonNull(load, "load");
-    Objects.checkIndex(layer, load.layers);
-    if (!load.committed && !transfers.loads.contains(load)) {
-      throw new IllegalArgumentException(load + " is not a pending load of this cache: pass a"
-          + " load from this cache's Admission.pendingLoads()");
-    }
-  }
-
-  // ---------------------------------------------------------------- broken variants (tests)
-
-  /** Re-stamps the nodes the last walk touched from the broken per-rank access clock. */
-  private void restampWalkedPath() {
-    for (int i = 0; i < tree.pathLength; i++) {
-      stampFromRankClock(tree.path[i]);
-    }
-  }
-
-  /** Re-stamps {@code deepest} and its ancestors from the broken per-rank access clock. */
-  private void restamp(RadixNode deepest) {
-    for (RadixNode n = deepest; n != null && n.parent != null; n = n.parent) {
-      stampFromRankClock(n);
-    }
-  }
-
-  private void stampFromRankClock(RadixNode n) {
-    if (!n.deleted) {
-      n.lastAccess = rules.accessClock.getAsLong();
-      tree.keyChanged(n);
-    }
-  }
-
-  // ---------------------------------------------------------------- package-private access
+  // ---------------------------------------------------------------- the rooms, for the checks
 
   CacheTree tree() {
     return tree;
+  }
+
+  PoolLedger ledger() {
+    return ledger;
   }
 
   Transfers transfers() {
@@ -1458,11 +1014,11 @@ public final class RankCache {
   }
 
   LongMap<RequestState> requests() {
-    return requests;
+    return requests.states();
   }
 
   LongMap<CacheLock> locks() {
-    return locks;
+    return locks.all();
   }
 
   Optional<KvMemory> memory() {
@@ -1474,18 +1030,15 @@ public final class RankCache {
   }
 
   LocalProgress localProgress() {
-    return progress;
+    return protocol.progress();
   }
 
   PreparedBackups preparedBackups() {
     return prepared;
   }
 
-  L3Tier l3() {
-    return l3;
-  }
-
-  L3Progress l3Progress() {
-    return l3Progress;
+  /** The L3 tier's rooms; empty without an L3 tier. */
+  Optional<L3Room> l3() {
+    return l3.room();
   }
 }

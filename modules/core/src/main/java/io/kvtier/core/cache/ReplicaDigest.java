@@ -29,6 +29,7 @@ final class ReplicaDigest {
 
   static long of(RankCache cache) {
     CacheTree tree = cache.tree();
+    PoolLedger ledger = cache.ledger();
     Transfers transfers = cache.transfers();
     ReplicaDigest global = new ReplicaDigest(0x6B76_7469_6572L);
     global.add(tree.pageSize).add(tree.clock).add(tree.nextNodeId()).add(tree.nodeCount);
@@ -36,7 +37,7 @@ final class ReplicaDigest {
     PoolUsage host = cache.hostUsage();
     global.add(device.free()).add(device.evictable()).add(device.protectedPages());
     global.add(host.free()).add(host.evictable()).add(host.protectedPages());
-    global.add(tree.requestPages).add(transfers.reservedHostPages).add(transfers.writeBackPages);
+    global.add(ledger.requestPages).add(ledger.reservedHostPages).add(ledger.writeBackPages);
     global.add(transfers.writeSequence).add(transfers.loadSequence);
     CacheStats s = cache.stats();
     global.add(s.preparedBackups()).add(s.streamedLayers()).add(s.preparedAttached())
@@ -45,7 +46,7 @@ final class ReplicaDigest {
         .add(s.loadsCommitted()).add(s.loadsFailed()).add(s.deviceEvictions())
         .add(s.hostEvictions());
     global.writes(transfers).loads(transfers);
-    L3Tier l3 = cache.l3();
+    L3Tier l3 = cache.l3().map(L3Room::tier).orElse(null);
     if (l3 != null) {
       global.l3(l3);
     }

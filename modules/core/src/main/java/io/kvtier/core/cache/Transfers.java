@@ -35,6 +35,10 @@ final class Transfers {
   private static final TransferBatch[] NO_BATCHES = new TransferBatch[0];
 
   private final CacheTree tree;
+  private final PoolLedger ledger;
+  private final Evictor evictor;
+  /** Told of every host commit, which may write the node to L3. */
+  private final L3Port l3;
   private final CacheConfig config;
   /** Starts copies; write-only (see the class comment). */
   private final CopySink copies;
@@ -42,40 +46,24 @@ final class Transfers {
   private final int layers;
   /** Whether there is a host tier with a transfer engine to copy through. */
   private final boolean hostTier;
-  private final long writeThreshold;
   final CacheCounters counters;
-  Evictor evictor;
 
   final ArrayDeque<WriteAck> writes = new ArrayDeque<>();
   final ArrayDeque<LoadBack> loads = new ArrayDeque<>();
   long writeSequence;
   long loadSequence;
-  /** Pages of write-back victims whose backup is pending: freed at their commit. */
-  long writeBackPages;
-  /**
-   * Host pages held outside the tree: reserved by prepared backups, or retired by rolled-back
-   * ones until their retirement ack commits.
-   */
-  long reservedHostPages;
 
-  /** While set, write-through registrations wanted by hits are collected instead of made. */
-  private boolean deferWriteThrough;
-  private final ArrayList<RadixNode> deferred = new ArrayList<>(4);
-
-  Transfers(CacheTree tree, CacheConfig config, CopySink copies, int layers, boolean hostTier,
-      CacheCounters counters) {
+  Transfers(CacheTree tree, PoolLedger ledger, Evictor evictor, L3Port l3, CacheConfig config,
+      CopySink copies, int layers, boolean hostTier, CacheCounters counters) {
     this.tree = tree;
+    this.ledger = ledger;
+    this.evictor = evictor;
+    this.l3 = l3;
     this.config = config;
     this.copies = copies;
     this.layers = layers;
     this.counters = counters;
     this.hostTier = hostTier;
-    this.writeThreshold =
-        switch (config.writePolicy()) {
-          case WRITE_THROUGH -> 1;
-          case WRITE_THROUGH_SELECTIVE -> config.writeThroughThreshold();
-          case WRITE_BACK -> Long.MAX_VALUE;
-        };
   }
 
   boolean hostTier() {
@@ -86,57 +74,44 @@ final class Transfers {
     return config.writePolicy() == WritePolicy.WRITE_BACK;
   }
 
-  /**
-   * The write-through trigger, asked by a hit: whether the node should be backed up now. While a
-   * prepared backup is being resolved, a wanted node is remembered and false returned, so that
-   * the node that takes the prepared backup does not also get an ordinary registration; see
-   * {@link #registerDeferredWriteThrough()}.
-   */
-  boolean writeThroughWanted(RadixNode n) {
-    boolean wanted = n.hitCount >= writeThreshold && n.hostSlots == null && n.resident()
-        && n.invalid == 0 && hostTier;
-    if (wanted && deferWriteThrough) {
-      deferred.add(n);
-      return false;
-    }
-    return wanted;
-  }
-
-  /** Collects write-through registrations instead of making them, until the call below. */
-  void deferWriteThrough() {
-    deferWriteThrough = true;
-  }
-
-  /**
-   * Makes the write-through registrations collected since {@link #deferWriteThrough()}, in the
-   * order they were wanted, for the nodes that still want one (an attached node has host slots
-   * now and is skipped).
-   */
-  void registerDeferredWriteThrough() {
-    deferWriteThrough = false;
-    for (int i = 0; i < deferred.size(); i++) {
-      RadixNode n = deferred.get(i);
-      if (!n.deleted && writeThroughWanted(n)) {
-        registerBackup(n, false, false);
-      }
-    }
-    deferred.clear();
-  }
-
   // ---------------------------------------------------------------- eviction, counted
 
-  /** Device eviction, counting the pages freed now. */
+  /**
+   * Frees device pages (HICACHE-SPEC §6) and counts those freed now: a committed victim is
+   * demoted to host-only, a victim without backup is deleted, or under write-back first backed up
+   * (its pages are freed at that backup's commit).
+   *
+   * @param pages pages wanted, counting those already awaiting write-back
+   * @return pages freed now
+   */
   int evictDevice(int pages) {
-    int freed = evictor.evictDevice(pages);
+    int freed = 0;
+    boolean writeBack = writeBack();
+    while (freed + ledger.writeBackPages < pages) {
+      RadixNode victim = evictor.pollDevice();
+      if (victim == null) {
+        break;
+      }
+      evictor.observer.victim(false, victim);
+      int victimPages = victim.pageCount;
+      if (victim.backupState == BackupState.COMMITTED) {
+        tree.demote(victim);
+        freed += victimPages;
+      } else if (writeBack && registerBackup(victim, true, true)) {
+        // Freed at the commit of this backup; counted in the ledger's writeBackPages.
+        continue;
+      } else {
+        tree.delete(victim);
+        freed += victimPages;
+      }
+    }
     counters.deviceEvictions += freed;
     return freed;
   }
 
-  /** Host eviction, counting the pages freed. */
+  /** Host eviction, counted. */
   int evictHost(int pages) {
-    int freed = evictor.evictHost(pages);
-    counters.hostEvictions += freed;
-    return freed;
+    return evictor.evictHost(pages);
   }
 
   // ---------------------------------------------------------------- backups
@@ -165,11 +140,11 @@ final class Transfers {
       pages += top.pageCount;
       count++;
     }
-    int free = tree.hostPool.free();
+    int free = ledger.hostPool.free();
     if (free < pages) {
       // Host eviction removes host-only leaves; the chain is resident, so it is never touched.
       evictHost(pages - free);
-      if (tree.hostPool.free() < pages) {
+      if (ledger.hostPool.free() < pages) {
         return false;
       }
     }
@@ -180,35 +155,35 @@ final class Transfers {
     }
     int[] host = new int[pages];
     int[] device = new int[pages];
-    tree.hostPool.allocate(pages, host, 0);
+    ledger.hostPool.allocate(pages, host, 0);
     int offset = 0;
     for (RadixNode n : chain) {
-      n.copyDeviceSlots(device, offset, tree.devicePool);
+      n.copyDeviceSlots(device, offset, ledger.devicePool);
       offset += n.pageCount;
     }
     try {
       copies.write(TransferBatch.allLayers(TransferDirection.DEVICE_TO_HOST, device, host));
     } catch (RuntimeException e) {
-      tree.hostPool.release(host, 0, pages);
+      ledger.hostPool.release(host, 0, pages);
       throw e;
     }
     counters.backupsRegistered++;
     WriteAck ack = new WriteAck(writeSequence++);
     offset = 0;
     for (RadixNode n : chain) {
-      tree.account(n, -1);
+      ledger.account(n, -1);
       n.hostSlots = host;
       n.hostOffset = offset;
       n.backupState = BackupState.PENDING;
       n.pendingWrite = ack;
-      tree.account(n, +1);
+      ledger.account(n, +1);
       ack.nodes.add(n);
       offset += n.pageCount;
     }
     if (evictAfter) {
       node.evictAfterBackup = true;
       ack.writeBackPages = node.pageCount;
-      writeBackPages += node.pageCount;
+      ledger.writeBackPages += node.pageCount;
     }
     writes.add(ack);
     return true;
@@ -221,12 +196,12 @@ final class Transfers {
       WriteAck ack = writes.poll();
       if (ack.isRetirement()) {
         // Every rank has finished (or failed) the copies into these slots: reuse is safe now.
-        tree.hostPool.release(ack.retiredHostSlots, 0, ack.retiredHostSlots.length);
-        reservedHostPages -= ack.retiredHostSlots.length;
+        ledger.hostPool.release(ack.retiredHostSlots, 0, ack.retiredHostSlots.length);
+        ledger.reservedHostPages -= ack.retiredHostSlots.length;
         continue;
       }
       boolean fail = failed.get(i);
-      writeBackPages -= ack.writeBackPages;
+      ledger.writeBackPages -= ack.writeBackPages;
       if (fail) {
         counters.backupsFailed++;
       } else {
@@ -248,17 +223,17 @@ final class Transfers {
     RadixNode parent = node.parent;
     boolean parentCommitted =
         parent.parent == null || parent.backupState == BackupState.COMMITTED;
-    tree.account(node, -1);
+    ledger.account(node, -1);
     if (fail || !parentCommitted || node.invalid == RadixNode.UNTRUSTED) {
-      tree.hostPool.release(node.hostSlots, node.hostOffset, node.pageCount);
+      ledger.hostPool.release(node.hostSlots, node.hostOffset, node.pageCount);
       node.hostSlots = null;
       node.backupState = BackupState.NONE;
     } else {
       node.backupState = BackupState.COMMITTED;
     }
-    tree.account(node, +1);
-    if (tree.l3 != null && node.backupState == BackupState.COMMITTED) {
-      tree.l3.maybeWrite(node);
+    ledger.account(node, +1);
+    if (node.backupState == BackupState.COMMITTED) {
+      l3.maybeWrite(node);
     }
     boolean evict = node.evictAfterBackup;
     node.evictAfterBackup = false;
@@ -296,10 +271,10 @@ final class Transfers {
     }
     // Lock first: the eviction below may back up (write-back) and so evict host leaves.
     tree.lock(lastHost);
-    int free = tree.devicePool.free();
+    int free = ledger.devicePool.free();
     if (free < pages) {
       evictDevice(pages - free);
-      if (tree.devicePool.free() < pages) {
+      if (ledger.devicePool.free() < pages) {
         tree.unlock(lastHost);
         return null;
       }
@@ -310,8 +285,8 @@ final class Transfers {
     }
     java.util.Collections.reverse(chain);
     SlotRuns deviceRuns = new SlotRuns();
-    tree.devicePool.allocate(pages, deviceRuns);
-    int[] device = deviceRuns.toArray(0, pages, tree.devicePool);
+    ledger.devicePool.allocate(pages, deviceRuns);
+    int[] device = deviceRuns.toArray(0, pages, ledger.devicePool);
     int[] host = new int[pages];
     int offset = 0;
     for (RadixNode n : chain) {
@@ -327,7 +302,7 @@ final class Transfers {
       copies.load(batches);
     } catch (CopySink.SubmitFailure f) {
       if (f.started() == 0) {
-        deviceRuns.release(tree.devicePool, 0, pages);
+        deviceRuns.release(ledger.devicePool, 0, pages);
       } else {
         // Earlier layers are still writing these pages: they cannot be reused, so they stay
         // allocated (a leak the invariant checker reports) rather than corrupt later data.
@@ -341,11 +316,11 @@ final class Transfers {
     LoadBack op = new LoadBack(loadSequence++, chain, lastHost, layers, pages);
     offset = 0;
     for (RadixNode n : chain) {
-      tree.account(n, -1);
+      ledger.account(n, -1);
       n.deviceRuns = deviceRuns.slice(offset, n.pageCount);
       n.pendingLoad = op;
       n.parent.residentChildren++;
-      tree.account(n, +1);
+      ledger.account(n, +1);
       offset += n.pageCount;
     }
     loads.add(op);
@@ -426,7 +401,7 @@ final class Transfers {
    */
   void streamLayer(PreparedBackup backup, SlotRuns own, int layer) {
     copies.stream(backup.requestId, backup.layers, TransferBatch.oneLayer(
-        TransferDirection.DEVICE_TO_HOST, own.toArray(0, backup.pages, tree.devicePool),
+        TransferDirection.DEVICE_TO_HOST, own.toArray(0, backup.pages, ledger.devicePool),
         Arrays.copyOf(backup.hostSlots, backup.pages), layer));
   }
 
@@ -438,7 +413,7 @@ final class Transfers {
    * everywhere) and the exception propagates.
    */
   WriteAck queueAttached(PreparedBackup backup, SlotRuns own) {
-    int[] device = own.toArray(0, backup.pages, tree.devicePool);
+    int[] device = own.toArray(0, backup.pages, ledger.devicePool);
     int[] host = Arrays.copyOf(backup.hostSlots, backup.pages);
     int missing = backup.layers - backup.streamedCount;
     TransferBatch[] catchUp;
@@ -481,8 +456,8 @@ final class Transfers {
    */
   void retire(PreparedBackup backup) {
     if (backup.streamedCount == 0) {
-      tree.hostPool.release(backup.hostSlots, 0, backup.pages);
-      reservedHostPages -= backup.pages;
+      ledger.hostPool.release(backup.hostSlots, 0, backup.pages);
+      ledger.reservedHostPages -= backup.pages;
       return;
     }
     copies.writeWithStreamed(backup.requestId, NO_BATCHES);

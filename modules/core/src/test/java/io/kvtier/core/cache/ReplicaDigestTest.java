@@ -143,13 +143,13 @@ class ReplicaDigestTest {
     flips.put("created", f -> f.peek(0, X).created++);
     flips.put("child count", f -> f.peek(0, A).childCount++);
     // Pools, clocks, counters.
-    flips.put("device evictable", f -> f.cache().tree().deviceEvictable++);
-    flips.put("device protected", f -> f.cache().tree().deviceProtected++);
-    flips.put("host evictable", f -> f.cache().tree().hostEvictable++);
-    flips.put("host protected", f -> f.cache().tree().hostProtected++);
-    flips.put("request pages", f -> f.cache().tree().requestPages++);
-    flips.put("reserved host pages", f -> f.cache().transfers().reservedHostPages++);
-    flips.put("write-back pages", f -> f.cache().transfers().writeBackPages++);
+    flips.put("device evictable", f -> f.cache().ledger().deviceEvictable++);
+    flips.put("device protected", f -> f.cache().ledger().deviceProtected++);
+    flips.put("host evictable", f -> f.cache().ledger().hostEvictable++);
+    flips.put("host protected", f -> f.cache().ledger().hostProtected++);
+    flips.put("request pages", f -> f.cache().ledger().requestPages++);
+    flips.put("reserved host pages", f -> f.cache().ledger().reservedHostPages++);
+    flips.put("write-back pages", f -> f.cache().ledger().writeBackPages++);
     flips.put("logical clock", f -> f.cache().tree().clock++);
     flips.put("node-id counter", f -> {
       // A namespace root created and dropped again: only the id counter and the clock move.
