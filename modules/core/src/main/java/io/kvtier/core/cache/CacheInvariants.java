@@ -73,9 +73,9 @@ public final class CacheInvariants {
 
     Checker(RankCache cache) {
       this.cache = cache;
-      this.tree = cache.tree();
-      this.ledger = cache.ledger();
-      this.transfers = cache.transfers();
+      this.tree = cache.rooms().tree();
+      this.ledger = cache.rooms().ledger();
+      this.transfers = cache.rooms().transfers();
       this.pageSize = tree.pageSize;
       this.deviceOwner = new Object[ledger.devicePool.capacity()];
       this.hostOwner = new Object[ledger.hostPool.capacity()];
@@ -120,14 +120,14 @@ public final class CacheInvariants {
     }
 
     private void collectLocksAndAcks() {
-      LongMap<RequestState> requests = cache.requests();
+      LongMap<RequestState> requests = cache.rooms().requests();
       for (int s = 0; s < requests.slotCount(); s++) {
         RequestState r = requests.valueAt(s);
         if (r != null) {
           explicitLocks.merge(r.lockNode, 1, Integer::sum);
         }
       }
-      LongMap<CacheLock> locks = cache.locks();
+      LongMap<CacheLock> locks = cache.rooms().locks();
       for (int s = 0; s < locks.slotCount(); s++) {
         CacheLock lock = locks.valueAt(s);
         if (lock != null) {
@@ -145,7 +145,7 @@ public final class CacheInvariants {
           }
         }
       }
-      L3Tier l3 = cache.l3().map(L3Room::tier).orElse(null);
+      L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);
       if (l3 != null) {
         for (L3Write write : l3.writes) {
           for (RadixNode n : write.nodes) {
@@ -176,7 +176,7 @@ public final class CacheInvariants {
             fail(op + " is filed under request " + live.keyAt(s) + " in state " + op.state);
           }
           if (op.state == Prefetch.State.DONE) {
-            if (cache.requests().get(op.requestId) != null) {
+            if (cache.rooms().requests().get(op.requestId) != null) {
               fail(op + " is DONE but its request is active: the outcome should be taken");
             }
             if (op.lockNode != null) {
@@ -390,7 +390,7 @@ public final class CacheInvariants {
     }
 
     private void checkRequests() {
-      LongMap<RequestState> requests = cache.requests();
+      LongMap<RequestState> requests = cache.rooms().requests();
       for (int s = 0; s < requests.slotCount(); s++) {
         RequestState r = requests.valueAt(s);
         if (r == null) {
@@ -421,7 +421,7 @@ public final class CacheInvariants {
         }
         checkPrepared(r);
       }
-      LongMap<CacheLock> locks = cache.locks();
+      LongMap<CacheLock> locks = cache.rooms().locks();
       for (int s = 0; s < locks.slotCount(); s++) {
         CacheLock lock = locks.valueAt(s);
         if (lock != null && !seen.containsKey(lock.node)) {
@@ -480,7 +480,7 @@ public final class CacheInvariants {
       if (writeBack != ledger.writeBackPages) {
         fail("writeBackPages=" + ledger.writeBackPages + " but the acks hold " + writeBack);
       }
-      L3Tier l3 = cache.l3().map(L3Room::tier).orElse(null);
+      L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);
       if (l3 != null) {
         for (L3Write write : l3.writes) {
           int pages = 0;
@@ -507,7 +507,7 @@ public final class CacheInvariants {
           }
           reservedHostPages += op.heldPages();
         }
-        L3Progress l3Progress = cache.l3().orElseThrow().progress();
+        L3Progress l3Progress = cache.rooms().l3().orElseThrow().progress();
         if (l3Progress.putGroups() != l3.writes.size()
             || l3Progress.prefetchGroups() != l3.pending.size()) {
           fail("rank-local L3 work (puts=" + l3Progress.putGroups() + ", prefetches="
@@ -515,7 +515,7 @@ public final class CacheInvariants {
               + " writes=" + l3.writes.size() + ", pending prefetches=" + l3.pending.size() + ")");
         }
       }
-      LocalProgress progress = cache.localProgress();
+      LocalProgress progress = cache.rooms().localProgress();
       if (progress.writeGroups() != transfers.writes.size()
           || progress.loadGroups() != transfers.loads.size()
           || progress.streamingRequests() != streamingRequests) {
@@ -606,14 +606,14 @@ public final class CacheInvariants {
       if (cache.activeRequests() != 0) {
         fail("not idle: " + cache.activeRequests() + " requests are active");
       }
-      if (cache.locks().size() != 0) {
-        fail("not idle: " + cache.locks().size() + " node locks are held");
+      if (cache.rooms().locks().size() != 0) {
+        fail("not idle: " + cache.rooms().locks().size() + " node locks are held");
       }
       if (transfers.outstanding() != 0) {
         fail("not idle: " + transfers.writes.size() + " writes and " + transfers.loads.size()
             + " loads are pending");
       }
-      L3Tier l3 = cache.l3().map(L3Room::tier).orElse(null);
+      L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);
       if (l3 != null && (l3.outstanding() != 0 || l3.byRequest.size() != 0)) {
         fail("not idle: " + l3.writes.size() + " L3 writes and " + l3.pending.size()
             + " prefetches are pending, " + l3.byRequest.size() + " prefetch outcomes unclaimed");

@@ -116,6 +116,38 @@ final class CacheTree {
     return nextId;
   }
 
+  /**
+   * Checks that {@code node} is in this tree.
+   *
+   * @throws IllegalArgumentException if it was removed or belongs to another cache
+   */
+  void checkNode(String operation, RadixNode node) {
+    java.util.Objects.requireNonNull(node, "node");
+    RadixNode root = node;
+    while (root.parent != null) {
+      root = root.parent;
+    }
+    if (node.deleted || roots.get(root.namespace) != root) {
+      throw new IllegalArgumentException(operation + " of node id=" + node.id
+          + ": the node is not in this cache's tree (removed, or from another cache); match"
+          + " again");
+    }
+  }
+
+  /** The chained SHA-256 keys of a node's pages, one per page (computed now if not known). */
+  java.util.List<io.kvtier.spi.PageKey> pageKeys(RadixNode node) {
+    if (node.parent != null) {
+      pageHashes(node);
+    }
+    java.util.List<io.kvtier.spi.PageKey> keys = new java.util.ArrayList<>(node.pageCount);
+    if (node.pageHashes != null) {
+      for (byte[] h : node.pageHashes) {
+        keys.add(io.kvtier.spi.PageKey.of(h));
+      }
+    }
+    return keys;
+  }
+
   void maybeDropRoot(RadixNode root) {
     // Salted namespaces may be unbounded; an idle empty root is dropped (never namespace 0).
     if (root.namespace != 0 && root.childCount == 0 && root.lockRef == 0 && !root.deleted) {

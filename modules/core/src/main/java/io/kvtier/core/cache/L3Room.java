@@ -23,6 +23,13 @@ final class L3Room implements L3Port {
     this.progress = progress;
   }
 
+  /** The tier of a cache built with {@code setup}, over its host pool. */
+  static L3Room of(L3Setup setup, io.kvtier.spi.HostMemory host, CacheTree tree,
+      PoolLedger ledger, Evictor evictor) {
+    L3Progress progress = new L3Progress(setup, host);
+    return new L3Room(new L3Tier(setup.config(), tree, ledger, evictor, progress), progress);
+  }
+
   L3Tier tier() {
     return tier;
   }

@@ -28,9 +28,9 @@ final class ReplicaDigest {
   }
 
   static long of(RankCache cache) {
-    CacheTree tree = cache.tree();
-    PoolLedger ledger = cache.ledger();
-    Transfers transfers = cache.transfers();
+    CacheTree tree = cache.rooms().tree();
+    PoolLedger ledger = cache.rooms().ledger();
+    Transfers transfers = cache.rooms().transfers();
     ReplicaDigest global = new ReplicaDigest(0x6B76_7469_6572L);
     global.add(tree.pageSize).add(tree.clock).add(tree.nextNodeId()).add(tree.nodeCount);
     PoolUsage device = cache.deviceUsage();
@@ -46,7 +46,7 @@ final class ReplicaDigest {
         .add(s.loadsCommitted()).add(s.loadsFailed()).add(s.deviceEvictions())
         .add(s.hostEvictions());
     global.writes(transfers).loads(transfers);
-    L3Tier l3 = cache.l3().map(L3Room::tier).orElse(null);
+    L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);
     if (l3 != null) {
       global.l3(l3);
     }
@@ -186,7 +186,7 @@ final class ReplicaDigest {
 
   private static long requests(RankCache cache, ReplicaDigest scratch) {
     long sum = 0;
-    LongMap<RequestState> requests = cache.requests();
+    LongMap<RequestState> requests = cache.rooms().requests();
     for (int s = 0; s < requests.slotCount(); s++) {
       RequestState r = requests.valueAt(s);
       if (r == null) {
@@ -214,7 +214,7 @@ final class ReplicaDigest {
 
   private static long locks(RankCache cache, ReplicaDigest scratch) {
     long sum = 0;
-    LongMap<CacheLock> locks = cache.locks();
+    LongMap<CacheLock> locks = cache.rooms().locks();
     for (int s = 0; s < locks.slotCount(); s++) {
       CacheLock lock = locks.valueAt(s);
       if (lock != null) {

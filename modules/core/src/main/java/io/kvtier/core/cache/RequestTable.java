@@ -113,14 +113,61 @@ final class RequestTable {
     }
   }
 
+  /**
+   * Starts the L3 prefetch of a request that is not active yet (see {@link
+   * RankCache#startPrefetch}); false at once without an L3 tier, before anything is touched.
+   */
+  boolean startPrefetch(long requestId, int[] tokens, RequestOptions options) {
+    if (!l3.present()) {
+      return false;
+    }
+    if (requests.get(requestId) != null) {
+      throw new IllegalStateException("startPrefetch of request id=" + requestId
+          + ": the request is active; prefetch before admitting it");
+    }
+    matcher.checkTokens(tokens, 0, tokens.length);
+    RadixNode root = matcher.rootFor(options.namespace(), tokens);
+    PrefixMatcher.Scan scan = matcher.scan(root, tokens, false);
+    int aligned = tokens.length - tokens.length % pageSize;
+    boolean started = l3.start(requestId, options.namespace(), tokens, aligned, scan.lastHost);
+    tree.maybeDropRoot(root);
+    return started;
+  }
+
   // ---------------------------------------------------------------- allocation
 
-  int pagesMissing(RequestState r, int totalTokens) {
+  int[] allocate(RequestState r, int pages) {
+    if (pages < 0) {
+      throw new IllegalArgumentException("allocate of request id=" + r.id + ": pages="
+          + pages + " must be >= 0");
+    }
+    if (pages == 0) {
+      return new int[0];
+    }
+    addPages(r, pages);
+    return r.own.toArray(r.ownCount() - pages, pages, ledger.devicePool);
+  }
+
+  int[] allocateTokens(RequestState r, int totalTokens) {
+    int needed = pagesMissing(r, totalTokens);
+    return needed <= 0 ? new int[0] : allocate(r, needed);
+  }
+
+  int growTo(RequestState r, int totalTokens) {
+    int needed = pagesMissing(r, totalTokens);
+    if (needed <= 0) {
+      return 0;
+    }
+    addPages(r, needed);
+    return needed;
+  }
+
+  private int pagesMissing(RequestState r, int totalTokens) {
     int held = r.prefixLength / pageSize + r.ownCount();
     return (int) (((long) totalTokens + pageSize - 1) / pageSize) - held;
   }
 
-  void addPages(RequestState r, int pages) {
+  private void addPages(RequestState r, int pages) {
     if (rules.allocationFailure != null && rules.allocationFailure.getAsBoolean()) {
       // The broken variant of ARCHITECTURE §4 rule 4: an outcome no other rank agreed to.
       throw ledger.deviceExhausted(pages, ledger.devicePool.free());

@@ -117,6 +117,21 @@ final class Transfers {
   // ---------------------------------------------------------------- backups
 
   /**
+   * The explicit backup of a node ({@link RankCache#backup}): an ordinary registration.
+   *
+   * @throws IllegalStateException if the node's backup is {@code PENDING}: a second backup of a
+   *     pending node is a bug
+   */
+  boolean backup(RadixNode node) {
+    if (node.backupState == BackupState.PENDING) {
+      throw new IllegalStateException("backup of node id=" + node.id + ": its backup (write "
+          + node.pendingWrite.sequence + ") is still PENDING; attaching a second backup is a"
+          + " bug, wait for commitWrites");
+    }
+    return registerBackup(node, false, false);
+  }
+
+  /**
    * Registers a backup of a resident node: allocates host slots (evicting host leaves if short),
    * queues the copy and makes the node {@code PENDING}. Backs up only below a backed-up parent;
    * with {@code withAncestors} the ancestors without a backup join the same ack, parents first.
