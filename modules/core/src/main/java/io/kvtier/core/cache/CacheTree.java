@@ -15,14 +15,13 @@ import java.util.Arrays;
  * with a collision chain) in a {@link LongMap}. Finish inserts from the node the request locked
  * at admission, so the already matched prefix is not compared again. Page hashes are computed on
  * demand only. Memory the collector would have to supply fresh is what a full cache pays for
- * most: a new leaf's key goes to a reused chunk of a {@link ChunkStore} (measured on the
- * multiturn replay at 65,536 tokens and page size 16: 0.93 us per request with a fresh key array,
- * 0.55 us with the store). Device slots move as runs of consecutive slots ({@link SlotRuns}):
- * the allocator appends runs to the request, a node takes a slice of them, eviction frees them a
- * run at a time, and no slot is written one by one unless a page table is asked for. They were
- * an int per page before, written into the request's page array at allocation and copied into a
- * slot store at insert (replay at 65,536 tokens and page size 1, interleaved A/B, median per
- * request: shared-prefix 1,200-1,350 to 820-830 ns, multiturn 670-685 to 460-470 ns).
+ * most: a new leaf's key goes to a reused chunk of a {@link ChunkStore} (multiturn replay at page
+ * size 16: 0.55 us per request against 0.93 with a fresh key array). Device slots move as runs of
+ * consecutive slots ({@link SlotRuns}): the allocator appends runs to the request, a node takes
+ * a slice of them, eviction frees them a run at a time, and no slot is written one by one unless
+ * a page table is asked for (about a third of the request's time at page size 1 when they were
+ * an int per page). The figures are in docs/PERFORMANCE.md, "Notes moved from the engine's
+ * comments".
  *
  * <p>Accounting: every mutation of a field that decides a node's pool category (slots, lockRef,
  * backup state, invalid) is bracketed by {@code ledger.account(n, -1)} and {@code +1} (see {@link
@@ -59,11 +58,8 @@ final class CacheTree {
   /**
    * The child maps of deleted nodes, for the top half of a split: three objects less per split
    * from memory no cache holds. Only an empty map of the size a new map has is reused, so that
-   * it orders its entries as a new one would. JMH at 65,536 tokens, interleaved pairs on a
-   * loaded machine, median per request: shared-prefix page 64 948-989 to 853-975 ns (3 of 3
-   * pairs), multiturn page 1 unchanged (452-475 against 447-466). Handing them to every node
-   * that gets its first child (a leaf under which a new turn is inserted) made multiturn page 1
-   * 2-3% slower (460-483 to 479-494 ns), so only splits take them.
+   * it orders its entries as a new one would. Only splits take them: handing them to every node
+   * that gets its first child made the multiturn replay 2-3% slower (docs/PERFORMANCE.md).
    */
   private final LongMap<RadixNode>[] spareMaps = newMapArray(64);
   private int spareMapCount;
@@ -86,7 +82,7 @@ final class CacheTree {
     this.ledger = ledger;
     this.devicePool = ledger.devicePool;
     this.hostPool = ledger.hostPool;
-    this.pageMultipliers = pageMultipliers(pageSize);
+    this.pageMultipliers = ChildMaps.pageMultipliers(pageSize);
     this.deviceHeap = new EvictionHeap(policy, false);
     this.hostHeap = new EvictionHeap(policy, true);
     rootFor(0, true);
@@ -134,20 +130,6 @@ final class CacheTree {
     }
   }
 
-  /** The chained SHA-256 keys of a node's pages, one per page (computed now if not known). */
-  java.util.List<io.kvtier.spi.PageKey> pageKeys(RadixNode node) {
-    if (node.parent != null) {
-      pageHashes(node);
-    }
-    java.util.List<io.kvtier.spi.PageKey> keys = new java.util.ArrayList<>(node.pageCount);
-    if (node.pageHashes != null) {
-      for (byte[] h : node.pageHashes) {
-        keys.add(io.kvtier.spi.PageKey.of(h));
-      }
-    }
-    return keys;
-  }
-
   void maybeDropRoot(RadixNode root) {
     // Salted namespaces may be unbounded; an idle empty root is dropped (never namespace 0).
     if (root.namespace != 0 && root.childCount == 0 && root.lockRef == 0 && !root.deleted) {
@@ -162,10 +144,9 @@ final class CacheTree {
    * The key a child sits under in its parent's map: its first token at page size 1, else a hash
    * of its first page, {@code sum(tokens[i] * multiplier[i])} over 32-bit ints. Pages that
    * differ in one token never collide (the multipliers are odd), other collisions are verified
-   * and chained. Why this hash: its products are independent, so the JIT vectorizes the sum;
-   * the earlier multiply-xorshift chain cost 74 ns per 64-token page against 13 ns now, and a
-   * request looks up several pages (multiturn replay at page size 64, unbounded: 0.79-0.86 us
-   * per request before, 0.46-0.48 us after).
+   * and chained. Why this hash: its products are independent, so the JIT vectorizes the sum
+   * (13 ns per 64-token page, against 74 for a multiply-xorshift chain), and a request looks up
+   * several pages (docs/PERFORMANCE.md).
    */
   long firstPageKey(int[] tokens, int off) {
     if (pageSize == 1) {
@@ -179,61 +160,14 @@ final class CacheTree {
     return h & pageKeyMask;
   }
 
-  /** Odd multipliers for {@link #firstPageKey}, the same on every rank (a fixed seed). */
-  private static int[] pageMultipliers(int pageSize) {
-    int[] m = new int[pageSize];
-    long state = 0x6B76_7469_6572_4B45L;
-    for (int i = 0; i < pageSize; i++) {
-      state += 0x9E3779B97F4A7C15L;
-      long z = state;
-      z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-      z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-      m[i] = (int) (z ^ (z >>> 31)) | 1;
-    }
-    return m;
-  }
-
   RadixNode findChild(RadixNode node, int[] tokens, int pos) {
-    return node.children == null ? null : findChild(node, tokens, pos, firstPageKey(tokens, pos));
-  }
-
-  /** {@link #findChild(RadixNode, int[], int)} with the page's key already computed. */
-  private RadixNode findChild(RadixNode node, int[] tokens, int pos, long key) {
-    LongMap<RadixNode> children = node.children;
-    if (children == null) {
-      return null;
-    }
-    if (pageSize == 1) {
-      return children.get(key);
-    }
-    RadixNode c = children.get(key);
-    while (c != null
-        && Arrays.mismatch(c.keyTokens, c.keyOffset, c.keyOffset + pageSize, tokens, pos,
-            pos + pageSize) >= 0) {
-      c = c.sameKeyNext;
-    }
-    return c;
+    return node.children == null
+        ? null
+        : ChildMaps.find(node, tokens, pos, firstPageKey(tokens, pos), pageSize);
   }
 
   private void addChild(RadixNode parent, RadixNode child) {
-    addChild(parent, child, firstPageKey(child.keyTokens, child.keyOffset));
-  }
-
-  private void addChild(RadixNode parent, RadixNode child, long key) {
-    child.childKey = key;
-    child.parent = parent;
-    if (parent.children == null) {
-      parent.children = new LongMap<>(2);
-    }
-    RadixNode head = parent.children.get(key);
-    if (head == null) {
-      parent.children.put(key, child);
-    } else {
-      // Two first pages with one 64-bit hash: chain them; lookups verify the page.
-      child.sameKeyNext = head.sameKeyNext;
-      head.sameKeyNext = child;
-    }
-    parent.childCount++;
+    ChildMaps.add(parent, child, firstPageKey(child.keyTokens, child.keyOffset));
   }
 
   /** An empty child map for a split's top half: a deleted node's if it has a new map's size. */
@@ -248,55 +182,17 @@ final class CacheTree {
     return new LongMap<>(2);
   }
 
-  private void removeChild(RadixNode parent, RadixNode child) {
-    long key = child.childKey;
-    RadixNode head = parent.children.get(key);
-    if (head == child) {
-      if (child.sameKeyNext == null) {
-        parent.children.remove(key);
-      } else {
-        parent.children.put(key, child.sameKeyNext);
-      }
-    } else {
-      RadixNode p = head;
-      while (p.sameKeyNext != child) {
-        p = p.sameKeyNext;
-      }
-      p.sameKeyNext = child.sameKeyNext;
-    }
-    child.sameKeyNext = null;
-    parent.childCount--;
-  }
-
-  private void replaceChild(RadixNode parent, RadixNode old, RadixNode replacement) {
-    long key = old.childKey;
-    replacement.childKey = key;
-    replacement.parent = parent;
-    replacement.sameKeyNext = old.sameKeyNext;
-    RadixNode head = parent.children.get(key);
-    if (head == old) {
-      parent.children.put(key, replacement);
-    } else {
-      RadixNode p = head;
-      while (p.sameKeyNext != old) {
-        p = p.sameKeyNext;
-      }
-      p.sameKeyNext = replacement;
-    }
-    old.sameKeyNext = null;
-  }
-
   // ---------------------------------------------------------------- match
 
   /**
    * Walks {@code tokens[pos, end)} down from {@code from} without changing the tree: the nodes
    * matched whole land in {@code walk.path}, a node matched in part (page-aligned) is kept in
-   * {@code walk} for {@link #completeWalk}, which splits it and touches every node passed. Stops before an invalid
-   * node. Two steps so that the caller can check the tokens past the match in between and reject
-   * a bad request before the walk leaves any trace (a split, new access stamps): the tokens that
-   * matched are the tree's own and were checked when they were inserted, so only the rest needs a
-   * check, and the prompt's cold first read is not paid twice (shared-prefix replay at 65,536
-   * tokens, page 16 and 64: about 9% per request).
+   * {@code walk} for {@link #completeWalk}, which splits it and touches every node passed. Stops
+   * before an invalid node. Two steps so that the caller can check the tokens past the match in
+   * between and reject a bad request before the walk leaves any trace (a split, new access
+   * stamps): the tokens that matched are the tree's own and were checked when they were inserted,
+   * so only the rest needs a check, and the prompt's cold first read is not paid twice (about 9%
+   * of a shared-prefix request at page 16 and 64).
    *
    * @param walk the caller's holder, refilled
    * @param end page-aligned
@@ -313,7 +209,7 @@ final class CacheTree {
         break;
       }
       long key = firstPageKey(tokens, pos);
-      RadixNode child = findChild(node, tokens, pos, key);
+      RadixNode child = ChildMaps.find(node, tokens, pos, key, pageSize);
       if (child == null) {
         walk.missKey = key;
         walk.missPos = pos;
@@ -345,11 +241,9 @@ final class CacheTree {
    * reads them all in order. Why: the prompt and the tree's keys are mostly in memory no cache
    * holds, and a sequential pass pays each 4 KiB page's TLB miss and the hardware prefetcher's
    * restart (it stops at page boundaries) one page after another; these loads are independent,
-   * so they are in flight together and the pass finds every page started. Shared-prefix replay
-   * at 65,536 tokens, separate JVMs alternating, median of their per-request figures: page 64
-   * 778 to 758 ns (8 pairs), page 16 748 to 736 (6), page 1 764 to 720 (4); multiturn (prompts
-   * of 2 to 5 KiB) within the noise. The loads' result goes to a field so that the JIT keeps
-   * them.
+   * so they are in flight together and the pass finds every page started (up to 6% of a
+   * shared-prefix request; docs/PERFORMANCE.md). The loads' result goes to a field so that the
+   * JIT keeps them.
    */
   private void touchPages(int[] a, int from, int to) {
     int t = 0;
@@ -393,7 +287,7 @@ final class CacheTree {
     top.keyLength = tokens;
     top.pageCount = pages;
     top.depth = node.depth - node.keyLength + tokens;
-    replaceChild(node.parent, node, top);
+    ChildMaps.replace(node.parent, node, top);
     node.keyOffset += tokens;
     node.keyLength -= tokens;
     node.pageCount -= pages;
@@ -473,7 +367,7 @@ final class CacheTree {
     while (pos < end) {
       key = pos == knownKeyPos ? knownKey : insertPageKey(tokens, pos, copy);
       keyAtPos = true;
-      RadixNode child = findChild(node, tokens, pos, key);
+      RadixNode child = ChildMaps.find(node, tokens, pos, key, pageSize);
       if (child == null) {
         break;
       }
@@ -598,7 +492,7 @@ final class CacheTree {
     leaf.deviceRuns = own.slice(ownIndex, leaf.pageCount);
     leaf.created = leaf.lastAccess = ++clock;
     leaf.priority = priority;
-    addChild(parent, leaf, key);
+    ChildMaps.add(parent, leaf, key);
     parent.residentChildren++;
     nodeCount++;
     ledger.account(leaf, +1);
@@ -687,7 +581,7 @@ final class CacheTree {
     RadixNode node = from;
     while (pos < end) {
       long key = firstPageKey(tokens, pos);
-      RadixNode child = findChild(node, tokens, pos, key);
+      RadixNode child = ChildMaps.find(node, tokens, pos, key, pageSize);
       if (child == null) {
         node = newHostLeaf(node, tokens, pos, end, slots, (pos - start) / pageSize, key);
         pos = end;
@@ -728,30 +622,16 @@ final class CacheTree {
     leaf.backupState = BackupState.COMMITTED;
     leaf.l3State = RadixNode.L3_STORED;
     leaf.created = leaf.lastAccess = ++clock;
-    addChild(parent, leaf, key);
+    ChildMaps.add(parent, leaf, key);
     nodeCount++;
     ledger.account(leaf, +1);
     keyChanged(leaf);
     return leaf;
   }
 
-  /** The node's chained page hashes, computing those of it and its ancestors not known yet. */
+  /** The node's chained page hashes ({@link PageHasher#nodeHashes}). */
   byte[][] pageHashes(RadixNode node) {
-    if (node.pageHashes == null) {
-      java.util.ArrayList<RadixNode> missing = new java.util.ArrayList<>();
-      for (RadixNode n = node; n.parent != null && n.pageHashes == null; n = n.parent) {
-        missing.add(n);
-      }
-      for (int i = missing.size() - 1; i >= 0; i--) {
-        RadixNode n = missing.get(i);
-        RadixNode p = n.parent;
-        byte[] prior = p.parent == null
-            ? PageHasher.seed(n.namespace)
-            : p.pageHashes[p.pageHashes.length - 1];
-        n.pageHashes = PageHasher.chain(prior, n.keyTokens, n.keyOffset, n.pageCount, pageSize);
-      }
-    }
-    return node.pageHashes;
+    return PageHasher.nodeHashes(node, pageSize);
   }
 
   // ---------------------------------------------------------------- locks
@@ -841,7 +721,7 @@ final class CacheTree {
       n.hostSlots = null;
     }
     n.backupState = BackupState.NONE;
-    removeChild(parent, n);
+    ChildMaps.remove(parent, n);
     if (n.children != null && spareMapCount < spareMaps.length) {
       // Checked when it is taken, so that a delete does not read the map's memory for nothing.
       spareMaps[spareMapCount++] = n.children;

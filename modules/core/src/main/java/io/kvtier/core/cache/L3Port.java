@@ -29,7 +29,7 @@ interface L3Port {
    */
   void checkAdmittable(long requestId);
 
-  /** At an admission that holds its lock: ends the request's done prefetch and keeps its outcome. */
+  /** At an admission that holds its lock: ends the request's done prefetch, keeps its outcome. */
   void admitted(long requestId);
 
   /** The outcome kept by the last {@link #admitted} of {@code requestId} that had a prefetch. */

@@ -518,7 +518,7 @@ public final class RankCache {
   /** The chained SHA-256 keys of a node's pages, one per page (computed now if not known). */
   public List<PageKey> pageKeys(RadixNode node) {
     tree.checkNode("pageKeys", node);
-    return tree.pageKeys(node);
+    return PageHasher.nodeKeys(node, config.pageSize());
   }
 
   /**

@@ -6,10 +6,10 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The active requests of one rank (HICACHE-SPEC §3, §5, §10): admission (match, lock, load-back),
- * the device pages a request allocates, and its end. Every request ends through one release
- * ({@link #release}): a finish after its insert, an abort without one; a chunk insert moves the
- * request's lock down and keeps it active.
+ * The active requests of one rank (HICACHE-SPEC §3, §5, §10): admission (match, lock,
+ * load-back), the device pages a request allocates, and its end. Every request ends through one
+ * release ({@link #release}): a finish after its insert, an abort without one; a chunk insert
+ * moves the request's lock down and keeps it active.
  *
  * <p>Design note (hot path): the admission, the allocation and the finish are the replay's whole
  * request. Request states are reused ({@link RequestState.Pool}), the walk and scan results are

@@ -20,7 +20,9 @@ final class RuleSwitches implements RuleAccess {
   @Override
   public void drainTimedAttach(RankCache cache, boolean on) {
     // The one place where rank-local completion is handed to a decision, on purpose.
-    cache.rooms().rules().drainTimedStreamsDone = on ? cache.rooms().localProgress()::streamedDoneDrainTimed : null;
+    Rooms rooms = cache.rooms();
+    rooms.rules().drainTimedStreamsDone =
+        on ? rooms.localProgress()::streamedDoneDrainTimed : null;
   }
 
   @Override

@@ -82,25 +82,29 @@
  * <table>
  *   <caption>Rooms of the cache, lowest first</caption>
  *   <tr><th>room</th><th>classes</th><th>owns</th></tr>
- *   <tr><td>keys and nodes</td><td>{@code RadixNode}, {@code ChunkStore}, {@code KeyCopy},
- *       {@code LongMap}, {@code PageHasher}, {@code SlotRuns}</td>
+ *   <tr><td>keys and nodes</td><td>{@code RadixNode}, {@code ChildMaps}, {@code ChunkStore},
+ *       {@code KeyCopy}, {@code LongMap}, {@code PageHasher}, {@code SlotRuns}</td>
  *       <td>a node's fields, token storage, child maps, page hashes, slot runs</td></tr>
  *   <tr><td>pools</td><td>{@code PoolLedger}, {@code PageAllocator}</td>
  *       <td>the allocators and the per-pool accounting (I5)</td></tr>
  *   <tr><td>tree</td><td>{@code CacheTree}, {@code TreeWalk}, {@code InsertResult}, {@code
  *       EvictionHeap}, {@code HitListener}</td>
- *       <td>walk, split, insert, lock, remove, candidacy; the caller owns the result holders</td></tr>
+ *       <td>walk, split, insert, lock, remove, candidacy; the caller owns the result
+ *       holders</td></tr>
  *   <tr><td>eviction</td><td>{@code Evictor}</td><td>policy order, host eviction</td></tr>
  *   <tr><td>L3</td><td>{@code L3Port} ({@code L3Room}, {@code NoL3}), {@code L3Tier}, {@code
  *       L3Progress}, {@code L3Write}, {@code Prefetch}, {@code L3Executor}</td>
  *       <td>the L3 write FIFO, prefetches and their rank-local progress</td></tr>
  *   <tr><td>backups and loads</td><td>{@code Transfers}, {@code WriteAck}, {@code LoadBack},
  *       {@code CopySink}</td>
- *       <td>the write FIFO (backups, write-back device eviction) and the load FIFO</td></tr>
+ *       <td>the write FIFO (backups, write-back device eviction) and the load
+ *       FIFO</td></tr>
  *   <tr><td>write triggers</td><td>{@code WriteTriggers}</td>
- *       <td>write-through and L3 writes on hits, held back while a prepared backup resolves</td></tr>
+ *       <td>write-through and L3 writes on hits, held back while a prepared backup
+ *       resolves</td></tr>
  *   <tr><td>prepared backups</td><td>{@code PreparedBackups}, {@code PreparedBackup}, {@code
- *       AttachPredicate}, {@code ReplicatedNodeView}</td><td>reservation, streaming, attach</td></tr>
+ *       AttachPredicate}, {@code ReplicatedNodeView}</td>
+ *       <td>reservation, streaming, attach</td></tr>
  *   <tr><td>match</td><td>{@code PrefixMatcher}</td>
  *       <td>token checks, the walk and scan holders, what is cached where</td></tr>
  *   <tr><td>requests</td><td>{@code RequestTable}, {@code RequestState}</td>
@@ -110,7 +114,8 @@
  *   <tr><td>commit protocol</td><td>{@code CommitProtocol}, {@code LocalProgress}</td>
  *       <td>the rank-local copy progress and the commits</td></tr>
  *   <tr><td>checks</td><td>{@code ReplicaDigest}, {@code CacheInvariants}, {@code
- *       RuleVariants}</td><td>the divergence digest, invariants, broken variants for tests</td></tr>
+ *       RuleVariants}</td><td>the divergence digest, invariants, broken variants for
+ *       tests</td></tr>
  * </table>
  */
 package io.kvtier.core.cache;

@@ -116,7 +116,8 @@ class RadixTreeTest {
     assertThat(serve(big, 1, longPrompt)).isZero();
     assertThat(serve(big, 2, longPrompt)).isEqualTo(8200);
     CacheInvariants.checkIdle(big);
-    RadixNode leaf = big.rooms().tree().findChild(big.rooms().tree().rootFor(0, false), longPrompt, 0);
+    CacheTree bigTree = big.rooms().tree();
+    RadixNode leaf = bigTree.findChild(bigTree.rootFor(0, false), longPrompt, 0);
     assertThat(leaf.keyLength).isEqualTo(8200);
     assertThat(leaf.keyChunk).as("a key of its own, not a chunk's").isEqualTo(-1);
   }

@@ -172,7 +172,8 @@ class ReplicaDigestTest {
     flips.put("request prefix", f -> f.cache().rooms().requests().get(5L).prefixLength += 2);
     flips.put("request own slot", f -> f.cache().rooms().requests().get(5L).own.runs()[0] = 14);
     flips.put("request own count", f -> f.cache().rooms().requests().get(5L).own.dropFront(1));
-    flips.put("request lock node", f -> f.cache().rooms().requests().get(4L).lockNode = f.peek(0, X));
+    flips.put("request lock node",
+        f -> f.cache().rooms().requests().get(4L).lockNode = f.peek(0, X));
     flips.put("request removed", f -> f.cache().rooms().requests().remove(4L));
     flips.put("prepared pages", f -> f.cache().rooms().requests().get(5L).prepared.pages--);
     flips.put("prepared host slot",
