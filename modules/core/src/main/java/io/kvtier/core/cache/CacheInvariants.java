@@ -46,7 +46,8 @@ public final class CacheInvariants {
     private final RankCache cache;
     private final CacheTree tree;
     private final PoolLedger ledger;
-    private final Transfers transfers;
+    private final Backups backups;
+    private final LoadBacks loadBacks;
     private final int pageSize;
     private final Map<RadixNode, Integer> explicitLocks = new IdentityHashMap<>();
     private final Map<RadixNode, WriteAck> ackOf = new IdentityHashMap<>();
@@ -75,7 +76,8 @@ public final class CacheInvariants {
       this.cache = cache;
       this.tree = cache.rooms().tree();
       this.ledger = cache.rooms().ledger();
-      this.transfers = cache.rooms().transfers();
+      this.backups = cache.rooms().backups();
+      this.loadBacks = cache.rooms().loadBacks();
       this.pageSize = tree.pageSize;
       this.deviceOwner = new Object[ledger.devicePool.capacity()];
       this.hostOwner = new Object[ledger.hostPool.capacity()];
@@ -137,7 +139,7 @@ public final class CacheInvariants {
           explicitLocks.merge(lock.node, 1, Integer::sum);
         }
       }
-      for (LoadBack op : transfers.loads) {
+      for (LoadBack op : loadBacks.loads) {
         explicitLocks.merge(op.lockNode, 1, Integer::sum);
         for (RadixNode n : op.nodes) {
           if (loadOf.put(n, op) != null) {
@@ -187,7 +189,7 @@ public final class CacheInvariants {
           }
         }
       }
-      for (WriteAck ack : transfers.writes) {
+      for (WriteAck ack : backups.writes) {
         for (int i = 0; i < ack.nodes.size(); i++) {
           RadixNode n = ack.nodes.get(i);
           if (ackOf.put(n, ack) != null) {
@@ -454,7 +456,7 @@ public final class CacheInvariants {
 
     private void checkQueues() {
       long writeBack = 0;
-      for (WriteAck ack : transfers.writes) {
+      for (WriteAck ack : backups.writes) {
         if (ack.isRetirement()) {
           if (!ack.nodes.isEmpty() || ack.writeBackPages != 0) {
             fail("retirement ack " + ack.sequence + " covers nodes or write-back pages");
@@ -516,16 +518,16 @@ public final class CacheInvariants {
         }
       }
       LocalProgress progress = cache.rooms().localProgress();
-      if (progress.writeGroups() != transfers.writes.size()
-          || progress.loadGroups() != transfers.loads.size()
+      if (progress.writeGroups() != backups.writes.size()
+          || progress.loadGroups() != loadBacks.loads.size()
           || progress.streamingRequests() != streamingRequests) {
         fail("rank-local copy groups (writes=" + progress.writeGroups() + ", loads="
             + progress.loadGroups() + ", streaming requests=" + progress.streamingRequests()
             + ") do not pair with the replicated queues"
-            + " (writes=" + transfers.writes.size() + ", loads=" + transfers.loads.size()
+            + " (writes=" + backups.writes.size() + ", loads=" + loadBacks.loads.size()
             + ", requests with streamed layers=" + streamingRequests + ")");
       }
-      for (LoadBack op : transfers.loads) {
+      for (LoadBack op : loadBacks.loads) {
         if (op.committed || !seen.containsKey(op.lockNode)) {
           fail(op + " is committed or locks a node not in the tree");
         }
@@ -609,8 +611,8 @@ public final class CacheInvariants {
       if (cache.rooms().locks().size() != 0) {
         fail("not idle: " + cache.rooms().locks().size() + " node locks are held");
       }
-      if (transfers.outstanding() != 0) {
-        fail("not idle: " + transfers.writes.size() + " writes and " + transfers.loads.size()
+      if (backups.writes.size() + loadBacks.loads.size() != 0) {
+        fail("not idle: " + backups.writes.size() + " writes and " + loadBacks.loads.size()
             + " loads are pending");
       }
       L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);

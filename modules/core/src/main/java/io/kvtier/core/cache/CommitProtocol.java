@@ -13,12 +13,14 @@ final class CommitProtocol {
   private static final long[] NO_PROGRESS = new long[0];
 
   private final LocalProgress progress;
-  private final Transfers transfers;
+  private final Backups backups;
+  private final LoadBacks loadBacks;
   private final L3Port l3;
 
-  CommitProtocol(LocalProgress progress, Transfers transfers, L3Port l3) {
+  CommitProtocol(LocalProgress progress, Backups backups, LoadBacks loadBacks, L3Port l3) {
     this.progress = progress;
-    this.transfers = transfers;
+    this.backups = backups;
+    this.loadBacks = loadBacks;
     this.l3 = l3;
   }
 
@@ -43,16 +45,16 @@ final class CommitProtocol {
   }
 
   void commitWrites(int n, BitSet failed) {
-    transfers.commitWrites(n, failed);
+    backups.commitWrites(n, failed);
   }
 
   void commitLoads(int n, BitSet failed) {
-    transfers.commitLoads(n, failed);
+    loadBacks.commitLoads(n, failed);
   }
 
   /** Replicated: pending backups, loads, L3 writes and prefetches; the sync may skip iff 0. */
   int outstanding() {
-    return transfers.outstanding() + l3.outstanding();
+    return backups.writes.size() + loadBacks.loads.size() + l3.outstanding();
   }
 
   /** The single-rank sync: commits everything that has finished here. */
@@ -95,7 +97,7 @@ final class CommitProtocol {
   private void checkLoad(LoadBack load, int layer) {
     java.util.Objects.requireNonNull(load, "load");
     java.util.Objects.checkIndex(layer, load.layers);
-    if (!load.committed && !transfers.loads.contains(load)) {
+    if (!load.committed && !loadBacks.loads.contains(load)) {
       throw new IllegalArgumentException(load + " is not a pending load of this cache: pass a"
           + " load from this cache's Admission.pendingLoads()");
     }

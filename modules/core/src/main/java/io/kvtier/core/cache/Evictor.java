@@ -6,7 +6,7 @@ package io.kvtier.core.cache;
  * that was locked or gained a child since its push is skipped. Host eviction only deletes
  * host-only leaves and so needs the tree alone; device eviction may back a victim up first
  * (write-back), which may evict host leaves, so it lives with the backups ({@link
- * Transfers#evictDevice}) and polls its victims here.
+ * Backups#evictDevice}) and polls its victims here.
  */
 final class Evictor {
   /** Sees each victim before it is evicted; a test hook, no-op by default. */

@@ -23,7 +23,7 @@ import io.kvtier.core.config.WritePolicy;
 final class PreparedBackups {
   private final CacheTree tree;
   private final PoolLedger ledger;
-  private final Transfers transfers;
+  private final Backups backups;
   private final Evictor evictor;
   private final WriteTriggers triggers;
   private final CacheCounters counters;
@@ -32,15 +32,15 @@ final class PreparedBackups {
   private final int layers;
   private final boolean enabled;
 
-  PreparedBackups(CacheTree tree, PoolLedger ledger, Transfers transfers, Evictor evictor,
+  PreparedBackups(CacheTree tree, PoolLedger ledger, Backups backups, Evictor evictor,
       WriteTriggers triggers, CacheConfig config, int layers, boolean hasEngine,
       RuleVariants rules) {
     this.tree = tree;
     this.ledger = ledger;
-    this.transfers = transfers;
+    this.backups = backups;
     this.evictor = evictor;
     this.triggers = triggers;
-    this.counters = transfers.counters;
+    this.counters = backups.counters;
     this.rules = rules;
     this.pageSize = config.pageSize();
     this.layers = layers;
@@ -106,7 +106,7 @@ final class PreparedBackups {
       throw new IllegalStateException("streamLayer of request id=" + r.id + ": layer=" + layer
           + " was streamed already; stream each layer once, after the model wrote it");
     }
-    transfers.streamLayer(b, r.own, layer);
+    backups.streamLayer(b, r.own, layer);
     b.markStreamed(layer);
     counters.streamedLayers++;
   }
@@ -161,7 +161,7 @@ final class PreparedBackups {
       // The seed defect, on purpose: a rank-local, drain-timed test decides, and the slow rank
       // falls back to a synchronous catch-up backup of its own.
       rollBack(r);
-      transfers.registerBackup(node, false, false);
+      backups.registerBackup(node, false, false);
       return;
     }
     if (attach) {
@@ -189,7 +189,7 @@ final class PreparedBackups {
     r.prepared = null;
     WriteAck ack;
     try {
-      ack = transfers.queueAttached(b, r.own);
+      ack = backups.queueAttached(b, r.own);
     } catch (RuntimeException e) {
       counters.preparedRolledBack++;
       throw e;
@@ -209,7 +209,7 @@ final class PreparedBackups {
   void rollBack(RequestState r) {
     PreparedBackup b = r.prepared;
     r.prepared = null;
-    transfers.retire(b);
+    backups.retire(b);
     counters.preparedRolledBack++;
   }
 }

@@ -44,7 +44,8 @@ public final class RankCache {
   private final PoolLedger ledger;
   private final CacheTree tree;
   private final L3Port l3;
-  private final Transfers transfers;
+  private final Backups backups;
+  private final LoadBacks loadBacks;
   private final PreparedBackups prepared;
   private final PrefixMatcher matcher;
   private final RequestTable requests;
@@ -65,18 +66,19 @@ public final class RankCache {
     this.l3 = l3Setup == null
         ? L3Port.NONE
         : L3Room.of(l3Setup, memory.orElseThrow().host().orElseThrow(), tree, ledger, evictor);
-    this.transfers = new Transfers(tree, ledger, evictor, l3, config, progress, layers, hostTier,
-        counters);
-    WriteTriggers triggers = new WriteTriggers(transfers, l3, config, hostTier);
-    this.prepared = new PreparedBackups(tree, ledger, transfers, evictor, triggers, config,
+    this.backups = new Backups(tree, ledger, evictor, l3, config, progress, hostTier, counters);
+    this.loadBacks =
+        new LoadBacks(tree, ledger, backups, config, progress, layers, hostTier, counters);
+    WriteTriggers triggers = new WriteTriggers(backups, l3, config, hostTier);
+    this.prepared = new PreparedBackups(tree, ledger, backups, evictor, triggers, config,
         layers, hostTier, rules);
     this.matcher = new PrefixMatcher(tree, config.pageSize(), config.vocabSize(), rules);
-    this.requests = new RequestTable(tree, ledger, matcher, transfers, prepared, triggers, l3,
-        rules, config.pageSize());
+    this.requests = new RequestTable(tree, ledger, matcher, backups, loadBacks, prepared,
+        triggers, l3, rules, config.pageSize());
     this.locks = new NodeLocks(tree);
-    this.protocol = new CommitProtocol(progress, transfers, l3);
-    this.rooms = new Rooms(tree, ledger, transfers, evictor, requests, locks, memory, rules,
-        protocol, prepared, l3);
+    this.protocol = new CommitProtocol(progress, backups, loadBacks, l3);
+    this.rooms = new Rooms(tree, ledger, backups, loadBacks, evictor, requests, locks, memory,
+        rules, protocol, prepared, l3);
   }
 
   /**
@@ -304,17 +306,17 @@ public final class RankCache {
    */
   public boolean backup(RadixNode node) {
     tree.checkNode("backup", node);
-    return transfers.backup(node);
+    return backups.backup(node);
   }
 
   /** Evicts device pages in policy order; returns those freed now (write-back: at commit). */
   public int evictDevice(int pages) {
-    return transfers.evictDevice(pages);
+    return backups.evictDevice(pages);
   }
 
   /** Evicts host-only leaves in policy order; returns the pages freed. */
   public int evictHost(int pages) {
-    return transfers.evictHost(pages);
+    return backups.evictHost(pages);
   }
 
   /**
@@ -376,12 +378,12 @@ public final class RankCache {
 
   /** Replicated: write acks not yet committed. */
   public int pendingWrites() {
-    return transfers.writes.size();
+    return backups.writes.size();
   }
 
   /** Replicated: load acks not yet committed. */
   public int pendingLoads() {
-    return transfers.loads.size();
+    return loadBacks.loads.size();
   }
 
   /** The single-rank sync: commits everything finished here; returns the items committed. */

@@ -30,7 +30,8 @@ final class ReplicaDigest {
   static long of(RankCache cache) {
     CacheTree tree = cache.rooms().tree();
     PoolLedger ledger = cache.rooms().ledger();
-    Transfers transfers = cache.rooms().transfers();
+    Backups backups = cache.rooms().backups();
+    LoadBacks loadBacks = cache.rooms().loadBacks();
     ReplicaDigest global = new ReplicaDigest(0x6B76_7469_6572L);
     global.add(tree.pageSize).add(tree.clock).add(tree.nextNodeId()).add(tree.nodeCount);
     PoolUsage device = cache.deviceUsage();
@@ -38,14 +39,14 @@ final class ReplicaDigest {
     global.add(device.free()).add(device.evictable()).add(device.protectedPages());
     global.add(host.free()).add(host.evictable()).add(host.protectedPages());
     global.add(ledger.requestPages).add(ledger.reservedHostPages).add(ledger.writeBackPages);
-    global.add(transfers.writeSequence).add(transfers.loadSequence);
+    global.add(backups.writeSequence).add(loadBacks.loadSequence);
     CacheStats s = cache.stats();
     global.add(s.preparedBackups()).add(s.streamedLayers()).add(s.preparedAttached())
         .add(s.preparedRolledBack()).add(s.catchUpLayers()).add(s.backupsRegistered())
         .add(s.backupsCommitted()).add(s.backupsFailed()).add(s.loadsRegistered())
         .add(s.loadsCommitted()).add(s.loadsFailed()).add(s.deviceEvictions())
         .add(s.hostEvictions());
-    global.writes(transfers).loads(transfers);
+    global.writes(backups).loads(loadBacks);
     L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);
     if (l3 != null) {
       global.l3(l3);
@@ -60,9 +61,9 @@ final class ReplicaDigest {
 
   // ---------------------------------------------------------------- parts
 
-  private ReplicaDigest writes(Transfers transfers) {
-    add(transfers.writes.size());
-    for (WriteAck ack : transfers.writes) {
+  private ReplicaDigest writes(Backups backups) {
+    add(backups.writes.size());
+    for (WriteAck ack : backups.writes) {
       add(ack.sequence).add(ack.preparedRequest).add(ack.writeBackPages);
       add(ack.isRetirement() ? 1 : 0);
       if (ack.isRetirement()) {
@@ -79,9 +80,9 @@ final class ReplicaDigest {
     return this;
   }
 
-  private ReplicaDigest loads(Transfers transfers) {
-    add(transfers.loads.size());
-    for (LoadBack op : transfers.loads) {
+  private ReplicaDigest loads(LoadBacks loadBacks) {
+    add(loadBacks.loads.size());
+    for (LoadBack op : loadBacks.loads) {
       add(op.sequence).add(op.lockNode.id).add(op.pages).add(op.layers);
       add(op.nodes.size());
       for (RadixNode n : op.nodes) {

@@ -24,7 +24,8 @@ final class RequestTable {
   private final CacheTree tree;
   private final PoolLedger ledger;
   private final PrefixMatcher matcher;
-  private final Transfers transfers;
+  private final Backups backups;
+  private final LoadBacks loadBacks;
   private final PreparedBackups prepared;
   private final WriteTriggers triggers;
   private final L3Port l3;
@@ -35,13 +36,14 @@ final class RequestTable {
   /** Where the last insert of a request ended; refilled by each. */
   private final InsertResult inserted = new InsertResult();
 
-  RequestTable(CacheTree tree, PoolLedger ledger, PrefixMatcher matcher, Transfers transfers,
-      PreparedBackups prepared, WriteTriggers triggers, L3Port l3, RuleVariants rules,
-      int pageSize) {
+  RequestTable(CacheTree tree, PoolLedger ledger, PrefixMatcher matcher, Backups backups,
+      LoadBacks loadBacks, PreparedBackups prepared, WriteTriggers triggers, L3Port l3,
+      RuleVariants rules, int pageSize) {
     this.tree = tree;
     this.ledger = ledger;
     this.matcher = matcher;
-    this.transfers = transfers;
+    this.backups = backups;
+    this.loadBacks = loadBacks;
     this.prepared = prepared;
     this.triggers = triggers;
     this.l3 = l3;
@@ -86,7 +88,7 @@ final class RequestTable {
       int loaded = 0;
       List<LoadBack> pending = scan.loads;
       if (scan.hostLength > 0 && options.loadBackQuotaPages() > 0) {
-        LoadBack load = transfers.loadBack(scan.lastDevice, scan.lastHost,
+        LoadBack load = loadBacks.loadBack(scan.lastDevice, scan.lastHost,
             options.loadBackQuotaPages());
         if (load != null) {
           tree.lock(scan.lastHost);
@@ -174,7 +176,7 @@ final class RequestTable {
     }
     int free = ledger.devicePool.free();
     if (free < pages) {
-      transfers.evictDevice(pages - free);
+      backups.evictDevice(pages - free);
       free = ledger.devicePool.free();
       if (free < pages) {
         throw ledger.deviceExhausted(pages, free);

@@ -10,7 +10,8 @@ import java.util.Optional;
 record Rooms(
     CacheTree tree,
     PoolLedger ledger,
-    Transfers transfers,
+    Backups backups,
+    LoadBacks loadBacks,
     Evictor evictor,
     RequestTable table,
     NodeLocks nodeLocks,

@@ -15,7 +15,7 @@ import java.util.ArrayList;
  * decide, nothing rank-local.
  */
 final class WriteTriggers implements HitListener {
-  private final Transfers backups;
+  private final Backups backups;
   private final L3Port l3;
   private final long writeThreshold;
   /** Whether there is a host tier with a transfer engine to copy through. */
@@ -24,7 +24,7 @@ final class WriteTriggers implements HitListener {
   private boolean deferred;
   private final ArrayList<RadixNode> wanted = new ArrayList<>(4);
 
-  WriteTriggers(Transfers backups, L3Port l3, CacheConfig config, boolean hostTier) {
+  WriteTriggers(Backups backups, L3Port l3, CacheConfig config, boolean hostTier) {
     this.backups = backups;
     this.l3 = l3;
     this.hostTier = hostTier;

@@ -95,8 +95,8 @@
  *   <tr><td>L3</td><td>{@code L3Port} ({@code L3Room}, {@code NoL3}), {@code L3Tier}, {@code
  *       L3Progress}, {@code L3Write}, {@code Prefetch}, {@code L3Executor}</td>
  *       <td>the L3 write FIFO, prefetches and their rank-local progress</td></tr>
- *   <tr><td>backups and loads</td><td>{@code Transfers}, {@code WriteAck}, {@code LoadBack},
- *       {@code CopySink}</td>
+ *   <tr><td>backups and loads</td><td>{@code Backups}, {@code WriteAck}, {@code LoadBacks},
+ *       {@code LoadBack}, {@code CopySink}</td>
  *       <td>the write FIFO (backups, write-back device eviction) and the load
  *       FIFO</td></tr>
  *   <tr><td>write triggers</td><td>{@code WriteTriggers}</td>

@@ -98,7 +98,7 @@ class ReplicaDigestTest {
     f.memory().engine.completeAll();
     assertThat(f.cache().readyWritePrefix()).isEqualTo(2);
     assertThat(f.cache().readyLoadPrefix()).isEqualTo(1);
-    assertThat(f.cache().isLoadLayerReady(f.cache().rooms().transfers().loads.peek(), 0)).isTrue();
+    assertThat(f.cache().isLoadLayerReady(f.cache().rooms().loadBacks().loads.peek(), 0)).isTrue();
     assertThat(f.cache().replicaDigest()).isEqualTo(before);
     f.cache().sync();
     assertThat(f.cache().replicaDigest()).as("the commit is replicated").isNotEqualTo(before);
@@ -156,18 +156,18 @@ class ReplicaDigestTest {
       f.cache().admit(99, new int[] {1}, RequestOptions.DEFAULT.withNamespace(42));
       f.cache().abort(99);
     });
-    flips.put("stats", f -> f.cache().rooms().transfers().counters.catchUpLayers++);
+    flips.put("stats", f -> f.cache().rooms().backups().counters.catchUpLayers++);
     // FIFOs.
     flips.put("write FIFO order", f -> {
-      List<WriteAck> acks = new ArrayList<>(f.cache().rooms().transfers().writes);
-      f.cache().rooms().transfers().writes.clear();
-      f.cache().rooms().transfers().writes.add(acks.get(1));
-      f.cache().rooms().transfers().writes.add(acks.get(0));
+      List<WriteAck> acks = new ArrayList<>(f.cache().rooms().backups().writes);
+      f.cache().rooms().backups().writes.clear();
+      f.cache().rooms().backups().writes.add(acks.get(1));
+      f.cache().rooms().backups().writes.add(acks.get(0));
     });
-    flips.put("write ack nodes", f -> f.cache().rooms().transfers().writes.peek().nodes.clear());
-    flips.put("write sequence", f -> f.cache().rooms().transfers().writeSequence++);
-    flips.put("load ack nodes", f -> f.cache().rooms().transfers().loads.peek().nodes.clear());
-    flips.put("load sequence", f -> f.cache().rooms().transfers().loadSequence++);
+    flips.put("write ack nodes", f -> f.cache().rooms().backups().writes.peek().nodes.clear());
+    flips.put("write sequence", f -> f.cache().rooms().backups().writeSequence++);
+    flips.put("load ack nodes", f -> f.cache().rooms().loadBacks().loads.peek().nodes.clear());
+    flips.put("load sequence", f -> f.cache().rooms().loadBacks().loadSequence++);
     // Active requests and locks.
     flips.put("request prefix", f -> f.cache().rooms().requests().get(5L).prefixLength += 2);
     flips.put("request own slot", f -> f.cache().rooms().requests().get(5L).own.runs()[0] = 14);

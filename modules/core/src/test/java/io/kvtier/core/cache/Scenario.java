@@ -295,14 +295,14 @@ final class Scenario {
     try {
       cache.allocateTokens(r.id, length);
     } catch (PoolExhaustedException e) {
-      if (!cache.rooms().transfers().writeBack()) {
+      if (!cache.rooms().backups().writeBack()) {
         assertThat(free + reclaimable).as("allocation of %d pages failed", needed)
             .isLessThan(needed);
       }
       r.covered = false;
       return false;
     }
-    if (needed > 0 && !cache.rooms().transfers().writeBack()) {
+    if (needed > 0 && !cache.rooms().backups().writeBack()) {
       assertThat(free + reclaimable).isGreaterThanOrEqualTo(needed);
     }
     r.covered = length >= r.tokens.length;

@@ -5,33 +5,28 @@ import io.kvtier.core.config.WritePolicy;
 import io.kvtier.spi.TransferBatch;
 import io.kvtier.spi.TransferDirection;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
-import java.util.Comparator;
 
 /**
- * The controller between the tiers: backup registration (device to host), prepared-backup
- * copies, load-back (host to device) and the two FIFO ack queues with their commit step
- * (HICACHE-SPEC §8–§11).
+ * Backups, device to host (HICACHE-SPEC §6, §8, §9, §11): registration, the copies of prepared
+ * backups, device eviction (which under write-back backs a victim up first) and the write FIFO
+ * with its commit step.
  *
- * <p>Replicated state only, by type: the FIFOs of {@link WriteAck} and {@link LoadBack} (which
- * hold no copy handles), the sequence counters and the page counts. Copies are started through a
- * {@link CopySink}, which returns nothing readable; neither this class nor the tree and the
- * evictor that hold it can reach a copy handle, the transfer engine or any completion state.
- * Copy completion enters only through {@link #commitWrites} and {@link #commitLoads}, which take
- * the agreed count and failure set as arguments, so that a multi-rank caller reduces the
- * rank-local answers of {@link LocalProgress} first.
+ * <p>Replicated state only, by type: the FIFO of {@link WriteAck} (which holds no copy handles),
+ * the sequence counter and the page counts. Copies are started through a {@link CopySink}, which
+ * returns nothing readable; neither this class nor the rooms that hold it can reach a copy
+ * handle, the transfer engine or any completion state. Copy completion enters only through
+ * {@link #commitWrites}, which takes the agreed count and failure set as arguments, so that a
+ * multi-rank caller reduces the rank-local answers of {@link LocalProgress} first.
  *
  * <p>A failed write is rolled back at its commit: host slots freed, state back to {@code NONE};
  * a child whose parent is not {@code COMMITTED} at its commit is rolled back too, which keeps
- * committed backups prefix-closed. A failed load marks the loaded nodes device-invalid and every
- * node below them untrusted; neither is matched or inserted through again, and each leaves the
- * device (loaded nodes are demoted to their good host copy, untrusted nodes are deleted) as soon
- * as no lock holds it.
+ * committed backups prefix-closed. A host commit is told to the L3 tier, which may write the node
+ * on.
  */
-final class Transfers {
-  private static final System.Logger LOG = System.getLogger(Transfers.class.getName());
+final class Backups {
+  private static final System.Logger LOG = System.getLogger(Backups.class.getName());
   private static final TransferBatch[] NO_BATCHES = new TransferBatch[0];
 
   private final CacheTree tree;
@@ -42,26 +37,21 @@ final class Transfers {
   private final CacheConfig config;
   /** Starts copies; write-only (see the class comment). */
   private final CopySink copies;
-  /** Layers of the KV layout; 0 without memory. */
-  private final int layers;
   /** Whether there is a host tier with a transfer engine to copy through. */
   private final boolean hostTier;
   final CacheCounters counters;
 
   final ArrayDeque<WriteAck> writes = new ArrayDeque<>();
-  final ArrayDeque<LoadBack> loads = new ArrayDeque<>();
   long writeSequence;
-  long loadSequence;
 
-  Transfers(CacheTree tree, PoolLedger ledger, Evictor evictor, L3Port l3, CacheConfig config,
-      CopySink copies, int layers, boolean hostTier, CacheCounters counters) {
+  Backups(CacheTree tree, PoolLedger ledger, Evictor evictor, L3Port l3, CacheConfig config,
+      CopySink copies, boolean hostTier, CacheCounters counters) {
     this.tree = tree;
     this.ledger = ledger;
     this.evictor = evictor;
     this.l3 = l3;
     this.config = config;
     this.copies = copies;
-    this.layers = layers;
     this.counters = counters;
     this.hostTier = hostTier;
   }
@@ -263,151 +253,6 @@ final class Transfers {
     }
   }
 
-  // ---------------------------------------------------------------- loads
-
-  /**
-   * Loads the evicted chain below {@code lastDevice} down to {@code lastHost} back to the device,
-   * all or nothing. The caller holds a lock on {@code lastDevice}.
-   *
-   * @return the load, or null if skipped (threshold, quota, no memory, device short)
-   */
-  LoadBack loadBack(RadixNode lastDevice, RadixNode lastHost, int quotaPages) {
-    if (!hostTier || lastHost == lastDevice) {
-      return null;
-    }
-    int pages = 0;
-    int count = 0;
-    for (RadixNode n = lastHost; n != lastDevice; n = n.parent) {
-      pages += n.pageCount;
-      count++;
-    }
-    if (pages < config.loadBackThreshold() || pages > quotaPages) {
-      return null;
-    }
-    // Lock first: the eviction below may back up (write-back) and so evict host leaves.
-    tree.lock(lastHost);
-    int free = ledger.devicePool.free();
-    if (free < pages) {
-      evictDevice(pages - free);
-      if (ledger.devicePool.free() < pages) {
-        tree.unlock(lastHost);
-        return null;
-      }
-    }
-    ArrayList<RadixNode> chain = new ArrayList<>(count);
-    for (RadixNode n = lastHost; n != lastDevice; n = n.parent) {
-      chain.add(n);
-    }
-    java.util.Collections.reverse(chain);
-    SlotRuns deviceRuns = new SlotRuns();
-    ledger.devicePool.allocate(pages, deviceRuns);
-    int[] device = deviceRuns.toArray(0, pages, ledger.devicePool);
-    int[] host = new int[pages];
-    int offset = 0;
-    for (RadixNode n : chain) {
-      System.arraycopy(n.hostSlots, n.hostOffset, host, offset, n.pageCount);
-      offset += n.pageCount;
-    }
-    TransferBatch[] batches = new TransferBatch[layers];
-    for (int layer = 0; layer < layers; layer++) {
-      batches[layer] =
-          TransferBatch.oneLayer(TransferDirection.HOST_TO_DEVICE, device, host, layer);
-    }
-    try {
-      copies.load(batches);
-    } catch (CopySink.SubmitFailure f) {
-      if (f.started() == 0) {
-        deviceRuns.release(ledger.devicePool, 0, pages);
-      } else {
-        // Earlier layers are still writing these pages: they cannot be reused, so they stay
-        // allocated (a leak the invariant checker reports) rather than corrupt later data.
-        LOG.log(System.Logger.Level.ERROR, "load-back submission failed at layer "
-            + f.started() + "; " + pages + " device pages stay allocated", f.engineFailure());
-      }
-      tree.unlock(lastHost);
-      throw f.engineFailure();
-    }
-    counters.loadsRegistered++;
-    LoadBack op = new LoadBack(loadSequence++, chain, lastHost, layers, pages);
-    offset = 0;
-    for (RadixNode n : chain) {
-      ledger.account(n, -1);
-      n.deviceRuns = deviceRuns.slice(offset, n.pageCount);
-      n.pendingLoad = op;
-      n.parent.residentChildren++;
-      ledger.account(n, +1);
-      offset += n.pageCount;
-    }
-    loads.add(op);
-    return op;
-  }
-
-  void commitLoads(int n, BitSet failed) {
-    checkCount("loads", n, loads.size());
-    copies.committedLoads(n);
-    for (int i = 0; i < n; i++) {
-      LoadBack op = loads.poll();
-      boolean fail = failed.get(i);
-      if (fail) {
-        counters.loadsFailed++;
-      } else {
-        counters.loadsCommitted++;
-      }
-      ArrayList<RadixNode> affected = fail ? markFailed(op) : null;
-      for (RadixNode node : op.nodes) {
-        if (node.pendingLoad == op) {
-          node.pendingLoad = null;
-        }
-      }
-      op.committed = true;
-      op.failed = fail;
-      tree.unlock(op.lockNode);
-      if (fail) {
-        LOG.log(System.Logger.Level.WARNING,
-            "load-back copy failed (load sequence {0}, {1} pages): pages invalidated",
-            op.sequence, op.pages);
-        for (RadixNode node : affected) {
-          tree.releaseInvalid(node);
-        }
-      }
-    }
-  }
-
-  /** Marks a failed load's nodes and everything computed below them; returns them leaves first. */
-  private ArrayList<RadixNode> markFailed(LoadBack op) {
-    ArrayList<RadixNode> ops = new ArrayList<>(op.nodes);
-    ops.sort(Comparator.comparingInt((RadixNode n) -> n.depth).reversed());
-    for (RadixNode n : ops) {
-      tree.markInvalid(n, RadixNode.DEVICE_INVALID);
-    }
-    ArrayList<RadixNode> affected = new ArrayList<>();
-    for (RadixNode n : ops) {
-      if (n.children != null) {
-        for (int s = 0; s < n.children.slotCount(); s++) {
-          for (RadixNode c = n.children.valueAt(s); c != null; c = c.sameKeyNext) {
-            if (c.invalid == 0) {
-              markUntrusted(c, affected);
-            }
-          }
-        }
-      }
-    }
-    affected.addAll(ops);
-    return affected;
-  }
-
-  private void markUntrusted(RadixNode n, ArrayList<RadixNode> out) {
-    tree.markInvalid(n, RadixNode.UNTRUSTED);
-    if (n.children != null) {
-      for (int s = 0; s < n.children.slotCount(); s++) {
-        for (RadixNode c = n.children.valueAt(s); c != null; c = c.sameKeyNext) {
-          markUntrusted(c, out);
-        }
-      }
-    }
-    out.add(n);
-  }
-
   // ---------------------------------------------------------------- prepared-backup copies
 
   /**
@@ -484,11 +329,7 @@ final class Transfers {
         backup.requestId));
   }
 
-  int outstanding() {
-    return writes.size() + loads.size();
-  }
-
-  private static void checkCount(String queue, int n, int size) {
+  static void checkCount(String queue, int n, int size) {
     if (n < 0 || n > size) {
       throw new IllegalArgumentException(
           "cannot commit " + n + " " + queue + ": " + size + " are pending; pass 0.." + size);
