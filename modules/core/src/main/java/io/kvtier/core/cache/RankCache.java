@@ -23,7 +23,13 @@ import java.util.Optional;
  *
  * <p>Not thread-safe: one scheduler thread calls it. The token arrays passed to {@link #admit}
  * and {@link #cacheChunk} are kept by reference until the request ends and must not be modified
- * meanwhile. Inside, it is a facade over the rooms that the package description maps.
+ * meanwhile.
+ *
+ * <p>Design note (hot path): a facade over the rooms that the package description maps. Each
+ * method checks its arguments and makes one call into one room through a final field, so the
+ * request path gains no object in between. The rooms are final classes; the interfaces a
+ * request meets have one implementation (the hit listener) or two (the L3 port), call sites the
+ * JIT inlines. The rooms are built once, bottom-up, in the constructor.
  */
 public final class RankCache {
   /** Reduction elements per pending prefetch in {@link #localPrefetchProgress}. */
@@ -132,10 +138,9 @@ public final class RankCache {
   }
 
   /**
-   * Matches the page-aligned prefix of {@code tokens} without locking it (HICACHE-SPEC §2). Like
-   * every match it touches the nodes passed and may split one at a page boundary.
-   *
-   * @throws InvalidTokenException if a token id is outside the vocabulary
+   * Matches the page-aligned prefix of {@code tokens} without locking it (HICACHE-SPEC §2); like
+   * every match it touches the nodes passed and may split one. Throws {@link
+   * InvalidTokenException} if a token id is outside the vocabulary.
    */
   public MatchResult match(long namespace, int[] tokens) {
     Objects.requireNonNull(tokens, "tokens");
@@ -168,10 +173,8 @@ public final class RankCache {
 
   /**
    * Allocates {@code pages >= 0} device pages for an active request's uncached tokens, evicting
-   * when the pool is short; all or nothing. Returns the new slots in the order the request's
-   * tokens use them.
-   *
-   * @throws PoolExhaustedException if eviction cannot free enough pages
+   * when short (all or nothing, else {@link PoolExhaustedException}); returns the new slots in
+   * the order the request's tokens use them.
    */
   public int[] allocate(long requestId, int pages) {
     return requests.allocate(requests.get("allocate", requestId), pages);
@@ -179,9 +182,7 @@ public final class RankCache {
 
   /**
    * Allocates the pages a request needs to hold the KV of its first {@code totalTokens} tokens
-   * (prefix included); returns the new slots, empty if it already has enough.
-   *
-   * @throws PoolExhaustedException if eviction cannot free enough pages
+   * (prefix included) like {@link #allocate}; returns the new slots, empty if it had enough.
    */
   public int[] allocateTokens(long requestId, int totalTokens) {
     return requests.allocateTokens(requests.get("allocateTokens", requestId), totalTokens);
@@ -190,9 +191,7 @@ public final class RankCache {
   /**
    * Allocates like {@link #allocateTokens} without returning the new slots, for a scheduler that
    * reads the page table with {@link #copyPageTable} into a row of its own (at page size 1 a
-   * fresh copy is one int per uncached token). Returns the pages allocated now.
-   *
-   * @throws PoolExhaustedException if eviction cannot free enough pages
+   * fresh copy is one int per uncached token); returns the pages allocated now.
    */
   public int growTo(long requestId, int totalTokens) {
     return requests.growTo(requests.get("growTo", requestId), totalTokens);
@@ -205,9 +204,7 @@ public final class RankCache {
 
   /**
    * Copies the request's page table into {@code dst} from {@code offset}, without allocating;
-   * returns the number of slots written.
-   *
-   * @throws IndexOutOfBoundsException if {@code dst} is too short, naming the sizes
+   * returns the slots written, or throws {@link IndexOutOfBoundsException} if they do not fit.
    */
   public int copyPageTable(long requestId, int[] dst, int offset) {
     RequestState r = requests.get("copyPageTable", requestId);
@@ -222,18 +219,13 @@ public final class RankCache {
   }
 
   /**
-   * Finishes a request: inserts the page-aligned part of {@code tokens} with the request's pages
-   * (HICACHE-SPEC §3), frees the pages that duplicate what the tree already had and those past
-   * the last full page, and releases the request's lock. A prepared backup is resolved here: the
-   * insert is split at the backup's end, the backup is attached to the node holding exactly its
-   * pages if the replicated predicate holds, and rolled back otherwise (see {@link
-   * #prepareBackup}).
-   *
-   * @param tokens every token whose KV the request's pages hold (prompt and output); starts with
-   *     the admitted prompt's cached prefix
-   * @return the length that was already cached on the device before this insert
-   * @throws UnknownRequestException if the request is not active
-   * @throws IllegalArgumentException if the tokens do not fit the request's pages or prefix
+   * Finishes an active request: inserts the page-aligned part of {@code tokens} (every token
+   * whose KV its pages hold, starting with the admitted prompt's cached prefix) with the
+   * request's pages (HICACHE-SPEC §3), frees the pages that duplicate what the tree had and those
+   * past the last full page, releases the request's lock and returns the length that was cached
+   * on the device before. A prepared backup is attached to the node holding exactly its pages if
+   * the replicated predicate holds, else rolled back. Tokens that do not fit the request's pages
+   * or prefix are an {@link IllegalArgumentException}.
    */
   public int finish(long requestId, int[] tokens) {
     return requests.finish(requests.get("finish", requestId), tokens);
@@ -246,15 +238,12 @@ public final class RankCache {
   }
 
   /**
-   * Caches a chunked prefill's progress: inserts the computed page-aligned prefix and keeps the
-   * request active, its lock moved to the end of the inserted prefix. The insert resolves a
-   * prepared backup as {@link #finish} does; one that covers only part of its pages rolls it
-   * back.
-   *
-   * @param tokens the request's tokens, which may have grown; start with the admitted prompt's
-   *     cached prefix; kept by reference from now on
-   * @param computedTokens tokens of {@code tokens} whose KV the request has computed
-   * @return the request's page table afterwards (the tree's slots replace duplicates)
+   * Caches a chunked prefill's progress: inserts the page-aligned prefix of the first {@code
+   * computedTokens} of {@code tokens} (which may have grown, start with the admitted prompt's
+   * cached prefix, and are kept by reference from now on), keeps the request active with its lock
+   * moved to the end of the inserted prefix, and returns its page table afterwards. The insert
+   * resolves a prepared backup as {@link #finish} does; one that covers only part of its pages
+   * rolls it back.
    */
   public int[] cacheChunk(long requestId, int[] tokens, int computedTokens) {
     requests.cacheChunk(requests.get("cacheChunk", requestId), tokens, computedTokens);
@@ -262,11 +251,9 @@ public final class RankCache {
   }
 
   /**
-   * Aborts a request: frees its own pages and releases its lock; nothing is inserted. Its
+   * Aborts an active request: frees its own pages and releases its lock; nothing is inserted. Its
    * prepared backup is rolled back (host slots written by streamed copies are retired through
    * the write FIFO and freed at that ack's commit).
-   *
-   * @throws UnknownRequestException if the request is not active
    */
   public void abort(long requestId) {
     requests.abort(requests.get("abort", requestId));
@@ -297,12 +284,10 @@ public final class RankCache {
   }
 
   /**
-   * Registers a backup (device to host copy) of a resident node whose parent is backed up.
-   *
-   * @return true if registered; false if there is no host tier, the node is already backed up,
-   *     not on the device, its parent has no backup, or host pages are short
-   * @throws IllegalStateException if the node's backup is {@code PENDING}: a second backup of a
-   *     pending node is a bug
+   * Registers a backup (device to host copy) of a resident node whose parent is backed up; false
+   * without a host tier, if the node is backed up, not on the device, its parent has no backup,
+   * or host pages are short. A node whose backup is {@code PENDING} is a bug: {@link
+   * IllegalStateException}.
    */
   public boolean backup(RadixNode node) {
     tree.checkNode("backup", node);
@@ -464,9 +449,7 @@ public final class RankCache {
   /**
    * Replicated: commits exactly {@code n} L3 writes (every rank must have finished them): their
    * nodes' host copies lose the protection, and the nodes are marked as stored unless the write
-   * is in {@code failed}.
-   *
-   * @throws IllegalArgumentException if {@code n > 0} without an L3 tier
+   * is in {@code failed}. Without an L3 tier only {@code n == 0} is accepted.
    */
   public void commitL3Writes(int n, BitSet failed) {
     l3.commitWrites(n, Objects.requireNonNull(failed, "failed"));
@@ -485,8 +468,7 @@ public final class RankCache {
    * Replicated: applies the agreed (MIN-reduced) values of the first {@code count} pending
    * prefetches from {@code offset}: a finished probe reserves host slots and starts the fetch, a
    * fetch is decided by the policy and its agreed pages inserted, a drained reservation is freed.
-   *
-   * @throws IllegalArgumentException if {@code count > 0} without an L3 tier
+   * Without an L3 tier only {@code count == 0} is accepted.
    */
   public void commitPrefetches(long[] agreed, int offset, int count) {
     l3.commitPrefetches(Objects.requireNonNull(agreed, "agreed"), offset, count);
@@ -524,9 +506,8 @@ public final class RankCache {
   }
 
   /**
-   * The page keys of a page-aligned token sequence in a namespace, one per page.
-   *
-   * @throws MisalignedKeyException if the length is not a whole number of pages
+   * The page keys of a page-aligned token sequence in a namespace, one per page ({@link
+   * MisalignedKeyException} if the length is not a whole number of pages).
    */
   public List<PageKey> pageKeys(long namespace, int[] tokens) {
     Objects.requireNonNull(tokens, "tokens");
@@ -551,15 +532,11 @@ public final class RankCache {
   }
 
   /**
-   * Streams one finished layer ({@code 0 <= layer < layers}) of the request's prepared backup:
-   * one device-to-host batch into the reserved host slots. A replicated call (every rank calls it
-   * at the same point of its forward pass); only the copy's completion is rank-local, and it
-   * reaches the tree only through the MIN commit of the ack the backup joins at attach. The model
-   * must not write the layer's pages again afterwards.
-   *
-   * @throws UnknownRequestException if the request is not active
-   * @throws IllegalStateException if it has no prepared backup, or the layer was streamed
-   * @throws IllegalArgumentException if the layer is out of range
+   * Streams one finished layer ({@code 0 <= layer < layers}, each once) of the request's prepared
+   * backup: one device-to-host batch into the reserved host slots. A replicated call (every rank
+   * calls it at the same point of its forward pass); only the copy's completion is rank-local,
+   * and it reaches the tree only through the MIN commit of the ack the backup joins at attach.
+   * The model must not write the layer's pages again afterwards.
    */
   public void streamLayer(long requestId, int layer) {
     prepared.stream(requests.get("streamLayer", requestId), layer);
@@ -584,19 +561,15 @@ public final class RankCache {
    * Rank-local: whether layer {@code layer} of a load-back of this cache (from {@link
    * Admission#pendingLoads()}) is on this rank's device (done or failed here, or the load
    * committed), without blocking. Decides nothing; the model asks it before reading the layer.
-   *
-   * @throws IllegalArgumentException if the load belongs to another cache
    */
   public boolean isLoadLayerReady(LoadBack load, int layer) {
     return protocol.isLoadLayerReady(load, layer);
   }
 
   /**
-   * Rank-local: blocks until layer {@code layer} of a load-back is on this rank's device.
-   *
-   * @throws io.kvtier.spi.TransferFailedException if the copy failed (here, or on some rank once
-   *     the load was committed as failed): abort the request
-   * @throws InterruptedException if interrupted
+   * Rank-local: blocks until layer {@code layer} of a load-back is on this rank's device. Throws
+   * {@link io.kvtier.spi.TransferFailedException} if the copy failed (here, or on some rank once
+   * the load was committed as failed): abort the request then.
    */
   public void awaitLoadLayer(LoadBack load, int layer) throws InterruptedException {
     protocol.awaitLoadLayer(load, layer);
