@@ -11,6 +11,20 @@ import java.util.ArrayDeque;
  * summed, which makes the digest independent of the order in which the child and request hash
  * maps are walked. The FIFOs are hashed in queue order, since their order is replicated state.
  * Only fields that ranks agree on are read: no copy handle is reachable from here.
+ *
+ * <p>It covers, per tree node of every namespace: id, parent id, namespace, key tokens and
+ * length, the device-resident and host-backed bits, the backup state and the pending write or
+ * load it belongs to, the write-back flag, the failed-load marks, lockRef, hostRef, hitCount,
+ * priority, lastAccess, created, the child counts, and the device and host slot numbers. The
+ * allocators are deterministic, so slot numbers are replicated here; a backend whose allocation
+ * were not deterministic would have to leave them out. It also covers the pool occupancy (free,
+ * evictable, protected per pool, request pages, reserved host pages, pages awaiting
+ * write-back), the logical clock, the node-id counter, the write and load FIFOs in order (per
+ * ack: sequence, covered node ids and page counts, retired slots, the request of a prepared
+ * backup), the active requests (id, namespace, priority, token count, lock node, prefix length,
+ * own pages, and the prepared backup's extent, host slots and streamed layers), explicit node
+ * locks, the L3 queues, and the {@link RankCache#stats()} counters. Page hashes are left out:
+ * they are a function of the keys. It allocates no more than a walk stack.
  */
 final class ReplicaDigest {
   private static final long NONE = -1L;
