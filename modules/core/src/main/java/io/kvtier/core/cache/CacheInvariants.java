@@ -45,7 +45,9 @@ public final class CacheInvariants {
   private static final class Checker {
     private final RankCache cache;
     private final CacheTree tree;
-    private final Transfers transfers;
+    private final PoolLedger ledger;
+    private final Backups backups;
+    private final LoadBacks loadBacks;
     private final int pageSize;
     private final Map<RadixNode, Integer> explicitLocks = new IdentityHashMap<>();
     private final Map<RadixNode, WriteAck> ackOf = new IdentityHashMap<>();
@@ -72,11 +74,13 @@ public final class CacheInvariants {
 
     Checker(RankCache cache) {
       this.cache = cache;
-      this.tree = cache.tree();
-      this.transfers = cache.transfers();
+      this.tree = cache.rooms().tree();
+      this.ledger = cache.rooms().ledger();
+      this.backups = cache.rooms().backups();
+      this.loadBacks = cache.rooms().loadBacks();
       this.pageSize = tree.pageSize;
-      this.deviceOwner = new Object[tree.devicePool.capacity()];
-      this.hostOwner = new Object[tree.hostPool.capacity()];
+      this.deviceOwner = new Object[ledger.devicePool.capacity()];
+      this.hostOwner = new Object[ledger.hostPool.capacity()];
       this.chunkViews = new int[tree.keys.chunkCount()];
     }
 
@@ -118,14 +122,14 @@ public final class CacheInvariants {
     }
 
     private void collectLocksAndAcks() {
-      LongMap<RequestState> requests = cache.requests();
+      LongMap<RequestState> requests = cache.rooms().requests();
       for (int s = 0; s < requests.slotCount(); s++) {
         RequestState r = requests.valueAt(s);
         if (r != null) {
           explicitLocks.merge(r.lockNode, 1, Integer::sum);
         }
       }
-      LongMap<CacheLock> locks = cache.locks();
+      LongMap<CacheLock> locks = cache.rooms().locks();
       for (int s = 0; s < locks.slotCount(); s++) {
         CacheLock lock = locks.valueAt(s);
         if (lock != null) {
@@ -135,7 +139,7 @@ public final class CacheInvariants {
           explicitLocks.merge(lock.node, 1, Integer::sum);
         }
       }
-      for (LoadBack op : transfers.loads) {
+      for (LoadBack op : loadBacks.loads) {
         explicitLocks.merge(op.lockNode, 1, Integer::sum);
         for (RadixNode n : op.nodes) {
           if (loadOf.put(n, op) != null) {
@@ -143,7 +147,7 @@ public final class CacheInvariants {
           }
         }
       }
-      L3Tier l3 = cache.l3();
+      L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);
       if (l3 != null) {
         for (L3Write write : l3.writes) {
           for (RadixNode n : write.nodes) {
@@ -174,7 +178,7 @@ public final class CacheInvariants {
             fail(op + " is filed under request " + live.keyAt(s) + " in state " + op.state);
           }
           if (op.state == Prefetch.State.DONE) {
-            if (cache.requests().get(op.requestId) != null) {
+            if (cache.rooms().requests().get(op.requestId) != null) {
               fail(op + " is DONE but its request is active: the outcome should be taken");
             }
             if (op.lockNode != null) {
@@ -185,7 +189,7 @@ public final class CacheInvariants {
           }
         }
       }
-      for (WriteAck ack : transfers.writes) {
+      for (WriteAck ack : backups.writes) {
         for (int i = 0; i < ack.nodes.size(); i++) {
           RadixNode n = ack.nodes.get(i);
           if (ackOf.put(n, ack) != null) {
@@ -343,13 +347,13 @@ public final class CacheInvariants {
           fail(n + " has device runs of " + SlotRuns.pages(n.deviceRuns) + " pages");
         }
         for (int slot : n.deviceSlots()) {
-          claim(deviceOwner, tree.devicePool, "device", slot, n);
+          claim(deviceOwner, ledger.devicePool, "device", slot, n);
           deviceOwned++;
         }
       }
       if (n.hostSlots != null) {
         for (int i = 0; i < n.pageCount; i++) {
-          claim(hostOwner, tree.hostPool, "host", n.hostSlots[n.hostOffset + i], n);
+          claim(hostOwner, ledger.hostPool, "host", n.hostSlots[n.hostOffset + i], n);
           hostOwned++;
         }
       }
@@ -388,7 +392,7 @@ public final class CacheInvariants {
     }
 
     private void checkRequests() {
-      LongMap<RequestState> requests = cache.requests();
+      LongMap<RequestState> requests = cache.rooms().requests();
       for (int s = 0; s < requests.slotCount(); s++) {
         RequestState r = requests.valueAt(s);
         if (r == null) {
@@ -405,7 +409,7 @@ public final class CacheInvariants {
           }
         }
         for (int slot : r.own.toArray(0, r.ownCount(), null)) {
-          claim(deviceOwner, tree.devicePool, "device", slot, "request " + r.id);
+          claim(deviceOwner, ledger.devicePool, "device", slot, "request " + r.id);
           deviceOwned++;
         }
         requestPages += r.ownCount();
@@ -419,7 +423,7 @@ public final class CacheInvariants {
         }
         checkPrepared(r);
       }
-      LongMap<CacheLock> locks = cache.locks();
+      LongMap<CacheLock> locks = cache.rooms().locks();
       for (int s = 0; s < locks.slotCount(); s++) {
         CacheLock lock = locks.valueAt(s);
         if (lock != null && !seen.containsKey(lock.node)) {
@@ -442,7 +446,7 @@ public final class CacheInvariants {
             + b.streamedLayers() + " of " + b.layers);
       }
       for (int i = 0; i < b.pages; i++) {
-        claim(hostOwner, tree.hostPool, "host", b.hostSlots[i],
+        claim(hostOwner, ledger.hostPool, "host", b.hostSlots[i],
             "prepared backup of request " + r.id);
         hostOwned++;
       }
@@ -452,13 +456,13 @@ public final class CacheInvariants {
 
     private void checkQueues() {
       long writeBack = 0;
-      for (WriteAck ack : transfers.writes) {
+      for (WriteAck ack : backups.writes) {
         if (ack.isRetirement()) {
           if (!ack.nodes.isEmpty() || ack.writeBackPages != 0) {
             fail("retirement ack " + ack.sequence + " covers nodes or write-back pages");
           }
           for (int slot : ack.retiredHostSlots) {
-            claim(hostOwner, tree.hostPool, "host", slot, "retirement ack " + ack.sequence);
+            claim(hostOwner, ledger.hostPool, "host", slot, "retirement ack " + ack.sequence);
             hostOwned++;
           }
           reservedHostPages += ack.retiredHostSlots.length;
@@ -475,10 +479,10 @@ public final class CacheInvariants {
           }
         }
       }
-      if (writeBack != transfers.writeBackPages) {
-        fail("writeBackPages=" + transfers.writeBackPages + " but the acks hold " + writeBack);
+      if (writeBack != ledger.writeBackPages) {
+        fail("writeBackPages=" + ledger.writeBackPages + " but the acks hold " + writeBack);
       }
-      L3Tier l3 = cache.l3();
+      L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);
       if (l3 != null) {
         for (L3Write write : l3.writes) {
           int pages = 0;
@@ -500,12 +504,12 @@ public final class CacheInvariants {
             fail(op + " holds host slots while probing");
           }
           for (int i = op.heldFrom; op.hostSlots != null && i < op.reservedPages; i++) {
-            claim(hostOwner, tree.hostPool, "host", op.hostSlots[i], op);
+            claim(hostOwner, ledger.hostPool, "host", op.hostSlots[i], op);
             hostOwned++;
           }
           reservedHostPages += op.heldPages();
         }
-        L3Progress l3Progress = cache.l3Progress();
+        L3Progress l3Progress = cache.rooms().l3().orElseThrow().progress();
         if (l3Progress.putGroups() != l3.writes.size()
             || l3Progress.prefetchGroups() != l3.pending.size()) {
           fail("rank-local L3 work (puts=" + l3Progress.putGroups() + ", prefetches="
@@ -513,17 +517,17 @@ public final class CacheInvariants {
               + " writes=" + l3.writes.size() + ", pending prefetches=" + l3.pending.size() + ")");
         }
       }
-      LocalProgress progress = cache.localProgress();
-      if (progress.writeGroups() != transfers.writes.size()
-          || progress.loadGroups() != transfers.loads.size()
+      LocalProgress progress = cache.rooms().localProgress();
+      if (progress.writeGroups() != backups.writes.size()
+          || progress.loadGroups() != loadBacks.loads.size()
           || progress.streamingRequests() != streamingRequests) {
         fail("rank-local copy groups (writes=" + progress.writeGroups() + ", loads="
             + progress.loadGroups() + ", streaming requests=" + progress.streamingRequests()
             + ") do not pair with the replicated queues"
-            + " (writes=" + transfers.writes.size() + ", loads=" + transfers.loads.size()
+            + " (writes=" + backups.writes.size() + ", loads=" + loadBacks.loads.size()
             + ", requests with streamed layers=" + streamingRequests + ")");
       }
-      for (LoadBack op : transfers.loads) {
+      for (LoadBack op : loadBacks.loads) {
         if (op.committed || !seen.containsKey(op.lockNode)) {
           fail(op + " is committed or locks a node not in the tree");
         }
@@ -536,27 +540,27 @@ public final class CacheInvariants {
     }
 
     private void checkPools() {
-      if (reservedHostPages != transfers.reservedHostPages) {
-        fail("reservedHostPages=" + transfers.reservedHostPages + " but prepared backups,"
+      if (reservedHostPages != ledger.reservedHostPages) {
+        fail("reservedHostPages=" + ledger.reservedHostPages + " but prepared backups,"
             + " retirement acks and L3 prefetches hold " + reservedHostPages);
       }
-      if (requestPages != tree.requestPages) {
-        fail("requestPages=" + tree.requestPages + " but requests hold " + requestPages);
+      if (requestPages != ledger.requestPages) {
+        fail("requestPages=" + ledger.requestPages + " but requests hold " + requestPages);
       }
-      if (deviceEvictable != tree.deviceEvictable || deviceProtected != tree.deviceProtected) {
-        fail("device accounting: evictable=" + tree.deviceEvictable + " protected="
-            + tree.deviceProtected + " but the tree has evictable=" + deviceEvictable
+      if (deviceEvictable != ledger.deviceEvictable || deviceProtected != ledger.deviceProtected) {
+        fail("device accounting: evictable=" + ledger.deviceEvictable + " protected="
+            + ledger.deviceProtected + " but the tree has evictable=" + deviceEvictable
             + " protected=" + deviceProtected);
       }
-      if (hostEvictable != tree.hostEvictable || hostProtected != tree.hostProtected) {
-        fail("host accounting: evictable=" + tree.hostEvictable + " protected="
-            + tree.hostProtected + " but the tree has evictable=" + hostEvictable
+      if (hostEvictable != ledger.hostEvictable || hostProtected != ledger.hostProtected) {
+        fail("host accounting: evictable=" + ledger.hostEvictable + " protected="
+            + ledger.hostProtected + " but the tree has evictable=" + hostEvictable
             + " protected=" + hostProtected);
       }
       checkKeyStore();
-      pool("device", tree.devicePool, deviceOwner, deviceOwned,
+      pool("device", ledger.devicePool, deviceOwner, deviceOwned,
           deviceEvictable + deviceProtected + requestPages);
-      pool("host", tree.hostPool, hostOwner, hostOwned,
+      pool("host", ledger.hostPool, hostOwner, hostOwned,
           hostEvictable + hostProtected + reservedHostPages);
     }
 
@@ -604,14 +608,14 @@ public final class CacheInvariants {
       if (cache.activeRequests() != 0) {
         fail("not idle: " + cache.activeRequests() + " requests are active");
       }
-      if (cache.locks().size() != 0) {
-        fail("not idle: " + cache.locks().size() + " node locks are held");
+      if (cache.rooms().locks().size() != 0) {
+        fail("not idle: " + cache.rooms().locks().size() + " node locks are held");
       }
-      if (transfers.outstanding() != 0) {
-        fail("not idle: " + transfers.writes.size() + " writes and " + transfers.loads.size()
+      if (backups.writes.size() + loadBacks.loads.size() != 0) {
+        fail("not idle: " + backups.writes.size() + " writes and " + loadBacks.loads.size()
             + " loads are pending");
       }
-      L3Tier l3 = cache.l3();
+      L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);
       if (l3 != null && (l3.outstanding() != 0 || l3.byRequest.size() != 0)) {
         fail("not idle: " + l3.writes.size() + " L3 writes and " + l3.pending.size()
             + " prefetches are pending, " + l3.byRequest.size() + " prefetch outcomes unclaimed");

@@ -15,35 +15,34 @@ import java.util.Arrays;
  * with a collision chain) in a {@link LongMap}. Finish inserts from the node the request locked
  * at admission, so the already matched prefix is not compared again. Page hashes are computed on
  * demand only. Memory the collector would have to supply fresh is what a full cache pays for
- * most: a new leaf's key goes to a reused chunk of a {@link ChunkStore} (measured on the
- * multiturn replay at 65,536 tokens and page size 16: 0.93 us per request with a fresh key array,
- * 0.55 us with the store). Device slots move as runs of consecutive slots ({@link SlotRuns}):
- * the allocator appends runs to the request, a node takes a slice of them, eviction frees them a
- * run at a time, and no slot is written one by one unless a page table is asked for. They were
- * an int per page before, written into the request's page array at allocation and copied into a
- * slot store at insert (replay at 65,536 tokens and page size 1, interleaved A/B, median per
- * request: shared-prefix 1,200-1,350 to 820-830 ns, multiturn 670-685 to 460-470 ns).
+ * most: a new leaf's key goes to a reused chunk of a {@link ChunkStore} (multiturn replay at page
+ * size 16: 0.55 us per request against 0.93 with a fresh key array). Device slots move as runs of
+ * consecutive slots ({@link SlotRuns}): the allocator appends runs to the request, a node takes
+ * a slice of them, eviction frees them a run at a time, and no slot is written one by one unless
+ * a page table is asked for (about a third of the request's time at page size 1 when they were
+ * an int per page). The figures are in docs/PERFORMANCE.md, "Notes moved from the engine's
+ * comments".
  *
  * <p>Accounting: every mutation of a field that decides a node's pool category (slots, lockRef,
- * backup state, invalid) is bracketed by {@code account(n, -1)} and {@code account(n, +1)}, which
- * keeps free + evictable + protected = capacity per pool without rescans. Every transition that
- * can make a node an eviction candidate, or change its key while it is one, pushes it onto the
- * tier's {@link EvictionHeap}. Only replicated state (tree, locks, logical clock, backup state)
- * enters these decisions. Not thread-safe: one scheduler thread owns the cache.
+ * backup state, invalid) is bracketed by {@code ledger.account(n, -1)} and {@code +1} (see {@link
+ * PoolLedger}). Every transition that can make a node an eviction candidate, or change its key
+ * while it is one, pushes it onto the tier's {@link EvictionHeap}. Only replicated state (tree,
+ * locks, logical clock, backup state) enters these decisions. Inputs and outputs of a call are
+ * its arguments, its result and the caller's holders ({@link TreeWalk}, {@link InsertResult});
+ * hits are told to the caller's {@link HitListener}, so the tree never calls the rooms built on
+ * it. Not thread-safe: one scheduler thread owns the cache.
  */
 final class CacheTree {
   final int pageSize;
   final EvictionPolicy policy;
   private final boolean touchRepushes;
-  final PageAllocator devicePool;
-  final PageAllocator hostPool;
+  private final PoolLedger ledger;
+  /** The ledger's pools, held here too so that the insert reaches them in one load. */
+  private final PageAllocator devicePool;
+  private final PageAllocator hostPool;
   final EvictionHeap deviceHeap;
   final EvictionHeap hostHeap;
   final LongMap<RadixNode> roots = new LongMap<>(4);
-  /** Set once by the cache: backups triggered by hits. */
-  Transfers transfers;
-  /** Set once by a cache with an L3 tier: L3 writes triggered by hits; null without one. */
-  L3Tier l3;
 
   /** Masks page hashes; tests set it to 0 to force every first page into one collision chain. */
   long pageKeyMask = -1L;
@@ -52,12 +51,6 @@ final class CacheTree {
   private long nextId;
   int nodeCount;
 
-  long deviceEvictable;
-  long deviceProtected;
-  long requestPages;
-  long hostEvictable;
-  long hostProtected;
-
   private final int[] pageMultipliers;
 
   /** Where new leaves keep their keys. */
@@ -65,59 +58,31 @@ final class CacheTree {
   /**
    * The child maps of deleted nodes, for the top half of a split: three objects less per split
    * from memory no cache holds. Only an empty map of the size a new map has is reused, so that
-   * it orders its entries as a new one would. JMH at 65,536 tokens, interleaved pairs on a
-   * loaded machine, median per request: shared-prefix page 64 948-989 to 853-975 ns (3 of 3
-   * pairs), multiturn page 1 unchanged (452-475 against 447-466). Handing them to every node
-   * that gets its first child (a leaf under which a new turn is inserted) made multiturn page 1
-   * 2-3% slower (460-483 to 479-494 ns), so only splits take them.
+   * it orders its entries as a new one would. Only splits take them: handing them to every node
+   * that gets its first child made the multiturn replay 2-3% slower (docs/PERFORMANCE.md).
    */
   private final LongMap<RadixNode>[] spareMaps = newMapArray(64);
   private int spareMapCount;
 
-  RadixNode[] path = new RadixNode[32];
-  int pathLength;
-  /** Set by {@link #walk}: the node matched in part, split by {@link #completeWalk}; or null. */
-  private RadixNode partialNode;
-  /** The tokens of {@link #partialNode} that matched, a positive multiple of the page size. */
-  private int partialMatched;
-  /**
-   * Set by {@link #walk}: the first-page key of the tokens at {@link #walkMissPos}, where a lookup
-   * found no child (-1: none). A request keeps it for its insert, which looks up the same page
-   * first: at page size 64 a key costs about 13 ns, and a request computed it twice.
-   */
-  long walkMissKey;
-  int walkMissPos = -1;
+  /** The scratch path of {@link #hitPath}; read by no one else. */
+  private RadixNode[] hitPath = new RadixNode[32];
 
   /** Ints per 4 KiB page, the stride of {@link #touchPages}. */
   private static final int TOUCH_STRIDE = 1024;
   /** Where {@link #touchPages} leaves what it read; never read. */
   @SuppressWarnings("unused")
   private int touchSink;
-  /**
-   * Set by the caller around {@link #insert}: the first-page key of the inserted tokens at
-   * {@code knownKeyPos} (-1: none), for the insert to use instead of computing it.
-   */
-  long knownKey;
-  int knownKeyPos = -1;
-  /**
-   * Set by the caller around {@link #insert} of a request's admitted array: the admission's copy
-   * of its tokens, which a new leaf whose key lies inside it takes instead of a copy of its own;
-   * empty otherwise.
-   */
-  final KeyCopy insertCopy = new KeyCopy();
-  /** Set by {@link #insert}: the deepest node the insert ended at and the position it reached. */
-  RadixNode lastInsertNode;
-  int insertEnd;
-  /** Set by {@link #insertHostOnly}: pages the tree already held (their slots were released). */
-  int hostDuplicates;
+  /** The key copy of an insert that has none: covers nothing. */
+  static final KeyCopy NO_COPY = new KeyCopy();
 
-  CacheTree(int pageSize, EvictionPolicy policy, int devicePages, int hostPages) {
+  CacheTree(int pageSize, EvictionPolicy policy, PoolLedger ledger) {
     this.pageSize = pageSize;
     this.policy = policy;
     this.touchRepushes = EvictionHeap.readsAccessClock(policy);
-    this.devicePool = new PageAllocator("device", devicePages);
-    this.hostPool = new PageAllocator("host", hostPages);
-    this.pageMultipliers = pageMultipliers(pageSize);
+    this.ledger = ledger;
+    this.devicePool = ledger.devicePool;
+    this.hostPool = ledger.hostPool;
+    this.pageMultipliers = ChildMaps.pageMultipliers(pageSize);
     this.deviceHeap = new EvictionHeap(policy, false);
     this.hostHeap = new EvictionHeap(policy, true);
     rootFor(0, true);
@@ -147,6 +112,24 @@ final class CacheTree {
     return nextId;
   }
 
+  /**
+   * Checks that {@code node} is in this tree.
+   *
+   * @throws IllegalArgumentException if it was removed or belongs to another cache
+   */
+  void checkNode(String operation, RadixNode node) {
+    java.util.Objects.requireNonNull(node, "node");
+    RadixNode root = node;
+    while (root.parent != null) {
+      root = root.parent;
+    }
+    if (node.deleted || roots.get(root.namespace) != root) {
+      throw new IllegalArgumentException(operation + " of node id=" + node.id
+          + ": the node is not in this cache's tree (removed, or from another cache); match"
+          + " again");
+    }
+  }
+
   void maybeDropRoot(RadixNode root) {
     // Salted namespaces may be unbounded; an idle empty root is dropped (never namespace 0).
     if (root.namespace != 0 && root.childCount == 0 && root.lockRef == 0 && !root.deleted) {
@@ -161,10 +144,9 @@ final class CacheTree {
    * The key a child sits under in its parent's map: its first token at page size 1, else a hash
    * of its first page, {@code sum(tokens[i] * multiplier[i])} over 32-bit ints. Pages that
    * differ in one token never collide (the multipliers are odd), other collisions are verified
-   * and chained. Why this hash: its products are independent, so the JIT vectorizes the sum;
-   * the earlier multiply-xorshift chain cost 74 ns per 64-token page against 13 ns now, and a
-   * request looks up several pages (multiturn replay at page size 64, unbounded: 0.79-0.86 us
-   * per request before, 0.46-0.48 us after).
+   * and chained. Why this hash: its products are independent, so the JIT vectorizes the sum
+   * (13 ns per 64-token page, against 74 for a multiply-xorshift chain), and a request looks up
+   * several pages (docs/PERFORMANCE.md).
    */
   long firstPageKey(int[] tokens, int off) {
     if (pageSize == 1) {
@@ -178,61 +160,14 @@ final class CacheTree {
     return h & pageKeyMask;
   }
 
-  /** Odd multipliers for {@link #firstPageKey}, the same on every rank (a fixed seed). */
-  private static int[] pageMultipliers(int pageSize) {
-    int[] m = new int[pageSize];
-    long state = 0x6B76_7469_6572_4B45L;
-    for (int i = 0; i < pageSize; i++) {
-      state += 0x9E3779B97F4A7C15L;
-      long z = state;
-      z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-      z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-      m[i] = (int) (z ^ (z >>> 31)) | 1;
-    }
-    return m;
-  }
-
   RadixNode findChild(RadixNode node, int[] tokens, int pos) {
-    return node.children == null ? null : findChild(node, tokens, pos, firstPageKey(tokens, pos));
-  }
-
-  /** {@link #findChild(RadixNode, int[], int)} with the page's key already computed. */
-  private RadixNode findChild(RadixNode node, int[] tokens, int pos, long key) {
-    LongMap<RadixNode> children = node.children;
-    if (children == null) {
-      return null;
-    }
-    if (pageSize == 1) {
-      return children.get(key);
-    }
-    RadixNode c = children.get(key);
-    while (c != null
-        && Arrays.mismatch(c.keyTokens, c.keyOffset, c.keyOffset + pageSize, tokens, pos,
-            pos + pageSize) >= 0) {
-      c = c.sameKeyNext;
-    }
-    return c;
+    return node.children == null
+        ? null
+        : ChildMaps.find(node, tokens, pos, firstPageKey(tokens, pos), pageSize);
   }
 
   private void addChild(RadixNode parent, RadixNode child) {
-    addChild(parent, child, firstPageKey(child.keyTokens, child.keyOffset));
-  }
-
-  private void addChild(RadixNode parent, RadixNode child, long key) {
-    child.childKey = key;
-    child.parent = parent;
-    if (parent.children == null) {
-      parent.children = new LongMap<>(2);
-    }
-    RadixNode head = parent.children.get(key);
-    if (head == null) {
-      parent.children.put(key, child);
-    } else {
-      // Two first pages with one 64-bit hash: chain them; lookups verify the page.
-      child.sameKeyNext = head.sameKeyNext;
-      head.sameKeyNext = child;
-    }
-    parent.childCount++;
+    ChildMaps.add(parent, child, firstPageKey(child.keyTokens, child.keyOffset));
   }
 
   /** An empty child map for a split's top half: a deleted node's if it has a new map's size. */
@@ -247,81 +182,37 @@ final class CacheTree {
     return new LongMap<>(2);
   }
 
-  private void removeChild(RadixNode parent, RadixNode child) {
-    long key = child.childKey;
-    RadixNode head = parent.children.get(key);
-    if (head == child) {
-      if (child.sameKeyNext == null) {
-        parent.children.remove(key);
-      } else {
-        parent.children.put(key, child.sameKeyNext);
-      }
-    } else {
-      RadixNode p = head;
-      while (p.sameKeyNext != child) {
-        p = p.sameKeyNext;
-      }
-      p.sameKeyNext = child.sameKeyNext;
-    }
-    child.sameKeyNext = null;
-    parent.childCount--;
-  }
-
-  private void replaceChild(RadixNode parent, RadixNode old, RadixNode replacement) {
-    long key = old.childKey;
-    replacement.childKey = key;
-    replacement.parent = parent;
-    replacement.sameKeyNext = old.sameKeyNext;
-    RadixNode head = parent.children.get(key);
-    if (head == old) {
-      parent.children.put(key, replacement);
-    } else {
-      RadixNode p = head;
-      while (p.sameKeyNext != old) {
-        p = p.sameKeyNext;
-      }
-      p.sameKeyNext = replacement;
-    }
-    old.sameKeyNext = null;
-  }
-
   // ---------------------------------------------------------------- match
-
-  private void addToPath(RadixNode n) {
-    if (pathLength == path.length) {
-      path = Arrays.copyOf(path, pathLength * 2);
-    }
-    path[pathLength++] = n;
-  }
 
   /**
    * Walks {@code tokens[pos, end)} down from {@code from} without changing the tree: the nodes
-   * matched whole land in {@link #path}, a node matched in part (page-aligned) is kept for
-   * {@link #completeWalk}, which splits it and touches every node passed. Stops before an invalid
-   * node. Two steps so that the caller can check the tokens past the match in between and reject
-   * a bad request before the walk leaves any trace (a split, new access stamps): the tokens that
-   * matched are the tree's own and were checked when they were inserted, so only the rest needs a
-   * check, and the prompt's cold first read is not paid twice (shared-prefix replay at 65,536
-   * tokens, page 16 and 64: about 9% per request).
+   * matched whole land in {@code walk.path}, a node matched in part (page-aligned) is kept in
+   * {@code walk} for {@link #completeWalk}, which splits it and touches every node passed. Stops
+   * before an invalid node. Two steps so that the caller can check the tokens past the match in
+   * between and reject a bad request before the walk leaves any trace (a split, new access
+   * stamps): the tokens that matched are the tree's own and were checked when they were inserted,
+   * so only the rest needs a check, and the prompt's cold first read is not paid twice (about 9%
+   * of a shared-prefix request at page 16 and 64).
    *
+   * @param walk the caller's holder, refilled
    * @param end page-aligned
    * @return the position reached, the partly matched node's matched pages included
    */
-  int walk(RadixNode from, int[] tokens, int pos, int end) {
+  int walk(TreeWalk walk, RadixNode from, int[] tokens, int pos, int end) {
     touchPages(tokens, pos, end);
-    pathLength = 0;
-    partialNode = null;
-    walkMissPos = -1;
+    walk.pathLength = 0;
+    walk.partialNode = null;
+    walk.missPos = -1;
     RadixNode node = from;
     while (pos < end) {
       if (node.children == null) {
         break;
       }
       long key = firstPageKey(tokens, pos);
-      RadixNode child = findChild(node, tokens, pos, key);
+      RadixNode child = ChildMaps.find(node, tokens, pos, key, pageSize);
       if (child == null) {
-        walkMissKey = key;
-        walkMissPos = pos;
+        walk.missKey = key;
+        walk.missPos = pos;
         break;
       }
       if (child.invalid != 0) {
@@ -335,11 +226,11 @@ final class CacheTree {
       int matched = m < 0 ? compared : m - m % pageSize;
       pos += matched;
       if (matched < length) {
-        partialNode = child;
-        partialMatched = matched;
+        walk.partialNode = child;
+        walk.partialMatched = matched;
         break;
       }
-      addToPath(child);
+      walk.add(child);
       node = child;
     }
     return pos;
@@ -350,11 +241,9 @@ final class CacheTree {
    * reads them all in order. Why: the prompt and the tree's keys are mostly in memory no cache
    * holds, and a sequential pass pays each 4 KiB page's TLB miss and the hardware prefetcher's
    * restart (it stops at page boundaries) one page after another; these loads are independent,
-   * so they are in flight together and the pass finds every page started. Shared-prefix replay
-   * at 65,536 tokens, separate JVMs alternating, median of their per-request figures: page 64
-   * 778 to 758 ns (8 pairs), page 16 748 to 736 (6), page 1 764 to 720 (4); multiturn (prompts
-   * of 2 to 5 KiB) within the noise. The loads' result goes to a field so that the JIT keeps
-   * them.
+   * so they are in flight together and the pass finds every page started (up to 6% of a
+   * shared-prefix request; docs/PERFORMANCE.md). The loads' result goes to a field so that the
+   * JIT keeps them.
    */
   private void touchPages(int[] a, int from, int to) {
     int t = 0;
@@ -365,20 +254,21 @@ final class CacheTree {
   }
 
   /**
-   * The changes of the last {@link #walk}: touches the nodes matched whole, in order, then splits
-   * the node matched in part and touches its new upper half, which joins {@link #path}; the same
-   * changes, in the same order, as a walk that made them on its way down.
+   * The changes of the {@link #walk} that filled {@code walk}: touches the nodes matched whole,
+   * in order, then splits the node matched in part and touches its new upper half, which joins
+   * the path; the same changes, in the same order, as a walk that made them on its way down.
    */
-  void completeWalk() {
-    int whole = pathLength;
+  void completeWalk(TreeWalk walk) {
+    int whole = walk.pathLength;
+    RadixNode[] path = walk.path;
     for (int i = 0; i < whole; i++) {
       touch(path[i]);
     }
-    if (partialNode != null) {
-      RadixNode top = split(partialNode, partialMatched);
-      partialNode = null;
+    if (walk.partialNode != null) {
+      RadixNode top = split(walk.partialNode, walk.partialMatched);
+      walk.partialNode = null;
       touch(top);
-      addToPath(top);
+      walk.add(top);
     }
   }
 
@@ -397,7 +287,7 @@ final class CacheTree {
     top.keyLength = tokens;
     top.pageCount = pages;
     top.depth = node.depth - node.keyLength + tokens;
-    replaceChild(node.parent, node, top);
+    ChildMaps.replace(node.parent, node, top);
     node.keyOffset += tokens;
     node.keyLength -= tokens;
     node.pageCount -= pages;
@@ -453,13 +343,20 @@ final class CacheTree {
    * request's pages from page {@code ownIndex} of {@code own} on (HICACHE-SPEC §3). A resident
    * node counts a hit and the request's pages for it are freed as duplicates; an evicted node
    * re-adopts them; the rest becomes a new leaf that adopts them. Stops before an invalid node;
-   * {@link #insertEnd} and {@link #lastInsertNode} say where it ended, and pages past it stay the
-   * request's.
+   * {@code out} says where it ended, and pages past it stay the request's.
    *
+   * @param knownKey the first-page key of {@code tokens} at {@code knownKeyPos}, which the
+   *     admission's walk computed (-1 position: none)
+   * @param copy the admission's copy of {@code tokens} past its match, which a new leaf whose key
+   *     lies inside it takes as its key; {@link #NO_COPY} if {@code tokens} is not the admitted
+   *     array
+   * @param hits told of every hit counted
+   * @param out where the insert ended
    * @return the length (from the root) that was already cached on the device
    */
   int insert(RadixNode start, int[] tokens, int pos, int end, SlotRuns own, int ownIndex,
-      int priority) {
+      int priority, long knownKey, int knownKeyPos, KeyCopy copy, HitListener hits,
+      InsertResult out) {
     RadixNode node = start;
     int cached = pos;
     boolean residentRun = true;
@@ -468,9 +365,9 @@ final class CacheTree {
     long key = 0;
     boolean keyAtPos = false;
     while (pos < end) {
-      key = pos == knownKeyPos ? knownKey : insertPageKey(tokens, pos);
+      key = pos == knownKeyPos ? knownKey : insertPageKey(tokens, pos, copy);
       keyAtPos = true;
-      RadixNode child = findChild(node, tokens, pos, key);
+      RadixNode child = ChildMaps.find(node, tokens, pos, key, pageSize);
       if (child == null) {
         break;
       }
@@ -490,11 +387,11 @@ final class CacheTree {
       child.lastAccess = ++clock;
       if (child.deviceRuns != null) {
         own.release(devicePool, ownIndex, pages);
-        requestPages -= pages;
+        ledger.requestPages -= pages;
         if (residentRun) {
           cached = pos + matched;
         }
-        countHit(child, priority);
+        countHit(child, priority, hits);
       } else {
         adopt(child, own, ownIndex);
         residentRun = false;
@@ -510,30 +407,30 @@ final class CacheTree {
     }
     if (pos < end && !stoppedInvalid) {
       node = newLeaf(node, tokens, pos, end, own, ownIndex, priority,
-          keyAtPos ? key : insertPageKey(tokens, pos));
+          keyAtPos ? key : insertPageKey(tokens, pos, copy), copy, hits);
       pos = end;
     }
-    lastInsertNode = node;
-    insertEnd = pos;
+    out.node = node;
+    out.end = pos;
     return cached;
   }
 
   private void adopt(RadixNode node, SlotRuns own, int ownIndex) {
-    account(node, -1);
+    ledger.account(node, -1);
     node.deviceRuns = own.slice(ownIndex, node.pageCount);
     node.parent.residentChildren++;
-    account(node, +1);
-    requestPages -= node.pageCount;
+    ledger.account(node, +1);
+    ledger.requestPages -= node.pageCount;
   }
 
   /**
    * A new node below {@code parent} for {@code tokens[pos, end)}, not yet linked: the key copied
-   * into the key store, the length, pages and depth set; the caller gives it its slots.
+   * into the key store (or viewed in {@code copy} where it covers them), the length, pages and
+   * depth set; the caller gives it its slots.
    */
-  private RadixNode keyedLeaf(RadixNode parent, int[] tokens, int pos, int end) {
+  private RadixNode keyedLeaf(RadixNode parent, int[] tokens, int pos, int end, KeyCopy copy) {
     RadixNode leaf = new RadixNode(nextId++, parent.namespace);
     int length = end - pos;
-    KeyCopy copy = insertCopy;
     if (copy.covers(pos, end)) {
       leaf.keyChunk = copy.chunk;
       leaf.keyTokens = keys.chunk(copy.chunk);
@@ -556,8 +453,7 @@ final class CacheTree {
    * two are the same unless the caller changed the admitted array, against the contract; the key
    * must still be that of the tokens the node keeps.
    */
-  private long insertPageKey(int[] tokens, int pos) {
-    KeyCopy copy = insertCopy;
+  private long insertPageKey(int[] tokens, int pos, KeyCopy copy) {
     return copy.covers(pos, pos + pageSize)
         ? firstPageKey(keys.chunk(copy.chunk), copy.offset + pos - copy.from)
         : firstPageKey(tokens, pos);
@@ -591,17 +487,17 @@ final class CacheTree {
 
   /** A new leaf for {@code tokens[pos, end)}, whose first page has the child key {@code key}. */
   private RadixNode newLeaf(RadixNode parent, int[] tokens, int pos, int end, SlotRuns own,
-      int ownIndex, int priority, long key) {
-    RadixNode leaf = keyedLeaf(parent, tokens, pos, end);
+      int ownIndex, int priority, long key, KeyCopy copy, HitListener hits) {
+    RadixNode leaf = keyedLeaf(parent, tokens, pos, end, copy);
     leaf.deviceRuns = own.slice(ownIndex, leaf.pageCount);
     leaf.created = leaf.lastAccess = ++clock;
     leaf.priority = priority;
-    addChild(parent, leaf, key);
+    ChildMaps.add(parent, leaf, key);
     parent.residentChildren++;
     nodeCount++;
-    account(leaf, +1);
-    requestPages -= leaf.pageCount;
-    countHit(leaf, priority);
+    ledger.account(leaf, +1);
+    ledger.requestPages -= leaf.pageCount;
+    countHit(leaf, priority, hits);
     keyChanged(leaf);
     return leaf;
   }
@@ -615,41 +511,36 @@ final class CacheTree {
     n.deviceRuns = null;
   }
 
-  /** A hit on a resident node: count it, raise its priority, maybe start a write-through. */
-  void countHit(RadixNode n, int priority) {
+  /** A hit on a resident node: count it, raise its priority, tell the write triggers. */
+  private static void countHit(RadixNode n, int priority, HitListener hits) {
     n.hitCount++;
     if (priority > n.priority) {
       n.priority = priority;
     }
-    if (transfers.writeThroughWanted(n)) {
-      transfers.registerBackup(n, false, false);
-    }
-    if (l3 != null) {
-      l3.maybeWrite(n);
-    }
+    hits.hit(n);
   }
 
   /**
    * Counts hits on the locked path from the root down to {@code node}, as an insert from the
    * root would, without comparing the tokens again.
    */
-  void hitPath(RadixNode node, int priority) {
+  void hitPath(RadixNode node, int priority, HitListener hits) {
     int depth = 0;
     for (RadixNode n = node; n.parent != null; n = n.parent) {
       depth++;
     }
+    RadixNode[] path = hitPath;
     if (path.length < depth) {
-      path = new RadixNode[Integer.highestOneBit(depth) * 2];
+      path = hitPath = new RadixNode[Integer.highestOneBit(depth) * 2];
     }
     int i = depth;
     for (RadixNode n = node; n.parent != null; n = n.parent) {
       path[--i] = n;
     }
-    pathLength = depth;
     for (int k = 0; k < depth; k++) {
       RadixNode n = path[k];
       n.lastAccess = ++clock;
-      countHit(n, priority);
+      countHit(n, priority, hits);
       keyChanged(n);
     }
   }
@@ -677,19 +568,20 @@ final class CacheTree {
    * Inserts {@code tokens[pos, end)} below {@code from} as host-only, committed nodes whose host
    * pages are {@code slots[0..]} (one per page, in order): the pages of an L3 prefetch. A matched
    * node that is host-committed is passed through and the slots of its pages are released as
-   * duplicates ({@link #hostDuplicates}); the walk stops before a node that is not committed or
-   * is invalid (a host-only child there would break I3), and the rest becomes a new leaf.
-   * {@link #lastInsertNode} and {@link #insertEnd} say where it ended.
+   * duplicates ({@code out.hostDuplicates}); the walk stops before a node that is not committed
+   * or is invalid (a host-only child there would break I3), and the rest becomes a new leaf.
+   * {@code out} says where it ended.
    *
    * @return the position reached; the caller releases the slots of the pages after it
    */
-  int insertHostOnly(RadixNode from, int[] tokens, int pos, int end, int[] slots) {
+  int insertHostOnly(RadixNode from, int[] tokens, int pos, int end, int[] slots,
+      InsertResult out) {
     int start = pos;
-    hostDuplicates = 0;
+    int duplicates = 0;
     RadixNode node = from;
     while (pos < end) {
       long key = firstPageKey(tokens, pos);
-      RadixNode child = findChild(node, tokens, pos, key);
+      RadixNode child = ChildMaps.find(node, tokens, pos, key, pageSize);
       if (child == null) {
         node = newHostLeaf(node, tokens, pos, end, slots, (pos - start) / pageSize, key);
         pos = end;
@@ -712,47 +604,34 @@ final class CacheTree {
       touch(child);
       int pages = matched / pageSize;
       hostPool.release(slots, (pos - start) / pageSize, pages);
-      hostDuplicates += pages;
+      duplicates += pages;
       pos += matched;
       node = child;
     }
-    lastInsertNode = node;
-    insertEnd = pos;
+    out.node = node;
+    out.end = pos;
+    out.hostDuplicates = duplicates;
     return pos;
   }
 
   private RadixNode newHostLeaf(RadixNode parent, int[] tokens, int pos, int end, int[] slots,
       int slotIndex, long key) {
-    RadixNode leaf = keyedLeaf(parent, tokens, pos, end);
+    RadixNode leaf = keyedLeaf(parent, tokens, pos, end, NO_COPY);
     leaf.hostSlots = slots;
     leaf.hostOffset = slotIndex;
     leaf.backupState = BackupState.COMMITTED;
     leaf.l3State = RadixNode.L3_STORED;
     leaf.created = leaf.lastAccess = ++clock;
-    addChild(parent, leaf, key);
+    ChildMaps.add(parent, leaf, key);
     nodeCount++;
-    account(leaf, +1);
+    ledger.account(leaf, +1);
     keyChanged(leaf);
     return leaf;
   }
 
-  /** The node's chained page hashes, computing those of it and its ancestors not known yet. */
+  /** The node's chained page hashes ({@link PageHasher#nodeHashes}). */
   byte[][] pageHashes(RadixNode node) {
-    if (node.pageHashes == null) {
-      java.util.ArrayList<RadixNode> missing = new java.util.ArrayList<>();
-      for (RadixNode n = node; n.parent != null && n.pageHashes == null; n = n.parent) {
-        missing.add(n);
-      }
-      for (int i = missing.size() - 1; i >= 0; i--) {
-        RadixNode n = missing.get(i);
-        RadixNode p = n.parent;
-        byte[] prior = p.parent == null
-            ? PageHasher.seed(n.namespace)
-            : p.pageHashes[p.pageHashes.length - 1];
-        n.pageHashes = PageHasher.chain(prior, n.keyTokens, n.keyOffset, n.pageCount, pageSize);
-      }
-    }
-    return node.pageHashes;
+    return PageHasher.nodeHashes(node, pageSize);
   }
 
   // ---------------------------------------------------------------- locks
@@ -760,9 +639,9 @@ final class CacheTree {
   void lock(RadixNode node) {
     for (RadixNode n = node; n != null; n = n.parent) {
       if (n.lockRef == 0 && n.parent != null) {
-        account(n, -1);
+        ledger.account(n, -1);
         n.lockRef = 1;
-        account(n, +1);
+        ledger.account(n, +1);
       } else {
         n.lockRef++;
       }
@@ -780,9 +659,9 @@ final class CacheTree {
     for (RadixNode n = node; n != null; ) {
       RadixNode up = n.parent;
       if (n.lockRef == 1 && up != null) {
-        account(n, -1);
+        ledger.account(n, -1);
         n.lockRef = 0;
-        account(n, +1);
+        ledger.account(n, +1);
         if (n.invalid != 0) {
           releaseInvalid(n);
         } else {
@@ -799,24 +678,6 @@ final class CacheTree {
   }
 
   // ---------------------------------------------------------------- accounting and candidates
-
-  void account(RadixNode n, int sign) {
-    if (n.deviceRuns != null) {
-      if (n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0) {
-        deviceEvictable += sign * n.pageCount;
-      } else {
-        deviceProtected += sign * n.pageCount;
-      }
-    }
-    if (n.hostSlots != null) {
-      if (n.deviceRuns == null && n.lockRef == 0 && n.hostRef == 0
-          && n.backupState == BackupState.COMMITTED && n.invalid == 0) {
-        hostEvictable += sign * n.pageCount;
-      } else {
-        hostProtected += sign * n.pageCount;
-      }
-    }
-  }
 
   static boolean isDeviceCandidate(RadixNode n) {
     return n.deviceRuns != null && n.residentChildren == 0 && n.lockRef == 0
@@ -850,7 +711,7 @@ final class CacheTree {
   /** Removes a childless, unlocked, not pending node and frees all its slots. */
   void delete(RadixNode n) {
     RadixNode parent = n.parent;
-    account(n, -1);
+    ledger.account(n, -1);
     if (n.deviceRuns != null) {
       releaseDevice(n);
       parent.residentChildren--;
@@ -860,7 +721,7 @@ final class CacheTree {
       n.hostSlots = null;
     }
     n.backupState = BackupState.NONE;
-    removeChild(parent, n);
+    ChildMaps.remove(parent, n);
     if (n.children != null && spareMapCount < spareMaps.length) {
       // Checked when it is taken, so that a delete does not read the map's memory for nothing.
       spareMaps[spareMapCount++] = n.children;
@@ -877,10 +738,10 @@ final class CacheTree {
 
   /** Frees a committed node's device slots; it stays in the tree as host-only. */
   void demote(RadixNode n) {
-    account(n, -1);
+    ledger.account(n, -1);
     releaseDevice(n);
     n.parent.residentChildren--;
-    account(n, +1);
+    ledger.account(n, +1);
     keyChanged(n);
     afterChildGone(n.parent);
   }
@@ -905,9 +766,9 @@ final class CacheTree {
       return;
     }
     if (n.invalid == RadixNode.DEVICE_INVALID) {
-      account(n, -1);
+      ledger.account(n, -1);
       n.invalid = 0;
-      account(n, +1);
+      ledger.account(n, +1);
       demote(n);
     } else if (n.childCount == 0 && n.hostRef == 0) {
       // An L3 write still reads the host copy: deleted at that write's commit instead.
@@ -917,8 +778,8 @@ final class CacheTree {
 
   /** Marks a node invalid, keeping the accounting right. */
   void markInvalid(RadixNode n, byte kind) {
-    account(n, -1);
+    ledger.account(n, -1);
     n.invalid = kind;
-    account(n, +1);
+    ledger.account(n, +1);
   }
 }

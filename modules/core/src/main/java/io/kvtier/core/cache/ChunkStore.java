@@ -6,16 +6,12 @@ import java.util.Arrays;
  * Int runs (the keys of tree nodes) copied into shared 64 KiB chunks instead of arrays of their
  * own.
  *
- * <p>Why: with a full pool every missed request deletes an old leaf and makes a new one, and the
- * new leaf's key was a fresh array: about 1 us per 8.7 KB on the benchmark machine, since an
- * allocation writes memory that no cache holds, against 0.15 us to copy into memory the cache
- * released a moment ago. A chunk is handed out by bumping an offset and is reused once no live
- * node views it; LRU deletes old nodes first, so the chunks of old runs empty first. Measured per
- * request at 65,536 tokens, fresh key arrays against the store: multiturn page 16 0.93 against
- * 0.55 us, page 64 0.89 against 0.50 us; shared-prefix page 64 1.6 against 1.1 us. (Reusing the
- * arrays of deleted leaves whole was tried first: it served 98% of shared-prefix keys but 2% of
- * multiturn ones, whose new keys are longer than the leaves that go.) Device slots were kept here
- * too, one int per page, until nodes took them as runs ({@link SlotRuns}).
+ * <p>Why: with a full pool every missed request deletes an old leaf and makes a new one, and a
+ * fresh array for the new leaf's key writes memory that no cache holds (about 1 us per 8.7 KB,
+ * against 0.15 us to copy into memory the cache released a moment ago). A chunk is handed out by
+ * bumping an offset and is reused once no live node views it; LRU deletes old nodes first, so the
+ * chunks of old runs empty first. Reusing the arrays of deleted leaves whole would not do: new
+ * multiturn keys are longer than the leaves that go. The figures are in docs/PERFORMANCE.md.
  *
  * <p>Each node records the chunk of each run it views (-1 for an array of its own); a chunk
  * counts the live views: one per run stored (a request's admission copy, {@link KeyCopy}, is one

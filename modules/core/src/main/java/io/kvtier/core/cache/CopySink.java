@@ -5,9 +5,10 @@ import io.kvtier.spi.TransferBatch;
 /**
  * How replicated code starts copies: every method submits batches to the transfer engine, or
  * files the copies already running, under the ack they belong to, and returns nothing. Code that
- * holds only this type (the controller {@link Transfers}, prepared backups, and through them the
- * tree and the evictor) has no way to learn whether a copy has finished: completion stays in
- * {@link LocalProgress}, which only {@link RankCache} holds as such (ARCHITECTURE §4).
+ * holds only this type (the controllers {@link Backups} and {@link LoadBacks}, prepared backups,
+ * and through them the tree and the evictor) has no way to learn whether a copy has finished:
+ * completion stays in {@link LocalProgress}, which only {@link CommitProtocol} holds as such
+ * (ARCHITECTURE §4).
  *
  * <p>Every call that queues a copy group pairs with exactly one entry that the caller adds to the
  * matching replicated FIFO at the same time, in the same order. What a failed submission leaves

@@ -20,12 +20,9 @@ import java.util.Arrays;
  * is its minimum; only the others (a parent that becomes a leaf with its old access time, for
  * example) go to a binary min-heap. A poll takes the smaller of the run's head and the heap's
  * top, which gives exactly the order of one heap over all entries. Why: a poll from a heap of a
- * few hundred entries costs a sift down with an unpredictable branch per level; on the replay of
- * the fixed traces at 65,536 tokens the sifts were about a tenth of the request's time (perf
- * samples, multiturn page 16), and under LRU every push of that replay goes to the run, so a
- * poll is O(1). Measured against the single heap, interleaved in one JVM (10th percentile, ns per
- * request, machine at load 8): shared-prefix page 16 947 to 882, page 64 933 to 878; multiturn
- * page 64 655 to 584, page 16 within the noise. The heap's sifts move a hole rather than
+ * few hundred entries costs a sift down with an unpredictable branch per level, about a tenth of
+ * a replayed request's time, and under LRU every push of the replay goes to the run, so a poll is
+ * O(1) (6-11% per request; docs/PERFORMANCE.md). The heap's sifts move a hole rather than
  * swapping entries (one move per level instead of two).
  */
 final class EvictionHeap {

@@ -1,9 +1,12 @@
 package io.kvtier.core.cache;
 
 /**
- * Device and host eviction (HICACHE-SPEC §6, §7): takes candidates from the tier's {@link
- * EvictionHeap} in policy order until enough pages are free. Candidacy is re-checked when a node
- * leaves the heap, so a node that was locked or gained a child since its push is skipped.
+ * Eviction order and host eviction (HICACHE-SPEC §6, §7): takes candidates from the tier's {@link
+ * EvictionHeap} in policy order. Candidacy is re-checked when a node leaves the heap, so a node
+ * that was locked or gained a child since its push is skipped. Host eviction only deletes
+ * host-only leaves and so needs the tree alone; device eviction may back a victim up first
+ * (write-back), which may evict host leaves, so it lives with the backups ({@link
+ * Backups#evictDevice}) and polls its victims here.
  */
 final class Evictor {
   /** Sees each victim before it is evicted; a test hook, no-op by default. */
@@ -15,14 +18,13 @@ final class Evictor {
   static final Observer NO_OBSERVER = (host, node) -> {};
 
   private final CacheTree tree;
-  private final Transfers transfers;
+  private final CacheCounters counters;
+  /** Set by tests only, before the cache is used. */
   Observer observer = NO_OBSERVER;
-  long deviceEvictions;
-  long hostEvictions;
 
-  Evictor(CacheTree tree, Transfers transfers) {
+  Evictor(CacheTree tree, CacheCounters counters) {
     this.tree = tree;
-    this.transfers = transfers;
+    this.counters = counters;
   }
 
   RadixNode pollDevice() {
@@ -46,39 +48,7 @@ final class Evictor {
   }
 
   /**
-   * Frees device pages: a committed victim is demoted to host-only, a victim without backup is
-   * deleted, or under write-back first backed up (its pages are freed at that backup's commit).
-   *
-   * @param pages pages wanted, counting those already awaiting write-back
-   * @return pages freed now
-   */
-  int evictDevice(int pages) {
-    int freed = 0;
-    boolean writeBack = transfers.writeBack();
-    while (freed + transfers.writeBackPages < pages) {
-      RadixNode victim = pollDevice();
-      if (victim == null) {
-        break;
-      }
-      observer.victim(false, victim);
-      int victimPages = victim.pageCount;
-      if (victim.backupState == BackupState.COMMITTED) {
-        tree.demote(victim);
-        freed += victimPages;
-      } else if (writeBack && transfers.registerBackup(victim, true, true)) {
-        // Freed at the commit of this backup; counted in transfers.writeBackPages.
-        continue;
-      } else {
-        tree.delete(victim);
-        freed += victimPages;
-      }
-      deviceEvictions++;
-    }
-    return freed;
-  }
-
-  /**
-   * Frees host pages by deleting host-only leaves in policy order.
+   * Frees host pages by deleting host-only leaves in policy order, and counts them.
    *
    * @param pages pages wanted
    * @return pages freed
@@ -93,8 +63,8 @@ final class Evictor {
       observer.victim(true, victim);
       freed += victim.pageCount;
       tree.delete(victim);
-      hostEvictions++;
     }
+    counters.hostEvictions += freed;
     return freed;
   }
 }

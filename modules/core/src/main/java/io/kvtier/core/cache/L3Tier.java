@@ -31,7 +31,10 @@ final class L3Tier {
 
   final L3Config config;
   private final CacheTree tree;
-  private final Transfers transfers;
+  private final PoolLedger ledger;
+  private final Evictor evictor;
+  /** Where {@link #decide} learns how far an insert went; refilled by each. */
+  private final InsertResult insertResult = new InsertResult();
   private final L3Sink sink;
   private final int pageSize;
   private final long backupThreshold;
@@ -58,10 +61,11 @@ final class L3Tier {
   long pagesDuplicate;
   long pagesMissed;
 
-  L3Tier(L3Config config, CacheTree tree, Transfers transfers, L3Sink sink) {
+  L3Tier(L3Config config, CacheTree tree, PoolLedger ledger, Evictor evictor, L3Sink sink) {
     this.config = config;
     this.tree = tree;
-    this.transfers = transfers;
+    this.ledger = ledger;
+    this.evictor = evictor;
     this.sink = sink;
     this.pageSize = tree.pageSize;
     this.backupThreshold = config.backupThreshold();
@@ -113,11 +117,11 @@ final class L3Tier {
       System.arraycopy(h, 0, hashes, offset, n.pageCount);
       System.arraycopy(n.hostSlots, n.hostOffset, slots, offset, n.pageCount);
       offset += n.pageCount;
-      tree.account(n, -1);
+      ledger.account(n, -1);
       n.hostRef++;
       n.l3State = RadixNode.L3_WRITING;
       n.pendingL3Write = write;
-      tree.account(n, +1);
+      ledger.account(n, +1);
       write.nodes.add(n);
     }
     sink.put(hashes, slots);
@@ -142,11 +146,11 @@ final class L3Tier {
         pagesWritten += write.pages;
       }
       for (RadixNode node : write.nodes) {
-        tree.account(node, -1);
+        ledger.account(node, -1);
         node.hostRef--;
         node.pendingL3Write = null;
         node.l3State = fail ? RadixNode.L3_NONE : RadixNode.L3_STORED;
-        tree.account(node, +1);
+        ledger.account(node, +1);
         if (node.invalid != 0) {
           tree.releaseInvalid(node);
         } else {
@@ -300,19 +304,19 @@ final class L3Tier {
       end(op, 0);
       return;
     }
-    int free = tree.hostPool.free();
+    int free = ledger.hostPool.free();
     if (free < hits) {
-      transfers.evictHost(hits - free);
+      evictor.evictHost(hits - free);
     }
-    int pages = Math.min(hits, tree.hostPool.free());
+    int pages = Math.min(hits, ledger.hostPool.free());
     if ((long) pages * pageSize < config.prefetchThreshold()) {
       prefetchesSkipped++;
       end(op, 0);
       return;
     }
     int[] slots = new int[pages];
-    tree.hostPool.allocate(pages, slots, 0);
-    transfers.reservedHostPages += pages;
+    ledger.hostPool.allocate(pages, slots, 0);
+    ledger.reservedHostPages += pages;
     op.hostSlots = slots;
     op.reservedPages = pages;
     op.heldFrom = 0;
@@ -330,19 +334,20 @@ final class L3Tier {
     RadixNode deepest = null;
     if (fetched > 0 && CacheTree.pathValid(op.lockNode)) {
       int end = op.startToken + fetched * pageSize;
+      InsertResult result = insertResult;
       int reached = tree.insertHostOnly(op.lockNode, op.tokens, op.startToken, end,
-          op.hostSlots);
+          op.hostSlots, result);
       inserted = (reached - op.startToken) / pageSize;
-      deepest = tree.lastInsertNode;
-      pagesDuplicate += tree.hostDuplicates;
-      pagesInserted += inserted - tree.hostDuplicates;
+      deepest = result.node;
+      pagesDuplicate += result.hostDuplicates;
+      pagesInserted += inserted - result.hostDuplicates;
       // Pages the walk did not reach (it stopped at a node it may not extend) go back now:
       // every rank has finished writing them.
-      tree.hostPool.release(op.hostSlots, inserted, fetched - inserted);
+      ledger.hostPool.release(op.hostSlots, inserted, fetched - inserted);
     } else if (fetched > 0) {
-      tree.hostPool.release(op.hostSlots, 0, fetched);
+      ledger.hostPool.release(op.hostSlots, 0, fetched);
     }
-    transfers.reservedHostPages -= fetched;
+    ledger.reservedHostPages -= fetched;
     pagesMissed += op.reservedPages - fetched;
     op.heldFrom = fetched;
     op.insertedTokens = inserted * pageSize;
@@ -388,8 +393,8 @@ final class L3Tier {
   private void releaseHeld(Prefetch op) {
     int held = op.heldPages();
     if (held > 0) {
-      tree.hostPool.release(op.hostSlots, op.heldFrom, held);
-      transfers.reservedHostPages -= held;
+      ledger.hostPool.release(op.hostSlots, op.heldFrom, held);
+      ledger.reservedHostPages -= held;
       op.heldFrom = op.reservedPages;
     }
   }

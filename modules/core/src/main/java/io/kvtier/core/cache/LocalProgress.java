@@ -14,9 +14,10 @@ import java.util.Iterator;
  * replicated FIFOs, plus the layer copies streamed for prepared backups not yet attached.
  *
  * <p>The replicated side sees this object only as a {@link CopySink}, which starts copies and
- * returns nothing. The answers about completion leave only here, and only {@link RankCache}
- * holds this type to ask them: the ready-prefix counts and local failure sets that the rank
- * protocol reduces across ranks (MIN, OR) before they come back through the commit calls
+ * returns nothing. The answers about completion leave only here, and only {@link
+ * CommitProtocol} holds this type to ask them (the invariant checks read it too): the
+ * ready-prefix counts and local failure sets that the rank protocol reduces across ranks (MIN,
+ * OR) before they come back through the commit calls
  * ({@link #readyWritePrefix()}, {@link #readyLoadPrefix()}, {@link #localWriteFailures}, {@link
  * #localLoadFailures}), the model thread's layer waits on a load ({@link #isLoadLayerDone},
  * {@link #awaitLoadLayer}), which decide nothing, and one exit that exists only for a

@@ -12,18 +12,15 @@ import java.util.Arrays;
  * allocation finds the free runs 64 slots per bitmap word and appends them to a {@link SlotRuns}
  * (device pages) or fills the caller's array (host pages); a release of a run checks and clears its
  * bits a word at a time, and a release of an array finds its runs with one {@code Arrays.mismatch}
- * against {@link #iota} (where {@code iota[i] == i}) per run. Measured on the replay of the fixed
- * traces at page size 1 and 65,536 tokens (docs/PERFORMANCE.md), per request: shared-prefix 8.4-8.8
- * us with the stack, 3.3-3.8 us with runs; multiturn 4.0-4.1 against 2.1 us. A stack of free runs
- * was tried first and was as fast at first, but its runs fragment with every replay (254 slots per
- * run after one multiturn replay, 123 after three, 7.8 us per request after 1,500); the bitmap is
- * canonical instead: the free set alone decides what is handed out, and adjacent frees merge by
- * themselves. A summary bit per word ({@link #hasFree}) and a lower bound on the first word with a
- * free slot ({@link #firstFreeWord}) keep the search for the lowest free slot short in a large,
- * mostly full pool. Wholly free words are taken a word per step without bit scans (interleaved A/B,
- * page size 1 at 65,536 tokens, 10th percentile per request: shared-prefix 1,300 to 1,150-1,250 ns,
- * multiturn 750-920 to 705-850 ns), and a release checks and clears the inner words of a run with
- * one AND and one fill (multiturn there: min 684-686 to 629-630 ns, shared-prefix unchanged).
+ * against {@link #iota} (where {@code iota[i] == i}) per run (a shared-prefix request at page
+ * size 1: 3.3-3.8 us with runs, 8.4-8.8 with the stack). The bitmap is canonical, unlike a stack
+ * of free runs, whose runs fragment with every replay: the free set alone decides what is handed
+ * out, and adjacent frees merge by themselves. A summary bit per word ({@link #hasFree}) and a
+ * lower bound on the first word with a free slot ({@link #firstFreeWord}) keep the search for the
+ * lowest free slot short in a large, mostly full pool. Wholly free words are taken a word per
+ * step without bit scans, and a release checks and clears the inner words of a run with one AND
+ * and one fill. The figures are in docs/PERFORMANCE.md, "Notes moved from the engine's
+ * comments".
  *
  * <p>Deterministic: an allocation takes the lowest free slots in increasing order, so the same
  * sequence of calls returns the same slots on every rank. The bits make a double free fail at

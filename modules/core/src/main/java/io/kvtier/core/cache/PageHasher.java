@@ -88,4 +88,38 @@ public final class PageHasher {
       throw new IllegalStateException("SHA-256 is missing from this JDK", e);
     }
   }
+
+  /**
+   * A tree node's chained page hashes, computing those of it and its ancestors not known yet
+   * (a split divides them, so they stay known).
+   */
+  static byte[][] nodeHashes(RadixNode node, int pageSize) {
+    if (node.pageHashes == null) {
+      ArrayList<RadixNode> missing = new ArrayList<>();
+      for (RadixNode n = node; n.parent != null && n.pageHashes == null; n = n.parent) {
+        missing.add(n);
+      }
+      for (int i = missing.size() - 1; i >= 0; i--) {
+        RadixNode n = missing.get(i);
+        RadixNode p = n.parent;
+        byte[] prior = p.parent == null ? seed(n.namespace) : p.pageHashes[p.pageHashes.length - 1];
+        n.pageHashes = chain(prior, n.keyTokens, n.keyOffset, n.pageCount, pageSize);
+      }
+    }
+    return node.pageHashes;
+  }
+
+  /** A tree node's page keys, one per page (computed now if not known; none for a root). */
+  static List<PageKey> nodeKeys(RadixNode node, int pageSize) {
+    if (node.parent != null) {
+      nodeHashes(node, pageSize);
+    }
+    List<PageKey> keys = new ArrayList<>(node.pageCount);
+    if (node.pageHashes != null) {
+      for (byte[] h : node.pageHashes) {
+        keys.add(PageKey.of(h));
+      }
+    }
+    return keys;
+  }
 }

@@ -22,18 +22,25 @@ import io.kvtier.core.config.WritePolicy;
  */
 final class PreparedBackups {
   private final CacheTree tree;
-  private final Transfers transfers;
+  private final PoolLedger ledger;
+  private final Backups backups;
+  private final Evictor evictor;
+  private final WriteTriggers triggers;
   private final CacheCounters counters;
   private final RuleVariants rules;
   private final int pageSize;
   private final int layers;
   private final boolean enabled;
 
-  PreparedBackups(CacheTree tree, Transfers transfers, CacheConfig config, int layers,
-      boolean hasEngine, RuleVariants rules) {
+  PreparedBackups(CacheTree tree, PoolLedger ledger, Backups backups, Evictor evictor,
+      WriteTriggers triggers, CacheConfig config, int layers, boolean hasEngine,
+      RuleVariants rules) {
     this.tree = tree;
-    this.transfers = transfers;
-    this.counters = transfers.counters;
+    this.ledger = ledger;
+    this.backups = backups;
+    this.evictor = evictor;
+    this.triggers = triggers;
+    this.counters = backups.counters;
     this.rules = rules;
     this.pageSize = config.pageSize();
     this.layers = layers;
@@ -63,16 +70,16 @@ final class PreparedBackups {
           + " first streamLayer, or insert the chunk (cacheChunk) and prepare again");
     }
     int more = full - have;
-    int free = tree.hostPool.free();
+    int free = ledger.hostPool.free();
     if (free < more) {
-      transfers.evictHost(more - free);
-      if (tree.hostPool.free() < more) {
+      evictor.evictHost(more - free);
+      if (ledger.hostPool.free() < more) {
         return false;
       }
     }
     int[] slots = b == null ? new int[full] : java.util.Arrays.copyOf(b.hostSlots, full);
-    tree.hostPool.allocate(more, slots, have);
-    transfers.reservedHostPages += more;
+    ledger.hostPool.allocate(more, slots, have);
+    ledger.reservedHostPages += more;
     if (b == null) {
       r.prepared = new PreparedBackup(r.id, r.prefixLength, layers, full, slots);
       counters.preparedBackups++;
@@ -99,7 +106,7 @@ final class PreparedBackups {
       throw new IllegalStateException("streamLayer of request id=" + r.id + ": layer=" + layer
           + " was streamed already; stream each layer once, after the model wrote it");
     }
-    transfers.streamLayer(b, r.own, layer);
+    backups.streamLayer(b, r.own, layer);
     b.markStreamed(layer);
     counters.streamedLayers++;
   }
@@ -107,32 +114,36 @@ final class PreparedBackups {
   /**
    * Inserts {@code tokens[r.prefixLength, aligned)} for a request with a prepared backup and
    * resolves the backup: split at the backup's end, attach to the node holding exactly its pages
-   * if the predicate holds, else roll back. Leaves {@link CacheTree#insertEnd} and {@link
-   * CacheTree#lastInsertNode} as a plain insert would.
+   * if the predicate holds, else roll back. Leaves in {@code out} what a plain insert would; the
+   * key hints are those of {@link CacheTree#insert}.
    *
    * @return the length already cached on the device, as {@link CacheTree#insert} returns it
    */
-  int insert(RequestState r, int[] tokens, int aligned) {
+  int insert(RequestState r, int[] tokens, int aligned, long knownKey, int knownKeyPos,
+      KeyCopy copy, InsertResult out) {
     PreparedBackup b = r.prepared;
     int backupEnd = b.endToken(pageSize);
     if (aligned < backupEnd) {
       // The insert covers only part of the backup's pages, which no node can match: give the
       // backup up first so that the inserted nodes take the ordinary write-through way.
       rollBack(r);
-      return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority);
+      return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority,
+          knownKey, knownKeyPos, copy, triggers, out);
     }
-    transfers.deferWriteThrough();
+    triggers.defer();
     int cached;
     RadixNode node;
     try {
-      cached = tree.insert(r.lockNode, tokens, r.prefixLength, backupEnd, r.own, 0, r.priority);
-      node = tree.insertEnd == backupEnd ? tree.lastInsertNode : null;
+      cached = tree.insert(r.lockNode, tokens, r.prefixLength, backupEnd, r.own, 0, r.priority,
+          knownKey, knownKeyPos, copy, triggers, out);
+      node = out.end == backupEnd ? out.node : null;
       resolve(r, node);
     } finally {
-      transfers.registerDeferredWriteThrough();
+      triggers.registerDeferred();
     }
     if (node != null && aligned > backupEnd) {
-      int more = tree.insert(node, tokens, backupEnd, aligned, r.own, b.pages, r.priority);
+      int more = tree.insert(node, tokens, backupEnd, aligned, r.own, b.pages, r.priority,
+          knownKey, knownKeyPos, copy, triggers, out);
       if (cached == backupEnd) {
         cached = more;
       }
@@ -150,7 +161,7 @@ final class PreparedBackups {
       // The seed defect, on purpose: a rank-local, drain-timed test decides, and the slow rank
       // falls back to a synchronous catch-up backup of its own.
       rollBack(r);
-      transfers.registerBackup(node, false, false);
+      backups.registerBackup(node, false, false);
       return;
     }
     if (attach) {
@@ -178,19 +189,19 @@ final class PreparedBackups {
     r.prepared = null;
     WriteAck ack;
     try {
-      ack = transfers.queueAttached(b, r.own);
+      ack = backups.queueAttached(b, r.own);
     } catch (RuntimeException e) {
       counters.preparedRolledBack++;
       throw e;
     }
-    tree.account(node, -1);
+    ledger.account(node, -1);
     node.hostSlots = b.hostSlots;
     node.hostOffset = 0;
     node.backupState = BackupState.PENDING;
     node.pendingWrite = ack;
-    tree.account(node, +1);
+    ledger.account(node, +1);
     ack.nodes.add(node);
-    transfers.reservedHostPages -= b.pages;
+    ledger.reservedHostPages -= b.pages;
     counters.preparedAttached++;
   }
 
@@ -198,7 +209,7 @@ final class PreparedBackups {
   void rollBack(RequestState r) {
     PreparedBackup b = r.prepared;
     r.prepared = null;
-    transfers.retire(b);
+    backups.retire(b);
     counters.preparedRolledBack++;
   }
 }

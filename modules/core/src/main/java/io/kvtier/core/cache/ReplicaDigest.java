@@ -11,6 +11,20 @@ import java.util.ArrayDeque;
  * summed, which makes the digest independent of the order in which the child and request hash
  * maps are walked. The FIFOs are hashed in queue order, since their order is replicated state.
  * Only fields that ranks agree on are read: no copy handle is reachable from here.
+ *
+ * <p>It covers, per tree node of every namespace: id, parent id, namespace, key tokens and
+ * length, the device-resident and host-backed bits, the backup state and the pending write or
+ * load it belongs to, the write-back flag, the failed-load marks, lockRef, hostRef, hitCount,
+ * priority, lastAccess, created, the child counts, and the device and host slot numbers. The
+ * allocators are deterministic, so slot numbers are replicated here; a backend whose allocation
+ * were not deterministic would have to leave them out. It also covers the pool occupancy (free,
+ * evictable, protected per pool, request pages, reserved host pages, pages awaiting
+ * write-back), the logical clock, the node-id counter, the write and load FIFOs in order (per
+ * ack: sequence, covered node ids and page counts, retired slots, the request of a prepared
+ * backup), the active requests (id, namespace, priority, token count, lock node, prefix length,
+ * own pages, and the prepared backup's extent, host slots and streamed layers), explicit node
+ * locks, the L3 queues, and the {@link RankCache#stats()} counters. Page hashes are left out:
+ * they are a function of the keys. It allocates no more than a walk stack.
  */
 final class ReplicaDigest {
   private static final long NONE = -1L;
@@ -28,24 +42,26 @@ final class ReplicaDigest {
   }
 
   static long of(RankCache cache) {
-    CacheTree tree = cache.tree();
-    Transfers transfers = cache.transfers();
+    CacheTree tree = cache.rooms().tree();
+    PoolLedger ledger = cache.rooms().ledger();
+    Backups backups = cache.rooms().backups();
+    LoadBacks loadBacks = cache.rooms().loadBacks();
     ReplicaDigest global = new ReplicaDigest(0x6B76_7469_6572L);
     global.add(tree.pageSize).add(tree.clock).add(tree.nextNodeId()).add(tree.nodeCount);
     PoolUsage device = cache.deviceUsage();
     PoolUsage host = cache.hostUsage();
     global.add(device.free()).add(device.evictable()).add(device.protectedPages());
     global.add(host.free()).add(host.evictable()).add(host.protectedPages());
-    global.add(tree.requestPages).add(transfers.reservedHostPages).add(transfers.writeBackPages);
-    global.add(transfers.writeSequence).add(transfers.loadSequence);
+    global.add(ledger.requestPages).add(ledger.reservedHostPages).add(ledger.writeBackPages);
+    global.add(backups.writeSequence).add(loadBacks.loadSequence);
     CacheStats s = cache.stats();
     global.add(s.preparedBackups()).add(s.streamedLayers()).add(s.preparedAttached())
         .add(s.preparedRolledBack()).add(s.catchUpLayers()).add(s.backupsRegistered())
         .add(s.backupsCommitted()).add(s.backupsFailed()).add(s.loadsRegistered())
         .add(s.loadsCommitted()).add(s.loadsFailed()).add(s.deviceEvictions())
         .add(s.hostEvictions());
-    global.writes(transfers).loads(transfers);
-    L3Tier l3 = cache.l3();
+    global.writes(backups).loads(loadBacks);
+    L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);
     if (l3 != null) {
       global.l3(l3);
     }
@@ -59,9 +75,9 @@ final class ReplicaDigest {
 
   // ---------------------------------------------------------------- parts
 
-  private ReplicaDigest writes(Transfers transfers) {
-    add(transfers.writes.size());
-    for (WriteAck ack : transfers.writes) {
+  private ReplicaDigest writes(Backups backups) {
+    add(backups.writes.size());
+    for (WriteAck ack : backups.writes) {
       add(ack.sequence).add(ack.preparedRequest).add(ack.writeBackPages);
       add(ack.isRetirement() ? 1 : 0);
       if (ack.isRetirement()) {
@@ -78,9 +94,9 @@ final class ReplicaDigest {
     return this;
   }
 
-  private ReplicaDigest loads(Transfers transfers) {
-    add(transfers.loads.size());
-    for (LoadBack op : transfers.loads) {
+  private ReplicaDigest loads(LoadBacks loadBacks) {
+    add(loadBacks.loads.size());
+    for (LoadBack op : loadBacks.loads) {
       add(op.sequence).add(op.lockNode.id).add(op.pages).add(op.layers);
       add(op.nodes.size());
       for (RadixNode n : op.nodes) {
@@ -185,7 +201,7 @@ final class ReplicaDigest {
 
   private static long requests(RankCache cache, ReplicaDigest scratch) {
     long sum = 0;
-    LongMap<RequestState> requests = cache.requests();
+    LongMap<RequestState> requests = cache.rooms().requests();
     for (int s = 0; s < requests.slotCount(); s++) {
       RequestState r = requests.valueAt(s);
       if (r == null) {
@@ -213,7 +229,7 @@ final class ReplicaDigest {
 
   private static long locks(RankCache cache, ReplicaDigest scratch) {
     long sum = 0;
-    LongMap<CacheLock> locks = cache.locks();
+    LongMap<CacheLock> locks = cache.rooms().locks();
     for (int s = 0; s < locks.slotCount(); s++) {
       CacheLock lock = locks.valueAt(s);
       if (lock != null) {

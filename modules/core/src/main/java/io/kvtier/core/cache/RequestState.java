@@ -24,7 +24,7 @@ final class RequestState {
   PreparedBackup prepared;
   /**
    * The first-page key of {@link #tokens} at {@code missKeyPos} that the admission's walk
-   * computed where it found no child (-1: none; see {@link CacheTree#walkMissKey}).
+   * computed where it found no child (-1: none; see {@link TreeWalk#missKey}).
    */
   long missKey;
   int missKeyPos = -1;
@@ -45,11 +45,7 @@ final class RequestState {
    * The states of ended requests, handed to new ones. Why: a state is three objects (the state,
    * its page list and the list's array: 146 of the 504 bytes a replayed shared-prefix request
    * allocated) that the collector would supply from memory no cache holds, while the state of
-   * the request before is warm. JMH, one configuration per fork, interleaved pairs on a loaded
-   * machine, median per request at 65,536 tokens: reusing the page lists alone, shared-prefix
-   * page 64 960 to 924 ns (faster in 10 of 12 pairs), multiturn page 1 488-500 to 469-485;
-   * then the whole state (and {@link RankCache}'s scan result), shared-prefix page 64 973 to
-   * 925 (6 of 7 pairs with multiturn page 1, 474-479 to 465-469).
+   * the request before is warm (about 5% of a shared-prefix request; docs/PERFORMANCE.md).
    */
   static final class Pool {
     /** Enough for a scheduler's batch; states beyond it are left to the collector. */

@@ -20,21 +20,23 @@ final class RuleSwitches implements RuleAccess {
   @Override
   public void drainTimedAttach(RankCache cache, boolean on) {
     // The one place where rank-local completion is handed to a decision, on purpose.
-    cache.rules().drainTimedStreamsDone = on ? cache.localProgress()::streamedDoneDrainTimed : null;
+    Rooms rooms = cache.rooms();
+    rooms.rules().drainTimedStreamsDone =
+        on ? rooms.localProgress()::streamedDoneDrainTimed : null;
   }
 
   @Override
   public void accessClock(RankCache cache, LongSupplier clock) {
-    cache.rules().accessClock = clock;
+    cache.rooms().rules().accessClock = clock;
   }
 
   @Override
   public void allocationFailure(RankCache cache, BooleanSupplier failNow) {
-    cache.rules().allocationFailure = failNow;
+    cache.rooms().rules().allocationFailure = failNow;
   }
 
   @Override
   public void reset(RankCache cache) {
-    cache.rules().reset();
+    cache.rooms().rules().reset();
   }
 }

@@ -9,7 +9,7 @@ import java.util.ArrayList;
  *
  * <p>A <em>retirement</em> entry covers no node: it holds the host slots of a prepared backup
  * that was rolled back after some of its layers had been streamed, and frees them at its commit,
- * when every rank has finished the copies into them (see {@link Transfers#retire}).
+ * when every rank has finished the copies into them (see {@link Backups#retire}).
  *
  * <p>The copies themselves are rank-local and live in {@link LocalProgress}, in the same FIFO
  * order; nothing here can reach them.

@@ -41,7 +41,7 @@ class BackupAndLoadTest {
   }
 
   private void writeOwn(RankCache cache, long id, int[] tokens) {
-    RequestState r = cache.requests().get(id);
+    RequestState r = cache.rooms().requests().get(id);
     long[] hashes = KvPattern.prefixHashes(0, tokens, tokens.length);
     for (int i = 0; i < r.ownCount(); i++) {
       pattern.write(memory.device, r.own.slot(i), hashes,

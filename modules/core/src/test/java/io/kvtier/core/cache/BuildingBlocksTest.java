@@ -106,12 +106,12 @@ class BuildingBlocksTest {
   @Test
   void pageHashCollisionsOfFirstPagesAreChained() {
     RankCache cache = RankCache.withoutMemory(CacheConfig.of(2, 12, 0));
-    cache.tree().pageKeyMask = 0;
+    cache.rooms().tree().pageKeyMask = 0;
     int[][] prompts = {{1, 2, 3, 4}, {5, 6, 7, 8}, {1, 2, 9, 9}, {5, 6, 7, 0}, {3, 3, 1, 1}};
     for (int i = 0; i < prompts.length; i++) {
       RadixTreeTest.serve(cache, i, prompts[i]);
     }
-    RadixNode root = cache.tree().roots.get(0);
+    RadixNode root = cache.rooms().tree().roots.get(0);
     assertThat(root.childCount).isEqualTo(3);
     assertThat(root.children.size()).isEqualTo(1);
     for (int[] p : prompts) {

@@ -19,7 +19,7 @@ final class CacheProbe {
   static Expected referenceMatch(RankCache cache, long namespace, int[] tokens) {
     int pageSize = cache.config().pageSize();
     int aligned = tokens.length - tokens.length % pageSize;
-    RadixNode node = cache.tree().roots.get(namespace);
+    RadixNode node = cache.rooms().tree().roots.get(namespace);
     int pos = 0;
     int device = 0;
     int host = 0;
@@ -77,7 +77,7 @@ final class CacheProbe {
   /** Every node of every namespace, roots excluded, parents before children. */
   static List<RadixNode> nodes(RankCache cache) {
     List<RadixNode> out = new ArrayList<>();
-    LongMap<RadixNode> roots = cache.tree().roots;
+    LongMap<RadixNode> roots = cache.rooms().tree().roots;
     for (int s = 0; s < roots.slotCount(); s++) {
       if (roots.valueAt(s) != null) {
         collect(roots.valueAt(s), out);
@@ -145,7 +145,7 @@ final class CacheProbe {
   /** Device pages that repeated eviction could free: unlocked, valid, nothing pending below. */
   static int reclaimablePages(RankCache cache) {
     int total = 0;
-    LongMap<RadixNode> roots = cache.tree().roots;
+    LongMap<RadixNode> roots = cache.rooms().tree().roots;
     for (int s = 0; s < roots.slotCount(); s++) {
       if (roots.valueAt(s) != null) {
         for (RadixNode c : children(roots.valueAt(s))) {

@@ -40,7 +40,8 @@ class EvictionOrderTest {
     serve(cache, 7, 'C', 0);
     cache.match(0, new int[] {'B', 100 + 'B'});
     List<Character> victims = new ArrayList<>();
-    cache.evictor().observer = (host, node) -> victims.add((char) node.keyTokens[node.keyOffset]);
+    cache.rooms().evictor().observer =
+        (host, node) -> victims.add((char) node.keyTokens[node.keyOffset]);
     for (int i = 0; i < 4; i++) {
       assertThat(cache.evictDevice(2)).isEqualTo(2);
       CacheInvariants.check(cache);

@@ -97,7 +97,7 @@ final class KvPattern {
    * @return a description of the first wrong page, or null if all are right
    */
   String verifyTree(RankCache cache, PageMemory device, PageMemory host) {
-    LongMap<RadixNode> roots = cache.tree().roots;
+    LongMap<RadixNode> roots = cache.rooms().tree().roots;
     for (int s = 0; s < roots.slotCount(); s++) {
       RadixNode root = roots.valueAt(s);
       if (root != null) {

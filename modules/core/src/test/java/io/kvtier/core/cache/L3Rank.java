@@ -41,7 +41,7 @@ final class L3Rank {
   void serve(long id, int[] tokens) {
     cache.admit(id, tokens, RequestOptions.DEFAULT.withLoadBackQuota(0));
     cache.allocateTokens(id, tokens.length);
-    RequestState r = cache.requests().get(id);
+    RequestState r = cache.rooms().requests().get(id);
     long[] hashes = KvPattern.prefixHashes(0, tokens, tokens.length);
     for (int i = 0; i < r.ownCount(); i++) {
       pattern.write(memory.device, r.own.slot(i), hashes, r.prefixLength / PAGE + i);

@@ -49,7 +49,7 @@ class PreparedBackupTest {
   }
 
   private void writeOwn(RankCache cache, long id, int[] tokens) {
-    RequestState r = cache.requests().get(id);
+    RequestState r = cache.rooms().requests().get(id);
     long[] hashes = KvPattern.prefixHashes(0, tokens, tokens.length);
     int pages = Math.min(r.ownCount(), (tokens.length - r.prefixLength) / PAGE);
     for (int i = 0; i < pages; i++) {
@@ -239,9 +239,9 @@ class PreparedBackupTest {
     cache.finish(2);
     RadixNode b = node(cache, B);
     assertThat(b.backupState()).isEqualTo(BackupState.PENDING);
-    RequestState r3 = cache.requests().get(3L);
+    RequestState r3 = cache.rooms().requests().get(3L);
 
-    assertThatThrownBy(() -> cache.preparedBackups().attach(r3, b))
+    assertThatThrownBy(() -> cache.rooms().preparedBackups().attach(r3, b))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("node id=" + b.id())
         .hasMessageContaining("PENDING");
@@ -391,7 +391,7 @@ class PreparedBackupTest {
     RadixNode first = node(cache, B);
     assertThat(first.prefixLength()).isEqualTo(8);
     assertThat(first.backupState()).isEqualTo(BackupState.PENDING);
-    assertThat(cache.requests().get(2L).prepared).isNull();
+    assertThat(cache.rooms().requests().get(2L).prepared).isNull();
 
     compute(cache, 2, prompt, 12);
     assertThat(cache.prepareBackup(2)).isTrue();
@@ -413,7 +413,7 @@ class PreparedBackupTest {
     cache.streamLayer(2, 0);
     cache.cacheChunk(2, 6);
     assertThat(cache.stats().preparedRolledBack()).isEqualTo(1);
-    assertThat(cache.requests().get(2L).prepared).isNull();
+    assertThat(cache.rooms().requests().get(2L).prepared).isNull();
     // The inserted page went the ordinary write-through way.
     assertThat(node(cache, new int[] {1, 2, 3, 4, 5, 6}).backupState())
         .isEqualTo(BackupState.PENDING);
@@ -434,7 +434,7 @@ class PreparedBackupTest {
     compute(cache, 2, prompt, 10);
     assertThat(cache.prepareBackup(2)).isTrue();
     assertThat(cache.hostUsage().free()).isEqualTo(hostFree - 3);
-    assertThat(cache.requests().get(2L).prepared.pages).isEqualTo(3);
+    assertThat(cache.rooms().requests().get(2L).prepared.pages).isEqualTo(3);
     cache.streamLayer(2, 0);
     compute(cache, 2, prompt, 12);
     assertThatThrownBy(() -> cache.prepareBackup(2))

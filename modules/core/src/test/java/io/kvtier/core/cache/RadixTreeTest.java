@@ -116,7 +116,8 @@ class RadixTreeTest {
     assertThat(serve(big, 1, longPrompt)).isZero();
     assertThat(serve(big, 2, longPrompt)).isEqualTo(8200);
     CacheInvariants.checkIdle(big);
-    RadixNode leaf = big.tree().findChild(big.tree().rootFor(0, false), longPrompt, 0);
+    CacheTree bigTree = big.rooms().tree();
+    RadixNode leaf = bigTree.findChild(bigTree.rootFor(0, false), longPrompt, 0);
     assertThat(leaf.keyLength).isEqualTo(8200);
     assertThat(leaf.keyChunk).as("a key of its own, not a chunk's").isEqualTo(-1);
   }
@@ -280,9 +281,9 @@ class RadixTreeTest {
     cache.admit(3, range(20, 28));
     cache.allocate(3, 8);
     cache.finish(3);
-    assertThat(cache.tree().roots.get(9)).isNull();
+    assertThat(cache.rooms().tree().roots.get(9)).isNull();
     assertThat(cache.match(123, range(0, 8)).deviceLength()).isZero();
-    assertThat(cache.tree().roots.get(123)).isNull();
+    assertThat(cache.rooms().tree().roots.get(123)).isNull();
     CacheInvariants.checkIdle(cache);
   }
 }

@@ -267,7 +267,7 @@ final class RankPair implements AutoCloseable {
     }
     long[] hashes = KvPattern.prefixHashes(0, r.tokens, r.tokens.length);
     for (SimRank rank : ranks) {
-      RequestState s = rank.cache.requests().get(r.id);
+      RequestState s = rank.cache.rooms().requests().get(r.id);
       int pages = Math.min(s.ownCount(), (r.tokens.length - s.prefixLength) / pageSize);
       for (int i = 0; i < pages; i++) {
         pattern.write(rank.device, s.own.slot(i), hashes, s.prefixLength / pageSize + i);

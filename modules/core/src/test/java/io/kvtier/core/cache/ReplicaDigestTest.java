@@ -31,7 +31,7 @@ class ReplicaDigestTest {
 
     RadixNode peek(long namespace, int[] tokens) {
       // Walk by tokens without touching (a match would change lastAccess).
-      RadixNode n = cache.tree().roots.get(namespace);
+      RadixNode n = cache.rooms().tree().roots.get(namespace);
       int pos = 0;
       while (pos < tokens.length) {
         RadixNode next = null;
@@ -98,7 +98,7 @@ class ReplicaDigestTest {
     f.memory().engine.completeAll();
     assertThat(f.cache().readyWritePrefix()).isEqualTo(2);
     assertThat(f.cache().readyLoadPrefix()).isEqualTo(1);
-    assertThat(f.cache().isLoadLayerReady(f.cache().transfers().loads.peek(), 0)).isTrue();
+    assertThat(f.cache().isLoadLayerReady(f.cache().rooms().loadBacks().loads.peek(), 0)).isTrue();
     assertThat(f.cache().replicaDigest()).isEqualTo(before);
     f.cache().sync();
     assertThat(f.cache().replicaDigest()).as("the commit is replicated").isNotEqualTo(before);
@@ -143,42 +143,43 @@ class ReplicaDigestTest {
     flips.put("created", f -> f.peek(0, X).created++);
     flips.put("child count", f -> f.peek(0, A).childCount++);
     // Pools, clocks, counters.
-    flips.put("device evictable", f -> f.cache().tree().deviceEvictable++);
-    flips.put("device protected", f -> f.cache().tree().deviceProtected++);
-    flips.put("host evictable", f -> f.cache().tree().hostEvictable++);
-    flips.put("host protected", f -> f.cache().tree().hostProtected++);
-    flips.put("request pages", f -> f.cache().tree().requestPages++);
-    flips.put("reserved host pages", f -> f.cache().transfers().reservedHostPages++);
-    flips.put("write-back pages", f -> f.cache().transfers().writeBackPages++);
-    flips.put("logical clock", f -> f.cache().tree().clock++);
+    flips.put("device evictable", f -> f.cache().rooms().ledger().deviceEvictable++);
+    flips.put("device protected", f -> f.cache().rooms().ledger().deviceProtected++);
+    flips.put("host evictable", f -> f.cache().rooms().ledger().hostEvictable++);
+    flips.put("host protected", f -> f.cache().rooms().ledger().hostProtected++);
+    flips.put("request pages", f -> f.cache().rooms().ledger().requestPages++);
+    flips.put("reserved host pages", f -> f.cache().rooms().ledger().reservedHostPages++);
+    flips.put("write-back pages", f -> f.cache().rooms().ledger().writeBackPages++);
+    flips.put("logical clock", f -> f.cache().rooms().tree().clock++);
     flips.put("node-id counter", f -> {
       // A namespace root created and dropped again: only the id counter and the clock move.
       f.cache().admit(99, new int[] {1}, RequestOptions.DEFAULT.withNamespace(42));
       f.cache().abort(99);
     });
-    flips.put("stats", f -> f.cache().transfers().counters.catchUpLayers++);
+    flips.put("stats", f -> f.cache().rooms().backups().counters.catchUpLayers++);
     // FIFOs.
     flips.put("write FIFO order", f -> {
-      List<WriteAck> acks = new ArrayList<>(f.cache().transfers().writes);
-      f.cache().transfers().writes.clear();
-      f.cache().transfers().writes.add(acks.get(1));
-      f.cache().transfers().writes.add(acks.get(0));
+      List<WriteAck> acks = new ArrayList<>(f.cache().rooms().backups().writes);
+      f.cache().rooms().backups().writes.clear();
+      f.cache().rooms().backups().writes.add(acks.get(1));
+      f.cache().rooms().backups().writes.add(acks.get(0));
     });
-    flips.put("write ack nodes", f -> f.cache().transfers().writes.peek().nodes.clear());
-    flips.put("write sequence", f -> f.cache().transfers().writeSequence++);
-    flips.put("load ack nodes", f -> f.cache().transfers().loads.peek().nodes.clear());
-    flips.put("load sequence", f -> f.cache().transfers().loadSequence++);
+    flips.put("write ack nodes", f -> f.cache().rooms().backups().writes.peek().nodes.clear());
+    flips.put("write sequence", f -> f.cache().rooms().backups().writeSequence++);
+    flips.put("load ack nodes", f -> f.cache().rooms().loadBacks().loads.peek().nodes.clear());
+    flips.put("load sequence", f -> f.cache().rooms().loadBacks().loadSequence++);
     // Active requests and locks.
-    flips.put("request prefix", f -> f.cache().requests().get(5L).prefixLength += 2);
-    flips.put("request own slot", f -> f.cache().requests().get(5L).own.runs()[0] = 14);
-    flips.put("request own count", f -> f.cache().requests().get(5L).own.dropFront(1));
-    flips.put("request lock node", f -> f.cache().requests().get(4L).lockNode = f.peek(0, X));
-    flips.put("request removed", f -> f.cache().requests().remove(4L));
-    flips.put("prepared pages", f -> f.cache().requests().get(5L).prepared.pages--);
+    flips.put("request prefix", f -> f.cache().rooms().requests().get(5L).prefixLength += 2);
+    flips.put("request own slot", f -> f.cache().rooms().requests().get(5L).own.runs()[0] = 14);
+    flips.put("request own count", f -> f.cache().rooms().requests().get(5L).own.dropFront(1));
+    flips.put("request lock node",
+        f -> f.cache().rooms().requests().get(4L).lockNode = f.peek(0, X));
+    flips.put("request removed", f -> f.cache().rooms().requests().remove(4L));
+    flips.put("prepared pages", f -> f.cache().rooms().requests().get(5L).prepared.pages--);
     flips.put("prepared host slot",
-        f -> f.cache().requests().get(5L).prepared.hostSlots[0] = 30);
-    flips.put("streamed layer", f -> f.cache().requests().get(5L).prepared.markStreamed(0));
-    flips.put("prepared dropped", f -> f.cache().requests().get(5L).prepared = null);
+        f -> f.cache().rooms().requests().get(5L).prepared.hostSlots[0] = 30);
+    flips.put("streamed layer", f -> f.cache().rooms().requests().get(5L).prepared.markStreamed(0));
+    flips.put("prepared dropped", f -> f.cache().rooms().requests().get(5L).prepared = null);
     flips.put("explicit lock", f -> f.cache().lock(f.peek(0, A)));
 
     List<String> unchanged = new ArrayList<>();

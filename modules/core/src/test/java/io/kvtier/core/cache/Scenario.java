@@ -82,7 +82,7 @@ final class Scenario {
         ? RankCache.withMemory(config, memory.device)
         : RankCache.withMemory(config, memory.device, memory.host, memory.engine);
     this.pattern = new KvPattern(memory.layout);
-    cache.evictor().observer = (host, victim) -> {
+    cache.rooms().evictor().observer = (host, victim) -> {
       RadixNode expected = CacheProbe.expectedVictim(cache, host);
       if (expected != victim && victimError == null) {
         victimError = (host ? "host" : "device") + " eviction chose " + victim + " but the "
@@ -221,7 +221,7 @@ final class Scenario {
 
   /** Prepares a backup and picks a random subset of layers to stream, in random order. */
   private void prepare(Active r) {
-    RequestState state = cache.requests().get(r.id);
+    RequestState state = cache.rooms().requests().get(r.id);
     int full = Math.min(state.ownCount(), (state.tokens.length - state.prefixLength) / pageSize);
     int have = state.prepared == null ? 0 : state.prepared.pages;
     int hostFree = cache.hostUsage().free();
@@ -260,7 +260,7 @@ final class Scenario {
       return;
     }
     Active r = pick();
-    RequestState state = cache.requests().get(r.id);
+    RequestState state = cache.rooms().requests().get(r.id);
     if (state.prepared == null || r.toStream.isEmpty()) {
       if (r.covered || rnd.nextBoolean()) {
         prepare(r);
@@ -289,20 +289,20 @@ final class Scenario {
   private boolean allocate(Active r, int length) {
     int free = cache.deviceUsage().free();
     int reclaimable = CacheProbe.reclaimablePages(cache);
-    RequestState state = cache.requests().get(r.id);
+    RequestState state = cache.rooms().requests().get(r.id);
     int needed = (length + pageSize - 1) / pageSize - state.prefixLength / pageSize
         - state.ownCount();
     try {
       cache.allocateTokens(r.id, length);
     } catch (PoolExhaustedException e) {
-      if (!cache.transfers().writeBack()) {
+      if (!cache.rooms().backups().writeBack()) {
         assertThat(free + reclaimable).as("allocation of %d pages failed", needed)
             .isLessThan(needed);
       }
       r.covered = false;
       return false;
     }
-    if (needed > 0 && !cache.transfers().writeBack()) {
+    if (needed > 0 && !cache.rooms().backups().writeBack()) {
       assertThat(free + reclaimable).isGreaterThanOrEqualTo(needed);
     }
     r.covered = length >= r.tokens.length;
@@ -311,7 +311,7 @@ final class Scenario {
   }
 
   private void writeOwnPages(Active r) {
-    RequestState state = cache.requests().get(r.id);
+    RequestState state = cache.rooms().requests().get(r.id);
     long[] hashes = KvPattern.prefixHashes(r.namespace, r.tokens, r.tokens.length);
     int first = state.prefixLength / pageSize;
     for (int i = 0; i < state.ownCount(); i++) {
@@ -355,7 +355,7 @@ final class Scenario {
       }
     }
     int aligned = r.tokens.length - r.tokens.length % pageSize;
-    boolean valid = CacheTree.pathValid(cache.requests().get(r.id).lockNode);
+    boolean valid = CacheTree.pathValid(cache.rooms().requests().get(r.id).lockNode);
     recordInserted(r.namespace, r.tokens, aligned);
     long attached = cache.stats().preparedAttached();
     int cached = cache.finish(r.id, r.tokens);
@@ -373,11 +373,11 @@ final class Scenario {
     if (!r.covered) {
       return;
     }
-    RequestState state = cache.requests().get(r.id);
+    RequestState state = cache.rooms().requests().get(r.id);
     int computed = state.prefixLength + rnd.nextInt(r.tokens.length - state.prefixLength + 1);
     recordInserted(r.namespace, r.tokens, computed - computed % pageSize);
     int[] table = cache.cacheChunk(r.id, computed);
-    state = cache.requests().get(r.id);
+    state = cache.rooms().requests().get(r.id);
     assertThat(table).hasSize(state.prefixLength / pageSize + state.ownCount());
     if (CacheTree.pathValid(state.lockNode) && !hasPendingLoad(state.lockNode)) {
       checkBytes(Arrays.copyOf(table, state.prefixLength / pageSize), r.namespace, r.tokens,
@@ -500,7 +500,7 @@ final class Scenario {
       default -> {
         if (!active.isEmpty()) {
           Active r = pick();
-          RequestState state = cache.requests().get(r.id);
+          RequestState state = cache.rooms().requests().get(r.id);
           if (state.prefixLength > 0 && r.covered) {
             int[] wrong = r.tokens.clone();
             wrong[0] = wrong[0] == 0 ? 1 : 0;

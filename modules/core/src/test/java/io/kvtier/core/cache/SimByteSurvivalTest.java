@@ -101,7 +101,7 @@ class SimByteSurvivalTest {
           continue;
         }
         long[] hashes = KvPattern.prefixHashes(0, tokens, tokens.length);
-        RequestState state = cache.requests().get(id);
+        RequestState state = cache.rooms().requests().get(id);
         for (int i = 0; i < state.ownCount(); i++) {
           pattern.write(device, state.own.slot(i), hashes, state.prefixLength / pageSize + i);
         }

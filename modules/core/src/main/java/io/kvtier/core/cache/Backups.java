@@ -1,0 +1,338 @@
+package io.kvtier.core.cache;
+
+import io.kvtier.core.config.CacheConfig;
+import io.kvtier.core.config.WritePolicy;
+import io.kvtier.spi.TransferBatch;
+import io.kvtier.spi.TransferDirection;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.BitSet;
+
+/**
+ * Backups, device to host (HICACHE-SPEC §6, §8, §9, §11): registration, the copies of prepared
+ * backups, device eviction (which under write-back backs a victim up first) and the write FIFO
+ * with its commit step.
+ *
+ * <p>Replicated state only, by type: the FIFO of {@link WriteAck} (which holds no copy handles),
+ * the sequence counter and the page counts. Copies are started through a {@link CopySink}, which
+ * returns nothing readable; neither this class nor the rooms that hold it can reach a copy
+ * handle, the transfer engine or any completion state. Copy completion enters only through
+ * {@link #commitWrites}, which takes the agreed count and failure set as arguments, so that a
+ * multi-rank caller reduces the rank-local answers of {@link LocalProgress} first.
+ *
+ * <p>A failed write is rolled back at its commit: host slots freed, state back to {@code NONE};
+ * a child whose parent is not {@code COMMITTED} at its commit is rolled back too, which keeps
+ * committed backups prefix-closed. A host commit is told to the L3 tier, which may write the node
+ * on.
+ */
+final class Backups {
+  private static final System.Logger LOG = System.getLogger(Backups.class.getName());
+  private static final TransferBatch[] NO_BATCHES = new TransferBatch[0];
+
+  private final CacheTree tree;
+  private final PoolLedger ledger;
+  private final Evictor evictor;
+  /** Told of every host commit, which may write the node to L3. */
+  private final L3Port l3;
+  private final CacheConfig config;
+  /** Starts copies; write-only (see the class comment). */
+  private final CopySink copies;
+  /** Whether there is a host tier with a transfer engine to copy through. */
+  private final boolean hostTier;
+  final CacheCounters counters;
+
+  final ArrayDeque<WriteAck> writes = new ArrayDeque<>();
+  long writeSequence;
+
+  Backups(CacheTree tree, PoolLedger ledger, Evictor evictor, L3Port l3, CacheConfig config,
+      CopySink copies, boolean hostTier, CacheCounters counters) {
+    this.tree = tree;
+    this.ledger = ledger;
+    this.evictor = evictor;
+    this.l3 = l3;
+    this.config = config;
+    this.copies = copies;
+    this.counters = counters;
+    this.hostTier = hostTier;
+  }
+
+  boolean hostTier() {
+    return hostTier;
+  }
+
+  boolean writeBack() {
+    return config.writePolicy() == WritePolicy.WRITE_BACK;
+  }
+
+  // ---------------------------------------------------------------- eviction, counted
+
+  /**
+   * Frees device pages (HICACHE-SPEC §6) and counts those freed now: a committed victim is
+   * demoted to host-only, a victim without backup is deleted, or under write-back first backed up
+   * (its pages are freed at that backup's commit).
+   *
+   * @param pages pages wanted, counting those already awaiting write-back
+   * @return pages freed now
+   */
+  int evictDevice(int pages) {
+    int freed = 0;
+    boolean writeBack = writeBack();
+    while (freed + ledger.writeBackPages < pages) {
+      RadixNode victim = evictor.pollDevice();
+      if (victim == null) {
+        break;
+      }
+      evictor.observer.victim(false, victim);
+      int victimPages = victim.pageCount;
+      if (victim.backupState == BackupState.COMMITTED) {
+        tree.demote(victim);
+        freed += victimPages;
+      } else if (writeBack && registerBackup(victim, true, true)) {
+        // Freed at the commit of this backup; counted in the ledger's writeBackPages.
+        continue;
+      } else {
+        tree.delete(victim);
+        freed += victimPages;
+      }
+    }
+    counters.deviceEvictions += freed;
+    return freed;
+  }
+
+  /** Host eviction, counted. */
+  int evictHost(int pages) {
+    return evictor.evictHost(pages);
+  }
+
+  // ---------------------------------------------------------------- backups
+
+  /**
+   * The explicit backup of a node ({@link RankCache#backup}): an ordinary registration.
+   *
+   * @throws IllegalStateException if the node's backup is {@code PENDING}: a second backup of a
+   *     pending node is a bug
+   */
+  boolean backup(RadixNode node) {
+    if (node.backupState == BackupState.PENDING) {
+      throw new IllegalStateException("backup of node id=" + node.id + ": its backup (write "
+          + node.pendingWrite.sequence + ") is still PENDING; attaching a second backup is a"
+          + " bug, wait for commitWrites");
+    }
+    return registerBackup(node, false, false);
+  }
+
+  /**
+   * Registers a backup of a resident node: allocates host slots (evicting host leaves if short),
+   * queues the copy and makes the node {@code PENDING}. Backs up only below a backed-up parent;
+   * with {@code withAncestors} the ancestors without a backup join the same ack, parents first.
+   *
+   * @param evictAfter free the node's device slots at the commit (write-back eviction)
+   * @return false if there is no host tier, the node is not eligible or host slots are short
+   */
+  boolean registerBackup(RadixNode node, boolean withAncestors, boolean evictAfter) {
+    if (!hostTier || node.parent == null || !node.resident() || node.hostSlots != null
+        || node.invalid != 0) {
+      return false;
+    }
+    int pages = node.pageCount;
+    int count = 1;
+    RadixNode top = node;
+    while (top.parent.parent != null && top.parent.hostSlots == null) {
+      if (!withAncestors || top.parent.invalid != 0) {
+        return false;
+      }
+      top = top.parent;
+      pages += top.pageCount;
+      count++;
+    }
+    int free = ledger.hostPool.free();
+    if (free < pages) {
+      // Host eviction removes host-only leaves; the chain is resident, so it is never touched.
+      evictHost(pages - free);
+      if (ledger.hostPool.free() < pages) {
+        return false;
+      }
+    }
+    RadixNode[] chain = new RadixNode[count];
+    int i = count;
+    for (RadixNode n = node; i > 0; n = n.parent) {
+      chain[--i] = n;
+    }
+    int[] host = new int[pages];
+    int[] device = new int[pages];
+    ledger.hostPool.allocate(pages, host, 0);
+    int offset = 0;
+    for (RadixNode n : chain) {
+      n.copyDeviceSlots(device, offset, ledger.devicePool);
+      offset += n.pageCount;
+    }
+    try {
+      copies.write(TransferBatch.allLayers(TransferDirection.DEVICE_TO_HOST, device, host));
+    } catch (RuntimeException e) {
+      ledger.hostPool.release(host, 0, pages);
+      throw e;
+    }
+    counters.backupsRegistered++;
+    WriteAck ack = new WriteAck(writeSequence++);
+    offset = 0;
+    for (RadixNode n : chain) {
+      ledger.account(n, -1);
+      n.hostSlots = host;
+      n.hostOffset = offset;
+      n.backupState = BackupState.PENDING;
+      n.pendingWrite = ack;
+      ledger.account(n, +1);
+      ack.nodes.add(n);
+      offset += n.pageCount;
+    }
+    if (evictAfter) {
+      node.evictAfterBackup = true;
+      ack.writeBackPages = node.pageCount;
+      ledger.writeBackPages += node.pageCount;
+    }
+    writes.add(ack);
+    return true;
+  }
+
+  void commitWrites(int n, BitSet failed) {
+    checkCount("writes", n, writes.size());
+    copies.committedWrites(n);
+    for (int i = 0; i < n; i++) {
+      WriteAck ack = writes.poll();
+      if (ack.isRetirement()) {
+        // Every rank has finished (or failed) the copies into these slots: reuse is safe now.
+        ledger.hostPool.release(ack.retiredHostSlots, 0, ack.retiredHostSlots.length);
+        ledger.reservedHostPages -= ack.retiredHostSlots.length;
+        continue;
+      }
+      boolean fail = failed.get(i);
+      ledger.writeBackPages -= ack.writeBackPages;
+      if (fail) {
+        counters.backupsFailed++;
+      } else {
+        counters.backupsCommitted++;
+      }
+      if (fail) {
+        LOG.log(System.Logger.Level.WARNING,
+            "backup copy failed (write sequence {0}, {1} pages): rolled back, host slots freed",
+            ack.sequence, ack.pages());
+      }
+      for (RadixNode node : ack.nodes) {
+        commitWrite(node, fail);
+      }
+    }
+  }
+
+  private void commitWrite(RadixNode node, boolean fail) {
+    node.pendingWrite = null;
+    RadixNode parent = node.parent;
+    boolean parentCommitted =
+        parent.parent == null || parent.backupState == BackupState.COMMITTED;
+    ledger.account(node, -1);
+    if (fail || !parentCommitted || node.invalid == RadixNode.UNTRUSTED) {
+      ledger.hostPool.release(node.hostSlots, node.hostOffset, node.pageCount);
+      node.hostSlots = null;
+      node.backupState = BackupState.NONE;
+    } else {
+      node.backupState = BackupState.COMMITTED;
+    }
+    ledger.account(node, +1);
+    if (node.backupState == BackupState.COMMITTED) {
+      l3.maybeWrite(node);
+    }
+    boolean evict = node.evictAfterBackup;
+    node.evictAfterBackup = false;
+    if (node.invalid != 0) {
+      tree.releaseInvalid(node);
+    } else if (evict && node.backupState == BackupState.COMMITTED
+        && CacheTree.isDeviceCandidate(node)) {
+      counters.deviceEvictions += node.pageCount;
+      tree.demote(node);
+    } else {
+      tree.keyChanged(node);
+    }
+  }
+
+  // ---------------------------------------------------------------- prepared-backup copies
+
+  /**
+   * Submits the copy of one layer of a prepared backup from the request's own pages into its
+   * reserved host slots; the copy is kept rank-locally until the backup is attached or retired.
+   */
+  void streamLayer(PreparedBackup backup, SlotRuns own, int layer) {
+    copies.stream(backup.requestId, backup.layers, TransferBatch.oneLayer(
+        TransferDirection.DEVICE_TO_HOST, own.toArray(0, backup.pages, ledger.devicePool),
+        Arrays.copyOf(backup.hostSlots, backup.pages), layer));
+  }
+
+  /**
+   * Queues the one ack of an attached prepared backup: its streamed copies plus a catch-up copy
+   * of every layer not streamed (one all-layer batch if none was), submitted now. The caller
+   * puts the node in the returned ack. If a catch-up submission throws, a retirement ack is
+   * queued instead (the slots are freed once the copies already running into them are done
+   * everywhere) and the exception propagates.
+   */
+  WriteAck queueAttached(PreparedBackup backup, SlotRuns own) {
+    int[] device = own.toArray(0, backup.pages, ledger.devicePool);
+    int[] host = Arrays.copyOf(backup.hostSlots, backup.pages);
+    int missing = backup.layers - backup.streamedCount;
+    TransferBatch[] catchUp;
+    if (backup.streamedCount == 0) {
+      catchUp = new TransferBatch[] {
+        TransferBatch.allLayers(TransferDirection.DEVICE_TO_HOST, device, host)
+      };
+    } else {
+      catchUp = new TransferBatch[missing];
+      int i = 0;
+      for (int layer = 0; layer < backup.layers; layer++) {
+        if (!backup.streamed(layer)) {
+          catchUp[i++] =
+              TransferBatch.oneLayer(TransferDirection.DEVICE_TO_HOST, device, host, layer);
+        }
+      }
+    }
+    try {
+      copies.writeWithStreamed(backup.requestId, catchUp);
+    } catch (RuntimeException e) {
+      // The sink filed what already runs under one group: pair it with a retirement.
+      queueRetirement(backup);
+      throw e;
+    }
+    counters.catchUpLayers += missing;
+    counters.backupsRegistered++;
+    WriteAck ack = new WriteAck(writeSequence++, null, backup.requestId);
+    writes.add(ack);
+    return ack;
+  }
+
+  /**
+   * Gives back the host slots of a prepared backup that is rolled back. Without a streamed copy
+   * they are free at once. Otherwise copies may still be writing into them on some rank: they
+   * join the write FIFO as a retirement ack and are freed at its commit, a replicated point
+   * after which every rank has finished those copies, so no later user of the slots (a backup,
+   * an L3 prefetch that writes host pages directly) can be overwritten by a stale copy. The
+   * device pages the copies read need no such care: whatever they hold when read lands only in
+   * these retired slots.
+   */
+  void retire(PreparedBackup backup) {
+    if (backup.streamedCount == 0) {
+      ledger.hostPool.release(backup.hostSlots, 0, backup.pages);
+      ledger.reservedHostPages -= backup.pages;
+      return;
+    }
+    copies.writeWithStreamed(backup.requestId, NO_BATCHES);
+    queueRetirement(backup);
+  }
+
+  private void queueRetirement(PreparedBackup backup) {
+    writes.add(new WriteAck(writeSequence++, Arrays.copyOf(backup.hostSlots, backup.pages),
+        backup.requestId));
+  }
+
+  static void checkCount(String queue, int n, int size) {
+    if (n < 0 || n > size) {
+      throw new IllegalArgumentException(
+          "cannot commit " + n + " " + queue + ": " + size + " are pending; pass 0.." + size);
+    }
+  }
+}
