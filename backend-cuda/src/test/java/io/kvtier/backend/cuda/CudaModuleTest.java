@@ -2,10 +2,10 @@ package io.kvtier.backend.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.asserting.Providers;
 import io.kvtier.spi.DeviceMemoryProvider;
 import io.kvtier.spi.HostMemoryProvider;
 import io.kvtier.testkit.ModuleDescriptors;
-import io.kvtier.testkit.Providers;
 import java.lang.module.ModuleDescriptor;
 import java.util.Set;
 import java.util.stream.Collectors;

@@ -34,7 +34,7 @@ class ModuleDescriptorTest {
   }
 
   @Test
-  void exportsTheCacheTestHooksOnlyToTheTestkit() {
+  void exportsTheCacheTestHooksOnlyToTheSimulator() {
     Set<Exports> qualified =
         descriptor().exports().stream().filter(Exports::isQualified).collect(Collectors.toSet());
 
@@ -43,7 +43,7 @@ class ModuleDescriptorTest {
         .satisfies(
             e -> {
               assertThat(e.source()).isEqualTo("io.kvtier.core.cache.testing");
-              assertThat(e.targets()).containsExactly("io.kvtier.testkit");
+              assertThat(e.targets()).containsExactly("io.kvtier.simulator");
             });
   }
 

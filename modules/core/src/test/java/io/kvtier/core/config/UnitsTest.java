@@ -3,7 +3,7 @@ package io.kvtier.core.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvtier.core.TestSeeds;
+import io.kvtier.testkit.TestSeeds;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -79,7 +79,7 @@ class UnitsTest {
     TestSeeds.run(
         seed -> {
           SplittableRandom random = new SplittableRandom(seed);
-          for (int i = 0; i < TestSeeds.iterations(2_000); i++) {
+          for (int i = 0; i < TestSeeds.scaled(2_000); i++) {
             long bytes = random.nextLong(0, 1L << (random.nextInt(1, 62)));
             if (random.nextBoolean()) {
               bytes = bytes & -(1L << random.nextInt(0, 41));
