@@ -5,30 +5,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvtier.asserting.Providers;
 import io.kvtier.spi.KvStoreProvider;
 import io.kvtier.store.file.FileKvStoreProvider;
-import io.kvtier.testkit.ModuleDescriptors;
-import java.util.Set;
+import io.kvtier.testkit.ModuleSuite;
 import org.junit.jupiter.api.Test;
 
-/** The module checks of io.kvtier.store: provides, service files, names and exports. */
-class StoreModuleTest {
+/** The descriptor of io.kvtier.store: the two stores, two API packages, internals kept in. */
+class StoreModuleTest extends ModuleSuite {
 
-  private static final Module STORE = MemoryKvStoreProvider.class.getModule();
-
-  @Test
-  void providesWhatItsServiceFilesListUnderTheirNames() {
-    assertThat(STORE.getName()).isEqualTo("io.kvtier.store");
-    ModuleDescriptors.assertProvidesMatchServiceFiles(STORE);
-    ModuleDescriptors.assertProviderNames(STORE);
-    assertThat(ModuleDescriptors.serviceFileLines(STORE, KvStoreProvider.class.getName()))
-        .containsExactly(MemoryKvStoreProvider.class.getName(),
-            FileKvStoreProvider.class.getName());
+  StoreModuleTest() {
+    super(MemoryKvStoreProvider.class.getModule(), "io.kvtier.store.memory",
+        "io.kvtier.store.file");
+    provides(KvStoreProvider.class, MemoryKvStoreProvider.class, FileKvStoreProvider.class);
   }
 
   @Test
-  void exportsItsTwoStorePackagesAndNotItsInternals() {
-    ModuleDescriptors.assertExports(STORE,
-        Set.of("io.kvtier.store.memory", "io.kvtier.store.file"));
-    assertThat(STORE.getDescriptor().packages()).contains("io.kvtier.store.internal");
+  void keepsItsInternalsUnexported() {
+    assertThat(module().getDescriptor().packages()).contains("io.kvtier.store.internal");
   }
 
   @Test
