@@ -16,8 +16,8 @@ import java.util.TreeMap;
  * @param ranks ranks, 1 to 8; each is a thread with its own cache, pools and copy engine
  * @param device the provider of the device and host pools: {@code sim} (virtual time, the copy
  *     delays of {@code ackDelay}), {@code asserting} (io.kvtier.asserting's checking wrapper
- *     around {@code sim}: a copy from a freed page or a double free fails at once), or another provider
- *     on the module path such as {@code cuda} (real copy times: not deterministic)
+ *     around {@code sim}: a copy from a freed page or a double free fails at once), or another
+ *     provider on the module path such as {@code cuda} (real copy times: not deterministic)
  * @param workload a {@link io.kvtier.simulator.workload.Workloads#parse} spec; a generator spec
  *     without {@code seed=} gets the run's seed
  * @param requests the most requests taken from the workload, 0 for all
