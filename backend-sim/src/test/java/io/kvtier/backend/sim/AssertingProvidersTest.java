@@ -35,6 +35,8 @@ class AssertingProvidersTest {
   }
 
   private static <P> List<String> names(Class<P> spi) {
+    // The backend loads no service itself, so its module declares no `uses`; its test does.
+    AssertingProvidersTest.class.getModule().addUses(spi);
     return ServiceLoader.load(spi).stream()
         .map(p -> p.type().getAnnotation(ProviderName.class).value())
         .sorted()
