@@ -6,6 +6,7 @@ import io.kvtier.spi.DeviceMemory;
 import io.kvtier.spi.DeviceMemoryProvider;
 import io.kvtier.spi.PoolSpec;
 import io.kvtier.spi.ProviderName;
+import io.kvtier.spi.TestingProvider;
 import io.kvtier.spi.TransferEngine;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
@@ -17,6 +18,7 @@ import java.util.function.UnaryOperator;
  * the keys.
  */
 @ProviderName(AssertingDeviceMemoryProvider.NAME)
+@TestingProvider
 public final class AssertingDeviceMemoryProvider implements DeviceMemoryProvider {
 
   /** The provider's name. */

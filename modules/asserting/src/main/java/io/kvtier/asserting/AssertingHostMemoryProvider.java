@@ -6,6 +6,7 @@ import io.kvtier.spi.HostMemory;
 import io.kvtier.spi.HostMemoryProvider;
 import io.kvtier.spi.PoolSpec;
 import io.kvtier.spi.ProviderName;
+import io.kvtier.spi.TestingProvider;
 import java.util.Objects;
 
 /**
@@ -14,6 +15,7 @@ import java.util.Objects;
  * {@link AssertingConfig} for the keys; the fault keys are accepted and apply to device engines.
  */
 @ProviderName(AssertingHostMemoryProvider.NAME)
+@TestingProvider
 public final class AssertingHostMemoryProvider implements HostMemoryProvider {
 
   /** The provider's name. */

@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * What {@code kvtier backends} shows for one SPI: every provider found on the module path with
@@ -30,17 +29,12 @@ record BackendListing(
   }
 
   /**
-   * The modules whose providers exist to test kvtier, not to run it: their wrappers check the
-   * use of a real provider or inject faults into it. The simulator needs them at run time, so
-   * they are on the command's module path, but {@code kvtier backends} shows them only on request.
-   */
-  static final Set<String> TESTING_MODULES = Set.of("io.kvtier.asserting");
-
-  /**
    * Lists the providers of every SPI on the module path, instantiating each one to ask for its
    * availability.
    *
-   * @param testing whether to list the providers of {@link #TESTING_MODULES} too
+   * @param testing whether to list the testing providers ({@code @TestingProvider}, such as the
+   *     {@code asserting} wrappers) too; the simulator needs them at run time, so they are on
+   *     the command's module path, but they are not backends to run kvtier on
    * @return one listing per kind, in {@link ProviderKind} order
    */
   public static List<BackendListing> discover(boolean testing) {
@@ -54,7 +48,7 @@ record BackendListing(
   private static BackendListing discover(ProviderKind kind, boolean testing) {
     try {
       List<ProviderReport> reports = ProviderRegistry.load(kind.spi()).reports().stream()
-          .filter(r -> testing || !TESTING_MODULES.contains(r.module()))
+          .filter(r -> testing || !r.testing())
           .toList();
       return new BackendListing(kind, reports, Optional.empty());
     } catch (ProviderException e) {

@@ -15,7 +15,7 @@ import picocli.CommandLine.Spec;
     description = {
       "Lists, for each SPI (device, host, collective, store), every provider found on the module"
           + " path: its name, module and class, and whether it is available here and why.",
-      "Testing providers (the checking wrappers of io.kvtier.asserting, such as the device"
+      "Testing providers (@TestingProvider: the checking wrappers such as the device"
           + " `asserting` that `simulate --device asserting` uses) are left out unless --testing"
           + " asks for them.",
       "Exit status: 0, or 1 when discovery of an SPI failed (two providers with one name, a"
@@ -30,7 +30,7 @@ final class BackendsCommand implements Callable<Integer> {
 
   @Option(
       names = "--testing",
-      description = "Also list the testing providers (module io.kvtier.asserting).")
+      description = "Also list the testing providers, such as asserting.")
   private boolean testing;
 
   @Override
