@@ -23,8 +23,8 @@ class RuntimeModulePathTest {
       "^\\s*([\\w.-]+):([\\w.-]+):[\\w.-]+(?::[\\w.-]+)?:[\\w.-]+:(compile|runtime)\\b.*$");
 
   private static List<String> runtimeArtifacts() throws IOException {
-    String file = System.getProperty("kvtier.cli.runtimeDependencies");
-    assertThat(file).as("surefire sets kvtier.cli.runtimeDependencies (modules/cli/pom.xml)")
+    String file = System.getProperty("cli.runtime-dependencies");
+    assertThat(file).as("surefire sets cli.runtime-dependencies (modules/cli/pom.xml)")
         .isNotBlank();
     List<String> artifacts = Files.readAllLines(Path.of(file)).stream()
         .map(DEPENDENCY::matcher)
