@@ -21,9 +21,10 @@ import org.junit.jupiter.api.BeforeEach;
 
 /**
  * The device suite on the {@code asserting} providers over {@code cuda}, with stalls and failures
- * scripted by the testkit's {@link FaultyTransferEngine}: the asserting pools check on real GPU
- * copies that no page is used, overwritten or freed while a copy in flight touches it, and that
- * completion is FIFO per direction; the stalls let the suite query copies before completion.
+ * scripted by io.kvtier.asserting's {@link FaultyTransferEngine}: the asserting pools check on
+ * real GPU copies that no page is used, overwritten or freed while a copy in flight touches it,
+ * and that completion is FIFO per direction; the stalls let the suite query copies before
+ * completion.
  */
 class CudaAssertingConformanceTest extends DeviceMemoryConformanceSuite {
 

@@ -37,8 +37,8 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code kvtier simulate}: the deterministic multi-rank simulator of the testkit on the {@code
- * sim} backend and the {@code local} collective. Without options it runs 4 ranks of small
+ * {@code kvtier simulate}: the deterministic multi-rank simulator (io.kvtier.simulator) on the
+ * {@code sim} backend and the {@code local} collective. Without options it runs 4 ranks of small
  * multi-turn chats in a few seconds. With {@code --collective mpi} or {@code hazelcast} each
  * process runs one rank ({@link MultiRankSimulator#runRank}), and the result is the one the
  * {@code local} collective gives for the same options.
