@@ -109,17 +109,17 @@ maven_build() {
   maven -q -pl backend-cuda dependency:copy-dependencies -DincludeScope=runtime \
     -DoutputDirectory=target/lib || return 1
   # The simulate step needs the CLI; its failure to build only skips that step.
-  maven -q -pl examples -am install -DskipTests || echo "examples did not build: the simulate step will be skipped"
+  maven -q -pl modules/cli -am install -DskipTests || echo "the cli did not build: the simulate step will be skipped"
 }
 
 cuda_jar() { compgen -G "$root/backend-cuda/target/kvtier-backend-cuda-*.jar" | grep -v -e '-sources' -e '-tests' | head -1 || true; }
-examples_jar() { compgen -G "$root/examples/target/kvtier-examples-*.jar" | grep -v -e '-sources' -e '-tests' | head -1 || true; }
+cli_jar() { compgen -G "$root/modules/cli/target/kvtier-cli-*.jar" | grep -v -e '-sources' -e '-tests' | head -1 || true; }
 
 prepare_bundle() {
   maven_build || { echo "device-check: the build failed" >&2; exit 1; }
   say "assemble $bundle"
   rm -rf "$bundle"
-  mkdir -p "$bundle/modules" "$bundle/natives" "$bundle/test" "$bundle/examples/lib"
+  mkdir -p "$bundle/modules" "$bundle/natives" "$bundle/test" "$bundle/cli/lib"
   cp "$(cuda_jar)" "$root"/backend-cuda/target/lib/*.jar "$bundle/modules/"
   cp "$root"/backend-cuda/target/natives/* "$bundle/natives/"
   maven -q -pl backend-cuda dependency:copy-dependencies -DincludeScope=test \
@@ -130,9 +130,9 @@ prepare_bundle() {
     -DoutputDirectory="$bundle/test"
   cp "$(cuda_jar)" "$bundle/test/"
   cp -r "$root/backend-cuda/target/test-classes" "$bundle/test-classes"
-  if [[ -n "$(examples_jar)" && -d "$root/examples/target/lib" ]]; then
-    cp "$(examples_jar)" "$bundle/examples/"
-    cp "$root"/examples/target/lib/*.jar "$bundle/examples/lib/"
+  if [[ -n "$(cli_jar)" && -d "$root/modules/cli/target/lib" ]]; then
+    cp "$(cli_jar)" "$bundle/cli/"
+    cp "$root"/modules/cli/target/lib/*.jar "$bundle/cli/lib/"
   fi
   echo "assembled $(du -sh "$bundle" | cut -f1) in $bundle: carry backend-cuda/target/device-check"
 }
@@ -229,19 +229,19 @@ esac
 say "4. kvtier simulate --device cuda --ranks 1"
 cli=()
 if ((use_bundle)); then
-  if [[ -n "$(compgen -G "$bundle/examples/kvtier-examples-*.jar")" ]]; then
+  if [[ -n "$(compgen -G "$bundle/cli/kvtier-cli-*.jar")" ]]; then
     cli=("$java" --enable-native-access="$native_modules" -Djava.library.path="$natives"
-      --module-path "$(compgen -G "$bundle/examples/kvtier-examples-*.jar" | head -1):$bundle/examples/lib:$bundle/modules"
-      -m io.kvtier.examples/io.kvtier.examples.KvTierCli)
+      --module-path "$(compgen -G "$bundle/cli/kvtier-cli-*.jar" | head -1):$bundle/cli/lib:$bundle/modules"
+      -m io.kvtier.cli/io.kvtier.cli.KvTierCli)
   fi
-elif [[ -n "$(examples_jar)" ]]; then
-  if compgen -G "$root/examples/target/lib/kvtier-backend-cuda-*.jar" >/dev/null; then
+elif [[ -n "$(cli_jar)" ]]; then
+  if compgen -G "$root/modules/cli/target/lib/kvtier-backend-cuda-*.jar" >/dev/null; then
     cli=(env "KVTIER_JAVA_OPTS=-Djava.library.path=$natives --enable-native-access=jcuda" "$root/bin/kvtier")
   else
-    # examples does not depend on the cuda backend yet: put it on the module path here.
+    # the cli does not depend on the cuda backend yet: put it on the module path here.
     cli=("$java" --enable-native-access="$native_modules" -Djava.library.path="$natives"
-      --module-path "$(examples_jar):$root/examples/target/lib:$modules"
-      -m io.kvtier.examples/io.kvtier.examples.KvTierCli)
+      --module-path "$(cli_jar):$root/modules/cli/target/lib:$modules"
+      -m io.kvtier.cli/io.kvtier.cli.KvTierCli)
   fi
 fi
 if ((${#cli[@]} == 0)); then

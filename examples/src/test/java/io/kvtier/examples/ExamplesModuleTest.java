@@ -2,29 +2,22 @@ package io.kvtier.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.lang.module.ModuleDescriptor;
+import io.kvtier.testkit.ModuleSuite;
 import java.lang.module.ModuleDescriptor.Requires;
 import org.junit.jupiter.api.Test;
 
-/** The descriptor of {@code io.kvtier.examples}. */
-class ExamplesModuleTest {
+/** The descriptor of io.kvtier.examples: one package, and no backend named in the code. */
+class ExamplesModuleTest extends ModuleSuite {
+
+  ExamplesModuleTest() {
+    super(EmbeddingExample.class.getModule(), "io.kvtier.examples");
+  }
 
   @Test
-  void exportsOnlyItsPackageAndOpensItToPicocliOnly() {
-    Module module = KvTierCli.class.getModule();
-    assertThat(module.isNamed()).as("tests run on the module path").isTrue();
-    ModuleDescriptor descriptor = module.getDescriptor();
-
-    assertThat(descriptor.exports())
-        .singleElement()
-        .satisfies(e -> {
-          assertThat(e.source()).isEqualTo("io.kvtier.examples");
-          assertThat(e.isQualified()).isFalse();
-        });
-    assertThat(descriptor.opens())
-        .singleElement()
-        .satisfies(o -> assertThat(o.targets()).containsExactly("info.picocli"));
-    assertThat(descriptor.requires().stream().map(Requires::name))
-        .contains("io.kvtier.core", "info.picocli");
+  void requiresTheEngineAndNoBackend() {
+    assertThat(module().getDescriptor().requires().stream().map(Requires::name))
+        .contains("io.kvtier.core")
+        .noneMatch(name -> name.startsWith("io.kvtier.backend")
+            || name.startsWith("io.kvtier.collective") || name.equals("io.kvtier.store"));
   }
 }

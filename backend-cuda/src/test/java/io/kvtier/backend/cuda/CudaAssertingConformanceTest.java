@@ -1,5 +1,9 @@
 package io.kvtier.backend.cuda;
 
+import io.kvtier.asserting.AssertingDeviceMemoryProvider;
+import io.kvtier.asserting.AssertingHostMemoryProvider;
+import io.kvtier.asserting.AssertingTransferEngine;
+import io.kvtier.asserting.FaultyTransferEngine;
 import io.kvtier.spi.BackendContext;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.DeviceMemoryProvider;
@@ -7,10 +11,6 @@ import io.kvtier.spi.HostMemoryProvider;
 import io.kvtier.spi.TimeSource;
 import io.kvtier.spi.TransferDirection;
 import io.kvtier.spi.TransferEngine;
-import io.kvtier.testkit.asserting.AssertingDeviceMemoryProvider;
-import io.kvtier.testkit.asserting.AssertingHostMemoryProvider;
-import io.kvtier.testkit.asserting.AssertingTransferEngine;
-import io.kvtier.testkit.asserting.FaultyTransferEngine;
 import io.kvtier.testkit.conformance.DeviceMemoryConformanceSuite;
 import io.kvtier.testkit.conformance.TransferCapability;
 import io.kvtier.testkit.conformance.TransferControl;
@@ -21,9 +21,10 @@ import org.junit.jupiter.api.BeforeEach;
 
 /**
  * The device suite on the {@code asserting} providers over {@code cuda}, with stalls and failures
- * scripted by the testkit's {@link FaultyTransferEngine}: the asserting pools check on real GPU
- * copies that no page is used, overwritten or freed while a copy in flight touches it, and that
- * completion is FIFO per direction; the stalls let the suite query copies before completion.
+ * scripted by io.kvtier.asserting's {@link FaultyTransferEngine}: the asserting pools check on
+ * real GPU copies that no page is used, overwritten or freed while a copy in flight touches it,
+ * and that completion is FIFO per direction; the stalls let the suite query copies before
+ * completion.
  */
 class CudaAssertingConformanceTest extends DeviceMemoryConformanceSuite {
 

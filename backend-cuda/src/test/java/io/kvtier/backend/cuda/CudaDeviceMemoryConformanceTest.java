@@ -1,8 +1,8 @@
 package io.kvtier.backend.cuda;
 
+import io.kvtier.asserting.Providers;
 import io.kvtier.spi.DeviceMemoryProvider;
 import io.kvtier.spi.HostMemoryProvider;
-import io.kvtier.testkit.Providers;
 import io.kvtier.testkit.conformance.DeviceMemoryConformanceSuite;
 import org.junit.jupiter.api.BeforeEach;
 

@@ -1,7 +1,7 @@
 package io.kvtier.backend.cuda;
 
+import io.kvtier.asserting.Providers;
 import io.kvtier.spi.HostMemoryProvider;
-import io.kvtier.testkit.Providers;
 import io.kvtier.testkit.conformance.HostMemoryConformanceSuite;
 import org.junit.jupiter.api.BeforeEach;
 

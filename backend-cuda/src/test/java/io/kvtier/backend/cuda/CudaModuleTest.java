@@ -2,37 +2,27 @@ package io.kvtier.backend.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.asserting.Providers;
 import io.kvtier.spi.DeviceMemoryProvider;
 import io.kvtier.spi.HostMemoryProvider;
-import io.kvtier.testkit.ModuleDescriptors;
-import io.kvtier.testkit.Providers;
+import io.kvtier.testkit.ModuleSuite;
 import java.lang.module.ModuleDescriptor;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
-class CudaModuleTest {
+/** The descriptor of io.kvtier.backend.cuda: the device and host pools, named cuda. */
+class CudaModuleTest extends ModuleSuite {
 
-  private static final Module MODULE = CudaConfig.class.getModule();
-
-  @Test
-  void providesAgreeWithTheServiceFilesAndProvidersAreNamedCuda() {
-    ModuleDescriptors.assertProvidesMatchServiceFiles(MODULE);
-    ModuleDescriptors.assertProviderNames(MODULE);
-    assertThat(ModuleDescriptors.descriptorOf(MODULE).provides())
-        .extracting(ModuleDescriptor.Provides::service)
-        .containsExactlyInAnyOrder(DeviceMemoryProvider.class.getName(),
-            HostMemoryProvider.class.getName());
-  }
-
-  @Test
-  void exportsOnlyItsApiPackage() {
-    ModuleDescriptors.assertExports(MODULE, Set.of("io.kvtier.backend.cuda"));
+  CudaModuleTest() {
+    super(CudaConfig.class.getModule(), "io.kvtier.backend.cuda");
+    provides(DeviceMemoryProvider.class, CudaDeviceMemoryProvider.class);
+    provides(HostMemoryProvider.class, CudaHostMemoryProvider.class);
   }
 
   @Test
   void requiresJCudaAndWhatJCudaCannotDeclare() {
-    Set<String> requires = ModuleDescriptors.descriptorOf(MODULE).requires().stream()
+    Set<String> requires = module().getDescriptor().requires().stream()
         .map(ModuleDescriptor.Requires::name)
         .collect(Collectors.toSet());
     assertThat(requires).contains("io.kvtier.spi", "jcuda", "java.logging");

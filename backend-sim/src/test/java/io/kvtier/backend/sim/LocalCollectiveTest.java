@@ -10,6 +10,8 @@ import io.kvtier.spi.CollectiveException;
 import io.kvtier.spi.CollectiveSpec;
 import io.kvtier.spi.CollectiveTimeoutException;
 import io.kvtier.spi.ReduceOp;
+import io.kvtier.testkit.SeedExtension;
+import io.kvtier.testkit.TestSeeds;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -22,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-@ExtendWith(TestSeed.class)
+@ExtendWith(SeedExtension.class)
 @Timeout(30)
 class LocalCollectiveTest {
 
@@ -79,9 +81,9 @@ class LocalCollectiveTest {
 
   @Test
   void allReduceForOneToEightRanks() throws Exception {
-    Random random = TestSeed.random("allReduceForOneToEightRanks");
+    Random random = TestSeeds.random("allReduceForOneToEightRanks");
     for (int worldSize = 1; worldSize <= 8; worldSize++) {
-      int rounds = 5 * TestSeed.MULTIPLIER;
+      int rounds = 5 * TestSeeds.multiplier();
       long[][][] inputs = new long[rounds][worldSize][];
       for (int round = 0; round < rounds; round++) {
         int length = random.nextInt(6);
@@ -143,7 +145,7 @@ class LocalCollectiveTest {
 
   @Test
   void broadcastSendsTheRootsBytesToEveryRankAsACopy() throws Exception {
-    Random random = TestSeed.random("broadcast");
+    Random random = TestSeeds.random("broadcast");
     int worldSize = 5;
     int root = random.nextInt(worldSize);
     byte[] payload = new byte[1 + random.nextInt(100)];

@@ -6,11 +6,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.spi.TransferDirection;
+import io.kvtier.testkit.SeedExtension;
+import io.kvtier.testkit.TestSeeds;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-@ExtendWith(TestSeed.class)
+@ExtendWith(SeedExtension.class)
 class SimTimingModelTest {
 
   /** 1 byte per nanosecond and a 1 us latency make expected durations easy to write down. */
@@ -53,7 +55,7 @@ class SimTimingModelTest {
 
   @Test
   void jitterOnlySlowsDownWithinItsBound() {
-    Random random = TestSeed.random("jitterOnlySlowsDownWithinItsBound");
+    Random random = TestSeeds.random("jitterOnlySlowsDownWithinItsBound");
     long seed = random.nextLong();
     SimConfig c =
         ONE_BYTE_PER_NS
@@ -65,7 +67,7 @@ class SimTimingModelTest {
     long nominal = 2 * 3_000; // (1000 ns latency + 2000 bytes) x slow factor 2
     long min = Long.MAX_VALUE;
     long max = Long.MIN_VALUE;
-    int n = 2_000 * TestSeed.MULTIPLIER;
+    int n = 2_000 * TestSeeds.multiplier();
     for (int seq = 0; seq < n; seq++) {
       long d = m.durationNanos(HOST_TO_DEVICE, seq, 2000);
       assertThat(d).as("seq=%d seed=%d", seq, seed).isBetween(nominal, nominal * 3 / 2);
@@ -79,7 +81,7 @@ class SimTimingModelTest {
 
   @Test
   void timingIsAPureFunctionOfSeedRankDirectionAndSequence() {
-    Random random = TestSeed.random("timingIsAPureFunction");
+    Random random = TestSeeds.random("timingIsAPureFunction");
     // Both directions share bandwidth and latency here, so only the jitter draws can differ.
     SimConfig c =
         SimConfig.DEFAULTS
@@ -118,7 +120,7 @@ class SimTimingModelTest {
 
   @Test
   void randomFailuresFollowTheProbability() {
-    Random random = TestSeed.random("randomFailuresFollowTheProbability");
+    Random random = TestSeeds.random("randomFailuresFollowTheProbability");
     long seed = random.nextLong();
     SimConfig c =
         SimConfig.DEFAULTS

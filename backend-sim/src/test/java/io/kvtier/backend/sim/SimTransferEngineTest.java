@@ -16,6 +16,8 @@ import io.kvtier.spi.TimeSource;
 import io.kvtier.spi.TransferBatch;
 import io.kvtier.spi.TransferFailedException;
 import io.kvtier.spi.TransferHandle;
+import io.kvtier.testkit.SeedExtension;
+import io.kvtier.testkit.TestSeeds;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
@@ -30,7 +32,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-@ExtendWith(TestSeed.class)
+@ExtendWith(SeedExtension.class)
 @Timeout(30)
 class SimTransferEngineTest {
 
@@ -238,7 +240,7 @@ class SimTransferEngineTest {
 
   @Test
   void completionIsFifoPerDirectionAndFollowsTheModelExactly() {
-    var random = TestSeed.random("completionIsFifoPerDirection");
+    var random = TestSeeds.random("completionIsFifoPerDirection");
     long seed = random.nextLong();
     Map<String, String> properties =
         Map.of(
@@ -251,7 +253,7 @@ class SimTransferEngineTest {
             SimConfig.SEED, Long.toString(seed));
     open(properties, 1, clock);
     SimTimingModel model = engine.timingModel();
-    int n = 200 * TestSeed.MULTIPLIER;
+    int n = 200 * TestSeeds.multiplier();
     TransferHandle[] handles = new TransferHandle[n];
     long[] effective = new long[n];
     long[] lastModelled = {Long.MIN_VALUE, Long.MIN_VALUE};

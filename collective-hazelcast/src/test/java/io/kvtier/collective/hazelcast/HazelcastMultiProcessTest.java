@@ -2,11 +2,11 @@ package io.kvtier.collective.hazelcast;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.asserting.Providers;
 import io.kvtier.spi.BackendContext;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveProvider;
 import io.kvtier.spi.CollectiveSpec;
-import io.kvtier.testkit.Providers;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package io.kvtier.collective.hazelcast;
 
+import io.kvtier.asserting.Providers;
 import io.kvtier.core.cache.Admission;
 import io.kvtier.core.cache.L3Executor;
 import io.kvtier.core.cache.L3Setup;
@@ -20,7 +21,6 @@ import io.kvtier.spi.MemoryLayout;
 import io.kvtier.spi.PoolSpec;
 import io.kvtier.spi.TimeSource;
 import io.kvtier.spi.TransferEngine;
-import io.kvtier.testkit.Providers;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.LinkedHashMap;

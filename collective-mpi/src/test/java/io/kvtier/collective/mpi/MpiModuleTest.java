@@ -3,35 +3,20 @@ package io.kvtier.collective.mpi;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.spi.CollectiveProvider;
-import io.kvtier.testkit.ModuleDescriptors;
-import java.util.Map;
-import java.util.Set;
+import io.kvtier.testkit.ModuleSuite;
 import org.junit.jupiter.api.Test;
 
-class MpiModuleTest {
+/** The descriptor of io.kvtier.collective.mpi: one provider, one package, internals kept in. */
+class MpiModuleTest extends ModuleSuite {
 
-  private static final Module MODULE = MpiCollectiveProvider.class.getModule();
-
-  @Test
-  void providesMatchTheServiceFiles() {
-    ModuleDescriptors.assertProvidesMatchServiceFiles(MODULE);
-    assertThat(ModuleDescriptors.descriptorOf(MODULE).provides()).singleElement()
-        .satisfies(p -> {
-          assertThat(p.service()).isEqualTo(CollectiveProvider.class.getName());
-          assertThat(p.providers()).containsExactly(MpiCollectiveProvider.class.getName());
-        });
+  MpiModuleTest() {
+    super(MpiCollectiveProvider.class.getModule(), "io.kvtier.collective.mpi");
+    provides(CollectiveProvider.class, MpiCollectiveProvider.class);
   }
 
   @Test
-  void exportsOnlyTheProviderPackage() {
-    ModuleDescriptors.assertExports(MODULE, Set.of("io.kvtier.collective.mpi"), Map.of());
-    assertThat(ModuleDescriptors.descriptorOf(MODULE).packages())
-        .contains("io.kvtier.collective.mpi.internal");
-  }
-
-  @Test
-  void providerIsNamedAsAnnotated() {
-    ModuleDescriptors.assertProviderNames(MODULE);
+  void keepsItsInternalsUnexportedAndNamesItsNamespace() {
+    assertThat(module().getDescriptor().packages()).contains("io.kvtier.collective.mpi.internal");
     MpiCollectiveProvider provider = new MpiCollectiveProvider();
     assertThat(provider.name()).isEqualTo("mpi");
     assertThat(provider.configNamespace()).isEqualTo(MpiConfig.NAMESPACE);

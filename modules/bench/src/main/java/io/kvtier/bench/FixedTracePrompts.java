@@ -1,6 +1,6 @@
 package io.kvtier.bench;
 
-import io.kvtier.testkit.workload.FixedTraces;
+import io.kvtier.simulator.workload.FixedTraces;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;

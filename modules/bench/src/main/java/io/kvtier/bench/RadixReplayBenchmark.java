@@ -1,6 +1,6 @@
 package io.kvtier.bench;
 
-import io.kvtier.testkit.workload.FixedTraces;
+import io.kvtier.simulator.workload.FixedTraces;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -7,7 +7,7 @@ import io.kvtier.bench.ReferenceRadixCache.EvictionAmount;
 import io.kvtier.bench.ReferenceRadixCache.SplitTouch;
 import io.kvtier.bench.ReplayTarget.ReplayResult;
 import io.kvtier.core.cache.CacheInvariants;
-import io.kvtier.testkit.workload.FixedTraces;
+import io.kvtier.simulator.workload.FixedTraces;
 import java.util.OptionalDouble;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;

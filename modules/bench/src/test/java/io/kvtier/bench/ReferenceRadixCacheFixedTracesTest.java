@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.kvtier.bench.ReferenceRadixCache.EvictionAmount;
 import io.kvtier.bench.ReplayTarget.ReplayResult;
-import io.kvtier.testkit.workload.FixedTraces;
+import io.kvtier.simulator.workload.FixedTraces;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 

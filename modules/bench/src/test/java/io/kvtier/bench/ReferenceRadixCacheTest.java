@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.bench.ReferenceRadixCache.Match;
+import io.kvtier.simulator.workload.FixedTraces;
 import io.kvtier.testkit.SeedExtension;
-import io.kvtier.testkit.workload.FixedTraces;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

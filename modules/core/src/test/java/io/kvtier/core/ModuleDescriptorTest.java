@@ -2,49 +2,35 @@ package io.kvtier.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.testkit.ModuleDescriptors;
+import io.kvtier.testkit.ModuleSuite;
 import java.lang.module.ModuleDescriptor;
-import java.lang.module.ModuleDescriptor.Exports;
 import java.lang.module.ModuleDescriptor.Requires;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
-/** The descriptor of {@code io.kvtier.core}: what it exports, uses and requires. */
-class ModuleDescriptorTest {
+/**
+ * The descriptor of {@code io.kvtier.core}: what it exports (the checks every module runs, from
+ * the testkit), uses, requires and opens.
+ */
+class ModuleDescriptorTest extends ModuleSuite {
+
+  ModuleDescriptorTest() {
+    super(KvTierBackends.class.getModule(),
+        "io.kvtier.core",
+        "io.kvtier.core.config",
+        "io.kvtier.core.discovery",
+        "io.kvtier.core.inject",
+        "io.kvtier.core.cache",
+        "io.kvtier.core.rank");
+    // The simulator's deliberately broken rules, proving that it catches them.
+    exportsTo("io.kvtier.core.cache.testing", "io.kvtier.simulator");
+  }
 
   private static ModuleDescriptor descriptor() {
-    Module module = KvTierBackends.class.getModule();
-    assertThat(module.isNamed()).as("tests run on the module path").isTrue();
-    return module.getDescriptor();
-  }
-
-  @Test
-  void exportsExactlyTheApiPackagesToEveryone() {
-    Set<Exports> exports = descriptor().exports();
-
-    assertThat(exports.stream().filter(e -> !e.isQualified()).map(Exports::source))
-        .containsExactlyInAnyOrder(
-            "io.kvtier.core",
-            "io.kvtier.core.config",
-            "io.kvtier.core.discovery",
-            "io.kvtier.core.inject",
-            "io.kvtier.core.cache",
-            "io.kvtier.core.rank");
-  }
-
-  @Test
-  void exportsTheCacheTestHooksOnlyToTheTestkit() {
-    Set<Exports> qualified =
-        descriptor().exports().stream().filter(Exports::isQualified).collect(Collectors.toSet());
-
-    assertThat(qualified)
-        .singleElement()
-        .satisfies(
-            e -> {
-              assertThat(e.source()).isEqualTo("io.kvtier.core.cache.testing");
-              assertThat(e.targets()).containsExactly("io.kvtier.testkit");
-            });
+    return ModuleDescriptors.descriptorOf(KvTierBackends.class.getModule());
   }
 
   @Test

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongConsumer;
 
 /**
  * The master seed and the iteration multiplier of randomized tests.
@@ -85,6 +86,37 @@ public final class TestSeeds {
    */
   public static Random random(String name) {
     return new Random(seedFor(name));
+  }
+
+  /**
+   * Runs a randomized body with the master seed and, when it fails, rethrows the failure with
+   * the line that reproduces it; for tests that draw from one seed rather than from a {@link
+   * Random} parameter of {@link SeedExtension}. The reproduce line names the calling method as
+   * surefire's {@code -Dtest} filter ({@code SimpleClassName#method}).
+   *
+   * @param body the test, given the master seed
+   * @throws AssertionError if {@code body} fails, carrying the reproduce line and the cause
+   */
+  public static void run(LongConsumer body) {
+    Objects.requireNonNull(body, "body");
+    String caller = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
+        .walk(frames -> frames.skip(1).findFirst())
+        .map(f -> f.getDeclaringClass().getSimpleName() + "#" + testMethodOf(f.getMethodName()))
+        .orElse("?");
+    try {
+      body.accept(masterSeed());
+    } catch (RuntimeException | AssertionError e) {
+      throw new AssertionError("randomized test failed; " + reproduceLine(caller), e);
+    }
+  }
+
+  // A call from a lambda in a test method runs in a synthetic method lambda$<method>$<n>.
+  private static String testMethodOf(String frameMethod) {
+    if (frameMethod.startsWith("lambda$")) {
+      int end = frameMethod.indexOf('$', "lambda$".length());
+      return end < 0 ? frameMethod : frameMethod.substring("lambda$".length(), end);
+    }
+    return frameMethod;
   }
 
   /**

@@ -1,2 +1,2 @@
-/** Conformance suites and test utilities. */
+/** Seeds of randomized tests and module-descriptor checks. */
 package io.kvtier.testkit;

@@ -3,52 +3,46 @@ package io.kvtier.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvtier.backend.sim.SimDeviceMemoryProvider;
+import io.kvtier.asserting.AssertingDeviceMemoryProvider;
 import io.kvtier.spi.DeviceMemoryProvider;
-import io.kvtier.testkit.asserting.AssertingDeviceMemoryProvider;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * The module checks on real modules: testkit itself, the sim backend and the SPI, and that each
- * check fails when the intended set differs.
+ * The module checks on real modules: testkit itself, the asserting wrappers and the SPI, and
+ * that each check fails when the intended set differs.
  */
 class ModuleDescriptorsTest {
 
   private static final Module TESTKIT = ModuleDescriptors.class.getModule();
-  private static final Module SIM = SimDeviceMemoryProvider.class.getModule();
+  private static final Module ASSERTING = AssertingDeviceMemoryProvider.class.getModule();
   private static final Module SPI = DeviceMemoryProvider.class.getModule();
 
   @Test
   void testsRunOnTheModulePath() {
     assertThat(TESTKIT.getName()).isEqualTo("io.kvtier.testkit");
-    assertThat(SIM.getName()).isEqualTo("io.kvtier.backend.sim");
+    assertThat(ASSERTING.getName()).isEqualTo("io.kvtier.asserting");
     assertThat(SPI.getName()).isEqualTo("io.kvtier.spi");
   }
 
   @Test
-  void testkitProvidesWhatItsServiceFilesList() {
-    ModuleDescriptors.assertProvidesMatchServiceFiles(TESTKIT);
-    assertThat(ModuleDescriptors.serviceFileNames(TESTKIT)).containsExactly(
+  void assertingProvidesWhatItsServiceFilesListAndExportsOnePackage() {
+    ModuleDescriptors.assertProvidesMatchServiceFiles(ASSERTING);
+    assertThat(ModuleDescriptors.serviceFileNames(ASSERTING)).containsExactly(
         "io.kvtier.spi.DeviceMemoryProvider", "io.kvtier.spi.HostMemoryProvider");
-    assertThat(ModuleDescriptors.serviceFileLines(TESTKIT, "io.kvtier.spi.DeviceMemoryProvider"))
+    assertThat(ModuleDescriptors.serviceFileLines(ASSERTING, "io.kvtier.spi.DeviceMemoryProvider"))
         .containsExactly(AssertingDeviceMemoryProvider.class.getName());
-    ModuleDescriptors.assertProviderNames(TESTKIT);
+    ModuleDescriptors.assertProviderNames(ASSERTING);
+    ModuleDescriptors.assertExports(ASSERTING, Set.of("io.kvtier.asserting"));
   }
 
   @Test
-  void testkitExportsItsSixPackages() {
+  void testkitExportsItsThreePackagesAndProvidesNothing() {
     ModuleDescriptors.assertExports(TESTKIT, Set.of("io.kvtier.testkit",
-        "io.kvtier.testkit.conformance", "io.kvtier.testkit.asserting",
-        "io.kvtier.testkit.config", "io.kvtier.testkit.workload", "io.kvtier.testkit.sim"));
-  }
-
-  @Test
-  void simProvidesWhatItsServiceFilesListAndExportsOnePackage() {
-    ModuleDescriptors.assertProvidesMatchServiceFiles(SIM);
-    ModuleDescriptors.assertProviderNames(SIM);
-    ModuleDescriptors.assertExports(SIM, Set.of("io.kvtier.backend.sim"));
+        "io.kvtier.testkit.conformance", "io.kvtier.testkit.config"));
+    ModuleDescriptors.assertProvidesMatchServiceFiles(TESTKIT);
+    assertThat(ModuleDescriptors.serviceFileNames(TESTKIT)).isEmpty();
   }
 
   @Test
@@ -67,9 +61,8 @@ class ModuleDescriptorsTest {
         .hasMessageContaining("missing: [io.kvtier.spi.internal]");
     assertThatThrownBy(() -> ModuleDescriptors.assertExports(TESTKIT, Set.of("io.kvtier.testkit")))
         .isInstanceOf(AssertionError.class)
-        .hasMessageContaining("unexpected: [io.kvtier.testkit.asserting,"
-            + " io.kvtier.testkit.config, io.kvtier.testkit.conformance, io.kvtier.testkit.sim,"
-            + " io.kvtier.testkit.workload]");
+        .hasMessageContaining("unexpected: [io.kvtier.testkit.config,"
+            + " io.kvtier.testkit.conformance]");
     assertThatThrownBy(() -> ModuleDescriptors.assertExports(SPI,
             Set.of("io.kvtier.spi", "io.kvtier.spi.config"),
             Map.of("io.kvtier.spi", Set.of("io.kvtier.core"))))
@@ -102,9 +95,9 @@ class ModuleDescriptorsTest {
 
   @Test
   void serviceFilesAreReadWithoutCommentsAndBlankLines() {
-    assertThat(ModuleDescriptors.serviceFileLines(SIM, "io.kvtier.spi.CollectiveProvider"))
-        .containsExactly("io.kvtier.backend.sim.LocalCollectiveProvider");
-    assertThat(ModuleDescriptors.serviceFileLines(SIM, "no.such.Service")).isEmpty();
+    assertThat(ModuleDescriptors.serviceFileLines(ASSERTING, "io.kvtier.spi.HostMemoryProvider"))
+        .containsExactly("io.kvtier.asserting.AssertingHostMemoryProvider");
+    assertThat(ModuleDescriptors.serviceFileLines(ASSERTING, "no.such.Service")).isEmpty();
   }
 
   @Test

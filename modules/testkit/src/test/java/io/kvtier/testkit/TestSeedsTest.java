@@ -80,4 +80,21 @@ class TestSeedsTest {
     TestAbortedException skipped = new TestAbortedException("assumption");
     assertThat(SeedExtension.withReproduceLine(skipped, filter).getSuppressed()).isEmpty();
   }
+
+  @Test
+  void runPassesTheMasterSeedAndAFailureNamesTheCallerInItsReproduceLine() {
+    long[] seen = new long[1];
+    TestSeeds.run(seed -> seen[0] = seed);
+    assertThat(seen[0]).isEqualTo(TestSeeds.masterSeed());
+
+    assertThatThrownBy(() -> TestSeeds.run(seed -> {
+          throw new IllegalStateException("drawn " + seed);
+        }))
+        .isInstanceOf(AssertionError.class)
+        .hasMessage("randomized test failed; reproduce with -Dkvtier.tests.seed="
+            + TestSeeds.masterSeed() + " -Dtest=TestSeedsTest#"
+            + "runPassesTheMasterSeedAndAFailureNamesTheCallerInItsReproduceLine")
+        .cause().isInstanceOf(IllegalStateException.class)
+        .hasMessage("drawn " + TestSeeds.masterSeed());
+  }
 }

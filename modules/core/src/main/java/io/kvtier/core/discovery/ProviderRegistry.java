@@ -2,6 +2,7 @@ package io.kvtier.core.discovery;
 
 import io.kvtier.spi.Availability;
 import io.kvtier.spi.KvTierProvider;
+import io.kvtier.spi.TestingProvider;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -263,7 +264,8 @@ public final class ProviderRegistry<P extends KvTierProvider> {
           availability.available()
               ? ProviderReport.Status.AVAILABLE
               : ProviderReport.Status.UNAVAILABLE,
-          availability.reason());
+          availability.reason(),
+          testing(candidate));
     } catch (ProviderDeclarationException e) {
       return new ProviderReport(
           spiName,
@@ -271,8 +273,13 @@ public final class ProviderRegistry<P extends KvTierProvider> {
           candidate.moduleName(),
           className,
           ProviderReport.Status.BROKEN,
-          e.getMessage());
+          e.getMessage(),
+          testing(candidate));
     }
+  }
+
+  private static boolean testing(ProviderCandidate<?> candidate) {
+    return candidate.type().isAnnotationPresent(TestingProvider.class);
   }
 
   private synchronized P instance(String name) {

@@ -14,7 +14,13 @@ import java.util.Objects;
  * @param reason the availability probe's reason, or why the provider is broken
  */
 public record ProviderReport(
-    String spi, String name, String module, String className, Status status, String reason) {
+    String spi,
+    String name,
+    String module,
+    String className,
+    Status status,
+    String reason,
+    boolean testing) {
 
   /** Whether a provider can be used. */
   public enum Status {
@@ -36,6 +42,21 @@ public record ProviderReport(
     public String label() {
       return name().toLowerCase(Locale.ROOT);
     }
+  }
+
+  /**
+   * The report of a provider that is not a testing provider.
+   *
+   * @param spi the SPI's binary name
+   * @param name the provider's name
+   * @param module the provider's module
+   * @param className the provider's class
+   * @param status whether it can be used
+   * @param reason why, from its availability probe or its declaration error
+   */
+  public ProviderReport(
+      String spi, String name, String module, String className, Status status, String reason) {
+    this(spi, name, module, className, status, reason, false);
   }
 
   /** Validates the fields. */

@@ -55,16 +55,24 @@ record SelectionMessages(Class<?> spi, Optional<ProviderKind> kind) {
         .orElse("not on the module path");
   }
 
+  // Testing providers (@TestingProvider) are named apart and never offered as the fix: they
+  // wrap a real provider to check or break it, which is not what a failed start-up wants.
   private static String found(List<ProviderReport> found) {
-    if (found.isEmpty()) {
-      return "No provider of it is on the module path.";
+    List<ProviderReport> real = found.stream().filter(r -> !r.testing()).toList();
+    List<String> testing = found.stream().filter(ProviderReport::testing)
+        .map(ProviderReport::name).toList();
+    String also = testing.isEmpty() ? "" : " Testing providers, for tests only: "
+        + String.join(", ", testing) + ".";
+    if (real.isEmpty()) {
+      return "No provider of it is on the module path." + also;
     }
     return "Found: "
-        + found.stream().map(ProviderReport::summary).collect(Collectors.joining("; ")) + ".";
+        + real.stream().map(ProviderReport::summary).collect(Collectors.joining("; ")) + "."
+        + also;
   }
 
   private static String availableNames(List<ProviderReport> found) {
-    List<String> names = found.stream().filter(ProviderReport::available)
+    List<String> names = found.stream().filter(r -> r.available() && !r.testing())
         .map(ProviderReport::name).toList();
     return names.isEmpty() ? "(none is available)" : String.join(", ", names);
   }

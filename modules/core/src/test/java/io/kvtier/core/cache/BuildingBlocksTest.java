@@ -3,9 +3,9 @@ package io.kvtier.core.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvtier.core.TestSeeds;
 import io.kvtier.core.config.CacheConfig;
 import io.kvtier.spi.PageKey;
+import io.kvtier.testkit.TestSeeds;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.security.MessageDigest;
@@ -22,7 +22,7 @@ class BuildingBlocksTest {
   void longMapAgreesWithHashMap() {
     TestSeeds.run(seed -> {
       Random rnd = new Random(seed);
-      for (int round = 0; round < TestSeeds.iterations(50); round++) {
+      for (int round = 0; round < TestSeeds.scaled(50); round++) {
         LongMap<Long> map = new LongMap<>(1 + rnd.nextInt(8));
         Map<Long, Long> reference = new HashMap<>();
         int keySpace = 1 + rnd.nextInt(200);

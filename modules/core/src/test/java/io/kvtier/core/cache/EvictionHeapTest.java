@@ -2,8 +2,8 @@ package io.kvtier.core.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.core.TestSeeds;
 import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.testkit.TestSeeds;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -24,7 +24,7 @@ class EvictionHeapTest {
     TestSeeds.run(seed -> {
       Random rnd = new Random(seed);
       for (EvictionPolicy policy : EvictionPolicy.values()) {
-        for (int round = 0; round < TestSeeds.iterations(20); round++) {
+        for (int round = 0; round < TestSeeds.scaled(20); round++) {
           checkRound(policy, rnd);
         }
       }

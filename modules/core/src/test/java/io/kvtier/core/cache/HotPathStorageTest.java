@@ -3,8 +3,8 @@ package io.kvtier.core.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvtier.core.TestSeeds;
 import io.kvtier.core.config.CacheConfig;
+import io.kvtier.testkit.TestSeeds;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -22,7 +22,7 @@ class HotPathStorageTest {
   void allocatorHandsOutTheLowestFreeSlotsAndAgreesWithASortedSet() {
     TestSeeds.run(seed -> {
       Random rnd = new Random(seed);
-      for (int round = 0; round < TestSeeds.iterations(40); round++) {
+      for (int round = 0; round < TestSeeds.scaled(40); round++) {
         // capacities around word boundaries, where the masks are easiest to get wrong, and now
         // and then one of several summary words, with runs of wholly free words
         boolean large = rnd.nextInt(4) == 0;
@@ -77,7 +77,7 @@ class HotPathStorageTest {
   void runsDescribeTheSlotsAndReleaseThem() {
     TestSeeds.run(seed -> {
       Random rnd = new Random(seed);
-      for (int round = 0; round < TestSeeds.iterations(40); round++) {
+      for (int round = 0; round < TestSeeds.scaled(40); round++) {
         int capacity = 64 + rnd.nextInt(2000);
         PageAllocator byRuns = new PageAllocator("device", capacity);
         PageAllocator byCompare = new PageAllocator("device", capacity);
@@ -156,7 +156,7 @@ class HotPathStorageTest {
   void keysStayIntactWhileTheirChunksAreReused() {
     TestSeeds.run(seed -> {
       Random rnd = new Random(seed);
-      for (int round = 0; round < TestSeeds.iterations(12); round++) {
+      for (int round = 0; round < TestSeeds.scaled(12); round++) {
         int pageSize = List.of(1, 2, 4).get(rnd.nextInt(3));
         int pages = 40 + rnd.nextInt(200);
         RankCache cache = RankCache.withoutMemory(CacheConfig.of(pageSize, pages, 0));

@@ -2,7 +2,7 @@ package io.kvtier.core.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.core.TestSeeds;
+import io.kvtier.testkit.TestSeeds;
 import java.util.Random;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -27,7 +27,7 @@ class RankCacheRandomizedTest {
   void randomOperationSequencesKeepEveryInvariant() {
     TestSeeds.run(seed -> {
       Random master = new Random(seed);
-      int sequences = TestSeeds.iterations(2100);
+      int sequences = TestSeeds.scaled(2100);
       int loads = 0;
       int evictions = 0;
       int prepared = 0;
@@ -58,7 +58,7 @@ class RankCacheRandomizedTest {
   void sameSeedGivesTheSameReplicatedState() {
     TestSeeds.run(seed -> {
       Random master = new Random(seed ^ 0x5DEECE66DL);
-      for (int i = 0; i < TestSeeds.iterations(70); i++) {
+      for (int i = 0; i < TestSeeds.scaled(70); i++) {
         long scenarioSeed = master.nextLong();
         Scenario one = new Scenario(scenarioSeed, i, 60);
         Scenario two = new Scenario(scenarioSeed, i, 60);

@@ -3,12 +3,12 @@ package io.kvtier.core.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvtier.core.TestSeeds;
 import io.kvtier.core.cache.testing.CacheTestHooks;
 import io.kvtier.core.config.CacheConfig;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.spi.KvLayout;
+import io.kvtier.testkit.TestSeeds;
 import java.util.Random;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -42,7 +42,7 @@ class ReplicatedDecisionTest {
       Random master = new Random(seed);
       int skewed = 0;
       int prepared = 0;
-      for (int i = 0; i < TestSeeds.iterations(12); i++) {
+      for (int i = 0; i < TestSeeds.scaled(12); i++) {
         long pairSeed = master.nextLong();
         WritePolicy policy = i % 2 == 0
             ? WritePolicy.WRITE_THROUGH
@@ -84,7 +84,7 @@ class ReplicatedDecisionTest {
       // seeded pairs of 600 steps, at least one diverges (31 of 36 pairs diverged over six
       // master seeds tried, so a miss of all 6 is about one in 100,000).
       Random master = new Random(seed ^ 0xD1_5EA5EL);
-      int pairs = TestSeeds.iterations(6);
+      int pairs = TestSeeds.scaled(6);
       int diverged = 0;
       for (int i = 0; i < pairs; i++) {
         long pairSeed = master.nextLong();

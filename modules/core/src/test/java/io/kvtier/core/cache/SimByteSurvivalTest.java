@@ -2,7 +2,6 @@ package io.kvtier.core.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.core.TestSeeds;
 import io.kvtier.core.config.CacheConfig;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.WritePolicy;
@@ -16,6 +15,7 @@ import io.kvtier.spi.KvLayout;
 import io.kvtier.spi.MemoryLayout;
 import io.kvtier.spi.PoolSpec;
 import io.kvtier.spi.TransferEngine;
+import io.kvtier.testkit.TestSeeds;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -87,7 +87,7 @@ class SimByteSurvivalTest {
     KvPattern pattern = new KvPattern(layout);
     List<int[]> corpus = new ArrayList<>();
     int loadsVerified = 0;
-    int rounds = TestSeeds.iterations(400);
+    int rounds = TestSeeds.scaled(400);
     try {
       for (int round = 0; round < rounds; round++) {
         int[] tokens = prompt(rnd, corpus, pageSize);

@@ -2,9 +2,9 @@ package io.kvtier.core.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.core.TestSeeds;
 import io.kvtier.spi.KvLayout;
 import io.kvtier.spi.MemoryLayout;
+import io.kvtier.testkit.TestSeeds;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -17,7 +17,7 @@ class KvTierConfigRoundTripTest {
     TestSeeds.run(
         seed -> {
           SplittableRandom random = new SplittableRandom(seed);
-          for (int i = 0; i < TestSeeds.iterations(300); i++) {
+          for (int i = 0; i < TestSeeds.scaled(300); i++) {
             KvTierConfig config = randomConfig(random);
 
             KvTierConfig again = KvTierConfig.builder().properties(config.toProperties()).build();

@@ -6,6 +6,7 @@ import io.kvtier.spi.DeviceMemory;
 import io.kvtier.spi.DeviceMemoryProvider;
 import io.kvtier.spi.PoolSpec;
 import io.kvtier.spi.ProviderName;
+import io.kvtier.spi.TestingProvider;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Hand-written device providers for discovery tests; none of them opens a pool. */
@@ -50,6 +51,15 @@ final class FakeProviders {
   static final class OtherSim extends Fake {
     OtherSim() {
       super("sim", Availability.available("another fake simulation"));
+    }
+  }
+
+  /** A testing provider, such as the asserting wrappers: selectable, never offered. */
+  @ProviderName("checked")
+  @TestingProvider
+  static final class Checked extends Fake {
+    Checked() {
+      super("checked", Availability.available("fake checking wrapper"));
     }
   }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.core.discovery.FakeProviders.Anonymous;
+import io.kvtier.core.discovery.FakeProviders.Checked;
 import io.kvtier.core.discovery.FakeProviders.Counted;
 import io.kvtier.core.discovery.FakeProviders.Exploding;
 import io.kvtier.core.discovery.FakeProviders.Gpu;
@@ -84,6 +85,25 @@ class ProviderRegistryTest {
         .hasMessageContaining(
             "put the module providing 'cuda' (kvtier-backend-cuda) on the module path, or choose"
                 + " one of: sim.");
+  }
+
+  @Test
+  void testingProvidersAreReportedAsSuchAndNeverOfferedAsTheFix() {
+    ProviderRegistry<DeviceMemoryProvider> registry = registry(new Counted(Sim.class, Sim::new),
+        new Counted(Checked.class, Checked::new), new Counted(NoGpu.class, NoGpu::new));
+
+    assertThat(registry.reports()).filteredOn(ProviderReport::testing)
+        .extracting(ProviderReport::name).containsExactly("checked");
+    assertThatThrownBy(() -> registry.select("cuda", List.of("cuda", "sim")))
+        .isInstanceOf(ProviderUnavailableException.class)
+        .hasMessageContaining("sim (available")
+        .hasMessageContaining("Testing providers, for tests only: checked.")
+        .hasMessageContaining("choose one of: sim.")
+        .hasMessageNotContaining("checked (available");
+    assertThatThrownBy(() -> registry.select("nope", List.of()))
+        .isInstanceOf(ProviderNotFoundException.class)
+        .hasMessageContaining("choose one of: sim.");
+    assertThat(registry.get("checked")).isInstanceOf(Checked.class);
   }
 
   @Test

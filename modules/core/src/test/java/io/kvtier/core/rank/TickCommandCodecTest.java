@@ -3,7 +3,7 @@ package io.kvtier.core.rank;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvtier.core.TestSeeds;
+import io.kvtier.testkit.TestSeeds;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -17,7 +17,7 @@ class TickCommandCodecTest {
   void randomCommandsSurviveTheRoundTrip() {
     TestSeeds.run(seed -> {
       Random rnd = new Random(seed);
-      for (int i = 0; i < TestSeeds.iterations(300); i++) {
+      for (int i = 0; i < TestSeeds.scaled(300); i++) {
         List<RankRequest> arrivals = new ArrayList<>();
         int[] previous = new int[0];
         for (int a = rnd.nextInt(5); a > 0; a--) {

@@ -2,6 +2,7 @@ package io.kvtier.testkit.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.asserting.Providers;
 import io.kvtier.spi.Availability;
 import io.kvtier.spi.BackendContext;
 import io.kvtier.spi.HostMemory;
@@ -13,7 +14,6 @@ import io.kvtier.spi.KvStoreSpec;
 import io.kvtier.spi.MemoryLayout;
 import io.kvtier.spi.PageKey;
 import io.kvtier.spi.PoolSpec;
-import io.kvtier.testkit.Providers;
 import io.kvtier.testkit.SeedExtension;
 import java.util.ArrayDeque;
 import java.util.Deque;

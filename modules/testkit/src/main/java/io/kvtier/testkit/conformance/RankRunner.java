@@ -16,26 +16,48 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * collects every rank's result or failure. Never hangs: a rank still running after the guard is
  * reported with its stack trace and interrupted.
  */
-final class RankRunner {
+public final class RankRunner {
 
   /** Wall-clock bound on one group's run before it is called a hang. */
-  static final Duration HANG_GUARD = Duration.ofSeconds(45);
+  public static final Duration HANG_GUARD = Duration.ofSeconds(45);
 
   /** Joins one rank of a group. */
   @FunctionalInterface
-  interface Joiner {
+  public interface Joiner {
+    /**
+     * Joins rank {@code rank} of the group.
+     *
+     * @param group the group's name
+     * @param size the group's size
+     * @param rank the rank to join as
+     * @param watchdog the collective watchdog
+     * @return the joined collective
+     */
     Collective join(String group, int size, int rank, Duration watchdog);
   }
 
   /** What one rank does once joined. */
   @FunctionalInterface
-  interface Body<T> {
+  public interface Body<T> {
+    /**
+     * Runs one rank.
+     *
+     * @param collective the rank's joined collective
+     * @param rank the rank
+     * @return the rank's value
+     * @throws Exception anything the rank throws, reported as its outcome
+     */
     T run(Collective collective, int rank) throws Exception;
   }
 
   /** One rank's outcome: its value, or what it threw (joining included). */
-  record Outcome<T>(int rank, T value, Throwable error) {
-    T valueOrThrow() {
+  public record Outcome<T>(int rank, T value, Throwable error) {
+    /**
+     * The value, or an {@link AssertionError} carrying what the rank threw.
+     *
+     * @return the rank's value
+     */
+    public T valueOrThrow() {
       if (error != null) {
         throw new AssertionError("rank " + rank + " failed: " + error, error);
       }
@@ -45,7 +67,19 @@ final class RankRunner {
 
   private RankRunner() {}
 
-  static <T> List<Outcome<T>> run(
+  /**
+   * Runs {@code body} on every rank of a new group of {@code size}, each on its own thread.
+   *
+   * @param joiner joins one rank
+   * @param group the group's name
+   * @param size the group's size
+   * @param watchdog the collective watchdog
+   * @param body what each rank does
+   * @param <T> the value type
+   * @return every rank's outcome, in rank order
+   * @throws InterruptedException if interrupted while waiting for the ranks
+   */
+  public static <T> List<Outcome<T>> run(
       Joiner joiner, String group, int size, Duration watchdog, Body<T> body)
       throws InterruptedException {
     AtomicReferenceArray<Outcome<T>> outcomes = new AtomicReferenceArray<>(size);
@@ -105,7 +139,14 @@ final class RankRunner {
     return result;
   }
 
-  static <T> List<T> values(List<Outcome<T>> outcomes) {
+  /**
+   * Every rank's value, or the first rank's failure as an {@link AssertionError}.
+   *
+   * @param outcomes the outcomes of {@link #run}
+   * @param <T> the value type
+   * @return the values in rank order
+   */
+  public static <T> List<T> values(List<Outcome<T>> outcomes) {
     List<T> values = new ArrayList<>();
     for (Outcome<T> o : outcomes) {
       values.add(o.valueOrThrow());

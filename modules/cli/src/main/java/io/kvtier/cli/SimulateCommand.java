@@ -1,0 +1,465 @@
+package io.kvtier.cli;
+
+import io.kvtier.asserting.Providers;
+import io.kvtier.cli.report.Progress;
+import io.kvtier.cli.report.SimulationReport;
+import io.kvtier.cli.report.TtftModel;
+import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.L3PrefetchPolicy;
+import io.kvtier.core.config.WritePolicy;
+import io.kvtier.simulator.AckDelay;
+import io.kvtier.simulator.L3Simulation;
+import io.kvtier.simulator.MultiRankSimulator;
+import io.kvtier.simulator.SimulationConfig;
+import io.kvtier.simulator.SimulationResult;
+import io.kvtier.spi.Availability;
+import io.kvtier.spi.CollectiveProvider;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.Callable;
+import java.util.function.Function;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code kvtier simulate}: the deterministic multi-rank simulator (io.kvtier.simulator) on the
+ * {@code sim} backend and the {@code local} collective. Without options it runs 4 ranks of small
+ * multi-turn chats in a few seconds. With {@code --collective mpi} or {@code hazelcast} each
+ * process runs one rank ({@link MultiRankSimulator#runRank}), and the result is the one the
+ * {@code local} collective gives for the same options.
+ */
+@Command(
+    name = "simulate",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = {
+      "Runs R cache replicas (ranks) as threads on the simulated backend, in virtual time, and"
+          + " checks after every tick that their replicated state and collective schedules are"
+          + " identical, that no page leaks and that every page loaded back holds the right KV.",
+      "Each rank may also be a process of its own, joined by --collective mpi (mpirun -np R"
+          + " bin/kvtier simulate --collective mpi) or hazelcast (R processes, each with --rank;"
+          + " scripts/simulate-ranks.sh starts them); the result is the one local gives.",
+      "Same seed, same result. Exit status: 0 when every check passed, 1 when digests differ,"
+          + " ranks desync, pages leak or a loaded page is wrong (or on another failure),"
+          + " 2 on a usage error."
+    })
+final class SimulateCommand implements Callable<Integer> {
+  private static final SimulationConfig DEFAULTS = SimulationConfig.builder().build();
+  /** Held here: java.util.logging keeps loggers weakly, and a collected one forgets its level. */
+  private static final Logger CACHE_LOG = Logger.getLogger("io.kvtier.core.cache");
+
+  /** Held so that the level sticks; the hazelcast collective logs its members at INFO. */
+  private static final Logger HAZELCAST_LOG = Logger.getLogger("com.hazelcast");
+
+  @Spec private CommandSpec spec;
+
+  private Placement placement;
+
+  @Option(names = "--ranks", description = "Ranks, 1 to 8 (default: ${DEFAULT-VALUE}).")
+  private int ranks = DEFAULTS.ranks();
+
+  @Option(names = "--device", paramLabel = "NAME", description = "Device and host pool"
+      + " provider: sim (virtual time), asserting (sim with use-after-free checks), or another"
+      + " provider on the module path, whose real copy times make runs non-deterministic"
+      + " (default: ${DEFAULT-VALUE}).")
+  private String device = DEFAULTS.device();
+
+  @Option(names = "--workload", paramLabel = "SPEC", description = "Workload spec: shared-prefix,"
+      + " multiturn, doc-qa (each with :key=value,...), fixed:shared-prefix, fixed:multiturn,"
+      + " jsonl:PATH, mooncake:PATH (default: ${DEFAULT-VALUE}).")
+  private String workload = DEFAULTS.workload();
+
+  @Option(names = "--requests", description = "The most requests taken from the workload,"
+      + " 0 for all (default: ${DEFAULT-VALUE}).")
+  private int requests = DEFAULTS.requests();
+
+  @Option(names = "--page-size", description = "Tokens per page (default: ${DEFAULT-VALUE}).")
+  private int pageSize = DEFAULTS.pageSize();
+
+  @Option(names = "--device-pages",
+      description = "Device pool pages per rank (default: ${DEFAULT-VALUE}).")
+  private int devicePages = DEFAULTS.devicePages();
+
+  @Option(names = "--host-ratio", description = "Host pool size relative to the device pool,"
+      + " above 1, or 0 for no host tier (default: ${DEFAULT-VALUE}).")
+  private double hostRatio = DEFAULTS.hostRatio();
+
+  @Option(names = "--write-policy", paramLabel = "POLICY", description = "write_through,"
+      + " write_through_selective or write_back (default: ${DEFAULT-VALUE}).")
+  private String writePolicy = DEFAULTS.writePolicy().configName();
+
+  @Option(names = "--eviction", paramLabel = "POLICY",
+      description = "lru, lfu, fifo, mru, filo, priority or slru (default: ${DEFAULT-VALUE}).")
+  private String eviction = DEFAULTS.eviction().configName();
+
+  @Option(names = "--ack-delay", paramLabel = "DIST", description = "Copy delays per rank:"
+      + " uniform, skewed (one slow rank), heavy-tail (random long stalls) or stall (stalls"
+      + " injected and released later) (default: ${DEFAULT-VALUE}).")
+  private String ackDelay = DEFAULTS.ackDelay().cliName();
+
+  @Option(names = "--seed", description = "Seed of the workload, copy timing, stalls and aborts"
+      + " (default: ${DEFAULT-VALUE}).")
+  private long seed = DEFAULTS.seed();
+
+  @Option(names = "--ticks", description = "Ticks during which requests arrive; then the run"
+      + " drains (default: ${DEFAULT-VALUE}).")
+  private int ticks = DEFAULTS.ticks();
+
+  @Option(names = "--digest-interval", description = "Ticks between the engine's replica digest"
+      + " checks, 0 for none; the simulator compares digests after every tick anyway"
+      + " (default: ${DEFAULT-VALUE}).")
+  private int digestInterval = DEFAULTS.digestInterval();
+
+  @Option(names = "--abort-probability",
+      description = "Chance per tick that one live request is aborted (default: ${DEFAULT-VALUE}).")
+  private double abortProbability = DEFAULTS.abortProbability();
+
+  @Option(names = "--failure-probability",
+      description = "Chance that a copy batch fails (default: ${DEFAULT-VALUE}).")
+  private double failureProbability = DEFAULTS.failureProbability();
+
+  @Option(names = "--chunk", description = "Prompt tokens prefilled per tick (chunked prefill)"
+      + " (default: ${DEFAULT-VALUE}).")
+  private int chunk = DEFAULTS.chunkTokens();
+
+  @Option(names = "--max-running",
+      description = "Requests running at once (default: ${DEFAULT-VALUE}).")
+  private int maxRunning = DEFAULTS.maxRunning();
+
+  @Option(names = "--l3", paramLabel = "STORE", description = "L3 store each rank opens: none,"
+      + " memory, file or hazelcast (default: ${DEFAULT-VALUE}).")
+  private String l3 = "none";
+
+  @Option(names = "--l3-dir", paramLabel = "DIR", description = "Directory of the file store"
+      + " (default: a new temporary directory).")
+  private Path l3Dir;
+
+  @Option(names = "--l3-mib", description = "L3 store capacity per rank in MiB"
+      + " (default: ${DEFAULT-VALUE}).")
+  private long l3Mib = L3Simulation.NONE.capacityBytes() >> 20;
+
+  @Option(names = "--l3-prefetch-policy", paramLabel = "POLICY", description = "best_effort,"
+      + " wait_complete or timeout (default: ${DEFAULT-VALUE}).")
+  private String l3Policy = L3Simulation.NONE.prefetchPolicy().configName();
+
+  @Option(names = "--l3-prefetch-threshold", description = "Fewest tokens of an L3 hit worth"
+      + " prefetching (default: ${DEFAULT-VALUE}).")
+  private int l3Threshold = L3Simulation.NONE.prefetchThreshold();
+
+  @Option(names = "--l3-step-us", description = "Virtual microseconds one store step (a put,"
+      + " a probe, 8 fetched pages) takes on rank 0 (default: ${DEFAULT-VALUE}).")
+  private long l3StepMicros = L3Simulation.NONE.stepMicros();
+
+  @Option(names = "--l3-skew", description = "How much slower each further rank's store is:"
+      + " rank r takes step * (1 + skew * r) (default: ${DEFAULT-VALUE}).")
+  private double l3Skew = L3Simulation.NONE.rankSkew();
+
+  @Option(names = "--l3-timeout-ms", description = "Base of the prefetch timeout in virtual ms"
+      + " (default: ${DEFAULT-VALUE}).")
+  private long l3TimeoutMs = L3Simulation.NONE.timeout().toMillis();
+
+  @Option(names = "--l3-faults", description = "Chance that a page is lost at its put or fails"
+      + " at its read, per rank (default: ${DEFAULT-VALUE}).")
+  private double l3Faults = L3Simulation.NONE.faultProbability();
+
+  @Option(names = "--json", paramLabel = "FILE",
+      description = "Also write the result as one JSON object to FILE.")
+  private Path json;
+
+  @Option(names = "--report", paramLabel = "FILE.html", description = "Also write a"
+      + " self-contained HTML page with SVG charts of the run (hit rate per tier and tier"
+      + " occupancy over time, the TTFT distribution with and without the cache) to FILE.")
+  private Path report;
+
+  @Option(names = "--benchmark", description = "Instead of one run: ticks per second and"
+      + " collectives per tick at 1, 2, 4 and 8 ranks, 5 runs each after 2 warm-up runs.")
+  private boolean benchmark;
+
+  @Option(names = "--collective", paramLabel = "NAME", description = "The collective that"
+      + " joins the ranks: local (every rank a thread of this process), or one rank per process:"
+      + " mpi (start the processes with mpirun -np R; rank and world size come from mpirun, and"
+      + " --ranks, if given, must agree) or hazelcast (start R processes, each with its own"
+      + " --rank; settings with --collective-property). With one rank per process, rank 0 prints"
+      + " the summary and writes --json and --report, and every rank prints its final digest"
+      + " check; --benchmark needs local (default: ${DEFAULT-VALUE}).")
+  private String collective = SimulationConfig.LOCAL_COLLECTIVE;
+
+  @Option(names = "--rank", description = "This process's rank, 0 to ranks-1, when each rank is"
+      + " a process and the launcher does not assign ranks (hazelcast; under mpirun the MPI rank"
+      + " is taken, and --rank, if given, must agree). Not with local.")
+  private Integer rank;
+
+  @Option(names = "--collective-property", paramLabel = "KEY=VALUE", description = "A setting of"
+      + " the collective provider, as a full key, repeatable: for example"
+      + " hazelcast.cluster-name=sim1, hazelcast.port=5801, hazelcast.cp-member-count=3 or"
+      + " mpi.inline-longs=8. Every process of a run must get the same settings.")
+  private Map<String, String> collectiveProperties = new LinkedHashMap<>();
+
+  @Option(names = "--group", paramLabel = "NAME", description = "The group name the rank"
+      + " processes meet in, equal in every process (default: kvtier-simulate-SEED).")
+  private String group;
+
+  @Option(names = "--watchdog", paramLabel = "SECONDS", description = "How long one collective"
+      + " call may wait for the other ranks before the run fails; with one rank per process it"
+      + " also bounds how far apart the processes may start (default: ${DEFAULT-VALUE}).")
+  private long watchdogSeconds = DEFAULTS.watchdog().toSeconds();
+
+  @Override
+  public Integer call() throws IOException {
+    HAZELCAST_LOG.setLevel(Level.WARNING);
+    SimulationConfig config = config();
+    PrintWriter out = spec.commandLine().getOut();
+    if (!config.threadRanks()) {
+      return callRank(config, out);
+    }
+    if (config.failureProbability() > 0) {
+      // Injected copy failures are the point of the run: one warning per failed copy per rank
+      // would bury the summary, which counts them.
+      CACHE_LOG.setLevel(Level.SEVERE);
+    }
+    if (benchmark) {
+      int runs = 5;
+      List<SimulateBenchmark.Row> rows = SimulateBenchmark.run(config, runs);
+      SimulateBenchmark.print(out, config, runs, rows);
+      return rows.stream().allMatch(SimulateBenchmark.Row::passed) ? 0 : KvTierCli.EXIT_FAILURE;
+    }
+    Progress progress = Progress.onTerminal("ticks");
+    SimulationResult result = new MultiRankSimulator(config).run(progress);
+    progress.done();
+    writeOutputs(config, result, out);
+    return result.passed() ? 0 : KvTierCli.EXIT_FAILURE;
+  }
+
+  /** Prints the summary and writes {@code --json} and {@code --report}, where asked. */
+  private void writeOutputs(SimulationConfig config, SimulationResult result, PrintWriter out)
+      throws IOException {
+    String summary = SimulationSummary.of(config, result);
+    out.print(summary);
+    out.flush();
+    if (json != null) {
+      TtftModel.Estimate ttft = TtftModel.DEFAULT.estimate(result, config.pageSize());
+      Files.writeString(createParent(json), SimulationJson.of(result, ttft) + "\n",
+          StandardCharsets.UTF_8);
+    }
+    if (report != null) {
+      Files.writeString(createParent(report),
+          SimulationReport.html(config, summary, result, TtftModel.DEFAULT),
+          StandardCharsets.UTF_8);
+      out.println("report    " + report);
+    }
+    out.flush();
+  }
+
+  /**
+   * One rank of a run whose ranks are processes: runs it, then rank 0 prints the summary and
+   * writes the JSON; every rank prints its line of the final digest check.
+   */
+  private int callRank(SimulationConfig config, PrintWriter out) throws IOException {
+    CollectiveProvider provider = Providers.named(CollectiveProvider.class, config.collective());
+    Availability availability = provider.availability();
+    if (!availability.available()) {
+      throw new IllegalStateException("the " + config.collective() + " collective is"
+          + " unavailable here: " + availability.reason());
+    }
+    String name = group != null ? group : "kvtier-simulate-" + config.seed();
+    SimulationResult result = MultiRankSimulator.runRank(config, placement.rank(), name);
+    if (placement.rank() == 0) {
+      writeOutputs(config, result, out);
+    }
+    out.println(rankLine(placement.rank(), config, result));
+    out.flush();
+    return result.passed() ? 0 : KvTierCli.EXIT_FAILURE;
+  }
+
+  /**
+   * The one line every rank of a multi-process run prints; {@code scripts/simulate-ranks.sh}
+   * compares the digests of these lines.
+   */
+  static String rankLine(int rank, SimulationConfig config, SimulationResult result) {
+    return String.format(Locale.ROOT,
+        "rank %d of %d (%s): final replica digest %016x, equal on every rank: %s; %s", rank,
+        config.ranks(), config.collective(), result.replicaDigest(),
+        result.replicaDigestsEqual() ? "yes" : "NO",
+        result.passed() ? "PASS" : "FAIL: " + result.failureMessage().lines().findFirst()
+            .orElse(result.failure().name()));
+  }
+
+  /** Where this process runs: the world size and, with one rank per process, its rank. */
+  record Placement(int ranks, int rank) {
+    /** Validates the fields. */
+    Placement {
+      if (rank < -1 || rank >= ranks) {
+        throw new IllegalArgumentException(
+            "--rank=" + rank + " must be in [0, ranks=" + ranks + ")");
+      }
+    }
+  }
+
+  /**
+   * Decides the world size and this process's rank from the options and, under mpirun, from
+   * the variables Open MPI's launcher sets ({@code OMPI_COMM_WORLD_SIZE}, {@code
+   * OMPI_COMM_WORLD_RANK}, or {@code PMIX_RANK}).
+   *
+   * @param collective the collective's name
+   * @param ranks {@code --ranks}
+   * @param ranksGiven whether {@code --ranks} was on the command line
+   * @param rank {@code --rank}, null if absent
+   * @param environment the process environment
+   * @return the placement; rank -1 for the local collective (every rank a thread)
+   * @throws IllegalArgumentException naming the option, the value and the fix
+   */
+  static Placement place(String collective, int ranks, boolean ranksGiven, Integer rank,
+      Map<String, String> environment) {
+    if (collective.equals(SimulationConfig.LOCAL_COLLECTIVE)) {
+      if (rank != null) {
+        throw new IllegalArgumentException("--rank=" + rank + " is for one rank per process"
+            + " (--collective mpi or hazelcast); with --collective local every rank is a thread"
+            + " of this process: drop --rank");
+      }
+      return new Placement(ranks, -1);
+    }
+    if (collective.equals("mpi")) {
+      OptionalInt mpiSize = number(environment, "OMPI_COMM_WORLD_SIZE");
+      OptionalInt mpiRank = number(environment, "OMPI_COMM_WORLD_RANK");
+      if (mpiRank.isEmpty()) {
+        mpiRank = number(environment, "PMIX_RANK");
+      }
+      if (mpiSize.isPresent()) {
+        if (ranksGiven && ranks != mpiSize.getAsInt()) {
+          throw new IllegalArgumentException("--ranks=" + ranks + " contradicts mpirun, which"
+              + " started " + mpiSize.getAsInt() + " ranks: drop --ranks (it is taken from"
+              + " mpirun) or start mpirun -np " + ranks);
+        }
+        ranks = mpiSize.getAsInt();
+      }
+      if (mpiRank.isPresent()) {
+        if (rank != null && rank != mpiRank.getAsInt()) {
+          throw new IllegalArgumentException("--rank=" + rank + " contradicts mpirun, which"
+              + " made this process rank " + mpiRank.getAsInt() + ": drop --rank");
+        }
+        rank = mpiRank.getAsInt();
+      }
+      if (rank == null) {
+        if (ranks != 1) {
+          throw new IllegalArgumentException("--collective mpi: this process was not started"
+              + " by mpirun, so it is a single rank, but --ranks=" + ranks + ": start it with"
+              + " mpirun -np " + ranks + " bin/kvtier simulate --collective mpi ..., or give"
+              + " --ranks 1");
+        }
+        rank = 0;
+      }
+    } else if (rank == null) {
+      throw new IllegalArgumentException("--collective " + collective + " runs one rank per"
+          + " process: give each process its --rank, 0 to " + (ranks - 1)
+          + " (scripts/simulate-ranks.sh starts them)");
+    }
+    if (rank < 0 || rank >= ranks) {
+      throw new IllegalArgumentException(
+          "--rank=" + rank + " must be in [0, ranks=" + ranks + "): give every process of the"
+              + " group a different rank below --ranks");
+    }
+    return new Placement(ranks, rank);
+  }
+
+  private static OptionalInt number(Map<String, String> environment, String name) {
+    String value = environment.get(name);
+    if (value == null || value.isBlank()) {
+      return OptionalInt.empty();
+    }
+    try {
+      return OptionalInt.of(Integer.parseInt(value.strip()));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          "the environment variable " + name + "='" + value + "' is not a number; mpirun sets"
+              + " it: start the ranks with mpirun", e);
+    }
+  }
+
+  private static Path createParent(Path file) throws IOException {
+    Path parent = file.toAbsolutePath().getParent();
+    if (parent != null) {
+      Files.createDirectories(parent);
+    }
+    return file;
+  }
+
+  private SimulationConfig config() {
+    try {
+      placement = place(collective, ranks,
+          spec.commandLine().getParseResult().hasMatchedOption("--ranks"), rank,
+          System.getenv());
+      if (!collective.equals(SimulationConfig.LOCAL_COLLECTIVE)) {
+        if (benchmark) {
+          throw new IllegalArgumentException("--benchmark runs every rank count as threads of"
+              + " this process: use it with --collective local");
+        }
+        // Named before anything starts, so that a typo lists the collectives on the path.
+        Providers.named(CollectiveProvider.class, collective);
+      }
+      if (watchdogSeconds < 1) {
+        throw new IllegalArgumentException(
+            "--watchdog=" + watchdogSeconds + " must be at least 1 second");
+      }
+      return SimulationConfig.builder()
+          .ranks(placement.ranks())
+          .collective(collective)
+          .collectiveProperties(collectiveProperties)
+          .watchdog(Duration.ofSeconds(watchdogSeconds))
+          .device(device)
+          .workload(workload)
+          .requests(requests)
+          .pageSize(pageSize)
+          .devicePages(devicePages)
+          .hostRatio(hostRatio)
+          .writePolicy(parse("--write-policy", writePolicy, WritePolicy::parse))
+          .eviction(parse("--eviction", eviction, EvictionPolicy::parse))
+          .ackDelay(parse("--ack-delay", ackDelay, AckDelay::parse))
+          .seed(seed)
+          .ticks(ticks)
+          .digestInterval(digestInterval)
+          .abortProbability(abortProbability)
+          .failureProbability(failureProbability)
+          .chunkTokens(chunk)
+          .maxRunning(maxRunning)
+          .l3(l3Simulation())
+          .build();
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage(), e, null,
+          Optional.ofNullable(e.getMessage()).orElse(""));
+    }
+  }
+
+  private L3Simulation l3Simulation() {
+    if (l3Mib < 1) {
+      throw new IllegalArgumentException("--l3-mib=" + l3Mib + " must be at least 1");
+    }
+    L3Simulation s = L3Simulation.NONE.withStore(l3).withCapacityBytes(l3Mib << 20)
+        .withPrefetch(parse("--l3-prefetch-policy", l3Policy, L3PrefetchPolicy::parse),
+            l3Threshold)
+        .withTiming(l3StepMicros, l3Skew, java.time.Duration.ofMillis(l3TimeoutMs), l3Faults);
+    return l3Dir == null ? s : s.withDirectory(l3Dir);
+  }
+
+  private <T> T parse(String option, String value, Function<String, T> parser) {
+    try {
+      return parser.apply(value);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(option + ": " + e.getMessage(), e);
+    }
+  }
+}

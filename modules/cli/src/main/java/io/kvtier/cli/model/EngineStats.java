@@ -1,0 +1,207 @@
+package io.kvtier.cli.model;
+
+import io.kvtier.core.cache.CacheStats;
+import io.kvtier.core.cache.L3Stats;
+import io.kvtier.core.cache.PoolUsage;
+import io.kvtier.spi.KvStore;
+import io.kvtier.spi.KvStoreStats;
+import java.util.Optional;
+
+/**
+ * Running totals of a {@link ModelEngine}, readable from any thread (a metrics scrape) while the
+ * engine's thread updates them: one writer, volatile fields, so a reader sees each value whole
+ * but not a consistent set of them.
+ */
+public final class EngineStats {
+  private volatile long requests;
+  private volatile long promptTokens;
+  private volatile long deviceHitTokens;
+  private volatile long hostHitTokens;
+  private volatile long l3HitTokens;
+  private volatile long computedTokens;
+  private volatile long generatedTokens;
+  private volatile long loadFailures;
+  private volatile long poolExhausted;
+  private volatile PoolUsage device;
+  private volatile PoolUsage host;
+  private volatile CacheStats cache;
+  private volatile L3Stats l3;
+  // Read on the reader's thread (stores are thread-safe): a remote store's stats may cost a
+  // round trip that the engine's thread should not pay per request.
+  private final Optional<KvStore> store;
+
+  EngineStats(PoolUsage device, PoolUsage host, CacheStats cache, L3Stats l3,
+      Optional<KvStore> store) {
+    this.device = device;
+    this.host = host;
+    this.cache = cache;
+    this.l3 = l3;
+    this.store = store;
+  }
+
+  // The engine's thread is the only writer, so read-modify-write of a volatile is safe here.
+  void recordCompletion(int prompt, Completion completion) {
+    requests++;
+    promptTokens += prompt;
+    deviceHitTokens += completion.deviceHitTokens();
+    hostHitTokens += completion.hostHitTokens();
+    l3HitTokens += completion.l3HitTokens();
+    computedTokens += prompt - completion.cachedTokens();
+    generatedTokens += completion.tokens().length;
+  }
+
+  void recordLoadFailure() {
+    loadFailures++;
+  }
+
+  void recordPoolExhausted() {
+    poolExhausted++;
+  }
+
+  void recordUsage(PoolUsage deviceUsage, PoolUsage hostUsage, CacheStats cacheStats,
+      L3Stats l3Stats) {
+    device = deviceUsage;
+    host = hostUsage;
+    cache = cacheStats;
+    l3 = l3Stats;
+  }
+
+  /**
+   * Requests completed.
+   *
+   * @return the count
+   */
+  public long requests() {
+    return requests;
+  }
+
+  /**
+   * Prompt tokens of completed requests.
+   *
+   * @return the count
+   */
+  public long promptTokens() {
+    return promptTokens;
+  }
+
+  /**
+   * Prompt tokens whose KV was already on the device (L1 hits).
+   *
+   * @return the count
+   */
+  public long deviceHitTokens() {
+    return deviceHitTokens;
+  }
+
+  /**
+   * Prompt tokens whose KV was loaded back from the host tier (L2 hits), L3 hits excluded.
+   *
+   * @return the count
+   */
+  public long hostHitTokens() {
+    return hostHitTokens;
+  }
+
+  /**
+   * Prompt tokens whose KV an L3 prefetch fetched from the store for the request (L3 hits): not in
+   * {@link #hostHitTokens()}, though they reach the device as a load-back from the host tier.
+   *
+   * @return the count, 0 without an L3 tier
+   */
+  public long l3HitTokens() {
+    return l3HitTokens;
+  }
+
+  /**
+   * Prompt tokens the model computed (misses in every tier).
+   *
+   * @return the count
+   */
+  public long computedTokens() {
+    return computedTokens;
+  }
+
+  /**
+   * Tokens generated.
+   *
+   * @return the count
+   */
+  public long generatedTokens() {
+    return generatedTokens;
+  }
+
+  /**
+   * Load-backs that failed to copy, after which the request was computed again.
+   *
+   * @return the count
+   */
+  public long loadFailures() {
+    return loadFailures;
+  }
+
+  /**
+   * Requests refused because the device pool stayed full after eviction.
+   *
+   * @return the count
+   */
+  public long poolExhausted() {
+    return poolExhausted;
+  }
+
+  /**
+   * The device pool's accounting after the last request or sync.
+   *
+   * @return the usage
+   */
+  public PoolUsage deviceUsage() {
+    return device;
+  }
+
+  /**
+   * The host pool's accounting after the last request or sync.
+   *
+   * @return the usage
+   */
+  public PoolUsage hostUsage() {
+    return host;
+  }
+
+  /**
+   * The cache's replicated counters (evictions, backups, load-backs) after the last request or
+   * sync.
+   *
+   * @return the counters
+   */
+  public CacheStats cacheStats() {
+    return cache;
+  }
+
+  /**
+   * The cache's replicated L3 counters (writes, prefetches, pages fetched and missed) after the
+   * last request or sync.
+   *
+   * @return the counters; {@link L3Stats#NONE} without an L3 tier
+   */
+  public L3Stats l3Stats() {
+    return l3;
+  }
+
+  /**
+   * Whether the engine has an L3 store.
+   *
+   * @return true if {@link #storeStats()} is present
+   */
+  public boolean hasL3() {
+    return store.isPresent();
+  }
+
+  /**
+   * The L3 store's own counters (pages read and missed, puts, evictions, bytes held), read from
+   * the store now, on the caller's thread.
+   *
+   * @return the counters, or empty without an L3 store
+   */
+  public Optional<KvStoreStats> storeStats() {
+    return store.map(KvStore::stats);
+  }
+}

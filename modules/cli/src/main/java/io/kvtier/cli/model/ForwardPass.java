@@ -1,0 +1,275 @@
+package io.kvtier.cli.model;
+
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * The workspace of one thread running a {@link TinyTransformer}: scratch buffers sized once (and
+ * grown to the longest chunk seen), so that running the model allocates nothing per token.
+ *
+ * <p>Design note. A chunk of positions runs layer by layer: for each layer, first every new
+ * token's K and V are computed from its own hidden state and written to the {@link KvSequence};
+ * then the layer's K and V of every position so far are read back from it; then each new token
+ * attends over positions {@code 0..p} in order. Reading back what was just written means the
+ * attention of a cached run reads exactly the device pages that later requests will reuse, and
+ * running layer-major lets a load-back's layer {@code i} be used while later layers still copy.
+ * Dot products use four accumulators summed as {@code (s0 + s1) + (s2 + s3)}: a fixed order, so
+ * results are reproducible, with four times the instruction-level parallelism of one chain.
+ */
+public final class ForwardPass {
+  private static final float NORM_EPSILON = 1e-5f;
+
+  private final TinyTransformer model;
+  private final TinyWeights w;
+  private final int d;
+  private final int heads;
+  private final int headDim;
+  private final int mlpDim;
+  private final float attentionScale;
+  private float[] hidden = new float[0];
+  private float[] query = new float[0];
+  private final float[] normed;
+  private final float[] key;
+  private final float[] value;
+  private final float[] attended;
+  private final float[] projected;
+  private final float[] mlp;
+  private final float[] logits;
+  private final float[] keys;
+  private final float[] values;
+  private final float[] scores;
+
+  ForwardPass(TinyTransformer model) {
+    this.model = model;
+    this.w = model.weights;
+    ModelConfig c = model.config;
+    d = c.modelDim();
+    heads = c.heads();
+    headDim = c.headDim();
+    mlpDim = c.mlpDim();
+    attentionScale = (float) (1.0 / Math.sqrt(headDim));
+    normed = new float[d];
+    key = new float[d];
+    value = new float[d];
+    attended = new float[d];
+    projected = new float[d];
+    mlp = new float[mlpDim];
+    logits = new float[c.vocabSize()];
+    keys = new float[c.maxContext() * d];
+    values = new float[c.maxContext() * d];
+    scores = new float[c.maxContext()];
+  }
+
+  /**
+   * Runs positions {@code [from, to)} of a sequence, writing their K and V to {@code kv}, and
+   * returns the greedy next token after position {@code to - 1}. Positions {@code [0, from)} must
+   * already be in {@code kv} (computed earlier or cached).
+   *
+   * @param tokens the sequence's tokens; position {@code p} is {@code tokens[p]}
+   * @param from the first position to compute
+   * @param to one past the last position to compute, {@code from < to <= maxContext}
+   * @param kv where the sequence's KV lives
+   * @param gate waited on before each layer reads {@code kv}
+   * @return the argmax of the logits after position {@code to - 1}, the lowest id on ties
+   * @throws InterruptedException if interrupted while waiting on the gate
+   */
+  public int forward(int[] tokens, int from, int to, KvSequence kv, LayerGate gate)
+      throws InterruptedException {
+    Objects.requireNonNull(gate, "gate");
+    int count = checkRange(tokens, from, to);
+    if (hidden.length < count * d) {
+      hidden = new float[count * d];
+    }
+    embed(tokens, from, to, hidden);
+    for (int layer = 0; layer < model.config.layers(); layer++) {
+      gate.awaitLayer(layer);
+      layer(layer, from, to, hidden, kv, true);
+    }
+    return next(hidden, count - 1);
+  }
+
+  /**
+   * The greedy next token after position {@code position}, whose KV and that of every earlier
+   * position is already in {@code kv}: recomputes that position's hidden state reading the KV,
+   * writing nothing. This is how a request whose whole prompt was cached gets its first token.
+   *
+   * @param tokens the sequence's tokens
+   * @param position the last known position
+   * @param kv where positions {@code [0, position]} have their KV
+   * @return the next token
+   */
+  public int nextAfterCached(int[] tokens, int position, KvSequence kv) {
+    checkRange(tokens, position, position + 1);
+    if (hidden.length < d) {
+      hidden = new float[d];
+    }
+    embed(tokens, position, position + 1, hidden);
+    for (int layer = 0; layer < model.config.layers(); layer++) {
+      layer(layer, position, position + 1, hidden, kv, false);
+    }
+    return next(hidden, 0);
+  }
+
+  private int checkRange(int[] tokens, int from, int to) {
+    Objects.requireNonNull(tokens, "tokens");
+    if (from < 0 || from >= to || to > tokens.length || to > model.config.maxContext()) {
+      throw new IndexOutOfBoundsException("positions [" + from + ", " + to + ") of a sequence of "
+          + tokens.length + " tokens: need 0 <= from < to <= min(tokens.length, maxContext="
+          + model.config.maxContext() + ")");
+    }
+    return to - from;
+  }
+
+  /** Writes the embeddings of positions {@code [from, to)} into rows of {@code out}. */
+  void embed(int[] tokens, int from, int to, float[] out) {
+    int vocab = model.config.vocabSize();
+    for (int i = 0; i < to - from; i++) {
+      int token = tokens[from + i];
+      if (token < 0 || token >= vocab) {
+        throw new IllegalArgumentException("token " + token + " at position " + (from + i)
+            + " is outside the vocabulary [0, " + vocab + ")");
+      }
+      System.arraycopy(w.embedding, token * d, out, i * d, d);
+    }
+  }
+
+  /**
+   * Runs one layer over positions {@code [from, to)} whose hidden states are the rows of {@code
+   * h}, updating them in place.
+   *
+   * @param write whether to write the positions' K and V to {@code kv}; false only when they are
+   *     there already (recomputing a cached position's hidden state)
+   */
+  void layer(int layer, int from, int to, float[] h, KvSequence kv, boolean write) {
+    Objects.requireNonNull(kv, "kv");
+    int count = to - from;
+    if (query.length < count * d) {
+      query = new float[count * d];
+    }
+    for (int i = 0; i < count; i++) {
+      int position = from + i;
+      rmsNorm(h, i * d, w.attentionNorm[layer], normed);
+      matVec(w.query[layer], normed, d, d, query, i * d);
+      rotate(query, i * d, position);
+      if (write) {
+        matVec(w.key[layer], normed, d, d, key, 0);
+        matVec(w.value[layer], normed, d, d, value, 0);
+        rotate(key, 0, position);
+        kv.write(layer, position, key, 0, value, 0);
+      }
+    }
+    kv.read(layer, to, keys, values);
+    for (int i = 0; i < count; i++) {
+      attend(i * d, from + i);
+      matVec(w.output[layer], attended, d, d, projected, 0);
+      addInto(h, i * d, projected);
+      rmsNorm(h, i * d, w.mlpNorm[layer], normed);
+      matVec(w.up[layer], normed, mlpDim, d, mlp, 0);
+      for (int j = 0; j < mlpDim; j++) {
+        mlp[j] = Math.max(mlp[j], 0.0f);
+      }
+      matVec(w.down[layer], mlp, d, mlpDim, projected, 0);
+      addInto(h, i * d, projected);
+    }
+  }
+
+  /** The argmax of the logits of row {@code row} of {@code h}, the lowest id on ties. */
+  int next(float[] h, int row) {
+    int vocab = model.config.vocabSize();
+    rmsNorm(h, row * d, w.finalNorm, normed);
+    matVec(w.head, normed, vocab, d, logits, 0);
+    int best = 0;
+    for (int t = 1; t < vocab; t++) {
+      if (logits[t] > logits[best]) {
+        best = t;
+      }
+    }
+    return best;
+  }
+
+  /** Causal attention of the query at {@code q} (position {@code position}) into attended. */
+  private void attend(int q, int position) {
+    Arrays.fill(attended, 0.0f);
+    for (int h = 0; h < heads; h++) {
+      int base = h * headDim;
+      float max = Float.NEGATIVE_INFINITY;
+      for (int p = 0; p <= position; p++) {
+        float s = dot(query, q + base, keys, p * d + base, headDim) * attentionScale;
+        scores[p] = s;
+        max = Math.max(max, s);
+      }
+      float sum = 0.0f;
+      for (int p = 0; p <= position; p++) {
+        // StrictMath: the same bits on every JIT tier, or cached and uncached runs could differ.
+        float e = (float) StrictMath.exp(scores[p] - max);
+        scores[p] = e;
+        sum += e;
+      }
+      float inverse = 1.0f / sum;
+      for (int p = 0; p <= position; p++) {
+        float weight = scores[p] * inverse;
+        int v = p * d + base;
+        for (int e = 0; e < headDim; e++) {
+          attended[base + e] += weight * values[v + e];
+        }
+      }
+    }
+  }
+
+  /** Rotary position embedding of each head of the vector at {@code offset}. */
+  private void rotate(float[] vector, int offset, int position) {
+    int half = headDim / 2;
+    int table = position * half;
+    for (int h = 0; h < heads; h++) {
+      int base = offset + h * headDim;
+      for (int i = 0; i < half; i++) {
+        float c = model.cos[table + i];
+        float s = model.sin[table + i];
+        float a = vector[base + 2 * i];
+        float b = vector[base + 2 * i + 1];
+        vector[base + 2 * i] = a * c - b * s;
+        vector[base + 2 * i + 1] = a * s + b * c;
+      }
+    }
+  }
+
+  private void rmsNorm(float[] x, int offset, float[] gain, float[] out) {
+    float squares = dot(x, offset, x, offset, d);
+    float scale = (float) (1.0 / Math.sqrt(squares / d + NORM_EPSILON));
+    for (int i = 0; i < d; i++) {
+      out[i] = x[offset + i] * scale * gain[i];
+    }
+  }
+
+  private static void addInto(float[] x, int offset, float[] delta) {
+    for (int i = 0; i < delta.length; i++) {
+      x[offset + i] += delta[i];
+    }
+  }
+
+  /** {@code out[outOffset + r] = W[r] . x} for a row-major {@code rows x cols} matrix. */
+  private static void matVec(float[] matrix, float[] x, int rows, int cols, float[] out,
+      int outOffset) {
+    for (int r = 0; r < rows; r++) {
+      out[outOffset + r] = dot(matrix, r * cols, x, 0, cols);
+    }
+  }
+
+  private static float dot(float[] a, int aOffset, float[] b, int bOffset, int n) {
+    float s0 = 0.0f;
+    float s1 = 0.0f;
+    float s2 = 0.0f;
+    float s3 = 0.0f;
+    int i = 0;
+    for (; i + 3 < n; i += 4) {
+      s0 += a[aOffset + i] * b[bOffset + i];
+      s1 += a[aOffset + i + 1] * b[bOffset + i + 1];
+      s2 += a[aOffset + i + 2] * b[bOffset + i + 2];
+      s3 += a[aOffset + i + 3] * b[bOffset + i + 3];
+    }
+    for (; i < n; i++) {
+      s0 += a[aOffset + i] * b[bOffset + i];
+    }
+    return (s0 + s1) + (s2 + s3);
+  }
+}

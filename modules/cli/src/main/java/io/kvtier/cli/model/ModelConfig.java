@@ -1,0 +1,132 @@
+package io.kvtier.cli.model;
+
+import io.kvtier.spi.KvLayout;
+
+/**
+ * The shape of the {@link TinyTransformer}: a decoder-only transformer with rotary positions,
+ * RMSNorm, multi-head attention (one KV head per query head) and a two-layer ReLU MLP, its
+ * weights drawn from {@code seed}.
+ *
+ * @param vocabSize token ids are in {@code [0, vocabSize)}, at least 2
+ * @param layers transformer layers, at least 1
+ * @param heads attention heads (each also a KV head), at least 1
+ * @param headDim elements per head, even (rotary pairs), at least 2
+ * @param mlpDim hidden width of the MLP, at least 1
+ * @param maxContext the most tokens of one sequence (prompt plus output), at least 2
+ * @param seed the seed of the weights
+ */
+public record ModelConfig(
+    int vocabSize, int layers, int heads, int headDim, int mlpDim, int maxContext, long seed) {
+
+  /** Default vocabulary. */
+  public static final int DEFAULT_VOCAB_SIZE = 512;
+  /** Default layer count. */
+  public static final int DEFAULT_LAYERS = 2;
+  /** Default head count. */
+  public static final int DEFAULT_HEADS = 4;
+  /** Default head width. */
+  public static final int DEFAULT_HEAD_DIM = 16;
+  /** Default MLP width: twice the model width. */
+  public static final int DEFAULT_MLP_DIM = 128;
+  /** Default context limit. */
+  public static final int DEFAULT_MAX_CONTEXT = 1024;
+  /** Default weight seed. */
+  public static final long DEFAULT_SEED = 42L;
+
+  /** The defaults: vocabulary 512, 2 layers, 4 heads of 16, MLP 128, context 1024, seed 42. */
+  public static final ModelConfig DEFAULTS =
+      new ModelConfig(DEFAULT_VOCAB_SIZE, DEFAULT_LAYERS, DEFAULT_HEADS, DEFAULT_HEAD_DIM,
+          DEFAULT_MLP_DIM, DEFAULT_MAX_CONTEXT, DEFAULT_SEED);
+
+  /** Validates the fields; each message names the field and its value. */
+  public ModelConfig {
+    atLeast("vocabSize", vocabSize, 2);
+    atLeast("layers", layers, 1);
+    atLeast("heads", heads, 1);
+    atLeast("headDim", headDim, 2);
+    atLeast("mlpDim", mlpDim, 1);
+    atLeast("maxContext", maxContext, 2);
+    if (headDim % 2 != 0) {
+      throw new IllegalArgumentException(
+          "headDim=" + headDim + " must be even: rotary positions rotate pairs of elements");
+    }
+    // The weight arrays are single Java arrays: keep each within an int index.
+    long largest = Math.max((long) vocabSize * heads * headDim,
+        Math.max((long) heads * headDim * heads * headDim, (long) heads * headDim * mlpDim));
+    if (largest > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("model too large: a weight matrix of " + largest
+          + " elements does not fit a Java array; use a smaller vocabulary or width");
+    }
+  }
+
+  private static void atLeast(String name, int value, int min) {
+    if (value < min) {
+      throw new IllegalArgumentException(name + "=" + value + " must be >= " + min);
+    }
+  }
+
+  /**
+   * The model width.
+   *
+   * @return {@code heads * headDim}
+   */
+  public int modelDim() {
+    return heads * headDim;
+  }
+
+  /**
+   * This config with another seed.
+   *
+   * @param newSeed the seed of the weights
+   * @return a copy
+   */
+  public ModelConfig withSeed(long newSeed) {
+    return new ModelConfig(vocabSize, layers, heads, headDim, mlpDim, maxContext, newSeed);
+  }
+
+  /**
+   * This config with another number of layers.
+   *
+   * @param newLayers layers, at least 1
+   * @return a copy
+   */
+  public ModelConfig withLayers(int newLayers) {
+    return new ModelConfig(vocabSize, newLayers, heads, headDim, mlpDim, maxContext, seed);
+  }
+
+  /**
+   * This config with another context limit.
+   *
+   * @param tokens the most tokens of one sequence
+   * @return a copy
+   */
+  public ModelConfig withMaxContext(int tokens) {
+    return new ModelConfig(vocabSize, layers, heads, headDim, mlpDim, tokens, seed);
+  }
+
+  /**
+   * The KV layout of this model's pages: fp32 K and V of every head in every layer.
+   *
+   * @param pageSize tokens per page
+   * @return {@code (layers, heads, headDim, 4, pageSize)}
+   */
+  public KvLayout kvLayout(int pageSize) {
+    return new KvLayout(layers, heads, headDim, Float.BYTES, pageSize);
+  }
+
+  /**
+   * Checks that a KV layout is this model's (whatever its page size), so that pages written by
+   * another model or with another element type are never read as this model's KV.
+   *
+   * @param layout the layout of the pools
+   * @throws IllegalArgumentException naming the differing fields and the fix
+   */
+  public void checkLayout(KvLayout layout) {
+    KvLayout expected = kvLayout(layout.pageSize());
+    if (!expected.equals(layout)) {
+      throw new IllegalArgumentException("the KV layout " + layout + " is not the tiny"
+          + " transformer's " + expected + ": set kvtier.layers=" + layers + ", kvtier.kv-heads="
+          + heads + ", kvtier.head-dim=" + headDim + ", kvtier.dtype-bytes=" + Float.BYTES);
+    }
+  }
+}

@@ -1,0 +1,2 @@
+/** The kvtier command line. */
+package io.kvtier.cli;

@@ -1,0 +1,193 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.cli.serve.CompletionServer;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** {@code kvtier serve} as a command: starts, answers, stops gracefully, rejects bad config. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class ServeCommandTest {
+
+  @Test
+  void servesCompletionsOnAnEphemeralPortUntilStopped(@TempDir Path dir) throws Exception {
+    Path config = dir.resolve("kvtier.properties");
+    Files.writeString(config, "kvtier.device=sim\nkvtier.host=sim\nkvtier.page-size=4\n"
+        + "kvtier.device-pages=128\nkvtier.host-ratio=4\nkvtier.write-policy=write_back\n");
+    ServeCommand command = new ServeCommand();
+    StringWriter out = new StringWriter();
+    CommandLine cli = new CommandLine(command);
+    cli.setOut(new PrintWriter(out, true));
+    AtomicInteger status = new AtomicInteger(-1);
+    Thread running = Thread.ofPlatform().start(() -> status.set(
+        cli.execute("--port", "0", "--config", config.toString(), "--queue", "4")));
+    CompletionServer server;
+    while ((server = command.server()) == null) {
+      assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
+      Thread.sleep(5);
+    }
+    URI base = URI.create("http://127.0.0.1:" + server.address().getPort());
+
+    try (HttpClient client = HttpClient.newHttpClient()) {
+      HttpResponse<String> first = client.send(HttpRequest.newBuilder(
+              base.resolve("/v1/completions")).POST(HttpRequest.BodyPublishers.ofString(
+              "{\"prompt_tokens\": [1, 2, 3, 4, 5, 6, 7, 8, 9], \"max_tokens\": 4}")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> again = client.send(HttpRequest.newBuilder(
+              base.resolve("/v1/completions")).POST(HttpRequest.BodyPublishers.ofString(
+              "{\"prompt_tokens\": [1, 2, 3, 4, 5, 6, 7, 8, 9], \"max_tokens\": 4}")).build(),
+          HttpResponse.BodyHandlers.ofString());
+
+      assertThat(first.statusCode()).isEqualTo(200);
+      assertThat(again.statusCode()).isEqualTo(200);
+      assertThat(again.body()).contains("\"cached_tokens\":8");
+    }
+    command.stop();
+    running.join();
+
+    assertThat(status.get()).isZero();
+    assertThat(out.toString())
+        .contains("listening on http://127.0.0.1:" + server.address().getPort())
+        .contains("write write_back")
+        .contains("stopped after 2 requests");
+  }
+
+  /**
+   * With {@code --l3 memory} under small device and host pools: a prompt served once, then
+   * pushed out of the device and the host by other prompts, comes back from the store, and both
+   * the response and the metrics say so.
+   */
+  @Test
+  void aRepeatedPrefixEvictedFromDeviceAndHostIsServedFromL3(@TempDir Path dir)
+      throws Exception {
+    Path config = dir.resolve("kvtier.properties");
+    // 16 device pages of 4 tokens (64 tokens) and 20 host pages: one 40-token prompt fills most
+    // of the device, and two more push the first out of both tiers.
+    Files.writeString(config, "kvtier.device=sim\nkvtier.host=sim\nkvtier.page-size=4\n"
+        + "kvtier.device-pages=16\nkvtier.host-pages=20\nkvtier.write-policy=write_through\n");
+    ServeCommand command = new ServeCommand();
+    StringWriter out = new StringWriter();
+    CommandLine cli = new CommandLine(command);
+    cli.setOut(new PrintWriter(out, true));
+    AtomicInteger status = new AtomicInteger(-1);
+    Thread running = Thread.ofPlatform().start(() -> status.set(cli.execute("--port", "0",
+        "--config", config.toString(), "--l3", "memory", "--l3-mib", "16",
+        "--l3-prefetch-threshold", "4", "--l3-prefetch-policy", "wait_complete")));
+    CompletionServer server;
+    while ((server = command.server()) == null) {
+      assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
+      Thread.sleep(5);
+    }
+    URI base = URI.create("http://127.0.0.1:" + server.address().getPort());
+
+    String again;
+    String metrics;
+    try (HttpClient client = HttpClient.newHttpClient()) {
+      String prompt = prompt(0);
+      assertThat(complete(client, base, prompt)).contains("\"cached_tokens\":0");
+      for (int other = 1; other <= 5; other++) {
+        complete(client, base, prompt(other));
+      }
+      again = complete(client, base, prompt);
+      metrics = client.send(HttpRequest.newBuilder(base.resolve("/metrics")).GET().build(),
+          HttpResponse.BodyHandlers.ofString()).body();
+    }
+    command.stop();
+    running.join();
+
+    assertThat(status.get()).isZero();
+    assertThat(out.toString()).contains("L3 memory, 16 MiB, wait_complete prefetch of 4+ tokens");
+    long l3 = number(again, "\"l3_cached_tokens\":(\\d+)");
+    assertThat(l3).as("tokens served from L3 in %s", again).isPositive();
+    assertThat(number(again, "\"cached_tokens\":(\\d+)")).isGreaterThanOrEqualTo(l3);
+    assertThat((long) Double.parseDouble(metricValue(metrics,
+        "kvtier_cache_hits_total{tier=\"l3\"}"))).isEqualTo(l3);
+    assertThat(Double.parseDouble(metricValue(metrics,
+        "kvtier_l3_store_reads_total{outcome=\"hit\"}"))).isPositive();
+  }
+
+  /** 40 tokens, distinct for each {@code n}. */
+  private static String prompt(int n) {
+    StringBuilder s = new StringBuilder("[");
+    for (int i = 0; i < 40; i++) {
+      s.append(i == 0 ? "" : ", ").append((n * 40 + i) % 512);
+    }
+    return s.append(']').toString();
+  }
+
+  private static String complete(HttpClient client, URI base, String prompt) throws Exception {
+    HttpResponse<String> r = client.send(HttpRequest.newBuilder(base.resolve("/v1/completions"))
+            .POST(HttpRequest.BodyPublishers.ofString(
+                "{\"prompt_tokens\": " + prompt + ", \"max_tokens\": 4}")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    return r.body();
+  }
+
+  private static long number(String body, String regex) {
+    Matcher m = Pattern.compile(regex).matcher(body);
+    assertThat(m.find()).as("%s in %s", regex, body).isTrue();
+    return Long.parseLong(m.group(1));
+  }
+
+  private static String metricValue(String exposition, String series) {
+    return exposition.lines().filter(l -> l.startsWith(series + " ")).findFirst()
+        .map(l -> l.substring(series.length() + 1).strip())
+        .orElseThrow(() -> new AssertionError(series + " not in the metrics:\n" + exposition));
+  }
+
+  @Test
+  void aConfigThatChangesTheModelsLayoutIsRejected(@TempDir Path dir) throws Exception {
+    Path config = dir.resolve("bad.properties");
+    Files.writeString(config, "kvtier.layers=4\n");
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+
+    int status = KvTierCli.run(new PrintWriter(out), new PrintWriter(err), "serve", "--port",
+        "0", "--config", config.toString());
+
+    assertThat(status).isEqualTo(KvTierCli.EXIT_FAILURE);
+    assertThat(err.toString()).contains("kvtier.layers=4").contains("needs kvtier.layers=2")
+        .doesNotContain("\tat ");
+  }
+
+  @Test
+  void helpListsTheEndpointsAndOptions() {
+    StringWriter out = new StringWriter();
+
+    int status = KvTierCli.run(new PrintWriter(out), new PrintWriter(new StringWriter()),
+        "serve", "--help");
+
+    assertThat(status).isZero();
+    assertThat(out.toString()).contains("POST /v1/completions").contains("--port")
+        .contains("--bind").contains("--config").contains("GET /metrics").contains("--l3")
+        .contains("--l3-dir").contains("--l3-mib");
+  }
+
+  @Test
+  void anL3DirectoryWithoutTheFileStoreIsRejected(@TempDir Path dir) {
+    StringWriter err = new StringWriter();
+
+    int status = KvTierCli.run(new PrintWriter(new StringWriter()), new PrintWriter(err),
+        "serve", "--port", "0", "--l3", "memory", "--l3-dir", dir.toString());
+
+    assertThat(status).isEqualTo(KvTierCli.EXIT_FAILURE);
+    assertThat(err.toString()).contains("--l3-dir=" + dir).contains("add --l3 file")
+        .doesNotContain("\tat ");
+  }
+}

@@ -1,0 +1,184 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code kvtier simulate}: the summary, the JSON fields, the exit status, usage errors. */
+@Timeout(120)
+class SimulateCommandTest {
+  private static final String SMALL_WORKLOAD =
+      "multiturn:conversations=8,turns=3,first=24,answer=4,question=8";
+
+  private record Run(int status, String out, String err) {}
+
+  private static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int status = KvTierCli.run(new PrintWriter(out), new PrintWriter(err), args);
+    return new Run(status, out.toString(), err.toString());
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> json(Path file) throws IOException {
+    return (Map<String, Object>) MiniJson.parse(Files.readString(file, StandardCharsets.UTF_8));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> object(Object o) {
+    return (Map<String, Object>) o;
+  }
+
+  @Test
+  void aSmallRunPrintsTheTableAndWritesEveryJsonField(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("out/result.json");
+    Run run = run("simulate", "--ranks", "2", "--workload", SMALL_WORKLOAD, "--page-size", "4",
+        "--device-pages", "48", "--host-ratio", "3", "--write-policy", "write_back",
+        "--eviction", "lfu", "--ack-delay", "heavy-tail", "--seed", "3", "--ticks", "200",
+        "--json", file.toString());
+
+    assertThat(run.status()).as(run.err()).isZero();
+    assertThat(run.out()).contains("kvtier simulate: 2 ranks, ack delay heavy-tail, seed 3")
+        .containsPattern("device +\\d+ +\\d+\\.\\d%").containsPattern("host +\\d+ +\\d+\\.\\d%")
+        .contains("collectives").contains("digests equal yes").contains("result    PASS");
+    Map<String, Object> j = json(file);
+    assertThat(j).containsEntry("ranks", 2L).containsEntry("seed", 3L)
+        .containsEntry("replicaDigestsEqual", true).containsEntry("desyncs", 0L)
+        .containsEntry("leakedPages", 0L).containsEntry("kvMismatches", 0L)
+        .containsKeys("requests", "ticks", "promptTokens", "kvVerifiedPages", "wallSeconds");
+    assertThat(object(j.get("hitTokens"))).containsKeys("device", "host", "l3");
+    assertThat(object(j.get("collectives"))).containsKeys("calls", "idleTicks", "idleTickCalls")
+        .containsEntry("idleTickCalls", 0L);
+    assertThat((Long) j.get("requests")).isEqualTo(24L);
+    assertThat((Double) j.get("wallSeconds")).isPositive();
+    Map<String, Object> ttft = object(j.get("ttftMs"));
+    assertThat((Long) ttft.get("requests")).isPositive()
+        .isLessThanOrEqualTo((Long) j.get("requests"));
+    // the estimate with the cache charges no more per request than the one without
+    assertThat((Double) ttft.get("p50WithCache")).isPositive()
+        .isLessThanOrEqualTo((Double) ttft.get("p50WithoutCache"));
+    assertThat((Double) ttft.get("meanWithCache"))
+        .isLessThan((Double) ttft.get("meanWithoutCache"));
+    assertThat(ttft).containsKeys("p99WithCache", "p99WithoutCache");
+  }
+
+  @Test
+  void theAcceptanceRunOfEightSkewedRanksPasses(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("out.json");
+    Run run = run("simulate", "--ranks", "8", "--ack-delay", "skewed", "--seed", "7", "--json",
+        file.toString());
+
+    assertThat(run.status()).as(run.out() + run.err()).isZero();
+    Map<String, Object> j = json(file);
+    assertThat(j).containsEntry("replicaDigestsEqual", true).containsEntry("desyncs", 0L)
+        .containsEntry("leakedPages", 0L).containsEntry("kvMismatches", 0L);
+    assertThat((Long) j.get("kvVerifiedPages")).isPositive();
+  }
+
+  @Test
+  void badOptionsAreUsageErrorsNamingTheValue() {
+    Run delay = run("simulate", "--ack-delay", "slow");
+    assertThat(delay.status()).isEqualTo(2);
+    assertThat(delay.err()).contains("--ack-delay: unknown ack delay 'slow'")
+        .contains("Usage: kvtier simulate");
+    Run ranks = run("simulate", "--ranks", "9");
+    assertThat(ranks.status()).isEqualTo(2);
+    assertThat(ranks.err()).contains("ranks=9 must be between 1 and 8");
+    Run workload = run("simulate", "--workload", "nonsense");
+    assertThat(workload.status()).isEqualTo(1);
+    assertThat(workload.err()).contains("unknown workload 'nonsense'");
+  }
+
+  @Test
+  void theBenchmarkReportsEveryRankCount() {
+    Run run = run("simulate", "--benchmark", "--workload", SMALL_WORKLOAD, "--ticks", "30",
+        "--page-size", "4", "--device-pages", "48");
+
+    assertThat(run.status()).as(run.err()).isZero();
+    assertThat(run.out().lines().filter(l -> l.matches(" +[1248] +\\d+ .* pass"))).hasSize(4);
+  }
+
+  @Test
+  void theJsonCarriesTheFinalDigestThatTheSummaryPrints(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("r.json");
+    Run run = run("simulate", "--ranks", "2", "--workload", SMALL_WORKLOAD, "--page-size", "4",
+        "--device-pages", "48", "--json", file.toString());
+
+    assertThat(run.status()).as(run.err()).isZero();
+    String digest = (String) json(file).get("replicaDigest");
+    assertThat(digest).matches("[0-9a-f]{16}");
+    assertThat(run.out()).contains("digest    " + digest);
+  }
+
+  @Test
+  void aCollectiveThatIsNotOnThePathIsAUsageErrorListingTheOnesFound() {
+    Run bad = run("simulate", "--collective", "carrier-pigeon", "--rank", "0");
+
+    assertThat(bad.status()).isEqualTo(2);
+    assertThat(bad.err()).contains("no CollectiveProvider named 'carrier-pigeon' was found")
+        .contains("local (").contains("Usage: kvtier simulate");
+  }
+
+  @Test
+  void aRankProcessNeedsARankInsideTheGroupAndLocalTakesNone() {
+    Run missing = run("simulate", "--collective", "hazelcast", "--ranks", "3");
+    assertThat(missing.status()).isEqualTo(2);
+    assertThat(missing.err()).contains("--collective hazelcast runs one rank per process: give"
+        + " each process its --rank, 0 to 2");
+
+    Run outside = run("simulate", "--collective", "hazelcast", "--ranks", "3", "--rank", "3");
+    assertThat(outside.status()).isEqualTo(2);
+    assertThat(outside.err()).contains("--rank=3 must be in [0, ranks=3)");
+
+    Run local = run("simulate", "--rank", "1");
+    assertThat(local.status()).isEqualTo(2);
+    assertThat(local.err()).contains("--rank=1 is for one rank per process");
+  }
+
+  @Test
+  void optionsThatRunInOneProcessAreRefusedForRankProcesses() {
+    Run benchmark = run("simulate", "--collective", "hazelcast", "--rank", "0", "--benchmark");
+    assertThat(benchmark.status()).isEqualTo(2);
+    assertThat(benchmark.err()).contains("--benchmark runs every rank count as threads");
+
+    Run property = run("simulate", "--collective", "hazelcast", "--rank", "0",
+        "--collective-property", "port=5801");
+    assertThat(property.status()).isEqualTo(2);
+    assertThat(property.err()).contains("collective property 'port' is not NAMESPACE.KEY");
+
+    Run watchdog = run("simulate", "--watchdog", "0");
+    assertThat(watchdog.status()).isEqualTo(2);
+    assertThat(watchdog.err()).contains("--watchdog=0 must be at least 1 second");
+  }
+
+  @Test
+  void underMpirunTheRankAndWorldSizeComeFromTheLauncher() {
+    Map<String, String> launched = Map.of("OMPI_COMM_WORLD_SIZE", "4",
+        "OMPI_COMM_WORLD_RANK", "2");
+    assertThat(SimulateCommand.place("mpi", 8, false, null, launched))
+        .isEqualTo(new SimulateCommand.Placement(4, 2));
+    assertThat(SimulateCommand.place("mpi", 4, true, 2, launched))
+        .isEqualTo(new SimulateCommand.Placement(4, 2));
+    assertThat(SimulateCommand.place("mpi", 4, false, null, Map.of("OMPI_COMM_WORLD_SIZE", "4",
+        "PMIX_RANK", "3"))).isEqualTo(new SimulateCommand.Placement(4, 3));
+    assertThat(SimulateCommand.place("mpi", 1, false, null, Map.of()))
+        .as("a singleton without mpirun").isEqualTo(new SimulateCommand.Placement(1, 0));
+
+    assertThatThrownBy(() -> SimulateCommand.place("mpi", 3, true, null, launched))
+        .hasMessageStartingWith("--ranks=3 contradicts mpirun, which started 4 ranks");
+    assertThatThrownBy(() -> SimulateCommand.place("mpi", 4, false, 1, launched))
+        .hasMessageStartingWith("--rank=1 contradicts mpirun, which made this process rank 2");
+    assertThatThrownBy(() -> SimulateCommand.place("mpi", 4, false, null, Map.of()))
+        .hasMessageContaining("not started by mpirun").hasMessageContaining("mpirun -np 4");
+  }
+}

@@ -1,0 +1,146 @@
+package io.kvtier.cli.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvtier.core.KvTierBackends;
+import io.kvtier.core.cache.CacheInvariants;
+import io.kvtier.core.cache.CacheStats;
+import io.kvtier.core.cache.MatchResult;
+import io.kvtier.core.cache.RankCache;
+import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.WritePolicy;
+import io.kvtier.testkit.SeedExtension;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** The single-rank model engine: reuse, the context limit, and that the check has teeth. */
+@ExtendWith(SeedExtension.class)
+class ModelEngineTest {
+  private static final TinyTransformer MODEL = new TinyTransformer(ModelConfig.DEFAULTS);
+
+  private static KvTierConfig config(int pageSize, int deviceTokens) {
+    return SimEngines.config(MODEL.config(), pageSize, deviceTokens, 2, WritePolicy.WRITE_THROUGH,
+        EvictionPolicy.LRU, Map.of());
+  }
+
+  @Test
+  void aRepeatedPromptReusesItsPrefixAndGeneratesTheSameTokens(Random random)
+      throws InterruptedException {
+    int[] prompt = TinyPrompts.tokens(random, 50, 512);
+    int[] reference = new NoCacheRunner(MODEL).generate(prompt, 10);
+    try (ModelEngine engine = SimEngines.open(MODEL, config(4, 512))) {
+      Completion first = engine.generate(prompt, 10);
+      Completion second = engine.generate(prompt, 10);
+
+      assertThat(first.tokens()).containsExactly(reference);
+      assertThat(first.cachedTokens()).isZero();
+      assertThat(second.tokens()).containsExactly(reference);
+      // All but the last prompt token, rounded down to a page: 49 -> 48.
+      assertThat(second.cachedTokens()).isEqualTo(48);
+      assertThat(second.deviceHitTokens()).isEqualTo(48);
+      assertThat(engine.stats().requests()).isEqualTo(2);
+      assertThat(engine.stats().computedTokens()).isEqualTo(50 + 2);
+    }
+  }
+
+  @Test
+  void theGeneratedTokensAreCachedForTheNextTurn(Random random) throws InterruptedException {
+    int[] prompt = TinyPrompts.tokens(random, 30, 512);
+    try (ModelEngine engine = SimEngines.open(MODEL, config(1, 512))) {
+      int[] out = engine.generate(prompt, 8).tokens();
+      int[] turn = Arrays.copyOf(prompt, prompt.length + out.length + 1);
+      System.arraycopy(out, 0, turn, prompt.length, out.length);
+      turn[turn.length - 1] = 3;
+
+      Completion next = engine.generate(turn, 4);
+
+      // The prompt and 7 of the 8 outputs had their KV computed: the last output never did.
+      assertThat(next.cachedTokens()).isEqualTo(30 + 7);
+      assertThat(next.tokens()).containsExactly(new NoCacheRunner(MODEL).generate(turn, 4));
+    }
+  }
+
+  /** A corrupted cached page must change the output, or the equality tests would prove nothing. */
+  @Test
+  void corruptingACachedPageChangesTheOutput(Random random) throws InterruptedException {
+    int[] prompt = TinyPrompts.tokens(random, 64, 512);
+    int[] reference = new NoCacheRunner(MODEL).generate(prompt, 12);
+    KvTierConfig config = config(16, 512);
+    try (KvTierBackends backends = KvTierBackends.open(config)) {
+      RankCache cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
+          backends.transfers());
+      ModelEngine engine = new ModelEngine(MODEL, cache, backends.device(),
+          backends.transfers());
+      assertThat(engine.generate(prompt, 12).tokens()).containsExactly(reference);
+      engine.drain();
+
+      MatchResult match = cache.match(0, prompt);
+      assertThat(match.deviceSlots()).isNotEmpty();
+      float[] noise = new float[16 * MODEL.config().modelDim()];
+      for (int i = 0; i < noise.length; i++) {
+        noise[i] = random.nextFloat() * 8 - 4;
+      }
+      for (int layer = 0; layer < MODEL.config().layers(); layer++) {
+        backends.device().write(match.deviceSlots()[0], layer, 0, MemorySegment.ofArray(noise));
+      }
+
+      Completion corrupted = engine.generate(prompt, 12);
+      assertThat(corrupted.cachedTokens()).isPositive();
+      assertThat(corrupted.tokens()).isNotEqualTo(reference);
+    }
+  }
+
+  /** Failed copies (backups rolled back, load-backs retried from scratch) never change outputs. */
+  @Test
+  void failingCopiesAreRetriedOrRecomputedWithEqualOutputs(Random random)
+      throws InterruptedException {
+    List<TinyPrompts.Prompt> prompts = TinyPrompts.sharedPrefixes(random, 40, 4, 512,
+        new int[] {20, 80}, new int[] {1, 20}, new int[] {1, 6});
+    KvTierConfig config = SimEngines.config(MODEL.config(), 4, 256, 3,
+        WritePolicy.WRITE_THROUGH, EvictionPolicy.LRU,
+        Map.of("sim.failure-probability", "0.3", "sim.seed", Long.toString(random.nextLong())));
+    NoCacheRunner reference = new NoCacheRunner(MODEL);
+    try (ModelEngine engine = SimEngines.open(MODEL, config)) {
+      for (TinyPrompts.Prompt p : prompts) {
+        assertThat(engine.generate(p.tokens(), p.maxTokens()).tokens())
+            .containsExactly(reference.generate(p.tokens(), p.maxTokens()));
+        CacheInvariants.check(engine.cache());
+      }
+      engine.drain();
+      CacheInvariants.checkIdle(engine.cache());
+      CacheStats stats = engine.stats().cacheStats();
+      assertThat(stats.backupsFailed() + stats.loadsFailed()).as("copies that failed")
+          .isPositive();
+      // Each retried request met at least one load that then committed as failed.
+      assertThat(engine.stats().loadFailures()).isLessThanOrEqualTo(stats.loadsFailed());
+    }
+  }
+
+  @Test
+  void aRequestLongerThanTheDevicePoolIsRejectedUpFront() throws InterruptedException {
+    try (ModelEngine engine = SimEngines.open(MODEL, config(4, 64))) {
+      assertThat(engine.contextLimit()).isEqualTo(64);
+      assertThatThrownBy(() -> engine.generate(new int[60], 5))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("exceeds the context limit of 64");
+      assertThat(engine.generate(new int[60], 4).tokens()).hasSize(4);
+    }
+  }
+
+  @Test
+  void aConfigWithAnotherLayoutIsRejectedNamingTheKeys() {
+    KvTierConfig wrong = KvTierConfig.builder().device("sim").host("sim").devicePages(16)
+        .hostPages(32).build();
+    assertThatThrownBy(() -> SimEngines.open(MODEL, wrong))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kvtier.layers=2")
+        .hasMessageContaining("kvtier.dtype-bytes=4");
+  }
+}

@@ -1,0 +1,344 @@
+package io.kvtier.simulator;
+
+import io.kvtier.core.cache.CacheInvariantException;
+import io.kvtier.core.cache.CacheInvariants;
+import io.kvtier.core.rank.RankEngineStats;
+import io.kvtier.core.rank.ReplicaDivergenceException;
+import io.kvtier.simulator.workload.Workload;
+import io.kvtier.simulator.workload.Workloads;
+import io.kvtier.spi.CollectiveDesyncException;
+import io.kvtier.spi.CollectiveTimeoutException;
+import io.kvtier.spi.ReduceOp;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The deterministic multi-rank simulator (ARCHITECTURE §7): R ranks, each a thread with its own
+ * cache replica on the {@code sim} backend, its own virtual clock and copy delays, joined by a
+ * {@code local} collective and driven by the reference {@link io.kvtier.core.rank.RankEngine}.
+ * Rank 0 turns a workload into arrivals and seeded aborts and broadcasts them. With a collective
+ * whose ranks are separate processes ({@code mpi}, {@code hazelcast}), each process runs one rank
+ * with {@link #runRank} and the ranks' results are combined over the collective.
+ *
+ * <p>Checked after every tick: the replica digests of all ranks are equal, every rank issued the
+ * same collective sequence, every cache invariant holds; at the end, after the drain, nothing
+ * leaked; throughout, every page loaded back from the host holds the KV the model wrote.
+ *
+ * <p>Deterministic: copy completion depends on each rank's virtual clock, which reads {@code tick
+ * * 1 ms} whatever the thread scheduling, and every random draw comes from the seed; the same
+ * config gives the same {@link SimulationResult} but for its wall time. A broken rule surfaces
+ * as a failure of the result ({@link SimulationFailure}), with the exception in {@link
+ * #failureCause()}; a collective that a rank never reaches fails at the watchdog, never hangs.
+ *
+ * <p>Rank 0 also records the run's {@link SimulationTimeline} (occupancy and counters over time,
+ * each request's milestones) and reports each tick to a {@link SimulationProgress}.
+ */
+public final class MultiRankSimulator {
+  /** The vocabulary of generated tokens. */
+  public static final int VOCAB = 32000;
+
+  private static final AtomicLong GROUPS = new AtomicLong();
+
+  private final SimulationConfig config;
+  private final AtomicReference<Failure> first = new AtomicReference<>();
+  /** Rank 0's L3 counters after the last run (equal on every rank); NONE without L3. */
+  private volatile io.kvtier.core.cache.L3Stats l3Stats = io.kvtier.core.cache.L3Stats.NONE;
+
+  private record Failure(int rank, long tick, Throwable cause, SimulationFailure kind) {}
+
+  /**
+   * A simulator for one config.
+   *
+   * @param config the run
+   */
+  public MultiRankSimulator(SimulationConfig config) {
+    this.config = Objects.requireNonNull(config, "config");
+  }
+
+  /**
+   * Runs a config once.
+   *
+   * @param config the run
+   * @return the result
+   */
+  public static SimulationResult run(SimulationConfig config) {
+    return new MultiRankSimulator(config).run();
+  }
+
+  /**
+   * The workload spec a config runs: a generator spec without {@code seed=} gets the config's
+   * seed, so that {@code --seed} changes the requests too.
+   *
+   * @param config the run
+   * @return the spec
+   */
+  public static String workloadSpec(SimulationConfig config) {
+    String spec = config.workload().strip();
+    String name = spec.contains(":") ? spec.substring(0, spec.indexOf(':')) : spec;
+    boolean generator = name.equals("shared-prefix") || name.equals("multiturn")
+        || name.equals("doc-qa");
+    if (!generator || spec.contains("seed=")) {
+      return spec;
+    }
+    return spec + (spec.contains(":") ? "," : ":") + "seed=" + config.seed();
+  }
+
+  /**
+   * Runs the simulation: builds every rank, runs them to the end of the drain or the first
+   * failure, and gathers the result.
+   *
+   * @return the result; a failure is reported in it, not thrown
+   * @throws IllegalArgumentException if the config cannot be built (a bad workload spec, pools
+   *     that do not fit)
+   */
+  public SimulationResult run() {
+    return run(SimulationProgress.NONE);
+  }
+
+  /**
+   * Runs the simulation as {@link #run()} does, telling {@code progress} after every tick.
+   *
+   * @param progress told the ticks done on rank 0's thread
+   * @return the result; a failure is reported in it, not thrown
+   * @throws IllegalArgumentException if the config cannot be built
+   */
+  public SimulationResult run(SimulationProgress progress) {
+    Objects.requireNonNull(progress, "progress");
+    first.set(null);
+    long start = System.nanoTime();
+    Workload workload = Workloads.parse(workloadSpec(config));
+    String group = "kvtier-sim-" + GROUPS.incrementAndGet() + "-seed-" + config.seed();
+    SimulatedRank[] ranks = new SimulatedRank[config.ranks()];
+    try {
+      // Built here, before any thread starts: a rank that cannot be built must not leave the
+      // others waiting in the first collective until the watchdog.
+      for (int r = 0; r < ranks.length; r++) {
+        ranks[r] = new SimulatedRank(config, r, group, r == 0 ? workload : null);
+      }
+      TimelineRecorder timeline = new TimelineRecorder(progress, config.ticks());
+      ranks[0].record(timeline);
+      Thread[] threads = new Thread[ranks.length];
+      for (int r = 0; r < ranks.length; r++) {
+        SimulatedRank rank = ranks[r];
+        int id = r;
+        threads[r] = Thread.ofPlatform().name("kvtier-sim-rank-" + r).unstarted(
+            () -> runRank(id, rank));
+        threads[r].start();
+      }
+      for (Thread t : threads) {
+        t.join();
+      }
+      return result(workload, ranks, (System.nanoTime() - start) / 1e9, timeline.timeline());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for the simulated ranks", e);
+    } finally {
+      for (SimulatedRank rank : ranks) {
+        if (rank != null) {
+          rank.close();
+        }
+      }
+    }
+  }
+
+  /**
+   * Runs one rank of a config in this process, the others running in other processes (or
+   * threads) that call this method with the same config and group: the entry point for
+   * collectives such as {@code mpi} or {@code hazelcast}, whose ranks are separate processes. The
+   * run is the same as {@link #run()}'s rank {@code rank}; rank 0 turns the workload into arrivals
+   * and broadcasts them.
+   *
+   * <p>At the end of a run that did not fail in a collective, every rank takes part in two more
+   * reductions (tag {@value #FINAL_TAG}, outside the engine's counts): a SUM of the counters that
+   * {@link #run()} sums over ranks ({@code kvVerifiedPages}, {@code kvMismatches}, {@code
+   * leakedPages}) and of rank 0's arrivals, and a MIN/MAX of the final replica digest and of the
+   * first rank that leaked. So every rank returns the same result as {@link #run()} would, and a
+   * digest mismatch or a leak on any rank fails the result on every rank. A run that failed in a
+   * collective cannot reduce: its result holds this rank's own counters and its own failure.
+   *
+   * @param config the run; {@code ranks} is the world size
+   * @param rank this process's rank, in {@code [0, config.ranks())}
+   * @param group the group name, equal in every rank's process
+   * @return this rank's result; a failure is reported in it, not thrown
+   * @throws IllegalArgumentException if the rank is out of range or the config cannot be built
+   *     (a bad workload spec, pools that do not fit, an unknown collective or property)
+   */
+  public static SimulationResult runRank(SimulationConfig config, int rank, String group) {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(group, "group");
+    if (rank < 0 || rank >= config.ranks()) {
+      throw new IllegalArgumentException("rank=" + rank + " must be in [0, ranks="
+          + config.ranks() + "): every process runs one rank of the group");
+    }
+    return new MultiRankSimulator(config).runOne(rank, group);
+  }
+
+  /** The tag of the reductions that combine the ranks' results at the end of {@link #runRank}. */
+  static final String FINAL_TAG = "sim-final";
+
+  private SimulationResult runOne(int r, String group) {
+    first.set(null);
+    long start = System.nanoTime();
+    // Every rank parses the workload: the result names its spec; only rank 0 reads requests.
+    Workload workload = Workloads.parse(workloadSpec(config));
+    try (SimulatedRank rank = new SimulatedRank(config, r, group, r == 0 ? workload : null)) {
+      // Every rank records: the timeline is replicated state, equal on every rank of a healthy
+      // run, so whichever rank reports has the same one as a threaded run's rank 0.
+      TimelineRecorder timeline = new TimelineRecorder(SimulationProgress.NONE, config.ticks());
+      rank.record(timeline);
+      boolean collectiveFailed = false;
+      try {
+        rank.run();
+      } catch (Throwable t) {
+        fail(r, rank, t, classify(t));
+        collectiveFailed = true;
+      }
+      if (!collectiveFailed) {
+        try {
+          CacheInvariants.checkIdle(rank.cache());
+        } catch (CacheInvariantException e) {
+          // Only this rank's cache: the collective still works, so the others learn of it below.
+          first.compareAndSet(null,
+              new Failure(r, rank.engine().tickNumber(), e, SimulationFailure.LEAK));
+        }
+      }
+      long sent = r == 0 ? rank.feed().sent() : 0;
+      RankEngineStats own = rank.engine().stats();
+      long[] sums = {own.kvVerifiedPages(), own.kvMismatches(), rank.leakedDevicePages(), sent};
+      long digest = rank.engine().replicaDigest();
+      boolean digestsEqual = true;
+      if (!collectiveFailed) {
+        try {
+          sums = rank.collective().allReduce(ReduceOp.SUM, sums, FINAL_TAG);
+          Failure mine = first.get();
+          long leaker = mine == null ? Long.MAX_VALUE : r;
+          long[] m = rank.collective().allReduce(ReduceOp.MIN,
+              new long[] {digest, ~digest, leaker}, FINAL_TAG);
+          if (m[0] != ~m[1]) {
+            digestsEqual = false;
+            first.compareAndSet(null, new Failure(r, rank.engine().tickNumber(),
+                new ReplicaDivergenceException(r, rank.engine().tickNumber(), m[0], ~m[1],
+                    digest, "found by the simulator's final check across processes"),
+                SimulationFailure.REPLICA_DIVERGENCE));
+          } else if (mine == null && m[2] != Long.MAX_VALUE) {
+            first.compareAndSet(null, new Failure((int) m[2], rank.engine().tickNumber(),
+                new CacheInvariantException("the cache of rank " + m[2] + " was not idle after"
+                    + " the drain; its own output says what leaked"), SimulationFailure.LEAK));
+          }
+        } catch (RuntimeException e) {
+          fail(r, rank, e, classify(e));
+        }
+      }
+      return result(workload, rank, sums[3], sums[0], sums[1], sums[2], digestsEqual, digest,
+          (System.nanoTime() - start) / 1e9, timeline.timeline());
+    }
+  }
+
+  /**
+   * The exception that stopped the last run, if any: the first one raised (later ones on other
+   * ranks are usually its echo, such as a collective broken by the failed rank).
+   *
+   * @return the cause
+   */
+  public Optional<Throwable> failureCause() {
+    Failure f = first.get();
+    return f == null ? Optional.empty() : Optional.of(f.cause());
+  }
+
+  private void runRank(int r, SimulatedRank rank) {
+    try {
+      rank.run();
+    } catch (Throwable t) {
+      fail(r, rank, t, classify(t));
+      return;
+    }
+    try {
+      CacheInvariants.checkIdle(rank.cache());
+    } catch (CacheInvariantException e) {
+      fail(r, rank, e, SimulationFailure.LEAK);
+    }
+  }
+
+  private void fail(int r, SimulatedRank rank, Throwable t, SimulationFailure kind) {
+    first.compareAndSet(null, new Failure(r, rank.engine().tickNumber(), t, kind));
+    // The other ranks may wait for this one in a collective: leaving the group fails them now.
+    rank.abandon();
+  }
+
+  private static SimulationFailure classify(Throwable t) {
+    if (t instanceof ReplicaDivergenceException) {
+      return SimulationFailure.REPLICA_DIVERGENCE;
+    }
+    if (t instanceof CollectiveTimeoutException) {
+      return SimulationFailure.COLLECTIVE_TIMEOUT;
+    }
+    if (t instanceof CollectiveDesyncException) {
+      return SimulationFailure.COLLECTIVE_DESYNC;
+    }
+    if (t instanceof CacheInvariantException) {
+      return SimulationFailure.INVARIANT;
+    }
+    if (t instanceof SimulatedRank.NotDrainedException) {
+      return SimulationFailure.NOT_DRAINED;
+    }
+    return SimulationFailure.ERROR;
+  }
+
+  /**
+   * The L3 tier's replicated counters after the last run (rank 0's, or this process's rank's;
+   * every rank's are equal): writes, prefetches started, timed out, pages inserted and missed.
+   *
+   * @return the counters, {@link io.kvtier.core.cache.L3Stats#NONE} without an L3 store
+   */
+  public io.kvtier.core.cache.L3Stats l3Stats() {
+    return l3Stats;
+  }
+
+  private SimulationResult result(Workload workload, SimulatedRank[] ranks, double wallSeconds,
+      SimulationTimeline timeline) {
+    long verified = 0;
+    long mismatches = 0;
+    long leaked = 0;
+    for (SimulatedRank rank : ranks) {
+      RankEngineStats rs = rank.engine().stats();
+      verified += rs.kvVerifiedPages();
+      mismatches += rs.kvMismatches();
+      leaked += rank.leakedDevicePages();
+    }
+    return result(workload, ranks[0], ranks[0].feed().sent(), verified, mismatches, leaked, true,
+        ranks[0].engine().replicaDigest(), wallSeconds, timeline);
+  }
+
+  /**
+   * The result from one rank's replicated counters and the counters combined over ranks.
+   *
+   * @param rank a rank whose replicated state stands for all (rank 0 in thread mode)
+   * @param digestsEqual false if a check outside the failure found different digests
+   */
+  private SimulationResult result(Workload workload, SimulatedRank rank, long sent,
+      long verified, long mismatches, long leaked, boolean digestsEqual, long digest,
+      double wallSeconds, SimulationTimeline timeline) {
+    RankEngineStats s = rank.engine().stats();
+    l3Stats = rank.cache().l3Stats();
+    Failure f = first.get();
+    SimulationFailure kind = f == null ? SimulationFailure.NONE : f.kind();
+    boolean desync = kind == SimulationFailure.COLLECTIVE_DESYNC
+        || kind == SimulationFailure.COLLECTIVE_TIMEOUT;
+    return new SimulationResult(workload.spec(), config.seed(), config.ranks(),
+        sent, s.finished(), s.aborted(), s.rejected(),
+        s.loadFailureAborts(), s.ticks(),
+        s.promptTokens(),
+        new SimulationResult.HitTokens(s.deviceHitTokens(), s.hostHitTokens(),
+            s.l3HitTokens()),
+        s.computedTokens(),
+        new SimulationResult.CollectiveCounts(s.collectiveCalls(), s.syncTicks(),
+            s.digestChecks(), s.idleTicks(), s.idleTickCalls(), s.maxProtocolCallsPerTick()),
+        rank.cache().stats(),
+        digestsEqual && kind != SimulationFailure.REPLICA_DIVERGENCE, desync ? 1 : 0, leaked,
+        verified, mismatches, kind, f == null ? -1 : f.tick(),
+        f == null ? "" : f.kind() + " on rank " + f.rank() + ": " + f.cause(), wallSeconds,
+        timeline, digest);
+  }
+}

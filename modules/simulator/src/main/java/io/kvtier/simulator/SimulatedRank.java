@@ -1,0 +1,301 @@
+package io.kvtier.simulator;
+
+import io.kvtier.asserting.FaultPlan;
+import io.kvtier.asserting.FaultyKvStore;
+import io.kvtier.asserting.FaultyTransferEngine;
+import io.kvtier.asserting.Providers;
+import io.kvtier.core.cache.CacheInvariants;
+import io.kvtier.core.cache.RankCache;
+import io.kvtier.core.config.CacheConfig;
+import io.kvtier.core.rank.RankEngine;
+import io.kvtier.core.rank.RankEngineConfig;
+import io.kvtier.core.rank.ReplicaDivergenceException;
+import io.kvtier.core.rank.TickCommands;
+import io.kvtier.simulator.workload.Workload;
+import io.kvtier.spi.BackendContext;
+import io.kvtier.spi.BackendMetrics;
+import io.kvtier.spi.Collective;
+import io.kvtier.spi.CollectiveDesyncException;
+import io.kvtier.spi.CollectiveProvider;
+import io.kvtier.spi.CollectiveSpec;
+import io.kvtier.spi.DeviceMemory;
+import io.kvtier.spi.DeviceMemoryProvider;
+import io.kvtier.spi.HostMemory;
+import io.kvtier.spi.HostMemoryProvider;
+import io.kvtier.spi.KvLayout;
+import io.kvtier.spi.KvStore;
+import io.kvtier.spi.KvStoreProvider;
+import io.kvtier.spi.KvStoreSpec;
+import io.kvtier.spi.MemoryLayout;
+import io.kvtier.spi.PoolSpec;
+import io.kvtier.spi.ReduceOp;
+import io.kvtier.spi.TransferEngine;
+import java.util.Map;
+
+/**
+ * One simulated rank: its virtual clock, its {@code sim} device and host pools and copy engine
+ * (opened through the SPI with this rank's {@link BackendContext}), its cache replica, its
+ * handle on the config's collective ({@code local} unless the config names another), the
+ * pattern model and the {@link RankEngine}; and the loop that runs the ticks and checks after
+ * each one.
+ *
+ * <p>After every tick: {@link CacheInvariants#check} on this rank, then one uncounted reduction
+ * on the raw collective (tag {@code sim-check}) of the engine's replica digest and collective
+ * schedule, so that every rank compares itself with every other and a rank that issued a
+ * different collective sequence meets the others in a mismatched call at once, instead of
+ * waiting for the watchdog. After the drain, {@link CacheInvariants#checkIdle}.
+ */
+final class SimulatedRank implements AutoCloseable {
+  /** Tag of the simulator's own per-tick check, outside the engine's counts. */
+  static final String CHECK_TAG = "sim-check";
+  /** Ticks a run may take to drain after its input ended. */
+  static final int DRAIN_TICKS = 20_000;
+  static final long TICK_NANOS = AckDelay.TICK_MICROS * 1000;
+
+  private final SimulationConfig config;
+  private final int rank;
+  private final TickClock clock = new TickClock();
+  private final DeviceMemory device;
+  private final HostMemory host;
+  private final TransferEngine transfers;
+  private final FaultyTransferEngine faulty;
+  private final Collective collective;
+  private final RankCache cache;
+  private final RankEngine engine;
+  private final StallSchedule stalls;
+  private final ArrivalFeed feed;
+  /** This rank's L3 store and executor, or null without an L3 tier. */
+  private KvStore l3Store;
+  private io.kvtier.core.cache.L3Executor l3Executor;
+  private TimelineRecorder timeline;
+
+  SimulatedRank(SimulationConfig config, int rank, String group, Workload workload) {
+    this.config = config;
+    this.rank = rank;
+    Map<String, String> sim = config.ackDelay().simProperties(config.ranks(), config.seed(),
+        config.failureProbability());
+    BackendContext context = new BackendContext(rank, sim, clock, BackendMetrics.NOOP);
+    BackendContext poolContext = new BackendContext(rank, poolProperties(config.device(), sim),
+        clock, BackendMetrics.NOOP);
+    KvLayout layout = layout(config.pageSize());
+    int hostPages = config.hostPages();
+    DeviceMemory d = null;
+    HostMemory h = null;
+    TransferEngine t = null;
+    try {
+      d = Providers.named(DeviceMemoryProvider.class, config.device())
+          .open(new PoolSpec(layout, config.devicePages(), MemoryLayout.LAYER_FIRST),
+              poolContext);
+      CacheConfig cacheConfig = CacheConfig.of(config.pageSize(), config.devicePages(),
+          hostPages).withWritePolicy(config.writePolicy()).withEvictionPolicy(config.eviction());
+      if (hostPages > 0) {
+        h = Providers.named(HostMemoryProvider.class, config.device())
+            .open(new PoolSpec(layout, hostPages, MemoryLayout.PAGE_FIRST), poolContext);
+        t = d.transferEngine(h);
+        faulty = config.ackDelay().injectsStalls()
+            ? new FaultyTransferEngine(t, FaultPlan.none(), clock) : null;
+        TransferEngine engine = faulty != null ? faulty : t;
+        if (config.l3().enabled()) {
+          openL3(config, rank, layout);
+          cache = RankCache.withMemory(cacheConfig, d, h, engine,
+              new io.kvtier.core.cache.L3Setup(config.l3().engineConfig(), l3Store, l3Executor,
+                  clock, rank, config.ranks()));
+        } else {
+          cache = RankCache.withMemory(cacheConfig, d, h, engine);
+        }
+      } else {
+        faulty = null;
+        cache = RankCache.withMemory(cacheConfig, d);
+      }
+      config.cacheDefect().apply(cache, rank, config.seed(), clock, TICK_NANOS);
+      collective = Providers.named(CollectiveProvider.class, config.collective()).join(
+          CollectiveSpec.of(group, config.ranks(), rank, config.watchdog()),
+          collectiveContext(context, config));
+    } catch (RuntimeException e) {
+      closeQuietly(l3Executor, l3Store, t, h, d);
+      throw e;
+    }
+    this.device = d;
+    this.host = h;
+    this.transfers = faulty != null ? faulty : t;
+    RankEngineConfig engineConfig = RankEngineConfig.DEFAULTS
+        .withChunkTokens(config.chunkTokens())
+        .withMaxRunning(config.maxRunning())
+        .withDigestInterval(config.digestInterval())
+        .withGuardCollective(false)
+        .withDefect(config.protocolDefect());
+    this.engine = new RankEngine(cache, collective,
+        new PatternModel(d, MultiRankSimulator.VOCAB), engineConfig);
+    this.stalls = config.ackDelay().injectsStalls()
+        ? new StallSchedule(config.seed(), config.ranks(), config.ticks()) : null;
+    this.feed = rank == 0 ? new ArrivalFeed(workload, config) : null;
+  }
+
+  /**
+   * The collective's context: the rank's own, with the config's collective properties added to
+   * the {@code sim.*} keys (the config keeps them out of the {@code sim} namespace). Without
+   * properties it is the rank's context itself, as it always was for {@code local}.
+   */
+  static BackendContext collectiveContext(BackendContext context, SimulationConfig config) {
+    if (config.collectiveProperties().isEmpty()) {
+      return context;
+    }
+    Map<String, String> merged = new java.util.LinkedHashMap<>(context.properties());
+    merged.putAll(config.collectiveProperties());
+    return new BackendContext(context.rank(), merged, context.time(), context.metrics());
+  }
+
+  /**
+   * Opens this rank's L3 store through {@link java.util.ServiceLoader} by name, wrapped in the
+   * fault injector when the run asks for faults, and the executor that makes its progress a
+   * function of this rank's virtual clock.
+   */
+  private void openL3(SimulationConfig config, int rank, KvLayout layout) {
+    L3Simulation l3 = config.l3();
+    java.util.Map<String, String> properties = new java.util.LinkedHashMap<>();
+    if (l3.store().equals("file")) {
+      java.nio.file.Path dir = l3.directory().orElseGet(() -> {
+        try {
+          return java.nio.file.Files.createTempDirectory("kvtier-sim-l3-");
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException("cannot create the file store's directory", e);
+        }
+      });
+      properties.put("file.directory", dir.toString());
+    }
+    KvStore store = Providers.named(KvStoreProvider.class, l3.store()).open(
+        new KvStoreSpec(layout, l3.capacityBytes(), "kvtier-sim-seed-" + config.seed()),
+        new BackendContext(rank, properties, clock, BackendMetrics.NOOP));
+    l3Store = l3.faultProbability() > 0
+        ? new FaultyKvStore(store, config.seed() * 31 + rank, l3.faultProbability()) : store;
+    l3Executor = new VirtualTimeL3Executor(clock, l3.stepNanos(rank));
+  }
+
+  /**
+   * The properties of the pool provider: the {@code sim.*} keys for {@code sim}, the same keys
+   * under {@code asserting.} for the asserting wrapper (which hands them to {@code sim}), none
+   * for any other provider (its defaults).
+   */
+  static Map<String, String> poolProperties(String device, Map<String, String> sim) {
+    return switch (device) {
+      case "sim" -> sim;
+      case "asserting" -> {
+        Map<String, String> wrapped = new java.util.LinkedHashMap<>();
+        sim.forEach((k, v) -> wrapped.put("asserting." + k, v));
+        yield wrapped;
+      }
+      default -> Map.of();
+    };
+  }
+
+  /** The KV layout of the simulated pools: 2 layers of one 4-element head, 2-byte elements. */
+  static KvLayout layout(int pageSize) {
+    return new KvLayout(2, 1, 4, 2, pageSize);
+  }
+
+  RankEngine engine() {
+    return engine;
+  }
+
+  RankCache cache() {
+    return cache;
+  }
+
+  ArrivalFeed feed() {
+    return feed;
+  }
+
+  /** Records this rank's requests and ticks into {@code recorder}; call before {@link #run}. */
+  void record(TimelineRecorder recorder) {
+    this.timeline = recorder;
+    engine.setRequestListener(recorder);
+  }
+
+  /** The raw collective, beside the engine's: for the checks outside the engine's counts. */
+  Collective collective() {
+    return collective;
+  }
+
+  /** Runs every tick and the drain; returns normally only if every check passed. */
+  void run() {
+    long limit = (long) config.ticks() + DRAIN_TICKS;
+    for (long tick = 0; ; tick++) {
+      if (tick >= limit) {
+        throw new NotDrainedException(tick, engine);
+      }
+      clock.set(tick * TICK_NANOS);
+      if (stalls != null && faulty != null) {
+        stalls.apply(faulty, rank, tick);
+      }
+      TickCommands commands = feed != null ? feed.next(tick, engine) : null;
+      engine.tick(commands);
+      CacheInvariants.check(cache);
+      crossCheck(tick);
+      if (timeline != null) {
+        timeline.afterTick(tick, engine);
+      }
+      if (engine.isDrained()) {
+        return;
+      }
+    }
+  }
+
+  private void crossCheck(long tick) {
+    long digest = engine.replicaDigest();
+    long schedule = engine.collective().scheduleHash();
+    long calls = engine.collective().calls();
+    long[] r = collective.allReduce(ReduceOp.MIN,
+        new long[] {digest, ~digest, schedule, ~schedule, calls, ~calls}, CHECK_TAG);
+    if (r[2] != ~r[3] || r[4] != ~r[5]) {
+      throw new CollectiveDesyncException("ranks issued different collective sequences by the"
+          + " end of tick " + tick + ": calls from " + r[4] + " to " + ~r[5] + "; rank " + rank
+          + " made " + calls + ", recently " + engine.collective().recentCalls());
+    }
+    if (r[0] != ~r[1]) {
+      throw new ReplicaDivergenceException(rank, tick, r[0], ~r[1], digest,
+          "found by the simulator's check after the tick");
+    }
+  }
+
+  /** Device pages still protected after the drain: leaked. */
+  long leakedDevicePages() {
+    return cache.deviceUsage().protectedPages();
+  }
+
+  /** Closes the collective first, so that ranks still waiting in it fail at once. */
+  void abandon() {
+    collective.close();
+  }
+
+  @Override
+  public void close() {
+    collective.close();
+    closeQuietly(l3Executor, l3Store, transfers, host, device);
+  }
+
+  private static void closeQuietly(AutoCloseable... resources) {
+    for (AutoCloseable r : resources) {
+      if (r == null) {
+        continue;
+      }
+      try {
+        r.close();
+      } catch (Exception e) {
+        // Closing after a failure must not hide the failure; the pools are off-heap arenas
+        // that the JVM reclaims anyway.
+      }
+    }
+  }
+
+  /** The ranks did not drain within {@link #DRAIN_TICKS} after the input ended. */
+  static final class NotDrainedException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    NotDrainedException(long tick, RankEngine engine) {
+      super("not drained after " + tick + " ticks (" + DRAIN_TICKS + " after the input ended):"
+          + " waiting=" + engine.waitingRequests() + " running=" + engine.runningRequests()
+          + " outstanding=" + engine.cache().outstandingOperations() + "; a request or a copy"
+          + " never completes");
+    }
+  }
+}

@@ -1,0 +1,348 @@
+package io.kvtier.simulator;
+
+import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.WritePolicy;
+import io.kvtier.core.rank.ProtocolDefect;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * Builds a {@link SimulationConfig}; the defaults are those of {@code kvtier simulate} without
+ * arguments: 4 ranks on the {@code sim} backend, small multi-turn chats, 16-token pages, 192
+ * device pages per rank, a host tier twice as large, write-through, LRU, uniform copy delays, no
+ * failures, 1% aborts per tick, 64-token prefill chunks, 8 running requests, a digest check
+ * every tick, 600 ticks, seed 1, the {@code local} collective without properties.
+ */
+public final class SimulationConfigBuilder {
+  private int ranks = 4;
+  private String device = "sim";
+  private String workload = SimulationConfig.DEFAULT_WORKLOAD;
+  private int requests;
+  private int pageSize = 16;
+  private int devicePages = 192;
+  private double hostRatio = 2.0;
+  private WritePolicy writePolicy = WritePolicy.WRITE_THROUGH;
+  private EvictionPolicy eviction = EvictionPolicy.LRU;
+  private AckDelay ackDelay = AckDelay.UNIFORM;
+  private double failureProbability;
+  private double abortProbability = 0.01;
+  private int chunkTokens = 64;
+  private int maxRunning = 8;
+  private int arrivalsPerTick = 2;
+  private int digestInterval = 1;
+  private int ticks = 600;
+  private long seed = 1;
+  private Duration watchdog = Duration.ofSeconds(30);
+  private ProtocolDefect protocolDefect = ProtocolDefect.NONE;
+  private CacheDefect cacheDefect = CacheDefect.NONE;
+  private L3Simulation l3 = L3Simulation.NONE;
+  private String collective = SimulationConfig.LOCAL_COLLECTIVE;
+  private Map<String, String> collectiveProperties = Map.of();
+
+  SimulationConfigBuilder() {}
+
+  SimulationConfigBuilder(SimulationConfig c) {
+    ranks = c.ranks();
+    device = c.device();
+    workload = c.workload();
+    requests = c.requests();
+    pageSize = c.pageSize();
+    devicePages = c.devicePages();
+    hostRatio = c.hostRatio();
+    writePolicy = c.writePolicy();
+    eviction = c.eviction();
+    ackDelay = c.ackDelay();
+    failureProbability = c.failureProbability();
+    abortProbability = c.abortProbability();
+    chunkTokens = c.chunkTokens();
+    maxRunning = c.maxRunning();
+    arrivalsPerTick = c.arrivalsPerTick();
+    digestInterval = c.digestInterval();
+    ticks = c.ticks();
+    seed = c.seed();
+    watchdog = c.watchdog();
+    protocolDefect = c.protocolDefect();
+    cacheDefect = c.cacheDefect();
+    l3 = c.l3();
+    collective = c.collective();
+    collectiveProperties = c.collectiveProperties();
+  }
+
+  /**
+   * Sets ranks, 1 to 8.
+   *
+   * @param v ranks, 1 to 8
+   * @return this
+   */
+  public SimulationConfigBuilder ranks(int v) {
+    ranks = v;
+    return this;
+  }
+
+  /**
+   * Sets the device and host provider.
+   *
+   * @param v sim, asserting, or another provider name
+   * @return this
+   */
+  public SimulationConfigBuilder device(String v) {
+    device = v;
+    return this;
+  }
+
+  /**
+   * Sets a workload spec.
+   *
+   * @param v a workload spec
+   * @return this
+   */
+  public SimulationConfigBuilder workload(String v) {
+    workload = v;
+    return this;
+  }
+
+  /**
+   * Sets the most requests, 0 for all.
+   *
+   * @param v the most requests, 0 for all
+   * @return this
+   */
+  public SimulationConfigBuilder requests(int v) {
+    requests = v;
+    return this;
+  }
+
+  /**
+   * Sets tokens per page.
+   *
+   * @param v tokens per page
+   * @return this
+   */
+  public SimulationConfigBuilder pageSize(int v) {
+    pageSize = v;
+    return this;
+  }
+
+  /**
+   * Sets device pages per rank.
+   *
+   * @param v device pages per rank
+   * @return this
+   */
+  public SimulationConfigBuilder devicePages(int v) {
+    devicePages = v;
+    return this;
+  }
+
+  /**
+   * Sets host/device ratio above 1, or 0.
+   *
+   * @param v host/device ratio above 1, or 0
+   * @return this
+   */
+  public SimulationConfigBuilder hostRatio(double v) {
+    hostRatio = v;
+    return this;
+  }
+
+  /**
+   * Sets the write policy.
+   *
+   * @param v the write policy
+   * @return this
+   */
+  public SimulationConfigBuilder writePolicy(WritePolicy v) {
+    writePolicy = v;
+    return this;
+  }
+
+  /**
+   * Sets the eviction policy.
+   *
+   * @param v the eviction policy
+   * @return this
+   */
+  public SimulationConfigBuilder eviction(EvictionPolicy v) {
+    eviction = v;
+    return this;
+  }
+
+  /**
+   * Sets the copy delay distribution.
+   *
+   * @param v the copy delay distribution
+   * @return this
+   */
+  public SimulationConfigBuilder ackDelay(AckDelay v) {
+    ackDelay = v;
+    return this;
+  }
+
+  /**
+   * Sets chance that a copy batch fails.
+   *
+   * @param v chance that a copy batch fails
+   * @return this
+   */
+  public SimulationConfigBuilder failureProbability(double v) {
+    failureProbability = v;
+    return this;
+  }
+
+  /**
+   * Sets chance per tick of one abort.
+   *
+   * @param v chance per tick of one abort
+   * @return this
+   */
+  public SimulationConfigBuilder abortProbability(double v) {
+    abortProbability = v;
+    return this;
+  }
+
+  /**
+   * Sets prefill tokens per tick.
+   *
+   * @param v prefill tokens per tick
+   * @return this
+   */
+  public SimulationConfigBuilder chunkTokens(int v) {
+    chunkTokens = v;
+    return this;
+  }
+
+  /**
+   * Sets requests running at once.
+   *
+   * @param v requests running at once
+   * @return this
+   */
+  public SimulationConfigBuilder maxRunning(int v) {
+    maxRunning = v;
+    return this;
+  }
+
+  /**
+   * Sets arrivals per tick.
+   *
+   * @param v arrivals per tick
+   * @return this
+   */
+  public SimulationConfigBuilder arrivalsPerTick(int v) {
+    arrivalsPerTick = v;
+    return this;
+  }
+
+  /**
+   * Sets ticks between in-band digest checks, 0 for none.
+   *
+   * @param v ticks between in-band digest checks, 0 for none
+   * @return this
+   */
+  public SimulationConfigBuilder digestInterval(int v) {
+    digestInterval = v;
+    return this;
+  }
+
+  /**
+   * Sets ticks with arrivals.
+   *
+   * @param v ticks with arrivals
+   * @return this
+   */
+  public SimulationConfigBuilder ticks(int v) {
+    ticks = v;
+    return this;
+  }
+
+  /**
+   * Sets the seed.
+   *
+   * @param v the seed
+   * @return this
+   */
+  public SimulationConfigBuilder seed(long v) {
+    seed = v;
+    return this;
+  }
+
+  /**
+   * Sets the collective watchdog.
+   *
+   * @param v the collective watchdog
+   * @return this
+   */
+  public SimulationConfigBuilder watchdog(Duration v) {
+    watchdog = v;
+    return this;
+  }
+
+  /**
+   * Sets a protocol defect, for tests.
+   *
+   * @param v a protocol defect, for tests
+   * @return this
+   */
+  public SimulationConfigBuilder protocolDefect(ProtocolDefect v) {
+    protocolDefect = v;
+    return this;
+  }
+
+  /**
+   * Sets a cache defect, for tests.
+   *
+   * @param v a cache defect, for tests
+   * @return this
+   */
+  public SimulationConfigBuilder cacheDefect(CacheDefect v) {
+    cacheDefect = v;
+    return this;
+  }
+
+  /**
+   * Sets the collective provider that joins the ranks.
+   *
+   * @param v local (ranks as threads), or a provider of ranks in separate processes such as mpi
+   *     or hazelcast
+   * @return this
+   */
+  public SimulationConfigBuilder collective(String v) {
+    collective = v;
+    return this;
+  }
+
+  /**
+   * Sets the collective provider's settings, replacing any set before.
+   *
+   * @param v full keys (such as hazelcast.port) to values
+   * @return this
+   */
+  public SimulationConfigBuilder collectiveProperties(Map<String, String> v) {
+    collectiveProperties = v;
+    return this;
+  }
+
+  /**
+   * Sets the L3 tier.
+   *
+   * @param v the store and its settings, {@link L3Simulation#NONE} for none
+   * @return this
+   */
+  public SimulationConfigBuilder l3(L3Simulation v) {
+    l3 = java.util.Objects.requireNonNull(v, "l3");
+    return this;
+  }
+
+  /**
+   * The config.
+   *
+   * @return the validated config
+   * @throws IllegalArgumentException naming a bad field and its value
+   */
+  public SimulationConfig build() {
+    return new SimulationConfig(ranks, device, workload, requests, pageSize, devicePages, hostRatio,
+        writePolicy, eviction, ackDelay, failureProbability, abortProbability, chunkTokens,
+        maxRunning, arrivalsPerTick, digestInterval, ticks, seed, watchdog, protocolDefect,
+        cacheDefect, collective, collectiveProperties, l3);
+  }
+}

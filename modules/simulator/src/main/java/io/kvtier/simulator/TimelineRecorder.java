@@ -1,0 +1,130 @@
+package io.kvtier.simulator;
+
+import io.kvtier.core.rank.RankEngine;
+import io.kvtier.core.rank.RankEngineStats;
+import io.kvtier.core.rank.RequestListener;
+import io.kvtier.core.rank.RequestOutcome;
+import io.kvtier.simulator.SimulationResult.HitTokens;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Builds the {@link SimulationTimeline} of a run on rank 0's thread: the engine's request
+ * milestones through {@link RequestListener}, a sample after every tick that is a multiple of the
+ * stride, and the progress callback after every tick. Read by the simulator's thread only after
+ * rank 0's thread has ended (the join orders the two).
+ */
+final class TimelineRecorder implements RequestListener {
+  private static final HitTokens NO_HITS = new HitTokens(0, 0, 0);
+
+  private final SimulationProgress progress;
+  private final long inputTicks;
+  private final List<SimulationTimeline.Sample> samples = new ArrayList<>();
+  private final Map<Long, Pending> live = new HashMap<>();
+  private final List<Pending> ended = new ArrayList<>();
+  private long sampleStride = 1;
+  private long requestStride = 1;
+  private long arrivals;
+
+  /** A request still in the engine; the ordinal decides whether the stride keeps it. */
+  private static final class Pending {
+    final long ordinal;
+    final long id;
+    final long arrivalTick;
+    final int promptTokens;
+    long admitTick = -1;
+    long firstTokenTick = -1;
+    HitTokens cached = NO_HITS;
+    RequestOutcome outcome;
+
+    Pending(long ordinal, long id, long arrivalTick, int promptTokens) {
+      this.ordinal = ordinal;
+      this.id = id;
+      this.arrivalTick = arrivalTick;
+      this.promptTokens = promptTokens;
+    }
+
+    SimulationTimeline.Request toRequest() {
+      return new SimulationTimeline.Request(id, arrivalTick, admitTick, firstTokenTick,
+          promptTokens, cached, outcome);
+    }
+  }
+
+  TimelineRecorder(SimulationProgress progress, long inputTicks) {
+    this.progress = progress;
+    this.inputTicks = inputTicks;
+  }
+
+  @Override
+  public void arrived(long tick, long id, int promptTokens) {
+    long ordinal = arrivals++;
+    if (ordinal % requestStride == 0) {
+      live.put(id, new Pending(ordinal, id, tick, promptTokens));
+    }
+  }
+
+  @Override
+  public void admitted(long tick, long id, int deviceHitTokens, int hostHitTokens,
+      int l3HitTokens) {
+    Pending p = live.get(id);
+    if (p != null) {
+      p.admitTick = tick;
+      p.cached = new HitTokens(deviceHitTokens, hostHitTokens, l3HitTokens);
+    }
+  }
+
+  @Override
+  public void prefilled(long tick, long id) {
+    Pending p = live.get(id);
+    if (p != null) {
+      p.firstTokenTick = tick;
+    }
+  }
+
+  @Override
+  public void ended(long tick, long id, RequestOutcome outcome) {
+    Pending p = live.remove(id);
+    // The stride may have doubled since the request arrived.
+    if (p == null || p.ordinal % requestStride != 0) {
+      return;
+    }
+    p.outcome = outcome;
+    ended.add(p);
+    if (ended.size() >= SimulationTimeline.MAX_REQUESTS) {
+      requestStride *= 2;
+      ended.removeIf(e -> e.ordinal % requestStride != 0);
+    }
+  }
+
+  /** After rank 0 completed {@code tick} and passed its checks. */
+  void afterTick(long tick, RankEngine engine) {
+    boolean drained = engine.isDrained();
+    if (tick % sampleStride == 0 || drained) {
+      samples.add(sample(tick, engine));
+      // The drain's sample comes last: no later decimation may drop the run's end.
+      if (!drained && samples.size() >= SimulationTimeline.MAX_SAMPLES) {
+        sampleStride *= 2;
+        samples.removeIf(s -> s.tick() % sampleStride != 0);
+      }
+    }
+    progress.ticks(tick + 1, inputTicks);
+  }
+
+  private static SimulationTimeline.Sample sample(long tick, RankEngine engine) {
+    RankEngineStats s = engine.stats();
+    return new SimulationTimeline.Sample(tick, engine.cache().deviceUsage(),
+        engine.cache().hostUsage(), s.promptTokens(),
+        new HitTokens(s.deviceHitTokens(), s.hostHitTokens(), s.l3HitTokens()),
+        s.computedTokens());
+  }
+
+  /** The timeline so far: the requests that ended, in arrival order. */
+  SimulationTimeline timeline() {
+    List<SimulationTimeline.Request> requests = ended.stream()
+        .sorted((a, b) -> Long.compare(a.ordinal, b.ordinal))
+        .map(Pending::toRequest).toList();
+    return new SimulationTimeline(sampleStride, samples, requestStride, requests);
+  }
+}

@@ -1,2 +1,0 @@
-/** Wrapper providers that assert correct use (double free, use after free, reading a page whose copy has not completed) and inject faults. */
-package io.kvtier.testkit.asserting;

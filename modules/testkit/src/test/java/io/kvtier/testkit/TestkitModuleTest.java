@@ -1,0 +1,8 @@
+package io.kvtier.testkit;
+
+/** The descriptor of io.kvtier.testkit: two packages, no providers. */
+class TestkitModuleTest extends ModuleSuite {
+  TestkitModuleTest() {
+    super(ModuleSuite.class.getModule(), "io.kvtier.testkit", "io.kvtier.testkit.conformance");
+  }
+}
