@@ -38,14 +38,6 @@ class ModuleDescriptorsTest {
   }
 
   @Test
-  void testkitExportsItsThreePackagesAndProvidesNothing() {
-    ModuleDescriptors.assertExports(TESTKIT, Set.of("io.kvtier.testkit",
-        "io.kvtier.testkit.conformance", "io.kvtier.testkit.config"));
-    ModuleDescriptors.assertProvidesMatchServiceFiles(TESTKIT);
-    assertThat(ModuleDescriptors.serviceFileNames(TESTKIT)).isEmpty();
-  }
-
-  @Test
   void theSpiExportsOnlyItsPackagesAndProvidesNothing() {
     ModuleDescriptors.assertExports(SPI, Set.of("io.kvtier.spi", "io.kvtier.spi.config"));
     ModuleDescriptors.assertProvidesMatchServiceFiles(SPI);
