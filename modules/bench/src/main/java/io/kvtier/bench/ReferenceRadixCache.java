@@ -57,7 +57,7 @@ public final class ReferenceRadixCache implements ReplayTarget {
     BOTH_HALVES,
     /**
      * Only the matched prefix: the suffix keeps its earlier access time, as kvtier does
-     * (HICACHE-SPEC §2 touches the nodes a match passes, and the suffix was not passed). This
+     * (CACHE.md §2 touches the nodes a match passes, and the suffix was not passed). This
      * changes which leaf an eviction takes first, and on the fixed traces only the multiturn hit
      * ratio at page size 1 and 65,536 tokens (0.161168 instead of 0.161166).
      */

@@ -5,7 +5,7 @@ import io.kvtier.core.cache.testing.CacheTestHooks;
 import java.util.SplittableRandom;
 
 /**
- * Deliberately broken cache rules (HICACHE-SPEC §14) that the simulator switches on, on every
+ * Deliberately broken cache rules (CACHE.md §14) that the simulator switches on, on every
  * rank, through {@link CacheTestHooks}, to prove that it catches them. Each reads rank-local
  * state where the real rule reads replicated state; the rank-local sources here are seeded per
  * rank, so that a failing run replays exactly.

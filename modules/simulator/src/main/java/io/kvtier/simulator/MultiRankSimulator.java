@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The deterministic multi-rank simulator (ARCHITECTURE §7): R ranks, each a thread with its own
+ * The deterministic multi-rank simulator (ARCHITECTURE.md §7): R ranks, each a thread with its own
  * cache replica on the {@code sim} backend, its own virtual clock and copy delays, joined by a
  * {@code local} collective and driven by the reference {@link io.kvtier.core.rank.RankEngine}.
  * Rank 0 turns a workload into arrivals and seeded aborts and broadcasts them. With a collective

@@ -1,5 +1,5 @@
 /**
- * The deterministic multi-rank simulator (ARCHITECTURE §7): {@link
+ * The deterministic multi-rank simulator (ARCHITECTURE.md §7): {@link
  * io.kvtier.simulator.MultiRankSimulator} runs R cache replicas as threads on the {@code sim}
  * backend in virtual time, joined by the {@code local} collective and driven by the reference
  * rank loop {@link io.kvtier.core.rank.RankEngine}, and checks after every tick that the replicas

@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Regression proofs: each deliberately broken rule of HICACHE-SPEC §14 lets rank-local state
+ * Regression proofs: each deliberately broken rule of CACHE.md §14 lets rank-local state
  * decide something replicated, and the simulator must report it as a {@link
  * ReplicaDivergenceException}, a {@link CollectiveDesyncException} or a watchdog {@link
  * CollectiveTimeoutException}, never a hang and never another failure, within the number of

@@ -2,7 +2,7 @@ package io.kvtier.cli.model;
 
 /**
  * Blocks the model before it reads a layer's cached KV until that layer is on the device: the
- * layer-wise load-back of HICACHE-SPEC §10, where layer {@code i} may run while later layers
+ * layer-wise load-back of CACHE.md §10, where layer {@code i} may run while later layers
  * still copy.
  */
 @FunctionalInterface

@@ -1,7 +1,7 @@
 package io.kvtier.core.cache;
 
 /**
- * The replicated attach predicate of prepared backups (HICACHE-SPEC §11): the node that holds
+ * The replicated attach predicate of prepared backups (CACHE.md §11): the node that holds
  * exactly the backup's pages takes the backup iff its extent equals the backup's, its device
  * pages are the backup's source pages, it is valid, not backed up and not {@code PENDING}, and
  * its parent is backed up (I3).

@@ -1,7 +1,7 @@
 package io.kvtier.core.cache;
 
 /**
- * Where a node's host (L2) copy stands (HICACHE-SPEC §1). Replicated: set and cleared only at
+ * Where a node's host (L2) copy stands (CACHE.md §1). Replicated: set and cleared only at
  * points every rank reaches in the same order.
  */
 public enum BackupState {

@@ -9,7 +9,7 @@ import java.util.Arrays;
 import java.util.BitSet;
 
 /**
- * Backups, device to host (HICACHE-SPEC §6, §8, §9, §11): registration, the copies of prepared
+ * Backups, device to host (CACHE.md §6, §8, §9, §11): registration, the copies of prepared
  * backups, device eviction (which under write-back backs a victim up first) and the write FIFO
  * with its commit step.
  *
@@ -67,7 +67,7 @@ final class Backups {
   // ---------------------------------------------------------------- eviction, counted
 
   /**
-   * Frees device pages (HICACHE-SPEC §6) and counts those freed now: a committed victim is
+   * Frees device pages (CACHE.md §6) and counts those freed now: a committed victim is
    * demoted to host-only, a victim without backup is deleted, or under write-back first backed up
    * (its pages are freed at that backup's commit).
    *

@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Checks a {@link RankCache} against the invariants of HICACHE-SPEC §1 after any operation: I1
+ * Checks a {@link RankCache} against the invariants of CACHE.md §1 after any operation: I1
  * device residency is prefix-closed, I2 evicted implies backed up, I3 host backups are
  * prefix-closed, I4 lengths are page multiples and slots match keys, I5 per-pool accounting with
  * no slot owned twice and nothing leaked; plus the tree's own bookkeeping (parent links, child

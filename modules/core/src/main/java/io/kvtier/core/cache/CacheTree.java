@@ -273,7 +273,7 @@ final class CacheTree {
   }
 
   /**
-   * Splits a node at a page boundary (HICACHE-SPEC §4): a new node takes the prefix, the old node
+   * Splits a node at a page boundary (CACHE.md §4): a new node takes the prefix, the old node
    * keeps its id and the suffix; slots and page hashes are divided, everything else is copied,
    * and a pending backup or load that named the old node now covers both halves.
    */
@@ -340,7 +340,7 @@ final class CacheTree {
 
   /**
    * Inserts {@code tokens[pos, end)} below {@code start} (which ends at {@code pos}), with the
-   * request's pages from page {@code ownIndex} of {@code own} on (HICACHE-SPEC §3). A resident
+   * request's pages from page {@code ownIndex} of {@code own} on (CACHE.md §3). A resident
    * node counts a hit and the request's pages for it are freed as duplicates; an evicted node
    * re-adopts them; the rest becomes a new leaf that adopts them. Stops before an invalid node;
    * {@code out} says where it ended, and pages past it stay the request's.

@@ -3,7 +3,7 @@ package io.kvtier.core.cache;
 import java.util.BitSet;
 
 /**
- * The commit protocol of one rank (HICACHE-SPEC §9, ARCHITECTURE §4 rule 2): the only holder of
+ * The commit protocol of one rank (CACHE.md §9, ARCHITECTURE.md §4 rule 2): the only holder of
  * the rank-local copy progress ({@link LocalProgress}) as such. Its exits are the rank-local
  * answers (ready prefixes, failure sets, the model's layer waits), which decide nothing here;
  * copy completion enters the replicated world only through the commits, which take the agreed

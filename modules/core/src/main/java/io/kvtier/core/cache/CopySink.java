@@ -8,7 +8,7 @@ import io.kvtier.spi.TransferBatch;
  * holds only this type (the controllers {@link Backups} and {@link LoadBacks}, prepared backups,
  * and through them the tree and the evictor) has no way to learn whether a copy has finished:
  * completion stays in {@link LocalProgress}, which only {@link CommitProtocol} holds as such
- * (ARCHITECTURE §4).
+ * (ARCHITECTURE.md §4).
  *
  * <p>Every call that queues a copy group pairs with exactly one entry that the caller adds to the
  * matching replicated FIFO at the same time, in the same order. What a failed submission leaves

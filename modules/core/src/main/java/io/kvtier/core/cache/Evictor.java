@@ -1,7 +1,7 @@
 package io.kvtier.core.cache;
 
 /**
- * Eviction order and host eviction (HICACHE-SPEC §6, §7): takes candidates from the tier's {@link
+ * Eviction order and host eviction (CACHE.md §6, §7): takes candidates from the tier's {@link
  * EvictionHeap} in policy order. Candidacy is re-checked when a node leaves the heap, so a node
  * that was locked or gained a child since its push is skipped. Host eviction only deletes
  * host-only leaves and so needs the tree alone; device eviction may back a victim up first

@@ -2,7 +2,7 @@ package io.kvtier.core.cache;
 
 /**
  * Where a rank runs its L3 store work: off the scheduler thread, so that a slow store never
- * stalls a tick. Everything it reports is rank-local progress (ARCHITECTURE §4, right column);
+ * stalls a tick. Everything it reports is rank-local progress (ARCHITECTURE.md §4, right column);
  * the engine turns it into replicated state only through the fused MIN reduction of the sync.
  *
  * <p>{@link #background(String)} is the production choice: one daemon thread per rank that runs

@@ -7,7 +7,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Objects;
 
 /**
- * The L3 keys of pages (HICACHE-SPEC §12): the tree's chained page hash (which already covers the
+ * The L3 keys of pages (CACHE.md §12): the tree's chained page hash (which already covers the
  * namespace and every token of the prefix) salted per model and, for sharded KV, per rank and
  * world size, so that each rank stores its own shard and two models or two tensor-parallel
  * layouts never read each other's pages.

@@ -5,7 +5,7 @@ import java.util.BitSet;
 import java.util.Optional;
 
 /**
- * The L3 tier as the rest of the cache sees it (HICACHE-SPEC §12): {@link L3Room} over a store,
+ * The L3 tier as the rest of the cache sees it (CACHE.md §12): {@link L3Room} over a store,
  * or {@link #NONE} for a cache without one, whose every answer is "nothing there" and whose
  * commits accept only zero items. So no caller asks whether there is an L3 tier before it calls.
  */

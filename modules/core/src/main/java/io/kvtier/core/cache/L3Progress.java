@@ -11,7 +11,7 @@ import java.util.BitSet;
 import java.util.List;
 
 /**
- * Rank-local progress of this rank's L3 store work (ARCHITECTURE §4, right column): the store,
+ * Rank-local progress of this rank's L3 store work (ARCHITECTURE.md §4, right column): the store,
  * the executor and every {@link L3Job} it returned, the key salt, and the clock the prefetch
  * timeouts read. The replicated side sees it only as an {@link L3Sink}; its answers leave only
  * through {@link #readyPutPrefix()}, {@link #putFailures(int)} and {@link #prefetchProgress},

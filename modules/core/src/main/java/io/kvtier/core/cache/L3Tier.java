@@ -8,7 +8,7 @@ import java.util.BitSet;
 import java.util.List;
 
 /**
- * The replicated controller of the L3 tier (HICACHE-SPEC §12): the L3 write FIFO and the pending
+ * The replicated controller of the L3 tier (CACHE.md §12): the L3 write FIFO and the pending
  * prefetches, with every decision taken from replicated state and from agreed (reduced) progress
  * only.
  *

@@ -4,7 +4,7 @@ import java.util.ArrayList;
 
 /**
  * A load-back (host to device) of an evicted chain of nodes, submitted layer by layer so that the
- * model's layer {@code i} can run once layer {@code i} is loaded (HICACHE-SPEC §10).
+ * model's layer {@code i} can run once layer {@code i} is loaded (CACHE.md §10).
  *
  * <p>Replicated state only: the chain, its position in the load FIFO, its size, and whether its
  * ack was committed (and as failed). The layer copies themselves are rank-local and not

@@ -9,7 +9,7 @@ import java.util.BitSet;
 import java.util.Comparator;
 
 /**
- * Load-backs, host to device (HICACHE-SPEC §10): the evicted chain of a host hit gets device
+ * Load-backs, host to device (CACHE.md §10): the evicted chain of a host hit gets device
  * slots (evicting device leaves if short; all or nothing), its copies are queued layer by layer
  * so that the model's layer i can start once layer i is loaded, and the chain stays locked until
  * its ack in the load FIFO commits.

@@ -9,7 +9,7 @@ import java.util.BitSet;
 import java.util.Iterator;
 
 /**
- * Rank-local progress of this rank's copies (ARCHITECTURE §4, right column): the transfer engine
+ * Rank-local progress of this rank's copies (ARCHITECTURE.md §4, right column): the transfer engine
  * and every {@link TransferHandle} it returned, grouped per ack in the order of the two
  * replicated FIFOs, plus the layer copies streamed for prepared backups not yet attached.
  *

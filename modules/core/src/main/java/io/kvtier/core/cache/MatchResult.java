@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * What a prefix match found (HICACHE-SPEC §2).
+ * What a prefix match found (CACHE.md §2).
  *
  * <p>The slot array belongs to the caller; the cache keeps no reference to it.
  *

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Chained SHA-256 page hashes, the L3 keys of pages (HICACHE-SPEC §1, §12): the hash of a page
+ * Chained SHA-256 page hashes, the L3 keys of pages (CACHE.md §1, §12): the hash of a page
  * is SHA-256 over the previous page's 32-byte hash (absent for the first page) followed by the
  * page's token ids as 4-byte little-endian integers. In a namespace other than 0 the first page
  * is chained to SHA-256 of the namespace as an 8-byte little-endian integer, so namespaces never

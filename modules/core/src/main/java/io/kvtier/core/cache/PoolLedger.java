@@ -2,7 +2,7 @@ package io.kvtier.core.cache;
 
 /**
  * The pool accounting of one rank: the device (L1) and host (L2) page allocators and the counts
- * that keep free + evictable + protected = capacity per pool without rescans (HICACHE-SPEC §1,
+ * that keep free + evictable + protected = capacity per pool without rescans (CACHE.md §1,
  * I5). The tree brackets every change of a field that decides a node's pool category (slots,
  * lockRef, hostRef, backup state, invalid) with {@code account(n, -1)} and {@code account(n,
  * +1)}; the rooms that hold pages outside the tree (a request's own pages, pages awaiting

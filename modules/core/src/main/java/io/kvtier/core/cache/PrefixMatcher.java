@@ -5,7 +5,7 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * The prefix match of a request's tokens (HICACHE-SPEC §2): checks the tokens, walks the tree,
+ * The prefix match of a request's tokens (CACHE.md §2): checks the tokens, walks the tree,
  * and reads what is cached where from the walked path: the device prefix, the host hit below it,
  * and the pending load-backs the prefix waits for.
  *

@@ -1,7 +1,7 @@
 package io.kvtier.core.cache;
 
 /**
- * A request's prepared backup (HICACHE-SPEC §11), replicated state only: which of the request's
+ * A request's prepared backup (CACHE.md §11), replicated state only: which of the request's
  * own pages it covers, the host slots reserved for them, and which layers have been streamed.
  * The streamed copies themselves are rank-local and live in {@link LocalProgress}.
  *

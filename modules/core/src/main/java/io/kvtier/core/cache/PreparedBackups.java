@@ -4,7 +4,7 @@ import io.kvtier.core.config.CacheConfig;
 import io.kvtier.core.config.WritePolicy;
 
 /**
- * Prepared backups (HICACHE-SPEC §11): host slots reserved at a replicated point for a request's
+ * Prepared backups (CACHE.md §11): host slots reserved at a replicated point for a request's
  * own pages, filled layer by layer while the model runs, and at the request's insert either
  * attached to the tree node that holds exactly those pages or rolled back.
  *

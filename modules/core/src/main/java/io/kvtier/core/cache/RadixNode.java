@@ -4,7 +4,7 @@ import java.util.Arrays;
 
 /**
  * One node of a rank's radix tree: a page-aligned run of token ids with the device and host page
- * slots that hold its KV (HICACHE-SPEC §1).
+ * slots that hold its KV (CACHE.md §1).
  *
  * <p>Callers get nodes from {@link MatchResult} and {@link Admission} and may read them, lock them
  * with {@link RankCache#lock(RadixNode)} or ask for their page keys; they never change them. The

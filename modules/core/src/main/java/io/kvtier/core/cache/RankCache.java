@@ -13,10 +13,10 @@ import java.util.Optional;
 
 /**
  * The hierarchical radix KV cache of one rank: the paged radix tree, the device (L1) and host
- * (L2) pools, eviction, backups, prepared backups and load-backs (HICACHE-SPEC §1–§11), and
+ * (L2) pools, eviction, backups, prepared backups and load-backs (CACHE.md §1–§11), and
  * optionally an L3 store (§12). The package description tells a request's way through it and
  * the per-tick commit; every decision that changes the tree or a pool reads replicated state
- * only (ARCHITECTURE §4), and copy completion enters only through the commit calls with agreed
+ * only (ARCHITECTURE.md §4), and copy completion enters only through the commit calls with agreed
  * arguments. Methods marked rank-local answer from this rank's copy progress and decide nothing;
  * those marked replicated must be called at the same point on every rank. The cache never reads
  * the wall clock.
@@ -120,7 +120,7 @@ public final class RankCache {
   }
 
   /**
-   * A cache over device and host pools and their engine, as above, and an L3 store (HICACHE-SPEC
+   * A cache over device and host pools and their engine, as above, and an L3 store (CACHE.md
    * §12; {@code l3} holds the store, its executor, settings, clock and the rank's place in the
    * group): host-committed nodes are written to the store in the background, and {@link
    * #startPrefetch} fetches a request's pages that only the store has.
@@ -138,7 +138,7 @@ public final class RankCache {
   }
 
   /**
-   * Matches the page-aligned prefix of {@code tokens} without locking it (HICACHE-SPEC §2); like
+   * Matches the page-aligned prefix of {@code tokens} without locking it (CACHE.md §2); like
    * every match it touches the nodes passed and may split one. Throws {@link
    * InvalidTokenException} if a token id is outside the vocabulary.
    */
@@ -221,7 +221,7 @@ public final class RankCache {
   /**
    * Finishes an active request: inserts the page-aligned part of {@code tokens} (every token
    * whose KV its pages hold, starting with the admitted prompt's cached prefix) with the
-   * request's pages (HICACHE-SPEC §3), frees the pages that duplicate what the tree had and those
+   * request's pages (CACHE.md §3), frees the pages that duplicate what the tree had and those
    * past the last full page, releases the request's lock and returns the length that was cached
    * on the device before. A prepared backup is attached to the node holding exactly its pages if
    * the replicated predicate holds, else rolled back. Tokens that do not fit the request's pages
@@ -387,7 +387,7 @@ public final class RankCache {
   }
 
   /**
-   * Replicated: starts an L3 prefetch for a request before its admission (HICACHE-SPEC §12, see
+   * Replicated: starts an L3 prefetch for a request before its admission (CACHE.md §12, see
    * the package description); like a match it touches the nodes passed. Admit the request once
    * {@link #prefetchState} says {@code DONE}.
    *
@@ -516,7 +516,7 @@ public final class RankCache {
   }
 
   /**
-   * Reserves (or, before any layer was streamed, extends) a prepared backup (HICACHE-SPEC §11,
+   * Reserves (or, before any layer was streamed, extends) a prepared backup (CACHE.md §11,
    * see the package description) over the request's own full pages: host slots now, all or
    * nothing. Call it after {@link #allocate} and before the forward pass, at the same point on
    * every rank; {@link #finish} or {@link #cacheChunk} attaches or rolls it back.
@@ -544,7 +544,7 @@ public final class RankCache {
 
   /**
    * A 64-bit hash of all replicated state of this cache, for the rank protocol's divergence
-   * check (ARCHITECTURE §5): equal on ranks that took the same decisions, and different (up to
+   * check (ARCHITECTURE.md §5): equal on ranks that took the same decisions, and different (up to
    * hash collisions) as soon as any replicated field differs; copy completion is never read.
    * Costs time linear in the nodes, their key tokens and the requests.
    */

@@ -4,7 +4,7 @@ import java.util.ArrayDeque;
 
 /**
  * Computes {@link RankCache#replicaDigest()}: a 64-bit hash over the replicated state only
- * (ARCHITECTURE §4, left column).
+ * (ARCHITECTURE.md §4, left column).
  *
  * <p>Order: every node, request and explicit lock is hashed on its own (its hash includes its
  * id, and a node's includes its parent's id, so the tree shape is covered) and the results are

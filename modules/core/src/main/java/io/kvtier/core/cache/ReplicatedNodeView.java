@@ -6,7 +6,8 @@ import java.util.Arrays;
  * What a replicated predicate may know about a tree node: its extent, tier bits, backup state,
  * validity, its parent's backup bit, and whether its device pages are a given request's pages.
  * Built from replicated fields only; it has no way to name a copy, an ack's progress or a
- * rank-local count, so a predicate over it cannot read drain-timed state (ARCHITECTURE §4 rule 1).
+ * rank-local count, so a predicate over it cannot read drain-timed state (ARCHITECTURE.md §4
+ * rule 1).
  *
  * @param id the node id
  * @param startToken the token position its key starts at

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The active requests of one rank (HICACHE-SPEC §3, §5, §10): admission (match, lock,
+ * The active requests of one rank (CACHE.md §3, §5, §10): admission (match, lock,
  * load-back), the device pages a request allocates, and its end. Every request ends through one
  * release ({@link #release}): a finish after its insert, an abort without one; a chunk insert
  * moves the request's lock down and keeps it active.
@@ -171,7 +171,7 @@ final class RequestTable {
 
   private void addPages(RequestState r, int pages) {
     if (rules.allocationFailure != null && rules.allocationFailure.getAsBoolean()) {
-      // The broken variant of ARCHITECTURE §4 rule 4: an outcome no other rank agreed to.
+      // The broken variant of ARCHITECTURE.md §4 rule 4: an outcome no other rank agreed to.
       throw ledger.deviceExhausted(pages, ledger.devicePool.free());
     }
     int free = ledger.devicePool.free();

@@ -4,7 +4,7 @@ import io.kvtier.core.config.CacheConfig;
 import java.util.ArrayList;
 
 /**
- * The write triggers of a hit (HICACHE-SPEC §8, §12): a resident node hit often enough is backed
+ * The write triggers of a hit (CACHE.md §8, §12): a resident node hit often enough is backed
  * up to the host (write-through, selective write-through), and a host-committed one written to
  * L3. The tree tells every counted hit to this listener, so that the backups and the L3 tier are
  * reached from the tree without the tree holding them.

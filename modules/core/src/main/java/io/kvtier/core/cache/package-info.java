@@ -3,9 +3,13 @@
  * and host (L2) page pools, eviction and write policies, backups, prepared backups, load-backs
  * and the optional L3 store tier. {@link io.kvtier.core.cache.RankCache} is its API.
  *
+ * <p>References such as "CACHE.md §2" or "ARCHITECTURE.md §4" in this module's comments name
+ * the sections of {@code docs/CACHE.md} (the algorithms and invariants) and {@code
+ * docs/ARCHITECTURE.md} (the replicated-state rules and the tick) in the repository.
+ *
  * <h2>A request's way through the cache</h2>
  *
- * <p>{@code admit} matches the prompt (HICACHE-SPEC §2), locks the device prefix and may load the
+ * <p>{@code admit} matches the prompt (CACHE.md §2), locks the device prefix and may load the
  * host hit back (§10); {@code allocate} (or {@code allocateTokens}, {@code growTo}) gives device
  * pages for the tokens the request computes; {@code cacheChunk} inserts a chunked prefill's
  * progress and moves the lock down; {@code finish} inserts the result (§3) and releases the
@@ -16,7 +20,7 @@
  * reduction is skipped exactly when {@code outstandingOperations} is 0 (the same answer on every
  * rank).
  *
- * <h2>Prepared backups (HICACHE-SPEC §11)</h2>
+ * <h2>Prepared backups (CACHE.md §11)</h2>
  *
  * <p>After {@code allocate} and before the forward pass, {@code prepareBackup} reserves host
  * slots for the request's own full pages (all or nothing, evicting host-only leaves if short);
@@ -29,7 +33,7 @@
  * at that ack's commit. A request has one prepared backup, which may grow until a layer was
  * streamed; a chunked prefill prepares once per chunk.
  *
- * <h2>L3 prefetch (HICACHE-SPEC §12)</h2>
+ * <h2>L3 prefetch (CACHE.md §12)</h2>
  *
  * <p>{@code startPrefetch}, before the admission, qualifies a request whose page-aligned tokens
  * beyond its host hit are at least {@code prefetchThreshold} tokens and whose host hit ends at
@@ -43,7 +47,7 @@
  * <h2>The rule: replicated and rank-local state are different types</h2>
  *
  * <p>Several ranks run the same cache and must take identical decisions, or one of them waits
- * in a collective forever (ARCHITECTURE §4). So every decision that changes the tree, a pool or
+ * in a collective forever (ARCHITECTURE.md §4). So every decision that changes the tree, a pool or
  * which collective runs next (match truncation, split guards, prune and eviction candidacy, the
  * prepared-backup attach predicate, hit counting and write-through triggers, load-back sizing,
  * the outstanding-operations test) reads <em>replicated</em> state only, and the types make sure

@@ -3,7 +3,7 @@ package io.kvtier.core.config;
 import java.util.Objects;
 
 /**
- * The typed settings of one rank's radix cache (HICACHE-SPEC §13), already resolved to pages.
+ * The typed settings of one rank's radix cache (CACHE.md §13), already resolved to pages.
  * {@link KvTierConfig} builds it from properties; tests and embedders may build it directly.
  *
  * @param pageSize tokens per page, at least 1

@@ -5,7 +5,7 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * The order in which evictable nodes leave a tier (HICACHE-SPEC §6). All orders read logical
+ * The order in which evictable nodes leave a tier (CACHE.md §6). All orders read logical
  * clocks and counters only; ties break by node id.
  */
 public enum EvictionPolicy {

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The typed settings of the L3 storage tier (HICACHE-SPEC §12, §13). Which store is used is the
+ * The typed settings of the L3 storage tier (CACHE.md §12, §13). Which store is used is the
  * provider choice {@code kvtier.store}; these settings say how the engine uses it.
  *
  * @param capacityBytes the most bytes of page data the store keeps (its {@code KvStoreSpec}),

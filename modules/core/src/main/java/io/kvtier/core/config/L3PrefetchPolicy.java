@@ -5,7 +5,7 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * When an L3 prefetch stops waiting for its pages (HICACHE-SPEC §12). Whatever the policy, the
+ * When an L3 prefetch stops waiting for its pages (CACHE.md §12). Whatever the policy, the
  * ranks take the pages that every rank has fetched (MIN) and release the rest.
  */
 public enum L3PrefetchPolicy {

@@ -4,7 +4,7 @@ import io.kvtier.spi.config.ConfigValues;
 import java.util.Arrays;
 import java.util.Locale;
 
-/** When a device page is backed up to the host tier (HICACHE-SPEC §8). */
+/** When a device page is backed up to the host tier (CACHE.md §8). */
 public enum WritePolicy {
   /** Back up every node as soon as it is inserted. */
   WRITE_THROUGH,

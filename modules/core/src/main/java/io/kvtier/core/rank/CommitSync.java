@@ -7,7 +7,7 @@ import java.util.BitSet;
 
 /**
  * Step 2 of a tick: the one fused reduction that turns rank-local copy progress into replicated
- * commits (ARCHITECTURE §4 rules 2 and 6, HICACHE-SPEC §9).
+ * commits (ARCHITECTURE.md §4 rules 2 and 6, CACHE.md §9).
  *
  * <p>It runs iff the replicated count of outstanding operations is positive, the same answer on
  * every rank. It then all-reduces with MIN, tag {@code sync}, the array

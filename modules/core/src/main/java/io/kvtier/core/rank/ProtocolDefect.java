@@ -2,7 +2,7 @@ package io.kvtier.core.rank;
 
 /**
  * Deliberate breaks of the rank protocol, for tests only: each makes a collective depend on
- * rank-local state, as real defects did (HICACHE-SPEC §14). A test sets one with {@link
+ * rank-local state, as real defects did (CACHE.md §14). A test sets one with {@link
  * RankEngineConfig#withDefect} on every rank and asserts that the simulator reports it as a
  * {@link io.kvtier.spi.CollectiveDesyncException}, a watchdog {@link
  * io.kvtier.spi.CollectiveTimeoutException} or a {@link ReplicaDivergenceException}, never a

@@ -7,7 +7,7 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * The reference rank loop (ARCHITECTURE §6): one per rank, owning the rank's {@link RankCache},
+ * The reference rank loop (ARCHITECTURE.md §6): one per rank, owning the rank's {@link RankCache},
  * its {@link Collective} and the replicated request state, and running the six steps of a tick.
  *
  * <pre>

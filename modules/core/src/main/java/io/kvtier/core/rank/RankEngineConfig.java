@@ -11,7 +11,7 @@ import java.util.Objects;
  * @param digestInterval ticks between replica digest checks (step 6); 0 turns the check off
  * @param loadBackQuotaPages the most pages one admission loads back from the host, 0 for none
  * @param preparedBackups whether a request whose whole prompt is prefilled in one tick reserves
- *     a prepared backup and streams each layer to the host as it is computed (HICACHE-SPEC §11)
+ *     a prepared backup and streams each layer to the host as it is computed (CACHE.md §11)
  * @param cacheChunks whether a chunked prefill inserts its finished pages into the cache after
  *     each chunk (so concurrent requests share them), rather than only at finish
  * @param guardCollective wrap the collective in a {@link GuardedCollective} (one extra 4-element

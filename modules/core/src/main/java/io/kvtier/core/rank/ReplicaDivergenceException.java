@@ -2,7 +2,7 @@ package io.kvtier.core.rank;
 
 /**
  * The replica digest check found ranks whose replicated state differs: some rank took a decision
- * from rank-local state (ARCHITECTURE §4). Raised on every rank at the same tick, because every
+ * from rank-local state (ARCHITECTURE.md §4). Raised on every rank at the same tick, because every
  * rank sees the same reduced minimum and maximum, so no rank is left waiting in a collective.
  *
  * <p>The digest is a 64-bit hash of every piece of replicated state (the cache's tree, pools and
@@ -35,7 +35,7 @@ public class ReplicaDivergenceException extends RuntimeException {
         + hex(localDigest) + ")" + (detail.isEmpty() ? "" : "; " + detail)
         + ". A decision read rank-local state (copy completion, a wall clock, a local map or"
         + " allocation result); rerun with the same seed and a digest interval of 1 to find the"
-        + " first tick, then look for the rule of ARCHITECTURE §4 that the step broke");
+        + " first tick, then look for the rule of ARCHITECTURE.md §4 that the step broke");
     this.rank = rank;
     this.tick = tick;
     this.minDigest = minDigest;

@@ -1,8 +1,8 @@
 package io.kvtier.core.rank;
 
 /**
- * The six steps of a scheduler tick (ARCHITECTURE §6), in the order a {@link RankEngine} enforces
- * per tick. Only {@link #RECEIVE}, {@link #SYNC} (when the replicated outstanding count is
+ * The six steps of a scheduler tick (ARCHITECTURE.md §6), in the order a {@link RankEngine}
+ * enforces per tick. Only {@link #RECEIVE}, {@link #SYNC} (when the replicated outstanding count is
  * positive) and {@link #CHECK} (when a digest is due) call the collective.
  */
 public enum TickStep {

@@ -7,7 +7,7 @@ import java.util.List;
 /**
  * Brute-force views of a cache's tree for tests, written from the spec independently of the
  * engine's indexes: a side-effect-free reference match that scans children instead of hashing,
- * eviction candidates by scanning every node, the policy order from HICACHE-SPEC §6, and the
+ * eviction candidates by scanning every node, the policy order from CACHE.md §6, and the
  * pages eviction could reclaim.
  */
 final class CacheProbe {
@@ -112,7 +112,7 @@ final class CacheProbe {
         && n.invalid == 0;
   }
 
-  /** The policy key of HICACHE-SPEC §6; compare lexicographically, then by id. */
+  /** The policy key of CACHE.md §6; compare lexicographically, then by id. */
   static long[] policyKey(EvictionPolicy policy, RadixNode n) {
     return switch (policy) {
       case LRU -> new long[] {n.lastAccess, 0, n.id};

@@ -9,7 +9,7 @@ import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The victim order of each policy on a fixed history (HICACHE-SPEC §6). */
+/** The victim order of each policy on a fixed history (CACHE.md §6). */
 class EvictionOrderTest {
 
   private static void serve(RankCache cache, long id, int first, int priority) {

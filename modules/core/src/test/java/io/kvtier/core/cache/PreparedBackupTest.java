@@ -13,7 +13,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Prepared backups (HICACHE-SPEC §11) on one cache whose copies complete when the test says:
+ * Prepared backups (CACHE.md §11) on one cache whose copies complete when the test says:
  * the marker lifecycle attach -> commit and attach -> rollback, the catch-up batch, the split of
  * an attached node, double attach, write-through interplay, chunked prefill, refusals and bad
  * calls. Host bytes are verified after every commit, so a catch-up that missed a layer fails.

@@ -20,7 +20,7 @@ import java.util.function.Function;
  * Two simulated ranks, one whose copies complete fast and one slow, driven with the same seeded
  * operations (prompts with shared prefixes, prepared backups with random subsets of streamed
  * layers, finishes with output, aborts, evictions under pressure) and synced with the protocol
- * of ARCHITECTURE §6: MIN of the ready prefixes, OR of the local failures. Every operation must
+ * of ARCHITECTURE.md §6: MIN of the ready prefixes, OR of the local failures. Every operation must
  * return the same result on both; {@link #step()} reports which operation ran, and the caller
  * compares the replica digests after it.
  */
@@ -118,7 +118,7 @@ final class RankPair implements AutoCloseable {
     return o instanceof int[] a ? Arrays.toString(a) : String.valueOf(o);
   }
 
-  /** The per-tick sync of ARCHITECTURE §6: skipped iff nothing is outstanding (same test). */
+  /** The per-tick sync of ARCHITECTURE.md §6: skipped iff nothing is outstanding (same test). */
   void sync() {
     int outstanding = agree("outstandingOperations", RankCache::outstandingOperations);
     if (outstanding == 0) {

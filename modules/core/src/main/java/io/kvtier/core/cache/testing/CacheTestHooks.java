@@ -6,7 +6,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
- * Deliberately broken variants of the rules of ARCHITECTURE §4, for the regression proofs of the
+ * Deliberately broken variants of the rules of ARCHITECTURE.md §4, for the regression proofs of the
  * multi-rank simulator: each one lets rank-local state decide something that must be replicated,
  * and a simulator that is worth its name reports the resulting divergence or desync as an
  * exception. Exported to {@code io.kvtier.testkit} only; never use them outside tests.
