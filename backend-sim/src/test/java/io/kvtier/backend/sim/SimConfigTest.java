@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.spi.TransferDirection;
+import io.kvtier.testkit.config.ConfigAssertions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -15,73 +16,58 @@ import org.junit.jupiter.params.provider.CsvSource;
 class SimConfigTest {
 
   @Test
-  void pinsTheKeyList() {
-    assertThat(SimConfig.KEYS)
-        .containsExactly(
-            "sim.h2d-bandwidth",
-            "sim.d2h-bandwidth",
-            "sim.h2d-latency",
-            "sim.d2h-latency",
-            "sim.rank-skew",
-            "sim.slow-rank",
-            "sim.slow-factor",
-            "sim.jitter",
-            "sim.seed",
-            "sim.stall-probability",
-            "sim.stall-duration",
-            "sim.failure-probability");
+  void defaults() {
+    ConfigAssertions.assertDefaults(
+        SimConfig.PARSER,
+        new SimConfig(
+            25_000_000_000L,
+            25_000_000_000L,
+            Duration.ofNanos(5_000),
+            Duration.ofNanos(5_000),
+            List.of(),
+            OptionalInt.empty(),
+            4.0,
+            0,
+            0,
+            0,
+            Duration.ofMillis(10),
+            0));
     assertThat(SimConfig.DEFAULTS.toProperties().keySet())
         .containsExactlyElementsOf(SimConfig.KEYS);
   }
 
   @Test
-  void pinsTheDefaults() {
-    SimConfig d = SimConfig.fromProperties(Map.of());
-    assertThat(d).isEqualTo(SimConfig.DEFAULTS);
-    assertThat(d.h2dBandwidth()).isEqualTo(25_000_000_000L);
-    assertThat(d.d2hBandwidth()).isEqualTo(25_000_000_000L);
-    assertThat(d.h2dLatency()).isEqualTo(Duration.ofNanos(5_000));
-    assertThat(d.d2hLatency()).isEqualTo(Duration.ofNanos(5_000));
-    assertThat(d.rankSkew()).isEmpty();
-    assertThat(d.slowRank()).isEmpty();
-    assertThat(d.slowFactor()).isEqualTo(4.0);
-    assertThat(d.jitter()).isZero();
-    assertThat(d.seed()).isZero();
-    assertThat(d.stallProbability()).isZero();
-    assertThat(d.stallDuration()).isEqualTo(Duration.ofMillis(10));
-    assertThat(d.failureProbability()).isZero();
-  }
-
-  @Test
-  void parsesEveryKey() {
-    SimConfig c =
-        SimConfig.fromProperties(
-            Map.ofEntries(
-                Map.entry("sim.h2d-bandwidth", "12.5GB/s"),
-                Map.entry("sim.d2h-bandwidth", "1GiB/s"),
-                Map.entry("sim.h2d-latency", "2ms"),
-                Map.entry("sim.d2h-latency", " 7us "),
-                Map.entry("sim.rank-skew", "1, 1,3,1"),
-                Map.entry("sim.slow-rank", "2"),
-                Map.entry("sim.slow-factor", "5"),
-                Map.entry("sim.jitter", "0.25"),
-                Map.entry("sim.seed", "-42"),
-                Map.entry("sim.stall-probability", "0.01"),
-                Map.entry("sim.stall-duration", "1s"),
-                Map.entry("sim.failure-probability", "1")));
-    assertThat(c.h2dBandwidth()).isEqualTo(12_500_000_000L);
-    assertThat(c.d2hBandwidth()).isEqualTo(1L << 30);
-    assertThat(c.h2dLatency()).isEqualTo(Duration.ofMillis(2));
-    assertThat(c.d2hLatency()).isEqualTo(Duration.ofNanos(7_000));
-    assertThat(c.rankSkew()).containsExactly(1.0, 1.0, 3.0, 1.0);
-    assertThat(c.slowRank()).isEqualTo(OptionalInt.of(2));
-    assertThat(c.slowFactor()).isEqualTo(5.0);
-    assertThat(c.jitter()).isEqualTo(0.25);
-    assertThat(c.seed()).isEqualTo(-42L);
-    assertThat(c.stallProbability()).isEqualTo(0.01);
-    assertThat(c.stallDuration()).isEqualTo(Duration.ofSeconds(1));
-    assertThat(c.failureProbability()).isEqualTo(1.0);
-    assertThat(SimConfig.fromProperties(c.toProperties())).isEqualTo(c);
+  void fullMapping() {
+    Map<String, String> properties =
+        Map.ofEntries(
+            Map.entry("sim.h2d-bandwidth", "12.5GB/s"),
+            Map.entry("sim.d2h-bandwidth", "1GiB/s"),
+            Map.entry("sim.h2d-latency", "2ms"),
+            Map.entry("sim.d2h-latency", " 7us "),
+            Map.entry("sim.rank-skew", "1, 1,3,1"),
+            Map.entry("sim.slow-rank", "2"),
+            Map.entry("sim.slow-factor", "5"),
+            Map.entry("sim.jitter", "0.25"),
+            Map.entry("sim.seed", "-42"),
+            Map.entry("sim.stall-probability", "0.01"),
+            Map.entry("sim.stall-duration", "1s"),
+            Map.entry("sim.failure-probability", "1"));
+    SimConfig expected =
+        new SimConfig(
+            12_500_000_000L,
+            1L << 30,
+            Duration.ofMillis(2),
+            Duration.ofNanos(7_000),
+            List.of(1.0, 1.0, 3.0, 1.0),
+            OptionalInt.of(2),
+            5.0,
+            0.25,
+            -42L,
+            0.01,
+            Duration.ofSeconds(1),
+            1.0);
+    ConfigAssertions.assertFullMapping(SimConfig.PARSER, properties, expected);
+    assertThat(SimConfig.fromProperties(expected.toProperties())).isEqualTo(expected);
   }
 
   @ParameterizedTest

@@ -3,6 +3,7 @@ package io.kvtier.store.file;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvtier.testkit.config.ConfigAssertions;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -12,22 +13,17 @@ import org.junit.jupiter.params.provider.CsvSource;
 class FileConfigTest {
 
   @Test
-  void pinsTheKeysAndTheDefaults() {
-    assertThat(FileConfig.KEYS).containsExactly("file.directory", "file.fsync");
-    FileConfig c = FileConfig.fromProperties(Map.of("file.directory", "/var/cache/kvtier"));
-    assertThat(c.directory()).isEqualTo(Path.of("/var/cache/kvtier"));
-    assertThat(c.fsync()).isFalse();
+  void fullMapping() {
+    // No defaults to assert: file.directory has none (requiresTheDirectory).
+    FileConfig expected = new FileConfig(Path.of("/tmp/b"), true);
+    ConfigAssertions.assertFullMapping(
+        FileConfig.PARSER,
+        Map.of("file.directory", " /tmp/a/../b ", "file.fsync", "TRUE"),
+        expected);
     assertThat(FileConfig.DEFAULT_FSYNC).isFalse();
-    assertThat(c.toProperties().keySet()).containsExactlyElementsOf(FileConfig.KEYS);
-  }
-
-  @Test
-  void parsesEveryKeyAndReadsItsOwnPropertiesBack() {
-    FileConfig c = FileConfig.fromProperties(
-        Map.of("file.directory", " /tmp/a/../b ", "file.fsync", "TRUE", "kvtier.store", "file"));
-    assertThat(c.directory()).isEqualTo(Path.of("/tmp/b"));
-    assertThat(c.fsync()).isTrue();
-    assertThat(FileConfig.fromProperties(c.toProperties())).isEqualTo(c);
+    assertThat(FileConfig.fromProperties(expected.toProperties())).isEqualTo(expected);
+    assertThat(FileConfig.fromProperties(Map.of("file.directory", "/tmp/b", "kvtier.store", "file")))
+        .isEqualTo(new FileConfig(Path.of("/tmp/b"), false));
   }
 
   @Test

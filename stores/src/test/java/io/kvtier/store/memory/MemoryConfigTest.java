@@ -3,17 +3,23 @@ package io.kvtier.store.memory;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvtier.testkit.config.ConfigAssertions;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class MemoryConfigTest {
 
   @Test
-  void pinsTheKeysAndTheDefaults() {
-    assertThat(MemoryConfig.NAMESPACE).isEqualTo("memory");
-    assertThat(MemoryConfig.KEYS).isEmpty();
-    assertThat(MemoryConfig.fromProperties(Map.of())).isEqualTo(MemoryConfig.DEFAULTS);
+  void defaults() {
+    ConfigAssertions.assertDefaults(MemoryConfig.PARSER, new MemoryConfig());
     assertThat(MemoryConfig.DEFAULTS.toProperties()).isEmpty();
+  }
+
+  @Test
+  void fullMapping() {
+    // The store has no keys: the empty mapping is the full one.
+    ConfigAssertions.assertFullMapping(MemoryConfig.PARSER, Map.of(), MemoryConfig.DEFAULTS);
+    assertThat(MemoryConfig.KEYS).isEmpty();
   }
 
   @Test
