@@ -55,6 +55,18 @@ final class RankHarness implements AutoCloseable {
   RankHarness(int ranks, CacheConfig cacheConfig, RankEngineConfig config,
       Map<String, String> simProperties,
       BiFunction<Integer, TransferEngine, TransferEngine> wrap) {
+    this(ranks, cacheConfig, config, simProperties, wrap, r -> new CountingModel());
+  }
+
+  /**
+   * Builds the ranks, each with its own model.
+   *
+   * @param models rank r's model
+   */
+  RankHarness(int ranks, CacheConfig cacheConfig, RankEngineConfig config,
+      Map<String, String> simProperties,
+      BiFunction<Integer, TransferEngine, TransferEngine> wrap,
+      java.util.function.IntFunction<ModelRunner> models) {
     String group = "rank-harness-" + GROUPS.incrementAndGet();
     KvLayout layout = new KvLayout(2, 1, 2, 1, cacheConfig.pageSize());
     threads = Executors.newFixedThreadPool(ranks);
@@ -80,7 +92,7 @@ final class RankHarness implements AutoCloseable {
               context);
       resources.add(collective);
       RankCache cache = RankCache.withMemory(cacheConfig, device, host, transfers);
-      engines.add(new RankEngine(cache, collective, new CountingModel(), config));
+      engines.add(new RankEngine(cache, collective, models.apply(r), config));
     }
   }
 
@@ -109,7 +121,7 @@ final class RankHarness implements AutoCloseable {
       futures.add(threads.submit(() -> {
         try {
           return body.apply(rank, engines.get(rank));
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
           return e;
         }
       }));
@@ -156,7 +168,7 @@ final class RankHarness implements AutoCloseable {
   }
 
   /** A model that writes nothing and decodes token 7: enough to drive the protocol. */
-  static final class CountingModel implements ModelRunner {
+  static class CountingModel implements ModelRunner {
     long layersWritten;
 
     @Override
