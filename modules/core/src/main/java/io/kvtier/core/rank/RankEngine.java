@@ -267,6 +267,30 @@ public final class RankEngine {
   }
 
   /**
+   * Checks a request before it is submitted, against the rules by which the engine rejects a
+   * request (step 1: every token within the vocabulary, the prompt plus {@code maxOutputTokens}
+   * within the engine's limit; step 3: its KV within the device pool). A server may call it
+   * where a client's request enters, to answer the client at once; a request that fails it and
+   * is submitted anyway is rejected on every rank ({@link RequestOutcome#REJECTED}, with the
+   * reason told to {@link RequestListener#rejected}), and the group goes on. Reads only the
+   * request and this engine's settings, so any thread may call it.
+   *
+   * @param request the request
+   * @throws IllegalArgumentException naming what is wrong with the request
+   */
+  public void checkRequest(RankRequest request) {
+    Objects.requireNonNull(request, "request");
+    String problem = scheduler.entryProblem(request);
+    if (problem == null) {
+      problem = scheduler.poolProblem(request);
+    }
+    if (problem != null) {
+      throw new IllegalArgumentException("request id=" + request.id() + " would be rejected: "
+          + problem);
+    }
+  }
+
+  /**
    * Sets who is told of each request's milestones (arrival, admission, first token, end), from
    * the next step on. Call it between ticks on the scheduler thread. Without one the engine
    * reports to {@link RequestListener#NONE}, which costs a call that does nothing and no
