@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A step that throws on one rank (an exception or an {@link Error}, the thread alive) fails the
@@ -194,6 +195,45 @@ class RankGroupFailureTest {
         RankEngine engine = h.engines.get(r);
         assertThatThrownBy(() -> engine.receive(TickCommands.NONE)).isSameAs(e);
         assertThatThrownBy(engine::check).isSameAs(e);
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {2, 4})
+  void withTheGuardOnTheFailureReachesEveryRankThroughTheGuardsHeader(int ranks)
+      throws Exception {
+    Fault fault = new Fault(1, 0, TickStep.FORWARD, Kind.EXCEPTION);
+    AtomicLong[] ticks = new AtomicLong[ranks];
+    for (int r = 0; r < ranks; r++) {
+      ticks[r] = new AtomicLong();
+    }
+    try (RankHarness h = new RankHarness(ranks, CACHE, ENGINE.withGuardCollective(true),
+        Map.of(), (r, t) -> t, r -> new RankHarness.CountingModel() {
+          @Override
+          public void writeLayer(ModelStep step, int layer) {
+            fault.maybeFire(r, ticks[r].get(), TickStep.FORWARD);
+            super.writeLayer(step, layer);
+          }
+        })) {
+      List<Object> results = h.onRanks((rank, engine) -> {
+        for (int i = 0; i < 10; i++) {
+          ticks[rank].set(engine.tickNumber());
+          try {
+            engine.tick(rank == 0 ? feed(engine.tickNumber()) : null);
+          } catch (RuntimeException e) {
+            return e;
+          }
+        }
+        return "no failure";
+      });
+      for (int r = 0; r < ranks; r++) {
+        assertThat(results.get(r)).as("rank %d", r)
+            .isInstanceOfSatisfying(RankGroupFailedException.class, e -> {
+              assertThat(e.failedRank()).isEqualTo(1);
+              assertThat(e.step()).isEqualTo(TickStep.FORWARD);
+              assertThat(e.tick()).isZero();
+            });
       }
     }
   }
