@@ -3,7 +3,14 @@ package io.kvtier.core.rank;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvtier.core.cache.L3Executor;
+import io.kvtier.core.cache.L3Setup;
 import io.kvtier.core.config.CacheConfig;
+import io.kvtier.core.config.L3Config;
+import io.kvtier.spi.HostMemory;
+import io.kvtier.spi.KvStore;
+import io.kvtier.spi.KvStoreStats;
+import io.kvtier.spi.PageKey;
 import io.kvtier.spi.TransferBatch;
 import io.kvtier.spi.TransferEngine;
 import io.kvtier.spi.TransferHandle;
@@ -301,6 +308,84 @@ class RankGroupFailureTest {
       assertThat(named.get(3)).isEqualTo(3);
       assertThat(named.get(0)).isIn(1, 3).isEqualTo(named.get(2));
     }
+  }
+
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {2, 4})
+  void anErrorThatStopsOneRanksL3WorkerFailsEveryRankAtTheNextSync(int ranks) throws Exception {
+    List<L3Executor> executors = new ArrayList<>();
+    try (RankHarness h = new RankHarness(ranks, CACHE, ENGINE, Map.of(), (r, t) -> t,
+        r -> new RankHarness.CountingModel(), r -> {
+          L3Executor executor = L3Executor.background("l3-rank-" + r);
+          executors.add(executor);
+          // Every host backup goes to L3 at its commit; rank 1's store overflows its stack.
+          return new L3Setup(L3Config.DEFAULTS.withBackupThreshold(0),
+              new NullStore(r == 1), executor, System::nanoTime, r, ranks);
+        })) {
+      List<Object> results = h.onRanks((rank, engine) -> {
+        for (int i = 0; i < 200; i++) {
+          h.clocks.get(rank).set(engine.tickNumber() * RankHarness.TICK_NANOS);
+          try {
+            engine.tick(rank == 0 ? feed(engine.tickNumber()) : null);
+          } catch (RuntimeException e) {
+            return e;
+          }
+          if (rank == 1 && engine.cache().pendingL3Writes() > 0) {
+            // Let the worker reach the store, so that the next sync asks a dead worker.
+            sleep(20);
+          }
+        }
+        return "no failure in 200 ticks";
+      });
+      for (int r = 0; r < ranks; r++) {
+        assertThat(results.get(r)).as("rank %d", r)
+            .isInstanceOfSatisfying(RankGroupFailedException.class, e -> {
+              assertThat(e.failedRank()).isEqualTo(1);
+              assertThat(e.step()).isEqualTo(TickStep.SYNC);
+              assertThat(e.causeDescription()).contains("the L3 worker l3-rank-1 stopped on")
+                  .contains("StackOverflowError: store recursed (test)");
+            });
+      }
+    } finally {
+      executors.forEach(L3Executor::close);
+    }
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** A store that keeps nothing; on a dying rank its first put throws an Error. */
+  private record NullStore(boolean dies) implements KvStore {
+    @Override
+    public int existsPrefix(List<PageKey> keys) {
+      return 0;
+    }
+
+    @Override
+    public int get(List<PageKey> keys, HostMemory host, int[] hostPages) {
+      return 0;
+    }
+
+    @Override
+    public int put(List<PageKey> keys, HostMemory host, int[] hostPages) {
+      if (dies) {
+        throw new StackOverflowError("store recursed (test)");
+      }
+      return keys.size();
+    }
+
+    @Override
+    public KvStoreStats stats() {
+      return new KvStoreStats(0, 0, 0, 0, 0, 0);
+    }
+
+    @Override
+    public void close() {}
   }
 
   /** Makes every completion query of rank r's copies throw from a tick on: a SYNC failure. */

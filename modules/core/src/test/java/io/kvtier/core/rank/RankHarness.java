@@ -67,6 +67,19 @@ final class RankHarness implements AutoCloseable {
       Map<String, String> simProperties,
       BiFunction<Integer, TransferEngine, TransferEngine> wrap,
       java.util.function.IntFunction<ModelRunner> models) {
+    this(ranks, cacheConfig, config, simProperties, wrap, models, null);
+  }
+
+  /**
+   * Builds the ranks, each with its own model and, if {@code l3} is not null, an L3 tier.
+   *
+   * @param l3 rank r's L3 setup, or null for none
+   */
+  RankHarness(int ranks, CacheConfig cacheConfig, RankEngineConfig config,
+      Map<String, String> simProperties,
+      BiFunction<Integer, TransferEngine, TransferEngine> wrap,
+      java.util.function.IntFunction<ModelRunner> models,
+      java.util.function.IntFunction<io.kvtier.core.cache.L3Setup> l3) {
     String group = "rank-harness-" + GROUPS.incrementAndGet();
     KvLayout layout = new KvLayout(2, 1, 2, 1, cacheConfig.pageSize());
     threads = Executors.newFixedThreadPool(ranks);
@@ -91,7 +104,9 @@ final class RankHarness implements AutoCloseable {
           .join(io.kvtier.spi.CollectiveSpec.of(group, ranks, r, Duration.ofSeconds(20)),
               context);
       resources.add(collective);
-      RankCache cache = RankCache.withMemory(cacheConfig, device, host, transfers);
+      RankCache cache = l3 == null
+          ? RankCache.withMemory(cacheConfig, device, host, transfers)
+          : RankCache.withMemory(cacheConfig, device, host, transfers, l3.apply(r));
       engines.add(new RankEngine(cache, collective, models.apply(r), config));
     }
   }
