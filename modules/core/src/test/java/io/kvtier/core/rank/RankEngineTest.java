@@ -110,7 +110,7 @@ class RankEngineTest {
       RankEngineStats s = h.engines.getFirst().stats();
       assertThat(s.finished()).isEqualTo(6);
       assertThat(s.maxProtocolCallsPerTick()).isEqualTo(2);
-      assertThat(s.collectiveCalls()).isEqualTo(s.ticks() + s.syncTicks());
+      assertThat(s.collectiveCalls()).isEqualTo(s.ticks() + s.syncTicks() + s.digestChecks());
     }
   }
 
