@@ -9,9 +9,12 @@ import java.util.Objects;
  * implementation detect ranks that are out of step.
  *
  * <p>Errors: a rank that calls a different operation or tag than the others at the same sequence
- * number makes the call throw {@link CollectiveDesyncException} on every rank; a call that does
- * not complete within the group's watchdog timeout throws {@link CollectiveTimeoutException} on
- * the ranks that are waiting. After either, the group is broken: every later call throws.
+ * number makes the call throw {@link CollectiveDesyncException} on every rank, whatever the
+ * others call, with a message that names each rank's call and tag (of each rank that arrived);
+ * a call that does not complete within the group's watchdog timeout throws {@link
+ * CollectiveTimeoutException} on the ranks that are waiting. After either, the group is broken:
+ * every later call throws. The engine relies on the desync: a rank whose step failed calls a
+ * barrier whose tag names the failure, and every rank learns it from the desync's message.
  *
  * <p>Thread-safety: one thread per rank calls the collective at a time; calls from several
  * threads of one rank must be serialized by the caller.

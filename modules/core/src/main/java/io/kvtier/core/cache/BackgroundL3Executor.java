@@ -7,6 +7,12 @@ import java.util.concurrent.LinkedBlockingQueue;
  * called for one rank's shard only, puts and fetches of one rank do not gain from running in
  * parallel on a store that is itself the bottleneck, and an order per rank keeps the write FIFO
  * completing in order.
+ *
+ * <p>A work that throws an {@link Error} (a store out of memory, a stack overflow) stops the
+ * worker; from then on every job of this executor throws from {@link L3Job#finished()} and
+ * {@link L3Job#stepsDone()}, which the scheduler thread asks at the next sync, so the rank fails
+ * there (and its group with it, {@code RankGroupFailedException}) instead of the L3 queues
+ * stalling on every rank.
  */
 final class BackgroundL3Executor implements L3Executor {
   private static final System.Logger LOG =
@@ -18,6 +24,8 @@ final class BackgroundL3Executor implements L3Executor {
   private final LinkedBlockingQueue<Task> queue = new LinkedBlockingQueue<>();
   private final Thread thread;
   private volatile boolean closed;
+  /** The error that stopped the worker, or null. */
+  private volatile Throwable died;
 
   BackgroundL3Executor(String threadName) {
     this.thread = Thread.ofPlatform().daemon().name(threadName).unstarted(this::loop);
@@ -26,7 +34,7 @@ final class BackgroundL3Executor implements L3Executor {
 
   @Override
   public L3Job submit(L3Work work) {
-    Task task = new Task(work);
+    Task task = new Task(work, this);
     if (closed) {
       task.finished = true;
       return task;
@@ -43,7 +51,15 @@ final class BackgroundL3Executor implements L3Executor {
       } catch (InterruptedException e) {
         break;
       }
-      task.run();
+      try {
+        task.run();
+      } catch (Throwable t) {
+        if (died == null) {
+          died = t;
+        }
+        LOG.log(System.Logger.Level.ERROR, "L3 worker " + thread.getName() + " stopped: " + t, t);
+        break;
+      }
     }
     for (Task t; (t = queue.poll()) != null; ) {
       t.finished = true;
@@ -78,12 +94,28 @@ final class BackgroundL3Executor implements L3Executor {
   /** A work and its progress; written by the running thread, read by the scheduler. */
   static final class Task implements L3Job {
     private final L3Work work;
+    /** The executor whose worker runs it; null when run inline. */
+    private final BackgroundL3Executor owner;
     private volatile int done;
     volatile boolean finished;
     private volatile boolean cancelled;
 
     Task(L3Work work) {
+      this(work, null);
+    }
+
+    Task(L3Work work, BackgroundL3Executor owner) {
       this.work = work;
+      this.owner = owner;
+    }
+
+    /** Throws once the worker died: this rank's L3 progress is unknown from then on. */
+    private void checkWorker() {
+      Throwable t = owner == null ? null : owner.died;
+      if (t != null) {
+        throw new IllegalStateException("the L3 worker " + owner.thread.getName() + " stopped on "
+            + t + ": this rank's L3 progress is unknown, so the rank fails", t);
+      }
     }
 
     void run() {
@@ -103,6 +135,12 @@ final class BackgroundL3Executor implements L3Executor {
           }
           done = i + 1;
         }
+      } catch (Error e) {
+        // Before finished is set: no reader may see this job finished and the worker alive.
+        if (owner != null) {
+          owner.died = e;
+        }
+        throw e;
       } finally {
         finished = true;
       }
@@ -110,11 +148,13 @@ final class BackgroundL3Executor implements L3Executor {
 
     @Override
     public int stepsDone() {
+      checkWorker();
       return done;
     }
 
     @Override
     public boolean finished() {
+      checkWorker();
       return finished;
     }
 

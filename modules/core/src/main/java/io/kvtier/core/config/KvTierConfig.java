@@ -80,8 +80,8 @@ public record KvTierConfig(
   public static final MemoryLayout DEFAULT_MEMORY_LAYOUT = MemoryLayout.LAYER_FIRST;
   /** Default of {@link KvTierKeys#RANKS}. */
   public static final int DEFAULT_RANKS = 1;
-  /** Default of {@link KvTierKeys#DIGEST_INTERVAL}: off. */
-  public static final int DEFAULT_DIGEST_INTERVAL = 0;
+  /** Default of {@link KvTierKeys#DIGEST_INTERVAL}: every 64 ticks, as the engine's default. */
+  public static final int DEFAULT_DIGEST_INTERVAL = 64;
   /** Default of {@link KvTierKeys#COLLECTIVE_TIMEOUT}. */
   public static final Duration DEFAULT_COLLECTIVE_TIMEOUT = Duration.ofSeconds(30);
 

@@ -2,6 +2,7 @@ package io.kvtier.core.rank;
 
 import io.kvtier.core.cache.RankCache;
 import io.kvtier.spi.Collective;
+import io.kvtier.spi.CollectiveException;
 import io.kvtier.spi.ReduceOp;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -28,7 +29,14 @@ import java.util.function.Supplier;
  * expected one. Every collective call goes through a {@link RecordingCollective} (and a {@link
  * GuardedCollective} when {@link RankEngineConfig#guardCollective()} is set), so a schedule that
  * differs between ranks fails as a {@link io.kvtier.spi.CollectiveDesyncException} instead of a
- * hang. Once a step throws, the engine is failed and every later call throws.
+ * hang.
+ *
+ * <p>Failures: a step that throws, an {@link Error} included, fails the engine and the group.
+ * The rank tells the others through the collective (see {@link RankGroupFailedException}), so
+ * every rank raises one {@link RankGroupFailedException}, naming the failed rank, tick, step and
+ * cause, at the failed rank's next collective and not at the watchdog; every later step of a
+ * failed engine throws that same exception. A collective's own failure (desync, watchdog) and a
+ * {@link ReplicaDivergenceException} reach every rank by themselves and are thrown as they are.
  *
  * <p>Not thread-safe: one scheduler thread per rank.
  */
@@ -48,9 +56,8 @@ public final class RankEngine {
   private final CommitSync commitSync;
   private TickStep next = TickStep.RECEIVE;
   private long tick;
+  /** Set when a step failed; every later step throws it. */
   private RuntimeException failure;
-  private TickStep failedStep;
-  private long failedTick;
   private long callsAtTickStart;
   private long digestCallsThisTick;
   private int outstandingAtSync;
@@ -170,12 +177,13 @@ public final class RankEngine {
     });
   }
 
-  /** Runs one step in order; a step that throws fails the engine for good. */
+  /**
+   * Runs one step in order. A step that throws fails the engine for good, and the group with
+   * it: see {@link #failTogether}.
+   */
   private <T> T step(TickStep step, Supplier<T> body) {
     if (failure != null) {
-      throw new IllegalStateException("rank " + collective.rank() + " engine failed at tick "
-          + failedTick + " in step " + failedStep + " (" + failure + "); " + step
-          + " refused: create a new engine (and group) to continue", failure);
+      throw failure;
     }
     if (step != next) {
       throw new IllegalStateException("step " + step + " called at tick " + tick
@@ -186,12 +194,52 @@ public final class RankEngine {
       T result = body.get();
       next = next.next();
       return result;
-    } catch (RuntimeException e) {
-      failure = e;
-      failedStep = step;
-      failedTick = tick;
-      throw e;
+    } catch (RuntimeException | Error e) {
+      failure = failTogether(step, e);
+      throw failure;
     }
+  }
+
+  /**
+   * What a failed step throws, on this rank, after the group has been told.
+   *
+   * <ul>
+   *   <li>A failure that every rank raises at the same call already (a collective's own
+   *       exception, a digest check's {@link ReplicaDivergenceException}) stays as it is,
+   *       unless it is the desync that carried another rank's failure: then it becomes that
+   *       rank's {@link RankGroupFailedException}.
+   *   <li>Anything else failed on this rank only (an exception or an {@link Error} of the model,
+   *       the cache, a listener, the commands): this rank makes the one call no healthy rank
+   *       makes, a barrier tagged with the encoded failure ({@link GroupFailure}). It meets the
+   *       other ranks' next call, whatever that is, at the same sequence number, and fails it on
+   *       every rank as a desync whose message names the tag; each of them raises the same
+   *       {@link RankGroupFailedException}. A matching flag in the engine's own calls cannot do
+   *       it: after a failure in step 3 to 5 on a rank other than 0 the next calls are rank 0's
+   *       {@code recv} broadcasts, which carry nothing from the other ranks, and whether the
+   *       next {@code sync} runs, and with what shape, depends on replicated state this rank
+   *       no longer has.
+   * </ul>
+   */
+  private RuntimeException failTogether(TickStep step, Throwable e) {
+    if (e instanceof RankGroupFailedException f) {
+      return f;
+    }
+    String seenIn = "tick " + tick + ", step " + step;
+    if (e instanceof CollectiveException || e instanceof ReplicaDivergenceException) {
+      return GroupFailure.find(e.getMessage())
+          .<RuntimeException>map(f -> new RankGroupFailedException(
+              rank(), f.rank(), f.tick(), f.step(), f.cause(), seenIn, e))
+          .orElse((RuntimeException) e);
+    }
+    GroupFailure own = GroupFailure.of(rank(), tick, step, e);
+    try {
+      collective.barrier(own.tag());
+    } catch (RuntimeException | Error told) {
+      // Expected: the others called something else, and now know.
+      e.addSuppressed(told);
+    }
+    return new RankGroupFailedException(rank(), own.rank(), own.tick(), own.step(), own.cause(),
+        seenIn, e);
   }
 
   private void checkDigest(String detail) {
@@ -216,6 +264,30 @@ public final class RankEngine {
     }
     counters.ticks++;
     tick++;
+  }
+
+  /**
+   * Checks a request before it is submitted, against the rules by which the engine rejects a
+   * request (step 1: every token within the vocabulary, the prompt plus {@code maxOutputTokens}
+   * within the engine's limit; step 3: its KV within the device pool). A server may call it
+   * where a client's request enters, to answer the client at once; a request that fails it and
+   * is submitted anyway is rejected on every rank ({@link RequestOutcome#REJECTED}, with the
+   * reason told to {@link RequestListener#rejected}), and the group goes on. Reads only the
+   * request and this engine's settings, so any thread may call it.
+   *
+   * @param request the request
+   * @throws IllegalArgumentException naming what is wrong with the request
+   */
+  public void checkRequest(RankRequest request) {
+    Objects.requireNonNull(request, "request");
+    String problem = scheduler.entryProblem(request);
+    if (problem == null) {
+      problem = scheduler.poolProblem(request);
+    }
+    if (problem != null) {
+      throw new IllegalArgumentException("request id=" + request.id() + " would be rejected: "
+          + problem);
+    }
   }
 
   /**

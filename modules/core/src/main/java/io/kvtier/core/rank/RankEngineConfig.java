@@ -8,7 +8,10 @@ import java.util.Objects;
  * @param chunkTokens the most prompt tokens a request prefills per tick (chunked prefill), at
  *     least 1
  * @param maxRunning the most requests running at once, at least 1
- * @param digestInterval ticks between replica digest checks (step 6); 0 turns the check off
+ * @param digestInterval ticks between replica digest checks (step 6); 0 turns the check off.
+ *     On by default ({@value #DEFAULT_DIGEST_INTERVAL}): a check is one 2-element reduction and a
+ *     hash of the replicated state, about 1/64 more collective calls per tick and no difference
+ *     in ticks per second the simulator benchmark can resolve (docs/PERFORMANCE.md)
  * @param loadBackQuotaPages the most pages one admission loads back from the host, 0 for none
  * @param preparedBackups whether a request whose whole prompt is prefilled in one tick reserves
  *     a prepared backup and streams each layer to the host as it is computed (CACHE.md §11)
@@ -34,9 +37,16 @@ public record RankEngineConfig(
   /** Default of {@link #maxRunning()}. */
   public static final int DEFAULT_MAX_RUNNING = 16;
 
-  /** Chunks of 512 tokens, 16 running, no digest, any load-back, prepared backups, guarded. */
+  /** Default of {@link #digestInterval()}: a digest check every 64 ticks. */
+  public static final int DEFAULT_DIGEST_INTERVAL = 64;
+
+  /**
+   * Chunks of 512 tokens, 16 running, a digest check every 64 ticks, any load-back, prepared
+   * backups, guarded.
+   */
   public static final RankEngineConfig DEFAULTS = new RankEngineConfig(DEFAULT_CHUNK_TOKENS,
-      DEFAULT_MAX_RUNNING, 0, Integer.MAX_VALUE, true, true, true, ProtocolDefect.NONE);
+      DEFAULT_MAX_RUNNING, DEFAULT_DIGEST_INTERVAL, Integer.MAX_VALUE, true, true, true,
+      ProtocolDefect.NONE);
 
   /** Validates the fields. */
   public RankEngineConfig {

@@ -9,8 +9,9 @@ package io.kvtier.core.rank;
  * @param admitted requests admitted (matched, locked and given pages)
  * @param finished requests finished and inserted into the cache
  * @param aborted requests aborted by a command, waiting or running
- * @param rejected requests dropped because they can never get their pages (larger than what
- *     the device pool can free with nothing else running)
+ * @param rejected requests dropped with {@link RequestOutcome#REJECTED}: at entry (a token
+ *     outside the vocabulary, too long), or because they can never get their pages (larger
+ *     than what the device pool can free with nothing else running)
  * @param loadFailureAborts requests aborted because a load-back they needed failed to copy
  * @param promptTokens prompt tokens of admitted requests
  * @param deviceHitTokens prompt tokens found on the device at admission

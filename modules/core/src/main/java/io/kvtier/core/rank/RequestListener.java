@@ -68,6 +68,19 @@ public interface RequestListener {
   default void prefilled(long tick, long id) {}
 
   /**
+   * Step 1 or 3: the request was rejected, for the reason given; {@link #ended} with {@link
+   * RequestOutcome#REJECTED} follows at once. Step 1 rejects a request that cannot enter at all
+   * (a token outside the vocabulary, a prompt plus output budget past the engine's limit), step
+   * 3 one whose KV can never fit the device pool. Rejections are rare, so the reason is a
+   * string; it is the same on every rank.
+   *
+   * @param tick the tick
+   * @param id the request's id
+   * @param reason what was wrong with it
+   */
+  default void rejected(long tick, long id, String reason) {}
+
+  /**
    * The request left the engine; called once per arrived request.
    *
    * @param tick the tick

@@ -6,7 +6,11 @@ public enum RequestOutcome {
   FINISHED,
   /** Step 1: a command aborted it, waiting or running. */
   ABORTED,
-  /** Step 3: it can never get its pages (larger than the device pool can free) and was dropped. */
+  /**
+   * Step 1 or 3: it was dropped, with its reason told to {@link RequestListener#rejected}: in
+   * step 1 when it cannot enter (a token outside the vocabulary, too long), in step 3 when it can
+   * never get its pages (larger than the device pool can free).
+   */
   REJECTED,
   /** Step 4: a load-back its prefix needed failed to copy, so it was aborted. */
   LOAD_FAILED

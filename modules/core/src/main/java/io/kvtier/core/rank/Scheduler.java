@@ -66,9 +66,18 @@ final class Scheduler {
         throw new IllegalStateException("request id=" + r.id() + " arrived while a request with"
             + " that id is still waiting or running: give every live request its own id");
       }
-      waiting.addLast(r);
       counters.arrived++;
       listener.arrived(tick, r.id(), r.promptLength());
+      // Checked from the request and the replicated config only, so every rank rejects the same
+      // requests at the same tick: nothing a client sends reaches a step that could throw.
+      String problem = entryProblem(r);
+      if (problem != null) {
+        counters.rejected++;
+        listener.rejected(tick, r.id(), problem);
+        listener.ended(tick, r.id(), RequestOutcome.REJECTED);
+        continue;
+      }
+      waiting.addLast(r);
     }
     for (long id : commands.aborts()) {
       abort(id, tick);
@@ -142,11 +151,13 @@ final class Scheduler {
     requeueFinishedPrefetches();
     while (!waiting.isEmpty() && running.size() < config.maxRunning()) {
       RankRequest r = waiting.peekFirst();
-      int kvTarget = r.promptLength() + Math.max(0, r.maxOutputTokens() - 1);
-      if (pages(kvTarget) > cache.config().devicePages()) {
-        reject(tick);
+      String tooLarge = poolProblem(r);
+      if (tooLarge != null) {
+        reject(tick, tooLarge);
         continue;
       }
+      // Fits an int now: at most the device pool's tokens, and the entry check bounds the sum.
+      int kvTarget = (int) kvTarget(r);
       RequestOptions options = new RequestOptions(r.namespace(), r.priority(),
           config.loadBackQuotaPages());
       // The first output token comes from the last prompt token's forward pass, so a request
@@ -179,7 +190,9 @@ final class Scheduler {
         // Replicated: every rank's pool is in the same state, so every rank ends up here.
         cache.abort(r.id());
         if (running.isEmpty() && cache.outstandingOperations() == 0) {
-          reject(tick);
+          reject(tick, "its " + pages(kvTarget) + " pages cannot be allocated even with nothing"
+              + " else running or outstanding (device pool of " + cache.config().devicePages()
+              + " pages)");
           continue;
         }
         return;
@@ -225,16 +238,59 @@ final class Scheduler {
   }
 
   /** The head request can never get its pages: nothing else holds any. Drop it. */
-  private void reject(long tick) {
+  private void reject(long tick, String why) {
     long id = waiting.pollFirst().id();
     forgetPrefetch(id);
     counters.rejected++;
+    listener.rejected(tick, id, why);
     listener.ended(tick, id, RequestOutcome.REJECTED);
   }
 
-  private int pages(int tokens) {
-    return (int) (((long) tokens + pageSize - 1) / pageSize);
+  private long pages(long tokens) {
+    return (tokens + pageSize - 1) / pageSize;
   }
+
+  /** Tokens whose KV the request computes: the prompt and each generated token but the last. */
+  private static long kvTarget(RankRequest r) {
+    return (long) r.promptLength() + Math.max(0, r.maxOutputTokens() - 1);
+  }
+
+  /**
+   * Why a request cannot enter at all, from the request and the replicated config alone, or
+   * null: a token outside the vocabulary, or a prompt plus output budget longer than the token
+   * array the engine keeps. Namespaces need no check: any long names one.
+   */
+  String entryProblem(RankRequest r) {
+    int vocab = cache.config().vocabSize();
+    int[] prompt = r.promptArray();
+    for (int i = 0; i < prompt.length; i++) {
+      if (prompt[i] >= vocab) {
+        return "prompt[" + i + "]=" + prompt[i] + " is outside the vocabulary [0, " + vocab
+            + ") (kvtier.vocab-size)";
+      }
+    }
+    long total = (long) r.promptLength() + r.maxOutputTokens();
+    if (total > MAX_TOKENS) {
+      return "prompt (" + r.promptLength() + " tokens) plus maxOutputTokens ("
+          + r.maxOutputTokens() + ") is " + total + " tokens, more than the " + MAX_TOKENS
+          + " a request may have";
+    }
+    return null;
+  }
+
+  /** Why a request can never fit the device pool, or null. */
+  String poolProblem(RankRequest r) {
+    long pages = pages(kvTarget(r));
+    if (pages > cache.config().devicePages()) {
+      return "its KV needs " + pages + " pages (prompt " + r.promptLength()
+          + " tokens + maxOutputTokens " + r.maxOutputTokens() + ", " + pageSize
+          + " tokens a page) but the device pool has " + cache.config().devicePages();
+    }
+    return null;
+  }
+
+  /** The most tokens (prompt plus output) of a request: the longest int array a JVM allows. */
+  static final int MAX_TOKENS = Integer.MAX_VALUE - 8;
 
   // ---------------------------------------------------------------- step 4: forward
 

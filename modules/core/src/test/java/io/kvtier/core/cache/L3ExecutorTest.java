@@ -1,6 +1,7 @@
 package io.kvtier.core.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -57,6 +58,52 @@ class L3ExecutorTest {
       assertThat(failing.finished()).isTrue();
       assertThat(failing.stepsDone()).isEqualTo(1);
       assertThat(throwing.stepsDone()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void anErrorInAWorkStopsTheWorkerAndEveryJobReportsItInsteadOfStalling() throws Exception {
+    CountDownLatch gate = new CountDownLatch(1);
+    try (L3Executor executor = L3Executor.background("l3-test-error")) {
+      L3Job dying = executor.submit(new L3Work() {
+        @Override
+        public int steps() {
+          return 2;
+        }
+
+        @Override
+        public boolean step(int index) {
+          try {
+            gate.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          throw new StackOverflowError("store recursed (test)");
+        }
+      });
+      L3Job queued = executor.submit(work(1, -1, -1, gate));
+      gate.countDown();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      Throwable seen = null;
+      while (seen == null && System.nanoTime() < deadline) {
+        try {
+          dying.finished();
+          Thread.sleep(1);
+        } catch (IllegalStateException e) {
+          seen = e;
+        }
+      }
+      assertThat(seen).as("the dying job reports the error within 30 s")
+          .hasMessageContaining("the L3 worker l3-test-error stopped on")
+          .hasMessageContaining("store recursed (test)")
+          .hasCauseInstanceOf(StackOverflowError.class);
+      // The queue behind it never runs: its jobs, and later ones, report the error too, so the
+      // scheduler fails at its next sync instead of waiting for them forever.
+      for (L3Job job : new L3Job[] {queued, executor.submit(work(1, -1, -1, gate))}) {
+        assertThatThrownBy(job::finished).isInstanceOf(IllegalStateException.class)
+            .hasCauseInstanceOf(StackOverflowError.class);
+        assertThatThrownBy(job::stepsDone).isInstanceOf(IllegalStateException.class);
+      }
     }
   }
 

@@ -85,7 +85,7 @@ class KvTierConfigTest {
             entry("kvtier.load-back-threshold", "1"),
             entry("kvtier.vocab-size", Integer.toString(Integer.MAX_VALUE)),
             entry("kvtier.ranks", "1"),
-            entry("kvtier.digest-interval", "0"),
+            entry("kvtier.digest-interval", "64"),
             entry("kvtier.collective-timeout", "30s"),
             entry("kvtier.l3-bytes", Long.toString(1L << 30)),
             entry("kvtier.l3-backup-threshold", "1"),

@@ -2,6 +2,7 @@ package io.kvtier.core.rank;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.kvtier.core.cache.CacheInvariants;
 import io.kvtier.core.config.CacheConfig;
@@ -59,11 +60,13 @@ class RankEngineTest {
       e.check();
       assertThat(e.tickNumber()).isEqualTo(1);
       assertThat(e.nextStep()).isEqualTo(TickStep.RECEIVE);
-      assertThatThrownBy(() -> e.receive(null)).isInstanceOf(NullPointerException.class)
-          .hasMessageContaining("rank 0 must pass the tick's commands");
+      RankGroupFailedException failed = catchThrowableOfType(RankGroupFailedException.class,
+          () -> e.receive(null));
+      assertThat(failed).hasMessageContaining("rank 0 failed at tick 1 in step RECEIVE")
+          .hasMessageContaining("rank 0 must pass the tick's commands")
+          .hasCauseInstanceOf(NullPointerException.class);
       // A failed step fails the engine: no later step runs on a half-done tick.
-      assertThatThrownBy(e::sync).isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining("engine failed at tick 1 in step RECEIVE");
+      assertThatThrownBy(e::sync).isSameAs(failed);
     }
   }
 
@@ -107,7 +110,7 @@ class RankEngineTest {
       RankEngineStats s = h.engines.getFirst().stats();
       assertThat(s.finished()).isEqualTo(6);
       assertThat(s.maxProtocolCallsPerTick()).isEqualTo(2);
-      assertThat(s.collectiveCalls()).isEqualTo(s.ticks() + s.syncTicks());
+      assertThat(s.collectiveCalls()).isEqualTo(s.ticks() + s.syncTicks() + s.digestChecks());
     }
   }
 

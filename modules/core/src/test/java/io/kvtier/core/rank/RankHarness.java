@@ -55,6 +55,31 @@ final class RankHarness implements AutoCloseable {
   RankHarness(int ranks, CacheConfig cacheConfig, RankEngineConfig config,
       Map<String, String> simProperties,
       BiFunction<Integer, TransferEngine, TransferEngine> wrap) {
+    this(ranks, cacheConfig, config, simProperties, wrap, r -> new CountingModel());
+  }
+
+  /**
+   * Builds the ranks, each with its own model.
+   *
+   * @param models rank r's model
+   */
+  RankHarness(int ranks, CacheConfig cacheConfig, RankEngineConfig config,
+      Map<String, String> simProperties,
+      BiFunction<Integer, TransferEngine, TransferEngine> wrap,
+      java.util.function.IntFunction<ModelRunner> models) {
+    this(ranks, cacheConfig, config, simProperties, wrap, models, null);
+  }
+
+  /**
+   * Builds the ranks, each with its own model and, if {@code l3} is not null, an L3 tier.
+   *
+   * @param l3 rank r's L3 setup, or null for none
+   */
+  RankHarness(int ranks, CacheConfig cacheConfig, RankEngineConfig config,
+      Map<String, String> simProperties,
+      BiFunction<Integer, TransferEngine, TransferEngine> wrap,
+      java.util.function.IntFunction<ModelRunner> models,
+      java.util.function.IntFunction<io.kvtier.core.cache.L3Setup> l3) {
     String group = "rank-harness-" + GROUPS.incrementAndGet();
     KvLayout layout = new KvLayout(2, 1, 2, 1, cacheConfig.pageSize());
     threads = Executors.newFixedThreadPool(ranks);
@@ -79,8 +104,10 @@ final class RankHarness implements AutoCloseable {
           .join(io.kvtier.spi.CollectiveSpec.of(group, ranks, r, Duration.ofSeconds(20)),
               context);
       resources.add(collective);
-      RankCache cache = RankCache.withMemory(cacheConfig, device, host, transfers);
-      engines.add(new RankEngine(cache, collective, new CountingModel(), config));
+      RankCache cache = l3 == null
+          ? RankCache.withMemory(cacheConfig, device, host, transfers)
+          : RankCache.withMemory(cacheConfig, device, host, transfers, l3.apply(r));
+      engines.add(new RankEngine(cache, collective, models.apply(r), config));
     }
   }
 
@@ -109,7 +136,7 @@ final class RankHarness implements AutoCloseable {
       futures.add(threads.submit(() -> {
         try {
           return body.apply(rank, engines.get(rank));
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
           return e;
         }
       }));
@@ -156,7 +183,7 @@ final class RankHarness implements AutoCloseable {
   }
 
   /** A model that writes nothing and decodes token 7: enough to drive the protocol. */
-  static final class CountingModel implements ModelRunner {
+  static class CountingModel implements ModelRunner {
     long layersWritten;
 
     @Override

@@ -36,6 +36,22 @@ public final class CollectiveChecks {
 
   private CollectiveChecks() {}
 
+  /**
+   * The tag of the odd rank's barrier in the {@code DESYNC_ODD_*} checks: 600 characters of the
+   * base64url alphabet in brackets, as long as and in the alphabet of the tags by which a failed
+   * engine rank tells the others its failure.
+   */
+  public static final String ODD_TAG = oddTag();
+
+  private static String oddTag() {
+    String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    StringBuilder tag = new StringBuilder("conformance-odd[");
+    for (int i = 0; i < 600; i++) {
+      tag.append(alphabet.charAt((i * 7 + i / 64) % alphabet.length()));
+    }
+    return tag.append(']').toString();
+  }
+
   /** One check; the {@code DESYNC_*} checks break the group, so run each on a fresh one. */
   public enum Check {
     /** MIN, MAX and SUM of seeded arrays (1, 2-4, 5-16 and 17-100 values) match a local fold. */
@@ -62,7 +78,15 @@ public final class CollectiveChecks {
     /** Rank 0 reduces with MIN where the others reduce with SUM. */
     DESYNC_REDUCE_OP,
     /** Rank 0 broadcasts from root 0 where the others broadcast from root 1. */
-    DESYNC_ROOT;
+    DESYNC_ROOT,
+    /**
+     * The last rank calls, late, a barrier with a long tag of its own ({@link #ODD_TAG}) where
+     * the others broadcast from root 0: every rank's desync names that tag. This is how a rank
+     * whose step failed tells the others (core's {@code RankGroupFailedException}).
+     */
+    DESYNC_ODD_BARRIER_AMONG_BROADCASTS,
+    /** As {@link #DESYNC_ODD_BARRIER_AMONG_BROADCASTS}, where the others all-reduce 5 values. */
+    DESYNC_ODD_BARRIER_AMONG_REDUCTIONS;
 
     /**
      * Whether the check leaves the group broken (every later call throws).
@@ -345,6 +369,11 @@ public final class CollectiveChecks {
   }
 
   private static void desync(Check check, Collective c) {
+    if (check == Check.DESYNC_ODD_BARRIER_AMONG_BROADCASTS
+        || check == Check.DESYNC_ODD_BARRIER_AMONG_REDUCTIONS) {
+      oddBarrier(check, c);
+      return;
+    }
     boolean left = c.rank() == 0;
     Throwable first = failureOf(() -> mismatchedCall(check, c, left));
     Throwable later = failureOf(() -> c.barrier("conformance-after-failure"));
@@ -355,6 +384,31 @@ public final class CollectiveChecks {
           .hasMessageContaining("conformance-left")
           .hasMessageContaining("conformance-right");
     }
+    assertThat(later).as("rank %d: a call on the group after a desync", c.rank())
+        .isInstanceOf(CollectiveException.class);
+  }
+
+  private static void oddBarrier(Check check, Collective c) {
+    boolean odd = c.rank() == c.size() - 1;
+    Throwable first = failureOf(() -> {
+      if (odd) {
+        // Late, as a failed rank is: the others already wait in their call.
+        try {
+          Thread.sleep(50);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        c.barrier(ODD_TAG);
+      } else if (check == Check.DESYNC_ODD_BARRIER_AMONG_BROADCASTS) {
+        c.broadcast(0, new byte[] {1, 2, 3}, "conformance-recv");
+      } else {
+        c.allReduce(ReduceOp.MIN, new long[5], "conformance-sync");
+      }
+    });
+    Throwable later = failureOf(() -> c.barrier("conformance-after-failure"));
+    assertThat(first).as("rank %d: the call that met the odd barrier (%s)", c.rank(), check)
+        .isInstanceOf(CollectiveDesyncException.class)
+        .hasMessageContaining(ODD_TAG);
     assertThat(later).as("rank %d: a call on the group after a desync", c.rank())
         .isInstanceOf(CollectiveException.class);
   }

@@ -73,6 +73,30 @@ public abstract class CollectiveFailureChecks extends CollectiveSuiteBase {
     }
   }
 
+  /**
+   * A rank that calls, late, a barrier with a tag of its own where the others broadcast or
+   * all-reduce fails every rank with a {@link CollectiveDesyncException} whose message names
+   * that tag ({@link CollectiveChecks#ODD_TAG}): the way a failed engine rank tells the others
+   * what failed.
+   *
+   * @param check which calls the others make
+   * @param size number of ranks
+   * @throws Exception on failure
+   */
+  @ParameterizedTest(name = "{0} with {1} ranks")
+  @CsvSource({"DESYNC_ODD_BARRIER_AMONG_BROADCASTS, 2", "DESYNC_ODD_BARRIER_AMONG_BROADCASTS, 4",
+      "DESYNC_ODD_BARRIER_AMONG_REDUCTIONS, 2", "DESYNC_ODD_BARRIER_AMONG_REDUCTIONS, 3"})
+  public void anOddRanksTagIsNamedOnEveryRank(CollectiveChecks.Check check, int size)
+      throws Exception {
+    requireRanks(size);
+    CollectiveChecks.Arrivals arrivals = CollectiveChecks.inMemory();
+    List<RankRunner.Outcome<Boolean>> outcomes = runGroup(size, watchdog(), (c, rank) -> {
+      CollectiveChecks.run(check, c, 1, arrivals);
+      return true;
+    });
+    assertThat(RankRunner.values(outcomes)).as("every rank passed").containsOnly(true);
+  }
+
   private static void mismatchedCall(Collective c, Mismatch mismatch, boolean left) {
     switch (mismatch) {
       case TAG -> c.barrier(left ? "conformance-left" : "conformance-right");

@@ -1,0 +1,139 @@
+package io.kvtier.core.rank;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvtier.core.config.CacheConfig;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A client's bad request is a rejected request, never a dead group: a token outside the
+ * vocabulary and output budgets up to {@code Integer.MAX_VALUE} are rejected with their reason
+ * on every rank alike, and the other requests of the same ticks finish.
+ */
+@Timeout(60)
+class RequestEntryCheckTest {
+  private static final int VOCAB = 5000;
+  private static final CacheConfig CACHE = CacheConfig.of(4, 32, 64).withVocabSize(VOCAB);
+  private static final RankEngineConfig ENGINE =
+      RankEngineConfig.DEFAULTS.withGuardCollective(false).withChunkTokens(8).withMaxRunning(2);
+
+  private static int[] prompt(int id, int length) {
+    int[] p = new int[length];
+    for (int i = 0; i < length; i++) {
+      p[i] = i < 8 ? i : 1000 + 37 * id + i;
+    }
+    return p;
+  }
+
+  private static final List<RankRequest> GOOD = List.of(
+      RankRequest.of(1, prompt(1, 14), 2), RankRequest.of(2, prompt(2, 14), 2),
+      RankRequest.of(7, prompt(7, 10), 0));
+
+  private static final List<RankRequest> BAD;
+
+  static {
+    int[] outside = prompt(3, 14);
+    outside[11] = VOCAB;
+    BAD = List.of(
+        RankRequest.of(3, outside, 2),
+        RankRequest.of(4, prompt(4, 14), Integer.MAX_VALUE),
+        RankRequest.of(5, prompt(5, 14), Integer.MAX_VALUE - 14),
+        // Fits no overflow, but not the 32-page device pool either: rejected in step 3.
+        RankRequest.of(6, prompt(6, 14), 1000));
+  }
+
+  private static TickCommands commands(long tick) {
+    return switch ((int) tick) {
+      case 0 -> TickCommands.arrive(List.of(GOOD.get(0), BAD.get(0), BAD.get(1)));
+      case 1 -> TickCommands.arrive(List.of(BAD.get(2), GOOD.get(1), BAD.get(3)));
+      case 2 -> new TickCommands(List.of(GOOD.get(2)), new long[0], true);
+      default -> TickCommands.NONE;
+    };
+  }
+
+  /** Each request's ending and, for a rejection, its reason. */
+  static final class Endings implements RequestListener {
+    final Map<Long, String> ended = new TreeMap<>();
+    final Map<Long, String> reasons = new TreeMap<>();
+
+    @Override
+    public void rejected(long tick, long id, String reason) {
+      reasons.put(id, reason);
+    }
+
+    @Override
+    public void ended(long tick, long id, RequestOutcome outcome) {
+      ended.put(id, outcome + "@" + tick);
+    }
+  }
+
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {2, 4})
+  void badRequestsAreRejectedWithTheirReasonOnEveryRankAndTheRestFinish(int ranks)
+      throws Exception {
+    try (RankHarness h = new RankHarness(ranks, CACHE, ENGINE)) {
+      List<Object> out = h.onRanks((rank, e) -> {
+        Endings endings = new Endings();
+        e.setRequestListener(endings);
+        for (long t = 0; !e.isDrained(); t++) {
+          assertThat(t).as("ticks to drain").isLessThan(200);
+          h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
+          e.tick(rank == 0 ? commands(t) : null);
+        }
+        return List.of(endings.ended, endings.reasons, e.stats().finished(),
+            e.stats().rejected(), e.replicaDigest());
+      });
+      for (Object o : out) {
+        assertThat(o).as("no rank failed").isInstanceOf(List.class);
+        assertThat(o).isEqualTo(out.getFirst());
+      }
+      @SuppressWarnings("unchecked")
+      List<Object> first = (List<Object>) out.getFirst();
+      @SuppressWarnings("unchecked")
+      Map<Long, String> ended = (Map<Long, String>) first.get(0);
+      @SuppressWarnings("unchecked")
+      Map<Long, String> reasons = (Map<Long, String>) first.get(1);
+      assertThat(ended).containsEntry(3L, "REJECTED@0").containsEntry(4L, "REJECTED@0")
+          .containsEntry(5L, "REJECTED@1");
+      // Step 3 rejects it when it reaches the head of the queue.
+      assertThat(ended.get(6L)).startsWith("REJECTED@");
+      assertThat(ended.get(1L)).startsWith("FINISHED");
+      assertThat(ended.get(2L)).startsWith("FINISHED");
+      assertThat(ended.get(7L)).startsWith("FINISHED");
+      assertThat(reasons.keySet()).containsExactly(3L, 4L, 5L, 6L);
+      assertThat(reasons.get(3L)).contains("prompt[11]=5000 is outside the vocabulary [0, 5000)");
+      assertThat(reasons.get(4L)).contains("maxOutputTokens (2147483647)")
+          .contains("more than the 2147483639");
+      assertThat(reasons.get(5L)).contains("maxOutputTokens (2147483633)");
+      assertThat(reasons.get(6L)).contains("needs 254 pages").contains("device pool has 32");
+      assertThat(first.get(2)).isEqualTo(3L);
+      assertThat(first.get(3)).isEqualTo(4L);
+    }
+  }
+
+  @Test
+  void checkRequestAnswersTheSubmitterBeforeAnythingIsSent() throws Exception {
+    try (RankHarness h = new RankHarness(1, CACHE, ENGINE)) {
+      RankEngine e = h.engines.getFirst();
+      for (RankRequest good : GOOD) {
+        e.checkRequest(good);
+      }
+      List<String> messages = new ArrayList<>();
+      for (RankRequest bad : BAD) {
+        assertThatThrownBy(() -> e.checkRequest(bad))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageStartingWith("request id=" + bad.id() + " would be rejected: ")
+            .satisfies(t -> messages.add(t.getMessage()));
+      }
+      assertThat(messages).hasSize(4);
+    }
+  }
+}
