@@ -20,8 +20,11 @@ import java.util.Objects;
  *     {@code hostHitLength}, since a load-back is all or nothing
  * @param pendingLoads every load still pending that the prefix's pages come from (this
  *     admission's and earlier ones), in FIFO order: before the model reads layer {@code i}, wait
- *     for layer {@code i} of each with {@link RankCache#awaitLoadLayer}; if any fails, abort the
- *     request
+ *     for layer {@code i} of each with {@link RankCache#awaitLoadLayer}. On several ranks a copy
+ *     that failed here must not make this rank alone abort the request (the ranks would
+ *     diverge): wait for the load's commit ({@link LoadBack#isCommitted()}) and abort the request
+ *     on every rank iff {@link LoadBack#failed()}, which the agreed commit sets alike everywhere
+ *     (as {@code io.kvtier.core.rank.RunningRequest} does); a single rank may abort at once
  * @param lastDeviceNode the deepest node of the locked prefix
  * @param lastHostNode the anchor of the host hit at match time
  */

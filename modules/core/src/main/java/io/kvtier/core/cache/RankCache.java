@@ -327,7 +327,11 @@ public final class RankCache {
     return protocol.localLoadFailures(n);
   }
 
-  /** Commits the first {@code n <= readyWritePrefix()} write acks with this rank's failures. */
+  /**
+   * Single rank only: commits the first {@code n <= readyWritePrefix()} write acks with this
+   * rank's own failures; on several ranks use {@link #commitWrites(int, BitSet)} with the agreed
+   * failures, or one rank's rollback is another's commit.
+   */
   public void commitWrites(int n) {
     protocol.commitWrites(n, protocol.localWriteFailures(n));
   }
@@ -342,7 +346,10 @@ public final class RankCache {
     protocol.commitWrites(n, Objects.requireNonNull(failed, "failed"));
   }
 
-  /** Commits the first {@code n <= readyLoadPrefix()} load acks with this rank's failures. */
+  /**
+   * Single rank only: commits the first {@code n <= readyLoadPrefix()} load acks with this rank's
+   * own failures; on several ranks use {@link #commitLoads(int, BitSet)} with the agreed failures.
+   */
   public void commitLoads(int n) {
     protocol.commitLoads(n, protocol.localLoadFailures(n));
   }
@@ -569,7 +576,9 @@ public final class RankCache {
   /**
    * Rank-local: blocks until layer {@code layer} of a load-back is on this rank's device. Throws
    * {@link io.kvtier.spi.TransferFailedException} if the copy failed (here, or on some rank once
-   * the load was committed as failed): abort the request then.
+   * the load was committed as failed). A single rank aborts the request then; several ranks abort
+   * it only once the load's agreed commit says {@link LoadBack#failed()} (see {@link
+   * Admission#pendingLoads()}), never on this rank's own failure alone.
    */
   public void awaitLoadLayer(LoadBack load, int layer) throws InterruptedException {
     protocol.awaitLoadLayer(load, layer);

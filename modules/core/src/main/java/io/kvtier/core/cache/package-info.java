@@ -14,11 +14,18 @@
  * pages for the tokens the request computes; {@code cacheChunk} inserts a chunked prefill's
  * progress and moves the lock down; {@code finish} inserts the result (§3) and releases the
  * request, {@code abort} releases it without inserting. Once per scheduler tick the rank
- * protocol commits what every rank has finished copying (§9): {@code sync} on one rank, or
- * across ranks the MIN of {@code readyWritePrefix}, {@code readyLoadPrefix}, {@code
- * readyL3WritePrefix} and {@code localPrefetchProgress}, handed to the commit calls; the whole
- * reduction is skipped exactly when {@code outstandingOperations} is 0 (the same answer on every
- * rank).
+ * protocol commits what every rank has finished copying (§9): {@code sync} on one rank; across
+ * ranks one MIN reduction (as {@code io.kvtier.core.rank.CommitSync} does) of {@code
+ * readyWritePrefix}, {@code readyLoadPrefix}, {@code readyL3WritePrefix}, one failure flag per
+ * pending write ack, load ack and L3 write (-1 where {@code localWriteFailures}, {@code
+ * localLoadFailures} or {@code localL3WriteFailures} has it, else 0: the MIN is the OR across
+ * ranks) and {@code localPrefetchProgress}, the array sized from {@code pendingWrites}, {@code
+ * pendingLoads}, {@code pendingL3Writes} and {@code PREFETCH_SYNC_WIDTH} per pending prefetch;
+ * then {@code commitWrites(n, failed)}, {@code commitLoads(n, failed)}, {@code
+ * commitL3Writes(n, failed)} and {@code commitPrefetches} with the agreed counts and the agreed
+ * failures. The forms without a failure set apply this rank's own failures and are for a single
+ * rank only. The whole reduction is skipped exactly when {@code outstandingOperations} is 0 (the
+ * same answer on every rank).
  *
  * <h2>Prepared backups (CACHE.md §11)</h2>
  *
