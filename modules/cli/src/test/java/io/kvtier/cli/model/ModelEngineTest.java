@@ -150,9 +150,12 @@ class ModelEngineTest {
     }
   }
 
-  /** A copy that never completes aborts the request after the stall bound instead of hanging. */
+  /**
+   * A copy that never completes aborts the request after the stall bound instead of hanging, an
+   * interrupt aborts it at once, and the engine serves the prompt once the copy is let go.
+   */
   @Test
-  void aStuckCopyAbortsTheRequestInsteadOfHanging(Random random) throws InterruptedException {
+  void aStuckCopyOrAnInterruptAbortsTheRequestInsteadOfHanging(Random random) throws InterruptedException {
     int[] prompt = TinyPrompts.tokens(random, 40, 512);
     KvTierConfig config = config(4, 64);
     try (KvTierBackends backends = KvTierBackends.open(config);
@@ -174,9 +177,17 @@ class ModelEngineTest {
           .hasMessageContaining("made no progress")
           .hasMessageContaining("the request was aborted");
       assertThat(engine.engineStats().aborted()).isEqualTo(1);
+      // An interrupt while waiting for the copy aborts the request the same way.
+      engine.stallTimeout(Duration.ofMinutes(5));
+      Thread.currentThread().interrupt();
+      assertThatThrownBy(() -> engine.generate(prompt, 4))
+          .isInstanceOf(InterruptedException.class);
+      assertThat(engine.engineStats().aborted()).isEqualTo(2);
       transfers.release(TransferDirection.HOST_TO_DEVICE);
       engine.drain();
       CacheInvariants.checkIdle(cache);
+      assertThat(engine.generate(prompt, 4).tokens())
+          .containsExactly(new NoCacheRunner(MODEL).generate(prompt, 4));
     }
   }
 
