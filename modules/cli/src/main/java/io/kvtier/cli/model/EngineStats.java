@@ -131,7 +131,8 @@ public final class EngineStats {
   }
 
   /**
-   * Load-backs that failed to copy, after which the request was computed again.
+   * Requests the engine ended because a load-back of their cached prefix failed to copy (the
+   * engine's rule: such a request is aborted, and the client may send it again).
    *
    * @return the count
    */
@@ -140,7 +141,8 @@ public final class EngineStats {
   }
 
   /**
-   * Requests refused because the device pool stayed full after eviction.
+   * Requests the engine rejected because their pages could not be allocated even with nothing
+   * else running or outstanding.
    *
    * @return the count
    */

@@ -1,113 +1,124 @@
 package io.kvtier.cli.model;
 
 import io.kvtier.core.KvTierBackends;
-import io.kvtier.core.cache.Admission;
 import io.kvtier.core.cache.L3Executor;
 import io.kvtier.core.cache.L3Setup;
-import io.kvtier.core.cache.LoadBack;
-import io.kvtier.core.cache.PoolExhaustedException;
-import io.kvtier.core.cache.PrefetchOutcome;
 import io.kvtier.core.cache.RankCache;
-import io.kvtier.core.cache.RequestOptions;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.discovery.ProviderRegistries;
+import io.kvtier.core.rank.RankEngine;
+import io.kvtier.core.rank.RankEngineConfig;
+import io.kvtier.core.rank.RankEngineStats;
+import io.kvtier.core.rank.RankRequest;
+import io.kvtier.core.rank.RequestListener;
+import io.kvtier.core.rank.RequestOutcome;
+import io.kvtier.core.rank.TickCommands;
 import io.kvtier.spi.BackendMetrics;
+import io.kvtier.spi.Collective;
+import io.kvtier.spi.CollectiveProvider;
+import io.kvtier.spi.CollectiveSpec;
 import io.kvtier.spi.DeviceMemory;
 import io.kvtier.spi.KvStore;
 import io.kvtier.spi.TimeSource;
-import io.kvtier.spi.TransferEngine;
-import io.kvtier.spi.TransferFailedException;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
- * Serves the {@link TinyTransformer} on one rank with kvtier's cache: the single-rank driver of
- * the HTTP server and of the end-to-end tests.
+ * Serves the {@link TinyTransformer} on one rank with kvtier's cache: a thin adapter that turns
+ * one {@link #generate} call into one request of a single-rank {@link RankEngine} running a
+ * {@link TinyModelRunner}, the same rank loop the simulator and the multi-rank tests run.
  *
- * <p>Per request: with an L3 tier, first start a prefetch of the prompt's pages that only the
- * store has and sync until it is decided (the fetched pages become host-only tree nodes); admit
- * the prompt (all but its last token, so that at least one token is computed and gives the first
- * logits), which locks the cached prefix and may start a load-back from the host; allocate
- * device pages for the prompt; prefill the uncached tokens layer by layer, waiting for each layer
- * of the pending load-backs before reading it; decode greedily, allocating pages as the sequence
- * grows; finish with every token whose KV the pages hold, which inserts them into the tree; sync
- * to commit the copies that have finished (and the L3 writes of nodes committed to the host,
- * which a background thread puts into the store).
+ * <p>Per request: submit it as the tick's arrival, tick the engine until its {@link
+ * RequestListener} reports the end, and build the {@link Completion} from the tokens the runner
+ * generated and the hits the engine counted at admission. Admission, L3 prefetch waits, waits
+ * for write-backs, load-backs and their failure, finish and sync are the engine's (ARCHITECTURE.md
+ * §6): a load-back that fails to copy ends the request with {@link RequestOutcome#LOAD_FAILED},
+ * which {@link #generate} reports as a {@link RequestFailedException}.
  *
- * <p>Not thread-safe, like the {@link RankCache} it drives: one thread calls it.
+ * <p>Not thread-safe, like the {@link RankEngine} it drives: one thread calls it.
  */
 public final class ModelEngine implements AutoCloseable {
   /**
-   * Attempts of a request whose load-backs failed to copy, before giving up; attempts after the
-   * first load no pages back.
+   * One rank: the digest check compares ranks, so it has nothing to compare, and the collective
+   * guard checks a schedule no other rank shares.
    */
-  static final int MAX_ATTEMPTS = 3;
-  private static final System.Logger LOG = System.getLogger(ModelEngine.class.getName());
-  /** The longest wait for write-back copies that would free device pages. */
-  private static final long WRITE_BACK_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
-  private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
+  static final RankEngineConfig ENGINE_CONFIG =
+      RankEngineConfig.DEFAULTS.withDigestInterval(0).withGuardCollective(false);
+
+  private static final AtomicLong GROUPS = new AtomicLong();
   /**
-   * The longest wait for an L3 prefetch beyond its own timeout cap: the policy decides it
-   * (timeout, or the store's answer), so this only bounds a store that never answers.
+   * The longest time a request or a drain may go without progress (no admission, token, end or
+   * change in the outstanding copies): only a stuck copy or a store that never answers takes
+   * this long, and the request is then aborted rather than left to hang its client.
    */
-  private static final long PREFETCH_GUARD_NANOS = TimeUnit.SECONDS.toNanos(30);
+  private static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(30);
+  private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
   private final TinyTransformer model;
   private final RankCache cache;
-  private final TransferEngine transfers;
+  private final RankEngine engine;
+  private final Optional<Collective> ownedCollective;
   private final Optional<KvTierBackends> owned;
   private final Optional<L3Executor> ownedL3;
-  private final ForwardPass pass;
-  private final PagedKv kv;
-  private final int pageSize;
   private final int contextLimit;
-  private final int[] table;
+  private long stallNanos;
   private final EngineStats stats;
+  private final Tracker tracker = new Tracker();
   private long nextRequestId;
   private boolean closed;
 
   /**
-   * Creates an engine over a cache whose memory the caller opened and closes.
+   * Creates an engine over a cache and a one-rank collective that the caller opened and closes.
    *
    * @param model the model, whose KV layout the device pool must have
    * @param cache the rank's cache, over {@code device}
    * @param device the device pool the cache's slots index
-   * @param transfers the transfer engine of the cache, polled while waiting for write-backs
+   * @param collective a group of one rank
+   * @throws IllegalArgumentException if the collective has more than one rank
    */
   public ModelEngine(TinyTransformer model, RankCache cache, DeviceMemory device,
-      TransferEngine transfers) {
-    this(model, cache, device, transfers, Optional.empty(), Optional.empty(), Optional.empty());
+      Collective collective) {
+    this(model, cache, device, collective, Optional.empty(), Optional.empty(), Optional.empty(),
+        Optional.empty());
   }
 
   private ModelEngine(TinyTransformer model, RankCache cache, DeviceMemory device,
-      TransferEngine transfers, Optional<KvTierBackends> owned, Optional<L3Executor> ownedL3,
-      Optional<KvStore> store) {
+      Collective collective, Optional<Collective> ownedCollective,
+      Optional<KvTierBackends> owned, Optional<L3Executor> ownedL3, Optional<KvStore> store) {
     this.model = Objects.requireNonNull(model, "model");
     this.cache = Objects.requireNonNull(cache, "cache");
-    this.transfers = Objects.requireNonNull(transfers, "transfers");
+    Objects.requireNonNull(device, "device");
+    if (Objects.requireNonNull(collective, "collective").size() != 1) {
+      throw new IllegalArgumentException("collective of " + collective.size()
+          + " ranks: the model engine serves one rank; give it a group of one");
+    }
+    this.ownedCollective = ownedCollective;
     this.owned = owned;
     this.ownedL3 = ownedL3;
-    this.kv = new PagedKv(Objects.requireNonNull(device, "device"), model.config());
-    this.pass = model.newForwardPass();
-    this.pageSize = cache.config().pageSize();
+    this.engine = new RankEngine(cache, collective,
+        new TinyModelRunner(model, device, tracker), ENGINE_CONFIG);
+    engine.setRequestListener(tracker);
     // One request holds at most every device page; a longer one could never be served.
     this.contextLimit = (int) Math.min(model.config().maxContext(),
-        (long) cache.config().devicePages() * pageSize);
-    this.table = new int[(contextLimit + pageSize - 1) / pageSize];
+        (long) cache.config().devicePages() * cache.config().pageSize());
+    // A prefetch is decided by its policy within the timeout cap: the bound comes on top.
+    this.stallNanos = STALL_NANOS
+        + cache.l3Config().map(c -> c.timeoutCap().toNanos()).orElse(0L);
     this.stats = new EngineStats(cache.deviceUsage(), cache.hostUsage(), cache.stats(),
         cache.l3Stats(), store);
   }
 
   /**
-   * Opens the backends of rank 0 from a config and an engine over them, which closes them. With
-   * {@code kvtier.store} set, the cache gets an L3 tier on that store, its calls on a background
-   * thread.
+   * Opens the backends of rank 0 from a config, a one-rank group of its collective, and an engine
+   * over them, which closes them. With {@code kvtier.store} set, the cache gets an L3 tier on that
+   * store, its calls on a background thread.
    *
    * @param model the model; the config's KV layout must be the model's
    * @param config the configuration, {@code kvtier.ranks=1}
@@ -151,7 +162,13 @@ public final class ModelEngine implements AutoCloseable {
     KvTierBackends backends = KvTierBackends.open(config, ProviderRegistries.discover(), 0,
         TimeSource.SYSTEM, Objects.requireNonNull(metrics, "metrics"));
     L3Executor executor = null;
+    Collective collective = null;
     try {
+      CollectiveProvider provider = backends.providers().collective();
+      // Its own group name: several engines may live in one JVM (tests), each a group of one.
+      collective = provider.join(CollectiveSpec.of("kvtier-model-engine-"
+              + GROUPS.incrementAndGet(), 1, 0, config.collectiveTimeout()),
+          backends.providers().context(provider, 0, TimeSource.SYSTEM, metrics));
       Optional<KvStore> store = backends.store().map(wrapStore);
       RankCache cache;
       if (store.isPresent()) {
@@ -164,13 +181,19 @@ public final class ModelEngine implements AutoCloseable {
         cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
             backends.transfers());
       }
-      return new ModelEngine(model, cache, backends.device(), backends.transfers(),
-          Optional.of(backends), Optional.ofNullable(executor), store);
+      return new ModelEngine(model, cache, backends.device(), collective,
+          Optional.of(collective), Optional.of(backends), Optional.ofNullable(executor), store);
     } catch (RuntimeException | Error e) {
-      if (executor != null) {
-        executor.close();
+      try {
+        if (collective != null) {
+          collective.close();
+        }
+        if (executor != null) {
+          executor.close();
+        }
+      } finally {
+        backends.close();
       }
-      backends.close();
       throw e;
     }
   }
@@ -204,6 +227,20 @@ public final class ModelEngine implements AutoCloseable {
   }
 
   /**
+   * The rank engine's replicated counters, for inspection on the engine's thread.
+   *
+   * @return the counters
+   */
+  public RankEngineStats engineStats() {
+    return engine.stats();
+  }
+
+  /** Shortens the no-progress bound, for tests of a stuck copy. */
+  void stallTimeout(java.time.Duration timeout) {
+    this.stallNanos = timeout.toNanos();
+  }
+
+  /**
    * The running totals, readable from any thread.
    *
    * @return the stats
@@ -213,96 +250,120 @@ public final class ModelEngine implements AutoCloseable {
   }
 
   /**
-   * Greedily generates {@code maxTokens} tokens after {@code prompt}, reusing cached KV.
+   * Greedily generates {@code maxTokens} tokens after {@code prompt}, reusing cached KV: one
+   * request of the rank engine, ticked until it ends.
    *
    * @param prompt the prompt's token ids, not empty, each in the vocabulary
    * @param maxTokens tokens to generate, at least 1
    * @return the tokens and where the prompt's KV came from
    * @throws IllegalArgumentException if the request does not fit the model or the context limit
-   * @throws PoolExhaustedException if the device pool cannot hold the request even after
-   *     eviction and after waiting for write-back copies
-   * @throws InterruptedException if interrupted while waiting for a copy
+   * @throws RequestFailedException if the engine rejected the request (its pages cannot be
+   *     allocated even with nothing else running) or a load-back it needed failed to copy
+   * @throws IllegalStateException if the request made no progress for a long time (a stuck
+   *     copy); it was aborted
+   * @throws io.kvtier.core.rank.RankGroupFailedException if a step of the engine failed; every
+   *     later call throws it too
+   * @throws InterruptedException if interrupted while waiting for a copy; the request was aborted
    */
   public Completion generate(int[] prompt, int maxTokens) throws InterruptedException {
     checkOpen();
     model.checkRequest(prompt, maxTokens, contextLimit);
-    RequestOptions options = RequestOptions.DEFAULT;
-    for (int attempt = 1; ; attempt++) {
-      cache.sync();
-      long id = nextRequestId++;
-      // Admitting all but the last token keeps at least one token to compute: the first logits
-      // come from the last prompt token's hidden state, which no cache holds.
-      int[] matchable = Arrays.copyOf(prompt, prompt.length - 1);
-      // A retry loads nothing back from the host, so pages fetched from L3 would go unused.
-      if (attempt == 1 && cache.startPrefetch(id, matchable, options)) {
-        awaitPrefetch(id);
-      }
-      Admission admission = cache.admit(id, matchable, options);
-      Optional<PrefetchOutcome> prefetched = cache.admittedPrefetch(id);      try {
-        Completion completion = run(id, admission, prefetched, prompt, maxTokens);
-        stats.recordCompletion(prompt.length, completion);
-        return completion;
-      } catch (TransferFailedException e) {
-        abortQuietly(id, e);
-        settle(admission.pendingLoads());
-        stats.recordLoadFailure();
-        // A failed load leaves its pages on the host, where the next admission would find them
-        // and try again: compute them instead, so that a flaky link cannot fail the request.
-        options = options.withLoadBackQuota(0);
-        if (attempt >= MAX_ATTEMPTS) {
-          throw new IllegalStateException("request failed " + attempt + " times because a"
-              + " load-back from the host tier failed to copy: " + e.getMessage(), e);
+    RankRequest request = RankRequest.of(nextRequestId++, prompt, maxTokens);
+    engine.checkRequest(request);
+    tracker.start(request.id(), maxTokens);
+    try {
+      tickUntil(TickCommands.arrive(List.of(request)), () -> tracker.outcome != null,
+          request.id());
+    } finally {
+      recordUsage();
+    }
+    return switch (tracker.outcome) {
+      case FINISHED -> {
+        if (tracker.generated != maxTokens) {
+          throw new IllegalStateException("request id=" + request.id() + " finished with "
+              + tracker.generated + " tokens, not max_tokens=" + maxTokens);
         }
-      } catch (PoolExhaustedException e) {
-        abortQuietly(id, e);
+        Completion c = new Completion(tracker.tokens.clone(),
+            tracker.deviceHits + tracker.hostHits + tracker.l3Hits, tracker.deviceHits,
+            tracker.hostHits, tracker.l3Hits);
+        stats.recordCompletion(prompt.length, c);
+        yield c;
+      }
+      case LOAD_FAILED -> {
+        stats.recordLoadFailure();
+        throw new RequestFailedException(RequestOutcome.LOAD_FAILED, "request id="
+            + request.id() + " was aborted because a load-back of its cached prefix from the"
+            + " host tier failed to copy: send it again");
+      }
+      case REJECTED -> {
         stats.recordPoolExhausted();
-        throw e;
-      } catch (RuntimeException | Error | InterruptedException e) {
+        throw new RequestFailedException(RequestOutcome.REJECTED, "request id=" + request.id()
+            + " was rejected: " + tracker.rejection);
+      }
+      case ABORTED -> throw new RequestFailedException(RequestOutcome.ABORTED,
+          "request id=" + request.id() + " was aborted");
+    };
+  }
+
+  /**
+   * Ticks, starting with {@code first}, until {@code done}; parks briefly after a tick without
+   * progress (the copies finish by the wall clock). Aborts request {@code id} (if not negative)
+   * when interrupted or stalled.
+   */
+  private void tickUntil(TickCommands first, BooleanSupplier done, long id)
+      throws InterruptedException {
+    TickCommands commands = first;
+    Progress progress = progress();
+    long progressAt = System.nanoTime();
+    while (true) {
+      engine.tick(commands);
+      commands = TickCommands.NONE;
+      if (done.getAsBoolean()) {
+        return;
+      }
+      Progress now = progress();
+      if (!now.equals(progress)) {
+        progress = now;
+        progressAt = System.nanoTime();
+        continue;
+      }
+      if (System.nanoTime() - progressAt > stallNanos) {
+        String what = id < 0 ? "the cache" : "request id=" + id;
+        IllegalStateException stalled = new IllegalStateException(what + " made no progress"
+            + " for " + TimeUnit.NANOSECONDS.toSeconds(stallNanos) + " s (" + engine + ", "
+            + cache.outstandingOperations() + " copies outstanding): a transfer or the L3"
+            + " store is stuck" + (id < 0 ? "" : "; the request was aborted"));
+        abortQuietly(id, stalled);
+        throw stalled;
+      }
+      LockSupport.parkNanos(POLL_NANOS);
+      if (Thread.interrupted()) {
+        InterruptedException e = new InterruptedException("interrupted while waiting for copies");
         abortQuietly(id, e);
         throw e;
-      } finally {
-        cache.sync();
-        recordUsage();
       }
     }
   }
 
-  /**
-   * Syncs until the request's L3 prefetch is decided: its pages are then host-only tree nodes
-   * that the admission loads back like any host hit. The policy ends the wait (at once, when
-   * every fetch is done, or at the timeout); a store that never answers is given up after a
-   * long guard, and the request computes what the prefetch would have brought.
-   */
-  private void awaitPrefetch(long id) throws InterruptedException {
-    long guard = PREFETCH_GUARD_NANOS
-        + cache.l3Config().map(c -> c.timeoutCap().toNanos()).orElse(0L);
-    long deadline = System.nanoTime() + guard;
+  private Progress progress() {
+    RankEngineStats s = engine.stats();
+    return new Progress(s.admitted(), s.finished() + s.aborted() + s.rejected()
+        + s.loadFailureAborts(), s.computedTokens(), s.generatedTokens(),
+        cache.outstandingOperations());
+  }
+
+  /** What a tick that makes progress changes. */
+  private record Progress(long admitted, long ended, long computed, long generated,
+      int outstanding) {}
+
+  private void abortQuietly(long id, Throwable cause) {
+    if (id < 0 || tracker.outcome != null) {
+      return;
+    }
     try {
-      while (true) {
-        cache.sync();
-        if (cache.prefetchState(id) != RankCache.PrefetchState.RUNNING) {
-          return;
-        }
-        if (System.nanoTime() - deadline > 0) {
-          LOG.log(System.Logger.Level.WARNING, "L3 prefetch of request " + id + " undecided"
-              + " after " + TimeUnit.NANOSECONDS.toSeconds(guard) + " s: cancelled, the"
-              + " request computes its prompt instead");
-          cache.cancelPrefetch(id);
-          return;
-        }
-        // The store works on its own thread; its progress reaches the tree only at a sync.
-        LockSupport.parkNanos(POLL_NANOS);
-        if (Thread.interrupted()) {
-          throw new InterruptedException("interrupted while waiting for an L3 prefetch");
-        }
-      }
-    } catch (RuntimeException | Error | InterruptedException e) {
-      try {
-        cache.cancelPrefetch(id);
-      } catch (RuntimeException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      throw e;
+      engine.tick(new TickCommands(List.of(), new long[] {id}, false));
+    } catch (RuntimeException e) {
+      cause.addSuppressed(e);
     }
   }
 
@@ -310,128 +371,35 @@ public final class ModelEngine implements AutoCloseable {
     stats.recordUsage(cache.deviceUsage(), cache.hostUsage(), cache.stats(), cache.l3Stats());
   }
 
-  private Completion run(long id, Admission admission, Optional<PrefetchOutcome> prefetched,
-      int[] prompt, int maxTokens) throws InterruptedException {
-    int cached = admission.devicePrefixLength();
-    int[] sequence = Arrays.copyOf(prompt, prompt.length + maxTokens);
-    allocate(id, prompt.length);
-    List<LoadBack> loads = admission.pendingLoads();
-    LayerGate gate = loads.isEmpty() ? LayerGate.OPEN : layer -> {
-      for (LoadBack load : loads) {
-        cache.awaitLoadLayer(load, layer);
-      }
-    };
-    int next = pass.forward(sequence, cached, prompt.length, kv, gate);
-    for (int i = 0; i < maxTokens; i++) {
-      int position = prompt.length + i;
-      sequence[position] = next;
-      if (i + 1 < maxTokens) {
-        allocate(id, position + 1);
-        next = pass.forward(sequence, position, position + 1, kv, LayerGate.OPEN);
-      }
-    }
-    // The last generated token was never fed back, so its KV was never computed: insert the
-    // tokens before it. A fresh array, since the tree keeps the array it is given.
-    cache.finish(id, Arrays.copyOf(sequence, sequence.length - 1));
-    int loaded = admission.loadedLength();
-    // Pages a prefetch fetched reach the device as a load-back from the host: the part of the
-    // load-back inside the prefetched range is the L3 hit.
-    int l3 = prefetched.map(o -> o.overlap(cached - loaded, cached)).orElse(0);
-    return new Completion(Arrays.copyOfRange(sequence, prompt.length, sequence.length), cached,
-        cached - loaded, loaded - l3, l3);
-  }
-
-  /** Makes the request's pages cover {@code tokens} tokens and binds the KV view to them. */
-  private void allocate(long id, int tokens) throws InterruptedException {
-    long deadline = 0;
-    while (true) {
-      try {
-        cache.allocateTokens(id, tokens);
-        kv.bind(table, cache.copyPageTable(id, table, 0));
-        return;
-      } catch (PoolExhaustedException e) {
-        if (e.awaitingWriteBack() == 0) {
-          throw e;
-        }
-        // Write-back victims free their device pages at their backup's commit: wait for the
-        // copies to finish and commit them, then retry.
-        if (deadline == 0) {
-          deadline = System.nanoTime() + WRITE_BACK_WAIT_NANOS;
-        }
-        if (cache.sync() == 0) {
-          if (transfers.inFlight() == 0 && cache.sync() == 0
-              || System.nanoTime() - deadline > 0) {
-            throw e;
-          }
-          LockSupport.parkNanos(POLL_NANOS);
-          if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted while waiting for write-back copies");
-          }
-        }
-      }
-    }
-  }
-
-  /** Waits until every layer of the loads has finished copying or failed, so a sync commits. */
-  private void settle(List<LoadBack> loads) throws InterruptedException {
-    for (LoadBack load : loads) {
-      for (int layer = 0; layer < load.layers(); layer++) {
-        try {
-          cache.awaitLoadLayer(load, layer);
-        } catch (TransferFailedException e) {
-          // Expected for the failed load: it is committed as failed by the next sync.
-        }
-      }
-    }
-  }
-
-  private void abortQuietly(long id, Throwable cause) {
-    if (cache.isActive(id)) {
-      try {
-        cache.abort(id);
-      } catch (RuntimeException e) {
-        cause.addSuppressed(e);
-      }
-    }
-  }
-
   /**
-   * Commits the copies that have finished; a server calls it when idle so that backups become
-   * visible and occupancy metrics stay current.
-   *
-   * @return acks committed
+   * Runs one tick without arrivals, which commits the copies that have finished; a server calls
+   * it when idle so that backups become visible and occupancy metrics stay current.
    */
-  public int sync() {
+  public void sync() {
     checkOpen();
-    int committed = cache.sync();
-    recordUsage();
-    return committed;
+    try {
+      engine.tick(TickCommands.NONE);
+    } finally {
+      recordUsage();
+    }
   }
 
   /**
-   * Waits until every backup and load-back has finished copying and is committed: the cache is
+   * Ticks until every backup and load-back has finished copying and is committed: the cache is
    * then idle, for a graceful shutdown or a test's final checks.
    *
    * @throws InterruptedException if interrupted while waiting
-   * @throws IllegalStateException if copies are still outstanding after a long wait
+   * @throws IllegalStateException if copies make no progress for a long wait
    */
   public void drain() throws InterruptedException {
     checkOpen();
-    long deadline = System.nanoTime() + WRITE_BACK_WAIT_NANOS;
-    while (cache.outstandingOperations() > 0) {
-      if (cache.sync() == 0) {
-        if (System.nanoTime() - deadline > 0) {
-          throw new IllegalStateException(cache.outstandingOperations() + " copies still"
-              + " outstanding after " + TimeUnit.NANOSECONDS.toSeconds(WRITE_BACK_WAIT_NANOS)
-              + " s: a transfer is stuck");
-        }
-        LockSupport.parkNanos(POLL_NANOS);
-        if (Thread.interrupted()) {
-          throw new InterruptedException("interrupted while draining copies");
-        }
+    try {
+      if (cache.outstandingOperations() > 0) {
+        tickUntil(TickCommands.NONE, () -> cache.outstandingOperations() == 0, -1);
       }
+    } finally {
+      recordUsage();
     }
-    recordUsage();
   }
 
   private void checkOpen() {
@@ -441,8 +409,8 @@ public final class ModelEngine implements AutoCloseable {
   }
 
   /**
-   * Closes the L3 thread and the backends if this engine opened them (the thread first: it may be
-   * in a store call). Idempotent.
+   * Closes the collective, the L3 thread and the backends if this engine opened them (the thread
+   * before the backends: it may be in a store call). Idempotent.
    */
   @Override
   public void close() {
@@ -451,9 +419,73 @@ public final class ModelEngine implements AutoCloseable {
     }
     closed = true;
     try {
-      ownedL3.ifPresent(L3Executor::close);
+      ownedCollective.ifPresent(Collective::close);
     } finally {
-      owned.ifPresent(KvTierBackends::close);
+      try {
+        ownedL3.ifPresent(L3Executor::close);
+      } finally {
+        owned.ifPresent(KvTierBackends::close);
+      }
+    }
+  }
+
+  /**
+   * The request in flight: the engine's milestones and the runner's tokens for it, on the
+   * engine's thread. Other ids cannot occur (one request at a time) and are ignored.
+   */
+  private static final class Tracker implements RequestListener, TinyModelRunner.TokenListener {
+    long id = -1;
+    int[] tokens = new int[0];
+    int generated;
+    int deviceHits;
+    int hostHits;
+    int l3Hits;
+    String rejection;
+    RequestOutcome outcome;
+
+    void start(long requestId, int maxTokens) {
+      id = requestId;
+      tokens = new int[maxTokens];
+      generated = 0;
+      deviceHits = 0;
+      hostHits = 0;
+      l3Hits = 0;
+      rejection = null;
+      outcome = null;
+    }
+
+    @Override
+    public void generated(long requestId, int token) {
+      if (requestId == id && generated < tokens.length) {
+        tokens[generated] = token;
+      }
+      if (requestId == id) {
+        generated++;
+      }
+    }
+
+    @Override
+    public void admitted(long tick, long requestId, int deviceHitTokens, int hostHitTokens,
+        int l3HitTokens) {
+      if (requestId == id) {
+        deviceHits = deviceHitTokens;
+        hostHits = hostHitTokens;
+        l3Hits = l3HitTokens;
+      }
+    }
+
+    @Override
+    public void rejected(long tick, long requestId, String reason) {
+      if (requestId == id) {
+        rejection = reason;
+      }
+    }
+
+    @Override
+    public void ended(long tick, long requestId, RequestOutcome how) {
+      if (requestId == id) {
+        outcome = how;
+      }
     }
   }
 }

@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.kvtier.cli.JsonWriter;
 import io.kvtier.cli.model.Completion;
 import io.kvtier.cli.model.ModelEngine;
+import io.kvtier.cli.model.RequestFailedException;
 import io.kvtier.core.cache.PoolExhaustedException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -226,6 +227,13 @@ public final class CompletionServer implements AutoCloseable {
       case ApiException e -> e;
       case PoolExhaustedException e -> new ApiException(503, "cache_full",
           "the KV cache is full: " + e.getMessage(), OptionalInt.of(1));
+      case RequestFailedException e -> switch (e.outcome()) {
+        case REJECTED -> new ApiException(503, "cache_full",
+            "the KV cache cannot hold the request: " + e.getMessage(), OptionalInt.empty());
+        case LOAD_FAILED -> new ApiException(503, "load_failed", e.getMessage(),
+            OptionalInt.of(1));
+        default -> new ApiException(503, "aborted", e.getMessage(), OptionalInt.of(1));
+      };
       case IllegalArgumentException e -> ApiException.badRequest(e.getMessage());
       case RuntimeException e -> e;
       default -> new IllegalStateException("the engine failed: " + failure, failure);

@@ -10,9 +10,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The one thread that drives the {@link ModelEngine} (the cache is single-threaded), fed by a
+ * The one thread that drives the {@link ModelEngine} (its rank engine is single-threaded), fed by a
  * bounded queue: a request that finds the queue full is refused at once with a 429 rather than
- * waiting without bound. When idle, the thread syncs the cache so that finished backups become
+ * waiting without bound. When idle, the thread ticks the engine so that finished backups become
  * visible and the occupancy metrics stay current.
  *
  * <p>{@link #close()} stops taking requests (503), serves those already queued, then waits for the
@@ -136,8 +136,8 @@ final class EngineWorker implements AutoCloseable {
     try {
       engine.sync();
     } catch (RuntimeException e) {
-      // A failed copy surfaces again in the next request's sync, which reports it to a client.
-      LOG.log(System.Logger.Level.WARNING, "idle sync of the cache failed", e);
+      // A failed engine fails the next request's tick too, which reports it to a client.
+      LOG.log(System.Logger.Level.WARNING, "idle tick of the engine failed", e);
     }
   }
 

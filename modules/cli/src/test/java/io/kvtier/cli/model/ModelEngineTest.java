@@ -3,6 +3,8 @@ package io.kvtier.cli.model;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvtier.asserting.FaultPlan;
+import io.kvtier.asserting.FaultyTransferEngine;
 import io.kvtier.core.KvTierBackends;
 import io.kvtier.core.cache.CacheInvariants;
 import io.kvtier.core.cache.CacheStats;
@@ -11,8 +13,16 @@ import io.kvtier.core.cache.RankCache;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.WritePolicy;
+import io.kvtier.core.rank.RequestOutcome;
+import io.kvtier.spi.BackendMetrics;
+import io.kvtier.spi.Collective;
+import io.kvtier.spi.CollectiveProvider;
+import io.kvtier.spi.CollectiveSpec;
+import io.kvtier.spi.TimeSource;
+import io.kvtier.spi.TransferDirection;
 import io.kvtier.testkit.SeedExtension;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +30,10 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** The single-rank model engine: reuse, the context limit, and that the check has teeth. */
+/**
+ * The single-rank model engine over the rank engine: reuse, the context limit, failed and stuck
+ * copies, and that the check has teeth.
+ */
 @ExtendWith(SeedExtension.class)
 class ModelEngineTest {
   private static final TinyTransformer MODEL = new TinyTransformer(ModelConfig.DEFAULTS);
@@ -73,11 +86,11 @@ class ModelEngineTest {
     int[] prompt = TinyPrompts.tokens(random, 64, 512);
     int[] reference = new NoCacheRunner(MODEL).generate(prompt, 12);
     KvTierConfig config = config(16, 512);
-    try (KvTierBackends backends = KvTierBackends.open(config)) {
+    try (KvTierBackends backends = KvTierBackends.open(config);
+        Collective collective = soloGroup(backends, "corrupt")) {
       RankCache cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
           backends.transfers());
-      ModelEngine engine = new ModelEngine(MODEL, cache, backends.device(),
-          backends.transfers());
+      ModelEngine engine = new ModelEngine(MODEL, cache, backends.device(), collective);
       assertThat(engine.generate(prompt, 12).tokens()).containsExactly(reference);
       engine.drain();
 
@@ -97,10 +110,90 @@ class ModelEngineTest {
     }
   }
 
-  /** Failed copies (backups rolled back, load-backs retried from scratch) never change outputs. */
+  /**
+   * The engine's rule for a failed load-back: the request ends as LOAD_FAILED, which generate
+   * reports; the pages stay on the host, and the same prompt sent again loads them and gives the
+   * uncached output.
+   */
   @Test
-  void failingCopiesAreRetriedOrRecomputedWithEqualOutputs(Random random)
+  void aFailedLoadBackFailsTheRequestAndTheNextTryLoadsItBack(Random random)
       throws InterruptedException {
+    int[] prompt = TinyPrompts.tokens(random, 40, 512);
+    int[] reference = new NoCacheRunner(MODEL).generate(prompt, 4);
+    KvTierConfig config = config(4, 64);
+    try (KvTierBackends backends = KvTierBackends.open(config);
+        Collective collective = soloGroup(backends, "load-failed")) {
+      FaultyTransferEngine transfers = new FaultyTransferEngine(backends.transfers(),
+          FaultPlan.none(), TimeSource.SYSTEM);
+      RankCache cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
+          transfers);
+      ModelEngine engine = new ModelEngine(MODEL, cache, backends.device(), collective);
+      engine.generate(prompt, 4);
+      engine.drain();
+      // Another prompt of the device pool's size evicts the first one's pages to the host.
+      engine.generate(TinyPrompts.tokens(random, 60, 512), 4);
+      engine.drain();
+      transfers.failNext(TransferDirection.HOST_TO_DEVICE);
+
+      assertThatThrownBy(() -> engine.generate(prompt, 4))
+          .isInstanceOfSatisfying(RequestFailedException.class,
+              e -> assertThat(e.outcome()).isEqualTo(RequestOutcome.LOAD_FAILED))
+          .hasMessageContaining("load-back");
+      assertThat(engine.stats().loadFailures()).isEqualTo(1);
+      CacheInvariants.check(cache);
+
+      Completion again = engine.generate(prompt, 4);
+      assertThat(again.tokens()).containsExactly(reference);
+      assertThat(again.hostHitTokens()).isPositive();
+      engine.drain();
+      CacheInvariants.checkIdle(cache);
+    }
+  }
+
+  /**
+   * A copy that never completes aborts the request after the stall bound instead of hanging, an
+   * interrupt aborts it at once, and the engine serves the prompt once the copy is let go.
+   */
+  @Test
+  void aStuckCopyOrAnInterruptAbortsTheRequestInsteadOfHanging(Random random) throws InterruptedException {
+    int[] prompt = TinyPrompts.tokens(random, 40, 512);
+    KvTierConfig config = config(4, 64);
+    try (KvTierBackends backends = KvTierBackends.open(config);
+        Collective collective = soloGroup(backends, "stuck")) {
+      FaultyTransferEngine transfers = new FaultyTransferEngine(backends.transfers(),
+          FaultPlan.none(), TimeSource.SYSTEM);
+      RankCache cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
+          transfers);
+      ModelEngine engine = new ModelEngine(MODEL, cache, backends.device(), collective);
+      engine.generate(prompt, 4);
+      engine.drain();
+      engine.generate(TinyPrompts.tokens(random, 60, 512), 4);
+      engine.drain();
+      engine.stallTimeout(Duration.ofMillis(300));
+      transfers.stall(TransferDirection.HOST_TO_DEVICE);
+
+      assertThatThrownBy(() -> engine.generate(prompt, 4))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("made no progress")
+          .hasMessageContaining("the request was aborted");
+      assertThat(engine.engineStats().aborted()).isEqualTo(1);
+      // An interrupt while waiting for the copy aborts the request the same way.
+      engine.stallTimeout(Duration.ofMinutes(5));
+      Thread.currentThread().interrupt();
+      assertThatThrownBy(() -> engine.generate(prompt, 4))
+          .isInstanceOf(InterruptedException.class);
+      assertThat(engine.engineStats().aborted()).isEqualTo(2);
+      transfers.release(TransferDirection.HOST_TO_DEVICE);
+      engine.drain();
+      CacheInvariants.checkIdle(cache);
+      assertThat(engine.generate(prompt, 4).tokens())
+          .containsExactly(new NoCacheRunner(MODEL).generate(prompt, 4));
+    }
+  }
+
+  /** Failed copies (backups rolled back, failed load-backs) never change an output. */
+  @Test
+  void failingCopiesNeverChangeAnOutput(Random random) throws InterruptedException {
     List<TinyPrompts.Prompt> prompts = TinyPrompts.sharedPrefixes(random, 40, 4, 512,
         new int[] {20, 80}, new int[] {1, 20}, new int[] {1, 6});
     KvTierConfig config = SimEngines.config(MODEL.config(), 4, 256, 3,
@@ -108,9 +201,18 @@ class ModelEngineTest {
         Map.of("sim.failure-probability", "0.3", "sim.seed", Long.toString(random.nextLong())));
     NoCacheRunner reference = new NoCacheRunner(MODEL);
     try (ModelEngine engine = SimEngines.open(MODEL, config)) {
+      int finished = 0;
+      int loadFailed = 0;
       for (TinyPrompts.Prompt p : prompts) {
-        assertThat(engine.generate(p.tokens(), p.maxTokens()).tokens())
-            .containsExactly(reference.generate(p.tokens(), p.maxTokens()));
+        try {
+          assertThat(engine.generate(p.tokens(), p.maxTokens()).tokens())
+              .containsExactly(reference.generate(p.tokens(), p.maxTokens()));
+          finished++;
+        } catch (RequestFailedException e) {
+          // The engine's rule: a request whose load-back failed is aborted, not retried.
+          assertThat(e.outcome()).isEqualTo(RequestOutcome.LOAD_FAILED);
+          loadFailed++;
+        }
         CacheInvariants.check(engine.cache());
       }
       engine.drain();
@@ -118,9 +220,18 @@ class ModelEngineTest {
       CacheStats stats = engine.stats().cacheStats();
       assertThat(stats.backupsFailed() + stats.loadsFailed()).as("copies that failed")
           .isPositive();
-      // Each retried request met at least one load that then committed as failed.
-      assertThat(engine.stats().loadFailures()).isLessThanOrEqualTo(stats.loadsFailed());
+      assertThat(finished).isPositive();
+      assertThat(engine.stats().requests()).isEqualTo(finished);
+      assertThat(engine.stats().loadFailures()).isEqualTo(loadFailed)
+          .isLessThanOrEqualTo(stats.loadsFailed());
     }
+  }
+
+  private static Collective soloGroup(KvTierBackends backends, String name) {
+    CollectiveProvider provider = backends.providers().collective();
+    return provider.join(CollectiveSpec.of("model-engine-test-" + name + "-" + System.nanoTime(),
+            1, 0, Duration.ofSeconds(20)),
+        backends.providers().context(provider, 0, TimeSource.SYSTEM, BackendMetrics.NOOP));
   }
 
   @Test

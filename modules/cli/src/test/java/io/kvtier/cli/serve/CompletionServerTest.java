@@ -8,9 +8,22 @@ import io.kvtier.cli.model.ModelConfig;
 import io.kvtier.cli.model.ModelEngine;
 import io.kvtier.cli.model.NoCacheRunner;
 import io.kvtier.cli.model.TinyTransformer;
+import io.kvtier.asserting.FaultPlan;
+import io.kvtier.asserting.FaultyTransferEngine;
+import io.kvtier.core.KvTierBackends;
+import io.kvtier.core.cache.RankCache;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.WritePolicy;
+import io.kvtier.spi.BackendMetrics;
+import io.kvtier.spi.Collective;
+import io.kvtier.spi.CollectiveProvider;
+import io.kvtier.spi.CollectiveSpec;
+import io.kvtier.spi.TimeSource;
+import io.kvtier.spi.TransferBatch;
+import io.kvtier.spi.TransferDirection;
+import io.kvtier.spi.TransferEngine;
+import io.kvtier.spi.TransferHandle;
 import io.kvtier.testkit.SeedExtension;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -28,6 +41,8 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -41,7 +56,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * Drives the completion server over real HTTP on a loopback port: completions equal to the
  * uncached reference, cache reuse on a repeated prefix, a 400 for each class of bad input, 404,
- * 405, 429 on a full queue, a metrics scrape that parses, health, and a graceful shutdown.
+ * 405, 429 on a full queue, 503 for a failed load-back, 500 from a failed engine, a metrics
+ * scrape that parses, health, and a graceful shutdown.
  */
 @ExtendWith(SeedExtension.class)
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
@@ -291,5 +307,123 @@ class CompletionServerTest {
         .containsExactly(new NoCacheRunner(MODEL).generate(new int[] {9, 8, 7}, 3));
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> get("/health"))
         .isInstanceOf(IOException.class);
+  }
+
+  /** A server over an engine on given transfers, with a one-rank group, all closed by the test. */
+  private record Rig(KvTierBackends backends, Collective collective, ModelEngine engine,
+      CompletionServer server, URI base) implements AutoCloseable {
+
+    static Rig start(java.util.function.UnaryOperator<TransferEngine> wrap) throws IOException {
+      KvTierConfig config = KvTierConfig.builder().device("sim").host("sim")
+          .layout(2, 4, 16, Float.BYTES, 4).devicePages(16).hostPages(64)
+          .writePolicy(WritePolicy.WRITE_THROUGH).evictionPolicy(EvictionPolicy.LRU)
+          .vocabSize(512).build();
+      KvTierBackends backends = KvTierBackends.open(config);
+      CollectiveProvider provider = backends.providers().collective();
+      Collective collective = provider.join(CollectiveSpec.of("completion-server-test-"
+              + System.nanoTime(), 1, 0, Duration.ofSeconds(20)),
+          backends.providers().context(provider, 0, TimeSource.SYSTEM, BackendMetrics.NOOP));
+      RankCache cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
+          wrap.apply(backends.transfers()));
+      ModelEngine engine = new ModelEngine(MODEL, cache, backends.device(), collective);
+      PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+      CompletionServer server = CompletionServer.start(engine, registry,
+          new InetSocketAddress("127.0.0.1", 0),
+          new CompletionServer.Options(2, 4096, Duration.ofMinutes(1)));
+      return new Rig(backends, collective, engine, server,
+          URI.create("http://127.0.0.1:" + server.address().getPort()));
+    }
+
+    @Override
+    public void close() {
+      try {
+        server.close();
+      } finally {
+        try {
+          collective.close();
+        } finally {
+          backends.close();
+        }
+      }
+    }
+  }
+
+  private HttpResponse<String> post(URI at, String body) throws Exception {
+    return client.send(HttpRequest.newBuilder(at.resolve("/v1/completions"))
+            .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  /**
+   * The engine's rule for a failed load-back (the request ends, no retry) reaches the client as
+   * a 503 it may retry; the retry loads the prefix back and gives the uncached output.
+   */
+  @Test
+  void aFailedLoadBackIsA503LoadFailedAndTheRetryIsServed(Random random) throws Exception {
+    AtomicReference<FaultyTransferEngine> faulty = new AtomicReference<>();
+    try (Rig rig = Rig.start(t -> {
+      faulty.set(new FaultyTransferEngine(t, FaultPlan.none(), TimeSource.SYSTEM));
+      return faulty.get();
+    })) {
+      int[] prompt = new int[40];
+      for (int i = 0; i < prompt.length; i++) {
+        prompt[i] = random.nextInt(512);
+      }
+      int[] other = new int[60];
+      for (int i = 0; i < other.length; i++) {
+        other[i] = random.nextInt(512);
+      }
+      assertThat(post(rig.base(), body(prompt, 4)).statusCode()).isEqualTo(200);
+      // A prompt of the device pool's size evicts the first one's pages, which it can do only
+      // once their write-through backups committed: they are on the host now.
+      assertThat(post(rig.base(), body(other, 4)).statusCode()).isEqualTo(200);
+      faulty.get().failNext(TransferDirection.HOST_TO_DEVICE);
+
+      HttpResponse<String> failed = post(rig.base(), body(prompt, 4));
+
+      assertThat(failed.statusCode()).as(failed.body()).isEqualTo(503);
+      assertThat(failed.headers().firstValue("Retry-After")).hasValue("1");
+      assertThat(failed.body()).contains("\"load_failed\"").contains("load-back");
+      HttpResponse<String> retried = post(rig.base(), body(prompt, 4));
+      assertThat(retried.statusCode()).as(retried.body()).isEqualTo(200);
+      assertThat(tokens(json(retried))).containsExactly(new NoCacheRunner(MODEL)
+          .generate(prompt, 4));
+      assertThat((Long) json(retried).get("host_cached_tokens")).isPositive();
+    }
+  }
+
+  /** A failed engine answers every request with a 500 at once: none waits for a dead loop. */
+  @Test
+  void aFailedEngineIsA500ForEveryRequestNotAHang() throws Exception {
+    AtomicBoolean broken = new AtomicBoolean();
+    try (Rig rig = Rig.start(t -> new TransferEngine() {
+      @Override
+      public TransferHandle submit(TransferBatch batch) {
+        if (broken.get()) {
+          throw new IllegalStateException("injected: the copy engine broke");
+        }
+        return t.submit(batch);
+      }
+
+      @Override
+      public int inFlight() {
+        return t.inFlight();
+      }
+
+      @Override
+      public void close() {
+        t.close();
+      }
+    })) {
+      assertThat(post(rig.base(), body(new int[] {1, 2, 3, 4, 5, 6}, 3)).statusCode())
+          .isEqualTo(200);
+      broken.set(true);
+
+      for (int i = 0; i < 2; i++) {
+        HttpResponse<String> failed = post(rig.base(), body(new int[] {7, 8, 9, 10, 11, i}, 3));
+        assertThat(failed.statusCode()).as(failed.body()).isEqualTo(500);
+        assertThat(failed.body()).contains("internal_error").contains("injected");
+      }
+    }
   }
 }
