@@ -15,7 +15,8 @@ module io.kvtier.core {
   exports io.kvtier.core.inject;
   exports io.kvtier.core.cache;
   exports io.kvtier.core.rank;
-  exports io.kvtier.core.cache.testing to io.kvtier.simulator;
+  exports io.kvtier.core.cache.testing to
+      io.kvtier.simulator;
 
   // Guice reflects on the injected module's members.
   opens io.kvtier.core.inject to

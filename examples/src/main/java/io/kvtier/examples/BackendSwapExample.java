@@ -47,8 +47,11 @@ public final class BackendSwapExample {
       }
       int eq = arg.indexOf('=');
       if (eq <= 0) {
-        throw new IllegalArgumentException("'" + arg + "' is not key=value or --rank=N: give"
-            + " settings such as kvtier.device=cuda kvtier.collective=local");
+        throw new IllegalArgumentException(
+            "'"
+                + arg
+                + "' is not key=value or --rank=N: give"
+                + " settings such as kvtier.device=cuda kvtier.collective=local");
       }
       settings.put(arg.substring(0, eq), arg.substring(eq + 1));
     }
@@ -56,15 +59,23 @@ public final class BackendSwapExample {
     String collective = config.provider(ProviderKind.COLLECTIVE);
     if (collective.equals("local")) {
       if (rank != null) {
-        throw new IllegalArgumentException("--rank=" + rank + " is for one rank per process"
-            + " (kvtier.collective=mpi or hazelcast); with local every rank is a thread: drop it");
+        throw new IllegalArgumentException(
+            "--rank="
+                + rank
+                + " is for one rank per process"
+                + " (kvtier.collective=mpi or hazelcast); with local every rank is a thread: drop it");
       }
       return RanksAsThreadsExample.runAsThreads(config);
     }
     int me = rank != null ? rank : launcherRank();
     if (me < 0 || me >= config.ranks()) {
-      throw new IllegalArgumentException("rank " + me + " is outside kvtier.ranks="
-          + config.ranks() + ": give --rank=0.." + (config.ranks() - 1));
+      throw new IllegalArgumentException(
+          "rank "
+              + me
+              + " is outside kvtier.ranks="
+              + config.ranks()
+              + ": give --rank=0.."
+              + (config.ranks() - 1));
     }
     return List.of(RanksAsThreadsExample.runRank(config, me, "backend-swap"));
   }

@@ -53,26 +53,38 @@ public final class EmbeddingExample {
    * @return the outputs and counters
    */
   public static Result run() {
-    KvTierConfig config = KvTierConfig.builder()
-        .device("sim").host("sim").collective("local")
-        .set(KvTierKeys.LAYERS, "2").set(KvTierKeys.KV_HEADS, "1")
-        .set(KvTierKeys.HEAD_DIM, "4").set(KvTierKeys.PAGE_SIZE, "4")
-        .set(KvTierKeys.DEVICE_PAGES, "64").set(KvTierKeys.HOST_PAGES, "128")
-        .build();
+    KvTierConfig config =
+        KvTierConfig.builder()
+            .device("sim")
+            .host("sim")
+            .collective("local")
+            .set(KvTierKeys.LAYERS, "2")
+            .set(KvTierKeys.KV_HEADS, "1")
+            .set(KvTierKeys.HEAD_DIM, "4")
+            .set(KvTierKeys.PAGE_SIZE, "4")
+            .set(KvTierKeys.DEVICE_PAGES, "64")
+            .set(KvTierKeys.HOST_PAGES, "128")
+            .build();
     int[] shared = IntStream.range(1, 33).toArray();
-    List<RankRequest> requests = List.of(
-        RankRequest.of(1, IntStream.concat(IntStream.of(shared), IntStream.of(100, 101))
-            .toArray(), 4),
-        RankRequest.of(2, IntStream.concat(IntStream.of(shared), IntStream.of(200, 201, 202))
-            .toArray(), 4));
+    List<RankRequest> requests =
+        List.of(
+            RankRequest.of(
+                1, IntStream.concat(IntStream.of(shared), IntStream.of(100, 101)).toArray(), 4),
+            RankRequest.of(
+                2,
+                IntStream.concat(IntStream.of(shared), IntStream.of(200, 201, 202)).toArray(),
+                4));
     // [embedding-loop]
     try (KvTierBackends backends = KvTierBackends.open(config)) {
-      RankCache cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
-          backends.transfers());
+      RankCache cache =
+          RankCache.withMemory(
+              config.cache(), backends.device(), backends.host(), backends.transfers());
       CollectiveProvider local = backends.providers().collective();
       CollectiveSpec spec = CollectiveSpec.of("my-server", 1, 0, Duration.ofSeconds(30));
-      try (Collective group = local.join(spec,
-          backends.providers().context(local, 0, TimeSource.SYSTEM, BackendMetrics.NOOP))) {
+      try (Collective group =
+          local.join(
+              spec,
+              backends.providers().context(local, 0, TimeSource.SYSTEM, BackendMetrics.NOOP))) {
         ToyModel model = new ToyModel(backends.device());
         RankEngine engine = new RankEngine(cache, group, model, RankEngineConfig.DEFAULTS);
         long tick = 0;
@@ -81,16 +93,17 @@ public final class EmbeddingExample {
           TickCommands commands = TickCommands.NONE;
           if (tick == 0) {
             commands = TickCommands.arrive(List.of(requests.get(0)));
-          } else if (model.outputs.containsKey(1L) && !model.outputs.containsKey(2L)
+          } else if (model.outputs.containsKey(1L)
+              && !model.outputs.containsKey(2L)
               && engine.waitingRequests() + engine.runningRequests() == 0) {
             commands = new TickCommands(List.of(requests.get(1)), new long[0], true);
           }
           engine.receive(commands); // 1: rank 0 broadcasts arrivals and aborts
-          engine.sync();            // 2: agree on finished copies (only if any are pending)
-          engine.admit();           // 3: match cached prefixes, lock, load back, allocate
-          engine.forward();         // 4: the model writes KV layer by layer; backups stream
-          engine.finish();          // 5: finished requests enter the cache and are released
-          engine.check();           // 6: replica digest check, every digestInterval ticks
+          engine.sync(); // 2: agree on finished copies (only if any are pending)
+          engine.admit(); // 3: match cached prefixes, lock, load back, allocate
+          engine.forward(); // 4: the model writes KV layer by layer; backups stream
+          engine.finish(); // 5: finished requests enter the cache and are released
+          engine.check(); // 6: replica digest check, every digestInterval ticks
           tick++;
         }
         return new Result(model.outputs, engine.stats(), tick);
@@ -108,16 +121,24 @@ public final class EmbeddingExample {
    * @param l3 where the store calls run; the caller closes it before the backends
    * @return the cache
    */
-  public static RankCache cacheWithL3(KvTierConfig config, KvTierBackends backends,
-      L3Executor l3) {
+  public static RankCache cacheWithL3(KvTierConfig config, KvTierBackends backends, L3Executor l3) {
     // [embedding-l3]
     // kvtier.store=memory|file|hazelcast: the backends opened this rank's store; the cache
     // writes host-committed pages to it and prefetches them back, agreed at the tick's sync.
-    return backends.l3Setup(l3)
-        .map(setup -> RankCache.withMemory(config.cache(), backends.device(), backends.host(),
-            backends.transfers(), setup))
-        .orElseGet(() -> RankCache.withMemory(config.cache(), backends.device(),
-            backends.host(), backends.transfers()));
+    return backends
+        .l3Setup(l3)
+        .map(
+            setup ->
+                RankCache.withMemory(
+                    config.cache(),
+                    backends.device(),
+                    backends.host(),
+                    backends.transfers(),
+                    setup))
+        .orElseGet(
+            () ->
+                RankCache.withMemory(
+                    config.cache(), backends.device(), backends.host(), backends.transfers()));
     // [/embedding-l3]
   }
 

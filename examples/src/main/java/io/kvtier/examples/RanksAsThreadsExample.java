@@ -57,8 +57,13 @@ public final class RanksAsThreadsExample {
    * @param ticks the ticks the rank ran
    * @param l3 whether the rank's cache had an L3 tier ({@code kvtier.store} named a store)
    */
-  public record RankResult(int rank, Map<Long, List<Integer>> outputs, RankEngineStats stats,
-      long replicaDigest, long ticks, boolean l3) {
+  public record RankResult(
+      int rank,
+      Map<Long, List<Integer>> outputs,
+      RankEngineStats stats,
+      long replicaDigest,
+      long ticks,
+      boolean l3) {
 
     /** Validates and copies the fields. */
     public RankResult {
@@ -97,11 +102,17 @@ public final class RanksAsThreadsExample {
    * @throws IllegalArgumentException for an unknown key or a bad value
    */
   static KvTierConfig config(Map<String, String> settings) {
-    KvTierConfigBuilder builder = KvTierConfig.builder()
-        .device("sim").host("sim").collective("local")
-        .set(KvTierKeys.LAYERS, "2").set(KvTierKeys.KV_HEADS, "1")
-        .set(KvTierKeys.HEAD_DIM, "4").set(KvTierKeys.PAGE_SIZE, "4")
-        .set(KvTierKeys.DEVICE_PAGES, "64").set(KvTierKeys.HOST_PAGES, "128");
+    KvTierConfigBuilder builder =
+        KvTierConfig.builder()
+            .device("sim")
+            .host("sim")
+            .collective("local")
+            .set(KvTierKeys.LAYERS, "2")
+            .set(KvTierKeys.KV_HEADS, "1")
+            .set(KvTierKeys.HEAD_DIM, "4")
+            .set(KvTierKeys.PAGE_SIZE, "4")
+            .set(KvTierKeys.DEVICE_PAGES, "64")
+            .set(KvTierKeys.HOST_PAGES, "128");
     settings.forEach(builder::set);
     return builder.build();
   }
@@ -149,15 +160,24 @@ public final class RanksAsThreadsExample {
    */
   static RankResult runRank(KvTierConfig config, int rank, String group) {
     List<RankRequest> requests = requests();
-    try (KvTierBackends backends = KvTierBackends.open(config, ProviderRegistries.discover(),
-            rank, TimeSource.SYSTEM, BackendMetrics.NOOP);
+    try (KvTierBackends backends =
+            KvTierBackends.open(
+                config,
+                ProviderRegistries.discover(),
+                rank,
+                TimeSource.SYSTEM,
+                BackendMetrics.NOOP);
         L3Executor l3 = L3Executor.inline()) {
       RankCache cache = EmbeddingExample.cacheWithL3(config, backends, l3);
       CollectiveProvider provider = backends.providers().collective();
-      CollectiveSpec spec = CollectiveSpec.of(group, config.ranks(), rank,
-          config.collectiveTimeout());
-      try (Collective collective = provider.join(spec,
-          backends.providers().context(provider, rank, TimeSource.SYSTEM, BackendMetrics.NOOP))) {
+      CollectiveSpec spec =
+          CollectiveSpec.of(group, config.ranks(), rank, config.collectiveTimeout());
+      try (Collective collective =
+          provider.join(
+              spec,
+              backends
+                  .providers()
+                  .context(provider, rank, TimeSource.SYSTEM, BackendMetrics.NOOP))) {
         EmbeddingExample.ToyModel model = new EmbeddingExample.ToyModel(backends.device());
         RankEngine engine = new RankEngine(cache, collective, model, RankEngineConfig.DEFAULTS);
         long tick = 0;
@@ -169,16 +189,17 @@ public final class RanksAsThreadsExample {
           TickCommands commands = null;
           if (rank == 0) {
             int next = (int) (tick / 2);
-            commands = tick % 2 == 0 && next < REQUESTS
-                ? new TickCommands(List.of(requests.get(next)), new long[0],
-                    next == REQUESTS - 1)
-                : TickCommands.NONE;
+            commands =
+                tick % 2 == 0 && next < REQUESTS
+                    ? new TickCommands(
+                        List.of(requests.get(next)), new long[0], next == REQUESTS - 1)
+                    : TickCommands.NONE;
           }
           engine.tick(commands);
           tick++;
         }
-        return new RankResult(rank, model.outputs, engine.stats(), engine.replicaDigest(), tick,
-            cache.hasL3());
+        return new RankResult(
+            rank, model.outputs, engine.stats(), engine.replicaDigest(), tick, cache.hasL3());
       }
     }
   }
@@ -204,9 +225,15 @@ public final class RanksAsThreadsExample {
    * @return the line
    */
   static String describe(RankResult r) {
-    return String.format("rank %d: %d ticks, %d finished, prompt tokens %d, device hits %d,"
-            + " host hits %d, digest %016x", r.rank(), r.ticks(), r.stats().finished(),
-        r.stats().promptTokens(), r.stats().deviceHitTokens(), r.stats().hostHitTokens(),
+    return String.format(
+        "rank %d: %d ticks, %d finished, prompt tokens %d, device hits %d,"
+            + " host hits %d, digest %016x",
+        r.rank(),
+        r.ticks(),
+        r.stats().finished(),
+        r.stats().promptTokens(),
+        r.stats().deviceHitTokens(),
+        r.stats().hostHitTokens(),
         r.replicaDigest());
   }
 }

@@ -55,8 +55,11 @@ public final class ServerLoopExample implements AutoCloseable {
   public ServerLoopExample(KvTierConfig config) {
     Objects.requireNonNull(config, "config");
     if (config.ranks() != 1) {
-      throw new IllegalArgumentException("kvtier.ranks=" + config.ranks() + ": this server runs"
-          + " one rank; run RanksAsThreadsExample for several");
+      throw new IllegalArgumentException(
+          "kvtier.ranks="
+              + config.ranks()
+              + ": this server runs"
+              + " one rank; run RanksAsThreadsExample for several");
     }
     loop = Thread.ofPlatform().name("kvtier-server-loop").start(() -> serve(config));
   }
@@ -71,8 +74,12 @@ public final class ServerLoopExample implements AutoCloseable {
   public static void main(String... args) throws Exception {
     Result result = run();
     result.outputs().forEach((prompt, tokens) -> System.out.println(prompt + " -> " + tokens));
-    System.out.println("device hit tokens " + result.stats().deviceHitTokens() + " of "
-        + result.stats().promptTokens() + " prompt tokens");
+    System.out.println(
+        "device hit tokens "
+            + result.stats().deviceHitTokens()
+            + " of "
+            + result.stats().promptTokens()
+            + " prompt tokens");
   }
 
   /**
@@ -101,8 +108,10 @@ public final class ServerLoopExample implements AutoCloseable {
     RankEngineStats stats;
     try (ServerLoopExample server = new ServerLoopExample(RanksAsThreadsExample.config(Map.of()))) {
       for (int client = 0; client < 3; client++) {
-        int[] prompt = IntStream.concat(IntStream.of(system),
-            IntStream.of(100 * (client + 1), 100 * (client + 1) + 1)).toArray();
+        int[] prompt =
+            IntStream.concat(
+                    IntStream.of(system), IntStream.of(100 * (client + 1), 100 * (client + 1) + 1))
+                .toArray();
         outputs.put(client, server.submit(prompt, 4).get(1, TimeUnit.MINUTES));
       }
       stats = server.stop();
@@ -157,13 +166,17 @@ public final class ServerLoopExample implements AutoCloseable {
   // The server's loop: the only code that touches the backends, the cache and the engine.
   private void serve(KvTierConfig config) {
     try (KvTierBackends backends = KvTierBackends.open(config)) {
-      RankCache cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
-          backends.transfers());
+      RankCache cache =
+          RankCache.withMemory(
+              config.cache(), backends.device(), backends.host(), backends.transfers());
       CollectiveProvider local = backends.providers().collective();
-      CollectiveSpec spec = CollectiveSpec.of("server-loop-" + System.identityHashCode(this), 1,
-          0, config.collectiveTimeout());
-      try (Collective group = local.join(spec,
-          backends.providers().context(local, 0, TimeSource.SYSTEM, BackendMetrics.NOOP))) {
+      CollectiveSpec spec =
+          CollectiveSpec.of(
+              "server-loop-" + System.identityHashCode(this), 1, 0, config.collectiveTimeout());
+      try (Collective group =
+          local.join(
+              spec,
+              backends.providers().context(local, 0, TimeSource.SYSTEM, BackendMetrics.NOOP))) {
         EmbeddingExample.ToyModel model = new EmbeddingExample.ToyModel(backends.device());
         RankEngine engine = new RankEngine(cache, group, model, RankEngineConfig.DEFAULTS);
         while (!engine.isDrained()) {

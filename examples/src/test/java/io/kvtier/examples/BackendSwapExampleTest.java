@@ -29,19 +29,22 @@ class BackendSwapExampleTest {
   void theDefaultsRunOneRankOnSimAndLocal() {
     List<RankResult> ranks = BackendSwapExample.run(List.of());
 
-    assertThat(ranks).singleElement().satisfies(r -> {
-      assertThat(r.rank()).isZero();
-      assertThat(r.stats().finished()).isEqualTo(RanksAsThreadsExample.REQUESTS);
-    });
+    assertThat(ranks)
+        .singleElement()
+        .satisfies(
+            r -> {
+              assertThat(r.rank()).isZero();
+              assertThat(r.stats().finished()).isEqualTo(RanksAsThreadsExample.REQUESTS);
+            });
   }
 
   @Test
   void theSameProgramRunsOverEachL3StoreAndWithout() {
-    List<RankResult> memory = BackendSwapExample.run(
-        List.of("kvtier.ranks=2", "kvtier.store=memory"));
+    List<RankResult> memory =
+        BackendSwapExample.run(List.of("kvtier.ranks=2", "kvtier.store=memory"));
     // One rank: the file store is a directory of this machine, not shared between ranks.
-    List<RankResult> file = BackendSwapExample.run(List.of("kvtier.store=file",
-        "file.directory=" + dir));
+    List<RankResult> file =
+        BackendSwapExample.run(List.of("kvtier.store=file", "file.directory=" + dir));
     List<RankResult> none = BackendSwapExample.run(List.of("kvtier.ranks=2"));
 
     assertThat(memory).hasSize(2).allSatisfy(r -> assertThat(r.l3()).isTrue());
@@ -57,22 +60,28 @@ class BackendSwapExampleTest {
 
   @Test
   void theSameProgramRunsOnTheGpu() {
-    Optional<ProviderReport> cuda = ProviderRegistry.load(DeviceMemoryProvider.class).reports()
-        .stream().filter(r -> r.name().equals("cuda")).findFirst();
-    Assumptions.assumeTrue(cuda.isPresent(),
+    Optional<ProviderReport> cuda =
+        ProviderRegistry.load(DeviceMemoryProvider.class).reports().stream()
+            .filter(r -> r.name().equals("cuda"))
+            .findFirst();
+    Assumptions.assumeTrue(
+        cuda.isPresent(),
         "no cuda provider on the module path: kvtier-backend-cuda is not a dependency here");
     Assumptions.assumeTrue(cuda.get().available(), "cuda is unavailable: " + cuda.get().reason());
 
-    List<RankResult> gpu = BackendSwapExample.run(List.of("kvtier.device=cuda",
-        "kvtier.host=cuda"));
+    List<RankResult> gpu =
+        BackendSwapExample.run(List.of("kvtier.device=cuda", "kvtier.host=cuda"));
     List<RankResult> sim = BackendSwapExample.run(List.of());
 
-    assertThat(gpu).singleElement().satisfies(r -> {
-      assertThat(r.stats().finished()).isEqualTo(RanksAsThreadsExample.REQUESTS);
-      assertThat(r.stats().kvMismatches()).isZero();
-      // The toy model's tokens depend on the prompt only, whatever memory holds its KV.
-      assertThat(r.outputs()).isEqualTo(sim.get(0).outputs());
-    });
+    assertThat(gpu)
+        .singleElement()
+        .satisfies(
+            r -> {
+              assertThat(r.stats().finished()).isEqualTo(RanksAsThreadsExample.REQUESTS);
+              assertThat(r.stats().kvMismatches()).isZero();
+              // The toy model's tokens depend on the prompt only, whatever memory holds its KV.
+              assertThat(r.outputs()).isEqualTo(sim.get(0).outputs());
+            });
   }
 
   @Test
@@ -83,8 +92,7 @@ class BackendSwapExampleTest {
     assertThatThrownBy(() -> BackendSwapExample.run(List.of("--rank=1")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("with local every rank is a thread: drop it");
-    assertThatThrownBy(() -> BackendSwapExample.run(
-            List.of("kvtier.collective=mpi", "--rank=5")))
+    assertThatThrownBy(() -> BackendSwapExample.run(List.of("kvtier.collective=mpi", "--rank=5")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("rank 5 is outside kvtier.ranks=1");
     assertThatThrownBy(() -> BackendSwapExample.run(List.of("kvtier.no-such-key=1")))

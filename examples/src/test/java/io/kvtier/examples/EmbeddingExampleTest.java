@@ -39,9 +39,10 @@ class EmbeddingExampleTest {
   void readmeShowsTheCompiledLoopVerbatim() throws IOException {
     Path root = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
     String readme = Files.readString(root.resolve("README.md"), StandardCharsets.UTF_8);
-    String source = Files.readString(
-        root.resolve("examples/src/main/java/io/kvtier/examples/EmbeddingExample.java"),
-        StandardCharsets.UTF_8);
+    String source =
+        Files.readString(
+            root.resolve("examples/src/main/java/io/kvtier/examples/EmbeddingExample.java"),
+            StandardCharsets.UTF_8);
 
     String compiled = between(source, BEGIN, END).stripTrailing().stripIndent().strip();
     String shown = between(readme, BEGIN, END).stripTrailing().stripIndent().strip();
@@ -52,11 +53,18 @@ class EmbeddingExampleTest {
   @Test
   void theL3SetupGivesTheCacheAnL3TierExactlyWhenAStoreIsNamed() {
     for (String store : new String[] {"memory", "none"}) {
-      KvTierConfig config = KvTierConfig.builder().device("sim").host("sim")
-          .set(KvTierKeys.STORE, store).set(KvTierKeys.LAYERS, "2")
-          .set(KvTierKeys.KV_HEADS, "1").set(KvTierKeys.HEAD_DIM, "4")
-          .set(KvTierKeys.PAGE_SIZE, "4").set(KvTierKeys.DEVICE_PAGES, "16")
-          .set(KvTierKeys.HOST_PAGES, "32").build();
+      KvTierConfig config =
+          KvTierConfig.builder()
+              .device("sim")
+              .host("sim")
+              .set(KvTierKeys.STORE, store)
+              .set(KvTierKeys.LAYERS, "2")
+              .set(KvTierKeys.KV_HEADS, "1")
+              .set(KvTierKeys.HEAD_DIM, "4")
+              .set(KvTierKeys.PAGE_SIZE, "4")
+              .set(KvTierKeys.DEVICE_PAGES, "16")
+              .set(KvTierKeys.HOST_PAGES, "32")
+              .build();
       try (KvTierBackends backends = KvTierBackends.open(config);
           L3Executor l3 = L3Executor.inline()) {
         RankCache cache = EmbeddingExample.cacheWithL3(config, backends, l3);
@@ -69,9 +77,10 @@ class EmbeddingExampleTest {
   void readmeShowsTheCompiledL3SetupVerbatim() throws IOException {
     Path root = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
     String readme = Files.readString(root.resolve("README.md"), StandardCharsets.UTF_8);
-    String source = Files.readString(
-        root.resolve("examples/src/main/java/io/kvtier/examples/EmbeddingExample.java"),
-        StandardCharsets.UTF_8);
+    String source =
+        Files.readString(
+            root.resolve("examples/src/main/java/io/kvtier/examples/EmbeddingExample.java"),
+            StandardCharsets.UTF_8);
 
     String compiled = between(source, L3_BEGIN, L3_END).stripTrailing().stripIndent().strip();
     String shown = between(readme, L3_BEGIN, L3_END).stripTrailing().stripIndent().strip();

@@ -17,7 +17,10 @@ class ExamplesModuleTest extends ModuleSuite {
   void requiresTheEngineAndNoBackend() {
     assertThat(module().getDescriptor().requires().stream().map(Requires::name))
         .contains("io.kvtier.core")
-        .noneMatch(name -> name.startsWith("io.kvtier.backend")
-            || name.startsWith("io.kvtier.collective") || name.equals("io.kvtier.store"));
+        .noneMatch(
+            name ->
+                name.startsWith("io.kvtier.backend")
+                    || name.startsWith("io.kvtier.collective")
+                    || name.equals("io.kvtier.store"));
   }
 }

@@ -19,11 +19,13 @@ class RanksAsThreadsExampleTest {
     assertThat(first.stats().finished()).isEqualTo(RanksAsThreadsExample.REQUESTS);
     // Each conversation's second turn extends its first: its prompt is found in the cache.
     assertThat(first.stats().deviceHitTokens() + first.stats().hostHitTokens()).isPositive();
-    assertThat(ranks).allSatisfy(r -> {
-      assertThat(r.replicaDigest()).isEqualTo(first.replicaDigest());
-      assertThat(r.outputs()).isEqualTo(first.outputs());
-      assertThat(r.ticks()).isEqualTo(first.ticks());
-      assertThat(r.stats().kvMismatches()).isZero();
-    });
+    assertThat(ranks)
+        .allSatisfy(
+            r -> {
+              assertThat(r.replicaDigest()).isEqualTo(first.replicaDigest());
+              assertThat(r.outputs()).isEqualTo(first.outputs());
+              assertThat(r.ticks()).isEqualTo(first.ticks());
+              assertThat(r.stats().kvMismatches()).isZero();
+            });
   }
 }

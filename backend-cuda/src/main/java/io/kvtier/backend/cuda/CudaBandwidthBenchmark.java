@@ -51,8 +51,13 @@ public final class CudaBandwidthBenchmark {
   private static final List<TransferDirection> LOAD_THEN_BACKUP =
       List.of(TransferDirection.HOST_TO_DEVICE, TransferDirection.DEVICE_TO_HOST);
 
-  private record Row(int pageSize, MemoryLayout layout, boolean strided,
-      TransferDirection direction, double gbps, double contiguousGbps) {
+  private record Row(
+      int pageSize,
+      MemoryLayout layout,
+      boolean strided,
+      TransferDirection direction,
+      double gbps,
+      double contiguousGbps) {
     double ratio() {
       return gbps / contiguousGbps;
     }
@@ -78,8 +83,16 @@ public final class CudaBandwidthBenchmark {
       return 2;
     }
     out.println("cuda: " + availability.reason());
-    out.printf(Locale.ROOT, "%-5s %-11s %-9s %-14s %9s %9s %6s%n",
-        "PAGE", "LAYOUT", "COPIES", "DIRECTION", "GB/s", "CONTIG", "RATIO");
+    out.printf(
+        Locale.ROOT,
+        "%-5s %-11s %-9s %-14s %9s %9s %6s%n",
+        "PAGE",
+        "LAYOUT",
+        "COPIES",
+        "DIRECTION",
+        "GB/s",
+        "CONTIG",
+        "RATIO");
     List<Row> rows = new ArrayList<>();
     for (int pageSize : new int[] {16, 64}) {
       for (MemoryLayout layout : MemoryLayout.values()) {
@@ -94,8 +107,13 @@ public final class CudaBandwidthBenchmark {
         acceptance.append(String.format(Locale.ROOT, " %s %.2f", r.direction(), r.ratio()));
       }
     }
-    out.println("acceptance (page size 64, layer-first, default copies) vs contiguous:"
-        + acceptance + " (need " + MIN_RATIO + "): " + (pass ? "PASS" : "FAIL"));
+    out.println(
+        "acceptance (page size 64, layer-first, default copies) vs contiguous:"
+            + acceptance
+            + " (need "
+            + MIN_RATIO
+            + "): "
+            + (pass ? "PASS" : "FAIL"));
     return pass ? 0 : 3;
   }
 
@@ -105,8 +123,8 @@ public final class CudaBandwidthBenchmark {
     PoolSpec spec = new PoolSpec(kv, 4 * pages, layout);
     BackendContext context = BackendContext.defaults();
     List<Row> rows = new ArrayList<>();
-    try (CudaDeviceMemory device = (CudaDeviceMemory)
-            new CudaDeviceMemoryProvider().open(spec, context);
+    try (CudaDeviceMemory device =
+            (CudaDeviceMemory) new CudaDeviceMemoryProvider().open(spec, context);
         CudaHostMemory host = (CudaHostMemory) new CudaHostMemoryProvider().open(spec, context)) {
       Random random = new Random(pageSize * 31L + layout.ordinal());
       int[] devicePages = Arrays.copyOf(permutation(spec.pages(), random), pages);
@@ -120,8 +138,8 @@ public final class CudaBandwidthBenchmark {
         contiguous[d.ordinal()] = contiguousGbps(device, host, d, bytes, iterations);
       }
       // Strided copies change nothing when every page is contiguous on both sides.
-      boolean[] modes = layout == MemoryLayout.LAYER_FIRST ? new boolean[] {true, false}
-          : new boolean[] {true};
+      boolean[] modes =
+          layout == MemoryLayout.LAYER_FIRST ? new boolean[] {true, false} : new boolean[] {true};
       for (boolean strided : modes) {
         CudaConfig config = new CudaConfig(0, strided);
         try (CudaTransferEngine engine = new CudaTransferEngine(device, host, config, context)) {
@@ -129,14 +147,27 @@ public final class CudaBandwidthBenchmark {
           for (TransferDirection d : LOAD_THEN_BACKUP) {
             int[] hostSide = d == TransferDirection.HOST_TO_DEVICE ? source : target;
             TransferBatch batch = TransferBatch.allLayers(d, devicePages, hostSide);
-            double gbps = bytes / 1e9 / medianSeconds(iterations, () -> {
-              TransferHandle h = engine.submit(batch);
-              h.await();
-            });
+            double gbps =
+                bytes
+                    / 1e9
+                    / medianSeconds(
+                        iterations,
+                        () -> {
+                          TransferHandle h = engine.submit(batch);
+                          h.await();
+                        });
             Row row = new Row(pageSize, layout, strided, d, gbps, contiguous[d.ordinal()]);
             rows.add(row);
-            out.printf(Locale.ROOT, "%-5d %-11s %-9s %-14s %9.2f %9.2f %6.2f%n", pageSize, layout,
-                strided ? "strided" : "contig", d, gbps, row.contiguousGbps(), row.ratio());
+            out.printf(
+                Locale.ROOT,
+                "%-5d %-11s %-9s %-14s %9.2f %9.2f %6.2f%n",
+                pageSize,
+                layout,
+                strided ? "strided" : "contig",
+                d,
+                gbps,
+                row.contiguousGbps(),
+                row.ratio());
           }
         }
         verifyRoundTrip(host, source, target, kv);
@@ -145,24 +176,38 @@ public final class CudaBandwidthBenchmark {
     return rows;
   }
 
-  private static double contiguousGbps(CudaDeviceMemory device, CudaHostMemory host,
-      TransferDirection direction, long bytes, int iterations) {
+  private static double contiguousGbps(
+      CudaDeviceMemory device,
+      CudaHostMemory host,
+      TransferDirection direction,
+      long bytes,
+      int iterations) {
     device.context().makeCurrent();
     CUstream stream = new CUstream();
-    CudaDriver.check("cuStreamCreate", () -> JCudaDriver.cuStreamCreate(stream,
-        CUstream_flags.CU_STREAM_NON_BLOCKING));
+    CudaDriver.check(
+        "cuStreamCreate",
+        () -> JCudaDriver.cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING));
     try {
       CudaHostPointer hostPointer = CudaHostPointer.at(host.address());
-      return bytes / 1e9 / medianSeconds(iterations, () -> {
-        if (direction == TransferDirection.HOST_TO_DEVICE) {
-          CudaDriver.check("cuMemcpyHtoDAsync", () ->
-              JCudaDriver.cuMemcpyHtoDAsync(device.base(), hostPointer, bytes, stream));
-        } else {
-          CudaDriver.check("cuMemcpyDtoHAsync", () ->
-              JCudaDriver.cuMemcpyDtoHAsync(hostPointer, device.base(), bytes, stream));
-        }
-        CudaDriver.check("cuStreamSynchronize", () -> JCudaDriver.cuStreamSynchronize(stream));
-      });
+      return bytes
+          / 1e9
+          / medianSeconds(
+              iterations,
+              () -> {
+                if (direction == TransferDirection.HOST_TO_DEVICE) {
+                  CudaDriver.check(
+                      "cuMemcpyHtoDAsync",
+                      () ->
+                          JCudaDriver.cuMemcpyHtoDAsync(device.base(), hostPointer, bytes, stream));
+                } else {
+                  CudaDriver.check(
+                      "cuMemcpyDtoHAsync",
+                      () ->
+                          JCudaDriver.cuMemcpyDtoHAsync(hostPointer, device.base(), bytes, stream));
+                }
+                CudaDriver.check(
+                    "cuStreamSynchronize", () -> JCudaDriver.cuStreamSynchronize(stream));
+              });
     } finally {
       CudaDriver.check("cuStreamDestroy", () -> JCudaDriver.cuStreamDestroy(stream));
     }
@@ -201,14 +246,21 @@ public final class CudaBandwidthBenchmark {
     }
   }
 
-  private static void verifyRoundTrip(CudaHostMemory host, int[] source, int[] target,
-      KvLayout kv) {
+  private static void verifyRoundTrip(
+      CudaHostMemory host, int[] source, int[] target, KvLayout kv) {
     for (int i = 0; i < source.length; i++) {
       for (int layer = 0; layer < kv.layers(); layer++) {
         long at = host.block(source[i], layer).mismatch(host.block(target[i], layer));
         if (at != -1) {
-          throw new IllegalStateException("round trip corrupted host page " + source[i]
-              + " layer " + layer + " (copied back to host page " + target[i] + ") at byte " + at);
+          throw new IllegalStateException(
+              "round trip corrupted host page "
+                  + source[i]
+                  + " layer "
+                  + layer
+                  + " (copied back to host page "
+                  + target[i]
+                  + ") at byte "
+                  + at);
         }
       }
     }

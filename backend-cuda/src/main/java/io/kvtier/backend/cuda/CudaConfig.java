@@ -23,6 +23,7 @@ public record CudaConfig(int device, boolean stridedCopies) {
 
   /** Key of {@link #device()}. */
   public static final String DEVICE = "cuda.device";
+
   /** Key of {@link #stridedCopies()}. */
   public static final String STRIDED_COPIES = "cuda.strided-copies";
 
@@ -31,6 +32,7 @@ public record CudaConfig(int device, boolean stridedCopies) {
 
   /** Default of {@link #device()}: the first GPU. */
   public static final int DEFAULT_DEVICE = 0;
+
   /**
    * Default of {@link #stridedCopies()}: on, because a page of a layer-first pool is one block
    * per layer, and one strided copy per page costs one driver call instead of one per layer.

@@ -32,9 +32,10 @@ final class CudaContext {
 
   private CudaContext(int ordinal) {
     this.ordinal = ordinal;
-    CudaDriver.check("cuDeviceGet(" + ordinal + ")",
-        () -> JCudaDriver.cuDeviceGet(device, ordinal));
-    CudaDriver.check("cuDevicePrimaryCtxRetain(device " + ordinal + ")",
+    CudaDriver.check(
+        "cuDeviceGet(" + ordinal + ")", () -> JCudaDriver.cuDeviceGet(device, ordinal));
+    CudaDriver.check(
+        "cuDevicePrimaryCtxRetain(device " + ordinal + ")",
         () -> JCudaDriver.cuDevicePrimaryCtxRetain(context, device));
     try {
       makeCurrent();
@@ -66,8 +67,13 @@ final class CudaContext {
     CudaDriver.check("cuDeviceGetCount", () -> JCudaDriver.cuDeviceGetCount(count));
     if (ordinal >= count[0]) {
       throw new IllegalArgumentException(
-          CudaConfig.DEVICE + "=" + ordinal + " but this machine has " + count[0]
-              + " CUDA device(s): use an ordinal from 0 to " + (count[0] - 1));
+          CudaConfig.DEVICE
+              + "="
+              + ordinal
+              + " but this machine has "
+              + count[0]
+              + " CUDA device(s): use an ordinal from 0 to "
+              + (count[0] - 1));
     }
     return new CudaContext(ordinal);
   }
@@ -137,8 +143,8 @@ final class CudaContext {
 
   private String deviceName() {
     byte[] bytes = new byte[256];
-    CudaDriver.check("cuDeviceGetName", () -> JCudaDriver.cuDeviceGetName(bytes, bytes.length,
-        device));
+    CudaDriver.check(
+        "cuDeviceGetName", () -> JCudaDriver.cuDeviceGetName(bytes, bytes.length, device));
     int end = 0;
     while (end < bytes.length && bytes[end] != 0) {
       end++;
@@ -148,7 +154,8 @@ final class CudaContext {
 
   private long attribute(int attribute) {
     int[] value = new int[1];
-    CudaDriver.check("cuDeviceGetAttribute(" + attribute + ")",
+    CudaDriver.check(
+        "cuDeviceGetAttribute(" + attribute + ")",
         () -> JCudaDriver.cuDeviceGetAttribute(value, attribute, device));
     // Reported as a signed int; a value of 0 or less means "no strided copies".
     return Math.max(0, value[0]);

@@ -50,8 +50,8 @@ final class CudaCopyPlanner {
    * @param maxPitch the largest row pitch a strided copy may have, or 0 for contiguous runs only
    * @return the runs, each copying bytes that no other run writes
    */
-  static List<CudaCopyRun> plan(TransferBatch batch, PoolSpec device, PoolSpec host,
-      long maxPitch) {
+  static List<CudaCopyRun> plan(
+      TransferBatch batch, PoolSpec device, PoolSpec host, long maxPitch) {
     KvLayout layout = device.layout();
     if (!host.layout().equals(layout)) {
       throw new IllegalArgumentException(
@@ -63,9 +63,12 @@ final class CudaCopyPlanner {
     long block = layout.pageBytesPerLayer();
     long devicePitch = layerStride(device);
     long hostPitch = layerStride(host);
-    boolean strided = layers > 1 && maxPitch > 0
-        && (devicePitch != block || hostPitch != block)
-        && devicePitch <= maxPitch && hostPitch <= maxPitch;
+    boolean strided =
+        layers > 1
+            && maxPitch > 0
+            && (devicePitch != block || hostPitch != block)
+            && devicePitch <= maxPitch
+            && hostPitch <= maxPitch;
     return strided
         ? planStrided(batch, order, device, host, firstLayer, layers)
         : planContiguous(batch, order, device, host, firstLayer, layers);
@@ -117,8 +120,13 @@ final class CudaCopyPlanner {
     return pool.memoryLayout().blockOffset(pool.layout(), pool.pages(), page, layer);
   }
 
-  private static List<CudaCopyRun> planContiguous(TransferBatch batch, int[] order,
-      PoolSpec device, PoolSpec host, int firstLayer, int layers) {
+  private static List<CudaCopyRun> planContiguous(
+      TransferBatch batch,
+      int[] order,
+      PoolSpec device,
+      PoolSpec host,
+      int firstLayer,
+      int layers) {
     boolean toHost = batch.direction() == TransferDirection.DEVICE_TO_HOST;
     PoolSpec destination = toHost ? host : device;
     long block = device.layout().pageBytesPerLayer();
@@ -126,23 +134,32 @@ final class CudaCopyPlanner {
     if (destination.memoryLayout() == MemoryLayout.LAYER_FIRST && layers > 1) {
       for (int layer = firstLayer; layer < firstLayer + layers; layer++) {
         for (int i : order) {
-          runs.add(offset(device, batch.devicePage(i), layer),
-              offset(host, batch.hostPage(i), layer), block);
+          runs.add(
+              offset(device, batch.devicePage(i), layer),
+              offset(host, batch.hostPage(i), layer),
+              block);
         }
       }
     } else {
       for (int i : order) {
         for (int layer = firstLayer; layer < firstLayer + layers; layer++) {
-          runs.add(offset(device, batch.devicePage(i), layer),
-              offset(host, batch.hostPage(i), layer), block);
+          runs.add(
+              offset(device, batch.devicePage(i), layer),
+              offset(host, batch.hostPage(i), layer),
+              block);
         }
       }
     }
     return runs.finish();
   }
 
-  private static List<CudaCopyRun> planStrided(TransferBatch batch, int[] order,
-      PoolSpec device, PoolSpec host, int firstLayer, int layers) {
+  private static List<CudaCopyRun> planStrided(
+      TransferBatch batch,
+      int[] order,
+      PoolSpec device,
+      PoolSpec host,
+      int firstLayer,
+      int layers) {
     long block = device.layout().pageBytesPerLayer();
     long devicePitch = layerStride(device);
     long hostPitch = layerStride(host);
@@ -154,8 +171,11 @@ final class CudaCopyPlanner {
     for (int i : order) {
       long deviceOffset = offset(device, batch.devicePage(i), firstLayer);
       long hostOffset = offset(host, batch.hostPage(i), firstLayer);
-      boolean widens = width > 0 && deviceOffset == deviceStart + width
-          && hostOffset == hostStart + width && width + block <= widest;
+      boolean widens =
+          width > 0
+              && deviceOffset == deviceStart + width
+              && hostOffset == hostStart + width
+              && width + block <= widest;
       if (widens) {
         width += block;
         continue;
@@ -191,7 +211,12 @@ final class CudaCopyPlanner {
       bytes = length;
     }
 
-    void addRows(long deviceOffset, long hostOffset, long width, long height, long devicePitch,
+    void addRows(
+        long deviceOffset,
+        long hostOffset,
+        long width,
+        long height,
+        long devicePitch,
         long hostPitch) {
       if (height == 1 || (devicePitch == width && hostPitch == width)) {
         add(deviceOffset, hostOffset, width * height);

@@ -15,21 +15,22 @@ package io.kvtier.backend.cuda;
  * @param hostPitch bytes from one row to the next in the host pool; likewise
  */
 record CudaCopyRun(
-    long deviceOffset, long hostOffset, long width, long height, long devicePitch,
-    long hostPitch) {
+    long deviceOffset, long hostOffset, long width, long height, long devicePitch, long hostPitch) {
 
   /** Validates the fields. */
   CudaCopyRun {
     if (deviceOffset < 0 || hostOffset < 0 || width < 1 || height < 1) {
-      throw new IllegalArgumentException("bad copy run: " + describe(deviceOffset, hostOffset,
-          width, height, devicePitch, hostPitch));
+      throw new IllegalArgumentException(
+          "bad copy run: "
+              + describe(deviceOffset, hostOffset, width, height, devicePitch, hostPitch));
     }
     boolean flat = height == 1 && devicePitch == width && hostPitch == width;
     boolean strided = height > 1 && devicePitch >= width && hostPitch >= width;
     if (!flat && !strided) {
-      throw new IllegalArgumentException("rows of a copy run must not overlap, and a run of one"
-          + " row has pitch = width: " + describe(deviceOffset, hostOffset, width, height,
-              devicePitch, hostPitch));
+      throw new IllegalArgumentException(
+          "rows of a copy run must not overlap, and a run of one"
+              + " row has pitch = width: "
+              + describe(deviceOffset, hostOffset, width, height, devicePitch, hostPitch));
     }
   }
 
@@ -68,10 +69,22 @@ record CudaCopyRun(
     return describe(deviceOffset, hostOffset, width, height, devicePitch, hostPitch);
   }
 
-  private static String describe(long deviceOffset, long hostOffset, long width, long height,
-      long devicePitch, long hostPitch) {
-    return "run[device=" + deviceOffset + " host=" + hostOffset + " width=" + width
-        + (height == 1 ? "" : " height=" + height + " devicePitch=" + devicePitch
-            + " hostPitch=" + hostPitch) + "]";
+  private static String describe(
+      long deviceOffset,
+      long hostOffset,
+      long width,
+      long height,
+      long devicePitch,
+      long hostPitch) {
+    return "run[device="
+        + deviceOffset
+        + " host="
+        + hostOffset
+        + " width="
+        + width
+        + (height == 1
+            ? ""
+            : " height=" + height + " devicePitch=" + devicePitch + " hostPitch=" + hostPitch)
+        + "]";
   }
 }

@@ -43,22 +43,34 @@ final class CudaDeviceMemory implements DeviceMemory {
     this.config = config;
     this.backend = backend;
     this.addressing = new CudaPoolAddressing("device", spec);
-    CudaDriver.check("cuStreamCreate",
+    CudaDriver.check(
+        "cuStreamCreate",
         () -> JCudaDriver.cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING));
     long bytes = spec.bytes();
     int allocated = CudaDriver.result(() -> JCudaDriver.cuMemAlloc(base, bytes));
     if (allocated != CudaDriver.SUCCESS) {
       JCudaDriver.cuStreamDestroy(stream);
-      String what = "cannot allocate the cuda device pool of bytes=" + bytes + " (pages="
-          + spec.pages() + " x pageBytes=" + spec.layout().pageBytes() + ") on " + context
-          + ": cuMemAlloc returned " + CudaDriver.name(allocated) + ", " + context.memoryInfo();
+      String what =
+          "cannot allocate the cuda device pool of bytes="
+              + bytes
+              + " (pages="
+              + spec.pages()
+              + " x pageBytes="
+              + spec.layout().pageBytes()
+              + ") on "
+              + context
+              + ": cuMemAlloc returned "
+              + CudaDriver.name(allocated)
+              + ", "
+              + context.memoryInfo();
       if (allocated == CudaDriver.OUT_OF_MEMORY) {
         throw new IllegalArgumentException(what + "; use fewer pages");
       }
       throw new CudaDriverException(what, allocated);
     }
     try {
-      CudaDriver.check("cuMemsetD8Async(device pool)",
+      CudaDriver.check(
+          "cuMemsetD8Async(device pool)",
           () -> JCudaDriver.cuMemsetD8Async(base, (byte) 0, bytes, stream));
       CudaDriver.check("cuStreamSynchronize", () -> JCudaDriver.cuStreamSynchronize(stream));
     } catch (RuntimeException e) {
@@ -97,11 +109,16 @@ final class CudaDeviceMemory implements DeviceMemory {
       return;
     }
     context.makeCurrent();
-    CudaStaging.from(src, address -> {
-      CudaDriver.check("cuMemcpyHtoDAsync(device pool write)", () -> JCudaDriver
-          .cuMemcpyHtoDAsync(base.withByteOffset(at), CudaHostPointer.at(address), length, stream));
-      CudaDriver.check("cuStreamSynchronize", () -> JCudaDriver.cuStreamSynchronize(stream));
-    });
+    CudaStaging.from(
+        src,
+        address -> {
+          CudaDriver.check(
+              "cuMemcpyHtoDAsync(device pool write)",
+              () ->
+                  JCudaDriver.cuMemcpyHtoDAsync(
+                      base.withByteOffset(at), CudaHostPointer.at(address), length, stream));
+          CudaDriver.check("cuStreamSynchronize", () -> JCudaDriver.cuStreamSynchronize(stream));
+        });
   }
 
   @Override
@@ -114,11 +131,16 @@ final class CudaDeviceMemory implements DeviceMemory {
       return;
     }
     context.makeCurrent();
-    CudaStaging.into(dst, address -> {
-      CudaDriver.check("cuMemcpyDtoHAsync(device pool read)", () -> JCudaDriver
-          .cuMemcpyDtoHAsync(CudaHostPointer.at(address), base.withByteOffset(at), length, stream));
-      CudaDriver.check("cuStreamSynchronize", () -> JCudaDriver.cuStreamSynchronize(stream));
-    });
+    CudaStaging.into(
+        dst,
+        address -> {
+          CudaDriver.check(
+              "cuMemcpyDtoHAsync(device pool read)",
+              () ->
+                  JCudaDriver.cuMemcpyDtoHAsync(
+                      CudaHostPointer.at(address), base.withByteOffset(at), length, stream));
+          CudaDriver.check("cuStreamSynchronize", () -> JCudaDriver.cuStreamSynchronize(stream));
+        });
   }
 
   /**
@@ -137,14 +159,21 @@ final class CudaDeviceMemory implements DeviceMemory {
     if (!(host instanceof CudaHostMemory pinned)) {
       throw new IllegalArgumentException(
           "the cuda device copies only to and from pinned host pools of the cuda host provider,"
-              + " but got " + host.getClass().getName() + " (pinned=" + host.pinned() + "): open"
+              + " but got "
+              + host.getClass().getName()
+              + " (pinned="
+              + host.pinned()
+              + "): open"
               + " the host pool with the cuda HostMemoryProvider (kvtier.host=cuda)");
     }
     pinned.checkOpen();
     if (!host.spec().layout().equals(spec().layout())) {
       throw new IllegalArgumentException(
-          "host layout=" + host.spec().layout() + " differs from device layout="
-              + spec().layout() + ": open both pools with the same KvLayout");
+          "host layout="
+              + host.spec().layout()
+              + " differs from device layout="
+              + spec().layout()
+              + ": open both pools with the same KvLayout");
     }
     CudaTransferEngine engine = new CudaTransferEngine(this, pinned, config, backend);
     engines.add(engine);
@@ -198,7 +227,15 @@ final class CudaDeviceMemory implements DeviceMemory {
 
   @Override
   public String toString() {
-    return "cuda device pool[pages=" + spec().pages() + ", bytes=" + spec().bytes() + ", "
-        + spec().memoryLayout() + ", " + context + (closed ? ", closed" : "") + "]";
+    return "cuda device pool[pages="
+        + spec().pages()
+        + ", bytes="
+        + spec().bytes()
+        + ", "
+        + spec().memoryLayout()
+        + ", "
+        + context
+        + (closed ? ", closed" : "")
+        + "]";
   }
 }

@@ -24,8 +24,11 @@ public final class CudaDiagnostics {
    */
   public static void main(String[] args) {
     Availability availability = new CudaDeviceMemoryProvider().availability();
-    System.out.println("cuda: " + (availability.available() ? "available" : "unavailable")
-        + ": " + availability.reason());
+    System.out.println(
+        "cuda: "
+            + (availability.available() ? "available" : "unavailable")
+            + ": "
+            + availability.reason());
     System.out.println("java.library.path=" + System.getProperty("java.library.path"));
     if (Arrays.asList(args).contains("--require") && !availability.available()) {
       System.exit(1);

@@ -21,8 +21,10 @@ final class CudaDriver {
 
   /** {@code CUDA_SUCCESS}. */
   static final int SUCCESS = CUresult.CUDA_SUCCESS;
+
   /** {@code CUDA_ERROR_NOT_READY}: an event or stream query before the work finished. */
   static final int NOT_READY = CUresult.CUDA_ERROR_NOT_READY;
+
   /** {@code CUDA_ERROR_OUT_OF_MEMORY}. */
   static final int OUT_OF_MEMORY = CUresult.CUDA_ERROR_OUT_OF_MEMORY;
 
@@ -57,18 +59,19 @@ final class CudaDriver {
     try {
       JCudaDriver.setExceptionsEnabled(false);
     } catch (LinkageError e) {
-      String where = CudaNatives.locate(libraryPath)
-          .map(found -> "it was found at " + found + " but did not load: " + e)
-          .orElse(CudaNatives.missingReason(libraryPath));
-      return new IllegalStateException("JCuda cannot load its native library "
-          + CudaNatives.fileName() + ": " + where, e);
+      String where =
+          CudaNatives.locate(libraryPath)
+              .map(found -> "it was found at " + found + " but did not load: " + e)
+              .orElse(CudaNatives.missingReason(libraryPath));
+      return new IllegalStateException(
+          "JCuda cannot load its native library " + CudaNatives.fileName() + ": " + where, e);
     }
     try {
       check("cuInit(0)", () -> JCudaDriver.cuInit(0));
       return null;
     } catch (CudaDriverException e) {
-      return new IllegalStateException("the CUDA driver did not initialize through JCuda: "
-          + e.getMessage(), e);
+      return new IllegalStateException(
+          "the CUDA driver did not initialize through JCuda: " + e.getMessage(), e);
     }
   }
 
@@ -108,14 +111,15 @@ final class CudaDriver {
    * @return the exception, with a hint where one helps
    */
   static CudaDriverException failure(String what, int result) {
-    String hint = switch (result) {
-      case CUresult.CUDA_ERROR_OUT_OF_MEMORY -> ": use fewer pages, or free memory on the GPU";
-      case CUresult.CUDA_ERROR_ILLEGAL_ADDRESS, CUresult.CUDA_ERROR_LAUNCH_FAILED ->
-          ": the context is unusable now; restart the process";
-      case CUresult.CUDA_ERROR_INVALID_CONTEXT, CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED ->
-          ": was the pool closed?";
-      default -> "";
-    };
+    String hint =
+        switch (result) {
+          case CUresult.CUDA_ERROR_OUT_OF_MEMORY -> ": use fewer pages, or free memory on the GPU";
+          case CUresult.CUDA_ERROR_ILLEGAL_ADDRESS, CUresult.CUDA_ERROR_LAUNCH_FAILED ->
+              ": the context is unusable now; restart the process";
+          case CUresult.CUDA_ERROR_INVALID_CONTEXT, CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED ->
+              ": was the pool closed?";
+          default -> "";
+        };
     return new CudaDriverException(what + " returned " + name(result) + hint, result);
   }
 

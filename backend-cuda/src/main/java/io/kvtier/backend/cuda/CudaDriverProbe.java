@@ -64,8 +64,8 @@ final class CudaDriverProbe {
    */
   static void requireAvailable(String pool, Availability availability) {
     if (!availability.available()) {
-      throw new IllegalStateException("the cuda " + pool + " provider is unavailable: "
-          + availability.reason());
+      throw new IllegalStateException(
+          "the cuda " + pool + " provider is unavailable: " + availability.reason());
     }
   }
 
@@ -85,7 +85,11 @@ final class CudaDriverProbe {
       return probeDriver(library, libraryPath);
     } catch (RuntimeException | LinkageError e) {
       return Availability.unavailable(
-          "probing " + library + " failed: " + e + "; run java with"
+          "probing "
+              + library
+              + " failed: "
+              + e
+              + "; run java with"
               + " --enable-native-access=io.kvtier.backend.cuda (bin/kvtier does)");
     }
   }
@@ -98,15 +102,18 @@ final class CudaDriverProbe {
       driver = SymbolLookup.libraryLookup(library, Arena.global());
     } catch (IllegalArgumentException e) {
       return Availability.unavailable(
-          library + " not found: no NVIDIA driver is installed or visible here (install the NVIDIA"
+          library
+              + " not found: no NVIDIA driver is installed or visible here (install the NVIDIA"
               + " driver, or start the container with the NVIDIA runtime, for example docker run"
               + " --gpus all); without a GPU use kvtier.device=sim");
     }
     Optional<MethodHandle> cuInit = function(driver, "cuInit", INT_OF_INT);
     if (cuInit.isEmpty()) {
       return Availability.unavailable(
-          library + " has no cuInit symbol: it is not the NVIDIA driver library; check"
-              + " LD_LIBRARY_PATH=" + System.getenv("LD_LIBRARY_PATH"));
+          library
+              + " has no cuInit symbol: it is not the NVIDIA driver library; check"
+              + " LD_LIBRARY_PATH="
+              + System.getenv("LD_LIBRARY_PATH"));
     }
     try (Arena arena = Arena.ofConfined()) {
       int result = (int) cuInit.get().invokeExact(0);
@@ -117,23 +124,33 @@ final class CudaDriverProbe {
       int version = callWithOut(driver, "cuDriverGetVersion", out);
       if (version < MIN_DRIVER_VERSION) {
         return Availability.unavailable(
-            "the NVIDIA driver supports CUDA " + formatVersion(version) + " but the cuda backend"
-                + " (JCuda " + CudaNatives.JCUDA_VERSION + ") needs a driver for CUDA 12.0 or"
+            "the NVIDIA driver supports CUDA "
+                + formatVersion(version)
+                + " but the cuda backend"
+                + " (JCuda "
+                + CudaNatives.JCUDA_VERSION
+                + ") needs a driver for CUDA 12.0 or"
                 + " newer: update the NVIDIA driver");
       }
       int count = callWithOut(driver, "cuDeviceGetCount", out);
       if (count < 1) {
         return Availability.unavailable(
             "the NVIDIA driver reports no CUDA device (CUDA_VISIBLE_DEVICES="
-                + System.getenv("CUDA_VISIBLE_DEVICES") + "): check nvidia-smi");
+                + System.getenv("CUDA_VISIBLE_DEVICES")
+                + "): check nvidia-smi");
       }
       Optional<String> natives = CudaNatives.locate(libraryPath);
       if (natives.isEmpty()) {
         return Availability.unavailable(CudaNatives.missingReason(libraryPath));
       }
       return Availability.available(
-          deviceName(driver, arena) + " (device 0 of " + count + "), driver for CUDA "
-              + formatVersion(version) + ", JCuda natives " + natives.get());
+          deviceName(driver, arena)
+              + " (device 0 of "
+              + count
+              + "), driver for CUDA "
+              + formatVersion(version)
+              + ", JCuda natives "
+              + natives.get());
     } catch (Throwable t) {
       // invokeExact declares Throwable; a downcall itself throws only for a broken descriptor.
       if (t instanceof Error e && !(e instanceof LinkageError)) {
@@ -147,18 +164,31 @@ final class CudaDriverProbe {
     String name = errorName(driver, result);
     return switch (result) {
       case CUDA_ERROR_NO_DEVICE ->
-          "cuInit returned " + name + ": the NVIDIA driver is installed but sees no GPU"
-              + " (CUDA_VISIBLE_DEVICES=" + System.getenv("CUDA_VISIBLE_DEVICES")
+          "cuInit returned "
+              + name
+              + ": the NVIDIA driver is installed but sees no GPU"
+              + " (CUDA_VISIBLE_DEVICES="
+              + System.getenv("CUDA_VISIBLE_DEVICES")
               + "); check nvidia-smi";
       case CUDA_ERROR_STUB_LIBRARY ->
-          "cuInit returned " + name + ": " + library + " is the CUDA toolkit's stub, not the"
+          "cuInit returned "
+              + name
+              + ": "
+              + library
+              + " is the CUDA toolkit's stub, not the"
               + " driver; remove the toolkit's stubs directory from LD_LIBRARY_PATH="
-              + System.getenv("LD_LIBRARY_PATH") + " or install the NVIDIA driver";
+              + System.getenv("LD_LIBRARY_PATH")
+              + " or install the NVIDIA driver";
       case CUDA_ERROR_INSUFFICIENT_DRIVER ->
-          "cuInit returned " + name + ": the NVIDIA driver is too old for this CUDA library;"
+          "cuInit returned "
+              + name
+              + ": the NVIDIA driver is too old for this CUDA library;"
               + " update the driver";
-      default -> "cuInit returned " + name + ": the NVIDIA driver could not start; check"
-          + " nvidia-smi and dmesg";
+      default ->
+          "cuInit returned "
+              + name
+              + ": the NVIDIA driver could not start; check"
+              + " nvidia-smi and dmesg";
     };
   }
 
@@ -171,8 +201,9 @@ final class CudaDriverProbe {
   /** Calls {@code CUresult f(int *out)} and returns {@code *out}, failing on an error result. */
   private static int callWithOut(SymbolLookup driver, String symbol, MemorySegment out)
       throws Throwable {
-    MethodHandle f = function(driver, symbol, INT_OF_POINTER)
-        .orElseThrow(() -> new IllegalStateException("libcuda has no symbol " + symbol));
+    MethodHandle f =
+        function(driver, symbol, INT_OF_POINTER)
+            .orElseThrow(() -> new IllegalStateException("libcuda has no symbol " + symbol));
     int result = (int) f.invokeExact(out);
     if (result != CUDA_SUCCESS) {
       throw new IllegalStateException(symbol + " returned " + errorName(driver, result));
@@ -182,12 +213,22 @@ final class CudaDriverProbe {
 
   private static String deviceName(SymbolLookup driver, Arena arena) throws Throwable {
     MemorySegment device = arena.allocate(ValueLayout.JAVA_INT);
-    Optional<MethodHandle> get = function(driver, "cuDeviceGet",
-        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
-    Optional<MethodHandle> getName = function(driver, "cuDeviceGetName",
-        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT,
-            ValueLayout.JAVA_INT));
-    if (get.isEmpty() || getName.isEmpty()
+    Optional<MethodHandle> get =
+        function(
+            driver,
+            "cuDeviceGet",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+    Optional<MethodHandle> getName =
+        function(
+            driver,
+            "cuDeviceGetName",
+            FunctionDescriptor.of(
+                ValueLayout.JAVA_INT,
+                ValueLayout.ADDRESS,
+                ValueLayout.JAVA_INT,
+                ValueLayout.JAVA_INT));
+    if (get.isEmpty()
+        || getName.isEmpty()
         || (int) get.get().invokeExact(device, 0) != CUDA_SUCCESS) {
       return "CUDA device";
     }
@@ -200,8 +241,11 @@ final class CudaDriverProbe {
   /** The driver's name of a CUresult, for example {@code CUDA_ERROR_NO_DEVICE (100)}. */
   @SuppressWarnings("restricted")
   static String errorName(SymbolLookup driver, int result) {
-    Optional<MethodHandle> f = function(driver, "cuGetErrorName",
-        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
+    Optional<MethodHandle> f =
+        function(
+            driver,
+            "cuGetErrorName",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
     if (f.isPresent()) {
       try (Arena arena = Arena.ofConfined()) {
         MemorySegment out = arena.allocate(ValueLayout.ADDRESS);

@@ -34,23 +34,32 @@ final class CudaHostMemory implements HostMemory {
     this.addressing = new CudaPoolAddressing("host", spec);
     long bytes = spec.bytes();
     CudaHostPointer pointer = new CudaHostPointer();
-    int result = CudaDriver.result(() -> JCudaDriver.cuMemHostAlloc(pointer, bytes,
-        JCudaDriver.CU_MEMHOSTALLOC_PORTABLE));
+    int result =
+        CudaDriver.result(
+            () -> JCudaDriver.cuMemHostAlloc(pointer, bytes, JCudaDriver.CU_MEMHOSTALLOC_PORTABLE));
     if (result != CudaDriver.SUCCESS) {
-      String what = "cannot allocate the pinned cuda host pool of bytes=" + bytes + " (pages="
-          + spec.pages() + " x pageBytes=" + spec.layout().pageBytes() + "): cuMemHostAlloc"
-          + " returned " + CudaDriver.name(result);
+      String what =
+          "cannot allocate the pinned cuda host pool of bytes="
+              + bytes
+              + " (pages="
+              + spec.pages()
+              + " x pageBytes="
+              + spec.layout().pageBytes()
+              + "): cuMemHostAlloc"
+              + " returned "
+              + CudaDriver.name(result);
       if (result == CudaDriver.OUT_OF_MEMORY) {
-        throw new IllegalArgumentException(what + "; use fewer pages, or raise the locked memory"
-            + " limit (ulimit -l)");
+        throw new IllegalArgumentException(
+            what + "; use fewer pages, or raise the locked memory" + " limit (ulimit -l)");
       }
       throw new CudaDriverException(what, result);
     }
     this.arena = Arena.ofShared();
     // The arena's close runs the free, on the closing thread, where close() made the context
     // current.
-    this.memory = MemorySegment.ofAddress(pointer.address())
-        .reinterpret(bytes, arena, segment -> JCudaDriver.cuMemFreeHost(pointer));
+    this.memory =
+        MemorySegment.ofAddress(pointer.address())
+            .reinterpret(bytes, arena, segment -> JCudaDriver.cuMemFreeHost(pointer));
     memory.fill((byte) 0);
   }
 
@@ -147,7 +156,14 @@ final class CudaHostMemory implements HostMemory {
 
   @Override
   public String toString() {
-    return "cuda host pool[pages=" + spec().pages() + ", bytes=" + spec().bytes() + ", "
-        + spec().memoryLayout() + ", pinned" + (closed ? ", closed" : "") + "]";
+    return "cuda host pool[pages="
+        + spec().pages()
+        + ", bytes="
+        + spec().bytes()
+        + ", "
+        + spec().memoryLayout()
+        + ", pinned"
+        + (closed ? ", closed" : "")
+        + "]";
   }
 }

@@ -60,8 +60,12 @@ final class CudaLane {
   private boolean stridedFailed;
   private boolean closed;
 
-  CudaLane(TransferDirection direction, CudaContext context, CUdeviceptr deviceBase,
-      long hostBase, BackendContext backend) {
+  CudaLane(
+      TransferDirection direction,
+      CudaContext context,
+      CUdeviceptr deviceBase,
+      long hostBase,
+      BackendContext backend) {
     this.direction = direction;
     this.context = context;
     this.deviceBase = deviceBase;
@@ -74,7 +78,8 @@ final class CudaLane {
     this.failuresMetric = "transfer.failures." + suffix;
     this.copiesMetric = "transfer.copies." + suffix;
     context.makeCurrent();
-    CudaDriver.check("cuStreamCreate(" + suffix + ")",
+    CudaDriver.check(
+        "cuStreamCreate(" + suffix + ")",
         () -> JCudaDriver.cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING));
   }
 
@@ -95,8 +100,9 @@ final class CudaLane {
     submitLock.lock();
     try {
       if (closed) {
-        throw new IllegalStateException("the cuda transfer engine is closed: create a new one"
-            + " with device.transferEngine(host)");
+        throw new IllegalStateException(
+            "the cuda transfer engine is closed: create a new one"
+                + " with device.transferEngine(host)");
       }
       long sequence = nextSequence++;
       long submitted = time.nanoTime();
@@ -119,8 +125,15 @@ final class CudaLane {
         // Without an event nothing tells when the copies enqueued so far are done: wait here.
         CudaDriver.result(() -> JCudaDriver.cuStreamSynchronize(stream));
       }
-      CudaTransferHandle handle = new CudaTransferHandle(this, batch, sequence, bytes, submitted,
-          event, failure == null ? null : failed(batch, sequence, bytes, failure));
+      CudaTransferHandle handle =
+          new CudaTransferHandle(
+              this,
+              batch,
+              sequence,
+              bytes,
+              submitted,
+              event,
+              failure == null ? null : failed(batch, sequence, bytes, failure));
       pollLock.lock();
       try {
         pending.addLast(handle);
@@ -148,8 +161,10 @@ final class CudaLane {
         TransferFailedException failure = head.submitFailure();
         CUevent event = head.event();
         if (event != null) {
-          int result = current == CudaDriver.SUCCESS
-              ? CudaDriver.result(() -> JCudaDriver.cuEventQuery(event)) : current;
+          int result =
+              current == CudaDriver.SUCCESS
+                  ? CudaDriver.result(() -> JCudaDriver.cuEventQuery(event))
+                  : current;
           if (result == CudaDriver.NOT_READY) {
             return;
           }
@@ -157,8 +172,12 @@ final class CudaLane {
             idleEvents.add(event);
           } else {
             CudaDriver.result(() -> JCudaDriver.cuEventDestroy(event));
-            failure = failed(head.batch(), head.sequence(), head.bytes(),
-                CudaDriver.failure("cuEventQuery", result));
+            failure =
+                failed(
+                    head.batch(),
+                    head.sequence(),
+                    head.bytes(),
+                    CudaDriver.failure("cuEventQuery", result));
           }
         }
         pending.removeFirst();
@@ -196,14 +215,21 @@ final class CudaLane {
       }
       closed = true;
       int current = context.trySetCurrent();
-      int synced = current != CudaDriver.SUCCESS ? current
-          : CudaDriver.result(() -> JCudaDriver.cuStreamSynchronize(stream));
+      int synced =
+          current != CudaDriver.SUCCESS
+              ? current
+              : CudaDriver.result(() -> JCudaDriver.cuStreamSynchronize(stream));
       poll();
       pollLock.lock();
       try {
         for (CudaTransferHandle h; (h = pending.pollFirst()) != null; ) {
-          finish(h, failed(h.batch(), h.sequence(), h.bytes(), CudaDriver.failure(
-              "cuStreamSynchronize while closing the engine", synced)));
+          finish(
+              h,
+              failed(
+                  h.batch(),
+                  h.sequence(),
+                  h.bytes(),
+                  CudaDriver.failure("cuStreamSynchronize while closing the engine", synced)));
         }
       } finally {
         pollLock.unlock();
@@ -232,8 +258,9 @@ final class CudaLane {
     CUevent event = idleEvents.poll();
     if (event == null) {
       CUevent created = new CUevent();
-      CudaDriver.check("cuEventCreate", () -> JCudaDriver.cuEventCreate(created,
-          CUevent_flags.CU_EVENT_DISABLE_TIMING));
+      CudaDriver.check(
+          "cuEventCreate",
+          () -> JCudaDriver.cuEventCreate(created, CUevent_flags.CU_EVENT_DISABLE_TIMING));
       event = created;
     }
     CUevent recorded = event;
@@ -259,12 +286,19 @@ final class CudaLane {
       // A driver that rejects a pitch it reported as allowed must not fail the batch: copy the
       // rows one by one, now and from now on.
       stridedFailed = true;
-      LOG.log(System.Logger.Level.WARNING, "cuMemcpy2DAsync returned {0} for {1} on {2};"
-          + " copying strided runs row by row from now on (set cuda.strided-copies=false to"
-          + " skip the attempt)", CudaDriver.name(result), run, context);
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "cuMemcpy2DAsync returned {0} for {1} on {2};"
+              + " copying strided runs row by row from now on (set cuda.strided-copies=false to"
+              + " skip the attempt)",
+          CudaDriver.name(result),
+          run,
+          context);
     }
     for (long row = 0; row < run.height(); row++) {
-      copy(run.deviceOffset() + row * run.devicePitch(), run.hostOffset() + row * run.hostPitch(),
+      copy(
+          run.deviceOffset() + row * run.devicePitch(),
+          run.hostOffset() + row * run.hostPitch(),
           run.width());
     }
     return Math.toIntExact(run.height());
@@ -274,11 +308,11 @@ final class CudaLane {
     CUdeviceptr device = deviceBase.withByteOffset(deviceOffset);
     CudaHostPointer host = CudaHostPointer.at(hostBase + hostOffset);
     if (direction == TransferDirection.HOST_TO_DEVICE) {
-      CudaDriver.check("cuMemcpyHtoDAsync",
-          () -> JCudaDriver.cuMemcpyHtoDAsync(device, host, bytes, stream));
+      CudaDriver.check(
+          "cuMemcpyHtoDAsync", () -> JCudaDriver.cuMemcpyHtoDAsync(device, host, bytes, stream));
     } else {
-      CudaDriver.check("cuMemcpyDtoHAsync",
-          () -> JCudaDriver.cuMemcpyDtoHAsync(host, device, bytes, stream));
+      CudaDriver.check(
+          "cuMemcpyDtoHAsync", () -> JCudaDriver.cuMemcpyDtoHAsync(host, device, bytes, stream));
     }
   }
 
@@ -309,9 +343,19 @@ final class CudaLane {
   private TransferFailedException failed(
       TransferBatch batch, long sequence, long bytes, RuntimeException cause) {
     return new TransferFailedException(
-        "cuda " + direction + " batch seq=" + sequence + " (pages=" + batch.size()
+        "cuda "
+            + direction
+            + " batch seq="
+            + sequence
+            + " (pages="
+            + batch.size()
             + (batch.layer().isPresent() ? ", layer=" + batch.layer().getAsInt() : ", all layers")
-            + ", bytes=" + bytes + ") on " + context + " failed: " + cause.getMessage()
+            + ", bytes="
+            + bytes
+            + ") on "
+            + context
+            + " failed: "
+            + cause.getMessage()
             + "; the destination pages hold undefined bytes",
         cause);
   }

@@ -52,9 +52,15 @@ final class CudaNatives {
       return Optional.empty();
     }
     return Optional.of(
-        "the cuda backend runs on " + PLATFORM + " only (it uses libcuda.so.1 and ships JCuda's "
-            + PLATFORM + " natives); this JVM runs on os.name=" + System.getProperty("os.name")
-            + " os.arch=" + System.getProperty("os.arch") + ": use kvtier.device=sim here");
+        "the cuda backend runs on "
+            + PLATFORM
+            + " only (it uses libcuda.so.1 and ships JCuda's "
+            + PLATFORM
+            + " natives); this JVM runs on os.name="
+            + System.getProperty("os.name")
+            + " os.arch="
+            + System.getProperty("os.arch")
+            + ": use kvtier.device=sim here");
   }
 
   /**
@@ -87,7 +93,10 @@ final class CudaNatives {
    * @return the reason
    */
   static String missingReason(String libraryPath) {
-    return "JCuda's native library " + fileName() + " is not in java.library.path=" + libraryPath
+    return "JCuda's native library "
+        + fileName()
+        + " is not in java.library.path="
+        + libraryPath
         + ": build the project (./mvnw install unpacks it into backend-cuda/target/natives) and"
         + " run java with -Djava.library.path=<kvtier>/backend-cuda/target/natives (bin/kvtier"
         + " does this)";

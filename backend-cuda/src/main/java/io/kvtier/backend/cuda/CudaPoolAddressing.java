@@ -45,7 +45,13 @@ record CudaPoolAddressing(String kind, PoolSpec spec) {
     long block = blockBytes();
     if (offset < 0 || length < 0 || offset > block - length) {
       throw new IndexOutOfBoundsException(
-          kind + " offset=" + offset + " length=" + length + " blockBytes=" + block
+          kind
+              + " offset="
+              + offset
+              + " length="
+              + length
+              + " blockBytes="
+              + block
               + ": the range must lie within one (page, layer) block");
     }
     return base + offset;
@@ -74,7 +80,11 @@ record CudaPoolAddressing(String kind, PoolSpec spec) {
   void checkLayer(int layer) {
     if (layer < 0 || layer >= spec.layout().layers()) {
       throw new IndexOutOfBoundsException(
-          kind + " layer=" + layer + " layers=" + spec.layout().layers()
+          kind
+              + " layer="
+              + layer
+              + " layers="
+              + spec.layout().layers()
               + ": use 0 <= layer < layers");
     }
   }
@@ -97,8 +107,8 @@ record CudaPoolAddressing(String kind, PoolSpec spec) {
       device.checkPage(batch.devicePage(i), " at batch index " + i);
       host.checkPage(batch.hostPage(i), " at batch index " + i);
     }
-    long perPage = batch.layer().isPresent()
-        ? device.blockBytes() : device.spec().layout().pageBytes();
+    long perPage =
+        batch.layer().isPresent() ? device.blockBytes() : device.spec().layout().pageBytes();
     return perPage * batch.size();
   }
 }

@@ -30,17 +30,19 @@ final class CudaTransferEngine implements TransferEngine {
   private final CudaLane deviceToHost;
   private volatile boolean closed;
 
-  CudaTransferEngine(CudaDeviceMemory device, CudaHostMemory host, CudaConfig config,
-      BackendContext backend) {
+  CudaTransferEngine(
+      CudaDeviceMemory device, CudaHostMemory host, CudaConfig config, BackendContext backend) {
     this.device = device;
     this.host = host;
     CudaContext context = device.context();
     this.maxPitch = config.stridedCopies() ? context.maxPitch() : 0;
-    this.hostToDevice = new CudaLane(TransferDirection.HOST_TO_DEVICE, context, device.base(),
-        host.address(), backend);
+    this.hostToDevice =
+        new CudaLane(
+            TransferDirection.HOST_TO_DEVICE, context, device.base(), host.address(), backend);
     try {
-      this.deviceToHost = new CudaLane(TransferDirection.DEVICE_TO_HOST, context, device.base(),
-          host.address(), backend);
+      this.deviceToHost =
+          new CudaLane(
+              TransferDirection.DEVICE_TO_HOST, context, device.base(), host.address(), backend);
     } catch (RuntimeException e) {
       hostToDevice.close();
       throw e;
@@ -52,13 +54,13 @@ final class CudaTransferEngine implements TransferEngine {
     Objects.requireNonNull(batch, "batch");
     long bytes = CudaPoolAddressing.checkAndMeasure(batch, device.addressing(), host.addressing());
     if (closed) {
-      throw new IllegalStateException("the cuda transfer engine is closed: create a new one with"
-          + " device.transferEngine(host)");
+      throw new IllegalStateException(
+          "the cuda transfer engine is closed: create a new one with"
+              + " device.transferEngine(host)");
     }
     device.checkOpen();
     host.checkOpen();
-    List<CudaCopyRun> runs =
-        CudaCopyPlanner.plan(batch, device.spec(), host.spec(), maxPitch);
+    List<CudaCopyRun> runs = CudaCopyPlanner.plan(batch, device.spec(), host.spec(), maxPitch);
     return lane(batch.direction()).submit(batch, runs, bytes);
   }
 
@@ -95,7 +97,12 @@ final class CudaTransferEngine implements TransferEngine {
 
   @Override
   public String toString() {
-    return "CudaTransferEngine[device=" + device + ", host=" + host + ", strided copies "
-        + (maxPitch > 0 ? "up to pitch " + maxPitch : "off") + "]";
+    return "CudaTransferEngine[device="
+        + device
+        + ", host="
+        + host
+        + ", strided copies "
+        + (maxPitch > 0 ? "up to pitch " + maxPitch : "off")
+        + "]";
   }
 }

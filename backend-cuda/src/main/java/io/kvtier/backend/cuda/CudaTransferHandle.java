@@ -21,6 +21,7 @@ final class CudaTransferHandle implements TransferHandle {
 
   /** Polls that spin before the first park: a few microseconds of a busy core. */
   private static final int SPIN_POLLS = 64;
+
   private static final long FIRST_PARK_NANOS = 2_000;
   private static final long MAX_PARK_NANOS = 200_000;
 
@@ -34,8 +35,14 @@ final class CudaTransferHandle implements TransferHandle {
   private volatile TransferFailedException failure;
   private volatile boolean done;
 
-  CudaTransferHandle(CudaLane lane, TransferBatch batch, long sequence, long bytes,
-      long submitNanos, CUevent event, TransferFailedException submitFailure) {
+  CudaTransferHandle(
+      CudaLane lane,
+      TransferBatch batch,
+      long sequence,
+      long bytes,
+      long submitNanos,
+      CUevent event,
+      TransferFailedException submitFailure) {
     this.lane = lane;
     this.batch = batch;
     this.sequence = sequence;
@@ -149,7 +156,13 @@ final class CudaTransferHandle implements TransferHandle {
 
   @Override
   public String toString() {
-    return "cuda " + batch.direction() + " seq=" + sequence + " " + batch
-        + (done ? " done" : "") + (failure != null ? " failed" : "");
+    return "cuda "
+        + batch.direction()
+        + " seq="
+        + sequence
+        + " "
+        + batch
+        + (done ? " done" : "")
+        + (failure != null ? " failed" : "");
   }
 }

@@ -40,8 +40,11 @@ class CudaAssertingConformanceTest extends DeviceMemoryConformanceSuite {
 
   @Override
   protected BackendContext context() {
-    return new BackendContext(0, Map.of("asserting.delegate", "cuda", "asserting.faults", "true"),
-        TimeSource.SYSTEM, BackendMetrics.NOOP);
+    return new BackendContext(
+        0,
+        Map.of("asserting.delegate", "cuda", "asserting.faults", "true"),
+        TimeSource.SYSTEM,
+        BackendMetrics.NOOP);
   }
 
   @Override

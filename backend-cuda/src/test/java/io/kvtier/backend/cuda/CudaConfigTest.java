@@ -39,8 +39,11 @@ class CudaConfigTest {
 
   @Test
   void badValuesNameTheKeyAndTheValue() {
-    for (Map.Entry<String, String> bad : List.of(Map.entry("cuda.device", "gpu0"),
-        Map.entry("cuda.device", "-1"), Map.entry("cuda.strided-copies", "yes"))) {
+    for (Map.Entry<String, String> bad :
+        List.of(
+            Map.entry("cuda.device", "gpu0"),
+            Map.entry("cuda.device", "-1"),
+            Map.entry("cuda.strided-copies", "yes"))) {
       assertThatThrownBy(() -> CudaConfig.fromProperties(Map.ofEntries(bad)))
           .as("%s=%s", bad.getKey(), bad.getValue())
           .isInstanceOf(IllegalArgumentException.class)

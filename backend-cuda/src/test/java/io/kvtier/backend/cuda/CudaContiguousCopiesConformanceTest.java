@@ -24,8 +24,8 @@ class CudaContiguousCopiesConformanceTest extends DeviceMemoryConformanceSuite {
 
   @Override
   protected BackendContext context() {
-    return new BackendContext(0, Map.of(CudaConfig.STRIDED_COPIES, "false"), TimeSource.SYSTEM,
-        BackendMetrics.NOOP);
+    return new BackendContext(
+        0, Map.of(CudaConfig.STRIDED_COPIES, "false"), TimeSource.SYSTEM, BackendMetrics.NOOP);
   }
 
   @BeforeEach

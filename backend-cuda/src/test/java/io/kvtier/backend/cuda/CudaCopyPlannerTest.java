@@ -34,8 +34,13 @@ class CudaCopyPlannerTest {
   @Test
   void randomBatchesCopyExactlyWhatPerBlockCopiesWouldAndContiguousRunsAreMinimal(Random random) {
     for (int round = 0; round < TestSeeds.scaled(1000); round++) {
-      KvLayout layout = new KvLayout(1 + random.nextInt(5), 1, 1 + random.nextInt(3),
-          1 + random.nextInt(2), 1 + random.nextInt(3));
+      KvLayout layout =
+          new KvLayout(
+              1 + random.nextInt(5),
+              1,
+              1 + random.nextInt(3),
+              1 + random.nextInt(2),
+              1 + random.nextInt(3));
       PoolSpec device = new PoolSpec(layout, 1 + random.nextInt(12), pick(random));
       PoolSpec host = new PoolSpec(layout, 1 + random.nextInt(12), pick(random));
       TransferBatch batch = randomBatch(random, device, host);
@@ -50,20 +55,23 @@ class CudaCopyPlannerTest {
           .as("contiguous runs of %s", where)
           .isEqualTo(maximalChains(perBlockReference(batch, device, host), layout));
 
-      long maxPitch = random.nextBoolean() ? ANY_PITCH : layout.pageBytesPerLayer()
-          * (1 + random.nextInt(13));
+      long maxPitch =
+          random.nextBoolean() ? ANY_PITCH : layout.pageBytesPerLayer() * (1 + random.nextInt(13));
       List<CudaCopyRun> strided = CudaCopyPlanner.plan(batch, device, host, maxPitch);
       assertThat(copiedBlocks(strided, batch.direction(), layout))
           .as("blocks of the strided plan (maxPitch=%d), %s", maxPitch, where)
           .isEqualTo(perBlockReference(batch, device, host));
-      assertThat(strided.size()).as("strided runs of %s", where)
+      assertThat(strided.size())
+          .as("strided runs of %s", where)
           .isLessThanOrEqualTo(contiguous.size());
-      assertThat(strided).as("pitches of the strided runs of %s", where)
+      assertThat(strided)
+          .as("pitches of the strided runs of %s", where)
           .filteredOn(r -> !r.isContiguous())
-          .allSatisfy(r -> {
-            assertThat(r.devicePitch()).isLessThanOrEqualTo(maxPitch);
-            assertThat(r.hostPitch()).isLessThanOrEqualTo(maxPitch);
-          });
+          .allSatisfy(
+              r -> {
+                assertThat(r.devicePitch()).isLessThanOrEqualTo(maxPitch);
+                assertThat(r.hostPitch()).isLessThanOrEqualTo(maxPitch);
+              });
     }
   }
 
@@ -71,26 +79,29 @@ class CudaCopyPlannerTest {
   void pageFirstPoolsCopyConsecutivePagesInOneRun() {
     PoolSpec device = new PoolSpec(LAYOUT, 10, PAGE_FIRST);
     PoolSpec host = new PoolSpec(LAYOUT, 12, PAGE_FIRST);
-    TransferBatch batch = TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {2, 3, 4},
-        new int[] {5, 6, 7});
-    assertThat(CudaCopyPlanner.plan(batch, device, host, ANY_PITCH)).containsExactly(
-        CudaCopyRun.contiguous(2 * LAYOUT.pageBytes(), 5 * LAYOUT.pageBytes(),
-            3 * LAYOUT.pageBytes()));
+    TransferBatch batch =
+        TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {2, 3, 4}, new int[] {5, 6, 7});
+    assertThat(CudaCopyPlanner.plan(batch, device, host, ANY_PITCH))
+        .containsExactly(
+            CudaCopyRun.contiguous(
+                2 * LAYOUT.pageBytes(), 5 * LAYOUT.pageBytes(), 3 * LAYOUT.pageBytes()));
   }
 
   @Test
   void layerFirstPoolsCopyConsecutivePagesInOneRunPerLayerOrOneStridedRun() {
     PoolSpec device = new PoolSpec(LAYOUT, 10, LAYER_FIRST);
     PoolSpec host = new PoolSpec(LAYOUT, 12, LAYER_FIRST);
-    TransferBatch batch = TransferBatch.allLayers(DEVICE_TO_HOST, new int[] {2, 3, 4},
-        new int[] {5, 6, 7});
-    assertThat(CudaCopyPlanner.plan(batch, device, host, NO_STRIDES)).containsExactly(
-        CudaCopyRun.contiguous(2 * BLOCK, 5 * BLOCK, 3 * BLOCK),
-        CudaCopyRun.contiguous(12 * BLOCK, 17 * BLOCK, 3 * BLOCK),
-        CudaCopyRun.contiguous(22 * BLOCK, 29 * BLOCK, 3 * BLOCK),
-        CudaCopyRun.contiguous(32 * BLOCK, 41 * BLOCK, 3 * BLOCK));
-    assertThat(CudaCopyPlanner.plan(batch, device, host, ANY_PITCH)).containsExactly(
-        new CudaCopyRun(2 * BLOCK, 5 * BLOCK, 3 * BLOCK, 4, 10 * BLOCK, 12 * BLOCK));
+    TransferBatch batch =
+        TransferBatch.allLayers(DEVICE_TO_HOST, new int[] {2, 3, 4}, new int[] {5, 6, 7});
+    assertThat(CudaCopyPlanner.plan(batch, device, host, NO_STRIDES))
+        .containsExactly(
+            CudaCopyRun.contiguous(2 * BLOCK, 5 * BLOCK, 3 * BLOCK),
+            CudaCopyRun.contiguous(12 * BLOCK, 17 * BLOCK, 3 * BLOCK),
+            CudaCopyRun.contiguous(22 * BLOCK, 29 * BLOCK, 3 * BLOCK),
+            CudaCopyRun.contiguous(32 * BLOCK, 41 * BLOCK, 3 * BLOCK));
+    assertThat(CudaCopyPlanner.plan(batch, device, host, ANY_PITCH))
+        .containsExactly(
+            new CudaCopyRun(2 * BLOCK, 5 * BLOCK, 3 * BLOCK, 4, 10 * BLOCK, 12 * BLOCK));
   }
 
   @ParameterizedTest
@@ -110,11 +121,12 @@ class CudaCopyPlannerTest {
   void mixedLayoutsCopyEachPageWithOneStridedRun() {
     PoolSpec device = new PoolSpec(LAYOUT, 10, LAYER_FIRST);
     PoolSpec host = new PoolSpec(LAYOUT, 12, PAGE_FIRST);
-    TransferBatch batch = TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {7, 1},
-        new int[] {3, 9});
-    assertThat(CudaCopyPlanner.plan(batch, device, host, ANY_PITCH)).containsExactly(
-        new CudaCopyRun(BLOCK, 9 * LAYOUT.pageBytes(), BLOCK, 4, 10 * BLOCK, BLOCK),
-        new CudaCopyRun(7 * BLOCK, 3 * LAYOUT.pageBytes(), BLOCK, 4, 10 * BLOCK, BLOCK));
+    TransferBatch batch =
+        TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {7, 1}, new int[] {3, 9});
+    assertThat(CudaCopyPlanner.plan(batch, device, host, ANY_PITCH))
+        .containsExactly(
+            new CudaCopyRun(BLOCK, 9 * LAYOUT.pageBytes(), BLOCK, 4, 10 * BLOCK, BLOCK),
+            new CudaCopyRun(7 * BLOCK, 3 * LAYOUT.pageBytes(), BLOCK, 4, 10 * BLOCK, BLOCK));
     assertThat(CudaCopyPlanner.plan(batch, device, host, NO_STRIDES)).hasSize(8);
   }
 
@@ -133,22 +145,23 @@ class CudaCopyPlannerTest {
   void oneLayerOfConsecutivePagesIsOneRun() {
     PoolSpec device = new PoolSpec(LAYOUT, 10, LAYER_FIRST);
     PoolSpec host = new PoolSpec(LAYOUT, 12, LAYER_FIRST);
-    TransferBatch batch = TransferBatch.oneLayer(HOST_TO_DEVICE, new int[] {6, 7, 8},
-        new int[] {0, 1, 2}, 3);
-    assertThat(CudaCopyPlanner.plan(batch, device, host, ANY_PITCH)).containsExactly(
-        CudaCopyRun.contiguous(36 * BLOCK, 36 * BLOCK, 3 * BLOCK));
+    TransferBatch batch =
+        TransferBatch.oneLayer(HOST_TO_DEVICE, new int[] {6, 7, 8}, new int[] {0, 1, 2}, 3);
+    assertThat(CudaCopyPlanner.plan(batch, device, host, ANY_PITCH))
+        .containsExactly(CudaCopyRun.contiguous(36 * BLOCK, 36 * BLOCK, 3 * BLOCK));
   }
 
   @Test
   void ofSeveralCopiesToOnePageTheLastWins() {
     PoolSpec device = new PoolSpec(LAYOUT, 10, PAGE_FIRST);
     PoolSpec host = new PoolSpec(LAYOUT, 12, PAGE_FIRST);
-    TransferBatch batch = TransferBatch.oneLayer(HOST_TO_DEVICE, new int[] {3, 1, 3},
-        new int[] {1, 4, 2}, 0);
+    TransferBatch batch =
+        TransferBatch.oneLayer(HOST_TO_DEVICE, new int[] {3, 1, 3}, new int[] {1, 4, 2}, 0);
     assertThat(CudaCopyPlanner.destinationOrder(batch)).containsExactly(1, 2);
-    assertThat(CudaCopyPlanner.plan(batch, device, host, ANY_PITCH)).containsExactly(
-        CudaCopyRun.contiguous(LAYOUT.pageBytes(), 4 * LAYOUT.pageBytes(), BLOCK),
-        CudaCopyRun.contiguous(3 * LAYOUT.pageBytes(), 2 * LAYOUT.pageBytes(), BLOCK));
+    assertThat(CudaCopyPlanner.plan(batch, device, host, ANY_PITCH))
+        .containsExactly(
+            CudaCopyRun.contiguous(LAYOUT.pageBytes(), 4 * LAYOUT.pageBytes(), BLOCK),
+            CudaCopyRun.contiguous(3 * LAYOUT.pageBytes(), 2 * LAYOUT.pageBytes(), BLOCK));
   }
 
   @Test
@@ -169,14 +182,20 @@ class CudaCopyPlannerTest {
     boolean runs = random.nextBoolean();
     for (int i = 0; i < n; i++) {
       // Half the batches favour consecutive pages, which is where merging matters.
-      devicePages[i] = runs && i > 0 && random.nextInt(4) > 0
-          ? (devicePages[i - 1] + 1) % device.pages() : random.nextInt(device.pages());
-      hostPages[i] = runs && i > 0 && random.nextInt(4) > 0
-          ? (hostPages[i - 1] + 1) % host.pages() : random.nextInt(host.pages());
+      devicePages[i] =
+          runs && i > 0 && random.nextInt(4) > 0
+              ? (devicePages[i - 1] + 1) % device.pages()
+              : random.nextInt(device.pages());
+      hostPages[i] =
+          runs && i > 0 && random.nextInt(4) > 0
+              ? (hostPages[i - 1] + 1) % host.pages()
+              : random.nextInt(host.pages());
     }
     TransferDirection direction = random.nextBoolean() ? DEVICE_TO_HOST : HOST_TO_DEVICE;
-    OptionalInt layer = random.nextInt(3) == 0
-        ? OptionalInt.of(random.nextInt(device.layout().layers())) : OptionalInt.empty();
+    OptionalInt layer =
+        random.nextInt(3) == 0
+            ? OptionalInt.of(random.nextInt(device.layout().layers()))
+            : OptionalInt.empty();
     return new TransferBatch(direction, devicePages, hostPages, layer);
   }
 
@@ -191,10 +210,12 @@ class CudaCopyPlannerTest {
     int end = batch.layer().isPresent() ? first + 1 : device.layout().layers();
     for (int i = 0; i < batch.size(); i++) {
       for (int layer = first; layer < end; layer++) {
-        long d = device.memoryLayout().blockOffset(device.layout(), device.pages(),
-            batch.devicePage(i), layer);
-        long h = host.memoryLayout().blockOffset(host.layout(), host.pages(), batch.hostPage(i),
-            layer);
+        long d =
+            device
+                .memoryLayout()
+                .blockOffset(device.layout(), device.pages(), batch.devicePage(i), layer);
+        long h =
+            host.memoryLayout().blockOffset(host.layout(), host.pages(), batch.hostPage(i), layer);
         if (batch.direction() == DEVICE_TO_HOST) {
           blocks.put(h, d);
         } else {
@@ -218,7 +239,8 @@ class CudaCopyPlannerTest {
           long h = run.hostOffset() + row * run.hostPitch() + at;
           long dst = direction == DEVICE_TO_HOST ? h : d;
           long src = direction == DEVICE_TO_HOST ? d : h;
-          assertThat(blocks.put(dst, src)).as("block at %d written twice by %s", dst, runs)
+          assertThat(blocks.put(dst, src))
+              .as("block at %d written twice by %s", dst, runs)
               .isNull();
         }
       }

@@ -15,13 +15,13 @@ class CudaDriverLoadTest {
       assertThatCode(CudaDriver::ensureLoaded).doesNotThrowAnyException();
       return;
     }
-    assumeTrue(CudaDriverProbe.cached().reason().startsWith("libcuda.so.1 not found"),
+    assumeTrue(
+        CudaDriverProbe.cached().reason().startsWith("libcuda.so.1 not found"),
         "the driver is present but the backend is unavailable for another reason");
     // Without the driver JCuda's library is found but cannot link against libcuda.so.1.
     assertThatThrownBy(CudaDriver::ensureLoaded)
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageStartingWith("JCuda cannot load its native library "
-            + CudaNatives.fileName())
+        .hasMessageStartingWith("JCuda cannot load its native library " + CudaNatives.fileName())
         .hasMessageContaining("libcuda.so.1");
   }
 }

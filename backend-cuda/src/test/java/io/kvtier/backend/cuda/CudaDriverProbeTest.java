@@ -42,8 +42,10 @@ class CudaDriverProbeTest {
   @Test
   void withoutTheDriverThisMachineReportsLibcudaMissing() {
     assumeFalse(driverLoads(), "libcuda.so.1 is present here");
-    for (Availability a : new Availability[] {new CudaDeviceMemoryProvider().availability(),
-        new CudaHostMemoryProvider().availability()}) {
+    for (Availability a :
+        new Availability[] {
+          new CudaDeviceMemoryProvider().availability(), new CudaHostMemoryProvider().availability()
+        }) {
       assertThat(a.available()).isFalse();
       assertThat(a.reason()).startsWith("libcuda.so.1 not found");
     }
@@ -75,8 +77,12 @@ class CudaDriverProbeTest {
 
   @Test
   void openRejectsAnUnknownKeyEvenWithoutAGpu() {
-    BackendContext bad = new BackendContext(0, Map.of("cuda.no-such-key", "1"),
-        BackendContext.defaults().time(), BackendContext.defaults().metrics());
+    BackendContext bad =
+        new BackendContext(
+            0,
+            Map.of("cuda.no-such-key", "1"),
+            BackendContext.defaults().time(),
+            BackendContext.defaults().metrics());
     assertThatThrownBy(() -> new CudaDeviceMemoryProvider().open(SPEC, bad))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("cuda.no-such-key");
@@ -86,7 +92,8 @@ class CudaDriverProbeTest {
   void theBuildUnpacksJCudasNativesWhereTheTestsLook() {
     String libraryPath = System.getProperty("java.library.path");
     assertThat(CudaNatives.locate(libraryPath))
-        .as("%s in java.library.path=%s (the pom's jcuda.version must equal %s)",
+        .as(
+            "%s in java.library.path=%s (the pom's jcuda.version must equal %s)",
             CudaNatives.fileName(), libraryPath, CudaNatives.JCUDA_VERSION)
         .hasValueSatisfying(found -> assertThat(Path.of(found)).isRegularFile());
   }

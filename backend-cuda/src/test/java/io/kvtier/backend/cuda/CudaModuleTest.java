@@ -22,9 +22,10 @@ class CudaModuleTest extends ModuleSuite {
 
   @Test
   void requiresJCudaAndWhatJCudaCannotDeclare() {
-    Set<String> requires = module().getDescriptor().requires().stream()
-        .map(ModuleDescriptor.Requires::name)
-        .collect(Collectors.toSet());
+    Set<String> requires =
+        module().getDescriptor().requires().stream()
+            .map(ModuleDescriptor.Requires::name)
+            .collect(Collectors.toSet());
     assertThat(requires).contains("io.kvtier.spi", "jcuda", "java.logging");
   }
 

@@ -23,13 +23,17 @@ import org.junit.jupiter.api.Test;
 class CudaProbePathTest {
 
   /** The classes a listing of backends or an availability check runs. */
-  private static final List<Class<?>> PROBE_PATH = List.of(
-      CudaDeviceMemoryProvider.class, CudaHostMemoryProvider.class, CudaDriverProbe.class,
-      CudaNatives.class, CudaConfig.class, CudaDiagnostics.class);
+  private static final List<Class<?>> PROBE_PATH =
+      List.of(
+          CudaDeviceMemoryProvider.class,
+          CudaHostMemoryProvider.class,
+          CudaDriverProbe.class,
+          CudaNatives.class,
+          CudaConfig.class,
+          CudaDiagnostics.class);
 
   /** The JCuda side, reached from the providers only through their static {@code open}. */
-  private static final Set<String> OPEN_ENTRY_POINTS = Set.of("CudaDeviceMemory",
-      "CudaHostMemory");
+  private static final Set<String> OPEN_ENTRY_POINTS = Set.of("CudaDeviceMemory", "CudaHostMemory");
 
   private static final Pattern MODULE_CLASS =
       Pattern.compile("io/kvtier/backend/cuda/([A-Za-z0-9_$]+)");
@@ -50,8 +54,10 @@ class CudaProbePathTest {
       Matcher m = MODULE_CLASS.matcher(text);
       while (m.find()) {
         assertThat(allowed)
-            .as("%s references io.kvtier.backend.cuda.%s, which is neither on the probe path"
-                + " nor an open() entry point", c.getName(), m.group(1))
+            .as(
+                "%s references io.kvtier.backend.cuda.%s, which is neither on the probe path"
+                    + " nor an open() entry point",
+                c.getName(), m.group(1))
             .contains(m.group(1));
       }
     }
@@ -61,22 +67,29 @@ class CudaProbePathTest {
   void aFreshJvmAnswersTheProbeWithoutLoadingAJCudaClass() throws Exception {
     String modulePath = System.getProperty("jdk.module.path");
     assumeTrue(modulePath != null, "the tests do not run on the module path");
-    Process process = new ProcessBuilder(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xlog:class+load=info",
-            "--enable-native-access=io.kvtier.backend.cuda",
-            "-Djava.library.path=" + System.getProperty("java.library.path"),
-            "--module-path", modulePath,
-            "-m", "io.kvtier.backend.cuda/" + CudaDiagnostics.class.getName())
-        .redirectErrorStream(true)
-        .start();
+    Process process =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xlog:class+load=info",
+                "--enable-native-access=io.kvtier.backend.cuda",
+                "-Djava.library.path=" + System.getProperty("java.library.path"),
+                "--module-path",
+                modulePath,
+                "-m",
+                "io.kvtier.backend.cuda/" + CudaDiagnostics.class.getName())
+            .redirectErrorStream(true)
+            .start();
     process.getOutputStream().close();
     String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("the child JVM exits").isTrue();
     assertThat(process.exitValue()).as(out).isZero();
-    assertThat(out).as("the child's answer")
-        .contains("cuda: " + (CudaDriverProbe.cached().available() ? "available" : "unavailable")
-            + ": " + CudaDriverProbe.cached().reason());
+    assertThat(out)
+        .as("the child's answer")
+        .contains(
+            "cuda: "
+                + (CudaDriverProbe.cached().available() ? "available" : "unavailable")
+                + ": "
+                + CudaDriverProbe.cached().reason());
     assertThat(out.lines().filter(l -> l.contains("class,load")))
         .as("classes the child loaded")
         .anySatisfy(l -> assertThat(l).contains("io.kvtier.backend.cuda.CudaDriverProbe"))

@@ -23,8 +23,7 @@ final class CudaTestSupport {
       return;
     }
     if (Boolean.getBoolean(REQUIRED)) {
-      fail("-D" + REQUIRED + "=true but the cuda backend is unavailable: "
-          + availability.reason());
+      fail("-D" + REQUIRED + "=true but the cuda backend is unavailable: " + availability.reason());
     }
     System.out.println("[kvtier cuda] skipped: " + availability.reason());
     assumeTrue(false, availability.reason());

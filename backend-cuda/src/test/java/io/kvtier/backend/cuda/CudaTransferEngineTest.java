@@ -63,17 +63,17 @@ class CudaTransferEngineTest {
   void randomPagesLoadedAllLayersAndBackedUpLayerByLayerRoundTrip(
       MemoryLayout deviceLayout, MemoryLayout hostLayout, boolean strided, Random random)
       throws Exception {
-    BackendContext context = context(Map.of(CudaConfig.STRIDED_COPIES, Boolean.toString(strided)),
-        BackendMetrics.NOOP);
-    try (DeviceMemory device = new CudaDeviceMemoryProvider().open(
-            new PoolSpec(LAYOUT, 64, deviceLayout), context);
-        HostMemory host = new CudaHostMemoryProvider().open(
-            new PoolSpec(LAYOUT, 96, hostLayout), context);
+    BackendContext context =
+        context(Map.of(CudaConfig.STRIDED_COPIES, Boolean.toString(strided)), BackendMetrics.NOOP);
+    try (DeviceMemory device =
+            new CudaDeviceMemoryProvider().open(new PoolSpec(LAYOUT, 64, deviceLayout), context);
+        HostMemory host =
+            new CudaHostMemoryProvider().open(new PoolSpec(LAYOUT, 96, hostLayout), context);
         TransferEngine engine = device.transferEngine(host)) {
       int n = 40;
       // Half consecutive pages, where runs merge, half random ones; all distinct.
-      int[] devicePages = concat(range(0, n / 2), Arrays.copyOf(shuffled(n / 2, 64, random),
-          n / 2));
+      int[] devicePages =
+          concat(range(0, n / 2), Arrays.copyOf(shuffled(n / 2, 64, random), n / 2));
       int[] hostRest = shuffled(n / 2, 96, random);
       int[] source = concat(range(0, n / 2), Arrays.copyOf(hostRest, n / 2));
       int[] target = Arrays.copyOfRange(hostRest, n / 2, n / 2 + n);
@@ -81,15 +81,15 @@ class CudaTransferEngineTest {
         for (int layer = 0; layer < LAYOUT.layers(); layer++) {
           byte[] bytes = new byte[Math.toIntExact(LAYOUT.pageBytesPerLayer())];
           random.nextBytes(bytes);
-          MemorySegment.copy(MemorySegment.ofArray(bytes), 0, host.block(page, layer), 0,
-              bytes.length);
+          MemorySegment.copy(
+              MemorySegment.ofArray(bytes), 0, host.block(page, layer), 0, bytes.length);
         }
       }
       engine.submit(TransferBatch.allLayers(HOST_TO_DEVICE, devicePages, source)).await();
       List<TransferHandle> backups = new ArrayList<>();
       for (int layer = 0; layer < LAYOUT.layers(); layer++) {
-        backups.add(engine.submit(TransferBatch.oneLayer(DEVICE_TO_HOST, devicePages, target,
-            layer)));
+        backups.add(
+            engine.submit(TransferBatch.oneLayer(DEVICE_TO_HOST, devicePages, target, layer)));
       }
       backups.getLast().await();
       assertThat(backups).allSatisfy(h -> assertThat(h.isDone()).isTrue());
@@ -98,7 +98,8 @@ class CudaTransferEngineTest {
         for (int i = 0; i < n; i++) {
           for (int layer = 0; layer < LAYOUT.layers(); layer++) {
             assertThat(host.block(target[i], layer).mismatch(host.block(source[i], layer)))
-                .as("host page %d layer %d after H2D to device page %d and D2H to host page %d",
+                .as(
+                    "host page %d layer %d after H2D to device page %d and D2H to host page %d",
                     source[i], layer, devicePages[i], target[i])
                 .isEqualTo(-1);
             device.read(devicePages[i], layer, 0, viaRead);
@@ -113,8 +114,10 @@ class CudaTransferEngineTest {
 
   @Test
   void heapAndNativeSegmentsAreWrittenAndReadAtAnOffset(Random random) {
-    try (DeviceMemory device = new CudaDeviceMemoryProvider().open(
-        new PoolSpec(LAYOUT, 4, MemoryLayout.LAYER_FIRST), BackendContext.defaults());
+    try (DeviceMemory device =
+            new CudaDeviceMemoryProvider()
+                .open(
+                    new PoolSpec(LAYOUT, 4, MemoryLayout.LAYER_FIRST), BackendContext.defaults());
         Arena arena = Arena.ofConfined()) {
       byte[] bytes = new byte[1000];
       random.nextBytes(bytes);
@@ -133,29 +136,33 @@ class CudaTransferEngineTest {
   @Test
   void metricsCountBytesAndCopyCallsPerDirection() throws Exception {
     Map<String, LongAdder> counters = new ConcurrentHashMap<>();
-    BackendMetrics metrics = new BackendMetrics() {
-      @Override
-      public void increment(String name, long delta) {
-        counters.computeIfAbsent(name, k -> new LongAdder()).add(delta);
-      }
+    BackendMetrics metrics =
+        new BackendMetrics() {
+          @Override
+          public void increment(String name, long delta) {
+            counters.computeIfAbsent(name, k -> new LongAdder()).add(delta);
+          }
 
-      @Override
-      public void recordNanos(String name, long nanos) {
-        increment(name + ".count", 1);
-      }
-    };
+          @Override
+          public void recordNanos(String name, long nanos) {
+            increment(name + ".count", 1);
+          }
+        };
     BackendContext context = context(Map.of(), metrics);
     PoolSpec spec = new PoolSpec(LAYOUT, 8, MemoryLayout.PAGE_FIRST);
     try (DeviceMemory device = new CudaDeviceMemoryProvider().open(spec, context);
         HostMemory host = new CudaHostMemoryProvider().open(spec, context);
         TransferEngine engine = device.transferEngine(host)) {
-      engine.submit(TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {1, 2, 3},
-          new int[] {4, 5, 6})).await();
-      engine.submit(TransferBatch.oneLayer(DEVICE_TO_HOST, new int[] {1}, new int[] {7}, 2))
+      engine
+          .submit(TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {1, 2, 3}, new int[] {4, 5, 6}))
+          .await();
+      engine
+          .submit(TransferBatch.oneLayer(DEVICE_TO_HOST, new int[] {1}, new int[] {7}, 2))
           .await();
     }
     assertThat(counters.get("transfer.bytes.h2d").sum()).isEqualTo(3 * LAYOUT.pageBytes());
-    assertThat(counters.get("transfer.copies.h2d").sum()).as("pages 1-3 to 4-6 page-first")
+    assertThat(counters.get("transfer.copies.h2d").sum())
+        .as("pages 1-3 to 4-6 page-first")
         .isEqualTo(1);
     assertThat(counters.get("transfer.bytes.d2h").sum()).isEqualTo(LAYOUT.pageBytesPerLayer());
     assertThat(counters.get("transfer.latency.h2d.count").sum()).isEqualTo(1);
@@ -171,24 +178,29 @@ class CudaTransferEngineTest {
     TransferEngine engine = device.transferEngine(host);
     List<TransferHandle> handles = new ArrayList<>();
     for (int i = 0; i < 8; i++) {
-      handles.add(engine.submit(TransferBatch.allLayers(i % 2 == 0 ? HOST_TO_DEVICE
-          : DEVICE_TO_HOST, new int[] {i}, new int[] {8 + i})));
+      handles.add(
+          engine.submit(
+              TransferBatch.allLayers(
+                  i % 2 == 0 ? HOST_TO_DEVICE : DEVICE_TO_HOST, new int[] {i}, new int[] {8 + i})));
     }
     device.close();
     assertThat(handles).allSatisfy(h -> assertThat(h.isDone()).isTrue());
     assertThat(engine.inFlight()).isZero();
-    assertThatThrownBy(() -> engine.submit(TransferBatch.allLayers(HOST_TO_DEVICE,
-        new int[] {0}, new int[] {0}))).isInstanceOf(IllegalStateException.class);
-    assertThatThrownBy(() -> device.transferEngine(host))
+    assertThatThrownBy(
+            () ->
+                engine.submit(
+                    TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {0}, new int[] {0})))
         .isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> device.transferEngine(host)).isInstanceOf(IllegalStateException.class);
     host.close();
     assertThatThrownBy(() -> host.block(0, 0)).isInstanceOf(IllegalStateException.class);
   }
 
   @Test
   void theAssertingWrapperCatchesAFreeOfAPageAPendingCopyReads() throws Exception {
-    BackendContext context = context(
-        Map.of("asserting.delegate", "cuda", "asserting.faults", "true"), BackendMetrics.NOOP);
+    BackendContext context =
+        context(
+            Map.of("asserting.delegate", "cuda", "asserting.faults", "true"), BackendMetrics.NOOP);
     PoolSpec spec = new PoolSpec(LAYOUT, 8, MemoryLayout.LAYER_FIRST);
     try (AssertingDeviceMemory device =
             (AssertingDeviceMemory) new AssertingDeviceMemoryProvider().open(spec, context);
@@ -200,8 +212,8 @@ class CudaTransferEngineTest {
       device.ownership().allocate(3);
       host.ownership().allocate(5);
       faulty.stall(DEVICE_TO_HOST);
-      TransferHandle backup = engine.submit(TransferBatch.allLayers(DEVICE_TO_HOST,
-          new int[] {3}, new int[] {5}));
+      TransferHandle backup =
+          engine.submit(TransferBatch.allLayers(DEVICE_TO_HOST, new int[] {3}, new int[] {5}));
       assertThatThrownBy(() -> device.ownership().free(3))
           .isInstanceOf(AssertionError.class)
           .hasMessageContaining("still reads it");

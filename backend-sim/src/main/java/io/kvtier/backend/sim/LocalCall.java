@@ -51,7 +51,11 @@ record LocalCall(LocalCall.Kind kind, String tag, long sequence, int argument) {
    * @return for example {@code allReduce(MIN) tag=sync seq=5 length=3}
    */
   String describe() {
-    return kind.label + " tag=" + tag + " seq=" + sequence
+    return kind.label
+        + " tag="
+        + tag
+        + " seq="
+        + sequence
         + (kind.argumentName.isEmpty() ? "" : " " + kind.argumentName + "=" + argument);
   }
 }

@@ -50,7 +50,12 @@ final class LocalCollective implements Collective {
     Objects.requireNonNull(tag, "tag");
     if (root < 0 || root >= size()) {
       throw new IllegalArgumentException(
-          "root=" + root + " must be a rank in [0, " + size() + ") of group '" + group.name()
+          "root="
+              + root
+              + " must be a rank in [0, "
+              + size()
+              + ") of group '"
+              + group.name()
               + "'");
     }
     if (root == rank) {
@@ -64,8 +69,8 @@ final class LocalCollective implements Collective {
   @Override
   public void barrier(String tag) {
     Objects.requireNonNull(tag, "tag");
-    group.arrive(rank, new LocalCall(LocalCall.Kind.BARRIER, tag, sequence++, 0), null,
-        watchdogNanos);
+    group.arrive(
+        rank, new LocalCall(LocalCall.Kind.BARRIER, tag, sequence++, 0), null, watchdogNanos);
   }
 
   @Override

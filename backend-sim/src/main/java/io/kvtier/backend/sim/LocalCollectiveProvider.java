@@ -59,7 +59,11 @@ public final class LocalCollectiveProvider implements CollectiveProvider {
     if (spec.worldSize().isEmpty() || spec.rank().isEmpty()) {
       throw new IllegalArgumentException(
           "the local collective needs both worldSize and rank in the spec (got worldSize="
-              + spec.worldSize() + ", rank=" + spec.rank() + " for group '" + spec.group()
+              + spec.worldSize()
+              + ", rank="
+              + spec.rank()
+              + " for group '"
+              + spec.group()
               + "'): use CollectiveSpec.of(group, worldSize, rank, watchdogTimeout)");
     }
     return LocalGroup.join(

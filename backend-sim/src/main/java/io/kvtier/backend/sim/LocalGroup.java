@@ -86,13 +86,23 @@ final class LocalGroup {
       try {
         if (group.worldSize != worldSize) {
           throw new IllegalArgumentException(
-              "group '" + name + "' exists with worldSize=" + group.worldSize + " but rank "
-                  + rank + " joins with worldSize=" + worldSize
+              "group '"
+                  + name
+                  + "' exists with worldSize="
+                  + group.worldSize
+                  + " but rank "
+                  + rank
+                  + " joins with worldSize="
+                  + worldSize
                   + ": every rank of a group must pass the same world size");
         }
         if (group.joined[rank]) {
           throw new IllegalArgumentException(
-              "rank " + rank + " has already joined group '" + name + "'"
+              "rank "
+                  + rank
+                  + " has already joined group '"
+                  + name
+                  + "'"
                   + (group.left[rank] ? " and left it" : "")
                   + ": each rank joins a group once; use a new group name for a new group");
         }
@@ -124,12 +134,24 @@ final class LocalGroup {
     try {
       if (left[rank]) {
         throw new IllegalStateException(
-            "rank " + rank + " of group '" + name + "' called " + call.describe()
+            "rank "
+                + rank
+                + " of group '"
+                + name
+                + "' called "
+                + call.describe()
                 + " after closing its handle: join the group again under a new name");
       }
       if (broken.isPresent()) {
-        throw exception(broken.get(),
-            "rank " + rank + " called " + call.describe() + " on broken group '" + name + "': "
+        throw exception(
+            broken.get(),
+            "rank "
+                + rank
+                + " called "
+                + call.describe()
+                + " on broken group '"
+                + name
+                + "': "
                 + broken.get().message());
       }
       remember(rank, call);
@@ -159,9 +181,15 @@ final class LocalGroup {
           changed.awaitNanos(remaining);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          fail(BreakKind.INTERRUPTED,
-              "rank " + rank + " was interrupted while waiting in " + call.describe()
-                  + " of group '" + name + "'");
+          fail(
+              BreakKind.INTERRUPTED,
+              "rank "
+                  + rank
+                  + " was interrupted while waiting in "
+                  + call.describe()
+                  + " of group '"
+                  + name
+                  + "'");
         }
       }
       if (r.complete) {
@@ -191,11 +219,23 @@ final class LocalGroup {
             waiting.add(r);
           }
         }
-        broken = Optional.of(new Breakage(BreakKind.LEFT,
-            "rank " + rank + " left group '" + name + "' (closed its handle)"
-                + (waiting.isEmpty() ? "" : " while ranks " + waiting + " wait in "
-                    + round.calls[waiting.getFirst()].describe())
-                + "; " + lastCalls()));
+        broken =
+            Optional.of(
+                new Breakage(
+                    BreakKind.LEFT,
+                    "rank "
+                        + rank
+                        + " left group '"
+                        + name
+                        + "' (closed its handle)"
+                        + (waiting.isEmpty()
+                            ? ""
+                            : " while ranks "
+                                + waiting
+                                + " wait in "
+                                + round.calls[waiting.getFirst()].describe())
+                        + "; "
+                        + lastCalls()));
         changed.signalAll();
       }
     } finally {
@@ -263,15 +303,20 @@ final class LocalGroup {
   }
 
   private String desyncMessage(Round r) {
-    StringBuilder sb = new StringBuilder("collective desync in group '").append(name)
-        .append("' (worldSize=").append(worldSize).append("): ranks called different operations"
-            + " at the same sequence number:");
+    StringBuilder sb =
+        new StringBuilder("collective desync in group '")
+            .append(name)
+            .append("' (worldSize=")
+            .append(worldSize)
+            .append("): ranks called different operations" + " at the same sequence number:");
     for (int rank = 0; rank < worldSize; rank++) {
       sb.append("\n  rank ").append(rank).append(": ");
       sb.append(r.calls[rank] == null ? "not arrived yet" : r.calls[rank].describe());
     }
-    return sb.append("\nEvery rank must take the same collective decisions; look for a branch"
-        + " that reads rank-local state before a collective.").toString();
+    return sb.append(
+            "\nEvery rank must take the same collective decisions; look for a branch"
+                + " that reads rank-local state before a collective.")
+        .toString();
   }
 
   private String timeoutMessage(int rank, LocalCall call, Round r, long watchdogNanos) {
@@ -281,9 +326,18 @@ final class LocalGroup {
         missing.add(other);
       }
     }
-    return "collective timeout in group '" + name + "': rank " + rank + " waited "
-        + Duration.ofNanos(watchdogNanos) + " (the watchdog) in " + call.describe()
-        + "; ranks not arrived: " + missing + "; " + lastCalls();
+    return "collective timeout in group '"
+        + name
+        + "': rank "
+        + rank
+        + " waited "
+        + Duration.ofNanos(watchdogNanos)
+        + " (the watchdog) in "
+        + call.describe()
+        + "; ranks not arrived: "
+        + missing
+        + "; "
+        + lastCalls();
   }
 
   private String lastCalls() {

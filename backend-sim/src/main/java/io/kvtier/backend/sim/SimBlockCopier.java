@@ -45,7 +45,12 @@ final class SimBlockCopier {
       int hostPage = batch.hostPage(i);
       if (hostPage >= hostPages) {
         throw new IndexOutOfBoundsException(
-            "host page=" + hostPage + " pages=" + hostPages + " at batch index " + i
+            "host page="
+                + hostPage
+                + " pages="
+                + hostPages
+                + " at batch index "
+                + i
                 + ": use 0 <= page < pages");
       }
     }

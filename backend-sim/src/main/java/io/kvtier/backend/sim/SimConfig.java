@@ -59,26 +59,37 @@ public record SimConfig(
 
   /** Key of {@link #h2dBandwidth()}. */
   public static final String H2D_BANDWIDTH = "sim.h2d-bandwidth";
+
   /** Key of {@link #d2hBandwidth()}. */
   public static final String D2H_BANDWIDTH = "sim.d2h-bandwidth";
+
   /** Key of {@link #h2dLatency()}. */
   public static final String H2D_LATENCY = "sim.h2d-latency";
+
   /** Key of {@link #d2hLatency()}. */
   public static final String D2H_LATENCY = "sim.d2h-latency";
+
   /** Key of {@link #rankSkew()}. */
   public static final String RANK_SKEW = "sim.rank-skew";
+
   /** Key of {@link #slowRank()}. */
   public static final String SLOW_RANK = "sim.slow-rank";
+
   /** Key of {@link #slowFactor()}. */
   public static final String SLOW_FACTOR = "sim.slow-factor";
+
   /** Key of {@link #jitter()}. */
   public static final String JITTER = "sim.jitter";
+
   /** Key of {@link #seed()}. */
   public static final String SEED = "sim.seed";
+
   /** Key of {@link #stallProbability()}. */
   public static final String STALL_PROBABILITY = "sim.stall-probability";
+
   /** Key of {@link #stallDuration()}. */
   public static final String STALL_DURATION = "sim.stall-duration";
+
   /** Key of {@link #failureProbability()}. */
   public static final String FAILURE_PROBABILITY = "sim.failure-probability";
 
@@ -100,26 +111,37 @@ public record SimConfig(
 
   /** Default of {@link #h2dBandwidth()}: 25 GB/s, a PCIe 4.0 x16 link in practice. */
   public static final long DEFAULT_H2D_BANDWIDTH = 25_000_000_000L;
+
   /** Default of {@link #d2hBandwidth()}: 25 GB/s. */
   public static final long DEFAULT_D2H_BANDWIDTH = 25_000_000_000L;
+
   /** Default of {@link #h2dLatency()}: 5 microseconds per batch. */
   public static final Duration DEFAULT_H2D_LATENCY = Duration.ofNanos(5_000);
+
   /** Default of {@link #d2hLatency()}: 5 microseconds per batch. */
   public static final Duration DEFAULT_D2H_LATENCY = Duration.ofNanos(5_000);
+
   /** Default of {@link #rankSkew()}: every rank at speed 1. */
   public static final List<Double> DEFAULT_RANK_SKEW = List.of();
+
   /** Default of {@link #slowRank()}: none. */
   public static final OptionalInt DEFAULT_SLOW_RANK = OptionalInt.empty();
+
   /** Default of {@link #slowFactor()}: 4, applied only when a slow rank is set. */
   public static final double DEFAULT_SLOW_FACTOR = 4.0;
+
   /** Default of {@link #jitter()}: none. */
   public static final double DEFAULT_JITTER = 0.0;
+
   /** Default of {@link #seed()}. */
   public static final long DEFAULT_SEED = 0L;
+
   /** Default of {@link #stallProbability()}: never. */
   public static final double DEFAULT_STALL_PROBABILITY = 0.0;
+
   /** Default of {@link #stallDuration()}: 10 milliseconds. */
   public static final Duration DEFAULT_STALL_DURATION = Duration.ofMillis(10);
+
   /** Default of {@link #failureProbability()}: never. */
   public static final double DEFAULT_FAILURE_PROBABILITY = 0.0;
 
@@ -287,13 +309,22 @@ public record SimConfig(
         skew = ConfigValues.parseDouble(RANK_SKEW, part);
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(
-            RANK_SKEW + "='" + value + "' has entry '" + part.strip() + "', which is not a"
+            RANK_SKEW
+                + "='"
+                + value
+                + "' has entry '"
+                + part.strip()
+                + "', which is not a"
                 + " number: write decimals separated by commas, for example 1,1,3,1",
             e);
       }
       if (!(skew > 0) || Double.isInfinite(skew)) {
         throw new IllegalArgumentException(
-            RANK_SKEW + "=" + value + " has entry " + part.strip()
+            RANK_SKEW
+                + "="
+                + value
+                + " has entry "
+                + part.strip()
                 + ": every skew must be finite and > 0, for example 1,1,3,1");
       }
       skews.add(skew);
@@ -328,8 +359,13 @@ public record SimConfig(
       value.toNanos();
     } catch (ArithmeticException e) {
       throw new IllegalArgumentException(
-          key + "=" + ConfigValues.formatDuration(value) + " is longer than the simulated clock"
-              + " counts: at most " + Long.MAX_VALUE + "ns (about 292 years)",
+          key
+              + "="
+              + ConfigValues.formatDuration(value)
+              + " is longer than the simulated clock"
+              + " counts: at most "
+              + Long.MAX_VALUE
+              + "ns (about 292 years)",
           e);
     }
   }

@@ -65,8 +65,11 @@ public final class SimDeviceMemory implements DeviceMemory {
     pool.checkOpen();
     if (!host.spec().layout().equals(spec().layout())) {
       throw new IllegalArgumentException(
-          "host layout=" + host.spec().layout() + " differs from device layout="
-              + spec().layout() + ": open both pools with the same KvLayout");
+          "host layout="
+              + host.spec().layout()
+              + " differs from device layout="
+              + spec().layout()
+              + ": open both pools with the same KvLayout");
     }
     return new SimTransferEngine(pool, host, new SimTimingModel(config, context.rank()), context);
   }

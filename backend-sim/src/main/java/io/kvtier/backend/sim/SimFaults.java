@@ -193,7 +193,9 @@ public final class SimFaults {
     Objects.requireNonNull(predicate, "predicate");
     if (count < 1) {
       throw new IllegalArgumentException(
-          "count=" + count + " must be >= 1: the number of batches to "
+          "count="
+              + count
+              + " must be >= 1: the number of batches to "
               + kind.name().toLowerCase(Locale.ROOT));
     }
     engine.lock();

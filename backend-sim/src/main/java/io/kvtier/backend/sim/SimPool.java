@@ -36,9 +36,19 @@ final class SimPool implements AutoCloseable {
     long limit = SimMemoryLimit.bytes().orElse(Long.MAX_VALUE);
     if (spec.bytes() > limit) {
       throw new IllegalArgumentException(
-          "the sim " + kind + " pool of bytes=" + spec.bytes() + " (pages=" + spec.pages()
-              + " x pageBytes=" + spec.layout().pageBytes() + ") exceeds this machine's memory of "
-              + limit + " bytes (" + SimMemoryLimit.source() + "): use fewer pages");
+          "the sim "
+              + kind
+              + " pool of bytes="
+              + spec.bytes()
+              + " (pages="
+              + spec.pages()
+              + " x pageBytes="
+              + spec.layout().pageBytes()
+              + ") exceeds this machine's memory of "
+              + limit
+              + " bytes ("
+              + SimMemoryLimit.source()
+              + "): use fewer pages");
     }
     Arena shared = Arena.ofShared();
     try {
@@ -46,8 +56,16 @@ final class SimPool implements AutoCloseable {
     } catch (OutOfMemoryError | IllegalArgumentException e) {
       shared.close();
       throw new IllegalArgumentException(
-          "cannot allocate the sim " + kind + " pool of bytes=" + spec.bytes() + " (pages="
-              + spec.pages() + " x pageBytes=" + spec.layout().pageBytes() + "): " + e.getMessage()
+          "cannot allocate the sim "
+              + kind
+              + " pool of bytes="
+              + spec.bytes()
+              + " (pages="
+              + spec.pages()
+              + " x pageBytes="
+              + spec.layout().pageBytes()
+              + "): "
+              + e.getMessage()
               + "; use fewer pages or raise the JVM's off-heap limit (-XX:MaxDirectMemorySize)",
           e);
     }
@@ -112,7 +130,11 @@ final class SimPool implements AutoCloseable {
   void checkLayer(int layer) {
     if (layer < 0 || layer >= spec.layout().layers()) {
       throw new IndexOutOfBoundsException(
-          kind + " layer=" + layer + " layers=" + spec.layout().layers()
+          kind
+              + " layer="
+              + layer
+              + " layers="
+              + spec.layout().layers()
               + ": use 0 <= layer < layers");
     }
   }
@@ -127,7 +149,13 @@ final class SimPool implements AutoCloseable {
   private void checkRange(long offset, long length) {
     if (offset < 0 || offset > blockBytes - length) {
       throw new IndexOutOfBoundsException(
-          kind + " offset=" + offset + " length=" + length + " blockBytes=" + blockBytes
+          kind
+              + " offset="
+              + offset
+              + " length="
+              + length
+              + " blockBytes="
+              + blockBytes
               + ": the range must lie within one (page, layer) block");
     }
   }
@@ -146,7 +174,15 @@ final class SimPool implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "sim " + kind + " pool[pages=" + spec.pages() + ", bytes=" + spec.bytes()
-        + ", " + spec.memoryLayout() + (closed ? ", closed" : "") + "]";
+    return "sim "
+        + kind
+        + " pool[pages="
+        + spec.pages()
+        + ", bytes="
+        + spec.bytes()
+        + ", "
+        + spec.memoryLayout()
+        + (closed ? ", closed" : "")
+        + "]";
   }
 }

@@ -80,8 +80,7 @@ public final class SimTransferEngine implements TransferEngine {
   private final Runnable clockListener;
   private boolean closed;
 
-  SimTransferEngine(
-      SimPool device, HostMemory host, SimTimingModel model, BackendContext context) {
+  SimTransferEngine(SimPool device, HostMemory host, SimTimingModel model, BackendContext context) {
     this.device = device;
     this.host = host;
     this.copier = new SimBlockCopier(device, host);
@@ -135,8 +134,7 @@ public final class SimTransferEngine implements TransferEngine {
       publishDue(lane, now);
       long sequence = lane.nextSequence++;
       long due =
-          model.completionNanos(
-              lane.direction, sequence, bytes, now, lane.lastModelledCompletion);
+          model.completionNanos(lane.direction, sequence, bytes, now, lane.lastModelledCompletion);
       lane.lastModelledCompletion = due;
       SimTransferHandle.Plan plan =
           rule > 0
@@ -193,8 +191,11 @@ public final class SimTransferEngine implements TransferEngine {
               h.stalled
                   ? "it was stalled by SimTransferEngine.faults() and never released"
                   : "it was due at " + h.dueNanos + "ns but the time source reads " + now + "ns";
-          finish(lane, h, Math.max(now, lane.lastCompletion), failure(h, "the engine was closed"
-              + " before the copy completed: " + why));
+          finish(
+              lane,
+              h,
+              Math.max(now, lane.lastCompletion),
+              failure(h, "the engine was closed" + " before the copy completed: " + why));
         }
       }
       changed.signalAll();
@@ -208,8 +209,7 @@ public final class SimTransferEngine implements TransferEngine {
 
   @Override
   public String toString() {
-    return "SimTransferEngine[rank=" + model.rank() + ", device=" + device + ", host=" + host
-        + "]";
+    return "SimTransferEngine[rank=" + model.rank() + ", device=" + device + ", host=" + host + "]";
   }
 
   // ---- called by SimTransferHandle and SimFaults ----
@@ -389,9 +389,16 @@ public final class SimTransferEngine implements TransferEngine {
       case FAIL_RANDOM ->
           failure(
               h,
-              "random failure drawn with " + SimConfig.FAILURE_PROBABILITY + "="
-                  + model.config().failureProbability() + " " + SimConfig.SEED + "="
-                  + model.config().seed() + " rank=" + model.rank());
+              "random failure drawn with "
+                  + SimConfig.FAILURE_PROBABILITY
+                  + "="
+                  + model.config().failureProbability()
+                  + " "
+                  + SimConfig.SEED
+                  + "="
+                  + model.config().seed()
+                  + " rank="
+                  + model.rank());
       case COPY -> copy(h);
     };
   }
@@ -402,7 +409,9 @@ public final class SimTransferEngine implements TransferEngine {
       return null;
     } catch (RuntimeException e) {
       return new TransferFailedException(
-          describe(h) + " failed: " + e.getMessage()
+          describe(h)
+              + " failed: "
+              + e.getMessage()
               + "; close the transfer engine before closing its pools",
           e);
     }
@@ -415,9 +424,16 @@ public final class SimTransferEngine implements TransferEngine {
 
   private static String describe(SimTransferHandle h) {
     TransferBatch b = h.batch();
-    return "sim " + b.direction() + " batch seq=" + h.sequence() + " (pages=" + b.size()
+    return "sim "
+        + b.direction()
+        + " batch seq="
+        + h.sequence()
+        + " (pages="
+        + b.size()
         + (b.layer().isPresent() ? ", layer=" + b.layer().getAsInt() : ", all layers")
-        + ", bytes=" + h.bytes() + ")";
+        + ", bytes="
+        + h.bytes()
+        + ")";
   }
 
   private void signalChange() {

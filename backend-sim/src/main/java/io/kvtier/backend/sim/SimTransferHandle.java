@@ -142,7 +142,12 @@ final class SimTransferHandle implements TransferHandle {
 
   @Override
   public String toString() {
-    return batch.direction() + " seq=" + sequence + " " + batch + (done ? " done" : "")
+    return batch.direction()
+        + " seq="
+        + sequence
+        + " "
+        + batch
+        + (done ? " done" : "")
         + (failure != null ? " failed" : "");
   }
 }

@@ -37,8 +37,8 @@ class AssertingFaultyConformanceTest extends DeviceMemoryConformanceSuite {
 
   @Override
   protected BackendContext context() {
-    return new BackendContext(0, Map.of("asserting.faults", "true"), new ManualTimeSource(),
-        BackendMetrics.NOOP);
+    return new BackendContext(
+        0, Map.of("asserting.faults", "true"), new ManualTimeSource(), BackendMetrics.NOOP);
   }
 
   @Override

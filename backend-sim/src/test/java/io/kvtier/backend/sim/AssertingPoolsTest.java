@@ -77,8 +77,9 @@ class AssertingPoolsTest {
       assertThat(h.isDone()).isFalse();
       assertThatThrownBy(() -> p.host.read(2, 0, 0, block()))
           .isInstanceOf(AssertionError.class)
-          .hasMessageContaining("read() of host page 2 layer 0 while its incoming"
-              + " DEVICE_TO_HOST copy seq 0 has not completed");
+          .hasMessageContaining(
+              "read() of host page 2 layer 0 while its incoming"
+                  + " DEVICE_TO_HOST copy seq 0 has not completed");
       p.complete(h);
       var got = block();
       p.host.read(2, 0, 0, got);
@@ -91,7 +92,8 @@ class AssertingPoolsTest {
     try (SimPools p = new SimPools()) {
       TransferHandle h = p.copyLayer(HOST_TO_DEVICE, 4, 4, 0);
       assertThatCode(() -> p.device.read(4, 1, 0, block()))
-          .as("layer 1 has no copy in flight").doesNotThrowAnyException();
+          .as("layer 1 has no copy in flight")
+          .doesNotThrowAnyException();
       assertThatThrownBy(() -> p.device.read(4, 0, 0, block()))
           .isInstanceOf(AssertionError.class)
           .hasMessageContaining("device page 4 layer 0");
@@ -107,12 +109,12 @@ class AssertingPoolsTest {
       TransferHandle h = p.copy(DEVICE_TO_HOST, 4, 3);
       assertThatThrownBy(() -> p.device.ownership().free(4))
           .isInstanceOf(AssertionError.class)
-          .hasMessageContaining("device page 4 freed while DEVICE_TO_HOST copy seq 0 still reads"
-              + " it");
+          .hasMessageContaining(
+              "device page 4 freed while DEVICE_TO_HOST copy seq 0 still reads" + " it");
       assertThatThrownBy(() -> p.device.write(4, 1, 0, block()))
           .isInstanceOf(AssertionError.class)
-          .hasMessageContaining("overwrites device page 4 layer 1 that DEVICE_TO_HOST copy seq 0"
-              + " still reads");
+          .hasMessageContaining(
+              "overwrites device page 4 layer 1 that DEVICE_TO_HOST copy seq 0" + " still reads");
       assertThatThrownBy(() -> p.copy(HOST_TO_DEVICE, 4, 5))
           .as("a load into a page that a backup still reads")
           .isInstanceOf(AssertionError.class)
@@ -129,8 +131,9 @@ class AssertingPoolsTest {
       TransferHandle load = p.copy(HOST_TO_DEVICE, 6, 1);
       assertThatThrownBy(() -> p.copy(DEVICE_TO_HOST, 6, 7))
           .isInstanceOf(AssertionError.class)
-          .hasMessageContaining("D2H copy from of device page 6 while its incoming"
-              + " HOST_TO_DEVICE copy seq 0 has not completed");
+          .hasMessageContaining(
+              "D2H copy from of device page 6 while its incoming"
+                  + " HOST_TO_DEVICE copy seq 0 has not completed");
       p.complete(load);
       p.complete(p.copy(DEVICE_TO_HOST, 6, 7));
     }
@@ -156,22 +159,27 @@ class AssertingPoolsTest {
     ManualTransferEngine fake = new ManualTransferEngine();
     SimPools sim = new SimPools();
     sim.engine.close();
-    AssertingDeviceMemory device = new AssertingDeviceMemory(sim.device.delegate(), e -> {
-      e.close();
-      return fake;
-    });
+    AssertingDeviceMemory device =
+        new AssertingDeviceMemory(
+            sim.device.delegate(),
+            e -> {
+              e.close();
+              return fake;
+            });
     var engine = device.transferEngine(sim.host);
-    engine.submit(io.kvtier.spi.TransferBatch.allLayers(
-        DEVICE_TO_HOST, new int[] {0}, new int[] {3}));
+    engine.submit(
+        io.kvtier.spi.TransferBatch.allLayers(DEVICE_TO_HOST, new int[] {0}, new int[] {3}));
     engine.close();
     assertThatThrownBy(device::close)
         .isInstanceOf(AssertionError.class)
-        .hasMessageContaining("closing the device pool while DEVICE_TO_HOST copy seq 0 on device"
-            + " page 0 is in flight");
+        .hasMessageContaining(
+            "closing the device pool while DEVICE_TO_HOST copy seq 0 on device"
+                + " page 0 is in flight");
     assertThatThrownBy(sim.host::close)
         .isInstanceOf(AssertionError.class)
-        .hasMessageContaining("closing the host pool while DEVICE_TO_HOST copy seq 0 on host page"
-            + " 3 is in flight");
+        .hasMessageContaining(
+            "closing the host pool while DEVICE_TO_HOST copy seq 0 on host page"
+                + " 3 is in flight");
     fake.complete(DEVICE_TO_HOST, 0, false);
     device.close();
     sim.close();
@@ -180,14 +188,18 @@ class AssertingPoolsTest {
   @Test
   void anEngineThatBreaksFifoIsCaught() {
     ManualTransferEngine fake = new ManualTransferEngine();
-    AssertingTransferEngine engine = new AssertingTransferEngine(
-        fake, new PageOwnership("device", 4), new PageOwnership("host", 4));
-    TransferHandle first = engine.submit(io.kvtier.spi.TransferBatch.allLayers(
-        HOST_TO_DEVICE, new int[] {0}, new int[] {0}));
-    TransferHandle second = engine.submit(io.kvtier.spi.TransferBatch.allLayers(
-        HOST_TO_DEVICE, new int[] {1}, new int[] {1}));
-    TransferHandle other = engine.submit(io.kvtier.spi.TransferBatch.allLayers(
-        DEVICE_TO_HOST, new int[] {2}, new int[] {2}));
+    AssertingTransferEngine engine =
+        new AssertingTransferEngine(
+            fake, new PageOwnership("device", 4), new PageOwnership("host", 4));
+    TransferHandle first =
+        engine.submit(
+            io.kvtier.spi.TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {0}, new int[] {0}));
+    TransferHandle second =
+        engine.submit(
+            io.kvtier.spi.TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {1}, new int[] {1}));
+    TransferHandle other =
+        engine.submit(
+            io.kvtier.spi.TransferBatch.allLayers(DEVICE_TO_HOST, new int[] {2}, new int[] {2}));
     fake.complete(DEVICE_TO_HOST, 0, false);
     assertThat(other.isDone()).as("the other direction is independent").isTrue();
     fake.complete(HOST_TO_DEVICE, 1, false);

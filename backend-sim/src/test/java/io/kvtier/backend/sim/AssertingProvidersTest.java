@@ -75,8 +75,14 @@ class AssertingProvidersTest {
 
   @Test
   void faultsWrapEveryEngineInAFaultyEngine() {
-    Map<String, String> props = Map.of("asserting.faults", "true",
-        "asserting.fault.seed", "9", "asserting.fault.fail-probability", "0.5");
+    Map<String, String> props =
+        Map.of(
+            "asserting.faults",
+            "true",
+            "asserting.fault.seed",
+            "9",
+            "asserting.fault.fail-probability",
+            "0.5");
     try (DeviceMemory device = new AssertingDeviceMemoryProvider().open(SPEC, context(props));
         HostMemory host = new AssertingHostMemoryProvider().open(SPEC, context(props));
         TransferEngine engine = device.transferEngine(host)) {
@@ -87,22 +93,30 @@ class AssertingProvidersTest {
 
   @Test
   void unknownKeysAndUnknownDelegatesAreRejectedWithTheFix() {
-    assertThatThrownBy(() -> new AssertingDeviceMemoryProvider()
-            .open(SPEC, context(Map.of("asserting.colour", "red"))))
+    assertThatThrownBy(
+            () ->
+                new AssertingDeviceMemoryProvider()
+                    .open(SPEC, context(Map.of("asserting.colour", "red"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("unknown key asserting.colour=red")
         .hasMessageContaining("asserting.sim.*");
-    assertThatThrownBy(() -> new AssertingHostMemoryProvider()
-            .open(SPEC, context(Map.of("asserting.delegate", "cuda"))))
+    assertThatThrownBy(
+            () ->
+                new AssertingHostMemoryProvider()
+                    .open(SPEC, context(Map.of("asserting.delegate", "cuda"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("no HostMemoryProvider named 'cuda' was found")
         .hasMessageContaining("sim (io.kvtier.backend.sim.SimHostMemoryProvider)");
-    assertThatThrownBy(() -> new AssertingHostMemoryProvider()
-            .open(SPEC, context(Map.of("asserting.delegate", "asserting"))))
+    assertThatThrownBy(
+            () ->
+                new AssertingHostMemoryProvider()
+                    .open(SPEC, context(Map.of("asserting.delegate", "asserting"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("must name another provider");
-    assertThatThrownBy(() -> new AssertingDeviceMemoryProvider()
-            .open(SPEC, context(Map.of("asserting.sim.no-such-key", "1"))))
+    assertThatThrownBy(
+            () ->
+                new AssertingDeviceMemoryProvider()
+                    .open(SPEC, context(Map.of("asserting.sim.no-such-key", "1"))))
         .as("a forwarded key the delegate does not know is the delegate's error")
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("sim.no-such-key");

@@ -29,8 +29,7 @@ class CollectiveChecksLocalTest {
 
   private static final AtomicLong GROUPS = new AtomicLong();
 
-  @TempDir
-  Path arrivalsRoot;
+  @TempDir Path arrivalsRoot;
 
   @ParameterizedTest(name = "{0} ranks")
   @ValueSource(ints = {1, 2, 3, 4})
@@ -42,18 +41,25 @@ class CollectiveChecksLocalTest {
         continue;
       }
       // Files for even sizes, memory for odd: both kinds of record meet real barriers.
-      CollectiveChecks.Arrivals arrivals = size % 2 == 0
-          ? CollectiveChecks.inDirectory(
-              Files.createDirectories(arrivalsRoot.resolve(size + "-" + check)))
-          : CollectiveChecks.inMemory();
+      CollectiveChecks.Arrivals arrivals =
+          size % 2 == 0
+              ? CollectiveChecks.inDirectory(
+                  Files.createDirectories(arrivalsRoot.resolve(size + "-" + check)))
+              : CollectiveChecks.inMemory();
       String group = "checks-" + check + "-" + GROUPS.incrementAndGet();
-      RankRunner.values(RankRunner.run(
-          (g, n, rank, watchdog) -> local.join(CollectiveSpec.of(g, n, rank, watchdog),
-              BackendContext.defaults().withRank(rank)),
-          group, size, Duration.ofSeconds(20), (c, rank) -> {
-            CollectiveChecks.run(check, c, seed, arrivals);
-            return null;
-          }));
+      RankRunner.values(
+          RankRunner.run(
+              (g, n, rank, watchdog) ->
+                  local.join(
+                      CollectiveSpec.of(g, n, rank, watchdog),
+                      BackendContext.defaults().withRank(rank)),
+              group,
+              size,
+              Duration.ofSeconds(20),
+              (c, rank) -> {
+                CollectiveChecks.run(check, c, seed, arrivals);
+                return null;
+              }));
     }
   }
 }

@@ -41,10 +41,12 @@ class CorrectUseTest {
         int freeDevice = pick(random, i -> !deviceUsed[i]);
         int freeHost = pick(random, i -> !hostUsed[i]);
         // A page is idle when no copy in flight reads or writes it.
-        int idleDevice = pick(random, i -> deviceUsed[i]
-            && inFlight.stream().noneMatch(c -> c.devicePage() == i));
-        int idleHost = pick(random, i -> hostUsed[i]
-            && inFlight.stream().noneMatch(c -> c.hostPage() == i));
+        int idleDevice =
+            pick(
+                random,
+                i -> deviceUsed[i] && inFlight.stream().noneMatch(c -> c.devicePage() == i));
+        int idleHost =
+            pick(random, i -> hostUsed[i] && inFlight.stream().noneMatch(c -> c.hostPage() == i));
         switch (random.nextInt(6)) {
           case 0 -> {
             if (freeDevice >= 0) {
@@ -59,8 +61,8 @@ class CorrectUseTest {
               p.host.ownership().allocate(freeHost);
               hostUsed[freeHost] = true;
               host[freeHost] = device[idleDevice];
-              inFlight.add(new Copy(p.copy(DEVICE_TO_HOST, idleDevice, freeHost), idleDevice,
-                  freeHost));
+              inFlight.add(
+                  new Copy(p.copy(DEVICE_TO_HOST, idleDevice, freeHost), idleDevice, freeHost));
             }
           }
           case 2 -> {
@@ -68,8 +70,8 @@ class CorrectUseTest {
               p.device.ownership().allocate(freeDevice);
               deviceUsed[freeDevice] = true;
               device[freeDevice] = host[idleHost];
-              inFlight.add(new Copy(p.copy(HOST_TO_DEVICE, freeDevice, idleHost), freeDevice,
-                  idleHost));
+              inFlight.add(
+                  new Copy(p.copy(HOST_TO_DEVICE, freeDevice, idleHost), freeDevice, idleHost));
             }
           }
           case 3 -> {

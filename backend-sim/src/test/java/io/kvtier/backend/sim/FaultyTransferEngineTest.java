@@ -46,8 +46,10 @@ class FaultyTransferEngineTest {
     fake.complete(DEVICE_TO_HOST, 1, false);
     fake.complete(HOST_TO_DEVICE, 0, false);
     assertThat(failed.isDone()).isTrue();
-    assertThat(failed.failure()).get().asString().contains("injected failure of DEVICE_TO_HOST"
-        + " seq 0");
+    assertThat(failed.failure())
+        .get()
+        .asString()
+        .contains("injected failure of DEVICE_TO_HOST" + " seq 0");
     assertThatThrownBy(failed::await).isInstanceOf(TransferFailedException.class);
     fine.await();
     other.await();
@@ -135,7 +137,8 @@ class FaultyTransferEngineTest {
       one.submit(batch(d, i));
       two.submit(batch(d, i));
       for (FaultyTransferEngine.Fault f : FaultyTransferEngine.Fault.values()) {
-        assertThat(one.count(f)).as("%s after %d batches, seed %d", f, i + 1, seed)
+        assertThat(one.count(f))
+            .as("%s after %d batches, seed %d", f, i + 1, seed)
             .isEqualTo(two.count(f));
       }
     }

@@ -48,7 +48,8 @@ class LocalCollectiveTest {
   }
 
   private Collective join(String group, int worldSize, int rank, Duration watchdog) {
-    return provider.join(CollectiveSpec.of(group, worldSize, rank, watchdog),
+    return provider.join(
+        CollectiveSpec.of(group, worldSize, rank, watchdog),
         BackendContext.defaults().withRank(rank));
   }
 
@@ -64,13 +65,17 @@ class LocalCollectiveTest {
     List<Thread> threads = new ArrayList<>();
     for (int rank = 0; rank < worldSize; rank++) {
       int r = rank;
-      threads.add(Thread.ofPlatform().name("rank-" + r).start(() -> {
-        try {
-          outcomes[r] = new Outcome(body.run(handles.get(r)), null);
-        } catch (Throwable t) {
-          outcomes[r] = new Outcome(null, t);
-        }
-      }));
+      threads.add(
+          Thread.ofPlatform()
+              .name("rank-" + r)
+              .start(
+                  () -> {
+                    try {
+                      outcomes[r] = new Outcome(body.run(handles.get(r)), null);
+                    } catch (Throwable t) {
+                      outcomes[r] = new Outcome(null, t);
+                    }
+                  }));
     }
     for (Thread t : threads) {
       t.join();
@@ -95,16 +100,22 @@ class LocalCollectiveTest {
       for (int round = 0; round < rounds; round++) {
         ops[round] = ReduceOp.values()[random.nextInt(3)];
       }
-      List<Outcome> outcomes = runRanks(worldSize, NO_WATCHDOG, c -> {
-        List<long[]> results = new ArrayList<>();
-        for (int round = 0; round < rounds; round++) {
-          long[] mine = inputs[round][c.rank()].clone();
-          long[] result = c.allReduce(ops[round], mine, "round-" + round);
-          assertThat(mine).as("the input is not modified").isEqualTo(inputs[round][c.rank()]);
-          results.add(result);
-        }
-        return results;
-      });
+      List<Outcome> outcomes =
+          runRanks(
+              worldSize,
+              NO_WATCHDOG,
+              c -> {
+                List<long[]> results = new ArrayList<>();
+                for (int round = 0; round < rounds; round++) {
+                  long[] mine = inputs[round][c.rank()].clone();
+                  long[] result = c.allReduce(ops[round], mine, "round-" + round);
+                  assertThat(mine)
+                      .as("the input is not modified")
+                      .isEqualTo(inputs[round][c.rank()]);
+                  results.add(result);
+                }
+                return results;
+              });
       for (int round = 0; round < rounds; round++) {
         long[] expected = inputs[round][0].clone();
         for (int rank = 1; rank < worldSize; rank++) {
@@ -127,13 +138,17 @@ class LocalCollectiveTest {
 
   @Test
   void reduceOpsAreMinMaxAndWrappingSum() throws Exception {
-    List<Outcome> outcomes = runRanks(3, NO_WATCHDOG, c -> {
-      long[] v = {c.rank() == 1 ? Long.MAX_VALUE : c.rank(), -c.rank()};
-      return List.of(
-          c.allReduce(ReduceOp.MIN, v, "min"),
-          c.allReduce(ReduceOp.MAX, v, "max"),
-          c.allReduce(ReduceOp.SUM, v, "sum"));
-    });
+    List<Outcome> outcomes =
+        runRanks(
+            3,
+            NO_WATCHDOG,
+            c -> {
+              long[] v = {c.rank() == 1 ? Long.MAX_VALUE : c.rank(), -c.rank()};
+              return List.of(
+                  c.allReduce(ReduceOp.MIN, v, "min"),
+                  c.allReduce(ReduceOp.MAX, v, "max"),
+                  c.allReduce(ReduceOp.SUM, v, "sum"));
+            });
     for (Outcome o : outcomes) {
       @SuppressWarnings("unchecked")
       List<long[]> r = (List<long[]>) o.value();
@@ -151,11 +166,15 @@ class LocalCollectiveTest {
     byte[] payload = new byte[1 + random.nextInt(100)];
     random.nextBytes(payload);
     byte[] original = payload.clone();
-    List<Outcome> outcomes = runRanks(worldSize, NO_WATCHDOG, c -> {
-      byte[] got = c.broadcast(root, c.rank() == root ? payload : null, "recv");
-      got[0]++; // every rank owns its copy
-      return got;
-    });
+    List<Outcome> outcomes =
+        runRanks(
+            worldSize,
+            NO_WATCHDOG,
+            c -> {
+              byte[] got = c.broadcast(root, c.rank() == root ? payload : null, "recv");
+              got[0]++; // every rank owns its copy
+              return got;
+            });
     for (Outcome o : outcomes) {
       assertThat(o.error()).isNull();
       byte[] got = (byte[]) o.value();
@@ -171,14 +190,18 @@ class LocalCollectiveTest {
     int rounds = 20;
     AtomicInteger[] arrived = new AtomicInteger[rounds];
     Arrays.setAll(arrived, i -> new AtomicInteger());
-    List<Outcome> outcomes = runRanks(worldSize, NO_WATCHDOG, c -> {
-      for (int round = 0; round < rounds; round++) {
-        arrived[round].incrementAndGet();
-        c.barrier("b");
-        assertThat(arrived[round].get()).as("round %d", round).isEqualTo(worldSize);
-      }
-      return c.size();
-    });
+    List<Outcome> outcomes =
+        runRanks(
+            worldSize,
+            NO_WATCHDOG,
+            c -> {
+              for (int round = 0; round < rounds; round++) {
+                arrived[round].incrementAndGet();
+                c.barrier("b");
+                assertThat(arrived[round].get()).as("round %d", round).isEqualTo(worldSize);
+              }
+              return c.size();
+            });
     for (Outcome o : outcomes) {
       assertThat(o.error()).isNull();
       assertThat(o.value()).isEqualTo(worldSize);
@@ -187,10 +210,14 @@ class LocalCollectiveTest {
 
   @Test
   void differentTagsDesyncEveryRankWithoutWaitingForTheWatchdog() throws Exception {
-    List<Outcome> outcomes = runRanks(3, NO_WATCHDOG, c -> {
-      c.barrier("start");
-      return c.allReduce(ReduceOp.MIN, new long[] {1}, c.rank() == 2 ? "prefetch" : "sync");
-    });
+    List<Outcome> outcomes =
+        runRanks(
+            3,
+            NO_WATCHDOG,
+            c -> {
+              c.barrier("start");
+              return c.allReduce(ReduceOp.MIN, new long[] {1}, c.rank() == 2 ? "prefetch" : "sync");
+            });
     for (int rank = 0; rank < 3; rank++) {
       assertThat(outcomes.get(rank).error())
           .as("rank %d", rank)
@@ -203,8 +230,10 @@ class LocalCollectiveTest {
   @Test
   void anyDifferenceInTheCallIsADesync() throws Exception {
     RankBody[] differing = {
-      c -> c.rank() == 0 ? c.allReduce(ReduceOp.MIN, new long[2], "x")
-          : c.allReduce(ReduceOp.MAX, new long[2], "x"),
+      c ->
+          c.rank() == 0
+              ? c.allReduce(ReduceOp.MIN, new long[2], "x")
+              : c.allReduce(ReduceOp.MAX, new long[2], "x"),
       c -> c.allReduce(ReduceOp.SUM, new long[c.rank() + 1], "x"),
       c -> c.broadcast(c.rank(), new byte[1], "x"),
       c -> {
@@ -219,7 +248,8 @@ class LocalCollectiveTest {
     for (int i = 0; i < differing.length; i++) {
       List<Outcome> outcomes = runRanks(2, NO_WATCHDOG, differing[i]);
       for (Outcome o : outcomes) {
-        assertThat(o.error()).as("case %d", i)
+        assertThat(o.error())
+            .as("case %d", i)
             .isInstanceOf(CollectiveDesyncException.class)
             .hasMessageContaining(expected[i]);
       }
@@ -229,13 +259,17 @@ class LocalCollectiveTest {
   @Test
   void aMissingRankTimesOutTheOthersNamingIt() throws Exception {
     Duration watchdog = Duration.ofMillis(200);
-    List<Outcome> outcomes = runRanks(3, watchdog, c -> {
-      c.barrier("warmup");
-      if (c.rank() == 2) {
-        return "skipped"; // the bug: rank 2 takes another path and never calls
-      }
-      return c.allReduce(ReduceOp.MIN, new long[] {5}, "sync");
-    });
+    List<Outcome> outcomes =
+        runRanks(
+            3,
+            watchdog,
+            c -> {
+              c.barrier("warmup");
+              if (c.rank() == 2) {
+                return "skipped"; // the bug: rank 2 takes another path and never calls
+              }
+              return c.allReduce(ReduceOp.MIN, new long[] {5}, "sync");
+            });
     assertThat(outcomes.get(2).value()).isEqualTo("skipped");
     for (int rank = 0; rank < 2; rank++) {
       assertThat(outcomes.get(rank).error())
@@ -249,28 +283,36 @@ class LocalCollectiveTest {
 
   @Test
   void aBrokenGroupFailsEveryLaterCallAtOnce() throws Exception {
-    List<Outcome> outcomes = runRanks(2, NO_WATCHDOG, c -> {
-      try {
-        c.barrier(c.rank() == 0 ? "a" : "b");
-      } catch (CollectiveDesyncException expected) {
-        // now the group is broken
-      }
-      List<Throwable> later = new ArrayList<>();
-      for (int i = 0; i < 3; i++) {
-        try {
-          c.barrier("again");
-        } catch (CollectiveException e) {
-          later.add(e);
-        }
-      }
-      return later;
-    });
+    List<Outcome> outcomes =
+        runRanks(
+            2,
+            NO_WATCHDOG,
+            c -> {
+              try {
+                c.barrier(c.rank() == 0 ? "a" : "b");
+              } catch (CollectiveDesyncException expected) {
+                // now the group is broken
+              }
+              List<Throwable> later = new ArrayList<>();
+              for (int i = 0; i < 3; i++) {
+                try {
+                  c.barrier("again");
+                } catch (CollectiveException e) {
+                  later.add(e);
+                }
+              }
+              return later;
+            });
     for (Outcome o : outcomes) {
       @SuppressWarnings("unchecked")
       List<Throwable> later = (List<Throwable>) o.value();
-      assertThat(later).hasSize(3).allSatisfy(e -> assertThat(e)
-          .isInstanceOf(CollectiveDesyncException.class)
-          .hasMessageContaining("broken group"));
+      assertThat(later)
+          .hasSize(3)
+          .allSatisfy(
+              e ->
+                  assertThat(e)
+                      .isInstanceOf(CollectiveDesyncException.class)
+                      .hasMessageContaining("broken group"));
     }
   }
 
@@ -299,13 +341,16 @@ class LocalCollectiveTest {
     Throwable[] errors = new Throwable[2];
     List<Thread> waiters = new ArrayList<>();
     for (Collective c : List.of(r0, r1)) {
-      waiters.add(Thread.ofPlatform().start(() -> {
-        try {
-          c.allReduce(ReduceOp.MAX, new long[] {1}, "sync");
-        } catch (Throwable t) {
-          errors[c.rank()] = t;
-        }
-      }));
+      waiters.add(
+          Thread.ofPlatform()
+              .start(
+                  () -> {
+                    try {
+                      c.allReduce(ReduceOp.MAX, new long[] {1}, "sync");
+                    } catch (Throwable t) {
+                      errors[c.rank()] = t;
+                    }
+                  }));
     }
     for (Thread t : waiters) {
       SimTransferEngineTest.awaitParked(t);
@@ -333,21 +378,26 @@ class LocalCollectiveTest {
     Collective r1 = join(group, 2, 1, NO_WATCHDOG);
     Throwable[] error = new Throwable[1];
     boolean[] interruptKept = new boolean[1];
-    Thread waiter = Thread.ofPlatform().start(() -> {
-      try {
-        r0.barrier("b");
-      } catch (Throwable t) {
-        error[0] = t;
-        interruptKept[0] = Thread.currentThread().isInterrupted();
-      }
-    });
+    Thread waiter =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    r0.barrier("b");
+                  } catch (Throwable t) {
+                    error[0] = t;
+                    interruptKept[0] = Thread.currentThread().isInterrupted();
+                  }
+                });
     SimTransferEngineTest.awaitParked(waiter);
     waiter.interrupt();
     waiter.join();
-    assertThat(error[0]).isInstanceOf(CollectiveException.class)
+    assertThat(error[0])
+        .isInstanceOf(CollectiveException.class)
         .hasMessageContaining("rank 0 was interrupted");
     assertThat(interruptKept[0]).isTrue();
-    assertThatThrownBy(() -> r1.barrier("b")).isInstanceOf(CollectiveException.class)
+    assertThatThrownBy(() -> r1.barrier("b"))
+        .isInstanceOf(CollectiveException.class)
         .hasMessageContaining("broken group");
     r0.close();
     r1.close();
@@ -391,8 +441,12 @@ class LocalCollectiveTest {
 
   @Test
   void joinRejectsUnknownSimKeysAndBadRoots() {
-    BackendContext bad = new BackendContext(0, Map.of("sim.watchdog", "1s"),
-        BackendContext.defaults().time(), BackendContext.defaults().metrics());
+    BackendContext bad =
+        new BackendContext(
+            0,
+            Map.of("sim.watchdog", "1s"),
+            BackendContext.defaults().time(),
+            BackendContext.defaults().metrics());
     assertThatThrownBy(() -> provider.join(CollectiveSpec.of(newGroup(), 1, 0, NO_WATCHDOG), bad))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("sim.watchdog");

@@ -49,11 +49,14 @@ class ManualTimeSourceTest {
     clock.addListener(notified::incrementAndGet);
     List<Thread> threads = new ArrayList<>();
     for (int t = 0; t < 4; t++) {
-      threads.add(Thread.ofPlatform().start(() -> {
-        for (int i = 0; i < 1_000; i++) {
-          clock.advance(Duration.ofNanos(3));
-        }
-      }));
+      threads.add(
+          Thread.ofPlatform()
+              .start(
+                  () -> {
+                    for (int i = 0; i < 1_000; i++) {
+                      clock.advance(Duration.ofNanos(3));
+                    }
+                  }));
     }
     for (Thread t : threads) {
       t.join();
@@ -79,13 +82,16 @@ class ManualTimeSourceTest {
   void awaitTimeWakesWhenAnotherThreadAdvances() throws Exception {
     ManualTimeSource clock = new ManualTimeSource();
     boolean[] reached = new boolean[1];
-    Thread waiter = Thread.ofPlatform().start(() -> {
-      try {
-        reached[0] = clock.awaitTime(1_000, Duration.ofSeconds(20));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread waiter =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    reached[0] = clock.awaitTime(1_000, Duration.ofSeconds(20));
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
     SimTransferEngineTest.awaitParked(waiter);
     clock.advance(Duration.ofNanos(999));
     SimTransferEngineTest.awaitParked(waiter);

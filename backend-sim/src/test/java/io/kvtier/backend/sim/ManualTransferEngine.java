@@ -41,8 +41,8 @@ final class ManualTransferEngine implements TransferEngine {
   /** Completes one batch, successfully or not, whatever came before it. */
   synchronized void complete(TransferDirection direction, int sequence, boolean fail) {
     Handle h = handles.get(direction).get(sequence);
-    h.failure = fail ? Optional.of(new TransferFailedException("fake failure", null))
-        : Optional.empty();
+    h.failure =
+        fail ? Optional.of(new TransferFailedException("fake failure", null)) : Optional.empty();
     h.done = true;
   }
 

@@ -189,15 +189,35 @@ class SimConfigTest {
     assertThatThrownBy(
             () ->
                 new SimConfig(
-                    1, 1, Duration.ZERO, Duration.ZERO, List.of(-1.0), OptionalInt.empty(), 1,
-                    0, 0, 0, Duration.ZERO, 0))
+                    1,
+                    1,
+                    Duration.ZERO,
+                    Duration.ZERO,
+                    List.of(-1.0),
+                    OptionalInt.empty(),
+                    1,
+                    0,
+                    0,
+                    0,
+                    Duration.ZERO,
+                    0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("sim.rank-skew");
     assertThatThrownBy(
             () ->
                 new SimConfig(
-                    1, 1, Duration.ZERO, Duration.ofNanos(-1), List.of(), OptionalInt.empty(), 1,
-                    0, 0, 0, Duration.ZERO, 0))
+                    1,
+                    1,
+                    Duration.ZERO,
+                    Duration.ofNanos(-1),
+                    List.of(),
+                    OptionalInt.empty(),
+                    1,
+                    0,
+                    0,
+                    0,
+                    Duration.ZERO,
+                    0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("sim.d2h-latency");
   }

@@ -24,11 +24,7 @@ class SimMemoryTest {
 
   static Stream<Arguments> pools() {
     return Stream.of(MemoryLayout.values())
-        .flatMap(
-            ml ->
-                Stream.of(
-                    Arguments.of("device", ml),
-                    Arguments.of("host", ml)));
+        .flatMap(ml -> Stream.of(Arguments.of("device", ml), Arguments.of("host", ml)));
   }
 
   private static PageMemory open(String kind, MemoryLayout memoryLayout, int pages) {
@@ -109,8 +105,7 @@ class SimMemoryTest {
 
   @ParameterizedTest
   @MethodSource("pools")
-  void rejectsOutOfRangeAddressesNamingTheValueAndTheBound(
-      String kind, MemoryLayout memoryLayout) {
+  void rejectsOutOfRangeAddressesNamingTheValueAndTheBound(String kind, MemoryLayout memoryLayout) {
     try (PageMemory pool = open(kind, memoryLayout, 2);
         Arena arena = Arena.ofConfined()) {
       MemorySegment buf = arena.allocate(8);
@@ -193,8 +188,7 @@ class SimMemoryTest {
 
   @Test
   void openRejectsUnknownSimKeys() {
-    BackendContext context =
-        BackendContext.defaults().withRank(0);
+    BackendContext context = BackendContext.defaults().withRank(0);
     BackendContext bad =
         new BackendContext(0, Map.of("sim.nope", "1"), context.time(), context.metrics());
     PoolSpec spec = new PoolSpec(LAYOUT, 1, MemoryLayout.LAYER_FIRST);

@@ -22,13 +22,18 @@ class SimModuleTest extends ModuleSuite {
 
   @Test
   void providersAreAvailableAndShareTheSimNamespace() {
-    List<KvTierProvider> providers = List.of(new SimDeviceMemoryProvider(),
-        new SimHostMemoryProvider(), new LocalCollectiveProvider());
+    List<KvTierProvider> providers =
+        List.of(
+            new SimDeviceMemoryProvider(),
+            new SimHostMemoryProvider(),
+            new LocalCollectiveProvider());
     assertThat(providers).extracting(KvTierProvider::name).containsExactly("sim", "sim", "local");
-    assertThat(providers).allSatisfy(p -> {
-      assertThat(p.availability().available()).isTrue();
-      assertThat(p.availability().reason()).isNotBlank();
-      assertThat(p.configNamespace()).isEqualTo("sim");
-    });
+    assertThat(providers)
+        .allSatisfy(
+            p -> {
+              assertThat(p.availability().available()).isTrue();
+              assertThat(p.availability().reason()).isNotBlank();
+              assertThat(p.configNamespace()).isEqualTo("sim");
+            });
   }
 }

@@ -30,10 +30,14 @@ final class SimPools implements AutoCloseable {
 
   SimPools() {
     BackendContext context = new BackendContext(0, Map.of(), clock, BackendMetrics.NOOP);
-    device = new AssertingDeviceMemory(new SimDeviceMemoryProvider()
-        .open(new PoolSpec(LAYOUT, PAGES, MemoryLayout.LAYER_FIRST), context));
-    host = new AssertingHostMemory(new SimHostMemoryProvider()
-        .open(new PoolSpec(LAYOUT, PAGES, MemoryLayout.PAGE_FIRST), context));
+    device =
+        new AssertingDeviceMemory(
+            new SimDeviceMemoryProvider()
+                .open(new PoolSpec(LAYOUT, PAGES, MemoryLayout.LAYER_FIRST), context));
+    host =
+        new AssertingHostMemory(
+            new SimHostMemoryProvider()
+                .open(new PoolSpec(LAYOUT, PAGES, MemoryLayout.PAGE_FIRST), context));
     engine = device.transferEngine(host);
   }
 

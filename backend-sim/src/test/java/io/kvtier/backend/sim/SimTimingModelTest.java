@@ -156,8 +156,7 @@ class SimTimingModelTest {
 
   @Test
   void hugeTimesSaturateInsteadOfWrapping() {
-    SimTimingModel m =
-        new SimTimingModel(SimConfig.DEFAULTS.with(SimConfig.H2D_BANDWIDTH, "1"), 0);
+    SimTimingModel m = new SimTimingModel(SimConfig.DEFAULTS.with(SimConfig.H2D_BANDWIDTH, "1"), 0);
     assertThat(m.durationNanos(HOST_TO_DEVICE, 0, Long.MAX_VALUE)).isEqualTo(Long.MAX_VALUE);
     assertThat(m.completionNanos(HOST_TO_DEVICE, 0, 1L << 40, Long.MAX_VALUE - 5, 0))
         .isEqualTo(Long.MAX_VALUE);

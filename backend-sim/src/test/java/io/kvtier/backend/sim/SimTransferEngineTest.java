@@ -79,8 +79,9 @@ class SimTransferEngineTest {
       int devicePages,
       int hostPages) {
     BackendContext context = new BackendContext(rank, properties, time, metrics);
-    device = new SimDeviceMemoryProvider().open(new PoolSpec(LAYOUT, devicePages, deviceLayout),
-        context);
+    device =
+        new SimDeviceMemoryProvider()
+            .open(new PoolSpec(LAYOUT, devicePages, deviceLayout), context);
     host = new SimHostMemoryProvider().open(new PoolSpec(LAYOUT, hostPages, hostLayout), context);
     engine = device.transferEngine(host);
   }
@@ -131,8 +132,8 @@ class SimTransferEngineTest {
 
   @ParameterizedTest
   @MethodSource("layoutPairs")
-  void bytesMakeTheRoundTripDeviceToHostToDevice(MemoryLayout deviceLayout,
-      MemoryLayout hostLayout) throws Exception {
+  void bytesMakeTheRoundTripDeviceToHostToDevice(MemoryLayout deviceLayout, MemoryLayout hostLayout)
+      throws Exception {
     open(SIMPLE_TIMING, 0, clock, deviceLayout, hostLayout, 6, 5);
     fill(device, 0, 10);
     fill(device, 2, 12);
@@ -167,7 +168,8 @@ class SimTransferEngineTest {
       clock.advance(Duration.ofMillis(1));
       assertThat(engine.inFlight()).isZero();
       for (int l = 0; l < LAYOUT.layers(); l++) {
-        assertThat(holds(device, 1, l, l <= layer ? 7 : -1)).as("layer %d after %d", l, layer)
+        assertThat(holds(device, 1, l, l <= layer ? 7 : -1))
+            .as("layer %d after %d", l, layer)
             .isTrue();
       }
     }
@@ -184,8 +186,9 @@ class SimTransferEngineTest {
   @Test
   void acceptsAHostPoolOfAnotherProvider() throws Exception {
     BackendContext context = new BackendContext(0, SIMPLE_TIMING, clock, metrics);
-    device = new SimDeviceMemoryProvider()
-        .open(new PoolSpec(LAYOUT, 2, MemoryLayout.LAYER_FIRST), context);
+    device =
+        new SimDeviceMemoryProvider()
+            .open(new PoolSpec(LAYOUT, 2, MemoryLayout.LAYER_FIRST), context);
     host = new HeapHostMemory(new PoolSpec(LAYOUT, 2, MemoryLayout.PAGE_FIRST));
     engine = device.transferEngine(host);
     fill(device, 1, 3);
@@ -293,8 +296,9 @@ class SimTransferEngineTest {
         int i = (start + k) % submitted;
         boolean shouldBeDone = now >= effective[i];
         assertThat(handles[i].isDone())
-            .as("batch %d (%s) at now=%d, due=%d, seed=%d", i, handles[i].batch(), now,
-                effective[i], seed)
+            .as(
+                "batch %d (%s) at now=%d, due=%d, seed=%d",
+                i, handles[i].batch(), now, effective[i], seed)
             .isEqualTo(shouldBeDone);
       }
       for (int i = 0; i < submitted; i++) {
@@ -320,9 +324,12 @@ class SimTransferEngineTest {
     open(properties, 2, time);
     TransferHandle[] handles = new TransferHandle[20];
     for (int i = 0; i < handles.length; i++) {
-      handles[i] = engine.submit(
-          TransferBatch.allLayers(i % 2 == 0 ? DEVICE_TO_HOST : HOST_TO_DEVICE,
-              new int[] {i % 8}, new int[] {(i + 1) % 8}));
+      handles[i] =
+          engine.submit(
+              TransferBatch.allLayers(
+                  i % 2 == 0 ? DEVICE_TO_HOST : HOST_TO_DEVICE,
+                  new int[] {i % 8},
+                  new int[] {(i + 1) % 8}));
     }
     long[] done = new long[handles.length * 2];
     while (engine.inFlight() > 0) {
@@ -342,13 +349,16 @@ class SimTransferEngineTest {
     open(SIMPLE_TIMING, 0, clock);
     TransferHandle h =
         engine.submit(TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {0}, new int[] {0}));
-    Thread waiter = Thread.ofPlatform().start(() -> {
-      try {
-        h.await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread waiter =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    h.await();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
     awaitParked(waiter);
     assertThat(h.isDone()).isFalse();
     clock.advance(Duration.ofMillis(1));
@@ -363,13 +373,16 @@ class SimTransferEngineTest {
     TransferHandle stalled =
         engine.submit(TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {0}, new int[] {0}));
     boolean[] result = {true};
-    Thread waiter = Thread.ofPlatform().start(() -> {
-      try {
-        result[0] = stalled.await(Duration.ofMillis(5));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread waiter =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    result[0] = stalled.await(Duration.ofMillis(5));
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
     awaitParked(waiter);
     clock.advance(Duration.ofMillis(4));
     awaitParked(waiter); // still waiting: 4 of 5 virtual ms have passed
@@ -422,8 +435,10 @@ class SimTransferEngineTest {
     engine.faults().failMatching(b -> b.layer().equals(OptionalInt.of(2)), 2);
     TransferHandle[] handles = new TransferHandle[LAYOUT.layers() * 3];
     for (int i = 0; i < handles.length; i++) {
-      handles[i] = engine.submit(TransferBatch.oneLayer(HOST_TO_DEVICE, new int[] {0},
-          new int[] {0}, i % LAYOUT.layers()));
+      handles[i] =
+          engine.submit(
+              TransferBatch.oneLayer(
+                  HOST_TO_DEVICE, new int[] {0}, new int[] {0}, i % LAYOUT.layers()));
     }
     clock.advance(Duration.ofMillis(1));
     for (int i = 0; i < handles.length; i++) {
@@ -469,13 +484,16 @@ class SimTransferEngineTest {
     TransferHandle h =
         engine.submit(TransferBatch.allLayers(DEVICE_TO_HOST, new int[] {0}, new int[] {0}));
     clock.advance(Duration.ofMillis(1));
-    Thread waiter = Thread.ofPlatform().start(() -> {
-      try {
-        h.await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread waiter =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    h.await();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
     awaitParked(waiter);
     engine.faults().release();
     waiter.join();
@@ -514,27 +532,38 @@ class SimTransferEngineTest {
     engine.faults().stallNext(1);
     TransferHandle stalled =
         engine.submit(TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {0}, new int[] {0}));
-    Thread waiter = Thread.ofPlatform().start(() -> {
-      try {
-        stalled.await();
-      } catch (TransferFailedException expected) {
-        // the close fails the batch: the waiter must wake up
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread waiter =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    stalled.await();
+                  } catch (TransferFailedException expected) {
+                    // the close fails the batch: the waiter must wake up
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
     awaitParked(waiter);
     engine.close();
     waiter.join();
     assertThat(due.failure()).isEmpty();
-    assertThat(notDue.failure()).get().extracting(Throwable::getMessage).asString()
+    assertThat(notDue.failure())
+        .get()
+        .extracting(Throwable::getMessage)
+        .asString()
         .contains("closed");
-    assertThat(stalled.failure()).get().extracting(Throwable::getMessage).asString()
+    assertThat(stalled.failure())
+        .get()
+        .extracting(Throwable::getMessage)
+        .asString()
         .contains("stalled");
     assertThat(engine.inFlight()).isZero();
     engine.close(); // idempotent
-    assertThatThrownBy(() -> engine.submit(
-            TransferBatch.allLayers(DEVICE_TO_HOST, new int[] {0}, new int[] {0})))
+    assertThatThrownBy(
+            () ->
+                engine.submit(
+                    TransferBatch.allLayers(DEVICE_TO_HOST, new int[] {0}, new int[] {0})))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("closed");
   }
@@ -542,7 +571,9 @@ class SimTransferEngineTest {
   @Test
   void onTheWallClockAwaitAndCloseWaitForTheCopy() throws Exception {
     // 1 MB/s makes a 128-byte page take 128 us of real time.
-    open(Map.of(SimConfig.H2D_BANDWIDTH, "1MB/s", SimConfig.D2H_BANDWIDTH, "1MB/s"), 0,
+    open(
+        Map.of(SimConfig.H2D_BANDWIDTH, "1MB/s", SimConfig.D2H_BANDWIDTH, "1MB/s"),
+        0,
         TimeSource.SYSTEM);
     fill(device, 0, 4);
     TransferHandle h =
@@ -564,16 +595,22 @@ class SimTransferEngineTest {
   @Test
   void submitChecksPagesAndLayerAgainstBothPools() {
     open(SIMPLE_TIMING, 0, clock, MemoryLayout.LAYER_FIRST, MemoryLayout.LAYER_FIRST, 8, 4);
-    assertThatThrownBy(() -> engine.submit(
-            TransferBatch.allLayers(DEVICE_TO_HOST, new int[] {0, 8}, new int[] {0, 0})))
+    assertThatThrownBy(
+            () ->
+                engine.submit(
+                    TransferBatch.allLayers(DEVICE_TO_HOST, new int[] {0, 8}, new int[] {0, 0})))
         .isInstanceOf(IndexOutOfBoundsException.class)
         .hasMessageContaining("device page=8 pages=8");
-    assertThatThrownBy(() -> engine.submit(
-            TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {0}, new int[] {4})))
+    assertThatThrownBy(
+            () ->
+                engine.submit(
+                    TransferBatch.allLayers(HOST_TO_DEVICE, new int[] {0}, new int[] {4})))
         .isInstanceOf(IndexOutOfBoundsException.class)
         .hasMessageContaining("host page=4 pages=4");
-    assertThatThrownBy(() -> engine.submit(
-            TransferBatch.oneLayer(HOST_TO_DEVICE, new int[] {0}, new int[] {0}, 4)))
+    assertThatThrownBy(
+            () ->
+                engine.submit(
+                    TransferBatch.oneLayer(HOST_TO_DEVICE, new int[] {0}, new int[] {0}, 4)))
         .isInstanceOf(IndexOutOfBoundsException.class)
         .hasMessageContaining("layer=4 layers=4");
     assertThat(engine.inFlight()).isZero();
@@ -582,11 +619,12 @@ class SimTransferEngineTest {
   @Test
   void theLayoutsOfBothPoolsMustMatch() {
     BackendContext context = new BackendContext(0, Map.of(), clock, BackendMetrics.NOOP);
-    device = new SimDeviceMemoryProvider()
-        .open(new PoolSpec(LAYOUT, 2, MemoryLayout.LAYER_FIRST), context);
+    device =
+        new SimDeviceMemoryProvider()
+            .open(new PoolSpec(LAYOUT, 2, MemoryLayout.LAYER_FIRST), context);
     KvLayout other = new KvLayout(2, 1, 4, 2, 2);
-    host = new SimHostMemoryProvider()
-        .open(new PoolSpec(other, 2, MemoryLayout.LAYER_FIRST), context);
+    host =
+        new SimHostMemoryProvider().open(new PoolSpec(other, 2, MemoryLayout.LAYER_FIRST), context);
     assertThatThrownBy(() -> device.transferEngine(host))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("layout");

@@ -57,20 +57,21 @@ class SuitesCatchBrokenProvidersTest {
     }
   }
 
-  private static CollectiveConformanceSuite collectiveSuite(boolean ignoreTags,
-      boolean skipReduce) {
-    CollectiveConformanceSuite suite = new CollectiveConformanceSuite() {
-      @Override
-      protected CollectiveProvider provider() {
-        return new LocalCollectiveProvider();
-      }
+  private static CollectiveConformanceSuite collectiveSuite(
+      boolean ignoreTags, boolean skipReduce) {
+    CollectiveConformanceSuite suite =
+        new CollectiveConformanceSuite() {
+          @Override
+          protected CollectiveProvider provider() {
+            return new LocalCollectiveProvider();
+          }
 
-      @Override
-      protected Collective join(String group, int size, int rank, Duration watchdog) {
-        return new BrokenProviders.BrokenCollective(
-            super.join(group, size, rank, watchdog), ignoreTags, skipReduce);
-      }
-    };
+          @Override
+          protected Collective join(String group, int size, int rank, Duration watchdog) {
+            return new BrokenProviders.BrokenCollective(
+                super.join(group, size, rank, watchdog), ignoreTags, skipReduce);
+          }
+        };
     suite.prepareGroupNames(new Info("broken"));
     return suite;
   }
@@ -112,8 +113,8 @@ class SuitesCatchBrokenProvidersTest {
   @Test
   void aCollectiveBlindToTagsFailsTheDesyncCheck() {
     CollectiveConformanceSuite suite = collectiveSuite(true, false);
-    assertThatThrownBy(() -> suite.disagreeingRanksDesyncEveryRank(
-            CollectiveFailureChecks.Mismatch.TAG, 2))
+    assertThatThrownBy(
+            () -> suite.disagreeingRanksDesyncEveryRank(CollectiveFailureChecks.Mismatch.TAG, 2))
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining("the mismatched call (TAG)");
   }
@@ -128,8 +129,7 @@ class SuitesCatchBrokenProvidersTest {
 
   @Test
   void aPoolWhoseLayersCollideFailsTheRoundTrip(Random random) {
-    DeviceMemoryConformanceSuite suite =
-        deviceSuite(BrokenProviders.DeviceDefect.LAYERS_COLLIDE);
+    DeviceMemoryConformanceSuite suite = deviceSuite(BrokenProviders.DeviceDefect.LAYERS_COLLIDE);
     assertThatThrownBy(() -> suite.writeReadRoundTrip(MemoryLayout.PAGE_FIRST, random))
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining("read back after writing every block");
@@ -137,8 +137,7 @@ class SuitesCatchBrokenProvidersTest {
 
   @Test
   void anEngineThatReportsLaterBatchesDoneFirstFailsTheFifoCheck(Random random) {
-    DeviceMemoryConformanceSuite suite =
-        deviceSuite(BrokenProviders.DeviceDefect.ODD_HANDLES_LIE);
+    DeviceMemoryConformanceSuite suite = deviceSuite(BrokenProviders.DeviceDefect.ODD_HANDLES_LIE);
     assertThatThrownBy(() -> suite.completesInSubmissionOrderPerDirection(random))
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining("completion must be FIFO per direction");

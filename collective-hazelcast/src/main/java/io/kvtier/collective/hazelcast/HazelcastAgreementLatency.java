@@ -75,29 +75,34 @@ final class HazelcastAgreementLatency {
         case "--per-block" -> perBlock = value;
         case "--warmup" -> warmup = value;
         case "--payload" -> payloadBytes = value;
-        default -> throw new IllegalArgumentException(
-            "unknown option " + args[i] + ": use --blocks, --per-block, --warmup, --payload");
+        default ->
+            throw new IllegalArgumentException(
+                "unknown option " + args[i] + ": use --blocks, --per-block, --warmup, --payload");
       }
     }
     HAZELCAST_LOG.setLevel(Level.parse(System.getProperty("kvtier.hazelcast.log", "WARNING")));
 
     int base = 30_000 + 10 * ThreadLocalRandom.current().nextInt(1_000);
-    HazelcastConfig config = HazelcastConfig.DEFAULTS
-        .with(HazelcastConfig.CLUSTER_NAME,
-            "kvtier-bench-" + Long.toHexString(ThreadLocalRandom.current().nextLong()))
-        .with(HazelcastConfig.PORT, Integer.toString(base))
-        .with(HazelcastConfig.PORT_COUNT, Integer.toString(RANKS + 3))
-        .with(HazelcastConfig.PARTITION_COUNT, "31");
-    ExecutorService threads = Executors.newFixedThreadPool(RANKS, task -> Thread.ofPlatform()
-        .daemon().name("bench-rank").unstarted(task));
+    HazelcastConfig config =
+        HazelcastConfig.DEFAULTS
+            .with(
+                HazelcastConfig.CLUSTER_NAME,
+                "kvtier-bench-" + Long.toHexString(ThreadLocalRandom.current().nextLong()))
+            .with(HazelcastConfig.PORT, Integer.toString(base))
+            .with(HazelcastConfig.PORT_COUNT, Integer.toString(RANKS + 3))
+            .with(HazelcastConfig.PARTITION_COUNT, "31");
+    ExecutorService threads =
+        Executors.newFixedThreadPool(
+            RANKS, task -> Thread.ofPlatform().daemon().name("bench-rank").unstarted(task));
     List<HazelcastInstance> members = new ArrayList<>();
     List<Collective> ranks = new ArrayList<>();
     try {
       List<Future<HazelcastInstance>> starting = new ArrayList<>();
       for (int m = 0; m < RANKS; m++) {
         String name = config.clusterName() + "-member-" + m;
-        starting.add(threads.submit(
-            () -> Hazelcast.newHazelcastInstance(HazelcastSetup.member(config, name))));
+        starting.add(
+            threads.submit(
+                () -> Hazelcast.newHazelcastInstance(HazelcastSetup.member(config, name))));
       }
       for (Future<HazelcastInstance> f : starting) {
         members.add(f.get());
@@ -135,22 +140,28 @@ final class HazelcastAgreementLatency {
       long[] get = new long[n];
       long[] broadcast = new long[n];
       for (int b = 0; b < blocks; b++) {
-        System.arraycopy(allReduces(threads, ranks, perBlock), 0, allReduce, b * perBlock,
-            perBlock);
+        System.arraycopy(
+            allReduces(threads, ranks, perBlock), 0, allReduce, b * perBlock, perBlock);
         System.arraycopy(cpOps(counter, perBlock, true), 0, increment, b * perBlock, perBlock);
         for (int m = 1; m < RANKS; m++) {
-          System.arraycopy(cpOps(counters[m], perBlock, true), 0, otherIncrements[m],
-              b * perBlock, perBlock);
+          System.arraycopy(
+              cpOps(counters[m], perBlock, true), 0, otherIncrements[m], b * perBlock, perBlock);
         }
         System.arraycopy(cpOps(counter, perBlock, false), 0, get, b * perBlock, perBlock);
-        System.arraycopy(broadcasts(threads, ranks, payload, perBlock), 0, broadcast,
-            b * perBlock, perBlock);
+        System.arraycopy(
+            broadcasts(threads, ranks, payload, perBlock), 0, broadcast, b * perBlock, perBlock);
       }
-      System.out.printf(Locale.ROOT, "# %d ranks on %d embedded members (loopback), %d blocks"
-              + " of %d calls per mode, warmup %d; milliseconds%n", RANKS, members.size(), blocks,
-          perBlock, warmup);
-      System.out.printf(Locale.ROOT, "%-22s %8s %8s %8s %8s %8s%n", "mode", "n", "p50", "p90",
-          "p99", "max");
+      System.out.printf(
+          Locale.ROOT,
+          "# %d ranks on %d embedded members (loopback), %d blocks"
+              + " of %d calls per mode, warmup %d; milliseconds%n",
+          RANKS,
+          members.size(),
+          blocks,
+          perBlock,
+          warmup);
+      System.out.printf(
+          Locale.ROOT, "%-22s %8s %8s %8s %8s %8s%n", "mode", "n", "p50", "p90", "p99", "max");
       print("allreduce-min-1", allReduce);
       print("cp-increment", increment);
       long[] pooled = increment;
@@ -161,10 +172,14 @@ final class HazelcastAgreementLatency {
       print("cp-increment-all", pooled);
       print("cp-get", get);
       print("broadcast-" + payloadBytes, broadcast);
-      System.out.printf(Locale.ROOT, "ratio allreduce/cp-increment p50=%.2f p99=%.2f%n",
+      System.out.printf(
+          Locale.ROOT,
+          "ratio allreduce/cp-increment p50=%.2f p99=%.2f%n",
           percentile(allReduce, 50) / percentile(increment, 50),
           percentile(allReduce, 99) / percentile(increment, 99));
-      System.out.printf(Locale.ROOT, "ratio allreduce/cp-increment-all p50=%.2f p99=%.2f%n",
+      System.out.printf(
+          Locale.ROOT,
+          "ratio allreduce/cp-increment-all p50=%.2f p99=%.2f%n",
           percentile(allReduce, 50) / percentile(pooled, 50),
           percentile(allReduce, 99) / percentile(pooled, 99));
     } finally {
@@ -185,37 +200,43 @@ final class HazelcastAgreementLatency {
   /** Every rank calls {@code allReduce(MIN, long[1])} {@code n} times; rank 0's latencies. */
   private static long[] allReduces(ExecutorService threads, List<Collective> ranks, int n)
       throws InterruptedException, ExecutionException {
-    return onEveryRank(threads, ranks, rank -> {
-      long[] nanos = new long[n];
-      long[] value = {rank.rank() + 1};
-      for (int i = 0; i < n; i++) {
-        long t0 = System.nanoTime();
-        long[] min = rank.allReduce(ReduceOp.MIN, value, "bench");
-        nanos[i] = System.nanoTime() - t0;
-        if (min[0] != 1) {
-          throw new IllegalStateException("MIN of 1, 2, 3 gave " + min[0]);
-        }
-      }
-      return nanos;
-    });
+    return onEveryRank(
+        threads,
+        ranks,
+        rank -> {
+          long[] nanos = new long[n];
+          long[] value = {rank.rank() + 1};
+          for (int i = 0; i < n; i++) {
+            long t0 = System.nanoTime();
+            long[] min = rank.allReduce(ReduceOp.MIN, value, "bench");
+            nanos[i] = System.nanoTime() - t0;
+            if (min[0] != 1) {
+              throw new IllegalStateException("MIN of 1, 2, 3 gave " + min[0]);
+            }
+          }
+          return nanos;
+        });
   }
 
   /** Rank 0 broadcasts {@code payload} {@code n} times; rank 0's latencies. */
   private static long[] broadcasts(
       ExecutorService threads, List<Collective> ranks, byte[] payload, int n)
       throws InterruptedException, ExecutionException {
-    return onEveryRank(threads, ranks, rank -> {
-      long[] nanos = new long[n];
-      for (int i = 0; i < n; i++) {
-        long t0 = System.nanoTime();
-        byte[] got = rank.broadcast(0, rank.rank() == 0 ? payload : null, "bench-broadcast");
-        nanos[i] = System.nanoTime() - t0;
-        if (got.length != payload.length) {
-          throw new IllegalStateException("broadcast gave " + got.length + " bytes");
-        }
-      }
-      return nanos;
-    });
+    return onEveryRank(
+        threads,
+        ranks,
+        rank -> {
+          long[] nanos = new long[n];
+          for (int i = 0; i < n; i++) {
+            long t0 = System.nanoTime();
+            byte[] got = rank.broadcast(0, rank.rank() == 0 ? payload : null, "bench-broadcast");
+            nanos[i] = System.nanoTime() - t0;
+            if (got.length != payload.length) {
+              throw new IllegalStateException("broadcast gave " + got.length + " bytes");
+            }
+          }
+          return nanos;
+        });
   }
 
   private interface RankLoop {
@@ -259,8 +280,14 @@ final class HazelcastAgreementLatency {
   }
 
   private static void print(String mode, long[] nanos) {
-    System.out.printf(Locale.ROOT, "%-22s %8d %8.3f %8.3f %8.3f %8.3f%n", mode, nanos.length,
-        percentile(nanos, 50), percentile(nanos, 90), percentile(nanos, 99),
+    System.out.printf(
+        Locale.ROOT,
+        "%-22s %8d %8.3f %8.3f %8.3f %8.3f%n",
+        mode,
+        nanos.length,
+        percentile(nanos, 50),
+        percentile(nanos, 90),
+        percentile(nanos, 99),
         percentile(nanos, 100));
   }
 

@@ -22,15 +22,22 @@ final class HazelcastAvailability {
       String version = com.hazelcast.instance.BuildInfoProvider.getBuildInfo().getVersion();
       if (!SUPPORTED_VERSION.equals(version)) {
         return Availability.unavailable(
-            "Hazelcast " + version + " is on the module path but kvtier needs "
-                + SUPPORTED_VERSION + ": 5.5 and later make the CP"
-                + " subsystem Enterprise-only; put com.hazelcast:hazelcast:" + SUPPORTED_VERSION
+            "Hazelcast "
+                + version
+                + " is on the module path but kvtier needs "
+                + SUPPORTED_VERSION
+                + ": 5.5 and later make the CP"
+                + " subsystem Enterprise-only; put com.hazelcast:hazelcast:"
+                + SUPPORTED_VERSION
                 + " on the module path");
       }
       return Availability.available("Hazelcast " + version + ": " + what);
     } catch (LinkageError | RuntimeException e) {
       return Availability.unavailable(
-          "Hazelcast does not load (" + e + "): put com.hazelcast:hazelcast:" + SUPPORTED_VERSION
+          "Hazelcast does not load ("
+              + e
+              + "): put com.hazelcast:hazelcast:"
+              + SUPPORTED_VERSION
               + " on the module path");
     }
   }

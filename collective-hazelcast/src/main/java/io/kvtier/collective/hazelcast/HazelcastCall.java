@@ -50,11 +50,12 @@ record HazelcastCall(Kind kind, Optional<ReduceOp> op, String tag, int argument)
    * @return for example {@code allReduce(MIN, length=3) tag 'sync'}
    */
   String describe() {
-    String head = switch (kind) {
-      case ALL_REDUCE -> "allReduce(" + op.orElseThrow() + ", length=" + argument + ")";
-      case BROADCAST -> "broadcast(root=" + argument + ")";
-      case BARRIER -> "barrier";
-    };
+    String head =
+        switch (kind) {
+          case ALL_REDUCE -> "allReduce(" + op.orElseThrow() + ", length=" + argument + ")";
+          case BROADCAST -> "broadcast(root=" + argument + ")";
+          case BARRIER -> "barrier";
+        };
     return head + " tag '" + tag + "'";
   }
 }

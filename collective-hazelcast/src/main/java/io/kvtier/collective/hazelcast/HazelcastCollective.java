@@ -33,6 +33,7 @@ final class HazelcastCollective implements Collective {
 
   /** How often a waiting rank looks at the watch. */
   private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
   /** Bound on best-effort cluster calls while failing or closing. */
   private static final long CLEANUP_MILLIS = 2_000;
 
@@ -54,8 +55,13 @@ final class HazelcastCollective implements Collective {
   private String broken;
   private boolean closed;
 
-  HazelcastCollective(HazelcastGroup group, int rank, int size, Duration watchdog,
-      ExecutorService helpers, Runnable release) {
+  HazelcastCollective(
+      HazelcastGroup group,
+      int rank,
+      int size,
+      Duration watchdog,
+      ExecutorService helpers,
+      Runnable release) {
     this.group = group;
     this.rank = rank;
     this.size = size;
@@ -105,9 +111,20 @@ final class HazelcastCollective implements Collective {
     Optional<byte[]> mine = root == rank ? Optional.of(payload) : Optional.empty();
     HazelcastContribution[] all = round(HazelcastCall.broadcast(root, tag), new long[0], mine);
     // decoded from the map, so every rank, the root included, gets its own copy
-    return all[root].payload().orElseThrow(() -> new CollectiveException(
-        "rank " + rank + ": the root " + root + " of broadcast tag '" + tag + "' published no"
-            + " payload", null));
+    return all[root]
+        .payload()
+        .orElseThrow(
+            () ->
+                new CollectiveException(
+                    "rank "
+                        + rank
+                        + ": the root "
+                        + root
+                        + " of broadcast tag '"
+                        + tag
+                        + "' published no"
+                        + " payload",
+                    null));
   }
 
   @Override
@@ -120,13 +137,26 @@ final class HazelcastCollective implements Collective {
       HazelcastCall call, long[] values, Optional<byte[]> payload) {
     if (closed) {
       throw new IllegalStateException(
-          "rank " + rank + " of group '" + group.name() + "' is closed; " + call.describe()
+          "rank "
+              + rank
+              + " of group '"
+              + group.name()
+              + "' is closed; "
+              + call.describe()
               + " refused");
     }
     if (broken != null) {
       throw new CollectiveException(
-          "rank " + rank + ": group '" + group.name() + "' is broken (" + broken + "); "
-              + call.describe() + " refused", null);
+          "rank "
+              + rank
+              + ": group '"
+              + group.name()
+              + "' is broken ("
+              + broken
+              + "); "
+              + call.describe()
+              + " refused",
+          null);
     }
     long seq = sequence++;
     lastCall = call.describe() + " seq " + seq;
@@ -157,18 +187,38 @@ final class HazelcastCollective implements Collective {
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof HazelcastGroup.GroupBrokenException) {
-        throw fail(new CollectiveException(
-            "rank " + rank + " completed " + call.describe() + " seq " + seq + " of group '"
-                + group.name() + "' but the group was broken before: " + cause.getMessage(),
-            null));
+        throw fail(
+            new CollectiveException(
+                "rank "
+                    + rank
+                    + " completed "
+                    + call.describe()
+                    + " seq "
+                    + seq
+                    + " of group '"
+                    + group.name()
+                    + "' but the group was broken before: "
+                    + cause.getMessage(),
+                null));
       }
-      throw fail(new CollectiveException(
-          "rank " + rank + ": Hazelcast failed during " + call.describe() + " seq " + seq
-              + " of group '" + group.name() + "': " + cause, cause));
+      throw fail(
+          new CollectiveException(
+              "rank "
+                  + rank
+                  + ": Hazelcast failed during "
+                  + call.describe()
+                  + " seq "
+                  + seq
+                  + " of group '"
+                  + group.name()
+                  + "': "
+                  + cause,
+              cause));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw fail(new CollectiveException(
-          "rank " + rank + " was interrupted in " + call.describe() + " seq " + seq, e));
+      throw fail(
+          new CollectiveException(
+              "rank " + rank + " was interrupted in " + call.describe() + " seq " + seq, e));
     } finally {
       if (!exchange.isDone()) {
         exchange.cancel(true);
@@ -180,12 +230,20 @@ final class HazelcastCollective implements Collective {
   private HazelcastContribution[] agree(HazelcastContribution[] all, long seq) {
     for (HazelcastContribution c : all) {
       if (!c.call().equals(all[0].call())) {
-        StringBuilder message = new StringBuilder("collective desync in group '")
-            .append(group.name()).append("' at seq ").append(seq)
-            .append(": ranks called different collectives:");
+        StringBuilder message =
+            new StringBuilder("collective desync in group '")
+                .append(group.name())
+                .append("' at seq ")
+                .append(seq)
+                .append(": ranks called different collectives:");
         for (HazelcastContribution each : all) {
-          message.append("\n  rank ").append(each.rank()).append(": ")
-              .append(each.call().describe()).append(" seq ").append(each.sequence());
+          message
+              .append("\n  rank ")
+              .append(each.rank())
+              .append(": ")
+              .append(each.call().describe())
+              .append(" seq ")
+              .append(each.sequence());
         }
         broken = "desync at seq " + seq;
         throw new CollectiveDesyncException(message.toString());
@@ -201,23 +259,52 @@ final class HazelcastCollective implements Collective {
     StringBuilder arrived = new StringBuilder();
     for (int r = 0; r < size; r++) {
       if (last[r] != null && last[r].sequence() == seq) {
-        arrived.append(arrived.isEmpty() ? "" : ", ").append(r).append(" (")
-            .append(last[r].call().describe()).append(")");
+        arrived
+            .append(arrived.isEmpty() ? "" : ", ")
+            .append(r)
+            .append(" (")
+            .append(last[r].call().describe())
+            .append(")");
       } else {
-        missing.append(missing.isEmpty() ? "" : ", ").append(r).append(" (last published: ")
-            .append(last[r] == null ? "nothing readable" : last[r].call().describe() + " seq "
-                + last[r].sequence()).append(")");
+        missing
+            .append(missing.isEmpty() ? "" : ", ")
+            .append(r)
+            .append(" (last published: ")
+            .append(
+                last[r] == null
+                    ? "nothing readable"
+                    : last[r].call().describe() + " seq " + last[r].sequence())
+            .append(")");
       }
     }
-    String who = missing.isEmpty()
-        ? "every rank published seq " + seq + " but the CP subsystem did not confirm the round:"
-            + " has the CP group lost its majority (fewer than 2 of 3 CP members alive)?"
-        : "missing ranks: " + missing;
+    String who =
+        missing.isEmpty()
+            ? "every rank published seq "
+                + seq
+                + " but the CP subsystem did not confirm the round:"
+                + " has the CP group lost its majority (fewer than 2 of 3 CP members alive)?"
+            : "missing ranks: " + missing;
     return new CollectiveTimeoutException(
-        TIMEOUT_PREFIX + "rank " + rank + " of group '" + group.name() + "' (" + size
-            + " ranks, incarnation " + group.incarnation() + ") waited " + watchdog + " in "
-            + call.describe() + " seq " + seq + "; " + who + "; arrived: "
-            + (arrived.isEmpty() ? "none" : arrived) + ". A missing rank is stuck, dead or on"
+        TIMEOUT_PREFIX
+            + "rank "
+            + rank
+            + " of group '"
+            + group.name()
+            + "' ("
+            + size
+            + " ranks, incarnation "
+            + group.incarnation()
+            + ") waited "
+            + watchdog
+            + " in "
+            + call.describe()
+            + " seq "
+            + seq
+            + "; "
+            + who
+            + "; arrived: "
+            + (arrived.isEmpty() ? "none" : arrived)
+            + ". A missing rank is stuck, dead or on"
             + " another code path; raise the watchdog if the ranks are only slow");
   }
 
@@ -232,8 +319,7 @@ final class HazelcastCollective implements Collective {
     HazelcastContribution[] last = new HazelcastContribution[size];
     for (int r = 0; r < size; r++) {
       try {
-        last[r] = reads.get(r).get(Math.max(0, deadline - System.nanoTime()),
-            TimeUnit.NANOSECONDS);
+        last[r] = reads.get(r).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         break;
@@ -289,7 +375,15 @@ final class HazelcastCollective implements Collective {
 
   @Override
   public String toString() {
-    return "HazelcastCollective[group=" + group.name() + ", rank=" + rank + "/" + size + ", seq="
-        + sequence + (broken == null ? "" : ", broken") + "]";
+    return "HazelcastCollective[group="
+        + group.name()
+        + ", rank="
+        + rank
+        + "/"
+        + size
+        + ", seq="
+        + sequence
+        + (broken == null ? "" : ", broken")
+        + "]";
   }
 }

@@ -66,7 +66,8 @@ public final class HazelcastCollectiveProvider implements CollectiveProvider {
     HazelcastCollectives.checkSpec(spec);
     if (config.cpMemberCount() == 0) {
       throw new IllegalArgumentException(
-          HazelcastConfig.CP_MEMBER_COUNT + "=0 turns the CP subsystem off, and the hazelcast"
+          HazelcastConfig.CP_MEMBER_COUNT
+              + "=0 turns the CP subsystem off, and the hazelcast"
               + " collective agrees through it: set it to 3 or more");
     }
     HazelcastInstances.Lease lease;

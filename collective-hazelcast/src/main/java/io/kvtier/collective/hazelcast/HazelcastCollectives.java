@@ -76,12 +76,18 @@ public final class HazelcastCollectives {
     if (spec.worldSize().isEmpty() || spec.rank().isEmpty()) {
       throw new IllegalArgumentException(
           "the hazelcast collective needs both worldSize and rank in the spec (got worldSize="
-              + spec.worldSize() + ", rank=" + spec.rank() + " for group '" + spec.group()
+              + spec.worldSize()
+              + ", rank="
+              + spec.rank()
+              + " for group '"
+              + spec.group()
               + "'): use CollectiveSpec.of(group, worldSize, rank, watchdogTimeout)");
     }
     if (spec.group().contains("@")) {
       throw new IllegalArgumentException(
-          "group name '" + spec.group() + "' contains '@', which Hazelcast's CP subsystem reads"
+          "group name '"
+              + spec.group()
+              + "' contains '@', which Hazelcast's CP subsystem reads"
               + " as the name of a separate CP group (a new Raft group per name): choose a name"
               + " without '@'");
     }
@@ -101,23 +107,37 @@ public final class HazelcastCollectives {
     int size = spec.worldSize().getAsInt();
     int rank = spec.rank().getAsInt();
     String prefix = "kvtier-hazelcast-" + spec.group() + "-rank-" + rank + "-";
-    ExecutorService helpers = Executors.newCachedThreadPool(task -> Thread.ofPlatform()
-        .name(prefix + THREADS.incrementAndGet()).daemon().unstarted(task));
-    String who = HazelcastGroupWatch.registration(hazelcast.getLocalEndpoint().getUuid(),
-        String.valueOf(hazelcast.getLocalEndpoint().getSocketAddress()));
+    ExecutorService helpers =
+        Executors.newCachedThreadPool(
+            task ->
+                Thread.ofPlatform()
+                    .name(prefix + THREADS.incrementAndGet())
+                    .daemon()
+                    .unstarted(task));
+    String who =
+        HazelcastGroupWatch.registration(
+            hazelcast.getLocalEndpoint().getUuid(),
+            String.valueOf(hazelcast.getLocalEndpoint().getSocketAddress()));
     try {
-      HazelcastGroup group = helpers.submit(
-              () -> HazelcastGroup.join(hazelcast, spec.group(), size, rank, who, helpers))
-          .get(joinTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      HazelcastGroup group =
+          helpers
+              .submit(() -> HazelcastGroup.join(hazelcast, spec.group(), size, rank, who, helpers))
+              .get(joinTimeout.toMillis(), TimeUnit.MILLISECONDS);
       return new HazelcastCollective(group, rank, size, spec.watchdogTimeout(), helpers, release);
     } catch (TimeoutException e) {
       helpers.shutdownNow();
       release.run();
       throw new CollectiveTimeoutException(
-          "rank " + rank + " could not join group '" + spec.group() + "' within " + joinTimeout
+          "rank "
+              + rank
+              + " could not join group '"
+              + spec.group()
+              + "' within "
+              + joinTimeout
               + ": the CP subsystem did not answer. It needs at least 3 CP members and a"
               + " majority of them alive; the cluster has "
-              + hazelcast.getCluster().getMembers().size() + " members");
+              + hazelcast.getCluster().getMembers().size()
+              + " members");
     } catch (ExecutionException e) {
       helpers.shutdownNow();
       release.run();

@@ -70,70 +70,115 @@ public record HazelcastConfig(
 
   /** Key of {@link #mode()}. */
   public static final String MODE = "hazelcast.mode";
+
   /** Key of {@link #clusterName()}. */
   public static final String CLUSTER_NAME = "hazelcast.cluster-name";
+
   /** Key of {@link #members()}. */
   public static final String MEMBERS = "hazelcast.members";
+
   /** Key of {@link #bindAddress()}. */
   public static final String BIND_ADDRESS = "hazelcast.bind-address";
+
   /** Key of {@link #port()}. */
   public static final String PORT = "hazelcast.port";
+
   /** Key of {@link #portCount()}. */
   public static final String PORT_COUNT = "hazelcast.port-count";
+
   /** Key of {@link #cpMemberCount()}. */
   public static final String CP_MEMBER_COUNT = "hazelcast.cp-member-count";
+
   /** Key of {@link #joinTimeout()}. */
   public static final String JOIN_TIMEOUT = "hazelcast.join-timeout";
+
   /** Key of {@link #heartbeatInterval()}. */
   public static final String HEARTBEAT_INTERVAL = "hazelcast.heartbeat-interval";
+
   /** Key of {@link #memberTimeout()}. */
   public static final String MEMBER_TIMEOUT = "hazelcast.member-timeout";
+
   /** Key of {@link #cpMemberRemoval()}. */
   public static final String CP_MEMBER_REMOVAL = "hazelcast.cp-member-removal";
+
   /** Key of {@link #partitionCount()}. */
   public static final String PARTITION_COUNT = "hazelcast.partition-count";
+
   /** Key of {@link #storeBackupCount()}. */
   public static final String STORE_BACKUP_COUNT = "hazelcast.store-backup-count";
 
   /** Every key this config knows, in documentation order. */
   public static final List<String> KEYS =
-      List.of(MODE, CLUSTER_NAME, MEMBERS, BIND_ADDRESS, PORT, PORT_COUNT, CP_MEMBER_COUNT,
-          JOIN_TIMEOUT, HEARTBEAT_INTERVAL, MEMBER_TIMEOUT, CP_MEMBER_REMOVAL, PARTITION_COUNT,
+      List.of(
+          MODE,
+          CLUSTER_NAME,
+          MEMBERS,
+          BIND_ADDRESS,
+          PORT,
+          PORT_COUNT,
+          CP_MEMBER_COUNT,
+          JOIN_TIMEOUT,
+          HEARTBEAT_INTERVAL,
+          MEMBER_TIMEOUT,
+          CP_MEMBER_REMOVAL,
+          PARTITION_COUNT,
           STORE_BACKUP_COUNT);
 
   /** Default of {@link #mode()}. */
   public static final Mode DEFAULT_MODE = Mode.EMBEDDED;
+
   /** Default of {@link #clusterName()}. */
   public static final String DEFAULT_CLUSTER_NAME = "kvtier";
+
   /** Default of {@link #members()}: every port of the range on loopback. */
   public static final List<String> DEFAULT_MEMBERS = List.of("127.0.0.1");
+
   /** Default of {@link #bindAddress()}: loopback only. */
   public static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
+
   /** Default of {@link #port()}: Hazelcast's usual first port. */
   public static final int DEFAULT_PORT = 5701;
+
   /** Default of {@link #portCount()}: room for 10 members on one host. */
   public static final int DEFAULT_PORT_COUNT = 10;
+
   /** Default of {@link #cpMemberCount()}: the smallest CP subsystem that survives a loss. */
   public static final int DEFAULT_CP_MEMBER_COUNT = 3;
+
   /** Default of {@link #joinTimeout()}. */
   public static final Duration DEFAULT_JOIN_TIMEOUT = Duration.ofSeconds(60);
+
   /** Default of {@link #heartbeatInterval()}. */
   public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
+
   /** Default of {@link #memberTimeout()}: Hazelcast's 60 s is long for a rank group. */
   public static final Duration DEFAULT_MEMBER_TIMEOUT = Duration.ofSeconds(10);
+
   /** Default of {@link #cpMemberRemoval()}. */
   public static final Duration DEFAULT_CP_MEMBER_REMOVAL = Duration.ofSeconds(60);
+
   /** Default of {@link #partitionCount()}: Hazelcast's default. */
   public static final int DEFAULT_PARTITION_COUNT = 271;
+
   /** Default of {@link #storeBackupCount()}: a page survives the loss of one member. */
   public static final int DEFAULT_STORE_BACKUP_COUNT = 1;
 
   /** The configuration with every default. */
   public static final HazelcastConfig DEFAULTS =
-      new HazelcastConfig(DEFAULT_MODE, DEFAULT_CLUSTER_NAME, DEFAULT_MEMBERS,
-          DEFAULT_BIND_ADDRESS, DEFAULT_PORT, DEFAULT_PORT_COUNT, DEFAULT_CP_MEMBER_COUNT,
-          DEFAULT_JOIN_TIMEOUT, DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_MEMBER_TIMEOUT,
-          DEFAULT_CP_MEMBER_REMOVAL, DEFAULT_PARTITION_COUNT, DEFAULT_STORE_BACKUP_COUNT);
+      new HazelcastConfig(
+          DEFAULT_MODE,
+          DEFAULT_CLUSTER_NAME,
+          DEFAULT_MEMBERS,
+          DEFAULT_BIND_ADDRESS,
+          DEFAULT_PORT,
+          DEFAULT_PORT_COUNT,
+          DEFAULT_CP_MEMBER_COUNT,
+          DEFAULT_JOIN_TIMEOUT,
+          DEFAULT_HEARTBEAT_INTERVAL,
+          DEFAULT_MEMBER_TIMEOUT,
+          DEFAULT_CP_MEMBER_REMOVAL,
+          DEFAULT_PARTITION_COUNT,
+          DEFAULT_STORE_BACKUP_COUNT);
 
   /** Reads the {@code hazelcast.*} keys; {@link #fromProperties} and the config tests use it. */
   public static final ConfigParser<HazelcastConfig> PARSER =
@@ -168,12 +213,20 @@ public record HazelcastConfig(
     }
     if (portCount < 1 || port + portCount - 1 > 65535) {
       throw new IllegalArgumentException(
-          PORT_COUNT + "=" + portCount + " must be >= 1 and keep port + count - 1 <= 65535"
-              + " (port=" + port + ")");
+          PORT_COUNT
+              + "="
+              + portCount
+              + " must be >= 1 and keep port + count - 1 <= 65535"
+              + " (port="
+              + port
+              + ")");
     }
     if (cpMemberCount != 0 && cpMemberCount < 3) {
       throw new IllegalArgumentException(
-          CP_MEMBER_COUNT + "=" + cpMemberCount + " must be 0 (no CP subsystem) or at least 3:"
+          CP_MEMBER_COUNT
+              + "="
+              + cpMemberCount
+              + " must be 0 (no CP subsystem) or at least 3:"
               + " Raft needs 3 CP members to survive the loss of one");
     }
     positive(JOIN_TIMEOUT, joinTimeout);
@@ -182,18 +235,29 @@ public record HazelcastConfig(
     int removal = wholeSeconds(CP_MEMBER_REMOVAL, cpMemberRemoval);
     if (memberSilence <= heartbeat) {
       throw new IllegalArgumentException(
-          MEMBER_TIMEOUT + "=" + memberSilence + "s must be longer than " + HEARTBEAT_INTERVAL
-              + "=" + heartbeat + "s");
+          MEMBER_TIMEOUT
+              + "="
+              + memberSilence
+              + "s must be longer than "
+              + HEARTBEAT_INTERVAL
+              + "="
+              + heartbeat
+              + "s");
     }
     if (removal < memberSilence) {
       throw new IllegalArgumentException(
-          CP_MEMBER_REMOVAL + "=" + removal + "s must be at least " + MEMBER_TIMEOUT + "="
-              + memberSilence + "s (Hazelcast requires the CP session TTL, which is the member"
+          CP_MEMBER_REMOVAL
+              + "="
+              + removal
+              + "s must be at least "
+              + MEMBER_TIMEOUT
+              + "="
+              + memberSilence
+              + "s (Hazelcast requires the CP session TTL, which is the member"
               + " timeout, to be at most the auto-removal time)");
     }
     if (partitionCount < 1) {
-      throw new IllegalArgumentException(
-          PARTITION_COUNT + "=" + partitionCount + " must be >= 1");
+      throw new IllegalArgumentException(PARTITION_COUNT + "=" + partitionCount + " must be >= 1");
     }
     if (storeBackupCount < 0 || storeBackupCount > 6) {
       throw new IllegalArgumentException(
@@ -213,7 +277,10 @@ public record HazelcastConfig(
     Objects.requireNonNull(d, key);
     if (d.getNano() != 0 || d.toSeconds() < 1 || d.toSeconds() > Integer.MAX_VALUE) {
       throw new IllegalArgumentException(
-          key + "=" + ConfigValues.formatDuration(d) + " must be a positive whole number of"
+          key
+              + "="
+              + ConfigValues.formatDuration(d)
+              + " must be a positive whole number of"
               + " seconds (Hazelcast counts it in seconds), for example 5s");
     }
     return (int) d.toSeconds();
@@ -300,7 +367,8 @@ public record HazelcastConfig(
       return ConfigValues.parseEnum(Mode.class, "mode", value);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
-          e.getMessage() + " (embedded: this process starts a member; client: it connects to a"
+          e.getMessage()
+              + " (embedded: this process starts a member; client: it connects to a"
               + " running cluster)",
           e);
     }
@@ -312,7 +380,10 @@ public record HazelcastConfig(
       String m = part.strip();
       if (m.isEmpty()) {
         throw new IllegalArgumentException(
-            MEMBERS + "=" + value + " has an empty entry: write host or host:port, comma"
+            MEMBERS
+                + "="
+                + value
+                + " has an empty entry: write host or host:port, comma"
                 + " separated, for example 127.0.0.1:5701,127.0.0.1:5702");
       }
       out.add(m);

@@ -37,8 +37,9 @@ record HazelcastContribution(
   byte[] encode() {
     byte[] tag = call.tag().getBytes(StandardCharsets.UTF_8);
     int payloadLength = payload.map(p -> p.length).orElse(0);
-    ByteBuffer out = ByteBuffer.allocate(
-        4 + 8 + 4 + 1 + 1 + 4 + 4 + tag.length + 4 + 8 * values.length + 4 + payloadLength);
+    ByteBuffer out =
+        ByteBuffer.allocate(
+            4 + 8 + 4 + 1 + 1 + 4 + 4 + tag.length + 4 + 8 * values.length + 4 + payloadLength);
     out.putInt(MAGIC).putLong(sequence).putInt(rank);
     out.put((byte) call.kind().ordinal());
     out.put((byte) call.op().map(Enum::ordinal).orElse(-1).intValue());

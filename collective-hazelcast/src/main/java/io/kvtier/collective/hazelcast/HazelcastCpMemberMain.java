@@ -59,17 +59,21 @@ public final class HazelcastCpMemberMain {
       config = parse(args);
     } catch (IllegalArgumentException e) {
       System.err.println("kvtier cp-member: " + e.getMessage());
-      System.err.println("usage: cp-member [hazelcast.KEY=VALUE ...]; keys: "
-          + String.join(", ", HazelcastConfig.KEYS));
+      System.err.println(
+          "usage: cp-member [hazelcast.KEY=VALUE ...]; keys: "
+              + String.join(", ", HazelcastConfig.KEYS));
       return 2;
     }
     HazelcastInstance member = start(config);
     CountDownLatch stopped = new CountDownLatch(1);
-    member.getLifecycleService().addLifecycleListener(event -> {
-      if (event.getState() == LifecycleEvent.LifecycleState.SHUTDOWN) {
-        stopped.countDown();
-      }
-    });
+    member
+        .getLifecycleService()
+        .addLifecycleListener(
+            event -> {
+              if (event.getState() == LifecycleEvent.LifecycleState.SHUTDOWN) {
+                stopped.countDown();
+              }
+            });
     report(member, config, System.out);
     try {
       stopped.await();
@@ -120,19 +124,32 @@ public final class HazelcastCpMemberMain {
   }
 
   private static void report(HazelcastInstance member, HazelcastConfig config, PrintStream out) {
-    out.println("kvtier cp-member: member " + member.getCluster().getLocalMember().getAddress()
-        + " of cluster '" + config.clusterName() + "' is up ("
-        + member.getCluster().getMembers().size() + " members); waiting for "
-        + config.cpMemberCount() + " CP members; stop with Ctrl-C");
+    out.println(
+        "kvtier cp-member: member "
+            + member.getCluster().getLocalMember().getAddress()
+            + " of cluster '"
+            + config.clusterName()
+            + "' is up ("
+            + member.getCluster().getMembers().size()
+            + " members); waiting for "
+            + config.cpMemberCount()
+            + " CP members; stop with Ctrl-C");
     try {
-      boolean formed = member.getCPSubsystem().getCPSubsystemManagementService()
-          .awaitUntilDiscoveryCompleted(config.joinTimeout().toMillis(), TimeUnit.MILLISECONDS);
-      out.println(formed
-          ? "kvtier cp-member: the CP subsystem has formed"
-          : "kvtier cp-member: the CP subsystem has not formed within "
-              + ConfigValues.formatDuration(config.joinTimeout()) + "; still waiting for "
-              + "members with the same " + HazelcastConfig.CLUSTER_NAME + " and "
-              + HazelcastConfig.MEMBERS);
+      boolean formed =
+          member
+              .getCPSubsystem()
+              .getCPSubsystemManagementService()
+              .awaitUntilDiscoveryCompleted(config.joinTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      out.println(
+          formed
+              ? "kvtier cp-member: the CP subsystem has formed"
+              : "kvtier cp-member: the CP subsystem has not formed within "
+                  + ConfigValues.formatDuration(config.joinTimeout())
+                  + "; still waiting for "
+                  + "members with the same "
+                  + HazelcastConfig.CLUSTER_NAME
+                  + " and "
+                  + HazelcastConfig.MEMBERS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

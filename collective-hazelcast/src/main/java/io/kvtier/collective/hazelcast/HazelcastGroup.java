@@ -60,6 +60,7 @@ final class HazelcastGroup {
 
   /** Slots (latches and map slots) reused round-robin. */
   static final int RING = 3;
+
   /** Data map key of the marker a rank writes when it breaks the group (timeout, error). */
   static final String BROKEN = "broken";
 
@@ -71,19 +72,30 @@ final class HazelcastGroup {
   private final IMap<String, String> control;
   private final ICountDownLatch[] latches = new ICountDownLatch[RING];
   private final IAtomicLong closed;
+
   /** Runs the calls a round makes besides the exchanging thread's own: awaits, re-arms. */
   private final ExecutorService helpers;
+
   /** The latest contribution received per slot and rank ({@code slot * size + rank}). */
   private final AtomicReferenceArray<HazelcastContribution> received;
+
   private final HazelcastLatchArrival arrival;
+
   /** The broken marker, as received from the data map. */
   private volatile String brokenSeen;
+
   private UUID dataListener;
+
   /** This rank's re-arm of the latch of round {@code armedSequence}, or null. */
   private CompletableFuture<Boolean> arming;
+
   private long armedSequence = -1;
 
-  private HazelcastGroup(HazelcastInstance hazelcast, String name, int size, long incarnation,
+  private HazelcastGroup(
+      HazelcastInstance hazelcast,
+      String name,
+      int size,
+      long incarnation,
       ExecutorService helpers) {
     this.hazelcast = hazelcast;
     this.name = name;
@@ -115,10 +127,18 @@ final class HazelcastGroup {
    * @throws IllegalArgumentException if the incarnation has another size, or the rank already
    *     joined it
    */
-  static HazelcastGroup join(HazelcastInstance hazelcast, String name, int size, int rank,
-      String who, ExecutorService helpers) {
-    long ticket = hazelcast.getCPSubsystem()
-        .getAtomicLong("kvtier.collective." + name + ".tickets").getAndIncrement();
+  static HazelcastGroup join(
+      HazelcastInstance hazelcast,
+      String name,
+      int size,
+      int rank,
+      String who,
+      ExecutorService helpers) {
+    long ticket =
+        hazelcast
+            .getCPSubsystem()
+            .getAtomicLong("kvtier.collective." + name + ".tickets")
+            .getAndIncrement();
     HazelcastGroup group = new HazelcastGroup(hazelcast, name, size, ticket / size, helpers);
     // a contribution written before this registration (a faster rank's round 0) reaches this
     // rank through the getAll fallback instead
@@ -126,15 +146,31 @@ final class HazelcastGroup {
     String sizeBefore = group.control.putIfAbsent("size", Integer.toString(size));
     if (sizeBefore != null && !sizeBefore.equals(Integer.toString(size))) {
       throw new IllegalArgumentException(
-          "group '" + name + "' incarnation " + group.incarnation + " has " + sizeBefore
-              + " ranks but rank " + rank + " joins with worldSize=" + size + ": every rank must"
+          "group '"
+              + name
+              + "' incarnation "
+              + group.incarnation
+              + " has "
+              + sizeBefore
+              + " ranks but rank "
+              + rank
+              + " joins with worldSize="
+              + size
+              + ": every rank must"
               + " pass the same world size");
     }
     String before = group.control.putIfAbsent(rankKey(rank), who);
     if (before != null) {
       throw new IllegalArgumentException(
-          "rank " + rank + " of group '" + name + "' incarnation " + group.incarnation
-              + " was already joined by " + before + ": each rank joins once; if an earlier run"
+          "rank "
+              + rank
+              + " of group '"
+              + name
+              + "' incarnation "
+              + group.incarnation
+              + " was already joined by "
+              + before
+              + ": each rank joins once; if an earlier run"
               + " of this group died while joining, use a new group name");
     }
     return group;
@@ -162,44 +198,55 @@ final class HazelcastGroup {
     long seq = mine.sequence();
     byte[] bytes = mine.encode();
     ICountDownLatch latch = latches[slot(seq)];
-    CompletableFuture<Boolean> armed = arming != null && armedSequence == seq
-        ? arming : CompletableFuture.supplyAsync(() -> latch.trySetCount(size), helpers);
+    CompletableFuture<Boolean> armed =
+        arming != null && armedSequence == seq
+            ? arming
+            : CompletableFuture.supplyAsync(() -> latch.trySetCount(size), helpers);
     // round seq - 1 is complete, so the slot of seq + 1 is free: re-arm it meanwhile
     ICountDownLatch next = latches[slot(seq + 1)];
     arming = CompletableFuture.supplyAsync(() -> next.trySetCount(size), helpers);
     armedSequence = seq + 1;
 
     CompletableFuture<HazelcastContribution[]> result = new CompletableFuture<>();
-    CompletableFuture.runAsync(() -> {
-      data.set(contributionKey(seq, mine.rank()), bytes);
-      if (waitFor(armed, deadline)) {
-        arrival.countDown(latch, latchRound(seq));
-      } // else the await times out too, and the caller reports the timeout
-    }, helpers).whenComplete((done, failure) -> {
-      if (failure != null) {
-        result.completeExceptionally(cause(failure));
-      }
-    });
-    armed.thenApplyAsync(ignored -> {
-      try {
-        return latch.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new CompletionException(e);
-      }
-    }, helpers).whenComplete((opened, failure) -> {
-      if (failure != null) {
-        result.completeExceptionally(cause(failure));
-      } else if (!opened) {
-        result.complete(null);
-      } else {
-        try {
-          result.complete(contributions(seq, mine.rank(), bytes));
-        } catch (RuntimeException e) {
-          result.completeExceptionally(e);
-        }
-      }
-    });
+    CompletableFuture.runAsync(
+            () -> {
+              data.set(contributionKey(seq, mine.rank()), bytes);
+              if (waitFor(armed, deadline)) {
+                arrival.countDown(latch, latchRound(seq));
+              } // else the await times out too, and the caller reports the timeout
+            },
+            helpers)
+        .whenComplete(
+            (done, failure) -> {
+              if (failure != null) {
+                result.completeExceptionally(cause(failure));
+              }
+            });
+    armed
+        .thenApplyAsync(
+            ignored -> {
+              try {
+                return latch.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new CompletionException(e);
+              }
+            },
+            helpers)
+        .whenComplete(
+            (opened, failure) -> {
+              if (failure != null) {
+                result.completeExceptionally(cause(failure));
+              } else if (!opened) {
+                result.complete(null);
+              } else {
+                try {
+                  result.complete(contributions(seq, mine.rank(), bytes));
+                } catch (RuntimeException e) {
+                  result.completeExceptionally(e);
+                }
+              }
+            });
     return result;
   }
 
@@ -265,9 +312,15 @@ final class HazelcastGroup {
       HazelcastContribution c = bytes == null ? null : HazelcastContribution.decode(bytes);
       if (c == null || c.sequence() != seq || c.rank() != r) {
         throw new IllegalStateException(
-            "the round agreed that every rank published seq " + seq + ", but map "
-                + data.getName() + " holds " + (c == null ? "nothing" : "seq " + c.sequence())
-                + " for rank " + r + ": the map lost data (a member died without a backup?)");
+            "the round agreed that every rank published seq "
+                + seq
+                + ", but map "
+                + data.getName()
+                + " holds "
+                + (c == null ? "nothing" : "seq " + c.sequence())
+                + " for rank "
+                + r
+                + ": the map lost data (a member died without a backup?)");
       }
       all[r] = c;
     }
@@ -405,11 +458,15 @@ final class HazelcastGroup {
       } catch (IllegalStateException e) {
         return; // not readable here: the round reads it from the map instead
       }
-      if (c.rank() < 0 || c.rank() >= size || !key.equals(contributionKey(c.sequence(), c.rank()))) {
+      if (c.rank() < 0
+          || c.rank() >= size
+          || !key.equals(contributionKey(c.sequence(), c.rank()))) {
         return;
       }
       // events of one key arrive in order; the check keeps a late one from going back
-      received.accumulateAndGet(slot(c.sequence()) * size + c.rank(), c,
+      received.accumulateAndGet(
+          slot(c.sequence()) * size + c.rank(),
+          c,
           (old, now) -> old == null || now.sequence() > old.sequence() ? now : old);
     }
   }

@@ -36,8 +36,10 @@ final class HazelcastGroupWatch {
   private final Map<Integer, String> left = new ConcurrentHashMap<>();
   private final Map<UUID, Member> removed = new ConcurrentHashMap<>();
   private volatile String brokenBy;
+
   /** Removals already mapped to no waiting-for rank; read and written by the rank's thread. */
   private int removalsExplained;
+
   private UUID entryRegistration;
   private UUID membershipRegistration;
 
@@ -85,19 +87,42 @@ final class HazelcastGroupWatch {
   Optional<CollectiveException> failure(long seq, String waiting) {
     String broken = brokenBy;
     if (broken != null) {
-      String message = "group '" + group.name() + "' was broken by another rank while rank "
-          + rank + " waited in " + waiting + " seq " + seq + ": " + broken;
-      return Optional.of(broken.contains(" failed: " + HazelcastCollective.TIMEOUT_PREFIX)
-          ? new CollectiveTimeoutException(message)
-          : new CollectiveException(message, null));
+      String message =
+          "group '"
+              + group.name()
+              + "' was broken by another rank while rank "
+              + rank
+              + " waited in "
+              + waiting
+              + " seq "
+              + seq
+              + ": "
+              + broken;
+      return Optional.of(
+          broken.contains(" failed: " + HazelcastCollective.TIMEOUT_PREFIX)
+              ? new CollectiveTimeoutException(message)
+              : new CollectiveException(message, null));
     }
     for (Map.Entry<Integer, String> e : left.entrySet()) {
       long next = nextSequence(e.getValue());
       if (e.getKey() != rank && next <= seq) {
-        return Optional.of(new CollectiveException("rank " + e.getKey() + " of group '"
-            + group.name() + "' closed its handle after " + next + " calls (last: "
-            + lastCall(e.getValue()) + "), so rank " + rank + " waits for it in vain in "
-            + waiting + " seq " + seq, null));
+        return Optional.of(
+            new CollectiveException(
+                "rank "
+                    + e.getKey()
+                    + " of group '"
+                    + group.name()
+                    + "' closed its handle after "
+                    + next
+                    + " calls (last: "
+                    + lastCall(e.getValue())
+                    + "), so rank "
+                    + rank
+                    + " waits for it in vain in "
+                    + waiting
+                    + " seq "
+                    + seq,
+                null));
       }
     }
     int removals = removed.size();
@@ -130,10 +155,23 @@ final class HazelcastGroupWatch {
       String departure = value(departures.get(r));
       boolean leftCleanly = departure != null && nextSequence(departure) > seq;
       if (member != null && !leftCleanly) {
-        return Optional.of("rank " + r + " of group '" + group.name() + "' is gone: its"
-            + " Hazelcast member " + member.getAddress() + " (" + member.getUuid() + ") left the"
-            + " cluster (the rank's process died or was cut off) while rank " + rank
-            + " waited in " + waiting + " seq " + seq);
+        return Optional.of(
+            "rank "
+                + r
+                + " of group '"
+                + group.name()
+                + "' is gone: its"
+                + " Hazelcast member "
+                + member.getAddress()
+                + " ("
+                + member.getUuid()
+                + ") left the"
+                + " cluster (the rank's process died or was cut off) while rank "
+                + rank
+                + " waited in "
+                + waiting
+                + " seq "
+                + seq);
       }
     }
     return Optional.empty();

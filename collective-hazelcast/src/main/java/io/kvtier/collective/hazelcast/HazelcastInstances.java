@@ -96,11 +96,23 @@ final class HazelcastInstances {
           yield Hazelcast.newHazelcastInstance(HazelcastSetup.member(config, name));
         } catch (RuntimeException e) {
           throw new IllegalStateException(
-              "could not start a Hazelcast member of cluster '" + config.clusterName() + "' on "
-                  + config.bindAddress() + " ports " + config.port() + ".."
-                  + (config.port() + config.portCount() - 1) + ": " + e.getMessage() + " (free"
-                  + " a port of the range or change " + HazelcastConfig.PORT + " / "
-                  + HazelcastConfig.PORT_COUNT + ")", e);
+              "could not start a Hazelcast member of cluster '"
+                  + config.clusterName()
+                  + "' on "
+                  + config.bindAddress()
+                  + " ports "
+                  + config.port()
+                  + ".."
+                  + (config.port() + config.portCount() - 1)
+                  + ": "
+                  + e.getMessage()
+                  + " (free"
+                  + " a port of the range or change "
+                  + HazelcastConfig.PORT
+                  + " / "
+                  + HazelcastConfig.PORT_COUNT
+                  + ")",
+              e);
         }
       }
       case CLIENT -> {
@@ -108,11 +120,21 @@ final class HazelcastInstances {
           yield HazelcastClient.newHazelcastClient(HazelcastSetup.client(config, name));
         } catch (IllegalStateException e) {
           throw new Unreachable(
-              "could not connect a Hazelcast client to cluster '" + config.clusterName() + "' at "
-                  + config.members() + " within " + HazelcastConfig.JOIN_TIMEOUT + "="
-                  + ConfigValues.formatDuration(config.joinTimeout()) + ": start the cluster"
+              "could not connect a Hazelcast client to cluster '"
+                  + config.clusterName()
+                  + "' at "
+                  + config.members()
+                  + " within "
+                  + HazelcastConfig.JOIN_TIMEOUT
+                  + "="
+                  + ConfigValues.formatDuration(config.joinTimeout())
+                  + ": start the cluster"
                   + " (for example 3 HazelcastCpMemberMain members) or fix "
-                  + HazelcastConfig.MEMBERS + " (" + e.getMessage() + ")", e);
+                  + HazelcastConfig.MEMBERS
+                  + " ("
+                  + e.getMessage()
+                  + ")",
+              e);
         }
       }
     };
@@ -140,21 +162,35 @@ final class HazelcastInstances {
     }
     boolean formed;
     try {
-      formed = instance.getCPSubsystem().getCPSubsystemManagementService()
-          .awaitUntilDiscoveryCompleted(config.joinTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      formed =
+          instance
+              .getCPSubsystem()
+              .getCPSubsystemManagementService()
+              .awaitUntilDiscoveryCompleted(config.joinTimeout().toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new CollectiveTimeoutException("interrupted while waiting for the CP subsystem");
     }
     if (!formed) {
       throw new CollectiveTimeoutException(
-          "the CP subsystem of Hazelcast cluster '" + config.clusterName() + "' did not form"
-              + " within " + HazelcastConfig.JOIN_TIMEOUT + "="
-              + ConfigValues.formatDuration(config.joinTimeout()) + ": it needs "
-              + config.cpMemberCount() + " CP members and the cluster has "
-              + instance.getCluster().getMembers().size() + " " + instance.getCluster()
-              .getMembers() + ". With fewer ranks than " + HazelcastConfig.CP_MEMBER_COUNT + "="
-              + config.cpMemberCount() + ", start plain CP members with the same hazelcast.*"
+          "the CP subsystem of Hazelcast cluster '"
+              + config.clusterName()
+              + "' did not form"
+              + " within "
+              + HazelcastConfig.JOIN_TIMEOUT
+              + "="
+              + ConfigValues.formatDuration(config.joinTimeout())
+              + ": it needs "
+              + config.cpMemberCount()
+              + " CP members and the cluster has "
+              + instance.getCluster().getMembers().size()
+              + " "
+              + instance.getCluster().getMembers()
+              + ". With fewer ranks than "
+              + HazelcastConfig.CP_MEMBER_COUNT
+              + "="
+              + config.cpMemberCount()
+              + ", start plain CP members with the same hazelcast.*"
               + " settings: `kvtier cp-member` (or java -m"
               + " io.kvtier.collective.hazelcast/io.kvtier.collective.hazelcast"
               + ".HazelcastCpMemberMain), one per missing member");

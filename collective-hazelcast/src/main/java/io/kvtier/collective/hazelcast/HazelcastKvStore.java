@@ -48,8 +48,10 @@ final class HazelcastKvStore implements KvStore {
   private final HazelcastPageCodec codec;
   private final long capacityPages;
   private final Runnable release;
+
   /** Pages this store put and has not seen go, least recently used first; guarded by itself. */
   private final LinkedHashMap<String, Boolean> recency = new LinkedHashMap<>(16, 0.75f, true);
+
   private final LongAdder hits = new LongAdder();
   private final LongAdder misses = new LongAdder();
   private final LongAdder corrupt = new LongAdder();
@@ -90,17 +92,23 @@ final class HazelcastKvStore implements KvStore {
   static HazelcastKvStore open(
       HazelcastInstance hazelcast, KvStoreSpec spec, int backupCount, Runnable release) {
     String name = mapName(spec.namespace());
-    MapConfig config = new MapConfig(name)
-        .setBackupCount(backupCount)
-        .setInMemoryFormat(InMemoryFormat.BINARY);
+    MapConfig config =
+        new MapConfig(name).setBackupCount(backupCount).setInMemoryFormat(InMemoryFormat.BINARY);
     try {
       hazelcast.getConfig().addMapConfig(config);
     } catch (InvalidConfigurationException e) {
       throw new IllegalArgumentException(
-          "the L3 map " + name + " already exists in the cluster with other settings than"
-              + " backup count " + backupCount + ": set " + HazelcastConfig.STORE_BACKUP_COUNT
+          "the L3 map "
+              + name
+              + " already exists in the cluster with other settings than"
+              + " backup count "
+              + backupCount
+              + ": set "
+              + HazelcastConfig.STORE_BACKUP_COUNT
               + " as the other kvtier instances do, or use another namespace ("
-              + e.getMessage() + ")", e);
+              + e.getMessage()
+              + ")",
+          e);
     }
     HazelcastKvStore store = new HazelcastKvStore(hazelcast.getMap(name), spec, release);
     synchronized (store.recency) {
@@ -249,8 +257,8 @@ final class HazelcastKvStore implements KvStore {
     } catch (RuntimeException e) {
       // keeps the last value read: stats must not fail because the cluster does
     }
-    return new KvStoreStats(hits.sum(), misses.sum(), corrupt.sum(), puts.sum(),
-        evictions.sum(), lastBytesStored);
+    return new KvStoreStats(
+        hits.sum(), misses.sum(), corrupt.sum(), puts.sum(), evictions.sum(), lastBytesStored);
   }
 
   @Override
@@ -262,8 +270,7 @@ final class HazelcastKvStore implements KvStore {
 
   private void checkOpen() {
     if (closed.get()) {
-      throw new IllegalStateException(
-          "the hazelcast store of map " + map.getName() + " is closed");
+      throw new IllegalStateException("the hazelcast store of map " + map.getName() + " is closed");
     }
   }
 
@@ -281,13 +288,19 @@ final class HazelcastKvStore implements KvStore {
     Objects.requireNonNull(hostPages, "hostPages");
     if (keys.size() != hostPages.length) {
       throw new IllegalArgumentException(
-          "keys.size()=" + keys.size() + " but hostPages.length=" + hostPages.length
+          "keys.size()="
+              + keys.size()
+              + " but hostPages.length="
+              + hostPages.length
               + ": pass one host page per key");
     }
     if (!host.spec().layout().equals(layout)) {
       throw new IllegalArgumentException(
-          "the host pool's layout " + host.spec().layout() + " differs from the store's "
-              + layout + ": open the store with the host pool's layout");
+          "the host pool's layout "
+              + host.spec().layout()
+              + " differs from the store's "
+              + layout
+              + ": open the store with the host pool's layout");
     }
     int pages = host.spec().pages();
     for (int i = 0; i < hostPages.length; i++) {
@@ -300,8 +313,14 @@ final class HazelcastKvStore implements KvStore {
 
   private void clusterFailed(String operation, RuntimeException e) {
     if (clusterFailureLogged.compareAndSet(false, true)) {
-      LOG.log(System.Logger.Level.WARNING, "L3 map " + map.getName() + ": " + operation
-          + " failed; such failures count as misses and are not logged again: " + e);
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "L3 map "
+              + map.getName()
+              + ": "
+              + operation
+              + " failed; such failures count as misses and are not logged again: "
+              + e);
     }
   }
 }

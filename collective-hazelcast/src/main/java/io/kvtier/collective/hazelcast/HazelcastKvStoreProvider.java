@@ -60,8 +60,7 @@ public final class HazelcastKvStoreProvider implements KvStoreProvider {
     HazelcastConfig config = HazelcastConfig.fromProperties(context.properties());
     HazelcastInstances.Lease lease = HazelcastInstances.acquire(config);
     try {
-      return HazelcastKvStore.open(lease.instance(), spec, config.storeBackupCount(),
-          lease::close);
+      return HazelcastKvStore.open(lease.instance(), spec, config.storeBackupCount(), lease::close);
     } catch (RuntimeException e) {
       lease.close();
       throw e;

@@ -40,8 +40,8 @@ final class HazelcastLatchArrival {
   static HazelcastLatchArrival of(HazelcastInstance hazelcast) {
     try {
       if (hazelcast instanceof HazelcastInstanceProxy member) {
-        RaftService service = member.getOriginal().node.getNodeEngine()
-            .getService(RaftService.SERVICE_NAME);
+        RaftService service =
+            member.getOriginal().node.getNodeEngine().getService(RaftService.SERVICE_NAME);
         return new HazelcastLatchArrival(service.getInvocationManager());
       }
     } catch (RuntimeException | LinkageError e) {
@@ -64,8 +64,10 @@ final class HazelcastLatchArrival {
    */
   void countDown(ICountDownLatch latch, int round) {
     if (raft != null && latch instanceof CountDownLatchProxy proxy) {
-      raft.invoke(proxy.getGroupId(),
-          new CountDownOp(latch.getName(), UuidUtil.newUnsecureUUID(), round)).joinInternal();
+      raft.invoke(
+              proxy.getGroupId(),
+              new CountDownOp(latch.getName(), UuidUtil.newUnsecureUUID(), round))
+          .joinInternal();
     } else {
       latch.countDown();
     }

@@ -17,6 +17,7 @@ final class HazelcastPageCodec {
 
   /** Bytes before the page data. */
   static final int HEADER_BYTES = 24;
+
   private static final int MAGIC = 0x4B56_4C33; // "KVL3"
 
   private final KvLayout layout;
@@ -33,7 +34,9 @@ final class HazelcastPageCodec {
     this.layout = layout;
     if (layout.pageBytes() > Integer.MAX_VALUE - 64 - HEADER_BYTES) {
       throw new IllegalArgumentException(
-          "pages of " + layout.pageBytes() + " bytes do not fit in one Hazelcast map value (at"
+          "pages of "
+              + layout.pageBytes()
+              + " bytes do not fit in one Hazelcast map value (at"
               + " most about 2 GiB): use smaller pages or another L3 store");
     }
     this.blockBytes = (int) layout.pageBytesPerLayer();
@@ -52,11 +55,15 @@ final class HazelcastPageCodec {
     byte[] value = new byte[valueBytes];
     MemorySegment target = MemorySegment.ofArray(value);
     for (int layer = 0; layer < layout.layers(); layer++) {
-      MemorySegment.copy(host.block(page, layer), 0, target,
-          HEADER_BYTES + (long) layer * blockBytes, blockBytes);
+      MemorySegment.copy(
+          host.block(page, layer), 0, target, HEADER_BYTES + (long) layer * blockBytes, blockBytes);
     }
-    ByteBuffer.wrap(value, 0, HEADER_BYTES).putInt(MAGIC).putInt(layout.layers())
-        .putInt(blockBytes).putInt(crc(value)).putLong(key.h3());
+    ByteBuffer.wrap(value, 0, HEADER_BYTES)
+        .putInt(MAGIC)
+        .putInt(layout.layers())
+        .putInt(blockBytes)
+        .putInt(crc(value))
+        .putLong(key.h3());
     return value;
   }
 
@@ -72,8 +79,10 @@ final class HazelcastPageCodec {
       return false;
     }
     ByteBuffer header = ByteBuffer.wrap(value, 0, HEADER_BYTES);
-    return header.getInt() == MAGIC && header.getInt() == layout.layers()
-        && header.getInt() == blockBytes && header.getInt() == crc(value)
+    return header.getInt() == MAGIC
+        && header.getInt() == layout.layers()
+        && header.getInt() == blockBytes
+        && header.getInt() == crc(value)
         && header.getLong() == key.h3();
   }
 
@@ -87,8 +96,8 @@ final class HazelcastPageCodec {
   void decodeInto(byte[] value, HostMemory host, int page) {
     MemorySegment source = MemorySegment.ofArray(value);
     for (int layer = 0; layer < layout.layers(); layer++) {
-      MemorySegment.copy(source, HEADER_BYTES + (long) layer * blockBytes,
-          host.block(page, layer), 0, blockBytes);
+      MemorySegment.copy(
+          source, HEADER_BYTES + (long) layer * blockBytes, host.block(page, layer), 0, blockBytes);
     }
   }
 

@@ -37,15 +37,19 @@ final class HazelcastSetup {
     config.setInstanceName(instanceName);
     config.setClusterName(c.clusterName());
     config.setProperty(ClusterProperty.PHONE_HOME_ENABLED.getName(), "false");
-    config.setProperty(ClusterProperty.WAIT_SECONDS_BEFORE_JOIN.getName(),
+    config.setProperty(
+        ClusterProperty.WAIT_SECONDS_BEFORE_JOIN.getName(),
         Integer.toString(WAIT_SECONDS_BEFORE_JOIN));
-    config.setProperty(ClusterProperty.HEARTBEAT_INTERVAL_SECONDS.getName(),
+    config.setProperty(
+        ClusterProperty.HEARTBEAT_INTERVAL_SECONDS.getName(),
         Integer.toString((int) c.heartbeatInterval().toSeconds()));
-    config.setProperty(ClusterProperty.MAX_NO_HEARTBEAT_SECONDS.getName(),
+    config.setProperty(
+        ClusterProperty.MAX_NO_HEARTBEAT_SECONDS.getName(),
         Integer.toString((int) c.memberTimeout().toSeconds()));
-    config.setProperty(ClusterProperty.PARTITION_COUNT.getName(),
-        Integer.toString(c.partitionCount()));
-    config.setProperty(ClusterProperty.GRACEFUL_SHUTDOWN_MAX_WAIT.getName(),
+    config.setProperty(
+        ClusterProperty.PARTITION_COUNT.getName(), Integer.toString(c.partitionCount()));
+    config.setProperty(
+        ClusterProperty.GRACEFUL_SHUTDOWN_MAX_WAIT.getName(),
         Integer.toString(GRACEFUL_SHUTDOWN_SECONDS));
     config.getJetConfig().setEnabled(false);
 
@@ -62,12 +66,15 @@ final class HazelcastSetup {
     JoinConfig join = network.getJoin();
     join.getMulticastConfig().setEnabled(false);
     join.getAutoDetectionConfig().setEnabled(false);
-    join.getTcpIpConfig().setEnabled(true).setMembers(c.members())
+    join.getTcpIpConfig()
+        .setEnabled(true)
+        .setMembers(c.members())
         .setConnectionTimeoutSeconds(Math.max(1, (int) c.heartbeatInterval().toSeconds()));
 
     if (c.cpMemberCount() > 0) {
       int ttl = (int) c.memberTimeout().toSeconds();
-      config.getCPSubsystemConfig()
+      config
+          .getCPSubsystemConfig()
           .setCPMemberCount(c.cpMemberCount())
           .setSessionHeartbeatIntervalSeconds((int) c.heartbeatInterval().toSeconds())
           .setSessionTimeToLiveSeconds(ttl)
@@ -88,13 +95,15 @@ final class HazelcastSetup {
     config.setInstanceName(instanceName);
     config.setClusterName(c.clusterName());
     config.setProperty(ClusterProperty.PHONE_HOME_ENABLED.getName(), "false");
-    config.setProperty("hazelcast.client.heartbeat.interval",
-        Long.toString(c.heartbeatInterval().toMillis()));
-    config.setProperty("hazelcast.client.heartbeat.timeout",
-        Long.toString(c.memberTimeout().toMillis()));
+    config.setProperty(
+        "hazelcast.client.heartbeat.interval", Long.toString(c.heartbeatInterval().toMillis()));
+    config.setProperty(
+        "hazelcast.client.heartbeat.timeout", Long.toString(c.memberTimeout().toMillis()));
     config.getNetworkConfig().setAddresses(c.members());
     config.getNetworkConfig().getAutoDetectionConfig().setEnabled(false);
-    config.getConnectionStrategyConfig().getConnectionRetryConfig()
+    config
+        .getConnectionStrategyConfig()
+        .getConnectionRetryConfig()
         .setClusterConnectTimeoutMillis(c.joinTimeout().toMillis());
     return config;
   }
@@ -104,7 +113,10 @@ final class HazelcastSetup {
       return InetAddress.getByName(host).getHostAddress();
     } catch (UnknownHostException e) {
       throw new IllegalArgumentException(
-          HazelcastConfig.BIND_ADDRESS + "=" + host + " does not resolve to an address on this"
+          HazelcastConfig.BIND_ADDRESS
+              + "="
+              + host
+              + " does not resolve to an address on this"
               + " machine: write an interface address such as 127.0.0.1",
           e);
     }

@@ -58,18 +58,24 @@ class HazelcastCollectiveFailureTest {
   @Order(1)
   void timeoutNamesTheMissingRankAndItsLastCall() throws Exception {
     CountDownLatch othersFailed = new CountDownLatch(2);
-    List<Object> outcomes = runGroup("timeout", 3, Duration.ofSeconds(2), c -> {
-      c.barrier("first");
-      if (c.rank() == 2) {
-        await(othersFailed);
-        return null;
-      }
-      Throwable t = failureOf(() -> c.allReduce(ReduceOp.MIN, new long[] {1}, "second"));
-      othersFailed.countDown();
-      return t;
-    });
+    List<Object> outcomes =
+        runGroup(
+            "timeout",
+            3,
+            Duration.ofSeconds(2),
+            c -> {
+              c.barrier("first");
+              if (c.rank() == 2) {
+                await(othersFailed);
+                return null;
+              }
+              Throwable t = failureOf(() -> c.allReduce(ReduceOp.MIN, new long[] {1}, "second"));
+              othersFailed.countDown();
+              return t;
+            });
     for (int r = 0; r < 2; r++) {
-      assertThat((Throwable) outcomes.get(r)).isInstanceOf(CollectiveTimeoutException.class)
+      assertThat((Throwable) outcomes.get(r))
+          .isInstanceOf(CollectiveTimeoutException.class)
           .hasMessageContaining("allReduce(MIN, length=1) tag 'second' seq 1")
           .hasMessageContaining("missing ranks: 2 (last published: barrier tag 'first' seq 0)")
           .hasMessageContaining("arrived: 0 (");
@@ -79,15 +85,21 @@ class HazelcastCollectiveFailureTest {
   @Test
   @Order(2)
   void aPeerThatClosesFailsTheWaitingRankAtOnce() throws Exception {
-    List<Object> outcomes = runGroup("closing", 2, LONG, c -> {
-      c.barrier("together");
-      if (c.rank() == 1) {
-        c.close();
-        return null;
-      }
-      return failureOf(() -> c.barrier("alone"));
-    });
-    assertThat((Throwable) outcomes.get(0)).isInstanceOf(CollectiveException.class)
+    List<Object> outcomes =
+        runGroup(
+            "closing",
+            2,
+            LONG,
+            c -> {
+              c.barrier("together");
+              if (c.rank() == 1) {
+                c.close();
+                return null;
+              }
+              return failureOf(() -> c.barrier("alone"));
+            });
+    assertThat((Throwable) outcomes.get(0))
+        .isInstanceOf(CollectiveException.class)
         .isNotInstanceOf(CollectiveTimeoutException.class)
         .hasMessageContaining("rank 1")
         .hasMessageContaining("closed its handle after 1 calls (last: barrier tag 'together'");
@@ -97,19 +109,26 @@ class HazelcastCollectiveFailureTest {
   @Order(3)
   void roundsReuseAFixedSetOfObjectsAndTheLastCloserRemovesThem() throws Exception {
     String group = "bounded";
-    List<Object> sizes = runGroup(group, 2, LONG, c -> {
-      for (int round = 0; round < 60; round++) {
-        c.allReduce(ReduceOp.SUM, new long[] {round}, "round");
-        c.broadcast(round % 2, new byte[1024], "payload");
-      }
-      c.barrier("end");
-      return cluster.member(0).getMap("kvtier.collective." + group + ".0.data").size();
-    });
+    List<Object> sizes =
+        runGroup(
+            group,
+            2,
+            LONG,
+            c -> {
+              for (int round = 0; round < 60; round++) {
+                c.allReduce(ReduceOp.SUM, new long[] {round}, "round");
+                c.broadcast(round % 2, new byte[1024], "payload");
+              }
+              c.barrier("end");
+              return cluster.member(0).getMap("kvtier.collective." + group + ".0.data").size();
+            });
     for (Object size : sizes) {
-      assertThat((Integer) size).as("data map entries after 121 rounds of 2 ranks")
+      assertThat((Integer) size)
+          .as("data map entries after 121 rounds of 2 ranks")
           .isLessThanOrEqualTo(HazelcastGroup.RING * 2);
     }
-    assertThat(cluster.member(0).getDistributedObjects()).extracting(DistributedObject::getName)
+    assertThat(cluster.member(0).getDistributedObjects())
+        .extracting(DistributedObject::getName)
         .as("maps of the group after every rank closed")
         .noneMatch(name -> name.startsWith("kvtier.collective." + group + "."));
   }
@@ -119,8 +138,9 @@ class HazelcastCollectiveFailureTest {
   void aGroupNameServesOneRunAfterAnother() throws Exception {
     for (int run = 0; run < 2; run++) {
       long expected = run;
-      List<Object> sums = runGroup("again", 2, LONG,
-          c -> c.allReduce(ReduceOp.SUM, new long[] {expected}, "run")[0]);
+      List<Object> sums =
+          runGroup(
+              "again", 2, LONG, c -> c.allReduce(ReduceOp.SUM, new long[] {expected}, "run")[0]);
       assertThat(sums).containsExactly(2 * expected, 2 * expected);
     }
   }
@@ -131,7 +151,8 @@ class HazelcastCollectiveFailureTest {
     HazelcastInstance member = cluster.member(0);
     HazelcastLatchArrival arrival = HazelcastLatchArrival.of(member);
     assertThat(arrival.direct())
-        .as("direct count-down on a member (Hazelcast internals as in 5.4.0)").isTrue();
+        .as("direct count-down on a member (Hazelcast internals as in 5.4.0)")
+        .isTrue();
     ICountDownLatch latch = member.getCPSubsystem().getCountDownLatch("arrival-test");
     try {
       for (int round = 1; round <= 2; round++) {
@@ -142,7 +163,8 @@ class HazelcastCollectiveFailureTest {
       }
       assertThat(latch.trySetCount(1)).isTrue();
       assertThatThrownBy(() -> arrival.countDown(latch, 4))
-          .as("a round the latch has not reached").isInstanceOf(IllegalStateException.class);
+          .as("a round the latch has not reached")
+          .isInstanceOf(IllegalStateException.class);
     } finally {
       latch.destroy();
     }
@@ -156,26 +178,34 @@ class HazelcastCollectiveFailureTest {
       addresses.add(
           "127.0.0.1:" + cluster.member(i).getCluster().getLocalMember().getAddress().getPort());
     }
-    HazelcastInstance client = HazelcastClient.newHazelcastClient(HazelcastSetup.client(
-        cluster.config().with(HazelcastConfig.MEMBERS, String.join(",", addresses)),
-        "failure-test-client"));
+    HazelcastInstance client =
+        HazelcastClient.newHazelcastClient(
+            HazelcastSetup.client(
+                cluster.config().with(HazelcastConfig.MEMBERS, String.join(",", addresses)),
+                "failure-test-client"));
     try {
       assertThat(HazelcastLatchArrival.of(client).direct()).as("count-down on a client").isFalse();
       HazelcastInstance[] hosts = {cluster.member(0), cluster.member(1), client};
       List<CompletableFuture<Object>> ranks = new ArrayList<>();
       for (int r = 0; r < 3; r++) {
         int rank = r;
-        ranks.add(HazelcastTestCluster.inThread(() -> {
-          try (Collective c = HazelcastCollectives.join(hosts[rank],
-              CollectiveSpec.of("mixed", 3, rank, LONG))) {
-            long sum = 0;
-            for (int round = 0; round < 8; round++) {
-              sum += c.allReduce(ReduceOp.MAX, new long[] {rank + round}, "mixed")[0];
-              sum += c.broadcast(2, rank == 2 ? new byte[] {(byte) round} : null, "from-client")[0];
-            }
-            return sum;
-          }
-        }));
+        ranks.add(
+            HazelcastTestCluster.inThread(
+                () -> {
+                  try (Collective c =
+                      HazelcastCollectives.join(
+                          hosts[rank], CollectiveSpec.of("mixed", 3, rank, LONG))) {
+                    long sum = 0;
+                    for (int round = 0; round < 8; round++) {
+                      sum += c.allReduce(ReduceOp.MAX, new long[] {rank + round}, "mixed")[0];
+                      sum +=
+                          c.broadcast(
+                                  2, rank == 2 ? new byte[] {(byte) round} : null, "from-client")[
+                              0];
+                    }
+                    return sum;
+                  }
+                }));
       }
       // MAX over the ranks is 2 + round, and the client broadcasts round: 44 + 28 on every rank
       for (CompletableFuture<Object> rank : ranks) {
@@ -189,11 +219,13 @@ class HazelcastCollectiveFailureTest {
   @Test
   @Order(5)
   void ranksOfOneGroupMustAgreeOnItsSize() {
-    Collective first = HazelcastCollectives.join(cluster.member(0),
-        CollectiveSpec.of("sizes", 2, 0, LONG));
+    Collective first =
+        HazelcastCollectives.join(cluster.member(0), CollectiveSpec.of("sizes", 2, 0, LONG));
     try {
-      assertThatThrownBy(() -> HazelcastCollectives.join(cluster.member(1),
-              CollectiveSpec.of("sizes", 3, 1, LONG)))
+      assertThatThrownBy(
+              () ->
+                  HazelcastCollectives.join(
+                      cluster.member(1), CollectiveSpec.of("sizes", 3, 1, LONG)))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("has 2 ranks but rank 1 joins with worldSize=3");
     } finally {
@@ -206,25 +238,29 @@ class HazelcastCollectiveFailureTest {
   void aRankWhoseMemberDiesIsNamedBeforeTheWatchdog() throws Exception {
     int plain = plainMember();
     List<Integer> cpMembers = cpMembers();
-    HazelcastInstance[] hosts = {cluster.member(cpMembers.get(0)),
-        cluster.member(cpMembers.get(1)), cluster.member(plain)};
+    HazelcastInstance[] hosts = {
+      cluster.member(cpMembers.get(0)), cluster.member(cpMembers.get(1)), cluster.member(plain)
+    };
     CountDownLatch joined = new CountDownLatch(3);
     CountDownLatch dead = new CountDownLatch(1);
     List<CompletableFuture<Throwable>> ranks = new ArrayList<>();
     for (int r = 0; r < 3; r++) {
       int rank = r;
-      ranks.add(HazelcastTestCluster.inThread(() -> {
-        try (Collective c = HazelcastCollectives.join(hosts[rank],
-            CollectiveSpec.of("dies", 3, rank, LONG))) {
-          c.barrier("alive");
-          joined.countDown();
-          if (rank == 2) {
-            await(dead); // its member dies meanwhile; it never calls again
-            return null;
-          }
-          return failureOf(() -> c.barrier("after-death"));
-        }
-      }));
+      ranks.add(
+          HazelcastTestCluster.inThread(
+              () -> {
+                try (Collective c =
+                    HazelcastCollectives.join(
+                        hosts[rank], CollectiveSpec.of("dies", 3, rank, LONG))) {
+                  c.barrier("alive");
+                  joined.countDown();
+                  if (rank == 2) {
+                    await(dead); // its member dies meanwhile; it never calls again
+                    return null;
+                  }
+                  return failureOf(() -> c.barrier("after-death"));
+                }
+              }));
     }
     await(joined);
     hosts[2].getLifecycleService().terminate();
@@ -244,8 +280,9 @@ class HazelcastCollectiveFailureTest {
   void aCpGroupWithoutMajorityTimesOutInsteadOfHanging() {
     List<Integer> cpMembers = cpMembers();
     HazelcastInstance survivor = cluster.member(cpMembers.get(0));
-    Collective alone = HazelcastCollectives.join(survivor,
-        CollectiveSpec.of("majority", 1, 0, Duration.ofSeconds(3)));
+    Collective alone =
+        HazelcastCollectives.join(
+            survivor, CollectiveSpec.of("majority", 1, 0, Duration.ofSeconds(3)));
     try {
       alone.barrier("before");
       cluster.member(cpMembers.get(1)).getLifecycleService().terminate();
@@ -259,17 +296,21 @@ class HazelcastCollectiveFailureTest {
   }
 
   /** Runs one body per rank, each on its own thread and member, and returns their results. */
-  private static List<Object> runGroup(String group, int size, Duration watchdog,
-      Function<Collective, Object> body) throws Exception {
+  private static List<Object> runGroup(
+      String group, int size, Duration watchdog, Function<Collective, Object> body)
+      throws Exception {
     List<CompletableFuture<Object>> ranks = new ArrayList<>();
     for (int r = 0; r < size; r++) {
       int rank = r;
-      ranks.add(HazelcastTestCluster.inThread(() -> {
-        try (Collective c = HazelcastCollectives.join(cluster.member(rank % 2),
-            CollectiveSpec.of(group, size, rank, watchdog))) {
-          return body.apply(c);
-        }
-      }));
+      ranks.add(
+          HazelcastTestCluster.inThread(
+              () -> {
+                try (Collective c =
+                    HazelcastCollectives.join(
+                        cluster.member(rank % 2), CollectiveSpec.of(group, size, rank, watchdog))) {
+                  return body.apply(c);
+                }
+              }));
     }
     List<Object> out = new ArrayList<>();
     for (CompletableFuture<Object> rank : ranks) {

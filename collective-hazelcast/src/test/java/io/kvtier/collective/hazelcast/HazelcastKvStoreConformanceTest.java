@@ -50,13 +50,13 @@ class HazelcastKvStoreConformanceTest extends KvStoreConformanceSuite {
   }
 
   @Override
-  protected void damage(KvStoreSpec spec, BackendContext context, PageKey key,
-      KvStoreDamage damage, Random random) {
+  protected void damage(
+      KvStoreSpec spec, BackendContext context, PageKey key, KvStoreDamage damage, Random random) {
     IMap<String, byte[]> map = cluster.member(0).getMap(HazelcastKvStore.mapName(spec.namespace()));
     byte[] value = map.get(key.toHex());
     switch (damage) {
-      case TRUNCATED -> map.set(key.toHex(),
-          Arrays.copyOf(value, 1 + random.nextInt(value.length - 1)));
+      case TRUNCATED ->
+          map.set(key.toHex(), Arrays.copyOf(value, 1 + random.nextInt(value.length - 1)));
       case FLIPPED_BIT -> {
         int bit = random.nextInt(8 * value.length);
         value[bit / 8] ^= (byte) (1 << (bit % 8));

@@ -42,16 +42,25 @@ class HazelcastL3SharedStoreTest {
     List<String> written = runProcess("write");
     assertThat(written).as("the writer's output").contains("WRITTEN 8");
     List<String> read = runProcess("read");
-    assertThat(read).as("the reader's output")
+    assertThat(read)
+        .as("the reader's output")
         .contains("L3HIT " + L3StoreProcessMain.PROMPT + " MISMATCHES 0");
   }
 
   private static List<String> runProcess(String mode) throws IOException, InterruptedException {
     BackendContext client = cluster.clientContext();
-    List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-        "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED",
-        "-cp", classPath(), L3StoreProcessMain.class.getName(), mode));
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "--enable-native-access=ALL-UNNAMED",
+                "-cp",
+                classPath(),
+                L3StoreProcessMain.class.getName(),
+                mode));
     client.properties().forEach((k, v) -> command.add(k + "=" + v));
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     boolean ended = process.waitFor(180, TimeUnit.SECONDS);
@@ -60,8 +69,12 @@ class HazelcastL3SharedStoreTest {
     }
     String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(ended).as("the %s process ended; output: %s", mode, output).isTrue();
-    List<String> lines = output.lines().filter(l -> l.startsWith("WRITTEN ")
-        || l.startsWith("L3HIT ") || l.startsWith("FAILED ")).toList();
+    List<String> lines =
+        output
+            .lines()
+            .filter(
+                l -> l.startsWith("WRITTEN ") || l.startsWith("L3HIT ") || l.startsWith("FAILED "))
+            .toList();
     assertThat(process.exitValue()).as("%s exit status; output: %s", mode, output).isZero();
     return lines;
   }

@@ -35,6 +35,7 @@ class HazelcastMultiProcessTest {
 
   private static final int RANKS = 3;
   private static final Duration WATCHDOG = Duration.ofSeconds(20);
+
   /** Bound on a whole run: a rank process still alive then hangs. */
   private static final long HANG_GUARD_SECONDS = 150;
 
@@ -61,8 +62,7 @@ class HazelcastMultiProcessTest {
     startRanks(seed, rounds);
     String expected = "DIGEST " + Long.toHexString(localDigest(seed, rounds));
     for (RankProcess p : processes) {
-      assertThat(p.await(expected)).as("rank %d's digest (output: %s)", p.rank, p.lines)
-          .isTrue();
+      assertThat(p.await(expected)).as("rank %d's digest (output: %s)", p.rank, p.lines).isTrue();
     }
 
     RankProcess victim = processes.get(RANKS - 1);
@@ -71,14 +71,18 @@ class HazelcastMultiProcessTest {
     long killed = System.nanoTime();
     for (RankProcess p : processes.subList(0, RANKS - 1)) {
       assertThat(p.process.waitFor(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-          .as("rank %d ended after rank %d was killed (output: %s)", p.rank, victim.rank,
-              p.lines)
+          .as("rank %d ended after rank %d was killed (output: %s)", p.rank, victim.rank, p.lines)
           .isTrue();
-      String failure = p.lines.stream().filter(l -> l.startsWith("FAILED ")).findFirst()
-          .orElseThrow(() -> new AssertionError("rank " + p.rank + " did not fail: " + p.lines));
+      String failure =
+          p.lines.stream()
+              .filter(l -> l.startsWith("FAILED "))
+              .findFirst()
+              .orElseThrow(
+                  () -> new AssertionError("rank " + p.rank + " did not fail: " + p.lines));
       assertThat(failure).contains("io.kvtier.spi.Collective").contains("rank " + victim.rank);
       assertThat(p.process.exitValue()).isEqualTo(3);
-      System.out.printf("rank %d failed %.1f s after rank %d was killed (watchdog %s): %s%n",
+      System.out.printf(
+          "rank %d failed %.1f s after rank %d was killed (watchdog %s): %s%n",
           p.rank, (p.failedAt.get() - killed) / 1e9, victim.rank, WATCHDOG, failure);
     }
   }
@@ -90,15 +94,27 @@ class HazelcastMultiProcessTest {
       members.add("127.0.0.1:" + (base.port() + r));
     }
     for (int r = 0; r < RANKS; r++) {
-      HazelcastConfig mine = base.with(HazelcastConfig.PORT, Integer.toString(base.port() + r))
-          .with(HazelcastConfig.PORT_COUNT, "1")
-          .with(HazelcastConfig.MEMBERS, String.join(",", members))
-          .with(HazelcastConfig.JOIN_TIMEOUT, "120s");
-      List<String> command = new ArrayList<>(List.of(javaBinary(), "-Xmx256m",
-          "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classPath(),
-          HazelcastRankProcessMain.class.getName(), Integer.toString(r),
-          Integer.toString(RANKS), Long.toString(seed), Integer.toString(rounds),
-          Long.toString(WATCHDOG.toMillis()), "go-on"));
+      HazelcastConfig mine =
+          base.with(HazelcastConfig.PORT, Integer.toString(base.port() + r))
+              .with(HazelcastConfig.PORT_COUNT, "1")
+              .with(HazelcastConfig.MEMBERS, String.join(",", members))
+              .with(HazelcastConfig.JOIN_TIMEOUT, "120s");
+      List<String> command =
+          new ArrayList<>(
+              List.of(
+                  javaBinary(),
+                  "-Xmx256m",
+                  "-XX:+UseSerialGC",
+                  "-XX:TieredStopAtLevel=1",
+                  "-cp",
+                  classPath(),
+                  HazelcastRankProcessMain.class.getName(),
+                  Integer.toString(r),
+                  Integer.toString(RANKS),
+                  Long.toString(seed),
+                  Integer.toString(rounds),
+                  Long.toString(WATCHDOG.toMillis()),
+                  "go-on"));
       mine.toProperties().forEach((k, v) -> command.add(k + "=" + v));
       Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
       processes.add(new RankProcess(r, process));
@@ -111,12 +127,16 @@ class HazelcastMultiProcessTest {
     List<CompletableFuture<Long>> ranks = new ArrayList<>();
     for (int r = 0; r < RANKS; r++) {
       int rank = r;
-      ranks.add(HazelcastTestCluster.inThread(() -> {
-        try (Collective c = local.join(CollectiveSpec.of("local-reference", RANKS, rank,
-            WATCHDOG), BackendContext.defaults().withRank(rank))) {
-          return CollectiveWorkload.run(c, seed, rounds, round -> {});
-        }
-      }));
+      ranks.add(
+          HazelcastTestCluster.inThread(
+              () -> {
+                try (Collective c =
+                    local.join(
+                        CollectiveSpec.of("local-reference", RANKS, rank, WATCHDOG),
+                        BackendContext.defaults().withRank(rank))) {
+                  return CollectiveWorkload.run(c, seed, rounds, round -> {});
+                }
+              }));
     }
     long digest = ranks.get(0).get(60, TimeUnit.SECONDS);
     for (CompletableFuture<Long> rank : ranks) {
@@ -158,15 +178,18 @@ class HazelcastMultiProcessTest {
     }
 
     private void read() {
-      try (BufferedReader in = new BufferedReader(
-          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+      try (BufferedReader in =
+          new BufferedReader(
+              new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
         for (String line = in.readLine(); line != null; line = in.readLine()) {
           if (line.startsWith("FAILED ")) {
             failedAt.compareAndSet(0, System.nanoTime());
           }
-          if (line.startsWith("MORE ") || line.startsWith("DIGEST ")
+          if (line.startsWith("MORE ")
+              || line.startsWith("DIGEST ")
               || line.startsWith("JOINED ")
-              || line.startsWith("FAILED ") || line.contains("Exception")) {
+              || line.startsWith("FAILED ")
+              || line.contains("Exception")) {
             lines.add(line);
           }
         }

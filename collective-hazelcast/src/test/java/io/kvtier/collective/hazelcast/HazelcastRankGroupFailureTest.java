@@ -91,36 +91,52 @@ class HazelcastRankGroupFailureTest {
     }
     for (int r = 0; r < ranks; r++) {
       Object o = futures.get(r).get(100, TimeUnit.SECONDS);
-      assertThat(o).as("rank %d", r).isInstanceOfSatisfying(RankGroupFailedException.class, e -> {
-        assertThat(e.failedRank()).isEqualTo(1);
-        assertThat(e.tick()).isZero();
-        assertThat(e.step()).isEqualTo(TickStep.FORWARD);
-        assertThat(e.causeDescription()).contains("injected model failure");
-      });
-      assertThat(Duration.ofNanos(elapsed[r])).as("rank %d raised it long before the watchdog", r).isLessThan(BOUND);
+      assertThat(o)
+          .as("rank %d", r)
+          .isInstanceOfSatisfying(
+              RankGroupFailedException.class,
+              e -> {
+                assertThat(e.failedRank()).isEqualTo(1);
+                assertThat(e.tick()).isZero();
+                assertThat(e.step()).isEqualTo(TickStep.FORWARD);
+                assertThat(e.causeDescription()).contains("injected model failure");
+              });
+      assertThat(Duration.ofNanos(elapsed[r]))
+          .as("rank %d raised it long before the watchdog", r)
+          .isLessThan(BOUND);
     }
   }
 
-  private static Object runRank(String group, int ranks, int rank, long start,
-      long[] elapsed) {
+  private static Object runRank(String group, int ranks, int rank, long start, long[] elapsed) {
     KvLayout layout = new KvLayout(2, 1, 2, 1, CACHE.pageSize());
-    BackendContext context = new BackendContext(rank, Map.of(), System::nanoTime,
-        BackendMetrics.NOOP);
-    try (DeviceMemory device = new SimDeviceMemoryProvider()
-            .open(new PoolSpec(layout, CACHE.devicePages(), MemoryLayout.LAYER_FIRST), context);
-        HostMemory host = new SimHostMemoryProvider()
-            .open(new PoolSpec(layout, CACHE.hostPages(), MemoryLayout.LAYER_FIRST), context);
+    BackendContext context =
+        new BackendContext(rank, Map.of(), System::nanoTime, BackendMetrics.NOOP);
+    try (DeviceMemory device =
+            new SimDeviceMemoryProvider()
+                .open(
+                    new PoolSpec(layout, CACHE.devicePages(), MemoryLayout.LAYER_FIRST), context);
+        HostMemory host =
+            new SimHostMemoryProvider()
+                .open(new PoolSpec(layout, CACHE.hostPages(), MemoryLayout.LAYER_FIRST), context);
         TransferEngine transfers = device.transferEngine(host);
-        Collective collective = HazelcastCollectives.join(cluster.member(rank % 3),
-            CollectiveSpec.of(group, ranks, rank, WATCHDOG))) {
-      RankEngine engine = new RankEngine(RankCache.withMemory(CACHE, device, host, transfers),
-          collective, new Model(rank == 1),
-          RankEngineConfig.DEFAULTS.withGuardCollective(false).withChunkTokens(8));
+        Collective collective =
+            HazelcastCollectives.join(
+                cluster.member(rank % 3), CollectiveSpec.of(group, ranks, rank, WATCHDOG))) {
+      RankEngine engine =
+          new RankEngine(
+              RankCache.withMemory(CACHE, device, host, transfers),
+              collective,
+              new Model(rank == 1),
+              RankEngineConfig.DEFAULTS.withGuardCollective(false).withChunkTokens(8));
       try {
         for (int t = 0; t < 20; t++) {
-          engine.tick(rank != 0 ? null : t == 0
-              ? TickCommands.arrive(List.of(RankRequest.of(1, new int[] {1, 2, 3, 4, 5}, 2)))
-              : TickCommands.NONE);
+          engine.tick(
+              rank != 0
+                  ? null
+                  : t == 0
+                      ? TickCommands.arrive(
+                          List.of(RankRequest.of(1, new int[] {1, 2, 3, 4, 5}, 2)))
+                      : TickCommands.NONE);
         }
         return "no failure in 20 ticks";
       } catch (RuntimeException e) {

@@ -39,24 +39,32 @@ final class HazelcastRankProcessMain {
     BackendContext context =
         new BackendContext(rank, properties, TimeSource.SYSTEM, BackendMetrics.NOOP);
     long start = System.nanoTime();
-    Collective c = new HazelcastCollectiveProvider()
-        .join(CollectiveSpec.of("multi-process", size, rank, watchdog), context);
+    Collective c =
+        new HazelcastCollectiveProvider()
+            .join(CollectiveSpec.of("multi-process", size, rank, watchdog), context);
     System.out.println("JOINED after " + (System.nanoTime() - start) / 1_000_000 + " ms");
     int status = 0;
     try {
       long digest = CollectiveWorkload.run(c, seed, rounds, round -> {});
       System.out.println("DIGEST " + Long.toHexString(digest));
       if (goOn) {
-        CollectiveWorkload.run(c, seed + 1, Integer.MAX_VALUE, round -> {
-          if (round % 10 == 0) {
-            System.out.println("MORE " + round);
-          }
-        });
+        CollectiveWorkload.run(
+            c,
+            seed + 1,
+            Integer.MAX_VALUE,
+            round -> {
+              if (round % 10 == 0) {
+                System.out.println("MORE " + round);
+              }
+            });
       }
     } catch (RuntimeException e) {
       // printed before closing: closing stops the member, which may take seconds
-      System.out.println("FAILED " + e.getClass().getName() + ": "
-          + String.valueOf(e.getMessage()).replace('\n', '|'));
+      System.out.println(
+          "FAILED "
+              + e.getClass().getName()
+              + ": "
+              + String.valueOf(e.getMessage()).replace('\n', '|'));
       status = 3;
     } finally {
       System.out.flush();

@@ -44,8 +44,9 @@ final class HazelcastTestCluster implements AutoCloseable {
     List<CompletableFuture<HazelcastInstance>> starting = new ArrayList<>();
     for (int i = 0; i < count; i++) {
       String name = cluster.config.clusterName() + "-member-" + i;
-      starting.add(inThread(
-          () -> Hazelcast.newHazelcastInstance(HazelcastSetup.member(cluster.config, name))));
+      starting.add(
+          inThread(
+              () -> Hazelcast.newHazelcastInstance(HazelcastSetup.member(cluster.config, name))));
     }
     try {
       for (CompletableFuture<HazelcastInstance> f : starting) {
@@ -81,13 +82,16 @@ final class HazelcastTestCluster implements AutoCloseable {
    */
   static <T> CompletableFuture<T> inThread(java.util.function.Supplier<T> task) {
     CompletableFuture<T> future = new CompletableFuture<>();
-    Thread.ofPlatform().daemon().start(() -> {
-      try {
-        future.complete(task.get());
-      } catch (Throwable t) {
-        future.completeExceptionally(t);
-      }
-    });
+    Thread.ofPlatform()
+        .daemon()
+        .start(
+            () -> {
+              try {
+                future.complete(task.get());
+              } catch (Throwable t) {
+                future.completeExceptionally(t);
+              }
+            });
     return future;
   }
 
@@ -100,15 +104,17 @@ final class HazelcastTestCluster implements AutoCloseable {
    */
   static HazelcastConfig testConfig(int members, Map<String, String> overrides) {
     int base = 20_000 + 10 * ThreadLocalRandom.current().nextInt(2_000);
-    HazelcastConfig c = HazelcastConfig.DEFAULTS
-        .with(HazelcastConfig.CLUSTER_NAME,
-            "kvtier-test-" + Long.toHexString(ThreadLocalRandom.current().nextLong()))
-        .with(HazelcastConfig.PORT, Integer.toString(base))
-        .with(HazelcastConfig.PORT_COUNT, Integer.toString(Math.max(members, 1) + 3))
-        .with(HazelcastConfig.JOIN_TIMEOUT, "60s")
-        .with(HazelcastConfig.MEMBER_TIMEOUT, "5s")
-        .with(HazelcastConfig.CP_MEMBER_REMOVAL, "5s")
-        .with(HazelcastConfig.PARTITION_COUNT, "31");
+    HazelcastConfig c =
+        HazelcastConfig.DEFAULTS
+            .with(
+                HazelcastConfig.CLUSTER_NAME,
+                "kvtier-test-" + Long.toHexString(ThreadLocalRandom.current().nextLong()))
+            .with(HazelcastConfig.PORT, Integer.toString(base))
+            .with(HazelcastConfig.PORT_COUNT, Integer.toString(Math.max(members, 1) + 3))
+            .with(HazelcastConfig.JOIN_TIMEOUT, "60s")
+            .with(HazelcastConfig.MEMBER_TIMEOUT, "5s")
+            .with(HazelcastConfig.CP_MEMBER_REMOVAL, "5s")
+            .with(HazelcastConfig.PARTITION_COUNT, "31");
     for (Map.Entry<String, String> e : overrides.entrySet()) {
       c = c.with(e.getKey(), e.getValue());
     }

@@ -58,8 +58,11 @@ final class L3StoreProcessMain {
     try {
       run(write, new BackendContext(0, properties, TimeSource.SYSTEM, BackendMetrics.NOOP));
     } catch (RuntimeException | InterruptedException e) {
-      System.out.println("FAILED " + e.getClass().getName() + ": "
-          + String.valueOf(e.getMessage()).replace('\n', '|'));
+      System.out.println(
+          "FAILED "
+              + e.getClass().getName()
+              + ": "
+              + String.valueOf(e.getMessage()).replace('\n', '|'));
       status = 3;
     }
     System.out.flush();
@@ -67,24 +70,31 @@ final class L3StoreProcessMain {
     Runtime.getRuntime().halt(status);
   }
 
-  private static void run(boolean write, BackendContext storeContext)
-      throws InterruptedException {
+  private static void run(boolean write, BackendContext storeContext) throws InterruptedException {
     BackendContext sim = BackendContext.defaults();
     int[] tokens = new int[PROMPT];
     for (int i = 0; i < PROMPT; i++) {
       tokens[i] = 100 + (i * 37) % 5000;
     }
-    try (DeviceMemory device = Providers.named(DeviceMemoryProvider.class, "sim")
-            .open(new PoolSpec(LAYOUT, 32, MemoryLayout.LAYER_FIRST), sim);
-        HostMemory host = Providers.named(HostMemoryProvider.class, "sim")
-            .open(new PoolSpec(LAYOUT, 64, MemoryLayout.PAGE_FIRST), sim);
+    try (DeviceMemory device =
+            Providers.named(DeviceMemoryProvider.class, "sim")
+                .open(new PoolSpec(LAYOUT, 32, MemoryLayout.LAYER_FIRST), sim);
+        HostMemory host =
+            Providers.named(HostMemoryProvider.class, "sim")
+                .open(new PoolSpec(LAYOUT, 64, MemoryLayout.PAGE_FIRST), sim);
         TransferEngine engine = device.transferEngine(host);
-        KvStore store = new HazelcastKvStoreProvider()
-            .open(new KvStoreSpec(LAYOUT, 16L << 20, "l3-two-process"), storeContext);
+        KvStore store =
+            new HazelcastKvStoreProvider()
+                .open(new KvStoreSpec(LAYOUT, 16L << 20, "l3-two-process"), storeContext);
         L3Executor executor = L3Executor.background("l3-worker")) {
       L3Config l3 = L3Config.DEFAULTS.withPrefetchThreshold(PAGE).withModelId("two-process");
-      RankCache cache = RankCache.withMemory(CacheConfig.of(PAGE, 32, 64), device, host, engine,
-          new L3Setup(l3, store, executor, TimeSource.SYSTEM, 0, 1));
+      RankCache cache =
+          RankCache.withMemory(
+              CacheConfig.of(PAGE, 32, 64),
+              device,
+              host,
+              engine,
+              new L3Setup(l3, store, executor, TimeSource.SYSTEM, 0, 1));
       if (write) {
         cache.admit(1, tokens, RequestOptions.DEFAULT);
         cache.allocateTokens(1, PROMPT);
@@ -103,8 +113,8 @@ final class L3StoreProcessMain {
         }
         syncUntil(cache, () -> cache.prefetchState(2) == RankCache.PrefetchState.DONE);
         Admission admission = cache.admit(2, tokens, RequestOptions.DEFAULT);
-        int l3Tokens = cache.admittedPrefetch(2).orElseThrow()
-            .overlap(0, admission.devicePrefixLength());
+        int l3Tokens =
+            cache.admittedPrefetch(2).orElseThrow().overlap(0, admission.devicePrefixLength());
         syncUntil(cache, () -> cache.outstandingOperations() == 0);
         int[] table = cache.pageTable(2);
         int mismatches = 0;
@@ -132,13 +142,15 @@ final class L3StoreProcessMain {
     return b;
   }
 
-  private static void syncUntil(RankCache cache, BooleanSupplier done)
-      throws InterruptedException {
+  private static void syncUntil(RankCache cache, BooleanSupplier done) throws InterruptedException {
     long deadline = System.nanoTime() + 60_000_000_000L;
     while (!done.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("not done within 60 s: outstanding="
-            + cache.outstandingOperations() + " l3=" + cache.l3Stats());
+        throw new IllegalStateException(
+            "not done within 60 s: outstanding="
+                + cache.outstandingOperations()
+                + " l3="
+                + cache.l3Stats());
       }
       cache.sync();
       Thread.sleep(1);

@@ -43,8 +43,8 @@ public record MpiConfig(int inlineLongs) {
   /** Validates the fields. */
   public MpiConfig {
     if (inlineLongs < 1 || inlineLongs > MAX_INLINE_LONGS) {
-      throw new IllegalArgumentException(INLINE_LONGS + "=" + inlineLongs + " must be in [1, "
-          + MAX_INLINE_LONGS + "]");
+      throw new IllegalArgumentException(
+          INLINE_LONGS + "=" + inlineLongs + " must be in [1, " + MAX_INLINE_LONGS + "]");
     }
   }
 

@@ -23,8 +23,13 @@ public final class MpiException extends CollectiveException {
    * @param description {@code MPI_Error_string} of the code, and what the caller was doing
    */
   public MpiException(String function, int errorCode, String description) {
-    super(Objects.requireNonNull(function, "function") + " failed with MPI error code "
-        + errorCode + ": " + Objects.requireNonNull(description, "description"), null);
+    super(
+        Objects.requireNonNull(function, "function")
+            + " failed with MPI error code "
+            + errorCode
+            + ": "
+            + Objects.requireNonNull(description, "description"),
+        null);
     this.function = function;
     this.errorCode = errorCode;
   }

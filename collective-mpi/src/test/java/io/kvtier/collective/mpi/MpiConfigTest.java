@@ -43,7 +43,6 @@ class MpiConfigTest {
         .hasMessageContaining("mpi.inline-longs=0 must be in [1, 1024]");
     assertThatThrownBy(() -> new MpiConfig(0))
         .hasMessageContaining("mpi.inline-longs=0 must be in [1, 1024]");
-    assertThatThrownBy(() -> new MpiConfig(1025))
-        .hasMessageContaining("mpi.inline-longs=1025");
+    assertThatThrownBy(() -> new MpiConfig(1025)).hasMessageContaining("mpi.inline-longs=1025");
   }
 }

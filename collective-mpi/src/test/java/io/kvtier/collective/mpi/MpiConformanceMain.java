@@ -50,13 +50,14 @@ public final class MpiConformanceMain {
       switch (args[i]) {
         case "--seed" -> seed = Long.parseLong(args[i + 1]);
         case "--arrivals" -> arrivals = Path.of(args[i + 1]);
-        default -> throw new IllegalArgumentException("unknown option " + args[i]
-            + "; usage: --seed N --arrivals DIR");
+        default ->
+            throw new IllegalArgumentException(
+                "unknown option " + args[i] + "; usage: --seed N --arrivals DIR");
       }
     }
     if (arrivals == null) {
-      throw new IllegalArgumentException("--arrivals DIR is required: an empty directory that"
-          + " every rank sees");
+      throw new IllegalArgumentException(
+          "--arrivals DIR is required: an empty directory that" + " every rank sees");
     }
     System.exit(new MpiConformanceMain().runAll(seed, arrivals) ? 0 : 1);
   }
@@ -74,36 +75,57 @@ public final class MpiConformanceMain {
     }
     for (CollectiveChecks.Check check : CollectiveChecks.Check.values()) {
       if (check.breaksGroup() && size >= check.minRanks()) {
-        check(check.name(), () -> {
-          try (Collective fresh = join(launcherSpec())) {
-            CollectiveChecks.run(check, fresh, seed, arrivals);
-          }
-        });
+        check(
+            check.name(),
+            () -> {
+              try (Collective fresh = join(launcherSpec())) {
+                CollectiveChecks.run(check, fresh, seed, arrivals);
+              }
+            });
       }
     }
-    check("JOIN_SPEC_WORLD_SIZE_CONTRADICTS_MPIRUN", () -> expectRefusedJoin(
-        new CollectiveSpec(GROUP, OptionalInt.of(size + 1), OptionalInt.empty(), WATCHDOG),
-        "worldSize=" + (size + 1)));
+    check(
+        "JOIN_SPEC_WORLD_SIZE_CONTRADICTS_MPIRUN",
+        () ->
+            expectRefusedJoin(
+                new CollectiveSpec(GROUP, OptionalInt.of(size + 1), OptionalInt.empty(), WATCHDOG),
+                "worldSize=" + (size + 1)));
     if (size > 1) {
       // Only rank 0 is wrong; the others must fail the join too, not wait for it.
-      CollectiveSpec spec = rank == 0
-          ? new CollectiveSpec(GROUP, OptionalInt.empty(), OptionalInt.of(1), WATCHDOG)
-          : launcherSpec();
-      check("JOIN_SPEC_RANK_ON_ONE_RANK_FAILS_EVERY_RANK", () -> expectRefusedJoin(spec,
-          rank == 0 ? "rank=1 but MPI made this process rank 0" : "another rank's spec"));
+      CollectiveSpec spec =
+          rank == 0
+              ? new CollectiveSpec(GROUP, OptionalInt.empty(), OptionalInt.of(1), WATCHDOG)
+              : launcherSpec();
+      check(
+          "JOIN_SPEC_RANK_ON_ONE_RANK_FAILS_EVERY_RANK",
+          () ->
+              expectRefusedJoin(
+                  spec,
+                  rank == 0 ? "rank=1 but MPI made this process rank 0" : "another rank's spec"));
     }
-    check("JOIN_OTHER_GROUP_REFUSED", () -> expectRefusedJoin(
-        new CollectiveSpec("another-group", OptionalInt.empty(), OptionalInt.empty(), WATCHDOG),
-        "one group per process"));
-    check("JOIN_AGAIN_AFTER_FAILURES", () -> {
-      try (Collective c = join(CollectiveSpec.of(GROUP, size, rank, WATCHDOG))) {
-        long[] sum = c.allReduce(ReduceOp.SUM, new long[] {c.rank() + 1L}, "rejoin");
-        require(sum[0] == (long) size * (size + 1) / 2, "SUM of 1.." + size + " was " + sum[0]);
-        c.barrier("rejoin-end");
-      }
-    });
-    System.out.println(prefix() + "DONE passed=" + passed + " failed=" + failures.size()
-        + (failures.isEmpty() ? "" : " " + failures));
+    check(
+        "JOIN_OTHER_GROUP_REFUSED",
+        () ->
+            expectRefusedJoin(
+                new CollectiveSpec(
+                    "another-group", OptionalInt.empty(), OptionalInt.empty(), WATCHDOG),
+                "one group per process"));
+    check(
+        "JOIN_AGAIN_AFTER_FAILURES",
+        () -> {
+          try (Collective c = join(CollectiveSpec.of(GROUP, size, rank, WATCHDOG))) {
+            long[] sum = c.allReduce(ReduceOp.SUM, new long[] {c.rank() + 1L}, "rejoin");
+            require(sum[0] == (long) size * (size + 1) / 2, "SUM of 1.." + size + " was " + sum[0]);
+            c.barrier("rejoin-end");
+          }
+        });
+    System.out.println(
+        prefix()
+            + "DONE passed="
+            + passed
+            + " failed="
+            + failures.size()
+            + (failures.isEmpty() ? "" : " " + failures));
     System.out.flush();
     return failures.isEmpty();
   }
@@ -121,7 +143,8 @@ public final class MpiConformanceMain {
       Collective c = join(spec);
       c.close();
     } catch (IllegalArgumentException e) {
-      require(e.getMessage().contains(expected),
+      require(
+          e.getMessage().contains(expected),
           "the refusal '" + e.getMessage() + "' does not mention '" + expected + "'");
       return;
     }

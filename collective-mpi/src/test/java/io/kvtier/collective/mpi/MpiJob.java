@@ -51,8 +51,9 @@ final class MpiJob {
   static void assumeLauncher() {
     MpiTests.assumeLibrary();
     if (mpirun().isEmpty()) {
-      String reason = "skipped: mpirun is not on the PATH; install it with"
-          + " `apt-get install openmpi-bin libopenmpi-dev`";
+      String reason =
+          "skipped: mpirun is not on the PATH; install it with"
+              + " `apt-get install openmpi-bin libopenmpi-dev`";
       System.out.println(reason);
       Assumptions.abort(reason);
     }
@@ -70,14 +71,22 @@ final class MpiJob {
    */
   static Result run(int ranks, String mainClass, List<String> args, Duration timeout, Path log)
       throws IOException, InterruptedException {
-    List<String> command = new ArrayList<>(List.of(mpirun().orElseThrow().toString(),
-        "--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,vader",
-        "-np", Integer.toString(ranks)));
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                mpirun().orElseThrow().toString(),
+                "--oversubscribe",
+                "--bind-to",
+                "none",
+                "--mca",
+                "btl",
+                "self,vader",
+                "-np",
+                Integer.toString(ranks)));
     command.addAll(javaCommand(mainClass));
     command.addAll(args);
-    ProcessBuilder builder = new ProcessBuilder(command)
-        .redirectErrorStream(true)
-        .redirectOutput(log.toFile());
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
     builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     Process process = builder.start();
@@ -98,17 +107,26 @@ final class MpiJob {
   private static List<String> javaCommand(String mainClass) {
     String testClasses = System.getProperty("kvtier.mpi.test-classes");
     if (testClasses == null) {
-      throw new IllegalStateException("system property kvtier.mpi.test-classes is not set: run"
-          + " the test through Maven (collective-mpi/pom.xml sets it)");
+      throw new IllegalStateException(
+          "system property kvtier.mpi.test-classes is not set: run"
+              + " the test through Maven (collective-mpi/pom.xml sets it)");
     }
-    List<String> java = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        // Small, quick JVMs: up to 4 share 2 cores with the build.
-        "-Xss4m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        "--enable-native-access=" + MODULE,
-        "--module-path", System.getProperty("jdk.module.path"),
-        "--patch-module", MODULE + "=" + testClasses,
-        "--add-reads", MODULE + "=ALL-UNNAMED"));
+    List<String> java =
+        new ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                // Small, quick JVMs: up to 4 share 2 cores with the build.
+                "-Xss4m",
+                "-Xmx256m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "--enable-native-access=" + MODULE,
+                "--module-path",
+                System.getProperty("jdk.module.path"),
+                "--patch-module",
+                MODULE + "=" + testClasses,
+                "--add-reads",
+                MODULE + "=ALL-UNNAMED"));
     String classPath = System.getProperty("java.class.path", "");
     if (!classPath.isBlank()) {
       java.add("--class-path");

@@ -23,8 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(300)
 class MpiLaunchedConformanceTest {
 
-  @TempDir
-  Path work;
+  @TempDir Path work;
 
   @BeforeEach
   void requireMpirun() {
@@ -36,13 +35,29 @@ class MpiLaunchedConformanceTest {
   void everyRankPassesEveryCheck(int ranks) throws Exception {
     long seed = TestSeeds.seedFor(getClass().getName() + ranks);
     Path arrivals = Files.createDirectory(work.resolve("arrivals"));
-    MpiJob.Result job = MpiJob.run(ranks, MpiConformanceMain.class.getName(),
-        List.of("--seed", Long.toString(seed), "--arrivals", arrivals.toString()),
-        Duration.ofSeconds(240), work.resolve("job.log"));
-    System.out.println("mpirun -np " + ranks + " " + MpiConformanceMain.class.getSimpleName()
-        + " (exit " + job.exitCode() + "):\n" + job.output());
-    String reproduce = "reproduce with -Dkvtier.tests.seed=" + TestSeeds.masterSeed()
-        + " -Dtest=" + getClass().getSimpleName() + "; job output:\n" + job.output();
+    MpiJob.Result job =
+        MpiJob.run(
+            ranks,
+            MpiConformanceMain.class.getName(),
+            List.of("--seed", Long.toString(seed), "--arrivals", arrivals.toString()),
+            Duration.ofSeconds(240),
+            work.resolve("job.log"));
+    System.out.println(
+        "mpirun -np "
+            + ranks
+            + " "
+            + MpiConformanceMain.class.getSimpleName()
+            + " (exit "
+            + job.exitCode()
+            + "):\n"
+            + job.output());
+    String reproduce =
+        "reproduce with -Dkvtier.tests.seed="
+            + TestSeeds.masterSeed()
+            + " -Dtest="
+            + getClass().getSimpleName()
+            + "; job output:\n"
+            + job.output();
     assertThat(job.timedOut()).as("the job hung; %s", reproduce).isFalse();
     List<String> expected = new ArrayList<>();
     for (int rank = 0; rank < ranks; rank++) {
@@ -50,13 +65,16 @@ class MpiLaunchedConformanceTest {
       for (CollectiveChecks.Check check : CollectiveChecks.Check.values()) {
         expected.add(prefix + "check=" + check.name() + " PASS");
       }
-      for (String check : List.of("JOIN_SPEC_WORLD_SIZE_CONTRADICTS_MPIRUN",
-          "JOIN_SPEC_RANK_ON_ONE_RANK_FAILS_EVERY_RANK", "JOIN_OTHER_GROUP_REFUSED",
-          "JOIN_AGAIN_AFTER_FAILURES")) {
+      for (String check :
+          List.of(
+              "JOIN_SPEC_WORLD_SIZE_CONTRADICTS_MPIRUN",
+              "JOIN_SPEC_RANK_ON_ONE_RANK_FAILS_EVERY_RANK",
+              "JOIN_OTHER_GROUP_REFUSED",
+              "JOIN_AGAIN_AFTER_FAILURES")) {
         expected.add(prefix + "check=" + check + " PASS");
       }
-      expected.add(prefix + "DONE passed=" + (CollectiveChecks.Check.values().length + 4)
-          + " failed=0");
+      expected.add(
+          prefix + "DONE passed=" + (CollectiveChecks.Check.values().length + 4) + " failed=0");
     }
     assertThat(job.output().lines().map(String::strip).toList())
         .as("every rank's lines; %s", reproduce)

@@ -23,8 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(300)
 class MpiLaunchedGuardTest {
 
-  @TempDir
-  Path work;
+  @TempDir Path work;
 
   @BeforeEach
   void requireMpirun() {
@@ -35,13 +34,29 @@ class MpiLaunchedGuardTest {
   @ValueSource(ints = {2, 4})
   void everyRankPassesEveryCheck(int ranks) throws Exception {
     long seed = TestSeeds.seedFor(getClass().getName() + ranks);
-    MpiJob.Result job = MpiJob.run(ranks, MpiGuardMain.class.getName(),
-        List.of("--seed", Long.toString(seed)), Duration.ofSeconds(240),
-        work.resolve("job.log"));
-    System.out.println("mpirun -np " + ranks + " " + MpiGuardMain.class.getSimpleName()
-        + " (exit " + job.exitCode() + "):\n" + job.output());
-    String reproduce = "reproduce with -Dkvtier.tests.seed=" + TestSeeds.masterSeed()
-        + " -Dtest=" + getClass().getSimpleName() + "; job output:\n" + job.output();
+    MpiJob.Result job =
+        MpiJob.run(
+            ranks,
+            MpiGuardMain.class.getName(),
+            List.of("--seed", Long.toString(seed)),
+            Duration.ofSeconds(240),
+            work.resolve("job.log"));
+    System.out.println(
+        "mpirun -np "
+            + ranks
+            + " "
+            + MpiGuardMain.class.getSimpleName()
+            + " (exit "
+            + job.exitCode()
+            + "):\n"
+            + job.output());
+    String reproduce =
+        "reproduce with -Dkvtier.tests.seed="
+            + TestSeeds.masterSeed()
+            + " -Dtest="
+            + getClass().getSimpleName()
+            + "; job output:\n"
+            + job.output();
     assertThat(job.timedOut()).as("the job hung; %s", reproduce).isFalse();
     List<String> expected = new ArrayList<>();
     for (int rank = 0; rank < ranks; rank++) {

@@ -34,7 +34,7 @@ class MpiSingleRankConformanceTest extends CollectiveConformanceSuite {
   /** Every check's group is MPI_COMM_WORLD, so every join uses the process's one group name. */
   @Override
   protected Collective join(String group, int size, int rank, Duration watchdog) {
-    return provider().join(CollectiveSpec.of(MpiTests.GROUP, size, rank, watchdog),
-        context().withRank(rank));
+    return provider()
+        .join(CollectiveSpec.of(MpiTests.GROUP, size, rank, watchdog), context().withRank(rank));
   }
 }

@@ -53,9 +53,14 @@ class MpiSingleRankTest {
   @ParameterizedTest(name = "mpi.inline-longs={0}")
   @ValueSource(ints = {2, 16})
   void reductionsOfEveryLengthAndOpReturnTheValues(int inline) {
-    try (Collective c = provider.join(launcherSpec(MpiTests.GROUP),
-        new BackendContext(0, Map.of("mpi.inline-longs", Integer.toString(inline)),
-            BackendContext.defaults().time(), BackendContext.defaults().metrics()))) {
+    try (Collective c =
+        provider.join(
+            launcherSpec(MpiTests.GROUP),
+            new BackendContext(
+                0,
+                Map.of("mpi.inline-longs", Integer.toString(inline)),
+                BackendContext.defaults().time(),
+                BackendContext.defaults().metrics()))) {
       for (ReduceOp op : ReduceOp.values()) {
         for (int length : new int[] {0, 1, 2, 3, 9, 16, 17, 100, 1000}) {
           long[] values = new long[length];
@@ -63,7 +68,9 @@ class MpiSingleRankTest {
             values[i] = i % 3 == 0 ? Long.MIN_VALUE + i : Long.MAX_VALUE - i;
           }
           long[] reduced = c.allReduce(op, values, "single-" + op);
-          assertThat(reduced).as("%s of %d values", op, length).isEqualTo(values)
+          assertThat(reduced)
+              .as("%s of %d values", op, length)
+              .isEqualTo(values)
               .isNotSameAs(values);
         }
       }
@@ -78,8 +85,7 @@ class MpiSingleRankTest {
         for (int i = 0; i < length; i++) {
           payload[i] = (byte) (i * 31);
         }
-        assertThat(c.broadcast(0, payload, "single-bcast")).isEqualTo(payload)
-            .isNotSameAs(payload);
+        assertThat(c.broadcast(0, payload, "single-bcast")).isEqualTo(payload).isNotSameAs(payload);
       }
       assertThatThrownBy(() -> c.broadcast(1, new byte[1], "bad-root"))
           .isInstanceOf(IllegalArgumentException.class)
@@ -93,8 +99,9 @@ class MpiSingleRankTest {
     assertThatThrownBy(() -> provider.join(tooMany, BackendContext.defaults()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("worldSize=2 but MPI_COMM_WORLD has 1 ranks");
-    CollectiveSpec otherRank = new CollectiveSpec(MpiTests.GROUP, OptionalInt.empty(),
-        OptionalInt.of(3), MpiTests.WATCHDOG);
+    CollectiveSpec otherRank =
+        new CollectiveSpec(
+            MpiTests.GROUP, OptionalInt.empty(), OptionalInt.of(3), MpiTests.WATCHDOG);
     assertThatThrownBy(() -> provider.join(otherRank, BackendContext.defaults()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("rank=3 but MPI made this process rank 0");
@@ -105,14 +112,14 @@ class MpiSingleRankTest {
   @Test
   void oneGroupPerProcessAndOneOpenHandle() {
     try (Collective c = provider.join(launcherSpec(MpiTests.GROUP), BackendContext.defaults())) {
-      assertThatThrownBy(() -> provider.join(launcherSpec(MpiTests.GROUP),
-          BackendContext.defaults()))
+      assertThatThrownBy(
+              () -> provider.join(launcherSpec(MpiTests.GROUP), BackendContext.defaults()))
           .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("already has an open mpi collective");
       c.barrier("still-usable");
     }
-    assertThatThrownBy(() -> provider.join(launcherSpec("another-group"),
-        BackendContext.defaults()))
+    assertThatThrownBy(
+            () -> provider.join(launcherSpec("another-group"), BackendContext.defaults()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("joined as '" + MpiTests.GROUP + "'")
         .hasMessageContaining("'another-group' is refused");

@@ -24,8 +24,12 @@ public final class MpiStuckRankMain {
    */
   public static void main(String[] args) throws InterruptedException {
     long watchdogMillis = args.length == 2 ? Long.parseLong(args[1]) : 2000;
-    CollectiveSpec spec = new CollectiveSpec("stuck-rank", OptionalInt.empty(),
-        OptionalInt.empty(), Duration.ofMillis(watchdogMillis));
+    CollectiveSpec spec =
+        new CollectiveSpec(
+            "stuck-rank",
+            OptionalInt.empty(),
+            OptionalInt.empty(),
+            Duration.ofMillis(watchdogMillis));
     Collective c = new MpiCollectiveProvider().join(spec, BackendContext.defaults());
     c.barrier("warm-up");
     c.allReduce(ReduceOp.MIN, new long[] {c.rank()}, "before-the-stall");
@@ -36,7 +40,7 @@ public final class MpiStuckRankMain {
     } else {
       c.barrier("waiting-for-the-last-rank");
     }
-    System.out.println("stuck-rank: rank " + c.rank() + " passed the barrier: the watchdog"
-        + " did not fire");
+    System.out.println(
+        "stuck-rank: rank " + c.rank() + " passed the barrier: the watchdog" + " did not fire");
   }
 }

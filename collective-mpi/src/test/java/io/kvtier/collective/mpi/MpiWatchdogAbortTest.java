@@ -18,8 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(180)
 class MpiWatchdogAbortTest {
 
-  @TempDir
-  Path work;
+  @TempDir Path work;
 
   @BeforeEach
   void requireMpirun() {
@@ -28,11 +27,22 @@ class MpiWatchdogAbortTest {
 
   @Test
   void missingRankEndsTheJobWithTheWaitingCallNamed() throws Exception {
-    MpiJob.Result job = MpiJob.run(2, MpiStuckRankMain.class.getName(),
-        List.of("--watchdog-ms", "2000"), Duration.ofSeconds(120), work.resolve("job.log"));
-    System.out.println("mpirun -np 2 " + MpiStuckRankMain.class.getSimpleName() + " (exit "
-        + job.exitCode() + "):\n" + job.output());
-    assertThat(job.timedOut()).as("the job hung instead of being aborted:\n%s", job.output())
+    MpiJob.Result job =
+        MpiJob.run(
+            2,
+            MpiStuckRankMain.class.getName(),
+            List.of("--watchdog-ms", "2000"),
+            Duration.ofSeconds(120),
+            work.resolve("job.log"));
+    System.out.println(
+        "mpirun -np 2 "
+            + MpiStuckRankMain.class.getSimpleName()
+            + " (exit "
+            + job.exitCode()
+            + "):\n"
+            + job.output());
+    assertThat(job.timedOut())
+        .as("the job hung instead of being aborted:\n%s", job.output())
         .isFalse();
     assertThat(job.exitCode()).as("mpirun's exit code").isEqualTo(MpiRuntime.WATCHDOG_EXIT_CODE);
     assertThat(job.output())

@@ -61,29 +61,44 @@ public record AssertingConfig(
    * @throws IllegalArgumentException for an unknown key or a bad value, naming it
    */
   public static AssertingConfig parse(
-      Map<String, String> properties, java.util.function.Function<String, String> delegateNamespace) {
+      Map<String, String> properties,
+      java.util.function.Function<String, String> delegateNamespace) {
     Map<String, String> rest = new HashMap<>(properties);
-    String delegate = Optional.ofNullable(rest.remove("asserting.delegate"))
-        .map(String::strip).orElse(DEFAULT_DELEGATE);
+    String delegate =
+        Optional.ofNullable(rest.remove("asserting.delegate"))
+            .map(String::strip)
+            .orElse(DEFAULT_DELEGATE);
     boolean faultsOn = parseBoolean(rest.remove("asserting.faults"), "asserting.faults");
     long seed = parseLong(rest.remove("asserting.fault.seed"), "asserting.fault.seed");
-    double fail = parseDouble(rest.remove("asserting.fault.fail-probability"),
-        "asserting.fault.fail-probability");
-    double slow = parseDouble(rest.remove("asserting.fault.slow-probability"),
-        "asserting.fault.slow-probability");
-    double stuck = parseDouble(rest.remove("asserting.fault.stuck-probability"),
-        "asserting.fault.stuck-probability");
-    Duration delay = Optional.ofNullable(rest.remove("asserting.fault.slow-delay"))
-        .map(v -> parseDuration(v, "asserting.fault.slow-delay")).orElse(DEFAULT_SLOW_DELAY);
+    double fail =
+        parseDouble(
+            rest.remove("asserting.fault.fail-probability"), "asserting.fault.fail-probability");
+    double slow =
+        parseDouble(
+            rest.remove("asserting.fault.slow-probability"), "asserting.fault.slow-probability");
+    double stuck =
+        parseDouble(
+            rest.remove("asserting.fault.stuck-probability"), "asserting.fault.stuck-probability");
+    Duration delay =
+        Optional.ofNullable(rest.remove("asserting.fault.slow-delay"))
+            .map(v -> parseDuration(v, "asserting.fault.slow-delay"))
+            .orElse(DEFAULT_SLOW_DELAY);
     String prefix = NAMESPACE + "." + delegateNamespace.apply(delegate) + ".";
     Map<String, String> forwarded = new HashMap<>();
     for (Map.Entry<String, String> e : rest.entrySet()) {
       if (!e.getKey().startsWith(prefix)) {
         throw new IllegalArgumentException(
-            "unknown key " + e.getKey() + "=" + e.getValue() + ": the asserting providers know"
+            "unknown key "
+                + e.getKey()
+                + "="
+                + e.getValue()
+                + ": the asserting providers know"
                 + " asserting.delegate, asserting.faults, asserting.fault.{seed,"
                 + "fail-probability,slow-probability,stuck-probability,slow-delay} and keys "
-                + prefix + "* for the delegate '" + delegate + "'");
+                + prefix
+                + "* for the delegate '"
+                + delegate
+                + "'");
       }
       forwarded.put(e.getKey().substring(NAMESPACE.length() + 1), e.getValue());
     }
@@ -93,8 +108,8 @@ public record AssertingConfig(
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("asserting.fault.*: " + e.getMessage(), e);
     }
-    return new AssertingConfig(delegate, faultsOn ? Optional.of(plan) : Optional.empty(),
-        forwarded);
+    return new AssertingConfig(
+        delegate, faultsOn ? Optional.of(plan) : Optional.empty(), forwarded);
   }
 
   private static boolean parseBoolean(String v, String key) {
@@ -126,8 +141,7 @@ public record AssertingConfig(
     try {
       return Double.parseDouble(v.strip());
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          key + "='" + v + "' must be a number between 0 and 1", e);
+      throw new IllegalArgumentException(key + "='" + v + "' must be a number between 0 and 1", e);
     }
   }
 
@@ -149,8 +163,9 @@ public record AssertingConfig(
       case "us" -> Duration.ofNanos(Math.multiplyExact(n, 1_000L));
       case "ms" -> Duration.ofMillis(n);
       case "s" -> Duration.ofSeconds(n);
-      default -> throw new IllegalArgumentException(
-          key + "='" + v + "' has unit '" + unit + "': use ns, us, ms or s, such as 5ms");
+      default ->
+          throw new IllegalArgumentException(
+              key + "='" + v + "' has unit '" + unit + "': use ns, us, ms or s, such as 5ms");
     };
   }
 }

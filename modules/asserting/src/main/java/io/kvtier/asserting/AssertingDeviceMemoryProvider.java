@@ -62,15 +62,19 @@ public final class AssertingDeviceMemoryProvider implements DeviceMemoryProvider
   public DeviceMemory open(PoolSpec spec, BackendContext context) {
     Objects.requireNonNull(spec, "spec");
     Objects.requireNonNull(context, "context");
-    AssertingConfig config = AssertingConfig.parse(context.properties(),
-        name -> DelegateProviders.namespaceOf(DeviceMemoryProvider.class, name));
+    AssertingConfig config =
+        AssertingConfig.parse(
+            context.properties(),
+            name -> DelegateProviders.namespaceOf(DeviceMemoryProvider.class, name));
     DeviceMemoryProvider delegate =
         DelegateProviders.find(DeviceMemoryProvider.class, config.delegate());
     DeviceMemory pool = delegate.open(spec, delegateContext(context, config));
-    UnaryOperator<TransferEngine> wrapper = config.faults()
-        .<UnaryOperator<TransferEngine>>map(
-            plan -> engine -> new FaultyTransferEngine(engine, plan, context.time()))
-        .orElse(UnaryOperator.identity());
+    UnaryOperator<TransferEngine> wrapper =
+        config
+            .faults()
+            .<UnaryOperator<TransferEngine>>map(
+                plan -> engine -> new FaultyTransferEngine(engine, plan, context.time()))
+            .orElse(UnaryOperator.identity());
     return new AssertingDeviceMemory(pool, wrapper);
   }
 

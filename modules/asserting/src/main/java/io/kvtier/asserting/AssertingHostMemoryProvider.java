@@ -49,8 +49,10 @@ public final class AssertingHostMemoryProvider implements HostMemoryProvider {
   public HostMemory open(PoolSpec spec, BackendContext context) {
     Objects.requireNonNull(spec, "spec");
     Objects.requireNonNull(context, "context");
-    AssertingConfig config = AssertingConfig.parse(context.properties(),
-        name -> DelegateProviders.namespaceOf(HostMemoryProvider.class, name));
+    AssertingConfig config =
+        AssertingConfig.parse(
+            context.properties(),
+            name -> DelegateProviders.namespaceOf(HostMemoryProvider.class, name));
     HostMemoryProvider delegate =
         DelegateProviders.find(HostMemoryProvider.class, config.delegate());
     return new AssertingHostMemory(

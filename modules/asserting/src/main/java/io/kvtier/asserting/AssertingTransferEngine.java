@@ -94,9 +94,14 @@ public final class AssertingTransferEngine implements TransferEngine {
     while (!queue.isEmpty() && queue.peekFirst().sequence() <= done.sequence()) {
       TransferHandle earlier = queue.peekFirst();
       if (!earlier.isDone()) {
-        throw new AssertionError(done.batch().direction() + " copy seq " + done.sequence()
-            + " is done but the earlier seq " + earlier.sequence() + " is not: the engine"
-            + " violates FIFO completion per direction");
+        throw new AssertionError(
+            done.batch().direction()
+                + " copy seq "
+                + done.sequence()
+                + " is done but the earlier seq "
+                + earlier.sequence()
+                + " is not: the engine"
+                + " violates FIFO completion per direction");
       }
       queue.pollFirst();
     }

@@ -1,6 +1,5 @@
 package io.kvtier.asserting;
 
-import io.kvtier.asserting.Providers;
 import io.kvtier.spi.KvTierProvider;
 
 /** Finds the provider an asserting provider wraps, by name, through the ServiceLoader. */

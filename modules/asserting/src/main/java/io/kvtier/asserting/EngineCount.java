@@ -17,8 +17,12 @@ final class EngineCount {
   void checkNoneOpen(String action) {
     int n = open.get();
     if (n > 0) {
-      throw new AssertionError(action + " while " + n + " transfer engine(s) on it are open:"
-          + " close every TransferEngine before its pools");
+      throw new AssertionError(
+          action
+              + " while "
+              + n
+              + " transfer engine(s) on it are open:"
+              + " close every TransferEngine before its pools");
     }
   }
 }

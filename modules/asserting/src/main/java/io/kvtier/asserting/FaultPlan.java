@@ -29,8 +29,13 @@ public record FaultPlan(
     probability("stuckProbability", stuckProbability);
     if (failProbability + slowProbability + stuckProbability > 1.0) {
       throw new IllegalArgumentException(
-          "failProbability=" + failProbability + " + slowProbability=" + slowProbability
-              + " + stuckProbability=" + stuckProbability + " exceeds 1: lower one of them");
+          "failProbability="
+              + failProbability
+              + " + slowProbability="
+              + slowProbability
+              + " + stuckProbability="
+              + stuckProbability
+              + " exceeds 1: lower one of them");
     }
     if (slowDelay.isNegative()) {
       throw new IllegalArgumentException("slowDelay=" + slowDelay + " must not be negative");

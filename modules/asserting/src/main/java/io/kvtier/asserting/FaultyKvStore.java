@@ -45,8 +45,11 @@ public final class FaultyKvStore implements KvStore {
   }
 
   private void maybeThrow(List<PageKey> keys, String call) {
-    if (!keys.isEmpty() && probability > 0 && draw(keys.get(0), call.hashCode() * 31L + 7)
-        && draw(keys.get(0), call.hashCode() * 17L + 3) && draw(keys.get(0), 11)) {
+    if (!keys.isEmpty()
+        && probability > 0
+        && draw(keys.get(0), call.hashCode() * 31L + 7)
+        && draw(keys.get(0), call.hashCode() * 17L + 3)
+        && draw(keys.get(0), 11)) {
       throw new IllegalStateException("injected failure of L3 " + call);
     }
   }

@@ -203,11 +203,18 @@ public final class FaultyTransferEngine implements TransferEngine {
       this.fault = fault;
       this.readyAt = readyAt;
       this.previous = previous;
-      this.injected = fault == Fault.FAIL
-          ? new TransferFailedException("injected failure of " + raw.batch().direction()
-              + " seq " + raw.sequence() + " by FaultyTransferEngine (plan seed " + plan.seed()
-              + "): the destination pages hold undefined bytes", null)
-          : null;
+      this.injected =
+          fault == Fault.FAIL
+              ? new TransferFailedException(
+                  "injected failure of "
+                      + raw.batch().direction()
+                      + " seq "
+                      + raw.sequence()
+                      + " by FaultyTransferEngine (plan seed "
+                      + plan.seed()
+                      + "): the destination pages hold undefined bytes",
+                  null)
+              : null;
     }
 
     private boolean ownDone() {
@@ -293,8 +300,14 @@ public final class FaultyTransferEngine implements TransferEngine {
 
     @Override
     public String toString() {
-      return "FaultyHandle[" + raw.batch().direction() + " seq " + raw.sequence() + ", "
-          + fault + (done ? ", done" : "") + "]";
+      return "FaultyHandle["
+          + raw.batch().direction()
+          + " seq "
+          + raw.sequence()
+          + ", "
+          + fault
+          + (done ? ", done" : "")
+          + "]";
     }
   }
 }

@@ -90,8 +90,12 @@ public final class PageOwnership {
   public synchronized void allocate(int page) {
     checkIndex(page);
     if (states[page] == State.ALLOCATED) {
-      throw new AssertionError(pool + " page " + page + " allocated twice: it was allocated and"
-          + " not freed; an allocator handed out a page it still owns");
+      throw new AssertionError(
+          pool
+              + " page "
+              + page
+              + " allocated twice: it was allocated and"
+              + " not freed; an allocator handed out a page it still owns");
     }
     states[page] = State.ALLOCATED;
   }
@@ -107,18 +111,32 @@ public final class PageOwnership {
     checkIndex(page);
     switch (states[page]) {
       case FREED -> throw new AssertionError(pool + " page " + page + " freed twice (double free)");
-      case UNTRACKED -> throw new AssertionError(
-          pool + " page " + page + " freed but never marked allocated");
-      case ALLOCATED -> { }
+      case UNTRACKED ->
+          throw new AssertionError(pool + " page " + page + " freed but never marked allocated");
+      case ALLOCATED -> {}
     }
-    pending(readers, page, OptionalInt.empty()).ifPresent(c -> {
-      throw new AssertionError(pool + " page " + page + " freed while " + c.what()
-          + " still reads it (isDone() false): await the copy before freeing its source");
-    });
-    pending(incoming, page, OptionalInt.empty()).ifPresent(c -> {
-      throw new AssertionError(pool + " page " + page + " freed while " + c.what()
-          + " still writes it (isDone() false): await the copy before freeing its destination");
-    });
+    pending(readers, page, OptionalInt.empty())
+        .ifPresent(
+            c -> {
+              throw new AssertionError(
+                  pool
+                      + " page "
+                      + page
+                      + " freed while "
+                      + c.what()
+                      + " still reads it (isDone() false): await the copy before freeing its source");
+            });
+    pending(incoming, page, OptionalInt.empty())
+        .ifPresent(
+            c -> {
+              throw new AssertionError(
+                  pool
+                      + " page "
+                      + page
+                      + " freed while "
+                      + c.what()
+                      + " still writes it (isDone() false): await the copy before freeing its destination");
+            });
     states[page] = State.FREED;
   }
 
@@ -134,11 +152,21 @@ public final class PageOwnership {
       return;
     }
     checkNotFreed(page, action);
-    pending(incoming, page, layer).ifPresent(c -> {
-      throw new AssertionError(action + " of " + pool + " page " + page + layerText(layer)
-          + " while its incoming " + c.what() + " has not completed (isDone() false): await"
-          + " the handle before using the destination");
-    });
+    pending(incoming, page, layer)
+        .ifPresent(
+            c -> {
+              throw new AssertionError(
+                  action
+                      + " of "
+                      + pool
+                      + " page "
+                      + page
+                      + layerText(layer)
+                      + " while its incoming "
+                      + c.what()
+                      + " has not completed (isDone() false): await"
+                      + " the handle before using the destination");
+            });
   }
 
   /**
@@ -153,11 +181,21 @@ public final class PageOwnership {
       return;
     }
     checkNotFreed(page, action);
-    pending(readers, page, layer).ifPresent(c -> {
-      throw new AssertionError(action + " overwrites " + pool + " page " + page
-          + layerText(layer) + " that " + c.what() + " still reads (isDone() false): the"
-          + " copy's source must stay unchanged until the copy is done");
-    });
+    pending(readers, page, layer)
+        .ifPresent(
+            c -> {
+              throw new AssertionError(
+                  action
+                      + " overwrites "
+                      + pool
+                      + " page "
+                      + page
+                      + layerText(layer)
+                      + " that "
+                      + c.what()
+                      + " still reads (isDone() false): the"
+                      + " copy's source must stay unchanged until the copy is done");
+            });
   }
 
   /**
@@ -168,8 +206,8 @@ public final class PageOwnership {
    */
   synchronized void checkNotFreed(int page, String action) {
     if (inRange(page) && states[page] == State.FREED) {
-      throw new AssertionError(action + " of " + pool + " page " + page + " after it was freed"
-          + " (use after free)");
+      throw new AssertionError(
+          action + " of " + pool + " page " + page + " after it was freed" + " (use after free)");
     }
   }
 
@@ -191,10 +229,18 @@ public final class PageOwnership {
       int page = p;
       pending(readers, p, OptionalInt.empty())
           .or(() -> pending(incoming, page, OptionalInt.empty()))
-          .ifPresent(c -> {
-            throw new AssertionError(action + " while " + c.what() + " on " + pool + " page "
-                + page + " is in flight (isDone() false): await every copy first");
-          });
+          .ifPresent(
+              c -> {
+                throw new AssertionError(
+                    action
+                        + " while "
+                        + c.what()
+                        + " on "
+                        + pool
+                        + " page "
+                        + page
+                        + " is in flight (isDone() false): await every copy first");
+              });
     }
   }
 

@@ -44,16 +44,29 @@ public final class Providers {
     if (named.size() == 1) {
       return named.get(0).get();
     }
-    String found = all.stream().map(p -> nameOf(p) + " (" + p.type().getName() + ")")
-        .collect(Collectors.joining(", "));
+    String found =
+        all.stream()
+            .map(p -> nameOf(p) + " (" + p.type().getName() + ")")
+            .collect(Collectors.joining(", "));
     if (named.isEmpty()) {
       throw new IllegalArgumentException(
-          "no " + spi.getSimpleName() + " named '" + name + "' was found; found: [" + found
+          "no "
+              + spi.getSimpleName()
+              + " named '"
+              + name
+              + "' was found; found: ["
+              + found
               + "]. Put the module that provides it on the module path, or use one of the"
               + " names found");
     }
     throw new IllegalArgumentException(
-        named.size() + " " + spi.getSimpleName() + "s are named '" + name + "': [" + found
+        named.size()
+            + " "
+            + spi.getSimpleName()
+            + "s are named '"
+            + name
+            + "': ["
+            + found
             + "]; remove all but one from the path");
   }
 

@@ -25,12 +25,11 @@ class AssertingConfigTest {
 
   @Test
   void forwardsTheDelegatesKeysWithoutThePrefix() {
-    AssertingConfig c = parse(Map.of("asserting.delegate", "cuda",
-        "asserting.cuda.device-index", "1"));
+    AssertingConfig c =
+        parse(Map.of("asserting.delegate", "cuda", "asserting.cuda.device-index", "1"));
     assertThat(c.delegate()).isEqualTo("cuda");
     assertThat(c.forwarded()).isEqualTo(Map.of("cuda.device-index", "1"));
-    assertThatThrownBy(() -> parse(Map.of("asserting.sim.seed", "1", "asserting.delegate",
-            "cuda")))
+    assertThatThrownBy(() -> parse(Map.of("asserting.sim.seed", "1", "asserting.delegate", "cuda")))
         .as("keys of another delegate's namespace")
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("unknown key asserting.sim.seed=1");
@@ -38,14 +37,23 @@ class AssertingConfigTest {
 
   @Test
   void parsesEveryFaultKey() {
-    AssertingConfig c = parse(Map.of("asserting.faults", "TRUE",
-        "asserting.fault.seed", "-4",
-        "asserting.fault.fail-probability", "0.25",
-        "asserting.fault.slow-probability", "0.5",
-        "asserting.fault.stuck-probability", "0.125",
-        "asserting.fault.slow-delay", "250us"));
-    assertThat(c.faults()).isEqualTo(
-        Optional.of(new FaultPlan(-4, 0.25, 0.5, Duration.ofNanos(250_000), 0.125)));
+    AssertingConfig c =
+        parse(
+            Map.of(
+                "asserting.faults",
+                "TRUE",
+                "asserting.fault.seed",
+                "-4",
+                "asserting.fault.fail-probability",
+                "0.25",
+                "asserting.fault.slow-probability",
+                "0.5",
+                "asserting.fault.stuck-probability",
+                "0.125",
+                "asserting.fault.slow-delay",
+                "250us"));
+    assertThat(c.faults())
+        .isEqualTo(Optional.of(new FaultPlan(-4, 0.25, 0.5, Duration.ofNanos(250_000), 0.125)));
     assertThat(parse(Map.of("asserting.faults", "true")).faults())
         .hasValue(new FaultPlan(0, 0, 0, AssertingConfig.DEFAULT_SLOW_DELAY, 0));
   }
@@ -58,8 +66,14 @@ class AssertingConfigTest {
         .hasMessageContaining("asserting.fault.seed='x1' must be an integer");
     assertThatThrownBy(() -> parse(Map.of("asserting.fault.fail-probability", "1.5")))
         .hasMessageContaining("failProbability=1.5 must be between 0 and 1");
-    assertThatThrownBy(() -> parse(Map.of("asserting.fault.fail-probability", "0.6",
-            "asserting.fault.stuck-probability", "0.6")))
+    assertThatThrownBy(
+            () ->
+                parse(
+                    Map.of(
+                        "asserting.fault.fail-probability",
+                        "0.6",
+                        "asserting.fault.stuck-probability",
+                        "0.6")))
         .hasMessageContaining("exceeds 1");
     assertThatThrownBy(() -> parse(Map.of("asserting.fault.slow-delay", "5 minutes")))
         .hasMessageContaining("asserting.fault.slow-delay='5 minutes'");

@@ -40,16 +40,21 @@ public final class KvtierReplayTarget implements ReplayTarget {
     if (pageSize < 1) {
       throw new IllegalArgumentException("pageSize=" + pageSize + " must be >= 1");
     }
-    long tokens = capacityTokens == ReferenceRadixCache.UNBOUNDED
-        ? UNBOUNDED_TOKENS
-        : capacityTokens;
+    long tokens =
+        capacityTokens == ReferenceRadixCache.UNBOUNDED ? UNBOUNDED_TOKENS : capacityTokens;
     if (tokens < pageSize || tokens % pageSize != 0 || tokens / pageSize > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("capacityTokens=" + capacityTokens
-          + " must be a positive multiple of pageSize=" + pageSize + " of at most "
-          + Integer.MAX_VALUE + " pages");
+      throw new IllegalArgumentException(
+          "capacityTokens="
+              + capacityTokens
+              + " must be a positive multiple of pageSize="
+              + pageSize
+              + " of at most "
+              + Integer.MAX_VALUE
+              + " pages");
     }
-    CacheConfig config = CacheConfig.of(pageSize, (int) (tokens / pageSize), 0)
-        .withEvictionPolicy(EvictionPolicy.LRU);
+    CacheConfig config =
+        CacheConfig.of(pageSize, (int) (tokens / pageSize), 0)
+            .withEvictionPolicy(EvictionPolicy.LRU);
     this.cache = RankCache.withoutMemory(config);
   }
 
@@ -64,8 +69,12 @@ public final class KvtierReplayTarget implements ReplayTarget {
     // them all leaves the root alone and every slot free.
     cache.evictDevice(Integer.MAX_VALUE);
     if (cache.nodeCount() != 0 || cache.deviceUsage().free() != cache.config().devicePages()) {
-      throw new IllegalStateException("reset left " + cache.nodeCount() + " nodes and "
-          + cache.deviceUsage() + ": a request of an earlier replay is still active");
+      throw new IllegalStateException(
+          "reset left "
+              + cache.nodeCount()
+              + " nodes and "
+              + cache.deviceUsage()
+              + ": a request of an earlier replay is still active");
     }
   }
 

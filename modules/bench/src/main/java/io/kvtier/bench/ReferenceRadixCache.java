@@ -108,8 +108,8 @@ public final class ReferenceRadixCache implements ReplayTarget {
    * @param evictionAmount how much an eviction frees
    * @param splitTouch which half of a split node a match or insert stamps
    */
-  public ReferenceRadixCache(int pageSize, long capacityTokens, EvictionAmount evictionAmount,
-      SplitTouch splitTouch) {
+  public ReferenceRadixCache(
+      int pageSize, long capacityTokens, EvictionAmount evictionAmount, SplitTouch splitTouch) {
     if (pageSize < 1) {
       throw new IllegalArgumentException("pageSize=" + pageSize + " must be >= 1");
     }
@@ -438,8 +438,7 @@ public final class ReferenceRadixCache implements ReplayTarget {
   /** Page-granular common prefix of a node's key and {@code key[pos, length)}. */
   private int matchLength(Node node, int[] key, int pos, int length) {
     int max = Math.min(node.keyLength, length - pos);
-    int mismatch =
-        Arrays.mismatch(node.key, node.keyFrom, node.keyFrom + max, key, pos, pos + max);
+    int mismatch = Arrays.mismatch(node.key, node.keyFrom, node.keyFrom + max, key, pos, pos + max);
     int common = mismatch < 0 ? max : mismatch;
     return common / pageSize * pageSize;
   }

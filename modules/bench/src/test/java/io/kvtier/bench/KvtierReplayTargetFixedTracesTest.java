@@ -64,15 +64,17 @@ class KvtierReplayTargetFixedTracesTest {
   void hitsEqualTheReferenceWithKvtiersSplitRuleRequestByRequest(
       String trace, int pageSize, long capacity) {
     int[][] prompts = prompts(trace);
-    ReferenceRadixCache reference = new ReferenceRadixCache(
-        pageSize, capacity, EvictionAmount.SHORTFALL, SplitTouch.MATCHED_PREFIX);
+    ReferenceRadixCache reference =
+        new ReferenceRadixCache(
+            pageSize, capacity, EvictionAmount.SHORTFALL, SplitTouch.MATCHED_PREFIX);
     KvtierReplayTarget kvtier = new KvtierReplayTarget(pageSize, capacity);
 
     // Twice, so that the second round checks that reset() leaves a cache as good as new.
     for (int round = 0; round < 2; round++) {
       for (int i = 0; i < prompts.length; i++) {
         long expected = reference.replay(prompts[i]);
-        assertThat(kvtier.replay(prompts[i])).as("round %d, request %d", round, i)
+        assertThat(kvtier.replay(prompts[i]))
+            .as("round %d, request %d", round, i)
             .isEqualTo(expected);
       }
       CacheInvariants.checkIdle(kvtier.cache());

@@ -76,9 +76,12 @@ class ReferenceRadixCacheTest {
 
   @Test
   void withKvtiersSplitRuleTheUnmatchedSuffixKeepsItsAgeAndGoesFirst() {
-    ReferenceRadixCache cache = new ReferenceRadixCache(
-        1, 10, ReferenceRadixCache.EvictionAmount.SHORTFALL,
-        ReferenceRadixCache.SplitTouch.MATCHED_PREFIX);
+    ReferenceRadixCache cache =
+        new ReferenceRadixCache(
+            1,
+            10,
+            ReferenceRadixCache.EvictionAmount.SHORTFALL,
+            ReferenceRadixCache.SplitTouch.MATCHED_PREFIX);
     cache.replay(tokens(1, 2, 3));
     cache.replay(tokens(4, 5, 6));
     // splits [1,2,3] into [1,2] -> [3] without touching [3], which stays older than [4,5,6]

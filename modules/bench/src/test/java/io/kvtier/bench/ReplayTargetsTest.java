@@ -33,8 +33,7 @@ class ReplayTargetsTest {
   @Test
   void unknownTargetsListTheKnownOnes() {
     assertThatThrownBy(() -> ReplayTargets.create("sglang", 1, 1))
-        .hasMessage(
-            "unknown replay target 'sglang': known targets are reference, kvtier");
+        .hasMessage("unknown replay target 'sglang': known targets are reference, kvtier");
   }
 
   @Test

@@ -18,8 +18,7 @@ import java.util.Optional;
  * @param providers the providers found, sorted by name; empty when none or when discovery failed
  * @param error why discovery failed, or empty
  */
-record BackendListing(
-    ProviderKind kind, List<ProviderReport> providers, Optional<String> error) {
+record BackendListing(ProviderKind kind, List<ProviderReport> providers, Optional<String> error) {
 
   /** Validates and copies the fields. */
   public BackendListing {
@@ -47,9 +46,10 @@ record BackendListing(
 
   private static BackendListing discover(ProviderKind kind, boolean testing) {
     try {
-      List<ProviderReport> reports = ProviderRegistry.load(kind.spi()).reports().stream()
-          .filter(r -> testing || !r.testing())
-          .toList();
+      List<ProviderReport> reports =
+          ProviderRegistry.load(kind.spi()).reports().stream()
+              .filter(r -> testing || !r.testing())
+              .toList();
       return new BackendListing(kind, reports, Optional.empty());
     } catch (ProviderException e) {
       return new BackendListing(kind, List.of(), Optional.of(e.getMessage()));
@@ -115,21 +115,31 @@ record BackendListing(
     for (BackendListing listing : listings) {
       ProviderKind kind = listing.kind();
       json.beginObject()
-          .name("spi").value(kind.id())
-          .name("interface").value(kind.spi().getName())
-          .name("configKey").value(kind.configKey())
-          .name("autoOrder").beginArray();
+          .name("spi")
+          .value(kind.id())
+          .name("interface")
+          .value(kind.spi().getName())
+          .name("configKey")
+          .value(kind.configKey())
+          .name("autoOrder")
+          .beginArray();
       kind.defaultAutoOrder().forEach(json::value);
       json.endArray().name("error").value(listing.error().orElse(null));
       json.name("providers").beginArray();
       for (ProviderReport r : listing.providers()) {
         json.beginObject()
-            .name("name").value(r.name())
-            .name("module").value(r.module())
-            .name("class").value(r.className())
-            .name("status").value(r.status().label())
-            .name("available").value(r.available())
-            .name("reason").value(r.reason())
+            .name("name")
+            .value(r.name())
+            .name("module")
+            .value(r.module())
+            .name("class")
+            .value(r.className())
+            .name("status")
+            .value(r.status().label())
+            .name("available")
+            .value(r.available())
+            .name("reason")
+            .value(r.reason())
             .endObject();
       }
       json.endArray().endObject();

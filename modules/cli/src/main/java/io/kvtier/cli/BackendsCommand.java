@@ -28,9 +28,7 @@ final class BackendsCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print JSON instead of a table.")
   private boolean json;
 
-  @Option(
-      names = "--testing",
-      description = "Also list the testing providers, such as asserting.")
+  @Option(names = "--testing", description = "Also list the testing providers, such as asserting.")
   private boolean testing;
 
   @Override

@@ -42,9 +42,13 @@ final class CpMemberCommand implements Callable<Integer> {
 
   @Spec private CommandSpec spec;
 
-  @Parameters(paramLabel = "hazelcast.KEY=VALUE", arity = "0..*", description = "Settings of"
-      + " the hazelcast module, the same as the ranks' (cluster-name, members, port, port-count,"
-      + " cp-member-count, timeouts); hazelcast.mode must stay embedded.")
+  @Parameters(
+      paramLabel = "hazelcast.KEY=VALUE",
+      arity = "0..*",
+      description =
+          "Settings of"
+              + " the hazelcast module, the same as the ranks' (cluster-name, members, port, port-count,"
+              + " cp-member-count, timeouts); hazelcast.mode must stay embedded.")
   private List<String> settings = new ArrayList<>();
 
   @Override
@@ -52,13 +56,24 @@ final class CpMemberCommand implements Callable<Integer> {
     for (String s : settings) {
       int eq = s.indexOf('=');
       if (!s.startsWith("hazelcast.") || eq <= "hazelcast.".length()) {
-        throw new ParameterException(spec.commandLine(), "setting '" + s + "' is not"
-            + " hazelcast.KEY=VALUE: write for example hazelcast.port=5801");
+        throw new ParameterException(
+            spec.commandLine(),
+            "setting '"
+                + s
+                + "' is not"
+                + " hazelcast.KEY=VALUE: write for example hazelcast.port=5801");
       }
     }
-    Method run = entryPoint().orElseThrow(() -> new IllegalStateException("the hazelcast"
-        + " module (" + MODULE + ", artifact kvtier-collective-hazelcast) is not on the module"
-        + " path: run bin/kvtier from a full build, or add its jar and Hazelcast's"));
+    Method run =
+        entryPoint()
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        "the hazelcast"
+                            + " module ("
+                            + MODULE
+                            + ", artifact kvtier-collective-hazelcast) is not on the module"
+                            + " path: run bin/kvtier from a full build, or add its jar and Hazelcast's"));
     spec.commandLine().getOut().flush();
     try {
       return (Integer) run.invoke(null, (Object) settings.toArray(String[]::new));

@@ -22,7 +22,10 @@ import picocli.CommandLine.Spec;
     versionProvider = KvTierCli.Version.class,
     description = "kvtier: a hierarchical KV-cache engine for LLM serving.",
     subcommands = {
-      BackendsCommand.class, ServeCommand.class, SimulateCommand.class, CpMemberCommand.class,
+      BackendsCommand.class,
+      ServeCommand.class,
+      SimulateCommand.class,
+      CpMemberCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class KvTierCli implements Callable<Integer> {
@@ -68,8 +71,9 @@ public final class KvTierCli implements Callable<Integer> {
     cli.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> {
           // The message of every kvtier exception says what to do; a stack trace would hide it.
-          commandLine.getErr().println("kvtier " + commandLine.getCommandName() + ": "
-              + e.getMessage());
+          commandLine
+              .getErr()
+              .println("kvtier " + commandLine.getCommandName() + ": " + e.getMessage());
           commandLine.getErr().flush();
           return EXIT_FAILURE;
         });

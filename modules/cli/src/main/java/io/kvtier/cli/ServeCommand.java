@@ -51,46 +51,74 @@ final class ServeCommand implements Callable<Integer> {
 
   @Spec private CommandSpec spec;
 
-  @Option(names = "--port", defaultValue = "8080",
+  @Option(
+      names = "--port",
+      defaultValue = "8080",
       description = "TCP port; 0 picks a free one (default: ${DEFAULT-VALUE}).")
   private int port;
 
-  @Option(names = "--bind", defaultValue = "127.0.0.1",
+  @Option(
+      names = "--bind",
+      defaultValue = "127.0.0.1",
       description = "Address to listen on (default: ${DEFAULT-VALUE}, loopback only).")
   private String bind;
 
-  @Option(names = "--config", paramLabel = "FILE",
+  @Option(
+      names = "--config",
+      paramLabel = "FILE",
       description = "A kvtier .properties file (pools, policies, sim.* settings).")
   private Path config;
 
-  @Option(names = "--queue", defaultValue = "64",
-      description = "Requests that may wait for the engine before a 429"
-          + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--queue",
+      defaultValue = "64",
+      description =
+          "Requests that may wait for the engine before a 429" + " (default: ${DEFAULT-VALUE}).")
   private int queue;
 
-  @Option(names = "--model-seed", defaultValue = "42",
+  @Option(
+      names = "--model-seed",
+      defaultValue = "42",
       description = "Seed of the tiny transformer's weights (default: ${DEFAULT-VALUE}).")
   private long modelSeed;
 
-  @Option(names = "--l3", paramLabel = "STORE", description = "L3 store under the host tier:"
-      + " none, memory, file or hazelcast (sets kvtier.store; default: kvtier.store of the"
-      + " config, else none).")
+  @Option(
+      names = "--l3",
+      paramLabel = "STORE",
+      description =
+          "L3 store under the host tier:"
+              + " none, memory, file or hazelcast (sets kvtier.store; default: kvtier.store of the"
+              + " config, else none).")
   private String l3;
 
-  @Option(names = "--l3-dir", paramLabel = "DIR", description = "Directory of the file store"
-      + " (sets file.directory; default with --l3 file: a new temporary directory).")
+  @Option(
+      names = "--l3-dir",
+      paramLabel = "DIR",
+      description =
+          "Directory of the file store"
+              + " (sets file.directory; default with --l3 file: a new temporary directory).")
   private Path l3Dir;
 
-  @Option(names = "--l3-mib", description = "L3 store capacity in MiB (sets kvtier.l3-bytes;"
-      + " default: kvtier.l3-bytes of the config, else 1024).")
+  @Option(
+      names = "--l3-mib",
+      description =
+          "L3 store capacity in MiB (sets kvtier.l3-bytes;"
+              + " default: kvtier.l3-bytes of the config, else 1024).")
   private Long l3Mib;
 
-  @Option(names = "--l3-prefetch-policy", paramLabel = "POLICY", description = "best_effort,"
-      + " wait_complete or timeout (sets kvtier.l3-prefetch-policy; default: timeout).")
+  @Option(
+      names = "--l3-prefetch-policy",
+      paramLabel = "POLICY",
+      description =
+          "best_effort,"
+              + " wait_complete or timeout (sets kvtier.l3-prefetch-policy; default: timeout).")
   private String l3Policy;
 
-  @Option(names = "--l3-prefetch-threshold", description = "Fewest tokens of an L3 hit worth"
-      + " prefetching (sets kvtier.l3-prefetch-threshold; default: 256).")
+  @Option(
+      names = "--l3-prefetch-threshold",
+      description =
+          "Fewest tokens of an L3 hit worth"
+              + " prefetching (sets kvtier.l3-prefetch-threshold; default: 256).")
   private Integer l3Threshold;
 
   private final CountDownLatch stop = new CountDownLatch(1);
@@ -109,16 +137,27 @@ final class ServeCommand implements Callable<Integer> {
     KvTierConfig kvtier = configFor(model.config());
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     PrintWriter out = spec.commandLine().getOut();
-    try (ModelEngine engine = ModelEngine.open(model, kvtier,
-        new MicrometerBackendMetrics(registry))) {
+    try (ModelEngine engine =
+        ModelEngine.open(model, kvtier, new MicrometerBackendMetrics(registry))) {
       KvTierMeters.bind(registry, engine.stats());
       CompletionServer started;
       try {
-        started = CompletionServer.start(engine, registry, new InetSocketAddress(bind, port),
-            new CompletionServer.Options(queue, 1 << 20, Duration.ofMinutes(2)));
+        started =
+            CompletionServer.start(
+                engine,
+                registry,
+                new InetSocketAddress(bind, port),
+                new CompletionServer.Options(queue, 1 << 20, Duration.ofMinutes(2)));
       } catch (BindException e) {
-        throw new IllegalArgumentException("cannot listen on " + bind + ":" + port + " ("
-            + e.getMessage() + "): choose another --port, or 0 for a free one", e);
+        throw new IllegalArgumentException(
+            "cannot listen on "
+                + bind
+                + ":"
+                + port
+                + " ("
+                + e.getMessage()
+                + "): choose another --port, or 0 for a free one",
+            e);
       }
       // The JVM halts once its hooks return: the hook waits for the graceful shutdown.
       Thread hook = new Thread(this::stopAndWait, "kvtier-serve-shutdown");
@@ -126,11 +165,17 @@ final class ServeCommand implements Callable<Integer> {
       try (started) {
         server = started;
         InetSocketAddress at = started.address();
-        out.printf("kvtier serve: listening on http://%s:%d (device %d pages, host %d pages of"
-                + " %d tokens; write %s, eviction %s; L3 %s)%n", at.getHostString(), at.getPort(),
-            kvtier.cache().devicePages(), kvtier.cache().hostPages(), kvtier.cache().pageSize(),
+        out.printf(
+            "kvtier serve: listening on http://%s:%d (device %d pages, host %d pages of"
+                + " %d tokens; write %s, eviction %s; L3 %s)%n",
+            at.getHostString(),
+            at.getPort(),
+            kvtier.cache().devicePages(),
+            kvtier.cache().hostPages(),
+            kvtier.cache().pageSize(),
             kvtier.cache().writePolicy().configName(),
-            kvtier.cache().evictionPolicy().configName(), l3Description(kvtier, engine));
+            kvtier.cache().evictionPolicy().configName(),
+            l3Description(kvtier, engine));
         out.flush();
         stop.await();
       } finally {
@@ -174,12 +219,13 @@ final class ServeCommand implements Callable<Integer> {
 
   private KvTierConfig configFor(ModelConfig model) {
     KvTierConfigBuilder builder = KvTierConfig.builder();
-    Map<String, String> fixed = Map.of(
-        KvTierKeys.LAYERS, Integer.toString(model.layers()),
-        KvTierKeys.KV_HEADS, Integer.toString(model.heads()),
-        KvTierKeys.HEAD_DIM, Integer.toString(model.headDim()),
-        KvTierKeys.DTYPE_BYTES, Integer.toString(Float.BYTES),
-        KvTierKeys.VOCAB_SIZE, Integer.toString(model.vocabSize()));
+    Map<String, String> fixed =
+        Map.of(
+            KvTierKeys.LAYERS, Integer.toString(model.layers()),
+            KvTierKeys.KV_HEADS, Integer.toString(model.heads()),
+            KvTierKeys.HEAD_DIM, Integer.toString(model.headDim()),
+            KvTierKeys.DTYPE_BYTES, Integer.toString(Float.BYTES),
+            KvTierKeys.VOCAB_SIZE, Integer.toString(model.vocabSize()));
     if (config != null) {
       builder.propertiesFile(config);
       checkFixed(fileProperties(config), fixed, "--config " + config);
@@ -206,11 +252,16 @@ final class ServeCommand implements Callable<Integer> {
     if (l3 != null) {
       builder.set(KvTierKeys.STORE, l3.strip());
     }
-    String store = l3 != null ? l3.strip()
-        : configured.getProperty(KvTierKeys.STORE, "none").strip();
+    String store =
+        l3 != null ? l3.strip() : configured.getProperty(KvTierKeys.STORE, "none").strip();
     if (l3Dir != null && !store.equals("file")) {
-      throw new IllegalArgumentException("--l3-dir=" + l3Dir + " is for the file store, but"
-          + " the L3 store is " + store + ": add --l3 file or drop --l3-dir");
+      throw new IllegalArgumentException(
+          "--l3-dir="
+              + l3Dir
+              + " is for the file store, but"
+              + " the L3 store is "
+              + store
+              + ": add --l3 file or drop --l3-dir");
     }
     if (store.equals("file")) {
       Path dir = l3Dir;
@@ -218,8 +269,11 @@ final class ServeCommand implements Callable<Integer> {
         try {
           dir = Files.createTempDirectory("kvtier-serve-l3-");
         } catch (IOException e) {
-          throw new UncheckedIOException("cannot create a directory for the file store: "
-              + e.getMessage() + "; give one with --l3-dir", e);
+          throw new UncheckedIOException(
+              "cannot create a directory for the file store: "
+                  + e.getMessage()
+                  + "; give one with --l3-dir",
+              e);
         }
       }
       if (dir != null) {
@@ -244,22 +298,35 @@ final class ServeCommand implements Callable<Integer> {
     if (!engine.cache().hasL3()) {
       return "none";
     }
-    return kvtier.providers().get(ProviderKind.STORE) + ", "
-        + (kvtier.l3().capacityBytes() >> 20) + " MiB, "
-        + kvtier.l3().prefetchPolicy().configName() + " prefetch of "
-        + kvtier.l3().prefetchThreshold() + "+ tokens";
+    return kvtier.providers().get(ProviderKind.STORE)
+        + ", "
+        + (kvtier.l3().capacityBytes() >> 20)
+        + " MiB, "
+        + kvtier.l3().prefetchPolicy().configName()
+        + " prefetch of "
+        + kvtier.l3().prefetchThreshold()
+        + "+ tokens";
   }
 
   /** A source that sets a key the model fixes to another value is a mistake: say so. */
   private static void checkFixed(Properties source, Map<String, String> fixed, String origin) {
-    fixed.forEach((key, value) -> {
-      String set = source.getProperty(key);
-      if (set != null && !set.strip().equals(value)) {
-        throw new IllegalArgumentException(key + "=" + set.strip() + " in " + origin
-            + " does not fit the tiny transformer, which needs " + key + "=" + value
-            + ": remove the key");
-      }
-    });
+    fixed.forEach(
+        (key, value) -> {
+          String set = source.getProperty(key);
+          if (set != null && !set.strip().equals(value)) {
+            throw new IllegalArgumentException(
+                key
+                    + "="
+                    + set.strip()
+                    + " in "
+                    + origin
+                    + " does not fit the tiny transformer, which needs "
+                    + key
+                    + "="
+                    + value
+                    + ": remove the key");
+          }
+        });
   }
 
   private static Properties fileProperties(Path file) {

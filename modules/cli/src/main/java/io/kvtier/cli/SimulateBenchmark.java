@@ -47,8 +47,8 @@ final class SimulateBenchmark {
       double seconds = 0;
       boolean passed = true;
       for (int i = 0; i < runs; i++) {
-        SimulationResult r = MultiRankSimulator.run(
-            base.toBuilder().ranks(ranks).seed(base.seed() + i).build());
+        SimulationResult r =
+            MultiRankSimulator.run(base.toBuilder().ranks(ranks).seed(base.seed() + i).build());
         ticks += r.ticks();
         calls += r.collectives().calls();
         syncTicks += r.collectives().syncTicks();
@@ -61,15 +61,35 @@ final class SimulateBenchmark {
   }
 
   static void print(PrintWriter out, SimulationConfig base, int runs, List<Row> rows) {
-    out.printf(Locale.ROOT, "kvtier simulate --benchmark: %d runs per rank count, %s, ack delay"
-        + " %s, digest interval %d%n", runs, base.workload(), base.ackDelay().cliName(),
+    out.printf(
+        Locale.ROOT,
+        "kvtier simulate --benchmark: %d runs per rank count, %s, ack delay"
+            + " %s, digest interval %d%n",
+        runs,
+        base.workload(),
+        base.ackDelay().cliName(),
         base.digestInterval());
-    out.printf(Locale.ROOT, "%5s %8s %9s %10s %16s %11s %6s%n", "ranks", "ticks", "wall s",
-        "ticks/s", "collectives/tick", "sync ticks", "checks");
+    out.printf(
+        Locale.ROOT,
+        "%5s %8s %9s %10s %16s %11s %6s%n",
+        "ranks",
+        "ticks",
+        "wall s",
+        "ticks/s",
+        "collectives/tick",
+        "sync ticks",
+        "checks");
     for (Row r : rows) {
-      out.printf(Locale.ROOT, "%5d %8d %9.2f %10.0f %16.2f %10.0f%% %6s%n", r.ranks(), r.ticks(),
-          r.seconds(), r.ticksPerSecond(), r.callsPerTick(),
-          r.ticks() > 0 ? 100.0 * r.syncTicks() / r.ticks() : 0, r.passed() ? "pass" : "FAIL");
+      out.printf(
+          Locale.ROOT,
+          "%5d %8d %9.2f %10.0f %16.2f %10.0f%% %6s%n",
+          r.ranks(),
+          r.ticks(),
+          r.seconds(),
+          r.ticksPerSecond(),
+          r.callsPerTick(),
+          r.ticks() > 0 ? 100.0 * r.syncTicks() / r.ticks() : 0,
+          r.passed() ? "pass" : "FAIL");
     }
     out.flush();
   }

@@ -60,6 +60,7 @@ import picocli.CommandLine.Spec;
     })
 final class SimulateCommand implements Callable<Integer> {
   private static final SimulationConfig DEFAULTS = SimulationConfig.builder().build();
+
   /** Held here: java.util.logging keeps loggers weakly, and a collected one forgets its level. */
   private static final Logger CACHE_LOG = Logger.getLogger("io.kvtier.core.cache");
 
@@ -73,150 +74,235 @@ final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--ranks", description = "Ranks, 1 to 8 (default: ${DEFAULT-VALUE}).")
   private int ranks = DEFAULTS.ranks();
 
-  @Option(names = "--device", paramLabel = "NAME", description = "Device and host pool"
-      + " provider: sim (virtual time), asserting (sim with use-after-free checks), or another"
-      + " provider on the module path, whose real copy times make runs non-deterministic"
-      + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--device",
+      paramLabel = "NAME",
+      description =
+          "Device and host pool"
+              + " provider: sim (virtual time), asserting (sim with use-after-free checks), or another"
+              + " provider on the module path, whose real copy times make runs non-deterministic"
+              + " (default: ${DEFAULT-VALUE}).")
   private String device = DEFAULTS.device();
 
-  @Option(names = "--workload", paramLabel = "SPEC", description = "Workload spec: shared-prefix,"
-      + " multiturn, doc-qa (each with :key=value,...), fixed:shared-prefix, fixed:multiturn,"
-      + " jsonl:PATH, mooncake:PATH (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--workload",
+      paramLabel = "SPEC",
+      description =
+          "Workload spec: shared-prefix,"
+              + " multiturn, doc-qa (each with :key=value,...), fixed:shared-prefix, fixed:multiturn,"
+              + " jsonl:PATH, mooncake:PATH (default: ${DEFAULT-VALUE}).")
   private String workload = DEFAULTS.workload();
 
-  @Option(names = "--requests", description = "The most requests taken from the workload,"
-      + " 0 for all (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--requests",
+      description =
+          "The most requests taken from the workload," + " 0 for all (default: ${DEFAULT-VALUE}).")
   private int requests = DEFAULTS.requests();
 
   @Option(names = "--page-size", description = "Tokens per page (default: ${DEFAULT-VALUE}).")
   private int pageSize = DEFAULTS.pageSize();
 
-  @Option(names = "--device-pages",
+  @Option(
+      names = "--device-pages",
       description = "Device pool pages per rank (default: ${DEFAULT-VALUE}).")
   private int devicePages = DEFAULTS.devicePages();
 
-  @Option(names = "--host-ratio", description = "Host pool size relative to the device pool,"
-      + " above 1, or 0 for no host tier (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--host-ratio",
+      description =
+          "Host pool size relative to the device pool,"
+              + " above 1, or 0 for no host tier (default: ${DEFAULT-VALUE}).")
   private double hostRatio = DEFAULTS.hostRatio();
 
-  @Option(names = "--write-policy", paramLabel = "POLICY", description = "write_through,"
-      + " write_through_selective or write_back (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--write-policy",
+      paramLabel = "POLICY",
+      description =
+          "write_through," + " write_through_selective or write_back (default: ${DEFAULT-VALUE}).")
   private String writePolicy = DEFAULTS.writePolicy().configName();
 
-  @Option(names = "--eviction", paramLabel = "POLICY",
+  @Option(
+      names = "--eviction",
+      paramLabel = "POLICY",
       description = "lru, lfu, fifo, mru, filo, priority or slru (default: ${DEFAULT-VALUE}).")
   private String eviction = DEFAULTS.eviction().configName();
 
-  @Option(names = "--ack-delay", paramLabel = "DIST", description = "Copy delays per rank:"
-      + " uniform, skewed (one slow rank), heavy-tail (random long stalls) or stall (stalls"
-      + " injected and released later) (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--ack-delay",
+      paramLabel = "DIST",
+      description =
+          "Copy delays per rank:"
+              + " uniform, skewed (one slow rank), heavy-tail (random long stalls) or stall (stalls"
+              + " injected and released later) (default: ${DEFAULT-VALUE}).")
   private String ackDelay = DEFAULTS.ackDelay().cliName();
 
-  @Option(names = "--seed", description = "Seed of the workload, copy timing, stalls and aborts"
-      + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--seed",
+      description =
+          "Seed of the workload, copy timing, stalls and aborts" + " (default: ${DEFAULT-VALUE}).")
   private long seed = DEFAULTS.seed();
 
-  @Option(names = "--ticks", description = "Ticks during which requests arrive; then the run"
-      + " drains (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--ticks",
+      description =
+          "Ticks during which requests arrive; then the run"
+              + " drains (default: ${DEFAULT-VALUE}).")
   private int ticks = DEFAULTS.ticks();
 
-  @Option(names = "--digest-interval", description = "Ticks between the engine's replica digest"
-      + " checks, 0 for none; the simulator compares digests after every tick anyway"
-      + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--digest-interval",
+      description =
+          "Ticks between the engine's replica digest"
+              + " checks, 0 for none; the simulator compares digests after every tick anyway"
+              + " (default: ${DEFAULT-VALUE}).")
   private int digestInterval = DEFAULTS.digestInterval();
 
-  @Option(names = "--abort-probability",
+  @Option(
+      names = "--abort-probability",
       description = "Chance per tick that one live request is aborted (default: ${DEFAULT-VALUE}).")
   private double abortProbability = DEFAULTS.abortProbability();
 
-  @Option(names = "--failure-probability",
+  @Option(
+      names = "--failure-probability",
       description = "Chance that a copy batch fails (default: ${DEFAULT-VALUE}).")
   private double failureProbability = DEFAULTS.failureProbability();
 
-  @Option(names = "--chunk", description = "Prompt tokens prefilled per tick (chunked prefill)"
-      + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--chunk",
+      description =
+          "Prompt tokens prefilled per tick (chunked prefill)" + " (default: ${DEFAULT-VALUE}).")
   private int chunk = DEFAULTS.chunkTokens();
 
-  @Option(names = "--max-running",
+  @Option(
+      names = "--max-running",
       description = "Requests running at once (default: ${DEFAULT-VALUE}).")
   private int maxRunning = DEFAULTS.maxRunning();
 
-  @Option(names = "--l3", paramLabel = "STORE", description = "L3 store each rank opens: none,"
-      + " memory, file or hazelcast (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--l3",
+      paramLabel = "STORE",
+      description =
+          "L3 store each rank opens: none,"
+              + " memory, file or hazelcast (default: ${DEFAULT-VALUE}).")
   private String l3 = "none";
 
-  @Option(names = "--l3-dir", paramLabel = "DIR", description = "Directory of the file store"
-      + " (default: a new temporary directory).")
+  @Option(
+      names = "--l3-dir",
+      paramLabel = "DIR",
+      description = "Directory of the file store" + " (default: a new temporary directory).")
   private Path l3Dir;
 
-  @Option(names = "--l3-mib", description = "L3 store capacity per rank in MiB"
-      + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--l3-mib",
+      description = "L3 store capacity per rank in MiB" + " (default: ${DEFAULT-VALUE}).")
   private long l3Mib = L3Simulation.NONE.capacityBytes() >> 20;
 
-  @Option(names = "--l3-prefetch-policy", paramLabel = "POLICY", description = "best_effort,"
-      + " wait_complete or timeout (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--l3-prefetch-policy",
+      paramLabel = "POLICY",
+      description = "best_effort," + " wait_complete or timeout (default: ${DEFAULT-VALUE}).")
   private String l3Policy = L3Simulation.NONE.prefetchPolicy().configName();
 
-  @Option(names = "--l3-prefetch-threshold", description = "Fewest tokens of an L3 hit worth"
-      + " prefetching (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--l3-prefetch-threshold",
+      description =
+          "Fewest tokens of an L3 hit worth" + " prefetching (default: ${DEFAULT-VALUE}).")
   private int l3Threshold = L3Simulation.NONE.prefetchThreshold();
 
-  @Option(names = "--l3-step-us", description = "Virtual microseconds one store step (a put,"
-      + " a probe, 8 fetched pages) takes on rank 0 (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--l3-step-us",
+      description =
+          "Virtual microseconds one store step (a put,"
+              + " a probe, 8 fetched pages) takes on rank 0 (default: ${DEFAULT-VALUE}).")
   private long l3StepMicros = L3Simulation.NONE.stepMicros();
 
-  @Option(names = "--l3-skew", description = "How much slower each further rank's store is:"
-      + " rank r takes step * (1 + skew * r) (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--l3-skew",
+      description =
+          "How much slower each further rank's store is:"
+              + " rank r takes step * (1 + skew * r) (default: ${DEFAULT-VALUE}).")
   private double l3Skew = L3Simulation.NONE.rankSkew();
 
-  @Option(names = "--l3-timeout-ms", description = "Base of the prefetch timeout in virtual ms"
-      + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--l3-timeout-ms",
+      description = "Base of the prefetch timeout in virtual ms" + " (default: ${DEFAULT-VALUE}).")
   private long l3TimeoutMs = L3Simulation.NONE.timeout().toMillis();
 
-  @Option(names = "--l3-faults", description = "Chance that a page is lost at its put or fails"
-      + " at its read, per rank (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--l3-faults",
+      description =
+          "Chance that a page is lost at its put or fails"
+              + " at its read, per rank (default: ${DEFAULT-VALUE}).")
   private double l3Faults = L3Simulation.NONE.faultProbability();
 
-  @Option(names = "--json", paramLabel = "FILE",
+  @Option(
+      names = "--json",
+      paramLabel = "FILE",
       description = "Also write the result as one JSON object to FILE.")
   private Path json;
 
-  @Option(names = "--report", paramLabel = "FILE.html", description = "Also write a"
-      + " self-contained HTML page with SVG charts of the run (hit rate per tier and tier"
-      + " occupancy over time, the TTFT distribution with and without the cache) to FILE.")
+  @Option(
+      names = "--report",
+      paramLabel = "FILE.html",
+      description =
+          "Also write a"
+              + " self-contained HTML page with SVG charts of the run (hit rate per tier and tier"
+              + " occupancy over time, the TTFT distribution with and without the cache) to FILE.")
   private Path report;
 
-  @Option(names = "--benchmark", description = "Instead of one run: ticks per second and"
-      + " collectives per tick at 1, 2, 4 and 8 ranks, 5 runs each after 2 warm-up runs.")
+  @Option(
+      names = "--benchmark",
+      description =
+          "Instead of one run: ticks per second and"
+              + " collectives per tick at 1, 2, 4 and 8 ranks, 5 runs each after 2 warm-up runs.")
   private boolean benchmark;
 
-  @Option(names = "--collective", paramLabel = "NAME", description = "The collective that"
-      + " joins the ranks: local (every rank a thread of this process), or one rank per process:"
-      + " mpi (start the processes with mpirun -np R; rank and world size come from mpirun, and"
-      + " --ranks, if given, must agree) or hazelcast (start R processes, each with its own"
-      + " --rank; settings with --collective-property). With one rank per process, rank 0 prints"
-      + " the summary and writes --json and --report, and every rank prints its final digest"
-      + " check; --benchmark needs local (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--collective",
+      paramLabel = "NAME",
+      description =
+          "The collective that"
+              + " joins the ranks: local (every rank a thread of this process), or one rank per process:"
+              + " mpi (start the processes with mpirun -np R; rank and world size come from mpirun, and"
+              + " --ranks, if given, must agree) or hazelcast (start R processes, each with its own"
+              + " --rank; settings with --collective-property). With one rank per process, rank 0 prints"
+              + " the summary and writes --json and --report, and every rank prints its final digest"
+              + " check; --benchmark needs local (default: ${DEFAULT-VALUE}).")
   private String collective = SimulationConfig.LOCAL_COLLECTIVE;
 
-  @Option(names = "--rank", description = "This process's rank, 0 to ranks-1, when each rank is"
-      + " a process and the launcher does not assign ranks (hazelcast; under mpirun the MPI rank"
-      + " is taken, and --rank, if given, must agree). Not with local.")
+  @Option(
+      names = "--rank",
+      description =
+          "This process's rank, 0 to ranks-1, when each rank is"
+              + " a process and the launcher does not assign ranks (hazelcast; under mpirun the MPI rank"
+              + " is taken, and --rank, if given, must agree). Not with local.")
   private Integer rank;
 
-  @Option(names = "--collective-property", paramLabel = "KEY=VALUE", description = "A setting of"
-      + " the collective provider, as a full key, repeatable: for example"
-      + " hazelcast.cluster-name=sim1, hazelcast.port=5801, hazelcast.cp-member-count=3 or"
-      + " mpi.inline-longs=8. Every process of a run must get the same settings.")
+  @Option(
+      names = "--collective-property",
+      paramLabel = "KEY=VALUE",
+      description =
+          "A setting of"
+              + " the collective provider, as a full key, repeatable: for example"
+              + " hazelcast.cluster-name=sim1, hazelcast.port=5801, hazelcast.cp-member-count=3 or"
+              + " mpi.inline-longs=8. Every process of a run must get the same settings.")
   private Map<String, String> collectiveProperties = new LinkedHashMap<>();
 
-  @Option(names = "--group", paramLabel = "NAME", description = "The group name the rank"
-      + " processes meet in, equal in every process (default: kvtier-simulate-SEED).")
+  @Option(
+      names = "--group",
+      paramLabel = "NAME",
+      description =
+          "The group name the rank"
+              + " processes meet in, equal in every process (default: kvtier-simulate-SEED).")
   private String group;
 
-  @Option(names = "--watchdog", paramLabel = "SECONDS", description = "How long one collective"
-      + " call may wait for the other ranks before the run fails; with one rank per process it"
-      + " also bounds how far apart the processes may start (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--watchdog",
+      paramLabel = "SECONDS",
+      description =
+          "How long one collective"
+              + " call may wait for the other ranks before the run fails; with one rank per process it"
+              + " also bounds how far apart the processes may start (default: ${DEFAULT-VALUE}).")
   private long watchdogSeconds = DEFAULTS.watchdog().toSeconds();
 
   @Override
@@ -253,11 +339,12 @@ final class SimulateCommand implements Callable<Integer> {
     out.flush();
     if (json != null) {
       TtftModel.Estimate ttft = TtftModel.DEFAULT.estimate(result, config.pageSize());
-      Files.writeString(createParent(json), SimulationJson.of(result, ttft) + "\n",
-          StandardCharsets.UTF_8);
+      Files.writeString(
+          createParent(json), SimulationJson.of(result, ttft) + "\n", StandardCharsets.UTF_8);
     }
     if (report != null) {
-      Files.writeString(createParent(report),
+      Files.writeString(
+          createParent(report),
           SimulationReport.html(config, summary, result, TtftModel.DEFAULT),
           StandardCharsets.UTF_8);
       out.println("report    " + report);
@@ -273,8 +360,12 @@ final class SimulateCommand implements Callable<Integer> {
     CollectiveProvider provider = Providers.named(CollectiveProvider.class, config.collective());
     Availability availability = provider.availability();
     if (!availability.available()) {
-      throw new IllegalStateException("the " + config.collective() + " collective is"
-          + " unavailable here: " + availability.reason());
+      throw new IllegalStateException(
+          "the "
+              + config.collective()
+              + " collective is"
+              + " unavailable here: "
+              + availability.reason());
     }
     String name = group != null ? group : "kvtier-simulate-" + config.seed();
     SimulationResult result = MultiRankSimulator.runRank(config, placement.rank(), name);
@@ -291,12 +382,18 @@ final class SimulateCommand implements Callable<Integer> {
    * compares the digests of these lines.
    */
   static String rankLine(int rank, SimulationConfig config, SimulationResult result) {
-    return String.format(Locale.ROOT,
-        "rank %d of %d (%s): final replica digest %016x, equal on every rank: %s; %s", rank,
-        config.ranks(), config.collective(), result.replicaDigest(),
+    return String.format(
+        Locale.ROOT,
+        "rank %d of %d (%s): final replica digest %016x, equal on every rank: %s; %s",
+        rank,
+        config.ranks(),
+        config.collective(),
+        result.replicaDigest(),
         result.replicaDigestsEqual() ? "yes" : "NO",
-        result.passed() ? "PASS" : "FAIL: " + result.failureMessage().lines().findFirst()
-            .orElse(result.failure().name()));
+        result.passed()
+            ? "PASS"
+            : "FAIL: "
+                + result.failureMessage().lines().findFirst().orElse(result.failure().name()));
   }
 
   /** Where this process runs: the world size and, with one rank per process, its rank. */
@@ -323,13 +420,20 @@ final class SimulateCommand implements Callable<Integer> {
    * @return the placement; rank -1 for the local collective (every rank a thread)
    * @throws IllegalArgumentException naming the option, the value and the fix
    */
-  static Placement place(String collective, int ranks, boolean ranksGiven, Integer rank,
+  static Placement place(
+      String collective,
+      int ranks,
+      boolean ranksGiven,
+      Integer rank,
       Map<String, String> environment) {
     if (collective.equals(SimulationConfig.LOCAL_COLLECTIVE)) {
       if (rank != null) {
-        throw new IllegalArgumentException("--rank=" + rank + " is for one rank per process"
-            + " (--collective mpi or hazelcast); with --collective local every rank is a thread"
-            + " of this process: drop --rank");
+        throw new IllegalArgumentException(
+            "--rank="
+                + rank
+                + " is for one rank per process"
+                + " (--collective mpi or hazelcast); with --collective local every rank is a thread"
+                + " of this process: drop --rank");
       }
       return new Placement(ranks, -1);
     }
@@ -341,36 +445,60 @@ final class SimulateCommand implements Callable<Integer> {
       }
       if (mpiSize.isPresent()) {
         if (ranksGiven && ranks != mpiSize.getAsInt()) {
-          throw new IllegalArgumentException("--ranks=" + ranks + " contradicts mpirun, which"
-              + " started " + mpiSize.getAsInt() + " ranks: drop --ranks (it is taken from"
-              + " mpirun) or start mpirun -np " + ranks);
+          throw new IllegalArgumentException(
+              "--ranks="
+                  + ranks
+                  + " contradicts mpirun, which"
+                  + " started "
+                  + mpiSize.getAsInt()
+                  + " ranks: drop --ranks (it is taken from"
+                  + " mpirun) or start mpirun -np "
+                  + ranks);
         }
         ranks = mpiSize.getAsInt();
       }
       if (mpiRank.isPresent()) {
         if (rank != null && rank != mpiRank.getAsInt()) {
-          throw new IllegalArgumentException("--rank=" + rank + " contradicts mpirun, which"
-              + " made this process rank " + mpiRank.getAsInt() + ": drop --rank");
+          throw new IllegalArgumentException(
+              "--rank="
+                  + rank
+                  + " contradicts mpirun, which"
+                  + " made this process rank "
+                  + mpiRank.getAsInt()
+                  + ": drop --rank");
         }
         rank = mpiRank.getAsInt();
       }
       if (rank == null) {
         if (ranks != 1) {
-          throw new IllegalArgumentException("--collective mpi: this process was not started"
-              + " by mpirun, so it is a single rank, but --ranks=" + ranks + ": start it with"
-              + " mpirun -np " + ranks + " bin/kvtier simulate --collective mpi ..., or give"
-              + " --ranks 1");
+          throw new IllegalArgumentException(
+              "--collective mpi: this process was not started"
+                  + " by mpirun, so it is a single rank, but --ranks="
+                  + ranks
+                  + ": start it with"
+                  + " mpirun -np "
+                  + ranks
+                  + " bin/kvtier simulate --collective mpi ..., or give"
+                  + " --ranks 1");
         }
         rank = 0;
       }
     } else if (rank == null) {
-      throw new IllegalArgumentException("--collective " + collective + " runs one rank per"
-          + " process: give each process its --rank, 0 to " + (ranks - 1)
-          + " (scripts/simulate-ranks.sh starts them)");
+      throw new IllegalArgumentException(
+          "--collective "
+              + collective
+              + " runs one rank per"
+              + " process: give each process its --rank, 0 to "
+              + (ranks - 1)
+              + " (scripts/simulate-ranks.sh starts them)");
     }
     if (rank < 0 || rank >= ranks) {
       throw new IllegalArgumentException(
-          "--rank=" + rank + " must be in [0, ranks=" + ranks + "): give every process of the"
+          "--rank="
+              + rank
+              + " must be in [0, ranks="
+              + ranks
+              + "): give every process of the"
               + " group a different rank below --ranks");
     }
     return new Placement(ranks, rank);
@@ -385,8 +513,13 @@ final class SimulateCommand implements Callable<Integer> {
       return OptionalInt.of(Integer.parseInt(value.strip()));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
-          "the environment variable " + name + "='" + value + "' is not a number; mpirun sets"
-              + " it: start the ranks with mpirun", e);
+          "the environment variable "
+              + name
+              + "='"
+              + value
+              + "' is not a number; mpirun sets"
+              + " it: start the ranks with mpirun",
+          e);
     }
   }
 
@@ -400,13 +533,18 @@ final class SimulateCommand implements Callable<Integer> {
 
   private SimulationConfig config() {
     try {
-      placement = place(collective, ranks,
-          spec.commandLine().getParseResult().hasMatchedOption("--ranks"), rank,
-          System.getenv());
+      placement =
+          place(
+              collective,
+              ranks,
+              spec.commandLine().getParseResult().hasMatchedOption("--ranks"),
+              rank,
+              System.getenv());
       if (!collective.equals(SimulationConfig.LOCAL_COLLECTIVE)) {
         if (benchmark) {
-          throw new IllegalArgumentException("--benchmark runs every rank count as threads of"
-              + " this process: use it with --collective local");
+          throw new IllegalArgumentException(
+              "--benchmark runs every rank count as threads of"
+                  + " this process: use it with --collective local");
         }
         // Named before anything starts, so that a typo lists the collectives on the path.
         Providers.named(CollectiveProvider.class, collective);
@@ -439,7 +577,11 @@ final class SimulateCommand implements Callable<Integer> {
           .l3(l3Simulation())
           .build();
     } catch (IllegalArgumentException e) {
-      throw new ParameterException(spec.commandLine(), e.getMessage(), e, null,
+      throw new ParameterException(
+          spec.commandLine(),
+          e.getMessage(),
+          e,
+          null,
           Optional.ofNullable(e.getMessage()).orElse(""));
     }
   }
@@ -448,10 +590,13 @@ final class SimulateCommand implements Callable<Integer> {
     if (l3Mib < 1) {
       throw new IllegalArgumentException("--l3-mib=" + l3Mib + " must be at least 1");
     }
-    L3Simulation s = L3Simulation.NONE.withStore(l3).withCapacityBytes(l3Mib << 20)
-        .withPrefetch(parse("--l3-prefetch-policy", l3Policy, L3PrefetchPolicy::parse),
-            l3Threshold)
-        .withTiming(l3StepMicros, l3Skew, java.time.Duration.ofMillis(l3TimeoutMs), l3Faults);
+    L3Simulation s =
+        L3Simulation.NONE
+            .withStore(l3)
+            .withCapacityBytes(l3Mib << 20)
+            .withPrefetch(
+                parse("--l3-prefetch-policy", l3Policy, L3PrefetchPolicy::parse), l3Threshold)
+            .withTiming(l3StepMicros, l3Skew, java.time.Duration.ofMillis(l3TimeoutMs), l3Faults);
     return l3Dir == null ? s : s.withDirectory(l3Dir);
   }
 

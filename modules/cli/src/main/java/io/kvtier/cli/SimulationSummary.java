@@ -15,17 +15,34 @@ final class SimulationSummary {
    */
   static String of(SimulationConfig config, SimulationResult r) {
     StringBuilder s = new StringBuilder();
-    s.append(String.format(Locale.ROOT, "kvtier simulate: %d ranks, ack delay %s, seed %d%s%n",
-        r.ranks(), config.ackDelay().cliName(), r.seed(),
-        config.threadRanks() ? "" : ", collective " + config.collective() + " (a process per"
-            + " rank)"));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "kvtier simulate: %d ranks, ack delay %s, seed %d%s%n",
+            r.ranks(),
+            config.ackDelay().cliName(),
+            r.seed(),
+            config.threadRanks()
+                ? ""
+                : ", collective " + config.collective() + " (a process per" + " rank)"));
     s.append("workload  ").append(r.workload()).append('\n');
-    s.append(String.format(Locale.ROOT,
-        "requests  %d arrived, %d finished, %d aborted, %d aborted by a failed load-back,"
-            + " %d rejected%n",
-        r.requests(), r.finished(), r.aborted(), r.loadFailureAborts(), r.rejected()));
-    s.append(String.format(Locale.ROOT, "ticks     %d in %.2f s (%.0f ticks/s)%n", r.ticks(),
-        r.wallSeconds(), r.wallSeconds() > 0 ? r.ticks() / r.wallSeconds() : 0));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "requests  %d arrived, %d finished, %d aborted, %d aborted by a failed load-back,"
+                + " %d rejected%n",
+            r.requests(),
+            r.finished(),
+            r.aborted(),
+            r.loadFailureAborts(),
+            r.rejected()));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "ticks     %d in %.2f s (%.0f ticks/s)%n",
+            r.ticks(),
+            r.wallSeconds(),
+            r.wallSeconds() > 0 ? r.ticks() / r.wallSeconds() : 0));
     s.append('\n');
     s.append(String.format(Locale.ROOT, "%-8s %12s %9s%n", "tier", "hit tokens", "hit rate"));
     row(s, "device", r.hitTokens().device(), r.promptTokens());
@@ -33,38 +50,70 @@ final class SimulationSummary {
     row(s, "l3", r.hitTokens().l3(), r.promptTokens());
     row(s, "total", r.hitTokens().total(), r.promptTokens());
     s.append('\n');
-    s.append(String.format(Locale.ROOT, "tokens    %d prompt, %d reused, %d computed%n",
-        r.promptTokens(), r.hitTokens().total(), r.computedTokens()));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "tokens    %d prompt, %d reused, %d computed%n",
+            r.promptTokens(),
+            r.hitTokens().total(),
+            r.computedTokens()));
     TtftModel.Estimate ttft = TtftModel.DEFAULT.estimate(r, config.pageSize());
-    s.append(String.format(Locale.ROOT,
-        "TTFT      mean %.2f ms without cache, %.2f ms with cache (%.2fx), %d requests%n"
-            + "          p50 %.2f / %.2f ms, p99 %.2f / %.2f ms without / with cache%n",
-        ttft.meanWithoutCacheUs() / 1000, ttft.meanWithCacheUs() / 1000, ttft.speedup(),
-        ttft.requests(), ttft.withoutCachePercentileUs(50) / 1000,
-        ttft.withCachePercentileUs(50) / 1000, ttft.withoutCachePercentileUs(99) / 1000,
-        ttft.withCachePercentileUs(99) / 1000));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "TTFT      mean %.2f ms without cache, %.2f ms with cache (%.2fx), %d requests%n"
+                + "          p50 %.2f / %.2f ms, p99 %.2f / %.2f ms without / with cache%n",
+            ttft.meanWithoutCacheUs() / 1000,
+            ttft.meanWithCacheUs() / 1000,
+            ttft.speedup(),
+            ttft.requests(),
+            ttft.withoutCachePercentileUs(50) / 1000,
+            ttft.withCachePercentileUs(50) / 1000,
+            ttft.withoutCachePercentileUs(99) / 1000,
+            ttft.withCachePercentileUs(99) / 1000));
     s.append("TTFT model: ").append(TtftModel.DEFAULT.describe()).append('\n');
     SimulationResult.CollectiveCounts c = r.collectives();
-    s.append(String.format(Locale.ROOT,
-        "collectives  %.2f per tick (%d calls: recv every tick, sync in %d ticks, %d digest"
-            + " checks); idle ticks %d with %d calls besides recv; at most %d per tick%n",
-        r.collectivesPerTick(), c.calls(), c.syncTicks(), c.digestChecks(), c.idleTicks(),
-        c.idleTickCalls(), c.maxCallsPerTick()));
-    s.append(String.format(Locale.ROOT,
-        "checks    digests equal %s, desyncs %d, leaked pages %d, kv verified pages %d,"
-            + " kv mismatches %d%n",
-        r.replicaDigestsEqual() ? "yes" : "NO", r.desyncs(), r.leakedPages(),
-        r.kvVerifiedPages(), r.kvMismatches()));
-    s.append(String.format(Locale.ROOT, "digest    %016x (rank 0's replica at the end)%n",
-        r.replicaDigest()));
-    s.append(r.passed() ? "result    PASS\n"
-        : "result    FAIL: " + r.failureMessage().lines().findFirst().orElse(r.failure().name())
-            + "\n");
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "collectives  %.2f per tick (%d calls: recv every tick, sync in %d ticks, %d digest"
+                + " checks); idle ticks %d with %d calls besides recv; at most %d per tick%n",
+            r.collectivesPerTick(),
+            c.calls(),
+            c.syncTicks(),
+            c.digestChecks(),
+            c.idleTicks(),
+            c.idleTickCalls(),
+            c.maxCallsPerTick()));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "checks    digests equal %s, desyncs %d, leaked pages %d, kv verified pages %d,"
+                + " kv mismatches %d%n",
+            r.replicaDigestsEqual() ? "yes" : "NO",
+            r.desyncs(),
+            r.leakedPages(),
+            r.kvVerifiedPages(),
+            r.kvMismatches()));
+    s.append(
+        String.format(
+            Locale.ROOT, "digest    %016x (rank 0's replica at the end)%n", r.replicaDigest()));
+    s.append(
+        r.passed()
+            ? "result    PASS\n"
+            : "result    FAIL: "
+                + r.failureMessage().lines().findFirst().orElse(r.failure().name())
+                + "\n");
     return s.toString();
   }
 
   private static void row(StringBuilder s, String tier, long tokens, long prompt) {
-    s.append(String.format(Locale.ROOT, "%-8s %12d %8.1f%%%n", tier, tokens,
-        prompt == 0 ? 0.0 : 100.0 * tokens / prompt));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "%-8s %12d %8.1f%%%n",
+            tier,
+            tokens,
+            prompt == 0 ? 0.0 : 100.0 * tokens / prompt));
   }
 }

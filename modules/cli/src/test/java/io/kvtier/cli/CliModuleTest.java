@@ -20,7 +20,10 @@ class CliModuleTest extends ModuleSuite {
         .satisfies(o -> assertThat(o.targets()).containsExactly("info.picocli"));
     assertThat(module().getDescriptor().requires().stream().map(Requires::name))
         .contains("io.kvtier.core", "io.kvtier.simulator", "info.picocli")
-        .noneMatch(name -> name.startsWith("org.junit") || name.startsWith("org.assertj")
-            || name.equals("io.kvtier.testkit"));
+        .noneMatch(
+            name ->
+                name.startsWith("org.junit")
+                    || name.startsWith("org.assertj")
+                    || name.equals("io.kvtier.testkit"));
   }
 }

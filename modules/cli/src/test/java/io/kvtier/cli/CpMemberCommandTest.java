@@ -12,11 +12,13 @@ class CpMemberCommandTest {
   @Test
   void aSettingOutsideTheHazelcastNamespaceIsAUsageError() {
     StringWriter err = new StringWriter();
-    int status = KvTierCli.run(new PrintWriter(new StringWriter()), new PrintWriter(err),
-        "cp-member", "port=5801");
+    int status =
+        KvTierCli.run(
+            new PrintWriter(new StringWriter()), new PrintWriter(err), "cp-member", "port=5801");
 
     assertThat(status).isEqualTo(2);
-    assertThat(err.toString()).contains("setting 'port=5801' is not hazelcast.KEY=VALUE")
+    assertThat(err.toString())
+        .contains("setting 'port=5801' is not hazelcast.KEY=VALUE")
         .contains("Usage: kvtier cp-member");
   }
 

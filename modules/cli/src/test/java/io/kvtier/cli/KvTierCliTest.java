@@ -38,18 +38,25 @@ class KvTierCliTest {
     assertThat(lines.get(0).split("\\s{2,}"))
         .containsExactly("SPI", "NAME", "STATUS", "MODULE", "CLASS", "REASON");
     assertThat(lines)
-        .anySatisfy(l -> assertThat(l).matches(
-            "device +sim +available +io\\.kvtier\\.backend\\.sim +io\\.kvtier\\.backend\\.sim\\."
-                + "\\w+ .*"))
+        .anySatisfy(
+            l ->
+                assertThat(l)
+                    .matches(
+                        "device +sim +available +io\\.kvtier\\.backend\\.sim +io\\.kvtier\\.backend\\.sim\\."
+                            + "\\w+ .*"))
         .anySatisfy(
             l -> assertThat(l).matches("host +sim +available +io\\.kvtier\\.backend\\.sim .*"))
-        .anySatisfy(l -> assertThat(l).matches(
-            "collective +local +available +io\\.kvtier\\.backend\\.sim .*"))
-        .anySatisfy(l -> assertThat(l).matches(
-            "store +memory +available +io\\.kvtier\\.store .*"))
+        .anySatisfy(
+            l ->
+                assertThat(l)
+                    .matches("collective +local +available +io\\.kvtier\\.backend\\.sim .*"))
+        .anySatisfy(l -> assertThat(l).matches("store +memory +available +io\\.kvtier\\.store .*"))
         // No GPU on the test machines: the reason names the missing driver.
-        .anySatisfy(l -> assertThat(l).matches(
-            "(device +cuda +available .*|device +cuda +unavailable .*libcuda\\.so\\.1.*)"));
+        .anySatisfy(
+            l ->
+                assertThat(l)
+                    .matches(
+                        "(device +cuda +available .*|device +cuda +unavailable .*libcuda\\.so\\.1.*)"));
   }
 
   @Test
@@ -63,10 +70,10 @@ class KvTierCliTest {
     assertThat(json.out()).doesNotContain("asserting");
     assertThat(testing.status()).isZero();
     assertThat(testing.out().lines())
-        .anySatisfy(l -> assertThat(l).matches(
-            "device +asserting +available +io\\.kvtier\\.asserting .*"))
-        .anySatisfy(l -> assertThat(l).matches(
-            "host +asserting +available +io\\.kvtier\\.asserting .*"));
+        .anySatisfy(
+            l -> assertThat(l).matches("device +asserting +available +io\\.kvtier\\.asserting .*"))
+        .anySatisfy(
+            l -> assertThat(l).matches("host +asserting +available +io\\.kvtier\\.asserting .*"));
   }
 
   @Test

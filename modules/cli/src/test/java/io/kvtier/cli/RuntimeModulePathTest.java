@@ -19,18 +19,21 @@ import org.junit.jupiter.api.Test;
 class RuntimeModulePathTest {
 
   // One dependency of `mvn dependency:list`: group:artifact:type[:classifier]:version:scope.
-  private static final Pattern DEPENDENCY = Pattern.compile(
-      "^\\s*([\\w.-]+):([\\w.-]+):[\\w.-]+(?::[\\w.-]+)?:[\\w.-]+:(compile|runtime)\\b.*$");
+  private static final Pattern DEPENDENCY =
+      Pattern.compile(
+          "^\\s*([\\w.-]+):([\\w.-]+):[\\w.-]+(?::[\\w.-]+)?:[\\w.-]+:(compile|runtime)\\b.*$");
 
   private static List<String> runtimeArtifacts() throws IOException {
     String file = System.getProperty("cli.runtime-dependencies");
-    assertThat(file).as("surefire sets cli.runtime-dependencies (modules/cli/pom.xml)")
+    assertThat(file)
+        .as("surefire sets cli.runtime-dependencies (modules/cli/pom.xml)")
         .isNotBlank();
-    List<String> artifacts = Files.readAllLines(Path.of(file)).stream()
-        .map(DEPENDENCY::matcher)
-        .filter(Matcher::matches)
-        .map(m -> m.group(1) + ":" + m.group(2))
-        .toList();
+    List<String> artifacts =
+        Files.readAllLines(Path.of(file)).stream()
+            .map(DEPENDENCY::matcher)
+            .filter(Matcher::matches)
+            .map(m -> m.group(1) + ":" + m.group(2))
+            .toList();
     assertThat(artifacts).as("dependencies parsed from %s", file).isNotEmpty();
     return artifacts;
   }
@@ -38,20 +41,25 @@ class RuntimeModulePathTest {
   @Test
   void holdsNoTestLibrary() throws IOException {
     assertThat(runtimeArtifacts())
-        .noneMatch(a -> a.startsWith("org.junit") || a.startsWith("org.assertj:")
-            || a.startsWith("net.bytebuddy:") || a.startsWith("org.opentest4j:")
-            || a.equals("io.kvtier:kvtier-testkit"));
+        .noneMatch(
+            a ->
+                a.startsWith("org.junit")
+                    || a.startsWith("org.assertj:")
+                    || a.startsWith("net.bytebuddy:")
+                    || a.startsWith("org.opentest4j:")
+                    || a.equals("io.kvtier:kvtier-testkit"));
   }
 
   @Test
   void holdsEveryProviderModuleAndTheSimulator() throws IOException {
-    assertThat(runtimeArtifacts()).contains(
-        "io.kvtier:kvtier-simulator",
-        "io.kvtier:kvtier-asserting",
-        "io.kvtier:kvtier-backend-sim",
-        "io.kvtier:kvtier-backend-cuda",
-        "io.kvtier:kvtier-stores",
-        "io.kvtier:kvtier-collective-hazelcast",
-        "io.kvtier:kvtier-collective-mpi");
+    assertThat(runtimeArtifacts())
+        .contains(
+            "io.kvtier:kvtier-simulator",
+            "io.kvtier:kvtier-asserting",
+            "io.kvtier:kvtier-backend-sim",
+            "io.kvtier:kvtier-backend-cuda",
+            "io.kvtier:kvtier-stores",
+            "io.kvtier:kvtier-collective-hazelcast",
+            "io.kvtier:kvtier-collective-mpi");
   }
 }

@@ -27,15 +27,21 @@ class ServeCommandTest {
   @Test
   void servesCompletionsOnAnEphemeralPortUntilStopped(@TempDir Path dir) throws Exception {
     Path config = dir.resolve("kvtier.properties");
-    Files.writeString(config, "kvtier.device=sim\nkvtier.host=sim\nkvtier.page-size=4\n"
-        + "kvtier.device-pages=128\nkvtier.host-ratio=4\nkvtier.write-policy=write_back\n");
+    Files.writeString(
+        config,
+        "kvtier.device=sim\nkvtier.host=sim\nkvtier.page-size=4\n"
+            + "kvtier.device-pages=128\nkvtier.host-ratio=4\nkvtier.write-policy=write_back\n");
     ServeCommand command = new ServeCommand();
     StringWriter out = new StringWriter();
     CommandLine cli = new CommandLine(command);
     cli.setOut(new PrintWriter(out, true));
     AtomicInteger status = new AtomicInteger(-1);
-    Thread running = Thread.ofPlatform().start(() -> status.set(
-        cli.execute("--port", "0", "--config", config.toString(), "--queue", "4")));
+    Thread running =
+        Thread.ofPlatform()
+            .start(
+                () ->
+                    status.set(
+                        cli.execute("--port", "0", "--config", config.toString(), "--queue", "4")));
     CompletionServer server;
     while ((server = command.server()) == null) {
       assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
@@ -44,14 +50,22 @@ class ServeCommandTest {
     URI base = URI.create("http://127.0.0.1:" + server.address().getPort());
 
     try (HttpClient client = HttpClient.newHttpClient()) {
-      HttpResponse<String> first = client.send(HttpRequest.newBuilder(
-              base.resolve("/v1/completions")).POST(HttpRequest.BodyPublishers.ofString(
-              "{\"prompt_tokens\": [1, 2, 3, 4, 5, 6, 7, 8, 9], \"max_tokens\": 4}")).build(),
-          HttpResponse.BodyHandlers.ofString());
-      HttpResponse<String> again = client.send(HttpRequest.newBuilder(
-              base.resolve("/v1/completions")).POST(HttpRequest.BodyPublishers.ofString(
-              "{\"prompt_tokens\": [1, 2, 3, 4, 5, 6, 7, 8, 9], \"max_tokens\": 4}")).build(),
-          HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> first =
+          client.send(
+              HttpRequest.newBuilder(base.resolve("/v1/completions"))
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"prompt_tokens\": [1, 2, 3, 4, 5, 6, 7, 8, 9], \"max_tokens\": 4}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> again =
+          client.send(
+              HttpRequest.newBuilder(base.resolve("/v1/completions"))
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"prompt_tokens\": [1, 2, 3, 4, 5, 6, 7, 8, 9], \"max_tokens\": 4}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
 
       assertThat(first.statusCode()).isEqualTo(200);
       assertThat(again.statusCode()).isEqualTo(200);
@@ -73,21 +87,37 @@ class ServeCommandTest {
    * the response and the metrics say so.
    */
   @Test
-  void aRepeatedPrefixEvictedFromDeviceAndHostIsServedFromL3(@TempDir Path dir)
-      throws Exception {
+  void aRepeatedPrefixEvictedFromDeviceAndHostIsServedFromL3(@TempDir Path dir) throws Exception {
     Path config = dir.resolve("kvtier.properties");
     // 16 device pages of 4 tokens (64 tokens) and 20 host pages: one 40-token prompt fills most
     // of the device, and two more push the first out of both tiers.
-    Files.writeString(config, "kvtier.device=sim\nkvtier.host=sim\nkvtier.page-size=4\n"
-        + "kvtier.device-pages=16\nkvtier.host-pages=20\nkvtier.write-policy=write_through\n");
+    Files.writeString(
+        config,
+        "kvtier.device=sim\nkvtier.host=sim\nkvtier.page-size=4\n"
+            + "kvtier.device-pages=16\nkvtier.host-pages=20\nkvtier.write-policy=write_through\n");
     ServeCommand command = new ServeCommand();
     StringWriter out = new StringWriter();
     CommandLine cli = new CommandLine(command);
     cli.setOut(new PrintWriter(out, true));
     AtomicInteger status = new AtomicInteger(-1);
-    Thread running = Thread.ofPlatform().start(() -> status.set(cli.execute("--port", "0",
-        "--config", config.toString(), "--l3", "memory", "--l3-mib", "16",
-        "--l3-prefetch-threshold", "4", "--l3-prefetch-policy", "wait_complete")));
+    Thread running =
+        Thread.ofPlatform()
+            .start(
+                () ->
+                    status.set(
+                        cli.execute(
+                            "--port",
+                            "0",
+                            "--config",
+                            config.toString(),
+                            "--l3",
+                            "memory",
+                            "--l3-mib",
+                            "16",
+                            "--l3-prefetch-threshold",
+                            "4",
+                            "--l3-prefetch-policy",
+                            "wait_complete")));
     CompletionServer server;
     while ((server = command.server()) == null) {
       assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
@@ -104,8 +134,12 @@ class ServeCommandTest {
         complete(client, base, prompt(other));
       }
       again = complete(client, base, prompt);
-      metrics = client.send(HttpRequest.newBuilder(base.resolve("/metrics")).GET().build(),
-          HttpResponse.BodyHandlers.ofString()).body();
+      metrics =
+          client
+              .send(
+                  HttpRequest.newBuilder(base.resolve("/metrics")).GET().build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .body();
     }
     command.stop();
     running.join();
@@ -115,10 +149,13 @@ class ServeCommandTest {
     long l3 = number(again, "\"l3_cached_tokens\":(\\d+)");
     assertThat(l3).as("tokens served from L3 in %s", again).isPositive();
     assertThat(number(again, "\"cached_tokens\":(\\d+)")).isGreaterThanOrEqualTo(l3);
-    assertThat((long) Double.parseDouble(metricValue(metrics,
-        "kvtier_cache_hits_total{tier=\"l3\"}"))).isEqualTo(l3);
-    assertThat(Double.parseDouble(metricValue(metrics,
-        "kvtier_l3_store_reads_total{outcome=\"hit\"}"))).isPositive();
+    assertThat(
+            (long) Double.parseDouble(metricValue(metrics, "kvtier_cache_hits_total{tier=\"l3\"}")))
+        .isEqualTo(l3);
+    assertThat(
+            Double.parseDouble(
+                metricValue(metrics, "kvtier_l3_store_reads_total{outcome=\"hit\"}")))
+        .isPositive();
   }
 
   /** 40 tokens, distinct for each {@code n}. */
@@ -131,10 +168,14 @@ class ServeCommandTest {
   }
 
   private static String complete(HttpClient client, URI base, String prompt) throws Exception {
-    HttpResponse<String> r = client.send(HttpRequest.newBuilder(base.resolve("/v1/completions"))
-            .POST(HttpRequest.BodyPublishers.ofString(
-                "{\"prompt_tokens\": " + prompt + ", \"max_tokens\": 4}")).build(),
-        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        client.send(
+            HttpRequest.newBuilder(base.resolve("/v1/completions"))
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"prompt_tokens\": " + prompt + ", \"max_tokens\": 4}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     return r.body();
   }
@@ -146,7 +187,10 @@ class ServeCommandTest {
   }
 
   private static String metricValue(String exposition, String series) {
-    return exposition.lines().filter(l -> l.startsWith(series + " ")).findFirst()
+    return exposition
+        .lines()
+        .filter(l -> l.startsWith(series + " "))
+        .findFirst()
         .map(l -> l.substring(series.length() + 1).strip())
         .orElseThrow(() -> new AssertionError(series + " not in the metrics:\n" + exposition));
   }
@@ -158,11 +202,20 @@ class ServeCommandTest {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
 
-    int status = KvTierCli.run(new PrintWriter(out), new PrintWriter(err), "serve", "--port",
-        "0", "--config", config.toString());
+    int status =
+        KvTierCli.run(
+            new PrintWriter(out),
+            new PrintWriter(err),
+            "serve",
+            "--port",
+            "0",
+            "--config",
+            config.toString());
 
     assertThat(status).isEqualTo(KvTierCli.EXIT_FAILURE);
-    assertThat(err.toString()).contains("kvtier.layers=4").contains("needs kvtier.layers=2")
+    assertThat(err.toString())
+        .contains("kvtier.layers=4")
+        .contains("needs kvtier.layers=2")
         .doesNotContain("\tat ");
   }
 
@@ -170,24 +223,41 @@ class ServeCommandTest {
   void helpListsTheEndpointsAndOptions() {
     StringWriter out = new StringWriter();
 
-    int status = KvTierCli.run(new PrintWriter(out), new PrintWriter(new StringWriter()),
-        "serve", "--help");
+    int status =
+        KvTierCli.run(new PrintWriter(out), new PrintWriter(new StringWriter()), "serve", "--help");
 
     assertThat(status).isZero();
-    assertThat(out.toString()).contains("POST /v1/completions").contains("--port")
-        .contains("--bind").contains("--config").contains("GET /metrics").contains("--l3")
-        .contains("--l3-dir").contains("--l3-mib");
+    assertThat(out.toString())
+        .contains("POST /v1/completions")
+        .contains("--port")
+        .contains("--bind")
+        .contains("--config")
+        .contains("GET /metrics")
+        .contains("--l3")
+        .contains("--l3-dir")
+        .contains("--l3-mib");
   }
 
   @Test
   void anL3DirectoryWithoutTheFileStoreIsRejected(@TempDir Path dir) {
     StringWriter err = new StringWriter();
 
-    int status = KvTierCli.run(new PrintWriter(new StringWriter()), new PrintWriter(err),
-        "serve", "--port", "0", "--l3", "memory", "--l3-dir", dir.toString());
+    int status =
+        KvTierCli.run(
+            new PrintWriter(new StringWriter()),
+            new PrintWriter(err),
+            "serve",
+            "--port",
+            "0",
+            "--l3",
+            "memory",
+            "--l3-dir",
+            dir.toString());
 
     assertThat(status).isEqualTo(KvTierCli.EXIT_FAILURE);
-    assertThat(err.toString()).contains("--l3-dir=" + dir).contains("add --l3 file")
+    assertThat(err.toString())
+        .contains("--l3-dir=" + dir)
+        .contains("add --l3 file")
         .doesNotContain("\tat ");
   }
 }

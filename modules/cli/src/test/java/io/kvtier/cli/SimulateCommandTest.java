@@ -42,30 +42,62 @@ class SimulateCommandTest {
   @Test
   void aSmallRunPrintsTheTableAndWritesEveryJsonField(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("out/result.json");
-    Run run = run("simulate", "--ranks", "2", "--workload", SMALL_WORKLOAD, "--page-size", "4",
-        "--device-pages", "48", "--host-ratio", "3", "--write-policy", "write_back",
-        "--eviction", "lfu", "--ack-delay", "heavy-tail", "--seed", "3", "--ticks", "200",
-        "--json", file.toString());
+    Run run =
+        run(
+            "simulate",
+            "--ranks",
+            "2",
+            "--workload",
+            SMALL_WORKLOAD,
+            "--page-size",
+            "4",
+            "--device-pages",
+            "48",
+            "--host-ratio",
+            "3",
+            "--write-policy",
+            "write_back",
+            "--eviction",
+            "lfu",
+            "--ack-delay",
+            "heavy-tail",
+            "--seed",
+            "3",
+            "--ticks",
+            "200",
+            "--json",
+            file.toString());
 
     assertThat(run.status()).as(run.err()).isZero();
-    assertThat(run.out()).contains("kvtier simulate: 2 ranks, ack delay heavy-tail, seed 3")
-        .containsPattern("device +\\d+ +\\d+\\.\\d%").containsPattern("host +\\d+ +\\d+\\.\\d%")
-        .contains("collectives").contains("digests equal yes").contains("result    PASS");
+    assertThat(run.out())
+        .contains("kvtier simulate: 2 ranks, ack delay heavy-tail, seed 3")
+        .containsPattern("device +\\d+ +\\d+\\.\\d%")
+        .containsPattern("host +\\d+ +\\d+\\.\\d%")
+        .contains("collectives")
+        .contains("digests equal yes")
+        .contains("result    PASS");
     Map<String, Object> j = json(file);
-    assertThat(j).containsEntry("ranks", 2L).containsEntry("seed", 3L)
-        .containsEntry("replicaDigestsEqual", true).containsEntry("desyncs", 0L)
-        .containsEntry("leakedPages", 0L).containsEntry("kvMismatches", 0L)
+    assertThat(j)
+        .containsEntry("ranks", 2L)
+        .containsEntry("seed", 3L)
+        .containsEntry("replicaDigestsEqual", true)
+        .containsEntry("desyncs", 0L)
+        .containsEntry("leakedPages", 0L)
+        .containsEntry("kvMismatches", 0L)
         .containsKeys("requests", "ticks", "promptTokens", "kvVerifiedPages", "wallSeconds");
     assertThat(object(j.get("hitTokens"))).containsKeys("device", "host", "l3");
-    assertThat(object(j.get("collectives"))).containsKeys("calls", "idleTicks", "idleTickCalls")
+    assertThat(object(j.get("collectives")))
+        .containsKeys("calls", "idleTicks", "idleTickCalls")
         .containsEntry("idleTickCalls", 0L);
     assertThat((Long) j.get("requests")).isEqualTo(24L);
     assertThat((Double) j.get("wallSeconds")).isPositive();
     Map<String, Object> ttft = object(j.get("ttftMs"));
-    assertThat((Long) ttft.get("requests")).isPositive()
+    assertThat((Long) ttft.get("requests"))
+        .isPositive()
         .isLessThanOrEqualTo((Long) j.get("requests"));
     // the estimate with the cache charges no more per request than the one without
-    assertThat((Double) ttft.get("p50WithCache")).isPositive()
+    assertThat((Double) ttft.get("p50WithCache"))
+        .isPositive()
         .isLessThanOrEqualTo((Double) ttft.get("p50WithoutCache"));
     assertThat((Double) ttft.get("meanWithCache"))
         .isLessThan((Double) ttft.get("meanWithoutCache"));
@@ -75,13 +107,25 @@ class SimulateCommandTest {
   @Test
   void theAcceptanceRunOfEightSkewedRanksPasses(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("out.json");
-    Run run = run("simulate", "--ranks", "8", "--ack-delay", "skewed", "--seed", "7", "--json",
-        file.toString());
+    Run run =
+        run(
+            "simulate",
+            "--ranks",
+            "8",
+            "--ack-delay",
+            "skewed",
+            "--seed",
+            "7",
+            "--json",
+            file.toString());
 
     assertThat(run.status()).as(run.out() + run.err()).isZero();
     Map<String, Object> j = json(file);
-    assertThat(j).containsEntry("replicaDigestsEqual", true).containsEntry("desyncs", 0L)
-        .containsEntry("leakedPages", 0L).containsEntry("kvMismatches", 0L);
+    assertThat(j)
+        .containsEntry("replicaDigestsEqual", true)
+        .containsEntry("desyncs", 0L)
+        .containsEntry("leakedPages", 0L)
+        .containsEntry("kvMismatches", 0L);
     assertThat((Long) j.get("kvVerifiedPages")).isPositive();
   }
 
@@ -89,7 +133,8 @@ class SimulateCommandTest {
   void badOptionsAreUsageErrorsNamingTheValue() {
     Run delay = run("simulate", "--ack-delay", "slow");
     assertThat(delay.status()).isEqualTo(2);
-    assertThat(delay.err()).contains("--ack-delay: unknown ack delay 'slow'")
+    assertThat(delay.err())
+        .contains("--ack-delay: unknown ack delay 'slow'")
         .contains("Usage: kvtier simulate");
     Run ranks = run("simulate", "--ranks", "9");
     assertThat(ranks.status()).isEqualTo(2);
@@ -101,8 +146,18 @@ class SimulateCommandTest {
 
   @Test
   void theBenchmarkReportsEveryRankCount() {
-    Run run = run("simulate", "--benchmark", "--workload", SMALL_WORKLOAD, "--ticks", "30",
-        "--page-size", "4", "--device-pages", "48");
+    Run run =
+        run(
+            "simulate",
+            "--benchmark",
+            "--workload",
+            SMALL_WORKLOAD,
+            "--ticks",
+            "30",
+            "--page-size",
+            "4",
+            "--device-pages",
+            "48");
 
     assertThat(run.status()).as(run.err()).isZero();
     assertThat(run.out().lines().filter(l -> l.matches(" +[1248] +\\d+ .* pass"))).hasSize(4);
@@ -111,8 +166,19 @@ class SimulateCommandTest {
   @Test
   void theJsonCarriesTheFinalDigestThatTheSummaryPrints(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("r.json");
-    Run run = run("simulate", "--ranks", "2", "--workload", SMALL_WORKLOAD, "--page-size", "4",
-        "--device-pages", "48", "--json", file.toString());
+    Run run =
+        run(
+            "simulate",
+            "--ranks",
+            "2",
+            "--workload",
+            SMALL_WORKLOAD,
+            "--page-size",
+            "4",
+            "--device-pages",
+            "48",
+            "--json",
+            file.toString());
 
     assertThat(run.status()).as(run.err()).isZero();
     String digest = (String) json(file).get("replicaDigest");
@@ -125,16 +191,20 @@ class SimulateCommandTest {
     Run bad = run("simulate", "--collective", "carrier-pigeon", "--rank", "0");
 
     assertThat(bad.status()).isEqualTo(2);
-    assertThat(bad.err()).contains("no CollectiveProvider named 'carrier-pigeon' was found")
-        .contains("local (").contains("Usage: kvtier simulate");
+    assertThat(bad.err())
+        .contains("no CollectiveProvider named 'carrier-pigeon' was found")
+        .contains("local (")
+        .contains("Usage: kvtier simulate");
   }
 
   @Test
   void aRankProcessNeedsARankInsideTheGroupAndLocalTakesNone() {
     Run missing = run("simulate", "--collective", "hazelcast", "--ranks", "3");
     assertThat(missing.status()).isEqualTo(2);
-    assertThat(missing.err()).contains("--collective hazelcast runs one rank per process: give"
-        + " each process its --rank, 0 to 2");
+    assertThat(missing.err())
+        .contains(
+            "--collective hazelcast runs one rank per process: give"
+                + " each process its --rank, 0 to 2");
 
     Run outside = run("simulate", "--collective", "hazelcast", "--ranks", "3", "--rank", "3");
     assertThat(outside.status()).isEqualTo(2);
@@ -151,8 +221,15 @@ class SimulateCommandTest {
     assertThat(benchmark.status()).isEqualTo(2);
     assertThat(benchmark.err()).contains("--benchmark runs every rank count as threads");
 
-    Run property = run("simulate", "--collective", "hazelcast", "--rank", "0",
-        "--collective-property", "port=5801");
+    Run property =
+        run(
+            "simulate",
+            "--collective",
+            "hazelcast",
+            "--rank",
+            "0",
+            "--collective-property",
+            "port=5801");
     assertThat(property.status()).isEqualTo(2);
     assertThat(property.err()).contains("collective property 'port' is not NAMESPACE.KEY");
 
@@ -163,22 +240,25 @@ class SimulateCommandTest {
 
   @Test
   void underMpirunTheRankAndWorldSizeComeFromTheLauncher() {
-    Map<String, String> launched = Map.of("OMPI_COMM_WORLD_SIZE", "4",
-        "OMPI_COMM_WORLD_RANK", "2");
+    Map<String, String> launched = Map.of("OMPI_COMM_WORLD_SIZE", "4", "OMPI_COMM_WORLD_RANK", "2");
     assertThat(SimulateCommand.place("mpi", 8, false, null, launched))
         .isEqualTo(new SimulateCommand.Placement(4, 2));
     assertThat(SimulateCommand.place("mpi", 4, true, 2, launched))
         .isEqualTo(new SimulateCommand.Placement(4, 2));
-    assertThat(SimulateCommand.place("mpi", 4, false, null, Map.of("OMPI_COMM_WORLD_SIZE", "4",
-        "PMIX_RANK", "3"))).isEqualTo(new SimulateCommand.Placement(4, 3));
+    assertThat(
+            SimulateCommand.place(
+                "mpi", 4, false, null, Map.of("OMPI_COMM_WORLD_SIZE", "4", "PMIX_RANK", "3")))
+        .isEqualTo(new SimulateCommand.Placement(4, 3));
     assertThat(SimulateCommand.place("mpi", 1, false, null, Map.of()))
-        .as("a singleton without mpirun").isEqualTo(new SimulateCommand.Placement(1, 0));
+        .as("a singleton without mpirun")
+        .isEqualTo(new SimulateCommand.Placement(1, 0));
 
     assertThatThrownBy(() -> SimulateCommand.place("mpi", 3, true, null, launched))
         .hasMessageStartingWith("--ranks=3 contradicts mpirun, which started 4 ranks");
     assertThatThrownBy(() -> SimulateCommand.place("mpi", 4, false, 1, launched))
         .hasMessageStartingWith("--rank=1 contradicts mpirun, which made this process rank 2");
     assertThatThrownBy(() -> SimulateCommand.place("mpi", 4, false, null, Map.of()))
-        .hasMessageContaining("not started by mpirun").hasMessageContaining("mpirun -np 4");
+        .hasMessageContaining("not started by mpirun")
+        .hasMessageContaining("mpirun -np 4");
   }
 }

@@ -39,6 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
 class SimulateRankProcessesTest {
   private static final String WORKLOAD =
       "multiturn:conversations=8,turns=3,first=24,answer=4,question=8";
+
   /** Bound on a whole job: a rank still alive then hangs (the watchdog ends healthy ones). */
   private static final long HANG_GUARD_SECONDS = 180;
 
@@ -56,29 +57,57 @@ class SimulateRankProcessesTest {
 
   /** The options of both runs: small, with stalls, copy failures and aborts to replay. */
   private static List<String> options(int ranks, long seed) {
-    return List.of("simulate", "--ranks", Integer.toString(ranks), "--workload", WORKLOAD,
-        "--page-size", "4", "--device-pages", "48", "--ack-delay", "heavy-tail",
-        "--failure-probability", "0.02", "--abort-probability", "0.05", "--seed",
+    return List.of(
+        "simulate",
+        "--ranks",
+        Integer.toString(ranks),
+        "--workload",
+        WORKLOAD,
+        "--page-size",
+        "4",
+        "--device-pages",
+        "48",
+        "--ack-delay",
+        "heavy-tail",
+        "--failure-probability",
+        "0.02",
+        "--abort-probability",
+        "0.05",
+        "--seed",
         Long.toString(seed));
   }
 
   @Test
   void mpirunWithFourRankProcessesGivesTheLocalResult() throws Exception {
     Path mpirun = onPath("mpirun").orElse(null);
-    skipUnless(mpirun != null, "mpirun is not on the PATH; install it with"
-        + " `apt-get install openmpi-bin libopenmpi-dev`");
+    skipUnless(
+        mpirun != null,
+        "mpirun is not on the PATH; install it with"
+            + " `apt-get install openmpi-bin libopenmpi-dev`");
     Availability mpi = Providers.named(CollectiveProvider.class, "mpi").availability();
     skipUnless(mpi.available(), "the mpi collective is unavailable here: " + mpi.reason());
     long seed = TestSeeds.seedFor("SimulateRankProcessesTest.mpi");
     Map<String, Object> local = localRun(options(4, seed));
 
-    List<String> command = new ArrayList<>(List.of(mpirun.toString(), "--oversubscribe",
-        "--bind-to", "none", "--mca", "btl", "self,vader", "-np", "4"));
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                mpirun.toString(),
+                "--oversubscribe",
+                "--bind-to",
+                "none",
+                "--mca",
+                "btl",
+                "self,vader",
+                "-np",
+                "4"));
     command.addAll(java());
     command.addAll(options(4, seed));
     command.addAll(List.of("--collective", "mpi", "--json", dir.resolve("mpi.json").toString()));
-    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-        .redirectOutput(dir.resolve("mpi.log").toFile());
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("mpi.log").toFile());
     // Open MPI refuses to run as root (as CI does) without both variables.
     builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
     builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
@@ -96,27 +125,41 @@ class SimulateRankProcessesTest {
 
     // A cluster of its own: a random name and port range, so that it never meets another run's.
     int port = 20_000 + 10 * ThreadLocalRandom.current().nextInt(2_000);
-    Map<String, String> settings = Map.of(
-        "hazelcast.cluster-name", "kvtier-sim-test-"
-            + Long.toHexString(ThreadLocalRandom.current().nextLong()),
-        "hazelcast.port", Integer.toString(port), "hazelcast.port-count", "6",
-        "hazelcast.members", "127.0.0.1", "hazelcast.join-timeout", "120s",
-        "hazelcast.member-timeout", "5s", "hazelcast.cp-member-removal", "5s",
-        "hazelcast.partition-count", "31");
+    Map<String, String> settings =
+        Map.of(
+            "hazelcast.cluster-name",
+            "kvtier-sim-test-" + Long.toHexString(ThreadLocalRandom.current().nextLong()),
+            "hazelcast.port",
+            Integer.toString(port),
+            "hazelcast.port-count",
+            "6",
+            "hazelcast.members",
+            "127.0.0.1",
+            "hazelcast.join-timeout",
+            "120s",
+            "hazelcast.member-timeout",
+            "5s",
+            "hazelcast.cp-member-removal",
+            "5s",
+            "hazelcast.partition-count",
+            "31");
     List<Path> logs = new ArrayList<>();
     for (int r = 0; r < 3; r++) {
       List<String> command = new ArrayList<>(java());
       command.addAll(options(3, seed));
-      command.addAll(List.of("--collective", "hazelcast", "--rank", Integer.toString(r),
-          "--watchdog", "60"));
+      command.addAll(
+          List.of("--collective", "hazelcast", "--rank", Integer.toString(r), "--watchdog", "60"));
       settings.forEach((k, v) -> command.addAll(List.of("--collective-property", k + "=" + v)));
       if (r == 0) {
         command.addAll(List.of("--json", dir.resolve("hazelcast.json").toString()));
       }
       Path log = dir.resolve("rank-" + r + ".log");
       logs.add(log);
-      processes.add(new ProcessBuilder(command).redirectErrorStream(true)
-          .redirectOutput(log.toFile()).start());
+      processes.add(
+          new ProcessBuilder(command)
+              .redirectErrorStream(true)
+              .redirectOutput(log.toFile())
+              .start());
     }
     StringBuilder output = new StringBuilder();
     List<Integer> statuses = new ArrayList<>();
@@ -125,21 +168,32 @@ class SimulateRankProcessesTest {
       output.append(Files.readString(logs.get(r), StandardCharsets.UTF_8));
     }
 
-    assertThat(statuses).as("the ranks' exit statuses; %s", reproduce(output.toString()))
+    assertThat(statuses)
+        .as("the ranks' exit statuses; %s", reproduce(output.toString()))
         .containsOnly(0);
     assertSameResult(local, dir.resolve("hazelcast.json"), output.toString(), 3, "hazelcast");
   }
 
   /** Rank 0's JSON equals the local one but for the wall time; every rank's digest line too. */
-  private static void assertSameResult(Map<String, Object> local, Path json, String output,
-      int ranks, String collective) throws IOException {
+  private static void assertSameResult(
+      Map<String, Object> local, Path json, String output, int ranks, String collective)
+      throws IOException {
     Map<String, Object> remote = withoutWallTime(json(json));
     assertThat(local.get("passed")).as("the local run passed").isEqualTo(true);
     assertThat(remote).as("rank 0's JSON; %s", reproduce(output)).isEqualTo(local);
     for (int r = 0; r < ranks; r++) {
-      assertThat(output).as(reproduce(output)).contains("rank " + r + " of " + ranks + " ("
-          + collective + "): final replica digest " + local.get("replicaDigest")
-          + ", equal on every rank: yes; PASS");
+      assertThat(output)
+          .as(reproduce(output))
+          .contains(
+              "rank "
+                  + r
+                  + " of "
+                  + ranks
+                  + " ("
+                  + collective
+                  + "): final replica digest "
+                  + local.get("replicaDigest")
+                  + ", equal on every rank: yes; PASS");
     }
   }
 
@@ -149,8 +203,8 @@ class SimulateRankProcessesTest {
       List<String> args = new ArrayList<>(options);
       args.addAll(List.of("--json", file.toString()));
       StringWriter out = new StringWriter();
-      int status = KvTierCli.run(new PrintWriter(out), new PrintWriter(out),
-          args.toArray(String[]::new));
+      int status =
+          KvTierCli.run(new PrintWriter(out), new PrintWriter(out), args.toArray(String[]::new));
       assertThat(status).as("the local run: %s", out).isZero();
       return withoutWallTime(json(file));
     } finally {
@@ -171,7 +225,8 @@ class SimulateRankProcessesTest {
 
   private static String reproduce(String output) {
     return TestSeeds.reproduceLine(SimulateRankProcessesTest.class.getSimpleName())
-        + "; output:\n" + output;
+        + "; output:\n"
+        + output;
   }
 
   /** Waits for a job; past the hang guard, kills it and fails with what it printed. */
@@ -182,8 +237,11 @@ class SimulateRankProcessesTest {
       process.waitFor(10, TimeUnit.SECONDS);
       process.descendants().forEach(ProcessHandle::destroyForcibly);
       process.destroyForcibly();
-      throw new AssertionError("the job did not end within " + HANG_GUARD_SECONDS + " s; "
-          + reproduce(Files.readString(log, StandardCharsets.UTF_8)));
+      throw new AssertionError(
+          "the job did not end within "
+              + HANG_GUARD_SECONDS
+              + " s; "
+              + reproduce(Files.readString(log, StandardCharsets.UTF_8)));
     }
     return process.exitValue();
   }
@@ -199,10 +257,16 @@ class SimulateRankProcessesTest {
         }
       }
     }
-    return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+    return List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         // Small, quick JVMs: up to 4 share 2 cores with the build.
-        "-Xss4m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        "--enable-native-access=ALL-UNNAMED", "-cp", String.join(File.pathSeparator, entries),
+        "-Xss4m",
+        "-Xmx256m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "--enable-native-access=ALL-UNNAMED",
+        "-cp",
+        String.join(File.pathSeparator, entries),
         KvTierCli.class.getName());
   }
 

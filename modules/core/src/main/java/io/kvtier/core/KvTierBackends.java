@@ -102,26 +102,37 @@ public final class KvTierBackends implements AutoCloseable {
     Objects.requireNonNull(metrics, "metrics");
     if (rank < 0 || rank >= config.ranks()) {
       throw new IllegalArgumentException(
-          "rank=" + rank + " is outside the group of kvtier.ranks=" + config.ranks()
-              + ": use a rank from 0 to " + (config.ranks() - 1));
+          "rank="
+              + rank
+              + " is outside the group of kvtier.ranks="
+              + config.ranks()
+              + ": use a rank from 0 to "
+              + (config.ranks() - 1));
     }
     SelectedProviders selected = SelectedProviders.select(config, registries);
     DeviceMemory device =
-        selected.device().open(
-            config.devicePool(), selected.context(selected.device(), rank, time, metrics));
+        selected
+            .device()
+            .open(config.devicePool(), selected.context(selected.device(), rank, time, metrics));
     HostMemory host = null;
     TransferEngine transfers = null;
     try {
       host =
-          selected.host().open(
-              config.hostPool(), selected.context(selected.host(), rank, time, metrics));
+          selected
+              .host()
+              .open(config.hostPool(), selected.context(selected.host(), rank, time, metrics));
       transfers = device.transferEngine(host);
       Optional<KvStore> store = Optional.empty();
       if (selected.store().isPresent()) {
         String namespace = config.l3().modelId().replaceAll("[^A-Za-z0-9._-]", "_");
-        store = Optional.of(selected.store().get().open(
-            new KvStoreSpec(config.layout(), config.l3().capacityBytes(), namespace),
-            selected.context(selected.store().get(), rank, time, metrics)));
+        store =
+            Optional.of(
+                selected
+                    .store()
+                    .get()
+                    .open(
+                        new KvStoreSpec(config.layout(), config.l3().capacityBytes(), namespace),
+                        selected.context(selected.store().get(), rank, time, metrics)));
       }
       return new KvTierBackends(selected, rank, device, host, transfers, store, time);
     } catch (RuntimeException | Error e) {

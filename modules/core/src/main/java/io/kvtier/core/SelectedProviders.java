@@ -100,10 +100,17 @@ public record SelectedProviders(
       }
       if (!everyone.contains(namespace)) {
         throw new IllegalArgumentException(
-            "backend property '" + key + "' is in namespace '" + namespace + "', which no"
+            "backend property '"
+                + key
+                + "' is in namespace '"
+                + namespace
+                + "', which no"
                 + " provider on the module path reads (namespaces found: "
-                + String.join(", ", everyone) + "): fix the key, or put the module whose"
-                + " providers read " + namespace + ".* on the module path");
+                + String.join(", ", everyone)
+                + "): fix the key, or put the module whose"
+                + " providers read "
+                + namespace
+                + ".* on the module path");
       }
     }
   }

@@ -53,16 +53,29 @@ class KvTierBackendsTest {
 
     assertThat(fake.events)
         .containsExactly(
-            "open device", "open host", "open transfers", "close transfers", "close host",
+            "open device",
+            "open host",
+            "open transfers",
+            "close transfers",
+            "close host",
             "close device");
   }
 
   @Test
   void opensTheConfiguredL3StoreAndClosesItFirst() {
     RecordingBackends fake = new RecordingBackends();
-    KvTierConfig config = KvTierConfig.builder().device("rec").host("rec").collective("rec")
-        .store("rec").ranks(2).devicePages(4).hostPages(8)
-        .set("kvtier.l3-model-id", "llama 3/8b").set("kvtier.l3-bytes", "1MiB").build();
+    KvTierConfig config =
+        KvTierConfig.builder()
+            .device("rec")
+            .host("rec")
+            .collective("rec")
+            .store("rec")
+            .ranks(2)
+            .devicePages(4)
+            .hostPages(8)
+            .set("kvtier.l3-model-id", "llama 3/8b")
+            .set("kvtier.l3-bytes", "1MiB")
+            .build();
 
     KvTierBackends backends =
         KvTierBackends.open(config, fake.registries(), 1, () -> 7, BackendMetrics.NOOP);
@@ -78,10 +91,20 @@ class KvTierBackendsTest {
     assertThat(setup.time().nanoTime()).isEqualTo(7);
     assertThat(setup.config()).isEqualTo(config.l3());
     backends.close();
-    assertThat(fake.events).containsExactly("open device", "open host", "open transfers",
-        "open store", "close store", "close transfers", "close host", "close device");
-    assertThat(KvTierBackends.open(recording(), fake.registries(), 0, () -> 7,
-        BackendMetrics.NOOP).l3Setup(executor)).isEmpty();
+    assertThat(fake.events)
+        .containsExactly(
+            "open device",
+            "open host",
+            "open transfers",
+            "open store",
+            "close store",
+            "close transfers",
+            "close host",
+            "close device");
+    assertThat(
+            KvTierBackends.open(recording(), fake.registries(), 0, () -> 7, BackendMetrics.NOOP)
+                .l3Setup(executor))
+        .isEmpty();
   }
 
   @Test
@@ -90,8 +113,9 @@ class KvTierBackendsTest {
     fake.failHostOpen = true;
 
     assertThatThrownBy(
-            () -> KvTierBackends.open(recording(), fake.registries(), 0, TimeSource.SYSTEM,
-                BackendMetrics.NOOP))
+            () ->
+                KvTierBackends.open(
+                    recording(), fake.registries(), 0, TimeSource.SYSTEM, BackendMetrics.NOOP))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("host open failed (fake)");
     assertThat(fake.events).containsExactly("open device", "close device");
@@ -100,12 +124,21 @@ class KvTierBackendsTest {
   @Test
   void aBackendPropertyThatNoProviderReadsIsAnError() {
     KvTierConfig config =
-        KvTierConfig.builder().device("rec").host("rec").collective("rec")
-            .set("cuda.device-id", "0").build();
+        KvTierConfig.builder()
+            .device("rec")
+            .host("rec")
+            .collective("rec")
+            .set("cuda.device-id", "0")
+            .build();
 
     assertThatThrownBy(
-            () -> KvTierBackends.open(config, new RecordingBackends().registries(), 0,
-                TimeSource.SYSTEM, BackendMetrics.NOOP))
+            () ->
+                KvTierBackends.open(
+                    config,
+                    new RecordingBackends().registries(),
+                    0,
+                    TimeSource.SYSTEM,
+                    BackendMetrics.NOOP))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("backend property 'cuda.device-id'")
         .hasMessageContaining("namespace 'cuda'")
@@ -115,8 +148,13 @@ class KvTierBackendsTest {
   @Test
   void aRankOutsideTheGroupIsRejected() {
     assertThatThrownBy(
-            () -> KvTierBackends.open(recording(), new RecordingBackends().registries(), 3,
-                TimeSource.SYSTEM, BackendMetrics.NOOP))
+            () ->
+                KvTierBackends.open(
+                    recording(),
+                    new RecordingBackends().registries(),
+                    3,
+                    TimeSource.SYSTEM,
+                    BackendMetrics.NOOP))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("rank=3 is outside the group of kvtier.ranks=3");
   }

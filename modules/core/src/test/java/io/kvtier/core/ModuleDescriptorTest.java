@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
 class ModuleDescriptorTest extends ModuleSuite {
 
   ModuleDescriptorTest() {
-    super(KvTierBackends.class.getModule(),
+    super(
+        KvTierBackends.class.getModule(),
         "io.kvtier.core",
         "io.kvtier.core.config",
         "io.kvtier.core.discovery",
@@ -55,8 +56,8 @@ class ModuleDescriptorTest extends ModuleSuite {
         descriptor().requires().stream().filter(r -> r.name().equals("io.kvtier.spi")).findFirst();
 
     assertThat(staticRequires).contains("com.google.guice", "jakarta.inject");
-    assertThat(spi).hasValueSatisfying(
-        r -> assertThat(r.modifiers()).contains(Requires.Modifier.TRANSITIVE));
+    assertThat(spi)
+        .hasValueSatisfying(r -> assertThat(r.modifiers()).contains(Requires.Modifier.TRANSITIVE));
   }
 
   @Test

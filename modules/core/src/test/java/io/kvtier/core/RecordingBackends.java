@@ -31,8 +31,10 @@ import java.util.List;
 final class RecordingBackends {
   /** What happened, in order: "open device", "close host", ... */
   final List<String> events = Collections.synchronizedList(new ArrayList<>());
+
   /** The contexts the pools were opened with, device first. */
   final List<BackendContext> contexts = Collections.synchronizedList(new ArrayList<>());
+
   /** When true, opening the host pool fails. */
   volatile boolean failHostOpen;
 
@@ -47,7 +49,8 @@ final class RecordingBackends {
         ProviderRegistry.of(
             CollectiveProvider.class,
             List.of(ProviderCandidate.of(RecordingCollective.class, RecordingCollective::new))),
-        ProviderRegistry.of(KvStoreProvider.class,
+        ProviderRegistry.of(
+            KvStoreProvider.class,
             List.of(ProviderCandidate.of(RecordingStore.class, () -> new RecordingStore(this)))));
   }
 

@@ -35,8 +35,10 @@ public enum AckDelay {
 
   /** The virtual duration of one tick, in microseconds. */
   public static final long TICK_MICROS = 1000;
+
   /** The fixed cost of one copy batch, in microseconds. */
   public static final long LATENCY_MICROS = 50;
+
   /** How much slower the slow rank of {@link #SKEWED} is. */
   public static final int SLOW_FACTOR = 6;
 
@@ -70,8 +72,11 @@ public enum AckDelay {
         return d;
       }
     }
-    throw new IllegalArgumentException("unknown ack delay '" + name + "': use one of "
-        + Arrays.stream(values()).map(AckDelay::cliName).toList());
+    throw new IllegalArgumentException(
+        "unknown ack delay '"
+            + name
+            + "': use one of "
+            + Arrays.stream(values()).map(AckDelay::cliName).toList());
   }
 
   /**

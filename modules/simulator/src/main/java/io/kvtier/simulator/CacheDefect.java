@@ -33,12 +33,13 @@ public enum CacheDefect {
   void apply(RankCache cache, int rank, long seed, TickClock clock, long tickNanos) {
     SplittableRandom random = new SplittableRandom(seed * 31 + rank * 0x9E3779B97F4A7C15L);
     switch (this) {
-      case NONE -> { }
+      case NONE -> {}
       case DRAIN_TIMED_ATTACH -> CacheTestHooks.useDrainTimedAttachPredicate(cache);
-      case WALL_CLOCK_EVICTION -> CacheTestHooks.useWallClockEviction(cache,
-          () -> clock.nanoTime() + random.nextLong(tickNanos));
-      case RANK_LOCAL_ALLOCATION_FAILURE -> CacheTestHooks.useRankLocalAllocationFailures(cache,
-          () -> random.nextDouble() < 0.05);
+      case WALL_CLOCK_EVICTION ->
+          CacheTestHooks.useWallClockEviction(
+              cache, () -> clock.nanoTime() + random.nextLong(tickNanos));
+      case RANK_LOCAL_ALLOCATION_FAILURE ->
+          CacheTestHooks.useRankLocalAllocationFailures(cache, () -> random.nextDouble() < 0.05);
     }
   }
 }

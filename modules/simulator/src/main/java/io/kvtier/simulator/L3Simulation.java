@@ -42,8 +42,18 @@ public record L3Simulation(
     double faultProbability) {
 
   /** No L3 tier. */
-  public static final L3Simulation NONE = new L3Simulation("none", 64L << 20, Optional.empty(),
-      L3PrefetchPolicy.TIMEOUT, 64, 1, Duration.ofMillis(20), 500, 0.5, 0);
+  public static final L3Simulation NONE =
+      new L3Simulation(
+          "none",
+          64L << 20,
+          Optional.empty(),
+          L3PrefetchPolicy.TIMEOUT,
+          64,
+          1,
+          Duration.ofMillis(20),
+          500,
+          0.5,
+          0);
 
   /** Validates the fields. */
   public L3Simulation {
@@ -54,13 +64,29 @@ public record L3Simulation(
     if (store.isBlank()) {
       throw new IllegalArgumentException("store is blank: use none, memory, file or hazelcast");
     }
-    if (capacityBytes < 1 || prefetchThreshold < 1 || backupThreshold < 0 || stepMicros < 0
-        || !(rankSkew >= 0) || !(faultProbability >= 0 && faultProbability <= 1)
-        || timeout.isNegative() || timeout.isZero()) {
-      throw new IllegalArgumentException("bad L3 simulation settings: capacityBytes="
-          + capacityBytes + " prefetchThreshold=" + prefetchThreshold + " backupThreshold="
-          + backupThreshold + " stepMicros=" + stepMicros + " rankSkew=" + rankSkew
-          + " faultProbability=" + faultProbability + " timeout=" + timeout);
+    if (capacityBytes < 1
+        || prefetchThreshold < 1
+        || backupThreshold < 0
+        || stepMicros < 0
+        || !(rankSkew >= 0)
+        || !(faultProbability >= 0 && faultProbability <= 1)
+        || timeout.isNegative()
+        || timeout.isZero()) {
+      throw new IllegalArgumentException(
+          "bad L3 simulation settings: capacityBytes="
+              + capacityBytes
+              + " prefetchThreshold="
+              + prefetchThreshold
+              + " backupThreshold="
+              + backupThreshold
+              + " stepMicros="
+              + stepMicros
+              + " rankSkew="
+              + rankSkew
+              + " faultProbability="
+              + faultProbability
+              + " timeout="
+              + timeout);
     }
   }
 
@@ -80,8 +106,17 @@ public record L3Simulation(
    * @return a copy
    */
   public L3Simulation withStore(String name) {
-    return new L3Simulation(name, capacityBytes, directory, prefetchPolicy, prefetchThreshold,
-        backupThreshold, timeout, stepMicros, rankSkew, faultProbability);
+    return new L3Simulation(
+        name,
+        capacityBytes,
+        directory,
+        prefetchPolicy,
+        prefetchThreshold,
+        backupThreshold,
+        timeout,
+        stepMicros,
+        rankSkew,
+        faultProbability);
   }
 
   /**
@@ -91,8 +126,17 @@ public record L3Simulation(
    * @return a copy
    */
   public L3Simulation withCapacityBytes(long bytes) {
-    return new L3Simulation(store, bytes, directory, prefetchPolicy, prefetchThreshold,
-        backupThreshold, timeout, stepMicros, rankSkew, faultProbability);
+    return new L3Simulation(
+        store,
+        bytes,
+        directory,
+        prefetchPolicy,
+        prefetchThreshold,
+        backupThreshold,
+        timeout,
+        stepMicros,
+        rankSkew,
+        faultProbability);
   }
 
   /**
@@ -102,8 +146,17 @@ public record L3Simulation(
    * @return a copy
    */
   public L3Simulation withDirectory(Path dir) {
-    return new L3Simulation(store, capacityBytes, Optional.of(dir), prefetchPolicy,
-        prefetchThreshold, backupThreshold, timeout, stepMicros, rankSkew, faultProbability);
+    return new L3Simulation(
+        store,
+        capacityBytes,
+        Optional.of(dir),
+        prefetchPolicy,
+        prefetchThreshold,
+        backupThreshold,
+        timeout,
+        stepMicros,
+        rankSkew,
+        faultProbability);
   }
 
   /**
@@ -114,8 +167,17 @@ public record L3Simulation(
    * @return a copy
    */
   public L3Simulation withPrefetch(L3PrefetchPolicy policy, int threshold) {
-    return new L3Simulation(store, capacityBytes, directory, policy, threshold,
-        backupThreshold, timeout, stepMicros, rankSkew, faultProbability);
+    return new L3Simulation(
+        store,
+        capacityBytes,
+        directory,
+        policy,
+        threshold,
+        backupThreshold,
+        timeout,
+        stepMicros,
+        rankSkew,
+        faultProbability);
   }
 
   /**
@@ -128,8 +190,17 @@ public record L3Simulation(
    * @return a copy
    */
   public L3Simulation withTiming(long micros, double skew, Duration timeoutBase, double faults) {
-    return new L3Simulation(store, capacityBytes, directory, prefetchPolicy, prefetchThreshold,
-        backupThreshold, timeoutBase, micros, skew, faults);
+    return new L3Simulation(
+        store,
+        capacityBytes,
+        directory,
+        prefetchPolicy,
+        prefetchThreshold,
+        backupThreshold,
+        timeoutBase,
+        micros,
+        skew,
+        faults);
   }
 
   /**
@@ -138,8 +209,11 @@ public record L3Simulation(
    * @return the config
    */
   public L3Config engineConfig() {
-    return L3Config.DEFAULTS.withCapacityBytes(capacityBytes).withPrefetchPolicy(prefetchPolicy)
-        .withPrefetchThreshold(prefetchThreshold).withBackupThreshold(backupThreshold)
+    return L3Config.DEFAULTS
+        .withCapacityBytes(capacityBytes)
+        .withPrefetchPolicy(prefetchPolicy)
+        .withPrefetchThreshold(prefetchThreshold)
+        .withBackupThreshold(backupThreshold)
         .withTimeouts(timeout, timeout.dividedBy(10), timeout.multipliedBy(4))
         .withModelId("kvtier-sim");
   }

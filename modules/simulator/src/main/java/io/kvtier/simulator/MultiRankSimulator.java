@@ -43,6 +43,7 @@ public final class MultiRankSimulator {
 
   private final SimulationConfig config;
   private final AtomicReference<Failure> first = new AtomicReference<>();
+
   /** Rank 0's L3 counters after the last run (equal on every rank); NONE without L3. */
   private volatile io.kvtier.core.cache.L3Stats l3Stats = io.kvtier.core.cache.L3Stats.NONE;
 
@@ -77,8 +78,8 @@ public final class MultiRankSimulator {
   public static String workloadSpec(SimulationConfig config) {
     String spec = config.workload().strip();
     String name = spec.contains(":") ? spec.substring(0, spec.indexOf(':')) : spec;
-    boolean generator = name.equals("shared-prefix") || name.equals("multiturn")
-        || name.equals("doc-qa");
+    boolean generator =
+        name.equals("shared-prefix") || name.equals("multiturn") || name.equals("doc-qa");
     if (!generator || spec.contains("seed=")) {
       return spec;
     }
@@ -123,8 +124,8 @@ public final class MultiRankSimulator {
       for (int r = 0; r < ranks.length; r++) {
         SimulatedRank rank = ranks[r];
         int id = r;
-        threads[r] = Thread.ofPlatform().name("kvtier-sim-rank-" + r).unstarted(
-            () -> runRank(id, rank));
+        threads[r] =
+            Thread.ofPlatform().name("kvtier-sim-rank-" + r).unstarted(() -> runRank(id, rank));
         threads[r].start();
       }
       for (Thread t : threads) {
@@ -169,8 +170,12 @@ public final class MultiRankSimulator {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(group, "group");
     if (rank < 0 || rank >= config.ranks()) {
-      throw new IllegalArgumentException("rank=" + rank + " must be in [0, ranks="
-          + config.ranks() + "): every process runs one rank of the group");
+      throw new IllegalArgumentException(
+          "rank="
+              + rank
+              + " must be in [0, ranks="
+              + config.ranks()
+              + "): every process runs one rank of the group");
     }
     return new MultiRankSimulator(config).runOne(rank, group);
   }
@@ -200,8 +205,8 @@ public final class MultiRankSimulator {
           CacheInvariants.checkIdle(rank.cache());
         } catch (CacheInvariantException e) {
           // Only this rank's cache: the collective still works, so the others learn of it below.
-          first.compareAndSet(null,
-              new Failure(r, rank.engine().tickNumber(), e, SimulationFailure.LEAK));
+          first.compareAndSet(
+              null, new Failure(r, rank.engine().tickNumber(), e, SimulationFailure.LEAK));
         }
       }
       long sent = r == 0 ? rank.feed().sent() : 0;
@@ -214,25 +219,52 @@ public final class MultiRankSimulator {
           sums = rank.collective().allReduce(ReduceOp.SUM, sums, FINAL_TAG);
           Failure mine = first.get();
           long leaker = mine == null ? Long.MAX_VALUE : r;
-          long[] m = rank.collective().allReduce(ReduceOp.MIN,
-              new long[] {digest, ~digest, leaker}, FINAL_TAG);
+          long[] m =
+              rank.collective()
+                  .allReduce(ReduceOp.MIN, new long[] {digest, ~digest, leaker}, FINAL_TAG);
           if (m[0] != ~m[1]) {
             digestsEqual = false;
-            first.compareAndSet(null, new Failure(r, rank.engine().tickNumber(),
-                new ReplicaDivergenceException(r, rank.engine().tickNumber(), m[0], ~m[1],
-                    digest, "found by the simulator's final check across processes"),
-                SimulationFailure.REPLICA_DIVERGENCE));
+            first.compareAndSet(
+                null,
+                new Failure(
+                    r,
+                    rank.engine().tickNumber(),
+                    new ReplicaDivergenceException(
+                        r,
+                        rank.engine().tickNumber(),
+                        m[0],
+                        ~m[1],
+                        digest,
+                        "found by the simulator's final check across processes"),
+                    SimulationFailure.REPLICA_DIVERGENCE));
           } else if (mine == null && m[2] != Long.MAX_VALUE) {
-            first.compareAndSet(null, new Failure((int) m[2], rank.engine().tickNumber(),
-                new CacheInvariantException("the cache of rank " + m[2] + " was not idle after"
-                    + " the drain; its own output says what leaked"), SimulationFailure.LEAK));
+            first.compareAndSet(
+                null,
+                new Failure(
+                    (int) m[2],
+                    rank.engine().tickNumber(),
+                    new CacheInvariantException(
+                        "the cache of rank "
+                            + m[2]
+                            + " was not idle after"
+                            + " the drain; its own output says what leaked"),
+                    SimulationFailure.LEAK));
           }
         } catch (RuntimeException e) {
           fail(r, rank, e, classify(e));
         }
       }
-      return result(workload, rank, sums[3], sums[0], sums[1], sums[2], digestsEqual, digest,
-          (System.nanoTime() - start) / 1e9, timeline.timeline());
+      return result(
+          workload,
+          rank,
+          sums[3],
+          sums[0],
+          sums[1],
+          sums[2],
+          digestsEqual,
+          digest,
+          (System.nanoTime() - start) / 1e9,
+          timeline.timeline());
     }
   }
 
@@ -296,8 +328,8 @@ public final class MultiRankSimulator {
     return l3Stats;
   }
 
-  private SimulationResult result(Workload workload, SimulatedRank[] ranks, double wallSeconds,
-      SimulationTimeline timeline) {
+  private SimulationResult result(
+      Workload workload, SimulatedRank[] ranks, double wallSeconds, SimulationTimeline timeline) {
     long verified = 0;
     long mismatches = 0;
     long leaked = 0;
@@ -307,8 +339,17 @@ public final class MultiRankSimulator {
       mismatches += rs.kvMismatches();
       leaked += rank.leakedDevicePages();
     }
-    return result(workload, ranks[0], ranks[0].feed().sent(), verified, mismatches, leaked, true,
-        ranks[0].engine().replicaDigest(), wallSeconds, timeline);
+    return result(
+        workload,
+        ranks[0],
+        ranks[0].feed().sent(),
+        verified,
+        mismatches,
+        leaked,
+        true,
+        ranks[0].engine().replicaDigest(),
+        wallSeconds,
+        timeline);
   }
 
   /**
@@ -317,28 +358,54 @@ public final class MultiRankSimulator {
    * @param rank a rank whose replicated state stands for all (rank 0 in thread mode)
    * @param digestsEqual false if a check outside the failure found different digests
    */
-  private SimulationResult result(Workload workload, SimulatedRank rank, long sent,
-      long verified, long mismatches, long leaked, boolean digestsEqual, long digest,
-      double wallSeconds, SimulationTimeline timeline) {
+  private SimulationResult result(
+      Workload workload,
+      SimulatedRank rank,
+      long sent,
+      long verified,
+      long mismatches,
+      long leaked,
+      boolean digestsEqual,
+      long digest,
+      double wallSeconds,
+      SimulationTimeline timeline) {
     RankEngineStats s = rank.engine().stats();
     l3Stats = rank.cache().l3Stats();
     Failure f = first.get();
     SimulationFailure kind = f == null ? SimulationFailure.NONE : f.kind();
-    boolean desync = kind == SimulationFailure.COLLECTIVE_DESYNC
-        || kind == SimulationFailure.COLLECTIVE_TIMEOUT;
-    return new SimulationResult(workload.spec(), config.seed(), config.ranks(),
-        sent, s.finished(), s.aborted(), s.rejected(),
-        s.loadFailureAborts(), s.ticks(),
+    boolean desync =
+        kind == SimulationFailure.COLLECTIVE_DESYNC || kind == SimulationFailure.COLLECTIVE_TIMEOUT;
+    return new SimulationResult(
+        workload.spec(),
+        config.seed(),
+        config.ranks(),
+        sent,
+        s.finished(),
+        s.aborted(),
+        s.rejected(),
+        s.loadFailureAborts(),
+        s.ticks(),
         s.promptTokens(),
-        new SimulationResult.HitTokens(s.deviceHitTokens(), s.hostHitTokens(),
-            s.l3HitTokens()),
+        new SimulationResult.HitTokens(s.deviceHitTokens(), s.hostHitTokens(), s.l3HitTokens()),
         s.computedTokens(),
-        new SimulationResult.CollectiveCounts(s.collectiveCalls(), s.syncTicks(),
-            s.digestChecks(), s.idleTicks(), s.idleTickCalls(), s.maxProtocolCallsPerTick()),
+        new SimulationResult.CollectiveCounts(
+            s.collectiveCalls(),
+            s.syncTicks(),
+            s.digestChecks(),
+            s.idleTicks(),
+            s.idleTickCalls(),
+            s.maxProtocolCallsPerTick()),
         rank.cache().stats(),
-        digestsEqual && kind != SimulationFailure.REPLICA_DIVERGENCE, desync ? 1 : 0, leaked,
-        verified, mismatches, kind, f == null ? -1 : f.tick(),
-        f == null ? "" : f.kind() + " on rank " + f.rank() + ": " + f.cause(), wallSeconds,
-        timeline, digest);
+        digestsEqual && kind != SimulationFailure.REPLICA_DIVERGENCE,
+        desync ? 1 : 0,
+        leaked,
+        verified,
+        mismatches,
+        kind,
+        f == null ? -1 : f.tick(),
+        f == null ? "" : f.kind() + " on rank " + f.rank() + ": " + f.cause(),
+        wallSeconds,
+        timeline,
+        digest);
   }
 }

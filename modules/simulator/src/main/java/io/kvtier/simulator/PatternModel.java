@@ -22,6 +22,7 @@ final class PatternModel implements ModelRunner {
   private final KvLayout layout;
   private final int vocab;
   private final int vector;
+
   /** Prefix hashes per live request, grown as tokens are computed; never iterated. */
   private final Map<Long, long[]> hashes = new HashMap<>();
 
@@ -118,8 +119,10 @@ final class PatternModel implements ModelRunner {
       return h;
     }
     long[] grown = h == null ? new long[length] : Arrays.copyOf(h, length);
-    long running = known == 0
-        ? 0x243F6A8885A308D3L ^ step.namespace() * 0x9E3779B97F4A7C15L : grown[known - 1];
+    long running =
+        known == 0
+            ? 0x243F6A8885A308D3L ^ step.namespace() * 0x9E3779B97F4A7C15L
+            : grown[known - 1];
     for (int i = known; i < length; i++) {
       running = mix(running ^ step.tokens()[i]) + i;
       grown[i] = running;

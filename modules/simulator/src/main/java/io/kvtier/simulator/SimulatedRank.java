@@ -48,8 +48,10 @@ import java.util.Map;
 final class SimulatedRank implements AutoCloseable {
   /** Tag of the simulator's own per-tick check, outside the engine's counts. */
   static final String CHECK_TAG = "sim-check";
+
   /** Ticks a run may take to drain after its input ended. */
   static final int DRAIN_TICKS = 20_000;
+
   static final long TICK_NANOS = AckDelay.TICK_MICROS * 1000;
 
   private final SimulationConfig config;
@@ -64,42 +66,61 @@ final class SimulatedRank implements AutoCloseable {
   private final RankEngine engine;
   private final StallSchedule stalls;
   private final ArrivalFeed feed;
+
   /** This rank's L3 store and executor, or null without an L3 tier. */
   private KvStore l3Store;
+
   private io.kvtier.core.cache.L3Executor l3Executor;
   private TimelineRecorder timeline;
 
   SimulatedRank(SimulationConfig config, int rank, String group, Workload workload) {
     this.config = config;
     this.rank = rank;
-    Map<String, String> sim = config.ackDelay().simProperties(config.ranks(), config.seed(),
-        config.failureProbability());
+    Map<String, String> sim =
+        config.ackDelay().simProperties(config.ranks(), config.seed(), config.failureProbability());
     BackendContext context = new BackendContext(rank, sim, clock, BackendMetrics.NOOP);
-    BackendContext poolContext = new BackendContext(rank, poolProperties(config.device(), sim),
-        clock, BackendMetrics.NOOP);
+    BackendContext poolContext =
+        new BackendContext(rank, poolProperties(config.device(), sim), clock, BackendMetrics.NOOP);
     KvLayout layout = layout(config.pageSize());
     int hostPages = config.hostPages();
     DeviceMemory d = null;
     HostMemory h = null;
     TransferEngine t = null;
     try {
-      d = Providers.named(DeviceMemoryProvider.class, config.device())
-          .open(new PoolSpec(layout, config.devicePages(), MemoryLayout.LAYER_FIRST),
-              poolContext);
-      CacheConfig cacheConfig = CacheConfig.of(config.pageSize(), config.devicePages(),
-          hostPages).withWritePolicy(config.writePolicy()).withEvictionPolicy(config.eviction());
+      d =
+          Providers.named(DeviceMemoryProvider.class, config.device())
+              .open(
+                  new PoolSpec(layout, config.devicePages(), MemoryLayout.LAYER_FIRST),
+                  poolContext);
+      CacheConfig cacheConfig =
+          CacheConfig.of(config.pageSize(), config.devicePages(), hostPages)
+              .withWritePolicy(config.writePolicy())
+              .withEvictionPolicy(config.eviction());
       if (hostPages > 0) {
-        h = Providers.named(HostMemoryProvider.class, config.device())
-            .open(new PoolSpec(layout, hostPages, MemoryLayout.PAGE_FIRST), poolContext);
+        h =
+            Providers.named(HostMemoryProvider.class, config.device())
+                .open(new PoolSpec(layout, hostPages, MemoryLayout.PAGE_FIRST), poolContext);
         t = d.transferEngine(h);
-        faulty = config.ackDelay().injectsStalls()
-            ? new FaultyTransferEngine(t, FaultPlan.none(), clock) : null;
+        faulty =
+            config.ackDelay().injectsStalls()
+                ? new FaultyTransferEngine(t, FaultPlan.none(), clock)
+                : null;
         TransferEngine engine = faulty != null ? faulty : t;
         if (config.l3().enabled()) {
           openL3(config, rank, layout);
-          cache = RankCache.withMemory(cacheConfig, d, h, engine,
-              new io.kvtier.core.cache.L3Setup(config.l3().engineConfig(), l3Store, l3Executor,
-                  clock, rank, config.ranks()));
+          cache =
+              RankCache.withMemory(
+                  cacheConfig,
+                  d,
+                  h,
+                  engine,
+                  new io.kvtier.core.cache.L3Setup(
+                      config.l3().engineConfig(),
+                      l3Store,
+                      l3Executor,
+                      clock,
+                      rank,
+                      config.ranks()));
         } else {
           cache = RankCache.withMemory(cacheConfig, d, h, engine);
         }
@@ -108,9 +129,11 @@ final class SimulatedRank implements AutoCloseable {
         cache = RankCache.withMemory(cacheConfig, d);
       }
       config.cacheDefect().apply(cache, rank, config.seed(), clock, TICK_NANOS);
-      collective = Providers.named(CollectiveProvider.class, config.collective()).join(
-          CollectiveSpec.of(group, config.ranks(), rank, config.watchdog()),
-          collectiveContext(context, config));
+      collective =
+          Providers.named(CollectiveProvider.class, config.collective())
+              .join(
+                  CollectiveSpec.of(group, config.ranks(), rank, config.watchdog()),
+                  collectiveContext(context, config));
     } catch (RuntimeException e) {
       closeQuietly(l3Executor, l3Store, t, h, d);
       throw e;
@@ -118,16 +141,20 @@ final class SimulatedRank implements AutoCloseable {
     this.device = d;
     this.host = h;
     this.transfers = faulty != null ? faulty : t;
-    RankEngineConfig engineConfig = RankEngineConfig.DEFAULTS
-        .withChunkTokens(config.chunkTokens())
-        .withMaxRunning(config.maxRunning())
-        .withDigestInterval(config.digestInterval())
-        .withGuardCollective(false)
-        .withDefect(config.protocolDefect());
-    this.engine = new RankEngine(cache, collective,
-        new PatternModel(d, MultiRankSimulator.VOCAB), engineConfig);
-    this.stalls = config.ackDelay().injectsStalls()
-        ? new StallSchedule(config.seed(), config.ranks(), config.ticks()) : null;
+    RankEngineConfig engineConfig =
+        RankEngineConfig.DEFAULTS
+            .withChunkTokens(config.chunkTokens())
+            .withMaxRunning(config.maxRunning())
+            .withDigestInterval(config.digestInterval())
+            .withGuardCollective(false)
+            .withDefect(config.protocolDefect());
+    this.engine =
+        new RankEngine(
+            cache, collective, new PatternModel(d, MultiRankSimulator.VOCAB), engineConfig);
+    this.stalls =
+        config.ackDelay().injectsStalls()
+            ? new StallSchedule(config.seed(), config.ranks(), config.ticks())
+            : null;
     this.feed = rank == 0 ? new ArrivalFeed(workload, config) : null;
   }
 
@@ -154,20 +181,28 @@ final class SimulatedRank implements AutoCloseable {
     L3Simulation l3 = config.l3();
     java.util.Map<String, String> properties = new java.util.LinkedHashMap<>();
     if (l3.store().equals("file")) {
-      java.nio.file.Path dir = l3.directory().orElseGet(() -> {
-        try {
-          return java.nio.file.Files.createTempDirectory("kvtier-sim-l3-");
-        } catch (java.io.IOException e) {
-          throw new java.io.UncheckedIOException("cannot create the file store's directory", e);
-        }
-      });
+      java.nio.file.Path dir =
+          l3.directory()
+              .orElseGet(
+                  () -> {
+                    try {
+                      return java.nio.file.Files.createTempDirectory("kvtier-sim-l3-");
+                    } catch (java.io.IOException e) {
+                      throw new java.io.UncheckedIOException(
+                          "cannot create the file store's directory", e);
+                    }
+                  });
       properties.put("file.directory", dir.toString());
     }
-    KvStore store = Providers.named(KvStoreProvider.class, l3.store()).open(
-        new KvStoreSpec(layout, l3.capacityBytes(), "kvtier-sim-seed-" + config.seed()),
-        new BackendContext(rank, properties, clock, BackendMetrics.NOOP));
-    l3Store = l3.faultProbability() > 0
-        ? new FaultyKvStore(store, config.seed() * 31 + rank, l3.faultProbability()) : store;
+    KvStore store =
+        Providers.named(KvStoreProvider.class, l3.store())
+            .open(
+                new KvStoreSpec(layout, l3.capacityBytes(), "kvtier-sim-seed-" + config.seed()),
+                new BackendContext(rank, properties, clock, BackendMetrics.NOOP));
+    l3Store =
+        l3.faultProbability() > 0
+            ? new FaultyKvStore(store, config.seed() * 31 + rank, l3.faultProbability())
+            : store;
     l3Executor = new VirtualTimeL3Executor(clock, l3.stepNanos(rank));
   }
 
@@ -244,16 +279,30 @@ final class SimulatedRank implements AutoCloseable {
     long digest = engine.replicaDigest();
     long schedule = engine.collective().scheduleHash();
     long calls = engine.collective().calls();
-    long[] r = collective.allReduce(ReduceOp.MIN,
-        new long[] {digest, ~digest, schedule, ~schedule, calls, ~calls}, CHECK_TAG);
+    long[] r =
+        collective.allReduce(
+            ReduceOp.MIN,
+            new long[] {digest, ~digest, schedule, ~schedule, calls, ~calls},
+            CHECK_TAG);
     if (r[2] != ~r[3] || r[4] != ~r[5]) {
-      throw new CollectiveDesyncException("ranks issued different collective sequences by the"
-          + " end of tick " + tick + ": calls from " + r[4] + " to " + ~r[5] + "; rank " + rank
-          + " made " + calls + ", recently " + engine.collective().recentCalls());
+      throw new CollectiveDesyncException(
+          "ranks issued different collective sequences by the"
+              + " end of tick "
+              + tick
+              + ": calls from "
+              + r[4]
+              + " to "
+              + ~r[5]
+              + "; rank "
+              + rank
+              + " made "
+              + calls
+              + ", recently "
+              + engine.collective().recentCalls());
     }
     if (r[0] != ~r[1]) {
-      throw new ReplicaDivergenceException(rank, tick, r[0], ~r[1], digest,
-          "found by the simulator's check after the tick");
+      throw new ReplicaDivergenceException(
+          rank, tick, r[0], ~r[1], digest, "found by the simulator's check after the tick");
     }
   }
 
@@ -292,10 +341,20 @@ final class SimulatedRank implements AutoCloseable {
     private static final long serialVersionUID = 1L;
 
     NotDrainedException(long tick, RankEngine engine) {
-      super("not drained after " + tick + " ticks (" + DRAIN_TICKS + " after the input ended):"
-          + " waiting=" + engine.waitingRequests() + " running=" + engine.runningRequests()
-          + " outstanding=" + engine.cache().outstandingOperations() + "; a request or a copy"
-          + " never completes");
+      super(
+          "not drained after "
+              + tick
+              + " ticks ("
+              + DRAIN_TICKS
+              + " after the input ended):"
+              + " waiting="
+              + engine.waitingRequests()
+              + " running="
+              + engine.runningRequests()
+              + " outstanding="
+              + engine.cache().outstandingOperations()
+              + "; a request or a copy"
+              + " never completes");
     }
   }
 }

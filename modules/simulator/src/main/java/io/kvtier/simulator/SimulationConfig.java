@@ -89,8 +89,7 @@ public record SimulationConfig(
   /** Validates the fields. */
   public SimulationConfig {
     if (ranks < 1 || ranks > MAX_RANKS) {
-      throw new IllegalArgumentException(
-          "ranks=" + ranks + " must be between 1 and " + MAX_RANKS);
+      throw new IllegalArgumentException("ranks=" + ranks + " must be between 1 and " + MAX_RANKS);
     }
     Objects.requireNonNull(device, "device");
     if (device.isBlank()) {
@@ -125,8 +124,11 @@ public record SimulationConfig(
     Objects.requireNonNull(cacheDefect, "cacheDefect");
     Objects.requireNonNull(l3, "l3");
     if (l3.enabled() && hostRatio == 0) {
-      throw new IllegalArgumentException("an L3 store (" + l3.store() + ") needs a host tier,"
-          + " which its pages pass through, but hostRatio=0: set a host ratio above 1");
+      throw new IllegalArgumentException(
+          "an L3 store ("
+              + l3.store()
+              + ") needs a host tier,"
+              + " which its pages pass through, but hostRatio=0: set a host ratio above 1");
     }
     if (writePolicy == WritePolicy.WRITE_BACK && hostRatio == 0) {
       throw new IllegalArgumentException(
@@ -151,15 +153,23 @@ public record SimulationConfig(
       String key = Objects.requireNonNull(e.getKey(), "collective property key");
       String value = Objects.requireNonNull(e.getValue(), () -> "value of " + key);
       int dot = key.indexOf('.');
-      if (dot < 1 || dot == key.length() - 1 || !key.equals(key.strip())
+      if (dot < 1
+          || dot == key.length() - 1
+          || !key.equals(key.strip())
           || key.chars().anyMatch(Character::isWhitespace)) {
-        throw new IllegalArgumentException("collective property '" + key + "' is not"
-            + " NAMESPACE.KEY: write a full key such as hazelcast.port or mpi.inline-longs");
+        throw new IllegalArgumentException(
+            "collective property '"
+                + key
+                + "' is not"
+                + " NAMESPACE.KEY: write a full key such as hazelcast.port or mpi.inline-longs");
       }
       if (key.startsWith("sim.")) {
-        throw new IllegalArgumentException("collective property '" + key + "' is in the sim"
-            + " namespace, which the simulator sets itself from the ack delay and the seed:"
-            + " use --ack-delay, --seed or --failure-probability instead");
+        throw new IllegalArgumentException(
+            "collective property '"
+                + key
+                + "' is in the sim"
+                + " namespace, which the simulator sets itself from the ack delay and the seed:"
+                + " use --ack-delay, --seed or --failure-probability instead");
       }
       sorted.put(key, value);
     }

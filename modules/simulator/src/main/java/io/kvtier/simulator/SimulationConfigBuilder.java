@@ -340,9 +340,30 @@ public final class SimulationConfigBuilder {
    * @throws IllegalArgumentException naming a bad field and its value
    */
   public SimulationConfig build() {
-    return new SimulationConfig(ranks, device, workload, requests, pageSize, devicePages, hostRatio,
-        writePolicy, eviction, ackDelay, failureProbability, abortProbability, chunkTokens,
-        maxRunning, arrivalsPerTick, digestInterval, ticks, seed, watchdog, protocolDefect,
-        cacheDefect, collective, collectiveProperties, l3);
+    return new SimulationConfig(
+        ranks,
+        device,
+        workload,
+        requests,
+        pageSize,
+        devicePages,
+        hostRatio,
+        writePolicy,
+        eviction,
+        ackDelay,
+        failureProbability,
+        abortProbability,
+        chunkTokens,
+        maxRunning,
+        arrivalsPerTick,
+        digestInterval,
+        ticks,
+        seed,
+        watchdog,
+        protocolDefect,
+        cacheDefect,
+        collective,
+        collectiveProperties,
+        l3);
   }
 }

@@ -97,8 +97,13 @@ public record SimulationResult(
    *     when the protocol holds
    * @param maxCallsPerTick the most calls in one tick, digest checks excluded: at most 2
    */
-  public record CollectiveCounts(long calls, long syncTicks, long digestChecks, long idleTicks,
-      long idleTickCalls, long maxCallsPerTick) {}
+  public record CollectiveCounts(
+      long calls,
+      long syncTicks,
+      long digestChecks,
+      long idleTicks,
+      long idleTickCalls,
+      long maxCallsPerTick) {}
 
   /** Validates the fields. */
   public SimulationResult {
@@ -118,8 +123,11 @@ public record SimulationResult(
    * @return true if clean
    */
   public boolean passed() {
-    return failure == SimulationFailure.NONE && replicaDigestsEqual && desyncs == 0
-        && leakedPages == 0 && kvMismatches == 0;
+    return failure == SimulationFailure.NONE
+        && replicaDigestsEqual
+        && desyncs == 0
+        && leakedPages == 0
+        && kvMismatches == 0;
   }
 
   /**
@@ -137,9 +145,31 @@ public record SimulationResult(
    * @return a copy
    */
   public SimulationResult withoutWallTime() {
-    return new SimulationResult(workload, seed, ranks, requests, finished, aborted, rejected,
-        loadFailureAborts, ticks, promptTokens, hitTokens, computedTokens, collectives, cache,
-        replicaDigestsEqual, desyncs, leakedPages, kvVerifiedPages, kvMismatches, failure,
-        failureTick, failureMessage, 0, timeline, replicaDigest);
+    return new SimulationResult(
+        workload,
+        seed,
+        ranks,
+        requests,
+        finished,
+        aborted,
+        rejected,
+        loadFailureAborts,
+        ticks,
+        promptTokens,
+        hitTokens,
+        computedTokens,
+        collectives,
+        cache,
+        replicaDigestsEqual,
+        desyncs,
+        leakedPages,
+        kvVerifiedPages,
+        kvMismatches,
+        failure,
+        failureTick,
+        failureMessage,
+        0,
+        timeline,
+        replicaDigest);
   }
 }

@@ -29,6 +29,7 @@ public record SimulationTimeline(
 
   /** The most samples kept before the sample stride doubles. */
   public static final int MAX_SAMPLES = 2048;
+
   /** The most requests kept before the request stride doubles. */
   public static final int MAX_REQUESTS = 1 << 15;
 
@@ -40,8 +41,13 @@ public record SimulationTimeline(
     requests = List.copyOf(requests);
     for (int i = 1; i < samples.size(); i++) {
       if (samples.get(i).tick() <= samples.get(i - 1).tick()) {
-        throw new IllegalArgumentException("samples out of order: tick " + samples.get(i).tick()
-            + " at index " + i + " follows tick " + samples.get(i - 1).tick());
+        throw new IllegalArgumentException(
+            "samples out of order: tick "
+                + samples.get(i).tick()
+                + " at index "
+                + i
+                + " follows tick "
+                + samples.get(i - 1).tick());
       }
     }
   }
@@ -63,20 +69,35 @@ public record SimulationTimeline(
    * @param hitTokens prompt tokens reused so far, per tier
    * @param computedTokens tokens whose KV the model computed so far
    */
-  public record Sample(long tick, PoolUsage device, PoolUsage host, long promptTokens,
-      HitTokens hitTokens, long computedTokens) {
+  public record Sample(
+      long tick,
+      PoolUsage device,
+      PoolUsage host,
+      long promptTokens,
+      HitTokens hitTokens,
+      long computedTokens) {
     /** Validates the fields. */
     public Sample {
       Objects.requireNonNull(device, "device");
       Objects.requireNonNull(host, "host");
       Objects.requireNonNull(hitTokens, "hitTokens");
       if (tick < 0 || promptTokens < 0 || computedTokens < 0) {
-        throw new IllegalArgumentException("negative sample field: tick=" + tick
-            + " promptTokens=" + promptTokens + " computedTokens=" + computedTokens);
+        throw new IllegalArgumentException(
+            "negative sample field: tick="
+                + tick
+                + " promptTokens="
+                + promptTokens
+                + " computedTokens="
+                + computedTokens);
       }
       if (hitTokens.total() > promptTokens) {
-        throw new IllegalArgumentException("hit tokens " + hitTokens.total()
-            + " exceed the prompt tokens " + promptTokens + " at tick " + tick);
+        throw new IllegalArgumentException(
+            "hit tokens "
+                + hitTokens.total()
+                + " exceed the prompt tokens "
+                + promptTokens
+                + " at tick "
+                + tick);
       }
     }
   }
@@ -93,25 +114,50 @@ public record SimulationTimeline(
    * @param cachedTokens prompt tokens reused at admission, per tier; zeros if never admitted
    * @param outcome how it ended
    */
-  public record Request(long id, long arrivalTick, long admitTick, long firstTokenTick,
-      int promptTokens, HitTokens cachedTokens, RequestOutcome outcome) {
+  public record Request(
+      long id,
+      long arrivalTick,
+      long admitTick,
+      long firstTokenTick,
+      int promptTokens,
+      HitTokens cachedTokens,
+      RequestOutcome outcome) {
     /** Validates that the milestones come in order and the cache hits fit the prompt. */
     public Request {
       Objects.requireNonNull(cachedTokens, "cachedTokens");
       Objects.requireNonNull(outcome, "outcome");
       if (arrivalTick < 0 || promptTokens < 1) {
-        throw new IllegalArgumentException("request " + id + ": arrivalTick=" + arrivalTick
-            + " must be >= 0 and promptTokens=" + promptTokens + " >= 1");
+        throw new IllegalArgumentException(
+            "request "
+                + id
+                + ": arrivalTick="
+                + arrivalTick
+                + " must be >= 0 and promptTokens="
+                + promptTokens
+                + " >= 1");
       }
       if (admitTick != -1 && admitTick < arrivalTick
           || firstTokenTick != -1 && (admitTick == -1 || firstTokenTick < admitTick)) {
-        throw new IllegalArgumentException("request " + id + ": milestones out of order:"
-            + " arrived " + arrivalTick + ", admitted " + admitTick + ", first token "
-            + firstTokenTick + " (-1: never)");
+        throw new IllegalArgumentException(
+            "request "
+                + id
+                + ": milestones out of order:"
+                + " arrived "
+                + arrivalTick
+                + ", admitted "
+                + admitTick
+                + ", first token "
+                + firstTokenTick
+                + " (-1: never)");
       }
       if (cachedTokens.total() > promptTokens) {
-        throw new IllegalArgumentException("request " + id + ": cached tokens "
-            + cachedTokens.total() + " exceed its prompt of " + promptTokens);
+        throw new IllegalArgumentException(
+            "request "
+                + id
+                + ": cached tokens "
+                + cachedTokens.total()
+                + " exceed its prompt of "
+                + promptTokens);
       }
     }
 
@@ -146,7 +192,14 @@ public record SimulationTimeline(
   /** Sizes only: a result's text stays readable in test failures. */
   @Override
   public String toString() {
-    return "SimulationTimeline[sampleStride=" + sampleStride + ", samples=" + samples.size()
-        + ", requestStride=" + requestStride + ", requests=" + requests.size() + "]";
+    return "SimulationTimeline[sampleStride="
+        + sampleStride
+        + ", samples="
+        + samples.size()
+        + ", requestStride="
+        + requestStride
+        + ", requests="
+        + requests.size()
+        + "]";
   }
 }

@@ -39,8 +39,10 @@ final class StallSchedule {
     if (stalledRank != rank) {
       return;
     }
-    TransferDirection direction = (draw >>> 32 & 1) == 0
-        ? TransferDirection.DEVICE_TO_HOST : TransferDirection.HOST_TO_DEVICE;
+    TransferDirection direction =
+        (draw >>> 32 & 1) == 0
+            ? TransferDirection.DEVICE_TO_HOST
+            : TransferDirection.HOST_TO_DEVICE;
     long start = period * PERIOD + Long.remainderUnsigned(draw >>> 8, PERIOD / 2);
     long length = MIN_LENGTH + Long.remainderUnsigned(draw >>> 40, MAX_LENGTH - MIN_LENGTH + 1);
     if (start >= lastStartTick) {

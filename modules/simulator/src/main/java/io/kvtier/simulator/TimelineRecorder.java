@@ -47,8 +47,8 @@ final class TimelineRecorder implements RequestListener {
     }
 
     SimulationTimeline.Request toRequest() {
-      return new SimulationTimeline.Request(id, arrivalTick, admitTick, firstTokenTick,
-          promptTokens, cached, outcome);
+      return new SimulationTimeline.Request(
+          id, arrivalTick, admitTick, firstTokenTick, promptTokens, cached, outcome);
     }
   }
 
@@ -66,8 +66,8 @@ final class TimelineRecorder implements RequestListener {
   }
 
   @Override
-  public void admitted(long tick, long id, int deviceHitTokens, int hostHitTokens,
-      int l3HitTokens) {
+  public void admitted(
+      long tick, long id, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {
     Pending p = live.get(id);
     if (p != null) {
       p.admitTick = tick;
@@ -114,17 +114,22 @@ final class TimelineRecorder implements RequestListener {
 
   private static SimulationTimeline.Sample sample(long tick, RankEngine engine) {
     RankEngineStats s = engine.stats();
-    return new SimulationTimeline.Sample(tick, engine.cache().deviceUsage(),
-        engine.cache().hostUsage(), s.promptTokens(),
+    return new SimulationTimeline.Sample(
+        tick,
+        engine.cache().deviceUsage(),
+        engine.cache().hostUsage(),
+        s.promptTokens(),
         new HitTokens(s.deviceHitTokens(), s.hostHitTokens(), s.l3HitTokens()),
         s.computedTokens());
   }
 
   /** The timeline so far: the requests that ended, in arrival order. */
   SimulationTimeline timeline() {
-    List<SimulationTimeline.Request> requests = ended.stream()
-        .sorted((a, b) -> Long.compare(a.ordinal, b.ordinal))
-        .map(Pending::toRequest).toList();
+    List<SimulationTimeline.Request> requests =
+        ended.stream()
+            .sorted((a, b) -> Long.compare(a.ordinal, b.ordinal))
+            .map(Pending::toRequest)
+            .toList();
     return new SimulationTimeline(sampleStride, samples, requestStride, requests);
   }
 }

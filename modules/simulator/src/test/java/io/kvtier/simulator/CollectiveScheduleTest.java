@@ -18,10 +18,15 @@ class CollectiveScheduleTest {
 
   private static SimulationConfig sparse(int ranks, int digestInterval) {
     // One request every 25 ms (25 ticks) on average: most ticks have nothing outstanding.
-    return SimulationConfig.builder().ranks(ranks).digestInterval(digestInterval)
+    return SimulationConfig.builder()
+        .ranks(ranks)
+        .digestInterval(digestInterval)
         .seed(TestSeeds.seedFor("CollectiveScheduleTest" + ranks))
         .workload("shared-prefix:groups=2,system=16,question=8,output=2,requests=12,rate=40")
-        .pageSize(4).devicePages(32).ticks(2000).build();
+        .pageSize(4)
+        .devicePages(32)
+        .ticks(2000)
+        .build();
   }
 
   @Test

@@ -38,12 +38,15 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @ExtendWith(SeedExtension.class)
 class DefectDetectionTest {
-  private static final Set<SimulationFailure> CAUGHT = EnumSet.of(
-      SimulationFailure.REPLICA_DIVERGENCE, SimulationFailure.COLLECTIVE_DESYNC,
-      SimulationFailure.COLLECTIVE_TIMEOUT);
+  private static final Set<SimulationFailure> CAUGHT =
+      EnumSet.of(
+          SimulationFailure.REPLICA_DIVERGENCE,
+          SimulationFailure.COLLECTIVE_DESYNC,
+          SimulationFailure.COLLECTIVE_TIMEOUT);
   private static final int[] RANKS = {2, 4, 8};
-  private static final AckDelay[] DELAYS =
-      {AckDelay.SKEWED, AckDelay.STALL, AckDelay.HEAVY_TAIL, AckDelay.UNIFORM};
+  private static final AckDelay[] DELAYS = {
+    AckDelay.SKEWED, AckDelay.STALL, AckDelay.HEAVY_TAIL, AckDelay.UNIFORM
+  };
 
   @BeforeAll
   static void quietLogs() {
@@ -53,24 +56,46 @@ class DefectDetectionTest {
 
   static Stream<Arguments> defects() {
     return Stream.of(
-        Arguments.of("seed defect: drain-timed attach", ProtocolDefect.NONE,
-            CacheDefect.DRAIN_TIMED_ATTACH, 12),
-        Arguments.of("class 1: early return", ProtocolDefect.SKIP_SYNC_WHEN_NOTHING_READY_LOCALLY,
-            CacheDefect.NONE, 3),
-        Arguments.of("class 2: rank-local allocation", ProtocolDefect.NONE,
-            CacheDefect.RANK_LOCAL_ALLOCATION_FAILURE, 3),
-        Arguments.of("class 3: loop with a local trip count",
-            ProtocolDefect.REDUCE_PER_LOCALLY_READY_ACK, CacheDefect.NONE, 3),
-        Arguments.of("class 4: collective gated on a local map",
-            ProtocolDefect.REDUCE_FOR_LOCALLY_LOADED_REQUESTS, CacheDefect.NONE, 6),
-        Arguments.of("class 5: wall-clock eviction", ProtocolDefect.NONE,
-            CacheDefect.WALL_CLOCK_EVICTION, 3));
+        Arguments.of(
+            "seed defect: drain-timed attach",
+            ProtocolDefect.NONE,
+            CacheDefect.DRAIN_TIMED_ATTACH,
+            12),
+        Arguments.of(
+            "class 1: early return",
+            ProtocolDefect.SKIP_SYNC_WHEN_NOTHING_READY_LOCALLY,
+            CacheDefect.NONE,
+            3),
+        Arguments.of(
+            "class 2: rank-local allocation",
+            ProtocolDefect.NONE,
+            CacheDefect.RANK_LOCAL_ALLOCATION_FAILURE,
+            3),
+        Arguments.of(
+            "class 3: loop with a local trip count",
+            ProtocolDefect.REDUCE_PER_LOCALLY_READY_ACK,
+            CacheDefect.NONE,
+            3),
+        Arguments.of(
+            "class 4: collective gated on a local map",
+            ProtocolDefect.REDUCE_FOR_LOCALLY_LOADED_REQUESTS,
+            CacheDefect.NONE,
+            6),
+        Arguments.of(
+            "class 5: wall-clock eviction",
+            ProtocolDefect.NONE,
+            CacheDefect.WALL_CLOCK_EVICTION,
+            3));
   }
 
   private static SimulationConfig base() {
     return SimulationConfig.builder()
         .workload("shared-prefix:groups=6,alpha=1.1,system=24,question=12,output=4,requests=5000")
-        .pageSize(4).devicePages(48).chunkTokens(64).maxRunning(4).ticks(400)
+        .pageSize(4)
+        .devicePages(48)
+        .chunkTokens(64)
+        .maxRunning(4)
+        .ticks(400)
         .abortProbability(0.02)
         .watchdog(Duration.ofSeconds(5))
         .build();
@@ -79,31 +104,47 @@ class DefectDetectionTest {
   @ParameterizedTest(name = "{0}: caught within {3} seeds")
   @MethodSource("defects")
   @Timeout(300)
-  void theSimulatorReportsTheDefect(String name, ProtocolDefect protocol, CacheDefect cache,
-      int seeds) {
+  void theSimulatorReportsTheDefect(
+      String name, ProtocolDefect protocol, CacheDefect cache, int seeds) {
     long base = TestSeeds.seedFor(getClass().getSimpleName() + name);
     List<String> outcomes = new ArrayList<>();
     int firstCaught = -1;
     for (int i = 0; i < seeds && firstCaught < 0; i++) {
-      SimulationConfig config = base().toBuilder().seed(base + i).ranks(RANKS[i % RANKS.length])
-          .ackDelay(DELAYS[i % DELAYS.length]).protocolDefect(protocol).cacheDefect(cache)
-          .build();
+      SimulationConfig config =
+          base().toBuilder()
+              .seed(base + i)
+              .ranks(RANKS[i % RANKS.length])
+              .ackDelay(DELAYS[i % DELAYS.length])
+              .protocolDefect(protocol)
+              .cacheDefect(cache)
+              .build();
       MultiRankSimulator simulator = new MultiRankSimulator(config);
       SimulationResult result = simulator.run();
-      outcomes.add(config.ranks() + " ranks " + config.ackDelay() + ": " + result.failure()
-          + " at tick " + result.failureTick());
+      outcomes.add(
+          config.ranks()
+              + " ranks "
+              + config.ackDelay()
+              + ": "
+              + result.failure()
+              + " at tick "
+              + result.failureTick());
       if (result.failure() == SimulationFailure.NONE) {
         continue;
       }
-      assertThat(result.failure()).as("run %d of %s: %s", i, name, result.failureMessage())
+      assertThat(result.failure())
+          .as("run %d of %s: %s", i, name, result.failureMessage())
           .isIn(CAUGHT);
-      assertThat(simulator.failureCause()).get().isInstanceOfAny(
-          ReplicaDivergenceException.class, CollectiveDesyncException.class,
-          CollectiveTimeoutException.class);
+      assertThat(simulator.failureCause())
+          .get()
+          .isInstanceOfAny(
+              ReplicaDivergenceException.class,
+              CollectiveDesyncException.class,
+              CollectiveTimeoutException.class);
       assertThat(result.passed()).isFalse();
       firstCaught = i;
     }
-    assertThat(firstCaught).as("%s was never caught in %d seeds: %s", name, seeds, outcomes)
+    assertThat(firstCaught)
+        .as("%s was never caught in %d seeds: %s", name, seeds, outcomes)
         .isNotNegative();
   }
 }

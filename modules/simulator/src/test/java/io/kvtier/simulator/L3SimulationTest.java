@@ -34,21 +34,35 @@ class L3SimulationTest {
   }
 
   /** Seeds of the runs whose outcome (not only their agreement) the tests assert. */
-  private static final long[] HITS_SEEDS = {0x6B7674_6965_7201L, 0x6B7674_6965_7202L,
-      0x6B7674_6965_7203L};
+  private static final long[] HITS_SEEDS = {
+    0x6B7674_6965_7201L, 0x6B7674_6965_7202L, 0x6B7674_6965_7203L
+  };
+
   private static final long TIMEOUT_SEED = 0x6B7674_6965_7204L;
   private static final long FAULTS_SEED = 0x6B7674_6965_7205L;
 
   /** A working set far above the host tier that revisits conversations: L3 must serve them. */
   private static SimulationConfig config(long seed, L3Simulation l3) {
-    return SimulationConfig.builder().seed(seed).ranks(4).ackDelay(AckDelay.SKEWED)
+    return SimulationConfig.builder()
+        .seed(seed)
+        .ranks(4)
+        .ackDelay(AckDelay.SKEWED)
         .workload("multiturn:conversations=24,turns=5,first=64,answer=8,question=16")
-        .pageSize(4).devicePages(48).hostRatio(1.5).chunkTokens(16).maxRunning(4)
-        .ticks(400).abortProbability(0.02).l3(l3).build();
+        .pageSize(4)
+        .devicePages(48)
+        .hostRatio(1.5)
+        .chunkTokens(16)
+        .maxRunning(4)
+        .ticks(400)
+        .abortProbability(0.02)
+        .l3(l3)
+        .build();
   }
 
   private static L3Simulation memory() {
-    return L3Simulation.NONE.withStore("memory").withPrefetch(L3PrefetchPolicy.TIMEOUT, 8)
+    return L3Simulation.NONE
+        .withStore("memory")
+        .withPrefetch(L3PrefetchPolicy.TIMEOUT, 8)
         .withTiming(400, 0.75, Duration.ofMillis(6), 0);
   }
 
@@ -61,8 +75,8 @@ class L3SimulationTest {
   }
 
   private static MultiRankSimulator faultySim(long seed) {
-    return new MultiRankSimulator(config(seed,
-        memory().withTiming(300, 1.0, Duration.ofMillis(3), 0.02)));
+    return new MultiRankSimulator(
+        config(seed, memory().withTiming(300, 1.0, Duration.ofMillis(3), 0.02)));
   }
 
   @Test
@@ -111,7 +125,8 @@ class L3SimulationTest {
         assertThat(again.withoutWallTime()).isEqualTo(with.withoutWallTime());
       }
     }
-    assertThat(computedWith).as("tokens computed over three runs with L3, against without")
+    assertThat(computedWith)
+        .as("tokens computed over three runs with L3, against without")
         .isLessThan(computedWithout);
   }
 
@@ -146,8 +161,8 @@ class L3SimulationTest {
     L3Simulation slow = memory().withTiming(3000, 1.0, Duration.ofMillis(1), 0);
     MultiRankSimulator timeoutSim = new MultiRankSimulator(config(seed, slow));
     SimulationResult timeout = timeoutSim.run();
-    MultiRankSimulator waitingSim = new MultiRankSimulator(config(seed,
-        slow.withPrefetch(L3PrefetchPolicy.WAIT_COMPLETE, 8)));
+    MultiRankSimulator waitingSim =
+        new MultiRankSimulator(config(seed, slow.withPrefetch(L3PrefetchPolicy.WAIT_COMPLETE, 8)));
     SimulationResult waiting = waitingSim.run();
     assertHealthy(timeout);
     assertHealthy(waiting);
@@ -159,8 +174,8 @@ class L3SimulationTest {
   @Test
   void theFileStoreServesTheSameRun(@TempDir Path dir) {
     long seed = TestSeeds.seedFor("L3SimulationTest.file");
-    SimulationResult file = MultiRankSimulator.run(config(seed,
-        memory().withStore("file").withDirectory(dir)));
+    SimulationResult file =
+        MultiRankSimulator.run(config(seed, memory().withStore("file").withDirectory(dir)));
     assertHealthy(file);
     assertThat(file.hitTokens().l3()).isPositive();
   }

@@ -17,9 +17,10 @@ class PatternModelTest {
   private static final int PAGE = 4;
 
   private static DeviceMemory device() {
-    return Providers.named(DeviceMemoryProvider.class, "sim").open(
-        new PoolSpec(SimulatedRank.layout(PAGE), 16, MemoryLayout.LAYER_FIRST),
-        BackendContext.defaults());
+    return Providers.named(DeviceMemoryProvider.class, "sim")
+        .open(
+            new PoolSpec(SimulatedRank.layout(PAGE), 16, MemoryLayout.LAYER_FIRST),
+            BackendContext.defaults());
   }
 
   private static int[] tokens(int first, int length) {

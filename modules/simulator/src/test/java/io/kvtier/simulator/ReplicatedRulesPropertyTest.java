@@ -45,11 +45,17 @@ class ReplicatedRulesPropertyTest {
       MultiRankSimulator simulator = new MultiRankSimulator(config);
       SimulationResult result = simulator.run();
       assertThat(result.passed())
-          .as("run %d of %d failed: %s%nconfig: %s%ncause: %s", i, runs, result, config,
+          .as(
+              "run %d of %d failed: %s%nconfig: %s%ncause: %s",
+              i,
+              runs,
+              result,
+              config,
               simulator.failureCause().map(Throwable::toString).orElse("-"))
           .isTrue();
-      assertThat(result.finished() + result.aborted() + result.loadFailureAborts()
-          + result.rejected()).as("every request ends exactly once: %s", result)
+      assertThat(
+              result.finished() + result.aborted() + result.loadFailureAborts() + result.rejected())
+          .as("every request ends exactly once: %s", result)
           .isEqualTo(result.requests());
       assertThat(result.collectives().idleTickCalls()).isZero();
       assertThat(result.collectives().maxCallsPerTick()).isLessThanOrEqualTo(2);
@@ -62,8 +68,7 @@ class ReplicatedRulesPropertyTest {
     // The runs must exercise what they claim to check: load-backs whose pages were verified.
     assertThat(verified).isPositive();
     assertThat(hostHits).isPositive();
-    assertThat(l3Hits).as("a third of the configs with a host tier have an L3 store")
-        .isPositive();
+    assertThat(l3Hits).as("a third of the configs with a host tier have an L3 store").isPositive();
     assertThat(ticks).isGreaterThanOrEqualTo((long) runs * TICKS);
   }
 }

@@ -34,10 +34,19 @@ class RunRankTest {
   }
 
   private static SimulationConfig config(long seed, int ranks) {
-    return SimulationConfig.builder().seed(seed).ranks(ranks).ackDelay(AckDelay.HEAVY_TAIL)
+    return SimulationConfig.builder()
+        .seed(seed)
+        .ranks(ranks)
+        .ackDelay(AckDelay.HEAVY_TAIL)
         .workload("multiturn:conversations=10,turns=3,first=16,answer=4,question=8")
-        .pageSize(4).devicePages(40).chunkTokens(8).maxRunning(3).ticks(200)
-        .failureProbability(0.02).abortProbability(0.05).build();
+        .pageSize(4)
+        .devicePages(40)
+        .chunkTokens(8)
+        .maxRunning(3)
+        .ticks(200)
+        .failureProbability(0.02)
+        .abortProbability(0.05)
+        .build();
   }
 
   /** Runs every rank of {@code config} through {@code runRank}, each on its own thread. */
@@ -47,13 +56,17 @@ class RunRankTest {
     for (int r = 0; r < config.ranks(); r++) {
       int rank = r;
       CompletableFuture<SimulationResult> f = new CompletableFuture<>();
-      Thread.ofPlatform().daemon().name("run-rank-" + r).start(() -> {
-        try {
-          f.complete(MultiRankSimulator.runRank(config, rank, group));
-        } catch (Throwable t) {
-          f.completeExceptionally(t);
-        }
-      });
+      Thread.ofPlatform()
+          .daemon()
+          .name("run-rank-" + r)
+          .start(
+              () -> {
+                try {
+                  f.complete(MultiRankSimulator.runRank(config, rank, group));
+                } catch (Throwable t) {
+                  f.completeExceptionally(t);
+                }
+              });
       ranks.add(f);
     }
     List<SimulationResult> results = new ArrayList<>();
@@ -93,8 +106,12 @@ class RunRankTest {
   @Test
   void aDivergenceFailsEveryRankAtTheTickOfTheThreadedRun() throws Exception {
     long seed = TestSeeds.seedFor("RunRankTest.divergence");
-    SimulationConfig broken = config(seed, 4).toBuilder().ackDelay(AckDelay.SKEWED)
-        .cacheDefect(CacheDefect.WALL_CLOCK_EVICTION).watchdog(Duration.ofSeconds(5)).build();
+    SimulationConfig broken =
+        config(seed, 4).toBuilder()
+            .ackDelay(AckDelay.SKEWED)
+            .cacheDefect(CacheDefect.WALL_CLOCK_EVICTION)
+            .watchdog(Duration.ofSeconds(5))
+            .build();
     SimulationResult threaded = MultiRankSimulator.run(broken);
     assertThat(threaded.failure()).isEqualTo(SimulationFailure.REPLICA_DIVERGENCE);
 

@@ -28,8 +28,9 @@ class SimulationConfigTest {
         .hasMessage("hostRatio=1.0 must be above 1, or 0 for no host tier");
     assertThatThrownBy(() -> SimulationConfig.builder().abortProbability(2).build())
         .hasMessage("abortProbability=2.0 must be between 0 and 1");
-    assertThatThrownBy(() -> SimulationConfig.builder().hostRatio(0)
-        .writePolicy(WritePolicy.WRITE_BACK).build())
+    assertThatThrownBy(
+            () ->
+                SimulationConfig.builder().hostRatio(0).writePolicy(WritePolicy.WRITE_BACK).build())
         .hasMessageContaining("write_back needs a host tier");
     assertThatThrownBy(() -> AckDelay.parse("slow"))
         .hasMessage("unknown ack delay 'slow': use one of [uniform, skewed, heavy-tail, stall]");
@@ -39,7 +40,9 @@ class SimulationConfigTest {
   void ackDelaysMapToSimProperties() {
     assertThat(AckDelay.parse("heavy_tail")).isEqualTo(AckDelay.HEAVY_TAIL);
     Map<String, String> skewed = AckDelay.SKEWED.simProperties(8, 7, 0);
-    assertThat(skewed).containsEntry("sim.slow-rank", "7").containsEntry("sim.seed", "7")
+    assertThat(skewed)
+        .containsEntry("sim.slow-rank", "7")
+        .containsEntry("sim.seed", "7")
         .containsEntry("sim.slow-factor", "6");
     assertThat(AckDelay.HEAVY_TAIL.simProperties(2, 1, 0))
         .containsEntry("sim.stall-probability", "0.03");
@@ -53,10 +56,10 @@ class SimulationConfigTest {
     assertThat(MultiRankSimulator.workloadSpec(c)).isEqualTo("multiturn:seed=42");
     assertThat(MultiRankSimulator.workloadSpec(c.toBuilder().workload("doc-qa:asks=3").build()))
         .isEqualTo("doc-qa:asks=3,seed=42");
-    assertThat(MultiRankSimulator.workloadSpec(c.toBuilder().workload("multiturn:seed=5")
-        .build())).isEqualTo("multiturn:seed=5");
-    assertThat(MultiRankSimulator.workloadSpec(c.toBuilder().workload("fixed:multiturn")
-        .build())).isEqualTo("fixed:multiturn");
+    assertThat(MultiRankSimulator.workloadSpec(c.toBuilder().workload("multiturn:seed=5").build()))
+        .isEqualTo("multiturn:seed=5");
+    assertThat(MultiRankSimulator.workloadSpec(c.toBuilder().workload("fixed:multiturn").build()))
+        .isEqualTo("fixed:multiturn");
   }
 
   @Test
@@ -66,8 +69,11 @@ class SimulationConfigTest {
     assertThat(c.collectiveProperties()).isEmpty();
     assertThat(c.threadRanks()).isTrue();
 
-    SimulationConfig hz = c.toBuilder().collective("hazelcast").collectiveProperties(
-        Map.of("hazelcast.port", "5801", "hazelcast.cluster-name", "sim")).build();
+    SimulationConfig hz =
+        c.toBuilder()
+            .collective("hazelcast")
+            .collectiveProperties(Map.of("hazelcast.port", "5801", "hazelcast.cluster-name", "sim"))
+            .build();
     assertThat(hz.threadRanks()).isFalse();
     assertThat(hz.collectiveProperties().keySet())
         .containsExactly("hazelcast.cluster-name", "hazelcast.port");
@@ -76,8 +82,9 @@ class SimulationConfigTest {
     assertThatThrownBy(() -> c.toBuilder().collective(" ").build())
         .hasMessage("collective is blank: give a provider name such as local, mpi or hazelcast");
     assertThatThrownBy(() -> c.toBuilder().collectiveProperties(Map.of("port", "1")).build())
-        .hasMessage("collective property 'port' is not NAMESPACE.KEY: write a full key such as"
-            + " hazelcast.port or mpi.inline-longs");
+        .hasMessage(
+            "collective property 'port' is not NAMESPACE.KEY: write a full key such as"
+                + " hazelcast.port or mpi.inline-longs");
     assertThatThrownBy(() -> c.toBuilder().collectiveProperties(Map.of("sim.seed", "1")).build())
         .hasMessageStartingWith("collective property 'sim.seed' is in the sim namespace");
   }

@@ -34,10 +34,18 @@ class SimulationTimelineTest {
   }
 
   private static SimulationConfig config(long seed) {
-    return SimulationConfig.builder().seed(seed).ranks(2)
+    return SimulationConfig.builder()
+        .seed(seed)
+        .ranks(2)
         .workload("multiturn:conversations=10,turns=4,first=16,answer=4,question=8")
-        .pageSize(4).devicePages(40).hostRatio(3).chunkTokens(8).maxRunning(3).ticks(300)
-        .abortProbability(0.03).build();
+        .pageSize(4)
+        .devicePages(40)
+        .hostRatio(3)
+        .chunkTokens(8)
+        .maxRunning(3)
+        .ticks(300)
+        .abortProbability(0.03)
+        .build();
   }
 
   @Test
@@ -56,8 +64,8 @@ class SimulationTimelineTest {
   void theLastSampleAndTheRequestsAddUpToTheTotals() {
     SimulationConfig config = config(TestSeeds.seedFor("SimulationTimelineTest.totals"));
     List<long[]> progress = new ArrayList<>();
-    SimulationResult r = new MultiRankSimulator(config)
-        .run((done, input) -> progress.add(new long[] {done, input}));
+    SimulationResult r =
+        new MultiRankSimulator(config).run((done, input) -> progress.add(new long[] {done, input}));
     assertThat(r.passed()).as("%s", r).isTrue();
     SimulationTimeline t = r.timeline();
 
@@ -111,16 +119,23 @@ class SimulationTimelineTest {
   void aLongRunKeepsAtMostMaxSamplesWithTheDrainLast() {
     // 2 requests per second of virtual time: 16 requests arrive over about 8000 ticks (fewer
     // than 2048 with a chance of about 1e-5)
-    SimulationConfig config = SimulationConfig.builder().ranks(1)
-        .seed(TestSeeds.seedFor("SimulationTimelineTest.long"))
-        .workload("multiturn:conversations=8,turns=2,first=16,answer=4,question=8,rate=2")
-        .pageSize(4).devicePages(40).ticks(20_000).abortProbability(0).build();
+    SimulationConfig config =
+        SimulationConfig.builder()
+            .ranks(1)
+            .seed(TestSeeds.seedFor("SimulationTimelineTest.long"))
+            .workload("multiturn:conversations=8,turns=2,first=16,answer=4,question=8,rate=2")
+            .pageSize(4)
+            .devicePages(40)
+            .ticks(20_000)
+            .abortProbability(0)
+            .build();
     SimulationResult r = MultiRankSimulator.run(config);
     assertThat(r.passed()).as("%s", r).isTrue();
     SimulationTimeline t = r.timeline();
     assertThat(r.ticks()).isGreaterThan(SimulationTimeline.MAX_SAMPLES);
     assertThat(t.sampleStride()).isGreaterThan(1);
-    assertThat(t.samples()).hasSizeLessThanOrEqualTo(SimulationTimeline.MAX_SAMPLES)
+    assertThat(t.samples())
+        .hasSizeLessThanOrEqualTo(SimulationTimeline.MAX_SAMPLES)
         .hasSizeGreaterThan(SimulationTimeline.MAX_SAMPLES / 4);
     List<Sample> strided = t.samples().subList(0, t.samples().size() - 1);
     assertThat(strided).allSatisfy(s -> assertThat(s.tick() % t.sampleStride()).isZero());
@@ -146,8 +161,9 @@ class SimulationTimelineTest {
     SimulationTimeline t = recorder.timeline();
     // 32768 kept at arrival 32768 (stride 2), then again at about 65536 (stride 4)
     assertThat(t.requestStride()).isEqualTo(4);
-    assertThat(t.requests()).hasSize(n / 4).hasSizeLessThanOrEqualTo(
-        SimulationTimeline.MAX_REQUESTS);
+    assertThat(t.requests())
+        .hasSize(n / 4)
+        .hasSizeLessThanOrEqualTo(SimulationTimeline.MAX_REQUESTS);
     assertThat(t.requests()).allSatisfy(q -> assertThat(q.id() % 4).isZero());
     assertThat(t.requests()).extracting(Request::id).isSorted();
     Request last = t.requests().getLast();
@@ -160,11 +176,14 @@ class SimulationTimelineTest {
   void recordsRefuseInconsistentValues() {
     HitTokens none = new HitTokens(0, 0, 0);
     assertThatThrownBy(() -> new Request(1, 5, 4, -1, 10, none, RequestOutcome.ABORTED))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("out of order");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("out of order");
     assertThatThrownBy(() -> new Request(1, 5, -1, 7, 10, none, RequestOutcome.FINISHED))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("out of order");
-    assertThatThrownBy(() -> new Request(1, 5, 5, 6, 10, new HitTokens(8, 4, 0),
-        RequestOutcome.FINISHED)).hasMessageContaining("exceed its prompt of 10");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("out of order");
+    assertThatThrownBy(
+            () -> new Request(1, 5, 5, 6, 10, new HitTokens(8, 4, 0), RequestOutcome.FINISHED))
+        .hasMessageContaining("exceed its prompt of 10");
     PoolUsage pool = new PoolUsage(4, 4, 0, 0);
     Sample s = new Sample(3, pool, pool, 0, none, 0);
     assertThatThrownBy(() -> new SimulationTimeline(1, List.of(s, s), 1, List.of()))

@@ -30,10 +30,19 @@ class SimulatorDeterminismTest {
   }
 
   private static SimulationConfig config(long seed, int ranks, AckDelay delay) {
-    return SimulationConfig.builder().seed(seed).ranks(ranks).ackDelay(delay)
+    return SimulationConfig.builder()
+        .seed(seed)
+        .ranks(ranks)
+        .ackDelay(delay)
         .workload("multiturn:conversations=12,turns=4,first=16,answer=4,question=8")
-        .pageSize(4).devicePages(40).chunkTokens(8).maxRunning(3).ticks(300)
-        .failureProbability(0.02).abortProbability(0.05).build();
+        .pageSize(4)
+        .devicePages(40)
+        .chunkTokens(8)
+        .maxRunning(3)
+        .ticks(300)
+        .failureProbability(0.02)
+        .abortProbability(0.05)
+        .build();
   }
 
   @ParameterizedTest(name = "{0}")
@@ -60,9 +69,12 @@ class SimulatorDeterminismTest {
   @Test
   void aCaughtDefectFailsAtTheSameTickEveryTime() {
     long seed = TestSeeds.seedFor("SimulatorDeterminismTest.defect");
-    SimulationConfig broken = config(seed, 4, AckDelay.SKEWED).toBuilder()
-        .writePolicy(WritePolicy.WRITE_THROUGH).cacheDefect(CacheDefect.WALL_CLOCK_EVICTION)
-        .watchdog(Duration.ofSeconds(5)).build();
+    SimulationConfig broken =
+        config(seed, 4, AckDelay.SKEWED).toBuilder()
+            .writePolicy(WritePolicy.WRITE_THROUGH)
+            .cacheDefect(CacheDefect.WALL_CLOCK_EVICTION)
+            .watchdog(Duration.ofSeconds(5))
+            .build();
     SimulationResult first = MultiRankSimulator.run(broken);
     SimulationResult second = MultiRankSimulator.run(broken);
     assertThat(first.failure()).isEqualTo(SimulationFailure.REPLICA_DIVERGENCE);

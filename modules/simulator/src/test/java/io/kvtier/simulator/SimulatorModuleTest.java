@@ -10,7 +10,9 @@ import org.junit.jupiter.api.Test;
 class SimulatorModuleTest extends ModuleSuite {
 
   SimulatorModuleTest() {
-    super(MultiRankSimulator.class.getModule(), "io.kvtier.simulator",
+    super(
+        MultiRankSimulator.class.getModule(),
+        "io.kvtier.simulator",
         "io.kvtier.simulator.workload");
   }
 
@@ -18,7 +20,11 @@ class SimulatorModuleTest extends ModuleSuite {
   void requiresNoTestLibrary() {
     assertThat(module().getDescriptor().requires().stream().map(Requires::name))
         .contains("io.kvtier.core", "io.kvtier.asserting")
-        .noneMatch(name -> name.startsWith("org.junit") || name.startsWith("org.assertj")
-            || name.startsWith("net.bytebuddy") || name.equals("io.kvtier.testkit"));
+        .noneMatch(
+            name ->
+                name.startsWith("org.junit")
+                    || name.startsWith("org.assertj")
+                    || name.startsWith("net.bytebuddy")
+                    || name.equals("io.kvtier.testkit"));
   }
 }

@@ -60,8 +60,7 @@ class VirtualTimeL3ExecutorTest {
   @Test
   void aCancelledWorkIsFinishedAtOnce() {
     AtomicLong now = new AtomicLong();
-    L3Job job = new VirtualTimeL3Executor(now::get, 1_000).submit(steps(2, -1,
-        new ArrayList<>()));
+    L3Job job = new VirtualTimeL3Executor(now::get, 1_000).submit(steps(2, -1, new ArrayList<>()));
     job.cancel();
     assertThat(job.finished()).isTrue();
     assertThat(job.stepsDone()).isZero();

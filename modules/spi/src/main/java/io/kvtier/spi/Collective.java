@@ -81,9 +81,14 @@ public interface Collective extends AutoCloseable {
     Objects.requireNonNull(values, "values");
     Objects.requireNonNull(result, "result");
     if (result.length != values.length) {
-      throw new IllegalArgumentException("result.length=" + result.length + " must equal"
-          + " values.length=" + values.length + ": allReduceInto writes one reduced value per"
-          + " input value");
+      throw new IllegalArgumentException(
+          "result.length="
+              + result.length
+              + " must equal"
+              + " values.length="
+              + values.length
+              + ": allReduceInto writes one reduced value per"
+              + " input value");
     }
   }
 

@@ -126,8 +126,7 @@ public record KvLayout(int layers, int kvHeads, int headDim, int dtypeBytes, int
 
   private void checkToken(int tokenInPage) {
     if (tokenInPage < 0 || tokenInPage >= pageSize) {
-      throw new IndexOutOfBoundsException(
-          "tokenInPage=" + tokenInPage + " pageSize=" + pageSize);
+      throw new IndexOutOfBoundsException("tokenInPage=" + tokenInPage + " pageSize=" + pageSize);
     }
   }
 }

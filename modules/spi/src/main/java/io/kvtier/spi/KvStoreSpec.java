@@ -18,7 +18,10 @@ public record KvStoreSpec(KvLayout layout, long capacityBytes, String namespace)
     Objects.requireNonNull(namespace, "namespace");
     if (capacityBytes < layout.pageBytes()) {
       throw new IllegalArgumentException(
-          "capacityBytes=" + capacityBytes + " is less than one page of " + layout.pageBytes()
+          "capacityBytes="
+              + capacityBytes
+              + " is less than one page of "
+              + layout.pageBytes()
               + " bytes");
     }
     if (!namespace.matches("[A-Za-z0-9._-]+")) {

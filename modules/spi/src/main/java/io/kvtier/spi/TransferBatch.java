@@ -116,13 +116,16 @@ public record TransferBatch(
 
   @Override
   public int hashCode() {
-    return Objects.hash(
-        direction, Arrays.hashCode(devicePages), Arrays.hashCode(hostPages), layer);
+    return Objects.hash(direction, Arrays.hashCode(devicePages), Arrays.hashCode(hostPages), layer);
   }
 
   @Override
   public String toString() {
-    return "TransferBatch[" + direction + ", pages=" + devicePages.length
-        + (layer.isPresent() ? ", layer=" + layer.getAsInt() : ", all layers") + "]";
+    return "TransferBatch["
+        + direction
+        + ", pages="
+        + devicePages.length
+        + (layer.isPresent() ? ", layer=" + layer.getAsInt() : ", all layers")
+        + "]";
   }
 }

@@ -82,10 +82,20 @@ public final class ModuleDescriptors {
       }
       if (!inDescriptor.equals(inFile)) {
         problems.add(
-            "service " + service + ": module-info provides " + inDescriptor + " but "
-                + SERVICES + service + " lists " + inFile + " (only in module-info: "
-                + minus(inDescriptor, inFile) + ", only in the services file: "
-                + minus(inFile, inDescriptor) + ")");
+            "service "
+                + service
+                + ": module-info provides "
+                + inDescriptor
+                + " but "
+                + SERVICES
+                + service
+                + " lists "
+                + inFile
+                + " (only in module-info: "
+                + minus(inDescriptor, inFile)
+                + ", only in the services file: "
+                + minus(inFile, inDescriptor)
+                + ")");
       }
     }
     return problems;
@@ -131,15 +141,20 @@ public final class ModuleDescriptors {
     Set<String> intended = new TreeSet<>(intendedPackages);
     if (!unqualified.equals(intended)) {
       problems.add(
-          "exports " + unqualified + " but the intended exports are " + intended
-              + " (unexpected: " + minus(unqualified, intended) + ", missing: "
-              + minus(intended, unqualified) + ")");
+          "exports "
+              + unqualified
+              + " but the intended exports are "
+              + intended
+              + " (unexpected: "
+              + minus(unqualified, intended)
+              + ", missing: "
+              + minus(intended, unqualified)
+              + ")");
     }
     Map<String, Set<String>> wanted = new TreeMap<>();
     intendedQualified.forEach((pkg, targets) -> wanted.put(pkg, new TreeSet<>(targets)));
     if (!qualified.equals(wanted)) {
-      problems.add(
-          "has qualified exports " + qualified + " but the intended ones are " + wanted);
+      problems.add("has qualified exports " + qualified + " but the intended ones are " + wanted);
     }
     fail(module, problems, "change the exports in module-info.java or the intended set");
   }
@@ -169,8 +184,12 @@ public final class ModuleDescriptors {
         Optional<ServiceLoader.Provider<? extends KvTierProvider>> match =
             found.stream().filter(sp -> sp.type().getName().equals(providerClass)).findFirst();
         if (match.isEmpty()) {
-          problems.add(p.service() + " provider " + providerClass + " was not found by"
-              + " ServiceLoader in the module's layer");
+          problems.add(
+              p.service()
+                  + " provider "
+                  + providerClass
+                  + " was not found by"
+                  + " ServiceLoader in the module's layer");
           continue;
         }
         ProviderName annotation = match.get().type().getAnnotation(ProviderName.class);
@@ -180,8 +199,13 @@ public final class ModuleDescriptors {
         }
         String name = match.get().get().name();
         if (!annotation.value().equals(name)) {
-          problems.add(providerClass + " has @ProviderName(\"" + annotation.value()
-              + "\") but name() returns \"" + name + "\"");
+          problems.add(
+              providerClass
+                  + " has @ProviderName(\""
+                  + annotation.value()
+                  + "\") but name() returns \""
+                  + name
+                  + "\"");
         }
       }
     }
@@ -211,7 +235,8 @@ public final class ModuleDescriptors {
     Objects.requireNonNull(module, "module");
     if (!module.isNamed() || module.getDescriptor() == null) {
       throw new AssertionError(
-          module + " is unnamed: the classes were loaded from the class path, so there is no"
+          module
+              + " is unnamed: the classes were loaded from the class path, so there is no"
               + " module descriptor to check; run the tests on the module path (surefire's"
               + " useModulePath=true, its default for a module with module-info.java)");
     }
@@ -228,14 +253,16 @@ public final class ModuleDescriptors {
     descriptorOf(module);
     ModuleLayer layer = Optional.ofNullable(module.getLayer()).orElse(ModuleLayer.boot());
     ResolvedModule resolved =
-        layer.configuration().findModule(module.getName())
-            .orElseThrow(() -> new AssertionError(
-                module.getName() + " is not in its layer's configuration"));
+        layer
+            .configuration()
+            .findModule(module.getName())
+            .orElseThrow(
+                () ->
+                    new AssertionError(module.getName() + " is not in its layer's configuration"));
     try (ModuleReader reader = resolved.reference().open();
         Stream<String> names = reader.list()) {
       return names
-          .filter(n -> n.startsWith(SERVICES) && n.length() > SERVICES.length()
-              && !n.endsWith("/"))
+          .filter(n -> n.startsWith(SERVICES) && n.length() > SERVICES.length() && !n.endsWith("/"))
           .map(n -> n.substring(SERVICES.length()))
           .collect(Collectors.toCollection(TreeSet::new));
     } catch (IOException e) {

@@ -62,8 +62,11 @@ public abstract class ModuleSuite {
       throw new IllegalArgumentException(
           "provides(" + service.getName() + "): name at least one provider class");
     }
-    providers.put(service.getName(), Arrays.stream(implementations)
-        .map(Class::getName).collect(Collectors.toCollection(TreeSet::new)));
+    providers.put(
+        service.getName(),
+        Arrays.stream(implementations)
+            .map(Class::getName)
+            .collect(Collectors.toCollection(TreeSet::new)));
   }
 
   /**
@@ -109,8 +112,10 @@ public abstract class ModuleSuite {
       declared.put(p.service(), new TreeSet<>(p.providers()));
     }
     assertThat(declared)
-        .as("module %s provides; change module-info.java (and META-INF/services) or the"
-            + " suite's provides(...)", module.getName())
+        .as(
+            "module %s provides; change module-info.java (and META-INF/services) or the"
+                + " suite's provides(...)",
+            module.getName())
         .isEqualTo(providers);
   }
 

@@ -19,8 +19,8 @@ import org.opentest4j.TestAbortedException;
  * <p>Use with {@code @ExtendWith(SeedExtension.class)}; the testkit's conformance suites carry
  * it already.
  */
-public final class SeedExtension implements ParameterResolver, TestWatcher,
-    TestExecutionExceptionHandler {
+public final class SeedExtension
+    implements ParameterResolver, TestWatcher, TestExecutionExceptionHandler {
 
   /** Creates the extension; JUnit instantiates it. */
   public SeedExtension() {}
@@ -93,7 +93,9 @@ public final class SeedExtension implements ParameterResolver, TestWatcher,
   @Override
   public void testFailed(ExtensionContext context, Throwable cause) {
     System.err.println(
-        "[kvtier] " + context.getDisplayName() + " failed: "
+        "[kvtier] "
+            + context.getDisplayName()
+            + " failed: "
             + TestSeeds.reproduceLine(testFilter(context)));
   }
 

@@ -99,10 +99,11 @@ public final class TestSeeds {
    */
   public static void run(LongConsumer body) {
     Objects.requireNonNull(body, "body");
-    String caller = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
-        .walk(frames -> frames.skip(1).findFirst())
-        .map(f -> f.getDeclaringClass().getSimpleName() + "#" + testMethodOf(f.getMethodName()))
-        .orElse("?");
+    String caller =
+        StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
+            .walk(frames -> frames.skip(1).findFirst())
+            .map(f -> f.getDeclaringClass().getSimpleName() + "#" + testMethodOf(f.getMethodName()))
+            .orElse("?");
     try {
       body.accept(masterSeed());
     } catch (RuntimeException | AssertionError e) {
@@ -165,8 +166,13 @@ public final class TestSeeds {
       return Long.parseLong(v);
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
-          SEED_PROPERTY + "='" + value + "' is not a seed: give a decimal long such as"
-              + " -D" + SEED_PROPERTY + "=42 or hex such as 0x2A, or leave it empty for a"
+          SEED_PROPERTY
+              + "='"
+              + value
+              + "' is not a seed: give a decimal long such as"
+              + " -D"
+              + SEED_PROPERTY
+              + "=42 or hex such as 0x2A, or leave it empty for a"
               + " random seed",
           e);
     }
@@ -188,8 +194,13 @@ public final class TestSeeds {
       m = Integer.parseInt(value.strip());
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
-          MULTIPLIER_PROPERTY + "='" + value + "' is not an integer: give a positive integer"
-              + " such as -D" + MULTIPLIER_PROPERTY + "=10, or leave it empty for 1",
+          MULTIPLIER_PROPERTY
+              + "='"
+              + value
+              + "' is not an integer: give a positive integer"
+              + " such as -D"
+              + MULTIPLIER_PROPERTY
+              + "=10, or leave it empty for 1",
           e);
     }
     if (m < 1) {

@@ -29,8 +29,8 @@ class ModuleDescriptorsTest {
   @Test
   void assertingProvidesWhatItsServiceFilesListAndExportsOnePackage() {
     ModuleDescriptors.assertProvidesMatchServiceFiles(ASSERTING);
-    assertThat(ModuleDescriptors.serviceFileNames(ASSERTING)).containsExactly(
-        "io.kvtier.spi.DeviceMemoryProvider", "io.kvtier.spi.HostMemoryProvider");
+    assertThat(ModuleDescriptors.serviceFileNames(ASSERTING))
+        .containsExactly("io.kvtier.spi.DeviceMemoryProvider", "io.kvtier.spi.HostMemoryProvider");
     assertThat(ModuleDescriptors.serviceFileLines(ASSERTING, "io.kvtier.spi.DeviceMemoryProvider"))
         .containsExactly(AssertingDeviceMemoryProvider.class.getName());
     ModuleDescriptors.assertProviderNames(ASSERTING);
@@ -46,43 +46,56 @@ class ModuleDescriptorsTest {
 
   @Test
   void exportsThatDifferFromTheIntendedOnesFailNamingTheDifference() {
-    assertThatThrownBy(() -> ModuleDescriptors.assertExports(SPI,
-            Set.of("io.kvtier.spi", "io.kvtier.spi.config", "io.kvtier.spi.internal")))
+    assertThatThrownBy(
+            () ->
+                ModuleDescriptors.assertExports(
+                    SPI, Set.of("io.kvtier.spi", "io.kvtier.spi.config", "io.kvtier.spi.internal")))
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining("module io.kvtier.spi: exports [io.kvtier.spi, io.kvtier.spi.config]")
         .hasMessageContaining("missing: [io.kvtier.spi.internal]");
     assertThatThrownBy(() -> ModuleDescriptors.assertExports(TESTKIT, Set.of("io.kvtier.testkit")))
         .isInstanceOf(AssertionError.class)
-        .hasMessageContaining("unexpected: [io.kvtier.testkit.config,"
-            + " io.kvtier.testkit.conformance]");
-    assertThatThrownBy(() -> ModuleDescriptors.assertExports(SPI,
-            Set.of("io.kvtier.spi", "io.kvtier.spi.config"),
-            Map.of("io.kvtier.spi", Set.of("io.kvtier.core"))))
+        .hasMessageContaining(
+            "unexpected: [io.kvtier.testkit.config," + " io.kvtier.testkit.conformance]");
+    assertThatThrownBy(
+            () ->
+                ModuleDescriptors.assertExports(
+                    SPI,
+                    Set.of("io.kvtier.spi", "io.kvtier.spi.config"),
+                    Map.of("io.kvtier.spi", Set.of("io.kvtier.core"))))
         .isInstanceOf(AssertionError.class)
-        .hasMessageContaining("has qualified exports {} but the intended ones are"
-            + " {io.kvtier.spi=[io.kvtier.core]}");
+        .hasMessageContaining(
+            "has qualified exports {} but the intended ones are"
+                + " {io.kvtier.spi=[io.kvtier.core]}");
   }
 
   @Test
   void providesAndServiceFilesAreComparedInBothDirections() {
     String spi = "io.kvtier.spi.DeviceMemoryProvider";
-    assertThat(ModuleDescriptors.providesProblems(
-            Map.of(spi, Set.of("a.A", "b.B")), Map.of(spi, java.util.List.of("b.B", "a.A"))))
+    assertThat(
+            ModuleDescriptors.providesProblems(
+                Map.of(spi, Set.of("a.A", "b.B")), Map.of(spi, java.util.List.of("b.B", "a.A"))))
         .isEmpty();
-    assertThat(ModuleDescriptors.providesProblems(
-            Map.of(spi, Set.of("a.A", "b.B")), Map.of(spi, java.util.List.of("a.A"))))
-        .singleElement().asString()
+    assertThat(
+            ModuleDescriptors.providesProblems(
+                Map.of(spi, Set.of("a.A", "b.B")), Map.of(spi, java.util.List.of("a.A"))))
+        .singleElement()
+        .asString()
         .contains("only in module-info: [b.B], only in the services file: []");
-    assertThat(ModuleDescriptors.providesProblems(
-            Map.of(), Map.of(spi, java.util.List.of("a.A"))))
-        .singleElement().asString()
+    assertThat(ModuleDescriptors.providesProblems(Map.of(), Map.of(spi, java.util.List.of("a.A"))))
+        .singleElement()
+        .asString()
         .contains("module-info provides [] but META-INF/services/" + spi + " lists [a.A]");
-    assertThat(ModuleDescriptors.providesProblems(
-            Map.of(spi, Set.of("a.A")), Map.of()))
-        .singleElement().asString().contains("only in module-info: [a.A]");
-    assertThat(ModuleDescriptors.providesProblems(
-            Map.of(spi, Set.of("a.A")), Map.of(spi, java.util.List.of("a.A", "a.A"))))
-        .singleElement().asString().contains("lists a provider twice");
+    assertThat(ModuleDescriptors.providesProblems(Map.of(spi, Set.of("a.A")), Map.of()))
+        .singleElement()
+        .asString()
+        .contains("only in module-info: [a.A]");
+    assertThat(
+            ModuleDescriptors.providesProblems(
+                Map.of(spi, Set.of("a.A")), Map.of(spi, java.util.List.of("a.A", "a.A"))))
+        .singleElement()
+        .asString()
+        .contains("lists a provider twice");
   }
 
   @Test

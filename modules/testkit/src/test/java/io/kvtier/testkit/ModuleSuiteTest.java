@@ -33,23 +33,26 @@ class ModuleSuiteTest {
 
   @Test
   void aTrueDeclarationPasses() {
-    Declared suite = new Declared(ASSERTING, "io.kvtier.asserting")
-        .providing(DeviceMemoryProvider.class, AssertingDeviceMemoryProvider.class)
-        .providing(HostMemoryProvider.class, AssertingHostMemoryProvider.class);
-    assertThatCode(() -> {
-          suite.theModuleIsNamed();
-          suite.providesAgreeWithTheServicesFiles();
-          suite.providesExactlyTheIntendedProviders();
-          suite.providersCarryTheirNames();
-          suite.exportsExactlyTheIntendedPackages();
-        })
+    Declared suite =
+        new Declared(ASSERTING, "io.kvtier.asserting")
+            .providing(DeviceMemoryProvider.class, AssertingDeviceMemoryProvider.class)
+            .providing(HostMemoryProvider.class, AssertingHostMemoryProvider.class);
+    assertThatCode(
+            () -> {
+              suite.theModuleIsNamed();
+              suite.providesAgreeWithTheServicesFiles();
+              suite.providesExactlyTheIntendedProviders();
+              suite.providersCarryTheirNames();
+              suite.exportsExactlyTheIntendedPackages();
+            })
         .doesNotThrowAnyException();
   }
 
   @Test
   void anUndeclaredProviderFailsNamingTheModule() {
-    Declared suite = new Declared(ASSERTING, "io.kvtier.asserting")
-        .providing(DeviceMemoryProvider.class, AssertingDeviceMemoryProvider.class);
+    Declared suite =
+        new Declared(ASSERTING, "io.kvtier.asserting")
+            .providing(DeviceMemoryProvider.class, AssertingDeviceMemoryProvider.class);
     assertThatThrownBy(suite::providesExactlyTheIntendedProviders)
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining("module io.kvtier.asserting provides")
@@ -58,16 +61,19 @@ class ModuleSuiteTest {
 
   @Test
   void aMissingOrUnexpectedExportFailsNamingIt() {
-    assertThatThrownBy(new Declared(ASSERTING, "io.kvtier.asserting", "io.kvtier.asserting.x")
-            ::exportsExactlyTheIntendedPackages)
+    assertThatThrownBy(
+            new Declared(ASSERTING, "io.kvtier.asserting", "io.kvtier.asserting.x")
+                ::exportsExactlyTheIntendedPackages)
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining("missing: [io.kvtier.asserting.x]");
-    assertThatThrownBy(new Declared(ASSERTING, "io.kvtier.asserting")
-            .exporting("io.kvtier.asserting", "io.kvtier.simulator")
-            ::exportsExactlyTheIntendedPackages)
+    assertThatThrownBy(
+            new Declared(ASSERTING, "io.kvtier.asserting")
+                    .exporting("io.kvtier.asserting", "io.kvtier.simulator")
+                ::exportsExactlyTheIntendedPackages)
         .isInstanceOf(AssertionError.class)
-        .hasMessageContaining("has qualified exports {} but the intended ones are"
-            + " {io.kvtier.asserting=[io.kvtier.simulator]}");
+        .hasMessageContaining(
+            "has qualified exports {} but the intended ones are"
+                + " {io.kvtier.asserting=[io.kvtier.simulator]}");
   }
 
   @Test

@@ -65,17 +65,25 @@ class TestSeedsTest {
 
   @Test
   void aFailureCarriesTheLineThatReproducesIt() throws Exception {
-    String filter = SeedExtension.testFilter(TestSeedsTest.class,
-        Optional.of(TestSeedsTest.class.getDeclaredMethod("aFailureCarriesTheLineThatReproducesIt")));
+    String filter =
+        SeedExtension.testFilter(
+            TestSeedsTest.class,
+            Optional.of(
+                TestSeedsTest.class.getDeclaredMethod("aFailureCarriesTheLineThatReproducesIt")));
     assertThat(filter).isEqualTo("TestSeedsTest#aFailureCarriesTheLineThatReproducesIt");
     assertThat(SeedExtension.testFilter(TestSeedsTest.class, Optional.empty()))
         .isEqualTo("TestSeedsTest");
     AssertionError failure = new AssertionError("boom");
     assertThat(SeedExtension.withReproduceLine(failure, filter)).isSameAs(failure);
-    assertThat(failure.getSuppressed()).singleElement()
-        .satisfies(s -> assertThat(s.getMessage()).isEqualTo(
-            "reproduce with -Dkvtier.tests.seed=" + TestSeeds.masterSeed()
-                + " -Dtest=TestSeedsTest#aFailureCarriesTheLineThatReproducesIt"))
+    assertThat(failure.getSuppressed())
+        .singleElement()
+        .satisfies(
+            s ->
+                assertThat(s.getMessage())
+                    .isEqualTo(
+                        "reproduce with -Dkvtier.tests.seed="
+                            + TestSeeds.masterSeed()
+                            + " -Dtest=TestSeedsTest#aFailureCarriesTheLineThatReproducesIt"))
         .satisfies(s -> assertThat(s.getStackTrace()).isEmpty());
     TestAbortedException skipped = new TestAbortedException("assumption");
     assertThat(SeedExtension.withReproduceLine(skipped, filter).getSuppressed()).isEmpty();
@@ -87,14 +95,20 @@ class TestSeedsTest {
     TestSeeds.run(seed -> seen[0] = seed);
     assertThat(seen[0]).isEqualTo(TestSeeds.masterSeed());
 
-    assertThatThrownBy(() -> TestSeeds.run(seed -> {
-          throw new IllegalStateException("drawn " + seed);
-        }))
+    assertThatThrownBy(
+            () ->
+                TestSeeds.run(
+                    seed -> {
+                      throw new IllegalStateException("drawn " + seed);
+                    }))
         .isInstanceOf(AssertionError.class)
-        .hasMessage("randomized test failed; reproduce with -Dkvtier.tests.seed="
-            + TestSeeds.masterSeed() + " -Dtest=TestSeedsTest#"
-            + "runPassesTheMasterSeedAndAFailureNamesTheCallerInItsReproduceLine")
-        .cause().isInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "randomized test failed; reproduce with -Dkvtier.tests.seed="
+                + TestSeeds.masterSeed()
+                + " -Dtest=TestSeedsTest#"
+                + "runPassesTheMasterSeedAndAFailureNamesTheCallerInItsReproduceLine")
+        .cause()
+        .isInstanceOf(IllegalStateException.class)
         .hasMessage("drawn " + TestSeeds.masterSeed());
   }
 }

@@ -26,6 +26,7 @@ public record FileConfig(Path directory, boolean fsync) {
 
   /** Key of {@link #directory()}. */
   public static final String DIRECTORY = "file.directory";
+
   /** Key of {@link #fsync()}. */
   public static final String FSYNC = "file.fsync";
 
@@ -65,8 +66,11 @@ public record FileConfig(Path directory, boolean fsync) {
     r.checkUnknownKeys();
     if (directory.isEmpty()) {
       throw new IllegalArgumentException(
-          DIRECTORY + " is not set: the file store needs a directory it may create and write,"
-              + " for example " + DIRECTORY + "=/var/cache/kvtier");
+          DIRECTORY
+              + " is not set: the file store needs a directory it may create and write,"
+              + " for example "
+              + DIRECTORY
+              + "=/var/cache/kvtier");
     }
     return new FileConfig(parsePath(directory), fsync);
   }

@@ -65,15 +65,23 @@ final class FileKvStore implements KvStore {
   }
 
   /** Creates the directory if needed and rebuilds the index from the page files found there. */
-  static FileKvStore open(Path root, KvStoreSpec spec, FileConfig config, BackendMetrics metrics,
-      Clock clock) {
+  static FileKvStore open(
+      Path root, KvStoreSpec spec, FileConfig config, BackendMetrics metrics, Clock clock) {
     try {
       Files.createDirectories(root);
     } catch (IOException e) {
       throw new UncheckedIOException(
-          "cannot create the file store directory " + root + " (" + FileConfig.DIRECTORY + "="
-              + config.directory() + "): " + e + "; make it writable or set "
-              + FileConfig.DIRECTORY + " to another directory",
+          "cannot create the file store directory "
+              + root
+              + " ("
+              + FileConfig.DIRECTORY
+              + "="
+              + config.directory()
+              + "): "
+              + e
+              + "; make it writable or set "
+              + FileConfig.DIRECTORY
+              + " to another directory",
           e);
     }
     FileKvStore store = new FileKvStore(root, spec, config, metrics);
@@ -165,7 +173,7 @@ final class FileKvStore implements KvStore {
   /** Ends use of the store; its files stay for the next store on this directory. */
   @Override
   public void close() {
-    gate.closeOnce(() -> { });
+    gate.closeOnce(() -> {});
   }
 
   private boolean indexed(PageKey key) {
@@ -259,16 +267,20 @@ final class FileKvStore implements KvStore {
 
   private Stored store(PageKey key, HostMemory host, int hostPage) {
     Path file = FilePageFormat.pageFile(root, key);
-    Path temp = file.resolveSibling(
-        key.toHex() + "." + tempTag + "-" + tempSequence.incrementAndGet()
-            + FilePageFormat.TEMP_SUFFIX);
+    Path temp =
+        file.resolveSibling(
+            key.toHex()
+                + "."
+                + tempTag
+                + "-"
+                + tempSequence.incrementAndGet()
+                + FilePageFormat.TEMP_SUFFIX);
     try {
       Files.createDirectories(file.getParent());
       FilePageIo.write(temp, layout, key, host, hostPage, fsync);
       lock.lock();
       try {
-        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE,
-            StandardCopyOption.REPLACE_EXISTING);
+        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         return adopt(key) ? Stored.NEW : Stored.ALREADY_THERE;
       } finally {
         lock.unlock();

@@ -67,7 +67,10 @@ public final class FileKvStoreProvider implements KvStoreProvider {
     Objects.requireNonNull(context, "context");
     FileConfig config = FileConfig.fromProperties(context.properties());
     return FileKvStore.open(
-        storeDirectory(config, spec.namespace()), spec, config, context.metrics(),
+        storeDirectory(config, spec.namespace()),
+        spec,
+        config,
+        context.metrics(),
         Clock.systemUTC());
   }
 
@@ -85,7 +88,9 @@ public final class FileKvStoreProvider implements KvStoreProvider {
     // KvStoreSpec allows '.', so these two would name the parent directories.
     if (namespace.equals(".") || namespace.equals("..")) {
       throw new IllegalArgumentException(
-          "namespace='" + namespace + "' cannot name the file store's directory: use a name"
+          "namespace='"
+              + namespace
+              + "' cannot name the file store's directory: use a name"
               + " with a letter or digit, for example the model's name");
     }
     return config.directory().resolve(namespace);

@@ -36,10 +36,13 @@ final class FilePageFormat {
 
   /** Bytes before the payload. */
   static final int HEADER_BYTES = 84;
+
   /** The format this code writes and reads. */
   static final int VERSION = 1;
+
   /** Suffix of a page file. */
   static final String PAGE_SUFFIX = ".page";
+
   /** Suffix of a page file being written. */
   static final String TEMP_SUFFIX = ".tmp";
 
@@ -64,7 +67,8 @@ final class FilePageFormat {
   static Optional<PageKey> keyOf(Path file) {
     String name = file.getFileName().toString();
     Path parent = file.getParent();
-    if (!PAGE_NAME.matcher(name).matches() || parent == null
+    if (!PAGE_NAME.matcher(name).matches()
+        || parent == null
         || !parent.getFileName().toString().equals(name.substring(0, 2))) {
       return Optional.empty();
     }
@@ -75,8 +79,11 @@ final class FilePageFormat {
   static ByteBuffer header(KvLayout layout, PageKey key, long payloadBytes, int payloadCrc) {
     ByteBuffer b = ByteBuffer.allocate(HEADER_BYTES);
     b.put(MAGIC).putInt(VERSION).putInt(HEADER_BYTES);
-    b.putInt(layout.layers()).putInt(layout.kvHeads()).putInt(layout.headDim())
-        .putInt(layout.dtypeBytes()).putInt(layout.pageSize());
+    b.putInt(layout.layers())
+        .putInt(layout.kvHeads())
+        .putInt(layout.headDim())
+        .putInt(layout.dtypeBytes())
+        .putInt(layout.pageSize());
     b.put(key.toBytes()).putLong(payloadBytes).putInt(payloadCrc);
     b.putInt(headerCrc(b));
     return b.flip();
@@ -101,18 +108,22 @@ final class FilePageFormat {
     }
     int version = header.getInt(8);
     if (version != VERSION) {
-      throw new DamagedPageException("format version " + version + ", this store reads "
-          + VERSION);
+      throw new DamagedPageException("format version " + version + ", this store reads " + VERSION);
     }
     if (header.getInt(12) != HEADER_BYTES) {
-      throw new DamagedPageException("header length " + header.getInt(12) + ", expected "
-          + HEADER_BYTES);
+      throw new DamagedPageException(
+          "header length " + header.getInt(12) + ", expected " + HEADER_BYTES);
     }
     if (header.getInt(HEADER_CRC_AT) != headerCrc(header)) {
       throw new DamagedPageException("header checksum does not match");
     }
-    KvLayout found = new KvLayout(header.getInt(16), header.getInt(20), header.getInt(24),
-        header.getInt(28), header.getInt(32));
+    KvLayout found =
+        new KvLayout(
+            header.getInt(16),
+            header.getInt(20),
+            header.getInt(24),
+            header.getInt(28),
+            header.getInt(32));
     if (!found.equals(layout)) {
       throw new DamagedPageException("layout " + found + ", the store's is " + layout);
     }

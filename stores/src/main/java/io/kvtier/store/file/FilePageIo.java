@@ -25,8 +25,9 @@ final class FilePageIo {
    * changed the host page in between (it must not), the file fails its check on read and is a
    * counted miss, never wrong data.
    */
-  static void write(Path file, KvLayout layout, PageKey key, HostMemory host, int hostPage,
-      boolean fsync) throws IOException {
+  static void write(
+      Path file, KvLayout layout, PageKey key, HostMemory host, int hostPage, boolean fsync)
+      throws IOException {
     int layers = layout.layers();
     ByteBuffer[] buffers = new ByteBuffer[layers + 1];
     CRC32C crc = new CRC32C();

@@ -91,8 +91,7 @@ final class FileScan {
       }
     }
     // Ties (coarse file times) break by key, so that a rescan rebuilds the same order.
-    pages.sort(Comparator.comparing(Found::modified)
-        .thenComparing(f -> f.key().toHex()));
+    pages.sort(Comparator.comparing(Found::modified).thenComparing(f -> f.key().toHex()));
     return new Result(pages.stream().map(Found::key).toList(), damaged, staleTemps);
   }
 
@@ -104,8 +103,13 @@ final class FileScan {
       return out;
     } catch (IOException e) {
       throw new UncheckedIOException(
-          "cannot list the file store directory " + directory + ": " + e.getMessage()
-              + "; make it readable or set " + FileConfig.DIRECTORY + " to another directory",
+          "cannot list the file store directory "
+              + directory
+              + ": "
+              + e.getMessage()
+              + "; make it readable or set "
+              + FileConfig.DIRECTORY
+              + " to another directory",
           e);
     }
     return out;

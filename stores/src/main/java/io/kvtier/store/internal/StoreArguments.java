@@ -50,21 +50,35 @@ public final class StoreArguments {
     Objects.requireNonNull(hostPages, () -> op + ": hostPages is null");
     if (keys.size() != hostPages.length) {
       throw new IllegalArgumentException(
-          op + ": keys.size()=" + keys.size() + " but hostPages.length=" + hostPages.length
+          op
+              + ": keys.size()="
+              + keys.size()
+              + " but hostPages.length="
+              + hostPages.length
               + ": give exactly one host page per key");
     }
     KvLayout hostLayout = host.spec().layout();
     if (!hostLayout.equals(layout)) {
       throw new IllegalArgumentException(
-          op + ": the host pool's layout " + hostLayout + " is not the store's " + layout
+          op
+              + ": the host pool's layout "
+              + hostLayout
+              + " is not the store's "
+              + layout
               + ": a store holds pages of one layout; open it with the host pool's layout");
     }
     int pages = host.spec().pages();
     for (int i = 0; i < hostPages.length; i++) {
       if (hostPages[i] < 0 || hostPages[i] >= pages) {
         throw new IndexOutOfBoundsException(
-            op + ": hostPages[" + i + "]=" + hostPages[i] + " is outside the host pool of "
-                + pages + " pages");
+            op
+                + ": hostPages["
+                + i
+                + "]="
+                + hostPages[i]
+                + " is outside the host pool of "
+                + pages
+                + " pages");
       }
     }
   }
@@ -81,8 +95,14 @@ public final class StoreArguments {
     long bytes = layout.pageBytes();
     if (bytes > Integer.MAX_VALUE) {
       throw new IllegalArgumentException(
-          "the " + store + " store holds pages of at most " + Integer.MAX_VALUE
-              + " bytes, but layout " + layout + " has pageBytes=" + bytes
+          "the "
+              + store
+              + " store holds pages of at most "
+              + Integer.MAX_VALUE
+              + " bytes, but layout "
+              + layout
+              + " has pageBytes="
+              + bytes
               + ": use smaller pages (fewer tokens per page)");
     }
     return (int) bytes;

@@ -43,8 +43,11 @@ public record MemoryConfig() {
       // Say why there is no key to suggest instead of the reader's generic message.
       String key = unknown.get(0);
       throw new IllegalArgumentException(
-          "unknown key " + key + ": the memory store has no settings; its size is the"
-              + " store's capacity (the engine's L3 capacity), so remove " + key);
+          "unknown key "
+              + key
+              + ": the memory store has no settings; its size is the"
+              + " store's capacity (the engine's L3 capacity), so remove "
+              + key);
     }
     return DEFAULTS;
   }

@@ -22,7 +22,8 @@ class FileConfigTest {
         expected);
     assertThat(FileConfig.DEFAULT_FSYNC).isFalse();
     assertThat(FileConfig.fromProperties(expected.toProperties())).isEqualTo(expected);
-    assertThat(FileConfig.fromProperties(Map.of("file.directory", "/tmp/b", "kvtier.store", "file")))
+    assertThat(
+            FileConfig.fromProperties(Map.of("file.directory", "/tmp/b", "kvtier.store", "file")))
         .isEqualTo(new FileConfig(Path.of("/tmp/b"), false));
   }
 
@@ -50,10 +51,14 @@ class FileConfigTest {
   }
 
   @ParameterizedTest
-  @CsvSource(delimiter = '|', value = {"file.fsync|yes", "file.fsync|1", "file.directory|a\0b"})
+  @CsvSource(
+      delimiter = '|',
+      value = {"file.fsync|yes", "file.fsync|1", "file.directory|a\0b"})
   void rejectsABadValueNamingKeyAndValue(String key, String value) {
-    Map<String, String> properties = key.equals(FileConfig.DIRECTORY)
-        ? Map.of(key, value) : Map.of(FileConfig.DIRECTORY, "/x", key, value);
+    Map<String, String> properties =
+        key.equals(FileConfig.DIRECTORY)
+            ? Map.of(key, value)
+            : Map.of(FileConfig.DIRECTORY, "/x", key, value);
     assertThatThrownBy(() -> FileConfig.fromProperties(properties))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(key + "='" + value + "'");

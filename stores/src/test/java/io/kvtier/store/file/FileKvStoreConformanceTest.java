@@ -32,8 +32,11 @@ class FileKvStoreConformanceTest extends KvStoreConformanceSuite {
 
   @Override
   protected BackendContext context() {
-    return new BackendContext(0, Map.of(FileConfig.DIRECTORY, directory.toString()),
-        TimeSource.SYSTEM, BackendMetrics.NOOP);
+    return new BackendContext(
+        0,
+        Map.of(FileConfig.DIRECTORY, directory.toString()),
+        TimeSource.SYSTEM,
+        BackendMetrics.NOOP);
   }
 
   @Override
@@ -42,10 +45,12 @@ class FileKvStoreConformanceTest extends KvStoreConformanceSuite {
   }
 
   @Override
-  protected void damage(KvStoreSpec spec, BackendContext context, PageKey key,
-      KvStoreDamage damage, Random random) throws Exception {
-    Path file = FileKvStoreProvider.pageFile(
-        FileConfig.fromProperties(context.properties()), spec.namespace(), key);
+  protected void damage(
+      KvStoreSpec spec, BackendContext context, PageKey key, KvStoreDamage damage, Random random)
+      throws Exception {
+    Path file =
+        FileKvStoreProvider.pageFile(
+            FileConfig.fromProperties(context.properties()), spec.namespace(), key);
     long size = Files.size(file);
     switch (damage) {
       case TRUNCATED -> {

@@ -38,13 +38,16 @@ class FileKvStoreTest {
   }
 
   private BackendContext context() {
-    return new BackendContext(0, Map.of(FileConfig.DIRECTORY, directory.toString()),
-        TimeSource.SYSTEM, BackendMetrics.NOOP);
+    return new BackendContext(
+        0,
+        Map.of(FileConfig.DIRECTORY, directory.toString()),
+        TimeSource.SYSTEM,
+        BackendMetrics.NOOP);
   }
 
   private KvStore open(KvLayout layout, int capacityPages) {
-    return new FileKvStoreProvider().open(
-        new KvStoreSpec(layout, capacityPages * layout.pageBytes(), "unit"), context());
+    return new FileKvStoreProvider()
+        .open(new KvStoreSpec(layout, capacityPages * layout.pageBytes(), "unit"), context());
   }
 
   private Path fileOf(PageKey key) {
@@ -100,7 +103,8 @@ class FileKvStoreTest {
     try (KvStore store = open(LAYOUT, 8)) {
       // A plain file where the key's shard directory must go: its page cannot be written.
       Path shard = fileOf(keys.get(1)).getParent();
-      assertThat(shard).as("the keys lie in different shards")
+      assertThat(shard)
+          .as("the keys lie in different shards")
           .isNotEqualTo(fileOf(keys.get(0)).getParent())
           .isNotEqualTo(fileOf(keys.get(2)).getParent());
       Files.createDirectories(shard.getParent());
@@ -108,8 +112,7 @@ class FileKvStoreTest {
       Files.write(shard, new byte[1]);
       assertThat(put(store, keys)).isEqualTo(1);
       assertThat(store.stats().puts()).isEqualTo(1);
-      assertThat(fileOf(keys.get(2))).as("pages after a failed one are not written")
-          .doesNotExist();
+      assertThat(fileOf(keys.get(2))).as("pages after a failed one are not written").doesNotExist();
     }
   }
 
@@ -118,7 +121,9 @@ class FileKvStoreTest {
     List<PageKey> keys = TestHostMemory.keys(2, 4);
     try (KvStore store = open(LAYOUT, 8)) {
       put(store, keys);
-      Files.copy(fileOf(keys.get(0)), fileOf(keys.get(1)),
+      Files.copy(
+          fileOf(keys.get(0)),
+          fileOf(keys.get(1)),
           java.nio.file.StandardCopyOption.REPLACE_EXISTING);
       assertThat(store.get(keys, host, new int[] {4, 5})).isEqualTo(1);
       assertThat(store.stats().corrupt()).isEqualTo(1);
@@ -129,7 +134,8 @@ class FileKvStoreTest {
   @Test
   void storesOnOneDirectoryAdoptEachOthersPages() {
     List<PageKey> keys = TestHostMemory.keys(2, 5);
-    try (KvStore writer = open(LAYOUT, 8); KvStore reader = open(LAYOUT, 8)) {
+    try (KvStore writer = open(LAYOUT, 8);
+        KvStore reader = open(LAYOUT, 8)) {
       put(writer, keys);
       assertThat(reader.stats().bytesStored()).isZero();
       assertThat(reader.existsPrefix(keys)).isEqualTo(2);
@@ -154,8 +160,10 @@ class FileKvStoreTest {
 
   @Test
   void rejectsNamespacesThatNameAParentAndDirectoriesThatCannotBeMade() throws Exception {
-    assertThatThrownBy(() -> new FileKvStoreProvider().open(
-            new KvStoreSpec(LAYOUT, LAYOUT.pageBytes(), ".."), context()))
+    assertThatThrownBy(
+            () ->
+                new FileKvStoreProvider()
+                    .open(new KvStoreSpec(LAYOUT, LAYOUT.pageBytes(), ".."), context()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("namespace='..'");
     Path blocker = Files.write(directory.resolve("unit"), new byte[1]);

@@ -44,12 +44,11 @@ class FilePageFormatTest {
   void everyFlippedBitOfAHeaderIsCaught() {
     ByteBuffer header = FilePageFormat.header(LAYOUT, KEY, LAYOUT.pageBytes(), 7);
     for (int bit = 0; bit < FilePageFormat.HEADER_BYTES * 8; bit++) {
-      ByteBuffer damaged = ByteBuffer.allocate(FilePageFormat.HEADER_BYTES).put(header.duplicate())
-          .flip();
+      ByteBuffer damaged =
+          ByteBuffer.allocate(FilePageFormat.HEADER_BYTES).put(header.duplicate()).flip();
       damaged.put(bit / 8, (byte) (damaged.get(bit / 8) ^ (1 << (bit % 8))));
       int flipped = bit;
-      assertThatThrownBy(
-              () -> FilePageFormat.payloadCrc(damaged, LAYOUT, KEY, LAYOUT.pageBytes()))
+      assertThatThrownBy(() -> FilePageFormat.payloadCrc(damaged, LAYOUT, KEY, LAYOUT.pageBytes()))
           .as("bit %d", flipped)
           .isInstanceOf(DamagedPageException.class);
     }
@@ -59,10 +58,11 @@ class FilePageFormatTest {
   void aHeaderOfAnotherLayoutKeyOrLengthIsNamed() {
     PageKey other = TestHostMemory.keys(2, 42).get(1);
     KvLayout wider = new KvLayout(2, 2, 4, 2, 2);
-    List<Object[]> cases = List.of(
-        new Object[] {FilePageFormat.header(wider, KEY, LAYOUT.pageBytes(), 0), "layout"},
-        new Object[] {FilePageFormat.header(LAYOUT, other, LAYOUT.pageBytes(), 0), "holds key"},
-        new Object[] {FilePageFormat.header(LAYOUT, KEY, 12, 0), "payload length 12"});
+    List<Object[]> cases =
+        List.of(
+            new Object[] {FilePageFormat.header(wider, KEY, LAYOUT.pageBytes(), 0), "layout"},
+            new Object[] {FilePageFormat.header(LAYOUT, other, LAYOUT.pageBytes(), 0), "holds key"},
+            new Object[] {FilePageFormat.header(LAYOUT, KEY, 12, 0), "payload length 12"});
     for (Object[] c : cases) {
       assertThatThrownBy(
               () -> FilePageFormat.payloadCrc((ByteBuffer) c[0], LAYOUT, KEY, LAYOUT.pageBytes()))

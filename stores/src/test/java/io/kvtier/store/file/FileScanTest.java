@@ -64,8 +64,7 @@ class FileScanTest {
     for (PageKey key : keys) {
       file(key, FILE_BYTES, NOW);
     }
-    List<PageKey> byHex = keys.stream()
-        .sorted((a, b) -> a.toHex().compareTo(b.toHex())).toList();
+    List<PageKey> byHex = keys.stream().sorted((a, b) -> a.toHex().compareTo(b.toHex())).toList();
     assertThat(FileScan.scan(root, FILE_BYTES, CLOCK).oldestFirst()).isEqualTo(byHex);
   }
 

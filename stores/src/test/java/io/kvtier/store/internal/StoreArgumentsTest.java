@@ -59,14 +59,18 @@ class StoreArgumentsTest {
   @Test
   void rejectsNullsNamingWhichOne() {
     assertThatThrownBy(() -> StoreArguments.checkKeys("existsPrefix", null))
-        .isInstanceOf(NullPointerException.class).hasMessage("existsPrefix: keys is null");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("existsPrefix: keys is null");
     List<PageKey> withNull = Arrays.asList(two.get(0), null);
     assertThatThrownBy(() -> StoreArguments.checkKeys("existsPrefix", withNull))
-        .isInstanceOf(NullPointerException.class).hasMessage("existsPrefix: keys[1] is null");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("existsPrefix: keys[1] is null");
     assertThatThrownBy(() -> StoreArguments.checkBatch("get", LAYOUT, two, null, new int[2]))
-        .isInstanceOf(NullPointerException.class).hasMessage("get: host is null");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("get: host is null");
     assertThatThrownBy(() -> StoreArguments.checkBatch("get", LAYOUT, two, host, null))
-        .isInstanceOf(NullPointerException.class).hasMessage("get: hostPages is null");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("get: hostPages is null");
   }
 
   @Test

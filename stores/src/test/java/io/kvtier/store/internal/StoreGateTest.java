@@ -33,10 +33,13 @@ class StoreGateTest {
     gate.enter("get");
     AtomicBoolean released = new AtomicBoolean();
     CountDownLatch closed = new CountDownLatch(1);
-    Thread closer = Thread.ofPlatform().start(() -> {
-      gate.closeOnce(() -> released.set(true));
-      closed.countDown();
-    });
+    Thread closer =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  gate.closeOnce(() -> released.set(true));
+                  closed.countDown();
+                });
     // The closer cannot finish while the operation holds the gate; it finishes after exit().
     assertThat(closed.await(50, TimeUnit.MILLISECONDS)).isFalse();
     assertThat(released).isFalse();

@@ -43,8 +43,13 @@ public final class TestHostMemory implements HostMemory {
    */
   public static List<PageKey> keys(int n, long salt) {
     return LongStream.range(0, n)
-        .mapToObj(i -> new PageKey(mix(salt * 4 + i * 1_000_003), mix(salt * 4 + 1 + i),
-            mix(salt * 4 + 2 + i), mix(salt * 4 + 3 + i)))
+        .mapToObj(
+            i ->
+                new PageKey(
+                    mix(salt * 4 + i * 1_000_003),
+                    mix(salt * 4 + 1 + i),
+                    mix(salt * 4 + 2 + i),
+                    mix(salt * 4 + 3 + i)))
         .toList();
   }
 
@@ -65,8 +70,8 @@ public final class TestHostMemory implements HostMemory {
    */
   public static byte[] content(PageKey key, KvLayout layout) {
     byte[] bytes = new byte[Math.toIntExact(layout.pageBytes())];
-    SplittableRandom random = new SplittableRandom(key.h0() * 31 + key.h1() * 17 + key.h2()
-        + key.h3());
+    SplittableRandom random =
+        new SplittableRandom(key.h0() * 31 + key.h1() * 17 + key.h2() + key.h3());
     for (int i = 0; i < bytes.length; i++) {
       bytes[i] = (byte) random.nextInt(256);
     }
@@ -83,8 +88,7 @@ public final class TestHostMemory implements HostMemory {
     byte[] bytes = content(key, spec.layout());
     long block = spec.layout().pageBytesPerLayer();
     for (int layer = 0; layer < spec.layout().layers(); layer++) {
-      MemorySegment.copy(MemorySegment.ofArray(bytes), layer * block, block(page, layer), 0,
-          block);
+      MemorySegment.copy(MemorySegment.ofArray(bytes), layer * block, block(page, layer), 0, block);
     }
   }
 
@@ -98,8 +102,13 @@ public final class TestHostMemory implements HostMemory {
     long block = spec.layout().pageBytesPerLayer();
     byte[] out = new byte[Math.toIntExact(spec.layout().pageBytes())];
     for (int layer = 0; layer < spec.layout().layers(); layer++) {
-      MemorySegment.copy(block(page, layer), ValueLayout.JAVA_BYTE, 0, out,
-          Math.toIntExact(layer * block), Math.toIntExact(block));
+      MemorySegment.copy(
+          block(page, layer),
+          ValueLayout.JAVA_BYTE,
+          0,
+          out,
+          Math.toIntExact(layer * block),
+          Math.toIntExact(block));
     }
     return out;
   }

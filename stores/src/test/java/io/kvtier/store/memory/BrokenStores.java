@@ -73,8 +73,8 @@ final class BrokenStores {
 
     @Override
     public KvStore open(KvStoreSpec spec, BackendContext context) {
-      return new Store(Providers.named(KvStoreProvider.class, "memory").open(spec, context),
-          defect);
+      return new Store(
+          Providers.named(KvStoreProvider.class, "memory").open(spec, context), defect);
     }
   }
 

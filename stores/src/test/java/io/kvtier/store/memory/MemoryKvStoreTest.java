@@ -80,8 +80,8 @@ class MemoryKvStoreTest {
       }
       KvStoreStats stats = store.stats();
       assertThat(stats.bytesStored()).isLessThanOrEqualTo(3 * LAYOUT.pageBytes());
-      assertThat(stats.puts() - stats.evictions()).isEqualTo(stats.bytesStored()
-          / LAYOUT.pageBytes());
+      assertThat(stats.puts() - stats.evictions())
+          .isEqualTo(stats.bytesStored() / LAYOUT.pageBytes());
       // Three stored plus the one being inserted before its eviction.
       assertThat(store.slab().allocatedPages()).isLessThanOrEqualTo(4);
     }

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 class StoreModuleTest extends ModuleSuite {
 
   StoreModuleTest() {
-    super(MemoryKvStoreProvider.class.getModule(), "io.kvtier.store.memory",
-        "io.kvtier.store.file");
+    super(
+        MemoryKvStoreProvider.class.getModule(), "io.kvtier.store.memory", "io.kvtier.store.file");
     provides(KvStoreProvider.class, MemoryKvStoreProvider.class, FileKvStoreProvider.class);
   }
 

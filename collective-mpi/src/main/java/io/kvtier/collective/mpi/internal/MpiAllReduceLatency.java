@@ -71,44 +71,83 @@ public final class MpiAllReduceLatency {
     long iterations = Long.parseLong(options.getOrDefault("iterations", "10000"));
     long warmup = Long.parseLong(options.getOrDefault("warmup", "50000"));
     int rounds = Integer.parseInt(options.getOrDefault("rounds", "15"));
-    int[] lengths = Arrays.stream(options.getOrDefault("lengths", "1,64").split(","))
-        .mapToInt(s -> Integer.parseInt(s.strip())).toArray();
+    int[] lengths =
+        Arrays.stream(options.getOrDefault("lengths", "1,64").split(","))
+            .mapToInt(s -> Integer.parseInt(s.strip()))
+            .toArray();
     ReduceOp op = ReduceOp.valueOf(options.getOrDefault("op", "MIN"));
     List<String> modes = List.of(options.getOrDefault("mode", "collective,binding").split(","));
-    MpiConfig config = new MpiConfig(Integer.parseInt(options.getOrDefault(
-        "inline-longs", Integer.toString(MpiConfig.DEFAULT_INLINE_LONGS))));
-    CollectiveSpec spec = new CollectiveSpec("bench", OptionalInt.empty(), OptionalInt.empty(),
-        Duration.ofMinutes(5));
+    MpiConfig config =
+        new MpiConfig(
+            Integer.parseInt(
+                options.getOrDefault(
+                    "inline-longs", Integer.toString(MpiConfig.DEFAULT_INLINE_LONGS))));
+    CollectiveSpec spec =
+        new CollectiveSpec(
+            "bench", OptionalInt.empty(), OptionalInt.empty(), Duration.ofMinutes(5));
     try (Collective collective = MpiRuntime.join(spec, config)) {
       MpiCollective mpi = (MpiCollective) collective;
-      SymbolLookup cLibrary = modes.stream().anyMatch(m -> m.startsWith("c-lib"))
-          ? cLibrary(Path.of(Objects.requireNonNull(options.get("c-library"),
-              "--mode c-lib needs --c-library PATH (bench.sh builds it)")))
-          : null;
-      MethodHandle cRound = cLibrary == null ? null : downcall(cLibrary,
-          "kvtier_c_allreduce_round", ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_INT);
-      MethodHandle cPairRound = cLibrary == null ? null : downcall(cLibrary,
-          "kvtier_c_allreduce_pair_round", ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS,
-          JAVA_INT, JAVA_LONG, JAVA_INT);
+      SymbolLookup cLibrary =
+          modes.stream().anyMatch(m -> m.startsWith("c-lib"))
+              ? cLibrary(
+                  Path.of(
+                      Objects.requireNonNull(
+                          options.get("c-library"),
+                          "--mode c-lib needs --c-library PATH (bench.sh builds it)")))
+              : null;
+      MethodHandle cRound =
+          cLibrary == null
+              ? null
+              : downcall(
+                  cLibrary,
+                  "kvtier_c_allreduce_round",
+                  ADDRESS,
+                  ADDRESS,
+                  JAVA_INT,
+                  JAVA_LONG,
+                  JAVA_INT);
+      MethodHandle cPairRound =
+          cLibrary == null
+              ? null
+              : downcall(
+                  cLibrary,
+                  "kvtier_c_allreduce_pair_round",
+                  ADDRESS,
+                  ADDRESS,
+                  JAVA_INT,
+                  ADDRESS,
+                  ADDRESS,
+                  JAVA_INT,
+                  JAVA_LONG,
+                  JAVA_INT);
       for (int length : lengths) {
         List<Round> timed = new ArrayList<>();
         for (String mode : modes) {
-          timed.add(switch (mode) {
-            case "collective" -> collective(mpi, op, length);
-            case "collective-into" -> collectiveInto(mpi, op, length);
-            case "binding" -> binding(mpi, op, length);
-            case "c-lib" -> cLibrary(cRound, mpi.rank(), op, length);
-            // The MPI calls the collective makes once the frame's capacity is predicted (the
-            // warmup's first calls teach it), from C: what the protocol costs before any Java
-            // runs. The frame alone when the array rides in it, else a minimal frame and the array.
-            case "c-lib-same" -> op != ReduceOp.SUM && length <= config.inlineLongs()
-                ? cLibrary(cRound, mpi.rank(), ReduceOp.MIN,
-                    MpiFrame.HEADER_LONGS + Math.max(1, length))
-                : cPair(cPairRound, mpi.rank(), op, MpiFrame.HEADER_LONGS + 1, length);
-            default -> throw new IllegalArgumentException(
-                "--mode " + mode + " is none of c-lib, c-lib-same, collective,"
-                    + " collective-into, binding");
-          });
+          timed.add(
+              switch (mode) {
+                case "collective" -> collective(mpi, op, length);
+                case "collective-into" -> collectiveInto(mpi, op, length);
+                case "binding" -> binding(mpi, op, length);
+                case "c-lib" -> cLibrary(cRound, mpi.rank(), op, length);
+                // The MPI calls the collective makes once the frame's capacity is predicted (the
+                // warmup's first calls teach it), from C: what the protocol costs before any Java
+                // runs. The frame alone when the array rides in it, else a minimal frame and the
+                // array.
+                case "c-lib-same" ->
+                    op != ReduceOp.SUM && length <= config.inlineLongs()
+                        ? cLibrary(
+                            cRound,
+                            mpi.rank(),
+                            ReduceOp.MIN,
+                            MpiFrame.HEADER_LONGS + Math.max(1, length))
+                        : cPair(cPairRound, mpi.rank(), op, MpiFrame.HEADER_LONGS + 1, length);
+                default ->
+                    throw new IllegalArgumentException(
+                        "--mode "
+                            + mode
+                            + " is none of c-lib, c-lib-same, collective,"
+                            + " collective-into, binding");
+              });
         }
         for (Round round : timed) {
           round.run(warmup);
@@ -123,9 +162,17 @@ public final class MpiAllReduceLatency {
         for (int m = 0; m < timed.size() && mpi.rank() == 0; m++) {
           Arrays.sort(perCall[m]);
           String label = modes.get(m).startsWith("c-lib") ? modes.get(m) : "java-" + modes.get(m);
-          System.out.printf("%s ranks=%d op=%s length=%d iterations=%d best_us=%.3f"
-                  + " median_us=%.3f inline_longs=%d%n", label, mpi.size(), op, length,
-              iterations, perCall[m][0], perCall[m][rounds / 2], config.inlineLongs());
+          System.out.printf(
+              "%s ranks=%d op=%s length=%d iterations=%d best_us=%.3f"
+                  + " median_us=%.3f inline_longs=%d%n",
+              label,
+              mpi.size(),
+              op,
+              length,
+              iterations,
+              perCall[m][0],
+              perCall[m][rounds / 2],
+              config.inlineLongs());
         }
         System.out.flush();
       }
@@ -204,16 +251,17 @@ public final class MpiAllReduceLatency {
     return in;
   }
 
-  private static Round cPair(MethodHandle cPairRound, int rank, ReduceOp op, int frameLength,
-      int length) {
+  private static Round cPair(
+      MethodHandle cPairRound, int rank, ReduceOp op, int frameLength, int length) {
     MemorySegment frameIn = buffer(rank, frameLength);
     MemorySegment frameOut = Arena.ofAuto().allocate(JAVA_LONG, frameLength);
     MemorySegment in = buffer(rank, length);
     MemorySegment out = Arena.ofAuto().allocate(JAVA_LONG, Math.max(1, length));
     return iterations -> {
       try {
-        return (double) cPairRound.invokeExact(frameIn, frameOut, frameLength, in, out, length,
-            iterations, op.ordinal());
+        return (double)
+            cPairRound.invokeExact(
+                frameIn, frameOut, frameLength, in, out, length, iterations, op.ordinal());
       } catch (Throwable t) {
         throw new IllegalStateException("kvtier_c_allreduce_pair_round failed: " + t, t);
       }
@@ -227,18 +275,26 @@ public final class MpiAllReduceLatency {
   }
 
   @SuppressWarnings("restricted")
-  private static MethodHandle downcall(SymbolLookup library, String name,
-      MemoryLayout... arguments) {
-    MemorySegment symbol = library.find(name).orElseThrow(
-        () -> new IllegalArgumentException("the C library has no " + name + ": build it with"
-            + " mpicc -shared -fPIC -DKVTIER_BENCH_LIBRARY (bench.sh does)"));
-    return Linker.nativeLinker().downcallHandle(symbol, FunctionDescriptor.of(JAVA_DOUBLE,
-        arguments));
+  private static MethodHandle downcall(
+      SymbolLookup library, String name, MemoryLayout... arguments) {
+    MemorySegment symbol =
+        library
+            .find(name)
+            .orElseThrow(
+                () ->
+                    new IllegalArgumentException(
+                        "the C library has no "
+                            + name
+                            + ": build it with"
+                            + " mpicc -shared -fPIC -DKVTIER_BENCH_LIBRARY (bench.sh does)"));
+    return Linker.nativeLinker()
+        .downcallHandle(symbol, FunctionDescriptor.of(JAVA_DOUBLE, arguments));
   }
 
   private static Map<String, String> options(String[] args) {
-    List<String> known = List.of("iterations", "warmup", "rounds", "lengths", "op", "mode",
-        "inline-longs", "c-library");
+    List<String> known =
+        List.of(
+            "iterations", "warmup", "rounds", "lengths", "op", "mode", "inline-longs", "c-library");
     Map<String, String> options = new HashMap<>();
     List<String> bad = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
@@ -250,8 +306,12 @@ public final class MpiAllReduceLatency {
       options.put(key, args[++i]);
     }
     if (!bad.isEmpty()) {
-      throw new IllegalArgumentException("unknown or incomplete options " + bad + "; known: --"
-          + String.join(" V, --", known) + " V");
+      throw new IllegalArgumentException(
+          "unknown or incomplete options "
+              + bad
+              + "; known: --"
+              + String.join(" V, --", known)
+              + " V");
     }
     return options;
   }

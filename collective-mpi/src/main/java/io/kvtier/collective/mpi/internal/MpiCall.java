@@ -100,15 +100,16 @@ record MpiCall(Kind kind, int argument, String tag, long sequence) {
    * @return for example {@code allReduce(MIN, length=3) tag 'sync' seq 17}
    */
   String describe() {
-    String call = switch (kind) {
-      case JOIN -> "join";
-      case ALL_REDUCE_MIN -> "allReduce(MIN, length=" + argument + ")";
-      case ALL_REDUCE_MAX -> "allReduce(MAX, length=" + argument + ")";
-      case ALL_REDUCE_SUM -> "allReduce(SUM, length=" + argument + ")";
-      case BROADCAST -> "broadcast(root=" + argument + ")";
-      case BARRIER -> "barrier";
-      case FINALIZE -> "finalize";
-    };
+    String call =
+        switch (kind) {
+          case JOIN -> "join";
+          case ALL_REDUCE_MIN -> "allReduce(MIN, length=" + argument + ")";
+          case ALL_REDUCE_MAX -> "allReduce(MAX, length=" + argument + ")";
+          case ALL_REDUCE_SUM -> "allReduce(SUM, length=" + argument + ")";
+          case BROADCAST -> "broadcast(root=" + argument + ")";
+          case BARRIER -> "barrier";
+          case FINALIZE -> "finalize";
+        };
     return call + " tag '" + tag + "' seq " + sequence;
   }
 

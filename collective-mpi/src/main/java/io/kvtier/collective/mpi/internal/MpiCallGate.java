@@ -61,17 +61,25 @@ final class MpiCallGate {
    */
   long enter(MpiCall.Kind kind, int argument, String tag, long sequence) {
     if (onlyThread != null && Thread.currentThread() != onlyThread) {
-      throw new IllegalStateException("Open MPI provided only MPI_THREAD_FUNNELED, so only the"
-          + " thread that joined (" + onlyThread.getName() + ") may call the mpi collective; "
-          + Thread.currentThread().getName() + " called "
-          + new MpiCall(kind, argument, tag, sequence).describe());
+      throw new IllegalStateException(
+          "Open MPI provided only MPI_THREAD_FUNNELED, so only the"
+              + " thread that joined ("
+              + onlyThread.getName()
+              + ") may call the mpi collective; "
+              + Thread.currentThread().getName()
+              + " called "
+              + new MpiCall(kind, argument, tag, sequence).describe());
     }
     long s = state.getAcquire();
     if ((s & 1) != 0) {
-      throw new IllegalStateException("another thread is inside an MPI call (" + current()
-          + ") while " + Thread.currentThread().getName() + " calls "
-          + new MpiCall(kind, argument, tag, sequence).describe()
-          + ": a rank's collective calls must come from one thread at a time");
+      throw new IllegalStateException(
+          "another thread is inside an MPI call ("
+              + current()
+              + ") while "
+              + Thread.currentThread().getName()
+              + " calls "
+              + new MpiCall(kind, argument, tag, sequence).describe()
+              + ": a rank's collective calls must come from one thread at a time");
     }
     record(kind, argument, tag, sequence);
     state.setRelease(s + 1);
@@ -173,7 +181,8 @@ final class MpiCallGate {
     MpiCall.Kind kind = kinds[slot];
     String tag = tags[slot];
     return kind == null || tag == null
-        ? null : new MpiCall(kind, arguments[slot], tag, sequences[slot]);
+        ? null
+        : new MpiCall(kind, arguments[slot], tag, sequences[slot]);
   }
 
   /**

@@ -108,21 +108,35 @@ final class MpiCollective implements Collective {
       gate.exit(token);
     }
     if (frameIn.getAtIndex(JAVA_LONG, 0) == 0) {
-      throw new IllegalArgumentException(specProblem != null ? specProblem
-          : "another rank's spec contradicts the MPI world (see that rank's error), so every"
-              + " rank fails to join the mpi group '" + group + "'");
+      throw new IllegalArgumentException(
+          specProblem != null
+              ? specProblem
+              : "another rank's spec contradicts the MPI world (see that rank's error), so every"
+                  + " rank fails to join the mpi group '"
+                  + group
+                  + "'");
     }
     long minInline = frameIn.getAtIndex(JAVA_LONG, 3);
     long maxInline = ~frameIn.getAtIndex(JAVA_LONG, 4);
     if (minInline != maxInline) {
-      throw new IllegalArgumentException("the ranks disagree on " + MpiConfig.INLINE_LONGS
-          + " (values from " + minInline + " to " + maxInline + "; this rank: " + inline
-          + "): set the same value on every rank");
+      throw new IllegalArgumentException(
+          "the ranks disagree on "
+              + MpiConfig.INLINE_LONGS
+              + " (values from "
+              + minInline
+              + " to "
+              + maxInline
+              + "; this rank: "
+              + inline
+              + "): set the same value on every rank");
     }
     if (frameIn.getAtIndex(JAVA_LONG, 1) != ~frameIn.getAtIndex(JAVA_LONG, 2)) {
-      throw new IllegalArgumentException("the ranks joined with different group names (this"
-          + " rank: '" + group + "'): the mpi collective has one group per process,"
-          + " MPI_COMM_WORLD, so give every rank the same group name");
+      throw new IllegalArgumentException(
+          "the ranks joined with different group names (this"
+              + " rank: '"
+              + group
+              + "'): the mpi collective has one group per process,"
+              + " MPI_COMM_WORLD, so give every rank the same group name");
     }
   }
 
@@ -192,8 +206,8 @@ final class MpiCollective implements Collective {
     Objects.requireNonNull(tag, "tag");
     ensureUsable();
     if (root < 0 || root >= size) {
-      throw new IllegalArgumentException("root=" + root + " must be a rank in [0, " + size
-          + ") of the mpi group '" + group + "'");
+      throw new IllegalArgumentException(
+          "root=" + root + " must be a rank in [0, " + size + ") of the mpi group '" + group + "'");
     }
     if (root == rank) {
       Objects.requireNonNull(payload, "payload must not be null on the root rank");
@@ -204,8 +218,8 @@ final class MpiCollective implements Collective {
       int slots = capacity.next();
       ensureFrame(slots);
       MpiFrame.writeHeader(frameOut, MpiCall.sequenced(print, sequence));
-      frameOut.setAtIndex(JAVA_LONG, MpiFrame.HEADER_LONGS,
-          root == rank ? payload.length : Long.MAX_VALUE);
+      frameOut.setAtIndex(
+          JAVA_LONG, MpiFrame.HEADER_LONGS, root == rank ? payload.length : Long.MAX_VALUE);
       reduceFrame(slots);
       capacity.agreed(print, 1);
       int length = (int) frameIn.getAtIndex(JAVA_LONG, MpiFrame.HEADER_LONGS);
@@ -295,8 +309,13 @@ final class MpiCollective implements Collective {
           "the mpi collective of group '" + group + "' (rank " + rank + ") is closed");
     }
     if (broken != null) {
-      String message = "the mpi collective of group '" + group + "' (rank " + rank
-          + ") is broken by an earlier failure; no further calls: " + broken.getMessage();
+      String message =
+          "the mpi collective of group '"
+              + group
+              + "' (rank "
+              + rank
+              + ") is broken by an earlier failure; no further calls: "
+              + broken.getMessage();
       if (broken instanceof CollectiveDesyncException) {
         throw new CollectiveDesyncException(message);
       }
@@ -345,7 +364,16 @@ final class MpiCollective implements Collective {
 
   @Override
   public String toString() {
-    return "MpiCollective[group=" + group + ", rank=" + rank + "/" + size + ", seq=" + sequence
-        + (broken != null ? ", broken" : "") + (closed ? ", closed" : "") + "]";
+    return "MpiCollective[group="
+        + group
+        + ", rank="
+        + rank
+        + "/"
+        + size
+        + ", seq="
+        + sequence
+        + (broken != null ? ", broken" : "")
+        + (closed ? ", closed" : "")
+        + "]";
   }
 }

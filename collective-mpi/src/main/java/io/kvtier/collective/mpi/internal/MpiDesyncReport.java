@@ -29,13 +29,24 @@ final class MpiDesyncReport {
    * @param spread the reduced frame's fingerprint and sequence ranges
    * @return the message, identical on every rank
    */
-  static String gather(MpiLibrary library, MpiCallGate gate, String group, int rank, int size,
-      MpiCall mine, String spread) {
-    StringBuilder message = new StringBuilder("collective desync in the mpi group '")
-        .append(group).append("' (MPI_COMM_WORLD, ").append(size)
-        .append(" ranks): ranks called different collectives (").append(spread).append("):");
-    byte[] own = (mine.describe() + "; recent: " + gate.describeRecent())
-        .getBytes(StandardCharsets.UTF_8);
+  static String gather(
+      MpiLibrary library,
+      MpiCallGate gate,
+      String group,
+      int rank,
+      int size,
+      MpiCall mine,
+      String spread) {
+    StringBuilder message =
+        new StringBuilder("collective desync in the mpi group '")
+            .append(group)
+            .append("' (MPI_COMM_WORLD, ")
+            .append(size)
+            .append(" ranks): ranks called different collectives (")
+            .append(spread)
+            .append("):");
+    byte[] own =
+        (mine.describe() + "; recent: " + gate.describeRecent()).getBytes(StandardCharsets.UTF_8);
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment length = arena.allocate(JAVA_LONG);
       for (int r = 0; r < size; r++) {
@@ -51,7 +62,10 @@ final class MpiDesyncReport {
           library.broadcastBytes(bytes, n, r);
           MemorySegment.copy(bytes, JAVA_BYTE, 0, line, 0, n);
         }
-        message.append("\n  rank ").append(r).append(": ")
+        message
+            .append("\n  rank ")
+            .append(r)
+            .append(": ")
             .append(new String(line, StandardCharsets.UTF_8));
       }
     }

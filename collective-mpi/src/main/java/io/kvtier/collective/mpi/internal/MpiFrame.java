@@ -61,7 +61,9 @@ final class MpiFrame {
    * @return the minimum and the maximum fingerprint
    */
   static String describeSpread(MemorySegment reduced) {
-    return "fingerprints " + Long.toHexString(reduced.getAtIndex(JAVA_LONG, 0)) + ".."
+    return "fingerprints "
+        + Long.toHexString(reduced.getAtIndex(JAVA_LONG, 0))
+        + ".."
         + Long.toHexString(~reduced.getAtIndex(JAVA_LONG, 1));
   }
 

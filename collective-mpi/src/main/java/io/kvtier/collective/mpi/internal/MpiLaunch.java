@@ -28,8 +28,9 @@ public record MpiLaunch(boolean launched, OptionalInt rank, OptionalInt size) {
    * @return what the launcher said, or not launched
    */
   public static MpiLaunch from(Map<String, String> environment) {
-    boolean launched = MpiOpenMpiAbi.LAUNCHER_VARIABLES.stream()
-        .anyMatch(v -> environment.get(v) != null && !environment.get(v).isBlank());
+    boolean launched =
+        MpiOpenMpiAbi.LAUNCHER_VARIABLES.stream()
+            .anyMatch(v -> environment.get(v) != null && !environment.get(v).isBlank());
     OptionalInt rank = number(environment.get("OMPI_COMM_WORLD_RANK"));
     if (rank.isEmpty()) {
       rank = number(environment.get("PMIX_RANK"));
@@ -57,9 +58,13 @@ public record MpiLaunch(boolean launched, OptionalInt rank, OptionalInt size) {
     if (!launched) {
       return "not started by mpirun, so this process runs as a single rank (an MPI"
           + " singleton); start the ranks with `mpirun -np N java"
-          + " --enable-native-access=" + MpiProbe.MODULE + " ...`";
+          + " --enable-native-access="
+          + MpiProbe.MODULE
+          + " ...`";
     }
-    return "started by mpirun as rank " + (rank.isPresent() ? rank.getAsInt() : "?") + " of "
+    return "started by mpirun as rank "
+        + (rank.isPresent() ? rank.getAsInt() : "?")
+        + " of "
         + (size.isPresent() ? size.getAsInt() : "?");
   }
 }

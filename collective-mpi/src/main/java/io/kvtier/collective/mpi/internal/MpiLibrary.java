@@ -89,8 +89,9 @@ final class MpiLibrary {
     commRank = symbols.function("MPI_Comm_rank", JAVA_INT, ADDRESS, ADDRESS);
     commSize = symbols.function("MPI_Comm_size", JAVA_INT, ADDRESS, ADDRESS);
     commSetErrhandler = symbols.function("MPI_Comm_set_errhandler", JAVA_INT, ADDRESS, ADDRESS);
-    allreduce = symbols.function(
-        "MPI_Allreduce", JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
+    allreduce =
+        symbols.function(
+            "MPI_Allreduce", JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
     bcast = symbols.function("MPI_Bcast", JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
     barrier = symbols.function("MPI_Barrier", JAVA_INT, ADDRESS);
     finalizeMpi = symbols.function("MPI_Finalize", JAVA_INT);
@@ -102,11 +103,20 @@ final class MpiLibrary {
   /** Resolves symbols of one library, naming the library and the ABI in failures. */
   private record Symbols(String library, SymbolLookup lookup) {
     MemorySegment find(String symbol) {
-      return lookup.find(symbol).orElseThrow(() -> new MpiAbiMismatchException(library
-          + " has no symbol " + symbol + ": it is not Open MPI's libmpi (an MPICH build has"
-          + " integer handles instead), or a version older than Open MPI 3; install Open MPI"
-          + " (apt-get install " + MpiOpenMpiAbi.PACKAGES + ") or put its lib directory on"
-          + " LD_LIBRARY_PATH"));
+      return lookup
+          .find(symbol)
+          .orElseThrow(
+              () ->
+                  new MpiAbiMismatchException(
+                      library
+                          + " has no symbol "
+                          + symbol
+                          + ": it is not Open MPI's libmpi (an MPICH build has"
+                          + " integer handles instead), or a version older than Open MPI 3; install Open MPI"
+                          + " (apt-get install "
+                          + MpiOpenMpiAbi.PACKAGES
+                          + ") or put its lib directory on"
+                          + " LD_LIBRARY_PATH"));
     }
 
     @SuppressWarnings("restricted")
@@ -158,8 +168,8 @@ final class MpiLibrary {
   int initThread(int required) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment provided = arena.allocate(JAVA_INT);
-      int rc = (int) initThread.invokeExact(MemorySegment.NULL, MemorySegment.NULL, required,
-          provided);
+      int rc =
+          (int) initThread.invokeExact(MemorySegment.NULL, MemorySegment.NULL, required, provided);
       check(rc, "MPI_Init_thread");
       return provided.get(JAVA_INT, 0);
     } catch (MpiException e) {
@@ -217,8 +227,8 @@ final class MpiLibrary {
   /** {@code MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)}. */
   void setErrorsReturn() {
     try {
-      check((int) commSetErrhandler.invokeExact(commWorld, errorsReturn),
-          "MPI_Comm_set_errhandler");
+      check(
+          (int) commSetErrhandler.invokeExact(commWorld, errorsReturn), "MPI_Comm_set_errhandler");
     } catch (MpiException e) {
       throw e;
     } catch (Throwable t) {
@@ -235,11 +245,12 @@ final class MpiLibrary {
    * @param op the reduction
    */
   void allReduce(MemorySegment send, MemorySegment receive, int count, ReduceOp op) {
-    MemorySegment mpiOp = switch (op) {
-      case MIN -> opMin;
-      case MAX -> opMax;
-      case SUM -> opSum;
-    };
+    MemorySegment mpiOp =
+        switch (op) {
+          case MIN -> opMin;
+          case MAX -> opMax;
+          case SUM -> opSum;
+        };
     int rc;
     try {
       rc = (int) allreduce.invokeExact(send, receive, count, int64, mpiOp, commWorld);
@@ -350,9 +361,10 @@ final class MpiLibrary {
   private int intOut(MethodHandle function, String functionName) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(JAVA_INT);
-      int rc = function.type().parameterCount() == 2
-          ? (int) function.invokeExact(commWorld, out)
-          : (int) function.invokeExact(out);
+      int rc =
+          function.type().parameterCount() == 2
+              ? (int) function.invokeExact(commWorld, out)
+              : (int) function.invokeExact(out);
       check(rc, functionName);
       return out.get(JAVA_INT, 0);
     } catch (MpiException e) {

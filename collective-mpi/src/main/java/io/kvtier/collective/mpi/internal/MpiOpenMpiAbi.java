@@ -87,8 +87,7 @@ final class MpiOpenMpiAbi {
    * Environment variables that Open MPI's launcher ({@code mpirun}, or a PMIx-enabled resource
    * manager such as Slurm's {@code srun}) sets in every process it starts.
    */
-  static final List<String> LAUNCHER_VARIABLES =
-      List.of("OMPI_COMM_WORLD_SIZE", "PMIX_RANK");
+  static final List<String> LAUNCHER_VARIABLES = List.of("OMPI_COMM_WORLD_SIZE", "PMIX_RANK");
 
   private MpiOpenMpiAbi() {}
 }

@@ -52,22 +52,32 @@ public record MpiProbe(Optional<MpiLibrary> library, Availability availability) 
       for (String name : names) {
         try {
           MpiLibrary library = new MpiLibrary(name);
-          return new MpiProbe(Optional.of(library),
-              Availability.available(describe(library, environment)));
+          return new MpiProbe(
+              Optional.of(library), Availability.available(describe(library, environment)));
         } catch (IllegalArgumentException notFound) {
           problems.add(name + ": " + notFound.getMessage());
         } catch (MpiAbiMismatchException mismatch) {
           return unavailable(mismatch.getMessage());
         } catch (IllegalCallerException denied) {
-          return unavailable("native access to " + name + " was denied (" + denied.getMessage()
-              + "): start java with --enable-native-access=" + MODULE);
+          return unavailable(
+              "native access to "
+                  + name
+                  + " was denied ("
+                  + denied.getMessage()
+                  + "): start java with --enable-native-access="
+                  + MODULE);
         }
       }
-      return unavailable("Open MPI's C library was not found (tried " + String.join(", ", names)
-          + " on the dynamic loader's path: " + String.join("; ", problems)
-          + "): install it with `apt-get install " + MpiOpenMpiAbi.PACKAGES + "` (Debian,"
-          + " Ubuntu), or put the lib directory of an Open MPI 4 installation on"
-          + " LD_LIBRARY_PATH");
+      return unavailable(
+          "Open MPI's C library was not found (tried "
+              + String.join(", ", names)
+              + " on the dynamic loader's path: "
+              + String.join("; ", problems)
+              + "): install it with `apt-get install "
+              + MpiOpenMpiAbi.PACKAGES
+              + "` (Debian,"
+              + " Ubuntu), or put the lib directory of an Open MPI 4 installation on"
+              + " LD_LIBRARY_PATH");
     } catch (Throwable t) {
       return unavailable("probing Open MPI failed: " + t);
     }
@@ -83,9 +93,12 @@ public record MpiProbe(Optional<MpiLibrary> library, Availability availability) 
     MpiLaunch launch = MpiLaunch.from(environment);
     detail.append(launch.launched() ? "; " : "; warning: ").append(launch.describe());
     if (!MpiProbe.class.getModule().isNativeAccessEnabled()) {
-      detail.append("; warning: native access is not enabled for ").append(MODULE)
-          .append(", so the JVM warns on the first downcall and will refuse it under"
-              + " --illegal-native-access=deny: start java with --enable-native-access=")
+      detail
+          .append("; warning: native access is not enabled for ")
+          .append(MODULE)
+          .append(
+              ", so the JVM warns on the first downcall and will refuse it under"
+                  + " --illegal-native-access=deny: start java with --enable-native-access=")
           .append(MODULE);
     }
     return detail.toString();

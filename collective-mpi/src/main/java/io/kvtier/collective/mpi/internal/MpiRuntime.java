@@ -43,8 +43,9 @@ public final class MpiRuntime {
     this.library = library;
     this.launch = launch;
     if (library.finalized()) {
-      throw new IllegalStateException("MPI was already finalized in this process, and MPI cannot"
-          + " be initialized twice: join the mpi collective before other code finalizes MPI");
+      throw new IllegalStateException(
+          "MPI was already finalized in this process, and MPI cannot"
+              + " be initialized twice: join the mpi collective before other code finalizes MPI");
     }
     int level;
     if (library.initialized()) {
@@ -56,18 +57,20 @@ public final class MpiRuntime {
       ownsInitialization = true;
     }
     if (level < MpiOpenMpiAbi.THREAD_FUNNELED) {
-      throw new IllegalStateException("Open MPI provides thread level " + level
-          + " (MPI_THREAD_SINGLE), but the JVM always runs more than one thread: use an Open MPI"
-          + " built with thread support (Debian's is), or initialize MPI with at least"
-          + " MPI_THREAD_FUNNELED");
+      throw new IllegalStateException(
+          "Open MPI provides thread level "
+              + level
+              + " (MPI_THREAD_SINGLE), but the JVM always runs more than one thread: use an Open MPI"
+              + " built with thread support (Debian's is), or initialize MPI with at least"
+              + " MPI_THREAD_FUNNELED");
     }
-    this.gate = new MpiCallGate(level < MpiOpenMpiAbi.THREAD_SERIALIZED
-        ? Thread.currentThread() : null);
+    this.gate =
+        new MpiCallGate(level < MpiOpenMpiAbi.THREAD_SERIALIZED ? Thread.currentThread() : null);
     library.setErrorsReturn();
     this.rank = library.worldRank();
     this.size = library.worldSize();
-    Runtime.getRuntime().addShutdownHook(
-        Thread.ofPlatform().name("kvtier-mpi-exit").unstarted(this::atExit));
+    Runtime.getRuntime()
+        .addShutdownHook(Thread.ofPlatform().name("kvtier-mpi-exit").unstarted(this::atExit));
   }
 
   /**
@@ -91,8 +94,8 @@ public final class MpiRuntime {
    * @param watchdogAction what the watchdog does with its message, or null to end the job
    * @return the handle
    */
-  static MpiCollective join(CollectiveSpec spec, MpiConfig config,
-      Consumer<String> watchdogAction) {
+  static MpiCollective join(
+      CollectiveSpec spec, MpiConfig config, Consumer<String> watchdogAction) {
     Objects.requireNonNull(spec, "spec");
     Objects.requireNonNull(config, "config");
     return start().joinWorld(spec, config, watchdogAction);
@@ -101,29 +104,44 @@ public final class MpiRuntime {
   private static synchronized MpiRuntime start() {
     if (instance == null) {
       MpiProbe probe = MpiProbe.get();
-      MpiLibrary library = probe.library().orElseThrow(() -> new IllegalStateException(
-          "the mpi collective is unavailable: " + probe.availability().reason()));
+      MpiLibrary library =
+          probe
+              .library()
+              .orElseThrow(
+                  () ->
+                      new IllegalStateException(
+                          "the mpi collective is unavailable: " + probe.availability().reason()));
       instance = new MpiRuntime(library, MpiLaunch.from(System.getenv()));
     }
     return instance;
   }
 
-  private synchronized MpiCollective joinWorld(CollectiveSpec spec, MpiConfig config,
-      Consumer<String> watchdogAction) {
+  private synchronized MpiCollective joinWorld(
+      CollectiveSpec spec, MpiConfig config, Consumer<String> watchdogAction) {
     MpiCollective current = open;
     if (current != null) {
-      throw new IllegalStateException("this process already has an open mpi collective ("
-          + current + "): MPI gives one group per process, MPI_COMM_WORLD; close it before"
-          + " joining again");
+      throw new IllegalStateException(
+          "this process already has an open mpi collective ("
+              + current
+              + "): MPI gives one group per process, MPI_COMM_WORLD; close it before"
+              + " joining again");
     }
     if (group != null && !group.equals(spec.group())) {
-      throw new IllegalArgumentException("the mpi collective has one group per process,"
-          + " MPI_COMM_WORLD, which this process joined as '" + group + "'; a join as '"
-          + spec.group() + "' is refused: use the same group name for every join");
+      throw new IllegalArgumentException(
+          "the mpi collective has one group per process,"
+              + " MPI_COMM_WORLD, which this process joined as '"
+              + group
+              + "'; a join as '"
+              + spec.group()
+              + "' is refused: use the same group name for every join");
     }
     String who = "rank " + rank + " of " + size + " in the mpi group '" + spec.group() + "'";
-    MpiWatchdog watchdog = new MpiWatchdog(gate, spec.watchdogTimeout(), who,
-        watchdogAction != null ? watchdogAction : this::abortJob);
+    MpiWatchdog watchdog =
+        new MpiWatchdog(
+            gate,
+            spec.watchdogTimeout(),
+            who,
+            watchdogAction != null ? watchdogAction : this::abortJob);
     MpiCollective collective =
         new MpiCollective(this, spec.group(), config.inlineLongs(), watchdog);
     try {
@@ -143,14 +161,27 @@ public final class MpiRuntime {
 
   private String specProblem(CollectiveSpec spec) {
     if (spec.worldSize().isPresent() && spec.worldSize().getAsInt() != size) {
-      return "the spec of group '" + spec.group() + "' asks for worldSize="
-          + spec.worldSize().getAsInt() + " but MPI_COMM_WORLD has " + size + " ranks (mpirun"
-          + " -np " + size + "): leave worldSize empty to take it from the launcher, or start"
-          + " mpirun -np " + spec.worldSize().getAsInt();
+      return "the spec of group '"
+          + spec.group()
+          + "' asks for worldSize="
+          + spec.worldSize().getAsInt()
+          + " but MPI_COMM_WORLD has "
+          + size
+          + " ranks (mpirun"
+          + " -np "
+          + size
+          + "): leave worldSize empty to take it from the launcher, or start"
+          + " mpirun -np "
+          + spec.worldSize().getAsInt();
     }
     if (spec.rank().isPresent() && spec.rank().getAsInt() != rank) {
-      return "the spec of group '" + spec.group() + "' asks for rank=" + spec.rank().getAsInt()
-          + " but MPI made this process rank " + rank + ": leave rank empty to take it from"
+      return "the spec of group '"
+          + spec.group()
+          + "' asks for rank="
+          + spec.rank().getAsInt()
+          + " but MPI made this process rank "
+          + rank
+          + ": leave rank empty to take it from"
           + " the launcher";
     }
     return null;
@@ -181,16 +212,27 @@ public final class MpiRuntime {
   private void atExit() {
     MpiCollective current = open;
     if (current != null) {
-      System.err.println("kvtier mpi: rank " + rank + " of " + size + " exits with its"
-          + " collective still open (" + current + "); recent calls, oldest first: "
-          + gate.describeRecent());
+      System.err.println(
+          "kvtier mpi: rank "
+              + rank
+              + " of "
+              + size
+              + " exits with its"
+              + " collective still open ("
+              + current
+              + "); recent calls, oldest first: "
+              + gate.describeRecent());
     }
     if (!ownsInitialization) {
       return;
     }
     if (!gate.enterForever(new MpiCall(MpiCall.Kind.FINALIZE, 0, "exit", -1))) {
-      System.err.println("kvtier mpi: rank " + rank + " skips MPI_Finalize at exit because a"
-          + " thread is still inside " + gate.current());
+      System.err.println(
+          "kvtier mpi: rank "
+              + rank
+              + " skips MPI_Finalize at exit because a"
+              + " thread is still inside "
+              + gate.current());
       return;
     }
     try {

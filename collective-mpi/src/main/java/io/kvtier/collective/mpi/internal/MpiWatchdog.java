@@ -35,8 +35,7 @@ final class MpiWatchdog implements AutoCloseable {
    * @param rankDescription who is waiting, for example {@code rank 1 of 4 in group 'g'}
    * @param action what to do with the message when a call takes too long
    */
-  MpiWatchdog(MpiCallGate gate, Duration timeout, String rankDescription,
-      Consumer<String> action) {
+  MpiWatchdog(MpiCallGate gate, Duration timeout, String rankDescription, Consumer<String> action) {
     this.gate = Objects.requireNonNull(gate, "gate");
     Objects.requireNonNull(timeout, "timeout");
     this.rankDescription = Objects.requireNonNull(rankDescription, "rankDescription");
@@ -48,10 +47,10 @@ final class MpiWatchdog implements AutoCloseable {
       nanos = Long.MAX_VALUE;
     }
     this.timeoutNanos = nanos;
-    long poll = Math.clamp(nanos / 8, TimeUnit.MILLISECONDS.toNanos(1),
-        TimeUnit.MILLISECONDS.toNanos(250));
-    this.thread = Thread.ofPlatform().daemon().name("kvtier-mpi-watchdog")
-        .unstarted(() -> watch(poll));
+    long poll =
+        Math.clamp(nanos / 8, TimeUnit.MILLISECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(250));
+    this.thread =
+        Thread.ofPlatform().daemon().name("kvtier-mpi-watchdog").unstarted(() -> watch(poll));
     thread.start();
   }
 
@@ -78,10 +77,15 @@ final class MpiWatchdog implements AutoCloseable {
   }
 
   private String message() {
-    return "kvtier mpi watchdog: " + rankDescription + " has waited more than "
-        + Duration.ofNanos(timeoutNanos) + " in " + gate.current()
+    return "kvtier mpi watchdog: "
+        + rankDescription
+        + " has waited more than "
+        + Duration.ofNanos(timeoutNanos)
+        + " in "
+        + gate.current()
         + ", which not every rank reached (a rank is stuck, has died, or took another code path"
-        + " before this call); recent calls of this rank, oldest first: " + gate.describeRecent()
+        + " before this call); recent calls of this rank, oldest first: "
+        + gate.describeRecent()
         + ". MPI cannot cancel a blocked collective, so the job is ended: each rank prints its"
         + " recent calls as it terminates, and the rank whose calls stop before this sequence"
         + " number is the one that did not arrive.";

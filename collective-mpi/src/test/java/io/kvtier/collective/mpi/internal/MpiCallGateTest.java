@@ -32,15 +32,19 @@ class MpiCallGateTest {
   void secondThreadIsRefusedWhileACallRuns() throws Exception {
     MpiCallGate gate = new MpiCallGate(null);
     long token = gate.enter(call("held", 0));
-    Throwable refused = CompletableFuture.supplyAsync(() -> {
-      try {
-        gate.enter(call("intruder", 1));
-        return null;
-      } catch (Throwable t) {
-        return t;
-      }
-    }).get();
-    assertThat(refused).isInstanceOf(IllegalStateException.class)
+    Throwable refused =
+        CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    gate.enter(call("intruder", 1));
+                    return null;
+                  } catch (Throwable t) {
+                    return t;
+                  }
+                })
+            .get();
+    assertThat(refused)
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("barrier tag 'held' seq 0")
         .hasMessageContaining("one thread at a time");
     gate.exit(token);
@@ -50,15 +54,19 @@ class MpiCallGateTest {
   void funneledGateRefusesOtherThreads() throws Exception {
     MpiCallGate gate = new MpiCallGate(Thread.currentThread());
     gate.exit(gate.enter(call("mine", 0)));
-    Throwable refused = CompletableFuture.supplyAsync(() -> {
-      try {
-        gate.enter(call("other", 1));
-        return null;
-      } catch (Throwable t) {
-        return t;
-      }
-    }).get();
-    assertThat(refused).isInstanceOf(IllegalStateException.class)
+    Throwable refused =
+        CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    gate.enter(call("other", 1));
+                    return null;
+                  } catch (Throwable t) {
+                    return t;
+                  }
+                })
+            .get();
+    assertThat(refused)
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("MPI_THREAD_FUNNELED");
   }
 
@@ -69,9 +77,10 @@ class MpiCallGateTest {
     for (int i = 0; i < 11; i++) {
       gate.exit(gate.enter(call("t" + i, i)));
     }
-    assertThat(gate.recent()).hasSize(MpiCallGate.HISTORY)
-        .extracting(MpiCall::tag).containsExactly("t3", "t4", "t5", "t6", "t7", "t8", "t9",
-            "t10");
+    assertThat(gate.recent())
+        .hasSize(MpiCallGate.HISTORY)
+        .extracting(MpiCall::tag)
+        .containsExactly("t3", "t4", "t5", "t6", "t7", "t8", "t9", "t10");
     assertThat(gate.current().tag()).isEqualTo("t10");
   }
 

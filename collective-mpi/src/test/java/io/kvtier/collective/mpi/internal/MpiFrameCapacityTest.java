@@ -33,7 +33,8 @@ class MpiFrameCapacityTest {
     }
     for (int pass = 0; pass < 3; pass++) {
       for (int i = 0; i < lengths.length; i++) {
-        assertThat(capacity.next()).as("pass %d, call %s", pass, tags[i])
+        assertThat(capacity.next())
+            .as("pass %d, call %s", pass, tags[i])
             .isEqualTo(Math.max(1, lengths[i]));
         capacity.agreed(print(tags[i], lengths[i]), lengths[i]);
       }

@@ -43,23 +43,27 @@ class MpiFrameTest {
   @Test
   void identicalCallsAgree() {
     MpiCall call = barrier("sync", 7);
-    MemorySegment reduced = reduceMin(List.of(
-        frame(call, new long[0], false), frame(call, new long[0], false),
-        frame(call, new long[0], false)));
+    MemorySegment reduced =
+        reduceMin(
+            List.of(
+                frame(call, new long[0], false),
+                frame(call, new long[0], false),
+                frame(call, new long[0], false)));
     assertThat(MpiFrame.agrees(reduced)).isTrue();
   }
 
   @Test
   void anyDifferenceOnAnyRankDisagrees() {
     MpiCall base = new MpiCall(MpiCall.Kind.ALL_REDUCE_MIN, 2, "sync", 5);
-    List<MpiCall> variants = List.of(
-        new MpiCall(MpiCall.Kind.ALL_REDUCE_MIN, 2, "sync2", 5),
-        new MpiCall(MpiCall.Kind.ALL_REDUCE_MAX, 2, "sync", 5),
-        new MpiCall(MpiCall.Kind.ALL_REDUCE_SUM, 2, "sync", 5),
-        new MpiCall(MpiCall.Kind.ALL_REDUCE_MIN, 3, "sync", 5),
-        new MpiCall(MpiCall.Kind.ALL_REDUCE_MIN, 2, "sync", 6),
-        new MpiCall(MpiCall.Kind.BARRIER, 2, "sync", 5),
-        new MpiCall(MpiCall.Kind.BROADCAST, 2, "sync", 5));
+    List<MpiCall> variants =
+        List.of(
+            new MpiCall(MpiCall.Kind.ALL_REDUCE_MIN, 2, "sync2", 5),
+            new MpiCall(MpiCall.Kind.ALL_REDUCE_MAX, 2, "sync", 5),
+            new MpiCall(MpiCall.Kind.ALL_REDUCE_SUM, 2, "sync", 5),
+            new MpiCall(MpiCall.Kind.ALL_REDUCE_MIN, 3, "sync", 5),
+            new MpiCall(MpiCall.Kind.ALL_REDUCE_MIN, 2, "sync", 6),
+            new MpiCall(MpiCall.Kind.BARRIER, 2, "sync", 5),
+            new MpiCall(MpiCall.Kind.BROADCAST, 2, "sync", 5));
     for (MpiCall odd : variants) {
       for (int oddRank = 0; oddRank < 3; oddRank++) {
         MemorySegment[] frames = new MemorySegment[3];
@@ -67,7 +71,8 @@ class MpiFrameTest {
           frames[r] = frame(r == oddRank ? odd : base, new long[] {r, -r}, false);
         }
         assertThat(MpiFrame.agrees(reduceMin(List.of(frames))))
-            .as("%s on rank %d against %s", odd, oddRank, base).isFalse();
+            .as("%s on rank %d against %s", odd, oddRank, base)
+            .isFalse();
       }
     }
   }
@@ -79,8 +84,9 @@ class MpiFrameTest {
       boolean max = random.nextBoolean();
       int ranks = 1 + random.nextInt(6);
       int length = random.nextInt(INLINE + 1);
-      MpiCall call = new MpiCall(MpiCall.Kind.allReduce(max ? ReduceOp.MAX : ReduceOp.MIN),
-          length, "t", round);
+      MpiCall call =
+          new MpiCall(
+              MpiCall.Kind.allReduce(max ? ReduceOp.MAX : ReduceOp.MIN), length, "t", round);
       long[] expected = null;
       MemorySegment[] frames = new MemorySegment[ranks];
       for (int r = 0; r < ranks; r++) {
@@ -109,10 +115,17 @@ class MpiFrameTest {
   void spreadNamesTheLowestAndHighestFingerprint() {
     long low = MpiCall.sequenced(barrier("a", 3).fingerprint(), 3);
     long high = MpiCall.sequenced(barrier("a", 9).fingerprint(), 9);
-    MemorySegment reduced = reduceMin(List.of(
-        frame(barrier("a", 3), new long[0], false), frame(barrier("a", 9), new long[0], false)));
-    assertThat(MpiFrame.describeSpread(reduced)).isEqualTo("fingerprints "
-        + Long.toHexString(Math.min(low, high)) + ".." + Long.toHexString(Math.max(low, high)));
+    MemorySegment reduced =
+        reduceMin(
+            List.of(
+                frame(barrier("a", 3), new long[0], false),
+                frame(barrier("a", 9), new long[0], false)));
+    assertThat(MpiFrame.describeSpread(reduced))
+        .isEqualTo(
+            "fingerprints "
+                + Long.toHexString(Math.min(low, high))
+                + ".."
+                + Long.toHexString(Math.max(low, high)));
   }
 
   @Test

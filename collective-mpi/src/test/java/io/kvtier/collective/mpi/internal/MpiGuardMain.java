@@ -31,10 +31,18 @@ import java.util.function.Consumer;
 public final class MpiGuardMain {
 
   /** The checks, in the order they run; the JUnit side expects each on every rank. */
-  public static final List<String> CHECKS = List.of("MIXED_LENGTHS_DEFAULT_CAP",
-      "MIXED_LENGTHS_CAP_16", "DESYNC_TAG", "DESYNC_SEQUENCE", "DESYNC_MIN_MAX",
-      "DESYNC_LENGTH_IN_LEARNT_FRAME", "DESYNC_LENGTH_BEYOND_CAP", "DESYNC_SUM_MIN",
-      "DESYNC_SUM_LENGTH", "DESYNC_BROADCAST_ALL_REDUCE");
+  public static final List<String> CHECKS =
+      List.of(
+          "MIXED_LENGTHS_DEFAULT_CAP",
+          "MIXED_LENGTHS_CAP_16",
+          "DESYNC_TAG",
+          "DESYNC_SEQUENCE",
+          "DESYNC_MIN_MAX",
+          "DESYNC_LENGTH_IN_LEARNT_FRAME",
+          "DESYNC_LENGTH_BEYOND_CAP",
+          "DESYNC_SUM_MIN",
+          "DESYNC_SUM_LENGTH",
+          "DESYNC_BROADCAST_ALL_REDUCE");
 
   private static final String GROUP = "mpi-guard";
   private static final Duration WATCHDOG = Duration.ofSeconds(60);
@@ -61,49 +69,81 @@ public final class MpiGuardMain {
   private boolean runAll(long seed) {
     check("MIXED_LENGTHS_DEFAULT_CAP", MpiConfig.defaults(), c -> mixed(c, seed));
     check("MIXED_LENGTHS_CAP_16", new MpiConfig(16), c -> mixed(c, seed + 1));
-    desync("DESYNC_TAG", c -> {
-      warm(c, ReduceOp.MIN, 1, "warm");
-      c.allReduce(ReduceOp.MIN, new long[] {c.rank()},
-          c.rank() == 0 ? "guard-left" : "guard-right");
-    }, "guard-left", "guard-right");
-    desync("DESYNC_SEQUENCE", c -> {
-      warm(c, ReduceOp.MIN, 1, "same");
-      if (c.rank() == 0) {
-        c.skipSequenceForTests(1);
-      }
-      c.allReduce(ReduceOp.MIN, new long[] {rank}, "same");
-    }, "seq 3", "seq 4");
-    desync("DESYNC_MIN_MAX", c -> {
-      warm(c, ReduceOp.MIN, 4, "minmax");
-      c.allReduce(c.rank() == 0 ? ReduceOp.MAX : ReduceOp.MIN, new long[4], "minmax");
-    }, "allReduce(MIN, length=4)", "allReduce(MAX, length=4)");
-    desync("DESYNC_LENGTH_IN_LEARNT_FRAME", c -> {
-      // After this the frame has 64 slots, so lengths 1 and 64 both ride in the same frame.
-      warm(c, ReduceOp.MIN, 64, "hot");
-      c.allReduce(ReduceOp.MIN, new long[c.rank() == 0 ? 1 : 64], "hot");
-    }, "length=1)", "length=64)");
-    desync("DESYNC_LENGTH_BEYOND_CAP", c -> {
-      warm(c, ReduceOp.MAX, 64, "hot");
-      c.allReduce(ReduceOp.MAX, new long[c.rank() == 0 ? 200 : 64], "hot");
-    }, "length=200)", "length=64)");
-    desync("DESYNC_SUM_MIN", c -> {
-      warm(c, ReduceOp.MIN, 8, "sum-min");
-      c.allReduce(c.rank() == 0 ? ReduceOp.SUM : ReduceOp.MIN, new long[8], "sum-min");
-    }, "allReduce(SUM, length=8)", "allReduce(MIN, length=8)");
-    desync("DESYNC_SUM_LENGTH", c -> {
-      warm(c, ReduceOp.SUM, 64, "sums");
-      c.allReduce(ReduceOp.SUM, new long[c.rank() == 0 ? 1 : 64], "sums");
-    }, "allReduce(SUM, length=1)", "allReduce(SUM, length=64)");
-    desync("DESYNC_BROADCAST_ALL_REDUCE", c -> {
-      warm(c, ReduceOp.MIN, 64, "mixed-op");
-      if (c.rank() == 0) {
-        c.broadcast(0, new byte[] {1, 2, 3}, "mixed-op");
-      } else {
-        c.allReduce(ReduceOp.MIN, new long[64], "mixed-op");
-      }
-    }, "broadcast(root=0)", "allReduce(MIN, length=64)");
-    System.out.println(prefix() + "DONE failed=" + failures.size()
-        + (failures.isEmpty() ? "" : " " + failures));
+    desync(
+        "DESYNC_TAG",
+        c -> {
+          warm(c, ReduceOp.MIN, 1, "warm");
+          c.allReduce(
+              ReduceOp.MIN, new long[] {c.rank()}, c.rank() == 0 ? "guard-left" : "guard-right");
+        },
+        "guard-left",
+        "guard-right");
+    desync(
+        "DESYNC_SEQUENCE",
+        c -> {
+          warm(c, ReduceOp.MIN, 1, "same");
+          if (c.rank() == 0) {
+            c.skipSequenceForTests(1);
+          }
+          c.allReduce(ReduceOp.MIN, new long[] {rank}, "same");
+        },
+        "seq 3",
+        "seq 4");
+    desync(
+        "DESYNC_MIN_MAX",
+        c -> {
+          warm(c, ReduceOp.MIN, 4, "minmax");
+          c.allReduce(c.rank() == 0 ? ReduceOp.MAX : ReduceOp.MIN, new long[4], "minmax");
+        },
+        "allReduce(MIN, length=4)",
+        "allReduce(MAX, length=4)");
+    desync(
+        "DESYNC_LENGTH_IN_LEARNT_FRAME",
+        c -> {
+          // After this the frame has 64 slots, so lengths 1 and 64 both ride in the same frame.
+          warm(c, ReduceOp.MIN, 64, "hot");
+          c.allReduce(ReduceOp.MIN, new long[c.rank() == 0 ? 1 : 64], "hot");
+        },
+        "length=1)",
+        "length=64)");
+    desync(
+        "DESYNC_LENGTH_BEYOND_CAP",
+        c -> {
+          warm(c, ReduceOp.MAX, 64, "hot");
+          c.allReduce(ReduceOp.MAX, new long[c.rank() == 0 ? 200 : 64], "hot");
+        },
+        "length=200)",
+        "length=64)");
+    desync(
+        "DESYNC_SUM_MIN",
+        c -> {
+          warm(c, ReduceOp.MIN, 8, "sum-min");
+          c.allReduce(c.rank() == 0 ? ReduceOp.SUM : ReduceOp.MIN, new long[8], "sum-min");
+        },
+        "allReduce(SUM, length=8)",
+        "allReduce(MIN, length=8)");
+    desync(
+        "DESYNC_SUM_LENGTH",
+        c -> {
+          warm(c, ReduceOp.SUM, 64, "sums");
+          c.allReduce(ReduceOp.SUM, new long[c.rank() == 0 ? 1 : 64], "sums");
+        },
+        "allReduce(SUM, length=1)",
+        "allReduce(SUM, length=64)");
+    desync(
+        "DESYNC_BROADCAST_ALL_REDUCE",
+        c -> {
+          warm(c, ReduceOp.MIN, 64, "mixed-op");
+          if (c.rank() == 0) {
+            c.broadcast(0, new byte[] {1, 2, 3}, "mixed-op");
+          } else {
+            c.allReduce(ReduceOp.MIN, new long[64], "mixed-op");
+          }
+        },
+        "broadcast(root=0)",
+        "allReduce(MIN, length=64)");
+    System.out.println(
+        prefix() + "DONE failed=" + failures.size() + (failures.isEmpty() ? "" : " " + failures));
     System.out.flush();
     return failures.isEmpty();
   }
@@ -146,16 +186,28 @@ public final class MpiGuardMain {
         for (int r = 1; r < size; r++) {
           long[] other = contribution(r, step, length);
           for (int i = 0; i < length; i++) {
-            expected[i] = switch (op) {
-              case MIN -> Math.min(expected[i], other[i]);
-              case MAX -> Math.max(expected[i], other[i]);
-              case SUM -> expected[i] + other[i];
-            };
+            expected[i] =
+                switch (op) {
+                  case MIN -> Math.min(expected[i], other[i]);
+                  case MAX -> Math.max(expected[i], other[i]);
+                  case SUM -> expected[i] + other[i];
+                };
           }
         }
-        require(Arrays.equals(got, expected), "step " + step + ": " + op + " of " + length
-            + " values on " + tag + " gave " + Arrays.toString(got) + ", expected "
-            + Arrays.toString(expected));
+        require(
+            Arrays.equals(got, expected),
+            "step "
+                + step
+                + ": "
+                + op
+                + " of "
+                + length
+                + " values on "
+                + tag
+                + " gave "
+                + Arrays.toString(got)
+                + ", expected "
+                + Arrays.toString(expected));
       }
     }
   }
@@ -172,40 +224,48 @@ public final class MpiGuardMain {
   }
 
   private void desync(String name, Consumer<MpiCollective> mismatched, String... mentioned) {
-    check(name, MpiConfig.defaults(), c -> {
-      CollectiveException failure = null;
-      try {
-        mismatched.accept(c);
-      } catch (CollectiveException e) {
-        failure = e;
-      }
-      require(failure instanceof CollectiveDesyncException,
-          "the mismatched call threw " + failure + ", not a CollectiveDesyncException");
-      for (String text : mentioned) {
-        require(failure.getMessage().contains(text),
-            "the desync message does not mention '" + text + "': " + failure.getMessage());
-      }
-      CollectiveException later = null;
-      try {
-        c.barrier("after-desync");
-      } catch (CollectiveException e) {
-        later = e;
-      }
-      require(later != null, "a call after the desync did not throw");
-    });
+    check(
+        name,
+        MpiConfig.defaults(),
+        c -> {
+          CollectiveException failure = null;
+          try {
+            mismatched.accept(c);
+          } catch (CollectiveException e) {
+            failure = e;
+          }
+          require(
+              failure instanceof CollectiveDesyncException,
+              "the mismatched call threw " + failure + ", not a CollectiveDesyncException");
+          for (String text : mentioned) {
+            require(
+                failure.getMessage().contains(text),
+                "the desync message does not mention '" + text + "': " + failure.getMessage());
+          }
+          CollectiveException later = null;
+          try {
+            c.barrier("after-desync");
+          } catch (CollectiveException e) {
+            later = e;
+          }
+          require(later != null, "a call after the desync did not throw");
+        });
   }
 
   private void check(String name, MpiConfig config, Consumer<MpiCollective> body) {
-    try (MpiCollective c = MpiRuntime.join(new CollectiveSpec(GROUP, OptionalInt.empty(),
-        OptionalInt.empty(), WATCHDOG), config, null)) {
+    try (MpiCollective c =
+        MpiRuntime.join(
+            new CollectiveSpec(GROUP, OptionalInt.empty(), OptionalInt.empty(), WATCHDOG),
+            config,
+            null)) {
       rank = c.rank();
       size = c.size();
       body.accept(c);
       System.out.println(prefix() + "check=" + name + " PASS");
     } catch (Throwable t) {
       failures.add(name);
-      System.out.println(prefix() + "check=" + name + " FAIL: "
-          + String.valueOf(t).replace('\n', ' '));
+      System.out.println(
+          prefix() + "check=" + name + " FAIL: " + String.valueOf(t).replace('\n', ' '));
     }
     System.out.flush();
   }

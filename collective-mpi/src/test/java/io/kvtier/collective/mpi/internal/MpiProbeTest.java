@@ -31,8 +31,8 @@ class MpiProbeTest {
 
   @Test
   void launchIsReadFromOpenMpisVariables() {
-    MpiLaunch launched = MpiLaunch.from(
-        Map.of("OMPI_COMM_WORLD_SIZE", "4", "OMPI_COMM_WORLD_RANK", "2"));
+    MpiLaunch launched =
+        MpiLaunch.from(Map.of("OMPI_COMM_WORLD_SIZE", "4", "OMPI_COMM_WORLD_RANK", "2"));
     assertThat(launched.launched()).isTrue();
     assertThat(launched.describe()).isEqualTo("started by mpirun as rank 2 of 4");
     MpiLaunch pmix = MpiLaunch.from(Map.of("PMIX_RANK", "3"));

@@ -17,8 +17,9 @@ class MpiWatchdogTest {
     MpiCallGate gate = new MpiCallGate(null);
     gate.exit(gate.enter(new MpiCall(MpiCall.Kind.ALL_REDUCE_MIN, 1, "sync", 0)));
     CompletableFuture<String> fired = new CompletableFuture<>();
-    MpiWatchdog watchdog = new MpiWatchdog(gate, Duration.ofMillis(50),
-        "rank 0 of 2 in the mpi group 'g'", fired::complete);
+    MpiWatchdog watchdog =
+        new MpiWatchdog(
+            gate, Duration.ofMillis(50), "rank 0 of 2 in the mpi group 'g'", fired::complete);
     gate.enter(new MpiCall(MpiCall.Kind.BARRIER, 0, "stuck-here", 1));
     String message = fired.get(20, TimeUnit.SECONDS);
     watchdog.close();
@@ -33,8 +34,7 @@ class MpiWatchdogTest {
   void callsThatEndAreNotReported() throws Exception {
     MpiCallGate gate = new MpiCallGate(null);
     CompletableFuture<String> fired = new CompletableFuture<>();
-    MpiWatchdog watchdog =
-        new MpiWatchdog(gate, Duration.ofSeconds(10), "rank 0", fired::complete);
+    MpiWatchdog watchdog = new MpiWatchdog(gate, Duration.ofSeconds(10), "rank 0", fired::complete);
     for (int i = 0; i < 1000; i++) {
       gate.exit(gate.enter(new MpiCall(MpiCall.Kind.BARRIER, 0, "quick", i)));
     }

@@ -74,38 +74,128 @@ public final class KvTierMeters {
   public static void bind(MeterRegistry registry, EngineStats stats) {
     Objects.requireNonNull(registry, "registry");
     Objects.requireNonNull(stats, "stats");
-    counter(registry, stats, "kvtier.cache.hits", "prompt tokens whose KV the tier supplied",
-        EngineStats::deviceHitTokens, "tier", "device");
-    counter(registry, stats, "kvtier.cache.hits", "prompt tokens whose KV the tier supplied",
-        EngineStats::hostHitTokens, "tier", "host");
-    counter(registry, stats, "kvtier.cache.misses", "prompt tokens the tier did not supply",
-        s -> s.promptTokens() - s.deviceHitTokens(), "tier", "device");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.hits",
+        "prompt tokens whose KV the tier supplied",
+        EngineStats::deviceHitTokens,
+        "tier",
+        "device");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.hits",
+        "prompt tokens whose KV the tier supplied",
+        EngineStats::hostHitTokens,
+        "tier",
+        "host");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.misses",
+        "prompt tokens the tier did not supply",
+        s -> s.promptTokens() - s.deviceHitTokens(),
+        "tier",
+        "device");
     // Without L3 the host's misses are the computed tokens; with it, L3 hits are host misses.
-    counter(registry, stats, "kvtier.cache.misses", "prompt tokens the tier did not supply",
-        s -> s.promptTokens() - s.deviceHitTokens() - s.hostHitTokens(), "tier", "host");
-    counter(registry, stats, "kvtier.cache.evictions", "pages freed by eviction",
-        s -> s.cacheStats().deviceEvictions(), "tier", "device");
-    counter(registry, stats, "kvtier.cache.evictions", "pages freed by eviction",
-        s -> s.cacheStats().hostEvictions(), "tier", "host");
-    counter(registry, stats, "kvtier.cache.backups", "device-to-host backups",
-        s -> s.cacheStats().backupsCommitted(), "outcome", "committed");
-    counter(registry, stats, "kvtier.cache.backups", "device-to-host backups",
-        s -> s.cacheStats().backupsFailed(), "outcome", "failed");
-    counter(registry, stats, "kvtier.cache.loads", "host-to-device load-backs",
-        s -> s.cacheStats().loadsCommitted(), "outcome", "committed");
-    counter(registry, stats, "kvtier.cache.loads", "host-to-device load-backs",
-        s -> s.cacheStats().loadsFailed(), "outcome", "failed");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.misses",
+        "prompt tokens the tier did not supply",
+        s -> s.promptTokens() - s.deviceHitTokens() - s.hostHitTokens(),
+        "tier",
+        "host");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.evictions",
+        "pages freed by eviction",
+        s -> s.cacheStats().deviceEvictions(),
+        "tier",
+        "device");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.evictions",
+        "pages freed by eviction",
+        s -> s.cacheStats().hostEvictions(),
+        "tier",
+        "host");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.backups",
+        "device-to-host backups",
+        s -> s.cacheStats().backupsCommitted(),
+        "outcome",
+        "committed");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.backups",
+        "device-to-host backups",
+        s -> s.cacheStats().backupsFailed(),
+        "outcome",
+        "failed");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.loads",
+        "host-to-device load-backs",
+        s -> s.cacheStats().loadsCommitted(),
+        "outcome",
+        "committed");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.loads",
+        "host-to-device load-backs",
+        s -> s.cacheStats().loadsFailed(),
+        "outcome",
+        "failed");
     counter(registry, stats, "kvtier.requests", "completed requests", EngineStats::requests);
-    counter(registry, stats, "kvtier.requests.failed", "requests that failed",
-        EngineStats::poolExhausted, "reason", "pool_exhausted");
-    counter(registry, stats, "kvtier.requests.failed", "requests that failed",
-        EngineStats::loadFailures, "reason", "load_failed");
-    counter(registry, stats, "kvtier.tokens", "tokens processed", EngineStats::promptTokens,
-        "kind", "prompt");
-    counter(registry, stats, "kvtier.tokens", "tokens processed", EngineStats::computedTokens,
-        "kind", "computed");
-    counter(registry, stats, "kvtier.tokens", "tokens processed", EngineStats::generatedTokens,
-        "kind", "generated");
+    counter(
+        registry,
+        stats,
+        "kvtier.requests.failed",
+        "requests that failed",
+        EngineStats::poolExhausted,
+        "reason",
+        "pool_exhausted");
+    counter(
+        registry,
+        stats,
+        "kvtier.requests.failed",
+        "requests that failed",
+        EngineStats::loadFailures,
+        "reason",
+        "load_failed");
+    counter(
+        registry,
+        stats,
+        "kvtier.tokens",
+        "tokens processed",
+        EngineStats::promptTokens,
+        "kind",
+        "prompt");
+    counter(
+        registry,
+        stats,
+        "kvtier.tokens",
+        "tokens processed",
+        EngineStats::computedTokens,
+        "kind",
+        "computed");
+    counter(
+        registry,
+        stats,
+        "kvtier.tokens",
+        "tokens processed",
+        EngineStats::generatedTokens,
+        "kind",
+        "generated");
     pool(registry, stats, "device", EngineStats::deviceUsage);
     pool(registry, stats, "host", EngineStats::hostUsage);
     if (stats.hasL3()) {
@@ -114,65 +204,171 @@ public final class KvTierMeters {
   }
 
   private static void bindL3(MeterRegistry registry, EngineStats stats) {
-    counter(registry, stats, "kvtier.cache.hits", "prompt tokens whose KV the tier supplied",
-        EngineStats::l3HitTokens, "tier", "l3");
-    counter(registry, stats, "kvtier.cache.misses", "prompt tokens the tier did not supply",
-        EngineStats::computedTokens, "tier", "l3");
-    counter(registry, stats, "kvtier.l3.writes", "writes of host-committed nodes to the store",
-        s -> s.l3Stats().writesCommitted(), "outcome", "committed");
-    counter(registry, stats, "kvtier.l3.writes", "writes of host-committed nodes to the store",
-        s -> s.l3Stats().writesFailed(), "outcome", "failed");
-    counter(registry, stats, "kvtier.l3.prefetches", "L3 prefetches by how they ended",
-        s -> s.l3Stats().prefetchesDone(), "outcome", "done");
-    counter(registry, stats, "kvtier.l3.prefetches", "L3 prefetches by how they ended",
-        s -> s.l3Stats().prefetchesSkipped(), "outcome", "skipped");
-    counter(registry, stats, "kvtier.l3.prefetches", "L3 prefetches by how they ended",
-        s -> s.l3Stats().prefetchesTimedOut(), "outcome", "timed_out");
-    counter(registry, stats, "kvtier.l3.prefetches", "L3 prefetches by how they ended",
-        s -> s.l3Stats().prefetchesAborted(), "outcome", "aborted");
-    counter(registry, stats, "kvtier.l3.pages", "L3 pages by what happened to them",
-        s -> s.l3Stats().pagesWritten(), "kind", "written");
-    counter(registry, stats, "kvtier.l3.pages", "L3 pages by what happened to them",
-        s -> s.l3Stats().pagesInserted(), "kind", "inserted");
-    counter(registry, stats, "kvtier.l3.pages", "L3 pages by what happened to them",
-        s -> s.l3Stats().pagesMissed(), "kind", "missed");
-    counter(registry, stats, "kvtier.l3.store.reads", "pages the store was asked to read",
-        s -> store(s).hits(), "outcome", "hit");
-    counter(registry, stats, "kvtier.l3.store.reads", "pages the store was asked to read",
-        s -> store(s).misses(), "outcome", "miss");
-    counter(registry, stats, "kvtier.l3.store.reads", "pages the store was asked to read",
-        s -> store(s).corrupt(), "outcome", "corrupt");
-    counter(registry, stats, "kvtier.l3.store.puts", "pages the store stored",
-        s -> store(s).puts());
-    counter(registry, stats, "kvtier.l3.store.evictions", "pages the store dropped for room",
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.hits",
+        "prompt tokens whose KV the tier supplied",
+        EngineStats::l3HitTokens,
+        "tier",
+        "l3");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.misses",
+        "prompt tokens the tier did not supply",
+        EngineStats::computedTokens,
+        "tier",
+        "l3");
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.writes",
+        "writes of host-committed nodes to the store",
+        s -> s.l3Stats().writesCommitted(),
+        "outcome",
+        "committed");
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.writes",
+        "writes of host-committed nodes to the store",
+        s -> s.l3Stats().writesFailed(),
+        "outcome",
+        "failed");
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.prefetches",
+        "L3 prefetches by how they ended",
+        s -> s.l3Stats().prefetchesDone(),
+        "outcome",
+        "done");
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.prefetches",
+        "L3 prefetches by how they ended",
+        s -> s.l3Stats().prefetchesSkipped(),
+        "outcome",
+        "skipped");
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.prefetches",
+        "L3 prefetches by how they ended",
+        s -> s.l3Stats().prefetchesTimedOut(),
+        "outcome",
+        "timed_out");
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.prefetches",
+        "L3 prefetches by how they ended",
+        s -> s.l3Stats().prefetchesAborted(),
+        "outcome",
+        "aborted");
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.pages",
+        "L3 pages by what happened to them",
+        s -> s.l3Stats().pagesWritten(),
+        "kind",
+        "written");
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.pages",
+        "L3 pages by what happened to them",
+        s -> s.l3Stats().pagesInserted(),
+        "kind",
+        "inserted");
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.pages",
+        "L3 pages by what happened to them",
+        s -> s.l3Stats().pagesMissed(),
+        "kind",
+        "missed");
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.store.reads",
+        "pages the store was asked to read",
+        s -> store(s).hits(),
+        "outcome",
+        "hit");
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.store.reads",
+        "pages the store was asked to read",
+        s -> store(s).misses(),
+        "outcome",
+        "miss");
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.store.reads",
+        "pages the store was asked to read",
+        s -> store(s).corrupt(),
+        "outcome",
+        "corrupt");
+    counter(
+        registry, stats, "kvtier.l3.store.puts", "pages the store stored", s -> store(s).puts());
+    counter(
+        registry,
+        stats,
+        "kvtier.l3.store.evictions",
+        "pages the store dropped for room",
         s -> store(s).evictions());
     Gauge.builder("kvtier.l3.store.bytes", stats, s -> store(s).bytesStored())
-        .description("page bytes the store holds").register(registry);
+        .description("page bytes the store holds")
+        .register(registry);
   }
 
   private static KvStoreStats store(EngineStats stats) {
     return stats.storeStats().orElseThrow();
   }
 
-  private static void counter(MeterRegistry registry, EngineStats stats, String name,
-      String description, ToDoubleFunction<EngineStats> value, String... tags) {
-    FunctionCounter.builder(name, stats, value).description(description).tags(tags)
+  private static void counter(
+      MeterRegistry registry,
+      EngineStats stats,
+      String name,
+      String description,
+      ToDoubleFunction<EngineStats> value,
+      String... tags) {
+    FunctionCounter.builder(name, stats, value)
+        .description(description)
+        .tags(tags)
         .register(registry);
   }
 
-  private static void pool(MeterRegistry registry, EngineStats stats, String tier,
+  private static void pool(
+      MeterRegistry registry,
+      EngineStats stats,
+      String tier,
       Function<EngineStats, PoolUsage> usage) {
     gauge(registry, stats, tier, "free", s -> usage.apply(s).free());
     gauge(registry, stats, tier, "evictable", s -> usage.apply(s).evictable());
     gauge(registry, stats, tier, "protected", s -> usage.apply(s).protectedPages());
     Gauge.builder("kvtier.pool.capacity", stats, s -> usage.apply(s).capacity())
-        .description("pages of the tier's pool").tags("tier", tier).register(registry);
+        .description("pages of the tier's pool")
+        .tags("tier", tier)
+        .register(registry);
   }
 
-  private static void gauge(MeterRegistry registry, EngineStats stats, String tier, String state,
+  private static void gauge(
+      MeterRegistry registry,
+      EngineStats stats,
+      String tier,
+      String state,
       ToDoubleFunction<EngineStats> value) {
     Gauge.builder("kvtier.pool.pages", stats, value)
-        .description("pages of the tier's pool by state").tags("tier", tier, "state", state)
+        .description("pages of the tier's pool by state")
+        .tags("tier", tier, "state", state)
         .register(registry);
   }
 }

@@ -48,14 +48,18 @@ public final class MicrometerBackendMetrics implements BackendMetrics {
 
   private Counter newCounter(String name) {
     MeterName meter = MeterName.of(name);
-    return Counter.builder(meter.name()).tags(meter.tags())
-        .description("backend counter " + name).register(registry);
+    return Counter.builder(meter.name())
+        .tags(meter.tags())
+        .description("backend counter " + name)
+        .register(registry);
   }
 
   private Timer newTimer(String name) {
     MeterName meter = MeterName.of(name);
-    return Timer.builder(meter.name()).tags(meter.tags())
-        .description("backend duration " + name).register(registry);
+    return Timer.builder(meter.name())
+        .tags(meter.tags())
+        .description("backend duration " + name)
+        .register(registry);
   }
 
   /** A backend name split into a meter name and its direction tag. */
@@ -65,8 +69,8 @@ public final class MicrometerBackendMetrics implements BackendMetrics {
       int dot = backendName.lastIndexOf('.');
       String last = backendName.substring(dot + 1);
       if (dot > 0 && (last.equals("h2d") || last.equals("d2h"))) {
-        return new MeterName("kvtier." + backendName.substring(0, dot),
-            new String[] {"direction", last});
+        return new MeterName(
+            "kvtier." + backendName.substring(0, dot), new String[] {"direction", last});
       }
       return new MeterName("kvtier." + backendName, new String[0]);
     }

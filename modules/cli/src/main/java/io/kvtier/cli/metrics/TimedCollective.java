@@ -96,12 +96,17 @@ public final class TimedCollective implements Collective {
     long nanos = System.nanoTime() - start;
     String site = String.valueOf(tag);
     String key = op + '\u0000' + site + '\u0000' + ok;
-    timers.computeIfAbsent(key, k -> Timer.builder("kvtier.collective.latency")
-            .description("duration of collective calls, waiting for the slowest rank included")
-            .tag("op", op)
-            .tag("tag", site.toLowerCase(Locale.ROOT))
-            .tag("outcome", ok ? "success" : "error")
-            .register(registry))
+    timers
+        .computeIfAbsent(
+            key,
+            k ->
+                Timer.builder("kvtier.collective.latency")
+                    .description(
+                        "duration of collective calls, waiting for the slowest rank included")
+                    .tag("op", op)
+                    .tag("tag", site.toLowerCase(Locale.ROOT))
+                    .tag("outcome", ok ? "success" : "error")
+                    .register(registry))
         .record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
   }
 

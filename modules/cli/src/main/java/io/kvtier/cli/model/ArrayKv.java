@@ -26,8 +26,7 @@ public final class ArrayKv implements KvSequence {
   }
 
   @Override
-  public void write(int layer, int position, float[] k, int keyOffset, float[] v,
-      int valueOffset) {
+  public void write(int layer, int position, float[] k, int keyOffset, float[] v, int valueOffset) {
     int at = position * vector;
     if (at + vector > keys[layer].length) {
       int size = Math.max(at + vector, keys[layer].length * 2);

@@ -14,17 +14,26 @@ import java.util.Objects;
  * @param l3HitTokens of those, tokens an L3 prefetch fetched from the store into the host tier
  *     for this request, then loaded back to the device
  */
-public record Completion(int[] tokens, int cachedTokens, int deviceHitTokens, int hostHitTokens,
-    int l3HitTokens) {
+public record Completion(
+    int[] tokens, int cachedTokens, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {
 
   /** Validates the fields and copies the tokens. */
   public Completion {
     tokens = Objects.requireNonNull(tokens, "tokens").clone();
-    if (deviceHitTokens < 0 || hostHitTokens < 0 || l3HitTokens < 0
+    if (deviceHitTokens < 0
+        || hostHitTokens < 0
+        || l3HitTokens < 0
         || cachedTokens != deviceHitTokens + hostHitTokens + l3HitTokens) {
-      throw new IllegalArgumentException("cachedTokens=" + cachedTokens
-          + " must be deviceHitTokens=" + deviceHitTokens + " + hostHitTokens=" + hostHitTokens
-          + " + l3HitTokens=" + l3HitTokens + ", none negative");
+      throw new IllegalArgumentException(
+          "cachedTokens="
+              + cachedTokens
+              + " must be deviceHitTokens="
+              + deviceHitTokens
+              + " + hostHitTokens="
+              + hostHitTokens
+              + " + l3HitTokens="
+              + l3HitTokens
+              + ", none negative");
     }
   }
 

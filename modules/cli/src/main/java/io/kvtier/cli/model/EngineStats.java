@@ -30,8 +30,8 @@ public final class EngineStats {
   // round trip that the engine's thread should not pay per request.
   private final Optional<KvStore> store;
 
-  EngineStats(PoolUsage device, PoolUsage host, CacheStats cache, L3Stats l3,
-      Optional<KvStore> store) {
+  EngineStats(
+      PoolUsage device, PoolUsage host, CacheStats cache, L3Stats l3, Optional<KvStore> store) {
     this.device = device;
     this.host = host;
     this.cache = cache;
@@ -58,8 +58,8 @@ public final class EngineStats {
     poolExhausted++;
   }
 
-  void recordUsage(PoolUsage deviceUsage, PoolUsage hostUsage, CacheStats cacheStats,
-      L3Stats l3Stats) {
+  void recordUsage(
+      PoolUsage deviceUsage, PoolUsage hostUsage, CacheStats cacheStats, L3Stats l3Stats) {
     device = deviceUsage;
     host = hostUsage;
     cache = cacheStats;

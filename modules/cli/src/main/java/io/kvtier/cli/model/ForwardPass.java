@@ -113,9 +113,16 @@ public final class ForwardPass {
   private int checkRange(int[] tokens, int from, int to) {
     Objects.requireNonNull(tokens, "tokens");
     if (from < 0 || from >= to || to > tokens.length || to > model.config.maxContext()) {
-      throw new IndexOutOfBoundsException("positions [" + from + ", " + to + ") of a sequence of "
-          + tokens.length + " tokens: need 0 <= from < to <= min(tokens.length, maxContext="
-          + model.config.maxContext() + ")");
+      throw new IndexOutOfBoundsException(
+          "positions ["
+              + from
+              + ", "
+              + to
+              + ") of a sequence of "
+              + tokens.length
+              + " tokens: need 0 <= from < to <= min(tokens.length, maxContext="
+              + model.config.maxContext()
+              + ")");
     }
     return to - from;
   }
@@ -126,8 +133,14 @@ public final class ForwardPass {
     for (int i = 0; i < to - from; i++) {
       int token = tokens[from + i];
       if (token < 0 || token >= vocab) {
-        throw new IllegalArgumentException("token " + token + " at position " + (from + i)
-            + " is outside the vocabulary [0, " + vocab + ")");
+        throw new IllegalArgumentException(
+            "token "
+                + token
+                + " at position "
+                + (from + i)
+                + " is outside the vocabulary [0, "
+                + vocab
+                + ")");
       }
       System.arraycopy(w.embedding, token * d, out, i * d, d);
     }
@@ -248,8 +261,8 @@ public final class ForwardPass {
   }
 
   /** {@code out[outOffset + r] = W[r] . x} for a row-major {@code rows x cols} matrix. */
-  private static void matVec(float[] matrix, float[] x, int rows, int cols, float[] out,
-      int outOffset) {
+  private static void matVec(
+      float[] matrix, float[] x, int rows, int cols, float[] out, int outOffset) {
     for (int r = 0; r < rows; r++) {
       out[outOffset + r] = dot(matrix, r * cols, x, 0, cols);
     }

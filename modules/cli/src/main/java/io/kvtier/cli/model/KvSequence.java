@@ -19,8 +19,7 @@ public interface KvSequence {
    * @param values the array holding the V vector
    * @param valueOffset index of the V vector's first element
    */
-  void write(int layer, int position, float[] keys, int keyOffset, float[] values,
-      int valueOffset);
+  void write(int layer, int position, float[] keys, int keyOffset, float[] values, int valueOffset);
 
   /**
    * Gathers the K and V vectors of positions {@code [0, length)} of one layer, position {@code

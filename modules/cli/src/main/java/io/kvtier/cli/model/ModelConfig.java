@@ -20,23 +20,35 @@ public record ModelConfig(
 
   /** Default vocabulary. */
   public static final int DEFAULT_VOCAB_SIZE = 512;
+
   /** Default layer count. */
   public static final int DEFAULT_LAYERS = 2;
+
   /** Default head count. */
   public static final int DEFAULT_HEADS = 4;
+
   /** Default head width. */
   public static final int DEFAULT_HEAD_DIM = 16;
+
   /** Default MLP width: twice the model width. */
   public static final int DEFAULT_MLP_DIM = 128;
+
   /** Default context limit. */
   public static final int DEFAULT_MAX_CONTEXT = 1024;
+
   /** Default weight seed. */
   public static final long DEFAULT_SEED = 42L;
 
   /** The defaults: vocabulary 512, 2 layers, 4 heads of 16, MLP 128, context 1024, seed 42. */
   public static final ModelConfig DEFAULTS =
-      new ModelConfig(DEFAULT_VOCAB_SIZE, DEFAULT_LAYERS, DEFAULT_HEADS, DEFAULT_HEAD_DIM,
-          DEFAULT_MLP_DIM, DEFAULT_MAX_CONTEXT, DEFAULT_SEED);
+      new ModelConfig(
+          DEFAULT_VOCAB_SIZE,
+          DEFAULT_LAYERS,
+          DEFAULT_HEADS,
+          DEFAULT_HEAD_DIM,
+          DEFAULT_MLP_DIM,
+          DEFAULT_MAX_CONTEXT,
+          DEFAULT_SEED);
 
   /** Validates the fields; each message names the field and its value. */
   public ModelConfig {
@@ -51,11 +63,15 @@ public record ModelConfig(
           "headDim=" + headDim + " must be even: rotary positions rotate pairs of elements");
     }
     // The weight arrays are single Java arrays: keep each within an int index.
-    long largest = Math.max((long) vocabSize * heads * headDim,
-        Math.max((long) heads * headDim * heads * headDim, (long) heads * headDim * mlpDim));
+    long largest =
+        Math.max(
+            (long) vocabSize * heads * headDim,
+            Math.max((long) heads * headDim * heads * headDim, (long) heads * headDim * mlpDim));
     if (largest > Integer.MAX_VALUE - 8) {
-      throw new IllegalArgumentException("model too large: a weight matrix of " + largest
-          + " elements does not fit a Java array; use a smaller vocabulary or width");
+      throw new IllegalArgumentException(
+          "model too large: a weight matrix of "
+              + largest
+              + " elements does not fit a Java array; use a smaller vocabulary or width");
     }
   }
 
@@ -124,9 +140,20 @@ public record ModelConfig(
   public void checkLayout(KvLayout layout) {
     KvLayout expected = kvLayout(layout.pageSize());
     if (!expected.equals(layout)) {
-      throw new IllegalArgumentException("the KV layout " + layout + " is not the tiny"
-          + " transformer's " + expected + ": set kvtier.layers=" + layers + ", kvtier.kv-heads="
-          + heads + ", kvtier.head-dim=" + headDim + ", kvtier.dtype-bytes=" + Float.BYTES);
+      throw new IllegalArgumentException(
+          "the KV layout "
+              + layout
+              + " is not the tiny"
+              + " transformer's "
+              + expected
+              + ": set kvtier.layers="
+              + layers
+              + ", kvtier.kv-heads="
+              + heads
+              + ", kvtier.head-dim="
+              + headDim
+              + ", kvtier.dtype-bytes="
+              + Float.BYTES);
     }
   }
 }

@@ -25,8 +25,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
@@ -53,12 +53,14 @@ public final class ModelEngine implements AutoCloseable {
       RankEngineConfig.DEFAULTS.withDigestInterval(0).withGuardCollective(false);
 
   private static final AtomicLong GROUPS = new AtomicLong();
+
   /**
    * The longest time a request or a drain may go without progress (no admission, token, end or
    * change in the outstanding copies): only a stuck copy or a store that never answers takes
    * this long, and the request is then aborted rather than left to hang its client.
    */
   private static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(30);
+
   private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
   private final TinyTransformer model;
@@ -83,36 +85,55 @@ public final class ModelEngine implements AutoCloseable {
    * @param collective a group of one rank
    * @throws IllegalArgumentException if the collective has more than one rank
    */
-  public ModelEngine(TinyTransformer model, RankCache cache, DeviceMemory device,
-      Collective collective) {
-    this(model, cache, device, collective, Optional.empty(), Optional.empty(), Optional.empty(),
+  public ModelEngine(
+      TinyTransformer model, RankCache cache, DeviceMemory device, Collective collective) {
+    this(
+        model,
+        cache,
+        device,
+        collective,
+        Optional.empty(),
+        Optional.empty(),
+        Optional.empty(),
         Optional.empty());
   }
 
-  private ModelEngine(TinyTransformer model, RankCache cache, DeviceMemory device,
-      Collective collective, Optional<Collective> ownedCollective,
-      Optional<KvTierBackends> owned, Optional<L3Executor> ownedL3, Optional<KvStore> store) {
+  private ModelEngine(
+      TinyTransformer model,
+      RankCache cache,
+      DeviceMemory device,
+      Collective collective,
+      Optional<Collective> ownedCollective,
+      Optional<KvTierBackends> owned,
+      Optional<L3Executor> ownedL3,
+      Optional<KvStore> store) {
     this.model = Objects.requireNonNull(model, "model");
     this.cache = Objects.requireNonNull(cache, "cache");
     Objects.requireNonNull(device, "device");
     if (Objects.requireNonNull(collective, "collective").size() != 1) {
-      throw new IllegalArgumentException("collective of " + collective.size()
-          + " ranks: the model engine serves one rank; give it a group of one");
+      throw new IllegalArgumentException(
+          "collective of "
+              + collective.size()
+              + " ranks: the model engine serves one rank; give it a group of one");
     }
     this.ownedCollective = ownedCollective;
     this.owned = owned;
     this.ownedL3 = ownedL3;
-    this.engine = new RankEngine(cache, collective,
-        new TinyModelRunner(model, device, tracker), ENGINE_CONFIG);
+    this.engine =
+        new RankEngine(
+            cache, collective, new TinyModelRunner(model, device, tracker), ENGINE_CONFIG);
     engine.setRequestListener(tracker);
     // One request holds at most every device page; a longer one could never be served.
-    this.contextLimit = (int) Math.min(model.config().maxContext(),
-        (long) cache.config().devicePages() * cache.config().pageSize());
+    this.contextLimit =
+        (int)
+            Math.min(
+                model.config().maxContext(),
+                (long) cache.config().devicePages() * cache.config().pageSize());
     // A prefetch is decided by its policy within the timeout cap: the bound comes on top.
-    this.stallNanos = STALL_NANOS
-        + cache.l3Config().map(c -> c.timeoutCap().toNanos()).orElse(0L);
-    this.stats = new EngineStats(cache.deviceUsage(), cache.hostUsage(), cache.stats(),
-        cache.l3Stats(), store);
+    this.stallNanos = STALL_NANOS + cache.l3Config().map(c -> c.timeoutCap().toNanos()).orElse(0L);
+    this.stats =
+        new EngineStats(
+            cache.deviceUsage(), cache.hostUsage(), cache.stats(), cache.l3Stats(), store);
   }
 
   /**
@@ -126,8 +147,8 @@ public final class ModelEngine implements AutoCloseable {
    * @return the engine
    * @throws IllegalArgumentException if the layout is not the model's, naming the keys to set
    */
-  public static ModelEngine open(TinyTransformer model, KvTierConfig config,
-      BackendMetrics metrics) {
+  public static ModelEngine open(
+      TinyTransformer model, KvTierConfig config, BackendMetrics metrics) {
     return open(model, config, metrics, UnaryOperator.identity());
   }
 
@@ -143,46 +164,83 @@ public final class ModelEngine implements AutoCloseable {
    * @return the engine
    * @throws IllegalArgumentException if the layout is not the model's, naming the keys to set
    */
-  public static ModelEngine open(TinyTransformer model, KvTierConfig config,
-      BackendMetrics metrics, UnaryOperator<KvStore> wrapStore) {
+  public static ModelEngine open(
+      TinyTransformer model,
+      KvTierConfig config,
+      BackendMetrics metrics,
+      UnaryOperator<KvStore> wrapStore) {
     return open(model, config, metrics, wrapStore, () -> L3Executor.background("kvtier-l3"));
   }
 
   /** As above, with the L3 executor chosen: tests run the store calls inline for determinism. */
-  static ModelEngine open(TinyTransformer model, KvTierConfig config, BackendMetrics metrics,
-      UnaryOperator<KvStore> wrapStore, Supplier<L3Executor> l3Executor) {
+  static ModelEngine open(
+      TinyTransformer model,
+      KvTierConfig config,
+      BackendMetrics metrics,
+      UnaryOperator<KvStore> wrapStore,
+      Supplier<L3Executor> l3Executor) {
     Objects.requireNonNull(model, "model");
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(wrapStore, "wrapStore");
     model.config().checkLayout(config.layout());
     if (config.ranks() != 1) {
-      throw new IllegalArgumentException("kvtier.ranks=" + config.ranks()
-          + ": the model engine serves one rank; set kvtier.ranks=1");
+      throw new IllegalArgumentException(
+          "kvtier.ranks="
+              + config.ranks()
+              + ": the model engine serves one rank; set kvtier.ranks=1");
     }
-    KvTierBackends backends = KvTierBackends.open(config, ProviderRegistries.discover(), 0,
-        TimeSource.SYSTEM, Objects.requireNonNull(metrics, "metrics"));
+    KvTierBackends backends =
+        KvTierBackends.open(
+            config,
+            ProviderRegistries.discover(),
+            0,
+            TimeSource.SYSTEM,
+            Objects.requireNonNull(metrics, "metrics"));
     L3Executor executor = null;
     Collective collective = null;
     try {
       CollectiveProvider provider = backends.providers().collective();
       // Its own group name: several engines may live in one JVM (tests), each a group of one.
-      collective = provider.join(CollectiveSpec.of("kvtier-model-engine-"
-              + GROUPS.incrementAndGet(), 1, 0, config.collectiveTimeout()),
-          backends.providers().context(provider, 0, TimeSource.SYSTEM, metrics));
+      collective =
+          provider.join(
+              CollectiveSpec.of(
+                  "kvtier-model-engine-" + GROUPS.incrementAndGet(),
+                  1,
+                  0,
+                  config.collectiveTimeout()),
+              backends.providers().context(provider, 0, TimeSource.SYSTEM, metrics));
       Optional<KvStore> store = backends.store().map(wrapStore);
       RankCache cache;
       if (store.isPresent()) {
         executor = l3Executor.get();
         L3Setup opened = backends.l3Setup(executor).orElseThrow();
-        cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
-            backends.transfers(), new L3Setup(opened.config(), store.get(), executor,
-                opened.time(), opened.rank(), opened.worldSize()));
+        cache =
+            RankCache.withMemory(
+                config.cache(),
+                backends.device(),
+                backends.host(),
+                backends.transfers(),
+                new L3Setup(
+                    opened.config(),
+                    store.get(),
+                    executor,
+                    opened.time(),
+                    opened.rank(),
+                    opened.worldSize()));
       } else {
-        cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
-            backends.transfers());
+        cache =
+            RankCache.withMemory(
+                config.cache(), backends.device(), backends.host(), backends.transfers());
       }
-      return new ModelEngine(model, cache, backends.device(), collective,
-          Optional.of(collective), Optional.of(backends), Optional.ofNullable(executor), store);
+      return new ModelEngine(
+          model,
+          cache,
+          backends.device(),
+          collective,
+          Optional.of(collective),
+          Optional.of(backends),
+          Optional.ofNullable(executor),
+          store);
     } catch (RuntimeException | Error e) {
       try {
         if (collective != null) {
@@ -272,36 +330,49 @@ public final class ModelEngine implements AutoCloseable {
     engine.checkRequest(request);
     tracker.start(request.id(), maxTokens);
     try {
-      tickUntil(TickCommands.arrive(List.of(request)), () -> tracker.outcome != null,
-          request.id());
+      tickUntil(TickCommands.arrive(List.of(request)), () -> tracker.outcome != null, request.id());
     } finally {
       recordUsage();
     }
     return switch (tracker.outcome) {
       case FINISHED -> {
         if (tracker.generated != maxTokens) {
-          throw new IllegalStateException("request id=" + request.id() + " finished with "
-              + tracker.generated + " tokens, not max_tokens=" + maxTokens);
+          throw new IllegalStateException(
+              "request id="
+                  + request.id()
+                  + " finished with "
+                  + tracker.generated
+                  + " tokens, not max_tokens="
+                  + maxTokens);
         }
-        Completion c = new Completion(tracker.tokens.clone(),
-            tracker.deviceHits + tracker.hostHits + tracker.l3Hits, tracker.deviceHits,
-            tracker.hostHits, tracker.l3Hits);
+        Completion c =
+            new Completion(
+                tracker.tokens.clone(),
+                tracker.deviceHits + tracker.hostHits + tracker.l3Hits,
+                tracker.deviceHits,
+                tracker.hostHits,
+                tracker.l3Hits);
         stats.recordCompletion(prompt.length, c);
         yield c;
       }
       case LOAD_FAILED -> {
         stats.recordLoadFailure();
-        throw new RequestFailedException(RequestOutcome.LOAD_FAILED, "request id="
-            + request.id() + " was aborted because a load-back of its cached prefix from the"
-            + " host tier failed to copy: send it again");
+        throw new RequestFailedException(
+            RequestOutcome.LOAD_FAILED,
+            "request id="
+                + request.id()
+                + " was aborted because a load-back of its cached prefix from the"
+                + " host tier failed to copy: send it again");
       }
       case REJECTED -> {
         stats.recordPoolExhausted();
-        throw new RequestFailedException(RequestOutcome.REJECTED, "request id=" + request.id()
-            + " was rejected: " + tracker.rejection);
+        throw new RequestFailedException(
+            RequestOutcome.REJECTED,
+            "request id=" + request.id() + " was rejected: " + tracker.rejection);
       }
-      case ABORTED -> throw new RequestFailedException(RequestOutcome.ABORTED,
-          "request id=" + request.id() + " was aborted");
+      case ABORTED ->
+          throw new RequestFailedException(
+              RequestOutcome.ABORTED, "request id=" + request.id() + " was aborted");
     };
   }
 
@@ -329,10 +400,19 @@ public final class ModelEngine implements AutoCloseable {
       }
       if (System.nanoTime() - progressAt > stallNanos) {
         String what = id < 0 ? "the cache" : "request id=" + id;
-        IllegalStateException stalled = new IllegalStateException(what + " made no progress"
-            + " for " + TimeUnit.NANOSECONDS.toSeconds(stallNanos) + " s (" + engine + ", "
-            + cache.outstandingOperations() + " copies outstanding): a transfer or the L3"
-            + " store is stuck" + (id < 0 ? "" : "; the request was aborted"));
+        IllegalStateException stalled =
+            new IllegalStateException(
+                what
+                    + " made no progress"
+                    + " for "
+                    + TimeUnit.NANOSECONDS.toSeconds(stallNanos)
+                    + " s ("
+                    + engine
+                    + ", "
+                    + cache.outstandingOperations()
+                    + " copies outstanding): a transfer or the L3"
+                    + " store is stuck"
+                    + (id < 0 ? "" : "; the request was aborted"));
         abortQuietly(id, stalled);
         throw stalled;
       }
@@ -347,14 +427,17 @@ public final class ModelEngine implements AutoCloseable {
 
   private Progress progress() {
     RankEngineStats s = engine.stats();
-    return new Progress(s.admitted(), s.finished() + s.aborted() + s.rejected()
-        + s.loadFailureAborts(), s.computedTokens(), s.generatedTokens(),
+    return new Progress(
+        s.admitted(),
+        s.finished() + s.aborted() + s.rejected() + s.loadFailureAborts(),
+        s.computedTokens(),
+        s.generatedTokens(),
         cache.outstandingOperations());
   }
 
   /** What a tick that makes progress changes. */
-  private record Progress(long admitted, long ended, long computed, long generated,
-      int outstanding) {}
+  private record Progress(
+      long admitted, long ended, long computed, long generated, int outstanding) {}
 
   private void abortQuietly(long id, Throwable cause) {
     if (id < 0 || tracker.outcome != null) {
@@ -465,8 +548,8 @@ public final class ModelEngine implements AutoCloseable {
     }
 
     @Override
-    public void admitted(long tick, long requestId, int deviceHitTokens, int hostHitTokens,
-        int l3HitTokens) {
+    public void admitted(
+        long tick, long requestId, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {
       if (requestId == id) {
         deviceHits = deviceHitTokens;
         hostHits = hostHitTokens;

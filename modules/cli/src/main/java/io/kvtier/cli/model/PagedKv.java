@@ -60,21 +60,34 @@ public final class PagedKv implements KvSequence {
   private int page(int position) {
     int index = position / pageSize;
     if (index >= pages) {
-      throw new IndexOutOfBoundsException("position=" + position + " needs page index=" + index
-          + " but the page table has " + pages + " pages of " + pageSize
-          + " tokens: allocate the request's pages before running the model");
+      throw new IndexOutOfBoundsException(
+          "position="
+              + position
+              + " needs page index="
+              + index
+              + " but the page table has "
+              + pages
+              + " pages of "
+              + pageSize
+              + " tokens: allocate the request's pages before running the model");
     }
     return table[index];
   }
 
   @Override
-  public void write(int layer, int position, float[] keys, int keyOffset, float[] values,
-      int valueOffset) {
+  public void write(
+      int layer, int position, float[] keys, int keyOffset, float[] values, int valueOffset) {
     int slot = page(position);
     int inPage = position % pageSize;
-    device.write(slot, layer, layout.keyOffset(inPage),
+    device.write(
+        slot,
+        layer,
+        layout.keyOffset(inPage),
         writeKeys.of(keys).asSlice((long) keyOffset * Float.BYTES, vectorBytes));
-    device.write(slot, layer, layout.valueOffset(inPage),
+    device.write(
+        slot,
+        layer,
+        layout.valueOffset(inPage),
         writeValues.of(values).asSlice((long) valueOffset * Float.BYTES, vectorBytes));
   }
 

@@ -105,10 +105,25 @@ public final class TinyModelRunner implements ModelRunner {
       pass.embed(step.tokens(), step.from(), step.to(), chunk.hidden);
     }
     if (chunk.from != step.from() || chunk.to != step.to() || chunk.nextLayer != layer) {
-      throw new IllegalStateException("request id=" + step.requestId() + ": layer " + layer
-          + " of positions [" + step.from() + ", " + step.to() + ") but the step in progress is"
-          + " [" + chunk.from + ", " + chunk.to + ") at layer " + chunk.nextLayer
-          + ": call writeLayer for layers 0.." + (layers() - 1) + " in order");
+      throw new IllegalStateException(
+          "request id="
+              + step.requestId()
+              + ": layer "
+              + layer
+              + " of positions ["
+              + step.from()
+              + ", "
+              + step.to()
+              + ") but the step in progress is"
+              + " ["
+              + chunk.from
+              + ", "
+              + chunk.to
+              + ") at layer "
+              + chunk.nextLayer
+              + ": call writeLayer for layers 0.."
+              + (layers() - 1)
+              + " in order");
     }
     kv.bind(step.pageTable(), step.pageTable().length);
     pass.layer(layer, step.from(), step.to(), chunk.hidden, kv, true);
@@ -120,8 +135,13 @@ public final class TinyModelRunner implements ModelRunner {
     Chunk chunk = chunks.get(step.requestId());
     if (step.to() > step.from()) {
       if (chunk == null || chunk.to != step.to() || chunk.nextLayer != layers()) {
-        throw new IllegalStateException("request id=" + step.requestId() + ": nextToken after"
-            + " position " + (step.to() - 1) + " before every layer of the step was written");
+        throw new IllegalStateException(
+            "request id="
+                + step.requestId()
+                + ": nextToken after"
+                + " position "
+                + (step.to() - 1)
+                + " before every layer of the step was written");
       }
       return emit(step, pass.next(chunk.hidden, chunk.to - chunk.from - 1));
     }
@@ -145,8 +165,10 @@ public final class TinyModelRunner implements ModelRunner {
       verifier = model.newForwardPass();
       reference = new ArrayKv(model.config());
       int positions = model.config().maxContext() * d;
-      scratch = new float[][] {new float[positions], new float[positions],
-          new float[positions], new float[positions]};
+      scratch =
+          new float[][] {
+            new float[positions], new float[positions], new float[positions], new float[positions]
+          };
     }
     try {
       verifier.forward(step.tokens(), 0, step.to(), reference, LayerGate.OPEN);
@@ -163,10 +185,10 @@ public final class TinyModelRunner implements ModelRunner {
       for (int p = 0; p < pages; p++) {
         int fromIndex = p * pageSize * d;
         int toIndex = Math.min(step.to(), (p + 1) * pageSize) * d;
-        wrong[p] |= !java.util.Arrays.equals(scratch[0], fromIndex, toIndex, scratch[2],
-            fromIndex, toIndex)
-            || !java.util.Arrays.equals(scratch[1], fromIndex, toIndex, scratch[3], fromIndex,
-                toIndex);
+        wrong[p] |=
+            !java.util.Arrays.equals(scratch[0], fromIndex, toIndex, scratch[2], fromIndex, toIndex)
+                || !java.util.Arrays.equals(
+                    scratch[1], fromIndex, toIndex, scratch[3], fromIndex, toIndex);
       }
     }
     int mismatches = 0;

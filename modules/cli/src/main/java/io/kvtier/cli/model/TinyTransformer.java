@@ -21,8 +21,10 @@ public final class TinyTransformer {
 
   final ModelConfig config;
   final TinyWeights weights;
+
   /** Rotary cosines and sines, {@code [maxContext][headDim / 2]}. */
   final float[] cos;
+
   final float[] sin;
 
   /**
@@ -92,16 +94,29 @@ public final class TinyTransformer {
     }
     for (int i = 0; i < prompt.length; i++) {
       if (prompt[i] < 0 || prompt[i] >= config.vocabSize()) {
-        throw new IllegalArgumentException("token " + prompt[i] + " at index " + i
-            + " is outside the vocabulary [0, " + config.vocabSize() + ")");
+        throw new IllegalArgumentException(
+            "token "
+                + prompt[i]
+                + " at index "
+                + i
+                + " is outside the vocabulary [0, "
+                + config.vocabSize()
+                + ")");
       }
     }
     long total = (long) prompt.length + maxTokens;
     int limit = Math.min(contextLimit, config.maxContext());
     if (total > limit) {
-      throw new IllegalArgumentException("prompt of " + prompt.length + " tokens + max_tokens="
-          + maxTokens + " = " + total + " tokens exceeds the context limit of " + limit
-          + " tokens: shorten the prompt or ask for fewer tokens");
+      throw new IllegalArgumentException(
+          "prompt of "
+              + prompt.length
+              + " tokens + max_tokens="
+              + maxTokens
+              + " = "
+              + total
+              + " tokens exceeds the context limit of "
+              + limit
+              + " tokens: shorten the prompt or ask for fewer tokens");
     }
   }
 }

@@ -9,22 +9,31 @@ import java.util.Objects;
  */
 public final class TinyWeights {
   final ModelConfig config;
+
   /** Token embeddings, {@code [vocab][d]}. */
   final float[] embedding;
+
   /** Per layer: RMSNorm gains before attention, {@code [d]}. */
   final float[][] attentionNorm;
+
   /** Per layer: query, key, value and output projections, {@code [d][d]} each. */
   final float[][] query;
+
   final float[][] key;
   final float[][] value;
   final float[][] output;
+
   /** Per layer: RMSNorm gains before the MLP, {@code [d]}. */
   final float[][] mlpNorm;
+
   /** Per layer: MLP up projection {@code [mlp][d]} and down projection {@code [d][mlp]}. */
   final float[][] up;
+
   final float[][] down;
+
   /** The final RMSNorm gains, {@code [d]}. */
   final float[] finalNorm;
+
   /** The output head, {@code [vocab][d]}, not tied to the embedding. */
   final float[] head;
 

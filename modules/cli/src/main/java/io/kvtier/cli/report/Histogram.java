@@ -22,8 +22,8 @@ record Histogram(double width, long[] first, long[] second) {
     first = first.clone();
     second = second.clone();
     if (first.length != second.length || first.length == 0) {
-      throw new IllegalArgumentException("bins differ or are missing: " + first.length + " and "
-          + second.length);
+      throw new IllegalArgumentException(
+          "bins differ or are missing: " + first.length + " and " + second.length);
     }
   }
 
@@ -106,7 +106,9 @@ record Histogram(double width, long[] first, long[] second) {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof Histogram h && width == h.width && Arrays.equals(first, h.first)
+    return o instanceof Histogram h
+        && width == h.width
+        && Arrays.equals(first, h.first)
         && Arrays.equals(second, h.second);
   }
 
@@ -117,12 +119,18 @@ record Histogram(double width, long[] first, long[] second) {
 
   @Override
   public String toString() {
-    return "Histogram[width=" + width + ", first=" + Arrays.toString(first) + ", second="
-        + Arrays.toString(second) + "]";
+    return "Histogram[width="
+        + width
+        + ", first="
+        + Arrays.toString(first)
+        + ", second="
+        + Arrays.toString(second)
+        + "]";
   }
 
   private static String number(double v) {
-    return v == Math.rint(v) ? Long.toString((long) v) : String.format(Locale.ROOT, "%.2f", v)
-        .replaceAll("0+$", "");
+    return v == Math.rint(v)
+        ? Long.toString((long) v)
+        : String.format(Locale.ROOT, "%.2f", v).replaceAll("0+$", "");
   }
 }

@@ -54,9 +54,14 @@ public final class Progress implements SimulationProgress {
       return;
     }
     long filled = WIDTH * Math.min(done, total) / total;
-    String text = "[" + "#".repeat((int) filled) + " ".repeat(WIDTH - (int) filled) + "] "
-        + (done <= total ? done + "/" + total + " " + label
-            : done + " " + label + " (draining after " + total + ")");
+    String text =
+        "["
+            + "#".repeat((int) filled)
+            + " ".repeat(WIDTH - (int) filled)
+            + "] "
+            + (done <= total
+                ? done + "/" + total + " " + label
+                : done + " " + label + " (draining after " + total + ")");
     err.print("\r" + text + " ".repeat(Math.max(0, drawn - text.length())));
     err.flush();
     drawn = text.length();

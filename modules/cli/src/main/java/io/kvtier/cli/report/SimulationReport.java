@@ -32,8 +32,8 @@ public final class SimulationReport {
    * @param model the TTFT model
    * @return the HTML page
    */
-  public static String html(SimulationConfig config, String summary, SimulationResult result,
-      TtftModel model) {
+  public static String html(
+      SimulationConfig config, String summary, SimulationResult result, TtftModel model) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(summary, "summary");
     Objects.requireNonNull(result, "result");
@@ -50,35 +50,61 @@ public final class SimulationReport {
         .append("table{border-collapse:collapse}td,th{padding:0.2em 0.8em;text-align:right}\n")
         .append("svg{background:#fff;border:1px solid #ddd}\n</style>\n</head>\n<body>\n")
         .append("<h1>kvtier simulate</h1>\n");
-    h.append(String.format(Locale.ROOT,
-        "<p>%d ranks, %s device, workload <code>%s</code>, seed %d, page size %d, %d device"
-            + " pages per rank, %d host pages per rank.</p>\n",
-        config.ranks(), Svg.escape(config.device()), Svg.escape(result.workload()),
-        config.seed(), config.pageSize(), config.devicePages(), config.hostPages()));
+    h.append(
+        String.format(
+            Locale.ROOT,
+            "<p>%d ranks, %s device, workload <code>%s</code>, seed %d, page size %d, %d device"
+                + " pages per rank, %d host pages per rank.</p>\n",
+            config.ranks(),
+            Svg.escape(config.device()),
+            Svg.escape(result.workload()),
+            config.seed(),
+            config.pageSize(),
+            config.devicePages(),
+            config.hostPages()));
     h.append("<pre>").append(Svg.escape(summary)).append("</pre>\n");
-    h.append(String.format(Locale.ROOT,
-        "<p>The charts come from this one run: rank 0 sampled its tiers and counters every %s"
-            + " (%d samples; every rank holds the same replicated state), and recorded the"
-            + " arrival, admission and first-token ticks of %s (%d).</p>\n",
-        timeline.sampleStride() == 1 ? "tick" : timeline.sampleStride() + " ticks",
-        timeline.samples().size(),
-        timeline.requestStride() == 1 ? "every request"
-            : "one request in " + timeline.requestStride() + " by arrival",
-        timeline.requests().size()));
-    h.append("<p>TTFT model: ").append(Svg.escape(model.describe()))
-        .append(". The simulator counts tokens and ticks, not time: these are estimates, not"
-            + " measurements. The run without a cache was not simulated; its queue would be no"
-            + " shorter, so charging it this run's queueing makes its TTFT a lower bound.</p>\n");
+    h.append(
+        String.format(
+            Locale.ROOT,
+            "<p>The charts come from this one run: rank 0 sampled its tiers and counters every %s"
+                + " (%d samples; every rank holds the same replicated state), and recorded the"
+                + " arrival, admission and first-token ticks of %s (%d).</p>\n",
+            timeline.sampleStride() == 1 ? "tick" : timeline.sampleStride() + " ticks",
+            timeline.samples().size(),
+            timeline.requestStride() == 1
+                ? "every request"
+                : "one request in " + timeline.requestStride() + " by arrival",
+            timeline.requests().size()));
+    h.append("<p>TTFT model: ")
+        .append(Svg.escape(model.describe()))
+        .append(
+            ". The simulator counts tokens and ticks, not time: these are estimates, not"
+                + " measurements. The run without a cache was not simulated; its queue would be no"
+                + " shorter, so charging it this run's queueing makes its TTFT a lower bound.</p>\n");
     percentiles(h, ttft);
-    figure(h, hitRateChart(timeline), "Prompt tokens admitted so far that were found on the"
-        + " device, loaded back from the host, or fetched from L3 (none without an L3 store),"
-        + " as a share of all prompt tokens admitted so far.");
-    figure(h, occupancyChart(config, timeline), String.format(Locale.ROOT,
-        "Pages of each tier in use (capacity %d device and %d host pages per rank): in use ="
-            + " evictable (cached, reclaimable) + protected (held by running requests and"
-            + " copies in flight).", config.devicePages(), config.hostPages()));
-    figure(h, ttftChart(ttft), "How many requests had each estimated time to first token, with"
-        + " and without the cache (" + model.describe() + ").");
+    figure(
+        h,
+        hitRateChart(timeline),
+        "Prompt tokens admitted so far that were found on the"
+            + " device, loaded back from the host, or fetched from L3 (none without an L3 store),"
+            + " as a share of all prompt tokens admitted so far.");
+    figure(
+        h,
+        occupancyChart(config, timeline),
+        String.format(
+            Locale.ROOT,
+            "Pages of each tier in use (capacity %d device and %d host pages per rank): in use ="
+                + " evictable (cached, reclaimable) + protected (held by running requests and"
+                + " copies in flight).",
+            config.devicePages(),
+            config.hostPages()));
+    figure(
+        h,
+        ttftChart(ttft),
+        "How many requests had each estimated time to first token, with"
+            + " and without the cache ("
+            + model.describe()
+            + ").");
     h.append("</body>\n</html>\n");
     return h.toString();
   }
@@ -96,8 +122,14 @@ public final class SimulationReport {
       l3[k] = rate(s.hitTokens().l3(), s.promptTokens());
       total[k] = rate(s.hitTokens().total(), s.promptTokens());
     }
-    return Svg.lines("hit-rate", "Hit rate per tier over time", "tick (1 ms of virtual time)",
-        "hit rate so far (%)", ticks(t), 100, List.of(
+    return Svg.lines(
+        "hit-rate",
+        "Hit rate per tier over time",
+        "tick (1 ms of virtual time)",
+        "hit rate so far (%)",
+        ticks(t),
+        100,
+        List.of(
             new Svg.Series("device", "#1f77b4", device),
             new Svg.Series("host", "#ff7f0e", host),
             new Svg.Series("l3", "#8c564b", l3),
@@ -117,16 +149,24 @@ public final class SimulationReport {
       hostUsed[k] = s.host().used();
       hostEvictable[k] = s.host().evictable();
     }
-    List<Svg.Series> series = new ArrayList<>(List.of(
-        new Svg.Series("device in use", "#1f77b4", deviceUsed),
-        new Svg.Series("device evictable", "#aec7e8", deviceEvictable)));
+    List<Svg.Series> series =
+        new ArrayList<>(
+            List.of(
+                new Svg.Series("device in use", "#1f77b4", deviceUsed),
+                new Svg.Series("device evictable", "#aec7e8", deviceEvictable)));
     if (config.hostPages() > 0) {
       series.add(new Svg.Series("host in use", "#ff7f0e", hostUsed));
       series.add(new Svg.Series("host evictable", "#ffbb78", hostEvictable));
     }
     // Both tiers on one axis that ends at the larger capacity: a full tier touches the top.
-    return Svg.lines("tier-occupancy", "Tier occupancy over time", "tick (1 ms of virtual time)",
-        "pages per rank", ticks(t), occupancyTop(config), series);
+    return Svg.lines(
+        "tier-occupancy",
+        "Tier occupancy over time",
+        "tick (1 ms of virtual time)",
+        "pages per rank",
+        ticks(t),
+        occupancyTop(config),
+        series);
   }
 
   /** The top of the occupancy chart's axis: the larger tier's capacity. */
@@ -136,24 +176,41 @@ public final class SimulationReport {
 
   private static String ttftChart(TtftModel.Estimate ttft) {
     Histogram bins = Histogram.of(ms(ttft.withoutCacheUs()), ms(ttft.withCacheUs()), TTFT_BINS);
-    return Svg.bars("ttft", "TTFT distribution with and without the cache",
-        "estimated TTFT (ms)", "requests", bins.labels(), List.of(
+    return Svg.bars(
+        "ttft",
+        "TTFT distribution with and without the cache",
+        "estimated TTFT (ms)",
+        "requests",
+        bins.labels(),
+        List.of(
             new Svg.Series("without cache", "#d62728", Histogram.values(bins.first())),
             new Svg.Series("with cache", "#2ca02c", Histogram.values(bins.second()))));
   }
 
   private static void percentiles(StringBuilder h, TtftModel.Estimate e) {
-    h.append(String.format(Locale.ROOT, "<table id=\"ttft-percentiles\"><caption>Estimated TTFT"
-        + " (ms) of %d requests</caption>\n<tr><th></th><th>mean</th><th>p50</th><th>p90</th>"
-        + "<th>p99</th></tr>\n", e.requests()));
-    h.append(String.format(Locale.ROOT,
-        "<tr><th>without cache</th><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td></tr>\n",
-        e.meanWithoutCacheUs() / 1000, e.withoutCachePercentileUs(50) / 1000,
-        e.withoutCachePercentileUs(90) / 1000, e.withoutCachePercentileUs(99) / 1000));
-    h.append(String.format(Locale.ROOT,
-        "<tr><th>with cache</th><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td></tr>\n",
-        e.meanWithCacheUs() / 1000, e.withCachePercentileUs(50) / 1000,
-        e.withCachePercentileUs(90) / 1000, e.withCachePercentileUs(99) / 1000));
+    h.append(
+        String.format(
+            Locale.ROOT,
+            "<table id=\"ttft-percentiles\"><caption>Estimated TTFT"
+                + " (ms) of %d requests</caption>\n<tr><th></th><th>mean</th><th>p50</th><th>p90</th>"
+                + "<th>p99</th></tr>\n",
+            e.requests()));
+    h.append(
+        String.format(
+            Locale.ROOT,
+            "<tr><th>without cache</th><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td></tr>\n",
+            e.meanWithoutCacheUs() / 1000,
+            e.withoutCachePercentileUs(50) / 1000,
+            e.withoutCachePercentileUs(90) / 1000,
+            e.withoutCachePercentileUs(99) / 1000));
+    h.append(
+        String.format(
+            Locale.ROOT,
+            "<tr><th>with cache</th><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td></tr>\n",
+            e.meanWithCacheUs() / 1000,
+            e.withCachePercentileUs(50) / 1000,
+            e.withCachePercentileUs(90) / 1000,
+            e.withCachePercentileUs(99) / 1000));
     h.append("</table>\n");
   }
 
@@ -170,7 +227,10 @@ public final class SimulationReport {
   }
 
   private static void figure(StringBuilder h, String svg, String caption) {
-    h.append("<figure>\n").append(svg).append("\n<figcaption>").append(Svg.escape(caption))
+    h.append("<figure>\n")
+        .append(svg)
+        .append("\n<figcaption>")
+        .append(Svg.escape(caption))
         .append("</figcaption>\n</figure>\n");
   }
 

@@ -15,8 +15,10 @@ import java.util.Objects;
 final class Svg {
   static final int WIDTH = 640;
   static final int HEIGHT = 300;
+
   /** The most points of a line that still get a circle each. */
   static final int MAX_MARKS = 60;
+
   private static final int LEFT = 64;
   private static final int RIGHT = 140;
   private static final int TOP = 20;
@@ -49,8 +51,14 @@ final class Svg {
    * @param yMax the top of the y axis, or 0 to fit the data
    * @param series the lines, each with one value per x
    */
-  static String lines(String id, String title, String xLabel, String yLabel, double[] x,
-      double yMax, List<Series> series) {
+  static String lines(
+      String id,
+      String title,
+      String xLabel,
+      String yLabel,
+      double[] x,
+      double yMax,
+      List<Series> series) {
     double xMin = x.length == 0 ? 0 : x[0];
     double xMax = x.length == 0 ? 1 : x[x.length - 1];
     if (xMax <= xMin) {
@@ -62,8 +70,14 @@ final class Svg {
     int i = 0;
     for (Series line : series) {
       if (line.values().length != x.length) {
-        throw new IllegalArgumentException("series " + line.name() + " has "
-            + line.values().length + " values for " + x.length + " x values");
+        throw new IllegalArgumentException(
+            "series "
+                + line.name()
+                + " has "
+                + line.values().length
+                + " values for "
+                + x.length
+                + " x values");
       }
       StringBuilder points = new StringBuilder();
       StringBuilder marks = new StringBuilder();
@@ -72,14 +86,21 @@ final class Svg {
         double py = py(line.values()[k], top);
         points.append(k == 0 ? "" : " ").append(f(px)).append(',').append(f(py));
         if (x.length <= MAX_MARKS) {
-          marks.append(String.format(Locale.ROOT,
-              "<circle class=\"mark\" cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\"/>", f(px), f(py),
-              escape(line.color())));
+          marks.append(
+              String.format(
+                  Locale.ROOT,
+                  "<circle class=\"mark\" cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\"/>",
+                  f(px),
+                  f(py),
+                  escape(line.color())));
         }
       }
       s.append("<g class=\"series\" data-series=\"").append(escape(line.name())).append("\">");
       s.append("<polyline fill=\"none\" stroke-width=\"2\" stroke=\"")
-          .append(escape(line.color())).append("\" points=\"").append(points).append("\"/>");
+          .append(escape(line.color()))
+          .append("\" points=\"")
+          .append(points)
+          .append("\"/>");
       s.append(marks).append("</g>");
       legend(s, i++, line);
     }
@@ -96,8 +117,13 @@ final class Svg {
    * @param categories the group labels
    * @param series the bar colours, each with one value per category
    */
-  static String bars(String id, String title, String xLabel, String yLabel,
-      List<String> categories, List<Series> series) {
+  static String bars(
+      String id,
+      String title,
+      String xLabel,
+      String yLabel,
+      List<String> categories,
+      List<Series> series) {
     double top = niceMax(series);
     StringBuilder s = open(id, title);
     axes(s, xLabel, yLabel, 0, 1, top, false);
@@ -106,25 +132,42 @@ final class Svg {
     double bar = group * 0.8 / Math.max(1, series.size());
     for (int c = 0; c < categories.size(); c++) {
       double cx = LEFT + group * (c + 0.5);
-      s.append(String.format(Locale.ROOT,
-          "<text x=\"%s\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%s</text>", f(cx),
-          HEIGHT - BOTTOM + 14, escape(categories.get(c))));
+      s.append(
+          String.format(
+              Locale.ROOT,
+              "<text x=\"%s\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%s</text>",
+              f(cx),
+              HEIGHT - BOTTOM + 14,
+              escape(categories.get(c))));
     }
     int i = 0;
     for (Series b : series) {
       if (b.values().length != categories.size()) {
-        throw new IllegalArgumentException("series " + b.name() + " has " + b.values().length
-            + " values for " + categories.size() + " categories");
+        throw new IllegalArgumentException(
+            "series "
+                + b.name()
+                + " has "
+                + b.values().length
+                + " values for "
+                + categories.size()
+                + " categories");
       }
       s.append("<g class=\"series\" data-series=\"").append(escape(b.name())).append("\">");
       for (int c = 0; c < categories.size(); c++) {
         double x0 = LEFT + group * c + group * 0.1 + bar * i;
         double y = py(b.values()[c], top);
-        s.append(String.format(Locale.ROOT,
-            "<rect class=\"mark\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\">"
-                + "<title>%s: %s</title></rect>",
-            f(x0), f(y), f(bar), f(HEIGHT - BOTTOM - y), escape(b.color()),
-            escape(b.name() + " " + categories.get(c)), f(b.values()[c])));
+        s.append(
+            String.format(
+                Locale.ROOT,
+                "<rect class=\"mark\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\">"
+                    + "<title>%s: %s</title></rect>",
+                f(x0),
+                f(y),
+                f(bar),
+                f(HEIGHT - BOTTOM - y),
+                escape(b.color()),
+                escape(b.name() + " " + categories.get(c)),
+                f(b.values()[c])));
       }
       s.append("</g>");
       legend(s, i++, b);
@@ -162,51 +205,103 @@ final class Svg {
 
   private static StringBuilder open(String id, String title) {
     StringBuilder s = new StringBuilder();
-    s.append(String.format(Locale.ROOT,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" width=\"%d\" height=\"%d\""
-            + " viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\"><title>%s</title>",
-        escape(id), WIDTH, HEIGHT, WIDTH, HEIGHT, escape(title), escape(title)));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" width=\"%d\" height=\"%d\""
+                + " viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\"><title>%s</title>",
+            escape(id),
+            WIDTH,
+            HEIGHT,
+            WIDTH,
+            HEIGHT,
+            escape(title),
+            escape(title)));
     return s;
   }
 
-  private static void axes(StringBuilder s, String xLabel, String yLabel, double xMin,
-      double xMax, double top, boolean xTicks) {
+  private static void axes(
+      StringBuilder s,
+      String xLabel,
+      String yLabel,
+      double xMin,
+      double xMax,
+      double top,
+      boolean xTicks) {
     int x0 = LEFT;
     int x1 = WIDTH - RIGHT;
     int y0 = HEIGHT - BOTTOM;
-    s.append(String.format(Locale.ROOT, "<g class=\"axes\" stroke=\"#888\">"
-        + "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>"
-        + "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/></g>", x0, y0, x1, y0, x0, TOP, x0, y0));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "<g class=\"axes\" stroke=\"#888\">"
+                + "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>"
+                + "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/></g>",
+            x0,
+            y0,
+            x1,
+            y0,
+            x0,
+            TOP,
+            x0,
+            y0));
     for (int k = 0; k <= 4; k++) {
       double v = top * k / 4;
       double y = py(v, top);
-      s.append(String.format(Locale.ROOT,
-          "<line x1=\"%d\" y1=\"%s\" x2=\"%d\" y2=\"%s\" stroke=\"#eee\"/>"
-              + "<text x=\"%d\" y=\"%s\" text-anchor=\"end\" font-size=\"10\">%s</text>",
-          x0, f(y), x1, f(y), x0 - 4, f(y + 3), escape(label(v))));
+      s.append(
+          String.format(
+              Locale.ROOT,
+              "<line x1=\"%d\" y1=\"%s\" x2=\"%d\" y2=\"%s\" stroke=\"#eee\"/>"
+                  + "<text x=\"%d\" y=\"%s\" text-anchor=\"end\" font-size=\"10\">%s</text>",
+              x0,
+              f(y),
+              x1,
+              f(y),
+              x0 - 4,
+              f(y + 3),
+              escape(label(v))));
       if (xTicks) {
         double xv = xMin + (xMax - xMin) * k / 4;
-        s.append(String.format(Locale.ROOT,
-            "<text x=\"%s\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%s</text>",
-            f(px(xv, xMin, xMax)), y0 + 14, escape(label(xv))));
+        s.append(
+            String.format(
+                Locale.ROOT,
+                "<text x=\"%s\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%s</text>",
+                f(px(xv, xMin, xMax)),
+                y0 + 14,
+                escape(label(xv))));
       }
     }
-    s.append(String.format(Locale.ROOT,
-        "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">%s</text>",
-        (x0 + x1) / 2, HEIGHT - 10, escape(xLabel)));
-    s.append(String.format(Locale.ROOT,
-        "<text x=\"12\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\""
-            + " transform=\"rotate(-90 12 %d)\">%s</text>",
-        (TOP + y0) / 2, (TOP + y0) / 2, escape(yLabel)));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">%s</text>",
+            (x0 + x1) / 2,
+            HEIGHT - 10,
+            escape(xLabel)));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "<text x=\"12\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\""
+                + " transform=\"rotate(-90 12 %d)\">%s</text>",
+            (TOP + y0) / 2,
+            (TOP + y0) / 2,
+            escape(yLabel)));
   }
 
   private static void legend(StringBuilder s, int i, Series series) {
     int x = WIDTH - RIGHT + 12;
     int y = TOP + 8 + 18 * i;
-    s.append(String.format(Locale.ROOT,
-        "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-            + "<text class=\"legend\" x=\"%d\" y=\"%d\" font-size=\"11\">%s</text>",
-        x, y - 10, escape(series.color()), x + 16, y, escape(series.name())));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+                + "<text class=\"legend\" x=\"%d\" y=\"%d\" font-size=\"11\">%s</text>",
+            x,
+            y - 10,
+            escape(series.color()),
+            x + 16,
+            y,
+            escape(series.name())));
   }
 
   private static double niceMax(List<Series> series) {

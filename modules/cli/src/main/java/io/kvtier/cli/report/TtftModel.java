@@ -34,8 +34,8 @@ import java.util.Locale;
  *     read), on top of its load from the host
  * @param usPerQueuedTick microseconds per tick waited before admission
  */
-public record TtftModel(double usPerComputedToken, double usPerLoadedPage, double usPerL3Page,
-    double usPerQueuedTick) {
+public record TtftModel(
+    double usPerComputedToken, double usPerLoadedPage, double usPerL3Page, double usPerQueuedTick) {
   /**
    * The model {@code kvtier simulate} prints: 50 us per token, 2 us per page loaded from the
    * host, 20 us more per page read from the L3 store (a store read is slower than a host-to-device
@@ -45,12 +45,19 @@ public record TtftModel(double usPerComputedToken, double usPerLoadedPage, doubl
 
   /** Validates the costs. */
   public TtftModel {
-    for (double cost : new double[] {usPerComputedToken, usPerLoadedPage, usPerL3Page,
-        usPerQueuedTick}) {
+    for (double cost :
+        new double[] {usPerComputedToken, usPerLoadedPage, usPerL3Page, usPerQueuedTick}) {
       if (!(cost >= 0) || Double.isInfinite(cost)) {
-        throw new IllegalArgumentException("TTFT model costs must be finite and >= 0, got "
-            + usPerComputedToken + " us per token, " + usPerLoadedPage + " us per loaded page, "
-            + usPerL3Page + " us per L3 page and " + usPerQueuedTick + " us per queued tick");
+        throw new IllegalArgumentException(
+            "TTFT model costs must be finite and >= 0, got "
+                + usPerComputedToken
+                + " us per token, "
+                + usPerLoadedPage
+                + " us per loaded page, "
+                + usPerL3Page
+                + " us per L3 page and "
+                + usPerQueuedTick
+                + " us per queued tick");
       }
     }
   }
@@ -68,8 +75,14 @@ public record TtftModel(double usPerComputedToken, double usPerLoadedPage, doubl
       withoutCacheUs = withoutCacheUs.clone();
       withCacheUs = withCacheUs.clone();
       if (withoutCacheUs.length != requests || withCacheUs.length != requests) {
-        throw new IllegalArgumentException("requests=" + requests + " but "
-            + withoutCacheUs.length + " and " + withCacheUs.length + " TTFT values");
+        throw new IllegalArgumentException(
+            "requests="
+                + requests
+                + " but "
+                + withoutCacheUs.length
+                + " and "
+                + withCacheUs.length
+                + " TTFT values");
       }
       Arrays.sort(withoutCacheUs);
       Arrays.sort(withCacheUs);
@@ -146,7 +159,8 @@ public record TtftModel(double usPerComputedToken, double usPerLoadedPage, doubl
 
     @Override
     public boolean equals(Object o) {
-      return o instanceof Estimate e && requests == e.requests
+      return o instanceof Estimate e
+          && requests == e.requests
           && Arrays.equals(withoutCacheUs, e.withoutCacheUs)
           && Arrays.equals(withCacheUs, e.withCacheUs);
     }
@@ -159,8 +173,12 @@ public record TtftModel(double usPerComputedToken, double usPerLoadedPage, doubl
 
     @Override
     public String toString() {
-      return String.format(Locale.ROOT, "Estimate[requests=%d, mean %.1f us without cache,"
-          + " %.1f us with cache]", requests, meanWithoutCacheUs(), meanWithCacheUs());
+      return String.format(
+          Locale.ROOT,
+          "Estimate[requests=%d, mean %.1f us without cache," + " %.1f us with cache]",
+          requests,
+          meanWithoutCacheUs(),
+          meanWithCacheUs());
     }
 
     private static double percentile(double[] sorted, double p) {
@@ -181,12 +199,15 @@ public record TtftModel(double usPerComputedToken, double usPerLoadedPage, doubl
    * @return one line without a newline
    */
   public String describe() {
-    return String.format(Locale.ROOT,
+    return String.format(
+        Locale.ROOT,
         "%s us per computed prompt token + %s us per page loaded from host + %s us per page"
             + " read from the L3 store (then loaded from host) + %s us per tick queued before"
             + " admission (an L3 prefetch's wait included); without cache every prompt token is"
             + " computed, with the same queueing; per request that reached its first token",
-        number(usPerComputedToken), number(usPerLoadedPage), number(usPerL3Page),
+        number(usPerComputedToken),
+        number(usPerLoadedPage),
+        number(usPerL3Page),
         number(usPerQueuedTick));
   }
 
@@ -215,7 +236,8 @@ public record TtftModel(double usPerComputedToken, double usPerLoadedPage, doubl
     long l3Pages = (r.cachedTokens().l3() + pageSize - 1) / pageSize;
     // An L3 page is read from the store into the host, then loaded like a host page.
     return usPerComputedToken * r.computedPromptTokens()
-        + usPerLoadedPage * (hostPages + l3Pages) + usPerL3Page * l3Pages
+        + usPerLoadedPage * (hostPages + l3Pages)
+        + usPerL3Page * l3Pages
         + usPerQueuedTick * r.queuedTicks();
   }
 
@@ -227,8 +249,10 @@ public record TtftModel(double usPerComputedToken, double usPerLoadedPage, doubl
    * @return the estimate; no values if no request reached its first token
    */
   public Estimate estimate(SimulationResult result, int pageSize) {
-    List<SimulationTimeline.Request> requests = result.timeline().requests().stream()
-        .filter(SimulationTimeline.Request::hasFirstToken).toList();
+    List<SimulationTimeline.Request> requests =
+        result.timeline().requests().stream()
+            .filter(SimulationTimeline.Request::hasFirstToken)
+            .toList();
     double[] without = new double[requests.size()];
     double[] with = new double[requests.size()];
     for (int i = 0; i < requests.size(); i++) {

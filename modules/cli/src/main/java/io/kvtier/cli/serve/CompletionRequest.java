@@ -31,13 +31,14 @@ public record CompletionRequest(int[] promptTokens, int maxTokens) {
       throw ApiException.badRequest("the body is not valid JSON: " + e.getMessage());
     }
     if (!(json instanceof Map<?, ?> object)) {
-      throw ApiException.badRequest("the body must be a JSON object like {\"prompt_tokens\":"
-          + " [1, 2, 3], \"max_tokens\": 8}");
+      throw ApiException.badRequest(
+          "the body must be a JSON object like {\"prompt_tokens\":"
+              + " [1, 2, 3], \"max_tokens\": 8}");
     }
     for (Object name : object.keySet()) {
       if (!FIELDS.contains(name)) {
-        throw ApiException.badRequest("unknown field \"" + name
-            + "\": the fields are prompt_tokens and max_tokens");
+        throw ApiException.badRequest(
+            "unknown field \"" + name + "\": the fields are prompt_tokens and max_tokens");
       }
     }
     Object prompt = object.get("prompt_tokens");
@@ -45,8 +46,8 @@ public record CompletionRequest(int[] promptTokens, int maxTokens) {
       throw ApiException.badRequest("missing field prompt_tokens: an array of token ids");
     }
     if (!(prompt instanceof List<?> list)) {
-      throw ApiException.badRequest("prompt_tokens must be an array of token ids, not "
-          + describe(prompt));
+      throw ApiException.badRequest(
+          "prompt_tokens must be an array of token ids, not " + describe(prompt));
     }
     int[] tokens = new int[list.size()];
     for (int i = 0; i < tokens.length; i++) {
@@ -108,15 +109,22 @@ public record CompletionRequest(int[] promptTokens, int maxTokens) {
     for (int i = 0; i < promptTokens.length; i++) {
       int t = promptTokens[i];
       if (t < 0 || t >= vocabSize) {
-        throw ApiException.badRequest("prompt_tokens[" + i + "]=" + t
-            + " is outside the vocabulary [0, " + vocabSize + ")");
+        throw ApiException.badRequest(
+            "prompt_tokens[" + i + "]=" + t + " is outside the vocabulary [0, " + vocabSize + ")");
       }
     }
     long total = (long) promptTokens.length + maxTokens;
     if (total > contextLimit) {
-      throw ApiException.badRequest("the prompt of " + promptTokens.length
-          + " tokens plus max_tokens=" + maxTokens + " is " + total
-          + " tokens, more than the context limit of " + contextLimit + " tokens");
+      throw ApiException.badRequest(
+          "the prompt of "
+              + promptTokens.length
+              + " tokens plus max_tokens="
+              + maxTokens
+              + " is "
+              + total
+              + " tokens, more than the context limit of "
+              + contextLimit
+              + " tokens");
     }
   }
 }

@@ -62,8 +62,12 @@ public final class CompletionServer implements AutoCloseable {
     /** Validates the fields. */
     public Options {
       if (queueCapacity < 1 || maxBodyBytes < 1) {
-        throw new IllegalArgumentException("queueCapacity=" + queueCapacity + " and maxBodyBytes="
-            + maxBodyBytes + " must be >= 1");
+        throw new IllegalArgumentException(
+            "queueCapacity="
+                + queueCapacity
+                + " and maxBodyBytes="
+                + maxBodyBytes
+                + " must be >= 1");
       }
       Objects.requireNonNull(requestTimeout, "requestTimeout");
     }
@@ -77,8 +81,8 @@ public final class CompletionServer implements AutoCloseable {
   private final Options options;
   private boolean closed;
 
-  private CompletionServer(HttpServer http, ModelEngine engine,
-      PrometheusMeterRegistry registry, Options options) {
+  private CompletionServer(
+      HttpServer http, ModelEngine engine, PrometheusMeterRegistry registry, Options options) {
     this.http = http;
     this.engine = engine;
     this.registry = registry;
@@ -97,8 +101,12 @@ public final class CompletionServer implements AutoCloseable {
    * @return the running server
    * @throws IOException if the address cannot be bound
    */
-  public static CompletionServer start(ModelEngine engine, PrometheusMeterRegistry registry,
-      InetSocketAddress address, Options options) throws IOException {
+  public static CompletionServer start(
+      ModelEngine engine,
+      PrometheusMeterRegistry registry,
+      InetSocketAddress address,
+      Options options)
+      throws IOException {
     Objects.requireNonNull(engine, "engine");
     Objects.requireNonNull(registry, "registry");
     Objects.requireNonNull(address, "address");
@@ -134,10 +142,16 @@ public final class CompletionServer implements AutoCloseable {
         status = e.status();
         sendError(exchange, e);
       } catch (RuntimeException | Error e) {
-        LOG.log(System.Logger.Level.ERROR, "internal error serving "
-            + exchange.getRequestMethod() + " " + exchange.getRequestURI(), e);
-        sendError(exchange, new ApiException(500, "internal_error",
-            "internal error: " + e, OptionalInt.empty()));
+        LOG.log(
+            System.Logger.Level.ERROR,
+            "internal error serving "
+                + exchange.getRequestMethod()
+                + " "
+                + exchange.getRequestURI(),
+            e);
+        sendError(
+            exchange,
+            new ApiException(500, "internal_error", "internal error: " + e, OptionalInt.empty()));
       }
     } catch (IOException e) {
       // The client went away while we answered: nothing left to tell it.
@@ -148,12 +162,16 @@ public final class CompletionServer implements AutoCloseable {
   }
 
   private void count(String path, int status) {
-    String route = switch (path) {
-      case "/v1/completions", "/metrics", "/health" -> path;
-      default -> "other";
-    };
-    Counter.builder("kvtier.http.requests").description("HTTP requests by route and status")
-        .tag("route", route).tag("status", Integer.toString(status)).register(registry)
+    String route =
+        switch (path) {
+          case "/v1/completions", "/metrics", "/health" -> path;
+          default -> "other";
+        };
+    Counter.builder("kvtier.http.requests")
+        .description("HTTP requests by route and status")
+        .tag("route", route)
+        .tag("status", Integer.toString(status))
+        .register(registry)
         .increment();
   }
 
@@ -166,19 +184,32 @@ public final class CompletionServer implements AutoCloseable {
       }
       case "/metrics" -> {
         allow(exchange, "GET");
-        exchange.getResponseHeaders().set("Content-Type",
-            "text/plain; version=0.0.4; charset=utf-8");
+        exchange
+            .getResponseHeaders()
+            .set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
         yield send(exchange, 200, registry.scrape().getBytes(StandardCharsets.UTF_8));
       }
       case "/health" -> {
         allow(exchange, "GET");
-        String body = new JsonWriter().beginObject().name("status").value("ok")
-            .name("queued").value(worker.queued())
-            .name("requests").value(engine.stats().requests()).endObject().toJson();
+        String body =
+            new JsonWriter()
+                .beginObject()
+                .name("status")
+                .value("ok")
+                .name("queued")
+                .value(worker.queued())
+                .name("requests")
+                .value(engine.stats().requests())
+                .endObject()
+                .toJson();
         yield sendJson(exchange, 200, body);
       }
-      default -> throw new ApiException(404, "not_found", "no such path " + path
-          + ": use POST /v1/completions, GET /metrics or GET /health", OptionalInt.empty());
+      default ->
+          throw new ApiException(
+              404,
+              "not_found",
+              "no such path " + path + ": use POST /v1/completions, GET /metrics or GET /health",
+              OptionalInt.empty());
     };
   }
 
@@ -186,8 +217,10 @@ public final class CompletionServer implements AutoCloseable {
     String method = exchange.getRequestMethod();
     if (!method.equals(allowed)) {
       exchange.getResponseHeaders().set("Allow", allowed);
-      throw new ApiException(405, "method_not_allowed", method + " "
-          + exchange.getRequestURI().getPath() + " is not allowed: use " + allowed,
+      throw new ApiException(
+          405,
+          "method_not_allowed",
+          method + " " + exchange.getRequestURI().getPath() + " is not allowed: use " + allowed,
           OptionalInt.empty());
     }
   }
@@ -201,13 +234,17 @@ public final class CompletionServer implements AutoCloseable {
       c = future.get(options.requestTimeout().toNanos(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
       future.cancel(false);
-      throw new ApiException(503, "timeout", "the request did not finish within "
-          + options.requestTimeout() + ": the server is overloaded, retry later",
+      throw new ApiException(
+          503,
+          "timeout",
+          "the request did not finish within "
+              + options.requestTimeout()
+              + ": the server is overloaded, retry later",
           OptionalInt.of(5));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new ApiException(503, "shutting_down", "the server is shutting down",
-          OptionalInt.empty());
+      throw new ApiException(
+          503, "shutting_down", "the server is shutting down", OptionalInt.empty());
     } catch (ExecutionException e) {
       throw translate(e.getCause());
     }
@@ -215,25 +252,39 @@ public final class CompletionServer implements AutoCloseable {
     for (int t : c.tokens()) {
       json.value(t);
     }
-    String body = json.endArray().name("cached_tokens").value(c.cachedTokens())
-        .name("device_cached_tokens").value(c.deviceHitTokens())
-        .name("host_cached_tokens").value(c.hostHitTokens())
-        .name("l3_cached_tokens").value(c.l3HitTokens()).endObject().toJson();
+    String body =
+        json.endArray()
+            .name("cached_tokens")
+            .value(c.cachedTokens())
+            .name("device_cached_tokens")
+            .value(c.deviceHitTokens())
+            .name("host_cached_tokens")
+            .value(c.hostHitTokens())
+            .name("l3_cached_tokens")
+            .value(c.l3HitTokens())
+            .endObject()
+            .toJson();
     return sendJson(exchange, 200, body);
   }
 
   private static RuntimeException translate(Throwable failure) {
     return switch (failure) {
       case ApiException e -> e;
-      case PoolExhaustedException e -> new ApiException(503, "cache_full",
-          "the KV cache is full: " + e.getMessage(), OptionalInt.of(1));
-      case RequestFailedException e -> switch (e.outcome()) {
-        case REJECTED -> new ApiException(503, "cache_full",
-            "the KV cache cannot hold the request: " + e.getMessage(), OptionalInt.empty());
-        case LOAD_FAILED -> new ApiException(503, "load_failed", e.getMessage(),
-            OptionalInt.of(1));
-        default -> new ApiException(503, "aborted", e.getMessage(), OptionalInt.of(1));
-      };
+      case PoolExhaustedException e ->
+          new ApiException(
+              503, "cache_full", "the KV cache is full: " + e.getMessage(), OptionalInt.of(1));
+      case RequestFailedException e ->
+          switch (e.outcome()) {
+            case REJECTED ->
+                new ApiException(
+                    503,
+                    "cache_full",
+                    "the KV cache cannot hold the request: " + e.getMessage(),
+                    OptionalInt.empty());
+            case LOAD_FAILED ->
+                new ApiException(503, "load_failed", e.getMessage(), OptionalInt.of(1));
+            default -> new ApiException(503, "aborted", e.getMessage(), OptionalInt.of(1));
+          };
       case IllegalArgumentException e -> ApiException.badRequest(e.getMessage());
       case RuntimeException e -> e;
       default -> new IllegalStateException("the engine failed: " + failure, failure);
@@ -246,30 +297,45 @@ public final class CompletionServer implements AutoCloseable {
       bytes = in.readNBytes(options.maxBodyBytes() + 1);
     }
     if (bytes.length > options.maxBodyBytes()) {
-      throw new ApiException(413, "body_too_large", "the body is larger than "
-          + options.maxBodyBytes() + " bytes", OptionalInt.empty());
+      throw new ApiException(
+          413,
+          "body_too_large",
+          "the body is larger than " + options.maxBodyBytes() + " bytes",
+          OptionalInt.empty());
     }
     try {
-      return StandardCharsets.UTF_8.newDecoder()
+      return StandardCharsets.UTF_8
+          .newDecoder()
           .onMalformedInput(CodingErrorAction.REPORT)
           .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+          .decode(java.nio.ByteBuffer.wrap(bytes))
+          .toString();
     } catch (CharacterCodingException e) {
       throw ApiException.badRequest("the body is not valid UTF-8");
     }
   }
 
   private static void sendError(HttpExchange exchange, ApiException e) throws IOException {
-    e.retryAfterSeconds().ifPresent(
-        s -> exchange.getResponseHeaders().set("Retry-After", Integer.toString(s)));
-    String body = new JsonWriter().beginObject().name("error").beginObject()
-        .name("status").value(e.status()).name("type").value(e.type())
-        .name("message").value(e.getMessage()).endObject().endObject().toJson();
+    e.retryAfterSeconds()
+        .ifPresent(s -> exchange.getResponseHeaders().set("Retry-After", Integer.toString(s)));
+    String body =
+        new JsonWriter()
+            .beginObject()
+            .name("error")
+            .beginObject()
+            .name("status")
+            .value(e.status())
+            .name("type")
+            .value(e.type())
+            .name("message")
+            .value(e.getMessage())
+            .endObject()
+            .endObject()
+            .toJson();
     sendJson(exchange, e.status(), body);
   }
 
-  private static int sendJson(HttpExchange exchange, int status, String body)
-      throws IOException {
+  private static int sendJson(HttpExchange exchange, int status, String body) throws IOException {
     exchange.getResponseHeaders().set("Content-Type", "application/json");
     return send(exchange, status, body.getBytes(StandardCharsets.UTF_8));
   }

@@ -23,8 +23,8 @@ final class EngineWorker implements AutoCloseable {
   private static final long IDLE_SYNC_MILLIS = 50;
 
   /** A request to serve, or (request null) a pause that holds the engine thread, for tests. */
-  private record Job(CompletionRequest request, CompletableFuture<Completion> result,
-      CountDownLatch pause) {}
+  private record Job(
+      CompletionRequest request, CompletableFuture<Completion> result, CountDownLatch pause) {}
 
   private final ModelEngine engine;
   private final ArrayBlockingQueue<Job> queue;
@@ -49,8 +49,8 @@ final class EngineWorker implements AutoCloseable {
    * @throws ApiException 429 if the queue is full, 503 if the server is shutting down
    */
   CompletableFuture<Completion> submit(CompletionRequest request) {
-    return enqueue(new Job(Objects.requireNonNull(request, "request"),
-        new CompletableFuture<>(), null));
+    return enqueue(
+        new Job(Objects.requireNonNull(request, "request"), new CompletableFuture<>(), null));
   }
 
   /**
@@ -69,12 +69,15 @@ final class EngineWorker implements AutoCloseable {
     // worker's last look at the queue and waits forever.
     synchronized (this) {
       if (stopping) {
-        throw new ApiException(503, "shutting_down", "the server is shutting down",
-            OptionalInt.empty());
+        throw new ApiException(
+            503, "shutting_down", "the server is shutting down", OptionalInt.empty());
       }
       if (!queue.offer(job)) {
-        throw new ApiException(429, "queue_full", "the request queue is full ("
-            + queue.size() + " requests waiting): retry later", OptionalInt.of(1));
+        throw new ApiException(
+            429,
+            "queue_full",
+            "the request queue is full (" + queue.size() + " requests waiting): retry later",
+            OptionalInt.of(1));
       }
     }
     return job.result();
@@ -126,8 +129,10 @@ final class EngineWorker implements AutoCloseable {
     } finally {
       Job left;
       while ((left = queue.poll()) != null) {
-        left.result().completeExceptionally(new ApiException(503, "shutting_down",
-            "the server is shutting down", OptionalInt.empty()));
+        left.result()
+            .completeExceptionally(
+                new ApiException(
+                    503, "shutting_down", "the server is shutting down", OptionalInt.empty()));
       }
     }
   }

@@ -21,12 +21,13 @@ public final class StrictJson {
   public static final int MAX_DEPTH = 32;
 
   /** The JSON {@code null}, distinct from an absent field. */
-  public static final Object NULL = new Object() {
-    @Override
-    public String toString() {
-      return "null";
-    }
-  };
+  public static final Object NULL =
+      new Object() {
+        @Override
+        public String toString() {
+          return "null";
+        }
+      };
 
   /** A body that is not valid JSON. */
   public static final class JsonException extends IllegalArgumentException {

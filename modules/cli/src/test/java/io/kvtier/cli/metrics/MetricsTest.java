@@ -35,8 +35,13 @@ class MetricsTest {
         .isEqualTo(5120);
     assertThat(registry.get("kvtier.transfer.bytes").tag("direction", "d2h").counter().count())
         .isEqualTo(8);
-    assertThat(registry.get("kvtier.transfer.latency").tag("direction", "d2h").timer()
-        .totalTime(TimeUnit.NANOSECONDS)).isEqualTo(2_000);
+    assertThat(
+            registry
+                .get("kvtier.transfer.latency")
+                .tag("direction", "d2h")
+                .timer()
+                .totalTime(TimeUnit.NANOSECONDS))
+        .isEqualTo(2_000);
     assertThat(registry.get("kvtier.store.misses").counter().count()).isEqualTo(3);
     assertThatThrownBy(() -> metrics.increment("x", -1)).hasMessageContaining("delta=-1");
   }
@@ -102,13 +107,28 @@ class MetricsTest {
         .isInstanceOf(CollectiveTimeoutException.class);
     timed.close();
 
-    assertThat(registry.get("kvtier.collective.latency").tags("op", "all_reduce", "tag", "sync",
-        "outcome", "success").timer().count()).isEqualTo(2);
+    assertThat(
+            registry
+                .get("kvtier.collective.latency")
+                .tags("op", "all_reduce", "tag", "sync", "outcome", "success")
+                .timer()
+                .count())
+        .isEqualTo(2);
     assertThat(solo.intoCalls).as("allReduceInto reaches the delegate's own form").isEqualTo(1);
-    assertThat(registry.get("kvtier.collective.latency").tags("op", "all_reduce", "tag", "sync",
-        "outcome", "error").timer().count()).isEqualTo(1);
-    assertThat(registry.get("kvtier.collective.latency").tags("op", "broadcast", "tag", "recv")
-        .timer().count()).isEqualTo(1);
+    assertThat(
+            registry
+                .get("kvtier.collective.latency")
+                .tags("op", "all_reduce", "tag", "sync", "outcome", "error")
+                .timer()
+                .count())
+        .isEqualTo(1);
+    assertThat(
+            registry
+                .get("kvtier.collective.latency")
+                .tags("op", "broadcast", "tag", "recv")
+                .timer()
+                .count())
+        .isEqualTo(1);
     assertThat(registry.get("kvtier.collective.latency").tags("op", "barrier").timer().count())
         .isEqualTo(1);
     assertThat(timed.rank()).isZero();
@@ -119,14 +139,21 @@ class MetricsTest {
   @Test
   void engineMetersFollowTheEngine() throws InterruptedException {
     TinyTransformer model = new TinyTransformer(ModelConfig.DEFAULTS);
-    KvTierConfig config = KvTierConfig.builder().device("sim").host("sim")
-        .layout(2, 4, 16, Float.BYTES, 4).devicePages(32).hostPages(128)
-        .writePolicy(WritePolicy.WRITE_THROUGH).evictionPolicy(EvictionPolicy.LRU)
-        .vocabSize(512).build();
+    KvTierConfig config =
+        KvTierConfig.builder()
+            .device("sim")
+            .host("sim")
+            .layout(2, 4, 16, Float.BYTES, 4)
+            .devicePages(32)
+            .hostPages(128)
+            .writePolicy(WritePolicy.WRITE_THROUGH)
+            .evictionPolicy(EvictionPolicy.LRU)
+            .vocabSize(512)
+            .build();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     Random random = new Random(7);
-    try (ModelEngine engine = ModelEngine.open(model, config,
-        new MicrometerBackendMetrics(registry))) {
+    try (ModelEngine engine =
+        ModelEngine.open(model, config, new MicrometerBackendMetrics(registry))) {
       KvTierMeters.bind(registry, engine.stats());
       int[][] prompts = new int[6][];
       for (int i = 0; i < prompts.length; i++) {
@@ -143,34 +170,53 @@ class MetricsTest {
       engine.generate(prompts[0], 2);
       engine.drain();
 
-      double deviceHits = registry.get("kvtier.cache.hits").tag("tier", "device")
-          .functionCounter().count();
-      double hostHits = registry.get("kvtier.cache.hits").tag("tier", "host")
-          .functionCounter().count();
+      double deviceHits =
+          registry.get("kvtier.cache.hits").tag("tier", "device").functionCounter().count();
+      double hostHits =
+          registry.get("kvtier.cache.hits").tag("tier", "host").functionCounter().count();
       assertThat(deviceHits + hostHits).isEqualTo(36);
       assertThat(hostHits).isPositive();
-      assertThat(registry.get("kvtier.cache.misses").tag("tier", "device").functionCounter()
-          .count()).isEqualTo(7 * 40 - deviceHits);
-      assertThat(registry.get("kvtier.cache.misses").tag("tier", "host").functionCounter()
-          .count()).isEqualTo(7 * 40 - 36);
-      assertThat(registry.get("kvtier.cache.evictions").tag("tier", "device").functionCounter()
-          .count()).isPositive();
-      assertThat(registry.get("kvtier.cache.loads").tag("outcome", "committed").functionCounter()
-          .count()).isPositive();
+      assertThat(
+              registry.get("kvtier.cache.misses").tag("tier", "device").functionCounter().count())
+          .isEqualTo(7 * 40 - deviceHits);
+      assertThat(registry.get("kvtier.cache.misses").tag("tier", "host").functionCounter().count())
+          .isEqualTo(7 * 40 - 36);
+      assertThat(
+              registry
+                  .get("kvtier.cache.evictions")
+                  .tag("tier", "device")
+                  .functionCounter()
+                  .count())
+          .isPositive();
+      assertThat(
+              registry
+                  .get("kvtier.cache.loads")
+                  .tag("outcome", "committed")
+                  .functionCounter()
+                  .count())
+          .isPositive();
       assertThat(registry.get("kvtier.requests").functionCounter().count()).isEqualTo(7);
-      assertThat(registry.get("kvtier.tokens").tag("kind", "generated").functionCounter()
-          .count()).isEqualTo(14);
-      double free = registry.get("kvtier.pool.pages").tags("tier", "device", "state", "free")
-          .gauge().value();
-      double evictable = registry.get("kvtier.pool.pages")
-          .tags("tier", "device", "state", "evictable").gauge().value();
-      double held = registry.get("kvtier.pool.pages")
-          .tags("tier", "device", "state", "protected").gauge().value();
+      assertThat(registry.get("kvtier.tokens").tag("kind", "generated").functionCounter().count())
+          .isEqualTo(14);
+      double free =
+          registry.get("kvtier.pool.pages").tags("tier", "device", "state", "free").gauge().value();
+      double evictable =
+          registry
+              .get("kvtier.pool.pages")
+              .tags("tier", "device", "state", "evictable")
+              .gauge()
+              .value();
+      double held =
+          registry
+              .get("kvtier.pool.pages")
+              .tags("tier", "device", "state", "protected")
+              .gauge()
+              .value();
       assertThat(free + evictable + held).isEqualTo(32);
       assertThat(registry.get("kvtier.pool.capacity").tag("tier", "host").gauge().value())
           .isEqualTo(128);
-      assertThat(registry.get("kvtier.transfer.bytes").tag("direction", "h2d").counter()
-          .count()).isPositive();
+      assertThat(registry.get("kvtier.transfer.bytes").tag("direction", "h2d").counter().count())
+          .isPositive();
     }
   }
 }

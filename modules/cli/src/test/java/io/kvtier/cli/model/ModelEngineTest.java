@@ -39,8 +39,14 @@ class ModelEngineTest {
   private static final TinyTransformer MODEL = new TinyTransformer(ModelConfig.DEFAULTS);
 
   private static KvTierConfig config(int pageSize, int deviceTokens) {
-    return SimEngines.config(MODEL.config(), pageSize, deviceTokens, 2, WritePolicy.WRITE_THROUGH,
-        EvictionPolicy.LRU, Map.of());
+    return SimEngines.config(
+        MODEL.config(),
+        pageSize,
+        deviceTokens,
+        2,
+        WritePolicy.WRITE_THROUGH,
+        EvictionPolicy.LRU,
+        Map.of());
   }
 
   @Test
@@ -88,8 +94,9 @@ class ModelEngineTest {
     KvTierConfig config = config(16, 512);
     try (KvTierBackends backends = KvTierBackends.open(config);
         Collective collective = soloGroup(backends, "corrupt")) {
-      RankCache cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
-          backends.transfers());
+      RankCache cache =
+          RankCache.withMemory(
+              config.cache(), backends.device(), backends.host(), backends.transfers());
       ModelEngine engine = new ModelEngine(MODEL, cache, backends.device(), collective);
       assertThat(engine.generate(prompt, 12).tokens()).containsExactly(reference);
       engine.drain();
@@ -123,10 +130,10 @@ class ModelEngineTest {
     KvTierConfig config = config(4, 64);
     try (KvTierBackends backends = KvTierBackends.open(config);
         Collective collective = soloGroup(backends, "load-failed")) {
-      FaultyTransferEngine transfers = new FaultyTransferEngine(backends.transfers(),
-          FaultPlan.none(), TimeSource.SYSTEM);
-      RankCache cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
-          transfers);
+      FaultyTransferEngine transfers =
+          new FaultyTransferEngine(backends.transfers(), FaultPlan.none(), TimeSource.SYSTEM);
+      RankCache cache =
+          RankCache.withMemory(config.cache(), backends.device(), backends.host(), transfers);
       ModelEngine engine = new ModelEngine(MODEL, cache, backends.device(), collective);
       engine.generate(prompt, 4);
       engine.drain();
@@ -136,7 +143,8 @@ class ModelEngineTest {
       transfers.failNext(TransferDirection.HOST_TO_DEVICE);
 
       assertThatThrownBy(() -> engine.generate(prompt, 4))
-          .isInstanceOfSatisfying(RequestFailedException.class,
+          .isInstanceOfSatisfying(
+              RequestFailedException.class,
               e -> assertThat(e.outcome()).isEqualTo(RequestOutcome.LOAD_FAILED))
           .hasMessageContaining("load-back");
       assertThat(engine.stats().loadFailures()).isEqualTo(1);
@@ -155,15 +163,16 @@ class ModelEngineTest {
    * interrupt aborts it at once, and the engine serves the prompt once the copy is let go.
    */
   @Test
-  void aStuckCopyOrAnInterruptAbortsTheRequestInsteadOfHanging(Random random) throws InterruptedException {
+  void aStuckCopyOrAnInterruptAbortsTheRequestInsteadOfHanging(Random random)
+      throws InterruptedException {
     int[] prompt = TinyPrompts.tokens(random, 40, 512);
     KvTierConfig config = config(4, 64);
     try (KvTierBackends backends = KvTierBackends.open(config);
         Collective collective = soloGroup(backends, "stuck")) {
-      FaultyTransferEngine transfers = new FaultyTransferEngine(backends.transfers(),
-          FaultPlan.none(), TimeSource.SYSTEM);
-      RankCache cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
-          transfers);
+      FaultyTransferEngine transfers =
+          new FaultyTransferEngine(backends.transfers(), FaultPlan.none(), TimeSource.SYSTEM);
+      RankCache cache =
+          RankCache.withMemory(config.cache(), backends.device(), backends.host(), transfers);
       ModelEngine engine = new ModelEngine(MODEL, cache, backends.device(), collective);
       engine.generate(prompt, 4);
       engine.drain();
@@ -180,8 +189,7 @@ class ModelEngineTest {
       // An interrupt while waiting for the copy aborts the request the same way.
       engine.stallTimeout(Duration.ofMinutes(5));
       Thread.currentThread().interrupt();
-      assertThatThrownBy(() -> engine.generate(prompt, 4))
-          .isInstanceOf(InterruptedException.class);
+      assertThatThrownBy(() -> engine.generate(prompt, 4)).isInstanceOf(InterruptedException.class);
       assertThat(engine.engineStats().aborted()).isEqualTo(2);
       transfers.release(TransferDirection.HOST_TO_DEVICE);
       engine.drain();
@@ -194,11 +202,18 @@ class ModelEngineTest {
   /** Failed copies (backups rolled back, failed load-backs) never change an output. */
   @Test
   void failingCopiesNeverChangeAnOutput(Random random) throws InterruptedException {
-    List<TinyPrompts.Prompt> prompts = TinyPrompts.sharedPrefixes(random, 40, 4, 512,
-        new int[] {20, 80}, new int[] {1, 20}, new int[] {1, 6});
-    KvTierConfig config = SimEngines.config(MODEL.config(), 4, 256, 3,
-        WritePolicy.WRITE_THROUGH, EvictionPolicy.LRU,
-        Map.of("sim.failure-probability", "0.3", "sim.seed", Long.toString(random.nextLong())));
+    List<TinyPrompts.Prompt> prompts =
+        TinyPrompts.sharedPrefixes(
+            random, 40, 4, 512, new int[] {20, 80}, new int[] {1, 20}, new int[] {1, 6});
+    KvTierConfig config =
+        SimEngines.config(
+            MODEL.config(),
+            4,
+            256,
+            3,
+            WritePolicy.WRITE_THROUGH,
+            EvictionPolicy.LRU,
+            Map.of("sim.failure-probability", "0.3", "sim.seed", Long.toString(random.nextLong())));
     NoCacheRunner reference = new NoCacheRunner(MODEL);
     try (ModelEngine engine = SimEngines.open(MODEL, config)) {
       int finished = 0;
@@ -218,19 +233,20 @@ class ModelEngineTest {
       engine.drain();
       CacheInvariants.checkIdle(engine.cache());
       CacheStats stats = engine.stats().cacheStats();
-      assertThat(stats.backupsFailed() + stats.loadsFailed()).as("copies that failed")
-          .isPositive();
+      assertThat(stats.backupsFailed() + stats.loadsFailed()).as("copies that failed").isPositive();
       assertThat(finished).isPositive();
       assertThat(engine.stats().requests()).isEqualTo(finished);
-      assertThat(engine.stats().loadFailures()).isEqualTo(loadFailed)
+      assertThat(engine.stats().loadFailures())
+          .isEqualTo(loadFailed)
           .isLessThanOrEqualTo(stats.loadsFailed());
     }
   }
 
   private static Collective soloGroup(KvTierBackends backends, String name) {
     CollectiveProvider provider = backends.providers().collective();
-    return provider.join(CollectiveSpec.of("model-engine-test-" + name + "-" + System.nanoTime(),
-            1, 0, Duration.ofSeconds(20)),
+    return provider.join(
+        CollectiveSpec.of(
+            "model-engine-test-" + name + "-" + System.nanoTime(), 1, 0, Duration.ofSeconds(20)),
         backends.providers().context(provider, 0, TimeSource.SYSTEM, BackendMetrics.NOOP));
   }
 
@@ -247,8 +263,8 @@ class ModelEngineTest {
 
   @Test
   void aConfigWithAnotherLayoutIsRejectedNamingTheKeys() {
-    KvTierConfig wrong = KvTierConfig.builder().device("sim").host("sim").devicePages(16)
-        .hostPages(32).build();
+    KvTierConfig wrong =
+        KvTierConfig.builder().device("sim").host("sim").devicePages(16).hostPages(32).build();
     assertThatThrownBy(() -> SimEngines.open(MODEL, wrong))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvtier.layers=2")

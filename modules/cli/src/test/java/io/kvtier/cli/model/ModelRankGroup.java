@@ -82,11 +82,26 @@ final class ModelRankGroup {
    * @return each rank's outcome, by rank
    * @throws Exception the first rank's failure
    */
-  static List<RankOutcome> run(TinyTransformer model, KvTierConfig config,
-      RankEngineConfig engineConfig, List<Prompt> prompts, int arrivalsPerTick,
-      int ticksBetweenArrivals, long maxStalledTicks, MeterRegistry registry) throws Exception {
-    return run(model, config, engineConfig, prompts, arrivalsPerTick, ticksBetweenArrivals,
-        maxStalledTicks, registry, L3Wiring.DEFAULT);
+  static List<RankOutcome> run(
+      TinyTransformer model,
+      KvTierConfig config,
+      RankEngineConfig engineConfig,
+      List<Prompt> prompts,
+      int arrivalsPerTick,
+      int ticksBetweenArrivals,
+      long maxStalledTicks,
+      MeterRegistry registry)
+      throws Exception {
+    return run(
+        model,
+        config,
+        engineConfig,
+        prompts,
+        arrivalsPerTick,
+        ticksBetweenArrivals,
+        maxStalledTicks,
+        registry,
+        L3Wiring.DEFAULT);
   }
 
   /**
@@ -94,9 +109,16 @@ final class ModelRankGroup {
    *
    * @param l3 how each rank runs its store
    */
-  static List<RankOutcome> run(TinyTransformer model, KvTierConfig config,
-      RankEngineConfig engineConfig, List<Prompt> prompts, int arrivalsPerTick,
-      int ticksBetweenArrivals, long maxStalledTicks, MeterRegistry registry, L3Wiring l3)
+  static List<RankOutcome> run(
+      TinyTransformer model,
+      KvTierConfig config,
+      RankEngineConfig engineConfig,
+      List<Prompt> prompts,
+      int arrivalsPerTick,
+      int ticksBetweenArrivals,
+      long maxStalledTicks,
+      MeterRegistry registry,
+      L3Wiring l3)
       throws Exception {
     String group = "model-rank-group-" + GROUPS.incrementAndGet();
     int ranks = config.ranks();
@@ -105,8 +127,21 @@ final class ModelRankGroup {
       List<Future<RankOutcome>> futures = new ArrayList<>();
       for (int r = 0; r < ranks; r++) {
         int rank = r;
-        futures.add(threads.submit(() -> runRank(model, config, engineConfig, prompts,
-            arrivalsPerTick, ticksBetweenArrivals, maxStalledTicks, registry, group, rank, l3)));
+        futures.add(
+            threads.submit(
+                () ->
+                    runRank(
+                        model,
+                        config,
+                        engineConfig,
+                        prompts,
+                        arrivalsPerTick,
+                        ticksBetweenArrivals,
+                        maxStalledTicks,
+                        registry,
+                        group,
+                        rank,
+                        l3)));
       }
       List<RankOutcome> outcomes = new ArrayList<>();
       Exception failure = null;
@@ -131,23 +166,54 @@ final class ModelRankGroup {
     }
   }
 
-  private static RankOutcome runRank(TinyTransformer model, KvTierConfig config,
-      RankEngineConfig engineConfig, List<Prompt> prompts, int arrivalsPerTick,
-      int ticksBetweenArrivals, long maxStalledTicks, MeterRegistry registry, String group,
-      int rank, L3Wiring l3) throws InterruptedException {
-    try (KvTierBackends backends = KvTierBackends.open(config, ProviderRegistries.discover(),
-        rank, TimeSource.SYSTEM, new MicrometerBackendMetrics(registry))) {
+  private static RankOutcome runRank(
+      TinyTransformer model,
+      KvTierConfig config,
+      RankEngineConfig engineConfig,
+      List<Prompt> prompts,
+      int arrivalsPerTick,
+      int ticksBetweenArrivals,
+      long maxStalledTicks,
+      MeterRegistry registry,
+      String group,
+      int rank,
+      L3Wiring l3)
+      throws InterruptedException {
+    try (KvTierBackends backends =
+        KvTierBackends.open(
+            config,
+            ProviderRegistries.discover(),
+            rank,
+            TimeSource.SYSTEM,
+            new MicrometerBackendMetrics(registry))) {
       CollectiveProvider provider = backends.providers().collective();
-      try (Collective collective = new TimedCollective(provider.join(
-          CollectiveSpec.of(group, config.ranks(), rank, config.collectiveTimeout()),
-          backends.providers().context(provider, rank, TimeSource.SYSTEM,
-              io.kvtier.spi.BackendMetrics.NOOP)), registry)) {
+      try (Collective collective =
+          new TimedCollective(
+              provider.join(
+                  CollectiveSpec.of(group, config.ranks(), rank, config.collectiveTimeout()),
+                  backends
+                      .providers()
+                      .context(
+                          provider, rank, TimeSource.SYSTEM, io.kvtier.spi.BackendMetrics.NOOP)),
+              registry)) {
         // Closed before the backends close the store it calls.
-        L3Executor executor = backends.store().isEmpty() ? null
-            : l3.inline() ? L3Executor.inline() : L3Executor.background("l3-rank-" + rank);
+        L3Executor executor =
+            backends.store().isEmpty()
+                ? null
+                : l3.inline() ? L3Executor.inline() : L3Executor.background("l3-rank-" + rank);
         try {
-          return runEngine(model, backends, collective, executor, l3, engineConfig, prompts,
-              arrivalsPerTick, ticksBetweenArrivals, maxStalledTicks, rank);
+          return runEngine(
+              model,
+              backends,
+              collective,
+              executor,
+              l3,
+              engineConfig,
+              prompts,
+              arrivalsPerTick,
+              ticksBetweenArrivals,
+              maxStalledTicks,
+              rank);
         } finally {
           if (executor != null) {
             executor.close();
@@ -157,27 +223,45 @@ final class ModelRankGroup {
     }
   }
 
-  private static RankOutcome runEngine(TinyTransformer model, KvTierBackends backends,
-      Collective collective, L3Executor executor, L3Wiring l3, RankEngineConfig engineConfig,
-      List<Prompt> prompts, int arrivalsPerTick, int ticksBetweenArrivals, long maxStalledTicks,
-      int rank) throws InterruptedException {
+  private static RankOutcome runEngine(
+      TinyTransformer model,
+      KvTierBackends backends,
+      Collective collective,
+      L3Executor executor,
+      L3Wiring l3,
+      RankEngineConfig engineConfig,
+      List<Prompt> prompts,
+      int arrivalsPerTick,
+      int ticksBetweenArrivals,
+      long maxStalledTicks,
+      int rank)
+      throws InterruptedException {
     KvTierConfig config = backends.config();
     RankCache cache;
     if (executor == null) {
-      cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
-          backends.transfers());
+      cache =
+          RankCache.withMemory(
+              config.cache(), backends.device(), backends.host(), backends.transfers());
     } else {
       L3Setup opened = backends.l3Setup(executor).orElseThrow();
-      KvStore store = l3.faults() > 0
-          ? new FaultyKvStore(opened.store(), l3.seed() * 31 + rank, l3.faults())
-          : opened.store();
-      cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
-          backends.transfers(), new L3Setup(opened.config(), store, executor, opened.time(),
-              rank, config.ranks()));
+      KvStore store =
+          l3.faults() > 0
+              ? new FaultyKvStore(opened.store(), l3.seed() * 31 + rank, l3.faults())
+              : opened.store();
+      cache =
+          RankCache.withMemory(
+              config.cache(),
+              backends.device(),
+              backends.host(),
+              backends.transfers(),
+              new L3Setup(opened.config(), store, executor, opened.time(), rank, config.ranks()));
     }
     Map<Long, List<Integer>> tokens = new HashMap<>();
-    TinyModelRunner runner = new TinyModelRunner(model, backends.device(),
-        (id, token) -> tokens.computeIfAbsent(id, k -> new ArrayList<>()).add(token));
+    TinyModelRunner runner =
+        new TinyModelRunner(
+            model,
+            backends.device(),
+            (id, token) -> tokens.computeIfAbsent(id, k -> new ArrayList<>()).add(token));
     RankEngine engine = new RankEngine(cache, collective, runner, engineConfig);
     int fed = 0;
     Progress progress = new Progress(engine, cache);
@@ -191,14 +275,31 @@ final class ModelRankGroup {
         StringBuilder live = new StringBuilder();
         for (long id : engine.liveRequestIds()) {
           Prompt p = prompts.get((int) id);
-          live.append(" id=").append(id).append(" (prompt ").append(p.tokens().length)
-              .append(" tokens, max_tokens ").append(p.maxTokens()).append(", generated ")
-              .append(tokens.getOrDefault(id, List.of()).size()).append(')');
+          live.append(" id=")
+              .append(id)
+              .append(" (prompt ")
+              .append(p.tokens().length)
+              .append(" tokens, max_tokens ")
+              .append(p.maxTokens())
+              .append(", generated ")
+              .append(tokens.getOrDefault(id, List.of()).size())
+              .append(')');
         }
-        throw new IllegalStateException("rank " + rank + " made no progress from tick "
-            + stalledSince + " to tick " + engine.tickNumber() + ": " + engine + ", "
-            + cache.outstandingOperations() + " copies outstanding, " + progress
-            + "; live requests:" + live);
+        throw new IllegalStateException(
+            "rank "
+                + rank
+                + " made no progress from tick "
+                + stalledSince
+                + " to tick "
+                + engine.tickNumber()
+                + ": "
+                + engine
+                + ", "
+                + cache.outstandingOperations()
+                + " copies outstanding, "
+                + progress
+                + "; live requests:"
+                + live);
       }
       TickCommands commands = null;
       if (rank == 0) {
@@ -223,22 +324,34 @@ final class ModelRankGroup {
     }
     CacheInvariants.checkIdle(cache);
     Map<Long, int[]> outputs = new HashMap<>();
-    tokens.forEach((id, list) -> outputs.put(id,
-        list.stream().mapToInt(Integer::intValue).toArray()));
+    tokens.forEach(
+        (id, list) -> outputs.put(id, list.stream().mapToInt(Integer::intValue).toArray()));
     return new RankOutcome(outputs, engine.stats(), cache.l3Stats());
   }
 
   /** What a tick that makes progress changes; all of it replicated. */
-  private record Progress(long arrived, long admitted, long finished, long aborted,
-      long computedTokens, long generatedTokens, int outstandingCopies) {
+  private record Progress(
+      long arrived,
+      long admitted,
+      long finished,
+      long aborted,
+      long computedTokens,
+      long generatedTokens,
+      int outstandingCopies) {
 
     Progress(RankEngine engine, RankCache cache) {
       this(engine.stats(), cache.outstandingOperations());
     }
 
     private Progress(RankEngineStats s, int outstandingCopies) {
-      this(s.arrived(), s.admitted(), s.finished(), s.aborted(), s.computedTokens(),
-          s.generatedTokens(), outstandingCopies);
+      this(
+          s.arrived(),
+          s.admitted(),
+          s.finished(),
+          s.aborted(),
+          s.computedTokens(),
+          s.generatedTokens(),
+          outstandingCopies);
     }
   }
 }

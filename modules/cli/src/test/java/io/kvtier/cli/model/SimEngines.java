@@ -25,18 +25,25 @@ final class SimEngines {
    * @param sim extra {@code sim.*} properties
    * @return the config
    */
-  static KvTierConfig config(ModelConfig model, int pageSize, int deviceTokens, int hostRatio,
-      WritePolicy write, EvictionPolicy eviction, Map<String, String> sim) {
+  static KvTierConfig config(
+      ModelConfig model,
+      int pageSize,
+      int deviceTokens,
+      int hostRatio,
+      WritePolicy write,
+      EvictionPolicy eviction,
+      Map<String, String> sim) {
     int devicePages = deviceTokens / pageSize;
-    KvTierConfigBuilder builder = KvTierConfig.builder()
-        .device("sim")
-        .host("sim")
-        .layout(model.layers(), model.heads(), model.headDim(), Float.BYTES, pageSize)
-        .devicePages(devicePages)
-        .hostPages(devicePages * hostRatio)
-        .writePolicy(write)
-        .evictionPolicy(eviction)
-        .vocabSize(model.vocabSize());
+    KvTierConfigBuilder builder =
+        KvTierConfig.builder()
+            .device("sim")
+            .host("sim")
+            .layout(model.layers(), model.heads(), model.headDim(), Float.BYTES, pageSize)
+            .devicePages(devicePages)
+            .hostPages(devicePages * hostRatio)
+            .writePolicy(write)
+            .evictionPolicy(eviction)
+            .vocabSize(model.vocabSize());
     sim.forEach(builder::set);
     return builder.build();
   }
@@ -56,8 +63,8 @@ final class SimEngines {
    * @param pageSize tokens per page
    * @return the keys to set
    */
-  static Map<String, String> l3(String store, java.nio.file.Path directory,
-      L3PrefetchPolicy policy, int pageSize) {
+  static Map<String, String> l3(
+      String store, java.nio.file.Path directory, L3PrefetchPolicy policy, int pageSize) {
     Map<String, String> keys = new java.util.LinkedHashMap<>();
     keys.put(KvTierKeys.STORE, store);
     keys.put(KvTierKeys.L3_PREFETCH_POLICY, policy.configName());

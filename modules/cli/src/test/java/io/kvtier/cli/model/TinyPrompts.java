@@ -27,8 +27,14 @@ final class TinyPrompts {
    * @param maxTokens the range of tokens to generate, {@code [min, max]}
    * @return the requests, in arrival order
    */
-  static List<Prompt> sharedPrefixes(Random random, int requests, int groups, int vocab,
-      int[] prefixLength, int[] suffixLength, int[] maxTokens) {
+  static List<Prompt> sharedPrefixes(
+      Random random,
+      int requests,
+      int groups,
+      int vocab,
+      int[] prefixLength,
+      int[] suffixLength,
+      int[] maxTokens) {
     int[][] prefixes = new int[groups][];
     for (int g = 0; g < groups; g++) {
       prefixes[g] = tokens(random, between(random, prefixLength), vocab);
@@ -71,8 +77,8 @@ final class TinyPrompts {
    * @param vocab token ids are below it
    * @return the requests, in arrival order
    */
-  static List<Prompt> withColdRevisits(Random random, List<Prompt> stream, int cold,
-      int prefixTokens, int flushTokens, int vocab) {
+  static List<Prompt> withColdRevisits(
+      Random random, List<Prompt> stream, int cold, int prefixTokens, int flushTokens, int vocab) {
     int[][] prefixes = new int[cold][];
     List<Prompt> out = new ArrayList<>(stream.size() + 3 * cold + flushTokens / 96 + 1);
     for (int c = 0; c < cold; c++) {
@@ -80,8 +86,7 @@ final class TinyPrompts {
       // Twice, with different tails: selective write-through backs a node up to the host only
       // at its second hit (the default threshold), and only pages on the host reach L3.
       for (int visit = 0; visit < 2; visit++) {
-        out.add(new Prompt(concat(prefixes[c], tokens(random, 1 + random.nextInt(8), vocab)),
-            2));
+        out.add(new Prompt(concat(prefixes[c], tokens(random, 1 + random.nextInt(8), vocab)), 2));
       }
     }
     out.addAll(stream);

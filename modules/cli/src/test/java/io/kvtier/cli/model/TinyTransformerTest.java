@@ -18,10 +18,10 @@ class TinyTransformerTest {
   void theSameSeedGivesTheSameOutputAndAnotherSeedAnother(Random random) {
     int[] prompt = TinyPrompts.tokens(random, 40, 512);
     int[] first = new NoCacheRunner(MODEL).generate(prompt, 12);
-    int[] again = new NoCacheRunner(new TinyTransformer(ModelConfig.DEFAULTS))
-        .generate(prompt, 12);
-    int[] other = new NoCacheRunner(new TinyTransformer(ModelConfig.DEFAULTS.withSeed(7)))
-        .generate(prompt, 12);
+    int[] again = new NoCacheRunner(new TinyTransformer(ModelConfig.DEFAULTS)).generate(prompt, 12);
+    int[] other =
+        new NoCacheRunner(new TinyTransformer(ModelConfig.DEFAULTS.withSeed(7)))
+            .generate(prompt, 12);
 
     assertThat(again).containsExactly(first);
     assertThat(other).isNotEqualTo(first);
@@ -37,8 +37,8 @@ class TinyTransformerTest {
     ForwardPass pass = MODEL.newForwardPass();
     for (int round = 0; round < 10; round++) {
       int[] prompt = TinyPrompts.tokens(random, 2 + random.nextInt(120), 512);
-      int whole = pass.forward(prompt, 0, prompt.length, new ArrayKv(MODEL.config()),
-          LayerGate.OPEN);
+      int whole =
+          pass.forward(prompt, 0, prompt.length, new ArrayKv(MODEL.config()), LayerGate.OPEN);
 
       ArrayKv kv = new ArrayKv(MODEL.config());
       int from = 0;
@@ -71,8 +71,7 @@ class TinyTransformerTest {
 
   @Test
   void badRequestsAreRejectedWithTheirValue() {
-    assertThatThrownBy(() -> MODEL.checkRequest(new int[0], 1, 100))
-        .hasMessageContaining("empty");
+    assertThatThrownBy(() -> MODEL.checkRequest(new int[0], 1, 100)).hasMessageContaining("empty");
     assertThatThrownBy(() -> MODEL.checkRequest(new int[] {1}, 0, 100))
         .hasMessageContaining("max_tokens=0");
     assertThatThrownBy(() -> MODEL.checkRequest(new int[] {1, 512}, 1, 100))

@@ -14,8 +14,7 @@ import java.util.stream.Stream;
  */
 final class MiniXml {
   /** One element. */
-  record Element(String name, Map<String, String> attributes, List<Element> children,
-      String text) {
+  record Element(String name, Map<String, String> attributes, List<Element> children, String text) {
     String attr(String key) {
       String v = attributes.get(key);
       if (v == null) {
@@ -133,8 +132,10 @@ final class MiniXml {
           if (!entity.matches("#[0-9]+|#x[0-9a-fA-F]+")) {
             throw error("unknown entity &" + entity + ";");
           }
-          out.appendCodePoint(entity.startsWith("#x")
-              ? Integer.parseInt(entity.substring(2), 16) : Integer.parseInt(entity.substring(1)));
+          out.appendCodePoint(
+              entity.startsWith("#x")
+                  ? Integer.parseInt(entity.substring(2), 16)
+                  : Integer.parseInt(entity.substring(1)));
         }
       }
       k = semi;
@@ -176,7 +177,7 @@ final class MiniXml {
 
   private IllegalArgumentException error(String what) {
     int from = Math.max(0, i - 40);
-    return new IllegalArgumentException(what + " at " + i + ": ..." + s.substring(from,
-        Math.min(s.length(), i + 40)));
+    return new IllegalArgumentException(
+        what + " at " + i + ": ..." + s.substring(from, Math.min(s.length(), i + 40)));
   }
 }

@@ -37,32 +37,40 @@ class ProgressTest {
   @Test
   void theBarCountsTicksRedrawsEachHundredthAndCountsOnWhileDraining() {
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
-    Progress progress = new Progress(new PrintStream(captured, true, StandardCharsets.UTF_8),
-        "ticks");
+    Progress progress =
+        new Progress(new PrintStream(captured, true, StandardCharsets.UTF_8), "ticks");
     for (long done = 1; done <= 210; done++) {
       progress.ticks(done, 200);
     }
     String drawn = captured.toString(StandardCharsets.UTF_8);
     // every 2 ticks up to 200, then every 2 while draining: 105 frames
     assertThat(drawn.split("\r", -1)).hasSize(106);
-    assertThat(drawn).contains("[" + "#".repeat(15) + " ".repeat(15) + "] 100/200 ticks")
-        .contains("] 200/200 ticks").doesNotContain("] 99/200")
+    assertThat(drawn)
+        .contains("[" + "#".repeat(15) + " ".repeat(15) + "] 100/200 ticks")
+        .contains("] 200/200 ticks")
+        .doesNotContain("] 99/200")
         .endsWith("[" + "#".repeat(30) + "] 210 ticks (draining after 200)");
     captured.reset();
     progress.done();
-    assertThat(captured.toString(StandardCharsets.UTF_8)).isEqualTo(
-        "\r" + " ".repeat("[] 210 ticks (draining after 200)".length() + 30) + "\r");
+    assertThat(captured.toString(StandardCharsets.UTF_8))
+        .isEqualTo("\r" + " ".repeat("[] 210 ticks (draining after 200)".length() + 30) + "\r");
   }
 
-  private static SimulationTimeline.Request request(int prompt, long device, long host,
-      long arrival, long admit, long firstToken) {
+  private static SimulationTimeline.Request request(
+      int prompt, long device, long host, long arrival, long admit, long firstToken) {
     return request(prompt, device, host, 0, arrival, admit, firstToken);
   }
 
-  private static SimulationTimeline.Request request(int prompt, long device, long host, long l3,
-      long arrival, long admit, long firstToken) {
-    return new SimulationTimeline.Request(1, arrival, admit, firstToken, prompt,
-        new HitTokens(device, host, l3), RequestOutcome.FINISHED);
+  private static SimulationTimeline.Request request(
+      int prompt, long device, long host, long l3, long arrival, long admit, long firstToken) {
+    return new SimulationTimeline.Request(
+        1,
+        arrival,
+        admit,
+        firstToken,
+        prompt,
+        new HitTokens(device, host, l3),
+        RequestOutcome.FINISHED);
   }
 
   @Test
@@ -80,8 +88,8 @@ class ProgressTest {
     assertThat(model.withCacheUs(fromL3, 4))
         .isCloseTo(10.0 * 8 + 1.0 * (2 + 3) + 7.0 * 3 + 100.0 * 3, EXACT);
 
-    TtftModel.Estimate e = new TtftModel.Estimate(3, new double[] {300, 100, 200},
-        new double[] {50, 10, 30});
+    TtftModel.Estimate e =
+        new TtftModel.Estimate(3, new double[] {300, 100, 200}, new double[] {50, 10, 30});
     assertThat(e.meanWithoutCacheUs()).isCloseTo(200, EXACT);
     assertThat(e.meanWithCacheUs()).isCloseTo(30, EXACT);
     assertThat(e.speedup()).isCloseTo(200.0 / 30, EXACT);
@@ -93,11 +101,14 @@ class ProgressTest {
         .hasMessageContaining("requests=2");
     assertThatThrownBy(() -> e.withCachePercentileUs(101)).hasMessageContaining("101");
 
-    assertThat(TtftModel.DEFAULT.describe()).startsWith("50 us per computed prompt token + 2 us"
-        + " per page loaded from host + 20 us per page read from the L3 store (then loaded from"
-        + " host) + 1000 us per tick queued before admission");
+    assertThat(TtftModel.DEFAULT.describe())
+        .startsWith(
+            "50 us per computed prompt token + 2 us"
+                + " per page loaded from host + 20 us per page read from the L3 store (then loaded from"
+                + " host) + 1000 us per tick queued before admission");
     assertThatThrownBy(() -> new TtftModel(-1, 0, 0, 0))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("finite and >= 0");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("finite and >= 0");
     assertThatThrownBy(() -> new TtftModel(1, 1, -1, 1)).hasMessageContaining("-1.0 us per L3");
   }
 

@@ -35,8 +35,10 @@ import org.junit.jupiter.api.io.TempDir;
 class SimulationReportTest {
   private static final String CHROMIUM = "/usr/bin/chromium";
   private static final Pattern SVG = Pattern.compile("<svg[ >].*?</svg>", Pattern.DOTALL);
+
   /** Coordinates are written with one decimal. */
   private static final Offset<Double> PIXEL = Offset.offset(0.051);
+
   private static final String WORKLOAD =
       "multiturn:conversations=8,turns=3,first=24,answer=4,question=8";
 
@@ -53,16 +55,38 @@ class SimulationReportTest {
     page = dir.resolve("sub/r.html");
     StringWriter o = new StringWriter();
     StringWriter e = new StringWriter();
-    int status = KvTierCli.run(new PrintWriter(o), new PrintWriter(e), "simulate", "--ranks",
-        "2", "--workload", WORKLOAD,
-        "--page-size", "4", "--device-pages", "48", "--host-ratio", "3", "--ticks", "200",
-        "--report", page.toString());
+    int status =
+        KvTierCli.run(
+            new PrintWriter(o),
+            new PrintWriter(e),
+            "simulate",
+            "--ranks",
+            "2",
+            "--workload",
+            WORKLOAD,
+            "--page-size",
+            "4",
+            "--device-pages",
+            "48",
+            "--host-ratio",
+            "3",
+            "--ticks",
+            "200",
+            "--report",
+            page.toString());
     assertThat(status).as(e.toString()).isZero();
     out = o.toString();
     html = Files.readString(page, StandardCharsets.UTF_8);
     // The same options again, straight to the simulator: same config, same timeline.
-    config = SimulationConfig.builder().ranks(2).workload(WORKLOAD).pageSize(4).devicePages(48)
-        .hostRatio(3).ticks(200).build();
+    config =
+        SimulationConfig.builder()
+            .ranks(2)
+            .workload(WORKLOAD)
+            .pageSize(4)
+            .devicePages(48)
+            .hostRatio(3)
+            .ticks(200)
+            .build();
     result = MultiRankSimulator.run(config);
     timeline = result.timeline();
   }
@@ -85,23 +109,35 @@ class SimulationReportTest {
   }
 
   private static MiniXml.Element chart(String page, String id) {
-    return charts(page).stream().filter(c -> c.attr("id").equals(id)).findFirst()
+    return charts(page).stream()
+        .filter(c -> c.attr("id").equals(id))
+        .findFirst()
         .orElseThrow(() -> new AssertionError("no chart " + id));
   }
 
   private static List<String> seriesNames(MiniXml.Element chart) {
-    return chart.descendants().filter(e -> "series".equals(e.attributes().get("class")))
-        .map(e -> e.attr("data-series")).toList();
+    return chart
+        .descendants()
+        .filter(e -> "series".equals(e.attributes().get("class")))
+        .map(e -> e.attr("data-series"))
+        .toList();
   }
 
   private static MiniXml.Element series(MiniXml.Element chart, String name) {
-    return chart.descendants().filter(e -> name.equals(e.attributes().get("data-series")))
-        .findFirst().orElseThrow(() -> new AssertionError("no series " + name));
+    return chart
+        .descendants()
+        .filter(e -> name.equals(e.attributes().get("data-series")))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no series " + name));
   }
 
   private static String[] points(MiniXml.Element chart, String name) {
-    return series(chart, name).children().stream().filter(e -> e.name().equals("polyline"))
-        .findFirst().orElseThrow().attr("points").split(" ");
+    return series(chart, name).children().stream()
+        .filter(e -> e.name().equals("polyline"))
+        .findFirst()
+        .orElseThrow()
+        .attr("points")
+        .split(" ");
   }
 
   private static double x(String point) {
@@ -131,19 +167,27 @@ class SimulationReportTest {
 
   @Test
   void theSummaryStatesTheTtftModelAndTheReport() {
-    assertThat(out).contains("TTFT model: 50 us per computed prompt token + 2 us per page loaded"
-        + " from host").containsPattern("TTFT +mean \\d+\\.\\d\\d ms without cache, \\d+\\.\\d\\d"
-        + " ms with cache").containsPattern("p50 \\d+\\.\\d\\d / \\d+\\.\\d\\d ms")
-        .contains("collectives").contains("report    " + page);
+    assertThat(out)
+        .contains(
+            "TTFT model: 50 us per computed prompt token + 2 us per page loaded" + " from host")
+        .containsPattern(
+            "TTFT +mean \\d+\\.\\d\\d ms without cache, \\d+\\.\\d\\d" + " ms with cache")
+        .containsPattern("p50 \\d+\\.\\d\\d / \\d+\\.\\d\\d ms")
+        .contains("collectives")
+        .contains("report    " + page);
   }
 
   @Test
   void thePageIsSelfContained() {
     // http:// appears only in the xmlns namespace names, which load nothing
-    assertThat(html).startsWith("<!DOCTYPE html>").doesNotContain("<script", "<link", "<img")
-        .doesNotContainPattern("(src|href)=").doesNotContain("url(")
+    assertThat(html)
+        .startsWith("<!DOCTYPE html>")
+        .doesNotContain("<script", "<link", "<img")
+        .doesNotContainPattern("(src|href)=")
+        .doesNotContain("url(")
         .contains("TTFT model: 50 us");
-    assertThat(charts()).extracting(c -> c.attr("id"))
+    assertThat(charts())
+        .extracting(c -> c.attr("id"))
         .containsExactly("hit-rate", "tier-occupancy", "ttft");
   }
 
@@ -153,8 +197,10 @@ class SimulationReportTest {
       MiniXml.Element chart = chart(id);
       assertThat(chart.name()).isEqualTo("svg");
       assertThat(chart.attr("xmlns")).isEqualTo("http://www.w3.org/2000/svg");
-      List<String> expected = id.equals("hit-rate") ? List.of("device", "host", "l3", "total")
-          : List.of("device in use", "device evictable", "host in use", "host evictable");
+      List<String> expected =
+          id.equals("hit-rate")
+              ? List.of("device", "host", "l3", "total")
+              : List.of("device in use", "device evictable", "host in use", "host evictable");
       assertThat(seriesNames(chart)).containsExactlyElementsOf(expected);
       double width = Double.parseDouble(chart.attr("width"));
       double height = Double.parseDouble(chart.attr("height"));
@@ -166,8 +212,8 @@ class SimulationReportTest {
           coordinate(xy[0], width);
           coordinate(xy[1], height);
         }
-        long marks = series(chart, name).children().stream()
-            .filter(e -> e.name().equals("circle")).count();
+        long marks =
+            series(chart, name).children().stream().filter(e -> e.name().equals("circle")).count();
         assertThat(marks).isEqualTo(points.length <= Svg.MAX_MARKS ? points.length : 0);
       }
     }
@@ -185,9 +231,11 @@ class SimulationReportTest {
     for (int k = 0; k < samples.size(); k++) {
       SimulationTimeline.Sample s = samples.get(k);
       assertThat(x(device[k])).isCloseTo(Svg.px(s.tick(), first, last), PIXEL);
-      assertThat(y(device[k])).as("device pages in use at tick %d", s.tick())
+      assertThat(y(device[k]))
+          .as("device pages in use at tick %d", s.tick())
           .isCloseTo(Svg.py(s.device().used(), top), PIXEL);
-      assertThat(y(host[k])).as("host pages evictable at tick %d", s.tick())
+      assertThat(y(host[k]))
+          .as("host pages evictable at tick %d", s.tick())
           .isCloseTo(Svg.py(s.host().evictable(), top), PIXEL);
     }
     // the run fills the device: the line leaves the floor
@@ -204,21 +252,47 @@ class SimulationReportTest {
     Path l3Page = dir.resolve("l3.html");
     Path json = dir.resolve("l3.json");
     StringWriter e = new StringWriter();
-    int status = KvTierCli.run(new PrintWriter(new StringWriter()), new PrintWriter(e),
-        "simulate", "--ranks", "2", "--workload",
-        "multiturn:conversations=24,turns=5,first=64,answer=8,question=16", "--page-size", "4",
-        "--device-pages", "48", "--host-ratio", "1.5", "--chunk", "16", "--max-running", "4",
-        "--ticks", "400", "--l3", "memory", "--l3-prefetch-threshold", "8", "--l3-step-us",
-        "400", "--l3-timeout-ms", "6", "--json", json.toString(), "--report",
-        l3Page.toString());
+    int status =
+        KvTierCli.run(
+            new PrintWriter(new StringWriter()),
+            new PrintWriter(e),
+            "simulate",
+            "--ranks",
+            "2",
+            "--workload",
+            "multiturn:conversations=24,turns=5,first=64,answer=8,question=16",
+            "--page-size",
+            "4",
+            "--device-pages",
+            "48",
+            "--host-ratio",
+            "1.5",
+            "--chunk",
+            "16",
+            "--max-running",
+            "4",
+            "--ticks",
+            "400",
+            "--l3",
+            "memory",
+            "--l3-prefetch-threshold",
+            "8",
+            "--l3-step-us",
+            "400",
+            "--l3-timeout-ms",
+            "6",
+            "--json",
+            json.toString(),
+            "--report",
+            l3Page.toString());
     assertThat(status).as(e.toString()).isZero();
     String result = Files.readString(json, StandardCharsets.UTF_8);
     long l3 = jsonNumber(result, "l3");
     long prompt = jsonNumber(result, "promptTokens");
     assertThat(l3).as("hitTokens.l3 of %s", result).isPositive();
 
-    String[] line = points(chart(Files.readString(l3Page, StandardCharsets.UTF_8), "hit-rate"),
-        "l3");
+    String[] line =
+        points(chart(Files.readString(l3Page, StandardCharsets.UTF_8), "hit-rate"), "l3");
     assertThat(y(line[line.length - 1])).isCloseTo(Svg.py(100.0 * l3 / prompt, 100), PIXEL);
     // SVG y grows downwards: the line leaves the floor once L3 serves a prompt
     assertThat(y(line[line.length - 1])).isLessThan(y(line[0]));
@@ -238,8 +312,8 @@ class SimulationReportTest {
     double expected = 100.0 * result.hitTokens().total() / result.promptTokens();
     assertThat(expected).isPositive();
     assertThat(y(total[total.length - 1])).isCloseTo(Svg.py(expected, 100), PIXEL);
-    assertThat(y(host[host.length - 1])).isCloseTo(
-        Svg.py(100.0 * result.hitTokens().host() / result.promptTokens(), 100), PIXEL);
+    assertThat(y(host[host.length - 1]))
+        .isCloseTo(Svg.py(100.0 * result.hitTokens().host() / result.promptTokens(), 100), PIXEL);
     // SVG y grows downwards: nothing is cached before the first request finishes
     assertThat(y(total[total.length - 1])).isLessThan(y(total[0]));
   }
@@ -250,19 +324,23 @@ class SimulationReportTest {
     assertThat(seriesNames(chart)).containsExactly("without cache", "with cache");
     double height = Double.parseDouble(chart.attr("height"));
     double width = Double.parseDouble(chart.attr("width"));
-    long requests = timeline.requests().stream()
-        .filter(SimulationTimeline.Request::hasFirstToken).count();
+    long requests =
+        timeline.requests().stream().filter(SimulationTimeline.Request::hasFirstToken).count();
     assertThat(requests).isEqualTo(result.finished()).isPositive();
     List<List<Double>> counts = new ArrayList<>();
     for (String name : List.of("without cache", "with cache")) {
-      counts.add(series(chart, name).children().stream().filter(e -> e.name().equals("rect"))
-          .map(r -> {
-            coordinate(r.attr("x"), width);
-            coordinate(r.attr("y"), height);
-            coordinate(r.attr("height"), height);
-            String title = r.children().getFirst().text();
-            return Double.parseDouble(title.substring(title.lastIndexOf(' ') + 1));
-          }).toList());
+      counts.add(
+          series(chart, name).children().stream()
+              .filter(e -> e.name().equals("rect"))
+              .map(
+                  r -> {
+                    coordinate(r.attr("x"), width);
+                    coordinate(r.attr("y"), height);
+                    coordinate(r.attr("height"), height);
+                    String title = r.children().getFirst().text();
+                    return Double.parseDouble(title.substring(title.lastIndexOf(' ') + 1));
+                  })
+              .toList());
     }
     assertThat(counts.get(0)).hasSameSizeAs(counts.get(1)).hasSizeGreaterThan(1);
     for (List<Double> c : counts) {
@@ -273,7 +351,8 @@ class SimulationReportTest {
     double[] with = cumulative(counts.get(1));
     double[] without = cumulative(counts.get(0));
     for (int k = 0; k < with.length; k++) {
-      assertThat(with[k]).as("requests in the first %d bins", k + 1)
+      assertThat(with[k])
+          .as("requests in the first %d bins", k + 1)
           .isGreaterThanOrEqualTo(without[k]);
     }
     // and this run reuses a third of its prompt tokens: somewhere the cache is ahead
@@ -295,23 +374,41 @@ class SimulationReportTest {
 
   @Test
   void thePageOpensInHeadlessChromium() throws IOException, InterruptedException {
-    assumeTrue(Files.isExecutable(Path.of(CHROMIUM)),
+    assumeTrue(
+        Files.isExecutable(Path.of(CHROMIUM)),
         "skipped: " + CHROMIUM + " is not installed (apt-get install chromium)");
     Path profile = Files.createDirectories(dir.resolve("chromium-profile"));
     Path dom = dir.resolve("dom.html");
     Path log = dir.resolve("chromium.log");
-    Process p = new ProcessBuilder(CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", "--user-data-dir=" + profile, "--dump-dom",
-        page.toAbsolutePath().toUri().toString())
-        .redirectOutput(dom.toFile()).redirectError(log.toFile()).start();
+    Process p =
+        new ProcessBuilder(
+                CHROMIUM,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--user-data-dir=" + profile,
+                "--dump-dom",
+                page.toAbsolutePath().toUri().toString())
+            .redirectOutput(dom.toFile())
+            .redirectError(log.toFile())
+            .start();
     if (!p.waitFor(90, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       throw new AssertionError("chromium did not exit within 90 s; log:\n" + Files.readString(log));
     }
     String dumped = Files.readString(dom, StandardCharsets.UTF_8);
     assertThat(p.exitValue()).as(Files.readString(log)).isZero();
-    assertThat(dumped).contains("<svg", "id=\"hit-rate\"", "id=\"tier-occupancy\"", "id=\"ttft\"",
-        "<polyline", "<rect");
+    assertThat(dumped)
+        .contains(
+            "<svg",
+            "id=\"hit-rate\"",
+            "id=\"tier-occupancy\"",
+            "id=\"ttft\"",
+            "<polyline",
+            "<rect");
   }
 }

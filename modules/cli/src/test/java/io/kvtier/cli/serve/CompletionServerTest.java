@@ -2,14 +2,14 @@ package io.kvtier.cli.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.asserting.FaultPlan;
+import io.kvtier.asserting.FaultyTransferEngine;
 import io.kvtier.cli.metrics.KvTierMeters;
 import io.kvtier.cli.metrics.MicrometerBackendMetrics;
 import io.kvtier.cli.model.ModelConfig;
 import io.kvtier.cli.model.ModelEngine;
 import io.kvtier.cli.model.NoCacheRunner;
 import io.kvtier.cli.model.TinyTransformer;
-import io.kvtier.asserting.FaultPlan;
-import io.kvtier.asserting.FaultyTransferEngine;
 import io.kvtier.core.KvTierBackends;
 import io.kvtier.core.cache.RankCache;
 import io.kvtier.core.config.EvictionPolicy;
@@ -63,10 +63,12 @@ import org.junit.jupiter.params.provider.CsvSource;
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class CompletionServerTest {
   private static final TinyTransformer MODEL = new TinyTransformer(ModelConfig.DEFAULTS);
+
   /** A Prometheus sample line: name, optional labels, a value. */
-  private static final Pattern SAMPLE = Pattern.compile(
-      "[a-zA-Z_:][a-zA-Z0-9_:]*(\\{([a-zA-Z_][a-zA-Z0-9_]*=\"(\\\\.|[^\"\\\\])*\",?)*\\})?"
-          + " [-+]?([0-9.]+([eE][-+]?[0-9]+)?|NaN|Inf)");
+  private static final Pattern SAMPLE =
+      Pattern.compile(
+          "[a-zA-Z_:][a-zA-Z0-9_:]*(\\{([a-zA-Z_][a-zA-Z0-9_]*=\"(\\\\.|[^\"\\\\])*\",?)*\\})?"
+              + " [-+]?([0-9.]+([eE][-+]?[0-9]+)?|NaN|Inf)");
 
   private ModelEngine engine;
   private CompletionServer server;
@@ -75,16 +77,26 @@ class CompletionServerTest {
 
   @BeforeEach
   void start() throws IOException {
-    KvTierConfig config = KvTierConfig.builder().device("sim").host("sim")
-        .layout(2, 4, 16, Float.BYTES, 4).devicePages(64).hostPages(256)
-        .writePolicy(WritePolicy.WRITE_THROUGH).evictionPolicy(EvictionPolicy.LRU)
-        .vocabSize(512).build();
+    KvTierConfig config =
+        KvTierConfig.builder()
+            .device("sim")
+            .host("sim")
+            .layout(2, 4, 16, Float.BYTES, 4)
+            .devicePages(64)
+            .hostPages(256)
+            .writePolicy(WritePolicy.WRITE_THROUGH)
+            .evictionPolicy(EvictionPolicy.LRU)
+            .vocabSize(512)
+            .build();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     engine = ModelEngine.open(MODEL, config, new MicrometerBackendMetrics(registry));
     KvTierMeters.bind(registry, engine.stats());
-    server = CompletionServer.start(engine, registry,
-        new InetSocketAddress("127.0.0.1", 0),
-        new CompletionServer.Options(2, 4096, Duration.ofMinutes(1)));
+    server =
+        CompletionServer.start(
+            engine,
+            registry,
+            new InetSocketAddress("127.0.0.1", 0),
+            new CompletionServer.Options(2, 4096, Duration.ofMinutes(1)));
     client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     base = URI.create("http://127.0.0.1:" + server.address().getPort());
   }
@@ -97,19 +109,25 @@ class CompletionServerTest {
   }
 
   private HttpResponse<String> post(String path, String body) throws Exception {
-    return client.send(HttpRequest.newBuilder(base.resolve(path))
-            .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+    return client.send(
+        HttpRequest.newBuilder(base.resolve(path))
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
   private HttpResponse<String> get(String path) throws Exception {
-    return client.send(HttpRequest.newBuilder(base.resolve(path)).GET().build(),
+    return client.send(
+        HttpRequest.newBuilder(base.resolve(path)).GET().build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
   private static String body(int[] prompt, int maxTokens) {
-    return "{\"prompt_tokens\": " + java.util.Arrays.toString(prompt) + ", \"max_tokens\": "
-        + maxTokens + "}";
+    return "{\"prompt_tokens\": "
+        + java.util.Arrays.toString(prompt)
+        + ", \"max_tokens\": "
+        + maxTokens
+        + "}";
   }
 
   @SuppressWarnings("unchecked")
@@ -119,13 +137,11 @@ class CompletionServerTest {
   }
 
   private static int[] tokens(Map<?, ?> json) {
-    return ((List<?>) json.get("tokens")).stream().mapToInt(t -> (int) (long) (Long) t)
-        .toArray();
+    return ((List<?>) json.get("tokens")).stream().mapToInt(t -> (int) (long) (Long) t).toArray();
   }
 
   @Test
-  void completionsEqualTheUncachedReferenceAndReuseARepeatedPrefix(Random random)
-      throws Exception {
+  void completionsEqualTheUncachedReferenceAndReuseARepeatedPrefix(Random random) throws Exception {
     NoCacheRunner reference = new NoCacheRunner(MODEL);
     int[] shared = new int[40];
     for (int i = 0; i < shared.length; i++) {
@@ -151,7 +167,10 @@ class CompletionServerTest {
   }
 
   @ParameterizedTest(name = "{0}")
-  @CsvSource(delimiter = '|', textBlock = """
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
       not JSON         | {"prompt_tokens": [1, 2]                    | not valid JSON
       not an object    | [1, 2, 3]                                   | must be a JSON object
       no prompt_tokens | {"max_tokens": 3}                           | missing field prompt_tokens
@@ -178,16 +197,19 @@ class CompletionServerTest {
     assertThat(error.get("status")).isEqualTo(400L);
     assertThat((String) error.get("message")).contains(message);
     // The server still serves: a bad request never breaks it.
-    assertThat(post("/v1/completions", body(new int[] {5, 6, 7}, 2)).statusCode())
-        .isEqualTo(200);
+    assertThat(post("/v1/completions", body(new int[] {5, 6, 7}, 2)).statusCode()).isEqualTo(200);
   }
 
   @Test
   void invalidUtf8AndOversizedBodiesAreClientErrors() throws Exception {
-    HttpResponse<String> utf8 = client.send(HttpRequest.newBuilder(base.resolve(
-            "/v1/completions")).POST(HttpRequest.BodyPublishers.ofByteArray(
-            new byte[] {'{', (byte) 0xC3, (byte) 0x28, '}'})).build(),
-        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> utf8 =
+        client.send(
+            HttpRequest.newBuilder(base.resolve("/v1/completions"))
+                .POST(
+                    HttpRequest.BodyPublishers.ofByteArray(
+                        new byte[] {'{', (byte) 0xC3, (byte) 0x28, '}'}))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     assertThat(utf8.statusCode()).isEqualTo(400);
     assertThat(utf8.body()).contains("not valid UTF-8");
 
@@ -232,8 +254,8 @@ class CompletionServerTest {
     HttpResponse<String> scrape = get("/metrics");
 
     assertThat(scrape.statusCode()).isEqualTo(200);
-    assertThat(scrape.headers().firstValue("Content-Type")).hasValueSatisfying(
-        v -> assertThat(v).startsWith("text/plain"));
+    assertThat(scrape.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(v -> assertThat(v).startsWith("text/plain"));
     Map<String, Double> samples = new java.util.HashMap<>();
     for (String line : scrape.body().split("\n")) {
       if (line.isBlank() || line.startsWith("#")) {
@@ -243,11 +265,13 @@ class CompletionServerTest {
       int space = line.lastIndexOf(' ');
       samples.put(line.substring(0, space), Double.parseDouble(line.substring(space + 1)));
     }
-    assertThat(samples).containsEntry("kvtier_cache_hits_total{tier=\"device\"}", 28.0)
+    assertThat(samples)
+        .containsEntry("kvtier_cache_hits_total{tier=\"device\"}", 28.0)
         .containsEntry("kvtier_requests_total", 2.0)
         .containsEntry("kvtier_tokens_total{kind=\"generated\"}", 6.0)
         .containsEntry("kvtier_pool_capacity{tier=\"device\"}", 64.0)
-        .containsKeys("kvtier_cache_hits_total{tier=\"host\"}",
+        .containsKeys(
+            "kvtier_cache_hits_total{tier=\"host\"}",
             "kvtier_cache_misses_total{tier=\"host\"}",
             "kvtier_cache_evictions_total{tier=\"device\"}",
             "kvtier_pool_pages{state=\"free\",tier=\"host\"}",
@@ -264,9 +288,12 @@ class CompletionServerTest {
     }
     List<CompletableFuture<HttpResponse<String>>> queued = new ArrayList<>(2);
     for (int i = 0; i < 2; i++) {
-      queued.add(client.sendAsync(HttpRequest.newBuilder(base.resolve("/v1/completions"))
-              .POST(HttpRequest.BodyPublishers.ofString(body(new int[] {1, 2, i}, 2))).build(),
-          HttpResponse.BodyHandlers.ofString()));
+      queued.add(
+          client.sendAsync(
+              HttpRequest.newBuilder(base.resolve("/v1/completions"))
+                  .POST(HttpRequest.BodyPublishers.ofString(body(new int[] {1, 2, i}, 2)))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString()));
     }
     while (server.worker().queued() < 2) {
       Thread.sleep(1);
@@ -291,10 +318,12 @@ class CompletionServerTest {
       Thread.onSpinWait(); // until the engine thread holds the pause: the pause job itself was
       // counted as "queued", so close() could start before the request below was queued
     }
-    CompletableFuture<HttpResponse<String>> pending = client.sendAsync(
-        HttpRequest.newBuilder(base.resolve("/v1/completions"))
-            .POST(HttpRequest.BodyPublishers.ofString(body(new int[] {9, 8, 7}, 3))).build(),
-        HttpResponse.BodyHandlers.ofString());
+    CompletableFuture<HttpResponse<String>> pending =
+        client.sendAsync(
+            HttpRequest.newBuilder(base.resolve("/v1/completions"))
+                .POST(HttpRequest.BodyPublishers.ofString(body(new int[] {9, 8, 7}, 3)))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     while (server.worker().queued() < 1) {
       Thread.sleep(1);
     }
@@ -310,27 +339,49 @@ class CompletionServerTest {
   }
 
   /** A server over an engine on given transfers, with a one-rank group, all closed by the test. */
-  private record Rig(KvTierBackends backends, Collective collective, ModelEngine engine,
-      CompletionServer server, URI base) implements AutoCloseable {
+  private record Rig(
+      KvTierBackends backends,
+      Collective collective,
+      ModelEngine engine,
+      CompletionServer server,
+      URI base)
+      implements AutoCloseable {
 
     static Rig start(java.util.function.UnaryOperator<TransferEngine> wrap) throws IOException {
-      KvTierConfig config = KvTierConfig.builder().device("sim").host("sim")
-          .layout(2, 4, 16, Float.BYTES, 4).devicePages(16).hostPages(64)
-          .writePolicy(WritePolicy.WRITE_THROUGH).evictionPolicy(EvictionPolicy.LRU)
-          .vocabSize(512).build();
+      KvTierConfig config =
+          KvTierConfig.builder()
+              .device("sim")
+              .host("sim")
+              .layout(2, 4, 16, Float.BYTES, 4)
+              .devicePages(16)
+              .hostPages(64)
+              .writePolicy(WritePolicy.WRITE_THROUGH)
+              .evictionPolicy(EvictionPolicy.LRU)
+              .vocabSize(512)
+              .build();
       KvTierBackends backends = KvTierBackends.open(config);
       CollectiveProvider provider = backends.providers().collective();
-      Collective collective = provider.join(CollectiveSpec.of("completion-server-test-"
-              + System.nanoTime(), 1, 0, Duration.ofSeconds(20)),
-          backends.providers().context(provider, 0, TimeSource.SYSTEM, BackendMetrics.NOOP));
-      RankCache cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(),
-          wrap.apply(backends.transfers()));
+      Collective collective =
+          provider.join(
+              CollectiveSpec.of(
+                  "completion-server-test-" + System.nanoTime(), 1, 0, Duration.ofSeconds(20)),
+              backends.providers().context(provider, 0, TimeSource.SYSTEM, BackendMetrics.NOOP));
+      RankCache cache =
+          RankCache.withMemory(
+              config.cache(), backends.device(), backends.host(), wrap.apply(backends.transfers()));
       ModelEngine engine = new ModelEngine(MODEL, cache, backends.device(), collective);
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-      CompletionServer server = CompletionServer.start(engine, registry,
-          new InetSocketAddress("127.0.0.1", 0),
-          new CompletionServer.Options(2, 4096, Duration.ofMinutes(1)));
-      return new Rig(backends, collective, engine, server,
+      CompletionServer server =
+          CompletionServer.start(
+              engine,
+              registry,
+              new InetSocketAddress("127.0.0.1", 0),
+              new CompletionServer.Options(2, 4096, Duration.ofMinutes(1)));
+      return new Rig(
+          backends,
+          collective,
+          engine,
+          server,
           URI.create("http://127.0.0.1:" + server.address().getPort()));
     }
 
@@ -349,8 +400,10 @@ class CompletionServerTest {
   }
 
   private HttpResponse<String> post(URI at, String body) throws Exception {
-    return client.send(HttpRequest.newBuilder(at.resolve("/v1/completions"))
-            .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+    return client.send(
+        HttpRequest.newBuilder(at.resolve("/v1/completions"))
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
@@ -361,10 +414,12 @@ class CompletionServerTest {
   @Test
   void aFailedLoadBackIsA503LoadFailedAndTheRetryIsServed(Random random) throws Exception {
     AtomicReference<FaultyTransferEngine> faulty = new AtomicReference<>();
-    try (Rig rig = Rig.start(t -> {
-      faulty.set(new FaultyTransferEngine(t, FaultPlan.none(), TimeSource.SYSTEM));
-      return faulty.get();
-    })) {
+    try (Rig rig =
+        Rig.start(
+            t -> {
+              faulty.set(new FaultyTransferEngine(t, FaultPlan.none(), TimeSource.SYSTEM));
+              return faulty.get();
+            })) {
       int[] prompt = new int[40];
       for (int i = 0; i < prompt.length; i++) {
         prompt[i] = random.nextInt(512);
@@ -386,8 +441,8 @@ class CompletionServerTest {
       assertThat(failed.body()).contains("\"load_failed\"").contains("load-back");
       HttpResponse<String> retried = post(rig.base(), body(prompt, 4));
       assertThat(retried.statusCode()).as(retried.body()).isEqualTo(200);
-      assertThat(tokens(json(retried))).containsExactly(new NoCacheRunner(MODEL)
-          .generate(prompt, 4));
+      assertThat(tokens(json(retried)))
+          .containsExactly(new NoCacheRunner(MODEL).generate(prompt, 4));
       assertThat((Long) json(retried).get("host_cached_tokens")).isPositive();
     }
   }
@@ -396,25 +451,28 @@ class CompletionServerTest {
   @Test
   void aFailedEngineIsA500ForEveryRequestNotAHang() throws Exception {
     AtomicBoolean broken = new AtomicBoolean();
-    try (Rig rig = Rig.start(t -> new TransferEngine() {
-      @Override
-      public TransferHandle submit(TransferBatch batch) {
-        if (broken.get()) {
-          throw new IllegalStateException("injected: the copy engine broke");
-        }
-        return t.submit(batch);
-      }
+    try (Rig rig =
+        Rig.start(
+            t ->
+                new TransferEngine() {
+                  @Override
+                  public TransferHandle submit(TransferBatch batch) {
+                    if (broken.get()) {
+                      throw new IllegalStateException("injected: the copy engine broke");
+                    }
+                    return t.submit(batch);
+                  }
 
-      @Override
-      public int inFlight() {
-        return t.inFlight();
-      }
+                  @Override
+                  public int inFlight() {
+                    return t.inFlight();
+                  }
 
-      @Override
-      public void close() {
-        t.close();
-      }
-    })) {
+                  @Override
+                  public void close() {
+                    t.close();
+                  }
+                })) {
       assertThat(post(rig.base(), body(new int[] {1, 2, 3, 4, 5, 6}, 3)).statusCode())
           .isEqualTo(200);
       broken.set(true);

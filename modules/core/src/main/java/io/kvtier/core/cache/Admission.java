@@ -42,11 +42,17 @@ public record Admission(
     pendingLoads = List.copyOf(Objects.requireNonNull(pendingLoads, "pendingLoads"));
     Objects.requireNonNull(lastDeviceNode, "lastDeviceNode");
     Objects.requireNonNull(lastHostNode, "lastHostNode");
-    if (devicePrefixLength < 0 || hostHitLength < 0 || loadedLength < 0
+    if (devicePrefixLength < 0
+        || hostHitLength < 0
+        || loadedLength < 0
         || loadedLength > hostHitLength) {
-      throw new IllegalArgumentException("inconsistent lengths: devicePrefixLength="
-          + devicePrefixLength + " hostHitLength=" + hostHitLength + " loadedLength="
-          + loadedLength);
+      throw new IllegalArgumentException(
+          "inconsistent lengths: devicePrefixLength="
+              + devicePrefixLength
+              + " hostHitLength="
+              + hostHitLength
+              + " loadedLength="
+              + loadedLength);
     }
   }
 }

@@ -15,8 +15,7 @@ import java.util.concurrent.LinkedBlockingQueue;
  * stalling on every rank.
  */
 final class BackgroundL3Executor implements L3Executor {
-  private static final System.Logger LOG =
-      System.getLogger(BackgroundL3Executor.class.getName());
+  private static final System.Logger LOG = System.getLogger(BackgroundL3Executor.class.getName());
 
   /** How long {@link #close()} waits for a running store call. */
   private static final long JOIN_MILLIS = 10_000;
@@ -24,6 +23,7 @@ final class BackgroundL3Executor implements L3Executor {
   private final LinkedBlockingQueue<Task> queue = new LinkedBlockingQueue<>();
   private final Thread thread;
   private volatile boolean closed;
+
   /** The error that stopped the worker, or null. */
   private volatile Throwable died;
 
@@ -83,8 +83,14 @@ final class BackgroundL3Executor implements L3Executor {
       Thread.currentThread().interrupt();
     }
     if (thread.isAlive()) {
-      LOG.log(System.Logger.Level.WARNING, "L3 worker " + thread.getName() + " still runs a"
-          + " store call " + JOIN_MILLIS + " ms after close; leaving it behind");
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "L3 worker "
+              + thread.getName()
+              + " still runs a"
+              + " store call "
+              + JOIN_MILLIS
+              + " ms after close; leaving it behind");
     }
     for (Task t; (t = queue.poll()) != null; ) {
       t.finished = true;
@@ -94,8 +100,10 @@ final class BackgroundL3Executor implements L3Executor {
   /** A work and its progress; written by the running thread, read by the scheduler. */
   static final class Task implements L3Job {
     private final L3Work work;
+
     /** The executor whose worker runs it; null when run inline. */
     private final BackgroundL3Executor owner;
+
     private volatile int done;
     volatile boolean finished;
     private volatile boolean cancelled;
@@ -113,8 +121,13 @@ final class BackgroundL3Executor implements L3Executor {
     private void checkWorker() {
       Throwable t = owner == null ? null : owner.died;
       if (t != null) {
-        throw new IllegalStateException("the L3 worker " + owner.thread.getName() + " stopped on "
-            + t + ": this rank's L3 progress is unknown, so the rank fails", t);
+        throw new IllegalStateException(
+            "the L3 worker "
+                + owner.thread.getName()
+                + " stopped on "
+                + t
+                + ": this rank's L3 progress is unknown, so the rank fails",
+            t);
       }
     }
 

@@ -32,20 +32,32 @@ final class Backups {
   private final CacheTree tree;
   private final PoolLedger ledger;
   private final Evictor evictor;
+
   /** Told of every host commit, which may write the node to L3. */
   private final L3Port l3;
+
   private final CacheConfig config;
+
   /** Starts copies; write-only (see the class comment). */
   private final CopySink copies;
+
   /** Whether there is a host tier with a transfer engine to copy through. */
   private final boolean hostTier;
+
   final CacheCounters counters;
 
   final ArrayDeque<WriteAck> writes = new ArrayDeque<>();
   long writeSequence;
 
-  Backups(CacheTree tree, PoolLedger ledger, Evictor evictor, L3Port l3, CacheConfig config,
-      CopySink copies, boolean hostTier, CacheCounters counters) {
+  Backups(
+      CacheTree tree,
+      PoolLedger ledger,
+      Evictor evictor,
+      L3Port l3,
+      CacheConfig config,
+      CopySink copies,
+      boolean hostTier,
+      CacheCounters counters) {
     this.tree = tree;
     this.ledger = ledger;
     this.evictor = evictor;
@@ -114,9 +126,13 @@ final class Backups {
    */
   boolean backup(RadixNode node) {
     if (node.backupState == BackupState.PENDING) {
-      throw new IllegalStateException("backup of node id=" + node.id + ": its backup (write "
-          + node.pendingWrite.sequence + ") is still PENDING; attaching a second backup is a"
-          + " bug, wait for commitWrites");
+      throw new IllegalStateException(
+          "backup of node id="
+              + node.id
+              + ": its backup (write "
+              + node.pendingWrite.sequence
+              + ") is still PENDING; attaching a second backup is a"
+              + " bug, wait for commitWrites");
     }
     return registerBackup(node, false, false);
   }
@@ -130,7 +146,10 @@ final class Backups {
    * @return false if there is no host tier, the node is not eligible or host slots are short
    */
   boolean registerBackup(RadixNode node, boolean withAncestors, boolean evictAfter) {
-    if (!hostTier || node.parent == null || !node.resident() || node.hostSlots != null
+    if (!hostTier
+        || node.parent == null
+        || !node.resident()
+        || node.hostSlots != null
         || node.invalid != 0) {
       return false;
     }
@@ -213,9 +232,11 @@ final class Backups {
         counters.backupsCommitted++;
       }
       if (fail) {
-        LOG.log(System.Logger.Level.WARNING,
+        LOG.log(
+            System.Logger.Level.WARNING,
             "backup copy failed (write sequence {0}, {1} pages): rolled back, host slots freed",
-            ack.sequence, ack.pages());
+            ack.sequence,
+            ack.pages());
       }
       for (RadixNode node : ack.nodes) {
         commitWrite(node, fail);
@@ -226,8 +247,7 @@ final class Backups {
   private void commitWrite(RadixNode node, boolean fail) {
     node.pendingWrite = null;
     RadixNode parent = node.parent;
-    boolean parentCommitted =
-        parent.parent == null || parent.backupState == BackupState.COMMITTED;
+    boolean parentCommitted = parent.parent == null || parent.backupState == BackupState.COMMITTED;
     ledger.account(node, -1);
     if (fail || !parentCommitted || node.invalid == RadixNode.UNTRUSTED) {
       ledger.hostPool.release(node.hostSlots, node.hostOffset, node.pageCount);
@@ -244,7 +264,8 @@ final class Backups {
     node.evictAfterBackup = false;
     if (node.invalid != 0) {
       tree.releaseInvalid(node);
-    } else if (evict && node.backupState == BackupState.COMMITTED
+    } else if (evict
+        && node.backupState == BackupState.COMMITTED
         && CacheTree.isDeviceCandidate(node)) {
       counters.deviceEvictions += node.pageCount;
       tree.demote(node);
@@ -260,9 +281,14 @@ final class Backups {
    * reserved host slots; the copy is kept rank-locally until the backup is attached or retired.
    */
   void streamLayer(PreparedBackup backup, SlotRuns own, int layer) {
-    copies.stream(backup.requestId, backup.layers, TransferBatch.oneLayer(
-        TransferDirection.DEVICE_TO_HOST, own.toArray(0, backup.pages, ledger.devicePool),
-        Arrays.copyOf(backup.hostSlots, backup.pages), layer));
+    copies.stream(
+        backup.requestId,
+        backup.layers,
+        TransferBatch.oneLayer(
+            TransferDirection.DEVICE_TO_HOST,
+            own.toArray(0, backup.pages, ledger.devicePool),
+            Arrays.copyOf(backup.hostSlots, backup.pages),
+            layer));
   }
 
   /**
@@ -278,9 +304,10 @@ final class Backups {
     int missing = backup.layers - backup.streamedCount;
     TransferBatch[] catchUp;
     if (backup.streamedCount == 0) {
-      catchUp = new TransferBatch[] {
-        TransferBatch.allLayers(TransferDirection.DEVICE_TO_HOST, device, host)
-      };
+      catchUp =
+          new TransferBatch[] {
+            TransferBatch.allLayers(TransferDirection.DEVICE_TO_HOST, device, host)
+          };
     } else {
       catchUp = new TransferBatch[missing];
       int i = 0;
@@ -325,8 +352,9 @@ final class Backups {
   }
 
   private void queueRetirement(PreparedBackup backup) {
-    writes.add(new WriteAck(writeSequence++, Arrays.copyOf(backup.hostSlots, backup.pages),
-        backup.requestId));
+    writes.add(
+        new WriteAck(
+            writeSequence++, Arrays.copyOf(backup.hostSlots, backup.pages), backup.requestId));
   }
 
   static void checkCount(String queue, int n, int size) {

@@ -20,8 +20,19 @@ final class CacheCounters {
   long hostEvictions;
 
   CacheStats snapshot() {
-    return new CacheStats(preparedBackups, streamedLayers, preparedAttached, preparedRolledBack,
-        catchUpLayers, backupsRegistered, backupsCommitted, backupsFailed, loadsRegistered,
-        loadsCommitted, loadsFailed, deviceEvictions, hostEvictions);
+    return new CacheStats(
+        preparedBackups,
+        streamedLayers,
+        preparedAttached,
+        preparedRolledBack,
+        catchUpLayers,
+        backupsRegistered,
+        backupsCommitted,
+        backupsFailed,
+        loadsRegistered,
+        loadsCommitted,
+        loadsFailed,
+        deviceEvictions,
+        hostEvictions);
   }
 }

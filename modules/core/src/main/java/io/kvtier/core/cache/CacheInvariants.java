@@ -66,8 +66,10 @@ public final class CacheInvariants {
     private long reservedHostPages;
     private int streamingRequests;
     private int nodes;
+
     /** Views of each key store chunk found on nodes and request key copies, and their ints. */
     private final int[] chunkViews;
+
     private long chunkInts;
     private int deviceOwned;
     private int hostOwned;
@@ -101,16 +103,26 @@ public final class CacheInvariants {
         if (root == null) {
           continue;
         }
-        if (root.parent != null || root.deleted || root.namespace != roots.keyAt(s)
-            || root.keyLength != 0 || root.resident() || root.hostSlots != null
+        if (root.parent != null
+            || root.deleted
+            || root.namespace != roots.keyAt(s)
+            || root.keyLength != 0
+            || root.resident()
+            || root.hostSlots != null
             || root.depth != 0) {
           fail("bad root for namespace " + roots.keyAt(s) + ": " + root);
         }
         seen.put(root, Boolean.TRUE);
         int locks = subtree(root) + explicitLocks.getOrDefault(root, 0);
         if (root.lockRef != locks) {
-          fail("root of namespace " + root.namespace + " has lockRef=" + root.lockRef
-              + " but " + locks + " locks are held in its tree");
+          fail(
+              "root of namespace "
+                  + root.namespace
+                  + " has lockRef="
+                  + root.lockRef
+                  + " but "
+                  + locks
+                  + " locks are held in its tree");
         }
       }
       if (nodes != tree.nodeCount) {
@@ -161,7 +173,8 @@ public final class CacheInvariants {
             if (op.lockNode != null) {
               fail(op + " drains but still holds a lock on " + op.lockNode);
             }
-          } else if (op.state == Prefetch.State.DONE || op.lockNode == null
+          } else if (op.state == Prefetch.State.DONE
+              || op.lockNode == null
               || l3.byRequest.get(op.requestId) != op) {
             fail(op + " is pending but DONE, holds no anchor lock, or is not its request's");
           } else {
@@ -198,8 +211,13 @@ public final class CacheInvariants {
           for (int j = 0; j < i; j++) {
             for (RadixNode a = ack.nodes.get(j).parent; a != null; a = a.parent) {
               if (a == n) {
-                fail("write ack " + ack.sequence + " lists " + ack.nodes.get(j)
-                    + " before its ancestor " + n);
+                fail(
+                    "write ack "
+                        + ack.sequence
+                        + " lists "
+                        + ack.nodes.get(j)
+                        + " before its ancestor "
+                        + n);
               }
             }
           }
@@ -229,8 +247,13 @@ public final class CacheInvariants {
         fail(parent + " has childCount=" + parent.childCount + " but " + children + " children");
       }
       if (resident != parent.residentChildren) {
-        fail(parent + " has residentChildren=" + parent.residentChildren + " but " + resident
-            + " children on the device");
+        fail(
+            parent
+                + " has residentChildren="
+                + parent.residentChildren
+                + " but "
+                + resident
+                + " children on the device");
       }
       return lockSum;
     }
@@ -244,10 +267,24 @@ public final class CacheInvariants {
         fail(n + " has a bad parent link, deleted flag or namespace under " + p);
       }
       // I4
-      if (n.keyLength <= 0 || n.keyLength % pageSize != 0 || n.pageCount * pageSize != n.keyLength
+      if (n.keyLength <= 0
+          || n.keyLength % pageSize != 0
+          || n.pageCount * pageSize != n.keyLength
           || n.depth != p.depth + n.keyLength) {
-        fail("I4: " + n + " has keyLength=" + n.keyLength + " pageCount=" + n.pageCount
-            + " depth=" + n.depth + " (pageSize=" + pageSize + ", parent depth=" + p.depth + ")");
+        fail(
+            "I4: "
+                + n
+                + " has keyLength="
+                + n.keyLength
+                + " pageCount="
+                + n.pageCount
+                + " depth="
+                + n.depth
+                + " (pageSize="
+                + pageSize
+                + ", parent depth="
+                + p.depth
+                + ")");
       }
       if (n.childKey != tree.firstPageKey(n.keyTokens, n.keyOffset)
           || tree.findChild(p, n.keyTokens, n.keyOffset) != n) {
@@ -279,14 +316,25 @@ public final class CacheInvariants {
         fail(n + " is device-invalid but not a resident committed node");
       }
       if (n.hostRef != (n.pendingL3Write != null ? 1 : 0)) {
-        fail(n + " has hostRef=" + n.hostRef + " but "
-            + (n.pendingL3Write != null ? "one" : "no") + " L3 write reads its host copy");
+        fail(
+            n
+                + " has hostRef="
+                + n.hostRef
+                + " but "
+                + (n.pendingL3Write != null ? "one" : "no")
+                + " L3 write reads its host copy");
       }
-      if (n.pendingL3Write != null && (l3WriteOf.get(n) != n.pendingL3Write
-          || n.l3State != RadixNode.L3_WRITING || n.backupState != BackupState.COMMITTED
-          || n.hostSlots == null)) {
-        fail(n + " names L3 write " + n.pendingL3Write + " but is not in it, not WRITING or"
-            + " has no committed host copy");
+      if (n.pendingL3Write != null
+          && (l3WriteOf.get(n) != n.pendingL3Write
+              || n.l3State != RadixNode.L3_WRITING
+              || n.backupState != BackupState.COMMITTED
+              || n.hostSlots == null)) {
+        fail(
+            n
+                + " names L3 write "
+                + n.pendingL3Write
+                + " but is not in it, not WRITING or"
+                + " has no committed host copy");
       }
       if (n.pendingL3Write == null
           && (l3WriteOf.containsKey(n) || n.l3State == RadixNode.L3_WRITING)) {
@@ -302,8 +350,13 @@ public final class CacheInvariants {
       }
       int locks = subtree(n) + explicitLocks.getOrDefault(n, 0);
       if (n.lockRef != locks) {
-        fail(n + " has lockRef=" + n.lockRef + " but " + locks
-            + " locks are held on it and below it");
+        fail(
+            n
+                + " has lockRef="
+                + n.lockRef
+                + " but "
+                + locks
+                + " locks are held on it and below it");
       }
     }
 
@@ -335,7 +388,9 @@ public final class CacheInvariants {
       }
       // I3 at registration: a pending backup was registered below a backed-up parent; it may
       // have lost it since (a failed parent copy), and then rolls back at its own commit.
-      if (n.hostSlots != null && !parentRoot && p.hostSlots == null
+      if (n.hostSlots != null
+          && !parentRoot
+          && p.hostSlots == null
           && n.backupState != BackupState.PENDING) {
         fail("I3: " + n + " is backed up but its parent " + p + " is not");
       }
@@ -359,8 +414,8 @@ public final class CacheInvariants {
       }
     }
 
-    private static void claim(Object[] owner, PageAllocator pool, String name, int slot,
-        Object who) {
+    private static void claim(
+        Object[] owner, PageAllocator pool, String name, int slot, Object who) {
       if (slot < 0 || slot >= owner.length) {
         fail(name + " slot " + slot + " of " + who + " is out of range [0, " + owner.length + ")");
       }
@@ -382,8 +437,11 @@ public final class CacheInvariants {
         }
       }
       if (n.hostSlots != null) {
-        if (!n.resident() && n.lockRef == 0 && n.hostRef == 0
-            && n.backupState == BackupState.COMMITTED && n.invalid == 0) {
+        if (!n.resident()
+            && n.lockRef == 0
+            && n.hostRef == 0
+            && n.backupState == BackupState.COMMITTED
+            && n.invalid == 0) {
           hostEvictable += n.pageCount;
         } else {
           hostProtected += n.pageCount;
@@ -398,10 +456,17 @@ public final class CacheInvariants {
         if (r == null) {
           continue;
         }
-        if (r.id != requests.keyAt(s) || !seen.containsKey(r.lockNode)
+        if (r.id != requests.keyAt(s)
+            || !seen.containsKey(r.lockNode)
             || r.prefixLength != r.lockNode.depth) {
-          fail("request " + r.id + " locks " + r.lockNode + " with prefixLength="
-              + r.prefixLength + ": not in the tree or not at the prefix's end");
+          fail(
+              "request "
+                  + r.id
+                  + " locks "
+                  + r.lockNode
+                  + " with prefixLength="
+                  + r.prefixLength
+                  + ": not in the tree or not at the prefix's end");
         }
         for (RadixNode n = r.lockNode; n.parent != null; n = n.parent) {
           if (!n.resident()) {
@@ -416,8 +481,16 @@ public final class CacheInvariants {
         KeyCopy copy = r.keyCopy;
         if (copy.chunk >= 0) {
           if (copy.from >= copy.end || copy.end > r.tokens.length) {
-            fail("request " + r.id + " keeps a key copy of tokens [" + copy.from + ", "
-                + copy.end + ") outside its " + r.tokens.length + " tokens");
+            fail(
+                "request "
+                    + r.id
+                    + " keeps a key copy of tokens ["
+                    + copy.from
+                    + ", "
+                    + copy.end
+                    + ") outside its "
+                    + r.tokens.length
+                    + " tokens");
           }
           keyView(copy.chunk, copy.end - copy.from);
         }
@@ -437,16 +510,37 @@ public final class CacheInvariants {
       if (b == null) {
         return;
       }
-      if (b.requestId != r.id || b.startToken != r.prefixLength || b.pages < 1
-          || b.pages > r.ownCount() || b.hostSlots.length < b.pages || b.streamedCount < 0
+      if (b.requestId != r.id
+          || b.startToken != r.prefixLength
+          || b.pages < 1
+          || b.pages > r.ownCount()
+          || b.hostSlots.length < b.pages
+          || b.streamedCount < 0
           || b.streamedCount > b.layers) {
-        fail("request " + r.id + " (prefixLength=" + r.prefixLength + ", own pages="
-            + r.ownCount() + ") has a malformed prepared backup: start=" + b.startToken
-            + " pages=" + b.pages + " slots=" + b.hostSlots.length + " streamed="
-            + b.streamedLayers() + " of " + b.layers);
+        fail(
+            "request "
+                + r.id
+                + " (prefixLength="
+                + r.prefixLength
+                + ", own pages="
+                + r.ownCount()
+                + ") has a malformed prepared backup: start="
+                + b.startToken
+                + " pages="
+                + b.pages
+                + " slots="
+                + b.hostSlots.length
+                + " streamed="
+                + b.streamedLayers()
+                + " of "
+                + b.layers);
       }
       for (int i = 0; i < b.pages; i++) {
-        claim(hostOwner, ledger.hostPool, "host", b.hostSlots[i],
+        claim(
+            hostOwner,
+            ledger.hostPool,
+            "host",
+            b.hostSlots[i],
             "prepared backup of request " + r.id);
         hostOwned++;
       }
@@ -474,8 +568,12 @@ public final class CacheInvariants {
         writeBack += ack.writeBackPages;
         for (RadixNode n : ack.nodes) {
           if (!seen.containsKey(n) || n.pendingWrite != ack) {
-            fail("write ack " + ack.sequence + " covers " + n
-                + " which is not in the tree or does not name it");
+            fail(
+                "write ack "
+                    + ack.sequence
+                    + " covers "
+                    + n
+                    + " which is not in the tree or does not name it");
           }
         }
       }
@@ -512,20 +610,38 @@ public final class CacheInvariants {
         L3Progress l3Progress = cache.rooms().l3().orElseThrow().progress();
         if (l3Progress.putGroups() != l3.writes.size()
             || l3Progress.prefetchGroups() != l3.pending.size()) {
-          fail("rank-local L3 work (puts=" + l3Progress.putGroups() + ", prefetches="
-              + l3Progress.prefetchGroups() + ") does not pair with the replicated queues (L3"
-              + " writes=" + l3.writes.size() + ", pending prefetches=" + l3.pending.size() + ")");
+          fail(
+              "rank-local L3 work (puts="
+                  + l3Progress.putGroups()
+                  + ", prefetches="
+                  + l3Progress.prefetchGroups()
+                  + ") does not pair with the replicated queues (L3"
+                  + " writes="
+                  + l3.writes.size()
+                  + ", pending prefetches="
+                  + l3.pending.size()
+                  + ")");
         }
       }
       LocalProgress progress = cache.rooms().localProgress();
       if (progress.writeGroups() != backups.writes.size()
           || progress.loadGroups() != loadBacks.loads.size()
           || progress.streamingRequests() != streamingRequests) {
-        fail("rank-local copy groups (writes=" + progress.writeGroups() + ", loads="
-            + progress.loadGroups() + ", streaming requests=" + progress.streamingRequests()
-            + ") do not pair with the replicated queues"
-            + " (writes=" + backups.writes.size() + ", loads=" + loadBacks.loads.size()
-            + ", requests with streamed layers=" + streamingRequests + ")");
+        fail(
+            "rank-local copy groups (writes="
+                + progress.writeGroups()
+                + ", loads="
+                + progress.loadGroups()
+                + ", streaming requests="
+                + progress.streamingRequests()
+                + ") do not pair with the replicated queues"
+                + " (writes="
+                + backups.writes.size()
+                + ", loads="
+                + loadBacks.loads.size()
+                + ", requests with streamed layers="
+                + streamingRequests
+                + ")");
       }
       for (LoadBack op : loadBacks.loads) {
         if (op.committed || !seen.containsKey(op.lockNode)) {
@@ -541,26 +657,50 @@ public final class CacheInvariants {
 
     private void checkPools() {
       if (reservedHostPages != ledger.reservedHostPages) {
-        fail("reservedHostPages=" + ledger.reservedHostPages + " but prepared backups,"
-            + " retirement acks and L3 prefetches hold " + reservedHostPages);
+        fail(
+            "reservedHostPages="
+                + ledger.reservedHostPages
+                + " but prepared backups,"
+                + " retirement acks and L3 prefetches hold "
+                + reservedHostPages);
       }
       if (requestPages != ledger.requestPages) {
         fail("requestPages=" + ledger.requestPages + " but requests hold " + requestPages);
       }
       if (deviceEvictable != ledger.deviceEvictable || deviceProtected != ledger.deviceProtected) {
-        fail("device accounting: evictable=" + ledger.deviceEvictable + " protected="
-            + ledger.deviceProtected + " but the tree has evictable=" + deviceEvictable
-            + " protected=" + deviceProtected);
+        fail(
+            "device accounting: evictable="
+                + ledger.deviceEvictable
+                + " protected="
+                + ledger.deviceProtected
+                + " but the tree has evictable="
+                + deviceEvictable
+                + " protected="
+                + deviceProtected);
       }
       if (hostEvictable != ledger.hostEvictable || hostProtected != ledger.hostProtected) {
-        fail("host accounting: evictable=" + ledger.hostEvictable + " protected="
-            + ledger.hostProtected + " but the tree has evictable=" + hostEvictable
-            + " protected=" + hostProtected);
+        fail(
+            "host accounting: evictable="
+                + ledger.hostEvictable
+                + " protected="
+                + ledger.hostProtected
+                + " but the tree has evictable="
+                + hostEvictable
+                + " protected="
+                + hostProtected);
       }
       checkKeyStore();
-      pool("device", ledger.devicePool, deviceOwner, deviceOwned,
+      pool(
+          "device",
+          ledger.devicePool,
+          deviceOwner,
+          deviceOwned,
           deviceEvictable + deviceProtected + requestPages);
-      pool("host", ledger.hostPool, hostOwner, hostOwned,
+      pool(
+          "host",
+          ledger.hostPool,
+          hostOwner,
+          hostOwned,
           hostEvictable + hostProtected + reservedHostPages);
     }
 
@@ -576,26 +716,52 @@ public final class CacheInvariants {
       ChunkStore keys = tree.keys;
       for (int c = 0; c < chunkViews.length; c++) {
         if (keys.views(c) != chunkViews[c]) {
-          fail("key store chunk " + c + " counts " + keys.views(c) + " views but nodes and"
-              + " request key copies hold " + chunkViews[c] + ": a view leaked or ended twice");
+          fail(
+              "key store chunk "
+                  + c
+                  + " counts "
+                  + keys.views(c)
+                  + " views but nodes and"
+                  + " request key copies hold "
+                  + chunkViews[c]
+                  + ": a view leaked or ended twice");
         }
       }
       if (keys.liveInts() != chunkInts) {
-        fail("key store counts " + keys.liveInts() + " live ints but nodes and request key"
-            + " copies view " + chunkInts);
+        fail(
+            "key store counts "
+                + keys.liveInts()
+                + " live ints but nodes and request key"
+                + " copies view "
+                + chunkInts);
       }
     }
 
-    private static void pool(String name, PageAllocator pool, Object[] owner, int owned,
-        long accounted) {
+    private static void pool(
+        String name, PageAllocator pool, Object[] owner, int owned, long accounted) {
       int free = pool.free();
       if (free + accounted != pool.capacity()) {
-        fail("I5 " + name + ": free=" + free + " + evictable/protected=" + accounted
-            + " != capacity=" + pool.capacity());
+        fail(
+            "I5 "
+                + name
+                + ": free="
+                + free
+                + " + evictable/protected="
+                + accounted
+                + " != capacity="
+                + pool.capacity());
       }
       if (free + owned != pool.capacity()) {
-        fail("I5 " + name + ": free=" + free + " + owned=" + owned + " != capacity="
-            + pool.capacity() + ": a slot leaked or is owned twice");
+        fail(
+            "I5 "
+                + name
+                + ": free="
+                + free
+                + " + owned="
+                + owned
+                + " != capacity="
+                + pool.capacity()
+                + ": a slot leaked or is owned twice");
       }
       for (int slot : pool.freeSlots()) {
         if (owner[slot] != null || pool.isAllocated(slot)) {
@@ -612,13 +778,23 @@ public final class CacheInvariants {
         fail("not idle: " + cache.rooms().locks().size() + " node locks are held");
       }
       if (backups.writes.size() + loadBacks.loads.size() != 0) {
-        fail("not idle: " + backups.writes.size() + " writes and " + loadBacks.loads.size()
-            + " loads are pending");
+        fail(
+            "not idle: "
+                + backups.writes.size()
+                + " writes and "
+                + loadBacks.loads.size()
+                + " loads are pending");
       }
       L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);
       if (l3 != null && (l3.outstanding() != 0 || l3.byRequest.size() != 0)) {
-        fail("not idle: " + l3.writes.size() + " L3 writes and " + l3.pending.size()
-            + " prefetches are pending, " + l3.byRequest.size() + " prefetch outcomes unclaimed");
+        fail(
+            "not idle: "
+                + l3.writes.size()
+                + " L3 writes and "
+                + l3.pending.size()
+                + " prefetches are pending, "
+                + l3.byRequest.size()
+                + " prefetch outcomes unclaimed");
       }
       for (RadixNode n : seen.keySet()) {
         if (n.lockRef != 0 || n.invalid != 0 || n.hostRef != 0) {
@@ -629,8 +805,12 @@ public final class CacheInvariants {
         fail("leak: " + reservedHostPages + " host pages are reserved with no request or ack");
       }
       if (deviceProtected != 0 || requestPages != 0) {
-        fail("leak: " + deviceProtected + " device pages of the tree and " + requestPages
-            + " request pages are protected with no request, lock or copy left");
+        fail(
+            "leak: "
+                + deviceProtected
+                + " device pages of the tree and "
+                + requestPages
+                + " request pages are protected with no request, lock or copy left");
       }
     }
   }

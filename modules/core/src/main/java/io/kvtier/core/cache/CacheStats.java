@@ -39,13 +39,25 @@ public record CacheStats(
 
   /** Validates that no counter is negative. */
   public CacheStats {
-    long[] all = {preparedBackups, streamedLayers, preparedAttached, preparedRolledBack,
-        catchUpLayers, backupsRegistered, backupsCommitted, backupsFailed, loadsRegistered,
-        loadsCommitted, loadsFailed, deviceEvictions, hostEvictions};
+    long[] all = {
+      preparedBackups,
+      streamedLayers,
+      preparedAttached,
+      preparedRolledBack,
+      catchUpLayers,
+      backupsRegistered,
+      backupsCommitted,
+      backupsFailed,
+      loadsRegistered,
+      loadsCommitted,
+      loadsFailed,
+      deviceEvictions,
+      hostEvictions
+    };
     for (long v : all) {
       if (v < 0) {
-        throw new IllegalArgumentException("negative counter in " + java.util.Arrays.toString(all)
-            + ": counters only grow");
+        throw new IllegalArgumentException(
+            "negative counter in " + java.util.Arrays.toString(all) + ": counters only grow");
       }
     }
   }

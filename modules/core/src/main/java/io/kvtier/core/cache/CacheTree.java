@@ -37,8 +37,10 @@ final class CacheTree {
   final EvictionPolicy policy;
   private final boolean touchRepushes;
   private final PoolLedger ledger;
+
   /** The ledger's pools, held here too so that the insert reaches them in one load. */
   private final PageAllocator devicePool;
+
   private final PageAllocator hostPool;
   final EvictionHeap deviceHeap;
   final EvictionHeap hostHeap;
@@ -55,6 +57,7 @@ final class CacheTree {
 
   /** Where new leaves keep their keys. */
   final ChunkStore keys = new ChunkStore();
+
   /**
    * The child maps of deleted nodes, for the top half of a split: three objects less per split
    * from memory no cache holds. Only an empty map of the size a new map has is reused, so that
@@ -62,6 +65,7 @@ final class CacheTree {
    * that gets its first child made the multiturn replay 2-3% slower (docs/PERFORMANCE.md).
    */
   private final LongMap<RadixNode>[] spareMaps = newMapArray(64);
+
   private int spareMapCount;
 
   /** The scratch path of {@link #hitPath}; read by no one else. */
@@ -69,9 +73,11 @@ final class CacheTree {
 
   /** Ints per 4 KiB page, the stride of {@link #touchPages}. */
   private static final int TOUCH_STRIDE = 1024;
+
   /** Where {@link #touchPages} leaves what it read; never read. */
   @SuppressWarnings("unused")
   private int touchSink;
+
   /** The key copy of an insert that has none: covers nothing. */
   static final KeyCopy NO_COPY = new KeyCopy();
 
@@ -124,9 +130,12 @@ final class CacheTree {
       root = root.parent;
     }
     if (node.deleted || roots.get(root.namespace) != root) {
-      throw new IllegalArgumentException(operation + " of node id=" + node.id
-          + ": the node is not in this cache's tree (removed, or from another cache); match"
-          + " again");
+      throw new IllegalArgumentException(
+          operation
+              + " of node id="
+              + node.id
+              + ": the node is not in this cache's tree (removed, or from another cache); match"
+              + " again");
     }
   }
 
@@ -221,8 +230,14 @@ final class CacheTree {
       int length = child.keyLength;
       int compared = Math.min(length, end - pos);
       touchPages(child.keyTokens, child.keyOffset, child.keyOffset + compared);
-      int m = Arrays.mismatch(child.keyTokens, child.keyOffset, child.keyOffset + compared,
-          tokens, pos, pos + compared);
+      int m =
+          Arrays.mismatch(
+              child.keyTokens,
+              child.keyOffset,
+              child.keyOffset + compared,
+              tokens,
+              pos,
+              pos + compared);
       int matched = m < 0 ? compared : m - m % pageSize;
       pos += matched;
       if (matched < length) {
@@ -354,8 +369,18 @@ final class CacheTree {
    * @param out where the insert ended
    * @return the length (from the root) that was already cached on the device
    */
-  int insert(RadixNode start, int[] tokens, int pos, int end, SlotRuns own, int ownIndex,
-      int priority, long knownKey, int knownKeyPos, KeyCopy copy, HitListener hits,
+  int insert(
+      RadixNode start,
+      int[] tokens,
+      int pos,
+      int end,
+      SlotRuns own,
+      int ownIndex,
+      int priority,
+      long knownKey,
+      int knownKeyPos,
+      KeyCopy copy,
+      HitListener hits,
       InsertResult out) {
     RadixNode node = start;
     int cached = pos;
@@ -377,8 +402,14 @@ final class CacheTree {
       }
       int length = child.keyLength;
       int compared = Math.min(length, end - pos);
-      int m = Arrays.mismatch(child.keyTokens, child.keyOffset, child.keyOffset + compared,
-          tokens, pos, pos + compared);
+      int m =
+          Arrays.mismatch(
+              child.keyTokens,
+              child.keyOffset,
+              child.keyOffset + compared,
+              tokens,
+              pos,
+              pos + compared);
       int matched = m < 0 ? compared : m - m % pageSize;
       if (matched < length) {
         child = split(child, matched);
@@ -406,8 +437,18 @@ final class CacheTree {
       }
     }
     if (pos < end && !stoppedInvalid) {
-      node = newLeaf(node, tokens, pos, end, own, ownIndex, priority,
-          keyAtPos ? key : insertPageKey(tokens, pos, copy), copy, hits);
+      node =
+          newLeaf(
+              node,
+              tokens,
+              pos,
+              end,
+              own,
+              ownIndex,
+              priority,
+              keyAtPos ? key : insertPageKey(tokens, pos, copy),
+              copy,
+              hits);
       pos = end;
     }
     out.node = node;
@@ -486,8 +527,17 @@ final class CacheTree {
   }
 
   /** A new leaf for {@code tokens[pos, end)}, whose first page has the child key {@code key}. */
-  private RadixNode newLeaf(RadixNode parent, int[] tokens, int pos, int end, SlotRuns own,
-      int ownIndex, int priority, long key, KeyCopy copy, HitListener hits) {
+  private RadixNode newLeaf(
+      RadixNode parent,
+      int[] tokens,
+      int pos,
+      int end,
+      SlotRuns own,
+      int ownIndex,
+      int priority,
+      long key,
+      KeyCopy copy,
+      HitListener hits) {
     RadixNode leaf = keyedLeaf(parent, tokens, pos, end, copy);
     leaf.deviceRuns = own.slice(ownIndex, leaf.pageCount);
     leaf.created = leaf.lastAccess = ++clock;
@@ -574,8 +624,8 @@ final class CacheTree {
    *
    * @return the position reached; the caller releases the slots of the pages after it
    */
-  int insertHostOnly(RadixNode from, int[] tokens, int pos, int end, int[] slots,
-      InsertResult out) {
+  int insertHostOnly(
+      RadixNode from, int[] tokens, int pos, int end, int[] slots, InsertResult out) {
     int start = pos;
     int duplicates = 0;
     RadixNode node = from;
@@ -592,8 +642,14 @@ final class CacheTree {
       }
       int length = child.keyLength;
       int compared = Math.min(length, end - pos);
-      int m = Arrays.mismatch(child.keyTokens, child.keyOffset, child.keyOffset + compared,
-          tokens, pos, pos + compared);
+      int m =
+          Arrays.mismatch(
+              child.keyTokens,
+              child.keyOffset,
+              child.keyOffset + compared,
+              tokens,
+              pos,
+              pos + compared);
       int matched = m < 0 ? compared : m - m % pageSize;
       if (matched == 0) {
         break;
@@ -614,8 +670,8 @@ final class CacheTree {
     return pos;
   }
 
-  private RadixNode newHostLeaf(RadixNode parent, int[] tokens, int pos, int end, int[] slots,
-      int slotIndex, long key) {
+  private RadixNode newHostLeaf(
+      RadixNode parent, int[] tokens, int pos, int end, int[] slots, int slotIndex, long key) {
     RadixNode leaf = keyedLeaf(parent, tokens, pos, end, NO_COPY);
     leaf.hostSlots = slots;
     leaf.hostOffset = slotIndex;
@@ -652,7 +708,12 @@ final class CacheTree {
     for (RadixNode n = node; n != null; n = n.parent) {
       if (n.lockRef <= 0) {
         throw new IllegalStateException(
-            "unlock of node id=" + node.id + " finds lockRef=" + n.lockRef + " on node id=" + n.id
+            "unlock of node id="
+                + node.id
+                + " finds lockRef="
+                + n.lockRef
+                + " on node id="
+                + n.id
                 + ": a lock was released twice; release each lock exactly once");
       }
     }
@@ -680,13 +741,22 @@ final class CacheTree {
   // ---------------------------------------------------------------- accounting and candidates
 
   static boolean isDeviceCandidate(RadixNode n) {
-    return n.deviceRuns != null && n.residentChildren == 0 && n.lockRef == 0
-        && n.backupState != BackupState.PENDING && n.invalid == 0 && n.parent != null;
+    return n.deviceRuns != null
+        && n.residentChildren == 0
+        && n.lockRef == 0
+        && n.backupState != BackupState.PENDING
+        && n.invalid == 0
+        && n.parent != null;
   }
 
   static boolean isHostCandidate(RadixNode n) {
-    return n.deviceRuns == null && n.hostSlots != null && n.childCount == 0 && n.lockRef == 0
-        && n.hostRef == 0 && n.backupState == BackupState.COMMITTED && n.invalid == 0
+    return n.deviceRuns == null
+        && n.hostSlots != null
+        && n.childCount == 0
+        && n.lockRef == 0
+        && n.hostRef == 0
+        && n.backupState == BackupState.COMMITTED
+        && n.invalid == 0
         && n.parent != null;
   }
 
@@ -761,8 +831,12 @@ final class CacheTree {
    * loaded node is demoted to its good host copy, a node computed on top of bad pages is deleted.
    */
   void releaseInvalid(RadixNode n) {
-    if (n.parent == null || n.deleted || n.invalid == 0 || n.lockRef != 0
-        || n.backupState == BackupState.PENDING || n.residentChildren != 0) {
+    if (n.parent == null
+        || n.deleted
+        || n.invalid == 0
+        || n.lockRef != 0
+        || n.backupState == BackupState.PENDING
+        || n.residentChildren != 0) {
       return;
     }
     if (n.invalid == RadixNode.DEVICE_INVALID) {

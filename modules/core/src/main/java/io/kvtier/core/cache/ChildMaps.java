@@ -41,8 +41,9 @@ final class ChildMaps {
     }
     RadixNode c = children.get(key);
     while (c != null
-        && Arrays.mismatch(c.keyTokens, c.keyOffset, c.keyOffset + pageSize, tokens, pos,
-            pos + pageSize) >= 0) {
+        && Arrays.mismatch(
+                c.keyTokens, c.keyOffset, c.keyOffset + pageSize, tokens, pos, pos + pageSize)
+            >= 0) {
       c = c.sameKeyNext;
     }
     return c;

@@ -27,17 +27,23 @@ final class ChunkStore {
   private int[][] chunks = new int[4][];
   private int[] views = new int[4];
   private int chunkCount;
+
   /** Chunks no live node views, most recently emptied last (warmest in the caches). */
   private int[] empty = new int[4];
+
   private int emptyCount;
+
   /** The chunk new runs go to, and how much of it is used; -1 before the first run. */
   private int current = -1;
+
   private int used;
+
   /** Ints of the runs in chunks that live nodes view (split halves counted once). */
   private long liveInts;
 
   /** Where the last {@link #store} put its run: {@code array[offset..offset+length)}. */
   int[] array;
+
   int offset;
 
   /**

@@ -69,8 +69,7 @@ final class CommitProtocol {
     int l3Writes = l3.readyWritePrefix();
     l3.commitWrites(l3Writes, l3.localWriteFailures(l3Writes));
     int prefetches = l3.pendingPrefetches();
-    long[] values =
-        prefetches == 0 ? NO_PROGRESS : new long[L3Tier.PREFETCH_WIDTH * prefetches];
+    long[] values = prefetches == 0 ? NO_PROGRESS : new long[L3Tier.PREFETCH_WIDTH * prefetches];
     l3.localPrefetchProgress(values, 0);
     l3.commitPrefetches(values, 0, prefetches);
     return writes + loads + l3Writes + prefetches;
@@ -98,8 +97,10 @@ final class CommitProtocol {
     java.util.Objects.requireNonNull(load, "load");
     java.util.Objects.checkIndex(layer, load.layers);
     if (!load.committed && !loadBacks.loads.contains(load)) {
-      throw new IllegalArgumentException(load + " is not a pending load of this cache: pass a"
-          + " load from this cache's Admission.pendingLoads()");
+      throw new IllegalArgumentException(
+          load
+              + " is not a pending load of this cache: pass a"
+              + " load from this cache's Admission.pendingLoads()");
     }
   }
 }

@@ -28,11 +28,15 @@ import java.util.Arrays;
 final class EvictionHeap {
   private final EvictionPolicy policy;
   private final boolean host;
+
   /** The binary min-heap. */
   private final Entries heap = new Entries();
+
   private int size;
+
   /** The sorted run, a ring: entry {@code (head + i) & (capacity - 1)} is the i-th smallest. */
   private final Entries run = new Entries();
+
   private int runHead;
   private int runSize;
 
@@ -343,7 +347,12 @@ final class EvictionHeap {
     }
 
     void copyFrom(Entries other, int from, int to) {
-      put(to, other.primary[from], other.secondary[from], other.ids[from], other.stamps[from],
+      put(
+          to,
+          other.primary[from],
+          other.secondary[from],
+          other.ids[from],
+          other.stamps[from],
           other.nodes[from]);
     }
 

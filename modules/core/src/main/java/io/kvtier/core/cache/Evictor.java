@@ -19,6 +19,7 @@ final class Evictor {
 
   private final CacheTree tree;
   private final CacheCounters counters;
+
   /** Set by tests only, before the cache is used. */
   Observer observer = NO_OBSERVER;
 

@@ -12,7 +12,13 @@ public class InvalidTokenException extends IllegalArgumentException {
    * @param vocabSize the exclusive bound
    */
   public InvalidTokenException(int token, int index, int vocabSize) {
-    super("token id " + token + " at index " + index + " is out of range [0, " + vocabSize
-        + "): pass token ids of the model's vocabulary (CacheConfig.vocabSize)");
+    super(
+        "token id "
+            + token
+            + " at index "
+            + index
+            + " is out of range [0, "
+            + vocabSize
+            + "): pass token ids of the model's vocabulary (CacheConfig.vocabSize)");
   }
 }

@@ -21,10 +21,13 @@ package io.kvtier.core.cache;
 final class KeyCopy {
   /** The store chunk the copy is in; -1 when there is no copy. */
   int chunk = -1;
+
   /** Where in the chunk the copy starts. */
   int offset;
+
   /** The copied range of the request's admitted tokens: {@code [from, end)}. */
   int from;
+
   int end;
 
   /** Whether tokens {@code [pos, to)} of the admitted array are a part of the copy. */

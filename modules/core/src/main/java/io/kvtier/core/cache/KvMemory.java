@@ -34,14 +34,16 @@ record KvMemory(
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(device, "device");
     if (config.hostPages() != 0) {
-      throw new IllegalArgumentException("hostPages=" + config.hostPages()
-          + " needs a host pool and a transfer engine: use withMemory(config, device, host,"
-          + " transfers)");
+      throw new IllegalArgumentException(
+          "hostPages="
+              + config.hostPages()
+              + " needs a host pool and a transfer engine: use withMemory(config, device, host,"
+              + " transfers)");
     }
-    checkPool("device", device.spec().pages(), config.devicePages(), device.spec().layout(),
-        config);
-    return new KvMemory(device, Optional.empty(), Optional.empty(),
-        device.spec().layout().layers());
+    checkPool(
+        "device", device.spec().pages(), config.devicePages(), device.spec().layout(), config);
+    return new KvMemory(
+        device, Optional.empty(), Optional.empty(), device.spec().layout().layers());
   }
 
   /** A device pool, a host pool and the engine between them, checked against the config. */
@@ -59,21 +61,34 @@ record KvMemory(
     checkPool("device", device.spec().pages(), config.devicePages(), layout, config);
     checkPool("host", host.spec().pages(), config.hostPages(), host.spec().layout(), config);
     if (!layout.equals(host.spec().layout())) {
-      throw new IllegalArgumentException("device layout " + layout + " differs from host layout "
-          + host.spec().layout() + ": open both pools with the same KvLayout");
+      throw new IllegalArgumentException(
+          "device layout "
+              + layout
+              + " differs from host layout "
+              + host.spec().layout()
+              + ": open both pools with the same KvLayout");
     }
     return new KvMemory(device, Optional.of(host), Optional.of(transfers), layout.layers());
   }
 
-  private static void checkPool(String name, int pages, int expected, KvLayout layout,
-      CacheConfig config) {
+  private static void checkPool(
+      String name, int pages, int expected, KvLayout layout, CacheConfig config) {
     if (pages != expected) {
-      throw new IllegalArgumentException(name + " pool has " + pages + " pages but the config says "
-          + expected + ": open the pool with the configured page count");
+      throw new IllegalArgumentException(
+          name
+              + " pool has "
+              + pages
+              + " pages but the config says "
+              + expected
+              + ": open the pool with the configured page count");
     }
     if (layout.pageSize() != config.pageSize()) {
-      throw new IllegalArgumentException(name + " pool pageSize=" + layout.pageSize()
-          + " differs from config pageSize=" + config.pageSize());
+      throw new IllegalArgumentException(
+          name
+              + " pool pageSize="
+              + layout.pageSize()
+              + " differs from config pageSize="
+              + config.pageSize());
     }
   }
 }

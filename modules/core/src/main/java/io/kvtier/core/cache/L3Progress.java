@@ -48,8 +48,12 @@ final class L3Progress implements L3Sink {
     this.setup = setup;
     this.store = setup.store();
     this.host = host;
-    this.salt = L3Keys.salt(setup.config().modelId(), setup.rank(), setup.worldSize(),
-        setup.config().replicatedKv());
+    this.salt =
+        L3Keys.salt(
+            setup.config().modelId(),
+            setup.rank(),
+            setup.worldSize(),
+            setup.config().replicatedKv());
   }
 
   // ---------------------------------------------------------------- in: the sink
@@ -132,8 +136,13 @@ final class L3Progress implements L3Sink {
   /** Which of the first {@code n} puts failed on this rank. */
   BitSet putFailures(int n) {
     if (n < 0 || n > puts.size()) {
-      throw new IllegalArgumentException("cannot report failures of " + n + " L3 writes: "
-          + puts.size() + " are pending; pass 0.." + puts.size());
+      throw new IllegalArgumentException(
+          "cannot report failures of "
+              + n
+              + " L3 writes: "
+              + puts.size()
+              + " are pending; pass 0.."
+              + puts.size());
     }
     BitSet failed = new BitSet();
     int i = 0;
@@ -142,8 +151,11 @@ final class L3Progress implements L3Sink {
         break;
       }
       if (!job.finished()) {
-        throw new IllegalStateException("L3 write " + i + " has not finished on this rank: pass"
-            + " at most readyL3WritePrefix() writes");
+        throw new IllegalStateException(
+            "L3 write "
+                + i
+                + " has not finished on this rank: pass"
+                + " at most readyL3WritePrefix() writes");
       }
       if (job.stepsDone() < 1) {
         failed.set(i);
@@ -177,15 +189,17 @@ final class L3Progress implements L3Sink {
       switch (op.state) {
         case PROBING -> {
           boolean finished = local.probeJob.finished();
-          into[at] = finished && local.probeJob.stepsDone() == 1 ? local.probe.hits : finished
-              ? 0 : -1;
+          into[at] =
+              finished && local.probeJob.stepsDone() == 1 ? local.probe.hits : finished ? 0 : -1;
           into[at + 1] = gaveUp ? -1 : 0;
           into[at + 2] = finished ? 1 : 0;
         }
         case FETCHING -> {
           boolean finished = local.fetchJob.finished();
-          int fetched = finished ? local.fetch.loaded
-              : Math.min(op.reservedPages, local.fetchJob.stepsDone() * FETCH_STEP_PAGES);
+          int fetched =
+              finished
+                  ? local.fetch.loaded
+                  : Math.min(op.reservedPages, local.fetchJob.stepsDone() * FETCH_STEP_PAGES);
           into[at] = fetched;
           into[at + 1] = gaveUp ? -1 : 0;
           into[at + 2] = finished ? 1 : 0;
@@ -268,6 +282,7 @@ final class L3Progress implements L3Sink {
     private final byte[][] hashes;
     private final int pages;
     private final int[] slots;
+
     /** Pages loaded, counted from the first; final once the job is finished. */
     volatile int loaded;
 
@@ -294,18 +309,19 @@ final class L3Progress implements L3Sink {
   }
 
   /** The finished job of a put this rank does not make. */
-  private static final L3Job DONE = new L3Job() {
-    @Override
-    public int stepsDone() {
-      return 1;
-    }
+  private static final L3Job DONE =
+      new L3Job() {
+        @Override
+        public int stepsDone() {
+          return 1;
+        }
 
-    @Override
-    public boolean finished() {
-      return true;
-    }
+        @Override
+        public boolean finished() {
+          return true;
+        }
 
-    @Override
-    public void cancel() {}
-  };
+        @Override
+        public void cancel() {}
+      };
 }

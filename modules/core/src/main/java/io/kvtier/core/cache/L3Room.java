@@ -15,6 +15,7 @@ import java.util.Optional;
 final class L3Room implements L3Port {
   private final L3Tier tier;
   private final L3Progress progress;
+
   /** The outcome of the last admitted request's prefetch, for {@link #admittedPrefetch}. */
   private PrefetchOutcome lastOutcome;
 
@@ -24,8 +25,12 @@ final class L3Room implements L3Port {
   }
 
   /** The tier of a cache built with {@code setup}, over its host pool. */
-  static L3Room of(L3Setup setup, io.kvtier.spi.HostMemory host, CacheTree tree,
-      PoolLedger ledger, Evictor evictor) {
+  static L3Room of(
+      L3Setup setup,
+      io.kvtier.spi.HostMemory host,
+      CacheTree tree,
+      PoolLedger ledger,
+      Evictor evictor) {
     L3Progress progress = new L3Progress(setup, host);
     return new L3Room(new L3Tier(setup.config(), tree, ledger, evictor, progress), progress);
   }
@@ -57,8 +62,13 @@ final class L3Room implements L3Port {
   public void checkAdmittable(long requestId) {
     Prefetch p = tier.byRequest.get(requestId);
     if (p != null && p.state != Prefetch.State.DONE) {
-      throw new IllegalStateException("admit of request id=" + requestId + ": its L3 prefetch"
-          + " is still " + p.state + "; admit it once prefetchState says DONE, or cancel it");
+      throw new IllegalStateException(
+          "admit of request id="
+              + requestId
+              + ": its L3 prefetch"
+              + " is still "
+              + p.state
+              + "; admit it once prefetchState says DONE, or cancel it");
     }
   }
 
@@ -77,8 +87,8 @@ final class L3Room implements L3Port {
   }
 
   @Override
-  public boolean start(long requestId, long namespace, int[] tokens, int aligned,
-      RadixNode anchor) {
+  public boolean start(
+      long requestId, long namespace, int[] tokens, int aligned, RadixNode anchor) {
     return tier.start(requestId, namespace, tokens, aligned, anchor);
   }
 
@@ -130,8 +140,7 @@ final class L3Room implements L3Port {
 
   @Override
   public void localPrefetchProgress(long[] into, int offset) {
-    Objects.checkFromIndexSize(offset, L3Tier.PREFETCH_WIDTH * tier.pending.size(),
-        into.length);
+    Objects.checkFromIndexSize(offset, L3Tier.PREFETCH_WIDTH * tier.pending.size(), into.length);
     progress.prefetchProgress(tier.pending, into, offset);
   }
 

@@ -20,8 +20,7 @@ import java.util.Objects;
  * @param worldSize ranks in the group
  */
 public record L3Setup(
-    L3Config config, KvStore store, L3Executor executor, TimeSource time, int rank,
-    int worldSize) {
+    L3Config config, KvStore store, L3Executor executor, TimeSource time, int rank, int worldSize) {
 
   /** Validates the fields. */
   public L3Setup {

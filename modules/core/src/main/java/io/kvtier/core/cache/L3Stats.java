@@ -41,13 +41,25 @@ public record L3Stats(
 
   /** Validates that no counter is negative. */
   public L3Stats {
-    long[] all = {writesRegistered, writesCommitted, writesFailed, pagesWritten,
-        prefetchesStarted, prefetchesSkipped, prefetchesTimedOut, prefetchesAborted,
-        prefetchesDone, pagesReserved, pagesInserted, pagesDuplicate, pagesMissed};
+    long[] all = {
+      writesRegistered,
+      writesCommitted,
+      writesFailed,
+      pagesWritten,
+      prefetchesStarted,
+      prefetchesSkipped,
+      prefetchesTimedOut,
+      prefetchesAborted,
+      prefetchesDone,
+      pagesReserved,
+      pagesInserted,
+      pagesDuplicate,
+      pagesMissed
+    };
     for (long v : all) {
       if (v < 0) {
-        throw new IllegalArgumentException("negative counter in "
-            + java.util.Arrays.toString(all) + ": counters only grow");
+        throw new IllegalArgumentException(
+            "negative counter in " + java.util.Arrays.toString(all) + ": counters only grow");
       }
     }
   }

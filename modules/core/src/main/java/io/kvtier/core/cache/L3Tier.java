@@ -33,18 +33,23 @@ final class L3Tier {
   private final CacheTree tree;
   private final PoolLedger ledger;
   private final Evictor evictor;
+
   /** Where {@link #decide} learns how far an insert went; refilled by each. */
   private final InsertResult insertResult = new InsertResult();
+
   private final L3Sink sink;
   private final int pageSize;
   private final long backupThreshold;
 
   final ArrayDeque<L3Write> writes = new ArrayDeque<>();
   long writeSequence;
+
   /** PROBING, FETCHING and DRAINING prefetches, in start order (the reduction's order). */
   final ArrayList<Prefetch> pending = new ArrayList<>();
+
   /** Prefetches of live requests by request id: pending ones and DONE ones not yet admitted. */
   final LongMap<Prefetch> byRequest = new LongMap<>(8);
+
   long prefetchSequence;
 
   long writesRegistered;
@@ -72,9 +77,20 @@ final class L3Tier {
   }
 
   L3Stats stats() {
-    return new L3Stats(writesRegistered, writesCommitted, writesFailed, pagesWritten,
-        prefetchesStarted, prefetchesSkipped, prefetchesTimedOut, prefetchesAborted,
-        prefetchesDone, pagesReserved, pagesInserted, pagesDuplicate, pagesMissed);
+    return new L3Stats(
+        writesRegistered,
+        writesCommitted,
+        writesFailed,
+        pagesWritten,
+        prefetchesStarted,
+        prefetchesSkipped,
+        prefetchesTimedOut,
+        prefetchesAborted,
+        prefetchesDone,
+        pagesReserved,
+        pagesInserted,
+        pagesDuplicate,
+        pagesMissed);
   }
 
   int outstanding() {
@@ -88,8 +104,11 @@ final class L3Tier {
    * is host-committed, not in L3 yet and hit often enough.
    */
   void maybeWrite(RadixNode node) {
-    if (node.l3State != RadixNode.L3_NONE || node.backupState != BackupState.COMMITTED
-        || node.invalid != 0 || node.hitCount < backupThreshold || node.parent == null) {
+    if (node.l3State != RadixNode.L3_NONE
+        || node.backupState != BackupState.COMMITTED
+        || node.invalid != 0
+        || node.hitCount < backupThreshold
+        || node.parent == null) {
       return;
     }
     int count = 1;
@@ -132,8 +151,13 @@ final class L3Tier {
   /** Commits exactly {@code n} writes from the head; those in {@code failed} are not stored. */
   void commitWrites(int n, BitSet failed) {
     if (n < 0 || n > writes.size()) {
-      throw new IllegalArgumentException("cannot commit " + n + " L3 writes: " + writes.size()
-          + " are pending; pass 0.." + writes.size());
+      throw new IllegalArgumentException(
+          "cannot commit "
+              + n
+              + " L3 writes: "
+              + writes.size()
+              + " are pending; pass 0.."
+              + writes.size());
     }
     sink.committedPuts(n);
     for (int i = 0; i < n; i++) {
@@ -169,12 +193,14 @@ final class L3Tier {
    */
   boolean start(long requestId, long namespace, int[] tokens, int aligned, RadixNode anchor) {
     if (byRequest.get(requestId) != null) {
-      throw new IllegalStateException("startPrefetch of request id=" + requestId + ": it has a"
-          + " prefetch already; admit the request or cancel the prefetch first");
+      throw new IllegalStateException(
+          "startPrefetch of request id="
+              + requestId
+              + ": it has a"
+              + " prefetch already; admit the request or cancel the prefetch first");
     }
     boolean root = anchor.parent == null;
-    if (!root && (anchor.backupState != BackupState.COMMITTED
-        || !CacheTree.pathValid(anchor))) {
+    if (!root && (anchor.backupState != BackupState.COMMITTED || !CacheTree.pathValid(anchor))) {
       return false;
     }
     int pages = (aligned - anchor.depth) / pageSize;
@@ -183,8 +209,9 @@ final class L3Tier {
     }
     byte[] prior = root ? PageHasher.seed(namespace) : last(tree.pageHashes(anchor));
     byte[][] hashes = PageHasher.chain(prior, tokens, anchor.depth, pages, pageSize);
-    Prefetch op = new Prefetch(prefetchSequence++, requestId, namespace, tokens, anchor.depth,
-        pages, hashes, anchor);
+    Prefetch op =
+        new Prefetch(
+            prefetchSequence++, requestId, namespace, tokens, anchor.depth, pages, hashes, anchor);
     tree.lock(anchor);
     pending.add(op);
     byRequest.put(requestId, op);
@@ -229,8 +256,13 @@ final class L3Tier {
       return null;
     }
     if (op.state != Prefetch.State.DONE) {
-      throw new IllegalStateException("admit of request id=" + requestId + ": its L3 prefetch"
-          + " is still " + op.state + "; admit it once prefetchState says DONE, or cancel it");
+      throw new IllegalStateException(
+          "admit of request id="
+              + requestId
+              + ": its L3 prefetch"
+              + " is still "
+              + op.state
+              + "; admit it once prefetchState says DONE, or cancel it");
     }
     byRequest.remove(requestId);
     unlock(op);
@@ -256,10 +288,20 @@ final class L3Tier {
    * reduction covered), three per prefetch from {@code offset}.
    */
   void commitPrefetches(long[] agreed, int offset, int count) {
-    if (count < 0 || count > pending.size()
-        || offset < 0 || offset + PREFETCH_WIDTH * count > agreed.length) {
-      throw new IllegalArgumentException("cannot apply " + count + " prefetch results at offset "
-          + offset + " of " + agreed.length + " values: " + pending.size() + " are pending");
+    if (count < 0
+        || count > pending.size()
+        || offset < 0
+        || offset + PREFETCH_WIDTH * count > agreed.length) {
+      throw new IllegalArgumentException(
+          "cannot apply "
+              + count
+              + " prefetch results at offset "
+              + offset
+              + " of "
+              + agreed.length
+              + " values: "
+              + pending.size()
+              + " are pending");
     }
     Prefetch[] ops = pending.subList(0, count).toArray(new Prefetch[0]);
     for (int k = 0; k < count; k++) {
@@ -278,7 +320,8 @@ final class L3Tier {
         }
         case FETCHING -> {
           L3PrefetchPolicy policy = config.prefetchPolicy();
-          if (finished || policy == L3PrefetchPolicy.BEST_EFFORT
+          if (finished
+              || policy == L3PrefetchPolicy.BEST_EFFORT
               || (policy == L3PrefetchPolicy.TIMEOUT && gaveUp)) {
             if (!finished && policy == L3PrefetchPolicy.TIMEOUT) {
               prefetchesTimedOut++;
@@ -335,8 +378,8 @@ final class L3Tier {
     if (fetched > 0 && CacheTree.pathValid(op.lockNode)) {
       int end = op.startToken + fetched * pageSize;
       InsertResult result = insertResult;
-      int reached = tree.insertHostOnly(op.lockNode, op.tokens, op.startToken, end,
-          op.hostSlots, result);
+      int reached =
+          tree.insertHostOnly(op.lockNode, op.tokens, op.startToken, end, op.hostSlots, result);
       inserted = (reached - op.startToken) / pageSize;
       deepest = result.node;
       pagesDuplicate += result.hostDuplicates;
@@ -368,8 +411,16 @@ final class L3Tier {
       sink.cancel(op.sequence);
       // The request may go on at once; the op stays pending only to drain its slots, and a
       // separate DONE record carries the outcome.
-      Prefetch done = new Prefetch(op.sequence, op.requestId, op.namespace, op.tokens,
-          op.startToken, op.candidatePages, op.pageHashes, null);
+      Prefetch done =
+          new Prefetch(
+              op.sequence,
+              op.requestId,
+              op.namespace,
+              op.tokens,
+              op.startToken,
+              op.candidatePages,
+              op.pageHashes,
+              null);
       done.lockNode = op.lockNode;
       done.insertedTokens = op.insertedTokens;
       done.state = Prefetch.State.DONE;

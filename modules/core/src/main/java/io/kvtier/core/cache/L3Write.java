@@ -8,8 +8,10 @@ import java.util.ArrayList;
  */
 final class L3Write {
   final long sequence;
+
   /** Covered nodes, parents first; a split inserts the new top half before its old node. */
   final ArrayList<RadixNode> nodes = new ArrayList<>(2);
+
   final int pages;
 
   L3Write(long sequence, int pages) {

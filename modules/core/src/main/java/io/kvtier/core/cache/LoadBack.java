@@ -25,8 +25,7 @@ public final class LoadBack {
   boolean committed;
   boolean failed;
 
-  LoadBack(long sequence, ArrayList<RadixNode> nodes, RadixNode lockNode, int layers,
-      int pages) {
+  LoadBack(long sequence, ArrayList<RadixNode> nodes, RadixNode lockNode, int layers, int pages) {
     this.sequence = sequence;
     this.nodes = nodes;
     this.lockNode = lockNode;
@@ -81,7 +80,13 @@ public final class LoadBack {
 
   @Override
   public String toString() {
-    return "LoadBack[seq=" + sequence + ", pages=" + pages + ", layers=" + layers
-        + (committed ? (failed ? ", failed" : ", committed") : ", pending") + "]";
+    return "LoadBack[seq="
+        + sequence
+        + ", pages="
+        + pages
+        + ", layers="
+        + layers
+        + (committed ? (failed ? ", failed" : ", committed") : ", pending")
+        + "]";
   }
 }

@@ -26,22 +26,35 @@ final class LoadBacks {
 
   private final CacheTree tree;
   private final PoolLedger ledger;
+
   /** Device eviction, when the pool is short of the chain's pages. */
   private final Backups backups;
+
   private final CacheConfig config;
+
   /** Starts copies; write-only. */
   private final CopySink copies;
+
   /** Layers of the KV layout; 0 without memory. */
   private final int layers;
+
   /** Whether there is a host tier with a transfer engine to copy through. */
   private final boolean hostTier;
+
   private final CacheCounters counters;
 
   final ArrayDeque<LoadBack> loads = new ArrayDeque<>();
   long loadSequence;
 
-  LoadBacks(CacheTree tree, PoolLedger ledger, Backups backups, CacheConfig config,
-      CopySink copies, int layers, boolean hostTier, CacheCounters counters) {
+  LoadBacks(
+      CacheTree tree,
+      PoolLedger ledger,
+      Backups backups,
+      CacheConfig config,
+      CopySink copies,
+      int layers,
+      boolean hostTier,
+      CacheCounters counters) {
     this.tree = tree;
     this.ledger = ledger;
     this.backups = backups;
@@ -108,8 +121,14 @@ final class LoadBacks {
       } else {
         // Earlier layers are still writing these pages: they cannot be reused, so they stay
         // allocated (a leak the invariant checker reports) rather than corrupt later data.
-        LOG.log(System.Logger.Level.ERROR, "load-back submission failed at layer "
-            + f.started() + "; " + pages + " device pages stay allocated", f.engineFailure());
+        LOG.log(
+            System.Logger.Level.ERROR,
+            "load-back submission failed at layer "
+                + f.started()
+                + "; "
+                + pages
+                + " device pages stay allocated",
+            f.engineFailure());
       }
       tree.unlock(lastHost);
       throw f.engineFailure();
@@ -150,9 +169,11 @@ final class LoadBacks {
       op.failed = fail;
       tree.unlock(op.lockNode);
       if (fail) {
-        LOG.log(System.Logger.Level.WARNING,
+        LOG.log(
+            System.Logger.Level.WARNING,
             "load-back copy failed (load sequence {0}, {1} pages): pages invalidated",
-            op.sequence, op.pages);
+            op.sequence,
+            op.pages);
         for (RadixNode node : affected) {
           tree.releaseInvalid(node);
         }

@@ -26,12 +26,16 @@ import java.util.Iterator;
 final class LocalProgress implements CopySink {
   /** The engine; null for a cache without a host tier, which never copies. */
   private final TransferEngine engine;
+
   /** Copy groups of the write FIFO, one per ack, head first. */
   private final ArrayDeque<TransferHandle[]> writes = new ArrayDeque<>();
+
   /** Copy groups of the load FIFO (one handle per layer), head first. */
   private final ArrayDeque<TransferHandle[]> loads = new ArrayDeque<>();
+
   /** The load sequence number of the head of {@link #loads}. */
   private long loadHeadSequence;
+
   /** Layer copies of prepared backups not yet attached or retired, by request id. */
   private final LongMap<TransferHandle[]> streamed = new LongMap<>(8);
 
@@ -207,11 +211,18 @@ final class LocalProgress implements CopySink {
     return ready;
   }
 
-  private static BitSet failures(String kind, ArrayDeque<TransferHandle[]> queue, int n,
-      String ready) {
+  private static BitSet failures(
+      String kind, ArrayDeque<TransferHandle[]> queue, int n, String ready) {
     if (n < 0 || n > queue.size()) {
-      throw new IllegalArgumentException("cannot report failures of " + n + " " + kind
-          + " acks: " + queue.size() + " are pending; pass 0.." + queue.size());
+      throw new IllegalArgumentException(
+          "cannot report failures of "
+              + n
+              + " "
+              + kind
+              + " acks: "
+              + queue.size()
+              + " are pending; pass 0.."
+              + queue.size());
     }
     BitSet failed = new BitSet();
     int i = 0;
@@ -221,8 +232,14 @@ final class LocalProgress implements CopySink {
       }
       for (TransferHandle h : group) {
         if (!h.isDone()) {
-          throw new IllegalStateException(kind + " ack " + i + " has not finished copying on"
-              + " this rank: pass at most " + ready + " acks");
+          throw new IllegalStateException(
+              kind
+                  + " ack "
+                  + i
+                  + " has not finished copying on"
+                  + " this rank: pass at most "
+                  + ready
+                  + " acks");
         }
         if (h.failure().isPresent()) {
           failed.set(i);
@@ -235,7 +252,13 @@ final class LocalProgress implements CopySink {
 
   /** The failure of a layer wait on a load that was committed as failed. */
   static TransferFailedException failedLoad(LoadBack load, int layer) {
-    return new TransferFailedException("layer " + layer + " of " + load + " failed to copy on"
-        + " some rank and the load was committed as failed: abort the request", null);
+    return new TransferFailedException(
+        "layer "
+            + layer
+            + " of "
+            + load
+            + " failed to copy on"
+            + " some rank and the load was committed as failed: abort the request",
+        null);
   }
 }

@@ -33,8 +33,7 @@ public record MatchResult(
     pendingLoads = List.copyOf(Objects.requireNonNull(pendingLoads, "pendingLoads"));
     if (deviceLength < 0 || hostHitLength < 0) {
       throw new IllegalArgumentException(
-          "deviceLength=" + deviceLength + " and hostHitLength=" + hostHitLength
-              + " must be >= 0");
+          "deviceLength=" + deviceLength + " and hostHitLength=" + hostHitLength + " must be >= 0");
     }
   }
 }

@@ -12,7 +12,14 @@ public class MisalignedKeyException extends IllegalArgumentException {
    * @param pageSize the page size
    */
   public MisalignedKeyException(String what, int length, int pageSize) {
-    super(what + ".length=" + length + " is not a multiple of pageSize=" + pageSize
-        + ": pass whole pages (drop the last " + (length % pageSize) + " tokens)");
+    super(
+        what
+            + ".length="
+            + length
+            + " is not a multiple of pageSize="
+            + pageSize
+            + ": pass whole pages (drop the last "
+            + (length % pageSize)
+            + " tokens)");
   }
 }

@@ -31,8 +31,8 @@ final class NoL3 implements L3Port {
   }
 
   @Override
-  public boolean start(long requestId, long namespace, int[] tokens, int aligned,
-      RadixNode anchor) {
+  public boolean start(
+      long requestId, long namespace, int[] tokens, int aligned, RadixNode anchor) {
     return false;
   }
 

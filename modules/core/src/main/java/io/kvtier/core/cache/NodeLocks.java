@@ -20,8 +20,8 @@ final class NodeLocks {
 
   CacheLock lock(RankCache owner, RadixNode node) {
     if (node.invalid != 0) {
-      throw new IllegalStateException("lock of node id=" + node.id
-          + ": its pages belong to a failed load-back; match again");
+      throw new IllegalStateException(
+          "lock of node id=" + node.id + ": its pages belong to a failed load-back; match again");
     }
     tree.lock(node);
     CacheLock lock = new CacheLock(owner, ++serial, node);

@@ -29,17 +29,22 @@ import java.util.Arrays;
 final class PageAllocator {
   private final String pool;
   private final int capacity;
+
   /**
    * {@code iota[i] == i}: what slot runs are written out from, and the pattern the runs of a
    * released array are matched against.
    */
   private final int[] iota;
+
   /** Bit {@code s & 63} of word {@code s >>> 6} is set iff slot {@code s} is allocated. */
   private final long[] used;
+
   /** Bit {@code w & 63} of word {@code w >>> 6} is set iff {@code used[w]} has a free slot. */
   private final long[] hasFree;
+
   /** No word below this one has a free slot. */
   private int firstFreeWord;
+
   private int free;
 
   /**
@@ -276,8 +281,13 @@ final class PageAllocator {
 
   private IllegalStateException notAllocated(int slot) {
     return new IllegalStateException(
-        pool + " slot " + slot + " released but not allocated (double free or foreign slot;"
-            + " capacity=" + capacity + "): this is an engine bug, please report it");
+        pool
+            + " slot "
+            + slot
+            + " released but not allocated (double free or foreign slot;"
+            + " capacity="
+            + capacity
+            + "): this is an engine bug, please report it");
   }
 
   boolean isAllocated(int slot) {

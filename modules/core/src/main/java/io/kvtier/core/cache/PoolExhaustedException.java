@@ -22,11 +22,20 @@ public class PoolExhaustedException extends RuntimeException {
    */
   public PoolExhaustedException(
       String pool, int requested, int free, int protectedPages, int awaitingWriteBack) {
-    super(pool + " pool exhausted: requested " + requested + " pages, " + free
-        + " free after evicting every candidate (" + protectedPages + " protected by requests,"
-        + " locks and pending copies" + (awaitingWriteBack > 0
-            ? ", " + awaitingWriteBack + " awaiting write-back: sync() and retry" : "")
-        + "); finish or abort requests, or make the pool larger");
+    super(
+        pool
+            + " pool exhausted: requested "
+            + requested
+            + " pages, "
+            + free
+            + " free after evicting every candidate ("
+            + protectedPages
+            + " protected by requests,"
+            + " locks and pending copies"
+            + (awaitingWriteBack > 0
+                ? ", " + awaitingWriteBack + " awaiting write-back: sync() and retry"
+                : "")
+            + "); finish or abort requests, or make the pool larger");
     this.requested = requested;
     this.free = free;
     this.awaitingWriteBack = awaitingWriteBack;

@@ -17,12 +17,16 @@ final class PoolLedger {
 
   long deviceEvictable;
   long deviceProtected;
+
   /** Device pages that requests allocated and the tree has not taken yet. */
   long requestPages;
+
   long hostEvictable;
   long hostProtected;
+
   /** Pages of write-back victims whose backup is pending: freed at their commit. */
   long writeBackPages;
+
   /**
    * Host pages held outside the tree: reserved by prepared backups or L3 prefetches, or retired
    * by rolled-back prepared backups until their retirement ack commits.
@@ -44,8 +48,11 @@ final class PoolLedger {
       }
     }
     if (n.hostSlots != null) {
-      if (n.deviceRuns == null && n.lockRef == 0 && n.hostRef == 0
-          && n.backupState == BackupState.COMMITTED && n.invalid == 0) {
+      if (n.deviceRuns == null
+          && n.lockRef == 0
+          && n.hostRef == 0
+          && n.backupState == BackupState.COMMITTED
+          && n.invalid == 0) {
         hostEvictable += sign * n.pageCount;
       } else {
         hostProtected += sign * n.pageCount;
@@ -55,19 +62,25 @@ final class PoolLedger {
 
   /** The device pool's accounting, request pages counted as protected. */
   PoolUsage deviceUsage() {
-    return new PoolUsage(devicePool.capacity(), devicePool.free(), (int) deviceEvictable,
+    return new PoolUsage(
+        devicePool.capacity(),
+        devicePool.free(),
+        (int) deviceEvictable,
         (int) (deviceProtected + requestPages));
   }
 
   /** The host pool's accounting, reserved pages counted as protected. */
   PoolUsage hostUsage() {
-    return new PoolUsage(hostPool.capacity(), hostPool.free(), (int) hostEvictable,
+    return new PoolUsage(
+        hostPool.capacity(),
+        hostPool.free(),
+        (int) hostEvictable,
         (int) (hostProtected + reservedHostPages));
   }
 
   /** The failure of a device allocation of {@code pages} with {@code free} pages left. */
   PoolExhaustedException deviceExhausted(int pages, int free) {
-    return new PoolExhaustedException("device", pages, free,
-        (int) (deviceProtected + requestPages), (int) writeBackPages);
+    return new PoolExhaustedException(
+        "device", pages, free, (int) (deviceProtected + requestPages), (int) writeBackPages);
   }
 }

@@ -13,8 +13,15 @@ public record PoolUsage(int capacity, int free, int evictable, int protectedPage
   /** Validates that no count is negative. */
   public PoolUsage {
     if (capacity < 0 || free < 0 || evictable < 0 || protectedPages < 0) {
-      throw new IllegalArgumentException("negative page count: capacity=" + capacity + " free="
-          + free + " evictable=" + evictable + " protected=" + protectedPages);
+      throw new IllegalArgumentException(
+          "negative page count: capacity="
+              + capacity
+              + " free="
+              + free
+              + " evictable="
+              + evictable
+              + " protected="
+              + protectedPages);
     }
   }
 

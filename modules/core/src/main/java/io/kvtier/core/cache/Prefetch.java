@@ -25,23 +25,38 @@ final class Prefetch {
   final long requestId;
   final long namespace;
   final int[] tokens;
+
   /** Tokens from the root where the candidate pages begin: the anchor's depth. */
   final int startToken;
+
   final int candidatePages;
+
   /** Chained page hashes of the candidate pages (replicated; salted per rank for the keys). */
   final byte[][] pageHashes;
+
   State state = State.PROBING;
+
   /** The lock this op holds: the anchor until decided, then the deepest inserted node; or null. */
   RadixNode lockNode;
+
   int[] hostSlots;
   int reservedPages;
+
   /** Slots {@code [heldFrom, reservedPages)} are still reserved by this op. */
   int heldFrom;
+
   /** Tokens inserted from {@link #startToken} once DONE. */
   int insertedTokens;
 
-  Prefetch(long sequence, long requestId, long namespace, int[] tokens, int startToken,
-      int candidatePages, byte[][] pageHashes, RadixNode anchor) {
+  Prefetch(
+      long sequence,
+      long requestId,
+      long namespace,
+      int[] tokens,
+      int startToken,
+      int candidatePages,
+      byte[][] pageHashes,
+      RadixNode anchor) {
     this.sequence = sequence;
     this.requestId = requestId;
     this.namespace = namespace;
@@ -58,8 +73,20 @@ final class Prefetch {
 
   @Override
   public String toString() {
-    return "Prefetch[seq=" + sequence + ", request=" + requestId + ", " + state + ", start="
-        + startToken + ", candidates=" + candidatePages + ", reserved=" + reservedPages
-        + ", held=" + heldPages() + "]";
+    return "Prefetch[seq="
+        + sequence
+        + ", request="
+        + requestId
+        + ", "
+        + state
+        + ", start="
+        + startToken
+        + ", candidates="
+        + candidatePages
+        + ", reserved="
+        + reservedPages
+        + ", held="
+        + heldPages()
+        + "]";
   }
 }

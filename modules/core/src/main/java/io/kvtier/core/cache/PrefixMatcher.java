@@ -28,6 +28,7 @@ final class PrefixMatcher {
     RadixNode lastHost;
     int hostLength;
     List<LoadBack> loads;
+
     /** The copy of the tokens past the match, until the admitted request takes it. */
     final KeyCopy copy = new KeyCopy();
   }
@@ -53,8 +54,13 @@ final class PrefixMatcher {
     restampWalkedPath();
     // A query in a namespace nothing was cached in must not leave an empty root behind.
     tree.maybeDropRoot(root);
-    return new MatchResult(tree.pathDeviceSlots(scan.lastDevice), scan.lastDevice.depth,
-        scan.hostLength, scan.lastDevice, scan.lastHost, scan.loads);
+    return new MatchResult(
+        tree.pathDeviceSlots(scan.lastDevice),
+        scan.lastDevice.depth,
+        scan.hostLength,
+        scan.lastDevice,
+        scan.lastHost,
+        scan.loads);
   }
 
   /**
@@ -83,9 +89,8 @@ final class PrefixMatcher {
     TreeWalk walk = this.walk;
     int matched = tree.walk(walk, root, tokens, 0, aligned);
     checkTokens(tokens, aligned, tokens.length);
-    int[] copied = copyKey && matched < aligned
-        ? tree.copyKey(lastScan.copy, tokens, matched, aligned)
-        : null;
+    int[] copied =
+        copyKey && matched < aligned ? tree.copyKey(lastScan.copy, tokens, matched, aligned) : null;
     if (copied == null) {
       checkTokens(tokens, matched, aligned);
     } else {

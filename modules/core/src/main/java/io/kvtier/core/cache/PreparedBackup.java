@@ -15,8 +15,10 @@ final class PreparedBackup {
   final int startToken;
   final int layers;
   int pages;
+
   /** Reserved host slots; {@code hostSlots[i]} receives own page {@code i}. */
   int[] hostSlots;
+
   private final boolean[] streamed;
   int streamedCount;
 

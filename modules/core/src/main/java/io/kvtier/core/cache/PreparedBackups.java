@@ -32,8 +32,15 @@ final class PreparedBackups {
   private final int layers;
   private final boolean enabled;
 
-  PreparedBackups(CacheTree tree, PoolLedger ledger, Backups backups, Evictor evictor,
-      WriteTriggers triggers, CacheConfig config, int layers, boolean hasEngine,
+  PreparedBackups(
+      CacheTree tree,
+      PoolLedger ledger,
+      Backups backups,
+      Evictor evictor,
+      WriteTriggers triggers,
+      CacheConfig config,
+      int layers,
+      boolean hasEngine,
       RuleVariants rules) {
     this.tree = tree;
     this.ledger = ledger;
@@ -44,8 +51,8 @@ final class PreparedBackups {
     this.rules = rules;
     this.pageSize = config.pageSize();
     this.layers = layers;
-    this.enabled = hasEngine && config.hostPages() > 0
-        && config.writePolicy() != WritePolicy.WRITE_BACK;
+    this.enabled =
+        hasEngine && config.hostPages() > 0 && config.writePolicy() != WritePolicy.WRITE_BACK;
   }
 
   /**
@@ -64,10 +71,18 @@ final class PreparedBackups {
       return b != null;
     }
     if (b != null && b.streamedCount > 0) {
-      throw new IllegalStateException("prepareBackup of request id=" + r.id + ": its prepared"
-          + " backup of " + b.pages + " pages has streamed layers " + b.streamedLayers()
-          + " already and cannot grow to " + full + " pages; call prepareBackup before the"
-          + " first streamLayer, or insert the chunk (cacheChunk) and prepare again");
+      throw new IllegalStateException(
+          "prepareBackup of request id="
+              + r.id
+              + ": its prepared"
+              + " backup of "
+              + b.pages
+              + " pages has streamed layers "
+              + b.streamedLayers()
+              + " already and cannot grow to "
+              + full
+              + " pages; call prepareBackup before the"
+              + " first streamLayer, or insert the chunk (cacheChunk) and prepare again");
     }
     int more = full - have;
     int free = ledger.hostPool.free();
@@ -94,17 +109,30 @@ final class PreparedBackups {
   void stream(RequestState r, int layer) {
     PreparedBackup b = r.prepared;
     if (b == null) {
-      throw new IllegalStateException("streamLayer of request id=" + r.id + ", layer=" + layer
-          + ": the request has no prepared backup; call prepareBackup after allocate and stream"
-          + " only when it returned true");
+      throw new IllegalStateException(
+          "streamLayer of request id="
+              + r.id
+              + ", layer="
+              + layer
+              + ": the request has no prepared backup; call prepareBackup after allocate and stream"
+              + " only when it returned true");
     }
     if (layer < 0 || layer >= b.layers) {
-      throw new IllegalArgumentException("streamLayer of request id=" + r.id + ": layer="
-          + layer + " is out of range; the KV layout has layers 0.." + (b.layers - 1));
+      throw new IllegalArgumentException(
+          "streamLayer of request id="
+              + r.id
+              + ": layer="
+              + layer
+              + " is out of range; the KV layout has layers 0.."
+              + (b.layers - 1));
     }
     if (b.streamed(layer)) {
-      throw new IllegalStateException("streamLayer of request id=" + r.id + ": layer=" + layer
-          + " was streamed already; stream each layer once, after the model wrote it");
+      throw new IllegalStateException(
+          "streamLayer of request id="
+              + r.id
+              + ": layer="
+              + layer
+              + " was streamed already; stream each layer once, after the model wrote it");
     }
     backups.streamLayer(b, r.own, layer);
     b.markStreamed(layer);
@@ -119,31 +147,72 @@ final class PreparedBackups {
    *
    * @return the length already cached on the device, as {@link CacheTree#insert} returns it
    */
-  int insert(RequestState r, int[] tokens, int aligned, long knownKey, int knownKeyPos,
-      KeyCopy copy, InsertResult out) {
+  int insert(
+      RequestState r,
+      int[] tokens,
+      int aligned,
+      long knownKey,
+      int knownKeyPos,
+      KeyCopy copy,
+      InsertResult out) {
     PreparedBackup b = r.prepared;
     int backupEnd = b.endToken(pageSize);
     if (aligned < backupEnd) {
       // The insert covers only part of the backup's pages, which no node can match: give the
       // backup up first so that the inserted nodes take the ordinary write-through way.
       rollBack(r);
-      return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority,
-          knownKey, knownKeyPos, copy, triggers, out);
+      return tree.insert(
+          r.lockNode,
+          tokens,
+          r.prefixLength,
+          aligned,
+          r.own,
+          0,
+          r.priority,
+          knownKey,
+          knownKeyPos,
+          copy,
+          triggers,
+          out);
     }
     triggers.defer();
     int cached;
     RadixNode node;
     try {
-      cached = tree.insert(r.lockNode, tokens, r.prefixLength, backupEnd, r.own, 0, r.priority,
-          knownKey, knownKeyPos, copy, triggers, out);
+      cached =
+          tree.insert(
+              r.lockNode,
+              tokens,
+              r.prefixLength,
+              backupEnd,
+              r.own,
+              0,
+              r.priority,
+              knownKey,
+              knownKeyPos,
+              copy,
+              triggers,
+              out);
       node = out.end == backupEnd ? out.node : null;
       resolve(r, node);
     } finally {
       triggers.registerDeferred();
     }
     if (node != null && aligned > backupEnd) {
-      int more = tree.insert(node, tokens, backupEnd, aligned, r.own, b.pages, r.priority,
-          knownKey, knownKeyPos, copy, triggers, out);
+      int more =
+          tree.insert(
+              node,
+              tokens,
+              backupEnd,
+              aligned,
+              r.own,
+              b.pages,
+              r.priority,
+              knownKey,
+              knownKeyPos,
+              copy,
+              triggers,
+              out);
       if (cached == backupEnd) {
         cached = more;
       }
@@ -154,10 +223,11 @@ final class PreparedBackups {
   /** Attaches the request's backup to {@code node} if the predicate holds, else rolls it back. */
   private void resolve(RequestState r, RadixNode node) {
     PreparedBackup b = r.prepared;
-    boolean attach = node != null && node.parent != null
-        && AttachPredicate.holds(ReplicatedNodeView.of(node, r.own, b.pages), b, pageSize);
-    if (attach && rules.drainTimedStreamsDone != null
-        && !rules.drainTimedStreamsDone.test(r.id)) {
+    boolean attach =
+        node != null
+            && node.parent != null
+            && AttachPredicate.holds(ReplicatedNodeView.of(node, r.own, b.pages), b, pageSize);
+    if (attach && rules.drainTimedStreamsDone != null && !rules.drainTimedStreamsDone.test(r.id)) {
       // The seed defect, on purpose: a rank-local, drain-timed test decides, and the slow rank
       // falls back to a synchronous catch-up backup of its own.
       rollBack(r);
@@ -181,10 +251,15 @@ final class PreparedBackups {
   void attach(RequestState r, RadixNode node) {
     PreparedBackup b = r.prepared;
     if (node.backupState == BackupState.PENDING || node.hostSlots != null) {
-      throw new IllegalStateException("attach of the prepared backup of request id=" + r.id
-          + " to node id=" + node.id + ": the node is " + node.backupState
-          + (node.pendingWrite != null ? " (write " + node.pendingWrite.sequence + ")" : "")
-          + "; attaching a second backup to a node is a bug, roll the prepared backup back");
+      throw new IllegalStateException(
+          "attach of the prepared backup of request id="
+              + r.id
+              + " to node id="
+              + node.id
+              + ": the node is "
+              + node.backupState
+              + (node.pendingWrite != null ? " (write " + node.pendingWrite.sequence + ")" : "")
+              + "; attaching a second backup to a node is a bug, roll the prepared backup back");
     }
     r.prepared = null;
     WriteAck ack;

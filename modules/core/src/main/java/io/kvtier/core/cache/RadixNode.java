@@ -19,18 +19,24 @@ public final class RadixNode {
 
   int[] keyTokens;
   int keyOffset;
+
   /** The key store chunk {@link #keyTokens} is, or -1 for an array of the node's own. */
   int keyChunk = -1;
+
   int keyLength;
   int pageCount;
+
   /** Tokens from the root to the end of this node's key. */
   int depth;
 
   /** The key under which this node sits in its parent's children: first token or page hash. */
   long childKey;
+
   LongMap<RadixNode> children;
+
   /** The next sibling whose first page hashes to the same {@link #childKey}. */
   RadixNode sameKeyNext;
+
   int childCount;
   int residentChildren;
 
@@ -39,24 +45,31 @@ public final class RadixNode {
    * #pageCount} pages in order (see {@link SlotRuns}); null = evicted.
    */
   int[] deviceRuns;
+
   /** Host slots as a view; null = no host copy. */
   int[] hostSlots;
+
   int hostOffset;
 
   BackupState backupState = BackupState.NONE;
   WriteAck pendingWrite;
   boolean evictAfterBackup;
   LoadBack pendingLoad;
+
   /** 0 valid; {@link #DEVICE_INVALID} or {@link #UNTRUSTED} after a failed load. */
   byte invalid;
 
   int lockRef;
+
   /** Protects the host copy: 1 while an L3 write reads it ({@link #pendingL3Write}), else 0. */
   int hostRef;
+
   /** {@link #L3_NONE}, {@link #L3_WRITING} or {@link #L3_STORED}; replicated (agreed). */
   byte l3State;
+
   /** The L3 write this node's host copy is being put by, or null. */
   L3Write pendingL3Write;
+
   long hitCount;
   int priority;
   long lastAccess;
@@ -65,18 +78,22 @@ public final class RadixNode {
   int deviceStamp;
   int hostStamp;
   boolean deleted;
+
   /** Chained SHA-256 page hashes as 32-byte digests, computed on demand; may be null. */
   byte[][] pageHashes;
 
   /** The device pages hold bytes of a failed load; the host copy is still good. */
   static final byte DEVICE_INVALID = 1;
+
   /** Computed on top of a failed load: neither the device nor the host copy may be used. */
   static final byte UNTRUSTED = 2;
 
   /** Not in L3 (or a write failed). */
   static final byte L3_NONE = 0;
+
   /** An L3 write of the node is pending. */
   static final byte L3_WRITING = 1;
+
   /** Every rank's store took the node's pages (agreed), or they were prefetched from it. */
   static final byte L3_STORED = 2;
 
@@ -244,9 +261,20 @@ public final class RadixNode {
 
   @Override
   public String toString() {
-    return "RadixNode[id=" + id + ", ns=" + namespace + ", tokens=" + keyLength + ", depth="
-        + depth + (deviceRuns != null ? ", device" : "") + ", " + backupState
-        + (lockRef > 0 ? ", lockRef=" + lockRef : "") + (invalid != 0 ? ", invalid" : "")
-        + (deleted ? ", deleted" : "") + "]";
+    return "RadixNode[id="
+        + id
+        + ", ns="
+        + namespace
+        + ", tokens="
+        + keyLength
+        + ", depth="
+        + depth
+        + (deviceRuns != null ? ", device" : "")
+        + ", "
+        + backupState
+        + (lockRef > 0 ? ", lockRef=" + lockRef : "")
+        + (invalid != 0 ? ", invalid" : "")
+        + (deleted ? ", deleted" : "")
+        + "]";
   }
 }

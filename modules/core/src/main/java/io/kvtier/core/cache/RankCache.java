@@ -69,22 +69,36 @@ public final class RankCache {
     int layers = memory.map(KvMemory::layers).orElse(0);
     boolean hostTier = config.hostPages() > 0 && memory.flatMap(KvMemory::engine).isPresent();
     Evictor evictor = new Evictor(tree, counters);
-    this.l3 = l3Setup == null
-        ? L3Port.NONE
-        : L3Room.of(l3Setup, memory.orElseThrow().host().orElseThrow(), tree, ledger, evictor);
+    this.l3 =
+        l3Setup == null
+            ? L3Port.NONE
+            : L3Room.of(l3Setup, memory.orElseThrow().host().orElseThrow(), tree, ledger, evictor);
     this.backups = new Backups(tree, ledger, evictor, l3, config, progress, hostTier, counters);
     this.loadBacks =
         new LoadBacks(tree, ledger, backups, config, progress, layers, hostTier, counters);
     WriteTriggers triggers = new WriteTriggers(backups, l3, config, hostTier);
-    this.prepared = new PreparedBackups(tree, ledger, backups, evictor, triggers, config,
-        layers, hostTier, rules);
+    this.prepared =
+        new PreparedBackups(
+            tree, ledger, backups, evictor, triggers, config, layers, hostTier, rules);
     this.matcher = new PrefixMatcher(tree, config.pageSize(), config.vocabSize(), rules);
-    this.requests = new RequestTable(tree, ledger, matcher, backups, loadBacks, prepared,
-        triggers, l3, rules, config.pageSize());
+    this.requests =
+        new RequestTable(
+            tree,
+            ledger,
+            matcher,
+            backups,
+            loadBacks,
+            prepared,
+            triggers,
+            l3,
+            rules,
+            config.pageSize());
     this.locks = new NodeLocks(tree);
     this.protocol = new CommitProtocol(progress, backups, loadBacks, l3);
-    this.rooms = new Rooms(tree, ledger, backups, loadBacks, evictor, requests, locks, memory,
-        rules, protocol, prepared, l3);
+    this.rooms =
+        new Rooms(
+            tree, ledger, backups, loadBacks, evictor, requests, locks, memory, rules, protocol,
+            prepared, l3);
   }
 
   /**
@@ -94,9 +108,11 @@ public final class RankCache {
   public static RankCache withoutMemory(CacheConfig config) {
     Objects.requireNonNull(config, "config");
     if (config.hostPages() != 0) {
-      throw new IllegalArgumentException("hostPages=" + config.hostPages()
-          + " but a cache without memory cannot copy pages to a host tier: set hostPages=0, or"
-          + " use RankCache.withMemory(config, device, host, transfers)");
+      throw new IllegalArgumentException(
+          "hostPages="
+              + config.hostPages()
+              + " but a cache without memory cannot copy pages to a host tier: set hostPages=0, or"
+              + " use RankCache.withMemory(config, device, host, transfers)");
     }
     return new RankCache(config, Optional.empty(), null);
   }
@@ -115,8 +131,8 @@ public final class RankCache {
    */
   public static RankCache withMemory(
       CacheConfig config, DeviceMemory device, HostMemory host, TransferEngine transfers) {
-    return new RankCache(config,
-        Optional.of(KvMemory.withHost(config, device, host, transfers)), null);
+    return new RankCache(
+        config, Optional.of(KvMemory.withHost(config, device, host, transfers)), null);
   }
 
   /**
@@ -125,11 +141,15 @@ public final class RankCache {
    * group): host-committed nodes are written to the store in the background, and {@link
    * #startPrefetch} fetches a request's pages that only the store has.
    */
-  public static RankCache withMemory(CacheConfig config, DeviceMemory device, HostMemory host,
-      TransferEngine transfers, L3Setup l3) {
+  public static RankCache withMemory(
+      CacheConfig config,
+      DeviceMemory device,
+      HostMemory host,
+      TransferEngine transfers,
+      L3Setup l3) {
     Objects.requireNonNull(l3, "l3");
-    return new RankCache(config,
-        Optional.of(KvMemory.withHost(config, device, host, transfers)), l3);
+    return new RankCache(
+        config, Optional.of(KvMemory.withHost(config, device, host, transfers)), l3);
   }
 
   /** The settings. */

@@ -55,10 +55,19 @@ final class ReplicaDigest {
     global.add(ledger.requestPages).add(ledger.reservedHostPages).add(ledger.writeBackPages);
     global.add(backups.writeSequence).add(loadBacks.loadSequence);
     CacheStats s = cache.stats();
-    global.add(s.preparedBackups()).add(s.streamedLayers()).add(s.preparedAttached())
-        .add(s.preparedRolledBack()).add(s.catchUpLayers()).add(s.backupsRegistered())
-        .add(s.backupsCommitted()).add(s.backupsFailed()).add(s.loadsRegistered())
-        .add(s.loadsCommitted()).add(s.loadsFailed()).add(s.deviceEvictions())
+    global
+        .add(s.preparedBackups())
+        .add(s.streamedLayers())
+        .add(s.preparedAttached())
+        .add(s.preparedRolledBack())
+        .add(s.catchUpLayers())
+        .add(s.backupsRegistered())
+        .add(s.backupsCommitted())
+        .add(s.backupsFailed())
+        .add(s.loadsRegistered())
+        .add(s.loadsCommitted())
+        .add(s.loadsFailed())
+        .add(s.deviceEvictions())
         .add(s.hostEvictions());
     global.writes(backups).loads(loadBacks);
     L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);
@@ -108,10 +117,18 @@ final class ReplicaDigest {
 
   private ReplicaDigest l3(L3Tier l3) {
     L3Stats s = l3.stats();
-    add(s.writesRegistered()).add(s.writesCommitted()).add(s.writesFailed())
-        .add(s.pagesWritten()).add(s.prefetchesStarted()).add(s.prefetchesSkipped())
-        .add(s.prefetchesTimedOut()).add(s.prefetchesAborted()).add(s.prefetchesDone())
-        .add(s.pagesReserved()).add(s.pagesInserted()).add(s.pagesDuplicate())
+    add(s.writesRegistered())
+        .add(s.writesCommitted())
+        .add(s.writesFailed())
+        .add(s.pagesWritten())
+        .add(s.prefetchesStarted())
+        .add(s.prefetchesSkipped())
+        .add(s.prefetchesTimedOut())
+        .add(s.prefetchesAborted())
+        .add(s.prefetchesDone())
+        .add(s.pagesReserved())
+        .add(s.pagesInserted())
+        .add(s.pagesDuplicate())
         .add(s.pagesMissed());
     add(l3.writeSequence).add(l3.prefetchSequence).add(l3.writes.size());
     for (L3Write write : l3.writes) {

@@ -36,11 +36,20 @@ record ReplicatedNodeView(
    * own}.
    */
   static ReplicatedNodeView of(RadixNode n, SlotRuns own, int count) {
-    boolean holds = n.resident() && n.pageCount == count
-        && Arrays.equals(n.deviceSlots(), own.toArray(0, count, null));
+    boolean holds =
+        n.resident()
+            && n.pageCount == count
+            && Arrays.equals(n.deviceSlots(), own.toArray(0, count, null));
     RadixNode p = n.parent;
-    return new ReplicatedNodeView(n.id, n.depth - n.keyLength, n.depth, n.resident(),
-        n.hostSlots != null, n.backupState, n.invalid == 0,
-        p.parent == null || p.hostSlots != null, holds);
+    return new ReplicatedNodeView(
+        n.id,
+        n.depth - n.keyLength,
+        n.depth,
+        n.resident(),
+        n.hostSlots != null,
+        n.backupState,
+        n.invalid == 0,
+        p.parent == null || p.hostSlots != null,
+        holds);
   }
 }

@@ -18,8 +18,8 @@ public record RequestOptions(long namespace, int priority, int loadBackQuotaPage
   /** Validates the fields. */
   public RequestOptions {
     if (loadBackQuotaPages < 0) {
-      throw new IllegalArgumentException("loadBackQuotaPages=" + loadBackQuotaPages
-          + " must be >= 0 (0 disables load-back)");
+      throw new IllegalArgumentException(
+          "loadBackQuotaPages=" + loadBackQuotaPages + " must be >= 0 (0 disables load-back)");
     }
   }
 

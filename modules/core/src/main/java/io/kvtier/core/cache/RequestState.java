@@ -9,25 +9,33 @@ final class RequestState {
   long id;
   long namespace;
   int priority;
+
   /** The admitted tokens; replaced by the array given to a chunk insert. Not copied. */
   int[] tokens;
+
   /** The deepest locked node; the prefix up to it is the tree's, the rest the request's. */
   RadixNode lockNode;
+
   int prefixLength;
+
   /**
    * The request's own device pages: page {@code i} holds tokens {@code [prefixLength +
    * i*pageSize, ...)}. Held as runs, so that allocating them writes no slot one by one and the
    * tree takes them as runs too (see {@link SlotRuns}).
    */
   final SlotRuns own = new SlotRuns();
+
   /** The request's prepared backup over the first {@code pages} own pages, or null. */
   PreparedBackup prepared;
+
   /**
    * The first-page key of {@link #tokens} at {@code missKeyPos} that the admission's walk
    * computed where it found no child (-1: none; see {@link TreeWalk#missKey}).
    */
   long missKey;
+
   int missKeyPos = -1;
+
   /**
    * The admission's copy of {@link #tokens} past the match, which the insert takes as the new
    * leaf's key; released (by the cache, which owns the store) when the request ends.
@@ -50,12 +58,13 @@ final class RequestState {
   static final class Pool {
     /** Enough for a scheduler's batch; states beyond it are left to the collector. */
     private static final int KEPT = 64;
+
     private final RequestState[] spare = new RequestState[KEPT];
     private int count;
 
     /** A state for a request admitted with these arguments, with no pages and no backup. */
-    RequestState take(long id, long namespace, int priority, int[] tokens, RadixNode lockNode,
-        int prefixLength) {
+    RequestState take(
+        long id, long namespace, int priority, int[] tokens, RadixNode lockNode, int prefixLength) {
       RequestState r;
       if (count == 0) {
         r = new RequestState();

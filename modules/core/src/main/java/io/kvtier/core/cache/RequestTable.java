@@ -33,12 +33,21 @@ final class RequestTable {
   private final int pageSize;
   private final LongMap<RequestState> requests = new LongMap<>(64);
   private final RequestState.Pool states = new RequestState.Pool();
+
   /** Where the last insert of a request ended; refilled by each. */
   private final InsertResult inserted = new InsertResult();
 
-  RequestTable(CacheTree tree, PoolLedger ledger, PrefixMatcher matcher, Backups backups,
-      LoadBacks loadBacks, PreparedBackups prepared, WriteTriggers triggers, L3Port l3,
-      RuleVariants rules, int pageSize) {
+  RequestTable(
+      CacheTree tree,
+      PoolLedger ledger,
+      PrefixMatcher matcher,
+      Backups backups,
+      LoadBacks loadBacks,
+      PreparedBackups prepared,
+      WriteTriggers triggers,
+      L3Port l3,
+      RuleVariants rules,
+      int pageSize) {
     this.tree = tree;
     this.ledger = ledger;
     this.matcher = matcher;
@@ -75,8 +84,10 @@ final class RequestTable {
 
   Admission admit(long requestId, int[] tokens, RequestOptions options) {
     if (requests.get(requestId) != null) {
-      throw new IllegalStateException("admit of request id=" + requestId
-          + ": already active; finish or abort it before admitting the id again");
+      throw new IllegalStateException(
+          "admit of request id="
+              + requestId
+              + ": already active; finish or abort it before admitting the id again");
     }
     l3.checkAdmittable(requestId);
     RadixNode root = matcher.rootFor(options.namespace(), tokens);
@@ -88,8 +99,8 @@ final class RequestTable {
       int loaded = 0;
       List<LoadBack> pending = scan.loads;
       if (scan.hostLength > 0 && options.loadBackQuotaPages() > 0) {
-        LoadBack load = loadBacks.loadBack(scan.lastDevice, scan.lastHost,
-            options.loadBackQuotaPages());
+        LoadBack load =
+            loadBacks.loadBack(scan.lastDevice, scan.lastHost, options.loadBackQuotaPages());
         if (load != null) {
           tree.lock(scan.lastHost);
           tree.unlock(scan.lastDevice);
@@ -101,14 +112,15 @@ final class RequestTable {
       }
       // Released only now that the request's own lock holds what the prefetch found.
       l3.admitted(requestId);
-      RequestState state = states.take(requestId, options.namespace(), options.priority(),
-          tokens, locked, locked.depth);
+      RequestState state =
+          states.take(
+              requestId, options.namespace(), options.priority(), tokens, locked, locked.depth);
       state.missKey = matcher.missKey();
       state.missKeyPos = matcher.missPos();
       state.keyCopy.takeFrom(scan.copy);
       requests.put(requestId, state);
-      return new Admission(requestId, locked.depth, scan.hostLength, loaded,
-          pending, locked, scan.lastHost);
+      return new Admission(
+          requestId, locked.depth, scan.hostLength, loaded, pending, locked, scan.lastHost);
     } finally {
       // Taken by the request unless something failed on the way.
       tree.releaseKey(scan.copy);
@@ -124,8 +136,10 @@ final class RequestTable {
       return false;
     }
     if (requests.get(requestId) != null) {
-      throw new IllegalStateException("startPrefetch of request id=" + requestId
-          + ": the request is active; prefetch before admitting it");
+      throw new IllegalStateException(
+          "startPrefetch of request id="
+              + requestId
+              + ": the request is active; prefetch before admitting it");
     }
     matcher.checkTokens(tokens, 0, tokens.length);
     RadixNode root = matcher.rootFor(options.namespace(), tokens);
@@ -140,8 +154,8 @@ final class RequestTable {
 
   int[] allocate(RequestState r, int pages) {
     if (pages < 0) {
-      throw new IllegalArgumentException("allocate of request id=" + r.id + ": pages="
-          + pages + " must be >= 0");
+      throw new IllegalArgumentException(
+          "allocate of request id=" + r.id + ": pages=" + pages + " must be >= 0");
     }
     if (pages == 0) {
       return new int[0];
@@ -197,8 +211,15 @@ final class RequestTable {
     int prefixPages = r.prefixLength / pageSize;
     int total = prefixPages + r.ownCount();
     if (offset < 0 || offset + total > dst.length) {
-      throw new IndexOutOfBoundsException("copyPageTable of request id=" + r.id + ": "
-          + total + " slots at offset=" + offset + " do not fit dst.length=" + dst.length);
+      throw new IndexOutOfBoundsException(
+          "copyPageTable of request id="
+              + r.id
+              + ": "
+              + total
+              + " slots at offset="
+              + offset
+              + " do not fit dst.length="
+              + dst.length);
     }
     for (RadixNode n = r.lockNode; n.parent != null; n = n.parent) {
       n.copyDeviceSlots(dst, offset + (n.depth - n.keyLength) / pageSize, ledger.devicePool);
@@ -229,8 +250,13 @@ final class RequestTable {
   void cacheChunk(RequestState r, int[] tokens, int computedTokens) {
     checkTokens("cacheChunk", r, tokens, computedTokens);
     if (computedTokens > tokens.length) {
-      throw new IllegalArgumentException("cacheChunk of request id=" + r.id
-          + ": computedTokens=" + computedTokens + " exceeds tokens.length=" + tokens.length);
+      throw new IllegalArgumentException(
+          "cacheChunk of request id="
+              + r.id
+              + ": computedTokens="
+              + computedTokens
+              + " exceeds tokens.length="
+              + tokens.length);
     }
     if (tokens != r.tokens) {
       // The admission's first-page key and key copy are of the old array.
@@ -293,31 +319,63 @@ final class RequestTable {
     if (r.prepared != null) {
       return prepared.insert(r, tokens, aligned, r.missKey, keyPos, copy, inserted);
     }
-    return tree.insert(r.lockNode, tokens, r.prefixLength, aligned, r.own, 0, r.priority,
-        r.missKey, keyPos, copy, triggers, inserted);
+    return tree.insert(
+        r.lockNode,
+        tokens,
+        r.prefixLength,
+        aligned,
+        r.own,
+        0,
+        r.priority,
+        r.missKey,
+        keyPos,
+        copy,
+        triggers,
+        inserted);
   }
 
   private void checkTokens(String operation, RequestState r, int[] tokens, int used) {
     Objects.requireNonNull(tokens, "tokens");
     long held = r.prefixLength + (long) r.ownCount() * pageSize;
     if (used < r.prefixLength) {
-      throw new IllegalArgumentException(operation + " of request id=" + r.id + ": " + used
-          + " tokens is shorter than the request's cached prefix of " + r.prefixLength
-          + " tokens; pass the request's whole token sequence");
+      throw new IllegalArgumentException(
+          operation
+              + " of request id="
+              + r.id
+              + ": "
+              + used
+              + " tokens is shorter than the request's cached prefix of "
+              + r.prefixLength
+              + " tokens; pass the request's whole token sequence");
     }
     if (used > held) {
-      throw new IllegalArgumentException(operation + " of request id=" + r.id + ": " + used
-          + " tokens need KV pages but the request holds pages for only " + held
-          + " tokens; allocate the missing pages first");
+      throw new IllegalArgumentException(
+          operation
+              + " of request id="
+              + r.id
+              + ": "
+              + used
+              + " tokens need KV pages but the request holds pages for only "
+              + held
+              + " tokens; allocate the missing pages first");
     }
     if (tokens != r.tokens) {
       matcher.checkTokens(tokens, 0, tokens.length);
       int m = Arrays.mismatch(tokens, 0, r.prefixLength, r.tokens, 0, r.prefixLength);
       if (m >= 0) {
-        throw new IllegalArgumentException(operation + " of request id=" + r.id
-            + ": tokens differ from the admitted prompt at index " + m + " (" + tokens[m]
-            + " != " + r.tokens[m] + ") within the cached prefix of " + r.prefixLength
-            + " tokens; pass the admitted tokens followed by the new ones");
+        throw new IllegalArgumentException(
+            operation
+                + " of request id="
+                + r.id
+                + ": tokens differ from the admitted prompt at index "
+                + m
+                + " ("
+                + tokens[m]
+                + " != "
+                + r.tokens[m]
+                + ") within the cached prefix of "
+                + r.prefixLength
+                + " tokens; pass the admitted tokens followed by the new ones");
       }
     }
   }

@@ -21,8 +21,7 @@ final class RuleSwitches implements RuleAccess {
   public void drainTimedAttach(RankCache cache, boolean on) {
     // The one place where rank-local completion is handed to a decision, on purpose.
     Rooms rooms = cache.rooms();
-    rooms.rules().drainTimedStreamsDone =
-        on ? rooms.localProgress()::streamedDoneDrainTimed : null;
+    rooms.rules().drainTimedStreamsDone = on ? rooms.localProgress()::streamedDoneDrainTimed : null;
   }
 
   @Override

@@ -16,8 +16,10 @@ final class RuleVariants {
    * a prepared backup attaches only if it says true. Null = real rule.
    */
   LongPredicate drainTimedStreamsDone;
+
   /** Stamps lastAccess from a per-rank clock instead of the logical clock; null = real rule. */
   LongSupplier accessClock;
+
   /** Fails a device allocation whenever this says so, without agreement; null = real rule. */
   BooleanSupplier allocationFailure;
 

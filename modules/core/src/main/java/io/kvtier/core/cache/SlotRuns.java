@@ -21,8 +21,10 @@ import java.util.Arrays;
 final class SlotRuns {
   /** {@code pairs[2k]} is the first slot of run {@code k}, {@code pairs[2k+1]} its length. */
   private int[] pairs = new int[8];
+
   /** Ints of {@link #pairs} in use, two per run. */
   private int used;
+
   /** Pages in all runs. */
   private int pages;
 

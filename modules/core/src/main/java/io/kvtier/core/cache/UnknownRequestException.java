@@ -13,9 +13,13 @@ public class UnknownRequestException extends IllegalStateException {
    * @param requestId the id
    */
   public UnknownRequestException(String operation, long requestId) {
-    super(operation + " of request id=" + requestId + ": no such active request (never admitted,"
-        + " or already finished or aborted); admit a request before using it and finish or"
-        + " abort it once");
+    super(
+        operation
+            + " of request id="
+            + requestId
+            + ": no such active request (never admitted,"
+            + " or already finished or aborted); admit a request before using it and finish or"
+            + " abort it once");
     this.requestId = requestId;
   }
 

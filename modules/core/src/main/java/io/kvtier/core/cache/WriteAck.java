@@ -17,10 +17,13 @@ import java.util.ArrayList;
 final class WriteAck {
   final long sequence;
   final ArrayList<RadixNode> nodes = new ArrayList<>(2);
+
   /** Pages of the write-back victim that this ack frees at its commit. */
   int writeBackPages;
+
   /** Host slots a retirement frees at its commit; null for a backup of nodes. */
   final int[] retiredHostSlots;
+
   /** The request whose prepared backup this ack carries (attached or retired); -1 if none. */
   final long preparedRequest;
 

@@ -18,6 +18,7 @@ final class WriteTriggers implements HitListener {
   private final Backups backups;
   private final L3Port l3;
   private final long writeThreshold;
+
   /** Whether there is a host tier with a transfer engine to copy through. */
   private final boolean hostTier;
 
@@ -49,8 +50,12 @@ final class WriteTriggers implements HitListener {
    * false returned; see {@link #registerDeferred()}.
    */
   private boolean writeThroughWanted(RadixNode n) {
-    boolean want = n.hitCount >= writeThreshold && n.hostSlots == null && n.resident()
-        && n.invalid == 0 && hostTier;
+    boolean want =
+        n.hitCount >= writeThreshold
+            && n.hostSlots == null
+            && n.resident()
+            && n.invalid == 0
+            && hostTier;
     if (want && deferred) {
       wanted.add(n);
       return false;

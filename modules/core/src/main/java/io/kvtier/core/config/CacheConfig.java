@@ -28,12 +28,16 @@ public record CacheConfig(
 
   /** Default write policy. */
   public static final WritePolicy DEFAULT_WRITE_POLICY = WritePolicy.WRITE_THROUGH;
+
   /** Default hit threshold of selective write-through. */
   public static final int DEFAULT_WRITE_THROUGH_THRESHOLD = 2;
+
   /** Default eviction policy. */
   public static final EvictionPolicy DEFAULT_EVICTION_POLICY = EvictionPolicy.LRU;
+
   /** Default load-back threshold in pages. */
   public static final int DEFAULT_LOAD_BACK_THRESHOLD = 1;
+
   /** Default vocabulary bound: any non-negative int token id. */
   public static final int DEFAULT_VOCAB_SIZE = Integer.MAX_VALUE;
 
@@ -89,8 +93,15 @@ public record CacheConfig(
    * @return a copy
    */
   public CacheConfig withWritePolicy(WritePolicy policy) {
-    return new CacheConfig(pageSize, devicePages, hostPages, policy, writeThroughThreshold,
-        evictionPolicy, loadBackThreshold, vocabSize);
+    return new CacheConfig(
+        pageSize,
+        devicePages,
+        hostPages,
+        policy,
+        writeThroughThreshold,
+        evictionPolicy,
+        loadBackThreshold,
+        vocabSize);
   }
 
   /**
@@ -100,8 +111,15 @@ public record CacheConfig(
    * @return a copy
    */
   public CacheConfig withWriteThroughThreshold(int threshold) {
-    return new CacheConfig(pageSize, devicePages, hostPages, writePolicy, threshold,
-        evictionPolicy, loadBackThreshold, vocabSize);
+    return new CacheConfig(
+        pageSize,
+        devicePages,
+        hostPages,
+        writePolicy,
+        threshold,
+        evictionPolicy,
+        loadBackThreshold,
+        vocabSize);
   }
 
   /**
@@ -111,8 +129,15 @@ public record CacheConfig(
    * @return a copy
    */
   public CacheConfig withEvictionPolicy(EvictionPolicy policy) {
-    return new CacheConfig(pageSize, devicePages, hostPages, writePolicy, writeThroughThreshold,
-        policy, loadBackThreshold, vocabSize);
+    return new CacheConfig(
+        pageSize,
+        devicePages,
+        hostPages,
+        writePolicy,
+        writeThroughThreshold,
+        policy,
+        loadBackThreshold,
+        vocabSize);
   }
 
   /**
@@ -122,8 +147,15 @@ public record CacheConfig(
    * @return a copy
    */
   public CacheConfig withLoadBackThreshold(int pages) {
-    return new CacheConfig(pageSize, devicePages, hostPages, writePolicy, writeThroughThreshold,
-        evictionPolicy, pages, vocabSize);
+    return new CacheConfig(
+        pageSize,
+        devicePages,
+        hostPages,
+        writePolicy,
+        writeThroughThreshold,
+        evictionPolicy,
+        pages,
+        vocabSize);
   }
 
   /**
@@ -133,7 +165,14 @@ public record CacheConfig(
    * @return a copy
    */
   public CacheConfig withVocabSize(int size) {
-    return new CacheConfig(pageSize, devicePages, hostPages, writePolicy, writeThroughThreshold,
-        evictionPolicy, loadBackThreshold, size);
+    return new CacheConfig(
+        pageSize,
+        devicePages,
+        hostPages,
+        writePolicy,
+        writeThroughThreshold,
+        evictionPolicy,
+        loadBackThreshold,
+        size);
   }
 }

@@ -51,8 +51,10 @@ public record KvTierConfig(
 
   /** Default of {@link KvTierKeys#DEVICE}. */
   public static final String DEFAULT_DEVICE = "auto";
+
   /** Default of {@link KvTierKeys#HOST}. */
   public static final String DEFAULT_HOST = "auto";
+
   /**
    * Default of {@link KvTierKeys#COLLECTIVE}: {@code local}, not {@code auto}. The distributed
    * collectives are available whenever their library is on the module path (mpi even without
@@ -60,28 +62,40 @@ public record KvTierConfig(
    * process that was never launched as a rank of one; choosing them is the user's decision.
    */
   public static final String DEFAULT_COLLECTIVE = "local";
+
   /** Default of {@link KvTierKeys#STORE}: no L3 tier. */
   public static final String DEFAULT_STORE = "none";
+
   /** Default of {@link KvTierKeys#LAYERS}. */
   public static final int DEFAULT_LAYERS = 4;
+
   /** Default of {@link KvTierKeys#KV_HEADS}. */
   public static final int DEFAULT_KV_HEADS = 2;
+
   /** Default of {@link KvTierKeys#HEAD_DIM}. */
   public static final int DEFAULT_HEAD_DIM = 64;
+
   /** Default of {@link KvTierKeys#DTYPE_BYTES} (fp16). */
   public static final int DEFAULT_DTYPE_BYTES = 2;
+
   /** Default of {@link KvTierKeys#PAGE_SIZE}. */
   public static final int DEFAULT_PAGE_SIZE = 16;
+
   /** Default of {@link KvTierKeys#DEVICE_PAGES}: with the default layout, 32 MiB. */
   public static final int DEFAULT_DEVICE_PAGES = 1024;
+
   /** Default of {@link KvTierKeys#HOST_RATIO}, used when no host size is set. */
   public static final double DEFAULT_HOST_RATIO = 2.0;
+
   /** Default of {@link KvTierKeys#MEMORY_LAYOUT}. */
   public static final MemoryLayout DEFAULT_MEMORY_LAYOUT = MemoryLayout.LAYER_FIRST;
+
   /** Default of {@link KvTierKeys#RANKS}. */
   public static final int DEFAULT_RANKS = 1;
+
   /** Default of {@link KvTierKeys#DIGEST_INTERVAL}: every 64 ticks, as the engine's default. */
   public static final int DEFAULT_DIGEST_INTERVAL = 64;
+
   /** Default of {@link KvTierKeys#COLLECTIVE_TIMEOUT}. */
   public static final Duration DEFAULT_COLLECTIVE_TIMEOUT = Duration.ofSeconds(30);
 
@@ -103,13 +117,23 @@ public record KvTierConfig(
     }
     if (layout.pageSize() != cache.pageSize()) {
       throw new IllegalArgumentException(
-          "layout.pageSize=" + layout.pageSize() + " differs from cache.pageSize="
-              + cache.pageSize() + ": build both from the same " + KvTierKeys.PAGE_SIZE);
+          "layout.pageSize="
+              + layout.pageSize()
+              + " differs from cache.pageSize="
+              + cache.pageSize()
+              + ": build both from the same "
+              + KvTierKeys.PAGE_SIZE);
     }
     if (cache.hostPages() < 1) {
       throw new IllegalArgumentException(
-          "cache.hostPages=" + cache.hostPages() + ": the engine needs a host tier of at least"
-              + " one page; set " + KvTierKeys.HOST_PAGES + ", " + KvTierKeys.HOST_RATIO + " or "
+          "cache.hostPages="
+              + cache.hostPages()
+              + ": the engine needs a host tier of at least"
+              + " one page; set "
+              + KvTierKeys.HOST_PAGES
+              + ", "
+              + KvTierKeys.HOST_RATIO
+              + " or "
               + KvTierKeys.HOST_BYTES);
     }
     // Both pools must be addressable in bytes; PoolSpec says so, naming pages and page bytes.
@@ -132,7 +156,9 @@ public record KvTierConfig(
           Objects.requireNonNull(value, key);
           if (KvTierKeys.isEngineKey(key) || !NAMESPACED.matcher(key).matches()) {
             throw new IllegalArgumentException(
-                "backend property '" + key + "' must be 'namespace.name' in a provider's"
+                "backend property '"
+                    + key
+                    + "' must be 'namespace.name' in a provider's"
                     + " namespace (for example sim.seed), not in kvtier.");
           }
           sorted.put(key, value);
@@ -160,8 +186,12 @@ public record KvTierConfig(
     }
     if (!ProviderCandidate.isValidName(choice)) {
       throw new IllegalArgumentException(
-          kind.configKey() + "='" + choice + "' is not a provider name: use auto"
-              + (kind.optional() ? ", none" : "") + " or a provider's name (lower-case letters,"
+          kind.configKey()
+              + "='"
+              + choice
+              + "' is not a provider name: use auto"
+              + (kind.optional() ? ", none" : "")
+              + " or a provider's name (lower-case letters,"
               + " digits and inner '-', like sim); bin/kvtier backends lists them");
     }
   }

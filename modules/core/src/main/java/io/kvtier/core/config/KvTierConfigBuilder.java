@@ -84,13 +84,18 @@ public final class KvTierConfigBuilder {
           "configuration file " + file.toAbsolutePath() + " does not exist: check the path", e);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
-          "configuration file " + file.toAbsolutePath() + " is not a properties file: "
+          "configuration file "
+              + file.toAbsolutePath()
+              + " is not a properties file: "
               + e.getMessage(),
           e);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read configuration file " + file.toAbsolutePath(), e);
     }
-    putAll(Level.PROPERTIES, properties.stringPropertyNames(), properties::getProperty,
+    putAll(
+        Level.PROPERTIES,
+        properties.stringPropertyNames(),
+        properties::getProperty,
         "file " + file);
     return this;
   }
@@ -387,8 +392,11 @@ public final class KvTierConfigBuilder {
         if (set.size() > 1) {
           throw new IllegalArgumentException(
               String.join(" and ", set.stream().map(k -> k + "=" + layer.get(k).value()).toList())
-                  + " are both set (in " + layer.get(set.get(1)).origin() + "): they size the"
-                  + " same pool, set only one of " + String.join(", ", group));
+                  + " are both set (in "
+                  + layer.get(set.get(1)).origin()
+                  + "): they size the"
+                  + " same pool, set only one of "
+                  + String.join(", ", group));
         }
         if (!set.isEmpty()) {
           group.forEach(merged::remove);
@@ -400,10 +408,7 @@ public final class KvTierConfigBuilder {
   }
 
   private void putAll(
-      Level level,
-      Iterable<String> keys,
-      Function<String, String> value,
-      String origin) {
+      Level level, Iterable<String> keys, Function<String, String> value, String origin) {
     for (String key : keys) {
       if (KvTierKeys.isEngineKey(key) && !KvTierKeys.ALL.contains(key)) {
         throw new IllegalArgumentException(
@@ -411,7 +416,11 @@ public final class KvTierConfigBuilder {
       }
       if (!KvTierKeys.isEngineKey(key) && key.indexOf('.') <= 0) {
         throw new IllegalArgumentException(
-            "key '" + key + "' (in " + origin + ") has no namespace: write kvtier.<key> for the"
+            "key '"
+                + key
+                + "' (in "
+                + origin
+                + ") has no namespace: write kvtier.<key> for the"
                 + " engine or <namespace>.<key> for a backend, for example sim.seed");
       }
       String text = Objects.requireNonNull(value.apply(key), key);

@@ -45,7 +45,10 @@ final class KvTierConfigParser {
 
     KvLayout layout = layout();
     MemoryLayout memoryLayout =
-        reader.getEnum(KvTierKeys.MEMORY_LAYOUT, MemoryLayout.class, "memory layout",
+        reader.getEnum(
+            KvTierKeys.MEMORY_LAYOUT,
+            MemoryLayout.class,
+            "memory layout",
             KvTierConfig.DEFAULT_MEMORY_LAYOUT);
     int devicePages = devicePages(layout);
     int hostPages = hostPages(layout, devicePages);
@@ -54,11 +57,13 @@ final class KvTierConfigParser {
             layout.pageSize(),
             devicePages,
             hostPages,
-            reader.get(KvTierKeys.WRITE_POLICY, WritePolicy::parse)
+            reader
+                .get(KvTierKeys.WRITE_POLICY, WritePolicy::parse)
                 .orElse(CacheConfig.DEFAULT_WRITE_POLICY),
-            integer(KvTierKeys.WRITE_THROUGH_THRESHOLD,
-                CacheConfig.DEFAULT_WRITE_THROUGH_THRESHOLD, 1),
-            reader.get(KvTierKeys.EVICTION_POLICY, EvictionPolicy::parse)
+            integer(
+                KvTierKeys.WRITE_THROUGH_THRESHOLD, CacheConfig.DEFAULT_WRITE_THROUGH_THRESHOLD, 1),
+            reader
+                .get(KvTierKeys.EVICTION_POLICY, EvictionPolicy::parse)
                 .orElse(CacheConfig.DEFAULT_EVICTION_POLICY),
             integer(KvTierKeys.LOAD_BACK_THRESHOLD, CacheConfig.DEFAULT_LOAD_BACK_THRESHOLD, 1),
             integer(KvTierKeys.VOCAB_SIZE, CacheConfig.DEFAULT_VOCAB_SIZE, 1));
@@ -82,8 +87,16 @@ final class KvTierConfigParser {
           }
         });
     return new KvTierConfig(
-        providers, autoOrders, layout, memoryLayout, cache, ranks, digestInterval, timeout,
-        l3, backend);
+        providers,
+        autoOrders,
+        layout,
+        memoryLayout,
+        cache,
+        ranks,
+        digestInterval,
+        timeout,
+        l3,
+        backend);
   }
 
   private L3Config l3() {
@@ -96,21 +109,34 @@ final class KvTierConfigParser {
     Duration cap =
         reader.getPositiveDuration(KvTierKeys.L3_TIMEOUT_CAP, L3Config.DEFAULT_TIMEOUT_CAP);
     if (cap.compareTo(base) < 0) {
-      throw new IllegalArgumentException(KvTierKeys.L3_TIMEOUT_CAP + "="
-          + ConfigValues.formatDuration(cap) + " is below " + KvTierKeys.L3_TIMEOUT_BASE + "="
-          + ConfigValues.formatDuration(base) + ": raise the cap or lower the base");
+      throw new IllegalArgumentException(
+          KvTierKeys.L3_TIMEOUT_CAP
+              + "="
+              + ConfigValues.formatDuration(cap)
+              + " is below "
+              + KvTierKeys.L3_TIMEOUT_BASE
+              + "="
+              + ConfigValues.formatDuration(base)
+              + ": raise the cap or lower the base");
     }
     String model = text(KvTierKeys.L3_MODEL_ID, L3Config.DEFAULT_MODEL_ID);
     if (model.isEmpty()) {
-      throw new IllegalArgumentException(KvTierKeys.L3_MODEL_ID + " is blank: name the model,"
-          + " for example llama-3-8b (it keeps the L3 pages of different models apart)");
+      throw new IllegalArgumentException(
+          KvTierKeys.L3_MODEL_ID
+              + " is blank: name the model,"
+              + " for example llama-3-8b (it keeps the L3 pages of different models apart)");
     }
-    return new L3Config(bytes,
+    return new L3Config(
+        bytes,
         integer(KvTierKeys.L3_BACKUP_THRESHOLD, L3Config.DEFAULT_BACKUP_THRESHOLD, 0),
         integer(KvTierKeys.L3_PREFETCH_THRESHOLD, L3Config.DEFAULT_PREFETCH_THRESHOLD, 1),
-        reader.get(KvTierKeys.L3_PREFETCH_POLICY, L3PrefetchPolicy::parse)
+        reader
+            .get(KvTierKeys.L3_PREFETCH_POLICY, L3PrefetchPolicy::parse)
             .orElse(L3Config.DEFAULT_PREFETCH_POLICY),
-        base, perKi, cap, model,
+        base,
+        perKi,
+        cap,
+        model,
         reader.getBoolean(KvTierKeys.L3_REPLICATED_KV, false));
   }
 
@@ -121,7 +147,10 @@ final class KvTierConfigParser {
     int dtypeBytes = integer(KvTierKeys.DTYPE_BYTES, KvTierConfig.DEFAULT_DTYPE_BYTES, 1);
     if (dtypeBytes > 8) {
       throw new IllegalArgumentException(
-          KvTierKeys.DTYPE_BYTES + "=" + dtypeBytes + " must be between 1 and 8 (2 for fp16 or"
+          KvTierKeys.DTYPE_BYTES
+              + "="
+              + dtypeBytes
+              + " must be between 1 and 8 (2 for fp16 or"
               + " bf16, 1 for fp8, 4 for fp32)");
     }
     int pageSize = integer(KvTierKeys.PAGE_SIZE, KvTierConfig.DEFAULT_PAGE_SIZE, 1);
@@ -130,9 +159,17 @@ final class KvTierConfigParser {
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "the KV page of %s=%d, %s=%d, %s=%d, %s=%d, %s=%d has more bytes than a long holds:"
-              .formatted(KvTierKeys.LAYERS, layers, KvTierKeys.KV_HEADS, kvHeads,
-                  KvTierKeys.HEAD_DIM, headDim, KvTierKeys.DTYPE_BYTES, dtypeBytes,
-                  KvTierKeys.PAGE_SIZE, pageSize)
+                  .formatted(
+                      KvTierKeys.LAYERS,
+                      layers,
+                      KvTierKeys.KV_HEADS,
+                      kvHeads,
+                      KvTierKeys.HEAD_DIM,
+                      headDim,
+                      KvTierKeys.DTYPE_BYTES,
+                      dtypeBytes,
+                      KvTierKeys.PAGE_SIZE,
+                      pageSize)
               + " make them smaller",
           e);
     }
@@ -142,7 +179,9 @@ final class KvTierConfigParser {
     if (reader.isSet(KvTierKeys.DEVICE_BYTES)) {
       return pagesOfBytes(KvTierKeys.DEVICE_BYTES, layout);
     }
-    return checkPool(KvTierKeys.DEVICE_PAGES, layout,
+    return checkPool(
+        KvTierKeys.DEVICE_PAGES,
+        layout,
         integer(KvTierKeys.DEVICE_PAGES, KvTierConfig.DEFAULT_DEVICE_PAGES, 1));
   }
 
@@ -154,15 +193,23 @@ final class KvTierConfigParser {
       return checkPool(KvTierKeys.HOST_PAGES, layout, integer(KvTierKeys.HOST_PAGES, 0, 1));
     }
     double ratio =
-        reader.get(KvTierKeys.HOST_RATIO, v -> ratio(KvTierKeys.HOST_RATIO, v))
+        reader
+            .get(KvTierKeys.HOST_RATIO, v -> ratio(KvTierKeys.HOST_RATIO, v))
             .orElse(KvTierConfig.DEFAULT_HOST_RATIO);
     // Floor: a ratio asks for "about this much more", and a page more than asked for could
     // overflow the host memory it was sized for.
     double pages = Math.floor(devicePages * ratio);
     if (pages > Integer.MAX_VALUE) {
       throw new IllegalArgumentException(
-          KvTierKeys.HOST_RATIO + "=" + ratio + " x " + devicePages + " device pages = " + pages
-              + " host pages, more than the most pages of a pool (" + Integer.MAX_VALUE
+          KvTierKeys.HOST_RATIO
+              + "="
+              + ratio
+              + " x "
+              + devicePages
+              + " device pages = "
+              + pages
+              + " host pages, more than the most pages of a pool ("
+              + Integer.MAX_VALUE
               + "): lower the ratio or the device pool");
     }
     return checkPool(KvTierKeys.HOST_RATIO, layout, (int) pages);
@@ -174,36 +221,63 @@ final class KvTierConfigParser {
     String text = settings.get(key).value();
     if (bytes < pageBytes) {
       throw new IllegalArgumentException(
-          key + "=" + text + " (" + bytes + " bytes) is less than one page of " + pageBytes
-              + " bytes: set at least " + ConfigValues.formatBytes(pageBytes));
+          key
+              + "="
+              + text
+              + " ("
+              + bytes
+              + " bytes) is less than one page of "
+              + pageBytes
+              + " bytes: set at least "
+              + ConfigValues.formatBytes(pageBytes));
     }
     if (bytes % pageBytes != 0) {
       long below = bytes - bytes % pageBytes;
       throw new IllegalArgumentException(
-          key + "=" + text + " (" + bytes + " bytes) is not a multiple of the page size of "
-              + pageBytes + " bytes (2 x kv-heads x head-dim x dtype-bytes x page-size x"
-              + " layers): set a multiple such as " + below + " or " + (below + pageBytes)
+          key
+              + "="
+              + text
+              + " ("
+              + bytes
+              + " bytes) is not a multiple of the page size of "
+              + pageBytes
+              + " bytes (2 x kv-heads x head-dim x dtype-bytes x page-size x"
+              + " layers): set a multiple such as "
+              + below
+              + " or "
+              + (below + pageBytes)
               + ", or set the pool in pages");
     }
     long pages = bytes / pageBytes;
     if (pages > Integer.MAX_VALUE) {
       throw new IllegalArgumentException(
-          key + "=" + text + " is " + pages + " pages, more than the most pages of a pool ("
-              + Integer.MAX_VALUE + "): make it smaller or the pages larger");
+          key
+              + "="
+              + text
+              + " is "
+              + pages
+              + " pages, more than the most pages of a pool ("
+              + Integer.MAX_VALUE
+              + "): make it smaller or the pages larger");
     }
     return (int) pages;
   }
 
   private static int checkPool(String key, KvLayout layout, int pages) {
     if (pages < 1) {
-      throw new IllegalArgumentException(key + " gives a pool of " + pages + " pages: it needs"
-          + " at least 1");
+      throw new IllegalArgumentException(
+          key + " gives a pool of " + pages + " pages: it needs" + " at least 1");
     }
     try {
       layout.poolBytes(pages);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
-          key + " gives " + pages + " pages of " + layout.pageBytes() + " bytes, more bytes than"
+          key
+              + " gives "
+              + pages
+              + " pages of "
+              + layout.pageBytes()
+              + " bytes, more bytes than"
               + " a long holds: make the pool or the page smaller",
           e);
     }
@@ -222,8 +296,13 @@ final class KvTierConfigParser {
     double ratio = ConfigValues.parseDouble(key, v);
     if (!(ratio > 1) || Double.isInfinite(ratio)) {
       throw new IllegalArgumentException(
-          key + "=" + v + " must be a finite number above 1: the host pool backs up the device"
-              + " pool and must be larger; set " + KvTierKeys.HOST_PAGES + " for an exact size");
+          key
+              + "="
+              + v
+              + " must be a finite number above 1: the host pool backs up the device"
+              + " pool and must be larger; set "
+              + KvTierKeys.HOST_PAGES
+              + " for an exact size");
     }
     return ratio;
   }

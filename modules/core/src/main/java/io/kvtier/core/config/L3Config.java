@@ -37,26 +37,40 @@ public record L3Config(
 
   /** Default of {@link #capacityBytes()}: 1 GiB. */
   public static final long DEFAULT_CAPACITY_BYTES = 1L << 30;
+
   /** Default of {@link #backupThreshold()}: write a node once it has one hit (its insert). */
   public static final int DEFAULT_BACKUP_THRESHOLD = 1;
+
   /** Default of {@link #prefetchThreshold()}, in tokens. */
   public static final int DEFAULT_PREFETCH_THRESHOLD = 256;
+
   /** Default of {@link #prefetchPolicy()}. */
   public static final L3PrefetchPolicy DEFAULT_PREFETCH_POLICY = L3PrefetchPolicy.TIMEOUT;
+
   /** Default of {@link #timeoutBase()}. */
   public static final Duration DEFAULT_TIMEOUT_BASE = Duration.ofSeconds(1);
+
   /** Default of {@link #timeoutPerKiToken()}. */
   public static final Duration DEFAULT_TIMEOUT_PER_KI_TOKEN = Duration.ofMillis(250);
+
   /** Default of {@link #timeoutCap()}. */
   public static final Duration DEFAULT_TIMEOUT_CAP = Duration.ofSeconds(10);
+
   /** Default of {@link #modelId()}. */
   public static final String DEFAULT_MODEL_ID = "default";
 
   /** The defaults. */
-  public static final L3Config DEFAULTS = new L3Config(DEFAULT_CAPACITY_BYTES,
-      DEFAULT_BACKUP_THRESHOLD, DEFAULT_PREFETCH_THRESHOLD, DEFAULT_PREFETCH_POLICY,
-      DEFAULT_TIMEOUT_BASE, DEFAULT_TIMEOUT_PER_KI_TOKEN, DEFAULT_TIMEOUT_CAP, DEFAULT_MODEL_ID,
-      false);
+  public static final L3Config DEFAULTS =
+      new L3Config(
+          DEFAULT_CAPACITY_BYTES,
+          DEFAULT_BACKUP_THRESHOLD,
+          DEFAULT_PREFETCH_THRESHOLD,
+          DEFAULT_PREFETCH_POLICY,
+          DEFAULT_TIMEOUT_BASE,
+          DEFAULT_TIMEOUT_PER_KI_TOKEN,
+          DEFAULT_TIMEOUT_CAP,
+          DEFAULT_MODEL_ID,
+          false);
 
   /** Validates the fields; each message names the field and the value. */
   public L3Config {
@@ -84,8 +98,12 @@ public record L3Config(
           "timeoutPerKiToken=" + timeoutPerKiToken + " must be >= 0");
     }
     if (timeoutCap.compareTo(timeoutBase) < 0) {
-      throw new IllegalArgumentException("timeoutCap=" + timeoutCap + " is below timeoutBase="
-          + timeoutBase + ": the cap must allow at least the base timeout");
+      throw new IllegalArgumentException(
+          "timeoutCap="
+              + timeoutCap
+              + " is below timeoutBase="
+              + timeoutBase
+              + ": the cap must allow at least the base timeout");
     }
     if (modelId.isBlank()) {
       throw new IllegalArgumentException(
@@ -116,8 +134,16 @@ public record L3Config(
    * @return a copy
    */
   public L3Config withPrefetchPolicy(L3PrefetchPolicy policy) {
-    return new L3Config(capacityBytes, backupThreshold, prefetchThreshold, policy, timeoutBase,
-        timeoutPerKiToken, timeoutCap, modelId, replicatedKv);
+    return new L3Config(
+        capacityBytes,
+        backupThreshold,
+        prefetchThreshold,
+        policy,
+        timeoutBase,
+        timeoutPerKiToken,
+        timeoutCap,
+        modelId,
+        replicatedKv);
   }
 
   /**
@@ -127,8 +153,16 @@ public record L3Config(
    * @return a copy
    */
   public L3Config withPrefetchThreshold(int tokens) {
-    return new L3Config(capacityBytes, backupThreshold, tokens, prefetchPolicy, timeoutBase,
-        timeoutPerKiToken, timeoutCap, modelId, replicatedKv);
+    return new L3Config(
+        capacityBytes,
+        backupThreshold,
+        tokens,
+        prefetchPolicy,
+        timeoutBase,
+        timeoutPerKiToken,
+        timeoutCap,
+        modelId,
+        replicatedKv);
   }
 
   /**
@@ -138,8 +172,16 @@ public record L3Config(
    * @return a copy
    */
   public L3Config withBackupThreshold(int hits) {
-    return new L3Config(capacityBytes, hits, prefetchThreshold, prefetchPolicy, timeoutBase,
-        timeoutPerKiToken, timeoutCap, modelId, replicatedKv);
+    return new L3Config(
+        capacityBytes,
+        hits,
+        prefetchThreshold,
+        prefetchPolicy,
+        timeoutBase,
+        timeoutPerKiToken,
+        timeoutCap,
+        modelId,
+        replicatedKv);
   }
 
   /**
@@ -151,8 +193,16 @@ public record L3Config(
    * @return a copy
    */
   public L3Config withTimeouts(Duration base, Duration perKiToken, Duration cap) {
-    return new L3Config(capacityBytes, backupThreshold, prefetchThreshold, prefetchPolicy, base,
-        perKiToken, cap, modelId, replicatedKv);
+    return new L3Config(
+        capacityBytes,
+        backupThreshold,
+        prefetchThreshold,
+        prefetchPolicy,
+        base,
+        perKiToken,
+        cap,
+        modelId,
+        replicatedKv);
   }
 
   /**
@@ -162,8 +212,16 @@ public record L3Config(
    * @return a copy
    */
   public L3Config withCapacityBytes(long bytes) {
-    return new L3Config(bytes, backupThreshold, prefetchThreshold, prefetchPolicy, timeoutBase,
-        timeoutPerKiToken, timeoutCap, modelId, replicatedKv);
+    return new L3Config(
+        bytes,
+        backupThreshold,
+        prefetchThreshold,
+        prefetchPolicy,
+        timeoutBase,
+        timeoutPerKiToken,
+        timeoutCap,
+        modelId,
+        replicatedKv);
   }
 
   /**
@@ -173,8 +231,16 @@ public record L3Config(
    * @return a copy
    */
   public L3Config withModelId(String id) {
-    return new L3Config(capacityBytes, backupThreshold, prefetchThreshold, prefetchPolicy,
-        timeoutBase, timeoutPerKiToken, timeoutCap, id, replicatedKv);
+    return new L3Config(
+        capacityBytes,
+        backupThreshold,
+        prefetchThreshold,
+        prefetchPolicy,
+        timeoutBase,
+        timeoutPerKiToken,
+        timeoutCap,
+        id,
+        replicatedKv);
   }
 
   /**
@@ -184,7 +250,15 @@ public record L3Config(
    * @return a copy
    */
   public L3Config withReplicatedKv(boolean replicated) {
-    return new L3Config(capacityBytes, backupThreshold, prefetchThreshold, prefetchPolicy,
-        timeoutBase, timeoutPerKiToken, timeoutCap, modelId, replicated);
+    return new L3Config(
+        capacityBytes,
+        backupThreshold,
+        prefetchThreshold,
+        prefetchPolicy,
+        timeoutBase,
+        timeoutPerKiToken,
+        timeoutCap,
+        modelId,
+        replicated);
   }
 }

@@ -33,15 +33,25 @@ public record ProviderCandidate<P extends KvTierProvider>(
     Objects.requireNonNull(factory, "factory");
     if (!NAME.matcher(name).matches()) {
       throw new ProviderDeclarationException(
-          "provider class " + type.getName() + " declares @ProviderName(\"" + name + "\"): a"
+          "provider class "
+              + type.getName()
+              + " declares @ProviderName(\""
+              + name
+              + "\"): a"
               + " provider name must be lower-case letters, digits and inner '-' (like \"sim\" or"
               + " \"cuda\"); fix the annotation");
     }
     if (RESERVED_NAMES.contains(name)) {
       throw new ProviderDeclarationException(
-          "provider class " + type.getName() + " declares @ProviderName(\"" + name + "\"), but '"
-              + name + "' is reserved for selection (" + String.join(", ", RESERVED_NAMES.stream()
-                  .sorted().toList()) + "); rename the provider");
+          "provider class "
+              + type.getName()
+              + " declares @ProviderName(\""
+              + name
+              + "\"), but '"
+              + name
+              + "' is reserved for selection ("
+              + String.join(", ", RESERVED_NAMES.stream().sorted().toList())
+              + "); rename the provider");
     }
   }
 
@@ -72,8 +82,13 @@ public record ProviderCandidate<P extends KvTierProvider>(
     ProviderName annotation = type.getAnnotation(ProviderName.class);
     if (annotation == null) {
       throw new ProviderDeclarationException(
-          "provider class " + type.getName() + " in " + moduleOf(type) + " has no @"
-              + ProviderName.class.getName() + " annotation: annotate the class with its name()"
+          "provider class "
+              + type.getName()
+              + " in "
+              + moduleOf(type)
+              + " has no @"
+              + ProviderName.class.getName()
+              + " annotation: annotate the class with its name()"
               + " so that it can be selected without being instantiated");
     }
     return new ProviderCandidate<>(annotation.value(), type, factory);

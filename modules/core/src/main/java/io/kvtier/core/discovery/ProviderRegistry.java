@@ -49,9 +49,17 @@ public final class ProviderRegistry<P extends KvTierProvider> {
       ProviderCandidate<? extends P> other = byName.putIfAbsent(candidate.name(), candidate);
       if (other != null) {
         throw new ProviderConflictException(
-            "two providers of " + spi.getName() + " are named '" + candidate.name() + "': class "
-                + other.type().getName() + " in " + ProviderCandidate.moduleOf(other.type())
-                + " and class " + candidate.type().getName() + " in "
+            "two providers of "
+                + spi.getName()
+                + " are named '"
+                + candidate.name()
+                + "': class "
+                + other.type().getName()
+                + " in "
+                + ProviderCandidate.moduleOf(other.type())
+                + " and class "
+                + candidate.type().getName()
+                + " in "
                 + ProviderCandidate.moduleOf(candidate.type())
                 + "; kvtier does not pick one of them: remove one module from the module path");
       }
@@ -82,7 +90,10 @@ public final class ProviderRegistry<P extends KvTierProvider> {
       ServiceLoader.load(spi).stream().forEach(p -> found.add(ProviderCandidate.of(p)));
     } catch (ServiceConfigurationError e) {
       throw new ProviderDeclarationException(
-          "the service configuration of " + spi.getName() + " is broken: " + e.getMessage()
+          "the service configuration of "
+              + spi.getName()
+              + " is broken: "
+              + e.getMessage()
               + "; check the module's provides clause and META-INF/services file",
           e);
     }
@@ -293,16 +304,26 @@ public final class ProviderRegistry<P extends KvTierProvider> {
     }
     ProviderCandidate<? extends P> candidate = candidates.get(name);
     String where =
-        "provider class " + candidate.type().getName() + " in "
-            + ProviderCandidate.moduleOf(candidate.type()) + " (" + spi.getName() + " '" + name
+        "provider class "
+            + candidate.type().getName()
+            + " in "
+            + ProviderCandidate.moduleOf(candidate.type())
+            + " ("
+            + spi.getName()
+            + " '"
+            + name
             + "')";
     try {
       P provider = Objects.requireNonNull(candidate.factory().get(), "factory returned null");
       String actual = provider.name();
       if (!name.equals(actual)) {
         throw new ProviderDeclarationException(
-            where + " is annotated @ProviderName(\"" + name + "\") but its name() returns \""
-                + actual + "\": make the two equal");
+            where
+                + " is annotated @ProviderName(\""
+                + name
+                + "\") but its name() returns \""
+                + actual
+                + "\": make the two equal");
       }
       instances.put(name, provider);
       return provider;
@@ -312,7 +333,10 @@ public final class ProviderRegistry<P extends KvTierProvider> {
     } catch (RuntimeException | ServiceConfigurationError e) {
       ProviderDeclarationException wrapped =
           new ProviderDeclarationException(
-              where + " could not be instantiated: " + e + "; a provider's constructor must do"
+              where
+                  + " could not be instantiated: "
+                  + e
+                  + "; a provider's constructor must do"
                   + " no work beyond field initialization (probe in availability())",
               e);
       failures.put(name, wrapped);
@@ -325,8 +349,12 @@ public final class ProviderRegistry<P extends KvTierProvider> {
       return Objects.requireNonNull(provider.availability(), "availability() returned null");
     } catch (RuntimeException e) {
       throw new ProviderDeclarationException(
-          "the availability() probe of provider '" + provider.name() + "' ("
-              + provider.getClass().getName() + ") threw " + e
+          "the availability() probe of provider '"
+              + provider.name()
+              + "' ("
+              + provider.getClass().getName()
+              + ") threw "
+              + e
               + "; a probe must report failures as Availability.unavailable(reason)",
           e);
     }

@@ -86,7 +86,6 @@ public record ProviderReport(
    */
   public String summary() {
     String why = reason.isBlank() ? "" : ": " + reason;
-    return name + " (" + status.label() + why + "; module " + module + ", class " + className
-        + ")";
+    return name + " (" + status.label() + why + "; module " + module + ", class " + className + ")";
   }
 }

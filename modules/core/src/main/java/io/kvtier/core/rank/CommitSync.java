@@ -54,9 +54,10 @@ final class CommitSync {
   boolean run() {
     int readyWrites = cache.readyWritePrefix();
     int readyLoads = cache.readyLoadPrefix();
-    boolean skip = defect == ProtocolDefect.SKIP_SYNC_WHEN_NOTHING_READY_LOCALLY
-        ? readyWrites + readyLoads == 0
-        : cache.outstandingOperations() == 0;
+    boolean skip =
+        defect == ProtocolDefect.SKIP_SYNC_WHEN_NOTHING_READY_LOCALLY
+            ? readyWrites + readyLoads == 0
+            : cache.outstandingOperations() == 0;
     if (skip) {
       return false;
     }

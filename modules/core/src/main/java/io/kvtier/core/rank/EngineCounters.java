@@ -24,17 +24,49 @@ final class EngineCounters {
   long maxProtocolCallsPerTick;
 
   RankEngineStats snapshot(long collectiveCalls) {
-    return new RankEngineStats(ticks, arrived, admitted, finished, aborted, rejected,
-        loadFailureAborts, promptTokens, deviceHitTokens, hostHitTokens, computedTokens,
-        generatedTokens, kvVerifiedPages, kvMismatches, collectiveCalls, syncTicks,
-        digestChecks, idleTicks, idleTickCalls, maxProtocolCallsPerTick, l3HitTokens);
+    return new RankEngineStats(
+        ticks,
+        arrived,
+        admitted,
+        finished,
+        aborted,
+        rejected,
+        loadFailureAborts,
+        promptTokens,
+        deviceHitTokens,
+        hostHitTokens,
+        computedTokens,
+        generatedTokens,
+        kvVerifiedPages,
+        kvMismatches,
+        collectiveCalls,
+        syncTicks,
+        digestChecks,
+        idleTicks,
+        idleTickCalls,
+        maxProtocolCallsPerTick,
+        l3HitTokens);
   }
 
   /** Folds the replicated counters into a digest; {@code kvMismatches} is rank-local. */
   void digest(Digest d) {
-    d.add(ticks).add(arrived).add(admitted).add(finished).add(aborted).add(rejected)
-        .add(loadFailureAborts).add(promptTokens).add(deviceHitTokens).add(hostHitTokens)
-        .add(computedTokens).add(generatedTokens).add(kvVerifiedPages).add(syncTicks)
-        .add(digestChecks).add(idleTicks).add(idleTickCalls).add(l3HitTokens);
+    d.add(ticks)
+        .add(arrived)
+        .add(admitted)
+        .add(finished)
+        .add(aborted)
+        .add(rejected)
+        .add(loadFailureAborts)
+        .add(promptTokens)
+        .add(deviceHitTokens)
+        .add(hostHitTokens)
+        .add(computedTokens)
+        .add(generatedTokens)
+        .add(kvVerifiedPages)
+        .add(syncTicks)
+        .add(digestChecks)
+        .add(idleTicks)
+        .add(idleTickCalls)
+        .add(l3HitTokens);
   }
 }

@@ -63,7 +63,8 @@ record GroupFailure(int rank, long tick, TickStep step, String cause) {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    return PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.toByteArray())
+    return PREFIX
+        + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.toByteArray())
         + "]";
   }
 

@@ -33,8 +33,10 @@ public final class GuardedCollective implements Collective {
 
   private final Collective delegate;
   private final Deque<String> history = new ArrayDeque<>();
+
   /** The guard's reduction, in place: one array for every call. */
   private final long[] header = new long[4];
+
   private long sequence;
   private boolean broken;
 
@@ -104,8 +106,13 @@ public final class GuardedCollective implements Collective {
     Objects.requireNonNull(tag, "tag");
     if (broken) {
       throw new CollectiveDesyncException(
-          "rank " + rank() + ": collective group is broken by an earlier desync; call " + call
-              + " tag '" + tag + "' refused");
+          "rank "
+              + rank()
+              + ": collective group is broken by an earlier desync; call "
+              + call
+              + " tag '"
+              + tag
+              + "' refused");
     }
     String described = call + " tag '" + tag + "' seq " + sequence;
     long fp = fingerprint(call, tag);
@@ -116,7 +123,9 @@ public final class GuardedCollective implements Collective {
     reduced[3] = ~sequence;
     delegate.allReduceInto(ReduceOp.MIN, reduced, reduced, GUARD_TAG);
     boolean agree =
-        reduced[0] == ~reduced[1] && reduced[2] == ~reduced[3] && reduced[0] == fp
+        reduced[0] == ~reduced[1]
+            && reduced[2] == ~reduced[3]
+            && reduced[0] == fp
             && reduced[2] == sequence;
     remember(described);
     if (!agree) {
@@ -134,7 +143,10 @@ public final class GuardedCollective implements Collective {
         (mine + "; recent: " + String.join(" | ", history)).getBytes(StandardCharsets.UTF_8);
     for (int r = 0; r < size(); r++) {
       byte[] line = delegate.broadcast(r, r == rank() ? own : null, GUARD_TAG);
-      message.append("\n  rank ").append(r).append(": ")
+      message
+          .append("\n  rank ")
+          .append(r)
+          .append(": ")
           .append(new String(line, StandardCharsets.UTF_8));
     }
     return message.toString();
@@ -161,7 +173,14 @@ public final class GuardedCollective implements Collective {
 
   @Override
   public String toString() {
-    return "GuardedCollective[rank=" + rank() + ", size=" + size() + ", seq=" + sequence
-        + ", recent=" + Arrays.toString(history.toArray()) + "]";
+    return "GuardedCollective[rank="
+        + rank()
+        + ", size="
+        + size()
+        + ", seq="
+        + sequence
+        + ", recent="
+        + Arrays.toString(history.toArray())
+        + "]";
   }
 }

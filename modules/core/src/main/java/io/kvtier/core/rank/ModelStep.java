@@ -17,16 +17,24 @@ import java.util.Objects;
  * @param pageTable the request's device page slots, one per page of tokens, covering at least
  *     {@code to} tokens
  */
-public record ModelStep(long requestId, long namespace, int[] tokens, int from, int to,
-    int[] pageTable) {
+public record ModelStep(
+    long requestId, long namespace, int[] tokens, int from, int to, int[] pageTable) {
 
   /** Validates the range. */
   public ModelStep {
     Objects.requireNonNull(tokens, "tokens");
     Objects.requireNonNull(pageTable, "pageTable");
     if (from < 0 || from > to || to > tokens.length) {
-      throw new IllegalArgumentException("request id=" + requestId + ": range [" + from + ", "
-          + to + ") is not within the " + tokens.length + " tokens");
+      throw new IllegalArgumentException(
+          "request id="
+              + requestId
+              + ": range ["
+              + from
+              + ", "
+              + to
+              + ") is not within the "
+              + tokens.length
+              + " tokens");
     }
   }
 }

@@ -43,8 +43,10 @@ import java.util.function.Supplier;
 public final class RankEngine {
   /** Tag of the step-1 broadcast. */
   public static final String RECV_TAG = "recv";
+
   /** Tag of the step-2 reduction. */
   public static final String SYNC_TAG = CommitSync.TAG;
+
   /** Tag of the step-6 reduction. */
   public static final String DIGEST_TAG = "digest";
 
@@ -56,8 +58,10 @@ public final class RankEngine {
   private final CommitSync commitSync;
   private TickStep next = TickStep.RECEIVE;
   private long tick;
+
   /** Set when a step failed; every later step throws it. */
   private RuntimeException failure;
+
   private long callsAtTickStart;
   private long digestCallsThisTick;
   private int outstandingAtSync;
@@ -70,8 +74,8 @@ public final class RankEngine {
    * @param model what step 4 runs
    * @param config the scheduling settings, equal on every rank
    */
-  public RankEngine(RankCache cache, Collective collective, ModelRunner model,
-      RankEngineConfig config) {
+  public RankEngine(
+      RankCache cache, Collective collective, ModelRunner model, RankEngineConfig config) {
     this.cache = Objects.requireNonNull(cache, "cache");
     Objects.requireNonNull(collective, "collective");
     Objects.requireNonNull(model, "model");
@@ -79,8 +83,9 @@ public final class RankEngine {
     if (model.layers() < 1) {
       throw new IllegalArgumentException("model.layers()=" + model.layers() + " must be >= 1");
     }
-    this.collective = new RecordingCollective(
-        config.guardCollective() ? new GuardedCollective(collective) : collective);
+    this.collective =
+        new RecordingCollective(
+            config.guardCollective() ? new GuardedCollective(collective) : collective);
     this.scheduler = new Scheduler(cache, model, config, counters, this.collective);
     this.commitSync = new CommitSync(cache, this.collective, config.defect());
   }
@@ -109,55 +114,67 @@ public final class RankEngine {
    * @return the commands applied, identical on every rank
    */
   public TickCommands receive(TickCommands commands) {
-    return step(TickStep.RECEIVE, () -> {
-      callsAtTickStart = collective.calls();
-      digestCallsThisTick = 0;
-      byte[] payload = null;
-      if (collective.rank() == 0) {
-        payload = Objects.requireNonNull(commands,
-            "commands: rank 0 must pass the tick's commands (TickCommands.NONE for none)")
-            .encode();
-      }
-      // Rank 0 too applies the decoded bytes, so that every rank runs exactly the same input.
-      TickCommands received = TickCommands.decode(collective.broadcast(0, payload, RECV_TAG));
-      scheduler.apply(received, tick);
-      return received;
-    });
+    return step(
+        TickStep.RECEIVE,
+        () -> {
+          callsAtTickStart = collective.calls();
+          digestCallsThisTick = 0;
+          byte[] payload = null;
+          if (collective.rank() == 0) {
+            payload =
+                Objects.requireNonNull(
+                        commands,
+                        "commands: rank 0 must pass the tick's commands (TickCommands.NONE for none)")
+                    .encode();
+          }
+          // Rank 0 too applies the decoded bytes, so that every rank runs exactly the same input.
+          TickCommands received = TickCommands.decode(collective.broadcast(0, payload, RECV_TAG));
+          scheduler.apply(received, tick);
+          return received;
+        });
   }
 
   /** Step 2: the fused reduction and commit, iff anything is outstanding. */
   public void sync() {
-    step(TickStep.SYNC, () -> {
-      outstandingAtSync = cache.outstandingOperations();
-      if (commitSync.run()) {
-        counters.syncTicks++;
-      }
-      return null;
-    });
+    step(
+        TickStep.SYNC,
+        () -> {
+          outstandingAtSync = cache.outstandingOperations();
+          if (commitSync.run()) {
+            counters.syncTicks++;
+          }
+          return null;
+        });
   }
 
   /** Step 3: admits waiting requests in arrival order while they fit. */
   public void admit() {
-    step(TickStep.ADMIT, () -> {
-      scheduler.admit(tick);
-      return null;
-    });
+    step(
+        TickStep.ADMIT,
+        () -> {
+          scheduler.admit(tick);
+          return null;
+        });
   }
 
   /** Step 4: the model runs every running request whose load-backs have committed. */
   public void forward() {
-    step(TickStep.FORWARD, () -> {
-      scheduler.forward(tick);
-      return null;
-    });
+    step(
+        TickStep.FORWARD,
+        () -> {
+          scheduler.forward(tick);
+          return null;
+        });
   }
 
   /** Step 5: finished requests are inserted into the cache and released. */
   public void finish() {
-    step(TickStep.FINISH, () -> {
-      scheduler.finish(tick);
-      return null;
-    });
+    step(
+        TickStep.FINISH,
+        () -> {
+          scheduler.finish(tick);
+          return null;
+        });
   }
 
   /**
@@ -166,15 +183,17 @@ public final class RankEngine {
    * @throws ReplicaDivergenceException on every rank if the digests differ
    */
   public void check() {
-    step(TickStep.CHECK, () -> {
-      if (config.digestInterval() > 0 && (tick + 1) % config.digestInterval() == 0) {
-        long before = collective.calls();
-        checkDigest("digest check of step 6");
-        digestCallsThisTick = collective.calls() - before;
-      }
-      closeTick();
-      return null;
-    });
+    step(
+        TickStep.CHECK,
+        () -> {
+          if (config.digestInterval() > 0 && (tick + 1) % config.digestInterval() == 0) {
+            long before = collective.calls();
+            checkDigest("digest check of step 6");
+            digestCallsThisTick = collective.calls() - before;
+          }
+          closeTick();
+          return null;
+        });
   }
 
   /**
@@ -186,9 +205,15 @@ public final class RankEngine {
       throw failure;
     }
     if (step != next) {
-      throw new IllegalStateException("step " + step + " called at tick " + tick
-          + " but the next step is " + next + ": call receive, sync, admit, forward, finish and"
-          + " check once each per tick, in this order");
+      throw new IllegalStateException(
+          "step "
+              + step
+              + " called at tick "
+              + tick
+              + " but the next step is "
+              + next
+              + ": call receive, sync, admit, forward, finish and"
+              + " check once each per tick, in this order");
     }
     try {
       T result = body.get();
@@ -227,8 +252,10 @@ public final class RankEngine {
     String seenIn = "tick " + tick + ", step " + step;
     if (e instanceof CollectiveException || e instanceof ReplicaDivergenceException) {
       return GroupFailure.find(e.getMessage())
-          .<RuntimeException>map(f -> new RankGroupFailedException(
-              rank(), f.rank(), f.tick(), f.step(), f.cause(), seenIn, e))
+          .<RuntimeException>map(
+              f ->
+                  new RankGroupFailedException(
+                      rank(), f.rank(), f.tick(), f.step(), f.cause(), seenIn, e))
           .orElse((RuntimeException) e);
     }
     GroupFailure own = GroupFailure.of(rank(), tick, step, e);
@@ -238,8 +265,8 @@ public final class RankEngine {
       // Expected: the others called something else, and now know.
       e.addSuppressed(told);
     }
-    return new RankGroupFailedException(rank(), own.rank(), own.tick(), own.step(), own.cause(),
-        seenIn, e);
+    return new RankGroupFailedException(
+        rank(), own.rank(), own.tick(), own.step(), own.cause(), seenIn, e);
   }
 
   private void checkDigest(String detail) {
@@ -285,8 +312,8 @@ public final class RankEngine {
       problem = scheduler.poolProblem(request);
     }
     if (problem != null) {
-      throw new IllegalArgumentException("request id=" + request.id() + " would be rejected: "
-          + problem);
+      throw new IllegalArgumentException(
+          "request id=" + request.id() + " would be rejected: " + problem);
     }
   }
 
@@ -299,8 +326,8 @@ public final class RankEngine {
    * @param listener the listener, or {@link RequestListener#NONE} to stop listening
    */
   public void setRequestListener(RequestListener listener) {
-    scheduler.listener = Objects.requireNonNull(listener,
-        "listener: pass RequestListener.NONE to stop listening");
+    scheduler.listener =
+        Objects.requireNonNull(listener, "listener: pass RequestListener.NONE to stop listening");
   }
 
   // ---------------------------------------------------------------- inspection
@@ -313,9 +340,13 @@ public final class RankEngine {
    * @return the digest
    */
   public long replicaDigest() {
-    Digest d = new Digest(0x7E9_1CA7EL).add(tick).add(next.ordinal())
-        .add(cache.replicaDigest())
-        .add(collective.scheduleHash()).add(collective.calls());
+    Digest d =
+        new Digest(0x7E9_1CA7EL)
+            .add(tick)
+            .add(next.ordinal())
+            .add(cache.replicaDigest())
+            .add(collective.scheduleHash())
+            .add(collective.calls());
     scheduler.digest(d);
     counters.digest(d);
     return d.value();
@@ -423,7 +454,16 @@ public final class RankEngine {
 
   @Override
   public String toString() {
-    return "RankEngine[rank=" + rank() + ", tick=" + tick + ", next=" + next + ", waiting="
-        + scheduler.waiting.size() + ", running=" + scheduler.running.size() + "]";
+    return "RankEngine[rank="
+        + rank()
+        + ", tick="
+        + tick
+        + ", next="
+        + next
+        + ", waiting="
+        + scheduler.waiting.size()
+        + ", running="
+        + scheduler.running.size()
+        + "]";
   }
 }

@@ -34,6 +34,7 @@ public record RankEngineConfig(
 
   /** Default of {@link #chunkTokens()}. */
   public static final int DEFAULT_CHUNK_TOKENS = 512;
+
   /** Default of {@link #maxRunning()}. */
   public static final int DEFAULT_MAX_RUNNING = 16;
 
@@ -44,9 +45,16 @@ public record RankEngineConfig(
    * Chunks of 512 tokens, 16 running, a digest check every 64 ticks, any load-back, prepared
    * backups, guarded.
    */
-  public static final RankEngineConfig DEFAULTS = new RankEngineConfig(DEFAULT_CHUNK_TOKENS,
-      DEFAULT_MAX_RUNNING, DEFAULT_DIGEST_INTERVAL, Integer.MAX_VALUE, true, true, true,
-      ProtocolDefect.NONE);
+  public static final RankEngineConfig DEFAULTS =
+      new RankEngineConfig(
+          DEFAULT_CHUNK_TOKENS,
+          DEFAULT_MAX_RUNNING,
+          DEFAULT_DIGEST_INTERVAL,
+          Integer.MAX_VALUE,
+          true,
+          true,
+          true,
+          ProtocolDefect.NONE);
 
   /** Validates the fields. */
   public RankEngineConfig {
@@ -70,8 +78,15 @@ public record RankEngineConfig(
    * @return a copy
    */
   public RankEngineConfig withChunkTokens(int tokens) {
-    return new RankEngineConfig(tokens, maxRunning, digestInterval, loadBackQuotaPages,
-        preparedBackups, cacheChunks, guardCollective, defect);
+    return new RankEngineConfig(
+        tokens,
+        maxRunning,
+        digestInterval,
+        loadBackQuotaPages,
+        preparedBackups,
+        cacheChunks,
+        guardCollective,
+        defect);
   }
 
   /**
@@ -81,8 +96,15 @@ public record RankEngineConfig(
    * @return a copy
    */
   public RankEngineConfig withMaxRunning(int requests) {
-    return new RankEngineConfig(chunkTokens, requests, digestInterval, loadBackQuotaPages,
-        preparedBackups, cacheChunks, guardCollective, defect);
+    return new RankEngineConfig(
+        chunkTokens,
+        requests,
+        digestInterval,
+        loadBackQuotaPages,
+        preparedBackups,
+        cacheChunks,
+        guardCollective,
+        defect);
   }
 
   /**
@@ -92,8 +114,15 @@ public record RankEngineConfig(
    * @return a copy
    */
   public RankEngineConfig withDigestInterval(int ticks) {
-    return new RankEngineConfig(chunkTokens, maxRunning, ticks, loadBackQuotaPages,
-        preparedBackups, cacheChunks, guardCollective, defect);
+    return new RankEngineConfig(
+        chunkTokens,
+        maxRunning,
+        ticks,
+        loadBackQuotaPages,
+        preparedBackups,
+        cacheChunks,
+        guardCollective,
+        defect);
   }
 
   /**
@@ -103,8 +132,15 @@ public record RankEngineConfig(
    * @return a copy
    */
   public RankEngineConfig withLoadBackQuotaPages(int pages) {
-    return new RankEngineConfig(chunkTokens, maxRunning, digestInterval, pages,
-        preparedBackups, cacheChunks, guardCollective, defect);
+    return new RankEngineConfig(
+        chunkTokens,
+        maxRunning,
+        digestInterval,
+        pages,
+        preparedBackups,
+        cacheChunks,
+        guardCollective,
+        defect);
   }
 
   /**
@@ -114,8 +150,15 @@ public record RankEngineConfig(
    * @return a copy
    */
   public RankEngineConfig withPreparedBackups(boolean enabled) {
-    return new RankEngineConfig(chunkTokens, maxRunning, digestInterval, loadBackQuotaPages,
-        enabled, cacheChunks, guardCollective, defect);
+    return new RankEngineConfig(
+        chunkTokens,
+        maxRunning,
+        digestInterval,
+        loadBackQuotaPages,
+        enabled,
+        cacheChunks,
+        guardCollective,
+        defect);
   }
 
   /**
@@ -125,8 +168,15 @@ public record RankEngineConfig(
    * @return a copy
    */
   public RankEngineConfig withCacheChunks(boolean enabled) {
-    return new RankEngineConfig(chunkTokens, maxRunning, digestInterval, loadBackQuotaPages,
-        preparedBackups, enabled, guardCollective, defect);
+    return new RankEngineConfig(
+        chunkTokens,
+        maxRunning,
+        digestInterval,
+        loadBackQuotaPages,
+        preparedBackups,
+        enabled,
+        guardCollective,
+        defect);
   }
 
   /**
@@ -136,8 +186,15 @@ public record RankEngineConfig(
    * @return a copy
    */
   public RankEngineConfig withGuardCollective(boolean enabled) {
-    return new RankEngineConfig(chunkTokens, maxRunning, digestInterval, loadBackQuotaPages,
-        preparedBackups, cacheChunks, enabled, defect);
+    return new RankEngineConfig(
+        chunkTokens,
+        maxRunning,
+        digestInterval,
+        loadBackQuotaPages,
+        preparedBackups,
+        cacheChunks,
+        enabled,
+        defect);
   }
 
   /**
@@ -147,7 +204,14 @@ public record RankEngineConfig(
    * @return a copy
    */
   public RankEngineConfig withDefect(ProtocolDefect injected) {
-    return new RankEngineConfig(chunkTokens, maxRunning, digestInterval, loadBackQuotaPages,
-        preparedBackups, cacheChunks, guardCollective, injected);
+    return new RankEngineConfig(
+        chunkTokens,
+        maxRunning,
+        digestInterval,
+        loadBackQuotaPages,
+        preparedBackups,
+        cacheChunks,
+        guardCollective,
+        injected);
   }
 }

@@ -43,15 +43,33 @@ public class RankGroupFailedException extends RuntimeException {
    * @param cause the step's own exception on the failed rank; the collective's exception that
    *     carried the failure on the others
    */
-  public RankGroupFailedException(int rank, int failedRank, long tick, TickStep step,
-      String causeDescription, String seenIn, Throwable cause) {
-    super("rank " + failedRank + " failed at tick " + tick + " in step "
-        + Objects.requireNonNull(step, "step") + ": "
-        + Objects.requireNonNull(causeDescription, "causeDescription")
-        + (rank == failedRank ? "" : " (rank " + rank + " learned of it in "
-            + Objects.requireNonNull(seenIn, "seenIn") + ")")
-        + "; the whole rank group stops: close every rank's engine and the collective group,"
-        + " then start a new group to go on", cause);
+  public RankGroupFailedException(
+      int rank,
+      int failedRank,
+      long tick,
+      TickStep step,
+      String causeDescription,
+      String seenIn,
+      Throwable cause) {
+    super(
+        "rank "
+            + failedRank
+            + " failed at tick "
+            + tick
+            + " in step "
+            + Objects.requireNonNull(step, "step")
+            + ": "
+            + Objects.requireNonNull(causeDescription, "causeDescription")
+            + (rank == failedRank
+                ? ""
+                : " (rank "
+                    + rank
+                    + " learned of it in "
+                    + Objects.requireNonNull(seenIn, "seenIn")
+                    + ")")
+            + "; the whole rank group stops: close every rank's engine and the collective group,"
+            + " then start a new group to go on",
+        cause);
     this.rank = rank;
     this.failedRank = failedRank;
     this.tick = tick;

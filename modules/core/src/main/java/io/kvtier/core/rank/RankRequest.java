@@ -32,8 +32,14 @@ public record RankRequest(
     prompt = prompt.clone();
     for (int i = 0; i < prompt.length; i++) {
       if (prompt[i] < 0) {
-        throw new IllegalArgumentException("request id=" + id + ": prompt[" + i + "]="
-            + prompt[i] + " is negative; token ids are >= 0");
+        throw new IllegalArgumentException(
+            "request id="
+                + id
+                + ": prompt["
+                + i
+                + "]="
+                + prompt[i]
+                + " is negative; token ids are >= 0");
       }
     }
   }
@@ -76,8 +82,11 @@ public record RankRequest(
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof RankRequest r && id == r.id && namespace == r.namespace
-        && priority == r.priority && maxOutputTokens == r.maxOutputTokens
+    return o instanceof RankRequest r
+        && id == r.id
+        && namespace == r.namespace
+        && priority == r.priority
+        && maxOutputTokens == r.maxOutputTokens
         && Arrays.equals(prompt, r.prompt);
   }
 
@@ -88,7 +97,16 @@ public record RankRequest(
 
   @Override
   public String toString() {
-    return "RankRequest[id=" + id + ", namespace=" + namespace + ", priority=" + priority
-        + ", maxOutputTokens=" + maxOutputTokens + ", promptLength=" + prompt.length + "]";
+    return "RankRequest[id="
+        + id
+        + ", namespace="
+        + namespace
+        + ", priority="
+        + priority
+        + ", maxOutputTokens="
+        + maxOutputTokens
+        + ", promptLength="
+        + prompt.length
+        + "]";
   }
 }

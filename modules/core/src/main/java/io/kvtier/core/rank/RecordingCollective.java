@@ -144,11 +144,12 @@ public final class RecordingCollective implements Collective {
 
   private void log(int kind, int op, int shape, String tag) {
     Objects.requireNonNull(tag, "tag");
-    String operation = switch (kind) {
-      case 1 -> "allReduce(" + ReduceOp.values()[op] + ", length=" + shape + ")";
-      case 2 -> "broadcast(root=" + shape + ")";
-      default -> "barrier";
-    };
+    String operation =
+        switch (kind) {
+          case 1 -> "allReduce(" + ReduceOp.values()[op] + ", length=" + shape + ")";
+          case 2 -> "broadcast(root=" + shape + ")";
+          default -> "barrier";
+        };
     if (recent.size() == HISTORY) {
       recent.removeFirst();
     }
@@ -160,7 +161,6 @@ public final class RecordingCollective implements Collective {
 
   @Override
   public String toString() {
-    return "RecordingCollective[rank=" + rank() + ", calls=" + calls + ", recent=" + recent
-        + "]";
+    return "RecordingCollective[rank=" + rank() + ", calls=" + calls + ", recent=" + recent + "]";
   }
 }

@@ -30,12 +30,22 @@ public class ReplicaDivergenceException extends RuntimeException {
    */
   public ReplicaDivergenceException(
       int rank, long tick, long minDigest, long maxDigest, long localDigest, String detail) {
-    super("replica divergence at tick " + tick + ": replica digests differ across ranks (min="
-        + hex(minDigest) + ", max=" + hex(maxDigest) + ", rank " + rank + " has "
-        + hex(localDigest) + ")" + (detail.isEmpty() ? "" : "; " + detail)
-        + ". A decision read rank-local state (copy completion, a wall clock, a local map or"
-        + " allocation result); rerun with the same seed and a digest interval of 1 to find the"
-        + " first tick, then look for the rule of ARCHITECTURE.md §4 that the step broke");
+    super(
+        "replica divergence at tick "
+            + tick
+            + ": replica digests differ across ranks (min="
+            + hex(minDigest)
+            + ", max="
+            + hex(maxDigest)
+            + ", rank "
+            + rank
+            + " has "
+            + hex(localDigest)
+            + ")"
+            + (detail.isEmpty() ? "" : "; " + detail)
+            + ". A decision read rank-local state (copy completion, a wall clock, a local map or"
+            + " allocation result); rerun with the same seed and a digest interval of 1 to find the"
+            + " first tick, then look for the rule of ARCHITECTURE.md §4 that the step broke");
     this.rank = rank;
     this.tick = tick;
     this.minDigest = minDigest;

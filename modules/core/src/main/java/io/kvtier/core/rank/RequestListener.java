@@ -53,8 +53,8 @@ public interface RequestListener {
    * @param l3HitTokens prompt tokens being loaded back from the host that the request's L3
    *     prefetch fetched from the store ({@link RankEngineStats#l3HitTokens()})
    */
-  default void admitted(long tick, long id, int deviceHitTokens, int hostHitTokens,
-      int l3HitTokens) {
+  default void admitted(
+      long tick, long id, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {
     admitted(tick, id, deviceHitTokens, hostHitTokens + l3HitTokens);
   }
 

@@ -13,10 +13,13 @@ final class RunningRequest {
   final RankRequest request;
   final long id;
   final int promptLength;
+
   /** Tokens whose KV the request computes: the prompt and each generated token but the last. */
   final int kvTarget;
+
   /** The prompt followed by the generated tokens. */
   final int[] tokens;
+
   final int prefixLength;
   final int hostLoadedLength;
   final List<LoadBack> pendingLoads;
@@ -84,7 +87,17 @@ final class RunningRequest {
 
   @Override
   public String toString() {
-    return "RunningRequest[id=" + id + ", computed=" + computed + "/" + kvTarget + ", generated="
-        + generated + "/" + request.maxOutputTokens() + (started ? "" : ", not started") + "]";
+    return "RunningRequest[id="
+        + id
+        + ", computed="
+        + computed
+        + "/"
+        + kvTarget
+        + ", generated="
+        + generated
+        + "/"
+        + request.maxOutputTokens()
+        + (started ? "" : ", not started")
+        + "]";
   }
 }

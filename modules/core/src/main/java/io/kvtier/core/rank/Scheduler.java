@@ -38,18 +38,27 @@ final class Scheduler {
   private final int pageSize;
   final ArrayDeque<RankRequest> waiting = new ArrayDeque<>();
   final ArrayList<RunningRequest> running = new ArrayList<>();
+
   /** Requests whose L3 prefetch runs, in start order; they rejoin the queue's head when done. */
   final ArrayList<RankRequest> prefetching = new ArrayList<>();
+
   /** Requests already considered for a prefetch (never iterated: membership only). */
   private final HashMap<Long, PrefetchOutcome> prefetched = new HashMap<>();
+
   /** Rank-local, read only by {@link ProtocolDefect#REDUCE_FOR_LOCALLY_LOADED_REQUESTS}. */
   private final LinkedHashSet<Long> locallyLoaded = new LinkedHashSet<>();
+
   boolean endOfInput;
+
   /** Told of each request's milestones; {@link RequestListener#NONE} by default. */
   RequestListener listener = RequestListener.NONE;
 
-  Scheduler(RankCache cache, ModelRunner model, RankEngineConfig config,
-      EngineCounters counters, Collective collective) {
+  Scheduler(
+      RankCache cache,
+      ModelRunner model,
+      RankEngineConfig config,
+      EngineCounters counters,
+      Collective collective) {
     this.cache = cache;
     this.model = model;
     this.config = config;
@@ -63,8 +72,11 @@ final class Scheduler {
   void apply(TickCommands commands, long tick) {
     for (RankRequest r : commands.arrivals()) {
       if (isLive(r.id())) {
-        throw new IllegalStateException("request id=" + r.id() + " arrived while a request with"
-            + " that id is still waiting or running: give every live request its own id");
+        throw new IllegalStateException(
+            "request id="
+                + r.id()
+                + " arrived while a request with"
+                + " that id is still waiting or running: give every live request its own id");
       }
       counters.arrived++;
       listener.arrived(tick, r.id(), r.promptLength());
@@ -158,13 +170,14 @@ final class Scheduler {
       }
       // Fits an int now: at most the device pool's tokens, and the entry check bounds the sum.
       int kvTarget = (int) kvTarget(r);
-      RequestOptions options = new RequestOptions(r.namespace(), r.priority(),
-          config.loadBackQuotaPages());
+      RequestOptions options =
+          new RequestOptions(r.namespace(), r.priority(), config.loadBackQuotaPages());
       // The first output token comes from the last prompt token's forward pass, so a request
       // that generates must compute at least that token: match all but the last prompt token.
-      int[] matchable = r.maxOutputTokens() > 0
-          ? Arrays.copyOf(r.promptArray(), r.promptLength() - 1)
-          : r.promptArray();
+      int[] matchable =
+          r.maxOutputTokens() > 0
+              ? Arrays.copyOf(r.promptArray(), r.promptLength() - 1)
+              : r.promptArray();
       if (cache.hasL3() && !prefetched.containsKey(r.id())) {
         // Replicated: the queue, the tree and the count of prefetches are the same everywhere.
         prefetched.put(r.id(), NO_OUTCOME);
@@ -181,18 +194,24 @@ final class Scheduler {
       try {
         // Prompt pages first, so that a prepared backup covers exactly what the prefill writes.
         cache.allocateTokens(r.id(), r.promptLength());
-        rr.prepared = config.preparedBackups()
-            && r.promptLength() - rr.prefixLength <= config.chunkTokens()
-            && r.promptLength() > rr.prefixLength
-            && cache.prepareBackup(r.id());
+        rr.prepared =
+            config.preparedBackups()
+                && r.promptLength() - rr.prefixLength <= config.chunkTokens()
+                && r.promptLength() > rr.prefixLength
+                && cache.prepareBackup(r.id());
         cache.allocateTokens(r.id(), kvTarget);
       } catch (PoolExhaustedException e) {
         // Replicated: every rank's pool is in the same state, so every rank ends up here.
         cache.abort(r.id());
         if (running.isEmpty() && cache.outstandingOperations() == 0) {
-          reject(tick, "its " + pages(kvTarget) + " pages cannot be allocated even with nothing"
-              + " else running or outstanding (device pool of " + cache.config().devicePages()
-              + " pages)");
+          reject(
+              tick,
+              "its "
+                  + pages(kvTarget)
+                  + " pages cannot be allocated even with nothing"
+                  + " else running or outstanding (device pool of "
+                  + cache.config().devicePages()
+                  + " pages)");
           continue;
         }
         return;
@@ -203,13 +222,15 @@ final class Scheduler {
       counters.promptTokens += r.promptLength();
       counters.deviceHitTokens += rr.prefixLength - rr.hostLoadedLength;
       PrefetchOutcome outcome = prefetched.remove(r.id());
-      int l3 = outcome == null ? 0
-          : outcome.overlap(rr.prefixLength - rr.hostLoadedLength, rr.prefixLength);
+      int l3 =
+          outcome == null
+              ? 0
+              : outcome.overlap(rr.prefixLength - rr.hostLoadedLength, rr.prefixLength);
       counters.l3HitTokens += l3;
       counters.hostHitTokens += rr.hostLoadedLength - l3;
       // L3 pages reach the device as a load-back from the host like any host hit.
-      listener.admitted(tick, r.id(), rr.prefixLength - rr.hostLoadedLength,
-          rr.hostLoadedLength - l3, l3);
+      listener.admitted(
+          tick, r.id(), rr.prefixLength - rr.hostLoadedLength, rr.hostLoadedLength - l3, l3);
     }
   }
 
@@ -265,14 +286,25 @@ final class Scheduler {
     int[] prompt = r.promptArray();
     for (int i = 0; i < prompt.length; i++) {
       if (prompt[i] >= vocab) {
-        return "prompt[" + i + "]=" + prompt[i] + " is outside the vocabulary [0, " + vocab
+        return "prompt["
+            + i
+            + "]="
+            + prompt[i]
+            + " is outside the vocabulary [0, "
+            + vocab
             + ") (kvtier.vocab-size)";
       }
     }
     long total = (long) r.promptLength() + r.maxOutputTokens();
     if (total > MAX_TOKENS) {
-      return "prompt (" + r.promptLength() + " tokens) plus maxOutputTokens ("
-          + r.maxOutputTokens() + ") is " + total + " tokens, more than the " + MAX_TOKENS
+      return "prompt ("
+          + r.promptLength()
+          + " tokens) plus maxOutputTokens ("
+          + r.maxOutputTokens()
+          + ") is "
+          + total
+          + " tokens, more than the "
+          + MAX_TOKENS
           + " a request may have";
     }
     return null;
@@ -282,9 +314,16 @@ final class Scheduler {
   String poolProblem(RankRequest r) {
     long pages = pages(kvTarget(r));
     if (pages > cache.config().devicePages()) {
-      return "its KV needs " + pages + " pages (prompt " + r.promptLength()
-          + " tokens + maxOutputTokens " + r.maxOutputTokens() + ", " + pageSize
-          + " tokens a page) but the device pool has " + cache.config().devicePages();
+      return "its KV needs "
+          + pages
+          + " pages (prompt "
+          + r.promptLength()
+          + " tokens + maxOutputTokens "
+          + r.maxOutputTokens()
+          + ", "
+          + pageSize
+          + " tokens a page) but the device pool has "
+          + cache.config().devicePages();
     }
     return null;
   }
@@ -322,9 +361,10 @@ final class Scheduler {
     r.started = true;
     locallyLoaded.remove(r.id);
     if (r.verifyOnStart && r.prefixLength > 0) {
-      int mismatches = model.verifyPrefix(
-          new ModelStep(r.id, r.request.namespace(), r.tokens, 0, r.prefixLength,
-              cache.pageTable(r.id)));
+      int mismatches =
+          model.verifyPrefix(
+              new ModelStep(
+                  r.id, r.request.namespace(), r.tokens, 0, r.prefixLength, cache.pageTable(r.id)));
       counters.kvVerifiedPages += r.prefixLength / pageSize;
       counters.kvMismatches += mismatches;
     }
@@ -332,8 +372,10 @@ final class Scheduler {
 
   private void step(RunningRequest r, boolean first, long tick) {
     int from = r.computed;
-    int to = r.inPrefill() ? Math.min(r.promptLength, from + config.chunkTokens())
-        : r.computed < r.kvTarget ? from + 1 : from;
+    int to =
+        r.inPrefill()
+            ? Math.min(r.promptLength, from + config.chunkTokens())
+            : r.computed < r.kvTarget ? from + 1 : from;
     int[] pageTable = cache.pageTable(r.id);
     ModelStep step = new ModelStep(r.id, r.request.namespace(), r.tokens, from, to, pageTable);
     if (to > from) {
@@ -350,8 +392,7 @@ final class Scheduler {
         cache.cacheChunk(r.id, r.computed);
       }
     }
-    if (r.computed == r.promptLength + r.generated
-        && r.generated < r.request.maxOutputTokens()) {
+    if (r.computed == r.promptLength + r.generated && r.generated < r.request.maxOutputTokens()) {
       r.tokens[r.promptLength + r.generated] = model.nextToken(step);
       r.generated++;
       counters.generatedTokens++;

@@ -58,8 +58,12 @@ final class TickCommandCodec {
     In in = new In(bytes);
     int version = in.readByte();
     if (version != VERSION) {
-      throw in.malformed("version " + version + ", expected " + VERSION
-          + ": every rank must run the same kvtier version");
+      throw in.malformed(
+          "version "
+              + version
+              + ", expected "
+              + VERSION
+              + ": every rank must run the same kvtier version");
     }
     int flags = in.readByte();
     if ((flags & ~1) != 0) {
@@ -80,8 +84,13 @@ final class TickCommandCodec {
       }
       int shared = in.intValue("shared prefix");
       if (shared > length || shared > previous.length) {
-        throw in.malformed("shared prefix " + shared + " exceeds prompt length " + length
-            + " or the previous prompt's " + previous.length);
+        throw in.malformed(
+            "shared prefix "
+                + shared
+                + " exceeds prompt length "
+                + length
+                + " or the previous prompt's "
+                + previous.length);
       }
       int[] prompt = Arrays.copyOf(previous, length);
       for (int i = shared; i < length; i++) {
@@ -170,15 +179,21 @@ final class TickCommandCodec {
     int count(String what) {
       int v = intValue(what);
       if (v > bytes.length - position) {
-        throw malformed(what + " " + v + " exceeds the " + (bytes.length - position)
-            + " bytes left");
+        throw malformed(
+            what + " " + v + " exceeds the " + (bytes.length - position) + " bytes left");
       }
       return v;
     }
 
     IllegalArgumentException malformed(String why) {
-      return new IllegalArgumentException("malformed tick commands at byte " + position + " of "
-          + bytes.length + ": " + why + "; decode only bytes made by TickCommands.encode");
+      return new IllegalArgumentException(
+          "malformed tick commands at byte "
+              + position
+              + " of "
+              + bytes.length
+              + ": "
+              + why
+              + "; decode only bytes made by TickCommands.encode");
     }
   }
 }

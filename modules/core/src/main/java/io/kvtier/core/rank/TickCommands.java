@@ -82,8 +82,10 @@ public record TickCommands(List<RankRequest> arrivals, long[] aborts, boolean en
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof TickCommands c && endOfInput == c.endOfInput
-        && arrivals.equals(c.arrivals) && Arrays.equals(aborts, c.aborts);
+    return o instanceof TickCommands c
+        && endOfInput == c.endOfInput
+        && arrivals.equals(c.arrivals)
+        && Arrays.equals(aborts, c.aborts);
   }
 
   @Override
@@ -93,7 +95,12 @@ public record TickCommands(List<RankRequest> arrivals, long[] aborts, boolean en
 
   @Override
   public String toString() {
-    return "TickCommands[arrivals=" + arrivals.size() + ", aborts=" + Arrays.toString(aborts)
-        + ", endOfInput=" + endOfInput + "]";
+    return "TickCommands[arrivals="
+        + arrivals.size()
+        + ", aborts="
+        + Arrays.toString(aborts)
+        + ", endOfInput="
+        + endOfInput
+        + "]";
   }
 }

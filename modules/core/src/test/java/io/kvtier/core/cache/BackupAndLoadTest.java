@@ -26,8 +26,10 @@ class BackupAndLoadTest {
   private RankCache cache(int pageSize, int devicePages, int hostPages, WritePolicy write) {
     memory = new FakeKvMemory(FakeKvMemory.smallLayout(pageSize), devicePages, hostPages);
     pattern = new KvPattern(memory.layout);
-    CacheConfig config = CacheConfig.of(pageSize, devicePages, hostPages).withWritePolicy(write)
-        .withEvictionPolicy(EvictionPolicy.LRU);
+    CacheConfig config =
+        CacheConfig.of(pageSize, devicePages, hostPages)
+            .withWritePolicy(write)
+            .withEvictionPolicy(EvictionPolicy.LRU);
     return RankCache.withMemory(config, memory.device, memory.host, memory.engine);
   }
 
@@ -44,8 +46,8 @@ class BackupAndLoadTest {
     RequestState r = cache.rooms().requests().get(id);
     long[] hashes = KvPattern.prefixHashes(0, tokens, tokens.length);
     for (int i = 0; i < r.ownCount(); i++) {
-      pattern.write(memory.device, r.own.slot(i), hashes,
-          r.prefixLength / memory.layout.pageSize() + i);
+      pattern.write(
+          memory.device, r.own.slot(i), hashes, r.prefixLength / memory.layout.pageSize() + i);
     }
   }
 
@@ -97,7 +99,8 @@ class BackupAndLoadTest {
     assertThat(top.backupState()).isEqualTo(BackupState.PENDING);
     assertThat(whole.backupState()).isEqualTo(BackupState.PENDING);
     assertThat(cache.pendingWrites()).isEqualTo(1);
-    assertThatThrownBy(() -> cache.backup(top)).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> cache.backup(top))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("PENDING");
     memory.engine.completeWrite(false);
     cache.sync();
@@ -136,10 +139,10 @@ class BackupAndLoadTest {
     serve(cache, 1, a);
     assertThat(cache.outstandingOperations()).isZero();
     cache.admit(2, new int[] {9, 9, 9, 9});
-    assertThatThrownBy(() -> cache.allocate(2, 4)).isInstanceOf(PoolExhaustedException.class)
+    assertThatThrownBy(() -> cache.allocate(2, 4))
+        .isInstanceOf(PoolExhaustedException.class)
         .hasMessageContaining("awaiting write-back")
-        .satisfies(e -> assertThat(((PoolExhaustedException) e).awaitingWriteBack())
-            .isEqualTo(6));
+        .satisfies(e -> assertThat(((PoolExhaustedException) e).awaitingWriteBack()).isEqualTo(6));
     assertThat(node(cache, a).backupState()).isEqualTo(BackupState.PENDING);
     memory.engine.completeAll();
     cache.sync();
@@ -216,8 +219,9 @@ class BackupAndLoadTest {
   void loadBackBelowTheThresholdIsSkipped() {
     int[] a = {1, 2, 3, 4};
     FakeKvMemory m = new FakeKvMemory(FakeKvMemory.smallLayout(2), 8, 32);
-    RankCache cache = RankCache.withMemory(CacheConfig.of(2, 8, 32).withLoadBackThreshold(3),
-        m.device, m.host, m.engine);
+    RankCache cache =
+        RankCache.withMemory(
+            CacheConfig.of(2, 8, 32).withLoadBackThreshold(3), m.device, m.host, m.engine);
     memory = m;
     pattern = new KvPattern(m.layout);
     serve(cache, 1, a);

@@ -52,8 +52,8 @@ class BadInputTest {
     assertThatThrownBy(() -> cache.match(0, new int[] {1, 2, 3, 4, 5, 6, 7, 8, 0, -1}))
         .isInstanceOf(InvalidTokenException.class)
         .hasMessageContaining("token id -1 at index 9");
-    assertThatThrownBy(() -> cache.admit(3, new int[] {1, -2},
-        RequestOptions.DEFAULT.withNamespace(7)))
+    assertThatThrownBy(
+            () -> cache.admit(3, new int[] {1, -2}, RequestOptions.DEFAULT.withNamespace(7)))
         .isInstanceOf(InvalidTokenException.class);
     assertThat(cache.nodeCount()).isEqualTo(nodes);
     assertThat(cache.isActive(2)).isFalse();
@@ -67,10 +67,13 @@ class BadInputTest {
   @Test
   void finishOfUnknownOrAlreadyFinishedRequest() {
     String before = CacheProbe.digest(cache);
-    assertThatThrownBy(() -> cache.finish(77)).isInstanceOf(UnknownRequestException.class)
+    assertThatThrownBy(() -> cache.finish(77))
+        .isInstanceOf(UnknownRequestException.class)
         .hasMessageContaining("finish of request id=77");
-    assertThatThrownBy(() -> cache.finish(1)).isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("id=1").hasMessageContaining("already finished");
+    assertThatThrownBy(() -> cache.finish(1))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("id=1")
+        .hasMessageContaining("already finished");
     assertThatThrownBy(() -> cache.abort(1)).isInstanceOf(UnknownRequestException.class);
     assertThatThrownBy(() -> cache.allocate(1, 1)).isInstanceOf(UnknownRequestException.class);
     assertUnchangedAndIdle(before);
@@ -83,10 +86,12 @@ class BadInputTest {
     assertThat(cache.deviceUsage().evictable()).isZero();
     cache.unlock(lock);
     String before = CacheProbe.digest(cache);
-    assertThatThrownBy(() -> cache.unlock(lock)).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> cache.unlock(lock))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("already released");
     RankCache other = RankCache.withoutMemory(CacheConfig.of(4, 32, 0));
-    assertThatThrownBy(() -> other.lock(n)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> other.lock(n))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("not in this cache's tree");
     assertUnchangedAndIdle(before);
   }
@@ -103,10 +108,12 @@ class BadInputTest {
   void requestMisuse() {
     String before = CacheProbe.digest(cache);
     cache.admit(2, new int[] {1, 2, 3, 4, 9});
-    assertThatThrownBy(() -> cache.admit(2, new int[] {1})).isInstanceOf(
-        IllegalStateException.class).hasMessageContaining("already active");
+    assertThatThrownBy(() -> cache.admit(2, new int[] {1}))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("already active");
     assertThatThrownBy(() -> cache.allocate(2, -1))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("pages=-1");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("pages=-1");
     assertThatThrownBy(() -> cache.finish(2))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("holds pages for only 4 tokens");
@@ -115,8 +122,10 @@ class BadInputTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("differ from the admitted prompt at index 3");
     assertThatThrownBy(() -> cache.finish(2, new int[] {1, 2}))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("shorter");
-    assertThatThrownBy(() -> cache.commitWrites(1)).isInstanceOf(IllegalArgumentException.class)
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("shorter");
+    assertThatThrownBy(() -> cache.commitWrites(1))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("0 are pending");
     assertThatThrownBy(() -> cache.copyPageTable(2, new int[0], 0))
         .isInstanceOf(IndexOutOfBoundsException.class);
@@ -131,7 +140,8 @@ class BadInputTest {
   void poolExhaustionAllocatesNothing() {
     cache.admit(2, new int[] {9, 9});
     cache.allocate(2, 30);
-    assertThatThrownBy(() -> cache.allocate(2, 3)).isInstanceOf(PoolExhaustedException.class)
+    assertThatThrownBy(() -> cache.allocate(2, 3))
+        .isInstanceOf(PoolExhaustedException.class)
         .hasMessageContaining("requested 3 pages, 2 free");
     assertThat(cache.deviceUsage().free()).isEqualTo(2);
     cache.abort(2);
@@ -142,11 +152,14 @@ class BadInputTest {
   @Test
   void configurationMistakes() {
     assertThatThrownBy(() -> RankCache.withoutMemory(CacheConfig.of(1, 8, 4)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("hostPages=4");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("hostPages=4");
     FakeKvMemory m = new FakeKvMemory(FakeKvMemory.smallLayout(2), 8, 0);
     assertThatThrownBy(() -> RankCache.withMemory(CacheConfig.of(2, 9, 0), m.device))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("8 pages");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("8 pages");
     assertThatThrownBy(() -> RankCache.withMemory(CacheConfig.of(4, 8, 0), m.device))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("pageSize=2");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("pageSize=2");
   }
 }

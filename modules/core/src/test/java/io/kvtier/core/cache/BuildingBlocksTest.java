@@ -20,31 +20,33 @@ class BuildingBlocksTest {
 
   @Test
   void longMapAgreesWithHashMap() {
-    TestSeeds.run(seed -> {
-      Random rnd = new Random(seed);
-      for (int round = 0; round < TestSeeds.scaled(50); round++) {
-        LongMap<Long> map = new LongMap<>(1 + rnd.nextInt(8));
-        Map<Long, Long> reference = new HashMap<>();
-        int keySpace = 1 + rnd.nextInt(200);
-        for (int op = 0; op < 2000; op++) {
-          long key = rnd.nextInt(keySpace) * (rnd.nextBoolean() ? 1L : 0x100000001L);
-          switch (rnd.nextInt(3)) {
-            case 0 -> assertThat(map.put(key, (long) op)).isEqualTo(reference.put(key, (long) op));
-            case 1 -> assertThat(map.remove(key)).isEqualTo(reference.remove(key));
-            default -> assertThat(map.get(key)).isEqualTo(reference.get(key));
+    TestSeeds.run(
+        seed -> {
+          Random rnd = new Random(seed);
+          for (int round = 0; round < TestSeeds.scaled(50); round++) {
+            LongMap<Long> map = new LongMap<>(1 + rnd.nextInt(8));
+            Map<Long, Long> reference = new HashMap<>();
+            int keySpace = 1 + rnd.nextInt(200);
+            for (int op = 0; op < 2000; op++) {
+              long key = rnd.nextInt(keySpace) * (rnd.nextBoolean() ? 1L : 0x100000001L);
+              switch (rnd.nextInt(3)) {
+                case 0 ->
+                    assertThat(map.put(key, (long) op)).isEqualTo(reference.put(key, (long) op));
+                case 1 -> assertThat(map.remove(key)).isEqualTo(reference.remove(key));
+                default -> assertThat(map.get(key)).isEqualTo(reference.get(key));
+              }
+              assertThat(map.size()).isEqualTo(reference.size());
+            }
+            int seen = 0;
+            for (int s = 0; s < map.slotCount(); s++) {
+              if (map.valueAt(s) != null) {
+                assertThat(reference.get(map.keyAt(s))).isEqualTo(map.valueAt(s));
+                seen++;
+              }
+            }
+            assertThat(seen).isEqualTo(reference.size());
           }
-          assertThat(map.size()).isEqualTo(reference.size());
-        }
-        int seen = 0;
-        for (int s = 0; s < map.slotCount(); s++) {
-          if (map.valueAt(s) != null) {
-            assertThat(reference.get(map.keyAt(s))).isEqualTo(map.valueAt(s));
-            seen++;
-          }
-        }
-        assertThat(seen).isEqualTo(reference.size());
-      }
-    });
+        });
   }
 
   @Test
@@ -55,13 +57,15 @@ class BuildingBlocksTest {
     assertThat(slots).containsExactly(0, 1, 2);
     a.release(slots, 1, 1);
     assertThat(a.free()).isEqualTo(6);
-    assertThatThrownBy(() -> a.release(slots, 1, 1)).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> a.release(slots, 1, 1))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("device slot 1 released but not allocated");
     int[] again = new int[1];
     a.allocate(1, again, 0);
     assertThat(again).containsExactly(1);
     assertThatThrownBy(() -> a.allocate(9, new int[9], 0))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("only 5 are free");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("only 5 are free");
   }
 
   private static byte[] sha(byte[] prior, int... tokens) throws Exception {
@@ -98,8 +102,9 @@ class BuildingBlocksTest {
     CacheInvariants.checkIdle(cache);
     // Namespaces never share keys.
     assertThat(cache.pageKeys(7, tokens)).doesNotContainAnyElementsOf(keys);
-    byte[] seed = MessageDigest.getInstance("SHA-256").digest(
-        ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(7).array());
+    byte[] seed =
+        MessageDigest.getInstance("SHA-256")
+            .digest(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(7).array());
     assertThat(cache.pageKeys(7, tokens).get(0)).isEqualTo(PageKey.of(sha(seed, 1, 2)));
   }
 

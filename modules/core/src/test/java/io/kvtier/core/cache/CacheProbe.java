@@ -40,7 +40,8 @@ final class CacheProbe {
         break;
       }
       int k = 0;
-      while (k < next.keyLength && pos + k < aligned
+      while (k < next.keyLength
+          && pos + k < aligned
           && next.keyTokens[next.keyOffset + k] == tokens[pos + k]) {
         k++;
       }
@@ -94,8 +95,7 @@ final class CacheProbe {
   }
 
   static boolean deviceCandidate(RadixNode n) {
-    if (!n.resident() || n.lockRef != 0 || n.backupState == BackupState.PENDING
-        || n.invalid != 0) {
+    if (!n.resident() || n.lockRef != 0 || n.backupState == BackupState.PENDING || n.invalid != 0) {
       return false;
     }
     for (RadixNode c : children(n)) {
@@ -107,8 +107,12 @@ final class CacheProbe {
   }
 
   static boolean hostCandidate(RadixNode n) {
-    return !n.resident() && n.hostSlots != null && children(n).isEmpty()
-        && n.lockRef == 0 && n.hostRef == 0 && n.backupState == BackupState.COMMITTED
+    return !n.resident()
+        && n.hostSlots != null
+        && children(n).isEmpty()
+        && n.lockRef == 0
+        && n.hostRef == 0
+        && n.backupState == BackupState.COMMITTED
         && n.invalid == 0;
   }
 
@@ -168,23 +172,41 @@ final class CacheProbe {
       all &= r[0] == 1;
       pages += r[1];
     }
-    boolean self = all && n.lockRef == 0 && n.backupState != BackupState.PENDING
-        && n.invalid == 0;
+    boolean self = all && n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0;
     return new int[] {self ? 1 : 0, pages + (self ? n.pageCount : 0)};
   }
 
   /** A digest of the replicated state: ids, keys, slots, states, locks, clocks. */
   static String digest(RankCache cache) {
     StringBuilder sb = new StringBuilder();
-    sb.append(cache.logicalClock()).append('/').append(cache.deviceUsage()).append('/')
-        .append(cache.hostUsage()).append('/').append(cache.outstandingOperations());
+    sb.append(cache.logicalClock())
+        .append('/')
+        .append(cache.deviceUsage())
+        .append('/')
+        .append(cache.hostUsage())
+        .append('/')
+        .append(cache.outstandingOperations());
     for (RadixNode n : nodes(cache)) {
-      sb.append('\n').append(n.id).append(':').append(n.parent.id).append(':')
-          .append(java.util.Arrays.toString(n.tokens())).append(':')
-          .append(java.util.Arrays.toString(n.deviceSlots())).append(':')
-          .append(java.util.Arrays.toString(n.hostSlots())).append(':').append(n.backupState)
-          .append(':').append(n.lockRef).append(':').append(n.hitCount).append(':')
-          .append(n.lastAccess).append(':').append(n.invalid);
+      sb.append('\n')
+          .append(n.id)
+          .append(':')
+          .append(n.parent.id)
+          .append(':')
+          .append(java.util.Arrays.toString(n.tokens()))
+          .append(':')
+          .append(java.util.Arrays.toString(n.deviceSlots()))
+          .append(':')
+          .append(java.util.Arrays.toString(n.hostSlots()))
+          .append(':')
+          .append(n.backupState)
+          .append(':')
+          .append(n.lockRef)
+          .append(':')
+          .append(n.hitCount)
+          .append(':')
+          .append(n.lastAccess)
+          .append(':')
+          .append(n.invalid);
     }
     return sb.toString();
   }

@@ -98,11 +98,14 @@ class CacheTestHooksTest {
   @Test
   void hooksNameTheirMissingArguments() {
     assertThatThrownBy(() -> CacheTestHooks.reset(null))
-        .isInstanceOf(NullPointerException.class).hasMessageContaining("cache");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("cache");
     assertThatThrownBy(() -> CacheTestHooks.useWallClockEviction(cache(), null))
-        .isInstanceOf(NullPointerException.class).hasMessageContaining("clock");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("clock");
     assertThatThrownBy(() -> CacheTestHooks.useRankLocalAllocationFailures(cache(), null))
-        .isInstanceOf(NullPointerException.class).hasMessageContaining("failNow");
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("failNow");
   }
 
   @Test
@@ -114,8 +117,7 @@ class CacheTestHooksTest {
   }
 
   /** A stand-in accessor that must be refused. */
-  private static final class RuleSwitchesProbe
-      implements io.kvtier.core.cache.testing.RuleAccess {
+  private static final class RuleSwitchesProbe implements io.kvtier.core.cache.testing.RuleAccess {
     @Override
     public void drainTimedAttach(RankCache cache, boolean on) {}
 
@@ -123,8 +125,7 @@ class CacheTestHooksTest {
     public void accessClock(RankCache cache, java.util.function.LongSupplier clock) {}
 
     @Override
-    public void allocationFailure(RankCache cache,
-        java.util.function.BooleanSupplier failNow) {}
+    public void allocationFailure(RankCache cache, java.util.function.BooleanSupplier failNow) {}
 
     @Override
     public void reset(RankCache cache) {}

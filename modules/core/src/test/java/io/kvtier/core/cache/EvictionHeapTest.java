@@ -21,14 +21,15 @@ class EvictionHeapTest {
 
   @Test
   void pollsFollowTheLatestKeysInPolicyOrder() {
-    TestSeeds.run(seed -> {
-      Random rnd = new Random(seed);
-      for (EvictionPolicy policy : EvictionPolicy.values()) {
-        for (int round = 0; round < TestSeeds.scaled(20); round++) {
-          checkRound(policy, rnd);
-        }
-      }
-    });
+    TestSeeds.run(
+        seed -> {
+          Random rnd = new Random(seed);
+          for (EvictionPolicy policy : EvictionPolicy.values()) {
+            for (int round = 0; round < TestSeeds.scaled(20); round++) {
+              checkRound(policy, rnd);
+            }
+          }
+        });
   }
 
   private static void checkRound(EvictionPolicy policy, Random rnd) {
@@ -37,10 +38,10 @@ class EvictionHeapTest {
     for (int i = 0; i < 1 + rnd.nextInt(40); i++) {
       nodes.add(new RadixNode(i, 0));
     }
-    Comparator<RadixNode> order = Comparator
-        .comparingLong((RadixNode n) -> EvictionHeap.primaryKey(policy, n))
-        .thenComparingLong(n -> EvictionHeap.secondaryKey(policy, n))
-        .thenComparingLong(n -> n.id);
+    Comparator<RadixNode> order =
+        Comparator.comparingLong((RadixNode n) -> EvictionHeap.primaryKey(policy, n))
+            .thenComparingLong(n -> EvictionHeap.secondaryKey(policy, n))
+            .thenComparingLong(n -> n.id);
     // the model: each node with a live entry, and the key it was pushed with
     Map<RadixNode, long[]> live = new HashMap<>();
     long clock = 0;

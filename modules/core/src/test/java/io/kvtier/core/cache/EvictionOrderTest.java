@@ -25,12 +25,16 @@ class EvictionOrderTest {
    */
   @ParameterizedTest(name = "{0}")
   @CsvSource({
-    "LRU, DACB", "MRU, BCAD", "FIFO, ABCD", "FILO, DCBA", "LFU, DBCA", "SLRU, DBAC",
+    "LRU, DACB",
+    "MRU, BCAD",
+    "FIFO, ABCD",
+    "FILO, DCBA",
+    "LFU, DBCA",
+    "SLRU, DBAC",
     "PRIORITY, DCAB"
   })
   void victimsFollowThePolicy(EvictionPolicy policy, String expected) {
-    RankCache cache = RankCache.withoutMemory(CacheConfig.of(1, 64, 0)
-        .withEvictionPolicy(policy));
+    RankCache cache = RankCache.withoutMemory(CacheConfig.of(1, 64, 0).withEvictionPolicy(policy));
     serve(cache, 1, 'A', 2);
     serve(cache, 2, 'B', 5);
     serve(cache, 3, 'C', 1);
@@ -57,8 +61,7 @@ class EvictionOrderTest {
   @ParameterizedTest(name = "{0}")
   @CsvSource({"LRU", "FIFO", "MRU"})
   void lockedAndInnerNodesAreNeverVictims(EvictionPolicy policy) {
-    RankCache cache = RankCache.withoutMemory(CacheConfig.of(1, 8, 0)
-        .withEvictionPolicy(policy));
+    RankCache cache = RankCache.withoutMemory(CacheConfig.of(1, 8, 0).withEvictionPolicy(policy));
     int[] a = {1, 2, 3, 4};
     cache.admit(1, a);
     cache.allocate(1, 4);

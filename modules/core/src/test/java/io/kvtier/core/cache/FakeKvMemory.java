@@ -32,9 +32,8 @@ final class FakeKvMemory {
   FakeKvMemory(KvLayout layout, int devicePages, int hostPages) {
     this.layout = layout;
     this.device = new Pool(new PoolSpec(layout, devicePages, MemoryLayout.LAYER_FIRST));
-    this.host = hostPages == 0
-        ? null
-        : new Pool(new PoolSpec(layout, hostPages, MemoryLayout.PAGE_FIRST));
+    this.host =
+        hostPages == 0 ? null : new Pool(new PoolSpec(layout, hostPages, MemoryLayout.PAGE_FIRST));
     this.engine = host == null ? null : new Engine(device, host);
   }
 
@@ -73,14 +72,14 @@ final class FakeKvMemory {
 
     @Override
     public void write(int page, int layer, long offset, MemorySegment src) {
-      MemorySegment.copy(src, 0, MemorySegment.ofArray(blockBytes(page, layer)), offset,
-          src.byteSize());
+      MemorySegment.copy(
+          src, 0, MemorySegment.ofArray(blockBytes(page, layer)), offset, src.byteSize());
     }
 
     @Override
     public void read(int page, int layer, long offset, MemorySegment dst) {
-      MemorySegment.copy(MemorySegment.ofArray(blockBytes(page, layer)), offset, dst, 0,
-          dst.byteSize());
+      MemorySegment.copy(
+          MemorySegment.ofArray(blockBytes(page, layer)), offset, dst, 0, dst.byteSize());
     }
 
     @Override
@@ -139,8 +138,8 @@ final class FakeKvMemory {
     @Override
     public void await() {
       if (!done) {
-        throw new IllegalStateException("fake copy " + batch + " awaited before the test"
-            + " completed it: complete it first");
+        throw new IllegalStateException(
+            "fake copy " + batch + " awaited before the test" + " completed it: complete it first");
       }
       if (failure != null) {
         throw new TransferFailedException("fake copy failed: " + batch, failure);

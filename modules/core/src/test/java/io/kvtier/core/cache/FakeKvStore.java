@@ -17,8 +17,10 @@ import java.util.Set;
  */
 final class FakeKvStore implements KvStore {
   private final Map<PageKey, byte[][]> pages = new HashMap<>();
+
   /** Keys whose get fails as a corrupt page would: a miss. */
   final Set<PageKey> corrupt = new HashSet<>();
+
   boolean failPuts;
   int puts;
   int gets;
@@ -43,8 +45,12 @@ final class FakeKvStore implements KvStore {
         break;
       }
       for (int layer = 0; layer < page.length; layer++) {
-        MemorySegment.copy(MemorySegment.ofArray(page[layer]), 0,
-            host.block(hostPages[n], layer), 0, page[layer].length);
+        MemorySegment.copy(
+            MemorySegment.ofArray(page[layer]),
+            0,
+            host.block(hostPages[n], layer),
+            0,
+            page[layer].length);
       }
       gets++;
     }
@@ -60,8 +66,8 @@ final class FakeKvStore implements KvStore {
     for (int i = 0; i < keys.size(); i++) {
       byte[][] page = new byte[layers][];
       for (int layer = 0; layer < layers; layer++) {
-        page[layer] = host.block(hostPages[i], layer).toArray(
-            java.lang.foreign.ValueLayout.JAVA_BYTE);
+        page[layer] =
+            host.block(hostPages[i], layer).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
       }
       pages.put(keys.get(i), page);
       puts++;

@@ -20,52 +20,56 @@ class HotPathStorageTest {
 
   @Test
   void allocatorHandsOutTheLowestFreeSlotsAndAgreesWithASortedSet() {
-    TestSeeds.run(seed -> {
-      Random rnd = new Random(seed);
-      for (int round = 0; round < TestSeeds.scaled(40); round++) {
-        // capacities around word boundaries, where the masks are easiest to get wrong, and now
-        // and then one of several summary words, with runs of wholly free words
-        boolean large = rnd.nextInt(4) == 0;
-        int capacity = large ? 4000 + rnd.nextInt(6000) : 1 + rnd.nextInt(300);
-        PageAllocator pool = new PageAllocator("device", capacity);
-        TreeSet<Integer> free = new TreeSet<>();
-        for (int s = 0; s < capacity; s++) {
-          free.add(s);
-        }
-        List<int[]> held = new ArrayList<>();
-        for (int op = 0; op < 400; op++) {
-          if (held.isEmpty() || (rnd.nextBoolean() && !free.isEmpty())) {
-            int n = 1 + rnd.nextInt(
-                Math.min(free.size(), rnd.nextBoolean() ? 4 : large ? 3000 : 130));
-            int[] slots = new int[n + 2];
-            pool.allocate(n, slots, 1);
-            int[] expected = new int[n];
-            for (int i = 0; i < n; i++) {
-              expected[i] = free.pollFirst();
+    TestSeeds.run(
+        seed -> {
+          Random rnd = new Random(seed);
+          for (int round = 0; round < TestSeeds.scaled(40); round++) {
+            // capacities around word boundaries, where the masks are easiest to get wrong, and now
+            // and then one of several summary words, with runs of wholly free words
+            boolean large = rnd.nextInt(4) == 0;
+            int capacity = large ? 4000 + rnd.nextInt(6000) : 1 + rnd.nextInt(300);
+            PageAllocator pool = new PageAllocator("device", capacity);
+            TreeSet<Integer> free = new TreeSet<>();
+            for (int s = 0; s < capacity; s++) {
+              free.add(s);
             }
-            assertThat(Arrays.copyOfRange(slots, 1, n + 1)).containsExactly(expected);
-            held.add(expected);
-          } else {
-            int[] slots = held.remove(rnd.nextInt(held.size()));
-            // release a random part first and the rest later, in a shuffled order or, for long
-            // runs, in the order they were handed out
-            if (rnd.nextBoolean()) {
-              shuffle(slots, rnd);
-            }
-            int part = rnd.nextInt(slots.length + 1);
-            pool.release(slots, 0, part);
-            if (part < slots.length) {
-              held.add(Arrays.copyOfRange(slots, part, slots.length));
-            }
-            for (int i = 0; i < part; i++) {
-              free.add(slots[i]);
+            List<int[]> held = new ArrayList<>();
+            for (int op = 0; op < 400; op++) {
+              if (held.isEmpty() || (rnd.nextBoolean() && !free.isEmpty())) {
+                int n =
+                    1
+                        + rnd.nextInt(
+                            Math.min(free.size(), rnd.nextBoolean() ? 4 : large ? 3000 : 130));
+                int[] slots = new int[n + 2];
+                pool.allocate(n, slots, 1);
+                int[] expected = new int[n];
+                for (int i = 0; i < n; i++) {
+                  expected[i] = free.pollFirst();
+                }
+                assertThat(Arrays.copyOfRange(slots, 1, n + 1)).containsExactly(expected);
+                held.add(expected);
+              } else {
+                int[] slots = held.remove(rnd.nextInt(held.size()));
+                // release a random part first and the rest later, in a shuffled order or, for long
+                // runs, in the order they were handed out
+                if (rnd.nextBoolean()) {
+                  shuffle(slots, rnd);
+                }
+                int part = rnd.nextInt(slots.length + 1);
+                pool.release(slots, 0, part);
+                if (part < slots.length) {
+                  held.add(Arrays.copyOfRange(slots, part, slots.length));
+                }
+                for (int i = 0; i < part; i++) {
+                  free.add(slots[i]);
+                }
+              }
+              assertThat(pool.free()).isEqualTo(free.size());
+              assertThat(pool.freeSlots())
+                  .containsExactly(free.stream().mapToInt(i -> i).toArray());
             }
           }
-          assertThat(pool.free()).isEqualTo(free.size());
-          assertThat(pool.freeSlots()).containsExactly(free.stream().mapToInt(i -> i).toArray());
-        }
-      }
-    });
+        });
   }
 
   /**
@@ -75,58 +79,59 @@ class HotPathStorageTest {
    */
   @Test
   void runsDescribeTheSlotsAndReleaseThem() {
-    TestSeeds.run(seed -> {
-      Random rnd = new Random(seed);
-      for (int round = 0; round < TestSeeds.scaled(40); round++) {
-        int capacity = 64 + rnd.nextInt(2000);
-        PageAllocator byRuns = new PageAllocator("device", capacity);
-        PageAllocator byCompare = new PageAllocator("device", capacity);
-        // fragment both pools the same way
-        int[] scratch = new int[capacity];
-        byRuns.allocate(capacity, scratch, 0);
-        byCompare.allocate(capacity, scratch.clone(), 0);
-        for (int slot = 0; slot < capacity; slot++) {
-          if (rnd.nextInt(3) == 0) {
-            byRuns.release(new int[] {slot}, 0, 1);
-            byCompare.release(new int[] {slot}, 0, 1);
+    TestSeeds.run(
+        seed -> {
+          Random rnd = new Random(seed);
+          for (int round = 0; round < TestSeeds.scaled(40); round++) {
+            int capacity = 64 + rnd.nextInt(2000);
+            PageAllocator byRuns = new PageAllocator("device", capacity);
+            PageAllocator byCompare = new PageAllocator("device", capacity);
+            // fragment both pools the same way
+            int[] scratch = new int[capacity];
+            byRuns.allocate(capacity, scratch, 0);
+            byCompare.allocate(capacity, scratch.clone(), 0);
+            for (int slot = 0; slot < capacity; slot++) {
+              if (rnd.nextInt(3) == 0) {
+                byRuns.release(new int[] {slot}, 0, 1);
+                byCompare.release(new int[] {slot}, 0, 1);
+              }
+            }
+            // two allocations into one list, as a request that grows
+            SlotRuns runs = new SlotRuns();
+            int n = 0;
+            int[] slots = new int[0];
+            for (int part = 0; part < 2 && byRuns.free() > 0; part++) {
+              int more = 1 + rnd.nextInt(byRuns.free());
+              byRuns.allocate(more, runs);
+              slots = Arrays.copyOf(slots, n + more);
+              byCompare.allocate(more, slots, n);
+              n += more;
+            }
+            assertThat(runs.pages()).isEqualTo(n);
+            assertThat(runs.toArray(0, n, byRuns)).containsExactly(slots);
+            if (n == 0) {
+              continue;
+            }
+            int from = rnd.nextInt(n);
+            int pages = 1 + rnd.nextInt(n - from);
+            int[] slice = runs.slice(from, pages);
+            assertThat(SlotRuns.pages(slice)).isEqualTo(pages);
+            assertThat(SlotRuns.toArray(slice))
+                .containsExactly(Arrays.copyOfRange(slots, from, from + pages));
+            for (int k = 0; k < slice.length; k += 2) {
+              assertThat(slice[k + 1]).isPositive();
+            }
+            assertThat(runs.slot(from)).isEqualTo(slots[from]);
+            runs.release(byRuns, from, pages);
+            byCompare.release(slots, from, pages);
+            assertThat(byRuns.freeSlots()).containsExactly(byCompare.freeSlots());
+            int drop = rnd.nextInt(n + 1);
+            runs.dropFront(drop);
+            assertThat(runs.pages()).isEqualTo(n - drop);
+            assertThat(runs.toArray(0, n - drop, null))
+                .containsExactly(Arrays.copyOfRange(slots, drop, n));
           }
-        }
-        // two allocations into one list, as a request that grows
-        SlotRuns runs = new SlotRuns();
-        int n = 0;
-        int[] slots = new int[0];
-        for (int part = 0; part < 2 && byRuns.free() > 0; part++) {
-          int more = 1 + rnd.nextInt(byRuns.free());
-          byRuns.allocate(more, runs);
-          slots = Arrays.copyOf(slots, n + more);
-          byCompare.allocate(more, slots, n);
-          n += more;
-        }
-        assertThat(runs.pages()).isEqualTo(n);
-        assertThat(runs.toArray(0, n, byRuns)).containsExactly(slots);
-        if (n == 0) {
-          continue;
-        }
-        int from = rnd.nextInt(n);
-        int pages = 1 + rnd.nextInt(n - from);
-        int[] slice = runs.slice(from, pages);
-        assertThat(SlotRuns.pages(slice)).isEqualTo(pages);
-        assertThat(SlotRuns.toArray(slice))
-            .containsExactly(Arrays.copyOfRange(slots, from, from + pages));
-        for (int k = 0; k < slice.length; k += 2) {
-          assertThat(slice[k + 1]).isPositive();
-        }
-        assertThat(runs.slot(from)).isEqualTo(slots[from]);
-        runs.release(byRuns, from, pages);
-        byCompare.release(slots, from, pages);
-        assertThat(byRuns.freeSlots()).containsExactly(byCompare.freeSlots());
-        int drop = rnd.nextInt(n + 1);
-        runs.dropFront(drop);
-        assertThat(runs.pages()).isEqualTo(n - drop);
-        assertThat(runs.toArray(0, n - drop, null))
-            .containsExactly(Arrays.copyOfRange(slots, drop, n));
-      }
-    });
+        });
   }
 
   @Test
@@ -154,36 +159,37 @@ class HotPathStorageTest {
    */
   @Test
   void keysStayIntactWhileTheirChunksAreReused() {
-    TestSeeds.run(seed -> {
-      Random rnd = new Random(seed);
-      for (int round = 0; round < TestSeeds.scaled(12); round++) {
-        int pageSize = List.of(1, 2, 4).get(rnd.nextInt(3));
-        int pages = 40 + rnd.nextInt(200);
-        RankCache cache = RankCache.withoutMemory(CacheConfig.of(pageSize, pages, 0));
-        List<int[]> prompts = new ArrayList<>();
-        for (int request = 0; request < 300; request++) {
-          int[] prompt = nextPrompt(rnd, prompts, pages * pageSize / 3);
-          prompts.add(prompt);
-          cache.admit(request, prompt);
-          cache.allocateTokens(request, prompt.length);
-          // the caller may reuse its array once the request ended: the tree keeps no view of it
-          int[] reused = prompt.clone();
-          cache.finish(request, reused);
-          Arrays.fill(reused, -1);
-          CacheInvariants.checkIdle(cache);
-          for (RadixNode n : CacheProbe.nodes(cache)) {
-            assertThat(isPrefixOfSome(pathTokens(n), prompts)).as("key of %s", n).isTrue();
+    TestSeeds.run(
+        seed -> {
+          Random rnd = new Random(seed);
+          for (int round = 0; round < TestSeeds.scaled(12); round++) {
+            int pageSize = List.of(1, 2, 4).get(rnd.nextInt(3));
+            int pages = 40 + rnd.nextInt(200);
+            RankCache cache = RankCache.withoutMemory(CacheConfig.of(pageSize, pages, 0));
+            List<int[]> prompts = new ArrayList<>();
+            for (int request = 0; request < 300; request++) {
+              int[] prompt = nextPrompt(rnd, prompts, pages * pageSize / 3);
+              prompts.add(prompt);
+              cache.admit(request, prompt);
+              cache.allocateTokens(request, prompt.length);
+              // the caller may reuse its array once the request ended: the tree keeps no view of it
+              int[] reused = prompt.clone();
+              cache.finish(request, reused);
+              Arrays.fill(reused, -1);
+              CacheInvariants.checkIdle(cache);
+              for (RadixNode n : CacheProbe.nodes(cache)) {
+                assertThat(isPrefixOfSome(pathTokens(n), prompts)).as("key of %s", n).isTrue();
+              }
+            }
+            List<RadixNode> live = CacheProbe.nodes(cache);
+            cache.evictDevice(Integer.MAX_VALUE);
+            for (RadixNode n : live) {
+              assertThat(n.isDeleted()).isTrue();
+              assertThat(n.tokens()).isEmpty();
+            }
+            CacheInvariants.checkIdle(cache);
           }
-        }
-        List<RadixNode> live = CacheProbe.nodes(cache);
-        cache.evictDevice(Integer.MAX_VALUE);
-        for (RadixNode n : live) {
-          assertThat(n.isDeleted()).isTrue();
-          assertThat(n.tokens()).isEmpty();
-        }
-        CacheInvariants.checkIdle(cache);
-      }
-    });
+        });
   }
 
   private static int[] nextPrompt(Random rnd, List<int[]> earlier, int maxLength) {

@@ -59,7 +59,10 @@ final class KvPattern {
   /** Writes the pattern of page {@code pageIndex} (tokens from {@code pageIndex*pageSize}). */
   void write(PageMemory memory, int slot, long[] hashes, int pageIndex) {
     for (int layer = 0; layer < layout.layers(); layer++) {
-      memory.write(slot, layer, 0,
+      memory.write(
+          slot,
+          layer,
+          0,
           MemorySegment.ofArray(block(hashes, pageIndex * layout.pageSize(), layer)));
     }
   }
@@ -140,7 +143,14 @@ final class KvPattern {
         int slot = SlotRuns.slot(n.deviceRuns, n.deviceRuns.length, i);
         int layer = mismatchLayer(device, slot, hashes, firstPage + i);
         if (layer >= 0) {
-          return "device slot " + slot + " (page " + i + " of " + n + ") layer " + layer
+          return "device slot "
+              + slot
+              + " (page "
+              + i
+              + " of "
+              + n
+              + ") layer "
+              + layer
               + " does not hold its prefix's KV";
         }
       }
@@ -148,7 +158,14 @@ final class KvPattern {
         int slot = n.hostSlots[n.hostOffset + i];
         int layer = mismatchLayer(host, slot, hashes, firstPage + i);
         if (layer >= 0) {
-          return "host slot " + slot + " (page " + i + " of " + n + ") layer " + layer
+          return "host slot "
+              + slot
+              + " (page "
+              + i
+              + " of "
+              + n
+              + ") layer "
+              + layer
               + " does not hold its prefix's KV";
         }
       }

@@ -65,22 +65,24 @@ class L3ExecutorTest {
   void anErrorInAWorkStopsTheWorkerAndEveryJobReportsItInsteadOfStalling() throws Exception {
     CountDownLatch gate = new CountDownLatch(1);
     try (L3Executor executor = L3Executor.background("l3-test-error")) {
-      L3Job dying = executor.submit(new L3Work() {
-        @Override
-        public int steps() {
-          return 2;
-        }
+      L3Job dying =
+          executor.submit(
+              new L3Work() {
+                @Override
+                public int steps() {
+                  return 2;
+                }
 
-        @Override
-        public boolean step(int index) {
-          try {
-            gate.await();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          throw new StackOverflowError("store recursed (test)");
-        }
-      });
+                @Override
+                public boolean step(int index) {
+                  try {
+                    gate.await();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                  throw new StackOverflowError("store recursed (test)");
+                }
+              });
       L3Job queued = executor.submit(work(1, -1, -1, gate));
       gate.countDown();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -93,14 +95,16 @@ class L3ExecutorTest {
           seen = e;
         }
       }
-      assertThat(seen).as("the dying job reports the error within 30 s")
+      assertThat(seen)
+          .as("the dying job reports the error within 30 s")
           .hasMessageContaining("the L3 worker l3-test-error stopped on")
           .hasMessageContaining("store recursed (test)")
           .hasCauseInstanceOf(StackOverflowError.class);
       // The queue behind it never runs: its jobs, and later ones, report the error too, so the
       // scheduler fails at its next sync instead of waiting for them forever.
       for (L3Job job : new L3Job[] {queued, executor.submit(work(1, -1, -1, gate))}) {
-        assertThatThrownBy(job::finished).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(job::finished)
+            .isInstanceOf(IllegalStateException.class)
             .hasCauseInstanceOf(StackOverflowError.class);
         assertThatThrownBy(job::stepsDone).isInstanceOf(IllegalStateException.class);
       }

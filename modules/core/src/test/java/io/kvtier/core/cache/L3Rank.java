@@ -24,16 +24,22 @@ final class L3Rank {
   final RankCache cache;
   final byte[] salt;
 
-  L3Rank(int rank, int worldSize, FakeKvStore store, L3Config l3, int devicePages,
-      int hostPages) {
+  L3Rank(int rank, int worldSize, FakeKvStore store, L3Config l3, int devicePages, int hostPages) {
     this.rank = rank;
     this.store = store;
     this.memory = new FakeKvMemory(FakeKvMemory.smallLayout(PAGE), devicePages, hostPages);
     this.pattern = new KvPattern(memory.layout);
-    CacheConfig config = CacheConfig.of(PAGE, devicePages, hostPages)
-        .withWritePolicy(WritePolicy.WRITE_THROUGH).withEvictionPolicy(EvictionPolicy.LRU);
-    this.cache = RankCache.withMemory(config, memory.device, memory.host, memory.engine,
-        new L3Setup(l3, store, executor, clock::get, rank, worldSize));
+    CacheConfig config =
+        CacheConfig.of(PAGE, devicePages, hostPages)
+            .withWritePolicy(WritePolicy.WRITE_THROUGH)
+            .withEvictionPolicy(EvictionPolicy.LRU);
+    this.cache =
+        RankCache.withMemory(
+            config,
+            memory.device,
+            memory.host,
+            memory.engine,
+            new L3Setup(l3, store, executor, clock::get, rank, worldSize));
     this.salt = L3Keys.salt(l3.modelId(), rank, worldSize, l3.replicatedKv());
   }
 
@@ -75,8 +81,10 @@ final class L3Rank {
     long[] agreed = null;
     for (L3Rank r : ranks) {
       RankCache c = r.cache;
-      if (c.pendingWrites() != writes || c.pendingL3Writes() != l3Writes
-          || c.pendingPrefetches() != prefetches || c.pendingLoads() != loads) {
+      if (c.pendingWrites() != writes
+          || c.pendingL3Writes() != l3Writes
+          || c.pendingPrefetches() != prefetches
+          || c.pendingLoads() != loads) {
         throw new AssertionError("ranks disagree on the replicated counts");
       }
       long[] v = new long[width];

@@ -165,7 +165,8 @@ class L3TierTest {
     assertThat(r.cache.startPrefetch(7, t, RequestOptions.DEFAULT)).isTrue();
     assertThat(r.cache.prefetchState(7)).isEqualTo(RankCache.PrefetchState.RUNNING);
     assertThatThrownBy(() -> r.cache.admit(7, t))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("still PROBING");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("still PROBING");
     L3Rank.sync(r);
     assertThat(r.cache.hostUsage().protectedPages()).isZero();
     r.executor.runAll();
@@ -270,8 +271,9 @@ class L3TierTest {
 
   @Test
   void waitCompleteIgnoresTheClockAndWaitsForEveryRank() {
-    L3Config l3 = L3.withPrefetchPolicy(L3PrefetchPolicy.WAIT_COMPLETE)
-        .withTimeouts(Duration.ofMillis(1), Duration.ZERO, Duration.ofMillis(1));
+    L3Config l3 =
+        L3.withPrefetchPolicy(L3PrefetchPolicy.WAIT_COMPLETE)
+            .withTimeouts(Duration.ofMillis(1), Duration.ZERO, Duration.ofMillis(1));
     FakeKvStore s0 = new FakeKvStore();
     FakeKvStore s1 = new FakeKvStore();
     int[] t = tokens(64, 9);
@@ -424,7 +426,8 @@ class L3TierTest {
     assertThat(L3Keys.key(L3Keys.salt("m", 0, 2, true), hash))
         .isEqualTo(L3Keys.key(L3Keys.salt("m", 1, 2, true), hash));
     assertThatThrownBy(() -> L3Keys.salt("m", 2, 2, false))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rank=2");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("rank=2");
   }
 
   @Test

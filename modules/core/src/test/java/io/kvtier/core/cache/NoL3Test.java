@@ -39,8 +39,8 @@ class NoL3Test {
     long clock = cache.logicalClock();
     long digest = cache.replicaDigest();
 
-    assertThat(cache.startPrefetch(2, new int[] {1, 2, 3, 4, 9, 9, 9, 9},
-        RequestOptions.DEFAULT)).isFalse();
+    assertThat(cache.startPrefetch(2, new int[] {1, 2, 3, 4, 9, 9, 9, 9}, RequestOptions.DEFAULT))
+        .isFalse();
 
     assertThat(cache.logicalClock()).isEqualTo(clock);
     assertThat(cache.replicaDigest()).isEqualTo(digest);

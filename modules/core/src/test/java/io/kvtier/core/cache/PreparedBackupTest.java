@@ -34,8 +34,10 @@ class PreparedBackupTest {
   private RankCache cache(int devicePages, int hostPages, WritePolicy write) {
     memory = new FakeKvMemory(FakeKvMemory.smallLayout(PAGE), devicePages, hostPages);
     pattern = new KvPattern(memory.layout);
-    CacheConfig config = CacheConfig.of(PAGE, devicePages, hostPages).withWritePolicy(write)
-        .withEvictionPolicy(EvictionPolicy.LRU);
+    CacheConfig config =
+        CacheConfig.of(PAGE, devicePages, hostPages)
+            .withWritePolicy(write)
+            .withEvictionPolicy(EvictionPolicy.LRU);
     return RankCache.withMemory(config, memory.device, memory.host, memory.engine);
   }
 
@@ -104,7 +106,8 @@ class PreparedBackupTest {
     assertThat(b.backupState()).isEqualTo(BackupState.PENDING);
     assertThat(cache.pendingWrites()).as("one ack for the attached backup").isEqualTo(1);
     assertThat(memory.engine.submittedWrites - submitted).as("catch-up of layer 1").isEqualTo(1);
-    assertThat(cache.hostUsage().free()).as("the reserved slots became the node's")
+    assertThat(cache.hostUsage().free())
+        .as("the reserved slots became the node's")
         .isEqualTo(hostFree - 2);
     CacheStats stats = cache.stats();
     assertThat(stats.preparedAttached()).isEqualTo(1);
@@ -220,7 +223,8 @@ class PreparedBackupTest {
     assertThat(cache.stats().preparedRolledBack()).isEqualTo(1);
     assertThat(cache.stats().preparedAttached()).isEqualTo(1);
     assertThat(cache.pendingWrites()).as("the attach and the retirement").isEqualTo(2);
-    assertThat(cache.hostUsage().free()).as("retired slots stay held until their commit")
+    assertThat(cache.hostUsage().free())
+        .as("retired slots stay held until their commit")
         .isEqualTo(hostFree);
     CacheInvariants.check(cache);
     drain(cache);
@@ -332,9 +336,14 @@ class PreparedBackupTest {
   void aParentWithoutBackupMakesThePreparedBackupRollBack() {
     memory = new FakeKvMemory(FakeKvMemory.smallLayout(PAGE), 16, 32);
     pattern = new KvPattern(memory.layout);
-    RankCache cache = RankCache.withMemory(CacheConfig.of(PAGE, 16, 32)
-        .withWritePolicy(WritePolicy.WRITE_THROUGH_SELECTIVE).withWriteThroughThreshold(3),
-        memory.device, memory.host, memory.engine);
+    RankCache cache =
+        RankCache.withMemory(
+            CacheConfig.of(PAGE, 16, 32)
+                .withWritePolicy(WritePolicy.WRITE_THROUGH_SELECTIVE)
+                .withWriteThroughThreshold(3),
+            memory.device,
+            memory.host,
+            memory.engine);
     serve(cache, 1, A);
     int hostFree = cache.hostUsage().free();
     compute(cache, 2, B, B.length);
@@ -474,8 +483,7 @@ class PreparedBackupTest {
     RankCache cache = cache(16, 32, WritePolicy.WRITE_THROUGH);
     compute(cache, 1, new int[] {5}, 1);
     assertThat(cache.prepareBackup(1)).as("no full page").isFalse();
-    assertThatThrownBy(() -> cache.prepareBackup(99))
-        .isInstanceOf(UnknownRequestException.class);
+    assertThatThrownBy(() -> cache.prepareBackup(99)).isInstanceOf(UnknownRequestException.class);
     cache.abort(1);
     assertThat(cache.stats().preparedBackups()).isZero();
     CacheInvariants.checkIdle(cache);
@@ -515,8 +523,7 @@ class PreparedBackupTest {
     assertThatThrownBy(() -> cache.streamLayer(2, 1))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("layer=1 was streamed already");
-    assertThatThrownBy(() -> cache.streamLayer(77, 0))
-        .isInstanceOf(UnknownRequestException.class);
+    assertThatThrownBy(() -> cache.streamLayer(77, 0)).isInstanceOf(UnknownRequestException.class);
     assertThat(cache.stats().streamedLayers()).isEqualTo(1);
     cache.finish(2);
     drain(cache);

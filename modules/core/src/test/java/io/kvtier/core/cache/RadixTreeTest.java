@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.core.config.CacheConfig;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /** Match, insert, split, namespaces and page alignment, in allocator-only mode. */
 class RadixTreeTest {
@@ -83,12 +83,10 @@ class RadixTreeTest {
     cache.allocateTokens(3, 8);
     assertThat(cache.finish(3, new int[] {1, 2, 3, 4, 6, 6, 6, 6})).isEqualTo(4);
     CacheInvariants.check(cache);
-    assertThat(cache.match(0, new int[] {1, 2, 3, 4, 6, 6, 6, 6}).deviceLength())
-        .isEqualTo(8);
+    assertThat(cache.match(0, new int[] {1, 2, 3, 4, 6, 6, 6, 6}).deviceLength()).isEqualTo(8);
     // With the admitted array the insert takes the admission's key: the same tree results.
     assertThat(serve(cache, 4, new int[] {1, 2, 3, 4, 5, 6, 7, 8})).isEqualTo(4);
-    assertThat(cache.match(0, new int[] {1, 2, 3, 4, 5, 6, 7, 8}).deviceLength())
-        .isEqualTo(8);
+    assertThat(cache.match(0, new int[] {1, 2, 3, 4, 5, 6, 7, 8}).deviceLength()).isEqualTo(8);
   }
 
   @Test
@@ -219,8 +217,7 @@ class RadixTreeTest {
     cache.allocateTokens(2, 16);
     cache.cacheChunk(3, 16);
     int[] table = cache.cacheChunk(2, 16);
-    assertThat(table).containsExactly(cache.match(0, java.util.Arrays.copyOf(a, 16))
-        .deviceSlots());
+    assertThat(table).containsExactly(cache.match(0, java.util.Arrays.copyOf(a, 16)).deviceSlots());
     assertThat(cache.deviceUsage().evictable()).isZero();
     cache.allocateTokens(2, a.length);
     cache.finish(2);

@@ -25,49 +25,52 @@ class RankCacheRandomizedTest {
 
   @Test
   void randomOperationSequencesKeepEveryInvariant() {
-    TestSeeds.run(seed -> {
-      Random master = new Random(seed);
-      int sequences = TestSeeds.scaled(2100);
-      int loads = 0;
-      int evictions = 0;
-      int prepared = 0;
-      int attached = 0;
-      for (int i = 0; i < sequences; i++) {
-        long scenarioSeed = master.nextLong();
-        Scenario scenario = new Scenario(scenarioSeed, i, 150);
-        try {
-          scenario.run();
-        } catch (RuntimeException | AssertionError e) {
-          throw new AssertionError("sequence " + i + " with scenario seed " + scenarioSeed
-              + " failed: " + scenario, e);
-        }
-        loads += scenario.loadsSeen;
-        evictions += scenario.evictionsSeen;
-        prepared += scenario.preparedSeen;
-        attached += scenario.attachedSeen;
-      }
-      // The sequences must actually exercise the tiers, or the test proves little.
-      assertThat(loads).as("load-backs").isGreaterThan(sequences / 8);
-      assertThat(evictions).as("evictions").isGreaterThan(sequences);
-      assertThat(prepared).as("prepared backups").isGreaterThan(sequences);
-      assertThat(attached).as("attached prepared backups").isGreaterThan(sequences / 4);
-    });
+    TestSeeds.run(
+        seed -> {
+          Random master = new Random(seed);
+          int sequences = TestSeeds.scaled(2100);
+          int loads = 0;
+          int evictions = 0;
+          int prepared = 0;
+          int attached = 0;
+          for (int i = 0; i < sequences; i++) {
+            long scenarioSeed = master.nextLong();
+            Scenario scenario = new Scenario(scenarioSeed, i, 150);
+            try {
+              scenario.run();
+            } catch (RuntimeException | AssertionError e) {
+              throw new AssertionError(
+                  "sequence " + i + " with scenario seed " + scenarioSeed + " failed: " + scenario,
+                  e);
+            }
+            loads += scenario.loadsSeen;
+            evictions += scenario.evictionsSeen;
+            prepared += scenario.preparedSeen;
+            attached += scenario.attachedSeen;
+          }
+          // The sequences must actually exercise the tiers, or the test proves little.
+          assertThat(loads).as("load-backs").isGreaterThan(sequences / 8);
+          assertThat(evictions).as("evictions").isGreaterThan(sequences);
+          assertThat(prepared).as("prepared backups").isGreaterThan(sequences);
+          assertThat(attached).as("attached prepared backups").isGreaterThan(sequences / 4);
+        });
   }
 
   @Test
   void sameSeedGivesTheSameReplicatedState() {
-    TestSeeds.run(seed -> {
-      Random master = new Random(seed ^ 0x5DEECE66DL);
-      for (int i = 0; i < TestSeeds.scaled(70); i++) {
-        long scenarioSeed = master.nextLong();
-        Scenario one = new Scenario(scenarioSeed, i, 60);
-        Scenario two = new Scenario(scenarioSeed, i, 60);
-        one.run();
-        two.run();
-        assertThat(CacheProbe.digest(two.cache)).isEqualTo(CacheProbe.digest(one.cache));
-        assertThat(two.cache.replicaDigest()).isEqualTo(one.cache.replicaDigest());
-        assertThat(two.cache.stats()).isEqualTo(one.cache.stats());
-      }
-    });
+    TestSeeds.run(
+        seed -> {
+          Random master = new Random(seed ^ 0x5DEECE66DL);
+          for (int i = 0; i < TestSeeds.scaled(70); i++) {
+            long scenarioSeed = master.nextLong();
+            Scenario one = new Scenario(scenarioSeed, i, 60);
+            Scenario two = new Scenario(scenarioSeed, i, 60);
+            one.run();
+            two.run();
+            assertThat(CacheProbe.digest(two.cache)).isEqualTo(CacheProbe.digest(one.cache));
+            assertThat(two.cache.replicaDigest()).isEqualTo(one.cache.replicaDigest());
+            assertThat(two.cache.stats()).isEqualTo(one.cache.stats());
+          }
+        });
   }
 }

@@ -36,8 +36,10 @@ final class RankPair implements AutoCloseable {
   private final Map<Long, Request> active = new LinkedHashMap<>();
   private final List<int[]> corpus = new ArrayList<>();
   private long nextId = 1;
+
   /** Finishes of a request with streamed layers while only the slow rank still copied. */
   int skewedFinishes;
+
   int prepared;
 
   private static final class Request {
@@ -61,15 +63,16 @@ final class RankPair implements AutoCloseable {
     int devicePages = pageSize == 1 ? 40 + rnd.nextInt(40) : 12 + rnd.nextInt(12);
     int hostPages = devicePages + rnd.nextInt(devicePages * 2);
     EvictionPolicy policy = EvictionPolicy.values()[rnd.nextInt(EvictionPolicy.values().length)];
-    CacheConfig config = new CacheConfig(pageSize, devicePages, hostPages, writePolicy,
-        2, policy, 1, 64);
+    CacheConfig config =
+        new CacheConfig(pageSize, devicePages, hostPages, writePolicy, 2, policy, 1, 64);
     KvLayout layout = new KvLayout(layers, 1, 2, 2, pageSize);
     this.pattern = new KvPattern(layout);
     long simSeed = rnd.nextLong();
-    this.ranks = new SimRank[] {
-      new SimRank(FAST, config, layout, simSeed, failureProbability),
-      new SimRank(SLOW, config, layout, simSeed, failureProbability)
-    };
+    this.ranks =
+        new SimRank[] {
+          new SimRank(FAST, config, layout, simSeed, failureProbability),
+          new SimRank(SLOW, config, layout, simSeed, failureProbability)
+        };
   }
 
   RankCache cache(int rank) {
@@ -79,9 +82,19 @@ final class RankPair implements AutoCloseable {
   @Override
   public String toString() {
     RankCache c = cache(FAST);
-    return "RankPair[pageSize=" + pageSize + ", layers=" + layers + ", "
-        + c.config().writePolicy() + ", " + c.config().evictionPolicy() + ", device="
-        + c.config().devicePages() + ", host=" + c.config().hostPages() + "]";
+    return "RankPair[pageSize="
+        + pageSize
+        + ", layers="
+        + layers
+        + ", "
+        + c.config().writePolicy()
+        + ", "
+        + c.config().evictionPolicy()
+        + ", device="
+        + c.config().devicePages()
+        + ", host="
+        + c.config().hostPages()
+        + "]";
   }
 
   // ---------------------------------------------------------------- agreement helpers
@@ -100,9 +113,13 @@ final class RankPair implements AutoCloseable {
     }
     if (errors[0] != null || errors[1] != null) {
       if (errors[0] == null || errors[1] == null || errors[0].getClass() != errors[1].getClass()) {
-        AssertionError e = new AssertionError(what + ": the ranks disagree: fast "
-            + (errors[0] == null ? "returned" : "threw " + errors[0]) + ", slow "
-            + (errors[1] == null ? "returned" : "threw " + errors[1]));
+        AssertionError e =
+            new AssertionError(
+                what
+                    + ": the ranks disagree: fast "
+                    + (errors[0] == null ? "returned" : "threw " + errors[0])
+                    + ", slow "
+                    + (errors[1] == null ? "returned" : "threw " + errors[1]));
         Arrays.stream(errors).filter(Objects::nonNull).forEach(e::addSuppressed);
         throw e;
       }
@@ -178,10 +195,12 @@ final class RankPair implements AutoCloseable {
       return "finish";
     } else if (dice < 68) {
       Request r = pick();
-      agree("abort", c -> {
-        c.abort(r.id);
-        return null;
-      });
+      agree(
+          "abort",
+          c -> {
+            c.abort(r.id);
+            return null;
+          });
       active.remove(r.id);
       return "abort";
     } else if (dice < 84) {
@@ -197,10 +216,12 @@ final class RankPair implements AutoCloseable {
       return "evictDevice";
     }
     int[] tokens = corpus.isEmpty() ? newPrompt() : corpus.get(rnd.nextInt(corpus.size()));
-    agree("match", c -> {
-      MatchResult m = c.match(0, tokens);
-      return new int[] {m.deviceLength(), m.hostHitLength()};
-    });
+    agree(
+        "match",
+        c -> {
+          MatchResult m = c.match(0, tokens);
+          return new int[] {m.deviceLength(), m.hostHitLength()};
+        });
     return "match";
   }
 
@@ -209,9 +230,10 @@ final class RankPair implements AutoCloseable {
   }
 
   private int[] newPrompt() {
-    int[] base = corpus.isEmpty() || rnd.nextInt(4) == 0
-        ? new int[0]
-        : corpus.get(rnd.nextInt(corpus.size()));
+    int[] base =
+        corpus.isEmpty() || rnd.nextInt(4) == 0
+            ? new int[0]
+            : corpus.get(rnd.nextInt(corpus.size()));
     int cut = base.length == 0 ? 0 : rnd.nextInt(base.length + 1);
     if (rnd.nextBoolean()) {
       cut -= cut % pageSize;
@@ -231,10 +253,12 @@ final class RankPair implements AutoCloseable {
   private void admit() {
     int[] tokens = newPrompt();
     long id = nextId++;
-    agree("admit", c -> {
-      Admission a = c.admit(id, tokens);
-      return new int[] {a.devicePrefixLength(), a.hostHitLength(), a.loadedLength()};
-    });
+    agree(
+        "admit",
+        c -> {
+          Admission a = c.admit(id, tokens);
+          return new int[] {a.devicePrefixLength(), a.hostHitLength(), a.loadedLength()};
+        });
     Request r = new Request(id, tokens);
     active.put(id, r);
     if (!allocate(r, tokens.length)) {
@@ -255,10 +279,12 @@ final class RankPair implements AutoCloseable {
     try {
       agree("allocateTokens", c -> c.allocateTokens(r.id, length));
     } catch (PoolExhaustedException e) {
-      agree("abort after PoolExhaustedException", c -> {
-        c.abort(r.id);
-        return null;
-      });
+      agree(
+          "abort after PoolExhaustedException",
+          c -> {
+            c.abort(r.id);
+            return null;
+          });
       active.remove(r.id);
       // Pending backups protect the pool until they commit: let time pass and sync.
       tick();
@@ -294,10 +320,12 @@ final class RankPair implements AutoCloseable {
     for (Request r : active.values()) {
       if (r.prepared && r.streamed < r.toStream) {
         int layer = r.layerOrder[r.streamed++];
-        agree("streamLayer", c -> {
-          c.streamLayer(r.id, layer);
-          return null;
-        });
+        agree(
+            "streamLayer",
+            c -> {
+              c.streamLayer(r.id, layer);
+              return null;
+            });
         return;
       }
     }
@@ -305,7 +333,9 @@ final class RankPair implements AutoCloseable {
 
   private void finish() {
     Request r = pick();
-    if (r.prepared && r.streamed > 0 && ranks[FAST].engine.inFlight() == 0
+    if (r.prepared
+        && r.streamed > 0
+        && ranks[FAST].engine.inFlight() == 0
         && ranks[SLOW].engine.inFlight() > 0) {
       skewedFinishes++;
     }

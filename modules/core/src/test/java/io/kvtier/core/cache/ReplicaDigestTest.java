@@ -49,9 +49,14 @@ class ReplicaDigestTest {
 
   private static Fixture fixture() {
     FakeKvMemory memory = new FakeKvMemory(FakeKvMemory.smallLayout(2), 16, 32);
-    RankCache cache = RankCache.withMemory(CacheConfig.of(2, 16, 32)
-        .withWritePolicy(WritePolicy.WRITE_THROUGH).withEvictionPolicy(EvictionPolicy.LRU),
-        memory.device, memory.host, memory.engine);
+    RankCache cache =
+        RankCache.withMemory(
+            CacheConfig.of(2, 16, 32)
+                .withWritePolicy(WritePolicy.WRITE_THROUGH)
+                .withEvictionPolicy(EvictionPolicy.LRU),
+            memory.device,
+            memory.host,
+            memory.engine);
     serve(cache, 1, 0, A);
     memory.engine.completeAll();
     cache.sync();
@@ -87,7 +92,8 @@ class ReplicaDigestTest {
     long before = one.cache().replicaDigest();
     one.cache().finish(5);
     two.cache().finish(5);
-    assertThat(two.cache().replicaDigest()).isEqualTo(one.cache().replicaDigest())
+    assertThat(two.cache().replicaDigest())
+        .isEqualTo(one.cache().replicaDigest())
         .isNotEqualTo(before);
   }
 
@@ -109,26 +115,34 @@ class ReplicaDigestTest {
     long reference = fixture().cache().replicaDigest();
     Map<String, Consumer<Fixture>> flips = new LinkedHashMap<>();
     // Per node.
-    flips.put("key token", f -> {
-      RadixNode n = f.peek(0, X);
-      n.keyTokens = n.keyTokens.clone();
-      n.keyTokens[n.keyOffset + 3] = 8;
-    });
-    flips.put("parent", f -> {
-      RadixNode b = f.peek(0, X);
-      b.parent = f.peek(0, A);
-    });
-    flips.put("device slot", f -> {
-      RadixNode n = f.peek(0, X);
-      n.deviceRuns = n.deviceRuns.clone();
-      n.deviceRuns[0] = 15;
-    });
+    flips.put(
+        "key token",
+        f -> {
+          RadixNode n = f.peek(0, X);
+          n.keyTokens = n.keyTokens.clone();
+          n.keyTokens[n.keyOffset + 3] = 8;
+        });
+    flips.put(
+        "parent",
+        f -> {
+          RadixNode b = f.peek(0, X);
+          b.parent = f.peek(0, A);
+        });
+    flips.put(
+        "device slot",
+        f -> {
+          RadixNode n = f.peek(0, X);
+          n.deviceRuns = n.deviceRuns.clone();
+          n.deviceRuns[0] = 15;
+        });
     flips.put("device bit", f -> f.peek(5, new int[] {3, 3}).deviceRuns = null);
-    flips.put("host slot", f -> {
-      RadixNode n = f.peek(0, X);
-      n.hostSlots = n.hostSlots.clone();
-      n.hostSlots[n.hostOffset] = 31;
-    });
+    flips.put(
+        "host slot",
+        f -> {
+          RadixNode n = f.peek(0, X);
+          n.hostSlots = n.hostSlots.clone();
+          n.hostSlots[n.hostOffset] = 31;
+        });
     flips.put("host bit", f -> f.peek(0, A).hostSlots = null);
     flips.put("backup state", f -> f.peek(0, X).backupState = BackupState.COMMITTED);
     flips.put("pending write", f -> f.peek(0, X).pendingWrite = null);
@@ -151,19 +165,23 @@ class ReplicaDigestTest {
     flips.put("reserved host pages", f -> f.cache().rooms().ledger().reservedHostPages++);
     flips.put("write-back pages", f -> f.cache().rooms().ledger().writeBackPages++);
     flips.put("logical clock", f -> f.cache().rooms().tree().clock++);
-    flips.put("node-id counter", f -> {
-      // A namespace root created and dropped again: only the id counter and the clock move.
-      f.cache().admit(99, new int[] {1}, RequestOptions.DEFAULT.withNamespace(42));
-      f.cache().abort(99);
-    });
+    flips.put(
+        "node-id counter",
+        f -> {
+          // A namespace root created and dropped again: only the id counter and the clock move.
+          f.cache().admit(99, new int[] {1}, RequestOptions.DEFAULT.withNamespace(42));
+          f.cache().abort(99);
+        });
     flips.put("stats", f -> f.cache().rooms().backups().counters.catchUpLayers++);
     // FIFOs.
-    flips.put("write FIFO order", f -> {
-      List<WriteAck> acks = new ArrayList<>(f.cache().rooms().backups().writes);
-      f.cache().rooms().backups().writes.clear();
-      f.cache().rooms().backups().writes.add(acks.get(1));
-      f.cache().rooms().backups().writes.add(acks.get(0));
-    });
+    flips.put(
+        "write FIFO order",
+        f -> {
+          List<WriteAck> acks = new ArrayList<>(f.cache().rooms().backups().writes);
+          f.cache().rooms().backups().writes.clear();
+          f.cache().rooms().backups().writes.add(acks.get(1));
+          f.cache().rooms().backups().writes.add(acks.get(0));
+        });
     flips.put("write ack nodes", f -> f.cache().rooms().backups().writes.peek().nodes.clear());
     flips.put("write sequence", f -> f.cache().rooms().backups().writeSequence++);
     flips.put("load ack nodes", f -> f.cache().rooms().loadBacks().loads.peek().nodes.clear());
@@ -172,12 +190,12 @@ class ReplicaDigestTest {
     flips.put("request prefix", f -> f.cache().rooms().requests().get(5L).prefixLength += 2);
     flips.put("request own slot", f -> f.cache().rooms().requests().get(5L).own.runs()[0] = 14);
     flips.put("request own count", f -> f.cache().rooms().requests().get(5L).own.dropFront(1));
-    flips.put("request lock node",
-        f -> f.cache().rooms().requests().get(4L).lockNode = f.peek(0, X));
+    flips.put(
+        "request lock node", f -> f.cache().rooms().requests().get(4L).lockNode = f.peek(0, X));
     flips.put("request removed", f -> f.cache().rooms().requests().remove(4L));
     flips.put("prepared pages", f -> f.cache().rooms().requests().get(5L).prepared.pages--);
-    flips.put("prepared host slot",
-        f -> f.cache().rooms().requests().get(5L).prepared.hostSlots[0] = 30);
+    flips.put(
+        "prepared host slot", f -> f.cache().rooms().requests().get(5L).prepared.hostSlots[0] = 30);
     flips.put("streamed layer", f -> f.cache().rooms().requests().get(5L).prepared.markStreamed(0));
     flips.put("prepared dropped", f -> f.cache().rooms().requests().get(5L).prepared = null);
     flips.put("explicit lock", f -> f.cache().lock(f.peek(0, A)));

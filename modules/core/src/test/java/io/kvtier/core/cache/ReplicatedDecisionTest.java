@@ -38,85 +38,98 @@ class ReplicatedDecisionTest {
 
   @Test
   void fastAndSlowRanksHaveEqualDigestsAfterEveryOperation() {
-    TestSeeds.run(seed -> {
-      Random master = new Random(seed);
-      int skewed = 0;
-      int prepared = 0;
-      for (int i = 0; i < TestSeeds.scaled(12); i++) {
-        long pairSeed = master.nextLong();
-        WritePolicy policy = i % 2 == 0
-            ? WritePolicy.WRITE_THROUGH
-            : WritePolicy.WRITE_THROUGH_SELECTIVE;
-        try (RankPair pair = new RankPair(pairSeed, policy, i % 3 == 0 ? 0.02 : 0)) {
-          for (int step = 0; step < 250; step++) {
-            String op = pair.step();
-            long[] d = pair.digests();
-            try {
-              assertThat(d[1]).as("slow rank's digest").isEqualTo(d[0]);
-              assertThat(pair.cache(RankPair.SLOW).stats())
-                  .isEqualTo(pair.cache(RankPair.FAST).stats());
-              pair.verify();
-            } catch (AssertionError e) {
-              throw new AssertionError("after step " + step + " (" + op + ") of pair " + i
-                  + " with seed " + pairSeed + ": " + pair, e);
+    TestSeeds.run(
+        seed -> {
+          Random master = new Random(seed);
+          int skewed = 0;
+          int prepared = 0;
+          for (int i = 0; i < TestSeeds.scaled(12); i++) {
+            long pairSeed = master.nextLong();
+            WritePolicy policy =
+                i % 2 == 0 ? WritePolicy.WRITE_THROUGH : WritePolicy.WRITE_THROUGH_SELECTIVE;
+            try (RankPair pair = new RankPair(pairSeed, policy, i % 3 == 0 ? 0.02 : 0)) {
+              for (int step = 0; step < 250; step++) {
+                String op = pair.step();
+                long[] d = pair.digests();
+                try {
+                  assertThat(d[1]).as("slow rank's digest").isEqualTo(d[0]);
+                  assertThat(pair.cache(RankPair.SLOW).stats())
+                      .isEqualTo(pair.cache(RankPair.FAST).stats());
+                  pair.verify();
+                } catch (AssertionError e) {
+                  throw new AssertionError(
+                      "after step "
+                          + step
+                          + " ("
+                          + op
+                          + ") of pair "
+                          + i
+                          + " with seed "
+                          + pairSeed
+                          + ": "
+                          + pair,
+                      e);
+                }
+              }
+              pair.drain();
+              long[] d = pair.digests();
+              assertThat(d[1]).isEqualTo(d[0]);
+              skewed += pair.skewedFinishes;
+              prepared += pair.prepared;
             }
           }
-          pair.drain();
-          long[] d = pair.digests();
-          assertThat(d[1]).isEqualTo(d[0]);
-          skewed += pair.skewedFinishes;
-          prepared += pair.prepared;
-        }
-      }
-      // The runs must have finished prepared backups while only the slow rank still copied,
-      // or they prove nothing about drain timing.
-      assertThat(prepared).as("prepared backups").isGreaterThan(50);
-      assertThat(skewed).as("finishes with copies running only on the slow rank")
-          .isGreaterThan(10);
-    });
+          // The runs must have finished prepared backups while only the slow rank still copied,
+          // or they prove nothing about drain timing.
+          assertThat(prepared).as("prepared backups").isGreaterThan(50);
+          assertThat(skewed)
+              .as("finishes with copies running only on the slow rank")
+              .isGreaterThan(10);
+        });
   }
 
   @Test
   void theDrainTimedAttachPredicateMakesTheSameWorkloadDiverge() {
-    TestSeeds.run(seed -> {
-      // Whether a pair diverges depends on its copy timings: a pair whose slow rank happens to
-      // finish every stream before the finish never disagrees. The bound the test states: of 6
-      // seeded pairs of 600 steps, at least one diverges (31 of 36 pairs diverged over six
-      // master seeds tried, so a miss of all 6 is about one in 100,000).
-      Random master = new Random(seed ^ 0xD1_5EA5EL);
-      int pairs = TestSeeds.scaled(6);
-      int diverged = 0;
-      for (int i = 0; i < pairs; i++) {
-        long pairSeed = master.nextLong();
-        try (RankPair pair = new RankPair(pairSeed, WritePolicy.WRITE_THROUGH, 0)) {
-          for (int r = 0; r < 2; r++) {
-            CacheTestHooks.useDrainTimedAttachPredicate(pair.cache(r));
+    TestSeeds.run(
+        seed -> {
+          // Whether a pair diverges depends on its copy timings: a pair whose slow rank happens to
+          // finish every stream before the finish never disagrees. The bound the test states: of 6
+          // seeded pairs of 600 steps, at least one diverges (31 of 36 pairs diverged over six
+          // master seeds tried, so a miss of all 6 is about one in 100,000).
+          Random master = new Random(seed ^ 0xD1_5EA5EL);
+          int pairs = TestSeeds.scaled(6);
+          int diverged = 0;
+          for (int i = 0; i < pairs; i++) {
+            long pairSeed = master.nextLong();
+            try (RankPair pair = new RankPair(pairSeed, WritePolicy.WRITE_THROUGH, 0)) {
+              for (int r = 0; r < 2; r++) {
+                CacheTestHooks.useDrainTimedAttachPredicate(pair.cache(r));
+              }
+              boolean differs = false;
+              for (int step = 0; step < 600 && !differs; step++) {
+                pair.step();
+                long[] d = pair.digests();
+                differs = d[0] != d[1];
+              }
+              diverged += differs ? 1 : 0;
+            }
           }
-          boolean differs = false;
-          for (int step = 0; step < 600 && !differs; step++) {
-            pair.step();
-            long[] d = pair.digests();
-            differs = d[0] != d[1];
-          }
-          diverged += differs ? 1 : 0;
-        }
-      }
-      assertThat(diverged).as("pairs of %d whose digests diverged", pairs).isPositive();
-    });
+          assertThat(diverged).as("pairs of %d whose digests diverged", pairs).isPositive();
+        });
   }
 
   // ---------------------------------------------------------------- scripted ports
 
   /** Two ranks over the sim backend, 3 layers, page size 2; fast rank = 0, slow rank = 1. */
   private static SimRank[] ranks(WritePolicy policy) {
-    return ranks(CacheConfig.of(2, 16, 32).withWritePolicy(policy)
-        .withEvictionPolicy(EvictionPolicy.LRU));
+    return ranks(
+        CacheConfig.of(2, 16, 32).withWritePolicy(policy).withEvictionPolicy(EvictionPolicy.LRU));
   }
 
   private static SimRank[] ranks(CacheConfig config) {
     KvLayout layout = new KvLayout(3, 1, 2, 2, 2);
-    return new SimRank[] {new SimRank(0, config, layout, 7, 0),
-        new SimRank(1, config, layout, 7, 0)};
+    return new SimRank[] {
+      new SimRank(0, config, layout, 7, 0), new SimRank(1, config, layout, 7, 0)
+    };
   }
 
   private static void both(SimRank[] ranks, java.util.function.Consumer<RankCache> op) {
@@ -129,20 +142,23 @@ class ReplicatedDecisionTest {
     for (SimRank r : ranks) {
       CacheInvariants.check(r.cache);
     }
-    assertThat(ranks[1].cache.replicaDigest()).as("digests " + when)
+    assertThat(ranks[1].cache.replicaDigest())
+        .as("digests " + when)
         .isEqualTo(ranks[0].cache.replicaDigest());
   }
 
   /** Serves {@code tokens} on both ranks, with a prepared backup streaming every layer. */
   private static void serveStreamed(SimRank[] ranks, long id, int[] tokens) {
-    both(ranks, c -> {
-      c.admit(id, tokens);
-      c.allocateTokens(id, tokens.length);
-      assertThat(c.prepareBackup(id)).isTrue();
-      for (int layer = 0; layer < 3; layer++) {
-        c.streamLayer(id, layer);
-      }
-    });
+    both(
+        ranks,
+        c -> {
+          c.admit(id, tokens);
+          c.allocateTokens(id, tokens.length);
+          assertThat(c.prepareBackup(id)).isTrue();
+          for (int layer = 0; layer < 3; layer++) {
+            c.streamLayer(id, layer);
+          }
+        });
   }
 
   /** The per-tick sync: MIN of the ready prefixes, OR of the failures. */
@@ -155,10 +171,12 @@ class ReplicatedDecisionTest {
     wf.or(slow.localWriteFailures(writes));
     java.util.BitSet lf = fast.localLoadFailures(loads);
     lf.or(slow.localLoadFailures(loads));
-    both(ranks, c -> {
-      c.commitWrites(writes, wf);
-      c.commitLoads(loads, lf);
-    });
+    both(
+        ranks,
+        c -> {
+          c.commitWrites(writes, wf);
+          c.commitLoads(loads, lf);
+        });
   }
 
   private static void close(SimRank[] ranks) {
@@ -187,7 +205,8 @@ class ReplicatedDecisionTest {
         assertThat(c.evictDevice(16)).as("a PENDING node is no eviction candidate").isZero();
         assertThat(c.match(0, A).deviceLength()).isEqualTo(4);
         RadixNode node = a[r];
-        assertThatThrownBy(() -> c.backup(node)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> c.backup(node))
+            .isInstanceOf(IllegalStateException.class)
             .hasMessageContaining("PENDING");
         assertThat(c.outstandingOperations()).isEqualTo(1);
       }
@@ -203,7 +222,8 @@ class ReplicatedDecisionTest {
       }
       assertSame(ranks, "after the child's attach");
       syncMin(ranks);
-      assertThat(a[0].backupState()).as("nothing commits before the slow rank is done")
+      assertThat(a[0].backupState())
+          .as("nothing commits before the slow rank is done")
           .isEqualTo(BackupState.PENDING);
       assertSame(ranks, "after a sync that agreed on 0");
       ranks[1].advance(1_000_000_000L);
@@ -226,15 +246,20 @@ class ReplicatedDecisionTest {
     // rolls back while its streamed copies still run on the slow rank. The node is an ordinary
     // unlocked leaf and both ranks evict it: no rank-local pin enters the decision, and the
     // retired host slots stay held until the agreed commit.
-    SimRank[] ranks = ranks(CacheConfig.of(2, 16, 32)
-        .withWritePolicy(WritePolicy.WRITE_THROUGH_SELECTIVE).withWriteThroughThreshold(3)
-        .withEvictionPolicy(EvictionPolicy.LRU));
+    SimRank[] ranks =
+        ranks(
+            CacheConfig.of(2, 16, 32)
+                .withWritePolicy(WritePolicy.WRITE_THROUGH_SELECTIVE)
+                .withWriteThroughThreshold(3)
+                .withEvictionPolicy(EvictionPolicy.LRU));
     try {
-      both(ranks, c -> {
-        c.admit(1, C);
-        c.allocateTokens(1, C.length);
-        c.finish(1);
-      });
+      both(
+          ranks,
+          c -> {
+            c.admit(1, C);
+            c.allocateTokens(1, C.length);
+            c.finish(1);
+          });
       serveStreamed(ranks, 2, new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14});
       ranks[0].advance(1_000_000_000L);
       both(ranks, c -> c.finish(2));
@@ -248,8 +273,11 @@ class ReplicatedDecisionTest {
       assertThat(ranks[1].cache.readyWritePrefix()).isZero();
       both(ranks, c -> assertThat(c.evictDevice(1)).isEqualTo(1));
       for (SimRank r : ranks) {
-        assertThat(r.cache.match(0, new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
-            .deviceLength()).isEqualTo(12);
+        assertThat(
+                r.cache
+                    .match(0, new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
+                    .deviceLength())
+            .isEqualTo(12);
         assertThat(r.cache.hostUsage().free()).isEqualTo(hostFree);
       }
       assertSame(ranks, "after evicting the rolled-back node");
@@ -271,11 +299,13 @@ class ReplicatedDecisionTest {
   void splitPropagatesTheMarkerOnBothRanksAndTheCommitCoversBothHalves() {
     SimRank[] ranks = ranks(WritePolicy.WRITE_THROUGH);
     try {
-      both(ranks, c -> {
-        c.admit(1, A);
-        c.allocateTokens(1, A.length);
-        c.finish(1);
-      });
+      both(
+          ranks,
+          c -> {
+            c.admit(1, A);
+            c.allocateTokens(1, A.length);
+            c.finish(1);
+          });
       ranks[0].advance(1_000_000_000L);
       ranks[1].advance(1_000_000_000L);
       syncMin(ranks);
@@ -313,11 +343,13 @@ class ReplicatedDecisionTest {
   void withTheDrainTimedPredicateTheSlowRankQueuesADifferentAck() {
     SimRank[] ranks = ranks(WritePolicy.WRITE_THROUGH);
     try {
-      both(ranks, c -> {
-        c.admit(1, A);
-        c.allocateTokens(1, A.length);
-        c.finish(1);
-      });
+      both(
+          ranks,
+          c -> {
+            c.admit(1, A);
+            c.allocateTokens(1, A.length);
+            c.finish(1);
+          });
       ranks[0].advance(1_000_000_000L);
       ranks[1].advance(1_000_000_000L);
       syncMin(ranks);

@@ -41,8 +41,10 @@ final class Scenario {
   private final List<CacheLock> locks = new ArrayList<>();
   private final int steps;
   private long nextId = 1;
+
   /** Set by the eviction observer when a victim differs from the expected one. */
   private String victimError;
+
   int loadsSeen;
   int writesSeen;
   int evictionsSeen;
@@ -54,6 +56,7 @@ final class Scenario {
     final long namespace;
     int[] tokens;
     boolean covered;
+
     /** Layers of the prepared backup not streamed yet, in the order they will be. */
     final List<Integer> toStream = new ArrayList<>();
 
@@ -71,32 +74,59 @@ final class Scenario {
     this.policy = EvictionPolicy.values()[index % EvictionPolicy.values().length];
     this.writePolicy = WritePolicy.values()[rnd.nextInt(WritePolicy.values().length)];
     int devicePages = pageSize == 1 ? 24 + rnd.nextInt(40) : 6 + rnd.nextInt(16);
-    int hostPages = writePolicy == WritePolicy.WRITE_BACK || rnd.nextInt(4) != 0
-        ? devicePages / 2 + rnd.nextInt(devicePages * 2)
-        : 0;
+    int hostPages =
+        writePolicy == WritePolicy.WRITE_BACK || rnd.nextInt(4) != 0
+            ? devicePages / 2 + rnd.nextInt(devicePages * 2)
+            : 0;
     this.faults = hostPages > 0 && rnd.nextInt(4) == 0;
-    CacheConfig config = new CacheConfig(pageSize, devicePages, hostPages, writePolicy,
-        1 + rnd.nextInt(3), policy, 1 + rnd.nextInt(2), VOCAB);
+    CacheConfig config =
+        new CacheConfig(
+            pageSize,
+            devicePages,
+            hostPages,
+            writePolicy,
+            1 + rnd.nextInt(3),
+            policy,
+            1 + rnd.nextInt(2),
+            VOCAB);
     this.memory = new FakeKvMemory(FakeKvMemory.smallLayout(pageSize), devicePages, hostPages);
-    this.cache = hostPages == 0
-        ? RankCache.withMemory(config, memory.device)
-        : RankCache.withMemory(config, memory.device, memory.host, memory.engine);
+    this.cache =
+        hostPages == 0
+            ? RankCache.withMemory(config, memory.device)
+            : RankCache.withMemory(config, memory.device, memory.host, memory.engine);
     this.pattern = new KvPattern(memory.layout);
-    cache.rooms().evictor().observer = (host, victim) -> {
-      RadixNode expected = CacheProbe.expectedVictim(cache, host);
-      if (expected != victim && victimError == null) {
-        victimError = (host ? "host" : "device") + " eviction chose " + victim + " but the "
-            + policy + " order over all candidates gives " + expected;
-      }
-      evictionsSeen++;
-    };
+    cache.rooms().evictor().observer =
+        (host, victim) -> {
+          RadixNode expected = CacheProbe.expectedVictim(cache, host);
+          if (expected != victim && victimError == null) {
+            victimError =
+                (host ? "host" : "device")
+                    + " eviction chose "
+                    + victim
+                    + " but the "
+                    + policy
+                    + " order over all candidates gives "
+                    + expected;
+          }
+          evictionsSeen++;
+        };
   }
 
   @Override
   public String toString() {
-    return "Scenario[pageSize=" + pageSize + ", " + policy + ", " + writePolicy + ", device="
-        + cache.config().devicePages() + ", host=" + cache.config().hostPages() + ", faults="
-        + faults + "]";
+    return "Scenario[pageSize="
+        + pageSize
+        + ", "
+        + policy
+        + ", "
+        + writePolicy
+        + ", device="
+        + cache.config().devicePages()
+        + ", host="
+        + cache.config().hostPages()
+        + ", faults="
+        + faults
+        + "]";
   }
 
   void run() {
@@ -162,9 +192,10 @@ final class Scenario {
   }
 
   private int[] newPrompt() {
-    int[] base = corpus.isEmpty() || rnd.nextInt(5) == 0
-        ? new int[0]
-        : corpus.get(rnd.nextInt(corpus.size()));
+    int[] base =
+        corpus.isEmpty() || rnd.nextInt(5) == 0
+            ? new int[0]
+            : corpus.get(rnd.nextInt(corpus.size()));
     int cut = base.length == 0 ? 0 : rnd.nextInt(base.length + 1);
     if (rnd.nextBoolean() && cut > 0) {
       cut -= cut % pageSize;
@@ -189,23 +220,26 @@ final class Scenario {
   private void admit() {
     int[] tokens = newPrompt();
     long ns = namespace();
-    RequestOptions options = new RequestOptions(ns, rnd.nextInt(4),
-        switch (rnd.nextInt(3)) {
-          case 0 -> 0;
-          case 1 -> 1 + rnd.nextInt(6);
-          default -> Integer.MAX_VALUE;
-        });
+    RequestOptions options =
+        new RequestOptions(
+            ns,
+            rnd.nextInt(4),
+            switch (rnd.nextInt(3)) {
+              case 0 -> 0;
+              case 1 -> 1 + rnd.nextInt(6);
+              default -> Integer.MAX_VALUE;
+            });
     CacheProbe.Expected expected = CacheProbe.referenceMatch(cache, ns, tokens);
     long id = nextId++;
     Admission a = cache.admit(id, tokens, options);
     assertThat(a.devicePrefixLength() - a.loadedLength())
-        .as("device prefix at admission").isEqualTo(expected.deviceLength());
+        .as("device prefix at admission")
+        .isEqualTo(expected.deviceLength());
     assertThat(a.hostHitLength()).as("host hit at admission").isEqualTo(expected.hostHitLength());
     if (a.loadedLength() > 0) {
       loadsSeen++;
       int pages = a.loadedLength() / pageSize;
-      assertThat(pages).isBetween(cache.config().loadBackThreshold(),
-          options.loadBackQuotaPages());
+      assertThat(pages).isBetween(cache.config().loadBackThreshold(), options.loadBackQuotaPages());
     }
     int[] row = new int[a.devicePrefixLength() / pageSize + 1];
     assertThat(cache.copyPageTable(id, row, 1)).isEqualTo(row.length - 1);
@@ -228,12 +262,13 @@ final class Scenario {
     int hostEvictable = cache.hostUsage().evictable();
     if (state.prepared != null && state.prepared.streamedCount > 0 && full > have) {
       assertThatThrownBy(() -> cache.prepareBackup(r.id))
-          .isInstanceOf(IllegalStateException.class).hasMessageContaining("streamed layers");
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("streamed layers");
       return;
     }
     boolean prepared = cache.prepareBackup(r.id);
-    boolean possible = cache.config().hostPages() > 0 && writePolicy != WritePolicy.WRITE_BACK
-        && full > 0;
+    boolean possible =
+        cache.config().hostPages() > 0 && writePolicy != WritePolicy.WRITE_BACK && full > 0;
     if (prepared) {
       assertThat(possible).as("prepared backup for an ineligible request").isTrue();
       assertThat(state.prepared.pages).isEqualTo(full);
@@ -249,7 +284,8 @@ final class Scenario {
         java.util.Collections.shuffle(r.toStream, rnd);
       }
     } else if (possible) {
-      assertThat(hostFree + hostEvictable).as("prepareBackup refused %d pages", full - have)
+      assertThat(hostFree + hostEvictable)
+          .as("prepareBackup refused %d pages", full - have)
           .isLessThan(full - have);
     }
   }
@@ -270,18 +306,21 @@ final class Scenario {
     int layer = r.toStream.remove(0);
     long before = memory.engine.submittedWrites;
     cache.streamLayer(r.id, layer);
-    assertThat(memory.engine.submittedWrites - before).as("one batch per streamed layer")
+    assertThat(memory.engine.submittedWrites - before)
+        .as("one batch per streamed layer")
         .isEqualTo(1);
     assertThat(state.prepared.streamed(layer)).isTrue();
     assertThatThrownBy(() -> cache.streamLayer(r.id, layer))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("layer=" + layer);
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("layer=" + layer);
   }
 
   private void checkBytes(int[] slots, long ns, int[] tokens, String what) {
     long[] hashes = KvPattern.prefixHashes(ns, tokens, tokens.length);
     for (int i = 0; i < slots.length; i++) {
       assertThat(pattern.matches(memory.device, slots[i], hashes, i))
-          .as(what + ": page " + i + " in slot " + slots[i]).isTrue();
+          .as(what + ": page " + i + " in slot " + slots[i])
+          .isTrue();
     }
   }
 
@@ -290,13 +329,14 @@ final class Scenario {
     int free = cache.deviceUsage().free();
     int reclaimable = CacheProbe.reclaimablePages(cache);
     RequestState state = cache.rooms().requests().get(r.id);
-    int needed = (length + pageSize - 1) / pageSize - state.prefixLength / pageSize
-        - state.ownCount();
+    int needed =
+        (length + pageSize - 1) / pageSize - state.prefixLength / pageSize - state.ownCount();
     try {
       cache.allocateTokens(r.id, length);
     } catch (PoolExhaustedException e) {
       if (!cache.rooms().backups().writeBack()) {
-        assertThat(free + reclaimable).as("allocation of %d pages failed", needed)
+        assertThat(free + reclaimable)
+            .as("allocation of %d pages failed", needed)
             .isLessThan(needed);
       }
       r.covered = false;
@@ -364,7 +404,8 @@ final class Scenario {
     assertThat(cached).isBetween(0, aligned);
     if (valid && !faults) {
       assertThat(CacheProbe.referenceMatch(cache, r.namespace, r.tokens).deviceLength())
-          .as("device prefix right after finish").isEqualTo(aligned);
+          .as("device prefix right after finish")
+          .isEqualTo(aligned);
     }
   }
 
@@ -380,7 +421,10 @@ final class Scenario {
     state = cache.rooms().requests().get(r.id);
     assertThat(table).hasSize(state.prefixLength / pageSize + state.ownCount());
     if (CacheTree.pathValid(state.lockNode) && !hasPendingLoad(state.lockNode)) {
-      checkBytes(Arrays.copyOf(table, state.prefixLength / pageSize), r.namespace, r.tokens,
+      checkBytes(
+          Arrays.copyOf(table, state.prefixLength / pageSize),
+          r.namespace,
+          r.tokens,
           "chunk prefix");
     }
   }
@@ -426,13 +470,17 @@ final class Scenario {
       return;
     }
     if (n.backupState == BackupState.PENDING) {
-      assertThatThrownBy(() -> cache.backup(n)).isInstanceOf(IllegalStateException.class)
+      assertThatThrownBy(() -> cache.backup(n))
+          .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("PENDING");
       return;
     }
-    boolean eligible = cache.config().hostPages() > 0 && n.resident()
-        && n.hostSlots == null && n.invalid == 0
-        && (n.parent.parent == null || n.parent.hostSlots != null);
+    boolean eligible =
+        cache.config().hostPages() > 0
+            && n.resident()
+            && n.hostSlots == null
+            && n.invalid == 0
+            && (n.parent.parent == null || n.parent.hostSlots != null);
     boolean registered = cache.backup(n);
     if (registered) {
       assertThat(eligible).as("backup registered for an ineligible node").isTrue();
@@ -447,7 +495,8 @@ final class Scenario {
       CacheLock lock = locks.remove(rnd.nextInt(locks.size()));
       cache.unlock(lock);
       if (rnd.nextInt(4) == 0) {
-        assertThatThrownBy(() -> cache.unlock(lock)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> cache.unlock(lock))
+            .isInstanceOf(IllegalStateException.class)
             .hasMessageContaining("already released");
       }
       return;
@@ -459,9 +508,10 @@ final class Scenario {
   }
 
   private void matchOnly() {
-    int[] tokens = rnd.nextBoolean() && !corpus.isEmpty()
-        ? corpus.get(rnd.nextInt(corpus.size()))
-        : newPrompt();
+    int[] tokens =
+        rnd.nextBoolean() && !corpus.isEmpty()
+            ? corpus.get(rnd.nextInt(corpus.size()))
+            : newPrompt();
     long ns = namespace();
     CacheProbe.Expected expected = CacheProbe.referenceMatch(cache, ns, tokens);
     MatchResult m = cache.match(ns, tokens);
@@ -481,13 +531,15 @@ final class Scenario {
         int[] bad = newPrompt().clone();
         bad[rnd.nextInt(bad.length)] = rnd.nextBoolean() ? -1 - rnd.nextInt(5) : VOCAB;
         assertThatThrownBy(() -> cache.admit(nextId, bad))
-            .isInstanceOf(InvalidTokenException.class).hasMessageContaining("out of range");
+            .isInstanceOf(InvalidTokenException.class)
+            .hasMessageContaining("out of range");
       }
-      case 1 -> assertThatThrownBy(() -> cache.finish(nextId + 1000))
-          .isInstanceOf(UnknownRequestException.class)
-          .hasMessageContaining("id=" + (nextId + 1000));
-      case 2 -> assertThatThrownBy(() -> cache.abort(-7))
-          .isInstanceOf(UnknownRequestException.class);
+      case 1 ->
+          assertThatThrownBy(() -> cache.finish(nextId + 1000))
+              .isInstanceOf(UnknownRequestException.class)
+              .hasMessageContaining("id=" + (nextId + 1000));
+      case 2 ->
+          assertThatThrownBy(() -> cache.abort(-7)).isInstanceOf(UnknownRequestException.class);
       case 3 -> {
         if (!active.isEmpty()) {
           Active r = pick();
@@ -495,8 +547,9 @@ final class Scenario {
               .isInstanceOf(IllegalArgumentException.class);
         }
       }
-      case 4 -> assertThatThrownBy(() -> cache.commitWrites(cache.pendingWrites() + 1))
-          .isInstanceOf(IllegalArgumentException.class);
+      case 4 ->
+          assertThatThrownBy(() -> cache.commitWrites(cache.pendingWrites() + 1))
+              .isInstanceOf(IllegalArgumentException.class);
       default -> {
         if (!active.isEmpty()) {
           Active r = pick();
@@ -527,11 +580,12 @@ final class Scenario {
       if (n.invalid == 0) {
         int[] tokens = KvPattern.pathTokens(n);
         long[] hashes = KvPattern.prefixHashes(n.namespace, tokens, tokens.length);
-        for (int end = tokens.length - n.keyLength + pageSize; end <= tokens.length;
+        for (int end = tokens.length - n.keyLength + pageSize;
+            end <= tokens.length;
             end += pageSize) {
           if (!inserted.contains(hashes[end - 1])) {
-            throw new AssertionError(n + " caches a prefix of " + end
-                + " tokens that no request inserted");
+            throw new AssertionError(
+                n + " caches a prefix of " + end + " tokens that no request inserted");
           }
         }
       }

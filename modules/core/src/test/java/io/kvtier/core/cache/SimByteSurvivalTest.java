@@ -52,37 +52,55 @@ class SimByteSurvivalTest {
         return p;
       }
     }
-    throw new AssertionError("no provider named sim for " + type.getName()
-        + ": is kvtier-backend-sim on the test module path?");
+    throw new AssertionError(
+        "no provider named sim for "
+            + type.getName()
+            + ": is kvtier-backend-sim on the test module path?");
   }
 
   @ParameterizedTest(name = "pageSize={0} write={1} failures={2}")
   @CsvSource({
-    "1, WRITE_THROUGH, 0", "16, WRITE_THROUGH, 0", "1, WRITE_BACK, 0", "16, WRITE_BACK, 0",
-    "16, WRITE_THROUGH_SELECTIVE, 0", "1, WRITE_THROUGH, 0.1", "16, WRITE_BACK, 0.1"
+    "1, WRITE_THROUGH, 0",
+    "16, WRITE_THROUGH, 0",
+    "1, WRITE_BACK, 0",
+    "16, WRITE_BACK, 0",
+    "16, WRITE_THROUGH_SELECTIVE, 0",
+    "1, WRITE_THROUGH, 0.1",
+    "16, WRITE_BACK, 0.1"
   })
   void pagesSurviveDeviceToHostToDevice(int pageSize, WritePolicy writePolicy, double failures) {
-    TestSeeds.run(seed -> run(seed ^ pageSize ^ writePolicy.ordinal(), pageSize, writePolicy,
-        failures));
+    TestSeeds.run(
+        seed -> run(seed ^ pageSize ^ writePolicy.ordinal(), pageSize, writePolicy, failures));
   }
 
   private void run(long seed, int pageSize, WritePolicy writePolicy, double failures) {
     Random rnd = new Random(seed);
     AtomicLong now = new AtomicLong();
-    BackendContext context = new BackendContext(0,
-        Map.of("sim.jitter", "0.5", "sim.seed", Long.toString(seed),
-            "sim.failure-probability", Double.toString(failures)),
-        now::get, BackendMetrics.NOOP);
+    BackendContext context =
+        new BackendContext(
+            0,
+            Map.of(
+                "sim.jitter",
+                "0.5",
+                "sim.seed",
+                Long.toString(seed),
+                "sim.failure-probability",
+                Double.toString(failures)),
+            now::get,
+            BackendMetrics.NOOP);
     KvLayout layout = new KvLayout(3, 2, 4, 2, pageSize);
     int devicePages = pageSize == 1 ? 48 : 10;
     int hostPages = devicePages * 4;
-    DeviceMemory device = sim(DeviceMemoryProvider.class)
-        .open(new PoolSpec(layout, devicePages, MemoryLayout.LAYER_FIRST), context);
-    HostMemory host = sim(HostMemoryProvider.class)
-        .open(new PoolSpec(layout, hostPages, MemoryLayout.PAGE_FIRST), context);
+    DeviceMemory device =
+        sim(DeviceMemoryProvider.class)
+            .open(new PoolSpec(layout, devicePages, MemoryLayout.LAYER_FIRST), context);
+    HostMemory host =
+        sim(HostMemoryProvider.class)
+            .open(new PoolSpec(layout, hostPages, MemoryLayout.PAGE_FIRST), context);
     TransferEngine engine = device.transferEngine(host);
-    CacheConfig config = new CacheConfig(pageSize, devicePages, hostPages, writePolicy, 2,
-        EvictionPolicy.LRU, 1, 1000);
+    CacheConfig config =
+        new CacheConfig(
+            pageSize, devicePages, hostPages, writePolicy, 2, EvictionPolicy.LRU, 1, 1000);
     RankCache cache = RankCache.withMemory(config, device, host, engine);
     KvPattern pattern = new KvPattern(layout);
     List<int[]> corpus = new ArrayList<>();
@@ -128,7 +146,8 @@ class SimByteSurvivalTest {
           int[] table = cache.pageTable(id);
           for (int p = 0; p < a.devicePrefixLength() / pageSize; p++) {
             assertThat(pattern.mismatchLayer(device, table[p], hashes, p))
-                .as("round %d: loaded page %d in slot %d", round, p, table[p]).isNegative();
+                .as("round %d: loaded page %d in slot %d", round, p, table[p])
+                .isNegative();
           }
           loadsVerified++;
         }
@@ -147,7 +166,8 @@ class SimByteSurvivalTest {
       assertThat(pattern.verifyTree(cache, device, host)).isNull();
       assertThat(loadsVerified).as("load-backs verified").isGreaterThan(rounds / 20);
       if (writePolicy != WritePolicy.WRITE_BACK) {
-        assertThat(cache.stats().preparedAttached()).as("attached prepared backups")
+        assertThat(cache.stats().preparedAttached())
+            .as("attached prepared backups")
             .isGreaterThan(rounds / 20);
       }
     } finally {

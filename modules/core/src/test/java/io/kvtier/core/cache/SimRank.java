@@ -33,14 +33,24 @@ final class SimRank implements AutoCloseable {
   SimRank(int rank, CacheConfig config, KvLayout layout, long seed, double failureProbability) {
     this.rank = rank;
     this.layout = layout;
-    BackendContext context = new BackendContext(rank,
-        Map.of("sim.seed", Long.toString(seed), "sim.jitter", "0.5",
-            "sim.failure-probability", Double.toString(failureProbability)),
-        now::get, BackendMetrics.NOOP);
-    this.device = sim(DeviceMemoryProvider.class)
-        .open(new PoolSpec(layout, config.devicePages(), MemoryLayout.LAYER_FIRST), context);
-    this.host = sim(HostMemoryProvider.class)
-        .open(new PoolSpec(layout, config.hostPages(), MemoryLayout.PAGE_FIRST), context);
+    BackendContext context =
+        new BackendContext(
+            rank,
+            Map.of(
+                "sim.seed",
+                Long.toString(seed),
+                "sim.jitter",
+                "0.5",
+                "sim.failure-probability",
+                Double.toString(failureProbability)),
+            now::get,
+            BackendMetrics.NOOP);
+    this.device =
+        sim(DeviceMemoryProvider.class)
+            .open(new PoolSpec(layout, config.devicePages(), MemoryLayout.LAYER_FIRST), context);
+    this.host =
+        sim(HostMemoryProvider.class)
+            .open(new PoolSpec(layout, config.hostPages(), MemoryLayout.PAGE_FIRST), context);
     this.engine = device.transferEngine(host);
     this.cache = RankCache.withMemory(config, device, host, engine);
   }
@@ -51,8 +61,10 @@ final class SimRank implements AutoCloseable {
         return p;
       }
     }
-    throw new AssertionError("no provider named sim for " + type.getName()
-        + ": is kvtier-backend-sim on the test module path?");
+    throw new AssertionError(
+        "no provider named sim for "
+            + type.getName()
+            + ": is kvtier-backend-sim on the test module path?");
   }
 
   void advance(long nanos) {

@@ -30,15 +30,23 @@ class KvTierConfigRoundTripTest {
 
   private static KvTierConfig randomConfig(SplittableRandom random) {
     KvLayout layout =
-        new KvLayout(random.nextInt(1, 81), random.nextInt(1, 9), 1 << random.nextInt(4, 8),
-            random.nextInt(1, 5), 1 << random.nextInt(0, 7));
+        new KvLayout(
+            random.nextInt(1, 81),
+            random.nextInt(1, 9),
+            1 << random.nextInt(4, 8),
+            random.nextInt(1, 5),
+            1 << random.nextInt(0, 7));
     KvTierConfigBuilder builder =
         KvTierConfig.builder()
             .device(pick(random, "auto", "sim", "cuda"))
             .host(pick(random, "auto", "sim"))
             .collective(pick(random, "auto", "local", "mpi"))
             .store(pick(random, "none", "auto", "memory"))
-            .layout(layout.layers(), layout.kvHeads(), layout.headDim(), layout.dtypeBytes(),
+            .layout(
+                layout.layers(),
+                layout.kvHeads(),
+                layout.headDim(),
+                layout.dtypeBytes(),
                 layout.pageSize())
             .memoryLayout(random.nextBoolean() ? MemoryLayout.LAYER_FIRST : MemoryLayout.PAGE_FIRST)
             .writePolicy(WritePolicy.values()[random.nextInt(WritePolicy.values().length)])

@@ -131,8 +131,7 @@ class KvTierConfigTest {
     assertThat(config.hostPool()).isEqualTo(new PoolSpec(layout, 30, MemoryLayout.PAGE_FIRST));
     assertThat(config.cache())
         .isEqualTo(
-            new CacheConfig(64, 10, 30, WritePolicy.WRITE_BACK, 3, EvictionPolicy.SLRU, 4,
-                32_000));
+            new CacheConfig(64, 10, 30, WritePolicy.WRITE_BACK, 3, EvictionPolicy.SLRU, 4, 32_000));
   }
 
   @Test
@@ -166,8 +165,8 @@ class KvTierConfigTest {
     assertThat(config.digestInterval()).isEqualTo(8);
     assertThat(config.ranks()).isEqualTo(4);
     assertThat(config.backendProperties())
-        .containsExactly(entry("cuda.device-id", "1"), entry("sim.jitter", "0.5"),
-            entry("sim.seed", "7"));
+        .containsExactly(
+            entry("cuda.device-id", "1"), entry("sim.jitter", "0.5"), entry("sim.seed", "7"));
     assertThat(config.propertiesFor("sim"))
         .containsExactly(entry("sim.jitter", "0.5"), entry("sim.seed", "7"));
     assertThat(config.propertiesFor("si")).isEmpty();
@@ -194,8 +193,8 @@ class KvTierConfigTest {
         KvTierConfig.builder()
             .set("kvtier.layers", "2")
             .systemProperties(system)
-            .properties(Map.of("kvtier.page-size", "64", "kvtier.head-dim", "32",
-                "kvtier.layers", "16"))
+            .properties(
+                Map.of("kvtier.page-size", "64", "kvtier.head-dim", "32", "kvtier.layers", "16"))
             .build();
 
     assertThat(config.layout().layers()).as("explicit beats system and file").isEqualTo(2);
@@ -228,15 +227,15 @@ class KvTierConfigTest {
 
   @Test
   void twoAlternativesInOneSourceConflict() {
-    assertThatThrownBy(
-            () -> KvTierConfig.builder().devicePages(10).deviceBytes(1 << 20).build())
+    assertThatThrownBy(() -> KvTierConfig.builder().devicePages(10).deviceBytes(1 << 20).build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvtier.device-pages=10 and kvtier.device-bytes=1048576")
         .hasMessageContaining("set only one of kvtier.device-pages, kvtier.device-bytes");
     assertThatThrownBy(
-            () -> KvTierConfig.builder()
-                .properties(Map.of("kvtier.host-ratio", "3", "kvtier.host-bytes", "1GiB"))
-                .build())
+            () ->
+                KvTierConfig.builder()
+                    .properties(Map.of("kvtier.host-ratio", "3", "kvtier.host-bytes", "1GiB"))
+                    .build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvtier.host-ratio=3")
         .hasMessageContaining("kvtier.host-bytes=1GiB")
@@ -297,17 +296,19 @@ class KvTierConfigTest {
   @Test
   void aLayoutOrPoolThatOverflowsALongIsRejected() {
     assertThatThrownBy(
-            () -> KvTierConfig.builder()
-                .layout(Integer.MAX_VALUE, Integer.MAX_VALUE, Integer.MAX_VALUE, 8, 16)
-                .build())
+            () ->
+                KvTierConfig.builder()
+                    .layout(Integer.MAX_VALUE, Integer.MAX_VALUE, Integer.MAX_VALUE, 8, 16)
+                    .build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvtier.layers=" + Integer.MAX_VALUE)
         .hasMessageContaining("more bytes than a long holds");
     assertThatThrownBy(
-            () -> KvTierConfig.builder()
-                .layout(1 << 16, 1 << 10, 1 << 10, 8, 1 << 8)
-                .devicePages(Integer.MAX_VALUE)
-                .build())
+            () ->
+                KvTierConfig.builder()
+                    .layout(1 << 16, 1 << 10, 1 << 10, 8, 1 << 8)
+                    .devicePages(Integer.MAX_VALUE)
+                    .build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvtier.device-pages gives 2147483647 pages");
   }
@@ -329,23 +330,28 @@ class KvTierConfigTest {
             Map.entry("kvtier.host-ratio=NaN", "kvtier.host-ratio=NaN must be a finite number"),
             Map.entry("kvtier.host-ratio=two", "kvtier.host-ratio='two' is not a number"),
             Map.entry("kvtier.host-bytes=12XB", "kvtier.host-bytes='12XB' is not a size"),
-            Map.entry("kvtier.memory-layout=diagonal",
+            Map.entry(
+                "kvtier.memory-layout=diagonal",
                 "kvtier.memory-layout: unknown memory layout 'diagonal': use one of layer_first,"
                     + " page_first"),
-            Map.entry("kvtier.write-policy=often",
-                "kvtier.write-policy: unknown write policy 'often'"),
-            Map.entry("kvtier.eviction-policy=random",
+            Map.entry(
+                "kvtier.write-policy=often", "kvtier.write-policy: unknown write policy 'often'"),
+            Map.entry(
+                "kvtier.eviction-policy=random",
                 "kvtier.eviction-policy: unknown eviction policy 'random'"),
-            Map.entry("kvtier.write-through-threshold=0",
+            Map.entry(
+                "kvtier.write-through-threshold=0",
                 "kvtier.write-through-threshold=0 must be >= 1"),
             Map.entry("kvtier.load-back-threshold=0", "kvtier.load-back-threshold=0 must be >= 1"),
             Map.entry("kvtier.vocab-size=0", "kvtier.vocab-size=0 must be >= 1"),
             Map.entry("kvtier.ranks=0", "kvtier.ranks=0 must be >= 1"),
             Map.entry("kvtier.digest-interval=-1", "kvtier.digest-interval=-1 must be >= 0"),
             Map.entry("kvtier.collective-timeout=30", "kvtier.collective-timeout='30' has no unit"),
-            Map.entry("kvtier.collective-timeout=0s", "kvtier.collective-timeout=0s must be"
-                + " positive"),
-            Map.entry("kvtier.collective-timeout=5 fortnights",
+            Map.entry(
+                "kvtier.collective-timeout=0s",
+                "kvtier.collective-timeout=0s must be" + " positive"),
+            Map.entry(
+                "kvtier.collective-timeout=5 fortnights",
                 "kvtier.collective-timeout='5 fortnights' has an unknown unit"),
             Map.entry("kvtier.device=Sim!", "kvtier.device='Sim!' is not a provider name"),
             Map.entry("kvtier.host=none", "kvtier.host='none' is not a provider name"));
@@ -403,37 +409,48 @@ class KvTierConfigTest {
             .build();
 
     assertThat(config.l3())
-        .isEqualTo(new L3Config(64L << 20, 0, 64, L3PrefetchPolicy.WAIT_COMPLETE,
-            Duration.ofMillis(200), Duration.ofMillis(50), Duration.ofSeconds(2), "tiny-7b", true));
-    assertThat(KvTierConfig.builder().properties(config.toProperties()).build())
-        .isEqualTo(config);
+        .isEqualTo(
+            new L3Config(
+                64L << 20,
+                0,
+                64,
+                L3PrefetchPolicy.WAIT_COMPLETE,
+                Duration.ofMillis(200),
+                Duration.ofMillis(50),
+                Duration.ofSeconds(2),
+                "tiny-7b",
+                true));
+    assertThat(KvTierConfig.builder().properties(config.toProperties()).build()).isEqualTo(config);
   }
 
   @Test
   void rejectsBadL3Values() {
-    assertThatThrownBy(() -> KvTierConfig.builder().set("kvtier.l3-prefetch-policy", "eager")
-        .build())
+    assertThatThrownBy(
+            () -> KvTierConfig.builder().set("kvtier.l3-prefetch-policy", "eager").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("unknown L3 prefetch policy 'eager'")
         .hasMessageContaining("best_effort, wait_complete, timeout");
-    assertThatThrownBy(() -> KvTierConfig.builder().set("kvtier.l3-timeout-base", "5s")
-        .set("kvtier.l3-timeout-cap", "1s").build())
+    assertThatThrownBy(
+            () ->
+                KvTierConfig.builder()
+                    .set("kvtier.l3-timeout-base", "5s")
+                    .set("kvtier.l3-timeout-cap", "1s")
+                    .build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvtier.l3-timeout-cap=1s is below kvtier.l3-timeout-base=5s");
-    assertThatThrownBy(() -> KvTierConfig.builder().set("kvtier.l3-replicated-kv", "yes")
-        .build())
+    assertThatThrownBy(() -> KvTierConfig.builder().set("kvtier.l3-replicated-kv", "yes").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvtier.l3-replicated-kv='yes' is not true or false");
-    assertThatThrownBy(() -> KvTierConfig.builder().set("kvtier.l3-prefetch-treshold", "1")
-        .build())
+    assertThatThrownBy(() -> KvTierConfig.builder().set("kvtier.l3-prefetch-treshold", "1").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("did you mean kvtier.l3-prefetch-threshold?");
   }
 
   @Test
   void theL3TimeoutGrowsPerKiTokenUpToTheCap() {
-    L3Config l3 = L3Config.DEFAULTS.withTimeouts(Duration.ofMillis(100), Duration.ofMillis(40),
-        Duration.ofMillis(300));
+    L3Config l3 =
+        L3Config.DEFAULTS.withTimeouts(
+            Duration.ofMillis(100), Duration.ofMillis(40), Duration.ofMillis(300));
     assertThat(l3.timeoutNanos(0)).isEqualTo(100_000_000L);
     assertThat(l3.timeoutNanos(2048)).isEqualTo(180_000_000L);
     assertThat(l3.timeoutNanos(512)).isEqualTo(120_000_000L);
@@ -444,9 +461,18 @@ class KvTierConfigTest {
   void backendPropertiesMustNotBeEngineKeys() {
     KvTierConfig defaults = KvTierConfig.defaults();
     assertThatThrownBy(
-            () -> new KvTierConfig(defaults.providers(), defaults.autoOrders(), defaults.layout(),
-                defaults.memoryLayout(), defaults.cache(), 1, 0, Duration.ofSeconds(1),
-                L3Config.DEFAULTS, Map.of("kvtier.page-size", "1")))
+            () ->
+                new KvTierConfig(
+                    defaults.providers(),
+                    defaults.autoOrders(),
+                    defaults.layout(),
+                    defaults.memoryLayout(),
+                    defaults.cache(),
+                    1,
+                    0,
+                    Duration.ofSeconds(1),
+                    L3Config.DEFAULTS,
+                    Map.of("kvtier.page-size", "1")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("backend property 'kvtier.page-size'");
   }

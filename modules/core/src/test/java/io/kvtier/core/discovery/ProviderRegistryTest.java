@@ -37,7 +37,8 @@ class ProviderRegistryTest {
     ProviderRegistry<DeviceMemoryProvider> registry = registry(sim, exploding, cuda);
 
     assertThat(registry.names()).containsExactly("cuda", "exploding", "sim");
-    assertThat(registry.candidates()).extracting(ProviderCandidate::type)
+    assertThat(registry.candidates())
+        .extracting(ProviderCandidate::type)
         .containsExactly(NoGpu.class, Exploding.class, Sim.class);
     assertThat(sim.created.get() + cuda.created.get() + exploding.created.get()).isZero();
   }
@@ -59,8 +60,9 @@ class ProviderRegistryTest {
   @Test
   void duplicateNamesAreAnErrorNamingBothClasses() {
     assertThatThrownBy(
-            () -> registry(new Counted(Sim.class, Sim::new), new Counted(OtherSim.class,
-                OtherSim::new)))
+            () ->
+                registry(
+                    new Counted(Sim.class, Sim::new), new Counted(OtherSim.class, OtherSim::new)))
         .isInstanceOf(ProviderConflictException.class)
         .hasMessageContaining("io.kvtier.spi.DeviceMemoryProvider")
         .hasMessageContaining("'sim'")
@@ -89,11 +91,16 @@ class ProviderRegistryTest {
 
   @Test
   void testingProvidersAreReportedAsSuchAndNeverOfferedAsTheFix() {
-    ProviderRegistry<DeviceMemoryProvider> registry = registry(new Counted(Sim.class, Sim::new),
-        new Counted(Checked.class, Checked::new), new Counted(NoGpu.class, NoGpu::new));
+    ProviderRegistry<DeviceMemoryProvider> registry =
+        registry(
+            new Counted(Sim.class, Sim::new),
+            new Counted(Checked.class, Checked::new),
+            new Counted(NoGpu.class, NoGpu::new));
 
-    assertThat(registry.reports()).filteredOn(ProviderReport::testing)
-        .extracting(ProviderReport::name).containsExactly("checked");
+    assertThat(registry.reports())
+        .filteredOn(ProviderReport::testing)
+        .extracting(ProviderReport::name)
+        .containsExactly("checked");
     assertThatThrownBy(() -> registry.select("cuda", List.of("cuda", "sim")))
         .isInstanceOf(ProviderUnavailableException.class)
         .hasMessageContaining("sim (available")
@@ -130,8 +137,7 @@ class ProviderRegistryTest {
 
     Counted gpu = new Counted(Gpu.class, Gpu::new);
     Counted sim2 = new Counted(Sim.class, Sim::new);
-    assertThat(registry(gpu, sim2).select("auto", List.of("cuda", "sim")))
-        .isInstanceOf(Gpu.class);
+    assertThat(registry(gpu, sim2).select("auto", List.of("cuda", "sim"))).isInstanceOf(Gpu.class);
     assertThat(sim2.created).as("providers after the chosen one stay uninstantiated").hasValue(0);
   }
 
@@ -154,8 +160,10 @@ class ProviderRegistryTest {
     assertThat(registry.select("auto", List.of("exploding", "liar", "sim")))
         .isInstanceOf(Sim.class);
     assertThat(exploding.created).hasValue(1);
-    assertThatThrownBy(() -> registry(new Counted(Exploding.class, Exploding::new))
-            .select("auto", List.of("exploding")))
+    assertThatThrownBy(
+            () ->
+                registry(new Counted(Exploding.class, Exploding::new))
+                    .select("auto", List.of("exploding")))
         .isInstanceOf(ProviderUnavailableException.class)
         .hasMessageContaining("exploding broken");
   }
@@ -181,15 +189,15 @@ class ProviderRegistryTest {
 
   @Test
   void aProviderWhoseNameDiffersFromItsAnnotationIsAnError() {
-    ProviderRegistry<DeviceMemoryProvider> registry =
-        registry(new Counted(Liar.class, Liar::new));
+    ProviderRegistry<DeviceMemoryProvider> registry = registry(new Counted(Liar.class, Liar::new));
 
     assertThatThrownBy(() -> registry.get("liar"))
         .isInstanceOf(ProviderDeclarationException.class)
         .hasMessageContaining(Liar.class.getName())
         .hasMessageContaining("@ProviderName(\"liar\")")
         .hasMessageContaining("name() returns \"truth\"");
-    assertThat(registry.reports()).singleElement()
+    assertThat(registry.reports())
+        .singleElement()
         .satisfies(r -> assertThat(r.status()).isEqualTo(ProviderReport.Status.BROKEN));
   }
 
@@ -213,10 +221,13 @@ class ProviderRegistryTest {
     ProviderRegistry<DeviceMemoryProvider> registry =
         registry(new Counted(ThrowingProbe.class, ThrowingProbe::new));
 
-    assertThat(registry.reports()).singleElement().satisfies(r -> {
-      assertThat(r.status()).isEqualTo(ProviderReport.Status.BROKEN);
-      assertThat(r.reason()).contains("probe crashed (fake)");
-    });
+    assertThat(registry.reports())
+        .singleElement()
+        .satisfies(
+            r -> {
+              assertThat(r.status()).isEqualTo(ProviderReport.Status.BROKEN);
+              assertThat(r.reason()).contains("probe crashed (fake)");
+            });
     assertThatThrownBy(() -> registry.get("prober"))
         .isInstanceOf(ProviderDeclarationException.class)
         .hasMessageContaining("availability() probe of provider 'prober'");
@@ -229,11 +240,20 @@ class ProviderRegistryTest {
 
     assertThat(registry.reports())
         .containsExactly(
-            new ProviderReport("io.kvtier.spi.DeviceMemoryProvider", "cuda", "io.kvtier.core",
-                NoGpu.class.getName(), ProviderReport.Status.UNAVAILABLE,
+            new ProviderReport(
+                "io.kvtier.spi.DeviceMemoryProvider",
+                "cuda",
+                "io.kvtier.core",
+                NoGpu.class.getName(),
+                ProviderReport.Status.UNAVAILABLE,
                 "no GPU in this fake: install one"),
-            new ProviderReport("io.kvtier.spi.DeviceMemoryProvider", "sim", "io.kvtier.core",
-                Sim.class.getName(), ProviderReport.Status.AVAILABLE, "fake simulation"));
+            new ProviderReport(
+                "io.kvtier.spi.DeviceMemoryProvider",
+                "sim",
+                "io.kvtier.core",
+                Sim.class.getName(),
+                ProviderReport.Status.AVAILABLE,
+                "fake simulation"));
   }
 
   @Test

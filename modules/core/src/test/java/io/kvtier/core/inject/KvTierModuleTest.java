@@ -90,8 +90,8 @@ class KvTierModuleTest {
   @Test
   void theRankMustBeInTheGroup() {
     assertThatThrownBy(
-            () -> new KvTierModule(CONFIG, io.kvtier.core.discovery.ProviderRegistries.discover(),
-                1))
+            () ->
+                new KvTierModule(CONFIG, io.kvtier.core.discovery.ProviderRegistries.discover(), 1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("rank=1 is outside the group of kvtier.ranks=1");
   }

@@ -48,10 +48,12 @@ class RankEngineTest {
   void stepsOutOfOrderAreRefusedNamingTheExpectedStep() throws Exception {
     try (RankHarness h = new RankHarness(1, CACHE, ENGINE)) {
       RankEngine e = h.engines.getFirst();
-      assertThatThrownBy(e::admit).isInstanceOf(IllegalStateException.class)
+      assertThatThrownBy(e::admit)
+          .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("step ADMIT called at tick 0 but the next step is RECEIVE");
       e.receive(TickCommands.NONE);
-      assertThatThrownBy(e::check).isInstanceOf(IllegalStateException.class)
+      assertThatThrownBy(e::check)
+          .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("the next step is SYNC");
       e.sync();
       e.admit();
@@ -60,9 +62,10 @@ class RankEngineTest {
       e.check();
       assertThat(e.tickNumber()).isEqualTo(1);
       assertThat(e.nextStep()).isEqualTo(TickStep.RECEIVE);
-      RankGroupFailedException failed = catchThrowableOfType(RankGroupFailedException.class,
-          () -> e.receive(null));
-      assertThat(failed).hasMessageContaining("rank 0 failed at tick 1 in step RECEIVE")
+      RankGroupFailedException failed =
+          catchThrowableOfType(RankGroupFailedException.class, () -> e.receive(null));
+      assertThat(failed)
+          .hasMessageContaining("rank 0 failed at tick 1 in step RECEIVE")
           .hasMessageContaining("rank 0 must pass the tick's commands")
           .hasCauseInstanceOf(NullPointerException.class);
       // A failed step fails the engine: no later step runs on a half-done tick.
@@ -86,23 +89,25 @@ class RankEngineTest {
   @Test
   void theSyncReductionRunsExactlyInTicksWithOutstandingOperations() throws Exception {
     try (RankHarness h = new RankHarness(2, CACHE, ENGINE)) {
-      List<Object> out = h.onRanks((rank, e) -> {
-        List<String> ticks = new ArrayList<>();
-        for (int t = 0; t < 40; t++) {
-          h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
-          e.receive(rank == 0 ? (t < 6 ? arrive(t + 1) : TickCommands.NONE) : null);
-          int outstanding = e.cache().outstandingOperations();
-          long before = e.collective().calls(RankEngine.SYNC_TAG);
-          e.sync();
-          long reductions = e.collective().calls(RankEngine.SYNC_TAG) - before;
-          e.admit();
-          e.forward();
-          e.finish();
-          e.check();
-          ticks.add((outstanding > 0) + ":" + reductions);
-        }
-        return ticks;
-      });
+      List<Object> out =
+          h.onRanks(
+              (rank, e) -> {
+                List<String> ticks = new ArrayList<>();
+                for (int t = 0; t < 40; t++) {
+                  h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
+                  e.receive(rank == 0 ? (t < 6 ? arrive(t + 1) : TickCommands.NONE) : null);
+                  int outstanding = e.cache().outstandingOperations();
+                  long before = e.collective().calls(RankEngine.SYNC_TAG);
+                  e.sync();
+                  long reductions = e.collective().calls(RankEngine.SYNC_TAG) - before;
+                  e.admit();
+                  e.forward();
+                  e.finish();
+                  e.check();
+                  ticks.add((outstanding > 0) + ":" + reductions);
+                }
+                return ticks;
+              });
       @SuppressWarnings("unchecked")
       List<String> rank0 = (List<String>) out.get(0);
       assertThat(out.get(1)).isEqualTo(rank0);
@@ -118,8 +123,13 @@ class RankEngineTest {
   void copyFailuresOfDifferentRanksAreAllCommittedAsFailedOnEveryRank() throws Exception {
     // Rank r fails its r-th backup copy; both acks are agreed in the same reduction, so their
     // failure flags travel side by side (a bit-packed MIN would keep only one of them).
-    try (RankHarness h = new RankHarness(2, CACHE, ENGINE.withDigestInterval(1), Map.of(),
-        (r, t) -> new FailingTransferEngine(t, TransferDirection.DEVICE_TO_HOST, r))) {
+    try (RankHarness h =
+        new RankHarness(
+            2,
+            CACHE,
+            ENGINE.withDigestInterval(1),
+            Map.of(),
+            (r, t) -> new FailingTransferEngine(t, TransferDirection.DEVICE_TO_HOST, r))) {
       List<Object> out = h.ticks(30, t -> t == 0 ? arrive(1, 2) : TickCommands.NONE);
       assertThat(out).allSatisfy(o -> assertThat(o).isInstanceOf(RankEngineStats.class));
       for (RankEngine e : h.engines) {
@@ -133,22 +143,24 @@ class RankEngineTest {
   @Test
   void aReplicaThatDiffersFailsEveryRankAtTheTickOfTheCheck() throws Exception {
     try (RankHarness h = new RankHarness(3, CACHE, ENGINE.withDigestInterval(1))) {
-      List<Object> out = h.onRanks((rank, e) -> {
-        for (int t = 0; t < 10; t++) {
-          h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
-          e.receive(rank == 0 ? arrive(t + 1) : null);
-          e.sync();
-          e.admit();
-          e.forward();
-          e.finish();
-          if (t == 3 && rank == 1) {
-            // A decision of rank 1 alone: its cache now holds one more request.
-            e.cache().admit(999, prompt(0, 999, 12));
-          }
-          e.check();
-        }
-        return "no divergence";
-      });
+      List<Object> out =
+          h.onRanks(
+              (rank, e) -> {
+                for (int t = 0; t < 10; t++) {
+                  h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
+                  e.receive(rank == 0 ? arrive(t + 1) : null);
+                  e.sync();
+                  e.admit();
+                  e.forward();
+                  e.finish();
+                  if (t == 3 && rank == 1) {
+                    // A decision of rank 1 alone: its cache now holds one more request.
+                    e.cache().admit(999, prompt(0, 999, 12));
+                  }
+                  e.check();
+                }
+                return "no divergence";
+              });
       for (Object o : out) {
         assertThat(o).isInstanceOf(ReplicaDivergenceException.class);
         ReplicaDivergenceException d = (ReplicaDivergenceException) o;
@@ -162,11 +174,14 @@ class RankEngineTest {
   @ParameterizedTest(name = "guarded={0}")
   @ValueSource(booleans = {false, true})
   void theSeedDefectsEarlyReturnIsADesyncOnEveryRankNotAHang(boolean guarded) throws Exception {
-    RankEngineConfig broken = ENGINE.withGuardCollective(guarded)
-        .withDefect(ProtocolDefect.SKIP_SYNC_WHEN_NOTHING_READY_LOCALLY);
+    RankEngineConfig broken =
+        ENGINE
+            .withGuardCollective(guarded)
+            .withDefect(ProtocolDefect.SKIP_SYNC_WHEN_NOTHING_READY_LOCALLY);
     // Rank 1 copies 20 times slower: its acks are ready ticks after the others'.
-    try (RankHarness h = new RankHarness(2, CACHE, broken,
-        Map.of("sim.slow-rank", "1", "sim.slow-factor", "20"), (r, t) -> t)) {
+    try (RankHarness h =
+        new RankHarness(
+            2, CACHE, broken, Map.of("sim.slow-rank", "1", "sim.slow-factor", "20"), (r, t) -> t)) {
       List<Object> out = h.ticks(40, t -> t < 6 ? arrive(t + 1) : TickCommands.NONE);
       assertThat(out).allSatisfy(o -> assertThat(o).isInstanceOf(CollectiveDesyncException.class));
     }
@@ -175,22 +190,26 @@ class RankEngineTest {
   @Test
   void abortsAtAnyStageReleaseEverythingAndTheRanksDrain() throws Exception {
     try (RankHarness h = new RankHarness(2, CACHE, ENGINE.withDigestInterval(1))) {
-      RankHarness.TickFeed feed = t -> switch ((int) t) {
-        case 0 -> arrive(1, 2, 3, 4, 5, 6);
-        case 1 -> new TickCommands(List.of(), new long[] {6, 77}, false);
-        case 2 -> new TickCommands(List.of(), new long[] {1}, false);
-        case 3 -> TickCommands.END;
-        default -> TickCommands.NONE;
-      };
-      List<Object> out = h.onRanks((rank, e) -> {
-        for (long t = 0; !e.isDrained(); t++) {
-          assertThat(t).as("ticks to drain").isLessThan(200);
-          h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
-          e.tick(rank == 0 ? feed.commands(t) : null);
-        }
-        CacheInvariants.checkIdle(e.cache());
-        return e.stats();
-      });
+      RankHarness.TickFeed feed =
+          t ->
+              switch ((int) t) {
+                case 0 -> arrive(1, 2, 3, 4, 5, 6);
+                case 1 -> new TickCommands(List.of(), new long[] {6, 77}, false);
+                case 2 -> new TickCommands(List.of(), new long[] {1}, false);
+                case 3 -> TickCommands.END;
+                default -> TickCommands.NONE;
+              };
+      List<Object> out =
+          h.onRanks(
+              (rank, e) -> {
+                for (long t = 0; !e.isDrained(); t++) {
+                  assertThat(t).as("ticks to drain").isLessThan(200);
+                  h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
+                  e.tick(rank == 0 ? feed.commands(t) : null);
+                }
+                CacheInvariants.checkIdle(e.cache());
+                return e.stats();
+              });
       for (Object o : out) {
         RankEngineStats s = (RankEngineStats) o;
         assertThat(s.arrived()).isEqualTo(6);

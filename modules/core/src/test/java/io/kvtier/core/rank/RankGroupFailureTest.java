@@ -37,6 +37,7 @@ class RankGroupFailureTest {
   private static final CacheConfig CACHE = CacheConfig.of(4, 32, 64);
   private static final RankEngineConfig ENGINE =
       RankEngineConfig.DEFAULTS.withGuardCollective(false).withChunkTokens(8).withMaxRunning(2);
+
   /** Far below the harness's watchdog of 20 s. */
   private static final Duration BOUND = Duration.ofSeconds(5);
 
@@ -105,60 +106,69 @@ class RankGroupFailureTest {
   }
 
   private static RankHarness harness(int ranks, Fault fault, AtomicLong[] ticks) {
-    return new RankHarness(ranks, CACHE, ENGINE, Map.of(),
-        (r, t) -> fault.step == TickStep.SYNC && r == fault.rank
-            ? new FaultyCompletion(t, fault, r, ticks[r]) : t,
-        r -> new RankHarness.CountingModel() {
-          @Override
-          public void writeLayer(ModelStep step, int layer) {
-            fault.maybeFire(r, ticks[r].get(), TickStep.FORWARD);
-            super.writeLayer(step, layer);
-          }
-        });
+    return new RankHarness(
+        ranks,
+        CACHE,
+        ENGINE,
+        Map.of(),
+        (r, t) ->
+            fault.step == TickStep.SYNC && r == fault.rank
+                ? new FaultyCompletion(t, fault, r, ticks[r])
+                : t,
+        r ->
+            new RankHarness.CountingModel() {
+              @Override
+              public void writeLayer(ModelStep step, int layer) {
+                fault.maybeFire(r, ticks[r].get(), TickStep.FORWARD);
+                super.writeLayer(step, layer);
+              }
+            });
   }
 
   /** Listens on each rank and fires the fault in RECEIVE, ADMIT and FINISH. */
   private static void listen(RankHarness h, Fault fault) {
     for (RankEngine e : h.engines) {
       int r = e.rank();
-      e.setRequestListener(new RequestListener() {
-        @Override
-        public void arrived(long tick, long id, int promptTokens) {
-          fault.maybeFire(r, tick, TickStep.RECEIVE);
-        }
+      e.setRequestListener(
+          new RequestListener() {
+            @Override
+            public void arrived(long tick, long id, int promptTokens) {
+              fault.maybeFire(r, tick, TickStep.RECEIVE);
+            }
 
-        @Override
-        public void admitted(long tick, long id, int deviceHitTokens, int hostHitTokens) {
-          fault.maybeFire(r, tick, TickStep.ADMIT);
-        }
+            @Override
+            public void admitted(long tick, long id, int deviceHitTokens, int hostHitTokens) {
+              fault.maybeFire(r, tick, TickStep.ADMIT);
+            }
 
-        @Override
-        public void ended(long tick, long id, RequestOutcome outcome) {
-          if (outcome == RequestOutcome.FINISHED) {
-            fault.maybeFire(r, tick, TickStep.FINISH);
-          }
-        }
-      });
+            @Override
+            public void ended(long tick, long id, RequestOutcome outcome) {
+              if (outcome == RequestOutcome.FINISHED) {
+                fault.maybeFire(r, tick, TickStep.FINISH);
+              }
+            }
+          });
     }
   }
 
   @ParameterizedTest(name = "{0} ranks, rank {1} at tick {2} in {3}: {4}")
   @CsvSource({
-      "2, 1, 0, FORWARD, EXCEPTION",
-      "4, 1, 0, FORWARD, EXCEPTION",
-      "4, 1, 0, FORWARD, STACK_OVERFLOW",
-      "4, 2, 3, FORWARD, OUT_OF_MEMORY",
-      "2, 0, 2, FORWARD, STACK_OVERFLOW",
-      "4, 3, 0, RECEIVE, EXCEPTION",
-      "2, 0, 1, RECEIVE, EXCEPTION",
-      "4, 1, 2, ADMIT, EXCEPTION",
-      "2, 1, 0, ADMIT, OUT_OF_MEMORY",
-      "4, 2, 1, FINISH, EXCEPTION",
-      "2, 0, 1, FINISH, STACK_OVERFLOW",
-      "4, 1, 1, SYNC, EXCEPTION",
-      "2, 1, 1, SYNC, STACK_OVERFLOW"})
-  void aStepThatThrowsOnOneRankFailsEveryRankTogether(int ranks, int failRank, long failTick,
-      TickStep step, Kind kind) throws Exception {
+    "2, 1, 0, FORWARD, EXCEPTION",
+    "4, 1, 0, FORWARD, EXCEPTION",
+    "4, 1, 0, FORWARD, STACK_OVERFLOW",
+    "4, 2, 3, FORWARD, OUT_OF_MEMORY",
+    "2, 0, 2, FORWARD, STACK_OVERFLOW",
+    "4, 3, 0, RECEIVE, EXCEPTION",
+    "2, 0, 1, RECEIVE, EXCEPTION",
+    "4, 1, 2, ADMIT, EXCEPTION",
+    "2, 1, 0, ADMIT, OUT_OF_MEMORY",
+    "4, 2, 1, FINISH, EXCEPTION",
+    "2, 0, 1, FINISH, STACK_OVERFLOW",
+    "4, 1, 1, SYNC, EXCEPTION",
+    "2, 1, 1, SYNC, STACK_OVERFLOW"
+  })
+  void aStepThatThrowsOnOneRankFailsEveryRankTogether(
+      int ranks, int failRank, long failTick, TickStep step, Kind kind) throws Exception {
     Fault fault = new Fault(failRank, failTick, step, kind);
     AtomicLong[] ticks = new AtomicLong[ranks];
     for (int r = 0; r < ranks; r++) {
@@ -168,19 +178,21 @@ class RankGroupFailureTest {
       listen(h, fault);
       long start = System.nanoTime();
       long[] raisedAfterNanos = new long[ranks];
-      List<Object> results = h.onRanks((rank, engine) -> {
-        for (int i = 0; i < 40; i++) {
-          ticks[rank].set(engine.tickNumber());
-          h.clocks.get(rank).set(engine.tickNumber() * RankHarness.TICK_NANOS);
-          try {
-            engine.tick(rank == 0 ? feed(engine.tickNumber()) : null);
-          } catch (RuntimeException e) {
-            raisedAfterNanos[rank] = System.nanoTime() - start;
-            return e;
-          }
-        }
-        return "no failure in 40 ticks";
-      });
+      List<Object> results =
+          h.onRanks(
+              (rank, engine) -> {
+                for (int i = 0; i < 40; i++) {
+                  ticks[rank].set(engine.tickNumber());
+                  h.clocks.get(rank).set(engine.tickNumber() * RankHarness.TICK_NANOS);
+                  try {
+                    engine.tick(rank == 0 ? feed(engine.tickNumber()) : null);
+                  } catch (RuntimeException e) {
+                    raisedAfterNanos[rank] = System.nanoTime() - start;
+                    return e;
+                  }
+                }
+                return "no failure in 40 ticks";
+              });
       assertThat(fault.firedAt).as("the fault fired").isGreaterThanOrEqualTo(0);
       for (int r = 0; r < ranks; r++) {
         Object o = results.get(r);
@@ -191,9 +203,10 @@ class RankGroupFailureTest {
         assertThat(e.tick()).isEqualTo(fault.firedAt);
         assertThat(e.step()).isEqualTo(step);
         assertThat(e.causeDescription()).contains("injected " + kind + " on rank " + failRank);
-        assertThat(e.getMessage()).contains("rank " + failRank + " failed at tick "
-            + fault.firedAt + " in step " + step);
-        assertThat(Duration.ofNanos(raisedAfterNanos[r])).as("rank %d raised it in time", r)
+        assertThat(e.getMessage())
+            .contains("rank " + failRank + " failed at tick " + fault.firedAt + " in step " + step);
+        assertThat(Duration.ofNanos(raisedAfterNanos[r]))
+            .as("rank %d raised it in time", r)
             .isLessThan(BOUND);
         if (r == failRank) {
           assertThat(e.getCause()).isInstanceOf(kind.make("").getClass());
@@ -208,39 +221,50 @@ class RankGroupFailureTest {
 
   @ParameterizedTest(name = "{0} ranks")
   @ValueSource(ints = {2, 4})
-  void withTheGuardOnTheFailureReachesEveryRankThroughTheGuardsHeader(int ranks)
-      throws Exception {
+  void withTheGuardOnTheFailureReachesEveryRankThroughTheGuardsHeader(int ranks) throws Exception {
     Fault fault = new Fault(1, 0, TickStep.FORWARD, Kind.EXCEPTION);
     AtomicLong[] ticks = new AtomicLong[ranks];
     for (int r = 0; r < ranks; r++) {
       ticks[r] = new AtomicLong();
     }
-    try (RankHarness h = new RankHarness(ranks, CACHE, ENGINE.withGuardCollective(true),
-        Map.of(), (r, t) -> t, r -> new RankHarness.CountingModel() {
-          @Override
-          public void writeLayer(ModelStep step, int layer) {
-            fault.maybeFire(r, ticks[r].get(), TickStep.FORWARD);
-            super.writeLayer(step, layer);
-          }
-        })) {
-      List<Object> results = h.onRanks((rank, engine) -> {
-        for (int i = 0; i < 10; i++) {
-          ticks[rank].set(engine.tickNumber());
-          try {
-            engine.tick(rank == 0 ? feed(engine.tickNumber()) : null);
-          } catch (RuntimeException e) {
-            return e;
-          }
-        }
-        return "no failure";
-      });
+    try (RankHarness h =
+        new RankHarness(
+            ranks,
+            CACHE,
+            ENGINE.withGuardCollective(true),
+            Map.of(),
+            (r, t) -> t,
+            r ->
+                new RankHarness.CountingModel() {
+                  @Override
+                  public void writeLayer(ModelStep step, int layer) {
+                    fault.maybeFire(r, ticks[r].get(), TickStep.FORWARD);
+                    super.writeLayer(step, layer);
+                  }
+                })) {
+      List<Object> results =
+          h.onRanks(
+              (rank, engine) -> {
+                for (int i = 0; i < 10; i++) {
+                  ticks[rank].set(engine.tickNumber());
+                  try {
+                    engine.tick(rank == 0 ? feed(engine.tickNumber()) : null);
+                  } catch (RuntimeException e) {
+                    return e;
+                  }
+                }
+                return "no failure";
+              });
       for (int r = 0; r < ranks; r++) {
-        assertThat(results.get(r)).as("rank %d", r)
-            .isInstanceOfSatisfying(RankGroupFailedException.class, e -> {
-              assertThat(e.failedRank()).isEqualTo(1);
-              assertThat(e.step()).isEqualTo(TickStep.FORWARD);
-              assertThat(e.tick()).isZero();
-            });
+        assertThat(results.get(r))
+            .as("rank %d", r)
+            .isInstanceOfSatisfying(
+                RankGroupFailedException.class,
+                e -> {
+                  assertThat(e.failedRank()).isEqualTo(1);
+                  assertThat(e.step()).isEqualTo(TickStep.FORWARD);
+                  assertThat(e.tick()).isZero();
+                });
       }
     }
   }
@@ -248,24 +272,29 @@ class RankGroupFailureTest {
   @Test
   void rank0sCommandsRejectedBeforeTheBroadcastFailEveryRankAtThatBroadcast() throws Exception {
     try (RankHarness h = new RankHarness(4, CACHE, ENGINE)) {
-      List<Object> results = h.onRanks((rank, engine) -> {
-        try {
-          engine.tick(rank == 0 ? TickCommands.NONE : null);
-          // Rank 0 forgets its commands: it throws before the broadcast the others wait in.
-          engine.tick(null);
-          return "no failure";
-        } catch (RuntimeException e) {
-          return e;
-        }
-      });
+      List<Object> results =
+          h.onRanks(
+              (rank, engine) -> {
+                try {
+                  engine.tick(rank == 0 ? TickCommands.NONE : null);
+                  // Rank 0 forgets its commands: it throws before the broadcast the others wait in.
+                  engine.tick(null);
+                  return "no failure";
+                } catch (RuntimeException e) {
+                  return e;
+                }
+              });
       for (int r = 0; r < 4; r++) {
-        assertThat(results.get(r)).as("rank %d", r)
-            .isInstanceOfSatisfying(RankGroupFailedException.class, e -> {
-              assertThat(e.failedRank()).isEqualTo(0);
-              assertThat(e.tick()).isEqualTo(1);
-              assertThat(e.step()).isEqualTo(TickStep.RECEIVE);
-              assertThat(e.causeDescription()).contains("rank 0 must pass the tick's commands");
-            });
+        assertThat(results.get(r))
+            .as("rank %d", r)
+            .isInstanceOfSatisfying(
+                RankGroupFailedException.class,
+                e -> {
+                  assertThat(e.failedRank()).isEqualTo(0);
+                  assertThat(e.tick()).isEqualTo(1);
+                  assertThat(e.step()).isEqualTo(TickStep.RECEIVE);
+                  assertThat(e.causeDescription()).contains("rank 0 must pass the tick's commands");
+                });
       }
     }
   }
@@ -278,26 +307,35 @@ class RankGroupFailureTest {
     for (int r = 0; r < 4; r++) {
       ticks[r] = new AtomicLong();
     }
-    try (RankHarness h = new RankHarness(4, CACHE, ENGINE, Map.of(), (r, t) -> t,
-        r -> new RankHarness.CountingModel() {
-          @Override
-          public void writeLayer(ModelStep step, int layer) {
-            one.maybeFire(r, ticks[r].get(), TickStep.FORWARD);
-            three.maybeFire(r, ticks[r].get(), TickStep.FORWARD);
-            super.writeLayer(step, layer);
-          }
-        })) {
-      List<Object> results = h.onRanks((rank, engine) -> {
-        for (int i = 0; i < 10; i++) {
-          ticks[rank].set(engine.tickNumber());
-          try {
-            engine.tick(rank == 0 ? feed(engine.tickNumber()) : null);
-          } catch (RuntimeException e) {
-            return e;
-          }
-        }
-        return "no failure";
-      });
+    try (RankHarness h =
+        new RankHarness(
+            4,
+            CACHE,
+            ENGINE,
+            Map.of(),
+            (r, t) -> t,
+            r ->
+                new RankHarness.CountingModel() {
+                  @Override
+                  public void writeLayer(ModelStep step, int layer) {
+                    one.maybeFire(r, ticks[r].get(), TickStep.FORWARD);
+                    three.maybeFire(r, ticks[r].get(), TickStep.FORWARD);
+                    super.writeLayer(step, layer);
+                  }
+                })) {
+      List<Object> results =
+          h.onRanks(
+              (rank, engine) -> {
+                for (int i = 0; i < 10; i++) {
+                  ticks[rank].set(engine.tickNumber());
+                  try {
+                    engine.tick(rank == 0 ? feed(engine.tickNumber()) : null);
+                  } catch (RuntimeException e) {
+                    return e;
+                  }
+                }
+                return "no failure";
+              });
       List<Integer> named = new ArrayList<>();
       for (int r = 0; r < 4; r++) {
         assertThat(results.get(r)).as("rank %d", r).isInstanceOf(RankGroupFailedException.class);
@@ -314,37 +352,55 @@ class RankGroupFailureTest {
   @ValueSource(ints = {2, 4})
   void anErrorThatStopsOneRanksL3WorkerFailsEveryRankAtTheNextSync(int ranks) throws Exception {
     List<L3Executor> executors = new ArrayList<>();
-    try (RankHarness h = new RankHarness(ranks, CACHE, ENGINE, Map.of(), (r, t) -> t,
-        r -> new RankHarness.CountingModel(), r -> {
-          L3Executor executor = L3Executor.background("l3-rank-" + r);
-          executors.add(executor);
-          // Every host backup goes to L3 at its commit; rank 1's store overflows its stack.
-          return new L3Setup(L3Config.DEFAULTS.withBackupThreshold(0),
-              new NullStore(r == 1), executor, System::nanoTime, r, ranks);
-        })) {
-      List<Object> results = h.onRanks((rank, engine) -> {
-        for (int i = 0; i < 200; i++) {
-          h.clocks.get(rank).set(engine.tickNumber() * RankHarness.TICK_NANOS);
-          try {
-            engine.tick(rank == 0 ? feed(engine.tickNumber()) : null);
-          } catch (RuntimeException e) {
-            return e;
-          }
-          if (rank == 1 && engine.cache().pendingL3Writes() > 0) {
-            // Let the worker reach the store, so that the next sync asks a dead worker.
-            sleep(20);
-          }
-        }
-        return "no failure in 200 ticks";
-      });
+    try (RankHarness h =
+        new RankHarness(
+            ranks,
+            CACHE,
+            ENGINE,
+            Map.of(),
+            (r, t) -> t,
+            r -> new RankHarness.CountingModel(),
+            r -> {
+              L3Executor executor = L3Executor.background("l3-rank-" + r);
+              executors.add(executor);
+              // Every host backup goes to L3 at its commit; rank 1's store overflows its stack.
+              return new L3Setup(
+                  L3Config.DEFAULTS.withBackupThreshold(0),
+                  new NullStore(r == 1),
+                  executor,
+                  System::nanoTime,
+                  r,
+                  ranks);
+            })) {
+      List<Object> results =
+          h.onRanks(
+              (rank, engine) -> {
+                for (int i = 0; i < 200; i++) {
+                  h.clocks.get(rank).set(engine.tickNumber() * RankHarness.TICK_NANOS);
+                  try {
+                    engine.tick(rank == 0 ? feed(engine.tickNumber()) : null);
+                  } catch (RuntimeException e) {
+                    return e;
+                  }
+                  if (rank == 1 && engine.cache().pendingL3Writes() > 0) {
+                    // Let the worker reach the store, so that the next sync asks a dead worker.
+                    sleep(20);
+                  }
+                }
+                return "no failure in 200 ticks";
+              });
       for (int r = 0; r < ranks; r++) {
-        assertThat(results.get(r)).as("rank %d", r)
-            .isInstanceOfSatisfying(RankGroupFailedException.class, e -> {
-              assertThat(e.failedRank()).isEqualTo(1);
-              assertThat(e.step()).isEqualTo(TickStep.SYNC);
-              assertThat(e.causeDescription()).contains("the L3 worker l3-rank-1 stopped on")
-                  .contains("StackOverflowError: store recursed (test)");
-            });
+        assertThat(results.get(r))
+            .as("rank %d", r)
+            .isInstanceOfSatisfying(
+                RankGroupFailedException.class,
+                e -> {
+                  assertThat(e.failedRank()).isEqualTo(1);
+                  assertThat(e.step()).isEqualTo(TickStep.SYNC);
+                  assertThat(e.causeDescription())
+                      .contains("the L3 worker l3-rank-1 stopped on")
+                      .contains("StackOverflowError: store recursed (test)");
+                });
       }
     } finally {
       executors.forEach(L3Executor::close);

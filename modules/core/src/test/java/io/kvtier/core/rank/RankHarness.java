@@ -52,7 +52,10 @@ final class RankHarness implements AutoCloseable {
    * @param simProperties extra {@code sim.*} properties, for example a slow rank
    * @param wrap wraps rank r's transfer engine (identity for none)
    */
-  RankHarness(int ranks, CacheConfig cacheConfig, RankEngineConfig config,
+  RankHarness(
+      int ranks,
+      CacheConfig cacheConfig,
+      RankEngineConfig config,
       Map<String, String> simProperties,
       BiFunction<Integer, TransferEngine, TransferEngine> wrap) {
     this(ranks, cacheConfig, config, simProperties, wrap, r -> new CountingModel());
@@ -63,7 +66,10 @@ final class RankHarness implements AutoCloseable {
    *
    * @param models rank r's model
    */
-  RankHarness(int ranks, CacheConfig cacheConfig, RankEngineConfig config,
+  RankHarness(
+      int ranks,
+      CacheConfig cacheConfig,
+      RankEngineConfig config,
       Map<String, String> simProperties,
       BiFunction<Integer, TransferEngine, TransferEngine> wrap,
       java.util.function.IntFunction<ModelRunner> models) {
@@ -75,7 +81,10 @@ final class RankHarness implements AutoCloseable {
    *
    * @param l3 rank r's L3 setup, or null for none
    */
-  RankHarness(int ranks, CacheConfig cacheConfig, RankEngineConfig config,
+  RankHarness(
+      int ranks,
+      CacheConfig cacheConfig,
+      RankEngineConfig config,
       Map<String, String> simProperties,
       BiFunction<Integer, TransferEngine, TransferEngine> wrap,
       java.util.function.IntFunction<ModelRunner> models,
@@ -90,23 +99,29 @@ final class RankHarness implements AutoCloseable {
       props.putIfAbsent("sim.h2d-latency", "200us");
       props.putIfAbsent("sim.d2h-latency", "200us");
       BackendContext context = new BackendContext(r, props, clock::get, BackendMetrics.NOOP);
-      DeviceMemory device = provider(DeviceMemoryProvider.class, "sim")
-          .open(new PoolSpec(layout, cacheConfig.devicePages(), MemoryLayout.LAYER_FIRST),
-              context);
-      HostMemory host = provider(HostMemoryProvider.class, "sim")
-          .open(new PoolSpec(layout, cacheConfig.hostPages(), MemoryLayout.LAYER_FIRST),
-              context);
+      DeviceMemory device =
+          provider(DeviceMemoryProvider.class, "sim")
+              .open(
+                  new PoolSpec(layout, cacheConfig.devicePages(), MemoryLayout.LAYER_FIRST),
+                  context);
+      HostMemory host =
+          provider(HostMemoryProvider.class, "sim")
+              .open(
+                  new PoolSpec(layout, cacheConfig.hostPages(), MemoryLayout.LAYER_FIRST), context);
       TransferEngine transfers = wrap.apply(r, device.transferEngine(host));
       resources.add(transfers);
       resources.add(host);
       resources.add(device);
-      Collective collective = provider(CollectiveProvider.class, "local")
-          .join(io.kvtier.spi.CollectiveSpec.of(group, ranks, r, Duration.ofSeconds(20)),
-              context);
+      Collective collective =
+          provider(CollectiveProvider.class, "local")
+              .join(
+                  io.kvtier.spi.CollectiveSpec.of(group, ranks, r, Duration.ofSeconds(20)),
+                  context);
       resources.add(collective);
-      RankCache cache = l3 == null
-          ? RankCache.withMemory(cacheConfig, device, host, transfers)
-          : RankCache.withMemory(cacheConfig, device, host, transfers, l3.apply(r));
+      RankCache cache =
+          l3 == null
+              ? RankCache.withMemory(cacheConfig, device, host, transfers)
+              : RankCache.withMemory(cacheConfig, device, host, transfers, l3.apply(r));
       engines.add(new RankEngine(cache, collective, models.apply(r), config));
     }
   }
@@ -121,8 +136,12 @@ final class RankHarness implements AutoCloseable {
         return p;
       }
     }
-    throw new AssertionError("no " + type.getSimpleName() + " named " + name
-        + ": is kvtier-backend-sim on the test module path?");
+    throw new AssertionError(
+        "no "
+            + type.getSimpleName()
+            + " named "
+            + name
+            + ": is kvtier-backend-sim on the test module path?");
   }
 
   /**
@@ -133,13 +152,15 @@ final class RankHarness implements AutoCloseable {
     List<Future<Object>> futures = new ArrayList<>();
     for (int r = 0; r < engines.size(); r++) {
       int rank = r;
-      futures.add(threads.submit(() -> {
-        try {
-          return body.apply(rank, engines.get(rank));
-        } catch (RuntimeException | Error e) {
-          return e;
-        }
-      }));
+      futures.add(
+          threads.submit(
+              () -> {
+                try {
+                  return body.apply(rank, engines.get(rank));
+                } catch (RuntimeException | Error e) {
+                  return e;
+                }
+              }));
     }
     List<Object> out = new ArrayList<>();
     for (Future<Object> f : futures) {
@@ -153,16 +174,16 @@ final class RankHarness implements AutoCloseable {
   }
 
   /** Runs {@code ticks} whole ticks on every rank; rank 0's commands come from {@code feed}. */
-  List<Object> ticks(int ticks, TickFeed feed)
-      throws InterruptedException {
-    return onRanks((rank, engine) -> {
-      for (int i = 0; i < ticks; i++) {
-        long tick = engine.tickNumber();
-        clocks.get(rank).set(tick * TICK_NANOS);
-        engine.tick(rank == 0 ? feed.commands(tick) : null);
-      }
-      return engine.stats();
-    });
+  List<Object> ticks(int ticks, TickFeed feed) throws InterruptedException {
+    return onRanks(
+        (rank, engine) -> {
+          for (int i = 0; i < ticks; i++) {
+            long tick = engine.tickNumber();
+            clocks.get(rank).set(tick * TICK_NANOS);
+            engine.tick(rank == 0 ? feed.commands(tick) : null);
+          }
+          return engine.stats();
+        });
   }
 
   /** Rank 0's commands per tick. */

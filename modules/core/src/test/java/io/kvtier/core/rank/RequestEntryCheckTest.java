@@ -33,21 +33,24 @@ class RequestEntryCheckTest {
     return p;
   }
 
-  private static final List<RankRequest> GOOD = List.of(
-      RankRequest.of(1, prompt(1, 14), 2), RankRequest.of(2, prompt(2, 14), 2),
-      RankRequest.of(7, prompt(7, 10), 0));
+  private static final List<RankRequest> GOOD =
+      List.of(
+          RankRequest.of(1, prompt(1, 14), 2),
+          RankRequest.of(2, prompt(2, 14), 2),
+          RankRequest.of(7, prompt(7, 10), 0));
 
   private static final List<RankRequest> BAD;
 
   static {
     int[] outside = prompt(3, 14);
     outside[11] = VOCAB;
-    BAD = List.of(
-        RankRequest.of(3, outside, 2),
-        RankRequest.of(4, prompt(4, 14), Integer.MAX_VALUE),
-        RankRequest.of(5, prompt(5, 14), Integer.MAX_VALUE - 14),
-        // Fits no overflow, but not the 32-page device pool either: rejected in step 3.
-        RankRequest.of(6, prompt(6, 14), 1000));
+    BAD =
+        List.of(
+            RankRequest.of(3, outside, 2),
+            RankRequest.of(4, prompt(4, 14), Integer.MAX_VALUE),
+            RankRequest.of(5, prompt(5, 14), Integer.MAX_VALUE - 14),
+            // Fits no overflow, but not the 32-page device pool either: rejected in step 3.
+            RankRequest.of(6, prompt(6, 14), 1000));
   }
 
   private static TickCommands commands(long tick) {
@@ -80,17 +83,23 @@ class RequestEntryCheckTest {
   void badRequestsAreRejectedWithTheirReasonOnEveryRankAndTheRestFinish(int ranks)
       throws Exception {
     try (RankHarness h = new RankHarness(ranks, CACHE, ENGINE)) {
-      List<Object> out = h.onRanks((rank, e) -> {
-        Endings endings = new Endings();
-        e.setRequestListener(endings);
-        for (long t = 0; !e.isDrained(); t++) {
-          assertThat(t).as("ticks to drain").isLessThan(200);
-          h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
-          e.tick(rank == 0 ? commands(t) : null);
-        }
-        return List.of(endings.ended, endings.reasons, e.stats().finished(),
-            e.stats().rejected(), e.replicaDigest());
-      });
+      List<Object> out =
+          h.onRanks(
+              (rank, e) -> {
+                Endings endings = new Endings();
+                e.setRequestListener(endings);
+                for (long t = 0; !e.isDrained(); t++) {
+                  assertThat(t).as("ticks to drain").isLessThan(200);
+                  h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
+                  e.tick(rank == 0 ? commands(t) : null);
+                }
+                return List.of(
+                    endings.ended,
+                    endings.reasons,
+                    e.stats().finished(),
+                    e.stats().rejected(),
+                    e.replicaDigest());
+              });
       for (Object o : out) {
         assertThat(o).as("no rank failed").isInstanceOf(List.class);
         assertThat(o).isEqualTo(out.getFirst());
@@ -101,7 +110,9 @@ class RequestEntryCheckTest {
       Map<Long, String> ended = (Map<Long, String>) first.get(0);
       @SuppressWarnings("unchecked")
       Map<Long, String> reasons = (Map<Long, String>) first.get(1);
-      assertThat(ended).containsEntry(3L, "REJECTED@0").containsEntry(4L, "REJECTED@0")
+      assertThat(ended)
+          .containsEntry(3L, "REJECTED@0")
+          .containsEntry(4L, "REJECTED@0")
           .containsEntry(5L, "REJECTED@1");
       // Step 3 rejects it when it reaches the head of the queue.
       assertThat(ended.get(6L)).startsWith("REJECTED@");
@@ -110,7 +121,8 @@ class RequestEntryCheckTest {
       assertThat(ended.get(7L)).startsWith("FINISHED");
       assertThat(reasons.keySet()).containsExactly(3L, 4L, 5L, 6L);
       assertThat(reasons.get(3L)).contains("prompt[11]=5000 is outside the vocabulary [0, 5000)");
-      assertThat(reasons.get(4L)).contains("maxOutputTokens (2147483647)")
+      assertThat(reasons.get(4L))
+          .contains("maxOutputTokens (2147483647)")
           .contains("more than the 2147483639");
       assertThat(reasons.get(5L)).contains("maxOutputTokens (2147483633)");
       assertThat(reasons.get(6L)).contains("needs 254 pages").contains("device pool has 32");

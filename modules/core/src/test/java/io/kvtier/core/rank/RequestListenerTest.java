@@ -20,8 +20,8 @@ class RequestListenerTest {
   private static final CacheConfig CACHE = CacheConfig.of(4, 32, 64);
   private static final int CHUNK = 8;
   private static final int PROMPT = 14;
-  private static final RankEngineConfig ENGINE = RankEngineConfig.DEFAULTS
-      .withGuardCollective(false).withChunkTokens(CHUNK).withMaxRunning(2);
+  private static final RankEngineConfig ENGINE =
+      RankEngineConfig.DEFAULTS.withGuardCollective(false).withChunkTokens(CHUNK).withMaxRunning(2);
 
   /** One call of the listener. */
   record Event(String kind, long tick, long id, long a, long b) {}
@@ -63,8 +63,14 @@ class RequestListenerTest {
   private static TickCommands commands(long tick) {
     return switch ((int) tick) {
       // 9 needs 50 pages of a 32-page pool: rejected once it reaches the head of the queue
-      case 0 -> TickCommands.arrive(List.of(request(1, PROMPT), request(2, PROMPT),
-          request(3, PROMPT), request(4, PROMPT), request(9, 200)));
+      case 0 ->
+          TickCommands.arrive(
+              List.of(
+                  request(1, PROMPT),
+                  request(2, PROMPT),
+                  request(3, PROMPT),
+                  request(4, PROMPT),
+                  request(9, 200)));
       case 1 -> new TickCommands(List.of(), new long[] {4}, false);
       case 12 -> TickCommands.arrive(List.of(request(5, PROMPT), request(6, PROMPT)));
       case 13 -> TickCommands.END;
@@ -75,16 +81,18 @@ class RequestListenerTest {
   @Test
   void everyRankReportsTheSameMilestonesOncePerRequest() throws Exception {
     try (RankHarness h = new RankHarness(2, CACHE, ENGINE)) {
-      List<Object> out = h.onRanks((rank, e) -> {
-        Recorder recorder = new Recorder();
-        e.setRequestListener(recorder);
-        for (long t = 0; !e.isDrained(); t++) {
-          assertThat(t).as("ticks to drain").isLessThan(200);
-          h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
-          e.tick(rank == 0 ? commands(t) : null);
-        }
-        return recorder.events;
-      });
+      List<Object> out =
+          h.onRanks(
+              (rank, e) -> {
+                Recorder recorder = new Recorder();
+                e.setRequestListener(recorder);
+                for (long t = 0; !e.isDrained(); t++) {
+                  assertThat(t).as("ticks to drain").isLessThan(200);
+                  h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
+                  e.tick(rank == 0 ? commands(t) : null);
+                }
+                return recorder.events;
+              });
       assertThat(out.get(1)).isEqualTo(out.get(0));
       @SuppressWarnings("unchecked")
       List<Event> events = (List<Event>) out.get(0);
@@ -111,7 +119,8 @@ class RequestListenerTest {
         if (admitted.b() == 0) {
           // nothing to load back: the prefill starts at admission, one chunk per tick
           long chunks = (PROMPT - admitted.a() + CHUNK - 1) / CHUNK;
-          assertThat(life.get(2).tick()).as("prefilled tick of %d", id)
+          assertThat(life.get(2).tick())
+              .as("prefilled tick of %d", id)
               .isEqualTo(admitted.tick() + chunks - 1);
         }
       }

@@ -15,28 +15,30 @@ class TickCommandCodecTest {
 
   @Test
   void randomCommandsSurviveTheRoundTrip() {
-    TestSeeds.run(seed -> {
-      Random rnd = new Random(seed);
-      for (int i = 0; i < TestSeeds.scaled(300); i++) {
-        List<RankRequest> arrivals = new ArrayList<>();
-        int[] previous = new int[0];
-        for (int a = rnd.nextInt(5); a > 0; a--) {
-          int length = 1 + rnd.nextInt(300);
-          int[] prompt = new int[length];
-          int shared = rnd.nextBoolean() ? Math.min(length, previous.length) : 0;
-          System.arraycopy(previous, 0, prompt, 0, shared);
-          for (int t = shared; t < length; t++) {
-            prompt[t] = rnd.nextInt(rnd.nextBoolean() ? 32000 : Integer.MAX_VALUE);
+    TestSeeds.run(
+        seed -> {
+          Random rnd = new Random(seed);
+          for (int i = 0; i < TestSeeds.scaled(300); i++) {
+            List<RankRequest> arrivals = new ArrayList<>();
+            int[] previous = new int[0];
+            for (int a = rnd.nextInt(5); a > 0; a--) {
+              int length = 1 + rnd.nextInt(300);
+              int[] prompt = new int[length];
+              int shared = rnd.nextBoolean() ? Math.min(length, previous.length) : 0;
+              System.arraycopy(previous, 0, prompt, 0, shared);
+              for (int t = shared; t < length; t++) {
+                prompt[t] = rnd.nextInt(rnd.nextBoolean() ? 32000 : Integer.MAX_VALUE);
+              }
+              arrivals.add(
+                  new RankRequest(
+                      rnd.nextLong(), rnd.nextInt(3) - 1L, rnd.nextInt(), rnd.nextInt(64), prompt));
+              previous = prompt;
+            }
+            long[] aborts = rnd.longs(rnd.nextInt(4)).toArray();
+            TickCommands c = new TickCommands(arrivals, aborts, rnd.nextBoolean());
+            assertThat(TickCommands.decode(c.encode())).isEqualTo(c);
           }
-          arrivals.add(new RankRequest(rnd.nextLong(), rnd.nextInt(3) - 1L,
-              rnd.nextInt(), rnd.nextInt(64), prompt));
-          previous = prompt;
-        }
-        long[] aborts = rnd.longs(rnd.nextInt(4)).toArray();
-        TickCommands c = new TickCommands(arrivals, aborts, rnd.nextBoolean());
-        assertThat(TickCommands.decode(c.encode())).isEqualTo(c);
-      }
-    });
+        });
   }
 
   @Test
@@ -48,21 +50,22 @@ class TickCommandCodecTest {
     int[] b = Arrays.copyOf(system, 2010);
     b[2005] = 5;
     byte[] one = TickCommands.arrive(List.of(RankRequest.of(1, a, 4))).encode();
-    byte[] two = TickCommands.arrive(List.of(RankRequest.of(1, a, 4), RankRequest.of(2, b, 4)))
-        .encode();
+    byte[] two =
+        TickCommands.arrive(List.of(RankRequest.of(1, a, 4), RankRequest.of(2, b, 4))).encode();
     // 3 bytes per token of the first prompt; the second adds its header and 5 new tokens
     assertThat(two.length - one.length).isLessThan(30);
   }
 
   @Test
   void malformedBytesFailNamingTheByte() {
-    byte[] good = TickCommands.arrive(List.of(RankRequest.of(1, new int[] {1, 2, 3}, 1)))
-        .encode();
+    byte[] good = TickCommands.arrive(List.of(RankRequest.of(1, new int[] {1, 2, 3}, 1))).encode();
     assertThatThrownBy(() -> TickCommands.decode(Arrays.copyOf(good, good.length - 1)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("truncated");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("truncated");
     byte[] longer = Arrays.copyOf(good, good.length + 1);
     assertThatThrownBy(() -> TickCommands.decode(longer))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 trailing bytes");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("1 trailing bytes");
     byte[] version = good.clone();
     version[0] = 9;
     assertThatThrownBy(() -> TickCommands.decode(version))
@@ -81,8 +84,7 @@ class TickCommandCodecTest {
     prompt[0] = 99;
     assertThat(r.prompt()).containsExactly(4, 5);
     assertThat(r).isEqualTo(RankRequest.of(3, new int[] {4, 5}, 1));
-    assertThatThrownBy(() -> RankRequest.of(3, new int[0], 1))
-        .hasMessageContaining("empty prompt");
+    assertThatThrownBy(() -> RankRequest.of(3, new int[0], 1)).hasMessageContaining("empty prompt");
     assertThatThrownBy(() -> RankRequest.of(3, new int[] {-1}, 1))
         .hasMessageContaining("prompt[0]=-1 is negative");
   }

@@ -74,7 +74,9 @@ final class BlockHashLineParser {
     if (!present) {
       pos = 0;
       throw error(
-          "missing \"" + key + "\": each line needs timestamp, input_length, output_length and"
+          "missing \""
+              + key
+              + "\": each line needs timestamp, input_length, output_length and"
               + " hash_ids");
     }
   }
@@ -194,7 +196,9 @@ final class BlockHashLineParser {
       parseNumber(true);
     } else {
       throw error(
-          "cannot skip the value " + describe(c) + " of an unknown key: only numbers, strings"
+          "cannot skip the value "
+              + describe(c)
+              + " of an unknown key: only numbers, strings"
               + " and arrays of numbers are supported");
     }
   }

@@ -184,8 +184,7 @@ public final class BlockHashTrace implements Workload {
   @Override
   public Stream<Request> requests() {
     return RequestStreams.sequential(
-        size(),
-        i -> new Request(timestamps[i], prompt(i), outputLengths[i], Optional.empty()));
+        size(), i -> new Request(timestamps[i], prompt(i), outputLengths[i], Optional.empty()));
   }
 
   /**
@@ -197,9 +196,12 @@ public final class BlockHashTrace implements Workload {
     Objects.requireNonNull(file, "file");
     StringBuilder s = new StringBuilder();
     for (int i = 0; i < size(); i++) {
-      s.append("{\"timestamp\": ").append(timestamps[i])
-          .append(", \"input_length\": ").append(inputLengths[i])
-          .append(", \"output_length\": ").append(outputLengths[i])
+      s.append("{\"timestamp\": ")
+          .append(timestamps[i])
+          .append(", \"input_length\": ")
+          .append(inputLengths[i])
+          .append(", \"output_length\": ")
+          .append(outputLengths[i])
           .append(", \"hash_ids\": [");
       for (int k = hashOffsets[i]; k < hashOffsets[i + 1]; k++) {
         s.append(k == hashOffsets[i] ? "" : ", ").append(hashIds[k]);

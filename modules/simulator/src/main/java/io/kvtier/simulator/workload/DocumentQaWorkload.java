@@ -103,8 +103,17 @@ public record DocumentQaWorkload(
   public String spec() {
     return ("%s:documents=%d,length=%d,asks=%d,question=%d,output=%d,order=%s,rate=%s,seed=%d,"
             + "vocab=%d")
-        .formatted(NAME, documents, documentTokens, asks, questionTokens, outputTokens,
-            order.name().toLowerCase(Locale.ROOT), rate, seed, vocab);
+        .formatted(
+            NAME,
+            documents,
+            documentTokens,
+            asks,
+            questionTokens,
+            outputTokens,
+            order.name().toLowerCase(Locale.ROOT),
+            rate,
+            seed,
+            vocab);
   }
 
   /** The document asked by each request, in request order. */

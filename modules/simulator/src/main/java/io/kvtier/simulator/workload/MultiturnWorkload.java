@@ -55,7 +55,15 @@ public record MultiturnWorkload(
 
   static final List<String> KEYS =
       List.of(
-          "conversations", "turns", "first", "answer", "question", "rate", "think", "order", "seed",
+          "conversations",
+          "turns",
+          "first",
+          "answer",
+          "question",
+          "rate",
+          "think",
+          "order",
+          "seed",
           "vocab");
 
   /** The defaults of WORKLOADS.md: 128 conversations, 5 turns, 512 + 4 x (64 + 128) tokens. */
@@ -107,8 +115,18 @@ public record MultiturnWorkload(
   public String spec() {
     return ("%s:conversations=%d,turns=%d,first=%d,answer=%d,question=%d,rate=%s,think=%d,"
             + "order=%s,seed=%d,vocab=%d")
-        .formatted(NAME, conversations, turns, firstTokens, answerTokens, questionTokens, rate,
-            thinkMillis, order.name().toLowerCase(Locale.ROOT), seed, vocab);
+        .formatted(
+            NAME,
+            conversations,
+            turns,
+            firstTokens,
+            answerTokens,
+            questionTokens,
+            rate,
+            thinkMillis,
+            order.name().toLowerCase(Locale.ROOT),
+            seed,
+            vocab);
   }
 
   /** The length of the prompt of one turn. */

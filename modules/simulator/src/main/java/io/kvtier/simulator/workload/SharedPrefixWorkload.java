@@ -81,8 +81,16 @@ public record SharedPrefixWorkload(
     return ("%s:groups=%d,alpha=%s,system=%d,question=%d,requests=%d,output=%d,rate=%s,seed=%d,"
             + "vocab=%d")
         .formatted(
-            NAME, groups, alpha, systemTokens, questionTokens, requestCount, outputTokens, rate,
-            seed, vocab);
+            NAME,
+            groups,
+            alpha,
+            systemTokens,
+            questionTokens,
+            requestCount,
+            outputTokens,
+            rate,
+            seed,
+            vocab);
   }
 
   /**

@@ -84,10 +84,14 @@ public final class Workloads {
     if (rest.isBlank()) {
       throw new IllegalArgumentException(
           "workload '%s' in spec '%s' needs %s after the colon, e.g. %s"
-              .formatted(name, spec, what, switch (name) {
-                case "fixed" -> "fixed:shared-prefix";
-                default -> name + ":/path/to/trace.jsonl";
-              }));
+              .formatted(
+                  name,
+                  spec,
+                  what,
+                  switch (name) {
+                    case "fixed" -> "fixed:shared-prefix";
+                    default -> name + ":/path/to/trace.jsonl";
+                  }));
     }
     return rest.strip();
   }

@@ -90,21 +90,30 @@ public class BlockHashTraceTest {
     String good =
         "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1]}";
 
-    assertError(good + "\n{\"timestamp\": 4, \"input_length\": 1, \"output_length\": 1,"
-        + " \"hash_ids\": [1]}", 2, "timestamp 4 is before the previous request's 5");
-    assertError(good + "\n" + good.replace("[1]", "[1, 2]"), 2,
+    assertError(
+        good
+            + "\n{\"timestamp\": 4, \"input_length\": 1, \"output_length\": 1,"
+            + " \"hash_ids\": [1]}",
+        2,
+        "timestamp 4 is before the previous request's 5");
+    assertError(
+        good + "\n" + good.replace("[1]", "[1, 2]"),
+        2,
         "input_length=1 needs 1 hash ids of 512-token blocks but the request has 2");
-    assertError(good.replace(", \"output_length\": 1", ""), 1,
-        "missing \"output_length\"");
+    assertError(good.replace(", \"output_length\": 1", ""), 1, "missing \"output_length\"");
     assertError(good + "\n\n" + good, 2, "line is blank");
     assertError(good.replace("5", "-5"), 1, "negative number");
     assertError(good.replace("}", "} x"), 1, "unexpected 'x' after the closing '}'");
-    assertError(good.replace("\"input_length\": 1", "\"input_length\": 1.5"), 1,
-        "expected an integer");
-    assertError(good.replace("\"hash_ids\": [1]", "\"hash_ids\": [1], \"o\": {}"), 1,
+    assertError(
+        good.replace("\"input_length\": 1", "\"input_length\": 1.5"), 1, "expected an integer");
+    assertError(
+        good.replace("\"hash_ids\": [1]", "\"hash_ids\": [1], \"o\": {}"),
+        1,
         "cannot skip the value '{' of an unknown key");
-    assertError(good.replace("\"input_length\": 1,", "\"input_length\": 1, \"input_length\": 1,"),
-        1, "\"input_length\" appears twice");
+    assertError(
+        good.replace("\"input_length\": 1,", "\"input_length\": 1, \"input_length\": 1,"),
+        1,
+        "\"input_length\" appears twice");
   }
 
   private static void assertError(String text, long line, String problem) {

@@ -62,8 +62,7 @@ public class MultiturnWorkloadTest {
   @Test
   public void turnsOfAConversationAreAtLeastTheThinkTimeApart(Random random) {
     long think = 500;
-    List<Request> requests =
-        small(random.nextLong(), Order.RANDOM, 40, think).requests().toList();
+    List<Request> requests = small(random.nextLong(), Order.RANDOM, 40, think).requests().toList();
     Map<String, Long> lastArrival = new HashMap<>();
 
     long previousArrival = 0;

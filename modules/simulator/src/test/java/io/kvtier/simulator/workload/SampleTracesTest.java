@@ -81,10 +81,12 @@ public class SampleTracesTest {
     List<Request> chat = Workloads.parse("jsonl:" + tokens).requests().toList();
     List<Request> blocks = Workloads.parse("mooncake:" + mooncake).requests().toList();
 
-    assertThat(chat).extracting(Request::promptLength)
+    assertThat(chat)
+        .extracting(Request::promptLength)
         .containsExactly(8, 8, 8, 16, 16, 16, 24, 24, 24);
     assertThat(chat.get(3).commonPrefixLength(chat.get(0))).isEqualTo(8);
-    assertThat(blocks).extracting(Request::promptLength)
+    assertThat(blocks)
+        .extracting(Request::promptLength)
         .containsExactly(300, 300, 812, 812, 1324, 1324);
     // turn 1 holds block 1's first 300 tokens, which turn 2 repeats before the rest of block 1
     assertThat(blocks.get(4).commonPrefixLength(blocks.get(2))).isEqualTo(812);
@@ -93,7 +95,8 @@ public class SampleTracesTest {
 
   private static byte[] resource(String name) throws IOException {
     try (InputStream in = SampleTracesTest.class.getResourceAsStream(name)) {
-      assertThat(in).as("test resource %s (to regenerate: see the class comment)", name)
+      assertThat(in)
+          .as("test resource %s (to regenerate: see the class comment)", name)
           .isNotNull();
       return in.readAllBytes();
     }

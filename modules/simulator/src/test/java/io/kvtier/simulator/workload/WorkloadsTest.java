@@ -14,9 +14,7 @@ public class WorkloadsTest {
   public void parsesGeneratorParametersAndLeavesTheRestAtTheirDefaults() {
     Workload w = Workloads.parse("shared-prefix:groups=16, alpha=0.5,seed=7");
 
-    assertThat(w)
-        .isEqualTo(
-            new SharedPrefixWorkload(16, 0.5, 2048, 128, 1024, 128, 0, 7, 32000));
+    assertThat(w).isEqualTo(new SharedPrefixWorkload(16, 0.5, 2048, 128, 1024, 128, 0, 7, 32000));
     assertThat(Workloads.parse("multiturn:order=FIFO,think=250"))
         .isEqualTo(
             new MultiturnWorkload(

@@ -43,8 +43,8 @@ public final class ConfigReader {
   private final Map<String, String> origins;
   private final Set<String> known = new LinkedHashSet<>();
 
-  private ConfigReader(String namespace, Map<String, String> properties,
-      Map<String, String> origins) {
+  private ConfigReader(
+      String namespace, Map<String, String> properties, Map<String, String> origins) {
     Objects.requireNonNull(namespace, "namespace");
     if (namespace.isEmpty() || namespace.indexOf('.') >= 0) {
       throw new IllegalArgumentException(
@@ -274,13 +274,15 @@ public final class ConfigReader {
    * @throws IllegalArgumentException if the value is not a size or is zero
    */
   public long getPositiveBytes(String key, long defaultValue) {
-    return get(key, v -> {
-          long bytes = ConfigValues.parseBytes(key, v);
-          if (bytes == 0) {
-            throw notPositive(key, v);
-          }
-          return bytes;
-        })
+    return get(
+            key,
+            v -> {
+              long bytes = ConfigValues.parseBytes(key, v);
+              if (bytes == 0) {
+                throw notPositive(key, v);
+              }
+              return bytes;
+            })
         .orElse(defaultValue);
   }
 
@@ -317,13 +319,15 @@ public final class ConfigReader {
    * @throws IllegalArgumentException if the value is not a duration or is zero
    */
   public Duration getPositiveDuration(String key, Duration defaultValue) {
-    return get(key, v -> {
-          Duration d = ConfigValues.parseDuration(key, v);
-          if (d.isZero()) {
-            throw notPositive(key, v);
-          }
-          return d;
-        })
+    return get(
+            key,
+            v -> {
+              Duration d = ConfigValues.parseDuration(key, v);
+              if (d.isZero()) {
+                throw notPositive(key, v);
+              }
+              return d;
+            })
         .orElse(defaultValue);
   }
 

@@ -42,9 +42,26 @@ public final class ConfigValues {
 
   private static final Map<String, Long> SIZE_UNITS =
       Map.of(
-          "", 1L, "b", 1L,
-          "kib", 1L << 10, "mib", 1L << 20, "gib", 1L << 30, "tib", 1L << 40,
-          "kb", 1_000L, "mb", 1_000_000L, "gb", 1_000_000_000L, "tb", 1_000_000_000_000L);
+          "",
+          1L,
+          "b",
+          1L,
+          "kib",
+          1L << 10,
+          "mib",
+          1L << 20,
+          "gib",
+          1L << 30,
+          "tib",
+          1L << 40,
+          "kb",
+          1_000L,
+          "mb",
+          1_000_000L,
+          "gb",
+          1_000_000_000L,
+          "tb",
+          1_000_000_000_000L);
 
   private static final Map<String, Long> DURATION_UNITS =
       Map.of(
@@ -142,8 +159,14 @@ public final class ConfigValues {
       return Long.parseLong(value.strip());
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
-          key + "='" + value + "' is not a whole number (from " + Long.MIN_VALUE + " to "
-              + Long.MAX_VALUE + "), such as 42",
+          key
+              + "='"
+              + value
+              + "' is not a whole number (from "
+              + Long.MIN_VALUE
+              + " to "
+              + Long.MAX_VALUE
+              + "), such as 42",
           e);
     }
   }
@@ -204,7 +227,11 @@ public final class ConfigValues {
       }
     }
     throw new IllegalArgumentException(
-        "unknown " + what + " '" + value + "': use one of "
+        "unknown "
+            + what
+            + " '"
+            + value
+            + "': use one of "
             + Arrays.stream(type.getEnumConstants())
                 .map(e -> e.name().toLowerCase(Locale.ROOT))
                 .collect(Collectors.joining(", ")));
@@ -228,7 +255,10 @@ public final class ConfigValues {
       return Math.multiplyExact(Long.parseLong(m.group(1)), unit);
     } catch (NumberFormatException | ArithmeticException e) {
       throw new IllegalArgumentException(
-          key + "='" + value + "' is too large: a size must fit in a signed 64-bit count of"
+          key
+              + "='"
+              + value
+              + "' is too large: a size must fit in a signed 64-bit count of"
               + " bytes",
           e);
     }
@@ -268,7 +298,10 @@ public final class ConfigValues {
               .longValueExact();
     } catch (ArithmeticException e) {
       throw new IllegalArgumentException(
-          key + "='" + value + "' is too large: a rate must fit in a signed 64-bit count of"
+          key
+              + "='"
+              + value
+              + "' is too large: a rate must fit in a signed 64-bit count of"
               + " bytes per second",
           e);
     }
@@ -314,8 +347,7 @@ public final class ConfigValues {
       if (amount.signum() == 0) {
         return Duration.ZERO;
       }
-      throw new IllegalArgumentException(
-          key + "='" + value + "' has no unit: " + DURATION_HELP);
+      throw new IllegalArgumentException(key + "='" + value + "' has no unit: " + DURATION_HELP);
     }
     Long nanosPerUnit = DURATION_UNITS.get(unit.toLowerCase(Locale.ROOT));
     if (nanosPerUnit == null) {
@@ -423,7 +455,9 @@ public final class ConfigValues {
     }
     return message
         + closest(key, known).map(k -> ": did you mean " + k + "? The ").orElse(": the ")
-        + namespace + ".* keys are: " + String.join(", ", known);
+        + namespace
+        + ".* keys are: "
+        + String.join(", ", known);
   }
 
   /** Levenshtein distance, two rows. */

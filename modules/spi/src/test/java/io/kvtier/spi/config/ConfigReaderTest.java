@@ -54,8 +54,7 @@ class ConfigReaderTest {
     assertThat(empty.getLong("t.long", 4)).isEqualTo(4);
     assertThat(empty.getDouble("t.double", 0.5)).isEqualTo(0.5);
     assertThat(empty.getBoolean("t.boolean", true)).isTrue();
-    assertThat(empty.getEnum("t.enum", Mode.class, "mode", Mode.EMBEDDED))
-        .isEqualTo(Mode.EMBEDDED);
+    assertThat(empty.getEnum("t.enum", Mode.class, "mode", Mode.EMBEDDED)).isEqualTo(Mode.EMBEDDED);
     assertThat(empty.getBytes("t.bytes", 5)).isEqualTo(5);
     assertThat(empty.getPositiveBytes("t.bytes", 6)).isEqualTo(6);
     assertThat(empty.getRate("t.rate", 7)).isEqualTo(7);
@@ -82,7 +81,16 @@ class ConfigReaderTest {
     ConfigReader r =
         ConfigReader.of(
             "t",
-            Map.of("t.int", "9", "t.word", "x", "t.bytes", "0", "t.duration", "0s", "t.enum",
+            Map.of(
+                "t.int",
+                "9",
+                "t.word",
+                "x",
+                "t.bytes",
+                "0",
+                "t.duration",
+                "0s",
+                "t.enum",
                 "server"));
     assertThatThrownBy(() -> r.getInt("t.int", 0, 1, 8)).hasMessage("t.int=9 must be in [1, 8]");
     assertThatThrownBy(() -> r.getInt("t.word", 0))
@@ -104,9 +112,11 @@ class ConfigReaderTest {
         .hasMessage("t.enum: unknown mode 'server': use one of embedded, client");
     assertThatThrownBy(
             () ->
-                r.get("t.word", v -> {
-                  throw new IllegalArgumentException("not a list");
-                }))
+                r.get(
+                    "t.word",
+                    v -> {
+                      throw new IllegalArgumentException("not a list");
+                    }))
         .hasMessage("t.word: not a list");
   }
 
@@ -118,8 +128,9 @@ class ConfigReaderTest {
             Map.of("kvtier.page-size", "many", "kvtier.ranks", "0"),
             Map.of("kvtier.page-size", "system properties"));
     assertThatThrownBy(() -> r.getInt("kvtier.page-size", 16, 1, Integer.MAX_VALUE))
-        .hasMessage("kvtier.page-size='many' is not a whole number (from 1 to 2147483647)"
-            + " [from system properties]");
+        .hasMessage(
+            "kvtier.page-size='many' is not a whole number (from 1 to 2147483647)"
+                + " [from system properties]");
     assertThatThrownBy(() -> r.getInt("kvtier.ranks", 1, 1, Integer.MAX_VALUE))
         .hasMessage("kvtier.ranks=0 must be >= 1");
   }
@@ -147,8 +158,9 @@ class ConfigReaderTest {
     assertThat(r.unknownKeys()).containsExactly("sim.sead");
     assertThatThrownBy(r::checkUnknownKeys)
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("unknown key 'sim.sead' (in builder): did you mean sim.seed? The sim.* keys"
-            + " are: sim.seed, sim.jitter");
+        .hasMessage(
+            "unknown key 'sim.sead' (in builder): did you mean sim.seed? The sim.* keys"
+                + " are: sim.seed, sim.jitter");
   }
 
   @Test
@@ -156,8 +168,7 @@ class ConfigReaderTest {
     ConfigReader r = ConfigReader.of("sim", Map.of());
     assertThatThrownBy(() -> r.getInt("cuda.device", 0))
         .hasMessage("key 'cuda.device' is not in the namespace sim. of this reader");
-    assertThatThrownBy(() -> r.get("sim."))
-        .hasMessageContaining("is not in the namespace sim.");
+    assertThatThrownBy(() -> r.get("sim.")).hasMessageContaining("is not in the namespace sim.");
     assertThatThrownBy(() -> ConfigReader.of("sim.x", Map.of()))
         .hasMessageContaining("namespace 'sim.x' must be a name without dot");
     assertThatThrownBy(() -> ConfigReader.of("", Map.of()))

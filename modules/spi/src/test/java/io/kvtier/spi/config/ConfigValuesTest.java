@@ -219,12 +219,14 @@ class ConfigValuesTest {
   void anUnknownKeyMessageNamesTheKeyTheOriginAndTheKnownKeys() {
     List<String> keys = List.of("sim.seed", "sim.jitter");
     assertThat(ConfigValues.unknownKeyMessage("sim.sead", "file a.properties", keys))
-        .isEqualTo("unknown key 'sim.sead' (in file a.properties): did you mean sim.seed? The"
-            + " sim.* keys are: sim.seed, sim.jitter");
+        .isEqualTo(
+            "unknown key 'sim.sead' (in file a.properties): did you mean sim.seed? The"
+                + " sim.* keys are: sim.seed, sim.jitter");
     assertThat(ConfigValues.unknownKeyMessage("sim.colour", "", keys))
         .isEqualTo("unknown key 'sim.colour': the sim.* keys are: sim.seed, sim.jitter");
     assertThat(ConfigValues.unknownKeyMessage("memory.size", "", List.of()))
-        .isEqualTo("unknown key 'memory.size': the memory.* namespace has no keys; remove"
-            + " memory.size");
+        .isEqualTo(
+            "unknown key 'memory.size': the memory.* namespace has no keys; remove"
+                + " memory.size");
   }
 }

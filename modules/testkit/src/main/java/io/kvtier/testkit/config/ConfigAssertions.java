@@ -55,14 +55,18 @@ public final class ConfigAssertions {
       actual = parser.parse(Map.of());
     } catch (IllegalArgumentException e) {
       throw new AssertionError(
-          parser.namespace() + ": parsing no properties failed, so the config has no defaults: "
+          parser.namespace()
+              + ": parsing no properties failed, so the config has no defaults: "
               + e.getMessage(),
           e);
     }
     if (!actual.equals(expectedDefaults)) {
       throw new AssertionError(
-          parser.namespace() + ": the defaults changed: parsing no properties gave\n  " + actual
-              + "\nbut the expected defaults are\n  " + expectedDefaults);
+          parser.namespace()
+              + ": the defaults changed: parsing no properties gave\n  "
+              + actual
+              + "\nbut the expected defaults are\n  "
+              + expectedDefaults);
     }
   }
 
@@ -88,8 +92,10 @@ public final class ConfigAssertions {
         properties.keySet().stream().filter(k -> !k.startsWith(prefix)).sorted().toList();
     if (!foreign.isEmpty()) {
       throw new AssertionError(
-          namespace + ": the full mapping sets keys of other namespaces, which the config never"
-              + " sees: " + foreign);
+          namespace
+              + ": the full mapping sets keys of other namespaces, which the config never"
+              + " sees: "
+              + foreign);
     }
     ConfigReader reader = ConfigReader.of(namespace, properties);
     T actual;
@@ -101,14 +107,18 @@ public final class ConfigAssertions {
     }
     if (!reader.unknownKeys().isEmpty()) {
       throw new AssertionError(
-          namespace + ": the full mapping sets keys the config never reads: "
-              + reader.unknownKeys() + "; it reads " + reader.knownKeys());
+          namespace
+              + ": the full mapping sets keys the config never reads: "
+              + reader.unknownKeys()
+              + "; it reads "
+              + reader.knownKeys());
     }
     Set<String> missing = new TreeSet<>(reader.knownKeys());
     missing.removeAll(properties.keySet());
     if (!missing.isEmpty()) {
       throw new AssertionError(
-          namespace + ": the full mapping does not name every key the config knows; missing: "
+          namespace
+              + ": the full mapping does not name every key the config knows; missing: "
               + missing);
     }
     if (!actual.equals(expected)) {
@@ -129,7 +139,10 @@ public final class ConfigAssertions {
     }
     if (!ignored.isEmpty()) {
       throw new AssertionError(
-          namespace + ": leaving out " + ignored + " gives the same config, so the value is"
+          namespace
+              + ": leaving out "
+              + ignored
+              + " gives the same config, so the value is"
               + " the default or the config ignores the key: set a value other than the default"
               + " and check that the config uses it");
     }

@@ -34,7 +34,13 @@ final class ArenaHostMemory implements HostMemory {
     }
     if (page < 0 || page >= spec.pages() || layer < 0 || layer >= spec.layout().layers()) {
       throw new IndexOutOfBoundsException(
-          "page=" + page + " pages=" + spec.pages() + " layer=" + layer + " layers="
+          "page="
+              + page
+              + " pages="
+              + spec.pages()
+              + " layer="
+              + layer
+              + " layers="
               + spec.layout().layers());
     }
     long size = spec.layout().pageBytesPerLayer();

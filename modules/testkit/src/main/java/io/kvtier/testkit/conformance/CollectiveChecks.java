@@ -161,8 +161,15 @@ public final class CollectiveChecks {
         try {
           Files.createFile(directory.resolve("round-" + round + "-rank-" + rank));
         } catch (FileAlreadyExistsException e) {
-          throw new AssertionError("rank " + rank + " arrived twice at round " + round
-              + ", or " + directory + " is not fresh", e);
+          throw new AssertionError(
+              "rank "
+                  + rank
+                  + " arrived twice at round "
+                  + round
+                  + ", or "
+                  + directory
+                  + " is not fresh",
+              e);
         } catch (IOException e) {
           throw new UncheckedIOException(e);
         }
@@ -201,8 +208,7 @@ public final class CollectiveChecks {
       case BARRIER -> barrier(collective, arrivals);
       case MIXED_SEQUENCE -> {
         int rank = collective.rank();
-        List<CollectiveScript.Step> script =
-            CollectiveScript.random(collective.size(), 40, random);
+        List<CollectiveScript.Step> script = CollectiveScript.random(collective.size(), 40, random);
         CollectiveScript.verify(script, CollectiveScript.play(script, collective, rank), rank);
       }
       default -> desync(check, collective);
@@ -220,12 +226,13 @@ public final class CollectiveChecks {
       // Every operation with every class of length: one value, a few, a dozen, up to 100
       // (providers switch protocols by length: MPI's inline frame holds a few values).
       ops[round] = ReduceOp.values()[round % ReduceOp.values().length];
-      int length = switch (round / ReduceOp.values().length) {
-        case 0 -> 1;
-        case 1 -> 2 + random.nextInt(3);
-        case 2 -> 5 + random.nextInt(12);
-        default -> 17 + random.nextInt(84);
-      };
+      int length =
+          switch (round / ReduceOp.values().length) {
+            case 0 -> 1;
+            case 1 -> 2 + random.nextInt(3);
+            case 2 -> 5 + random.nextInt(12);
+            default -> 17 + random.nextInt(84);
+          };
       for (int r = 0; r < size; r++) {
         long[] input = randomValues(length, random);
         if (r == rank) {
@@ -242,12 +249,17 @@ public final class CollectiveChecks {
       results.add(c.allReduce(ops[round], argument, "conformance-reduce"));
     }
     for (int round = 0; round < rounds; round++) {
-      assertThat(results.get(round)).as("rank %d round %d: allReduce returns a new array", rank,
-          round).isNotSameAs(passed.get(round));
-      assertThat(passed.get(round)).as("rank %d round %d: allReduce leaves its input alone",
-          rank, round).isEqualTo(mine[round]);
-      assertThat(results.get(round)).as("rank %d round %d: %s of %d values on %d ranks", rank,
-          round, ops[round], mine[round].length, size).isEqualTo(expected[round]);
+      assertThat(results.get(round))
+          .as("rank %d round %d: allReduce returns a new array", rank, round)
+          .isNotSameAs(passed.get(round));
+      assertThat(passed.get(round))
+          .as("rank %d round %d: allReduce leaves its input alone", rank, round)
+          .isEqualTo(mine[round]);
+      assertThat(results.get(round))
+          .as(
+              "rank %d round %d: %s of %d values on %d ranks",
+              rank, round, ops[round], mine[round].length, size)
+          .isEqualTo(expected[round]);
     }
   }
 
@@ -260,12 +272,13 @@ public final class CollectiveChecks {
     long[][] expected = new long[rounds][];
     for (int round = 0; round < rounds; round++) {
       ops[round] = ReduceOp.values()[round % ReduceOp.values().length];
-      int length = switch (round / ReduceOp.values().length) {
-        case 0 -> 1;
-        case 1 -> 2 + random.nextInt(3);
-        case 2 -> 5 + random.nextInt(60);
-        default -> 65 + random.nextInt(200);
-      };
+      int length =
+          switch (round / ReduceOp.values().length) {
+            case 0 -> 1;
+            case 1 -> 2 + random.nextInt(3);
+            case 2 -> 5 + random.nextInt(60);
+            default -> 65 + random.nextInt(200);
+          };
       for (int r = 0; r < size; r++) {
         long[] input = randomValues(length, random);
         if (r == rank) {
@@ -283,19 +296,26 @@ public final class CollectiveChecks {
       c.allReduceInto(ops[round], passed[round], results[round], "conformance-reduce-into");
     }
     // Every rank passes a result one longer: refused before any communication, on every rank.
-    Throwable refused = failureOf(() -> c.allReduceInto(ReduceOp.SUM, new long[2], new long[3],
-        "conformance-reduce-into-length"));
+    Throwable refused =
+        failureOf(
+            () ->
+                c.allReduceInto(
+                    ReduceOp.SUM, new long[2], new long[3], "conformance-reduce-into-length"));
     Throwable after = failureOf(() -> c.barrier("conformance-reduce-into-after"));
     for (int round = 0; round < rounds; round++) {
       if (round % 2 == 0) {
-        assertThat(passed[round]).as("rank %d round %d: allReduceInto leaves its input alone",
-            rank, round).isEqualTo(mine[round]);
+        assertThat(passed[round])
+            .as("rank %d round %d: allReduceInto leaves its input alone", rank, round)
+            .isEqualTo(mine[round]);
       }
-      assertThat(results[round]).as("rank %d round %d: %s of %d values on %d ranks%s", rank,
-          round, ops[round], mine[round].length, size, round % 2 == 1 ? ", in place" : "")
+      assertThat(results[round])
+          .as(
+              "rank %d round %d: %s of %d values on %d ranks%s",
+              rank, round, ops[round], mine[round].length, size, round % 2 == 1 ? ", in place" : "")
           .isEqualTo(expected[round]);
     }
-    assertThat(refused).as("rank %d: allReduceInto with a result of another length", rank)
+    assertThat(refused)
+        .as("rank %d: allReduceInto with a result of another length", rank)
         .isInstanceOf(IllegalArgumentException.class);
     assertThat(after).as("rank %d: a barrier after the refused call", rank).isNull();
   }
@@ -311,12 +331,13 @@ public final class CollectiveChecks {
   private static long[] randomValues(int length, Random random) {
     long[] v = new long[length];
     for (int i = 0; i < length; i++) {
-      v[i] = switch (random.nextInt(8)) {
-        case 0 -> Long.MAX_VALUE;
-        case 1 -> Long.MIN_VALUE;
-        case 2 -> random.nextLong();
-        default -> random.nextInt(2001) - 1000;
-      };
+      v[i] =
+          switch (random.nextInt(8)) {
+            case 0 -> Long.MAX_VALUE;
+            case 1 -> Long.MIN_VALUE;
+            case 2 -> random.nextLong();
+            default -> random.nextInt(2001) - 1000;
+          };
     }
     return v;
   }
@@ -344,10 +365,12 @@ public final class CollectiveChecks {
     int i = 0;
     for (int root = 0; root < size; root++) {
       for (int k = 0; k < lengths.length; k++, i++) {
-        assertThat(got.get(i)).as("rank %d: broadcast of %d bytes from root %d", rank,
-            lengths[k], root).isEqualTo(payloads[root][k]);
+        assertThat(got.get(i))
+            .as("rank %d: broadcast of %d bytes from root %d", rank, lengths[k], root)
+            .isEqualTo(payloads[root][k]);
         if (sent.get(i) != null && lengths[k] > 0) {
-          assertThat(got.get(i)).as("rank %d: the root gets a copy, not its own array", rank)
+          assertThat(got.get(i))
+              .as("rank %d: the root gets a copy, not its own array", rank)
               .isNotSameAs(sent.get(i));
         }
       }
@@ -363,8 +386,9 @@ public final class CollectiveChecks {
       seen[round] = arrivals.count(round);
     }
     for (int round = 0; round < rounds; round++) {
-      assertThat(seen[round]).as("arrivals seen by rank %d leaving barrier %d of %d ranks",
-          c.rank(), round, c.size()).isEqualTo(c.size());
+      assertThat(seen[round])
+          .as("arrivals seen by rank %d leaving barrier %d of %d ranks", c.rank(), round, c.size())
+          .isEqualTo(c.size());
     }
   }
 
@@ -377,39 +401,46 @@ public final class CollectiveChecks {
     boolean left = c.rank() == 0;
     Throwable first = failureOf(() -> mismatchedCall(check, c, left));
     Throwable later = failureOf(() -> c.barrier("conformance-after-failure"));
-    assertThat(first).as("rank %d: the mismatched call (%s)", c.rank(), check)
+    assertThat(first)
+        .as("rank %d: the mismatched call (%s)", c.rank(), check)
         .isInstanceOf(CollectiveDesyncException.class);
     if (check == Check.DESYNC_TAG) {
-      assertThat(first).as("rank %d: a desync names each rank's tag", c.rank())
+      assertThat(first)
+          .as("rank %d: a desync names each rank's tag", c.rank())
           .hasMessageContaining("conformance-left")
           .hasMessageContaining("conformance-right");
     }
-    assertThat(later).as("rank %d: a call on the group after a desync", c.rank())
+    assertThat(later)
+        .as("rank %d: a call on the group after a desync", c.rank())
         .isInstanceOf(CollectiveException.class);
   }
 
   private static void oddBarrier(Check check, Collective c) {
     boolean odd = c.rank() == c.size() - 1;
-    Throwable first = failureOf(() -> {
-      if (odd) {
-        // Late, as a failed rank is: the others already wait in their call.
-        try {
-          Thread.sleep(50);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        c.barrier(ODD_TAG);
-      } else if (check == Check.DESYNC_ODD_BARRIER_AMONG_BROADCASTS) {
-        c.broadcast(0, new byte[] {1, 2, 3}, "conformance-recv");
-      } else {
-        c.allReduce(ReduceOp.MIN, new long[5], "conformance-sync");
-      }
-    });
+    Throwable first =
+        failureOf(
+            () -> {
+              if (odd) {
+                // Late, as a failed rank is: the others already wait in their call.
+                try {
+                  Thread.sleep(50);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                c.barrier(ODD_TAG);
+              } else if (check == Check.DESYNC_ODD_BARRIER_AMONG_BROADCASTS) {
+                c.broadcast(0, new byte[] {1, 2, 3}, "conformance-recv");
+              } else {
+                c.allReduce(ReduceOp.MIN, new long[5], "conformance-sync");
+              }
+            });
     Throwable later = failureOf(() -> c.barrier("conformance-after-failure"));
-    assertThat(first).as("rank %d: the call that met the odd barrier (%s)", c.rank(), check)
+    assertThat(first)
+        .as("rank %d: the call that met the odd barrier (%s)", c.rank(), check)
         .isInstanceOf(CollectiveDesyncException.class)
         .hasMessageContaining(ODD_TAG);
-    assertThat(later).as("rank %d: a call on the group after a desync", c.rank())
+    assertThat(later)
+        .as("rank %d: a call on the group after a desync", c.rank())
         .isInstanceOf(CollectiveException.class);
   }
 

@@ -59,18 +59,22 @@ public abstract class CollectiveConformanceSuite extends CollectiveFailureChecks
   public void allReduceMatchesSequentialReduction(int size, Random random) throws Exception {
     requireRanks(size);
     Reductions rounds = Reductions.random(size, 16, random);
-    List<List<long[]>> results = runGroupExpectingSuccess(size, (c, rank) -> {
-      List<long[]> out = new ArrayList<>();
-      for (int round = 0; round < rounds.count(); round++) {
-        long[] mine = rounds.input(round, rank);
-        long[] reduced = c.allReduce(rounds.ops()[round], mine, "conformance-reduce");
-        assertThat(reduced).as("allReduce returns a new array").isNotSameAs(mine);
-        assertThat(mine).as("allReduce leaves its input alone")
-            .isEqualTo(rounds.input()[round][rank]);
-        out.add(reduced);
-      }
-      return out;
-    });
+    List<List<long[]>> results =
+        runGroupExpectingSuccess(
+            size,
+            (c, rank) -> {
+              List<long[]> out = new ArrayList<>();
+              for (int round = 0; round < rounds.count(); round++) {
+                long[] mine = rounds.input(round, rank);
+                long[] reduced = c.allReduce(rounds.ops()[round], mine, "conformance-reduce");
+                assertThat(reduced).as("allReduce returns a new array").isNotSameAs(mine);
+                assertThat(mine)
+                    .as("allReduce leaves its input alone")
+                    .isEqualTo(rounds.input()[round][rank]);
+                out.add(reduced);
+              }
+              return out;
+            });
     rounds.assertResults(results);
   }
 
@@ -88,25 +92,35 @@ public abstract class CollectiveConformanceSuite extends CollectiveFailureChecks
   public void allReduceIntoMatchesSequentialReduction(int size, Random random) throws Exception {
     requireRanks(size);
     Reductions rounds = Reductions.random(size, 100, random);
-    List<List<long[]>> results = runGroupExpectingSuccess(size, (c, rank) -> {
-      List<long[]> out = new ArrayList<>();
-      for (int round = 0; round < rounds.count(); round++) {
-        long[] mine = rounds.input(round, rank);
-        boolean inPlace = round % 2 == 1;
-        long[] result = inPlace ? mine : new long[mine.length];
-        c.allReduceInto(rounds.ops()[round], mine, result, "conformance-reduce-into");
-        if (!inPlace) {
-          assertThat(mine).as("allReduceInto leaves its input alone")
-              .isEqualTo(rounds.input()[round][rank]);
-        }
-        out.add(result);
-      }
-      assertThatThrownBy(() -> c.allReduceInto(ReduceOp.SUM, new long[2], new long[3],
-          "conformance-reduce-into-length"))
-          .as("a result of another length").isInstanceOf(IllegalArgumentException.class);
-      c.barrier("conformance-reduce-into-after");
-      return out;
-    });
+    List<List<long[]>> results =
+        runGroupExpectingSuccess(
+            size,
+            (c, rank) -> {
+              List<long[]> out = new ArrayList<>();
+              for (int round = 0; round < rounds.count(); round++) {
+                long[] mine = rounds.input(round, rank);
+                boolean inPlace = round % 2 == 1;
+                long[] result = inPlace ? mine : new long[mine.length];
+                c.allReduceInto(rounds.ops()[round], mine, result, "conformance-reduce-into");
+                if (!inPlace) {
+                  assertThat(mine)
+                      .as("allReduceInto leaves its input alone")
+                      .isEqualTo(rounds.input()[round][rank]);
+                }
+                out.add(result);
+              }
+              assertThatThrownBy(
+                      () ->
+                          c.allReduceInto(
+                              ReduceOp.SUM,
+                              new long[2],
+                              new long[3],
+                              "conformance-reduce-into-length"))
+                  .as("a result of another length")
+                  .isInstanceOf(IllegalArgumentException.class);
+              c.barrier("conformance-reduce-into-after");
+              return out;
+            });
     rounds.assertResults(results);
   }
 
@@ -161,12 +175,13 @@ public abstract class CollectiveConformanceSuite extends CollectiveFailureChecks
   private static long[] randomValues(int length, Random random) {
     long[] v = new long[length];
     for (int i = 0; i < length; i++) {
-      v[i] = switch (random.nextInt(8)) {
-        case 0 -> Long.MAX_VALUE;
-        case 1 -> Long.MIN_VALUE;
-        case 2 -> random.nextLong();
-        default -> random.nextInt(2001) - 1000;
-      };
+      v[i] =
+          switch (random.nextInt(8)) {
+            case 0 -> Long.MAX_VALUE;
+            case 1 -> Long.MIN_VALUE;
+            case 2 -> random.nextLong();
+            default -> random.nextInt(2001) - 1000;
+          };
     }
     return v;
   }
@@ -191,26 +206,30 @@ public abstract class CollectiveConformanceSuite extends CollectiveFailureChecks
         random.nextBytes(payloads[root][k]);
       }
     }
-    List<List<byte[]>> results = runGroupExpectingSuccess(size, (c, rank) -> {
-      List<byte[]> out = new ArrayList<>();
-      for (int root = 0; root < size; root++) {
-        for (int k = 0; k < lengths.length; k++) {
-          byte[] mine = rank == root ? payloads[root][k].clone() : null;
-          byte[] got = c.broadcast(root, mine, "conformance-bcast");
-          if (mine != null && mine.length > 0) {
-            assertThat(got).as("the root gets a copy, not its own array").isNotSameAs(mine);
-          }
-          out.add(got);
-        }
-      }
-      return out;
-    });
+    List<List<byte[]>> results =
+        runGroupExpectingSuccess(
+            size,
+            (c, rank) -> {
+              List<byte[]> out = new ArrayList<>();
+              for (int root = 0; root < size; root++) {
+                for (int k = 0; k < lengths.length; k++) {
+                  byte[] mine = rank == root ? payloads[root][k].clone() : null;
+                  byte[] got = c.broadcast(root, mine, "conformance-bcast");
+                  if (mine != null && mine.length > 0) {
+                    assertThat(got).as("the root gets a copy, not its own array").isNotSameAs(mine);
+                  }
+                  out.add(got);
+                }
+              }
+              return out;
+            });
     for (int r = 0; r < size; r++) {
       int i = 0;
       for (int root = 0; root < size; root++) {
         for (int k = 0; k < lengths.length; k++, i++) {
           byte[] got = results.get(r).get(i);
-          assertThat(got).as("rank %d, root %d, %d bytes", r, root, lengths[k])
+          assertThat(got)
+              .as("rank %d, root %d, %d bytes", r, root, lengths[k])
               .isEqualTo(payloads[root][k]);
           if (r > 0 && got.length > 0) {
             assertThat(got).as("each rank gets its own copy").isNotSameAs(results.get(0).get(i));
@@ -232,16 +251,18 @@ public abstract class CollectiveConformanceSuite extends CollectiveFailureChecks
     requireRanks(size);
     int rounds = TestSeeds.scaled(20);
     AtomicInteger arrived = new AtomicInteger();
-    runGroupExpectingSuccess(size, (c, rank) -> {
-      for (int round = 0; round < rounds; round++) {
-        arrived.incrementAndGet();
-        c.barrier("conformance-barrier");
-        assertThat(arrived.get())
-            .as("arrivals seen by rank %d leaving barrier %d", rank, round)
-            .isGreaterThanOrEqualTo(size * (round + 1));
-      }
-      return null;
-    });
+    runGroupExpectingSuccess(
+        size,
+        (c, rank) -> {
+          for (int round = 0; round < rounds; round++) {
+            arrived.incrementAndGet();
+            c.barrier("conformance-barrier");
+            assertThat(arrived.get())
+                .as("arrivals seen by rank %d leaving barrier %d", rank, round)
+                .isGreaterThanOrEqualTo(size * (round + 1));
+          }
+          return null;
+        });
   }
 
   /**
@@ -254,7 +275,8 @@ public abstract class CollectiveConformanceSuite extends CollectiveFailureChecks
   @Test
   public void mixedSequenceAgreesOnEveryRank(Random random) throws Exception {
     int size = Math.min(maxRanks(), 2 + random.nextInt(3));
-    List<CollectiveScript.Step> script = CollectiveScript.random(size, TestSeeds.scaled(40), random);
+    List<CollectiveScript.Step> script =
+        CollectiveScript.random(size, TestSeeds.scaled(40), random);
     List<List<Object>> results =
         runGroupExpectingSuccess(size, (c, rank) -> CollectiveScript.play(script, c, rank));
     for (int r = 0; r < size; r++) {
@@ -273,16 +295,20 @@ public abstract class CollectiveConformanceSuite extends CollectiveFailureChecks
     // Closes only once every rank has left the barrier: a close while another rank is still in
     // a call may legitimately fail that call, which is not what this check is about.
     CountDownLatch passed = new CountDownLatch(size);
-    List<Throwable> failures = runGroupExpectingSuccess(size, (c, rank) -> {
-      c.barrier("conformance-before-close");
-      passed.countDown();
-      passed.await(RankRunner.HANG_GUARD.toMillis(), TimeUnit.MILLISECONDS);
-      c.close();
-      c.close();
-      return CollectiveFailureChecks.failureOf(() -> c.barrier("conformance-after-close"));
-    });
+    List<Throwable> failures =
+        runGroupExpectingSuccess(
+            size,
+            (c, rank) -> {
+              c.barrier("conformance-before-close");
+              passed.countDown();
+              passed.await(RankRunner.HANG_GUARD.toMillis(), TimeUnit.MILLISECONDS);
+              c.close();
+              c.close();
+              return CollectiveFailureChecks.failureOf(() -> c.barrier("conformance-after-close"));
+            });
     for (Throwable t : failures) {
-      assertThat(t).as("a call on a closed handle")
+      assertThat(t)
+          .as("a call on a closed handle")
           .isInstanceOfAny(IllegalStateException.class, CollectiveException.class);
     }
   }
@@ -310,8 +336,8 @@ public abstract class CollectiveConformanceSuite extends CollectiveFailureChecks
     BackendContext bad =
         new BackendContext(base.rank(), Map.of(key, "1"), base.time(), base.metrics());
     Collective[] joined = new Collective[1];
-    assertThatThrownBy(() -> joined[0] =
-            provider().join(CollectiveSpec.of(newGroup(), 1, 0, watchdog()), bad))
+    assertThatThrownBy(
+            () -> joined[0] = provider().join(CollectiveSpec.of(newGroup(), 1, 0, watchdog()), bad))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(key);
     if (joined[0] != null) {

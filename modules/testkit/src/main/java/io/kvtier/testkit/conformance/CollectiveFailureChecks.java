@@ -49,21 +49,33 @@ public abstract class CollectiveFailureChecks extends CollectiveSuiteBase {
    * @throws Exception on failure
    */
   @ParameterizedTest(name = "{0} with {1} ranks")
-  @CsvSource({"TAG, 2", "TAG, 4", "OPERATION, 2", "OPERATION, 3", "ARRAY_LENGTH, 3", "ROOT, 2",
-      "ROOT, 4"})
+  @CsvSource({
+    "TAG, 2",
+    "TAG, 4",
+    "OPERATION, 2",
+    "OPERATION, 3",
+    "ARRAY_LENGTH, 3",
+    "ROOT, 2",
+    "ROOT, 4"
+  })
   public void disagreeingRanksDesyncEveryRank(Mismatch mismatch, int size) throws Exception {
     requireRanks(size);
-    List<RankRunner.Outcome<Failures>> outcomes = runGroup(size, watchdog(), (c, rank) -> {
-      Throwable first = failureOf(() -> mismatchedCall(c, mismatch, rank == 0));
-      Throwable later = failureOf(() -> c.barrier("conformance-after-failure"));
-      return new Failures(first, later);
-    });
+    List<RankRunner.Outcome<Failures>> outcomes =
+        runGroup(
+            size,
+            watchdog(),
+            (c, rank) -> {
+              Throwable first = failureOf(() -> mismatchedCall(c, mismatch, rank == 0));
+              Throwable later = failureOf(() -> c.barrier("conformance-after-failure"));
+              return new Failures(first, later);
+            });
     for (Failures f : RankRunner.values(outcomes)) {
       assertThat(f.first())
           .as("the mismatched call (%s)", mismatch)
           .isInstanceOf(CollectiveDesyncException.class);
       if (mismatch == Mismatch.TAG) {
-        assertThat(f.first()).as("a desync names each rank's tag")
+        assertThat(f.first())
+            .as("a desync names each rank's tag")
             .hasMessageContaining("conformance-left")
             .hasMessageContaining("conformance-right");
       }
@@ -84,16 +96,24 @@ public abstract class CollectiveFailureChecks extends CollectiveSuiteBase {
    * @throws Exception on failure
    */
   @ParameterizedTest(name = "{0} with {1} ranks")
-  @CsvSource({"DESYNC_ODD_BARRIER_AMONG_BROADCASTS, 2", "DESYNC_ODD_BARRIER_AMONG_BROADCASTS, 4",
-      "DESYNC_ODD_BARRIER_AMONG_REDUCTIONS, 2", "DESYNC_ODD_BARRIER_AMONG_REDUCTIONS, 3"})
+  @CsvSource({
+    "DESYNC_ODD_BARRIER_AMONG_BROADCASTS, 2",
+    "DESYNC_ODD_BARRIER_AMONG_BROADCASTS, 4",
+    "DESYNC_ODD_BARRIER_AMONG_REDUCTIONS, 2",
+    "DESYNC_ODD_BARRIER_AMONG_REDUCTIONS, 3"
+  })
   public void anOddRanksTagIsNamedOnEveryRank(CollectiveChecks.Check check, int size)
       throws Exception {
     requireRanks(size);
     CollectiveChecks.Arrivals arrivals = CollectiveChecks.inMemory();
-    List<RankRunner.Outcome<Boolean>> outcomes = runGroup(size, watchdog(), (c, rank) -> {
-      CollectiveChecks.run(check, c, 1, arrivals);
-      return true;
-    });
+    List<RankRunner.Outcome<Boolean>> outcomes =
+        runGroup(
+            size,
+            watchdog(),
+            (c, rank) -> {
+              CollectiveChecks.run(check, c, 1, arrivals);
+              return true;
+            });
     assertThat(RankRunner.values(outcomes)).as("every rank passed").containsOnly(true);
   }
 
@@ -124,31 +144,38 @@ public abstract class CollectiveFailureChecks extends CollectiveSuiteBase {
     int size = Math.min(3, maxRanks());
     requireRanks(2);
     CountDownLatch waitersDone = new CountDownLatch(size - 1);
-    List<RankRunner.Outcome<Failures>> outcomes = runGroup(size, shortWatchdog(), (c, rank) -> {
-      Throwable first;
-      if (rank == size - 1) {
-        // Stays in the group without calling until the others gave up waiting for it.
-        waitersDone.await(RankRunner.HANG_GUARD.toMillis(), TimeUnit.MILLISECONDS);
-        first = failureOf(() -> c.barrier("conformance-late"));
-      } else {
-        first = failureOf(() -> c.barrier("conformance-wait"));
-        waitersDone.countDown();
-      }
-      Throwable later = failureOf(() -> c.allReduce(ReduceOp.MIN, new long[] {1}, "after"));
-      return new Failures(first, later);
-    });
+    List<RankRunner.Outcome<Failures>> outcomes =
+        runGroup(
+            size,
+            shortWatchdog(),
+            (c, rank) -> {
+              Throwable first;
+              if (rank == size - 1) {
+                // Stays in the group without calling until the others gave up waiting for it.
+                waitersDone.await(RankRunner.HANG_GUARD.toMillis(), TimeUnit.MILLISECONDS);
+                first = failureOf(() -> c.barrier("conformance-late"));
+              } else {
+                first = failureOf(() -> c.barrier("conformance-wait"));
+                waitersDone.countDown();
+              }
+              Throwable later = failureOf(() -> c.allReduce(ReduceOp.MIN, new long[] {1}, "after"));
+              return new Failures(first, later);
+            });
     List<Failures> failures = RankRunner.values(outcomes);
     for (int r = 0; r < size; r++) {
       Failures f = failures.get(r);
       if (r == size - 1) {
-        assertThat(f.first()).as("the late rank's call on a timed-out group")
+        assertThat(f.first())
+            .as("the late rank's call on a timed-out group")
             .isInstanceOf(CollectiveException.class);
       } else {
-        assertThat(f.first()).as("rank %d waiting for a rank that never comes", r)
+        assertThat(f.first())
+            .as("rank %d waiting for a rank that never comes", r)
             .isInstanceOf(CollectiveTimeoutException.class)
             .hasMessageContaining("conformance-wait");
       }
-      assertThat(f.later()).as("rank %d: a call after the timeout", r)
+      assertThat(f.later())
+          .as("rank %d: a call after the timeout", r)
           .isInstanceOf(CollectiveException.class);
     }
   }
@@ -162,13 +189,17 @@ public abstract class CollectiveFailureChecks extends CollectiveSuiteBase {
   @Test
   public void closingRankFailsTheWaitingRank() throws Exception {
     requireRanks(2);
-    List<RankRunner.Outcome<Throwable>> outcomes = runGroup(2, shortWatchdog(), (c, rank) -> {
-      if (rank == 1) {
-        c.close();
-        return null;
-      }
-      return failureOf(() -> c.barrier("conformance-alone"));
-    });
+    List<RankRunner.Outcome<Throwable>> outcomes =
+        runGroup(
+            2,
+            shortWatchdog(),
+            (c, rank) -> {
+              if (rank == 1) {
+                c.close();
+                return null;
+              }
+              return failureOf(() -> c.barrier("conformance-alone"));
+            });
     assertThat(outcomes.get(0).valueOrThrow())
         .as("rank 0 waiting in a barrier that rank 1 left")
         .isInstanceOf(CollectiveException.class);
@@ -186,15 +217,18 @@ public abstract class CollectiveFailureChecks extends CollectiveSuiteBase {
     requireRanks(2);
     String group = newGroup();
     CompletableFuture<Throwable> result = new CompletableFuture<>();
-    Thread.ofPlatform().name(group + "-rank-0").daemon().start(() -> {
-      try (Collective c = join(group, 2, 0, shortWatchdog())) {
-        result.complete(failureOf(() -> c.barrier("conformance-alone")));
-      } catch (Throwable t) {
-        result.complete(t);
-      }
-    });
-    Throwable failure =
-        result.get(RankRunner.HANG_GUARD.toMillis(), TimeUnit.MILLISECONDS);
+    Thread.ofPlatform()
+        .name(group + "-rank-0")
+        .daemon()
+        .start(
+            () -> {
+              try (Collective c = join(group, 2, 0, shortWatchdog())) {
+                result.complete(failureOf(() -> c.barrier("conformance-alone")));
+              } catch (Throwable t) {
+                result.complete(t);
+              }
+            });
+    Throwable failure = result.get(RankRunner.HANG_GUARD.toMillis(), TimeUnit.MILLISECONDS);
     assertThat(failure)
         .as("joining a group of 2 that no other rank joins")
         .isInstanceOf(CollectiveTimeoutException.class);

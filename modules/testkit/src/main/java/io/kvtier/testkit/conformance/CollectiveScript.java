@@ -70,8 +70,8 @@ final class CollectiveScript {
       switch (step) {
         case Reduce r -> results.add(c.allReduce(r.op(), r.inputs()[rank].clone(), r.tag()));
         case Broadcast b ->
-            results.add(c.broadcast(b.root(), rank == b.root() ? b.payload().clone() : null,
-                b.tag()));
+            results.add(
+                c.broadcast(b.root(), rank == b.root() ? b.payload().clone() : null, b.tag()));
         case Barrier b -> {
           c.barrier(b.tag());
           results.add(null);
@@ -86,12 +86,14 @@ final class CollectiveScript {
     for (int i = 0; i < script.size(); i++) {
       Object got = results.get(i);
       switch (script.get(i)) {
-        case Reduce r -> assertThat((long[]) got)
-            .as("rank %d step %d: %s %s", rank, i, r.op(), r.tag())
-            .isEqualTo(r.expected());
-        case Broadcast b -> assertThat((byte[]) got)
-            .as("rank %d step %d: broadcast from %d", rank, i, b.root())
-            .isEqualTo(b.payload());
+        case Reduce r ->
+            assertThat((long[]) got)
+                .as("rank %d step %d: %s %s", rank, i, r.op(), r.tag())
+                .isEqualTo(r.expected());
+        case Broadcast b ->
+            assertThat((byte[]) got)
+                .as("rank %d step %d: broadcast from %d", rank, i, b.root())
+                .isEqualTo(b.payload());
         case Barrier b -> assertThat(got).isNull();
       }
     }

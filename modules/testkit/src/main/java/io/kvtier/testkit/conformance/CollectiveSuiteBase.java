@@ -71,8 +71,8 @@ public abstract class CollectiveSuiteBase {
    * @return the rank's handle
    */
   protected Collective join(String group, int size, int rank, Duration watchdog) {
-    return provider().join(CollectiveSpec.of(group, size, rank, watchdog),
-        context().withRank(rank));
+    return provider()
+        .join(CollectiveSpec.of(group, size, rank, watchdog), context().withRank(rank));
   }
 
   /**
@@ -112,7 +112,8 @@ public abstract class CollectiveSuiteBase {
   public void prepareGroupNames(TestInfo info) {
     testName = info.getTestMethod().map(m -> m.getName()).orElse("test");
     Availability a = provider().availability();
-    DeviceSuiteBase.skipUnless(a.available(),
+    DeviceSuiteBase.skipUnless(
+        a.available(),
         "collective provider '" + provider().name() + "' is unavailable: " + a.reason());
   }
 
@@ -122,7 +123,8 @@ public abstract class CollectiveSuiteBase {
   }
 
   void requireRanks(int size) {
-    DeviceSuiteBase.skipUnless(size <= maxRanks(),
+    DeviceSuiteBase.skipUnless(
+        size <= maxRanks(),
         size + " ranks exceed maxRanks()=" + maxRanks() + " of provider " + provider().name());
   }
 

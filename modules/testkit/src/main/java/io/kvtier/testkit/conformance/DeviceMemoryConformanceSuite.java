@@ -80,8 +80,8 @@ public abstract class DeviceMemoryConformanceSuite extends DeviceTransferChecks 
   /** Out-of-range pages, layers and offsets throw {@link IndexOutOfBoundsException}. */
   @Test
   public void outOfRangeArgumentsThrowIndexOutOfBounds() {
-    try (DeviceMemory device = deviceProvider().open(deviceSpec(MemoryLayout.PAGE_FIRST),
-        context())) {
+    try (DeviceMemory device =
+        deviceProvider().open(deviceSpec(MemoryLayout.PAGE_FIRST), context())) {
       PoolChecks.assertBoundsChecked(device);
     }
   }
@@ -107,8 +107,8 @@ public abstract class DeviceMemoryConformanceSuite extends DeviceTransferChecks 
     BackendContext base = context();
     BackendContext bad =
         new BackendContext(base.rank(), Map.of(key, "1"), base.time(), base.metrics());
-    assertThatThrownBy(() -> deviceProvider().open(deviceSpec(MemoryLayout.LAYER_FIRST), bad)
-            .close())
+    assertThatThrownBy(
+            () -> deviceProvider().open(deviceSpec(MemoryLayout.LAYER_FIRST), bad).close())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(key);
   }
@@ -123,8 +123,7 @@ public abstract class DeviceMemoryConformanceSuite extends DeviceTransferChecks 
   @Test
   public void foreignHostPoolIsUsedOrRejectedAsDeclared(Random random) throws Exception {
     BackendContext context = context();
-    try (DeviceMemory device = deviceProvider().open(deviceSpec(MemoryLayout.PAGE_FIRST),
-            context);
+    try (DeviceMemory device = deviceProvider().open(deviceSpec(MemoryLayout.PAGE_FIRST), context);
         HostMemory foreign = new ArenaHostMemory(hostSpec(MemoryLayout.LAYER_FIRST))) {
       if (!has(TransferCapability.FOREIGN_HOST)) {
         assertThatThrownBy(() -> device.transferEngine(foreign).close())
@@ -134,17 +133,22 @@ public abstract class DeviceMemoryConformanceSuite extends DeviceTransferChecks 
       }
       TransferEngine engine = device.transferEngine(foreign);
       TransferFixture f =
-          new TransferFixture(device, foreign, engine, control(engine, context),
+          new TransferFixture(
+              device,
+              foreign,
+              engine,
+              control(engine, context),
               has(TransferCapability.VIRTUAL_TIME));
       byte[] data = Blocks.fillRandom(device, 1, 2, random);
       f.finish(engine.submit(Batches.single(DEVICE_TO_HOST, 1, 10)));
       assertThat(Blocks.read(foreign, 10, 2)).isEqualTo(data);
       f.finish(engine.submit(Batches.single(HOST_TO_DEVICE, 6, 10)));
       assertThat(Blocks.read(device, 6, 2)).isEqualTo(data);
-      f.whileDriving(() -> {
-        engine.close();
-        return null;
-      });
+      f.whileDriving(
+          () -> {
+            engine.close();
+            return null;
+          });
     }
   }
 
@@ -157,12 +161,14 @@ public abstract class DeviceMemoryConformanceSuite extends DeviceTransferChecks 
     KvLayout l = layout();
     KvLayout other =
         new KvLayout(l.layers(), l.kvHeads(), l.headDim(), l.dtypeBytes(), l.pageSize() + 1);
-    try (DeviceMemory device = deviceProvider().open(deviceSpec(MemoryLayout.PAGE_FIRST),
-            context());
-        HostMemory host = hostProvider().open(
-            new PoolSpec(other, hostPages(), MemoryLayout.PAGE_FIRST), context())) {
+    try (DeviceMemory device =
+            deviceProvider().open(deviceSpec(MemoryLayout.PAGE_FIRST), context());
+        HostMemory host =
+            hostProvider()
+                .open(new PoolSpec(other, hostPages(), MemoryLayout.PAGE_FIRST), context())) {
       assertThatThrownBy(() -> device.transferEngine(host).close())
-          .as("transferEngine() with a host pool of pageSize %d for a device of pageSize %d",
+          .as(
+              "transferEngine() with a host pool of pageSize %d for a device of pageSize %d",
               other.pageSize(), l.pageSize())
           .isInstanceOf(IllegalArgumentException.class);
     }

@@ -108,10 +108,12 @@ public abstract class DeviceSuiteBase {
   public void requireAvailableProviders() {
     Availability device = deviceProvider().availability();
     Availability host = hostProvider().availability();
-    skipUnless(device.available(), "device provider '" + deviceProvider().name()
-        + "' is unavailable: " + device.reason());
-    skipUnless(host.available(), "host provider '" + hostProvider().name()
-        + "' is unavailable: " + host.reason());
+    skipUnless(
+        device.available(),
+        "device provider '" + deviceProvider().name() + "' is unavailable: " + device.reason());
+    skipUnless(
+        host.available(),
+        "host provider '" + hostProvider().name() + "' is unavailable: " + host.reason());
   }
 
   /** Skips the running check, printing why, unless {@code condition} holds. */
@@ -129,8 +131,13 @@ public abstract class DeviceSuiteBase {
   /** Skips the running check unless one of {@code anyOf} is declared. */
   void requireAny(String check, TransferCapability... anyOf) {
     boolean any = Arrays.stream(anyOf).anyMatch(this::has);
-    skipUnless(any, check + " needs one of " + Arrays.stream(anyOf).map(Enum::name)
-        .collect(Collectors.joining(", ")) + " and the provider declares " + capabilities());
+    skipUnless(
+        any,
+        check
+            + " needs one of "
+            + Arrays.stream(anyOf).map(Enum::name).collect(Collectors.joining(", "))
+            + " and the provider declares "
+            + capabilities());
   }
 
   PoolSpec deviceSpec(MemoryLayout memoryLayout) {

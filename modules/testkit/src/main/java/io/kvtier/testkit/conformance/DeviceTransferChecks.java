@@ -161,7 +161,9 @@ public abstract class DeviceTransferChecks extends DeviceSuiteBase {
    */
   @Test
   public void queryBeforeCompletionSaysNotDone(Random random) throws Exception {
-    requireAny("a query before completion", TransferCapability.STALL_INJECTION,
+    requireAny(
+        "a query before completion",
+        TransferCapability.STALL_INJECTION,
         TransferCapability.VIRTUAL_TIME);
     try (TransferFixture f = open()) {
       byte[] data = Blocks.fillRandom(f.device, 2, 1, random);
@@ -255,8 +257,11 @@ public abstract class DeviceTransferChecks extends DeviceSuiteBase {
       assertThatThrownBy(() -> f.engine.submit(Batches.single(HOST_TO_DEVICE, 0, badHost)))
           .isInstanceOf(IndexOutOfBoundsException.class)
           .hasMessageContaining(String.valueOf(badHost));
-      assertThatThrownBy(() -> f.engine.submit(
-              TransferBatch.oneLayer(HOST_TO_DEVICE, new int[] {0}, new int[] {0}, badLayer)))
+      assertThatThrownBy(
+              () ->
+                  f.engine.submit(
+                      TransferBatch.oneLayer(
+                          HOST_TO_DEVICE, new int[] {0}, new int[] {0}, badLayer)))
           .isInstanceOf(IndexOutOfBoundsException.class)
           .hasMessageContaining(String.valueOf(badLayer));
       assertThat(f.engine.inFlight()).as("inFlight() after rejected batches").isZero();
@@ -277,13 +282,17 @@ public abstract class DeviceTransferChecks extends DeviceSuiteBase {
       for (int i = 0; i < 6; i++) {
         TransferDirection d = random.nextBoolean() ? DEVICE_TO_HOST : HOST_TO_DEVICE;
         // Distinct pages per direction, so no copy reads a page the other direction writes.
-        handles.add(f.engine.submit(d == DEVICE_TO_HOST ? Batches.single(d, i % 4, i % 4)
-            : Batches.single(d, 4 + i % 4, 4 + i % 4)));
+        handles.add(
+            f.engine.submit(
+                d == DEVICE_TO_HOST
+                    ? Batches.single(d, i % 4, i % 4)
+                    : Batches.single(d, 4 + i % 4, 4 + i % 4)));
       }
-      f.whileDriving(() -> {
-        f.engine.close();
-        return null;
-      });
+      f.whileDriving(
+          () -> {
+            f.engine.close();
+            return null;
+          });
       for (TransferHandle h : handles) {
         assertThat(h.isDone()).as("handle seq %d after close()", h.sequence()).isTrue();
       }

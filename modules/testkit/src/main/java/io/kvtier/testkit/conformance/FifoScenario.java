@@ -29,8 +29,7 @@ final class FifoScenario {
   private final int devicePages;
   private final int hostPages;
   private final Random random;
-  private final Map<TransferDirection, List<TransferHandle>> handles =
-      Batches.byDirection();
+  private final Map<TransferDirection, List<TransferHandle>> handles = Batches.byDirection();
   // What each destination block must hold at the end: the source block of its last copy.
   private final byte[][][] expectedHost;
   private final byte[][][] expectedDevice;
@@ -70,7 +69,8 @@ final class FifoScenario {
       TransferBatch batch = randomBatch(d);
       TransferHandle h = f.engine.submit(batch);
       List<TransferHandle> list = handles.get(d);
-      assertThat(h.sequence()).as("sequence of the %d-th %s batch", list.size(), d)
+      assertThat(h.sequence())
+          .as("sequence of the %d-th %s batch", list.size(), d)
           .isEqualTo(list.size());
       assertThat(h.batch()).isEqualTo(batch);
       list.add(h);
@@ -94,8 +94,8 @@ final class FifoScenario {
     int[] device = new int[size];
     int[] host = new int[size];
     // Destinations distinct within a batch: the order of copies inside one batch is not defined.
-    int[] dest = Batches.permutation(
-        d == DEVICE_TO_HOST ? hostHalf : devicePages - deviceHalf, random);
+    int[] dest =
+        Batches.permutation(d == DEVICE_TO_HOST ? hostHalf : devicePages - deviceHalf, random);
     for (int i = 0; i < size; i++) {
       if (d == DEVICE_TO_HOST) {
         device[i] = random.nextInt(deviceHalf);
@@ -136,7 +136,11 @@ final class FifoScenario {
           laterDone = i;
         } else if (!done && laterDone >= 0) {
           throw new AssertionError(
-              d + " batch seq " + i + " is not done although the later seq " + laterDone
+              d
+                  + " batch seq "
+                  + i
+                  + " is not done although the later seq "
+                  + laterDone
                   + " was already done: completion must be FIFO per direction");
         }
       }

@@ -79,8 +79,8 @@ public abstract class HostMemoryConformanceSuite {
   @BeforeEach
   public void requireAvailableProvider() {
     Availability a = provider().availability();
-    DeviceSuiteBase.skipUnless(a.available(),
-        "host provider '" + provider().name() + "' is unavailable: " + a.reason());
+    DeviceSuiteBase.skipUnless(
+        a.available(), "host provider '" + provider().name() + "' is unavailable: " + a.reason());
   }
 
   private HostMemory open(MemoryLayout memoryLayout) {
@@ -165,8 +165,8 @@ public abstract class HostMemoryConformanceSuite {
   public void outOfRangeArgumentsThrowIndexOutOfBounds() {
     try (HostMemory host = open(MemoryLayout.LAYER_FIRST)) {
       PoolChecks.assertBoundsChecked(host);
-      PoolChecks.expectOutOfRange(() -> host.block(pages() + 2, 0), String.valueOf(pages() + 2),
-          "block(page=pages+2)");
+      PoolChecks.expectOutOfRange(
+          () -> host.block(pages() + 2, 0), String.valueOf(pages() + 2), "block(page=pages+2)");
       PoolChecks.expectOutOfRange(() -> host.block(0, -4), "-4", "block(layer=-4)");
     }
   }
@@ -191,8 +191,10 @@ public abstract class HostMemoryConformanceSuite {
     BackendContext bad =
         new BackendContext(base.rank(), Map.of(key, "1"), base.time(), base.metrics());
     assertThatThrownBy(
-            () -> provider().open(new PoolSpec(layout(), pages(), MemoryLayout.PAGE_FIRST), bad)
-                .close())
+            () ->
+                provider()
+                    .open(new PoolSpec(layout(), pages(), MemoryLayout.PAGE_FIRST), bad)
+                    .close())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(key);
   }

@@ -80,7 +80,8 @@ public abstract class KvStoreConformanceSuite extends KvStoreFailureChecks {
     assertThat(store.get(List.of(), host, new int[0])).isZero();
     assertThat(store.put(List.of(), host, new int[0])).isZero();
     assertThat(store.existsPrefix(StorePages.keys(3, new Random(1)))).isZero();
-    assertThat(store.stats()).as("empty batches and existsPrefix count nothing")
+    assertThat(store.stats())
+        .as("empty batches and existsPrefix count nothing")
         .isEqualTo(new KvStoreStats(0, 0, 0, 0, 0, 0));
   }
 
@@ -96,8 +97,11 @@ public abstract class KvStoreConformanceSuite extends KvStoreFailureChecks {
   public void putThenGetRoundTrip(MemoryLayout memoryLayout, Random random) {
     KvStore store = openPages(32);
     HostMemory source = host(memoryLayout);
-    HostMemory target = host(memoryLayout == MemoryLayout.PAGE_FIRST
-        ? MemoryLayout.LAYER_FIRST : MemoryLayout.PAGE_FIRST);
+    HostMemory target =
+        host(
+            memoryLayout == MemoryLayout.PAGE_FIRST
+                ? MemoryLayout.LAYER_FIRST
+                : MemoryLayout.PAGE_FIRST);
     int n = 8;
     List<PageKey> keys = StorePages.keys(n, random);
     int[] from = shuffledPages(random);
@@ -107,7 +111,8 @@ public abstract class KvStoreConformanceSuite extends KvStoreFailureChecks {
       StorePages.scribble(target, to[i]);
     }
     assertThat(store.put(keys, source, Arrays.copyOf(from, n)))
-        .as("put() returns the present prefix").isEqualTo(n);
+        .as("put() returns the present prefix")
+        .isEqualTo(n);
     assertThat(store.existsPrefix(keys)).isEqualTo(n);
     assertThat(store.get(keys, target, Arrays.copyOf(to, n))).isEqualTo(n);
     for (int i = 0; i < n; i++) {
@@ -169,7 +174,8 @@ public abstract class KvStoreConformanceSuite extends KvStoreFailureChecks {
     assertThat(store.get(keys.subList(gap, 6), host, StorePages.run(8, 6 - gap))).isZero();
     KvStoreStats stats = store.stats();
     assertThat(stats.hits()).isEqualTo(gap);
-    assertThat(stats.misses()).as("every page asked for and not returned")
+    assertThat(stats.misses())
+        .as("every page asked for and not returned")
         .isEqualTo((6 - gap) + (6 - gap));
   }
 
@@ -189,9 +195,10 @@ public abstract class KvStoreConformanceSuite extends KvStoreFailureChecks {
     assertThat(putAll(store, host, again, 1)).as("a present key, then a new one").isEqualTo(2);
     StorePages.scribble(host, 8);
     assertThat(store.get(List.of(keys.get(0)), host, new int[] {8})).isEqualTo(1);
-    assertThat(StorePages.holds(host, 8, keys.get(0), 0)
-            || StorePages.holds(host, 8, keys.get(0), 1))
-        .as("the page put twice reads back as one whole version").isTrue();
+    assertThat(
+            StorePages.holds(host, 8, keys.get(0), 0) || StorePages.holds(host, 8, keys.get(0), 1))
+        .as("the page put twice reads back as one whole version")
+        .isTrue();
     KvStoreStats stats = store.stats();
     assertThat(stats.puts()).isBetween(3L, 4L);
     assertThat(stats.bytesStored()).isEqualTo(3 * pageBytes());

@@ -46,7 +46,8 @@ public abstract class KvStoreFailureChecks extends KvStoreSuiteBase {
     for (int i = 0; i < 12; i++) {
       List<PageKey> one = List.of(keys.get(i));
       int returned = putAll(store, host, one, 0);
-      assertThat(returned).as("put #%d returns whether the page is present", i)
+      assertThat(returned)
+          .as("put #%d returns whether the page is present", i)
           .isEqualTo(store.existsPrefix(one));
       assertCapacityAccounting(store, keys, capacity, "after put #" + i);
     }
@@ -67,11 +68,12 @@ public abstract class KvStoreFailureChecks extends KvStoreSuiteBase {
     assertThat(checked).as("a full store keeps some pages").isPositive();
   }
 
-  private KvStoreStats assertCapacityAccounting(KvStore store, List<PageKey> keys,
-      long capacity, String when) {
+  private KvStoreStats assertCapacityAccounting(
+      KvStore store, List<PageKey> keys, long capacity, String when) {
     KvStoreStats stats = store.stats();
     int present = present(store, keys);
-    assertThat(stats.bytesStored()).as("bytesStored %s", when)
+    assertThat(stats.bytesStored())
+        .as("bytesStored %s", when)
         .isLessThanOrEqualTo(capacity)
         .isEqualTo(present * pageBytes());
     assertThat(stats.puts() - stats.evictions())
@@ -103,11 +105,14 @@ public abstract class KvStoreFailureChecks extends KvStoreSuiteBase {
     store.stats();
     int present = present(store, universe);
     KvStoreStats stats = store.stats();
-    assertThat(stats.hits() + stats.misses()).as("pages asked for by get")
+    assertThat(stats.hits() + stats.misses())
+        .as("pages asked for by get")
         .isEqualTo(stress.pagesAsked());
-    assertThat(stats.bytesStored()).isLessThanOrEqualTo(capacityPages * pageBytes())
+    assertThat(stats.bytesStored())
+        .isLessThanOrEqualTo(capacityPages * pageBytes())
         .isEqualTo(present * pageBytes());
-    assertThat(stats.puts() - stats.evictions()).as("added minus evicted (%s)", stats)
+    assertThat(stats.puts() - stats.evictions())
+        .as("added minus evicted (%s)", stats)
         .isEqualTo(present);
   }
 
@@ -123,27 +128,32 @@ public abstract class KvStoreFailureChecks extends KvStoreSuiteBase {
   @EnumSource(KvStoreDamage.class)
   public void aDamagedPageIsACountedMissNeverData(KvStoreDamage damage, Random random)
       throws Exception {
-    DeviceSuiteBase.skipUnless(has(KvStoreCapability.DAMAGEABLE), "store provider '"
-        + provider().name() + "' does not declare DAMAGEABLE: damage cannot be injected");
+    DeviceSuiteBase.skipUnless(
+        has(KvStoreCapability.DAMAGEABLE),
+        "store provider '"
+            + provider().name()
+            + "' does not declare DAMAGEABLE: damage cannot be injected");
     var spec = spec(16 * pageBytes());
     KvStore store = open(spec);
     HostMemory host = host(MemoryLayout.PAGE_FIRST);
     List<PageKey> keys = StorePages.keys(3, random);
     assertThat(putAll(store, host, keys, 0)).isEqualTo(3);
     damage(spec, context(), keys.get(1), damage, random);
-    assertThat(store.get(keys, host, StorePages.run(8, 3))).as("get past a %s page", damage)
+    assertThat(store.get(keys, host, StorePages.run(8, 3)))
+        .as("get past a %s page", damage)
         .isEqualTo(1);
     assertThat(StorePages.holds(host, 8, keys.get(0), 0)).isTrue();
     KvStoreStats stats = store.stats();
-    assertThat(stats.corrupt()).as("corrupt after a %s page", damage)
+    assertThat(stats.corrupt())
+        .as("corrupt after a %s page", damage)
         .isEqualTo(damage.countsAsCorrupt() ? 1 : 0);
     assertThat(stats.hits()).isEqualTo(1);
     assertThat(stats.misses()).isEqualTo(2);
     assertThat(store.existsPrefix(keys)).as("the bad page is forgotten").isEqualTo(1);
-    assertThat(stats.bytesStored()).as("the bad page holds no capacity")
-        .isEqualTo(2 * pageBytes());
+    assertThat(stats.bytesStored()).as("the bad page holds no capacity").isEqualTo(2 * pageBytes());
     assertThat(store.get(keys.subList(1, 2), host, new int[] {9})).isZero();
-    assertThat(store.stats().corrupt()).as("found once, then it is gone")
+    assertThat(store.stats().corrupt())
+        .as("found once, then it is gone")
         .isEqualTo(stats.corrupt());
     assertThat(putAll(store, host, keys, 0)).as("stored again").isEqualTo(3);
     assertThat(store.get(keys, host, StorePages.run(8, 3))).isEqualTo(3);
@@ -159,11 +169,14 @@ public abstract class KvStoreFailureChecks extends KvStoreSuiteBase {
     putAll(store, host, keys, 0);
     store.close();
     store.close();
-    assertThatThrownBy(() -> store.existsPrefix(keys)).as("existsPrefix after close")
+    assertThatThrownBy(() -> store.existsPrefix(keys))
+        .as("existsPrefix after close")
         .isInstanceOf(IllegalStateException.class);
-    assertThatThrownBy(() -> store.get(keys, host, new int[] {8})).as("get after close")
+    assertThatThrownBy(() -> store.get(keys, host, new int[] {8}))
+        .as("get after close")
         .isInstanceOf(IllegalStateException.class);
-    assertThatThrownBy(() -> store.put(keys, host, new int[] {0})).as("put after close")
+    assertThatThrownBy(() -> store.put(keys, host, new int[] {0}))
+        .as("put after close")
         .isInstanceOf(IllegalStateException.class);
   }
 
@@ -181,30 +194,40 @@ public abstract class KvStoreFailureChecks extends KvStoreSuiteBase {
       StorePages.fill(host, i, keys.get(i), 0);
     }
     assertThatThrownBy(() -> store.put(keys, host, StorePages.run(0, 3)))
-        .as("put of 5 keys and 3 host pages").isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("5").hasMessageContaining("3");
+        .as("put of 5 keys and 3 host pages")
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("5")
+        .hasMessageContaining("3");
     assertThatThrownBy(() -> store.get(keys, host, StorePages.run(0, 7)))
-        .as("get of 5 keys and 7 host pages").isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("5").hasMessageContaining("7");
+        .as("get of 5 keys and 7 host pages")
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("5")
+        .hasMessageContaining("7");
     int beyond = HOST_PAGES + 7;
     assertThatThrownBy(() -> store.put(keys, host, new int[] {0, 1, 2, 3, beyond}))
         .as("a host page past the pool's end, last in the batch")
         .isInstanceOf(IndexOutOfBoundsException.class)
         .hasMessageContaining(String.valueOf(beyond));
     assertThatThrownBy(() -> store.get(keys, host, new int[] {0, -3, 1, 2, 4}))
-        .as("a negative host page").isInstanceOf(IndexOutOfBoundsException.class)
+        .as("a negative host page")
+        .isInstanceOf(IndexOutOfBoundsException.class)
         .hasMessageContaining("-3");
-    KvLayout otherLayout = new KvLayout(layout().layers() + 1, layout().kvHeads(),
-        layout().headDim(), layout().dtypeBytes(), layout().pageSize());
+    KvLayout otherLayout =
+        new KvLayout(
+            layout().layers() + 1,
+            layout().kvHeads(),
+            layout().headDim(),
+            layout().dtypeBytes(),
+            layout().pageSize());
     HostMemory other = host(new PoolSpec(otherLayout, HOST_PAGES, MemoryLayout.PAGE_FIRST));
     assertThatThrownBy(() -> store.put(keys, other, StorePages.run(0, 5)))
-        .as("a host pool of another layout").isInstanceOf(IllegalArgumentException.class);
+        .as("a host pool of another layout")
+        .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> store.put(null, host, new int[0]))
         .isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> store.get(keys, null, StorePages.run(0, 5)))
         .isInstanceOf(NullPointerException.class);
-    assertThatThrownBy(() -> store.put(keys, host, null))
-        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> store.put(keys, host, null)).isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> store.existsPrefix(Arrays.asList(keys.get(0), null)))
         .isInstanceOf(NullPointerException.class);
     assertThat(store.existsPrefix(keys)).as("nothing stored by a rejected put").isZero();

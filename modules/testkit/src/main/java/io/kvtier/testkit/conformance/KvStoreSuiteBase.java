@@ -91,8 +91,9 @@ public abstract class KvStoreSuiteBase {
    * @param random where to draw positions and lengths from, seeded by the test's seed
    * @throws Exception if the damage cannot be done; the check fails with it
    */
-  protected void damage(KvStoreSpec spec, BackendContext context, PageKey key,
-      KvStoreDamage damage, Random random) throws Exception {
+  protected void damage(
+      KvStoreSpec spec, BackendContext context, PageKey key, KvStoreDamage damage, Random random)
+      throws Exception {
     throw new UnsupportedOperationException(
         "declare KvStoreCapability.DAMAGEABLE only together with an override of damage()");
   }
@@ -120,8 +121,8 @@ public abstract class KvStoreSuiteBase {
   @BeforeEach
   public void requireAvailableProvider() {
     Availability a = provider().availability();
-    DeviceSuiteBase.skipUnless(a.available(),
-        "store provider '" + provider().name() + "' is unavailable: " + a.reason());
+    DeviceSuiteBase.skipUnless(
+        a.available(), "store provider '" + provider().name() + "' is unavailable: " + a.reason());
   }
 
   /**

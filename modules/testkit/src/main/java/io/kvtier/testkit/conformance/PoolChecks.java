@@ -56,8 +56,9 @@ final class PoolChecks {
     byte[] expected = before.clone();
     System.arraycopy(patch, 0, expected, offset, patch.length);
     assertThat(Blocks.read(pool, page, layer))
-        .as("%s after writing %d bytes at offset %d", Blocks.where(name, page, layer),
-            patch.length, offset)
+        .as(
+            "%s after writing %d bytes at offset %d",
+            Blocks.where(name, page, layer), patch.length, offset)
         .isEqualTo(expected);
     byte[] part = new byte[patch.length];
     pool.read(page, layer, offset, MemorySegment.ofArray(part));
@@ -76,16 +77,20 @@ final class PoolChecks {
     MemorySegment two = MemorySegment.ofArray(new byte[2]);
     MemorySegment tooBig = MemorySegment.ofArray(new byte[Math.toIntExact(block + 1)]);
     expectOutOfRange(() -> pool.read(-1, 0, 0, one), "-1", "read(page=-1)");
-    expectOutOfRange(() -> pool.write(pages + 3, 0, 0, one), String.valueOf(pages + 3),
-        "write(page=pages+3)");
+    expectOutOfRange(
+        () -> pool.write(pages + 3, 0, 0, one), String.valueOf(pages + 3), "write(page=pages+3)");
     expectOutOfRange(() -> pool.read(0, -3, 0, one), "-3", "read(layer=-3)");
-    expectOutOfRange(() -> pool.write(0, layers + 2, 0, one), String.valueOf(layers + 2),
+    expectOutOfRange(
+        () -> pool.write(0, layers + 2, 0, one),
+        String.valueOf(layers + 2),
         "write(layer=layers+2)");
     expectOutOfRange(() -> pool.read(0, 0, -5, one), "-5", "read(offset=-5)");
-    expectOutOfRange(() -> pool.write(0, 0, block - 1, two), String.valueOf(block - 1),
+    expectOutOfRange(
+        () -> pool.write(0, 0, block - 1, two),
+        String.valueOf(block - 1),
         "write of 2 bytes at the block's last byte");
-    expectOutOfRange(() -> pool.read(0, 0, 0, tooBig), String.valueOf(block + 1),
-        "read of blockBytes+1 bytes");
+    expectOutOfRange(
+        () -> pool.read(0, 0, 0, tooBig), String.valueOf(block + 1), "read of blockBytes+1 bytes");
     // The pool is fresh, so block (0, 0) is zero unless a rejected write wrote part of it.
     assertThat(Blocks.read(pool, 0, 0))
         .as("block (0, 0) after a rejected write that overran it")

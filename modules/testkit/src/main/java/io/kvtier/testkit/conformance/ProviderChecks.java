@@ -13,7 +13,8 @@ final class ProviderChecks {
   static void assertNamedAsAnnotated(KvTierProvider provider) {
     ProviderName annotation = provider.getClass().getAnnotation(ProviderName.class);
     assertThat(annotation)
-        .as("%s must carry @ProviderName so that it can be selected without instantiation",
+        .as(
+            "%s must carry @ProviderName so that it can be selected without instantiation",
             provider.getClass().getName())
         .isNotNull();
     assertThat(provider.name())

@@ -89,27 +89,34 @@ public final class RankRunner {
     Thread[] threads = new Thread[size];
     for (int r = 0; r < size; r++) {
       int rank = r;
-      threads[r] = Thread.ofPlatform().name(group + "-rank-" + rank).daemon().unstarted(() -> {
-        Collective c = null;
-        try {
-          c = joiner.join(group, size, rank, watchdog);
-          assertThat(c.rank()).as("rank() of the handle joined as rank %d", rank).isEqualTo(rank);
-          assertThat(c.size()).as("size() of rank %d", rank).isEqualTo(size);
-          outcomes.set(rank, new Outcome<>(rank, body.run(c, rank), null));
-        } catch (Throwable t) {
-          outcomes.set(rank, new Outcome<>(rank, null, t));
-        } finally {
-          bodiesDone.countDown();
-          try {
-            bodiesDone.await(HANG_GUARD.toMillis(), TimeUnit.MILLISECONDS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          if (c != null) {
-            c.close();
-          }
-        }
-      });
+      threads[r] =
+          Thread.ofPlatform()
+              .name(group + "-rank-" + rank)
+              .daemon()
+              .unstarted(
+                  () -> {
+                    Collective c = null;
+                    try {
+                      c = joiner.join(group, size, rank, watchdog);
+                      assertThat(c.rank())
+                          .as("rank() of the handle joined as rank %d", rank)
+                          .isEqualTo(rank);
+                      assertThat(c.size()).as("size() of rank %d", rank).isEqualTo(size);
+                      outcomes.set(rank, new Outcome<>(rank, body.run(c, rank), null));
+                    } catch (Throwable t) {
+                      outcomes.set(rank, new Outcome<>(rank, null, t));
+                    } finally {
+                      bodiesDone.countDown();
+                      try {
+                        bodiesDone.await(HANG_GUARD.toMillis(), TimeUnit.MILLISECONDS);
+                      } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                      }
+                      if (c != null) {
+                        c.close();
+                      }
+                    }
+                  });
     }
     for (Thread t : threads) {
       t.start();
@@ -128,8 +135,15 @@ public final class RankRunner {
         t.interrupt();
       }
       throw new AssertionError(
-          "group " + group + " of " + size + " ranks did not finish within " + HANG_GUARD
-              + " (watchdog " + watchdog + "): a collective hangs instead of failing; "
+          "group "
+              + group
+              + " of "
+              + size
+              + " ranks did not finish within "
+              + HANG_GUARD
+              + " (watchdog "
+              + watchdog
+              + "): a collective hangs instead of failing; "
               + String.join("; ", stuck));
     }
     List<Outcome<T>> result = new ArrayList<>();

@@ -30,8 +30,8 @@ final class StorePages {
   static List<PageKey> keys(int n, Random random) {
     Set<PageKey> keys = new LinkedHashSet<>();
     while (keys.size() < n) {
-      keys.add(new PageKey(random.nextLong(), random.nextLong(), random.nextLong(),
-          random.nextLong()));
+      keys.add(
+          new PageKey(random.nextLong(), random.nextLong(), random.nextLong(), random.nextLong()));
     }
     return new ArrayList<>(keys);
   }
@@ -39,8 +39,12 @@ final class StorePages {
   /** The bytes of a key's page in one version, layer 0's block first. */
   static byte[] content(PageKey key, int version, KvLayout layout) {
     byte[] bytes = new byte[Math.toIntExact(layout.pageBytes())];
-    long seed = key.h0() ^ Long.rotateLeft(key.h1(), 17) ^ Long.rotateLeft(key.h2(), 31)
-        ^ Long.rotateLeft(key.h3(), 47) ^ (0x9E3779B97F4A7C15L * (version + 1));
+    long seed =
+        key.h0()
+            ^ Long.rotateLeft(key.h1(), 17)
+            ^ Long.rotateLeft(key.h2(), 31)
+            ^ Long.rotateLeft(key.h3(), 47)
+            ^ (0x9E3779B97F4A7C15L * (version + 1));
     SplittableRandom random = new SplittableRandom(seed);
     for (int i = 0; i < bytes.length; i += 8) {
       long word = random.nextLong();
@@ -57,8 +61,7 @@ final class StorePages {
     byte[] bytes = content(key, version, layout);
     long block = layout.pageBytesPerLayer();
     for (int layer = 0; layer < layout.layers(); layer++) {
-      host.write(page, layer, 0,
-          MemorySegment.ofArray(bytes).asSlice(layer * block, block));
+      host.write(page, layer, 0, MemorySegment.ofArray(bytes).asSlice(layer * block, block));
     }
   }
 

@@ -50,20 +50,24 @@ final class StoreStress {
       String name = (writer ? "writer-" : "reader-") + t;
       Random random = new Random(seed + 0x9E3779B97F4A7C15L * (t + 1));
       HostMemory host = hosts[t];
-      threads.add(Thread.ofPlatform().name("store-stress-" + name).start(() -> {
-        try {
-          start.await();
-          for (int i = 0; i < iterations && failures.size() < MAX_FAILURES; i++) {
-            if (writer) {
-              write(host, random, name, i);
-            } else {
-              read(host, random, name, i);
-            }
-          }
-        } catch (Throwable e) {
-          failures.add(name + " threw " + e);
-        }
-      }));
+      threads.add(
+          Thread.ofPlatform()
+              .name("store-stress-" + name)
+              .start(
+                  () -> {
+                    try {
+                      start.await();
+                      for (int i = 0; i < iterations && failures.size() < MAX_FAILURES; i++) {
+                        if (writer) {
+                          write(host, random, name, i);
+                        } else {
+                          read(host, random, name, i);
+                        }
+                      }
+                    } catch (Throwable e) {
+                      failures.add(name + " threw " + e);
+                    }
+                  }));
     }
     start.countDown();
     for (Thread thread : threads) {
@@ -94,8 +98,8 @@ final class StoreStress {
     }
     int n = store.put(keys, host, StorePages.run(0, keys.size()));
     if (n < 0 || n > keys.size()) {
-      failures.add(name + " iteration " + iteration + ": put of " + keys.size()
-          + " pages returned " + n);
+      failures.add(
+          name + " iteration " + iteration + ": put of " + keys.size() + " pages returned " + n);
     }
   }
 
@@ -107,14 +111,23 @@ final class StoreStress {
     int n = store.get(keys, host, StorePages.run(0, keys.size()));
     pagesAsked.addAndGet(keys.size());
     if (n < 0 || n > keys.size()) {
-      failures.add(name + " iteration " + iteration + ": get of " + keys.size()
-          + " pages returned " + n);
+      failures.add(
+          name + " iteration " + iteration + ": get of " + keys.size() + " pages returned " + n);
       return;
     }
     for (int i = 0; i < n; i++) {
       if (!StorePages.holds(host, i, keys.get(i), 0)) {
-        failures.add(name + " iteration " + iteration + ": page " + i + " of " + n
-            + " returned, " + keys.get(i) + ", holds bytes that are not that page's");
+        failures.add(
+            name
+                + " iteration "
+                + iteration
+                + ": page "
+                + i
+                + " of "
+                + n
+                + " returned, "
+                + keys.get(i)
+                + ", holds bytes that are not that page's");
       }
     }
   }

@@ -21,7 +21,10 @@ public interface TransferControl {
    */
   default void advance(Duration duration) {
     throw new UnsupportedOperationException(
-        "advance(" + duration + ") needs " + TransferCapability.VIRTUAL_TIME
+        "advance("
+            + duration
+            + ") needs "
+            + TransferCapability.VIRTUAL_TIME
             + ": implement TransferControl.advance in the suite subclass and declare it");
   }
 
@@ -33,7 +36,10 @@ public interface TransferControl {
    */
   default void stall(TransferDirection direction) {
     throw new UnsupportedOperationException(
-        "stall(" + direction + ") needs " + TransferCapability.STALL_INJECTION
+        "stall("
+            + direction
+            + ") needs "
+            + TransferCapability.STALL_INJECTION
             + ": implement TransferControl.stall/release in the suite subclass and declare it");
   }
 
@@ -45,7 +51,10 @@ public interface TransferControl {
    */
   default void release(TransferDirection direction) {
     throw new UnsupportedOperationException(
-        "release(" + direction + ") needs " + TransferCapability.STALL_INJECTION
+        "release("
+            + direction
+            + ") needs "
+            + TransferCapability.STALL_INJECTION
             + ": implement TransferControl.stall/release in the suite subclass and declare it");
   }
 
@@ -57,7 +66,10 @@ public interface TransferControl {
    */
   default void failNext(TransferDirection direction) {
     throw new UnsupportedOperationException(
-        "failNext(" + direction + ") needs " + TransferCapability.FAULT_INJECTION
+        "failNext("
+            + direction
+            + ") needs "
+            + TransferCapability.FAULT_INJECTION
             + ": implement TransferControl.failNext in the suite subclass and declare it");
   }
 }

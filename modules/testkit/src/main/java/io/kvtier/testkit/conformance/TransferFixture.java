@@ -46,9 +46,15 @@ final class TransferFixture implements AutoCloseable {
     while (!handle.isDone()) {
       if (System.nanoTime() > deadline) {
         throw new AssertionError(
-            "batch " + handle.batch() + " seq " + handle.sequence() + " is not done after "
-                + HANG_GUARD + " of wall time" + (virtualTime ? " while advancing virtual time"
-                    : "") + "; the engine never completes it");
+            "batch "
+                + handle.batch()
+                + " seq "
+                + handle.sequence()
+                + " is not done after "
+                + HANG_GUARD
+                + " of wall time"
+                + (virtualTime ? " while advancing virtual time" : "")
+                + "; the engine never completes it");
       }
       if (virtualTime) {
         control.advance(Duration.ofNanos(stepNanos));
@@ -84,13 +90,16 @@ final class TransferFixture implements AutoCloseable {
     }
     CompletableFuture<T> result = new CompletableFuture<>();
     Thread worker =
-        Thread.ofPlatform().name("conformance-blocking-call").start(() -> {
-          try {
-            result.complete(action.run());
-          } catch (Throwable t) {
-            result.completeExceptionally(t);
-          }
-        });
+        Thread.ofPlatform()
+            .name("conformance-blocking-call")
+            .start(
+                () -> {
+                  try {
+                    result.complete(action.run());
+                  } catch (Throwable t) {
+                    result.completeExceptionally(t);
+                  }
+                });
     long deadline = System.nanoTime() + HANG_GUARD.toNanos();
     try {
       while (true) {
@@ -100,8 +109,11 @@ final class TransferFixture implements AutoCloseable {
           if (System.nanoTime() > deadline) {
             worker.interrupt();
             throw new AssertionError(
-                "a blocking call did not return within " + HANG_GUARD + " of wall time while"
-                    + " virtual time advanced", e);
+                "a blocking call did not return within "
+                    + HANG_GUARD
+                    + " of wall time while"
+                    + " virtual time advanced",
+                e);
           }
           control.advance(Duration.ofMillis(1));
         } catch (ExecutionException e) {
@@ -127,10 +139,11 @@ final class TransferFixture implements AutoCloseable {
   @Override
   public void close() {
     try {
-      whileDriving(() -> {
-        engine.close();
-        return null;
-      });
+      whileDriving(
+          () -> {
+            engine.close();
+            return null;
+          });
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new AssertionError("interrupted while closing the transfer engine", e);

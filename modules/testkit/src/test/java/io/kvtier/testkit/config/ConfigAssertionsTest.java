@@ -70,8 +70,7 @@ public class ConfigAssertionsTest {
               r.getString("toy.name", "a");
               return new Toy(r.getInt("toy.size", 1), "b");
             });
-    assertThatThrownBy(
-            () -> ConfigAssertions.assertFullMapping(ignoresName, FULL, new Toy(2, "b")))
+    assertThatThrownBy(() -> ConfigAssertions.assertFullMapping(ignoresName, FULL, new Toy(2, "b")))
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining("leaving out [toy.name=b] gives the same config");
   }
@@ -125,7 +124,8 @@ public class ConfigAssertionsTest {
     assertThatThrownBy(
             () ->
                 ConfigAssertions.assertFullMapping(
-                    GOOD, Map.of("toy.size", "2", "toy.name", "b", "sim.seed", "1"),
+                    GOOD,
+                    Map.of("toy.size", "2", "toy.name", "b", "sim.seed", "1"),
                     new Toy(2, "b")))
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining("keys of other namespaces, which the config never sees: [sim.seed]");

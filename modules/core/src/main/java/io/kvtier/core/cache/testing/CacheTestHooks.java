@@ -42,8 +42,9 @@ public final class CacheTestHooks {
    * @param clock this rank's clock
    */
   public static void useWallClockEviction(RankCache cache, LongSupplier clock) {
-    access().accessClock(Objects.requireNonNull(cache, "cache"),
-        Objects.requireNonNull(clock, "clock"));
+    access()
+        .accessClock(
+            Objects.requireNonNull(cache, "cache"), Objects.requireNonNull(clock, "clock"));
   }
 
   /**
@@ -55,8 +56,9 @@ public final class CacheTestHooks {
    * @param failNow asked once per allocation of at least one page
    */
   public static void useRankLocalAllocationFailures(RankCache cache, BooleanSupplier failNow) {
-    access().allocationFailure(Objects.requireNonNull(cache, "cache"),
-        Objects.requireNonNull(failNow, "failNow"));
+    access()
+        .allocationFailure(
+            Objects.requireNonNull(cache, "cache"), Objects.requireNonNull(failNow, "failNow"));
   }
 
   /**
@@ -77,8 +79,8 @@ public final class CacheTestHooks {
   public static synchronized void install(RuleAccess accessor) {
     Objects.requireNonNull(accessor, "accessor");
     if (access != null) {
-      throw new IllegalStateException("a RuleAccess is installed already: only the cache package"
-          + " installs one, once");
+      throw new IllegalStateException(
+          "a RuleAccess is installed already: only the cache package" + " installs one, once");
     }
     access = accessor;
   }
@@ -88,11 +90,13 @@ public final class CacheTestHooks {
     if (a == null) {
       try {
         // Initializing the cache package's accessor class installs it (see RuleSwitches).
-        Class.forName("io.kvtier.core.cache.RuleSwitches", true,
-            CacheTestHooks.class.getClassLoader());
+        Class.forName(
+            "io.kvtier.core.cache.RuleSwitches", true, CacheTestHooks.class.getClassLoader());
       } catch (ClassNotFoundException e) {
-        throw new IllegalStateException("io.kvtier.core.cache.RuleSwitches is missing from"
-            + " io.kvtier.core: the test hooks need the engine they belong to", e);
+        throw new IllegalStateException(
+            "io.kvtier.core.cache.RuleSwitches is missing from"
+                + " io.kvtier.core: the test hooks need the engine they belong to",
+            e);
       }
       a = access;
     }
