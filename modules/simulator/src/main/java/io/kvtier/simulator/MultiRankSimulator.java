@@ -3,6 +3,7 @@ package io.kvtier.simulator;
 import io.kvtier.core.cache.CacheInvariantException;
 import io.kvtier.core.cache.CacheInvariants;
 import io.kvtier.core.rank.RankEngineStats;
+import io.kvtier.core.rank.RankGroupFailedException;
 import io.kvtier.core.rank.ReplicaDivergenceException;
 import io.kvtier.simulator.workload.Workload;
 import io.kvtier.simulator.workload.Workloads;
@@ -31,6 +32,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * config gives the same {@link SimulationResult} but for its wall time. A broken rule surfaces
  * as a failure of the result ({@link SimulationFailure}), with the exception in {@link
  * #failureCause()}; a collective that a rank never reaches fails at the watchdog, never hangs.
+ * A rank whose step throws (an exception or an {@link Error}; {@link
+ * SimulationConfig#rankFailure()} injects one) stops every rank at its next collective with
+ * {@link SimulationFailure#RANK_FAILED}, long before the watchdog.
  *
  * <p>Rank 0 also records the run's {@link SimulationTimeline} (occupancy and counters over time,
  * each request's milestones) and reports each tick to a {@link SimulationProgress}.
@@ -131,6 +135,17 @@ public final class MultiRankSimulator {
       for (Thread t : threads) {
         t.join();
       }
+      for (int r = 0; r < ranks.length; r++) {
+        if (ranks[r].injectionPending()) {
+          first.compareAndSet(
+              null,
+              new Failure(
+                  r,
+                  ranks[r].engine().tickNumber(),
+                  new IllegalStateException(ranks[r].injectionNotFired()),
+                  SimulationFailure.ERROR));
+        }
+      }
       return result(workload, ranks, (System.nanoTime() - start) / 1e9, timeline.timeline());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -154,10 +169,12 @@ public final class MultiRankSimulator {
    * <p>At the end of a run that did not fail in a collective, every rank takes part in two more
    * reductions (tag {@value #FINAL_TAG}, outside the engine's counts): a SUM of the counters that
    * {@link #run()} sums over ranks ({@code kvVerifiedPages}, {@code kvMismatches}, {@code
-   * leakedPages}) and of rank 0's arrivals, and a MIN/MAX of the final replica digest and of the
-   * first rank that leaked. So every rank returns the same result as {@link #run()} would, and a
-   * digest mismatch or a leak on any rank fails the result on every rank. A run that failed in a
-   * collective cannot reduce: its result holds this rank's own counters and its own failure.
+   * leakedPages}) and of rank 0's arrivals, and a MIN/MAX of the final replica digest, of the
+   * first rank that leaked and of the rank whose injected failure never fired. So every rank
+   * returns the same result as {@link #run()} would, and a digest mismatch or a leak on any rank
+   * fails the result on every rank. A run that failed in a collective cannot reduce: its result
+   * holds this rank's own counters and its own failure; when a rank's step failed ({@link
+   * SimulationFailure#RANK_FAILED}) that failure is the same on every rank, named alike.
    *
    * @param config the run; {@code ranks} is the world size
    * @param rank this process's rank, in {@code [0, config.ranks())}
@@ -219,9 +236,11 @@ public final class MultiRankSimulator {
           sums = rank.collective().allReduce(ReduceOp.SUM, sums, FINAL_TAG);
           Failure mine = first.get();
           long leaker = mine == null ? Long.MAX_VALUE : r;
+          long notFired = rank.injectionPending() ? r : Long.MAX_VALUE;
           long[] m =
               rank.collective()
-                  .allReduce(ReduceOp.MIN, new long[] {digest, ~digest, leaker}, FINAL_TAG);
+                  .allReduce(
+                      ReduceOp.MIN, new long[] {digest, ~digest, leaker, notFired}, FINAL_TAG);
           if (m[0] != ~m[1]) {
             digestsEqual = false;
             first.compareAndSet(
@@ -249,6 +268,19 @@ public final class MultiRankSimulator {
                             + " was not idle after"
                             + " the drain; its own output says what leaked"),
                     SimulationFailure.LEAK));
+          } else if (m[3] != Long.MAX_VALUE) {
+            first.compareAndSet(
+                null,
+                new Failure(
+                    (int) m[3],
+                    rank.engine().tickNumber(),
+                    new IllegalStateException(
+                        m[3] == r
+                            ? rank.injectionNotFired()
+                            : "the failure injected into rank "
+                                + m[3]
+                                + " never fired; its own output says why"),
+                    SimulationFailure.ERROR));
           }
         } catch (RuntimeException e) {
           fail(r, rank, e, classify(e));
@@ -294,12 +326,29 @@ public final class MultiRankSimulator {
   }
 
   private void fail(int r, SimulatedRank rank, Throwable t, SimulationFailure kind) {
-    first.compareAndSet(null, new Failure(r, rank.engine().tickNumber(), t, kind));
+    Failure mine = new Failure(r, rank.engine().tickNumber(), t, kind);
+    // A rank's failed step is the cause of whatever the other ranks see: it wins over an echo.
+    first.updateAndGet(
+        f ->
+            f == null
+                    || (kind == SimulationFailure.RANK_FAILED
+                        && f.kind() != SimulationFailure.RANK_FAILED)
+                ? mine
+                : f);
+    if (kind == SimulationFailure.RANK_FAILED) {
+      // Every rank raises it by itself at the failed rank's failure barrier. Leaving the group
+      // now could break it under a rank that has not yet read the failure from that barrier's
+      // desync, which would then see "left" instead of the cause.
+      return;
+    }
     // The other ranks may wait for this one in a collective: leaving the group fails them now.
     rank.abandon();
   }
 
   private static SimulationFailure classify(Throwable t) {
+    if (t instanceof RankGroupFailedException) {
+      return SimulationFailure.RANK_FAILED;
+    }
     if (t instanceof ReplicaDivergenceException) {
       return SimulationFailure.REPLICA_DIVERGENCE;
     }
@@ -375,6 +424,23 @@ public final class MultiRankSimulator {
     SimulationFailure kind = f == null ? SimulationFailure.NONE : f.kind();
     boolean desync =
         kind == SimulationFailure.COLLECTIVE_DESYNC || kind == SimulationFailure.COLLECTIVE_TIMEOUT;
+    boolean rankFailed = kind == SimulationFailure.RANK_FAILED;
+    long failureTick = f == null ? -1 : f.tick();
+    String failureMessage = f == null ? "" : f.kind() + " on rank " + f.rank() + ": " + f.cause();
+    if (rankFailed && f.cause() instanceof RankGroupFailedException g) {
+      // The same text on every rank and whichever collective joined them: what failed, where.
+      failureTick = g.tick();
+      failureMessage =
+          f.kind()
+              + ": rank "
+              + g.failedRank()
+              + " failed at tick "
+              + g.tick()
+              + " in step "
+              + g.step()
+              + ": "
+              + g.causeDescription();
+    }
     return new SimulationResult(
         workload.spec(),
         config.seed(),
@@ -398,12 +464,13 @@ public final class MultiRankSimulator {
         rank.cache().stats(),
         digestsEqual && kind != SimulationFailure.REPLICA_DIVERGENCE,
         desync ? 1 : 0,
-        leaked,
+        // The abort left every rank's requests and copies in flight: not leaks, and not counted.
+        rankFailed ? 0 : leaked,
         verified,
         mismatches,
         kind,
-        f == null ? -1 : f.tick(),
-        f == null ? "" : f.kind() + " on rank " + f.rank() + ": " + f.cause(),
+        failureTick,
+        failureMessage,
         wallSeconds,
         timeline,
         digest);

@@ -10,12 +10,14 @@ import io.kvtier.core.config.CacheConfig;
 import io.kvtier.core.rank.RankEngine;
 import io.kvtier.core.rank.RankEngineConfig;
 import io.kvtier.core.rank.ReplicaDivergenceException;
+import io.kvtier.core.rank.RequestListener;
 import io.kvtier.core.rank.TickCommands;
 import io.kvtier.simulator.workload.Workload;
 import io.kvtier.spi.BackendContext;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveDesyncException;
+import io.kvtier.spi.CollectiveException;
 import io.kvtier.spi.CollectiveProvider;
 import io.kvtier.spi.CollectiveSpec;
 import io.kvtier.spi.DeviceMemory;
@@ -62,6 +64,8 @@ final class SimulatedRank implements AutoCloseable {
   private final TransferEngine transfers;
   private final FaultyTransferEngine faulty;
   private final Collective collective;
+  private final EngineCollective engineCollective;
+  private final FailureInjector injector;
   private final RankCache cache;
   private final RankEngine engine;
   private final StallSchedule stalls;
@@ -148,9 +152,18 @@ final class SimulatedRank implements AutoCloseable {
             .withDigestInterval(config.digestInterval())
             .withGuardCollective(false)
             .withDefect(config.protocolDefect());
+    this.injector = new FailureInjector(config.rankFailure(), rank);
+    this.engineCollective = new EngineCollective(collective, injector);
     this.engine =
         new RankEngine(
-            cache, collective, new PatternModel(d, MultiRankSimulator.VOCAB), engineConfig);
+            cache,
+            engineCollective,
+            injector.model(new PatternModel(d, MultiRankSimulator.VOCAB)),
+            engineConfig);
+    injector.attach(engine);
+    if (injector.targetsThisRank()) {
+      engine.setRequestListener(injector.listener(RequestListener.NONE));
+    }
     this.stalls =
         config.ackDelay().injectsStalls()
             ? new StallSchedule(config.seed(), config.ranks(), config.ticks())
@@ -243,7 +256,7 @@ final class SimulatedRank implements AutoCloseable {
   /** Records this rank's requests and ticks into {@code recorder}; call before {@link #run}. */
   void record(TimelineRecorder recorder) {
     this.timeline = recorder;
-    engine.setRequestListener(recorder);
+    engine.setRequestListener(injector.listener(recorder));
   }
 
   /** The raw collective, beside the engine's: for the checks outside the engine's counts. */
@@ -279,11 +292,16 @@ final class SimulatedRank implements AutoCloseable {
     long digest = engine.replicaDigest();
     long schedule = engine.collective().scheduleHash();
     long calls = engine.collective().calls();
-    long[] r =
-        collective.allReduce(
-            ReduceOp.MIN,
-            new long[] {digest, ~digest, schedule, ~schedule, calls, ~calls},
-            CHECK_TAG);
+    long[] r;
+    try {
+      r =
+          collective.allReduce(
+              ReduceOp.MIN,
+              new long[] {digest, ~digest, schedule, ~schedule, calls, ~calls},
+              CHECK_TAG);
+    } catch (CollectiveException e) {
+      throw engineVerdict(e);
+    }
     if (r[2] != ~r[3] || r[4] != ~r[5]) {
       throw new CollectiveDesyncException(
           "ranks issued different collective sequences by the"
@@ -304,6 +322,25 @@ final class SimulatedRank implements AutoCloseable {
       throw new ReplicaDivergenceException(
           rank, tick, r[0], ~r[1], digest, "found by the simulator's check after the tick");
     }
+  }
+
+  /**
+   * What the engine makes of a collective failure that the simulator's own check met: the
+   * failure of another rank ({@link io.kvtier.core.rank.RankGroupFailedException}) when the
+   * desync carries one, else {@code e} itself. The engine is between ticks here, so its next
+   * step is the next tick's {@code receive}, whose broadcast throws {@code e} at once ({@link
+   * EngineCollective#failNextCall}); the engine is failed after it, as on every other rank.
+   */
+  private RuntimeException engineVerdict(CollectiveException e) {
+    engineCollective.failNextCall(e);
+    try {
+      engine.receive(rank == 0 ? TickCommands.NONE : null);
+    } catch (RuntimeException verdict) {
+      return verdict;
+    }
+    // Not reached: the broadcast threw. Should a later engine swallow it, the check's own
+    // exception still stops the run.
+    return e;
   }
 
   /** Device pages still protected after the drain: leaked. */
@@ -334,6 +371,19 @@ final class SimulatedRank implements AutoCloseable {
         // that the JVM reclaims anyway.
       }
     }
+  }
+
+  /**
+   * Whether this rank was to fail by an injected failure and, the run over, did not: its step's
+   * hook never came at or after the tick.
+   */
+  boolean injectionPending() {
+    return injector.pending();
+  }
+
+  /** Why the injected failure never fired; for a rank whose {@link #injectionPending} is true. */
+  String injectionNotFired() {
+    return injector.neverFired(engine.tickNumber());
   }
 
   /** The ranks did not drain within {@link #DRAIN_TICKS} after the input ended. */

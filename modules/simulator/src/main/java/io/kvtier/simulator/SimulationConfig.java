@@ -49,6 +49,9 @@ import java.util.TreeMap;
  *     namespace
  * @param l3 the L3 tier: which store each rank opens, its timing and faults; {@link
  *     L3Simulation#NONE} for none
+ * @param rankFailure a failure injected into one rank's step, to check that the group fails
+ *     together ({@link SimulationFailure#RANK_FAILED}); {@link RankFailureInjection#NONE} for
+ *     none
  */
 public record SimulationConfig(
     int ranks,
@@ -74,7 +77,8 @@ public record SimulationConfig(
     CacheDefect cacheDefect,
     String collective,
     Map<String, String> collectiveProperties,
-    L3Simulation l3) {
+    L3Simulation l3,
+    RankFailureInjection rankFailure) {
 
   /** The collective of a run that does not name one: every rank a thread of this JVM. */
   public static final String LOCAL_COLLECTIVE = "local";
@@ -140,6 +144,15 @@ public record SimulationConfig(
           "collective is blank: give a provider name such as local, mpi or hazelcast");
     }
     collectiveProperties = checkProperties(collectiveProperties);
+    Objects.requireNonNull(rankFailure, "rankFailure");
+    if (rankFailure.rank() >= ranks) {
+      throw new IllegalArgumentException(
+          "rankFailure.rank="
+              + rankFailure.rank()
+              + " must be in [0, "
+              + ranks
+              + "): the rank that fails must be one of the run's ranks");
+    }
   }
 
   /**

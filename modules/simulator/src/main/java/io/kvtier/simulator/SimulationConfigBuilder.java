@@ -11,7 +11,8 @@ import java.util.Map;
  * arguments: 4 ranks on the {@code sim} backend, small multi-turn chats, 16-token pages, 192
  * device pages per rank, a host tier twice as large, write-through, LRU, uniform copy delays, no
  * failures, 1% aborts per tick, 64-token prefill chunks, 8 running requests, a digest check
- * every tick, 600 ticks, seed 1, the {@code local} collective without properties.
+ * every tick, 600 ticks, seed 1, the {@code local} collective without properties, no injected
+ * failure.
  */
 public final class SimulationConfigBuilder {
   private int ranks = 4;
@@ -38,6 +39,7 @@ public final class SimulationConfigBuilder {
   private L3Simulation l3 = L3Simulation.NONE;
   private String collective = SimulationConfig.LOCAL_COLLECTIVE;
   private Map<String, String> collectiveProperties = Map.of();
+  private RankFailureInjection rankFailure = RankFailureInjection.NONE;
 
   SimulationConfigBuilder() {}
 
@@ -66,6 +68,7 @@ public final class SimulationConfigBuilder {
     l3 = c.l3();
     collective = c.collective();
     collectiveProperties = c.collectiveProperties();
+    rankFailure = c.rankFailure();
   }
 
   /**
@@ -334,6 +337,17 @@ public final class SimulationConfigBuilder {
   }
 
   /**
+   * Sets a failure injected into one rank's step.
+   *
+   * @param v the rank, tick, step and kind; {@link RankFailureInjection#NONE} for none
+   * @return this
+   */
+  public SimulationConfigBuilder rankFailure(RankFailureInjection v) {
+    rankFailure = java.util.Objects.requireNonNull(v, "rankFailure");
+    return this;
+  }
+
+  /**
    * The config.
    *
    * @return the validated config
@@ -364,6 +378,7 @@ public final class SimulationConfigBuilder {
         cacheDefect,
         collective,
         collectiveProperties,
-        l3);
+        l3,
+        rankFailure);
   }
 }

@@ -16,6 +16,12 @@ public enum SimulationFailure {
   LEAK,
   /** The input ended but the ranks did not drain within the drain budget. */
   NOT_DRAINED,
+  /**
+   * A rank's step failed, and the whole group stopped together ({@code
+   * io.kvtier.core.rank.RankGroupFailedException}, on every rank): the message names the rank
+   * that failed, its tick, step and cause.
+   */
+  RANK_FAILED,
   /** Any other exception. */
   ERROR
 }

@@ -28,11 +28,14 @@ import java.util.Objects;
  * @param cache the cache's replicated counters on rank 0 (backups, loads, evictions)
  * @param replicaDigestsEqual whether every digest comparison found equal replicas
  * @param desyncs collective desyncs and watchdog timeouts (a run stops at the first)
- * @param leakedPages device and host pages neither free nor evictable after the drain
+ * @param leakedPages device and host pages neither free nor evictable after the drain; 0 when a
+ *     rank failed ({@link SimulationFailure#RANK_FAILED}): the run stopped before its drain, and
+ *     the pages of the requests in flight are not leaks
  * @param kvVerifiedPages pages whose KV the model checked after a load-back
  * @param kvMismatches checked pages whose KV was wrong
  * @param failure what stopped the run, {@link SimulationFailure#NONE} if it completed cleanly
- * @param failureTick the tick of the failure, -1 if none
+ * @param failureTick the tick of the failure, -1 if none; for {@link
+ *     SimulationFailure#RANK_FAILED} the tick at which the rank's step failed, on every rank
  * @param failureMessage the failure's message, empty if none
  * @param wallSeconds the run's wall-clock time
  * @param timeline occupancy and counters over time and each request's milestones, from rank 0
