@@ -17,11 +17,13 @@
 # option after R. Environment:
 #   KVTIER_HAZELCAST_PORT  first port of the members (default 5701; they take the next ones up)
 #   KVTIER_SIM_DIR         where the logs and JSON go (default: a new temporary directory)
+# With --fail-rank R --fail-tick T every rank must stop with the same RANK_FAILED failure, and
+# the local run fail alike; the script then says so and exits 1, as simulate itself does.
 # Exit status: 0 when all agree and every check passed, 1 otherwise, 2 on a usage error.
 set -euo pipefail
 
 usage() {
-  sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -91,14 +93,17 @@ echo "simulate-ranks: $ranks rank processes over hazelcast (cluster $cluster, po
 
 failed=0
 digests=()
+statuses=()
+lines=()
+verdicts=()
 for ((r = 0; r < ranks; r++)); do
   status=0
   wait "${rank_pids[$r]}" || status=$?
   line="$(grep -E "^rank $r of $ranks \(hazelcast\): final replica digest" "$out/rank-$r.log" || true)"
-  if ((status != 0)) || [[ -z "$line" ]]; then
-    echo "simulate-ranks: rank $r exited $status: ${line:-no digest line; see $out/rank-$r.log and $out/rank-$r.err}"
-    failed=1
-  fi
+  statuses+=("$status")
+  lines+=("$line")
+  # The verdict, PASS or FAIL: MESSAGE, follows the digest comparison's "; ".
+  verdicts+=("$(sed -E 's/^.*equal on every rank: [^;]*; //' <<<"$line")")
   digest="$(sed -E 's/.*final replica digest ([0-9a-f]+).*/\1/' <<<"$line")"
   digests+=("${digest:-none}")
 done
@@ -108,6 +113,44 @@ for pid in ${member_pids[@]+"${member_pids[@]}"}; do
 done
 
 grep -v '^rank [0-9]' "$out/rank-0.log" || true
+
+# A rank whose step failed (--fail-rank) stops the whole group: every rank exits 1 with the
+# same RANK_FAILED verdict, and the local run must fail alike. The digests differ then (each
+# rank stopped at its own point of the tick), so they are not compared.
+together=1
+for ((r = 0; r < ranks; r++)); do
+  if [[ "${statuses[$r]}" != 1 || "${verdicts[$r]}" != "FAIL: RANK_FAILED:"* \
+    || "${verdicts[$r]}" != "${verdicts[0]}" ]]; then
+    together=0
+  fi
+done
+if ((together)); then
+  echo "simulate-ranks: all $ranks ranks stopped together: ${verdicts[0]#FAIL: }"
+  status=0
+  "$kvtier" simulate --ranks "$ranks" --json "$out/local.json" "$@" >"$out/local.log" 2>&1 \
+    || status=$?
+  fields() {
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["failure"], d["failureTick"], d["failureMessage"])' "$1"
+  }
+  if ((status != 1)) || [[ ! -f "$out/hazelcast.json" ]]; then
+    echo "simulate-ranks: FAIL: the local run exited $status (1 expected), or rank 0 wrote no" \
+      "JSON; see $out/local.log"
+  elif [[ "$(fields "$out/local.json")" != "$(fields "$out/hazelcast.json")" ]]; then
+    echo "simulate-ranks: FAIL: the local run failed otherwise: $(fields "$out/local.json")"
+  else
+    echo "simulate-ranks: the local run failed alike (failure, failureTick, failureMessage)"
+  fi
+  exit 1
+fi
+
+for ((r = 0; r < ranks; r++)); do
+  if ((statuses[r] != 0)) || [[ -z "${lines[$r]}" ]]; then
+    echo "simulate-ranks: rank $r exited ${statuses[$r]}: ${lines[$r]:-no digest line; see $out/rank-$r.log and $out/rank-$r.err}"
+    failed=1
+  fi
+done
 if [[ "$(printf '%s\n' "${digests[@]}" | sort -u | wc -l)" -ne 1 ]]; then
   echo "simulate-ranks: FAIL: the ranks ended with different digests: ${digests[*]}"
   failed=1

@@ -7,10 +7,13 @@ import io.kvtier.cli.report.TtftModel;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.L3PrefetchPolicy;
 import io.kvtier.core.config.WritePolicy;
+import io.kvtier.core.rank.TickStep;
 import io.kvtier.simulator.AckDelay;
 import io.kvtier.simulator.L3Simulation;
 import io.kvtier.simulator.MultiRankSimulator;
+import io.kvtier.simulator.RankFailureInjection;
 import io.kvtier.simulator.SimulationConfig;
+import io.kvtier.simulator.SimulationFailure;
 import io.kvtier.simulator.SimulationResult;
 import io.kvtier.spi.Availability;
 import io.kvtier.spi.CollectiveProvider;
@@ -55,8 +58,8 @@ import picocli.CommandLine.Spec;
           + " bin/kvtier simulate --collective mpi) or hazelcast (R processes, each with --rank;"
           + " scripts/simulate-ranks.sh starts them); the result is the one local gives.",
       "Same seed, same result. Exit status: 0 when every check passed, 1 when digests differ,"
-          + " ranks desync, pages leak or a loaded page is wrong (or on another failure),"
-          + " 2 on a usage error."
+          + " ranks desync, pages leak or a loaded page is wrong, a rank failed (--fail-rank"
+          + " injects that) or on another failure, 2 on a usage error."
     })
 final class SimulateCommand implements Callable<Integer> {
   private static final SimulationConfig DEFAULTS = SimulationConfig.builder().build();
@@ -66,6 +69,9 @@ final class SimulateCommand implements Callable<Integer> {
 
   /** Held so that the level sticks; the hazelcast collective logs its members at INFO. */
   private static final Logger HAZELCAST_LOG = Logger.getLogger("com.hazelcast");
+
+  /** Held so that the level sticks; the local collective logs every desync as a warning. */
+  private static final Logger LOCAL_COLLECTIVE_LOG = Logger.getLogger("io.kvtier.backend.sim");
 
   @Spec private CommandSpec spec;
 
@@ -305,11 +311,51 @@ final class SimulateCommand implements Callable<Integer> {
               + " also bounds how far apart the processes may start (default: ${DEFAULT-VALUE}).")
   private long watchdogSeconds = DEFAULTS.watchdog().toSeconds();
 
+  @Option(
+      names = "--fail-rank",
+      paramLabel = "R",
+      description =
+          "Make rank R's step fail at --fail-tick, to see the group fail together: every rank"
+              + " stops at its next collective with failure RANK_FAILED naming rank R, the tick"
+              + " and the step, long before --watchdog; exit 1. With --fail-tick.")
+  private Integer failRank;
+
+  @Option(
+      names = "--fail-tick",
+      paramLabel = "T",
+      description =
+          "The tick at which rank --fail-rank fails, from 0; a step that calls nothing at T"
+              + " (nothing admitted, nothing running) fails at the next tick that does.")
+  private Long failTick;
+
+  @Option(
+      names = "--fail-step",
+      paramLabel = "STEP",
+      description =
+          "The step that fails: receive (the recv broadcast), sync (the sync reduction, in ticks"
+              + " with copies outstanding), admit (an admission), forward (the model), finish (a"
+              + " finished request) or check (the digest check) (default: ${DEFAULT-VALUE}).")
+  private String failStep = RankFailureInjection.stepName(TickStep.FORWARD);
+
+  @Option(
+      names = "--fail-kind",
+      paramLabel = "KIND",
+      description =
+          "What the failing step throws: exception (a RuntimeException) or error (an Error, as"
+              + " an out-of-memory error would be) (default: ${DEFAULT-VALUE}).")
+  private String failKind = RankFailureInjection.Kind.EXCEPTION.cliName();
+
   @Override
   public Integer call() throws IOException {
     HAZELCAST_LOG.setLevel(Level.WARNING);
     SimulationConfig config = config();
     PrintWriter out = spec.commandLine().getOut();
+    if (config.rankFailure().enabled()) {
+      // The failed rank tells the others through a desync, which the local collective logs
+      // with advice about branches on rank-local state: wrong here, and the summary says what
+      // failed.
+      LOCAL_COLLECTIVE_LOG.setLevel(Level.SEVERE);
+    }
     if (!config.threadRanks()) {
       return callRank(config, out);
     }
@@ -389,7 +435,9 @@ final class SimulateCommand implements Callable<Integer> {
         config.ranks(),
         config.collective(),
         result.replicaDigest(),
-        result.replicaDigestsEqual() ? "yes" : "NO",
+        result.failure() == SimulationFailure.RANK_FAILED
+            ? "not compared (the run stopped)"
+            : result.replicaDigestsEqual() ? "yes" : "NO",
         result.passed()
             ? "PASS"
             : "FAIL: "
@@ -575,6 +623,7 @@ final class SimulateCommand implements Callable<Integer> {
           .chunkTokens(chunk)
           .maxRunning(maxRunning)
           .l3(l3Simulation())
+          .rankFailure(rankFailure(placement.ranks()))
           .build();
     } catch (IllegalArgumentException e) {
       throw new ParameterException(
@@ -584,6 +633,81 @@ final class SimulateCommand implements Callable<Integer> {
           null,
           Optional.ofNullable(e.getMessage()).orElse(""));
     }
+  }
+
+  /**
+   * The injected failure of {@code --fail-*}, checked against the run: every message names the
+   * option, its value and what to give instead.
+   */
+  private RankFailureInjection rankFailure(int worldSize) {
+    var parsed = spec.commandLine().getParseResult();
+    if (failRank == null && failTick == null) {
+      for (String option : List.of("--fail-step", "--fail-kind")) {
+        if (parsed.hasMatchedOption(option)) {
+          throw new IllegalArgumentException(
+              option
+                  + " needs --fail-rank R and --fail-tick T: it says how rank R fails, and no"
+                  + " rank is made to fail without them");
+        }
+      }
+      return RankFailureInjection.NONE;
+    }
+    if (failRank == null) {
+      throw new IllegalArgumentException(
+          "--fail-tick=" + failTick + " needs --fail-rank R: the rank that fails at that tick");
+    }
+    if (failTick == null) {
+      throw new IllegalArgumentException(
+          "--fail-rank=" + failRank + " needs --fail-tick T: the tick at which that rank fails");
+    }
+    if (failRank < 0 || failRank >= worldSize) {
+      throw new IllegalArgumentException(
+          "--fail-rank="
+              + failRank
+              + " must be in [0, "
+              + worldSize
+              + "): the rank that fails is one of the run's "
+              + worldSize
+              + " ranks");
+    }
+    if (failTick < 0) {
+      throw new IllegalArgumentException(
+          "--fail-tick=" + failTick + " must be >= 0: ticks count from 0");
+    }
+    if (benchmark) {
+      throw new IllegalArgumentException(
+          "--fail-rank makes a run fail, and --benchmark measures runs that pass: use one or"
+              + " the other");
+    }
+    TickStep step;
+    try {
+      step = RankFailureInjection.parseStep(failStep);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "--fail-step="
+              + failStep
+              + " is not a step: give one of receive, sync, admit, forward, finish, check",
+          e);
+    }
+    RankFailureInjection.Kind kind;
+    try {
+      kind = RankFailureInjection.Kind.parse(failKind);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "--fail-kind=" + failKind + " is not a failure kind: give exception or error", e);
+    }
+    if (step == TickStep.CHECK && digestInterval == 0) {
+      throw new IllegalArgumentException(
+          "--fail-step check fails in the engine's digest check, which --digest-interval 0"
+              + " turns off: give --digest-interval 1 or another --fail-step");
+    }
+    if (step == TickStep.SYNC && hostRatio == 0) {
+      throw new IllegalArgumentException(
+          "--fail-step sync fails in the sync reduction, which runs only while copies are"
+              + " outstanding, and --host-ratio 0 makes none: give a host tier or another"
+              + " --fail-step");
+    }
+    return RankFailureInjection.of(failRank, failTick, step, kind);
   }
 
   private L3Simulation l3Simulation() {

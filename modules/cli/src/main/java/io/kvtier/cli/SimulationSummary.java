@@ -2,6 +2,7 @@ package io.kvtier.cli;
 
 import io.kvtier.cli.report.TtftModel;
 import io.kvtier.simulator.SimulationConfig;
+import io.kvtier.simulator.SimulationFailure;
 import io.kvtier.simulator.SimulationResult;
 import java.util.Locale;
 
@@ -85,19 +86,37 @@ final class SimulationSummary {
             c.idleTicks(),
             c.idleTickCalls(),
             c.maxCallsPerTick()));
-    s.append(
-        String.format(
-            Locale.ROOT,
-            "checks    digests equal %s, desyncs %d, leaked pages %d, kv verified pages %d,"
-                + " kv mismatches %d%n",
-            r.replicaDigestsEqual() ? "yes" : "NO",
-            r.desyncs(),
-            r.leakedPages(),
-            r.kvVerifiedPages(),
-            r.kvMismatches()));
-    s.append(
-        String.format(
-            Locale.ROOT, "digest    %016x (rank 0's replica at the end)%n", r.replicaDigest()));
+    if (r.failure() == SimulationFailure.RANK_FAILED) {
+      // The group stopped mid-run: the final digest comparison and the leak check after the
+      // drain never ran, and the pages the abort left in use are not leaks.
+      s.append(
+          String.format(
+              Locale.ROOT,
+              "checks    stopped at tick %d when a rank failed: digests not compared at the end,"
+                  + " leaks not counted; kv verified pages %d, kv mismatches %d%n",
+              r.failureTick(),
+              r.kvVerifiedPages(),
+              r.kvMismatches()));
+      s.append(
+          String.format(
+              Locale.ROOT,
+              "digest    %016x (rank 0's replica where it stopped)%n",
+              r.replicaDigest()));
+    } else {
+      s.append(
+          String.format(
+              Locale.ROOT,
+              "checks    digests equal %s, desyncs %d, leaked pages %d, kv verified pages %d,"
+                  + " kv mismatches %d%n",
+              r.replicaDigestsEqual() ? "yes" : "NO",
+              r.desyncs(),
+              r.leakedPages(),
+              r.kvVerifiedPages(),
+              r.kvMismatches()));
+      s.append(
+          String.format(
+              Locale.ROOT, "digest    %016x (rank 0's replica at the end)%n", r.replicaDigest()));
+    }
     s.append(
         r.passed()
             ? "result    PASS\n"

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * mpi} collective, and as 3 processes over the {@code hazelcast} collective (an embedded member
  * each, on loopback). Every rank must report the final digest of the {@code local} run of the
  * same options, and rank 0's JSON must equal the local run's in every field but the wall time.
+ * With {@code --fail-rank}, every rank process must stop with the same {@code RANK_FAILED}.
  *
  * <p>The rank processes run {@link KvTierCli} on the class path of this test JVM (everything the
  * CLI needs at run time is on it, and providers are found through their {@code META-INF/services}
@@ -122,7 +123,39 @@ class SimulateRankProcessesTest {
   void threeHazelcastRankProcessesGiveTheLocalResult() throws Exception {
     long seed = TestSeeds.seedFor("SimulateRankProcessesTest.hazelcast");
     Map<String, Object> local = localRun(options(3, seed));
+    StringBuilder output = new StringBuilder();
+    List<Integer> statuses = hazelcastRanks(options(3, seed), List.of(), output);
 
+    assertThat(statuses)
+        .as("the ranks' exit statuses; %s", reproduce(output.toString()))
+        .containsOnly(0);
+    assertSameResult(local, dir.resolve("hazelcast.json"), output.toString(), 3, "hazelcast");
+  }
+
+  @Test
+  void overHazelcastAFailedRankStopsEveryRankProcessWithItsFailure() throws Exception {
+    long seed = TestSeeds.seedFor("SimulateRankProcessesTest.hazelcast-fail");
+    StringBuilder output = new StringBuilder();
+    List<Integer> statuses =
+        hazelcastRanks(
+            options(3, seed),
+            List.of("--fail-rank", "1", "--fail-tick", "20", "--fail-step", "receive"),
+            output);
+
+    assertThat(statuses)
+        .as("the ranks' exit statuses; %s", reproduce(output.toString()))
+        .containsOnly(1);
+    assertFailedTogether(dir.resolve("hazelcast.json"), output.toString(), 3, "hazelcast", 1);
+  }
+
+  /**
+   * Runs 3 rank processes over hazelcast on loopback with {@code options} and {@code more},
+   * rank 0 writing {@code hazelcast.json}; appends what they printed to {@code output}.
+   *
+   * @return the ranks' exit statuses
+   */
+  private List<Integer> hazelcastRanks(
+      List<String> options, List<String> more, StringBuilder output) throws Exception {
     // A cluster of its own: a random name and port range, so that it never meets another run's.
     int port = 20_000 + 10 * ThreadLocalRandom.current().nextInt(2_000);
     Map<String, String> settings =
@@ -146,7 +179,8 @@ class SimulateRankProcessesTest {
     List<Path> logs = new ArrayList<>();
     for (int r = 0; r < 3; r++) {
       List<String> command = new ArrayList<>(java());
-      command.addAll(options(3, seed));
+      command.addAll(options);
+      command.addAll(more);
       command.addAll(
           List.of("--collective", "hazelcast", "--rank", Integer.toString(r), "--watchdog", "60"));
       settings.forEach((k, v) -> command.addAll(List.of("--collective-property", k + "=" + v)));
@@ -161,17 +195,89 @@ class SimulateRankProcessesTest {
               .redirectOutput(log.toFile())
               .start());
     }
-    StringBuilder output = new StringBuilder();
     List<Integer> statuses = new ArrayList<>();
     for (int r = 0; r < 3; r++) {
       statuses.add(await(processes.get(r), logs.get(r)));
       output.append(Files.readString(logs.get(r), StandardCharsets.UTF_8));
     }
+    return statuses;
+  }
 
-    assertThat(statuses)
-        .as("the ranks' exit statuses; %s", reproduce(output.toString()))
-        .containsOnly(0);
-    assertSameResult(local, dir.resolve("hazelcast.json"), output.toString(), 3, "hazelcast");
+  @Test
+  void underMpirunAFailedRankStopsEveryRankProcessWithItsFailure() throws Exception {
+    Path mpirun = onPath("mpirun").orElse(null);
+    skipUnless(
+        mpirun != null,
+        "mpirun is not on the PATH; install it with"
+            + " `apt-get install openmpi-bin libopenmpi-dev`");
+    Availability mpi = Providers.named(CollectiveProvider.class, "mpi").availability();
+    skipUnless(mpi.available(), "the mpi collective is unavailable here: " + mpi.reason());
+    long seed = TestSeeds.seedFor("SimulateRankProcessesTest.mpi-fail");
+
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                mpirun.toString(),
+                "--oversubscribe",
+                "--bind-to",
+                "none",
+                "--mca",
+                "btl",
+                "self,vader",
+                "-np",
+                "4"));
+    command.addAll(java());
+    command.addAll(options(4, seed));
+    command.addAll(
+        List.of(
+            "--collective",
+            "mpi",
+            "--fail-rank",
+            "2",
+            "--fail-tick",
+            "20",
+            "--fail-kind",
+            "error",
+            "--json",
+            dir.resolve("mpi.json").toString()));
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("mpi.log").toFile());
+    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
+    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    int status = await(builder.start(), dir.resolve("mpi.log"));
+    String output = Files.readString(dir.resolve("mpi.log"), StandardCharsets.UTF_8);
+
+    assertThat(status).as("mpirun's exit status; %s", reproduce(output)).isNotZero();
+    assertFailedTogether(dir.resolve("mpi.json"), output, 4, "mpi", 2);
+  }
+
+  /**
+   * Rank 0's JSON says RANK_FAILED naming the failed rank, and every rank's line says the same
+   * failure without claiming equal digests.
+   */
+  private static void assertFailedTogether(
+      Path json, String output, int ranks, String collective, int failed) throws IOException {
+    Map<String, Object> j = json(json);
+    assertThat(j).as(reproduce(output)).containsEntry("failure", "RANK_FAILED");
+    String message = (String) j.get("failureMessage");
+    assertThat(message).startsWith("RANK_FAILED: rank " + failed + " failed at tick ");
+    assertThat((Double) j.get("wallSeconds")).as(reproduce(output)).isLessThan(20);
+    for (int r = 0; r < ranks; r++) {
+      assertThat(output)
+          .as(reproduce(output))
+          .containsPattern(
+              "rank "
+                  + r
+                  + " of "
+                  + ranks
+                  + " \\("
+                  + collective
+                  + "\\): final replica digest [0-9a-f]{16}, equal on every rank: not compared"
+                  + " \\(the run stopped\\); FAIL: "
+                  + java.util.regex.Pattern.quote(message.lines().findFirst().orElseThrow()));
+    }
   }
 
   /** Rank 0's JSON equals the local one but for the wall time; every rank's digest line too. */
