@@ -46,6 +46,11 @@ import java.util.Map;
  * schedule, so that every rank compares itself with every other and a rank that issued a
  * different collective sequence meets the others in a mismatched call at once, instead of
  * waiting for the watchdog. After the drain, {@link CacheInvariants#checkIdle}.
+ *
+ * <p>The engine reaches the collective through an {@link EngineCollective} and the model and
+ * request listener through a {@link FailureInjector}, which throw the config's injected failure
+ * on the rank it names ({@link SimulationConfig#rankFailure()}) and leave every call as it is
+ * elsewhere.
  */
 final class SimulatedRank implements AutoCloseable {
   /** Tag of the simulator's own per-tick check, outside the engine's counts. */
