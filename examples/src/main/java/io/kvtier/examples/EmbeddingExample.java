@@ -2,6 +2,7 @@ package io.kvtier.examples;
 
 import io.kvtier.core.KvTierBackends;
 import io.kvtier.core.cache.L3Executor;
+import io.kvtier.core.cache.L3Setup;
 import io.kvtier.core.cache.RankCache;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierKeys;
@@ -26,6 +27,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.IntStream;
 
 /**
@@ -125,20 +127,13 @@ public final class EmbeddingExample {
     // [embedding-l3]
     // kvtier.store=memory|file|hazelcast: the backends opened this rank's store; the cache
     // writes host-committed pages to it and prefetches them back, agreed at the tick's sync.
-    return backends
-        .l3Setup(l3)
-        .map(
-            setup ->
-                RankCache.withMemory(
-                    config.cache(),
-                    backends.device(),
-                    backends.host(),
-                    backends.transfers(),
-                    setup))
-        .orElseGet(
-            () ->
-                RankCache.withMemory(
-                    config.cache(), backends.device(), backends.host(), backends.transfers()));
+    Optional<L3Setup> setup = backends.l3Setup(l3);
+    if (setup.isPresent()) {
+      return RankCache.withMemory(
+          config.cache(), backends.device(), backends.host(), backends.transfers(), setup.get());
+    }
+    return RankCache.withMemory(
+        config.cache(), backends.device(), backends.host(), backends.transfers());
     // [/embedding-l3]
   }
 
