@@ -161,38 +161,13 @@ final class PreparedBackups {
       // The insert covers only part of the backup's pages, which no node can match: give the
       // backup up first so that the inserted nodes take the ordinary write-through way.
       rollBack(r);
-      return tree.insert(
-          r.lockNode,
-          tokens,
-          r.prefixLength,
-          aligned,
-          r.own,
-          0,
-          r.priority,
-          knownKey,
-          knownKeyPos,
-          copy,
-          triggers,
-          out);
+      return insertTo(r, tokens, aligned, knownKey, knownKeyPos, copy, out);
     }
     triggers.defer();
     int cached;
     RadixNode node;
     try {
-      cached =
-          tree.insert(
-              r.lockNode,
-              tokens,
-              r.prefixLength,
-              backupEnd,
-              r.own,
-              0,
-              r.priority,
-              knownKey,
-              knownKeyPos,
-              copy,
-              triggers,
-              out);
+      cached = insertTo(r, tokens, backupEnd, knownKey, knownKeyPos, copy, out);
       node = out.end == backupEnd ? out.node : null;
       resolve(r, node);
     } finally {
@@ -218,6 +193,30 @@ final class PreparedBackups {
       }
     }
     return cached;
+  }
+
+  /** The request's insert of its tokens up to {@code end}, hits going to the write triggers. */
+  private int insertTo(
+      RequestState r,
+      int[] tokens,
+      int end,
+      long knownKey,
+      int knownKeyPos,
+      KeyCopy copy,
+      InsertResult out) {
+    return tree.insert(
+        r.lockNode,
+        tokens,
+        r.prefixLength,
+        end,
+        r.own,
+        0,
+        r.priority,
+        knownKey,
+        knownKeyPos,
+        copy,
+        triggers,
+        out);
   }
 
   /** Attaches the request's backup to {@code node} if the predicate holds, else rolls it back. */
