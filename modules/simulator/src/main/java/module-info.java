@@ -11,4 +11,5 @@ module io.kvtier.simulator {
 
   exports io.kvtier.simulator;
   exports io.kvtier.simulator.workload;
+  exports io.kvtier.simulator.replay;
 }

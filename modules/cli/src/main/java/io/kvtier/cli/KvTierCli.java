@@ -25,6 +25,7 @@ import picocli.CommandLine.Spec;
       BackendsCommand.class,
       ServeCommand.class,
       SimulateCommand.class,
+      ReplayCommand.class,
       CpMemberCommand.class,
       CommandLine.HelpCommand.class
     })

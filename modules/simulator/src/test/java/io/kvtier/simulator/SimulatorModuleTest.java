@@ -6,14 +6,15 @@ import io.kvtier.testkit.ModuleSuite;
 import java.lang.module.ModuleDescriptor.Requires;
 import org.junit.jupiter.api.Test;
 
-/** The descriptor of io.kvtier.simulator: two packages, no providers, no test library. */
+/** The descriptor of io.kvtier.simulator: three packages, no providers, no test library. */
 class SimulatorModuleTest extends ModuleSuite {
 
   SimulatorModuleTest() {
     super(
         MultiRankSimulator.class.getModule(),
         "io.kvtier.simulator",
-        "io.kvtier.simulator.workload");
+        "io.kvtier.simulator.workload",
+        "io.kvtier.simulator.replay");
   }
 
   @Test

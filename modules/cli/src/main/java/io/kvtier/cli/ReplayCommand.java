@@ -1,0 +1,530 @@
+package io.kvtier.cli;
+
+import io.kvtier.cli.report.Progress;
+import io.kvtier.cli.report.ReplayReport;
+import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.WritePolicy;
+import io.kvtier.simulator.replay.Replay;
+import io.kvtier.simulator.replay.ReplayConfiguration;
+import io.kvtier.simulator.replay.ReplayFormat;
+import io.kvtier.simulator.replay.ReplayProgress;
+import io.kvtier.simulator.replay.ReplayResult;
+import io.kvtier.simulator.replay.ReplaySummary;
+import io.kvtier.simulator.replay.ReplaySweep;
+import io.kvtier.simulator.replay.ReplayTrace;
+import io.kvtier.simulator.workload.TraceFormatException;
+import io.kvtier.simulator.workload.Workload;
+import io.kvtier.simulator.workload.Workloads;
+import io.kvtier.spi.KvLayout;
+import io.kvtier.spi.config.ConfigValues;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code kvtier replay}: a what-if replay of one workload through the engine's own cache (one
+ * rank, no collective, no KV bytes) over a sweep of capacities and policies ({@link Replay}),
+ * with a table on standard output and optional CSV, JSON and HTML files.
+ */
+@Command(
+    name = "replay",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = {
+      "Replays a trace or generator through kvtier's cache (the engine's RankCache: one rank, no"
+          + " collective, no KV bytes) for every combination of the capacities and policies"
+          + " given, and prints the hit rate each tier gives (device, host, L3; by prompt tokens"
+          + " and by requests), load-backs, evictions, backups and the prefill tokens saved, with"
+          + " the baselines 'unbounded' (nothing ever evicted) and 'no-cache'.",
+      "Requests run one at a time in arrival order, each finished before the next: arrival times"
+          + " matter only as order (a server that overlaps requests can hit less). Copies finish"
+          + " at once: this measures what the cache holds, not how long copies take.",
+      "Lists are comma-separated; token counts take K, M, G (1M = 1,000,000 tokens). Each"
+          + " configuration runs on a core of its own. Exit status: 0 on success, 1 on a failed"
+          + " replay, 2 on a usage error."
+    })
+final class ReplayCommand implements Callable<Integer> {
+  private static final Pattern COUNT = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*([kKmMgG]?)");
+
+  @Spec private CommandSpec spec;
+
+  @Option(
+      names = "--workload",
+      required = true,
+      paramLabel = "SPEC",
+      description =
+          "What to replay: mooncake:PATH (a block-hash trace), jsonl:PATH, fixed:shared-prefix,"
+              + " fixed:multiturn, or a generator such as multiturn:conversations=128"
+              + " (docs/WORKLOADS.md).")
+  private String workload;
+
+  @Option(
+      names = "--requests",
+      paramLabel = "N",
+      description = "Replay only the first N requests (default: all).")
+  private Integer requests;
+
+  @Option(
+      names = "--device-tokens",
+      paramLabel = "LIST",
+      description = "Device (L1) capacities in tokens, e.g. 1M,3M,10M.")
+  private String deviceTokens;
+
+  @Option(
+      names = "--device-bytes",
+      paramLabel = "LIST",
+      description = "Device capacities in bytes, e.g. 40GiB,80GiB; needs --kv-layout.")
+  private String deviceBytes;
+
+  @Option(
+      names = "--host-tokens",
+      paramLabel = "LIST",
+      description = "Host (L2) capacities in tokens; 0 is no host tier.")
+  private String hostTokens;
+
+  @Option(
+      names = "--host-bytes",
+      paramLabel = "LIST",
+      description = "Host capacities in bytes; needs --kv-layout.")
+  private String hostBytes;
+
+  @Option(
+      names = "--host-ratio",
+      paramLabel = "LIST",
+      description =
+          "Host capacities as multiples of the device capacity, e.g. 0,2,4 (default: 0, no host"
+              + " tier unless --host-tokens or --host-bytes is given).")
+  private String hostRatio;
+
+  @Option(
+      names = "--l3-tokens",
+      paramLabel = "LIST",
+      description =
+          "L3 store capacities in tokens (default: 0, no L3 tier); an L3 tier needs a host tier.")
+  private String l3Tokens;
+
+  @Option(
+      names = "--l3-bytes",
+      paramLabel = "LIST",
+      description = "L3 capacities in bytes; needs --kv-layout.")
+  private String l3Bytes;
+
+  @Option(
+      names = "--kv-layout",
+      paramLabel = "SPEC",
+      description =
+          "The KV of one token, to turn bytes into tokens:"
+              + " layers=N,kv-heads=N,head-dim=N,dtype-bytes=N (K and V of every layer), e.g."
+              + " layers=32,kv-heads=8,head-dim=128,dtype-bytes=2 (128 KiB per token).")
+  private String kvLayout;
+
+  @Option(
+      names = "--eviction",
+      paramLabel = "LIST",
+      defaultValue = "lru",
+      description =
+          "Eviction policies, of: lru, lfu, fifo, mru, filo, priority, slru (default:"
+              + " ${DEFAULT-VALUE}).")
+  private String eviction;
+
+  @Option(
+      names = "--write-policy",
+      paramLabel = "LIST",
+      defaultValue = "write_through",
+      description =
+          "Write policies, of: write_through, write_through_selective, write_back (default:"
+              + " ${DEFAULT-VALUE}); write_back needs a host tier.")
+  private String writePolicy;
+
+  @Option(
+      names = "--page-size",
+      paramLabel = "LIST",
+      defaultValue = "16",
+      description = "Tokens per page (default: ${DEFAULT-VALUE}).")
+  private String pageSize;
+
+  @Option(
+      names = "--threads",
+      paramLabel = "N",
+      description = "Configurations replayed at once (default: the available processors).")
+  private Integer threads;
+
+  @Option(names = "--csv", paramLabel = "FILE", description = "Also write the results as CSV.")
+  private Path csv;
+
+  @Option(
+      names = "--json",
+      paramLabel = "FILE",
+      description =
+          "Also write the results as JSON: one entry per configuration with hitRate {device,"
+              + " host, l3, total}, then the baselines.")
+  private Path json;
+
+  @Option(
+      names = "--report",
+      paramLabel = "FILE",
+      description =
+          "Also write a self-contained HTML page with hit-rate-over-capacity curves per policy.")
+  private Path report;
+
+  @Option(
+      names = "--benchmark",
+      description =
+          "Also print how long the trace's preparation and each configuration took, and the"
+              + " replay speed in prompt tokens per second per core.")
+  private boolean benchmark;
+
+  /** Creates the command; picocli fills its fields. */
+  ReplayCommand() {}
+
+  @Override
+  public Integer call() {
+    PrintWriter out = spec.commandLine().getOut();
+    Setup setup = setup();
+    long start = System.nanoTime();
+    Workload w = workload();
+    ReplayTrace trace = ReplayTrace.of(w, requests == null ? Integer.MAX_VALUE : requests);
+    long prepared = System.nanoTime() - start;
+    Progress bar = Progress.onTerminal("requests");
+    ReplaySummary summary;
+    try {
+      summary = Replay.run(trace, setup.configurations, setup.threads, throttled(bar));
+    } finally {
+      bar.done();
+    }
+    out.print(ReplayFormat.table(summary));
+    if (trace.cut()) {
+      out.printf(
+          Locale.ROOT,
+          "(the first %d requests of the workload only, as --requests asked)%n",
+          trace.size());
+    }
+    if (benchmark) {
+      benchmark(out, summary, prepared);
+    }
+    write(csv, () -> ReplayFormat.csv(summary));
+    write(json, () -> ReplayFormat.json(summary));
+    write(
+        report,
+        () ->
+            ReplayReport.html(
+                summary,
+                hostTokens == null && hostBytes == null,
+                "kvtier replay "
+                    + String.join(" ", spec.commandLine().getParseResult().originalArgs())));
+    out.flush();
+    return 0;
+  }
+
+  /** The sweep and the thread count, every option checked before anything runs. */
+  record Setup(List<ReplayConfiguration> configurations, int threads) {}
+
+  Setup setup() {
+    if (requests != null && requests < 1) {
+      throw usage("--requests=" + requests + " must be at least 1");
+    }
+    int cores = Runtime.getRuntime().availableProcessors();
+    int t = threads == null ? cores : threads;
+    if (t < 1) {
+      throw usage("--threads=" + t + " must be at least 1");
+    }
+    Function<String, Long> toTokens = layoutTokens();
+    List<Integer> pages = list("--page-size", pageSize, v -> positiveInt("--page-size", v));
+    List<Long> device =
+        exactlyOne(
+            "--device-tokens",
+            deviceTokens,
+            "--device-bytes",
+            deviceBytes,
+            toTokens,
+            true,
+            "give the device capacity with --device-tokens (e.g. 1M,3M,10M) or --device-bytes");
+    int hostForms =
+        (hostTokens != null ? 1 : 0) + (hostBytes != null ? 1 : 0) + (hostRatio != null ? 1 : 0);
+    if (hostForms > 1) {
+      throw usage(
+          "give the host capacity once: --host-tokens, --host-bytes or --host-ratio, not several");
+    }
+    List<Long> host =
+        hostRatio == null && hostForms == 1
+            ? exactlyOne(
+                "--host-tokens", hostTokens, "--host-bytes", hostBytes, toTokens, false, "")
+            : List.of();
+    List<Double> ratios =
+        hostForms == 0
+            ? List.of(0.0)
+            : hostRatio == null ? List.of() : list("--host-ratio", hostRatio, this::ratio);
+    List<Long> l3 =
+        l3Tokens == null && l3Bytes == null
+            ? List.of(0L)
+            : exactlyOne("--l3-tokens", l3Tokens, "--l3-bytes", l3Bytes, toTokens, false, "");
+    List<EvictionPolicy> evictions =
+        list("--eviction", eviction, v -> parse("--eviction", v, EvictionPolicy::parse));
+    List<WritePolicy> writes =
+        list("--write-policy", writePolicy, v -> parse("--write-policy", v, WritePolicy::parse));
+    for (int page : pages) {
+      for (long d : device) {
+        if (d < page) {
+          throw usage(
+              (deviceTokens != null ? "--device-tokens" : "--device-bytes")
+                  + ": a device of "
+                  + d
+                  + " tokens is less than one page of --page-size "
+                  + page
+                  + " tokens");
+        }
+      }
+    }
+    boolean noHost = host.contains(0L) || ratios.stream().anyMatch(r -> r == 0);
+    String hostOption =
+        hostTokens != null ? "--host-tokens" : hostBytes != null ? "--host-bytes" : "--host-ratio";
+    if (noHost && writes.contains(WritePolicy.WRITE_BACK)) {
+      throw usage(
+          "--write-policy write_back needs a host tier, but "
+              + hostOption
+              + (hostForms == 0 ? " is not given (no host tier)" : " includes 0")
+              + ": give host capacities above 0, or drop write_back");
+    }
+    if (noHost && l3.stream().anyMatch(v -> v > 0)) {
+      throw usage(
+          (l3Tokens != null ? "--l3-tokens" : "--l3-bytes")
+              + " needs a host tier (L3 pages reach the device through host memory), but "
+              + hostOption
+              + (hostForms == 0 ? " is not given" : " includes 0")
+              + ": give host capacities above 0, or replay the L3 sizes in a run of their own");
+    }
+    List<ReplayConfiguration> configurations;
+    try {
+      configurations =
+          new ReplaySweep(pages, device, host, ratios, l3, evictions, writes).configurations();
+    } catch (IllegalArgumentException e) {
+      throw usage(e.getMessage());
+    }
+    return new Setup(configurations, t);
+  }
+
+  private Workload workload() {
+    try {
+      return Workloads.parse(workload);
+    } catch (TraceFormatException e) {
+      throw e;
+    } catch (IllegalArgumentException e) {
+      throw usage("--workload: " + e.getMessage());
+    }
+  }
+
+  /** Tokens from a token count, or from bytes with the layout; the function sees raw text. */
+  private Function<String, Long> layoutTokens() {
+    if (kvLayout == null) {
+      return null;
+    }
+    long bytesPerToken = layout(kvLayout);
+    return v -> bytes(v) / bytesPerToken;
+  }
+
+  private List<Long> exactlyOne(
+      String tokensName,
+      String tokensValue,
+      String bytesName,
+      String bytesValue,
+      Function<String, Long> toTokens,
+      boolean required,
+      String missing) {
+    if (tokensValue != null && bytesValue != null) {
+      throw usage("give " + tokensName + " or " + bytesName + ", not both");
+    }
+    if (tokensValue == null && bytesValue == null) {
+      if (required) {
+        throw usage("Missing capacity: " + missing);
+      }
+      return List.of();
+    }
+    if (tokensValue != null) {
+      return list(tokensName, tokensValue, v -> count(tokensName, v));
+    }
+    if (toTokens == null) {
+      throw usage(
+          bytesName
+              + " needs --kv-layout to turn bytes into tokens, e.g. --kv-layout"
+              + " layers=32,kv-heads=8,head-dim=128,dtype-bytes=2");
+    }
+    return list(
+        bytesName,
+        bytesValue,
+        v -> {
+          try {
+            return toTokens.apply(v);
+          } catch (IllegalArgumentException e) {
+            throw usage(bytesName + ": " + e.getMessage());
+          }
+        });
+  }
+
+  private <T> List<T> list(String option, String value, Function<String, T> parse) {
+    List<T> values = new ArrayList<>();
+    for (String part : value.split(",", -1)) {
+      if (part.isBlank()) {
+        throw usage(option + " '" + value + "' has an empty item: give a comma-separated list");
+      }
+      values.add(parse.apply(part.strip()));
+    }
+    return values;
+  }
+
+  private long count(String option, String value) {
+    Matcher m = COUNT.matcher(value);
+    if (!m.matches()) {
+      throw usage(
+          option
+              + ": '"
+              + value
+              + "' is not a token count: use a number with an optional K, M or G suffix (1M ="
+              + " 1,000,000 tokens), e.g. 1M,3M,10M");
+    }
+    double unit =
+        switch (m.group(2).toUpperCase(Locale.ROOT)) {
+          case "K" -> 1e3;
+          case "M" -> 1e6;
+          case "G" -> 1e9;
+          default -> 1;
+        };
+    double tokens = Double.parseDouble(m.group(1)) * unit;
+    if (tokens > Long.MAX_VALUE / 2) {
+      throw usage(option + ": '" + value + "' is too large");
+    }
+    return (long) tokens;
+  }
+
+  private int positiveInt(String option, String value) {
+    try {
+      int n = Integer.parseInt(value);
+      if (n >= 1) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // the message below says what is accepted
+    }
+    throw usage(option + ": '" + value + "' is not a whole number of at least 1");
+  }
+
+  private double ratio(String value) {
+    try {
+      double r = Double.parseDouble(value);
+      if (r >= 0 && Double.isFinite(r)) {
+        return r;
+      }
+    } catch (NumberFormatException e) {
+      // the message below says what is accepted
+    }
+    throw usage("--host-ratio: '" + value + "' is not a number >= 0");
+  }
+
+  private <T> T parse(String option, String value, Function<String, T> parser) {
+    try {
+      return parser.apply(value);
+    } catch (IllegalArgumentException e) {
+      throw usage(option + ": " + e.getMessage());
+    }
+  }
+
+  private static long bytes(String value) {
+    return ConfigValues.parseBytes("size", value);
+  }
+
+  /** Bytes of K and V of one token over all layers. */
+  private long layout(String value) {
+    Map<String, Integer> fields = new LinkedHashMap<>();
+    List<String> keys = List.of("layers", "kv-heads", "head-dim", "dtype-bytes");
+    for (String part : value.split(",", -1)) {
+      String[] kv = part.split("=", 2);
+      String key = kv[0].strip();
+      if (kv.length != 2 || !keys.contains(key)) {
+        throw usage(
+            "--kv-layout: '"
+                + part
+                + "' is not one of layers=N, kv-heads=N, head-dim=N, dtype-bytes=N");
+      }
+      fields.put(key, positiveInt("--kv-layout " + key, kv[1].strip()));
+    }
+    for (String key : keys) {
+      if (!fields.containsKey(key)) {
+        throw usage("--kv-layout '" + value + "' lacks " + key + "=N: give all of " + keys);
+      }
+    }
+    try {
+      KvLayout l =
+          new KvLayout(
+              fields.get("layers"),
+              fields.get("kv-heads"),
+              fields.get("head-dim"),
+              fields.get("dtype-bytes"),
+              1);
+      return l.pageBytes();
+    } catch (IllegalArgumentException e) {
+      throw usage("--kv-layout: " + e.getMessage());
+    }
+  }
+
+  private ReplayProgress throttled(Progress bar) {
+    // The bar redraws when the count lands on a hundredth; the replay reports in steps.
+    return (done, total) -> {
+      long step = Math.max(1, total / 100);
+      bar.ticks(done == total ? total : done - done % step, total);
+    };
+  }
+
+  private static void benchmark(PrintWriter out, ReplaySummary summary, long preparedNanos) {
+    out.printf(
+        Locale.ROOT,
+        "benchmark: trace prepared in %.3f s; %d configurations on %d threads in %.3f s;"
+            + " %.1f M prompt tokens/s per core over all configurations%n",
+        preparedNanos / 1e9,
+        summary.results().size(),
+        summary.threads(),
+        summary.wallNanos() / 1e9,
+        summary.promptTokensPerSecondPerThread() / 1e6);
+    for (ReplayResult r : summary.results()) {
+      if (r.nanos() > 0) {
+        out.printf(
+            Locale.ROOT,
+            "  %-9s %-60s %8.3f s %8.1f M prompt tokens/s%n",
+            r.kind().label(),
+            r.configuration().label(),
+            r.nanos() / 1e9,
+            r.promptTokensPerSecond() / 1e6);
+      }
+    }
+  }
+
+  private static void write(Path file, java.util.function.Supplier<String> content) {
+    if (file == null) {
+      return;
+    }
+    try {
+      Files.writeString(file, content.get(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  private ParameterException usage(String message) {
+    return new ParameterException(spec.commandLine(), message);
+  }
+}

@@ -1,0 +1,194 @@
+package io.kvtier.simulator.replay;
+
+import io.kvtier.core.cache.Admission;
+import io.kvtier.core.cache.CacheInvariants;
+import io.kvtier.core.cache.CacheStats;
+import io.kvtier.core.cache.L3Executor;
+import io.kvtier.core.cache.L3Setup;
+import io.kvtier.core.cache.PoolExhaustedException;
+import io.kvtier.core.cache.PrefetchOutcome;
+import io.kvtier.core.cache.RankCache;
+import io.kvtier.core.cache.RequestOptions;
+import io.kvtier.core.config.CacheConfig;
+import io.kvtier.core.config.L3Config;
+import java.util.Optional;
+import java.util.function.LongConsumer;
+
+/**
+ * One configuration's replay: the engine's {@link RankCache}, one rank, no collective, pools
+ * without bytes ({@link NoBytesPool}: copies finish when submitted), each request admitted,
+ * grown to its prompt, finished and synced before the next one arrives. So it answers what the
+ * cache would hold if requests never overlapped: arrival times are order only.
+ *
+ * <p>Design note (hot path): per request the loop makes the engine's own calls and no others;
+ * the prompts are the trace's arrays (the engine keeps them by reference while a request is
+ * active, and copies only what it inserts), so the loop allocates nothing per token. Without a
+ * host tier the cache is in allocator-only mode, as the radix replay benchmark runs it; with one,
+ * the single-rank {@link RankCache#sync} commits the copies, which is skipped when nothing is
+ * outstanding. Figures in docs/PERFORMANCE.md, "kvtier replay".
+ */
+final class ConfigurationReplay {
+  /** Requests between two progress reports. */
+  static final int PROGRESS_EVERY = 64;
+
+  /** Syncs after which an L3 prefetch whose store calls all ran inline must be decided. */
+  private static final int MAX_PREFETCH_SYNCS = 64;
+
+  private ConfigurationReplay() {}
+
+  /**
+   * Replays a trace through one configuration.
+   *
+   * @param trace the prompts
+   * @param c the configuration
+   * @param kind what the row is
+   * @param progress told how many more requests were replayed, every {@link #PROGRESS_EVERY}
+   *     and at the end
+   * @return the result
+   */
+  static ReplayResult run(
+      ReplayTrace trace, ReplayConfiguration c, ReplayResult.Kind kind, LongConsumer progress) {
+    long start = System.nanoTime();
+    if (c.deviceTokens() == 0) {
+      progress.accept(trace.size());
+      return new ReplayResult(
+          kind, c, trace.size(), trace.promptTokens(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    }
+    CacheConfig config =
+        new CacheConfig(
+            c.pageSize(),
+            c.devicePages(),
+            c.hostPages(),
+            c.writePolicy(),
+            CacheConfig.DEFAULT_WRITE_THROUGH_THRESHOLD,
+            c.eviction(),
+            CacheConfig.DEFAULT_LOAD_BACK_THRESHOLD,
+            CacheConfig.DEFAULT_VOCAB_SIZE);
+    RankCache cache = open(config, c);
+    boolean l3 = cache.hasL3();
+    int pageSize = c.pageSize();
+    long devicePages = c.devicePages();
+    long deviceHit = 0;
+    long hostHit = 0;
+    long l3Hit = 0;
+    long deviceRequests = 0;
+    long hostRequests = 0;
+    long l3Requests = 0;
+    long hitRequests = 0;
+    long rejected = 0;
+    int reported = 0;
+    long id = 0;
+    for (int i = 0; i < trace.size(); i++) {
+      if (i - reported == PROGRESS_EVERY) {
+        progress.accept(PROGRESS_EVERY);
+        reported = i;
+      }
+      int[] prompt = trace.prompt(i);
+      if ((prompt.length + (long) pageSize - 1) / pageSize > devicePages) {
+        rejected++;
+        continue;
+      }
+      id++;
+      if (l3 && cache.startPrefetch(id, prompt, RequestOptions.DEFAULT)) {
+        awaitPrefetch(cache, id);
+      }
+      Admission a = cache.admit(id, prompt);
+      if (!a.pendingLoads().isEmpty()) {
+        cache.sync();
+      }
+      try {
+        cache.growTo(id, prompt.length);
+      } catch (PoolExhaustedException e) {
+        // Only what other requests lock could stand in the way, and none is active; kept as a
+        // guard so that a replay never dies of one request.
+        cache.abort(id);
+        rejected++;
+        continue;
+      }
+      int prefix = a.devicePrefixLength();
+      int loaded = a.loadedLength();
+      int fromL3 = 0;
+      if (l3 && loaded > 0) {
+        Optional<PrefetchOutcome> o = cache.admittedPrefetch(id);
+        fromL3 = o.isPresent() ? o.get().overlap(prefix - loaded, prefix) : 0;
+      }
+      int onDevice = prefix - loaded;
+      deviceHit += onDevice;
+      hostHit += loaded - fromL3;
+      l3Hit += fromL3;
+      deviceRequests += onDevice > 0 ? 1 : 0;
+      hostRequests += loaded > fromL3 ? 1 : 0;
+      l3Requests += fromL3 > 0 ? 1 : 0;
+      hitRequests += prefix > 0 ? 1 : 0;
+      cache.finish(id);
+      cache.sync();
+    }
+    progress.accept(trace.size() - reported);
+    // Once per configuration, so cheap: the replay ran the real engine, and it is consistent.
+    CacheInvariants.checkIdle(cache);
+    long nanos = System.nanoTime() - start;
+    CacheStats stats = cache.stats();
+    return new ReplayResult(
+        kind,
+        c,
+        trace.size(),
+        trace.promptTokens(),
+        deviceHit,
+        hostHit,
+        l3Hit,
+        deviceRequests,
+        hostRequests,
+        l3Requests,
+        hitRequests,
+        stats.loadsCommitted(),
+        stats.deviceEvictions(),
+        stats.hostEvictions(),
+        stats.backupsCommitted(),
+        cache.l3Stats().pagesWritten(),
+        rejected,
+        nanos);
+  }
+
+  private static RankCache open(CacheConfig config, ReplayConfiguration c) {
+    if (c.hostPages() == 0) {
+      return RankCache.withoutMemory(config);
+    }
+    NoBytesPool device = new NoBytesPool(c.pageSize(), c.devicePages());
+    NoBytesPool host = new NoBytesPool(c.pageSize(), c.hostPages());
+    if (c.l3Tokens() == 0) {
+      return RankCache.withMemory(config, device, host, device.transferEngine(host));
+    }
+    L3Config l3 =
+        new L3Config(
+            // One byte per token in the pools' layout: the store counts keys, not bytes.
+            c.l3Tokens(),
+            L3Config.DEFAULT_BACKUP_THRESHOLD,
+            L3Config.DEFAULT_PREFETCH_THRESHOLD,
+            L3Config.DEFAULT_PREFETCH_POLICY,
+            L3Config.DEFAULT_TIMEOUT_BASE,
+            L3Config.DEFAULT_TIMEOUT_PER_KI_TOKEN,
+            L3Config.DEFAULT_TIMEOUT_CAP,
+            L3Config.DEFAULT_MODEL_ID,
+            false);
+    // The clock stands still: store calls run inline and finish at once, so no prefetch waits
+    // and none times out.
+    L3Setup setup =
+        new L3Setup(l3, new KeyOnlyStore(c.l3Pages()), L3Executor.inline(), () -> 0L, 0, 1);
+    return RankCache.withMemory(config, device, host, device.transferEngine(host), setup);
+  }
+
+  private static void awaitPrefetch(RankCache cache, long id) {
+    for (int round = 0; cache.prefetchState(id) == RankCache.PrefetchState.RUNNING; round++) {
+      if (round == MAX_PREFETCH_SYNCS) {
+        throw new IllegalStateException(
+            "the L3 prefetch of request "
+                + id
+                + " is still running after "
+                + MAX_PREFETCH_SYNCS
+                + " syncs although every store call ran inline: a bug of the replay or the"
+                + " engine");
+      }
+      cache.sync();
+    }
+  }
+}

@@ -1,0 +1,276 @@
+package io.kvtier.simulator.replay;
+
+import io.kvtier.simulator.replay.ReplayResult.Tier;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * A replay's results as a text table, CSV and JSON. Rates are fractions in [0, 1] in the files
+ * and percentages in the table; capacities are tokens.
+ */
+public final class ReplayFormat {
+
+  /** What a reader of any of the outputs must know: the replay does not model time. */
+  public static final String ORDER_NOTE =
+      "requests replayed one at a time in arrival order; arrival times matter only as order";
+
+  private static final Tier[] TIERS = Tier.values();
+
+  private ReplayFormat() {}
+
+  /**
+   * A token count in short form: {@code 3M}, {@code 512K}, {@code 1.5M}, or the exact number.
+   *
+   * @param tokens the count
+   * @return the text
+   */
+  public static String tokens(long tokens) {
+    for (long unit : new long[] {1_000_000_000L, 1_000_000L, 1_000L}) {
+      if (tokens >= unit && (tokens * 10) % unit == 0) {
+        String suffix = unit == 1_000L ? "K" : unit == 1_000_000L ? "M" : "G";
+        return tokens % unit == 0
+            ? tokens / unit + suffix
+            : String.format(Locale.ROOT, "%.1f%s", tokens / (double) unit, suffix);
+      }
+    }
+    return Long.toString(tokens);
+  }
+
+  /**
+   * A table for a terminal: one row per configuration, then the baselines.
+   *
+   * @param summary the replay
+   * @return the lines, each ending in a newline
+   */
+  public static String table(ReplaySummary summary) {
+    StringBuilder s = new StringBuilder();
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "replay of %s: %,d requests, %,d prompt tokens; %s%n",
+            summary.workload(),
+            summary.requests(),
+            summary.promptTokens(),
+            ORDER_NOTE));
+    String header = "%-9s %5s %8s %8s %8s %-8s %-23s %7s %7s %7s %7s %7s %9s %10s %10s %9s %14s%n";
+    s.append(
+        String.format(
+            Locale.ROOT,
+            header,
+            "kind",
+            "page",
+            "device",
+            "host",
+            "l3",
+            "eviction",
+            "write",
+            "hit%",
+            "device%",
+            "host%",
+            "l3%",
+            "req%",
+            "loads",
+            "dev-evict",
+            "host-evict",
+            "backups",
+            "saved-tokens"));
+    for (ReplayResult r : summary.results()) {
+      ReplayConfiguration c = r.configuration();
+      boolean baseline = r.kind() != ReplayResult.Kind.SWEEP;
+      s.append(
+          String.format(
+              Locale.ROOT,
+              "%-9s %5d %8s %8s %8s %-8s %-23s %7.2f %7.2f %7.2f %7.2f %7.2f %9d %10d %10d %9d"
+                  + " %14d%n",
+              r.kind().label(),
+              c.pageSize(),
+              r.kind() == ReplayResult.Kind.UNBOUNDED ? "all" : tokens(c.deviceTokens()),
+              tokens(c.hostTokens()),
+              tokens(c.l3Tokens()),
+              baseline ? "-" : c.eviction().configName(),
+              baseline ? "-" : c.writePolicy().configName(),
+              100 * r.hitRate(Tier.TOTAL),
+              100 * r.hitRate(Tier.DEVICE),
+              100 * r.hitRate(Tier.HOST),
+              100 * r.hitRate(Tier.L3),
+              100 * r.requestHitRate(Tier.TOTAL),
+              r.loadBacks(),
+              r.deviceEvictionPages(),
+              r.hostEvictionPages(),
+              r.backups(),
+              r.prefillTokensSaved()));
+    }
+    s.append(
+        "hit% by prompt tokens (device%, host%, l3%: the tier that supplied them); req%: requests"
+            + " with any hit; loads, backups: copies; evictions in pages\n");
+    return s.toString();
+  }
+
+  /** The CSV columns, in order. */
+  public static final List<String> CSV_COLUMNS =
+      List.of(
+          "kind",
+          "pageSize",
+          "deviceTokens",
+          "hostTokens",
+          "l3Tokens",
+          "eviction",
+          "writePolicy",
+          "requests",
+          "promptTokens",
+          "hitRate",
+          "deviceHitRate",
+          "hostHitRate",
+          "l3HitRate",
+          "requestHitRate",
+          "deviceRequestHitRate",
+          "hostRequestHitRate",
+          "l3RequestHitRate",
+          "deviceHitTokens",
+          "hostHitTokens",
+          "l3HitTokens",
+          "prefillTokensSaved",
+          "loadBacks",
+          "deviceEvictionPages",
+          "hostEvictionPages",
+          "backups",
+          "l3PagesWritten",
+          "rejectedRequests",
+          "seconds");
+
+  /**
+   * CSV: a header of {@link #CSV_COLUMNS}, then one row per result (no field needs quoting).
+   *
+   * @param summary the replay
+   * @return the lines, each ending in a newline
+   */
+  public static String csv(ReplaySummary summary) {
+    StringBuilder s = new StringBuilder(String.join(",", CSV_COLUMNS)).append('\n');
+    for (ReplayResult r : summary.results()) {
+      ReplayConfiguration c = r.configuration();
+      Object[] row = {
+        r.kind().label(),
+        c.pageSize(),
+        c.deviceTokens(),
+        c.hostTokens(),
+        c.l3Tokens(),
+        c.eviction().configName(),
+        c.writePolicy().configName(),
+        r.requests(),
+        r.promptTokens(),
+        rate(r.hitRate(Tier.TOTAL)),
+        rate(r.hitRate(Tier.DEVICE)),
+        rate(r.hitRate(Tier.HOST)),
+        rate(r.hitRate(Tier.L3)),
+        rate(r.requestHitRate(Tier.TOTAL)),
+        rate(r.requestHitRate(Tier.DEVICE)),
+        rate(r.requestHitRate(Tier.HOST)),
+        rate(r.requestHitRate(Tier.L3)),
+        r.deviceHitTokens(),
+        r.hostHitTokens(),
+        r.l3HitTokens(),
+        r.prefillTokensSaved(),
+        r.loadBacks(),
+        r.deviceEvictionPages(),
+        r.hostEvictionPages(),
+        r.backups(),
+        r.l3PagesWritten(),
+        r.rejectedRequests(),
+        seconds(r.nanos())
+      };
+      for (int i = 0; i < row.length; i++) {
+        s.append(i == 0 ? "" : ",").append(row[i]);
+      }
+      s.append('\n');
+    }
+    return s.toString();
+  }
+
+  /**
+   * JSON: the trace, then {@code configurations} (one entry per configuration of the sweep) and
+   * {@code baselines}, each entry with {@code hitRate} and {@code requestHitRate} objects keyed
+   * {@code device}, {@code host}, {@code l3}, {@code total}.
+   *
+   * @param summary the replay
+   * @return the document, with a final newline
+   */
+  public static String json(ReplaySummary summary) {
+    StringBuilder s = new StringBuilder();
+    s.append("{\"workload\":").append(string(summary.workload()));
+    s.append(",\"requests\":").append(summary.requests());
+    s.append(",\"promptTokens\":").append(summary.promptTokens());
+    s.append(",\"threads\":").append(summary.threads());
+    s.append(",\"wallSeconds\":").append(seconds(summary.wallNanos()));
+    s.append(",\"note\":").append(string(ORDER_NOTE));
+    s.append(",\"configurations\":");
+    entries(s, summary.sweep());
+    s.append(",\"baselines\":");
+    entries(s, summary.baselines());
+    return s.append("}\n").toString();
+  }
+
+  private static void entries(StringBuilder s, List<ReplayResult> results) {
+    s.append('[');
+    for (int i = 0; i < results.size(); i++) {
+      ReplayResult r = results.get(i);
+      ReplayConfiguration c = r.configuration();
+      s.append(i == 0 ? "{" : ",{");
+      s.append("\"kind\":").append(string(r.kind().label()));
+      s.append(",\"pageSize\":").append(c.pageSize());
+      s.append(",\"deviceTokens\":").append(c.deviceTokens());
+      s.append(",\"hostTokens\":").append(c.hostTokens());
+      s.append(",\"l3Tokens\":").append(c.l3Tokens());
+      s.append(",\"eviction\":").append(string(c.eviction().configName()));
+      s.append(",\"writePolicy\":").append(string(c.writePolicy().configName()));
+      s.append(",\"hitRate\":{");
+      for (int t = 0; t < TIERS.length; t++) {
+        s.append(t == 0 ? "" : ",").append(string(TIERS[t].key())).append(':');
+        s.append(rate(r.hitRate(TIERS[t])));
+      }
+      s.append("},\"requestHitRate\":{");
+      for (int t = 0; t < TIERS.length; t++) {
+        s.append(t == 0 ? "" : ",").append(string(TIERS[t].key())).append(':');
+        s.append(rate(r.requestHitRate(TIERS[t])));
+      }
+      s.append("},\"hitTokens\":{");
+      for (int t = 0; t < TIERS.length; t++) {
+        s.append(t == 0 ? "" : ",").append(string(TIERS[t].key())).append(':');
+        s.append(r.hitTokens(TIERS[t]));
+      }
+      s.append("},\"prefillTokensSaved\":").append(r.prefillTokensSaved());
+      s.append(",\"loadBacks\":").append(r.loadBacks());
+      s.append(",\"deviceEvictionPages\":").append(r.deviceEvictionPages());
+      s.append(",\"hostEvictionPages\":").append(r.hostEvictionPages());
+      s.append(",\"backups\":").append(r.backups());
+      s.append(",\"l3PagesWritten\":").append(r.l3PagesWritten());
+      s.append(",\"rejectedRequests\":").append(r.rejectedRequests());
+      s.append(",\"seconds\":").append(seconds(r.nanos()));
+      s.append('}');
+    }
+    s.append(']');
+  }
+
+  private static String rate(double v) {
+    return String.format(Locale.ROOT, "%.6f", v);
+  }
+
+  private static String seconds(long nanos) {
+    return String.format(Locale.ROOT, "%.3f", nanos / 1e9);
+  }
+
+  /** A JSON string; specs are file paths and generator parameters, so escape what JSON needs. */
+  private static String string(String text) {
+    StringBuilder s = new StringBuilder("\"");
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == '"' || c == '\\') {
+        s.append('\\').append(c);
+      } else if (c < 0x20) {
+        s.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+      } else {
+        s.append(c);
+      }
+    }
+    return s.append('"').toString();
+  }
+}

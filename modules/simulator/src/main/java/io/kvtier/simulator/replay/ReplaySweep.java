@@ -1,0 +1,99 @@
+package io.kvtier.simulator.replay;
+
+import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.WritePolicy;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The configurations of a sweep: every combination of the values of each axis, in the order
+ * page size, device capacity, host capacity, L3 capacity, eviction, write policy (the last
+ * varies fastest). The host capacity is given in tokens or as a ratio of the device capacity.
+ *
+ * @param pageSizes tokens per page
+ * @param deviceTokens device capacities in tokens, each at least one page of every page size
+ * @param hostTokens host capacities in tokens (0: no host tier); empty when {@code hostRatios}
+ *     is given
+ * @param hostRatios host capacities as multiples of the device capacity (0: no host tier);
+ *     empty when {@code hostTokens} is given
+ * @param l3Tokens L3 capacities in tokens (0: no L3 tier)
+ * @param evictions eviction policies
+ * @param writePolicies write policies
+ */
+public record ReplaySweep(
+    List<Integer> pageSizes,
+    List<Long> deviceTokens,
+    List<Long> hostTokens,
+    List<Double> hostRatios,
+    List<Long> l3Tokens,
+    List<EvictionPolicy> evictions,
+    List<WritePolicy> writePolicies) {
+
+  /** Copies the lists and checks that each axis has a value and the host axis exactly one form. */
+  public ReplaySweep {
+    pageSizes = distinct("pageSizes", pageSizes);
+    deviceTokens = distinct("deviceTokens", deviceTokens);
+    hostTokens = List.copyOf(new LinkedHashSet<>(Objects.requireNonNull(hostTokens, "hostTokens")));
+    hostRatios = List.copyOf(new LinkedHashSet<>(Objects.requireNonNull(hostRatios, "hostRatios")));
+    l3Tokens = distinct("l3Tokens", l3Tokens);
+    evictions = distinct("evictions", evictions);
+    writePolicies = distinct("writePolicies", writePolicies);
+    if (hostTokens.isEmpty() == hostRatios.isEmpty()) {
+      throw new IllegalArgumentException(
+          "give the host capacity either in tokens or as a ratio of the device capacity, not "
+              + (hostTokens.isEmpty() ? "neither" : "both"));
+    }
+    for (double r : hostRatios) {
+      if (!(r >= 0) || Double.isInfinite(r)) {
+        throw new IllegalArgumentException("host ratio " + r + " must be a number >= 0");
+      }
+    }
+  }
+
+  private static <T> List<T> distinct(String name, List<T> values) {
+    Objects.requireNonNull(values, name);
+    if (values.isEmpty()) {
+      throw new IllegalArgumentException(name + " is empty: give at least one value");
+    }
+    return List.copyOf(new LinkedHashSet<>(values));
+  }
+
+  /**
+   * Every combination, capacities rounded down to whole pages of their page size.
+   *
+   * @return the configurations, in the order of the axes
+   * @throws IllegalArgumentException if a combination is not a valid configuration (a device
+   *     below one page, write-back or L3 without a host tier), naming it
+   */
+  public List<ReplayConfiguration> configurations() {
+    List<ReplayConfiguration> all = new ArrayList<>();
+    for (int page : pageSizes) {
+      for (long device : deviceTokens) {
+        if (device < page) {
+          throw new IllegalArgumentException(
+              "device capacity of "
+                  + device
+                  + " tokens is less than one page of "
+                  + page
+                  + " tokens: give at least one page");
+        }
+        List<Long> hosts = new ArrayList<>(hostTokens);
+        for (double r : hostRatios) {
+          hosts.add((long) Math.floor(r * device));
+        }
+        for (long host : hosts) {
+          for (long l3 : l3Tokens) {
+            for (EvictionPolicy eviction : evictions) {
+              for (WritePolicy write : writePolicies) {
+                all.add(ReplayConfiguration.of(page, device, host, l3, eviction, write));
+              }
+            }
+          }
+        }
+      }
+    }
+    return all;
+  }
+}
