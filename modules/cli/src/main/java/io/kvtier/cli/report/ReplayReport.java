@@ -43,7 +43,8 @@ public final class ReplayReport {
     h.append("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n")
         .append("<head>\n<meta charset=\"utf-8\"/>\n<title>kvtier replay report</title>\n")
         .append("<style>\nbody{font-family:sans-serif;margin:2em;max-width:70em;color:#222}\n")
-        .append("pre{background:#f6f6f6;padding:1em;overflow-x:auto}code{word-break:break-all}\n")
+        .append(
+            "pre{background:#f6f6f6;padding:1em;white-space:pre-wrap}code{word-break:break-all}\n")
         .append("figure{margin:1.5em 0}figcaption{font-size:0.9em;color:#555}\n")
         .append("table{border-collapse:collapse;font-size:0.85em}")
         .append("td,th{padding:0.2em 0.6em;text-align:right;border-bottom:1px solid #eee}\n")
@@ -87,18 +88,25 @@ public final class ReplayReport {
     for (ReplayResult r : summary.sweep()) {
       ReplayConfiguration c = r.configuration();
       String host =
-          hostAsRatio
-              ? String.format(
-                  Locale.ROOT, "host %.3g x device", c.hostTokens() / (double) c.deviceTokens())
-              : "host " + ReplayFormat.tokens(c.hostTokens()) + " tokens";
+          c.hostTokens() == 0
+              ? "no host tier"
+              : hostAsRatio
+                  ? "host "
+                      + new java.math.BigDecimal(c.hostTokens() / (double) c.deviceTokens())
+                          .round(new java.math.MathContext(3))
+                          .stripTrailingZeros()
+                          .toPlainString()
+                      + " x device"
+                  : "host " + ReplayFormat.tokens(c.hostTokens()) + " tokens";
       String key =
           "page "
               + c.pageSize()
               + ", "
               + host
-              + ", L3 "
-              + ReplayFormat.tokens(c.l3Tokens())
-              + " tokens, "
+              + (c.l3Tokens() == 0
+                  ? ", no L3"
+                  : ", L3 " + ReplayFormat.tokens(c.l3Tokens()) + " tokens")
+              + ", "
               + c.writePolicy().configName();
       groups.computeIfAbsent(key, k -> new ArrayList<>()).add(r);
     }

@@ -31,8 +31,12 @@ final class ConfigurationReplay {
   /** Requests between two progress reports. */
   static final int PROGRESS_EVERY = 64;
 
-  /** Syncs after which an L3 prefetch whose store calls all ran inline must be decided. */
-  private static final int MAX_PREFETCH_SYNCS = 64;
+  /**
+   * Syncs after which every copy and L3 prefetch must be committed: each finished when it was
+   * submitted, so a commit can only start another (a write-back victim's write, the next step of
+   * a prefetch), never wait.
+   */
+  private static final int MAX_SYNCS = 64;
 
   private ConfigurationReplay() {}
 
@@ -92,16 +96,8 @@ final class ConfigurationReplay {
       if (l3 && cache.startPrefetch(id, prompt, RequestOptions.DEFAULT)) {
         awaitPrefetch(cache, id);
       }
-      Admission a = cache.admit(id, prompt);
-      if (!a.pendingLoads().isEmpty()) {
-        cache.sync();
-      }
-      try {
-        cache.growTo(id, prompt.length);
-      } catch (PoolExhaustedException e) {
-        // Only what other requests lock could stand in the way, and none is active; kept as a
-        // guard so that a replay never dies of one request.
-        cache.abort(id);
+      Admission a = admit(cache, id, prompt);
+      if (a == null) {
         rejected++;
         continue;
       }
@@ -121,7 +117,7 @@ final class ConfigurationReplay {
       l3Requests += fromL3 > 0 ? 1 : 0;
       hitRequests += prefix > 0 ? 1 : 0;
       cache.finish(id);
-      cache.sync();
+      drain(cache);
     }
     progress.accept(trace.size() - reported);
     // Once per configuration, so cheap: the replay ran the real engine, and it is consistent.
@@ -177,14 +173,55 @@ final class ConfigurationReplay {
     return RankCache.withMemory(config, device, host, device.transferEngine(host), setup);
   }
 
+  /**
+   * Admits a request and gives it the pages of its prompt, or returns null if the device cannot
+   * hold it. Under write-back an eviction frees its pages only at the commit of its write, so a
+   * shortfall is retried once the copies are committed, as the scheduler retries at its next
+   * tick.
+   */
+  private static Admission admit(RankCache cache, long id, int[] prompt) {
+    for (int attempt = 0; ; attempt++) {
+      Admission a = cache.admit(id, prompt);
+      if (!a.pendingLoads().isEmpty()) {
+        drain(cache);
+      }
+      try {
+        cache.growTo(id, prompt.length);
+        return a;
+      } catch (PoolExhaustedException e) {
+        cache.abort(id);
+        if (cache.outstandingOperations() == 0 || attempt == MAX_SYNCS) {
+          // Nothing left to commit: what is short is locked, which no finished request holds.
+          return null;
+        }
+        drain(cache);
+      }
+    }
+  }
+
+  /** Commits copies until nothing is outstanding; each finished when it was submitted. */
+  private static void drain(RankCache cache) {
+    for (int round = 0; cache.outstandingOperations() > 0; round++) {
+      if (round == MAX_SYNCS) {
+        throw new IllegalStateException(
+            cache.outstandingOperations()
+                + " operations are still outstanding after "
+                + MAX_SYNCS
+                + " syncs although every copy finished when it was submitted: a bug of the"
+                + " replay or the engine");
+      }
+      cache.sync();
+    }
+  }
+
   private static void awaitPrefetch(RankCache cache, long id) {
     for (int round = 0; cache.prefetchState(id) == RankCache.PrefetchState.RUNNING; round++) {
-      if (round == MAX_PREFETCH_SYNCS) {
+      if (round == MAX_SYNCS) {
         throw new IllegalStateException(
             "the L3 prefetch of request "
                 + id
                 + " is still running after "
-                + MAX_PREFETCH_SYNCS
+                + MAX_SYNCS
                 + " syncs although every store call ran inline: a bug of the replay or the"
                 + " engine");
       }
