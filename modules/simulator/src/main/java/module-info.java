@@ -8,6 +8,8 @@ module io.kvtier.simulator {
   requires transitive io.kvtier.spi;
   requires transitive io.kvtier.core;
   requires transitive io.kvtier.asserting;
+  // kvtier replay measures its speed per core in thread CPU time.
+  requires java.management;
 
   exports io.kvtier.simulator;
   exports io.kvtier.simulator.workload;

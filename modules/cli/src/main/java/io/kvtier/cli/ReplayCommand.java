@@ -494,21 +494,22 @@ final class ReplayCommand implements Callable<Integer> {
     out.printf(
         Locale.ROOT,
         "benchmark: trace prepared in %.3f s; %d configurations on %d threads in %.3f s;"
-            + " %.1f M prompt tokens/s per core over all configurations%n",
+            + " %.1f M prompt tokens per CPU second (per core) over all configurations%n",
         preparedNanos / 1e9,
         summary.results().size(),
         summary.threads(),
         summary.wallNanos() / 1e9,
-        summary.promptTokensPerSecondPerThread() / 1e6);
+        summary.promptTokensPerCpuSecond() / 1e6);
     for (ReplayResult r : summary.results()) {
-      if (r.nanos() > 0) {
+      if (r.nanos() > 0 && r.kind() != ReplayResult.Kind.NO_CACHE) {
         out.printf(
             Locale.ROOT,
-            "  %-9s %-60s %8.3f s %8.1f M prompt tokens/s%n",
+            "  %-9s %-52s %7.3f s wall %7.3f s CPU %8.1f M prompt tokens/CPU s%n",
             r.kind().label(),
             r.configuration().label(),
             r.nanos() / 1e9,
-            r.promptTokensPerSecond() / 1e6);
+            r.cpuNanos() / 1e9,
+            r.promptTokensPerCpuSecond() / 1e6);
       }
     }
   }

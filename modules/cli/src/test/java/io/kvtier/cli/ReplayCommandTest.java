@@ -159,7 +159,7 @@ class ReplayCommandTest {
     assertThat(run.out())
         .contains("the first 50 requests of the workload only")
         .contains("benchmark: trace prepared in")
-        .contains("M prompt tokens/s per core");
+        .contains("M prompt tokens per CPU second (per core)");
     Map<String, Object> c =
         object(array(object(MiniJson.parse(Files.readString(json))).get("configurations")).get(0));
     // 2 layers x (K + V) x 8 elements x 2 bytes = 64 bytes per token

@@ -11,6 +11,8 @@ import io.kvtier.core.cache.RankCache;
 import io.kvtier.core.cache.RequestOptions;
 import io.kvtier.core.config.CacheConfig;
 import io.kvtier.core.config.L3Config;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.Optional;
 import java.util.function.LongConsumer;
 
@@ -53,10 +55,11 @@ final class ConfigurationReplay {
   static ReplayResult run(
       ReplayTrace trace, ReplayConfiguration c, ReplayResult.Kind kind, LongConsumer progress) {
     long start = System.nanoTime();
+    long cpuStart = cpuTime();
     if (c.deviceTokens() == 0) {
       progress.accept(trace.size());
       return new ReplayResult(
-          kind, c, trace.size(), trace.promptTokens(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+          kind, c, trace.size(), trace.promptTokens(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     }
     CacheConfig config =
         new CacheConfig(
@@ -123,6 +126,7 @@ final class ConfigurationReplay {
     // Once per configuration, so cheap: the replay ran the real engine, and it is consistent.
     CacheInvariants.checkIdle(cache);
     long nanos = System.nanoTime() - start;
+    long cpuNanos = cpuStart < 0 ? 0 : Math.max(0, cpuTime() - cpuStart);
     CacheStats stats = cache.stats();
     return new ReplayResult(
         kind,
@@ -142,7 +146,14 @@ final class ConfigurationReplay {
         stats.backupsCommitted(),
         cache.l3Stats().pagesWritten(),
         rejected,
-        nanos);
+        nanos,
+        cpuNanos);
+  }
+
+  /** This thread's CPU time in nanoseconds, or -1 where the JVM does not measure it. */
+  private static long cpuTime() {
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    return threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
   }
 
   private static RankCache open(CacheConfig config, ReplayConfiguration c) {

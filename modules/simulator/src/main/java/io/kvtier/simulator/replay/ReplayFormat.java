@@ -136,7 +136,8 @@ public final class ReplayFormat {
           "backups",
           "l3PagesWritten",
           "rejectedRequests",
-          "seconds");
+          "seconds",
+          "cpuSeconds");
 
   /**
    * CSV: a header of {@link #CSV_COLUMNS}, then one row per result (no field needs quoting).
@@ -176,7 +177,8 @@ public final class ReplayFormat {
         r.backups(),
         r.l3PagesWritten(),
         r.rejectedRequests(),
-        seconds(r.nanos())
+        seconds(r.nanos()),
+        seconds(r.cpuNanos())
       };
       for (int i = 0; i < row.length; i++) {
         s.append(i == 0 ? "" : ",").append(row[i]);
@@ -245,6 +247,7 @@ public final class ReplayFormat {
       s.append(",\"l3PagesWritten\":").append(r.l3PagesWritten());
       s.append(",\"rejectedRequests\":").append(r.rejectedRequests());
       s.append(",\"seconds\":").append(seconds(r.nanos()));
+      s.append(",\"cpuSeconds\":").append(seconds(r.cpuNanos()));
       s.append('}');
     }
     s.append(']');

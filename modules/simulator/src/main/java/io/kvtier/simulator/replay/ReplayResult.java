@@ -28,6 +28,8 @@ import java.util.Objects;
  * @param rejectedRequests requests whose prompt needs more pages than the whole device holds;
  *     replayed as misses and not cached
  * @param nanos wall-clock time of the replay itself (the trace was prepared before)
+ * @param cpuNanos CPU time of the thread that ran it, the measure of speed per core on a machine
+ *     that other work shares (0 where the JVM cannot measure thread CPU time)
  */
 public record ReplayResult(
     Kind kind,
@@ -47,7 +49,8 @@ public record ReplayResult(
     long backups,
     long l3PagesWritten,
     long rejectedRequests,
-    long nanos) {
+    long nanos,
+    long cpuNanos) {
 
   /** What a result row is. */
   public enum Kind {
@@ -118,7 +121,8 @@ public record ReplayResult(
       backups,
       l3PagesWritten,
       rejectedRequests,
-      nanos
+      nanos,
+      cpuNanos
     };
     for (long v : all) {
       if (v < 0) {
@@ -200,5 +204,15 @@ public record ReplayResult(
    */
   public double promptTokensPerSecond() {
     return nanos == 0 ? 0 : promptTokens * 1e9 / nanos;
+  }
+
+  /**
+   * Replay speed per core: prompt tokens per second of the running thread's CPU time, which
+   * other processes that share the cores do not inflate.
+   *
+   * @return tokens per CPU second; 0 when no CPU time was measured
+   */
+  public double promptTokensPerCpuSecond() {
+    return cpuNanos == 0 ? 0 : promptTokens * 1e9 / cpuNanos;
   }
 }

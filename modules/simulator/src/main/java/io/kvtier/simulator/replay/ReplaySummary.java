@@ -47,20 +47,20 @@ public record ReplaySummary(
   }
 
   /**
-   * Prompt tokens replayed per second per thread, over the whole run (every configuration's
-   * tokens over the threads' time).
+   * Prompt tokens replayed per CPU second, over every configuration that ran the engine: the
+   * speed per core, which other processes sharing the cores do not inflate.
    *
-   * @return tokens per second per thread
+   * @return tokens per CPU second; 0 when no CPU time was measured
    */
-  public double promptTokensPerSecondPerThread() {
-    long busy = 0;
-    for (ReplayResult r : results) {
-      busy += r.nanos();
-    }
+  public double promptTokensPerCpuSecond() {
+    long cpu = 0;
     long tokens = 0;
     for (ReplayResult r : results) {
-      tokens += r.nanos() == 0 ? 0 : r.promptTokens();
+      if (r.cpuNanos() > 0) {
+        cpu += r.cpuNanos();
+        tokens += r.promptTokens();
+      }
     }
-    return busy == 0 ? 0 : tokens * 1e9 / busy;
+    return cpu == 0 ? 0 : tokens * 1e9 / cpu;
   }
 }
