@@ -43,7 +43,7 @@ import org.openjdk.jmh.annotations.Warmup;
 public class TraceReplayBenchmark {
 
   /** A {@code mooncake:} trace file, relative to the working directory. */
-  @Param({"traces/mooncake-synthetic-300.jsonl"})
+  @Param({"traces/mooncake-synthetic-1000.jsonl"})
   public String trace;
 
   /** Device capacity in tokens. */

@@ -227,8 +227,7 @@ final class ReplayCommand implements Callable<Integer> {
             ReplayReport.html(
                 summary,
                 hostTokens == null && hostBytes == null,
-                "kvtier replay "
-                    + String.join(" ", spec.commandLine().getParseResult().originalArgs())));
+                "kvtier " + String.join(" ", spec.commandLine().getParseResult().originalArgs())));
     out.flush();
     return 0;
   }

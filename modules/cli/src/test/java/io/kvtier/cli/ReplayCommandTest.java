@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 @Timeout(120)
 class ReplayCommandTest {
   /** The shipped cut of the Mooncake synthetic trace (traces/README.md), from modules/cli. */
-  static final String TRACE = "mooncake:../../traces/mooncake-synthetic-300.jsonl";
+  static final String TRACE = "mooncake:../../traces/mooncake-synthetic-1000.jsonl";
 
   private record Run(int status, String out, String err) {}
 
@@ -68,15 +68,15 @@ class ReplayCommandTest {
 
     assertThat(run.status()).as(run.err()).isZero();
     assertThat(run.out())
-        .contains("300 requests, 3,853,165 prompt tokens")
+        .contains("1,000 requests, 11,851,558 prompt tokens")
         .contains("arrival times matter only as order")
         .contains("unbounded")
         .contains("no-cache");
     assertThat(run.out().lines().filter(l -> l.startsWith("sweep"))).hasSize(8);
 
     Map<String, Object> doc = object(MiniJson.parse(Files.readString(json)));
-    assertThat(doc.get("requests")).isEqualTo(300L);
-    assertThat(doc.get("promptTokens")).isEqualTo(3_853_165L);
+    assertThat(doc.get("requests")).isEqualTo(1000L);
+    assertThat(doc.get("promptTokens")).isEqualTo(11_851_558L);
     List<Object> configurations = array(doc.get("configurations"));
     assertThat(configurations).hasSize(8);
     List<String> seen = new ArrayList<>();
@@ -120,10 +120,14 @@ class ReplayCommandTest {
     List<String> rows = Files.readAllLines(csv, StandardCharsets.UTF_8);
     assertThat(rows).hasSize(1 + 10);
     assertThat(rows.get(0)).startsWith("kind,pageSize,deviceTokens,hostTokens,l3Tokens,eviction,");
-    assertThat(rows.get(1)).startsWith("sweep,16,250000,0,0,lru,write_through,300,3853165,");
+    assertThat(rows.get(1)).startsWith("sweep,16,250000,0,0,lru,write_through,1000,11851558,");
 
     String html = Files.readString(report);
-    assertThat(html).startsWith("<!DOCTYPE html>").contains("<svg").doesNotContain("<script");
+    assertThat(html)
+        .startsWith("<!DOCTYPE html>")
+        .contains("<svg")
+        .contains("kvtier replay --workload " + TRACE)
+        .doesNotContain("<script");
   }
 
   @Test

@@ -27,7 +27,7 @@ class ReplayReportTest {
   static void replay() {
     ReplayTrace trace =
         ReplayTrace.of(
-            Workloads.parse("mooncake:../../traces/mooncake-synthetic-300.jsonl"),
+            Workloads.parse("mooncake:../../traces/mooncake-synthetic-1000.jsonl"),
             Integer.MAX_VALUE);
     summary =
         Replay.run(
