@@ -230,6 +230,30 @@ class ReplayCommandTest {
   }
 
   @Test
+  void aMalformedTraceOrAnUnwritableFileFailsTheCommand(@TempDir Path dir) throws IOException {
+    Path bad = dir.resolve("bad.jsonl");
+    Files.writeString(
+        bad,
+        "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [1]}\n");
+    Run malformed = run("replay", "--workload", "mooncake:" + bad, "--device-tokens", "1M");
+    assertThat(malformed.status()).as(malformed.err()).isEqualTo(1);
+    assertThat(malformed.err()).contains("kvtier replay: ").contains("needs 2 hash ids");
+    Run unwritable =
+        run(
+            "replay",
+            "--workload",
+            TRACE,
+            "--requests",
+            "5",
+            "--device-tokens",
+            "1M",
+            "--json",
+            dir.toString());
+    assertThat(unwritable.status()).as(unwritable.err()).isEqualTo(1);
+    assertThat(unwritable.err()).contains("cannot write " + dir);
+  }
+
+  @Test
   void theHelpSaysArrivalTimesAreOrderOnly() {
     Run help = run("replay", "--help");
     assertThat(help.status()).isZero();

@@ -42,8 +42,10 @@ public record ReplaySweep(
     writePolicies = distinct("writePolicies", writePolicies);
     if (hostTokens.isEmpty() == hostRatios.isEmpty()) {
       throw new IllegalArgumentException(
-          "give the host capacity either in tokens or as a ratio of the device capacity, not "
-              + (hostTokens.isEmpty() ? "neither" : "both"));
+          hostTokens.isEmpty()
+              ? "no host capacity: give it in tokens or as a ratio of the device capacity (0 for"
+                  + " no host tier)"
+              : "give the host capacity in tokens or as a ratio of the device capacity, not both");
     }
     for (double r : hostRatios) {
       if (!(r >= 0) || Double.isInfinite(r)) {

@@ -196,6 +196,17 @@ class ReplayTest {
                     List.of(16),
                     List.of(16L),
                     List.of(),
+                    List.of(),
+                    List.of(0L),
+                    List.of(LRU),
+                    List.of(WT)))
+        .hasMessageContaining("no host capacity");
+    assertThatThrownBy(
+            () ->
+                new ReplaySweep(
+                    List.of(16),
+                    List.of(16L),
+                    List.of(),
                     List.of(-1.0),
                     List.of(0L),
                     List.of(LRU),
