@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.core.config.CacheConfig;
 import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.L3Config;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.spi.KvLayout;
 import io.kvtier.spi.PageKey;
@@ -235,6 +236,45 @@ class CacheEventsTest {
                   2));
       assertThat(replay.held(CacheMedium.HOST)).containsExactlyInAnyOrderElementsOf(a);
     }
+  }
+
+  @Test
+  void anL3WriteIsStoredInL3AndAPrefetchStoresOnTheHostThenTheLoadOnTheDevice() {
+    FakeKvStore store = new FakeKvStore();
+    L3Config l3 = L3Config.DEFAULTS.withPrefetchThreshold(L3Rank.PAGE);
+    int[] t = new int[16];
+    for (int i = 0; i < t.length; i++) {
+      t[i] = 1 + i * 7;
+    }
+    List<PageKey> keys = chain(Optional.empty(), t, L3Rank.PAGE);
+    Replay writer = new Replay();
+    L3Rank w = new L3Rank(0, 1, store, l3, 32, 64, writer);
+    w.serve(1, t);
+    L3Rank.sync(w);
+    w.executor.runAll();
+    L3Rank.sync(w);
+    assertThat(writer.events)
+        .extracting(CacheEvent::medium)
+        .containsExactly(CacheMedium.DEVICE, CacheMedium.HOST, CacheMedium.L3);
+    assertThat(writer.held(CacheMedium.L3)).containsExactlyInAnyOrderElementsOf(keys);
+
+    Replay reader = new Replay();
+    L3Rank r = new L3Rank(0, 1, store, l3, 32, 64, reader);
+    assertThat(r.cache.startPrefetch(7, t, RequestOptions.DEFAULT)).isTrue();
+    for (int i = 0; i < 3; i++) {
+      L3Rank.sync(r);
+      r.executor.runAll();
+    }
+    L3Rank.sync(r);
+    assertThat(r.cache.prefetchState(7)).isEqualTo(RankCache.PrefetchState.DONE);
+    assertThat(reader.events)
+        .containsExactly(
+            new CacheEvent.BlocksStored(CacheMedium.HOST, 0, keys, Optional.empty(), t, 4));
+    r.cache.admit(7, t);
+    assertThat(reader.held(CacheMedium.DEVICE)).containsExactlyInAnyOrderElementsOf(keys);
+    r.memory.engine.completeAll();
+    L3Rank.sync(r);
+    r.cache.finish(7);
   }
 
   @Test
