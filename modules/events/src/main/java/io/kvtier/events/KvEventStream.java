@@ -105,7 +105,7 @@ public final class KvEventStream implements CacheEventListener, AutoCloseable {
 
   /** Seals the open batch now, if it has events (the end of a scheduler tick, for example). */
   public synchronized void flush() {
-    if (!pending.isEmpty() || clearedPending) {
+    if (!closed && (!pending.isEmpty() || clearedPending)) {
       seal();
     }
   }

@@ -130,6 +130,7 @@ class KvEventStreamTest {
     assertThat(sink.sequences).containsExactly(0L, 1L);
     stream.close();
     stream.onEvent(removed(1));
+    stream.flush();
     assertThat(stream.stats().sealed()).as("events after close are ignored").isEqualTo(2);
   }
 
