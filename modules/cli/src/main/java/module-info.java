@@ -11,6 +11,8 @@ module io.kvtier.cli {
   requires java.logging;
   // The tiny transformer's server (kvtier serve) and its metrics.
   requires jdk.httpserver;
+  // kvtier route: the cache-aware router over serve replicas.
+  requires io.kvtier.route;
   requires micrometer.core;
   requires micrometer.registry.prometheus;
 

@@ -24,6 +24,7 @@ import picocli.CommandLine.Spec;
     subcommands = {
       BackendsCommand.class,
       ServeCommand.class,
+      RouteCommand.class,
       SimulateCommand.class,
       ReplayCommand.class,
       CpMemberCommand.class,

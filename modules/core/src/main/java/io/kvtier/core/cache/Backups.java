@@ -258,6 +258,7 @@ final class Backups {
     }
     ledger.account(node, +1);
     if (node.backupState == BackupState.COMMITTED) {
+      tree.events.stored(CacheMedium.HOST, node);
       l3.maybeWrite(node);
     }
     boolean evict = node.evictAfterBackup;

@@ -34,6 +34,10 @@ import java.util.Arrays;
  */
 final class CacheTree {
   final int pageSize;
+
+  /** Where the rooms report what enters and leaves each medium (KV events). */
+  final CacheEvents events;
+
   final EvictionPolicy policy;
   private final boolean touchRepushes;
   private final PoolLedger ledger;
@@ -81,8 +85,9 @@ final class CacheTree {
   /** The key copy of an insert that has none: covers nothing. */
   static final KeyCopy NO_COPY = new KeyCopy();
 
-  CacheTree(int pageSize, EvictionPolicy policy, PoolLedger ledger) {
+  CacheTree(int pageSize, EvictionPolicy policy, PoolLedger ledger, CacheEvents events) {
     this.pageSize = pageSize;
+    this.events = events;
     this.policy = policy;
     this.touchRepushes = EvictionHeap.readsAccessClock(policy);
     this.ledger = ledger;
@@ -462,6 +467,7 @@ final class CacheTree {
     node.parent.residentChildren++;
     ledger.account(node, +1);
     ledger.requestPages -= node.pageCount;
+    events.stored(CacheMedium.DEVICE, node);
   }
 
   /**
@@ -547,6 +553,7 @@ final class CacheTree {
     nodeCount++;
     ledger.account(leaf, +1);
     ledger.requestPages -= leaf.pageCount;
+    events.stored(CacheMedium.DEVICE, leaf);
     countHit(leaf, priority, hits);
     keyChanged(leaf);
     return leaf;
@@ -681,6 +688,7 @@ final class CacheTree {
     ChildMaps.add(parent, leaf, key);
     nodeCount++;
     ledger.account(leaf, +1);
+    events.stored(CacheMedium.HOST, leaf);
     keyChanged(leaf);
     return leaf;
   }
@@ -780,6 +788,7 @@ final class CacheTree {
 
   /** Removes a childless, unlocked, not pending node and frees all its slots. */
   void delete(RadixNode n) {
+    events.deleted(n);
     RadixNode parent = n.parent;
     ledger.account(n, -1);
     if (n.deviceRuns != null) {
@@ -808,6 +817,7 @@ final class CacheTree {
 
   /** Frees a committed node's device slots; it stays in the tree as host-only. */
   void demote(RadixNode n) {
+    events.removed(CacheMedium.DEVICE, n);
     ledger.account(n, -1);
     releaseDevice(n);
     n.parent.residentChildren--;

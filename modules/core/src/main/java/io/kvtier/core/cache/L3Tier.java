@@ -175,6 +175,9 @@ final class L3Tier {
         node.pendingL3Write = null;
         node.l3State = fail ? RadixNode.L3_NONE : RadixNode.L3_STORED;
         ledger.account(node, +1);
+        if (!fail) {
+          tree.events.stored(CacheMedium.L3, node);
+        }
         if (node.invalid != 0) {
           tree.releaseInvalid(node);
         } else {

@@ -142,6 +142,7 @@ final class LoadBacks {
       n.pendingLoad = op;
       n.parent.residentChildren++;
       ledger.account(n, +1);
+      tree.events.stored(CacheMedium.DEVICE, n);
       offset += n.pageCount;
     }
     loads.add(op);

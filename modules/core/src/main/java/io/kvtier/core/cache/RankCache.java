@@ -60,11 +60,17 @@ public final class RankCache {
   private final Rooms rooms;
 
   /** Builds the rooms bottom-up, each with its collaborators: nothing is wired afterwards. */
-  private RankCache(CacheConfig config, Optional<KvMemory> memory, L3Setup l3Setup) {
+  RankCache(
+      CacheConfig config, Optional<KvMemory> memory, L3Setup l3Setup, CacheEventListener listener) {
     this.config = config;
     RuleVariants rules = new RuleVariants();
     this.ledger = new PoolLedger(config.devicePages(), config.hostPages());
-    this.tree = new CacheTree(config.pageSize(), config.evictionPolicy(), ledger);
+    this.tree =
+        new CacheTree(
+            config.pageSize(),
+            config.evictionPolicy(),
+            ledger,
+            CacheEvents.of(listener, config.pageSize()));
     LocalProgress progress = new LocalProgress(memory.flatMap(KvMemory::engine).orElse(null));
     int layers = memory.map(KvMemory::layers).orElse(0);
     boolean hostTier = config.hostPages() > 0 && memory.flatMap(KvMemory::engine).isPresent();
@@ -114,7 +120,7 @@ public final class RankCache {
               + " but a cache without memory cannot copy pages to a host tier: set hostPages=0, or"
               + " use RankCache.withMemory(config, device, host, transfers)");
     }
-    return new RankCache(config, Optional.empty(), null);
+    return new RankCache(config, Optional.empty(), null, CacheEventListener.NONE);
   }
 
   /**
@@ -122,7 +128,8 @@ public final class RankCache {
    * config.pageSize()} tokens (no host tier: hostPages must be 0).
    */
   public static RankCache withMemory(CacheConfig config, DeviceMemory device) {
-    return new RankCache(config, Optional.of(KvMemory.deviceOnly(config, device)), null);
+    return new RankCache(
+        config, Optional.of(KvMemory.deviceOnly(config, device)), null, CacheEventListener.NONE);
   }
 
   /**
@@ -132,7 +139,10 @@ public final class RankCache {
   public static RankCache withMemory(
       CacheConfig config, DeviceMemory device, HostMemory host, TransferEngine transfers) {
     return new RankCache(
-        config, Optional.of(KvMemory.withHost(config, device, host, transfers)), null);
+        config,
+        Optional.of(KvMemory.withHost(config, device, host, transfers)),
+        null,
+        CacheEventListener.NONE);
   }
 
   /**
@@ -149,7 +159,21 @@ public final class RankCache {
       L3Setup l3) {
     Objects.requireNonNull(l3, "l3");
     return new RankCache(
-        config, Optional.of(KvMemory.withHost(config, device, host, transfers)), l3);
+        config,
+        Optional.of(KvMemory.withHost(config, device, host, transfers)),
+        l3,
+        CacheEventListener.NONE);
+  }
+
+  /**
+   * A builder for a cache with any of the parts the factories above take, and a {@link
+   * CacheEventListener} for its KV events.
+   *
+   * @param config the settings
+   * @return a builder with no memory, no L3 tier and no listener
+   */
+  public static RankCacheBuilder builder(CacheConfig config) {
+    return new RankCacheBuilder(config);
   }
 
   /** The settings. */

@@ -99,9 +99,9 @@
  *   <tr><td>pools</td><td>{@code PoolLedger}, {@code PageAllocator}</td>
  *       <td>the allocators and the per-pool accounting (I5)</td></tr>
  *   <tr><td>tree</td><td>{@code CacheTree}, {@code TreeWalk}, {@code InsertResult}, {@code
- *       EvictionHeap}, {@code HitListener}</td>
+ *       EvictionHeap}, {@code HitListener}, {@code CacheEvents}</td>
  *       <td>walk, split, insert, lock, remove, candidacy; the caller owns the result
- *       holders</td></tr>
+ *       holders; the KV-event hook the rooms call at their replicated decisions</td></tr>
  *   <tr><td>eviction</td><td>{@code Evictor}</td><td>policy order, host eviction</td></tr>
  *   <tr><td>L3</td><td>{@code L3Port} ({@code L3Room}, {@code NoL3}), {@code L3Tier}, {@code
  *       L3Progress}, {@code L3Write}, {@code Prefetch}, {@code L3Executor}</td>

@@ -132,7 +132,7 @@ public final class KvTierConfigBuilder {
     // kvtier.tests.* belong to the test harness (seed, multiplier), not to the engine.
     List<String> keys =
         properties.stringPropertyNames().stream()
-            .filter(KvTierKeys::isEngineKey)
+            .filter(key -> key.startsWith(KvTierKeys.PREFIX))
             .filter(key -> !key.startsWith(TEST_HARNESS_PREFIX))
             .toList();
     putAll(Level.SYSTEM, keys, properties::getProperty, "system properties");

@@ -29,8 +29,11 @@ final class KvTierConfigParser {
     Map<String, String> origins = new LinkedHashMap<>();
     settings.forEach(
         (key, setting) -> {
-          values.put(key, setting.value());
-          origins.put(key, setting.origin());
+          // kvtier.events.* share the namespace but are read by the events module.
+          if (KvTierKeys.isEngineKey(key)) {
+            values.put(key, setting.value());
+            origins.put(key, setting.origin());
+          }
         });
     this.reader = ConfigReader.of(KvTierKeys.NAMESPACE, values, origins);
   }

@@ -158,13 +158,20 @@ public final class KvTierKeys {
       List.of(List.of(DEVICE_PAGES, DEVICE_BYTES), List.of(HOST_PAGES, HOST_RATIO, HOST_BYTES));
 
   /**
+   * The prefix of the KV event publishers' keys ({@code io.kvtier.events}): in the {@code
+   * kvtier.} namespace for the user, but not the engine's; they are passed through with the
+   * providers' keys, so that the engine's reader does not refuse them.
+   */
+  public static final String EVENTS_PREFIX = PREFIX + "events.";
+
+  /**
    * Whether {@code key} is in the engine's namespace.
    *
    * @param key a configuration key
-   * @return true if it starts with {@value #PREFIX}
+   * @return true if it starts with {@value #PREFIX}, and not with {@value #EVENTS_PREFIX}
    */
   public static boolean isEngineKey(String key) {
-    return key.startsWith(PREFIX);
+    return key.startsWith(PREFIX) && !key.startsWith(EVENTS_PREFIX);
   }
 
   /**

@@ -25,6 +25,18 @@ final class L3Rank {
   final byte[] salt;
 
   L3Rank(int rank, int worldSize, FakeKvStore store, L3Config l3, int devicePages, int hostPages) {
+    this(rank, worldSize, store, l3, devicePages, hostPages, CacheEventListener.NONE);
+  }
+
+  /** A rank whose cache reports its KV events to {@code listener}. */
+  L3Rank(
+      int rank,
+      int worldSize,
+      FakeKvStore store,
+      L3Config l3,
+      int devicePages,
+      int hostPages,
+      CacheEventListener listener) {
     this.rank = rank;
     this.store = store;
     this.memory = new FakeKvMemory(FakeKvMemory.smallLayout(PAGE), devicePages, hostPages);
@@ -34,12 +46,12 @@ final class L3Rank {
             .withWritePolicy(WritePolicy.WRITE_THROUGH)
             .withEvictionPolicy(EvictionPolicy.LRU);
     this.cache =
-        RankCache.withMemory(
-            config,
-            memory.device,
-            memory.host,
-            memory.engine,
-            new L3Setup(l3, store, executor, clock::get, rank, worldSize));
+        RankCache.builder(config)
+            .device(memory.device)
+            .host(memory.host, memory.engine)
+            .l3(new L3Setup(l3, store, executor, clock::get, rank, worldSize))
+            .events(listener)
+            .build();
     this.salt = L3Keys.salt(l3.modelId(), rank, worldSize, l3.replicatedKv());
   }
 

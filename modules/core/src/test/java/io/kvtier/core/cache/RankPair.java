@@ -57,6 +57,15 @@ final class RankPair implements AutoCloseable {
   }
 
   RankPair(long seed, WritePolicy writePolicy, double failureProbability) {
+    this(seed, writePolicy, failureProbability, rank -> CacheEventListener.NONE);
+  }
+
+  /** A pair whose rank {@code r}'s cache reports its KV events to {@code listeners.apply(r)}. */
+  RankPair(
+      long seed,
+      WritePolicy writePolicy,
+      double failureProbability,
+      java.util.function.IntFunction<CacheEventListener> listeners) {
     this.rnd = new Random(seed);
     this.pageSize = rnd.nextBoolean() ? 1 : 4;
     this.layers = 2 + rnd.nextInt(3);
@@ -70,8 +79,8 @@ final class RankPair implements AutoCloseable {
     long simSeed = rnd.nextLong();
     this.ranks =
         new SimRank[] {
-          new SimRank(FAST, config, layout, simSeed, failureProbability),
-          new SimRank(SLOW, config, layout, simSeed, failureProbability)
+          new SimRank(FAST, config, layout, simSeed, failureProbability, listeners.apply(FAST)),
+          new SimRank(SLOW, config, layout, simSeed, failureProbability, listeners.apply(SLOW))
         };
   }
 

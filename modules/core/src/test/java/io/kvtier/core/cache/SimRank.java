@@ -31,6 +31,17 @@ final class SimRank implements AutoCloseable {
   final RankCache cache;
 
   SimRank(int rank, CacheConfig config, KvLayout layout, long seed, double failureProbability) {
+    this(rank, config, layout, seed, failureProbability, CacheEventListener.NONE);
+  }
+
+  /** A rank whose cache reports its KV events to {@code listener}. */
+  SimRank(
+      int rank,
+      CacheConfig config,
+      KvLayout layout,
+      long seed,
+      double failureProbability,
+      CacheEventListener listener) {
     this.rank = rank;
     this.layout = layout;
     BackendContext context =
@@ -52,7 +63,8 @@ final class SimRank implements AutoCloseable {
         sim(HostMemoryProvider.class)
             .open(new PoolSpec(layout, config.hostPages(), MemoryLayout.PAGE_FIRST), context);
     this.engine = device.transferEngine(host);
-    this.cache = RankCache.withMemory(config, device, host, engine);
+    this.cache =
+        RankCache.builder(config).device(device).host(host, engine).events(listener).build();
   }
 
   static <P> P sim(Class<P> type) {

@@ -458,6 +458,24 @@ class KvTierConfigTest {
   }
 
   @Test
+  void eventPublisherKeysPassThroughWithTheProvidersKeys() {
+    Properties system = new Properties();
+    system.setProperty("kvtier.events.topic", "kv");
+    KvTierConfig config =
+        KvTierConfig.builder()
+            .properties(Map.of("kvtier.events.publisher", "zmq", "sim.seed", "3"))
+            .systemProperties(system)
+            .build();
+    assertThat(config.propertiesFor("kvtier"))
+        .containsExactly(
+            entry("kvtier.events.publisher", "zmq"), entry("kvtier.events.topic", "kv"));
+    assertThat(KvTierKeys.isEngineKey("kvtier.events.publisher")).isFalse();
+    assertThatThrownBy(() -> KvTierConfig.builder().properties(Map.of("kvtier.event.topic", "kv")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unknown key 'kvtier.event.topic'");
+  }
+
+  @Test
   void backendPropertiesMustNotBeEngineKeys() {
     KvTierConfig defaults = KvTierConfig.defaults();
     assertThatThrownBy(

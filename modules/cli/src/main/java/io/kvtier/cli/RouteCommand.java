@@ -1,0 +1,136 @@
+package io.kvtier.cli;
+
+import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.route.KvRouter;
+import io.kvtier.route.ReplicaSpec;
+import io.kvtier.route.RouteScore;
+import java.io.PrintWriter;
+import java.net.BindException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code kvtier route}: the cache-aware router over {@code kvtier serve} replicas ({@link
+ * KvRouter}), until the process is stopped.
+ */
+@Command(
+    name = "route",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Routes OpenAI-compatible requests (POST /v1/completions, /v1/chat/completions,"
+          + " GET /v1/models) to kvtier serve replicas, each to the replica with the best"
+          + " score: overlapWeight * (device blocks + hostWeight * host blocks) - load blocks,"
+          + " learned from the replicas' KV events (docs/EVENTS.md). Streams pass through;"
+          + " an unreachable replica leaves the rotation and its blocks are forgotten."
+    })
+final class RouteCommand implements Callable<Integer> {
+
+  @Spec private CommandSpec spec;
+
+  @Option(
+      names = "--replica",
+      required = true,
+      paramLabel = "HTTP,EVENTS[,REPLAY]",
+      description =
+          "A replica: its HTTP base, its kvtier.events.endpoint and kvtier.events.replay-endpoint,"
+              + " for example http://h:8080,tcp://h:5557,tcp://h:5558; repeat per replica.")
+  private List<String> replicas;
+
+  @Option(
+      names = "--port",
+      defaultValue = "8000",
+      description = "TCP port; 0 picks a free one (default: ${DEFAULT-VALUE}).")
+  private int port;
+
+  @Option(
+      names = "--bind",
+      defaultValue = "127.0.0.1",
+      description = "Address to listen on (default: ${DEFAULT-VALUE}, loopback only).")
+  private String bind;
+
+  @Option(
+      names = "--page-size",
+      defaultValue = "" + KvTierConfig.DEFAULT_PAGE_SIZE,
+      description = "The replicas' kvtier.page-size (default: ${DEFAULT-VALUE}).")
+  private int pageSize;
+
+  @Option(
+      names = "--api-key",
+      description = "Key clients must send (Authorization: Bearer KEY); forwarded to replicas.")
+  private String apiKey;
+
+  @Option(
+      names = "--replica-api-key",
+      description = "Key sent to the replicas instead of --api-key.")
+  private String replicaApiKey;
+
+  @Option(
+      names = "--overlap-weight",
+      defaultValue = "1.0",
+      description = "Weight of a cached block against a block of load (default: ${DEFAULT-VALUE}).")
+  private double overlapWeight;
+
+  @Option(
+      names = "--host-weight",
+      defaultValue = "0.5",
+      description = "Weight of a host block against a device block (default: ${DEFAULT-VALUE}).")
+  private double hostWeight;
+
+  @Override
+  public Integer call() throws Exception {
+    List<ReplicaSpec> specs;
+    RouteScore score;
+    KvRouter.Options options;
+    try {
+      specs = replicas.stream().map(ReplicaSpec::parse).toList();
+      score = new RouteScore(overlapWeight, hostWeight);
+      options =
+          new KvRouter.Options(
+              bind,
+              port,
+              pageSize,
+              score,
+              Optional.ofNullable(apiKey),
+              Optional.ofNullable(replicaApiKey).or(() -> Optional.ofNullable(apiKey)),
+              Duration.ofSeconds(2));
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+    }
+    KvRouter router;
+    try {
+      router = new KvRouter(specs, options);
+    } catch (BindException e) {
+      throw new ParameterException(
+          spec.commandLine(), "--port " + port + " is in use: choose another (0 picks a free one)");
+    }
+    PrintWriter out = spec.commandLine().getOut();
+    out.println(
+        "kvtier route: listening on http://"
+            + bind
+            + ":"
+            + router.port()
+            + " over "
+            + specs.size()
+            + " replicas");
+    out.flush();
+    CountDownLatch stop = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  router.close();
+                  stop.countDown();
+                },
+                "kvtier-route-shutdown"));
+    stop.await();
+    return 0;
+  }
+}

@@ -1,0 +1,352 @@
+package io.kvtier.route;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.kvtier.core.cache.PageHasher;
+import io.kvtier.spi.PageKey;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * {@code kvtier route}: an OpenAI-compatible HTTP front ({@code POST /v1/completions}, {@code
+ * POST /v1/chat/completions}, {@code GET /v1/models}) over N {@code kvtier serve} replicas. It
+ * follows each replica's KV events into a {@link PrefixIndex}, sends each request to the replica
+ * with the best {@link RouteScore}, and passes the reply through as it comes (a stream stays a
+ * stream). A replica that cannot be reached is taken out of rotation and its blocks forgotten;
+ * the request goes to the next best replica (nothing was sent to the client yet, so nothing is
+ * lost); a health check every second puts it back once it answers, and its events fill the index
+ * again (its new stream begins with AllBlocksCleared).
+ */
+public final class KvRouter implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(KvRouter.class.getName());
+
+  /**
+   * The router's settings.
+   *
+   * @param bind the address to listen on
+   * @param port the port; 0 picks a free one
+   * @param pageSize the replicas' page size in tokens (the block size of their events)
+   * @param score the scoring weights
+   * @param apiKey the key clients must send as {@code Authorization: Bearer}; empty: none
+   * @param replicaApiKey the key sent to the replicas; empty: none
+   * @param replicaTimeout connect and health-check timeout per replica
+   */
+  public record Options(
+      String bind,
+      int port,
+      int pageSize,
+      RouteScore score,
+      Optional<String> apiKey,
+      Optional<String> replicaApiKey,
+      Duration replicaTimeout) {
+
+    /** Validates the fields. */
+    public Options {
+      Objects.requireNonNull(bind, "bind");
+      if (port < 0 || port > 65535) {
+        throw new IllegalArgumentException("--port " + port + " must be 0 to 65535");
+      }
+      if (pageSize < 1) {
+        throw new IllegalArgumentException("--page-size " + pageSize + " must be >= 1");
+      }
+      Objects.requireNonNull(score, "score");
+      Objects.requireNonNull(apiKey, "apiKey");
+      Objects.requireNonNull(replicaApiKey, "replicaApiKey");
+      Objects.requireNonNull(replicaTimeout, "replicaTimeout");
+    }
+  }
+
+  private final List<ReplicaSpec> replicas;
+  private final Options options;
+  private final PrefixIndex index;
+  private final List<ReplicaEvents> events = new ArrayList<>();
+  private final boolean[] healthy;
+  private final long[] loadBlocks;
+  private final AtomicLong[] routed;
+  private final AtomicLong retries = new AtomicLong();
+  private final HttpClient client;
+  private final HttpServer server;
+  private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+  private final Thread health;
+  private volatile boolean running = true;
+  private long turn;
+
+  /**
+   * Starts following the replicas' events and serving.
+   *
+   * @param replicas the replicas, 1 to 64
+   * @param options the settings
+   * @throws IOException if the port cannot be bound
+   */
+  public KvRouter(List<ReplicaSpec> replicas, Options options) throws IOException {
+    this.replicas = List.copyOf(replicas);
+    this.options = Objects.requireNonNull(options, "options");
+    this.index = new PrefixIndex(this.replicas.size());
+    this.healthy = new boolean[this.replicas.size()];
+    this.loadBlocks = new long[this.replicas.size()];
+    this.routed = new AtomicLong[this.replicas.size()];
+    Arrays.fill(healthy, true);
+    for (int r = 0; r < this.replicas.size(); r++) {
+      routed[r] = new AtomicLong();
+      ReplicaSpec spec = this.replicas.get(r);
+      events.add(new ReplicaEvents(r, spec.events(), spec.replay(), index));
+    }
+    this.client =
+        HttpClient.newBuilder().connectTimeout(options.replicaTimeout()).executor(executor).build();
+    this.server = HttpServer.create(new InetSocketAddress(options.bind(), options.port()), 0);
+    server.setExecutor(executor);
+    server.createContext("/v1/completions", e -> handle(e, "/v1/completions"));
+    server.createContext("/v1/chat/completions", e -> handle(e, "/v1/chat/completions"));
+    server.createContext("/v1/models", e -> handle(e, "/v1/models"));
+    server.start();
+    this.health = Thread.ofPlatform().daemon().name("kvtier-route-health").start(this::checkHealth);
+  }
+
+  /** The port the router listens on. */
+  public int port() {
+    return server.getAddress().getPort();
+  }
+
+  /** The index the events fill. */
+  public PrefixIndex index() {
+    return index;
+  }
+
+  /** Requests sent to each replica (the last try of each). */
+  public long[] routed() {
+    return Arrays.stream(routed).mapToLong(AtomicLong::get).toArray();
+  }
+
+  /** Requests sent again to another replica after one could not be reached. */
+  public long retries() {
+    return retries.get();
+  }
+
+  /** Whether each replica is in rotation. */
+  public synchronized boolean[] healthy() {
+    return healthy.clone();
+  }
+
+  /** Batches of events applied per replica. */
+  public long[] eventBatches() {
+    return events.stream().mapToLong(ReplicaEvents::applied).toArray();
+  }
+
+  /** The prompt's block hashes as the replicas publish them. */
+  long[] blockHashes(int[] tokens) {
+    int aligned = tokens.length - tokens.length % options.pageSize();
+    List<PageKey> keys = PageHasher.pageKeys(0, Arrays.copyOf(tokens, aligned), options.pageSize());
+    return keys.stream().mapToLong(PageKey::h0).toArray();
+  }
+
+  /** The replica for a prompt, not one of {@code tried}; -1 if none is in rotation. */
+  synchronized int choose(long[] hashes, boolean[] tried) {
+    int[][] match = index.match(hashes);
+    int best = -1;
+    double bestScore = Double.NEGATIVE_INFINITY;
+    int n = replicas.size();
+    long start = turn++;
+    for (int k = 0; k < n; k++) {
+      int r = (int) ((start + k) % n);
+      if (!healthy[r] || tried[r]) {
+        continue;
+      }
+      double s = options.score().score(match[r][0], match[r][1], loadBlocks[r]);
+      if (best < 0 || s > bestScore || (s == bestScore && loadBlocks[r] < loadBlocks[best])) {
+        best = r;
+        bestScore = s;
+      }
+    }
+    return best;
+  }
+
+  private void handle(HttpExchange exchange, String path) throws IOException {
+    try (exchange) {
+      if (options.apiKey().isPresent()
+          && !("Bearer " + options.apiKey().get())
+              .equals(exchange.getRequestHeaders().getFirst("Authorization"))) {
+        error(
+            exchange,
+            401,
+            "invalid_api_key",
+            "missing or wrong API key: send Authorization: Bearer <key>");
+        return;
+      }
+      boolean post = !path.equals("/v1/models");
+      if (!exchange.getRequestMethod().equals(post ? "POST" : "GET")) {
+        error(exchange, 405, "method_not_allowed", path + " takes " + (post ? "POST" : "GET"));
+        return;
+      }
+      byte[] body = exchange.getRequestBody().readAllBytes();
+      long[] hashes = new long[0];
+      if (post) {
+        try {
+          if (Json.parse(new String(body, StandardCharsets.UTF_8)) instanceof Map<?, ?> m) {
+            hashes = blockHashes(PromptTokens.of(m));
+          }
+        } catch (IllegalArgumentException e) {
+          // Not ours to judge: the replica answers a bad body with its own error.
+          hashes = new long[0];
+        }
+      }
+      forward(exchange, path, body, hashes);
+    }
+  }
+
+  private void forward(HttpExchange exchange, String path, byte[] body, long[] hashes)
+      throws IOException {
+    boolean[] tried = new boolean[replicas.size()];
+    for (int attempt = 0; ; attempt++) {
+      int r = choose(hashes, tried);
+      if (r < 0) {
+        error(exchange, 503, "no_replica", "no replica is reachable; retry later");
+        return;
+      }
+      tried[r] = true;
+      if (attempt > 0) {
+        retries.incrementAndGet();
+      }
+      HttpResponse<InputStream> response;
+      synchronized (this) {
+        loadBlocks[r] += Math.max(1, hashes.length);
+      }
+      try {
+        HttpRequest.Builder request =
+            HttpRequest.newBuilder(URI.create(replicas.get(r).http() + path))
+                .header("Content-Type", "application/json");
+        options.replicaApiKey().ifPresent(k -> request.header("Authorization", "Bearer " + k));
+        request.method(
+            exchange.getRequestMethod(),
+            body.length == 0
+                ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofByteArray(body));
+        try {
+          response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+        } catch (IOException e) {
+          markDown(r, e);
+          continue;
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          error(exchange, 503, "interrupted", "the router is stopping");
+          return;
+        }
+        routed[r].incrementAndGet();
+        passThrough(exchange, response);
+        return;
+      } finally {
+        synchronized (this) {
+          loadBlocks[r] -= Math.max(1, hashes.length);
+        }
+      }
+    }
+  }
+
+  /** Copies status, content type and body as they come (a server-sent stream stays one). */
+  private static void passThrough(HttpExchange exchange, HttpResponse<InputStream> response)
+      throws IOException {
+    response
+        .headers()
+        .firstValue("Content-Type")
+        .ifPresent(t -> exchange.getResponseHeaders().set("Content-Type", t));
+    exchange.sendResponseHeaders(response.statusCode(), 0);
+    try (InputStream in = response.body();
+        OutputStream out = exchange.getResponseBody()) {
+      byte[] buffer = new byte[8192];
+      for (int n; (n = in.read(buffer)) >= 0; ) {
+        out.write(buffer, 0, n);
+        out.flush();
+      }
+    }
+  }
+
+  private synchronized void markDown(int r, IOException e) {
+    if (healthy[r]) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "replica " + r + " (" + replicas.get(r).http() + ") unreachable, out of rotation: " + e);
+      healthy[r] = false;
+      index.clear(r);
+    }
+  }
+
+  private void checkHealth() {
+    while (running) {
+      try {
+        Thread.sleep(1_000);
+      } catch (InterruptedException e) {
+        return;
+      }
+      for (int r = 0; r < replicas.size(); r++) {
+        boolean down;
+        synchronized (this) {
+          down = !healthy[r];
+        }
+        if (down && answers(r)) {
+          synchronized (this) {
+            healthy[r] = true;
+          }
+          LOG.log(System.Logger.Level.INFO, "replica " + r + " answers again, back in rotation");
+        }
+      }
+    }
+  }
+
+  private boolean answers(int r) {
+    try {
+      HttpRequest.Builder request =
+          HttpRequest.newBuilder(URI.create(replicas.get(r).http() + "/v1/models"))
+              .timeout(options.replicaTimeout());
+      options.replicaApiKey().ifPresent(k -> request.header("Authorization", "Bearer " + k));
+      client.send(request.GET().build(), HttpResponse.BodyHandlers.discarding());
+      return true;
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private static void error(HttpExchange exchange, int status, String code, String message)
+      throws IOException {
+    String json =
+        "{\"error\":{\"message\":\""
+            + message.replace("\\", "\\\\").replace("\"", "\\\"")
+            + "\",\"type\":\"router_error\",\"code\":\""
+            + code
+            + "\"}}";
+    byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+    exchange.getResponseHeaders().set("Content-Type", "application/json");
+    exchange.sendResponseHeaders(status, bytes.length);
+    exchange.getResponseBody().write(bytes);
+  }
+
+  /** Stops serving and following events. */
+  @Override
+  public void close() {
+    running = false;
+    server.stop(0);
+    health.interrupt();
+    for (ReplicaEvents e : events) {
+      e.close();
+    }
+    executor.shutdownNow();
+  }
+}

@@ -1,0 +1,224 @@
+package io.kvtier.route;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Optional;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
+import org.msgpack.value.ValueType;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * Follows one replica's KV events (vLLM's ZeroMQ protocol, docs/EVENTS.md) into the index, on a
+ * thread of its own: applies batches in sequence order; on a gap asks the replay socket for the
+ * missing batches, and if they are not all there forgets the replica's blocks (its picture would
+ * be wrong) and goes on from the batch at hand.
+ */
+final class ReplicaEvents implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(ReplicaEvents.class.getName());
+  private static final int POLL_MS = 50;
+  private static final long CATCH_UP_NANOS = 500_000_000L;
+
+  private final int replica;
+  private final String endpoint;
+  private final Optional<String> replayEndpoint;
+  private final PrefixIndex index;
+  private final Thread thread;
+  private volatile boolean running = true;
+  private long next;
+  // Batch 0 of the stream followed, to tell a replica's restart from a duplicate of it.
+  private byte[] first;
+  private volatile long applied;
+  private volatile long forgotten;
+
+  ReplicaEvents(int replica, String endpoint, Optional<String> replayEndpoint, PrefixIndex index) {
+    this.replica = replica;
+    this.endpoint = endpoint;
+    this.replayEndpoint = replayEndpoint;
+    this.index = index;
+    this.thread =
+        Thread.ofPlatform().daemon().name("kvtier-route-events-" + replica).start(this::run);
+  }
+
+  /** Batches applied so far. */
+  long applied() {
+    return applied;
+  }
+
+  /** Times this replica's blocks were forgotten for a gap that replay did not fill. */
+  long forgotten() {
+    return forgotten;
+  }
+
+  private void run() {
+    try (ZContext context = new ZContext(1)) {
+      ZMQ.Socket sub = context.createSocket(SocketType.SUB);
+      sub.setLinger(0);
+      sub.connect(endpoint);
+      sub.subscribe(new byte[0]);
+      sub.setReceiveTimeOut(POLL_MS);
+      // What was published before this subscription (a router that starts after its replicas).
+      catchUp(context);
+      long quietSince = System.nanoTime();
+      while (running) {
+        byte[] topic = sub.recv(0);
+        if (topic == null || !sub.hasReceiveMore()) {
+          // PUB loses what it sends before a subscription arrives and past a high-water mark,
+          // and a lost last batch shows no gap until the next: ask the replay socket when quiet.
+          if (System.nanoTime() - quietSince > CATCH_UP_NANOS) {
+            catchUp(context);
+            quietSince = System.nanoTime();
+          }
+          continue;
+        }
+        quietSince = System.nanoTime();
+        byte[] seq = sub.recv(0);
+        byte[] payload = sub.hasReceiveMore() ? sub.recv(0) : null;
+        if (seq == null || seq.length != 8 || payload == null) {
+          continue;
+        }
+        long sequence = ByteBuffer.wrap(seq).getLong();
+        if (sequence < next) {
+          if (sequence != 0 || Arrays.equals(payload, first)) {
+            continue; // applied already, from a replay
+          }
+          // The replica restarted: its stream begins again at 0 with AllBlocksCleared.
+          next = 0;
+        }
+        if (sequence > next) {
+          catchUp(context);
+        }
+        if (sequence > next) {
+          // The replay does not reach back: what we knew of this replica may be wrong.
+          index.clear(replica);
+          forgotten++;
+          next = sequence;
+        }
+        if (sequence == next) {
+          apply(payload);
+          next = sequence + 1;
+        }
+      }
+    } catch (RuntimeException e) {
+      if (running) {
+        LOG.log(System.Logger.Level.WARNING, "events of replica " + replica + " stopped", e);
+      }
+    }
+  }
+
+  /**
+   * Applies the replay socket's batches from {@code next} on, in order; if its oldest batch is
+   * past {@code next}, what lies between is lost: forgets the replica's blocks first.
+   */
+  private void catchUp(ZContext context) {
+    if (replayEndpoint.isEmpty()) {
+      return;
+    }
+    ZMQ.Socket dealer = context.createSocket(SocketType.DEALER);
+    try {
+      dealer.setLinger(0);
+      dealer.setReceiveTimeOut(2_000);
+      dealer.connect(replayEndpoint.get());
+      dealer.sendMore(new byte[0]);
+      dealer.send(ByteBuffer.allocate(8).putLong(next).array(), 0);
+      while (true) {
+        byte[] delimiter = dealer.recv(0);
+        if (delimiter == null) {
+          return;
+        }
+        long s = ByteBuffer.wrap(dealer.recv(0)).getLong();
+        byte[] payload = dealer.recv(0);
+        if (s == -1) {
+          return;
+        }
+        if (s > next) {
+          index.clear(replica);
+          forgotten++;
+          next = s;
+        }
+        if (s == next) {
+          apply(payload);
+          next = s + 1;
+        }
+      }
+    } finally {
+      context.destroySocket(dealer);
+    }
+  }
+
+  /** Applies one EventBatch {@code [ts, [events...], dp_rank]}. */
+  void apply(byte[] payload) {
+    if (next == 0) {
+      first = payload;
+    }
+    try (MessageUnpacker u = MessagePack.newDefaultUnpacker(payload)) {
+      u.unpackArrayHeader();
+      u.skipValue();
+      int events = u.unpackArrayHeader();
+      for (int i = 0; i < events; i++) {
+        int fields = u.unpackArrayHeader();
+        String tag = u.unpackString();
+        switch (tag) {
+          case "AllBlocksCleared" -> index.clear(replica);
+          case "BlockStored" -> {
+            long[] hashes = hashes(u);
+            for (int f = 2; f < 6; f++) {
+              u.skipValue();
+            }
+            index.stored(replica, medium(u), hashes);
+            skip(u, fields - 7);
+          }
+          case "BlockRemoved" -> {
+            long[] hashes = hashes(u);
+            index.removed(replica, medium(u), hashes);
+            skip(u, fields - 3);
+          }
+          default -> skip(u, fields - 1);
+        }
+      }
+      applied++;
+    } catch (IOException | RuntimeException e) {
+      // A batch we cannot read: what it changed is unknown, so what we knew is not to be trusted.
+      LOG.log(System.Logger.Level.WARNING, "unreadable event batch from replica " + replica, e);
+      index.clear(replica);
+      forgotten++;
+    }
+  }
+
+  private static long[] hashes(MessageUnpacker u) throws IOException {
+    int n = u.unpackArrayHeader();
+    long[] out = new long[n];
+    for (int i = 0; i < n; i++) {
+      // uint64 above Long.MAX_VALUE keeps its 64 bits.
+      out[i] = u.unpackBigInteger().longValue();
+    }
+    return out;
+  }
+
+  private static String medium(MessageUnpacker u) throws IOException {
+    if (u.getNextFormat().getValueType() == ValueType.NIL) {
+      u.unpackNil();
+      return "GPU";
+    }
+    return u.unpackString();
+  }
+
+  private static void skip(MessageUnpacker u, int values) throws IOException {
+    for (int i = 0; i < values; i++) {
+      u.skipValue();
+    }
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    try {
+      thread.join(2_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

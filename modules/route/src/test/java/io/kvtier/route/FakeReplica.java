@@ -1,0 +1,113 @@
+package io.kvtier.route;
+
+import com.sun.net.httpserver.HttpServer;
+import io.kvtier.core.cache.CacheEvent;
+import io.kvtier.core.cache.CacheMedium;
+import io.kvtier.core.cache.PageHasher;
+import io.kvtier.events.KvEventCodec;
+import io.kvtier.events.KvEventStream;
+import io.kvtier.events.ZmqKvEventSink;
+import io.kvtier.spi.PageKey;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * A stand-in for a {@code kvtier serve} replica: answers the OpenAI routes with its own number
+ * (a stream as three server-sent events), records the keys it was sent, and publishes KV events
+ * with the real publisher for the prompts the test says it caches.
+ */
+final class FakeReplica implements AutoCloseable {
+  final int id;
+  final ConcurrentLinkedQueue<String> authorizations = new ConcurrentLinkedQueue<>();
+  private final ZmqKvEventSink sink;
+  private final KvEventStream stream;
+  private HttpServer server;
+  private int port;
+
+  FakeReplica(int id) throws IOException {
+    this(id, 1000);
+  }
+
+  FakeReplica(int id, int replaySize) throws IOException {
+    this.id = id;
+    this.sink =
+        new ZmqKvEventSink("tcp://127.0.0.1:*", Optional.of("tcp://127.0.0.1:*"), "", replaySize);
+    this.stream =
+        new KvEventStream(sink, new KvEventCodec(id, "file"), 64, 64, Duration.ofMillis(5));
+    start(0);
+  }
+
+  void start(int onPort) throws IOException {
+    server = HttpServer.create(new InetSocketAddress("127.0.0.1", onPort), 0);
+    server.createContext(
+        "/v1/models", e -> reply(e, "application/json", "{\"data\":[{\"id\":\"tiny\"}]}"));
+    server.createContext(
+        "/v1/completions",
+        e -> {
+          authorizations.add(String.valueOf(e.getRequestHeaders().getFirst("Authorization")));
+          String body = new String(e.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+          if (body.contains("\"stream\":true")) {
+            e.getResponseHeaders().set("Content-Type", "text/event-stream");
+            e.sendResponseHeaders(200, 0);
+            try (OutputStream out = e.getResponseBody()) {
+              for (int i = 0; i < 3; i++) {
+                out.write(("data: {\"replica\":" + id + ",\"i\":" + i + "}\n\n").getBytes());
+                out.flush();
+              }
+              out.write("data: [DONE]\n\n".getBytes());
+            }
+          } else {
+            reply(e, "application/json", "{\"replica\":" + id + "}");
+          }
+        });
+    server.createContext(
+        "/v1/chat/completions", e -> reply(e, "application/json", "{\"replica\":" + id + "}"));
+    server.start();
+    port = server.getAddress().getPort();
+  }
+
+  private static void reply(com.sun.net.httpserver.HttpExchange e, String type, String text)
+      throws IOException {
+    byte[] b = text.getBytes(StandardCharsets.UTF_8);
+    e.getResponseHeaders().set("Content-Type", type);
+    e.sendResponseHeaders(200, b.length);
+    try (OutputStream out = e.getResponseBody()) {
+      out.write(b);
+    }
+  }
+
+  /** Stops answering HTTP (as a crashed replica does). */
+  void stopHttp() {
+    server.stop(0);
+  }
+
+  int port() {
+    return port;
+  }
+
+  ReplicaSpec spec() {
+    return new ReplicaSpec(
+        URI.create("http://127.0.0.1:" + port), sink.endpoint(), sink.replayEndpoint());
+  }
+
+  /** Publishes that the replica holds the page-aligned prefix of {@code tokens} in a medium. */
+  void caches(int[] tokens, int pageSize, CacheMedium medium) {
+    List<PageKey> keys = PageHasher.pageKeys(0, tokens, pageSize);
+    stream.onEvent(
+        new CacheEvent.BlocksStored(medium, 0, keys, Optional.empty(), tokens, pageSize));
+    stream.flush();
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    stream.close();
+  }
+}
