@@ -263,7 +263,8 @@ class SimulateRankProcessesTest {
     assertThat(j).as(reproduce(output)).containsEntry("failure", "RANK_FAILED");
     String message = (String) j.get("failureMessage");
     assertThat(message).startsWith("RANK_FAILED: rank " + failed + " failed at tick ");
-    assertThat((Double) j.get("wallSeconds")).as(reproduce(output)).isLessThan(20);
+    // No wall-clock bound (it failed on a loaded machine while proving nothing more): a healthy
+    // rank that waited for the watchdog would end with a collective timeout, not RANK_FAILED.
     for (int r = 0; r < ranks; r++) {
       assertThat(output)
           .as(reproduce(output))
