@@ -211,7 +211,9 @@ class SimulateFailRankTest {
         message,
         base.wallSeconds(),
         base.timeline(),
-        0xff);
+        0xff,
+        base.prefillTokens(),
+        base.unreadRequests());
   }
 
   @Test
@@ -264,6 +266,9 @@ class SimulateFailRankTest {
 
   private static void assertUsageError(Run run, String message) {
     assertThat(run.status()).as(run.out() + run.err()).isEqualTo(2);
-    assertThat(run.err()).contains(message).contains("Usage: kvtier simulate");
+    assertThat(run.err().lines().findFirst().orElse(""))
+        .startsWith("kvtier simulate: ")
+        .contains(message);
+    assertThat(run.err()).contains("see `kvtier simulate --help`").doesNotContain("Usage:");
   }
 }
