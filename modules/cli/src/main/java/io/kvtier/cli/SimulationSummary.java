@@ -56,6 +56,9 @@ final class SimulationSummary {
                 ? ""
                 : ", collective " + config.collective() + " (a process per" + " rank)"));
     s.append("workload  ").append(r.workload()).append('\n');
+    for (String note : io.kvtier.cli.report.WorkloadNotes.summaryLines(r.workload())) {
+      s.append("          ").append(note).append('\n');
+    }
     s.append(
         String.format(
             Locale.ROOT,
