@@ -102,6 +102,11 @@ def run(command, env, scratch):
 
 def main():
     listing = "--list" in sys.argv[1:]
+    jars = os.path.join(ROOT, "modules", "cli", "target", "lib")
+    if not listing and not os.path.isdir(jars):
+        # bin/kvtier would build (and install) the project itself: build it first, as .ci/run does.
+        print("readme-commands: no " + jars + ": build first (./mvnw -B -q package -DskipTests)")
+        return 2
     all_commands = commands(os.path.join(ROOT, "README.md"))
     # As written: a line gets JAVA_HOME only if it (or an export before it) sets it.
     base_env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
@@ -130,8 +135,12 @@ def main():
                 continue
             scratch = os.path.join(scratch_root, str(number))
             os.makedirs(scratch)
+            # A link per file, not per folder: bin/kvtier and the scripts find the repository
+            # root from their own path, following a link to the file but not one to its folder.
             for name in ("bin", "scripts"):
-                os.symlink(os.path.join(ROOT, name), os.path.join(scratch, name))
+                os.makedirs(os.path.join(scratch, name))
+                for f in os.listdir(os.path.join(ROOT, name)):
+                    os.symlink(os.path.join(ROOT, name, f), os.path.join(scratch, name, f))
             start = time.time()
             status, output, served = run(command, env, scratch)
             ran += 1

@@ -59,6 +59,22 @@ class KvTierCliTest {
                         "(device +cuda +available .*|device +cuda +unavailable .*libcuda\\.so\\.1.*)"));
   }
 
+  /** The README's sample table lists the providers that {@code kvtier backends} lists today. */
+  @Test
+  void theReadmesBackendsSampleHasTodaysRows() throws java.io.IOException {
+    String readme = java.nio.file.Files.readString(java.nio.file.Path.of("../../README.md"));
+    int start = readme.indexOf("```\nSPI ");
+    assertThat(start).as("the sample table in README.md").isPositive();
+    String sample = readme.substring(start + 4, readme.indexOf("```", start + 4));
+    Run backends = run("backends");
+    assertThat(rows(sample)).isEqualTo(rows(backends.out()));
+  }
+
+  /** SPI and NAME of every row: the columns that do not depend on the machine. */
+  private static List<String> rows(String table) {
+    return table.lines().skip(1).map(l -> l.split("\\s{2,}")).map(c -> c[0] + " " + c[1]).toList();
+  }
+
   @Test
   void backendsLeavesTheTestingProvidersOutUnlessAskedFor() {
     Run plain = run("backends");
