@@ -19,11 +19,12 @@
 #   KVTIER_SIM_DIR         where the logs and JSON go (default: a new temporary directory)
 # With --fail-rank R --fail-tick T every rank must stop with the same RANK_FAILED failure, and
 # the local run fail alike; the script then says so and exits 1, as simulate itself does.
+# A rank process that fails or dies is named with its cause, and the script stops there.
 # Exit status: 0 when all agree and every check passed, 1 otherwise, 2 on a usage error.
 set -euo pipefail
 
 usage() {
-  sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -154,7 +155,9 @@ for ((r = 0; r < ranks; r++)); do
     elif ((statuses[r] > 128)); then
       why="died by signal $((statuses[r] - 128)) before its digest line"
     else
-      why="no digest line; last error: $(tail -n 1 "$out/rank-$r.err" 2>/dev/null || true)"
+      # Its own message, not the JVM's warnings above it.
+      why="$(grep -m 1 '^kvtier ' "$out/rank-$r.err" 2>/dev/null || tail -n 1 "$out/rank-$r.err" 2>/dev/null || true)"
+      why="no digest line; its error: $why"
     fi
     echo "simulate-ranks: rank $r exited ${statuses[$r]}: $why (see $out/rank-$r.log and $out/rank-$r.err)"
     failed=1

@@ -103,7 +103,9 @@ final class SimulationSummary {
             r.prefillTokens(),
             r.unreachedPromptTokens() == 0
                 ? ""
-                : " + " + r.unreachedPromptTokens() + " never reached (aborted mid-prefill)",
+                : " + "
+                    + r.unreachedPromptTokens()
+                    + " never reached (aborted, or the run stopped, mid-prefill)",
             r.decodeTokens()));
     TtftModel.Estimate ttft = TtftModel.DEFAULT.estimate(r, config.pageSize());
     s.append(
