@@ -12,9 +12,15 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * The {@code kvtier} command line. Usage errors (an unknown subcommand or option) print a short
- * message and the usage, and exit with status 2; a failure of a command prints its message, not
- * a stack trace, and exits with status 1.
+ * The {@code kvtier} command line and its exit statuses: 0 when the command did what it was
+ * asked; 1 when a check failed (or a command failed while it ran); 2 when it could not start: a
+ * usage error (an unknown subcommand or option, a value out of range) or an unusable input or
+ * environment ({@link UnusableInputException}: a missing file, an unavailable provider).
+ *
+ * <p>Every error is short and comes first: {@code kvtier SUBCOMMAND: MESSAGE} on one line (the
+ * option as the user spells it, its valid range or values), then, for a usage error, the line
+ * {@code see `kvtier SUBCOMMAND --help`}; never the whole usage, which would scroll the message
+ * away, and never a stack trace.
  */
 @Command(
     name = "kvtier",
@@ -32,8 +38,11 @@ import picocli.CommandLine.Spec;
     })
 public final class KvTierCli implements Callable<Integer> {
 
-  /** Exit status of a failed command. */
+  /** Exit status of a failed command: a check failed, or the command failed while it ran. */
   public static final int EXIT_FAILURE = 1;
+
+  /** Exit status of a command that could not start: a usage error or an unusable input. */
+  public static final int EXIT_USAGE = 2;
 
   @Spec private CommandSpec spec;
 
@@ -73,32 +82,46 @@ public final class KvTierCli implements Callable<Integer> {
     cli.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> {
           // The message of every kvtier exception says what to do; a stack trace would hide it.
-          commandLine
-              .getErr()
-              .println("kvtier " + commandLine.getCommandName() + ": " + e.getMessage());
+          commandLine.getErr().println(commandName(commandLine) + ": " + e.getMessage());
           commandLine.getErr().flush();
-          return EXIT_FAILURE;
+          return e instanceof UnusableInputException ? EXIT_USAGE : EXIT_FAILURE;
         });
-    // picocli's default handler prints only "Did you mean ...?" when a suggestion exists; a
-    // usage error should always show the usage as well.
-    cli.setParameterExceptionHandler(
-        (e, ignored) -> {
-          CommandLine failed = e.getCommandLine();
-          failed.getErr().println(e.getMessage());
-          CommandLine.UnmatchedArgumentException.printSuggestions(e, failed.getErr());
-          failed.usage(failed.getErr());
-          return failed.getCommandSpec().exitCodeOnInvalidInput();
-        });
+    cli.setParameterExceptionHandler(KvTierCli::usageError);
     int status = cli.execute(args);
     out.flush();
     err.flush();
     return status;
   }
 
+  /**
+   * The one handler of every subcommand's usage errors: the message first, in the user's option
+   * names, then picocli's "Did you mean" suggestions, if any, then where the usage is; the usage
+   * itself (over a hundred lines for {@code simulate}) would push the message off the screen.
+   */
+  static int usageError(ParameterException e, String[] args) {
+    CommandLine failed = e.getCommandLine();
+    PrintWriter err = failed.getErr();
+    String name = commandName(failed);
+    err.println(name + ": " + e.getMessage());
+    CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+    err.println("see `" + name + " --help`");
+    err.flush();
+    return EXIT_USAGE;
+  }
+
+  /** The command as the user typed it: {@code kvtier} or {@code kvtier simulate}. */
+  private static String commandName(CommandLine commandLine) {
+    return commandLine.getCommandSpec().qualifiedName();
+  }
+
   /** Without a subcommand there is nothing to do: a usage error listing the subcommands. */
   @Override
   public Integer call() {
-    throw new ParameterException(spec.commandLine(), "Missing subcommand");
+    throw new ParameterException(
+        spec.commandLine(),
+        "Missing subcommand: give one of "
+            + String.join(", ", spec.subcommands().keySet())
+            + " (kvtier simulate runs the simulator on its defaults)");
   }
 
   /** The version of the {@code io.kvtier.cli} module, as Maven built it. */

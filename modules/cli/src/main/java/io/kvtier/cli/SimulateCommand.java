@@ -13,7 +13,6 @@ import io.kvtier.simulator.L3Simulation;
 import io.kvtier.simulator.MultiRankSimulator;
 import io.kvtier.simulator.RankFailureInjection;
 import io.kvtier.simulator.SimulationConfig;
-import io.kvtier.simulator.SimulationFailure;
 import io.kvtier.simulator.SimulationResult;
 import io.kvtier.spi.Availability;
 import io.kvtier.spi.CollectiveProvider;
@@ -30,7 +29,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import picocli.CommandLine.Command;
@@ -59,10 +57,19 @@ import picocli.CommandLine.Spec;
           + " scripts/simulate-ranks.sh starts them); the result is the one local gives.",
       "Same seed, same result. Exit status: 0 when every check passed, 1 when digests differ,"
           + " ranks desync, pages leak or a loaded page is wrong, a rank failed (--fail-rank"
-          + " injects that) or on another failure, 2 on a usage error."
+          + " injects that), on another failure, or with --strict when a warning was printed; 2"
+          + " on a usage error or an input that cannot be used (a missing trace, an unavailable"
+          + " provider, an unwritable --json or --report path)."
     })
 final class SimulateCommand implements Callable<Integer> {
   private static final SimulationConfig DEFAULTS = SimulationConfig.builder().build();
+
+  /**
+   * The default chance per tick of an abort: aborts exercise the engine's abort path, but at the
+   * simulator's 1% per tick a request that waits long is likely aborted, and a long run loses most
+   * of its requests.
+   */
+  static final double DEFAULT_ABORT_PROBABILITY = 0.001;
 
   /** Held here: java.util.logging keeps loggers weakly, and a collected one forgets its level. */
   private static final Logger CACHE_LOG = Logger.getLogger("io.kvtier.core.cache");
@@ -77,7 +84,12 @@ final class SimulateCommand implements Callable<Integer> {
 
   private Placement placement;
 
-  @Option(names = "--ranks", description = "Ranks, 1 to 8 (default: ${DEFAULT-VALUE}).")
+  /** What the checks before the run did and the summary says: a directory created. */
+  private final List<String> notes = new java.util.ArrayList<>();
+
+  @Option(
+      names = "--ranks",
+      description = "Ranks, 1 to " + SimulationConfig.MAX_RANKS + " (default: ${DEFAULT-VALUE}).")
   private int ranks = DEFAULTS.ranks();
 
   @Option(
@@ -96,8 +108,12 @@ final class SimulateCommand implements Callable<Integer> {
       description =
           "Workload spec: shared-prefix,"
               + " multiturn, doc-qa (each with :key=value,...), fixed:shared-prefix, fixed:multiturn,"
-              + " jsonl:PATH, mooncake:PATH (default: ${DEFAULT-VALUE}).")
-  private String workload = DEFAULTS.workload();
+              + " jsonl:PATH, mooncake:PATH (docs/WORKLOADS.md). The generators run sized for the"
+              + " default pools (multiturn:conversations=48,turns=4,first=96,answer=16,question=32;"
+              + " shared-prefix:groups=16,system=512,question=64,requests=192,output=16;"
+              + " doc-qa:documents=6,length=1024,asks=4,question=16,output=16); parameters given"
+              + " replace those one by one (default: ${DEFAULT-VALUE}).")
+  private String workload = CliWorkloads.DEFAULT;
 
   @Option(
       names = "--requests",
@@ -166,7 +182,7 @@ final class SimulateCommand implements Callable<Integer> {
   @Option(
       names = "--abort-probability",
       description = "Chance per tick that one live request is aborted (default: ${DEFAULT-VALUE}).")
-  private double abortProbability = DEFAULTS.abortProbability();
+  private double abortProbability = DEFAULT_ABORT_PROBABILITY;
 
   @Option(
       names = "--failure-probability",
@@ -255,6 +271,13 @@ final class SimulateCommand implements Callable<Integer> {
               + " self-contained HTML page with SVG charts of the run (hit rate per tier and tier"
               + " occupancy over time, the TTFT distribution with and without the cache) to FILE.")
   private Path report;
+
+  @Option(
+      names = "--strict",
+      description =
+          "Fail (exit 1) when the run printed a warning: most requests rejected or aborted, or"
+              + " part of the workload never replayed (cut by --ticks or --requests).")
+  private boolean strict;
 
   @Option(
       names = "--benchmark",
@@ -371,31 +394,48 @@ final class SimulateCommand implements Callable<Integer> {
       return rows.stream().allMatch(SimulateBenchmark.Row::passed) ? 0 : KvTierCli.EXIT_FAILURE;
     }
     Progress progress = Progress.onTerminal("ticks");
-    SimulationResult result = new MultiRankSimulator(config).run(progress);
-    progress.done();
-    writeOutputs(config, result, out);
-    return result.passed() ? 0 : KvTierCli.EXIT_FAILURE;
+    SimulationResult result;
+    try {
+      result = new MultiRankSimulator(config).run(progress);
+    } catch (IllegalArgumentException e) {
+      // Thrown before any tick: the workload cannot be read, or the pools cannot be built.
+      throw new UnusableInputException(e.getMessage(), e);
+    } finally {
+      progress.done();
+    }
+    return writeOutputs(config, result, out);
   }
 
-  /** Prints the summary and writes {@code --json} and {@code --report}, where asked. */
-  private void writeOutputs(SimulationConfig config, SimulationResult result, PrintWriter out)
+  /**
+   * Prints the summary and writes {@code --json} and {@code --report}, where asked.
+   *
+   * @return the exit status: 1 if a check failed, or under {@code --strict} if a warning was
+   *     printed
+   */
+  private int writeOutputs(SimulationConfig config, SimulationResult result, PrintWriter out)
       throws IOException {
-    String summary = SimulationSummary.of(config, result);
+    RunWarnings warnings = RunWarnings.of(config, result);
+    boolean passed = result.passed() && (warnings.none() || !strict);
+    String summary = SimulationSummary.of(config, result, warnings, strict);
     out.print(summary);
+    for (String note : notes) {
+      out.println("note      " + note);
+    }
     out.flush();
     if (json != null) {
       TtftModel.Estimate ttft = TtftModel.DEFAULT.estimate(result, config.pageSize());
       Files.writeString(
-          createParent(json), SimulationJson.of(result, ttft) + "\n", StandardCharsets.UTF_8);
+          json, SimulationJson.of(result, ttft, warnings, passed) + "\n", StandardCharsets.UTF_8);
     }
     if (report != null) {
       Files.writeString(
-          createParent(report),
+          report,
           SimulationReport.html(config, summary, result, TtftModel.DEFAULT),
           StandardCharsets.UTF_8);
       out.println("report    " + report);
     }
     out.flush();
+    return passed ? 0 : KvTierCli.EXIT_FAILURE;
   }
 
   /**
@@ -406,21 +446,23 @@ final class SimulateCommand implements Callable<Integer> {
     CollectiveProvider provider = Providers.named(CollectiveProvider.class, config.collective());
     Availability availability = provider.availability();
     if (!availability.available()) {
-      throw new IllegalStateException(
-          "the "
-              + config.collective()
-              + " collective is"
-              + " unavailable here: "
-              + availability.reason());
+      throw new UnusableInputException(
+          "--collective " + config.collective() + " is unavailable here: " + availability.reason());
     }
     String name = group != null ? group : "kvtier-simulate-" + config.seed();
-    SimulationResult result = MultiRankSimulator.runRank(config, placement.rank(), name);
+    SimulationResult result;
+    try {
+      result = MultiRankSimulator.runRank(config, placement.rank(), name);
+    } catch (IllegalArgumentException e) {
+      throw new UnusableInputException(e.getMessage(), e);
+    }
+    int status = result.passed() ? 0 : KvTierCli.EXIT_FAILURE;
     if (placement.rank() == 0) {
-      writeOutputs(config, result, out);
+      status = writeOutputs(config, result, out);
     }
     out.println(rankLine(placement.rank(), config, result));
     out.flush();
-    return result.passed() ? 0 : KvTierCli.EXIT_FAILURE;
+    return status;
   }
 
   /**
@@ -435,7 +477,7 @@ final class SimulateCommand implements Callable<Integer> {
         config.ranks(),
         config.collective(),
         result.replicaDigest(),
-        result.failure() == SimulationFailure.RANK_FAILED
+        SimulationSummary.stoppedEarly(result)
             ? "not compared (the run stopped)"
             : result.replicaDigestsEqual() ? "yes" : "NO",
         result.passed()
@@ -571,16 +613,9 @@ final class SimulateCommand implements Callable<Integer> {
     }
   }
 
-  private static Path createParent(Path file) throws IOException {
-    Path parent = file.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
-    }
-    return file;
-  }
-
   private SimulationConfig config() {
     try {
+      checkOptions();
       placement =
           place(
               collective,
@@ -597,34 +632,43 @@ final class SimulateCommand implements Callable<Integer> {
         // Named before anything starts, so that a typo lists the collectives on the path.
         Providers.named(CollectiveProvider.class, collective);
       }
-      if (watchdogSeconds < 1) {
-        throw new IllegalArgumentException(
-            "--watchdog=" + watchdogSeconds + " must be at least 1 second");
+      SimulationConfig built =
+          SimulationConfig.builder()
+              .ranks(placement.ranks())
+              .collective(collective)
+              .collectiveProperties(collectiveProperties)
+              .watchdog(Duration.ofSeconds(watchdogSeconds))
+              .device(device)
+              .workload(CliWorkloads.withDefaults(workload))
+              .requests(requests)
+              .pageSize(pageSize)
+              .devicePages(devicePages)
+              .hostRatio(hostRatio)
+              .writePolicy(OptionCheck.parse("--write-policy", writePolicy, WritePolicy::parse))
+              .eviction(OptionCheck.parse("--eviction", eviction, EvictionPolicy::parse))
+              .ackDelay(OptionCheck.parse("--ack-delay", ackDelay, AckDelay::parse))
+              .seed(seed)
+              .ticks(ticks)
+              .digestInterval(digestInterval)
+              .abortProbability(abortProbability)
+              .failureProbability(failureProbability)
+              .chunkTokens(chunk)
+              .maxRunning(maxRunning)
+              .l3(l3Simulation())
+              .rankFailure(rankFailure(placement.ranks()))
+              .build();
+      SimulateInputs.checkProviders(device, l3);
+      notes.clear();
+      for (String note :
+          new String[] {
+            SimulateInputs.checkOutput("--json", json),
+            SimulateInputs.checkOutput("--report", report)
+          }) {
+        if (note != null) {
+          notes.add(note);
+        }
       }
-      return SimulationConfig.builder()
-          .ranks(placement.ranks())
-          .collective(collective)
-          .collectiveProperties(collectiveProperties)
-          .watchdog(Duration.ofSeconds(watchdogSeconds))
-          .device(device)
-          .workload(workload)
-          .requests(requests)
-          .pageSize(pageSize)
-          .devicePages(devicePages)
-          .hostRatio(hostRatio)
-          .writePolicy(parse("--write-policy", writePolicy, WritePolicy::parse))
-          .eviction(parse("--eviction", eviction, EvictionPolicy::parse))
-          .ackDelay(parse("--ack-delay", ackDelay, AckDelay::parse))
-          .seed(seed)
-          .ticks(ticks)
-          .digestInterval(digestInterval)
-          .abortProbability(abortProbability)
-          .failureProbability(failureProbability)
-          .chunkTokens(chunk)
-          .maxRunning(maxRunning)
-          .l3(l3Simulation())
-          .rankFailure(rankFailure(placement.ranks()))
-          .build();
+      return built;
     } catch (IllegalArgumentException e) {
       throw new ParameterException(
           spec.commandLine(),
@@ -632,6 +676,55 @@ final class SimulateCommand implements Callable<Integer> {
           e,
           null,
           Optional.ofNullable(e.getMessage()).orElse(""));
+    }
+  }
+
+  /**
+   * Checks every numeric option against what the configuration accepts, in the option's own
+   * name, before the builder (whose messages name its fields) sees it.
+   */
+  private void checkOptions() {
+    OptionCheck.between("--ranks", ranks, 1, SimulationConfig.MAX_RANKS, "ranks in the run");
+    OptionCheck.atLeast("--requests", requests, 0, "the most requests taken, 0 for all");
+    OptionCheck.atLeast("--page-size", pageSize, 1, "tokens per page");
+    OptionCheck.atLeast("--device-pages", devicePages, 1, "device pool pages per rank");
+    if (!(hostRatio == 0 || hostRatio > 1) || Double.isInfinite(hostRatio)) {
+      throw new IllegalArgumentException(
+          "--host-ratio="
+              + hostRatio
+              + " is out of range: give a ratio above 1, or 0 for no host tier (host pool size"
+              + " relative to the device pool)");
+    }
+    OptionCheck.atLeast("--ticks", ticks, 1, "ticks during which requests arrive");
+    OptionCheck.atLeast(
+        "--digest-interval", digestInterval, 0, "ticks between digest checks, 0 for none");
+    OptionCheck.probability("--abort-probability", abortProbability, "chance per tick");
+    OptionCheck.probability("--failure-probability", failureProbability, "chance per copy batch");
+    OptionCheck.atLeast("--chunk", chunk, 1, "prompt tokens prefilled per tick");
+    OptionCheck.atLeast("--max-running", maxRunning, 1, "requests running at once");
+    OptionCheck.atLeast("--watchdog", watchdogSeconds, 1, "seconds one collective may wait");
+    OptionCheck.atLeast("--l3-mib", l3Mib, 1, "L3 store capacity per rank in MiB");
+    OptionCheck.atLeast(
+        "--l3-prefetch-threshold", l3Threshold, 1, "fewest tokens worth prefetching");
+    OptionCheck.atLeast("--l3-step-us", l3StepMicros, 0, "virtual microseconds per store step");
+    OptionCheck.finiteAtLeast("--l3-skew", l3Skew, 0, "how much slower each further rank is");
+    OptionCheck.atLeast("--l3-timeout-ms", l3TimeoutMs, 1, "base of the prefetch timeout");
+    OptionCheck.probability("--l3-faults", l3Faults, "chance per page");
+    if (hostRatio == 0 && !l3.equals("none")) {
+      throw new IllegalArgumentException(
+          "--l3 "
+              + l3
+              + " needs a host tier, which its pages pass through, but --host-ratio is 0: give"
+              + " --host-ratio above 1");
+    }
+    if (hostRatio == 0 && writePolicy.equals("write_back")) {
+      throw new IllegalArgumentException(
+          "--write-policy write_back needs a host tier, but --host-ratio is 0: give --host-ratio"
+              + " above 1");
+    }
+    if (l3Dir != null && !l3.equals("file")) {
+      throw new IllegalArgumentException(
+          "--l3-dir is the file store's directory, but --l3 is " + l3 + ": give --l3 file");
     }
   }
 
@@ -711,24 +804,14 @@ final class SimulateCommand implements Callable<Integer> {
   }
 
   private L3Simulation l3Simulation() {
-    if (l3Mib < 1) {
-      throw new IllegalArgumentException("--l3-mib=" + l3Mib + " must be at least 1");
-    }
     L3Simulation s =
         L3Simulation.NONE
             .withStore(l3)
             .withCapacityBytes(l3Mib << 20)
             .withPrefetch(
-                parse("--l3-prefetch-policy", l3Policy, L3PrefetchPolicy::parse), l3Threshold)
+                OptionCheck.parse("--l3-prefetch-policy", l3Policy, L3PrefetchPolicy::parse),
+                l3Threshold)
             .withTiming(l3StepMicros, l3Skew, java.time.Duration.ofMillis(l3TimeoutMs), l3Faults);
     return l3Dir == null ? s : s.withDirectory(l3Dir);
-  }
-
-  private <T> T parse(String option, String value, Function<String, T> parser) {
-    try {
-      return parser.apply(value);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(option + ": " + e.getMessage(), e);
-    }
   }
 }

@@ -17,14 +17,29 @@ final class SimulationJson {
 
   private SimulationJson() {}
 
-  /** The JSON text of a result and its TTFT estimate, on one line. */
+  /** The JSON text of a result and its TTFT estimate, on one line, its warnings not under --strict. */
   static String of(SimulationResult r, TtftModel.Estimate ttft) {
+    return of(r, ttft, null, r.passed());
+  }
+
+  /**
+   * The JSON text of a result, its TTFT estimate and its warnings, on one line.
+   *
+   * @param r the result
+   * @param ttft its TTFT estimate
+   * @param warnings its warnings, null to derive none
+   * @param passed the verdict: the checks, and under {@code --strict} the warnings too
+   */
+  static String of(
+      SimulationResult r, TtftModel.Estimate ttft, RunWarnings warnings, boolean passed) {
     SimulationJson j = new SimulationJson();
     j.out.append('{');
     j.number("ranks", r.ranks());
     j.text("workload", r.workload());
     j.number("seed", r.seed());
     j.number("requests", r.requests());
+    j.number("workloadRequests", r.requests() + r.unreadRequests());
+    j.number("unreadRequests", r.unreadRequests());
     j.number("finished", r.finished());
     j.number("aborted", r.aborted());
     j.number("rejected", r.rejected());
@@ -36,7 +51,12 @@ final class SimulationJson {
     j.number("host", r.hitTokens().host());
     j.number("l3", r.hitTokens().l3());
     j.close();
+    // computedTokens is prefill plus decode, as the engine counts it; the split adds up with
+    // reusedTokens (and unreachedPromptTokens) to promptTokens.
     j.number("computedTokens", r.computedTokens());
+    j.number("computedPromptTokens", r.prefillTokens());
+    j.number("decodeTokens", r.decodeTokens());
+    j.number("unreachedPromptTokens", r.unreachedPromptTokens());
     j.number("reusedTokens", r.hitTokens().total());
     j.open("collectives");
     j.number("calls", r.collectives().calls());
@@ -67,12 +87,20 @@ final class SimulationJson {
     j.number("deviceEvictions", c.deviceEvictions());
     j.number("hostEvictions", c.hostEvictions());
     j.close();
-    j.bool("replicaDigestsEqual", r.replicaDigestsEqual());
+    // A run that stopped early never compared its final digests: null, not a misleading true.
+    if (SimulationSummary.stoppedEarly(r)) {
+      j.nullValue("replicaDigestsEqual");
+    } else {
+      j.bool("replicaDigestsEqual", r.replicaDigestsEqual());
+    }
+    j.bool("finalChecksRan", !SimulationSummary.stoppedEarly(r));
     j.number("desyncs", r.desyncs());
     j.number("leakedPages", r.leakedPages());
     j.number("kvVerifiedPages", r.kvVerifiedPages());
     j.number("kvMismatches", r.kvMismatches());
-    j.bool("passed", r.passed());
+    j.bool("checksPassed", r.passed());
+    j.bool("passed", passed);
+    j.texts("warnings", warnings == null ? java.util.List.of() : warnings.messages());
     j.text("failure", r.failure().name());
     j.number("failureTick", r.failureTick());
     j.text("failureMessage", r.failureMessage());
@@ -106,6 +134,23 @@ final class SimulationJson {
   private void bool(String name, boolean value) {
     name(name);
     out.append(value);
+  }
+
+  private void nullValue(String name) {
+    name(name);
+    out.append("null");
+  }
+
+  private void texts(String name, java.util.List<String> values) {
+    name(name);
+    out.append('[');
+    for (int i = 0; i < values.size(); i++) {
+      if (i > 0) {
+        out.append(',');
+      }
+      quote(values.get(i));
+    }
+    out.append(']');
   }
 
   private void text(String name, String value) {

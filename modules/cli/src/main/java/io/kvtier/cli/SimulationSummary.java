@@ -15,6 +15,35 @@ final class SimulationSummary {
    * with and without the cache (and its model), collectives per tick, checks.
    */
   static String of(SimulationConfig config, SimulationResult r) {
+    return of(config, r, RunWarnings.of(config, r), false);
+  }
+
+  /**
+   * Whether the run stopped before its end (a desync, a timeout, a failed rank, an invariant, an
+   * error): the final digest comparison and the leak check after the drain did not run, and the
+   * pages of the requests in flight are not leaks.
+   *
+   * @param r the result
+   * @return true if the run did not reach the end of its drain
+   */
+  static boolean stoppedEarly(SimulationResult r) {
+    return switch (r.failure()) {
+      case NONE, LEAK, REPLICA_DIVERGENCE -> false;
+      default -> true;
+    };
+  }
+
+  /**
+   * The report, with the run's warnings and, under {@code --strict}, their verdict.
+   *
+   * @param config the run
+   * @param r its result
+   * @param warnings its warnings
+   * @param strict whether a warning fails the run
+   * @return the text, one line per fact
+   */
+  static String of(
+      SimulationConfig config, SimulationResult r, RunWarnings warnings, boolean strict) {
     StringBuilder s = new StringBuilder();
     s.append(
         String.format(
@@ -27,6 +56,9 @@ final class SimulationSummary {
                 ? ""
                 : ", collective " + config.collective() + " (a process per" + " rank)"));
     s.append("workload  ").append(r.workload()).append('\n');
+    for (String note : io.kvtier.cli.report.WorkloadNotes.summaryLines(r.workload())) {
+      s.append("          ").append(note).append('\n');
+    }
     s.append(
         String.format(
             Locale.ROOT,
@@ -37,6 +69,16 @@ final class SimulationSummary {
             r.aborted(),
             r.loadFailureAborts(),
             r.rejected()));
+    s.append(
+        r.unreadRequests() == 0
+            ? String.format(
+                Locale.ROOT, "replayed  all %d requests of the workload%n", r.requests())
+            : String.format(
+                Locale.ROOT,
+                "replayed  %d of %d requests of the workload (%d never arrived)%n",
+                r.requests(),
+                warnings.workloadRequests(),
+                r.unreadRequests()));
     s.append(
         String.format(
             Locale.ROOT,
@@ -51,13 +93,20 @@ final class SimulationSummary {
     row(s, "l3", r.hitTokens().l3(), r.promptTokens());
     row(s, "total", r.hitTokens().total(), r.promptTokens());
     s.append('\n');
+    // Prompt = reused + computed (+ what aborted requests never reached); decode tokens apart.
     s.append(
         String.format(
             Locale.ROOT,
-            "tokens    %d prompt, %d reused, %d computed%n",
+            "tokens    %d prompt = %d reused + %d computed%s; %d decode tokens computed%n",
             r.promptTokens(),
             r.hitTokens().total(),
-            r.computedTokens()));
+            r.prefillTokens(),
+            r.unreachedPromptTokens() == 0
+                ? ""
+                : " + "
+                    + r.unreachedPromptTokens()
+                    + " never reached (aborted, or the run stopped, mid-prefill)",
+            r.decodeTokens()));
     TtftModel.Estimate ttft = TtftModel.DEFAULT.estimate(r, config.pageSize());
     s.append(
         String.format(
@@ -86,15 +135,18 @@ final class SimulationSummary {
             c.idleTicks(),
             c.idleTickCalls(),
             c.maxCallsPerTick()));
-    if (r.failure() == SimulationFailure.RANK_FAILED) {
+    if (stoppedEarly(r)) {
       // The group stopped mid-run: the final digest comparison and the leak check after the
-      // drain never ran, and the pages the abort left in use are not leaks.
+      // drain never ran, and the pages the stop left in use are not leaks.
       s.append(
           String.format(
               Locale.ROOT,
-              "checks    stopped at tick %d when a rank failed: digests not compared at the end,"
-                  + " leaks not counted; kv verified pages %d, kv mismatches %d%n",
+              "checks    stopped at tick %d %s: digests not compared at the end, leaks not"
+                  + " counted; kv verified pages %d, kv mismatches %d%n",
               r.failureTick(),
+              r.failure() == SimulationFailure.RANK_FAILED
+                  ? "when a rank failed"
+                  : "by " + r.failure().name().toLowerCase(Locale.ROOT).replace('_', ' '),
               r.kvVerifiedPages(),
               r.kvMismatches()));
       s.append(
@@ -117,12 +169,20 @@ final class SimulationSummary {
           String.format(
               Locale.ROOT, "digest    %016x (rank 0's replica at the end)%n", r.replicaDigest()));
     }
-    s.append(
-        r.passed()
-            ? "result    PASS\n"
-            : "result    FAIL: "
-                + r.failureMessage().lines().findFirst().orElse(r.failure().name())
-                + "\n");
+    for (String warning : warnings.messages()) {
+      s.append("warning   ").append(warning).append('\n');
+    }
+    if (!r.passed()) {
+      s.append("result    FAIL: ")
+          .append(r.failureMessage().lines().findFirst().orElse(r.failure().name()))
+          .append('\n');
+    } else if (warnings.none()) {
+      s.append("result    PASS\n");
+    } else if (strict) {
+      s.append("result    FAIL: --strict, and the run printed a warning above\n");
+    } else {
+      s.append("result    PASS, with the warnings above (--strict makes a warning a failure)\n");
+    }
     return s.toString();
   }
 

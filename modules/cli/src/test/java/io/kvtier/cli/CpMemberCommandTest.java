@@ -19,7 +19,7 @@ class CpMemberCommandTest {
     assertThat(status).isEqualTo(2);
     assertThat(err.toString())
         .contains("setting 'port=5801' is not hazelcast.KEY=VALUE")
-        .contains("Usage: kvtier cp-member");
+        .contains("see `kvtier cp-member --help`");
   }
 
   @Test

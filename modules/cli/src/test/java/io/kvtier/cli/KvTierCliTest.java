@@ -59,6 +59,22 @@ class KvTierCliTest {
                         "(device +cuda +available .*|device +cuda +unavailable .*libcuda\\.so\\.1.*)"));
   }
 
+  /** The README's sample table lists the providers that {@code kvtier backends} lists today. */
+  @Test
+  void theReadmesBackendsSampleHasTodaysRows() throws java.io.IOException {
+    String readme = java.nio.file.Files.readString(java.nio.file.Path.of("../../README.md"));
+    int start = readme.indexOf("```\nSPI ");
+    assertThat(start).as("the sample table in README.md").isPositive();
+    String sample = readme.substring(start + 4, readme.indexOf("```", start + 4));
+    Run backends = run("backends");
+    assertThat(rows(sample)).isEqualTo(rows(backends.out()));
+  }
+
+  /** SPI and NAME of every row: the columns that do not depend on the machine. */
+  private static List<String> rows(String table) {
+    return table.lines().skip(1).map(l -> l.split("\\s{2,}")).map(c -> c[0] + " " + c[1]).toList();
+  }
+
   @Test
   void backendsLeavesTheTestingProvidersOutUnlessAskedFor() {
     Run plain = run("backends");
@@ -125,7 +141,10 @@ class KvTierCliTest {
     Run unknown = run("frobnicate");
 
     assertThat(unknown.status()).isEqualTo(2);
-    assertThat(unknown.err()).contains("frobnicate").contains("Usage: kvtier");
+    assertThat(unknown.err().lines().findFirst().orElse(""))
+        .startsWith("kvtier: Unmatched argument")
+        .contains("frobnicate");
+    assertThat(unknown.err()).contains("see `kvtier --help`");
     assertThat(unknown.err()).doesNotContain("Exception").doesNotContain("\tat ");
     assertThat(unknown.out()).isEmpty();
   }
@@ -136,8 +155,9 @@ class KvTierCliTest {
 
     assertThat(unknown.status()).isEqualTo(2);
     assertThat(unknown.err())
-        .contains("Unknown option: '--xml'")
-        .contains("Usage: kvtier backends");
+        .startsWith("kvtier backends: Unknown option: '--xml'")
+        .contains("see `kvtier backends --help`")
+        .doesNotContain("Usage:");
     assertThat(unknown.err()).doesNotContain("\tat ");
   }
 

@@ -2,6 +2,7 @@ package io.kvtier.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.cli.report.TtftModel;
 import io.kvtier.simulator.SimulationConfig;
 import io.kvtier.simulator.SimulationFailure;
 import io.kvtier.simulator.SimulationResult;
@@ -211,7 +212,36 @@ class SimulateFailRankTest {
         message,
         base.wallSeconds(),
         base.timeline(),
-        0xff);
+        0xff,
+        base.prefillTokens(),
+        base.unreadRequests());
+  }
+
+  /**
+   * A rank process killed under hazelcast leaves the survivors waiting until the watchdog: their
+   * run stops with a collective timeout, and the summary must not claim equal digests or count
+   * the pages of the requests in flight as leaks.
+   */
+  @Test
+  void aRunStoppedByATimeoutClaimsNoEqualDigestsAndNoLeaks() {
+    SimulationConfig config = SimulationConfig.builder().build();
+    SimulationResult timedOut =
+        sample(
+            SimulationFailure.COLLECTIVE_TIMEOUT,
+            "COLLECTIVE_TIMEOUT on rank 1: no answer from rank 2 within 30 s",
+            120,
+            71);
+
+    assertThat(SimulationSummary.of(config, timedOut))
+        .contains("checks    stopped at tick 120 by collective timeout: digests not compared")
+        .contains("result    FAIL: COLLECTIVE_TIMEOUT on rank 1")
+        .doesNotContain("digests equal")
+        .doesNotContain("leaked pages");
+    assertThat(SimulateCommand.rankLine(1, config, timedOut))
+        .contains("equal on every rank: not compared (the run stopped); FAIL: COLLECTIVE_TIMEOUT");
+    assertThat(SimulationJson.of(timedOut, TtftModel.DEFAULT.estimate(timedOut, config.pageSize())))
+        .contains("\"replicaDigestsEqual\":null")
+        .contains("\"finalChecksRan\":false");
   }
 
   @Test
@@ -264,6 +294,9 @@ class SimulateFailRankTest {
 
   private static void assertUsageError(Run run, String message) {
     assertThat(run.status()).as(run.out() + run.err()).isEqualTo(2);
-    assertThat(run.err()).contains(message).contains("Usage: kvtier simulate");
+    assertThat(run.err().lines().findFirst().orElse(""))
+        .startsWith("kvtier simulate: ")
+        .contains(message);
+    assertThat(run.err()).contains("see `kvtier simulate --help`").doesNotContain("Usage:");
   }
 }

@@ -76,6 +76,20 @@ final class ArrivalFeed {
     return new TickCommands(arrivals, aborts, exhausted);
   }
 
+  /**
+   * Requests of the workload that have not arrived (and, the run over, never will). Reads the
+   * rest of the workload to count them: call it once, after the run.
+   */
+  long unread() {
+    long left = pending != null ? 1 : 0;
+    pending = null;
+    while (requests.hasNext()) {
+      requests.next();
+      left++;
+    }
+    return left;
+  }
+
   /** Requests sent so far. */
   long sent() {
     return sent;

@@ -377,6 +377,14 @@ public final class MultiRankSimulator {
     return l3Stats;
   }
 
+  /** Whether a failure stops the run before the leak check after its drain. */
+  private static boolean stoppedEarly(SimulationFailure kind) {
+    return switch (kind) {
+      case NONE, LEAK, REPLICA_DIVERGENCE -> false;
+      default -> true;
+    };
+  }
+
   private SimulationResult result(
       Workload workload, SimulatedRank[] ranks, double wallSeconds, SimulationTimeline timeline) {
     long verified = 0;
@@ -464,8 +472,9 @@ public final class MultiRankSimulator {
         rank.cache().stats(),
         digestsEqual && kind != SimulationFailure.REPLICA_DIVERGENCE,
         desync ? 1 : 0,
-        // The abort left every rank's requests and copies in flight: not leaks, and not counted.
-        rankFailed ? 0 : leaked,
+        // A run that stopped before the end of its drain (a failed rank, a desync, a timeout)
+        // left requests and copies in flight: not leaks, and not counted.
+        stoppedEarly(kind) ? 0 : leaked,
         verified,
         mismatches,
         kind,
@@ -473,6 +482,8 @@ public final class MultiRankSimulator {
         failureMessage,
         wallSeconds,
         timeline,
-        digest);
+        digest,
+        s.prefillTokens(),
+        rank.feed() == null ? 0 : rank.feed().unread());
   }
 }

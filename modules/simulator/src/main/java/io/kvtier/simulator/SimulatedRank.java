@@ -80,6 +80,10 @@ final class SimulatedRank implements AutoCloseable {
   private KvStore l3Store;
 
   private io.kvtier.core.cache.L3Executor l3Executor;
+
+  /** The file store's directory when this rank created it; deleted at {@link #close()}. */
+  private java.nio.file.Path temporaryL3Directory;
+
   private TimelineRecorder timeline;
 
   SimulatedRank(SimulationConfig config, int rank, String group, Workload workload) {
@@ -145,6 +149,7 @@ final class SimulatedRank implements AutoCloseable {
                   collectiveContext(context, config));
     } catch (RuntimeException e) {
       closeQuietly(l3Executor, l3Store, t, h, d);
+      deleteTemporaryL3Directory();
       throw e;
     }
     this.device = d;
@@ -204,7 +209,9 @@ final class SimulatedRank implements AutoCloseable {
               .orElseGet(
                   () -> {
                     try {
-                      return java.nio.file.Files.createTempDirectory("kvtier-sim-l3-");
+                      temporaryL3Directory =
+                          java.nio.file.Files.createTempDirectory("kvtier-sim-l3-");
+                      return temporaryL3Directory;
                     } catch (java.io.IOException e) {
                       throw new java.io.UncheckedIOException(
                           "cannot create the file store's directory", e);
@@ -362,6 +369,28 @@ final class SimulatedRank implements AutoCloseable {
   public void close() {
     collective.close();
     closeQuietly(l3Executor, l3Store, transfers, host, device);
+    deleteTemporaryL3Directory();
+  }
+
+  /**
+   * Deletes the file store's directory if this rank created it (no {@code --l3-dir}): its pages
+   * served this run only, and a directory per rank per run would pile up in the temp folder.
+   */
+  private void deleteTemporaryL3Directory() {
+    java.nio.file.Path dir = temporaryL3Directory;
+    temporaryL3Directory = null;
+    if (dir == null) {
+      return;
+    }
+    try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(dir)) {
+      for (java.nio.file.Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        java.nio.file.Files.deleteIfExists(p);
+      }
+    } catch (java.io.IOException e) {
+      // Left for the temp folder's cleaner; the run's result does not depend on it.
+      System.getLogger(SimulatedRank.class.getName())
+          .log(System.Logger.Level.WARNING, "could not delete " + dir + ": " + e);
+    }
   }
 
   private static void closeQuietly(AutoCloseable... resources) {

@@ -28,9 +28,10 @@ import java.util.Objects;
  * @param cache the cache's replicated counters on rank 0 (backups, loads, evictions)
  * @param replicaDigestsEqual whether every digest comparison found equal replicas
  * @param desyncs collective desyncs and watchdog timeouts (a run stops at the first)
- * @param leakedPages device and host pages neither free nor evictable after the drain; 0 when a
- *     rank failed ({@link SimulationFailure#RANK_FAILED}): the run stopped before its drain, and
- *     the pages of the requests in flight are not leaks
+ * @param leakedPages device and host pages neither free nor evictable after the drain; 0 when
+ *     the run stopped before the end of its drain (any failure but {@link SimulationFailure#LEAK}
+ *     and {@link SimulationFailure#REPLICA_DIVERGENCE}: a failed rank, a desync, a timeout): the
+ *     pages of the requests in flight are not leaks
  * @param kvVerifiedPages pages whose KV the model checked after a load-back
  * @param kvMismatches checked pages whose KV was wrong
  * @param failure what stopped the run, {@link SimulationFailure#NONE} if it completed cleanly
@@ -43,6 +44,12 @@ import java.util.Objects;
  *     run stopped): rank 0's in a threaded run, the reporting rank's own with {@link
  *     MultiRankSimulator#runRank}; a healthy run ends with it on every rank, and the same config
  *     gives the same digest whichever collective joined the ranks
+ * @param prefillTokens the prompt tokens among {@code computedTokens}; the rest are decode tokens
+ *     ({@link #decodeTokens()}). The prompt tokens are the reused ones, these, and those that
+ *     requests aborted before their prefill ended never reached
+ * @param unreadRequests requests of the workload that never arrived: the input ended at {@link
+ *     SimulationConfig#ticks()} or {@link SimulationConfig#requests()}, or the run stopped, before
+ *     the workload was replayed to its end
  */
 public record SimulationResult(
     String workload,
@@ -69,7 +76,9 @@ public record SimulationResult(
     String failureMessage,
     double wallSeconds,
     SimulationTimeline timeline,
-    long replicaDigest) {
+    long replicaDigest,
+    long prefillTokens,
+    long unreadRequests) {
 
   /**
    * Prompt tokens reused from each tier.
@@ -134,6 +143,25 @@ public record SimulationResult(
   }
 
   /**
+   * Decode tokens whose KV the model computed.
+   *
+   * @return {@code computedTokens - prefillTokens}
+   */
+  public long decodeTokens() {
+    return computedTokens - prefillTokens;
+  }
+
+  /**
+   * Prompt tokens that were neither reused nor computed: those of requests aborted (or stopped
+   * by a failure) before their prefill ended.
+   *
+   * @return tokens
+   */
+  public long unreachedPromptTokens() {
+    return promptTokens - hitTokens.total() - prefillTokens;
+  }
+
+  /**
    * Collective calls per tick.
    *
    * @return the mean, 0 if no tick ran
@@ -173,6 +201,8 @@ public record SimulationResult(
         failureMessage,
         0,
         timeline,
-        replicaDigest);
+        replicaDigest,
+        prefillTokens,
+        unreadRequests);
   }
 }

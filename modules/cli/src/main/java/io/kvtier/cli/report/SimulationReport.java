@@ -45,7 +45,11 @@ public final class SimulationReport {
     h.append("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n")
         .append("<head>\n<meta charset=\"utf-8\"/>\n<title>kvtier simulate report</title>\n")
         .append("<style>\nbody{font-family:sans-serif;margin:2em;max-width:60em;color:#222}\n")
-        .append("pre{background:#f6f6f6;padding:1em;overflow-x:auto}code{word-break:break-all}\n")
+        // The summary wraps rather than scroll sideways; the workload spec breaks only at the
+        // commas (<wbr/>), never inside a word.
+        .append("pre{background:#f6f6f6;padding:1em;white-space:pre-wrap;overflow-wrap:anywhere}\n")
+        .append("code{white-space:normal;overflow-wrap:normal;word-break:normal}\n")
+        .append("h2{font-size:1.1em;margin-top:1.5em}\n")
         .append("figure{margin:1.5em 0}figcaption{font-size:0.9em;color:#555}\n")
         .append("table{border-collapse:collapse}td,th{padding:0.2em 0.8em;text-align:right}\n")
         .append("svg{background:#fff;border:1px solid #ddd}\n</style>\n</head>\n<body>\n")
@@ -53,16 +57,26 @@ public final class SimulationReport {
     h.append(
         String.format(
             Locale.ROOT,
-            "<p>%d ranks, %s device, workload <code>%s</code>, seed %d, page size %d, %d device"
-                + " pages per rank, %d host pages per rank.</p>\n",
+            "<p>%d ranks, %s device, seed %d, page size %d, %d device pages per rank, %d host"
+                + " pages per rank%s.</p>\n",
             config.ranks(),
             Svg.escape(config.device()),
-            Svg.escape(result.workload()),
             config.seed(),
             config.pageSize(),
             config.devicePages(),
-            config.hostPages()));
-    h.append("<pre>").append(Svg.escape(summary)).append("</pre>\n");
+            config.hostPages(),
+            config.l3().enabled()
+                ? ", an L3 store (" + Svg.escape(config.l3().store()) + ") per rank"
+                : ""));
+    h.append("<p id=\"workload\">Workload <code>")
+        .append(breakAtCommas(result.workload()))
+        .append("</code></p>\n");
+    for (String line : WorkloadNotes.lines(result.workload())) {
+      h.append("<p class=\"workload-note\">").append(Svg.escape(line)).append("</p>\n");
+    }
+    h.append("<pre id=\"summary\">")
+        .append(Svg.escape(withoutModelLine(summary)))
+        .append("</pre>\n");
     h.append(
         String.format(
             Locale.ROOT,
@@ -84,12 +98,14 @@ public final class SimulationReport {
     percentiles(h, ttft);
     figure(
         h,
+        "Hit rate",
         hitRateChart(timeline),
         "Prompt tokens admitted so far that were found on the"
             + " device, loaded back from the host, or fetched from L3 (none without an L3 store),"
             + " as a share of all prompt tokens admitted so far.");
     figure(
         h,
+        "Tier occupancy",
         occupancyChart(config, timeline),
         String.format(
             Locale.ROOT,
@@ -98,13 +114,21 @@ public final class SimulationReport {
                 + " copies in flight).",
             config.devicePages(),
             config.hostPages()));
+    if (config.l3().enabled()) {
+      figure(
+          h,
+          "The L3 tier",
+          l3Chart(timeline),
+          "Prompt tokens that admissions loaded from the host so far: those a prefetch had"
+              + " fetched from the L3 store for the request (from L3), and those that were on the"
+              + " host already (host hits).");
+    }
     figure(
         h,
+        "Time to first token",
         ttftChart(ttft),
-        "How many requests had each estimated time to first token, with"
-            + " and without the cache ("
-            + model.describe()
-            + ").");
+        "How many requests had each estimated time to first token, with and without the cache"
+            + " (the TTFT model above).");
     h.append("</body>\n</html>\n");
     return h.toString();
   }
@@ -134,6 +158,43 @@ public final class SimulationReport {
             new Svg.Series("host", "#ff7f0e", host),
             new Svg.Series("l3", "#8c564b", l3),
             new Svg.Series("total", "#2ca02c", total)));
+  }
+
+  private static String l3Chart(SimulationTimeline t) {
+    List<SimulationTimeline.Sample> samples = t.samples();
+    double[] l3 = new double[samples.size()];
+    double[] host = new double[samples.size()];
+    for (int k = 0; k < samples.size(); k++) {
+      l3[k] = samples.get(k).hitTokens().l3();
+      host[k] = samples.get(k).hitTokens().host();
+    }
+    return Svg.lines(
+        "l3",
+        "Tokens loaded from L3 and from the host, so far",
+        "tick (1 ms of virtual time)",
+        "prompt tokens",
+        ticks(t),
+        0,
+        List.of(
+            new Svg.Series("from L3", "#8c564b", l3),
+            new Svg.Series("host hits", "#ff7f0e", host)));
+  }
+
+  /** The workload spec as XHTML text that may break after each comma and nowhere else. */
+  static String breakAtCommas(String spec) {
+    return Svg.escape(spec).replace(",", ",<wbr/>");
+  }
+
+  /**
+   * The summary without its TTFT model line: the page states the model once, above the charts.
+   */
+  static String withoutModelLine(String summary) {
+    StringBuilder s = new StringBuilder();
+    summary
+        .lines()
+        .filter(l -> !l.startsWith("TTFT model: "))
+        .forEach(l -> s.append(l).append('\n'));
+    return s.toString();
   }
 
   private static String occupancyChart(SimulationConfig config, SimulationTimeline t) {
@@ -226,8 +287,10 @@ public final class SimulationReport {
     return ms;
   }
 
-  private static void figure(StringBuilder h, String svg, String caption) {
-    h.append("<figure>\n")
+  private static void figure(StringBuilder h, String heading, String svg, String caption) {
+    h.append("<h2>")
+        .append(Svg.escape(heading))
+        .append("</h2>\n<figure>\n")
         .append(svg)
         .append("\n<figcaption>")
         .append(Svg.escape(caption))

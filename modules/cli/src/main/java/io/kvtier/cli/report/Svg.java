@@ -11,6 +11,10 @@ import java.util.Objects;
  *
  * <p>A line gets a circle per point only up to {@link #MAX_MARKS} points: a timeline of a
  * thousand samples would draw a thousand overlapping circles per line.
+ *
+ * <p>Every chart shows its title above the plot ({@code class="chart-title"}), and its axes tick
+ * at round values ({@code class="tick-x"}, {@code class="tick-y"}): multiples of 1, 2 or 5 times
+ * a power of ten ({@link #roundStep}), never the quarters of an odd range (104, 207, 311).
  */
 final class Svg {
   static final int WIDTH = 640;
@@ -21,7 +25,10 @@ final class Svg {
 
   private static final int LEFT = 64;
   private static final int RIGHT = 140;
-  private static final int TOP = 20;
+
+  /** Room above the plot for the chart's visible title. */
+  private static final int TOP = 40;
+
   private static final int BOTTOM = 48;
 
   private Svg() {}
@@ -217,6 +224,13 @@ final class Svg {
             HEIGHT,
             escape(title),
             escape(title)));
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "<text class=\"chart-title\" x=\"%d\" y=\"22\" font-size=\"14\""
+                + " font-weight=\"bold\">%s</text>",
+            LEFT,
+            escape(title)));
     return s;
   }
 
@@ -245,14 +259,17 @@ final class Svg {
             TOP,
             x0,
             y0));
-    for (int k = 0; k <= 4; k++) {
-      double v = top * k / 4;
+    double yStep = roundStep(top);
+    // Integer multiples of the step: a sum of steps would drift off the round values.
+    for (long k = 0; k * yStep <= top * (1 + 1e-9); k++) {
+      double v = k * yStep;
       double y = py(v, top);
       s.append(
           String.format(
               Locale.ROOT,
               "<line x1=\"%d\" y1=\"%s\" x2=\"%d\" y2=\"%s\" stroke=\"#eee\"/>"
-                  + "<text x=\"%d\" y=\"%s\" text-anchor=\"end\" font-size=\"10\">%s</text>",
+                  + "<text class=\"tick-y\" x=\"%d\" y=\"%s\" text-anchor=\"end\""
+                  + " font-size=\"10\">%s</text>",
               x0,
               f(y),
               x1,
@@ -260,12 +277,18 @@ final class Svg {
               x0 - 4,
               f(y + 3),
               escape(label(v))));
-      if (xTicks) {
-        double xv = xMin + (xMax - xMin) * k / 4;
+    }
+    if (xTicks) {
+      double xStep = roundStep(xMax - xMin);
+      for (long k = (long) Math.ceil(xMin / xStep - 1e-9);
+          k * xStep <= xMax + 1e-9 * Math.abs(xMax);
+          k++) {
+        double xv = k * xStep;
         s.append(
             String.format(
                 Locale.ROOT,
-                "<text x=\"%s\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%s</text>",
+                "<text class=\"tick-x\" x=\"%s\" y=\"%d\" text-anchor=\"middle\""
+                    + " font-size=\"10\">%s</text>",
                 f(px(xv, xMin, xMax)),
                 y0 + 14,
                 escape(label(xv))));
@@ -302,6 +325,27 @@ final class Svg {
             x + 16,
             y,
             escape(series.name())));
+  }
+
+  /**
+   * The step between the ticks of an axis that spans {@code span}: the smallest of 1, 2 or 5
+   * times a power of ten that gives at most 5 intervals, so that every tick is a round number.
+   *
+   * @param span the axis's length in data units, positive
+   * @return the step
+   */
+  static double roundStep(double span) {
+    if (!(span > 0) || Double.isInfinite(span)) {
+      return 1;
+    }
+    double raw = span / 5;
+    double magnitude = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (double m : new double[] {1, 2, 5}) {
+      if (m * magnitude >= raw) {
+        return m * magnitude;
+      }
+    }
+    return 10 * magnitude;
   }
 
   private static double niceMax(List<Series> series) {

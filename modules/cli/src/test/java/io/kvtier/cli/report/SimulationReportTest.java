@@ -72,6 +72,9 @@ class SimulationReportTest {
             "3",
             "--ticks",
             "200",
+            // The builder's abort chance, so that the config below is the same run.
+            "--abort-probability",
+            "0.01",
             "--report",
             page.toString());
     assertThat(status).as(e.toString()).isZero();
@@ -296,6 +299,90 @@ class SimulationReportTest {
     assertThat(y(line[line.length - 1])).isCloseTo(Svg.py(100.0 * l3 / prompt, 100), PIXEL);
     // SVG y grows downwards: the line leaves the floor once L3 serves a prompt
     assertThat(y(line[line.length - 1])).isLessThan(y(line[0]));
+    // An L3 store on: the page has the L3 chart, titled, with both series.
+    MiniXml.Element l3Chart = chart(Files.readString(l3Page, StandardCharsets.UTF_8), "l3");
+    assertThat(seriesNames(l3Chart)).containsExactly("from L3", "host hits");
+    assertThat(title(l3Chart)).startsWith("Tokens loaded from L3");
+    assertThat(charts(html)).extracting(c -> c.attr("id")).doesNotContain("l3");
+  }
+
+  private static String title(MiniXml.Element chart) {
+    return chart
+        .descendants()
+        .filter(e -> "chart-title".equals(e.attributes().get("class")))
+        .findFirst()
+        .map(MiniXml.Element::text)
+        .orElseThrow(() -> new AssertionError("no visible title in " + chart.attr("id")));
+  }
+
+  private static List<Double> tickValues(MiniXml.Element chart, String axis) {
+    return chart
+        .descendants()
+        .filter(e -> axis.equals(e.attributes().get("class")))
+        .map(e -> Double.parseDouble(e.text()))
+        .toList();
+  }
+
+  /** A step of 1, 2 or 5 times a power of ten. */
+  private static boolean round(double step) {
+    double magnitude = Math.pow(10, Math.floor(Math.log10(step) + 1e-9));
+    double m = step / magnitude;
+    return Math.abs(m - 1) < 1e-6 || Math.abs(m - 2) < 1e-6 || Math.abs(m - 5) < 1e-6;
+  }
+
+  @Test
+  void everyChartHasAVisibleTitleAndRoundTicks() {
+    for (MiniXml.Element chart : charts()) {
+      assertThat(title(chart)).as(chart.attr("id")).isNotBlank();
+      for (String axis :
+          chart.attr("id").equals("ttft") ? List.of("tick-y") : List.of("tick-x", "tick-y")) {
+        List<Double> ticks = tickValues(chart, axis);
+        assertThat(ticks).as("%s %s", chart.attr("id"), axis).hasSizeBetween(3, 7);
+        double step = ticks.get(1) - ticks.get(0);
+        assertThat(round(step))
+            .as("%s %s step %s of %s", chart.attr("id"), axis, step, ticks)
+            .isTrue();
+        for (int k = 0; k < ticks.size(); k++) {
+          double tick = ticks.get(k);
+          assertThat(tick / step)
+              .as("%s %s: %s", chart.attr("id"), axis, ticks)
+              .isCloseTo(Math.rint(tick / step), Offset.offset(1e-6));
+          if (k > 0) {
+            assertThat(tick - ticks.get(k - 1)).isCloseTo(step, Offset.offset(1e-6));
+          }
+        }
+      }
+    }
+    // The x ticks cover the run, from its first sample to within a step of its last.
+    List<Double> x = tickValues(chart("hit-rate"), "tick-x");
+    double last = timeline.samples().getLast().tick();
+    assertThat(x.getFirst()).isEqualTo((double) timeline.samples().getFirst().tick());
+    assertThat(x.getLast()).isLessThanOrEqualTo(last);
+    assertThat(x.getLast() + (x.get(1) - x.get(0))).isGreaterThan(last);
+    assertThat(Svg.roundStep(414)).isEqualTo(100);
+    assertThat(Svg.roundStep(100)).isEqualTo(20);
+    assertThat(Svg.roundStep(7)).isEqualTo(2);
+  }
+
+  @Test
+  void theCostModelAppearsOnceAndTheWorkloadBreaksOnlyAtCommas() {
+    assertThat(html.split("50 us per computed prompt token", -1)).hasSize(2);
+    String workload = html.substring(html.indexOf("<p id=\"workload\">"));
+    workload = workload.substring(0, workload.indexOf("</p>"));
+    assertThat(workload).contains("conversations=8,<wbr/>turns=3,<wbr/>first=24,<wbr/>");
+    assertThat(html).doesNotContain("word-break:break-all").contains("white-space:pre-wrap");
+    assertThat(SimulationReport.breakAtCommas("a=1,b=<2>")).isEqualTo("a=1,<wbr/>b=&lt;2&gt;");
+  }
+
+  @Test
+  void theDefaultWorkloadIsStatedPlainlyWithOneWhereTheTiersMatter() {
+    String spec =
+        SimulationConfig.DEFAULT_WORKLOAD + ",rate=0.0,think=0,order=random,seed=1,vocab=32000";
+    assertThat(WorkloadNotes.lines(spec))
+        .hasSize(2)
+        .satisfies(l -> assertThat(l.get(0)).startsWith("This is the default workload: 48"))
+        .satisfies(l -> assertThat(l.get(1)).contains("--workload doc-qa"));
+    assertThat(WorkloadNotes.lines(WORKLOAD + ",rate=0.0")).isEmpty();
   }
 
   private static long jsonNumber(String json, String name) {

@@ -14,6 +14,7 @@ final class EngineCounters {
   long hostHitTokens;
   long l3HitTokens;
   long computedTokens;
+  long prefillTokens;
   long generatedTokens;
   long kvVerifiedPages;
   long kvMismatches;
@@ -45,10 +46,15 @@ final class EngineCounters {
         idleTicks,
         idleTickCalls,
         maxProtocolCallsPerTick,
-        l3HitTokens);
+        l3HitTokens,
+        prefillTokens);
   }
 
-  /** Folds the replicated counters into a digest; {@code kvMismatches} is rank-local. */
+  /**
+   * Folds the replicated counters into a digest; {@code kvMismatches} is rank-local, and {@code
+   * prefillTokens} is left out: it follows from the same decisions as {@code computedTokens}, and
+   * adding it would change every digest that records of past runs hold.
+   */
   void digest(Digest d) {
     d.add(ticks)
         .add(arrived)

@@ -32,6 +32,9 @@ package io.kvtier.core.rank;
  *     2 (the recv broadcast and the fused sync reduction) when the protocol holds
  * @param l3HitTokens prompt tokens loaded back from the host at admission that an L3 prefetch
  *     had put there for the request
+ * @param prefillTokens the prompt tokens among {@code computedTokens} (the rest are decode tokens,
+ *     one per generated token but the last): with the reused tokens they make up the prompt
+ *     tokens, but for those of requests aborted before their prefill ended
  */
 public record RankEngineStats(
     long ticks,
@@ -54,7 +57,8 @@ public record RankEngineStats(
     long idleTicks,
     long idleTickCalls,
     long maxProtocolCallsPerTick,
-    long l3HitTokens) {
+    long l3HitTokens,
+    long prefillTokens) {
 
   /**
    * Prompt tokens reused from the cache (device, host and L3 hits).
@@ -63,6 +67,15 @@ public record RankEngineStats(
    */
   public long reusedTokens() {
     return deviceHitTokens + hostHitTokens + l3HitTokens;
+  }
+
+  /**
+   * Decode tokens whose KV the model computed: {@code computedTokens - prefillTokens}.
+   *
+   * @return tokens
+   */
+  public long decodeTokens() {
+    return computedTokens - prefillTokens;
   }
 
   /**

@@ -388,6 +388,9 @@ final class Scheduler {
       }
       r.computed = to;
       counters.computedTokens += to - from;
+      if (from < r.promptLength) {
+        counters.prefillTokens += to - from;
+      }
       if (config.cacheChunks() && r.inPrefill() && !r.prepared) {
         cache.cacheChunk(r.id, r.computed);
       }

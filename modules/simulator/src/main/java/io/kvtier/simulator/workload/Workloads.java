@@ -99,9 +99,10 @@ public final class Workloads {
   private static Path existing(String spec, Path file) {
     if (!Files.isRegularFile(file)) {
       throw new IllegalArgumentException(
-          "trace file %s of spec '%s' does not exist or is not a file: give the path of a trace"
-                  .formatted(file.toAbsolutePath(), spec)
-              + " file (generate one with TraceJsonl.write or BlockHashTrace.write)");
+          ("trace file %s of spec '%s' does not exist or is not a file: give the path of a trace"
+                  + " file (docs/WORKLOADS.md describes the jsonl and mooncake formats: one JSON"
+                  + " object per line), or run a built-in one: fixed:multiturn, fixed:shared-prefix")
+              .formatted(file.toAbsolutePath(), spec));
     }
     return file;
   }

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Runs every shell command of the README's ```bash blocks and checks its exit status.
+
+    scripts/readme-commands.py            # run them all (after the build: bin/kvtier needs the jars)
+    scripts/readme-commands.py --list     # only say what would run, skip or be excluded, and why
+
+Each command (a line, with its backslash continuations) runs on its own with bash, in a fresh
+scratch directory that holds links to bin/ and scripts/ (so that out.json and the like land
+there, not in the checkout); ./mvnw lines run in the repository root. Lines that export a
+variable apply to the commands after them in the same block; JAVA_HOME is removed from the
+environment, so a line works only if it works as written. The expected exit status is 0,
+or N where the line ends with a comment "# exit N". A command that serves until stopped
+(kvtier serve, kvtier cp-member) passes when it is still running after SERVER_SECONDS.
+
+Not run, each with its reason printed:
+  - the README's test command and its variants (./mvnw ... verify): they are what runs this
+    script (.ci/run), so running them here would recurse;
+  - the build command (./mvnw ... package -DskipTests): it has run before this script, which
+    needs its jars;
+  - mpirun lines: ranks as MPI processes are SimulateRankProcessesTest's (it skips, saying why,
+    without mpirun), and as root mpirun refuses to start without --allow-run-as-root;
+  - lines that need a GPU (--device cuda);
+  - lines with a placeholder a reader fills in (--rank r).
+Exit status: 0 when every command run ended as expected, 1 otherwise.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SERVER_SECONDS = 15
+TIMEOUT_SECONDS = 600
+
+
+def commands(readme):
+    """(line number, command, block index) for every command of every bash block."""
+    text = open(readme, encoding="utf-8").read()
+    out = []
+    for block, m in enumerate(re.finditer(r"^```bash\n(.*?)^```", text, re.S | re.M)):
+        first = text[: m.start(1)].count("\n") + 1
+        lines = m.group(1).split("\n")
+        i = 0
+        while i < len(lines):
+            start = i
+            line = lines[i]
+            while line.endswith("\\") and i + 1 < len(lines):
+                i += 1
+                line = line[:-1] + " " + lines[i].strip()
+            i += 1
+            if line.strip() and not line.strip().startswith("#"):
+                out.append((first + start, line.strip(), block))
+    return out
+
+
+def expected_status(command):
+    m = re.search(r"#\s*exit (\d+)\s*$", command)
+    return int(m.group(1)) if m else 0
+
+
+def verdict(command):
+    """None to run it, else why it is not run."""
+    code = re.sub(r"\s+#.*$", "", command)
+    if re.search(r"\./mvnw\b.*\bverify\b", code):
+        return "excluded: the README's test command (or a variant), which runs this script"
+    if re.search(r"\./mvnw\b.*\bpackage\b.*-DskipTests", code):
+        return "excluded: the build, which ran before this script and made the jars it needs"
+    if code.startswith("mpirun ") or " mpirun " in code:
+        return "skipped: needs mpirun ranks (SimulateRankProcessesTest runs them)"
+    if "--device cuda" in code:
+        return "skipped: needs a GPU"
+    if re.search(r"--rank r\b", code):
+        return "skipped: a placeholder (--rank r) for the reader to fill in"
+    return None
+
+
+def is_server(command):
+    return re.search(r"bin/kvtier (serve|cp-member)\b", command) is not None
+
+
+def run(command, env, scratch):
+    code = re.sub(r"\s+#.*$", "", command)
+    cwd = ROOT if code.startswith("./mvnw") or "./mvnw " in code else scratch
+    if is_server(code):
+        p = subprocess.Popen(
+            ["bash", "-c", code], cwd=cwd, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, start_new_session=True)
+        time.sleep(SERVER_SECONDS)
+        alive = p.poll() is None
+        if alive:
+            os.killpg(p.pid, 15)
+        output = p.communicate(timeout=60)[0].decode(errors="replace")
+        return (0 if alive else p.returncode), output, alive
+    p = subprocess.run(
+        ["bash", "-c", code], cwd=cwd, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, timeout=TIMEOUT_SECONDS)
+    return p.returncode, p.stdout.decode(errors="replace"), False
+
+
+def main():
+    listing = "--list" in sys.argv[1:]
+    jars = os.path.join(ROOT, "modules", "cli", "target", "lib")
+    if not listing and not os.path.isdir(jars):
+        # bin/kvtier would build (and install) the project itself: build it first, as .ci/run does.
+        print("readme-commands: no " + jars + ": build first (./mvnw -B -q package -DskipTests)")
+        return 2
+    all_commands = commands(os.path.join(ROOT, "README.md"))
+    # As written: a line gets JAVA_HOME only if it (or an export before it) sets it.
+    base_env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    failed = 0
+    ran = 0
+    scratch_root = tempfile.mkdtemp(prefix="kvtier-readme-")
+    env = dict(base_env)
+    block_seen = -1
+    try:
+        for number, command, block in all_commands:
+            if block != block_seen:
+                env = dict(base_env)
+                block_seen = block
+            m = re.match(r"^export (\w+)=(\S+)$", command)
+            if m:
+                env[m.group(1)] = m.group(2)
+                print(f"README.md:{number}: applied: {command}")
+                continue
+            why = verdict(command)
+            if why:
+                print(f"README.md:{number}: {why}: {command}")
+                continue
+            want = expected_status(command)
+            if listing:
+                print(f"README.md:{number}: would run (expect exit {want}): {command}")
+                continue
+            scratch = os.path.join(scratch_root, str(number))
+            os.makedirs(scratch)
+            # A link per file, not per folder: bin/kvtier and the scripts find the repository
+            # root from their own path, following a link to the file but not one to its folder.
+            for name in ("bin", "scripts"):
+                os.makedirs(os.path.join(scratch, name))
+                for f in os.listdir(os.path.join(ROOT, name)):
+                    os.symlink(os.path.join(ROOT, name, f), os.path.join(scratch, name, f))
+            start = time.time()
+            status, output, served = run(command, env, scratch)
+            ran += 1
+            took = time.time() - start
+            if status == want:
+                what = f"still serving after {SERVER_SECONDS} s" if served else f"exit {status}"
+                print(f"README.md:{number}: ok ({what}, {took:.0f} s): {command}")
+            else:
+                failed += 1
+                print(f"README.md:{number}: FAIL: exit {status}, expected {want} ({took:.0f} s): {command}")
+                print("  " + "\n  ".join(output.rstrip().splitlines()[-15:]))
+    finally:
+        shutil.rmtree(scratch_root, ignore_errors=True)
+    if not listing:
+        print(f"readme-commands: {ran} commands run, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
