@@ -198,6 +198,18 @@ final class ReplayCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     Setup setup = setup();
+    // Outputs are checked before the sweep, so a bad path costs nothing (exit 2, like simulate).
+    List<String> notes = new java.util.ArrayList<>();
+    for (String note :
+        new String[] {
+          SimulateInputs.checkOutput("--csv", csv),
+          SimulateInputs.checkOutput("--json", json),
+          SimulateInputs.checkOutput("--report", report)
+        }) {
+      if (note != null) {
+        notes.add(note);
+      }
+    }
     long start = System.nanoTime();
     Workload w = workload();
     ReplayTrace trace = ReplayTrace.of(w, requests == null ? Integer.MAX_VALUE : requests);
@@ -228,6 +240,7 @@ final class ReplayCommand implements Callable<Integer> {
                 summary,
                 hostTokens == null && hostBytes == null,
                 "kvtier " + String.join(" ", spec.commandLine().getParseResult().originalArgs())));
+    notes.forEach(n -> out.println("note: " + n));
     out.flush();
     return 0;
   }
@@ -323,7 +336,7 @@ final class ReplayCommand implements Callable<Integer> {
     try {
       return Workloads.parse(workload);
     } catch (TraceFormatException e) {
-      throw e;
+      throw new UnusableInputException("--workload: " + e.getMessage(), e);
     } catch (IllegalArgumentException e) {
       throw usage("--workload: " + e.getMessage());
     }

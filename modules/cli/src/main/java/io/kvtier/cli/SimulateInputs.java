@@ -53,7 +53,7 @@ final class SimulateInputs {
    * missing (the run says so), and the file is opened for writing once (and removed again if
    * this check created it).
    *
-   * @param option {@code --json} or {@code --report}
+   * @param option {@code --json}, {@code --csv} or {@code --report}
    * @param file the path, or null if the option is absent
    * @return a note for the summary if the directory was created, else null
    * @throws UnusableInputException if the path cannot be written, saying why
@@ -70,7 +70,11 @@ final class SimulateInputs {
               + " is a directory: give a file path, for example "
               + file
               + "/result"
-              + (option.equals("--report") ? ".html" : ".json"));
+              + switch (option) {
+                case "--report" -> ".html";
+                case "--csv" -> ".csv";
+                default -> ".json";
+              });
     }
     Path parent = file.toAbsolutePath().getParent();
     String note = null;

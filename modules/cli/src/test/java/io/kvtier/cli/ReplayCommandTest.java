@@ -209,7 +209,7 @@ class ReplayCommandTest {
     args.addAll(List.of(options.split(" ")));
     Run run = run(args.toArray(String[]::new));
     assertThat(run.status()).as(run.out() + run.err()).isEqualTo(2);
-    assertThat(run.err()).contains(message).contains("Usage: kvtier replay");
+    assertThat(run.err()).contains(message).contains("see `kvtier replay --help`");
   }
 
   @Test
@@ -230,13 +230,13 @@ class ReplayCommandTest {
   }
 
   @Test
-  void aMalformedTraceOrAnUnwritableFileFailsTheCommand(@TempDir Path dir) throws IOException {
+  void aMalformedTraceOrAnUnwritableFileIsAnUnusableInput(@TempDir Path dir) throws IOException {
     Path bad = dir.resolve("bad.jsonl");
     Files.writeString(
         bad,
         "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [1]}\n");
     Run malformed = run("replay", "--workload", "mooncake:" + bad, "--device-tokens", "1M");
-    assertThat(malformed.status()).as(malformed.err()).isEqualTo(1);
+    assertThat(malformed.status()).as(malformed.err()).isEqualTo(2);
     assertThat(malformed.err()).contains("kvtier replay: ").contains("needs 2 hash ids");
     Run unwritable =
         run(
@@ -249,8 +249,8 @@ class ReplayCommandTest {
             "1M",
             "--json",
             dir.toString());
-    assertThat(unwritable.status()).as(unwritable.err()).isEqualTo(1);
-    assertThat(unwritable.err()).contains("cannot write " + dir);
+    assertThat(unwritable.status()).as(unwritable.err()).isEqualTo(2);
+    assertThat(unwritable.err()).contains("--json " + dir + " is a directory");
   }
 
   @Test
