@@ -154,7 +154,7 @@ class MetricsTest {
     Random random = new Random(7);
     try (ModelEngine engine =
         ModelEngine.open(model, config, new MicrometerBackendMetrics(registry))) {
-      KvTierMeters.bind(registry, engine.stats());
+      KvTierMeters.bind(registry, engine::stats);
       int[][] prompts = new int[6][];
       for (int i = 0; i < prompts.length; i++) {
         prompts[i] = new int[40];
