@@ -403,7 +403,7 @@ final class ServeCommand implements Callable<Integer> {
     }
   }
 
-  private static String l3Description(KvTierConfig kvtier) {
+  private String l3Description(KvTierConfig kvtier) {
     if (kvtier.providers().get(ProviderKind.STORE) == null
         || kvtier.providers().get(ProviderKind.STORE).equals("none")) {
       return "none";
@@ -415,7 +415,10 @@ final class ServeCommand implements Callable<Integer> {
         + kvtier.l3().prefetchPolicy().configName()
         + " prefetch of "
         + kvtier.l3().prefetchThreshold()
-        + "+ tokens";
+        + "+ tokens"
+        + (createdStore != null
+            ? " in " + createdStore + " (deleted at stop)"
+            : l3Dir != null ? " in " + l3Dir : "");
   }
 
   private static void deleteTree(Path dir) {

@@ -141,6 +141,7 @@ public final class CompletionServer implements AutoCloseable {
   private final long created = Instant.now().getEpochSecond();
   private final AtomicInteger active = new AtomicInteger();
   private volatile boolean closing;
+  private volatile InetSocketAddress bound;
   private boolean closed;
 
   private CompletionServer(
@@ -228,6 +229,7 @@ public final class CompletionServer implements AutoCloseable {
       stopQuietly(server.jetty);
       throw new IOException("cannot start the HTTP server on " + address + ": " + e, e);
     }
+    server.bound = new InetSocketAddress(address.getAddress(), server.connector.getLocalPort());
     return server;
   }
 
@@ -245,7 +247,7 @@ public final class CompletionServer implements AutoCloseable {
    * @return the address
    */
   public InetSocketAddress address() {
-    return new InetSocketAddress(connector.getHost(), connector.getLocalPort());
+    return bound;
   }
 
   private void handle(Request request, Response response, Callback callback) {
