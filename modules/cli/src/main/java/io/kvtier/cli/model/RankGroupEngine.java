@@ -63,7 +63,10 @@ final class RankGroupEngine implements GenerationEngine {
   private final List<Thread> followers = new ArrayList<>();
   private volatile Thread thread;
   private volatile boolean closing;
-  private volatile CountDownLatch pause;
+  private volatile Pause pause;
+
+  /** A hold of rank 0's thread between two ticks, for tests. */
+  private record Pause(CountDownLatch entered, CountDownLatch release) {}
 
   /** Set once by rank 0's thread when the group failed; every later submission throws it. */
   private volatile RuntimeException failure;
@@ -175,10 +178,11 @@ final class RankGroupEngine implements GenerationEngine {
     long poll = POLL_NANOS;
     boolean endSent = false;
     while (true) {
-      CountDownLatch held = pause;
+      Pause held = pause;
       if (held != null) {
         pause = null;
-        awaitQuietly(held);
+        held.entered().countDown();
+        awaitQuietly(held.release());
       }
       List<RankRequest> arrivals = new ArrayList<>();
       Live next;
@@ -190,11 +194,15 @@ final class RankGroupEngine implements GenerationEngine {
       }
       List<Long> aborts = new ArrayList<>();
       Live cancelled;
+      List<Live> later = new ArrayList<>();
       while ((cancelled = cancels.poll()) != null) {
         if (live.containsKey(cancelled.id)) {
           aborts.add(cancelled.id);
+        } else if (!cancelled.delivered) {
+          later.add(cancelled); // still in the submissions: abort it once it has arrived
         }
       }
+      cancels.addAll(later);
       boolean end = false;
       if (closing && !endSent) {
         end = true;
@@ -405,10 +413,21 @@ final class RankGroupEngine implements GenerationEngine {
     return stats;
   }
 
-  /** Holds rank 0's thread before its next tick until {@code release} opens; for tests. */
-  void pause(CountDownLatch release) {
-    pause = Objects.requireNonNull(release, "release");
+  /**
+   * Holds rank 0's thread before its next tick until {@code release} opens; for tests.
+   *
+   * @return opens when the thread is held
+   */
+  CountDownLatch pause(CountDownLatch release) {
+    Pause p = new Pause(new CountDownLatch(1), Objects.requireNonNull(release, "release"));
+    pause = p;
     LockSupport.unpark(thread);
+    return p.entered();
+  }
+
+  /** Collective calls of rank 0 with a tag, for tests. */
+  long collectiveCalls(String tag) {
+    return slot.engine.collective().calls(tag);
   }
 
   /** The rank 0 engine's counters, for tests; racy but each field whole. */

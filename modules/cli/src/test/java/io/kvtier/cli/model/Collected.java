@@ -11,7 +11,7 @@ import java.util.concurrent.TimeoutException;
  * A {@link GenerationEngine.TokenStream} that collects what the engine tells it and checks the
  * order the seam promises: at most one admission, then tokens, then exactly one end.
  */
-final class Collected implements GenerationEngine.TokenStream {
+class Collected implements GenerationEngine.TokenStream {
   final CompletableFuture<Completion> result = new CompletableFuture<>();
   final List<Integer> tokens = new ArrayList<>();
   volatile int cachedTokens = -1;
