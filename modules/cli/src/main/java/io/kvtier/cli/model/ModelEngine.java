@@ -133,7 +133,7 @@ public final class ModelEngine implements AutoCloseable {
     this.stallNanos = STALL_NANOS + cache.l3Config().map(c -> c.timeoutCap().toNanos()).orElse(0L);
     this.stats =
         new EngineStats(
-            cache.deviceUsage(), cache.hostUsage(), cache.stats(), cache.l3Stats(), store);
+            cache.deviceUsage(), cache.hostUsage(), cache.stats(), cache.l3Stats(), store, 1);
   }
 
   /**
