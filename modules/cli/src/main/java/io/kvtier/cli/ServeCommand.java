@@ -2,12 +2,11 @@ package io.kvtier.cli;
 
 import io.kvtier.cli.metrics.KvTierMeters;
 import io.kvtier.cli.metrics.MicrometerBackendMetrics;
+import io.kvtier.cli.metrics.TimedCollective;
 import io.kvtier.cli.model.GenerationEngine;
 import io.kvtier.cli.model.ModelConfig;
-import io.kvtier.cli.model.ModelEngine;
 import io.kvtier.cli.model.TinyTransformer;
 import io.kvtier.cli.serve.CompletionServer;
-import io.kvtier.cli.serve.SerialEngine;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.KvTierKeys;
@@ -34,6 +33,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -52,7 +52,7 @@ import picocli.CommandLine.Spec;
       "  GET /metrics (Prometheus text), GET or HEAD /health",
       "Text is one token per UTF-8 byte; decoding is greedy. See the README's \"kvtier serve\".",
       "The model fixes kvtier.layers, kvtier.kv-heads, kvtier.head-dim and kvtier.dtype-bytes"
-          + " (2, 4, 16, 4) and kvtier.vocab-size (512); kvtier.ranks must be 1.",
+          + " (2, 4, 16, 4) and kvtier.vocab-size (512); --ranks splits its 4 KV heads.",
       "Exit status: 0 after a graceful stop, 2 for an option or address that cannot be used."
     })
 final class ServeCommand implements Callable<Integer> {
@@ -63,6 +63,8 @@ final class ServeCommand implements Callable<Integer> {
   static final String TEMPORARY_STORE_PREFIX = "kvtier-serve-l3-";
 
   @Spec private CommandSpec spec;
+
+  @Mixin private EngineOptions engineOptions = new EngineOptions();
 
   @Option(
       names = "--port",
@@ -199,7 +201,13 @@ final class ServeCommand implements Callable<Integer> {
       KvTierConfig kvtier = configFor(model.config());
       temporaryStore = Optional.ofNullable(createdStore);
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-      try (GenerationEngine engine = openEngine(model, kvtier, registry)) {
+      Optional<GenerationEngine> serving = openEngine(model, kvtier, registry);
+      if (serving.isEmpty()) {
+        out.println("kvtier serve: this rank's group ended: rank 0 stopped serving");
+        out.flush();
+        return 0;
+      }
+      try (GenerationEngine engine = serving.get()) {
         KvTierMeters.bind(registry, engine::stats);
         CompletionServer started;
         try {
@@ -243,14 +251,17 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   /**
-   * The engine that serves the model: the one call into the engine's code.
-   *
-   * @return the engine, running
+   * The engine that serves the model, on rank 0; on another rank of a one-rank-per-process group,
+   * runs that rank until rank 0 stops, then empty. The one call into the engine's code.
    */
-  private GenerationEngine openEngine(
+  private Optional<GenerationEngine> openEngine(
       TinyTransformer model, KvTierConfig kvtier, PrometheusMeterRegistry registry) {
-    return new SerialEngine(
-        ModelEngine.open(model, kvtier, new MicrometerBackendMetrics(registry)), queue);
+    return engineOptions.openOrFollow(
+        model,
+        kvtier,
+        queue,
+        new MicrometerBackendMetrics(registry),
+        collective -> new TimedCollective(collective, registry));
   }
 
   private void serveUntilStopped(
@@ -342,6 +353,7 @@ final class ServeCommand implements Callable<Integer> {
     builder.systemProperties(system);
     checkFixed(system, fixed, "the system properties");
     fixed.forEach(builder::set);
+    engineOptions.applyTo(builder, System.getenv());
     l3Options(builder, model);
     return builder.build();
   }
