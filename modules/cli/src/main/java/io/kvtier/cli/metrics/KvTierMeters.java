@@ -60,6 +60,14 @@ import java.util.function.ToDoubleFunction;
  *       <td>page bytes the store holds</td></tr>
  * </table>
  *
+ * <p>Under the ecosystem's names (vLLM, SGLang), also: {@code kvtier.prefix.cache.queries} and
+ * {@code kvtier.prefix.cache.hits} (prompt tokens looked up and found), {@code
+ * kvtier.cached.tokens{cache_source=device|host|storage}}, {@code
+ * kvtier.kv.cache.usage.perc{tier}} (fraction of pages in use); and the rank loop's {@code
+ * kvtier.engine.ticks}, {@code kvtier.engine.batched.ticks}, {@code kvtier.engine.request.steps}
+ * and {@code kvtier.engine.ranks}. The request meters (TTFT, latency, running and waiting) are
+ * {@link ServeMeters}'.
+ *
  * <p>Transfer bytes and latency come from the backends through {@link
  * MicrometerBackendMetrics}, collective calls and latency through {@link TimedCollective}.
  */
@@ -392,6 +400,28 @@ public final class KvTierMeters {
         "storage");
     usage(registry, stats, "device", EngineStats::deviceUsage);
     usage(registry, stats, "host", EngineStats::hostUsage);
+    counter(
+        registry,
+        stats,
+        "kvtier.engine.ticks",
+        "Steps of the rank loop: each admits waiting requests and advances every running one by"
+            + " a prefill chunk or a decode token (idle steps included)",
+        EngineStats::ticks);
+    counter(
+        registry,
+        stats,
+        "kvtier.engine.batched.ticks",
+        "Steps of the rank loop that advanced more than one request (continuous batching)",
+        EngineStats::batchedTicks);
+    counter(
+        registry,
+        stats,
+        "kvtier.engine.request.steps",
+        "Request steps the model ran: prefill chunks and decode tokens, over all requests",
+        EngineStats::advancedSteps);
+    Gauge.builder("kvtier.engine.ranks", stats, s -> s.get().ranks())
+        .description("Ranks of the tensor-parallel group that serves, each with its KV heads")
+        .register(registry);
   }
 
   private static void usage(
