@@ -6,6 +6,7 @@ import io.kvtier.cli.metrics.TimedCollective;
 import io.kvtier.cli.model.GenerationEngine;
 import io.kvtier.cli.model.ModelConfig;
 import io.kvtier.cli.model.TinyTransformer;
+import io.kvtier.cli.serve.ApiException;
 import io.kvtier.cli.serve.CompletionServer;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
@@ -241,13 +242,12 @@ final class ServeCommand implements Callable<Integer> {
                   + " set --api-key or KVTIER_API_KEY");
           err.flush();
         }
-        serveUntilStopped(started, kvtier, engine, out);
+        return serveUntilStopped(started, kvtier, engine, out);
       }
     } finally {
       stopped.countDown();
       temporaryStore.ifPresent(ServeCommand::deleteTree);
     }
-    return 0;
   }
 
   /**
@@ -264,9 +264,11 @@ final class ServeCommand implements Callable<Integer> {
         collective -> new TimedCollective(collective, registry));
   }
 
-  private void serveUntilStopped(
+  /** Serves until stopped; returns 0, or 1 if the engine failed for good (the cause on stderr). */
+  private int serveUntilStopped(
       CompletionServer started, KvTierConfig kvtier, GenerationEngine engine, PrintWriter out)
       throws InterruptedException {
+    ApiException failed = null;
     // The JVM halts once its hooks return: the hook waits for the graceful shutdown.
     Thread hook = new Thread(this::stopAndWait, "kvtier-serve-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
@@ -286,7 +288,12 @@ final class ServeCommand implements Callable<Integer> {
           kvtier.cache().evictionPolicy().configName(),
           l3Description(kvtier));
       out.flush();
-      stop.await();
+      while (!stop.await(100, TimeUnit.MILLISECONDS)) {
+        if (started.failure().isDone()) {
+          failed = started.failure().join();
+          break;
+        }
+      }
     } finally {
       server = null;
       try {
@@ -295,8 +302,15 @@ final class ServeCommand implements Callable<Integer> {
         // The JVM is already shutting down and running the hook: nothing to remove.
       }
     }
+    if (failed != null) {
+      PrintWriter err = spec.commandLine().getErr();
+      err.println("kvtier serve: stopped: " + failed.getMessage());
+      err.flush();
+      return KvTierCli.EXIT_FAILURE;
+    }
     out.println("kvtier serve: stopped after " + engine.stats().requests() + " requests");
     out.flush();
+    return 0;
   }
 
   private static int usage(PrintWriter err, String message) {

@@ -375,4 +375,25 @@ class ServeCommandTest {
 
     assertThat(dir).isDirectory();
   }
+
+  @Test
+  void aNonLoopbackAddressWithoutAKeyIsWarnedAbout() throws Exception {
+    ServeCommand command = new ServeCommand();
+    StringWriter err = new StringWriter();
+    CommandLine cli = new CommandLine(command);
+    cli.setOut(new PrintWriter(new StringWriter(), true));
+    cli.setErr(new PrintWriter(err, true));
+    Thread running =
+        Thread.ofPlatform().start(() -> cli.execute("--port", "0", "--bind", "0.0.0.0"));
+    while (command.server() == null) {
+      assertThat(running.isAlive()).as("serve exited early: %s", err).isTrue();
+      Thread.sleep(5);
+    }
+    command.stop();
+    running.join();
+
+    assertThat(err.toString())
+        .contains("warning: listening on 0.0.0.0 without an API key")
+        .contains("set --api-key or KVTIER_API_KEY");
+  }
 }

@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -140,6 +141,7 @@ public final class CompletionServer implements AutoCloseable {
   private final Optional<byte[]> keyDigest;
   private final long created = Instant.now().getEpochSecond();
   private final AtomicInteger active = new AtomicInteger();
+  private final CompletableFuture<ApiException> failure = new CompletableFuture<>();
   private volatile boolean closing;
   private volatile InetSocketAddress bound;
   private boolean closed;
@@ -153,7 +155,7 @@ public final class CompletionServer implements AutoCloseable {
     this.registry = registry;
     this.options = options;
     this.meters = ServeMeters.register(registry);
-    this.completions = new Completions(engine, meters, options);
+    this.completions = new Completions(engine, meters, options, failure::complete);
     this.keyDigest = options.apiKey().map(CompletionServer::sha256);
     QueuedThreadPool threads = new QueuedThreadPool();
     threads.setName("kvtier-http");
@@ -549,6 +551,16 @@ public final class CompletionServer implements AutoCloseable {
     boolean head = request.getMethod().equals("HEAD");
     response.write(true, head ? null : ByteBuffer.wrap(bytes), callback);
     return status;
+  }
+
+  /**
+   * Completes when the engine failed for good (its rank group failed): every later request
+   * would get the same 503, so the command stops the server and reports the cause.
+   *
+   * @return the failure, with the cause in its message; never completes while the engine serves
+   */
+  public CompletableFuture<ApiException> failure() {
+    return failure;
   }
 
   /**

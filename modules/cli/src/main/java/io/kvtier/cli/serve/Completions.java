@@ -14,6 +14,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.stream.IntStream;
 
 /**
@@ -30,9 +31,19 @@ final class Completions {
   private final CompletionServer.Options options;
 
   private final GenerationCall.Listener listener;
+  private final Consumer<ApiException> fatal;
 
-  Completions(GenerationEngine engine, ServeMeters meters, CompletionServer.Options options) {
+  /**
+   * @param fatal told of a failure after which the engine serves nothing more (its rank group
+   *     failed)
+   */
+  Completions(
+      GenerationEngine engine,
+      ServeMeters meters,
+      CompletionServer.Options options,
+      Consumer<ApiException> fatal) {
     this.engine = engine;
+    this.fatal = fatal;
     this.meters = meters;
     this.options = options;
     this.listener =
@@ -95,7 +106,7 @@ final class Completions {
     try {
       call = GenerationCall.submit(engine, request.prompts(), maxTokens, listener);
     } catch (RuntimeException e) {
-      throw translate(e);
+      return fail(reply, translate(e));
     }
     meters.promptTokens(promptTokens);
     Choice[] choices = new Choice[call.size()];
@@ -152,7 +163,7 @@ final class Completions {
           case GenerationCall.Failed f -> {
             call.cancelAll();
             meters.failed();
-            return fail(reply, stream, translate(f.cause()));
+            return fail(reply, translate(f.cause()));
           }
         }
       }
@@ -161,7 +172,6 @@ final class Completions {
       meters.aborted();
       return fail(
           reply,
-          stream,
           ApiException.unavailable(
               "timeout",
               "the request did not finish within "
@@ -173,7 +183,6 @@ final class Completions {
       Thread.currentThread().interrupt();
       return fail(
           reply,
-          stream,
           ApiException.unavailable(
               "shutting_down", "the server is shutting down", OptionalInt.empty()));
     } catch (IOException | RuntimeException e) {
@@ -251,7 +260,10 @@ final class Completions {
     return kvtier;
   }
 
-  private static int fail(Reply reply, Stream stream, RuntimeException failure) throws IOException {
+  private int fail(Reply reply, RuntimeException failure) throws IOException {
+    if (failure instanceof ApiException e && e.code().equals("rank_group_failed")) {
+      fatal.accept(e);
+    }
     if (!reply.streaming()) {
       throw failure;
     }

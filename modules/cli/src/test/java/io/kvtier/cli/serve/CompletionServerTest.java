@@ -448,6 +448,9 @@ class CompletionServerTest {
     engine.failure.set(
         new RequestFailedException(RequestOutcome.LOAD_FAILED, "the load-back failed to copy"));
     HttpResponse<String> load = post("/v1/completions", body);
+    engine.failure.set(new IllegalArgumentException("the prompt can never fit the device pool"));
+    HttpResponse<String> tooBig = post("/v1/completions", body);
+    assertThat(server.failure()).as("a request's own failure is not the engine's").isNotDone();
     engine.failure.set(
         new RankGroupFailedException(
             0,
@@ -461,6 +464,10 @@ class CompletionServerTest {
     HttpResponse<String> rankStreamed =
         post("/v1/completions", body.replace("}", ", \"stream\": true}"));
 
+    assertThat(tooBig.statusCode()).isEqualTo(400);
+    assertThat(tooBig.body()).contains("can never fit the device pool");
+    assertThat(server.failure()).as("the command stops the server on it").isDone();
+    assertThat(server.failure().join().getMessage()).contains("rank 1 failed at tick 7");
     assertThat(load.statusCode()).isEqualTo(503);
     assertThat(load.headers().firstValue("Retry-After")).hasValue("1");
     assertThat(json(load).get("error").get("code").asText()).isEqualTo("load_failed");
@@ -575,5 +582,70 @@ class CompletionServerTest {
     assertThat(JSON.readTree(pending.join().body()).get("choices").get(0).get("text").asText())
         .isEqualTo("Hel");
     assertThatThrownBy(() -> get("/health")).isInstanceOf(IOException.class);
+  }
+
+  @Test
+  void aRequestPastItsDeadlineIs503TimeoutAndItsGenerationIsCancelled() throws Exception {
+    server.close();
+    server =
+        CompletionServer.start(
+            engine,
+            new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+            new InetSocketAddress("127.0.0.1", 0),
+            new CompletionServer.Options(
+                "kvtier-tiny",
+                Optional.empty(),
+                4096,
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(1)));
+    base = URI.create("http://127.0.0.1:" + server.address().getPort());
+    engine.tokens = new Semaphore(0); // the engine never produces a token
+
+    HttpResponse<String> late =
+        post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\"}");
+
+    assertThat(late.statusCode()).isEqualTo(503);
+    assertThat(late.headers().firstValue("Retry-After")).hasValue("5");
+    assertThat(json(late).get("error").get("code").asText()).isEqualTo("timeout");
+    assertThat(engine.cancelled.get()).isEqualTo(1);
+    engine.tokens.release(100);
+  }
+
+  @Test
+  void aClientThatGoesAwayMidStreamCancelsItsGeneration() throws Exception {
+    engine.tokens = new Semaphore(0);
+    String body =
+        "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\", \"max_tokens\": 200, \"stream\": true}";
+    try (Socket socket = new Socket("127.0.0.1", server.address().getPort())) {
+      socket
+          .getOutputStream()
+          .write(
+              ("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                      + body.length()
+                      + "\r\n\r\n"
+                      + body)
+                  .getBytes(StandardCharsets.UTF_8));
+      engine.tokens.release(1);
+      InputStream in = socket.getInputStream();
+      assertThat(in.read()).as("the stream started").isPositive();
+    }
+    // Each token is one more write to a closed connection; one of them fails.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (engine.cancelled.get() == 0 && System.nanoTime() < deadline) {
+      engine.tokens.release(1);
+      Thread.sleep(20);
+    }
+
+    assertThat(engine.cancelled.get()).isEqualTo(1);
+    engine.tokens.release(1000);
+  }
+
+  @Test
+  void aRequestJettyCannotParseIsAnsweredInTheApisShape() throws Exception {
+    String answer =
+        raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: abc", "", false);
+
+    assertThat(answer).startsWith("HTTP/1.1 400").contains("\"type\":\"invalid_request_error\"");
+    assertThat(answer).contains("the HTTP request was not understood");
   }
 }
