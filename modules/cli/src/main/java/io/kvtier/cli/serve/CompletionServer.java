@@ -64,6 +64,15 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 public final class CompletionServer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(CompletionServer.class.getName());
 
+  // Jetty announces its version and each start at INFO; the serve line says what matters. Held
+  // here: java.util.logging keeps loggers weakly, and a collected one forgets its level.
+  private static final java.util.logging.Logger JETTY_LOG =
+      java.util.logging.Logger.getLogger("org.eclipse.jetty");
+
+  static {
+    JETTY_LOG.setLevel(java.util.logging.Level.WARNING);
+  }
+
   /**
    * The server's settings.
    *
