@@ -29,7 +29,8 @@ import picocli.CommandLine;
 class ServeCommandTest {
 
   @Test
-  void servesCompletionsOnAnEphemeralPortUntilStopped(@TempDir Path dir) throws Exception {
+  void servesCompletionsOnTwoRanksOnAnEphemeralPortUntilStopped(@TempDir Path dir)
+      throws Exception {
     Path config = dir.resolve("kvtier.properties");
     Files.writeString(
         config,
@@ -45,7 +46,15 @@ class ServeCommandTest {
             .start(
                 () ->
                     status.set(
-                        cli.execute("--port", "0", "--config", config.toString(), "--queue", "4")));
+                        cli.execute(
+                            "--port",
+                            "0",
+                            "--config",
+                            config.toString(),
+                            "--queue",
+                            "4",
+                            "--ranks",
+                            "2")));
     CompletionServer server;
     while ((server = command.server()) == null) {
       assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
