@@ -295,7 +295,7 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   private static String l3Description(KvTierConfig kvtier, ModelEngine engine) {
-    if (!engine.cache().hasL3()) {
+    if (!engine.stats().hasL3()) {
       return "none";
     }
     return kvtier.providers().get(ProviderKind.STORE)

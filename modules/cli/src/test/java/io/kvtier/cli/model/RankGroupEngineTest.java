@@ -381,9 +381,7 @@ class RankGroupEngineTest {
       throws Exception {
     AtomicInteger layers = new AtomicInteger();
     RankSlot.Hooks hooks =
-        new RankSlot.Hooks(
-            RankSlot.Hooks.NONE.wrapStore(),
-            RankSlot.Hooks.NONE.l3Executor(),
+        RankSlot.Hooks.NONE.withRunner(
             (rank, runner) ->
                 rank != 1
                     ? runner
@@ -415,8 +413,7 @@ class RankGroupEngineTest {
                       public void released(long requestId) {
                         runner.released(requestId);
                       }
-                    },
-            c -> c);
+                    });
     List<Prompt> prompts = prompts(random, 6);
     RankGroupEngine engine =
         GenerationEngines.open(

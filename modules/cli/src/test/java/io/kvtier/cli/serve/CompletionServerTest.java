@@ -10,15 +10,10 @@ import io.kvtier.cli.model.ModelConfig;
 import io.kvtier.cli.model.ModelEngine;
 import io.kvtier.cli.model.NoCacheRunner;
 import io.kvtier.cli.model.TinyTransformer;
-import io.kvtier.core.KvTierBackends;
-import io.kvtier.core.cache.RankCache;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.spi.BackendMetrics;
-import io.kvtier.spi.Collective;
-import io.kvtier.spi.CollectiveProvider;
-import io.kvtier.spi.CollectiveSpec;
 import io.kvtier.spi.TimeSource;
 import io.kvtier.spi.TransferBatch;
 import io.kvtier.spi.TransferDirection;
@@ -338,13 +333,8 @@ class CompletionServerTest {
         .isInstanceOf(IOException.class);
   }
 
-  /** A server over an engine on given transfers, with a one-rank group, all closed by the test. */
-  private record Rig(
-      KvTierBackends backends,
-      Collective collective,
-      ModelEngine engine,
-      CompletionServer server,
-      URI base)
+  /** A server over an engine on given transfers, both closed by the test. */
+  private record Rig(ModelEngine engine, CompletionServer server, URI base)
       implements AutoCloseable {
 
     static Rig start(java.util.function.UnaryOperator<TransferEngine> wrap) throws IOException {
@@ -359,17 +349,7 @@ class CompletionServerTest {
               .evictionPolicy(EvictionPolicy.LRU)
               .vocabSize(512)
               .build();
-      KvTierBackends backends = KvTierBackends.open(config);
-      CollectiveProvider provider = backends.providers().collective();
-      Collective collective =
-          provider.join(
-              CollectiveSpec.of(
-                  "completion-server-test-" + System.nanoTime(), 1, 0, Duration.ofSeconds(20)),
-              backends.providers().context(provider, 0, TimeSource.SYSTEM, BackendMetrics.NOOP));
-      RankCache cache =
-          RankCache.withMemory(
-              config.cache(), backends.device(), backends.host(), wrap.apply(backends.transfers()));
-      ModelEngine engine = new ModelEngine(MODEL, cache, backends.device(), collective);
+      ModelEngine engine = ModelEngine.open(MODEL, config, BackendMetrics.NOOP, s -> s, wrap);
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
       CompletionServer server =
           CompletionServer.start(
@@ -377,12 +357,7 @@ class CompletionServerTest {
               registry,
               new InetSocketAddress("127.0.0.1", 0),
               new CompletionServer.Options(2, 4096, Duration.ofMinutes(1)));
-      return new Rig(
-          backends,
-          collective,
-          engine,
-          server,
-          URI.create("http://127.0.0.1:" + server.address().getPort()));
+      return new Rig(engine, server, URI.create("http://127.0.0.1:" + server.address().getPort()));
     }
 
     @Override
@@ -390,11 +365,7 @@ class CompletionServerTest {
       try {
         server.close();
       } finally {
-        try {
-          collective.close();
-        } finally {
-          backends.close();
-        }
+        engine.close();
       }
     }
   }
