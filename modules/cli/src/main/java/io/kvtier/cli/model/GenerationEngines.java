@@ -6,7 +6,6 @@ import io.kvtier.core.rank.RankEngineConfig;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.Collective;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 
 /**
@@ -154,6 +153,17 @@ public final class GenerationEngines {
       EngineSettings settings,
       BackendMetrics metrics,
       UnaryOperator<Collective> wrapCollective) {
+    follow(model, config, settings, metrics, RankSlot.Hooks.NONE.withCollective(wrapCollective));
+  }
+
+  /** As above, with test hooks. */
+  static void follow(
+      TinyTransformer model,
+      KvTierConfig config,
+      EngineSettings settings,
+      BackendMetrics metrics,
+      RankSlot.Hooks hooks) {
+    Objects.requireNonNull(settings, "settings");
     if (settings.rank() < 1) {
       throw new IllegalArgumentException(
           "rank="
@@ -169,7 +179,7 @@ public final class GenerationEngines {
         settings,
         settings.engineConfig(shard.ranks()),
         metrics,
-        RankSlot.Hooks.NONE.withCollective(wrapCollective));
+        hooks);
   }
 
   private static void runFollower(
@@ -180,7 +190,6 @@ public final class GenerationEngines {
       RankEngineConfig engineConfig,
       BackendMetrics metrics,
       RankSlot.Hooks hooks) {
-    AtomicReference<RankSlot> opened = new AtomicReference<>();
     try (RankSlot slot =
         RankSlot.open(
             model,
@@ -191,7 +200,6 @@ public final class GenerationEngines {
             metrics,
             hooks,
             TinyModelRunner.TokenListener.NONE)) {
-      opened.set(slot);
       RankGroupEngine.follow(slot.engine);
     }
   }

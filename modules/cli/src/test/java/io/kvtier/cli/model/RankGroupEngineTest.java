@@ -380,40 +380,7 @@ class RankGroupEngineTest {
   void aRankThatFailsStopsTheGroupAndFailsEveryGeneration(int ranks, Random random)
       throws Exception {
     AtomicInteger layers = new AtomicInteger();
-    RankSlot.Hooks hooks =
-        RankSlot.Hooks.NONE.withRunner(
-            (rank, runner) ->
-                rank != 1
-                    ? runner
-                    : new ModelRunner() {
-                      @Override
-                      public int layers() {
-                        return runner.layers();
-                      }
-
-                      @Override
-                      public void writeLayer(ModelStep step, int layer) {
-                        if (layers.incrementAndGet() == 40) {
-                          throw new IllegalStateException("injected: rank 1's model broke");
-                        }
-                        runner.writeLayer(step, layer);
-                      }
-
-                      @Override
-                      public int nextToken(ModelStep step) {
-                        return runner.nextToken(step);
-                      }
-
-                      @Override
-                      public int verifyPrefix(ModelStep step) {
-                        return runner.verifyPrefix(step);
-                      }
-
-                      @Override
-                      public void released(long requestId) {
-                        runner.released(requestId);
-                      }
-                    });
+    RankSlot.Hooks hooks = failingRankOne(layers);
     List<Prompt> prompts = prompts(random, 6);
     RankGroupEngine engine =
         GenerationEngines.open(
@@ -445,5 +412,87 @@ class RankGroupEngineTest {
     } finally {
       engine.close();
     }
+  }
+
+  /** Hooks whose rank 1 throws at its 40th call to write a layer, in the middle of a step. */
+  private static RankSlot.Hooks failingRankOne(AtomicInteger layers) {
+    return RankSlot.Hooks.NONE.withRunner(
+        (rank, runner) ->
+            rank != 1
+                ? runner
+                : new ModelRunner() {
+                  @Override
+                  public int layers() {
+                    return runner.layers();
+                  }
+
+                  @Override
+                  public void writeLayer(ModelStep step, int layer) {
+                    if (layers.incrementAndGet() == 40) {
+                      throw new IllegalStateException("injected: rank 1's model broke");
+                    }
+                    runner.writeLayer(step, layer);
+                  }
+
+                  @Override
+                  public int nextToken(ModelStep step) {
+                    return runner.nextToken(step);
+                  }
+
+                  @Override
+                  public int verifyPrefix(ModelStep step) {
+                    return runner.verifyPrefix(step);
+                  }
+
+                  @Override
+                  public void released(long requestId) {
+                    runner.released(requestId);
+                  }
+                });
+  }
+
+  /**
+   * A follower rank opened apart (as a process of its own) that fails: it throws the group's
+   * failure, and rank 0's generations fail with it.
+   */
+  @Test
+  void aFollowerRankThatFailsStopsRankZero(Random random) throws Exception {
+    KvTierConfig config = config(2, 4, 256, Map.of());
+    EngineSettings settings = settings();
+    java.util.concurrent.CompletableFuture<Void> follower =
+        new java.util.concurrent.CompletableFuture<>();
+    AtomicInteger layers = new AtomicInteger();
+    Thread rank1 =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    GenerationEngines.follow(
+                        MODEL,
+                        config,
+                        settings.withRank(1),
+                        BackendMetrics.NOOP,
+                        failingRankOne(layers));
+                    follower.complete(null);
+                  } catch (Throwable e) {
+                    follower.completeExceptionally(e);
+                  }
+                });
+    try (GenerationEngine engine =
+        GenerationEngines.open(MODEL, config, settings.withRank(0), BackendMetrics.NOOP)) {
+      Collected c = new Collected();
+      engine.submit(
+          new GenerationEngine.GenerationRequest(prompts(random, 1).get(0).tokens(), 200), c);
+      assertThatThrownBy(c::get)
+          .isInstanceOf(ExecutionException.class)
+          .cause()
+          .isInstanceOfSatisfying(
+              RankGroupFailedException.class, f -> assertThat(f.failedRank()).isEqualTo(1));
+    }
+    assertThatThrownBy(() -> follower.get(60, java.util.concurrent.TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .cause()
+        .isInstanceOf(RankGroupFailedException.class);
+    rank1.join();
   }
 }
