@@ -6,6 +6,7 @@ import io.kvtier.core.rank.RankEngineConfig;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.Collective;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 
 /**
@@ -27,6 +28,8 @@ import java.util.function.UnaryOperator;
  * see {@link ForwardPass}), so the pools of a rank are {@code ranks} times smaller per page.
  */
 public final class GenerationEngines {
+  private static final AtomicLong GROUPS = new AtomicLong();
+
   private GenerationEngines() {}
 
   /**
@@ -73,10 +76,16 @@ public final class GenerationEngines {
   static RankGroupEngine open(
       TinyTransformer model,
       KvTierConfig config,
-      EngineSettings settings,
+      EngineSettings given,
       BackendMetrics metrics,
       RankSlot.Hooks hooks) {
-    Objects.requireNonNull(settings, "settings");
+    Objects.requireNonNull(given, "settings");
+    // Ranks as threads join an in-process registry of groups: a name of their own per engine, so
+    // that two engines of one JVM (tests, a restart) never meet in one group.
+    EngineSettings settings =
+        given.rank() == EngineSettings.ALL_RANKS
+            ? given.withGroup(given.group() + "-" + GROUPS.incrementAndGet())
+            : given;
     Objects.requireNonNull(metrics, "metrics");
     Objects.requireNonNull(hooks, "hooks");
     if (!settings.isServingRank()) {

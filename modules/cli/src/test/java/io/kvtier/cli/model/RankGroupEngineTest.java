@@ -495,4 +495,35 @@ class RankGroupEngineTest {
         .isInstanceOf(RankGroupFailedException.class);
     rank1.join();
   }
+
+  /**
+   * Closing leaves nothing joined: a group of the same name opens again in this JVM, after a
+   * clean close and after a failed one.
+   */
+  @Test
+  void closingReleasesEveryRanksCollective(Random random) throws Exception {
+    int[] prompt = TinyPrompts.tokens(random, 10, MODEL.config().vocabSize());
+    EngineSettings once = settings().withRank(0);
+    KvTierConfig config = config(1, 4, 64, Map.of());
+    for (int round = 0; round < 2; round++) {
+      try (GenerationEngine engine =
+          GenerationEngines.open(MODEL, config, once, BackendMetrics.NOOP)) {
+        assertThat(Collected.generate(engine, prompt, 2).tokens()).hasSize(2);
+      }
+    }
+    EngineSettings threads = settings();
+    for (int round = 0; round < 2; round++) {
+      RankGroupEngine failing =
+          GenerationEngines.open(
+              MODEL,
+              config(2, 4, 256, Map.of()),
+              threads,
+              BackendMetrics.NOOP,
+              failingRankOne(new AtomicInteger()));
+      Collected c = new Collected();
+      failing.submit(new GenerationEngine.GenerationRequest(prompt, 100), c);
+      assertThatThrownBy(c::get).cause().isInstanceOf(RankGroupFailedException.class);
+      failing.close();
+    }
+  }
 }
