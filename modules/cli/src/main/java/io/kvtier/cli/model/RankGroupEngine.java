@@ -242,6 +242,15 @@ final class RankGroupEngine implements GenerationEngine {
         progress = now;
         progressAt = System.nanoTime();
         poll = POLL_NANOS;
+      } else if (endSent && System.nanoTime() - progressAt > stallNanos) {
+        // Closing, and a copy never finishes: stop rather than hold close() forever; the other
+        // ranks then stop at their collective watchdog.
+        throw new IllegalStateException(
+            "the engine closed without draining: no copy finished for "
+                + TimeUnit.NANOSECONDS.toMillis(stallNanos)
+                + " ms ("
+                + slot.cache.outstandingOperations()
+                + " copies outstanding); a transfer or the L3 store is stuck");
       } else if (!live.isEmpty() && System.nanoTime() - progressAt > stallNanos) {
         abortStalled(engine);
         progressAt = System.nanoTime();

@@ -212,6 +212,29 @@ class ModelEngineTest {
     }
   }
 
+  /** Closing while a copy never finishes returns after the stall bound instead of hanging. */
+  @Test
+  void closingWithAStuckCopyReturnsInsteadOfHanging(Random random) throws InterruptedException {
+    int[] prompt = TinyPrompts.tokens(random, 40, 512);
+    AtomicReference<FaultyTransferEngine> transfers = new AtomicReference<>();
+    ModelEngine engine = withFaultyTransfers(config(4, 64), transfers);
+    try {
+      engine.stallTimeout(Duration.ofMillis(300));
+      transfers.get().stall(TransferDirection.DEVICE_TO_HOST);
+      // Write-through: the prompt's pages are backed up to the host, a copy that never ends.
+      assertThat(engine.generate(prompt, 2).tokens()).hasSize(2);
+      int outstanding = engine.onEngineThread(s -> s.cache.outstandingOperations());
+      assertThat(outstanding).as("copies outstanding").isPositive();
+      engine.close();
+      assertThatThrownBy(() -> engine.generate(prompt, 1))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("without draining");
+    } finally {
+      transfers.get().release(TransferDirection.DEVICE_TO_HOST);
+      engine.close();
+    }
+  }
+
   /** Failed copies (backups rolled back, failed load-backs) never change an output. */
   @Test
   void failingCopiesNeverChangeAnOutput(Random random) throws InterruptedException {
