@@ -6,7 +6,7 @@ import io.kvtier.core.rank.RankEngineConfig;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.Collective;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 
 /**
@@ -28,6 +28,8 @@ import java.util.function.UnaryOperator;
  * see {@link ForwardPass}), so the pools of a rank are {@code ranks} times smaller per page.
  */
 public final class GenerationEngines {
+  private static final AtomicLong GROUPS = new AtomicLong();
+
   private GenerationEngines() {}
 
   /**
@@ -74,10 +76,16 @@ public final class GenerationEngines {
   static RankGroupEngine open(
       TinyTransformer model,
       KvTierConfig config,
-      EngineSettings settings,
+      EngineSettings given,
       BackendMetrics metrics,
       RankSlot.Hooks hooks) {
-    Objects.requireNonNull(settings, "settings");
+    Objects.requireNonNull(given, "settings");
+    // Ranks as threads join an in-process registry of groups: a name of their own per engine, so
+    // that two engines of one JVM (tests, a restart) never meet in one group.
+    EngineSettings settings =
+        given.rank() == EngineSettings.ALL_RANKS
+            ? given.withGroup(given.group() + "-" + GROUPS.incrementAndGet())
+            : given;
     Objects.requireNonNull(metrics, "metrics");
     Objects.requireNonNull(hooks, "hooks");
     if (!settings.isServingRank()) {
@@ -154,6 +162,17 @@ public final class GenerationEngines {
       EngineSettings settings,
       BackendMetrics metrics,
       UnaryOperator<Collective> wrapCollective) {
+    follow(model, config, settings, metrics, RankSlot.Hooks.NONE.withCollective(wrapCollective));
+  }
+
+  /** As above, with test hooks. */
+  static void follow(
+      TinyTransformer model,
+      KvTierConfig config,
+      EngineSettings settings,
+      BackendMetrics metrics,
+      RankSlot.Hooks hooks) {
+    Objects.requireNonNull(settings, "settings");
     if (settings.rank() < 1) {
       throw new IllegalArgumentException(
           "rank="
@@ -169,7 +188,7 @@ public final class GenerationEngines {
         settings,
         settings.engineConfig(shard.ranks()),
         metrics,
-        RankSlot.Hooks.NONE.withCollective(wrapCollective));
+        hooks);
   }
 
   private static void runFollower(
@@ -180,7 +199,6 @@ public final class GenerationEngines {
       RankEngineConfig engineConfig,
       BackendMetrics metrics,
       RankSlot.Hooks hooks) {
-    AtomicReference<RankSlot> opened = new AtomicReference<>();
     try (RankSlot slot =
         RankSlot.open(
             model,
@@ -191,7 +209,6 @@ public final class GenerationEngines {
             metrics,
             hooks,
             TinyModelRunner.TokenListener.NONE)) {
-      opened.set(slot);
       RankGroupEngine.follow(slot.engine);
     }
   }

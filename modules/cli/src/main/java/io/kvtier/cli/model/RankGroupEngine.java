@@ -56,6 +56,8 @@ final class RankGroupEngine implements GenerationEngine {
   private final Object lock = new Object();
   private final ConcurrentLinkedQueue<Live> submitted = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedQueue<Live> cancels = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private volatile long stallNanos;
   private final AtomicInteger waiting = new AtomicInteger();
   private final AtomicLong ids = new AtomicLong();
   private final CompletableFuture<Void> ready = new CompletableFuture<>();
@@ -88,6 +90,7 @@ final class RankGroupEngine implements GenerationEngine {
     this.model = Objects.requireNonNull(model, "model");
     this.settings = Objects.requireNonNull(settings, "settings");
     this.ranks = ranks;
+    this.stallNanos = settings.stallTimeout().toNanos();
   }
 
   /** Where rank 0's runner reports tokens; set before the runner is built. */
@@ -174,7 +177,6 @@ final class RankGroupEngine implements GenerationEngine {
     RankEngine engine = slot.engine;
     Progress progress = progress();
     long progressAt = System.nanoTime();
-    long stallNanos = settings.stallTimeout().toNanos();
     long poll = POLL_NANOS;
     boolean endSent = false;
     while (true) {
@@ -183,6 +185,10 @@ final class RankGroupEngine implements GenerationEngine {
         pause = null;
         held.entered().countDown();
         awaitQuietly(held.release());
+      }
+      Runnable task;
+      while ((task = tasks.poll()) != null) {
+        task.run();
       }
       List<RankRequest> arrivals = new ArrayList<>();
       Live next;
@@ -236,6 +242,15 @@ final class RankGroupEngine implements GenerationEngine {
         progress = now;
         progressAt = System.nanoTime();
         poll = POLL_NANOS;
+      } else if (endSent && System.nanoTime() - progressAt > stallNanos) {
+        // Closing, and a copy never finishes: stop rather than hold close() forever; the other
+        // ranks then stop at their collective watchdog.
+        throw new IllegalStateException(
+            "the engine closed without draining: no copy finished for "
+                + TimeUnit.NANOSECONDS.toMillis(stallNanos)
+                + " ms ("
+                + slot.cache.outstandingOperations()
+                + " copies outstanding); a transfer or the L3 store is stuck");
       } else if (!live.isEmpty() && System.nanoTime() - progressAt > stallNanos) {
         abortStalled(engine);
         progressAt = System.nanoTime();
@@ -244,7 +259,8 @@ final class RankGroupEngine implements GenerationEngine {
           live.isEmpty()
               && slot.cache.outstandingOperations() == 0
               && submitted.isEmpty()
-              && cancels.isEmpty();
+              && cancels.isEmpty()
+              && tasks.isEmpty();
       if (endSent) {
         if (!progressed) {
           LockSupport.parkNanos(poll);
@@ -268,8 +284,8 @@ final class RankGroupEngine implements GenerationEngine {
     IllegalStateException stalled =
         new IllegalStateException(
             "no request made progress for "
-                + settings.stallTimeout().toSeconds()
-                + " s ("
+                + TimeUnit.NANOSECONDS.toMillis(stallNanos)
+                + " ms ("
                 + engine
                 + ", "
                 + slot.cache.outstandingOperations()
@@ -338,6 +354,12 @@ final class RankGroupEngine implements GenerationEngine {
     Live l;
     while ((l = submitted.poll()) != null) {
       left.add(l);
+    }
+    Runnable task;
+    while ((task = tasks.poll()) != null) {
+      if (task instanceof java.util.concurrent.Future<?> f) {
+        f.cancel(false);
+      }
     }
     RuntimeException why =
         cause != null
@@ -423,6 +445,59 @@ final class RankGroupEngine implements GenerationEngine {
     pause = p;
     LockSupport.unpark(thread);
     return p.entered();
+  }
+
+  /** Shortens the no-progress bound, for tests of a stuck copy. */
+  void stallTimeout(java.time.Duration timeout) {
+    stallNanos = timeout.toNanos();
+  }
+
+  /**
+   * Runs {@code action} on rank 0's thread between two ticks and returns its result: how tests
+   * look at rank 0's cache, which only that thread may touch.
+   *
+   * @throws IllegalStateException if rank 0's thread has ended
+   */
+  <T> T onEngineThread(java.util.function.Function<RankSlot, T> action)
+      throws InterruptedException {
+    java.util.concurrent.FutureTask<T> task =
+        new java.util.concurrent.FutureTask<>(() -> action.apply(slot));
+    synchronized (lock) {
+      if (stopped) {
+        throw new IllegalStateException("rank 0's thread has ended", failure);
+      }
+      tasks.add(task);
+    }
+    LockSupport.unpark(thread);
+    try {
+      return task.get();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      if (e.getCause() instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(e.getCause());
+    }
+  }
+
+  /**
+   * Waits until nothing is live and every copy has committed: the cache is idle.
+   *
+   * @throws IllegalStateException if that takes longer than the no-progress bound
+   */
+  void drain() throws InterruptedException {
+    long deadline = System.nanoTime() + stallNanos;
+    while (onEngineThread(s -> live.size() + s.cache.outstandingOperations()) > 0) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "the engine did not drain within "
+                + TimeUnit.NANOSECONDS.toMillis(stallNanos)
+                + " ms: a copy is stuck");
+      }
+      Thread.sleep(1);
+    }
   }
 
   /** Collective calls of rank 0 with a tag, for tests. */

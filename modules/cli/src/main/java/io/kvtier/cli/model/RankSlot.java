@@ -15,6 +15,7 @@ import io.kvtier.spi.CollectiveProvider;
 import io.kvtier.spi.CollectiveSpec;
 import io.kvtier.spi.KvStore;
 import io.kvtier.spi.TimeSource;
+import io.kvtier.spi.TransferEngine;
 import java.util.Optional;
 import java.util.function.IntFunction;
 import java.util.function.UnaryOperator;
@@ -41,17 +42,31 @@ final class RankSlot implements AutoCloseable {
       UnaryOperator<KvStore> wrapStore,
       IntFunction<L3Executor> l3Executor,
       RunnerWrapper wrapRunner,
-      UnaryOperator<Collective> wrapCollective) {
+      UnaryOperator<Collective> wrapCollective,
+      UnaryOperator<TransferEngine> wrapTransfers) {
     /** Background L3 threads, nothing wrapped. */
     static final Hooks NONE =
         new Hooks(
             UnaryOperator.identity(),
             rank -> L3Executor.background("kvtier-l3-rank-" + rank),
             (rank, runner) -> runner,
+            UnaryOperator.identity(),
             UnaryOperator.identity());
 
     Hooks withCollective(UnaryOperator<Collective> wrap) {
-      return new Hooks(wrapStore, l3Executor, wrapRunner, wrap);
+      return new Hooks(wrapStore, l3Executor, wrapRunner, wrap, wrapTransfers);
+    }
+
+    Hooks withStore(UnaryOperator<KvStore> wrap, IntFunction<L3Executor> executor) {
+      return new Hooks(wrap, executor, wrapRunner, wrapCollective, wrapTransfers);
+    }
+
+    Hooks withRunner(RunnerWrapper wrap) {
+      return new Hooks(wrapStore, l3Executor, wrap, wrapCollective, wrapTransfers);
+    }
+
+    Hooks withTransfers(UnaryOperator<TransferEngine> wrap) {
+      return new Hooks(wrapStore, l3Executor, wrapRunner, wrapCollective, wrap);
     }
   }
 
@@ -116,6 +131,7 @@ final class RankSlot implements AutoCloseable {
                       CollectiveSpec.of(group, config.ranks(), rank, config.collectiveTimeout()),
                       backends.providers().context(provider, rank, TimeSource.SYSTEM, metrics)));
       Optional<KvStore> store = backends.store().map(hooks.wrapStore());
+      TransferEngine transfers = hooks.wrapTransfers().apply(backends.transfers());
       RankCache cache;
       if (store.isPresent()) {
         executor = hooks.l3Executor().apply(rank);
@@ -125,7 +141,7 @@ final class RankSlot implements AutoCloseable {
                 config.cache(),
                 backends.device(),
                 backends.host(),
-                backends.transfers(),
+                transfers,
                 new L3Setup(
                     opened.config(),
                     store.get(),
@@ -134,9 +150,7 @@ final class RankSlot implements AutoCloseable {
                     opened.rank(),
                     opened.worldSize()));
       } else {
-        cache =
-            RankCache.withMemory(
-                config.cache(), backends.device(), backends.host(), backends.transfers());
+        cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(), transfers);
       }
       TinyModelRunner runner =
           new TinyModelRunner(model, backends.device(), tokens, rank, config.ranks());

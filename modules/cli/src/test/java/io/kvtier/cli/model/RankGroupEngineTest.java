@@ -380,43 +380,7 @@ class RankGroupEngineTest {
   void aRankThatFailsStopsTheGroupAndFailsEveryGeneration(int ranks, Random random)
       throws Exception {
     AtomicInteger layers = new AtomicInteger();
-    RankSlot.Hooks hooks =
-        new RankSlot.Hooks(
-            RankSlot.Hooks.NONE.wrapStore(),
-            RankSlot.Hooks.NONE.l3Executor(),
-            (rank, runner) ->
-                rank != 1
-                    ? runner
-                    : new ModelRunner() {
-                      @Override
-                      public int layers() {
-                        return runner.layers();
-                      }
-
-                      @Override
-                      public void writeLayer(ModelStep step, int layer) {
-                        if (layers.incrementAndGet() == 40) {
-                          throw new IllegalStateException("injected: rank 1's model broke");
-                        }
-                        runner.writeLayer(step, layer);
-                      }
-
-                      @Override
-                      public int nextToken(ModelStep step) {
-                        return runner.nextToken(step);
-                      }
-
-                      @Override
-                      public int verifyPrefix(ModelStep step) {
-                        return runner.verifyPrefix(step);
-                      }
-
-                      @Override
-                      public void released(long requestId) {
-                        runner.released(requestId);
-                      }
-                    },
-            c -> c);
+    RankSlot.Hooks hooks = failingRankOne(layers);
     List<Prompt> prompts = prompts(random, 6);
     RankGroupEngine engine =
         GenerationEngines.open(
@@ -447,6 +411,119 @@ class RankGroupEngineTest {
           .isInstanceOf(RankGroupFailedException.class);
     } finally {
       engine.close();
+    }
+  }
+
+  /** Hooks whose rank 1 throws at its 40th call to write a layer, in the middle of a step. */
+  private static RankSlot.Hooks failingRankOne(AtomicInteger layers) {
+    return RankSlot.Hooks.NONE.withRunner(
+        (rank, runner) ->
+            rank != 1
+                ? runner
+                : new ModelRunner() {
+                  @Override
+                  public int layers() {
+                    return runner.layers();
+                  }
+
+                  @Override
+                  public void writeLayer(ModelStep step, int layer) {
+                    if (layers.incrementAndGet() == 40) {
+                      throw new IllegalStateException("injected: rank 1's model broke");
+                    }
+                    runner.writeLayer(step, layer);
+                  }
+
+                  @Override
+                  public int nextToken(ModelStep step) {
+                    return runner.nextToken(step);
+                  }
+
+                  @Override
+                  public int verifyPrefix(ModelStep step) {
+                    return runner.verifyPrefix(step);
+                  }
+
+                  @Override
+                  public void released(long requestId) {
+                    runner.released(requestId);
+                  }
+                });
+  }
+
+  /**
+   * A follower rank opened apart (as a process of its own) that fails: it throws the group's
+   * failure, and rank 0's generations fail with it.
+   */
+  @Test
+  void aFollowerRankThatFailsStopsRankZero(Random random) throws Exception {
+    KvTierConfig config = config(2, 4, 256, Map.of());
+    EngineSettings settings = settings();
+    java.util.concurrent.CompletableFuture<Void> follower =
+        new java.util.concurrent.CompletableFuture<>();
+    AtomicInteger layers = new AtomicInteger();
+    Thread rank1 =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    GenerationEngines.follow(
+                        MODEL,
+                        config,
+                        settings.withRank(1),
+                        BackendMetrics.NOOP,
+                        failingRankOne(layers));
+                    follower.complete(null);
+                  } catch (Throwable e) {
+                    follower.completeExceptionally(e);
+                  }
+                });
+    try (GenerationEngine engine =
+        GenerationEngines.open(MODEL, config, settings.withRank(0), BackendMetrics.NOOP)) {
+      Collected c = new Collected();
+      engine.submit(
+          new GenerationEngine.GenerationRequest(prompts(random, 1).get(0).tokens(), 200), c);
+      assertThatThrownBy(c::get)
+          .isInstanceOf(ExecutionException.class)
+          .cause()
+          .isInstanceOfSatisfying(
+              RankGroupFailedException.class, f -> assertThat(f.failedRank()).isEqualTo(1));
+    }
+    assertThatThrownBy(() -> follower.get(60, java.util.concurrent.TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .cause()
+        .isInstanceOf(RankGroupFailedException.class);
+    rank1.join();
+  }
+
+  /**
+   * Closing leaves nothing joined: a group of the same name opens again in this JVM, after a
+   * clean close and after a failed one.
+   */
+  @Test
+  void closingReleasesEveryRanksCollective(Random random) throws Exception {
+    int[] prompt = TinyPrompts.tokens(random, 10, MODEL.config().vocabSize());
+    EngineSettings once = settings().withRank(0);
+    KvTierConfig config = config(1, 4, 64, Map.of());
+    for (int round = 0; round < 2; round++) {
+      try (GenerationEngine engine =
+          GenerationEngines.open(MODEL, config, once, BackendMetrics.NOOP)) {
+        assertThat(Collected.generate(engine, prompt, 2).tokens()).hasSize(2);
+      }
+    }
+    EngineSettings threads = settings();
+    for (int round = 0; round < 2; round++) {
+      RankGroupEngine failing =
+          GenerationEngines.open(
+              MODEL,
+              config(2, 4, 256, Map.of()),
+              threads,
+              BackendMetrics.NOOP,
+              failingRankOne(new AtomicInteger()));
+      Collected c = new Collected();
+      failing.submit(new GenerationEngine.GenerationRequest(prompt, 100), c);
+      assertThatThrownBy(c::get).cause().isInstanceOf(RankGroupFailedException.class);
+      failing.close();
     }
   }
 }
