@@ -54,7 +54,8 @@ import picocli.CommandLine.Spec;
       "Text is one token per UTF-8 byte; decoding is greedy. See the README's \"kvtier serve\".",
       "The model fixes kvtier.layers, kvtier.kv-heads, kvtier.head-dim and kvtier.dtype-bytes"
           + " (2, 4, 16, 4) and kvtier.vocab-size (512); --ranks splits its 4 KV heads.",
-      "Exit status: 0 after a graceful stop, 2 for an option or address that cannot be used."
+      "Exit status: 0 after a graceful stop, 1 if the rank group failed (the cause on stderr),"
+          + " 2 for an option or address that cannot be used."
     })
 final class ServeCommand implements Callable<Integer> {
   /** Exit status of an option, address or environment that cannot be used. */
