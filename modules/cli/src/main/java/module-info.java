@@ -9,8 +9,13 @@ module io.kvtier.cli {
   // kvtier simulate: the multi-rank simulator; it mutes the cache's logger for injected faults.
   requires io.kvtier.simulator;
   requires java.logging;
-  // The tiny transformer's server (kvtier serve) and its metrics.
-  requires jdk.httpserver;
+  // The tiny transformer's server (kvtier serve): Jetty's HTTP core, Jackson for the bodies.
+  requires org.eclipse.jetty.server;
+  requires org.eclipse.jetty.http;
+  requires org.eclipse.jetty.io;
+  requires org.eclipse.jetty.util;
+  requires com.fasterxml.jackson.core;
+  requires com.fasterxml.jackson.databind;
   // kvtier route: the cache-aware router over serve replicas.
   requires io.kvtier.route;
   requires micrometer.core;

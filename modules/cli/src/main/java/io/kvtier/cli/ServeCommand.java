@@ -2,9 +2,11 @@ package io.kvtier.cli;
 
 import io.kvtier.cli.metrics.KvTierMeters;
 import io.kvtier.cli.metrics.MicrometerBackendMetrics;
+import io.kvtier.cli.metrics.TimedCollective;
+import io.kvtier.cli.model.GenerationEngine;
 import io.kvtier.cli.model.ModelConfig;
-import io.kvtier.cli.model.ModelEngine;
 import io.kvtier.cli.model.TinyTransformer;
+import io.kvtier.cli.serve.ApiException;
 import io.kvtier.cli.serve.CompletionServer;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
@@ -16,18 +18,23 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.Reader;
 import java.io.UncheckedIOException;
-import java.net.BindException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -40,16 +47,26 @@ import picocli.CommandLine.Spec;
     name = "serve",
     mixinStandardHelpOptions = true,
     description = {
-      "Serves the tiny transformer over HTTP with kvtier caching its KV:",
-      "  POST /v1/completions {\"prompt_tokens\": [...], \"max_tokens\": n}"
-          + " -> {\"tokens\": [...], \"cached_tokens\": k} (k: device, host and L3 hits)",
-      "  GET /metrics (Prometheus text), GET /health",
+      "Serves the tiny transformer over OpenAI's HTTP API, with kvtier caching its KV:",
+      "  POST /v1/completions, POST /v1/chat/completions (\"stream\": true for server-sent"
+          + " events), GET /v1/models",
+      "  GET /metrics (Prometheus text), GET or HEAD /health",
+      "Text is one token per UTF-8 byte; decoding is greedy. See the README's \"kvtier serve\".",
       "The model fixes kvtier.layers, kvtier.kv-heads, kvtier.head-dim and kvtier.dtype-bytes"
-          + " (2, 4, 16, 4) and kvtier.vocab-size (512); kvtier.ranks must be 1."
+          + " (2, 4, 16, 4) and kvtier.vocab-size (512); --ranks splits its 4 KV heads.",
+      "Exit status: 0 after a graceful stop, 1 if the rank group failed (the cause on stderr),"
+          + " 2 for an option or address that cannot be used."
     })
 final class ServeCommand implements Callable<Integer> {
+  /** Exit status of an option, address or environment that cannot be used. */
+  static final int EXIT_USAGE = 2;
+
+  /** The prefix of the file store's directory that serve creates and deletes. */
+  static final String TEMPORARY_STORE_PREFIX = "kvtier-serve-l3-";
 
   @Spec private CommandSpec spec;
+
+  @Mixin private EngineOptions engineOptions = new EngineOptions();
 
   @Option(
       names = "--port",
@@ -75,6 +92,31 @@ final class ServeCommand implements Callable<Integer> {
       description =
           "Requests that may wait for the engine before a 429" + " (default: ${DEFAULT-VALUE}).")
   private int queue;
+
+  @Option(
+      names = "--api-key",
+      paramLabel = "KEY",
+      defaultValue = "${env:KVTIER_API_KEY}",
+      description =
+          "Every /v1 request must send Authorization: Bearer KEY (default: the KVTIER_API_KEY"
+              + " environment variable, else no key). /health and /metrics stay open.")
+  private String apiKey;
+
+  @Option(
+      names = "--served-model-name",
+      paramLabel = "NAME",
+      defaultValue = CompletionServer.Options.DEFAULT_MODEL,
+      description = "The model id of /v1/models, which requests name (default: ${DEFAULT-VALUE}).")
+  private String modelName;
+
+  @Option(
+      names = "--read-timeout",
+      paramLabel = "SECONDS",
+      defaultValue = "30",
+      description =
+          "How long a connection may stay silent while a body is read or an answer written"
+              + " (default: ${DEFAULT-VALUE}).")
+  private int readTimeoutSeconds;
 
   @Option(
       names = "--model-seed",
@@ -122,76 +164,168 @@ final class ServeCommand implements Callable<Integer> {
   private Integer l3Threshold;
 
   private final CountDownLatch stop = new CountDownLatch(1);
+  // The file store's directory this command created, deleted when the server stops.
+  private Path createdStore;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile CompletionServer server;
 
   @Override
   public Integer call() throws IOException, InterruptedException {
+    PrintWriter err = spec.commandLine().getErr();
     if (port < 0 || port > 65_535) {
-      throw new IllegalArgumentException("--port=" + port + " must be between 0 and 65535");
+      return usage(err, "--port=" + port + " must be between 0 and 65535 (0 picks a free port)");
     }
     if (queue < 1) {
-      throw new IllegalArgumentException("--queue=" + queue + " must be >= 1");
+      return usage(err, "--queue=" + queue + " must be at least 1");
+    }
+    if (readTimeoutSeconds < 1) {
+      return usage(err, "--read-timeout=" + readTimeoutSeconds + " must be at least 1 second");
+    }
+    if (modelName.isBlank()) {
+      return usage(err, "--served-model-name must not be blank");
+    }
+    Optional<String> key = Optional.ofNullable(apiKey).filter(k -> !k.isEmpty());
+    InetAddress address;
+    try {
+      address = InetAddress.getByName(bind);
+    } catch (UnknownHostException e) {
+      return usage(
+          err,
+          "--bind="
+              + bind
+              + " is not a known host name or address: give an address of this machine, such as"
+              + " 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)");
     }
     TinyTransformer model = new TinyTransformer(ModelConfig.DEFAULTS.withSeed(modelSeed));
-    KvTierConfig kvtier = configFor(model.config());
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    Optional<Path> temporaryStore = Optional.empty();
     PrintWriter out = spec.commandLine().getOut();
-    try (ModelEngine engine =
-        ModelEngine.open(model, kvtier, new MicrometerBackendMetrics(registry))) {
-      KvTierMeters.bind(registry, engine.stats());
-      CompletionServer started;
-      try {
-        started =
-            CompletionServer.start(
-                engine,
-                registry,
-                new InetSocketAddress(bind, port),
-                new CompletionServer.Options(queue, 1 << 20, Duration.ofMinutes(2)));
-      } catch (BindException e) {
-        throw new IllegalArgumentException(
-            "cannot listen on "
-                + bind
-                + ":"
-                + port
-                + " ("
-                + e.getMessage()
-                + "): choose another --port, or 0 for a free one",
-            e);
-      }
-      // The JVM halts once its hooks return: the hook waits for the graceful shutdown.
-      Thread hook = new Thread(this::stopAndWait, "kvtier-serve-shutdown");
-      Runtime.getRuntime().addShutdownHook(hook);
-      try (started) {
-        server = started;
-        InetSocketAddress at = started.address();
-        out.printf(
-            "kvtier serve: listening on http://%s:%d (device %d pages, host %d pages of"
-                + " %d tokens; write %s, eviction %s; L3 %s)%n",
-            at.getHostString(),
-            at.getPort(),
-            kvtier.cache().devicePages(),
-            kvtier.cache().hostPages(),
-            kvtier.cache().pageSize(),
-            kvtier.cache().writePolicy().configName(),
-            kvtier.cache().evictionPolicy().configName(),
-            l3Description(kvtier, engine));
+    try {
+      KvTierConfig kvtier = configFor(model.config());
+      temporaryStore = Optional.ofNullable(createdStore);
+      PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+      Optional<GenerationEngine> serving = openEngine(model, kvtier, registry);
+      if (serving.isEmpty()) {
+        out.println("kvtier serve: this rank's group ended: rank 0 stopped serving");
         out.flush();
-        stop.await();
-      } finally {
-        server = null;
-        try {
-          Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException e) {
-          // The JVM is already shutting down and running the hook: nothing to remove.
-        }
+        return 0;
       }
-      out.println("kvtier serve: stopped after " + engine.stats().requests() + " requests");
-      out.flush();
+      try (GenerationEngine engine = serving.get()) {
+        KvTierMeters.bind(registry, engine::stats);
+        CompletionServer started;
+        try {
+          started =
+              CompletionServer.start(
+                  engine,
+                  registry,
+                  new InetSocketAddress(address, port),
+                  new CompletionServer.Options(
+                      modelName.strip(),
+                      key,
+                      1 << 20,
+                      Duration.ofSeconds(readTimeoutSeconds),
+                      Duration.ofMinutes(2)));
+        } catch (IOException e) {
+          return usage(
+              err,
+              "cannot listen on "
+                  + bind
+                  + ":"
+                  + port
+                  + " ("
+                  + rootMessage(e)
+                  + "): choose another --port, or 0 for a free one");
+        }
+        if (!address.isLoopbackAddress() && key.isEmpty()) {
+          err.println(
+              "kvtier serve: warning: listening on "
+                  + bind
+                  + " without an API key: anyone who can reach this address can use the server;"
+                  + " set --api-key or KVTIER_API_KEY");
+          err.flush();
+        }
+        return serveUntilStopped(started, kvtier, engine, out);
+      }
     } finally {
       stopped.countDown();
+      temporaryStore.ifPresent(ServeCommand::deleteTree);
     }
+  }
+
+  /**
+   * The engine that serves the model, on rank 0; on another rank of a one-rank-per-process group,
+   * runs that rank until rank 0 stops, then empty. The one call into the engine's code.
+   */
+  private Optional<GenerationEngine> openEngine(
+      TinyTransformer model, KvTierConfig kvtier, PrometheusMeterRegistry registry) {
+    return engineOptions.openOrFollow(
+        model,
+        kvtier,
+        queue,
+        new MicrometerBackendMetrics(registry),
+        collective -> new TimedCollective(collective, registry));
+  }
+
+  /** Serves until stopped; returns 0, or 1 if the engine failed for good (the cause on stderr). */
+  private int serveUntilStopped(
+      CompletionServer started, KvTierConfig kvtier, GenerationEngine engine, PrintWriter out)
+      throws InterruptedException {
+    ApiException failed = null;
+    // The JVM halts once its hooks return: the hook waits for the graceful shutdown.
+    Thread hook = new Thread(this::stopAndWait, "kvtier-serve-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    try (started) {
+      server = started;
+      InetSocketAddress at = started.address();
+      out.printf(
+          "kvtier serve: listening on http://%s:%d, model %s (device %d pages, host %d pages of"
+              + " %d tokens; write %s, eviction %s; L3 %s)%n",
+          at.getHostString(),
+          at.getPort(),
+          modelName.strip(),
+          kvtier.cache().devicePages(),
+          kvtier.cache().hostPages(),
+          kvtier.cache().pageSize(),
+          kvtier.cache().writePolicy().configName(),
+          kvtier.cache().evictionPolicy().configName(),
+          l3Description(kvtier));
+      out.flush();
+      while (!stop.await(100, TimeUnit.MILLISECONDS)) {
+        if (started.failure().isDone()) {
+          failed = started.failure().join();
+          break;
+        }
+      }
+    } finally {
+      server = null;
+      try {
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException e) {
+        // The JVM is already shutting down and running the hook: nothing to remove.
+      }
+    }
+    if (failed != null) {
+      PrintWriter err = spec.commandLine().getErr();
+      err.println("kvtier serve: stopped: " + failed.getMessage());
+      err.flush();
+      return KvTierCli.EXIT_FAILURE;
+    }
+    out.println("kvtier serve: stopped after " + engine.stats().requests() + " requests");
+    out.flush();
     return 0;
+  }
+
+  private static int usage(PrintWriter err, String message) {
+    err.println("kvtier serve: " + message + "; see kvtier serve --help");
+    err.flush();
+    return EXIT_USAGE;
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null) {
+      root = root.getCause();
+    }
+    return root.getMessage() == null ? root.toString() : root.getMessage();
   }
 
   private void stopAndWait() {
@@ -234,6 +368,7 @@ final class ServeCommand implements Callable<Integer> {
     builder.systemProperties(system);
     checkFixed(system, fixed, "the system properties");
     fixed.forEach(builder::set);
+    engineOptions.applyTo(builder, System.getenv());
     l3Options(builder, model);
     return builder.build();
   }
@@ -267,7 +402,8 @@ final class ServeCommand implements Callable<Integer> {
       Path dir = l3Dir;
       if (dir == null && configured.getProperty("file.directory") == null) {
         try {
-          dir = Files.createTempDirectory("kvtier-serve-l3-");
+          dir = Files.createTempDirectory(TEMPORARY_STORE_PREFIX);
+          createdStore = dir;
         } catch (IOException e) {
           throw new UncheckedIOException(
               "cannot create a directory for the file store: "
@@ -294,8 +430,9 @@ final class ServeCommand implements Callable<Integer> {
     }
   }
 
-  private static String l3Description(KvTierConfig kvtier, ModelEngine engine) {
-    if (!engine.cache().hasL3()) {
+  private String l3Description(KvTierConfig kvtier) {
+    if (kvtier.providers().get(ProviderKind.STORE) == null
+        || kvtier.providers().get(ProviderKind.STORE).equals("none")) {
       return "none";
     }
     return kvtier.providers().get(ProviderKind.STORE)
@@ -305,7 +442,23 @@ final class ServeCommand implements Callable<Integer> {
         + kvtier.l3().prefetchPolicy().configName()
         + " prefetch of "
         + kvtier.l3().prefetchThreshold()
-        + "+ tokens";
+        + "+ tokens"
+        + (createdStore != null
+            ? " in " + createdStore + " (deleted at stop)"
+            : l3Dir != null ? " in " + l3Dir : "");
+  }
+
+  private static void deleteTree(Path dir) {
+    try (Stream<Path> paths = Files.walk(dir)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    } catch (IOException e) {
+      System.getLogger(ServeCommand.class.getName())
+          .log(
+              System.Logger.Level.WARNING,
+              "cannot delete the file store's temporary directory " + dir + ": " + e.getMessage());
+    }
   }
 
   /** A source that sets a key the model fixes to another value is a mistake: say so. */

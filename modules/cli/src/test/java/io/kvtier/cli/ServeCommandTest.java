@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvtier.cli.serve.CompletionServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,6 +20,8 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import picocli.CommandLine;
 
 /** {@code kvtier serve} as a command: starts, answers, stops gracefully, rejects bad config. */
@@ -25,7 +29,8 @@ import picocli.CommandLine;
 class ServeCommandTest {
 
   @Test
-  void servesCompletionsOnAnEphemeralPortUntilStopped(@TempDir Path dir) throws Exception {
+  void servesCompletionsOnTwoRanksOnAnEphemeralPortUntilStopped(@TempDir Path dir)
+      throws Exception {
     Path config = dir.resolve("kvtier.properties");
     Files.writeString(
         config,
@@ -41,7 +46,15 @@ class ServeCommandTest {
             .start(
                 () ->
                     status.set(
-                        cli.execute("--port", "0", "--config", config.toString(), "--queue", "4")));
+                        cli.execute(
+                            "--port",
+                            "0",
+                            "--config",
+                            config.toString(),
+                            "--queue",
+                            "4",
+                            "--ranks",
+                            "2")));
     CompletionServer server;
     while ((server = command.server()) == null) {
       assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
@@ -55,7 +68,8 @@ class ServeCommandTest {
               HttpRequest.newBuilder(base.resolve("/v1/completions"))
                   .POST(
                       HttpRequest.BodyPublishers.ofString(
-                          "{\"prompt_tokens\": [1, 2, 3, 4, 5, 6, 7, 8, 9], \"max_tokens\": 4}"))
+                          "{\"model\": \"kvtier-tiny\", \"prompt\": [1, 2, 3, 4, 5, 6, 7, 8, 9],"
+                              + " \"max_tokens\": 4}"))
                   .build(),
               HttpResponse.BodyHandlers.ofString());
       HttpResponse<String> again =
@@ -63,7 +77,8 @@ class ServeCommandTest {
               HttpRequest.newBuilder(base.resolve("/v1/completions"))
                   .POST(
                       HttpRequest.BodyPublishers.ofString(
-                          "{\"prompt_tokens\": [1, 2, 3, 4, 5, 6, 7, 8, 9], \"max_tokens\": 4}"))
+                          "{\"model\": \"kvtier-tiny\", \"prompt\": [1, 2, 3, 4, 5, 6, 7, 8, 9],"
+                              + " \"max_tokens\": 4}"))
                   .build(),
               HttpResponse.BodyHandlers.ofString());
 
@@ -146,7 +161,7 @@ class ServeCommandTest {
 
     assertThat(status.get()).isZero();
     assertThat(out.toString()).contains("L3 memory, 16 MiB, wait_complete prefetch of 4+ tokens");
-    long l3 = number(again, "\"l3_cached_tokens\":(\\d+)");
+    long l3 = number(again, "\"l3\":(\\d+)");
     assertThat(l3).as("tokens served from L3 in %s", again).isPositive();
     assertThat(number(again, "\"cached_tokens\":(\\d+)")).isGreaterThanOrEqualTo(l3);
     assertThat(
@@ -173,7 +188,9 @@ class ServeCommandTest {
             HttpRequest.newBuilder(base.resolve("/v1/completions"))
                 .POST(
                     HttpRequest.BodyPublishers.ofString(
-                        "{\"prompt_tokens\": " + prompt + ", \"max_tokens\": 4}"))
+                        "{\"model\": \"kvtier-tiny\", \"prompt\": "
+                            + prompt
+                            + ", \"max_tokens\": 4}"))
                 .build(),
             HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
@@ -229,6 +246,9 @@ class ServeCommandTest {
     assertThat(status).isZero();
     assertThat(out.toString())
         .contains("POST /v1/completions")
+        .contains("POST /v1/chat/completions")
+        .contains("--api-key")
+        .contains("--served-model-name")
         .contains("--port")
         .contains("--bind")
         .contains("--config")
@@ -259,5 +279,130 @@ class ServeCommandTest {
         .contains("--l3-dir=" + dir)
         .contains("add --l3 file")
         .doesNotContain("\tat ");
+  }
+
+  /** The exit status and the first line of stderr of a {@code kvtier serve} run. */
+  private record Run(int status, String err) {
+    String firstLine() {
+      return err.lines().findFirst().orElse("");
+    }
+  }
+
+  private static Run serve(String... args) {
+    StringWriter err = new StringWriter();
+    String[] all = new String[args.length + 1];
+    all[0] = "serve";
+    System.arraycopy(args, 0, all, 1, args.length);
+    int status = KvTierCli.run(new PrintWriter(new StringWriter()), new PrintWriter(err), all);
+    return new Run(status, err.toString());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+      --port 70000       | --port=70000 must be between 0 and 65535
+      --port -1          | --port=-1 must be between 0 and 65535
+      --queue 0          | --queue=0 must be at least 1
+      --read-timeout 0   | --read-timeout=0 must be at least 1 second
+      --bind nosuchhost.invalid | --bind=nosuchhost.invalid is not a known host name or address
+      """)
+  void anUnusableOptionExits2WithOneClearLine(String args, String message) {
+    Run run = serve(args.split(" "));
+
+    assertThat(run.status()).as(run.err()).isEqualTo(ServeCommand.EXIT_USAGE);
+    assertThat(run.firstLine())
+        .startsWith("kvtier serve: " + message)
+        .endsWith("see kvtier serve --help");
+    assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
+  }
+
+  @Test
+  void aPortInUseExits2SayingWhatToDo() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      Run run = serve("--port", Integer.toString(taken.getLocalPort()));
+
+      assertThat(run.status()).as(run.err()).isEqualTo(ServeCommand.EXIT_USAGE);
+      assertThat(run.firstLine())
+          .startsWith("kvtier serve: cannot listen on 127.0.0.1:" + taken.getLocalPort())
+          .contains("choose another --port, or 0 for a free one");
+      assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
+    }
+  }
+
+  /** {@code --l3 file} without a directory makes a temporary one and deletes it at stop. */
+  @Test
+  void theFileStoresTemporaryDirectoryIsDeletedAtStop() throws Exception {
+    ServeCommand command = new ServeCommand();
+    StringWriter out = new StringWriter();
+    CommandLine cli = new CommandLine(command);
+    cli.setOut(new PrintWriter(out, true));
+    AtomicInteger status = new AtomicInteger(-1);
+    Thread running =
+        Thread.ofPlatform().start(() -> status.set(cli.execute("--port", "0", "--l3", "file")));
+    CompletionServer server;
+    while ((server = command.server()) == null) {
+      assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
+      Thread.sleep(5);
+    }
+    while (!out.toString().contains("listening on")) {
+      Thread.sleep(5); // the line is printed just after the server is published
+    }
+    Matcher at = Pattern.compile(" in (\\S+) \\(deleted at stop\\)").matcher(out.toString());
+    assertThat(at.find()).as(out.toString()).isTrue();
+    Path store = Path.of(at.group(1));
+    assertThat(store).isDirectory();
+    assertThat(store.getFileName().toString()).startsWith(ServeCommand.TEMPORARY_STORE_PREFIX);
+    URI base = URI.create("http://127.0.0.1:" + server.address().getPort());
+    try (HttpClient client = HttpClient.newHttpClient()) {
+      complete(client, base, prompt(3));
+    }
+
+    command.stop();
+    running.join();
+
+    assertThat(status.get()).isZero();
+    assertThat(store).doesNotExist();
+  }
+
+  /** A directory given with {@code --l3-dir} is the user's: it stays. */
+  @Test
+  void aGivenStoreDirectoryIsKept(@TempDir Path dir) throws Exception {
+    ServeCommand command = new ServeCommand();
+    CommandLine cli = new CommandLine(command);
+    cli.setOut(new PrintWriter(new StringWriter(), true));
+    Thread running =
+        Thread.ofPlatform()
+            .start(() -> cli.execute("--port", "0", "--l3", "file", "--l3-dir", dir.toString()));
+    while (command.server() == null) {
+      assertThat(running.isAlive()).isTrue();
+      Thread.sleep(5);
+    }
+    command.stop();
+    running.join();
+
+    assertThat(dir).isDirectory();
+  }
+
+  @Test
+  void aNonLoopbackAddressWithoutAKeyIsWarnedAbout() throws Exception {
+    ServeCommand command = new ServeCommand();
+    StringWriter err = new StringWriter();
+    CommandLine cli = new CommandLine(command);
+    cli.setOut(new PrintWriter(new StringWriter(), true));
+    cli.setErr(new PrintWriter(err, true));
+    Thread running =
+        Thread.ofPlatform().start(() -> cli.execute("--port", "0", "--bind", "0.0.0.0"));
+    while (command.server() == null) {
+      assertThat(running.isAlive()).as("serve exited early: %s", err).isTrue();
+      Thread.sleep(5);
+    }
+    command.stop();
+    running.join();
+
+    assertThat(err.toString())
+        .contains("warning: listening on 0.0.0.0 without an API key")
+        .contains("set --api-key or KVTIER_API_KEY");
   }
 }

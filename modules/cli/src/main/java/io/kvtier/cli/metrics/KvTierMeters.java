@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -59,6 +60,14 @@ import java.util.function.ToDoubleFunction;
  *       <td>page bytes the store holds</td></tr>
  * </table>
  *
+ * <p>Under the ecosystem's names (vLLM, SGLang), also: {@code kvtier.prefix.cache.queries} and
+ * {@code kvtier.prefix.cache.hits} (prompt tokens looked up and found), {@code
+ * kvtier.cached.tokens{cache_source=device|host|storage}}, {@code
+ * kvtier.kv.cache.usage.perc{tier}} (fraction of pages in use); and the rank loop's {@code
+ * kvtier.engine.ticks}, {@code kvtier.engine.batched.ticks}, {@code kvtier.engine.request.steps}
+ * and {@code kvtier.engine.ranks}. The request meters (TTFT, latency, running and waiting) are
+ * {@link ServeMeters}'.
+ *
  * <p>Transfer bytes and latency come from the backends through {@link
  * MicrometerBackendMetrics}, collective calls and latency through {@link TimedCollective}.
  */
@@ -69,11 +78,14 @@ public final class KvTierMeters {
    * Registers the meters of one engine.
    *
    * @param registry where to register
-   * @param stats the engine's stats
+   * @param engineStats the engine's stats, read at each scrape
    */
-  public static void bind(MeterRegistry registry, EngineStats stats) {
+  public static void bind(MeterRegistry registry, Supplier<EngineStats> engineStats) {
     Objects.requireNonNull(registry, "registry");
-    Objects.requireNonNull(stats, "stats");
+    Objects.requireNonNull(engineStats, "engineStats");
+    // One holder per engine; each meter reads the stats through it when scraped.
+    StatsSource stats = new StatsSource(engineStats);
+    prefixCache(registry, stats);
     counter(
         registry,
         stats,
@@ -198,12 +210,12 @@ public final class KvTierMeters {
         "generated");
     pool(registry, stats, "device", EngineStats::deviceUsage);
     pool(registry, stats, "host", EngineStats::hostUsage);
-    if (stats.hasL3()) {
+    if (stats.get().hasL3()) {
       bindL3(registry, stats);
     }
   }
 
-  private static void bindL3(MeterRegistry registry, EngineStats stats) {
+  private static void bindL3(MeterRegistry registry, StatsSource stats) {
     counter(
         registry,
         stats,
@@ -324,7 +336,7 @@ public final class KvTierMeters {
         "kvtier.l3.store.evictions",
         "pages the store dropped for room",
         s -> store(s).evictions());
-    Gauge.builder("kvtier.l3.store.bytes", stats, s -> store(s).bytesStored())
+    Gauge.builder("kvtier.l3.store.bytes", stats, s -> store(s.get()).bytesStored())
         .description("page bytes the store holds")
         .register(registry);
   }
@@ -333,14 +345,112 @@ public final class KvTierMeters {
     return stats.storeStats().orElseThrow();
   }
 
+  /** The engine's stats as a meter reads them: the engine's current object at each scrape. */
+  private record StatsSource(Supplier<EngineStats> supplier) {
+    EngineStats get() {
+      return supplier.get();
+    }
+  }
+
+  /**
+   * The cache's reuse under the ecosystem's names: vLLM's {@code prefix_cache_queries} and
+   * {@code prefix_cache_hits} (in tokens), SGLang's {@code cached_tokens{cache_source}} and vLLM's
+   * {@code kv_cache_usage_perc} (a fraction, per tier here).
+   */
+  private static void prefixCache(MeterRegistry registry, StatsSource stats) {
+    counter(
+        registry,
+        stats,
+        "kvtier.prefix.cache.queries",
+        "Prompt tokens looked up in the KV cache (every prompt token of a finished request)",
+        EngineStats::promptTokens);
+    counter(
+        registry,
+        stats,
+        "kvtier.prefix.cache.hits",
+        "Prompt tokens whose KV the cache supplied from any tier, so the model did not compute"
+            + " them",
+        s -> s.deviceHitTokens() + s.hostHitTokens() + s.l3HitTokens());
+    counter(
+        registry,
+        stats,
+        "kvtier.cached.tokens",
+        "Prompt tokens the cache supplied, by where their KV was: device (GPU memory), host"
+            + " (loaded back from CPU memory) or storage (fetched from the L3 store)",
+        EngineStats::deviceHitTokens,
+        "cache_source",
+        "device");
+    counter(
+        registry,
+        stats,
+        "kvtier.cached.tokens",
+        "Prompt tokens the cache supplied, by where their KV was: device (GPU memory), host"
+            + " (loaded back from CPU memory) or storage (fetched from the L3 store)",
+        EngineStats::hostHitTokens,
+        "cache_source",
+        "host");
+    counter(
+        registry,
+        stats,
+        "kvtier.cached.tokens",
+        "Prompt tokens the cache supplied, by where their KV was: device (GPU memory), host"
+            + " (loaded back from CPU memory) or storage (fetched from the L3 store)",
+        EngineStats::l3HitTokens,
+        "cache_source",
+        "storage");
+    usage(registry, stats, "device", EngineStats::deviceUsage);
+    usage(registry, stats, "host", EngineStats::hostUsage);
+    counter(
+        registry,
+        stats,
+        "kvtier.engine.ticks",
+        "Steps of the rank loop: each admits waiting requests and advances every running one by"
+            + " a prefill chunk or a decode token (idle steps included)",
+        EngineStats::ticks);
+    counter(
+        registry,
+        stats,
+        "kvtier.engine.batched.ticks",
+        "Steps of the rank loop that advanced more than one request (continuous batching)",
+        EngineStats::batchedTicks);
+    counter(
+        registry,
+        stats,
+        "kvtier.engine.request.steps",
+        "Request steps the model ran: prefill chunks and decode tokens, over all requests",
+        EngineStats::advancedSteps);
+    Gauge.builder("kvtier.engine.ranks", stats, s -> s.get().ranks())
+        .description("Ranks of the tensor-parallel group that serves, each with its KV heads")
+        .register(registry);
+  }
+
+  private static void usage(
+      MeterRegistry registry,
+      StatsSource stats,
+      String tier,
+      Function<EngineStats, PoolUsage> usage) {
+    Gauge.builder(
+            "kvtier.kv.cache.usage.perc",
+            stats,
+            s -> {
+              PoolUsage u = usage.apply(s.get());
+              return u.capacity() == 0 ? 0 : 1.0 - (double) u.free() / u.capacity();
+            })
+        .description(
+            "Fraction of the tier's KV pages in use (1 = full), cached pages that could be"
+                + " evicted included")
+        .tags("tier", tier)
+        .register(registry);
+  }
+
   private static void counter(
       MeterRegistry registry,
-      EngineStats stats,
+      StatsSource stats,
       String name,
       String description,
       ToDoubleFunction<EngineStats> value,
       String... tags) {
-    FunctionCounter.builder(name, stats, value)
+    FunctionCounter.builder(name, stats, s -> value.applyAsDouble(s.get()))
         .description(description)
         .tags(tags)
         .register(registry);
@@ -348,13 +458,13 @@ public final class KvTierMeters {
 
   private static void pool(
       MeterRegistry registry,
-      EngineStats stats,
+      StatsSource stats,
       String tier,
       Function<EngineStats, PoolUsage> usage) {
     gauge(registry, stats, tier, "free", s -> usage.apply(s).free());
     gauge(registry, stats, tier, "evictable", s -> usage.apply(s).evictable());
     gauge(registry, stats, tier, "protected", s -> usage.apply(s).protectedPages());
-    Gauge.builder("kvtier.pool.capacity", stats, s -> usage.apply(s).capacity())
+    Gauge.builder("kvtier.pool.capacity", stats, s -> usage.apply(s.get()).capacity())
         .description("pages of the tier's pool")
         .tags("tier", tier)
         .register(registry);
@@ -362,11 +472,11 @@ public final class KvTierMeters {
 
   private static void gauge(
       MeterRegistry registry,
-      EngineStats stats,
+      StatsSource stats,
       String tier,
       String state,
       ToDoubleFunction<EngineStats> value) {
-    Gauge.builder("kvtier.pool.pages", stats, value)
+    Gauge.builder("kvtier.pool.pages", stats, s -> value.applyAsDouble(s.get()))
         .description("pages of the tier's pool by state")
         .tags("tier", tier, "state", state)
         .register(registry);

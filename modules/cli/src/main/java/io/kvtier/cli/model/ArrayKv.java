@@ -18,8 +18,19 @@ public final class ArrayKv implements KvSequence {
    * @param config the model's shape
    */
   public ArrayKv(ModelConfig config) {
+    this(config, 1);
+  }
+
+  /**
+   * Creates an empty store for one rank's shard of the heads.
+   *
+   * @param config the model's shape
+   * @param ranks the ranks the heads are split over
+   */
+  public ArrayKv(ModelConfig config, int ranks) {
     Objects.requireNonNull(config, "config");
-    this.vector = config.modelDim();
+    config.checkShards(ranks);
+    this.vector = config.modelDim() / ranks;
     int initial = vector * 64;
     keys = new float[config.layers()][initial];
     values = new float[config.layers()][initial];

@@ -8,9 +8,10 @@ import io.kvtier.spi.KvStoreStats;
 import java.util.Optional;
 
 /**
- * Running totals of a {@link ModelEngine}, readable from any thread (a metrics scrape) while the
- * engine's thread updates them: one writer, volatile fields, so a reader sees each value whole
- * but not a consistent set of them.
+ * Running totals of a {@link GenerationEngine}, readable from any thread (a metrics scrape) while
+ * the engine's thread updates them: one writer, volatile fields, so a reader sees each value whole
+ * but not a consistent set of them. Pool usage and cache counters are rank 0's: every rank's
+ * replica makes the same decisions, over its own shard of the KV heads.
  */
 public final class EngineStats {
   private volatile long requests;
@@ -26,12 +27,25 @@ public final class EngineStats {
   private volatile PoolUsage host;
   private volatile CacheStats cache;
   private volatile L3Stats l3;
+  private volatile long ticks;
+  private volatile long batchedTicks;
+  private volatile long maxBatch;
+  private volatile long advancedSteps;
+  private volatile int running;
+  private volatile int waiting;
+  private final int ranks;
   // Read on the reader's thread (stores are thread-safe): a remote store's stats may cost a
   // round trip that the engine's thread should not pay per request.
   private final Optional<KvStore> store;
 
   EngineStats(
-      PoolUsage device, PoolUsage host, CacheStats cache, L3Stats l3, Optional<KvStore> store) {
+      PoolUsage device,
+      PoolUsage host,
+      CacheStats cache,
+      L3Stats l3,
+      Optional<KvStore> store,
+      int ranks) {
+    this.ranks = ranks;
     this.device = device;
     this.host = host;
     this.cache = cache;
@@ -48,6 +62,26 @@ public final class EngineStats {
     l3HitTokens += completion.l3HitTokens();
     computedTokens += prompt - completion.cachedTokens();
     generatedTokens += completion.tokens().length;
+  }
+
+  /**
+   * One tick of the engine ended.
+   *
+   * @param advanced requests the model advanced in the tick (a prefill chunk or a decode token)
+   * @param runningNow requests running after the tick
+   * @param waitingNow requests submitted and not yet admitted
+   */
+  void recordTick(int advanced, int runningNow, int waitingNow) {
+    ticks++;
+    advancedSteps += advanced;
+    if (advanced > 1) {
+      batchedTicks++;
+    }
+    if (advanced > maxBatch) {
+      maxBatch = advanced;
+    }
+    running = runningNow;
+    waiting = waitingNow;
   }
 
   void recordLoadFailure() {
@@ -205,5 +239,68 @@ public final class EngineStats {
    */
   public Optional<KvStoreStats> storeStats() {
     return store.map(KvStore::stats);
+  }
+
+  /**
+   * Ticks of the rank loop so far, idle ones included.
+   *
+   * @return the count
+   */
+  public long ticks() {
+    return ticks;
+  }
+
+  /**
+   * Ticks in which the model advanced more than one request: continuous batching at work.
+   *
+   * @return the count
+   */
+  public long batchedTicks() {
+    return batchedTicks;
+  }
+
+  /**
+   * The most requests the model advanced in one tick (at most {@code --max-running}).
+   *
+   * @return the count
+   */
+  public long maxBatch() {
+    return maxBatch;
+  }
+
+  /**
+   * Request steps the model ran (a prefill chunk or a decode token each), over every tick.
+   *
+   * @return the count
+   */
+  public long advancedSteps() {
+    return advancedSteps;
+  }
+
+  /**
+   * Requests running (admitted, not ended) after the last tick.
+   *
+   * @return the count
+   */
+  public int running() {
+    return running;
+  }
+
+  /**
+   * Requests submitted and not yet admitted after the last tick.
+   *
+   * @return the count
+   */
+  public int waiting() {
+    return waiting;
+  }
+
+  /**
+   * The ranks of the group that serves.
+   *
+   * @return the world size
+   */
+  public int ranks() {
+    return ranks;
   }
 }

@@ -4,8 +4,9 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * The workspace of one thread running a {@link TinyTransformer}: scratch buffers sized once (and
- * grown to the longest chunk seen), so that running the model allocates nothing per token.
+ * The workspace of one thread running a {@link TinyTransformer}, or one rank's shard of it:
+ * scratch buffers sized once (and grown to the longest chunk seen), so that running the model
+ * allocates nothing per token.
  *
  * <p>Design note. A chunk of positions runs layer by layer: for each layer, first every new
  * token's K and V are computed from its own hidden state and written to the {@link KvSequence};
@@ -15,14 +16,55 @@ import java.util.Objects;
  * running layer-major lets a load-back's layer {@code i} be used while later layers still copy.
  * Dot products use four accumulators summed as {@code (s0 + s1) + (s2 + s3)}: a fixed order, so
  * results are reproducible, with four times the instruction-level parallelism of one chain.
+ *
+ * <p>Tensor parallelism. A pass may own a contiguous shard of the attention heads (Megatron's
+ * layout): it computes Q, K and V of its heads only, keeps only their KV (the shard's vectors are
+ * {@code shardHeads * headDim} wide), attends over them, and multiplies the attended vectors by
+ * its heads' columns of the output projection. The projection's contribution of each head is
+ * rounded to fixed point ({@value #FIXED_POINT_BITS} fractional bits) and summed as a {@code
+ * long}; the {@link Combiner} sums those partials over the ranks (a SUM allReduce) and every rank
+ * continues with the same hidden state (the MLP and the logits are replicated). Integer sums are
+ * exact in any order, so the result is the same bits for 1, 2 or 4 shards and for the reference
+ * run without a cache.
  */
 public final class ForwardPass {
   private static final float NORM_EPSILON = 1e-5f;
+
+  /** Fractional bits of a head's fixed-point contribution: 2^-24 is below fp32's resolution. */
+  static final int FIXED_POINT_BITS = 24;
+
+  private static final double FIXED_SCALE = (double) (1L << FIXED_POINT_BITS);
+
+  /**
+   * Beyond this (2^32) a head's contribution is not a number a tiny model produces, and the sum
+   * of many such could wrap a {@code long}.
+   */
+  private static final double FIXED_LIMIT = (double) (1L << 32);
+
+  /**
+   * Sums one layer's fixed-point partial outputs over the ranks of a tensor-parallel group, in
+   * place: afterwards every rank holds the same sums.
+   */
+  @FunctionalInterface
+  public interface Combiner {
+    /** The combiner of a pass that owns every head: the partials are the sums already. */
+    Combiner WHOLE = (values, length) -> {};
+
+    /**
+     * Replaces {@code values[0, length)} by their sums over the ranks.
+     *
+     * @param values this rank's partials
+     * @param length how many are valid
+     */
+    void sum(long[] values, int length);
+  }
 
   private final TinyTransformer model;
   private final TinyWeights w;
   private final int d;
   private final int heads;
+  private final int firstHead;
+  private final int shard;
   private final int headDim;
   private final int mlpDim;
   private final float attentionScale;
@@ -38,25 +80,46 @@ public final class ForwardPass {
   private final float[] keys;
   private final float[] values;
   private final float[] scores;
+  private final Combiner combiner;
+  private long[] partials = new long[0];
 
   ForwardPass(TinyTransformer model) {
+    this(model, 0, 1, Combiner.WHOLE);
+  }
+
+  /**
+   * A pass over one rank's shard of the heads.
+   *
+   * @param model the model
+   * @param rank the rank, which owns heads {@code [rank * heads / ranks, (rank + 1) * heads /
+   *     ranks)}
+   * @param ranks the shards, dividing the head count
+   * @param combiner sums the partial outputs over the ranks
+   */
+  ForwardPass(TinyTransformer model, int rank, int ranks, Combiner combiner) {
     this.model = model;
     this.w = model.weights;
+    this.combiner = Objects.requireNonNull(combiner, "combiner");
     ModelConfig c = model.config;
+    c.checkShards(ranks);
+    Objects.checkIndex(rank, ranks);
     d = c.modelDim();
     heads = c.heads();
+    shard = heads / ranks;
+    firstHead = rank * shard;
     headDim = c.headDim();
     mlpDim = c.mlpDim();
+    int sd = shard * headDim;
     attentionScale = (float) (1.0 / Math.sqrt(headDim));
     normed = new float[d];
-    key = new float[d];
-    value = new float[d];
-    attended = new float[d];
+    key = new float[sd];
+    value = new float[sd];
+    attended = new float[sd];
     projected = new float[d];
     mlp = new float[mlpDim];
     logits = new float[c.vocabSize()];
-    keys = new float[c.maxContext() * d];
-    values = new float[c.maxContext() * d];
+    keys = new float[c.maxContext() * sd];
+    values = new float[c.maxContext() * sd];
     scores = new float[c.maxContext()];
   }
 
@@ -156,33 +219,70 @@ public final class ForwardPass {
   void layer(int layer, int from, int to, float[] h, KvSequence kv, boolean write) {
     Objects.requireNonNull(kv, "kv");
     int count = to - from;
-    if (query.length < count * d) {
-      query = new float[count * d];
+    int sd = shard * headDim;
+    int rows = firstHead * headDim;
+    if (query.length < count * sd) {
+      query = new float[count * sd];
+    }
+    if (partials.length < count * d) {
+      partials = new long[count * d];
     }
     for (int i = 0; i < count; i++) {
       int position = from + i;
       rmsNorm(h, i * d, w.attentionNorm[layer], normed);
-      matVec(w.query[layer], normed, d, d, query, i * d);
-      rotate(query, i * d, position);
+      matVec(w.query[layer], rows, normed, sd, d, query, i * sd);
+      rotate(query, i * sd, position);
       if (write) {
-        matVec(w.key[layer], normed, d, d, key, 0);
-        matVec(w.value[layer], normed, d, d, value, 0);
+        matVec(w.key[layer], rows, normed, sd, d, key, 0);
+        matVec(w.value[layer], rows, normed, sd, d, value, 0);
         rotate(key, 0, position);
         kv.write(layer, position, key, 0, value, 0);
       }
     }
     kv.read(layer, to, keys, values);
     for (int i = 0; i < count; i++) {
-      attend(i * d, from + i);
-      matVec(w.output[layer], attended, d, d, projected, 0);
-      addInto(h, i * d, projected);
+      attend(i * sd, from + i);
+      project(w.output[layer], i * d);
+    }
+    combiner.sum(partials, count * d);
+    for (int i = 0; i < count; i++) {
+      for (int r = 0; r < d; r++) {
+        h[i * d + r] += (float) (partials[i * d + r] / FIXED_SCALE);
+      }
       rmsNorm(h, i * d, w.mlpNorm[layer], normed);
-      matVec(w.up[layer], normed, mlpDim, d, mlp, 0);
+      matVec(w.up[layer], 0, normed, mlpDim, d, mlp, 0);
       for (int j = 0; j < mlpDim; j++) {
         mlp[j] = Math.max(mlp[j], 0.0f);
       }
-      matVec(w.down[layer], mlp, d, mlpDim, projected, 0);
+      matVec(w.down[layer], 0, mlp, d, mlpDim, projected, 0);
       addInto(h, i * d, projected);
+    }
+  }
+
+  /**
+   * This shard's part of the output projection of the attended vector, into {@code
+   * partials[at, at + d)}: each head's contribution rounded to fixed point on its own, so that
+   * the sum does not depend on how the heads are split.
+   */
+  private void project(float[] output, int at) {
+    for (int r = 0; r < d; r++) {
+      long sum = 0;
+      for (int local = 0; local < shard; local++) {
+        float x =
+            dot(output, r * d + (firstHead + local) * headDim, attended, local * headDim, headDim);
+        double scaled = x * FIXED_SCALE;
+        if (!(Math.abs(scaled) < FIXED_LIMIT * FIXED_SCALE)) {
+          throw new IllegalStateException(
+              "head "
+                  + (firstHead + local)
+                  + " contributes "
+                  + x
+                  + " to the attention output: beyond the fixed-point range of +-2^32; the"
+                  + " model's weights are not a tiny transformer's");
+        }
+        sum += Math.round(scaled);
+      }
+      partials[at + r] = sum;
     }
   }
 
@@ -190,7 +290,7 @@ public final class ForwardPass {
   int next(float[] h, int row) {
     int vocab = model.config.vocabSize();
     rmsNorm(h, row * d, w.finalNorm, normed);
-    matVec(w.head, normed, vocab, d, logits, 0);
+    matVec(w.head, 0, normed, vocab, d, logits, 0);
     int best = 0;
     for (int t = 1; t < vocab; t++) {
       if (logits[t] > logits[best]) {
@@ -200,14 +300,18 @@ public final class ForwardPass {
     return best;
   }
 
-  /** Causal attention of the query at {@code q} (position {@code position}) into attended. */
+  /**
+   * Causal attention of the shard's query at {@code q} (position {@code position}) into
+   * attended.
+   */
   private void attend(int q, int position) {
     Arrays.fill(attended, 0.0f);
-    for (int h = 0; h < heads; h++) {
+    int sd = shard * headDim;
+    for (int h = 0; h < shard; h++) {
       int base = h * headDim;
       float max = Float.NEGATIVE_INFINITY;
       for (int p = 0; p <= position; p++) {
-        float s = dot(query, q + base, keys, p * d + base, headDim) * attentionScale;
+        float s = dot(query, q + base, keys, p * sd + base, headDim) * attentionScale;
         scores[p] = s;
         max = Math.max(max, s);
       }
@@ -221,7 +325,7 @@ public final class ForwardPass {
       float inverse = 1.0f / sum;
       for (int p = 0; p <= position; p++) {
         float weight = scores[p] * inverse;
-        int v = p * d + base;
+        int v = p * sd + base;
         for (int e = 0; e < headDim; e++) {
           attended[base + e] += weight * values[v + e];
         }
@@ -229,11 +333,11 @@ public final class ForwardPass {
     }
   }
 
-  /** Rotary position embedding of each head of the vector at {@code offset}. */
+  /** Rotary position embedding of each of the shard's heads of the vector at {@code offset}. */
   private void rotate(float[] vector, int offset, int position) {
     int half = headDim / 2;
     int table = position * half;
-    for (int h = 0; h < heads; h++) {
+    for (int h = 0; h < shard; h++) {
       int base = offset + h * headDim;
       for (int i = 0; i < half; i++) {
         float c = model.cos[table + i];
@@ -260,11 +364,14 @@ public final class ForwardPass {
     }
   }
 
-  /** {@code out[outOffset + r] = W[r] . x} for a row-major {@code rows x cols} matrix. */
+  /**
+   * {@code out[outOffset + r] = W[firstRow + r] . x} for {@code rows} rows of a row-major matrix
+   * of {@code cols} columns.
+   */
   private static void matVec(
-      float[] matrix, float[] x, int rows, int cols, float[] out, int outOffset) {
+      float[] matrix, int firstRow, float[] x, int rows, int cols, float[] out, int outOffset) {
     for (int r = 0; r < rows; r++) {
-      out[outOffset + r] = dot(matrix, r * cols, x, 0, cols);
+      out[outOffset + r] = dot(matrix, (firstRow + r) * cols, x, 0, cols);
     }
   }
 

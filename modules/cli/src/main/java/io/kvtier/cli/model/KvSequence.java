@@ -5,7 +5,8 @@ package io.kvtier.cli.model;
  * cached run ({@link PagedKv}), a plain array for the reference run ({@link ArrayKv}). Both hold
  * fp32 bit for bit, so the model computes the same numbers whichever it is given.
  *
- * <p>Vectors are {@code heads * headDim} floats, heads in order, per (layer, position).
+ * <p>Vectors are {@code heads * headDim} floats, heads in order, per (layer, position); on one
+ * rank of a tensor-parallel group, the rank's shard of the heads only.
  */
 public interface KvSequence {
 

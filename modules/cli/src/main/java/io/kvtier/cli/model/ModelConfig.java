@@ -131,6 +131,65 @@ public record ModelConfig(
   }
 
   /**
+   * Checks that the heads split evenly over a tensor-parallel group.
+   *
+   * @param ranks the ranks, each holding {@code heads / ranks} heads
+   * @throws IllegalArgumentException naming the head count and the rank count
+   */
+  public void checkShards(int ranks) {
+    if (ranks < 1 || heads % ranks != 0) {
+      throw new IllegalArgumentException(
+          "ranks="
+              + ranks
+              + " does not divide the tiny transformer's "
+              + heads
+              + " attention heads: each rank holds an equal shard of the KV heads; use a"
+              + " divisor of "
+              + heads);
+    }
+  }
+
+  /**
+   * The KV layout of one rank's pages in a tensor-parallel group: its shard of the heads.
+   *
+   * @param pageSize tokens per page
+   * @param ranks the ranks, dividing the head count
+   * @return {@code (layers, heads / ranks, headDim, 4, pageSize)}
+   */
+  public KvLayout kvLayout(int pageSize, int ranks) {
+    checkShards(ranks);
+    return new KvLayout(layers, heads / ranks, headDim, Float.BYTES, pageSize);
+  }
+
+  /**
+   * Checks that a KV layout is one rank's shard of this model's, as {@link #checkLayout(KvLayout)}.
+   *
+   * @param layout the layout of the pools
+   * @param ranks the ranks the heads are split over
+   * @throws IllegalArgumentException naming the differing fields and the fix
+   */
+  public void checkLayout(KvLayout layout, int ranks) {
+    KvLayout expected = kvLayout(layout.pageSize(), ranks);
+    if (!expected.equals(layout)) {
+      throw new IllegalArgumentException(
+          "the KV layout "
+              + layout
+              + " is not one rank's shard of the tiny transformer over "
+              + ranks
+              + " ranks, "
+              + expected
+              + ": set kvtier.layers="
+              + layers
+              + ", kvtier.kv-heads="
+              + heads / ranks
+              + ", kvtier.head-dim="
+              + headDim
+              + ", kvtier.dtype-bytes="
+              + Float.BYTES);
+    }
+  }
+
+  /**
    * Checks that a KV layout is this model's (whatever its page size), so that pages written by
    * another model or with another element type are never read as this model's KV.
    *

@@ -36,9 +36,22 @@ public final class PagedKv implements KvSequence {
    * @throws IllegalArgumentException if the pool's layout is not the model's
    */
   public PagedKv(PageMemory device, ModelConfig config) {
+    this(device, config, 1);
+  }
+
+  /**
+   * Creates a view of one rank's device pool in a tensor-parallel group: its pages hold the KV of
+   * the rank's shard of the heads.
+   *
+   * @param device the device pool the page table indexes
+   * @param config the model
+   * @param ranks the ranks the heads are split over
+   * @throws IllegalArgumentException if the pool's layout is not the shard's
+   */
+  public PagedKv(PageMemory device, ModelConfig config, int ranks) {
     this.device = Objects.requireNonNull(device, "device");
     this.layout = device.spec().layout();
-    config.checkLayout(layout);
+    config.checkLayout(layout, ranks);
     this.pageSize = layout.pageSize();
     this.vectorBytes = layout.vectorBytes();
   }

@@ -2,7 +2,10 @@ package io.kvtier.cli.model;
 
 import io.kvtier.core.rank.ModelRunner;
 import io.kvtier.core.rank.ModelStep;
+import io.kvtier.spi.Collective;
 import io.kvtier.spi.PageMemory;
+import io.kvtier.spi.ReduceOp;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -10,9 +13,11 @@ import java.util.Objects;
 /**
  * The tiny transformer as the {@link ModelRunner} of a {@link io.kvtier.core.rank.RankEngine}:
  * step 4 of each tick calls {@link #writeLayer} layer by layer for each running request, then
- * {@link #nextToken}. Each rank runs the whole model on its own device pages (the ranks are
- * replicas, as tensor-parallel ranks are for the tokens they produce), so every rank generates
- * the same tokens, which the engine's replicated state requires.
+ * {@link #nextToken}. A runner may hold the whole model (a replica) or, in a tensor-parallel
+ * group, its rank's shard of the attention heads, whose KV its device pages hold: each layer's
+ * partial outputs are then summed over the group through the engine's collective (see {@link
+ * ForwardPass}), so every rank continues with the same hidden state and generates the same
+ * tokens, which the engine's replicated state requires, and the same tokens as one rank.
  *
  * <p>A request's hidden states live here between the layers of a step, in a buffer kept per
  * request until {@link #released} and reused by its next steps. {@link #verifyPrefix} recomputes
@@ -26,9 +31,14 @@ public final class TinyModelRunner implements ModelRunner {
   private final PagedKv kv;
   private final PagedKv checked;
   private final int d;
+  private final int kvWidth;
   private final int pageSize;
   private final Map<Long, Chunk> chunks = new HashMap<>();
   private final TokenListener listener;
+  private final int rank;
+  private final int ranks;
+  private ForwardPass.Combiner combiner;
+  private long steps;
   private ForwardPass verifier;
   private ArrayKv reference;
   private float[][] scratch;
@@ -74,13 +84,94 @@ public final class TinyModelRunner implements ModelRunner {
    * @param listener told each token as the model generates it, on the rank's thread
    */
   public TinyModelRunner(TinyTransformer model, PageMemory device, TokenListener listener) {
+    this(model, device, listener, 0, 1);
+  }
+
+  /**
+   * Creates the runner of one rank of a tensor-parallel group, which holds heads {@code [rank *
+   * heads / ranks, (rank + 1) * heads / ranks)}. With more than one rank, call {@link
+   * #combineThrough} before the first step.
+   *
+   * @param model the model
+   * @param device the rank's device pool, with the shard's KV layout
+   * @param listener told each token as the model generates it, on the rank's thread
+   * @param rank the rank
+   * @param ranks the ranks, dividing the head count
+   */
+  public TinyModelRunner(
+      TinyTransformer model, PageMemory device, TokenListener listener, int rank, int ranks) {
     this.model = Objects.requireNonNull(model, "model");
     this.listener = Objects.requireNonNull(listener, "listener");
-    this.pass = model.newForwardPass();
-    this.kv = new PagedKv(device, model.config());
-    this.checked = new PagedKv(device, model.config());
+    model.config().checkShards(ranks);
+    Objects.checkIndex(rank, ranks);
+    this.rank = rank;
+    this.ranks = ranks;
+    this.combiner =
+        ranks == 1
+            ? ForwardPass.Combiner.WHOLE
+            : (values, length) -> {
+              throw new IllegalStateException(
+                  "rank "
+                      + rank
+                      + " of "
+                      + ranks
+                      + " has no collective to sum its partial outputs: call combineThrough"
+                      + " before the first step");
+            };
+    this.pass =
+        new ForwardPass(model, rank, ranks, (values, length) -> combiner.sum(values, length));
+    this.kv = new PagedKv(device, model.config(), ranks);
+    this.checked = new PagedKv(device, model.config(), ranks);
     this.d = model.config().modelDim();
+    this.kvWidth = d / ranks;
     this.pageSize = device.spec().layout().pageSize();
+  }
+
+  /**
+   * Sums the partial outputs of each layer over the group through {@code collective}: a SUM
+   * allReduce tagged {@value #COMBINE_TAG}, which every rank makes at the same point of the same
+   * step. Use the engine's collective ({@code RankEngine.collective()}), so that the calls join
+   * its schedule and a rank that fails stops the others at that call. A group of one needs none.
+   *
+   * @param collective the rank group, of this runner's size
+   * @throws IllegalArgumentException if the group's size or this rank differ from the runner's
+   */
+  public void combineThrough(Collective collective) {
+    Objects.requireNonNull(collective, "collective");
+    if (collective.size() != ranks || collective.rank() != rank) {
+      throw new IllegalArgumentException(
+          "the collective is rank "
+              + collective.rank()
+              + " of "
+              + collective.size()
+              + " but this runner is rank "
+              + rank
+              + " of "
+              + ranks
+              + ": give each rank's runner its own handle on the group");
+    }
+    if (ranks == 1) {
+      return;
+    }
+    combiner =
+        (values, length) -> {
+          long[] sums =
+              collective.allReduce(ReduceOp.SUM, Arrays.copyOf(values, length), COMBINE_TAG);
+          System.arraycopy(sums, 0, values, 0, length);
+        };
+  }
+
+  /** Tag of the allReduce that sums a layer's partial outputs. */
+  public static final String COMBINE_TAG = "tp";
+
+  /**
+   * Request steps run so far: each call that advanced a request (a prefill chunk or a decode
+   * token, or the first token of a fully cached prompt) counts once.
+   *
+   * @return the count
+   */
+  public long steps() {
+    return steps;
   }
 
   @Override
@@ -95,6 +186,7 @@ public final class TinyModelRunner implements ModelRunner {
     }
     Chunk chunk = chunks.computeIfAbsent(step.requestId(), id -> new Chunk());
     if (layer == 0) {
+      steps++;
       chunk.from = step.from();
       chunk.to = step.to();
       chunk.nextLayer = 0;
@@ -147,6 +239,7 @@ public final class TinyModelRunner implements ModelRunner {
     }
     // Nothing computed this step (the whole prompt was cached): recompute the last position's
     // hidden state from the cached KV, writing nothing into the shared pages.
+    steps++;
     kv.bind(step.pageTable(), step.pageTable().length);
     return emit(step, pass.nextAfterCached(step.tokens(), step.to() - 1, kv));
   }
@@ -162,9 +255,10 @@ public final class TinyModelRunner implements ModelRunner {
       return 0;
     }
     if (verifier == null) {
-      verifier = model.newForwardPass();
-      reference = new ArrayKv(model.config());
-      int positions = model.config().maxContext() * d;
+      verifier =
+          new ForwardPass(model, rank, ranks, (values, length) -> combiner.sum(values, length));
+      reference = new ArrayKv(model.config(), ranks);
+      int positions = model.config().maxContext() * kvWidth;
       scratch =
           new float[][] {
             new float[positions], new float[positions], new float[positions], new float[positions]
@@ -183,8 +277,8 @@ public final class TinyModelRunner implements ModelRunner {
       reference.read(layer, step.to(), scratch[0], scratch[1]);
       checked.read(layer, step.to(), scratch[2], scratch[3]);
       for (int p = 0; p < pages; p++) {
-        int fromIndex = p * pageSize * d;
-        int toIndex = Math.min(step.to(), (p + 1) * pageSize) * d;
+        int fromIndex = p * pageSize * kvWidth;
+        int toIndex = Math.min(step.to(), (p + 1) * pageSize) * kvWidth;
         wrong[p] |=
             !java.util.Arrays.equals(scratch[0], fromIndex, toIndex, scratch[2], fromIndex, toIndex)
                 || !java.util.Arrays.equals(

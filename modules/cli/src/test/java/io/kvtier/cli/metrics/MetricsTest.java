@@ -154,7 +154,7 @@ class MetricsTest {
     Random random = new Random(7);
     try (ModelEngine engine =
         ModelEngine.open(model, config, new MicrometerBackendMetrics(registry))) {
-      KvTierMeters.bind(registry, engine.stats());
+      KvTierMeters.bind(registry, engine::stats);
       int[][] prompts = new int[6][];
       for (int i = 0; i < prompts.length; i++) {
         prompts[i] = new int[40];
@@ -196,6 +196,26 @@ class MetricsTest {
                   .count())
           .isPositive();
       assertThat(registry.get("kvtier.requests").functionCounter().count()).isEqualTo(7);
+      assertThat(registry.get("kvtier.prefix.cache.queries").functionCounter().count())
+          .isEqualTo(7 * 40);
+      assertThat(registry.get("kvtier.prefix.cache.hits").functionCounter().count()).isEqualTo(36);
+      assertThat(
+              registry
+                  .get("kvtier.cached.tokens")
+                  .tag("cache_source", "host")
+                  .functionCounter()
+                  .count())
+          .isEqualTo(hostHits);
+      assertThat(
+              registry
+                  .get("kvtier.cached.tokens")
+                  .tag("cache_source", "storage")
+                  .functionCounter()
+                  .count())
+          .isZero();
+      double usage =
+          registry.get("kvtier.kv.cache.usage.perc").tag("tier", "device").gauge().value();
+      assertThat(usage).isBetween(0.0, 1.0);
       assertThat(registry.get("kvtier.tokens").tag("kind", "generated").functionCounter().count())
           .isEqualTo(14);
       double free =
@@ -213,6 +233,7 @@ class MetricsTest {
               .gauge()
               .value();
       assertThat(free + evictable + held).isEqualTo(32);
+      assertThat(usage).isEqualTo(1.0 - free / 32);
       assertThat(registry.get("kvtier.pool.capacity").tag("tier", "host").gauge().value())
           .isEqualTo(128);
       assertThat(registry.get("kvtier.transfer.bytes").tag("direction", "h2d").counter().count())

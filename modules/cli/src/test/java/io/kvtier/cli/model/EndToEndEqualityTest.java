@@ -172,10 +172,18 @@ class EndToEndEqualityTest {
             .containsExactly(expected.get(i));
         deviceHits += c.deviceHitTokens();
         hostHits += c.hostHitTokens();
-        CacheInvariants.check(engine.cache());
+        engine.onEngineThread(
+            s -> {
+              CacheInvariants.check(s.cache);
+              return null;
+            });
       }
       engine.drain();
-      CacheInvariants.checkIdle(engine.cache());
+      engine.onEngineThread(
+          s -> {
+            CacheInvariants.checkIdle(s.cache);
+            return null;
+          });
       EngineStats stats = engine.stats();
       System.out.printf(
           "[e2e] page %d %s %s: %d prompt tokens, %d device hits, %d host hits," + " %d computed%n",
@@ -268,10 +276,18 @@ class EndToEndEqualityTest {
             .containsExactly(l3Expected.get(i));
         l3Hits += c.l3HitTokens();
         hostHits += c.hostHitTokens();
-        CacheInvariants.check(engine.cache());
+        engine.onEngineThread(
+            s -> {
+              CacheInvariants.check(s.cache);
+              return null;
+            });
       }
       engine.drain();
-      CacheInvariants.checkIdle(engine.cache());
+      engine.onEngineThread(
+          s -> {
+            CacheInvariants.checkIdle(s.cache);
+            return null;
+          });
       EngineStats stats = engine.stats();
       L3Stats l3 = stats.l3Stats();
       System.out.printf(

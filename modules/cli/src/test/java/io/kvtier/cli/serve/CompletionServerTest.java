@@ -1,104 +1,78 @@
 package io.kvtier.cli.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvtier.asserting.FaultPlan;
-import io.kvtier.asserting.FaultyTransferEngine;
-import io.kvtier.cli.metrics.KvTierMeters;
-import io.kvtier.cli.metrics.MicrometerBackendMetrics;
-import io.kvtier.cli.model.ModelConfig;
-import io.kvtier.cli.model.ModelEngine;
-import io.kvtier.cli.model.NoCacheRunner;
-import io.kvtier.cli.model.TinyTransformer;
-import io.kvtier.core.KvTierBackends;
-import io.kvtier.core.cache.RankCache;
-import io.kvtier.core.config.EvictionPolicy;
-import io.kvtier.core.config.KvTierConfig;
-import io.kvtier.core.config.WritePolicy;
-import io.kvtier.spi.BackendMetrics;
-import io.kvtier.spi.Collective;
-import io.kvtier.spi.CollectiveProvider;
-import io.kvtier.spi.CollectiveSpec;
-import io.kvtier.spi.TimeSource;
-import io.kvtier.spi.TransferBatch;
-import io.kvtier.spi.TransferDirection;
-import io.kvtier.spi.TransferEngine;
-import io.kvtier.spi.TransferHandle;
-import io.kvtier.testkit.SeedExtension;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvtier.cli.model.RequestFailedException;
+import io.kvtier.core.rank.RankGroupFailedException;
+import io.kvtier.core.rank.RequestOutcome;
+import io.kvtier.core.rank.TickStep;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
+import java.util.Optional;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Drives the completion server over real HTTP on a loopback port: completions equal to the
- * uncached reference, cache reuse on a repeated prefix, a 400 for each class of bad input, 404,
- * 405, 429 on a full queue, 503 for a failed load-back, 500 from a failed engine, a metrics
- * scrape that parses, health, and a graceful shutdown.
+ * The HTTP layer over real HTTP on a loopback port, with a scripted engine: OpenAI's response
+ * shapes, whole and streamed; stop sequences; a precise 400 for each class of bad input; 401, 404,
+ * 405, 408, 413, 429 and 503; a short body answered; the metrics scrape; a graceful close.
  */
-@ExtendWith(SeedExtension.class)
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class CompletionServerTest {
-  private static final TinyTransformer MODEL = new TinyTransformer(ModelConfig.DEFAULTS);
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   /** A Prometheus sample line: name, optional labels, a value. */
   private static final Pattern SAMPLE =
       Pattern.compile(
           "[a-zA-Z_:][a-zA-Z0-9_:]*(\\{([a-zA-Z_][a-zA-Z0-9_]*=\"(\\\\.|[^\"\\\\])*\",?)*\\})?"
-              + " [-+]?([0-9.]+([eE][-+]?[0-9]+)?|NaN|Inf)");
+              + " [-+]?([0-9.]+([eE][-+]?[0-9]+)?|NaN|Inf|\\+Inf)");
 
-  private ModelEngine engine;
+  private FakeEngine engine;
   private CompletionServer server;
   private HttpClient client;
   private URI base;
 
   @BeforeEach
   void start() throws IOException {
-    KvTierConfig config =
-        KvTierConfig.builder()
-            .device("sim")
-            .host("sim")
-            .layout(2, 4, 16, Float.BYTES, 4)
-            .devicePages(64)
-            .hostPages(256)
-            .writePolicy(WritePolicy.WRITE_THROUGH)
-            .evictionPolicy(EvictionPolicy.LRU)
-            .vocabSize(512)
-            .build();
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    engine = ModelEngine.open(MODEL, config, new MicrometerBackendMetrics(registry));
-    KvTierMeters.bind(registry, engine.stats());
-    server =
-        CompletionServer.start(
-            engine,
-            registry,
-            new InetSocketAddress("127.0.0.1", 0),
-            new CompletionServer.Options(2, 4096, Duration.ofMinutes(1)));
+    engine = new FakeEngine();
+    server = start(engine, Optional.empty());
     client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     base = URI.create("http://127.0.0.1:" + server.address().getPort());
+  }
+
+  private static CompletionServer start(FakeEngine engine, Optional<String> key)
+      throws IOException {
+    return CompletionServer.start(
+        engine,
+        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+        new InetSocketAddress("127.0.0.1", 0),
+        new CompletionServer.Options(
+            "kvtier-tiny", key, 4096, Duration.ofSeconds(1), Duration.ofSeconds(30)));
   }
 
   @AfterEach
@@ -108,62 +82,192 @@ class CompletionServerTest {
     client.close();
   }
 
-  private HttpResponse<String> post(String path, String body) throws Exception {
-    return client.send(
-        HttpRequest.newBuilder(base.resolve(path))
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+  private HttpResponse<String> post(String path, String body, String... headers) throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(base.resolve(path)).POST(HttpRequest.BodyPublishers.ofString(body));
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return client.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  private HttpResponse<String> get(String path) throws Exception {
-    return client.send(
-        HttpRequest.newBuilder(base.resolve(path)).GET().build(),
-        HttpResponse.BodyHandlers.ofString());
+  private HttpResponse<String> get(String path, String... headers) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).GET();
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return client.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  private static String body(int[] prompt, int maxTokens) {
-    return "{\"prompt_tokens\": "
-        + java.util.Arrays.toString(prompt)
-        + ", \"max_tokens\": "
-        + maxTokens
-        + "}";
-  }
-
-  @SuppressWarnings("unchecked")
-  private static Map<String, Object> json(HttpResponse<String> response) {
+  private static JsonNode json(HttpResponse<String> response) throws IOException {
     assertThat(response.headers().firstValue("Content-Type")).hasValue("application/json");
-    return (Map<String, Object>) StrictJson.parse(response.body());
+    return JSON.readTree(response.body());
   }
 
-  private static int[] tokens(Map<?, ?> json) {
-    return ((List<?>) json.get("tokens")).stream().mapToInt(t -> (int) (long) (Long) t).toArray();
+  /** The data of each server-sent event, in order. */
+  private static List<String> events(HttpResponse<String> response) {
+    assertThat(response.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(v -> assertThat(v).startsWith("text/event-stream"));
+    List<String> data = new ArrayList<>();
+    for (String block : response.body().split("\n\n")) {
+      if (!block.isBlank()) {
+        assertThat(block).startsWith("data: ");
+        data.add(block.substring("data: ".length()));
+      }
+    }
+    return data;
   }
 
   @Test
-  void completionsEqualTheUncachedReferenceAndReuseARepeatedPrefix(Random random) throws Exception {
-    NoCacheRunner reference = new NoCacheRunner(MODEL);
-    int[] shared = new int[40];
-    for (int i = 0; i < shared.length; i++) {
-      shared[i] = random.nextInt(512);
-    }
-    for (int round = 0; round < 4; round++) {
-      int[] prompt = java.util.Arrays.copyOf(shared, 40 + 1 + round);
-      for (int i = 40; i < prompt.length; i++) {
-        prompt[i] = random.nextInt(512);
-      }
-      HttpResponse<String> response = post("/v1/completions", body(prompt, 6));
+  void aTextCompletionHasOpenAisShapeWithTheCacheSplit() throws Exception {
+    HttpResponse<String> response =
+        post(
+            "/v1/completions",
+            "{\"model\": \"kvtier-tiny\", \"prompt\": \"héllo\", \"max_tokens\": 5}");
 
-      assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-      Map<?, ?> json = json(response);
-      assertThat(tokens(json)).containsExactly(reference.generate(prompt, 6));
-      long cached = (Long) json.get("cached_tokens");
-      if (round == 0) {
-        assertThat(cached).isZero();
-      } else {
-        assertThat(cached).as("the shared 40-token prefix is cached").isEqualTo(40);
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    JsonNode body = json(response);
+    assertThat(body.get("id").asText()).startsWith("cmpl-");
+    assertThat(body.get("object").asText()).isEqualTo("text_completion");
+    assertThat(body.get("model").asText()).isEqualTo("kvtier-tiny");
+    assertThat(body.get("created").asLong()).isPositive();
+    JsonNode choice = body.get("choices").get(0);
+    assertThat(choice.get("text").asText()).isEqualTo("Hello");
+    assertThat(choice.get("index").asInt()).isZero();
+    assertThat(choice.get("logprobs").isNull()).isTrue();
+    assertThat(choice.get("finish_reason").asText()).isEqualTo("length");
+    assertThat(choice.get("token_ids").toString()).isEqualTo("[72,101,108,108,111]");
+    JsonNode usage = body.get("usage");
+    // "héllo" is 6 UTF-8 bytes: 6 tokens, half of them reported cached by the fake engine.
+    assertThat(usage.get("prompt_tokens").asInt()).isEqualTo(6);
+    assertThat(usage.get("completion_tokens").asInt()).isEqualTo(5);
+    assertThat(usage.get("total_tokens").asInt()).isEqualTo(11);
+    assertThat(usage.get("prompt_tokens_details").get("cached_tokens").asInt()).isEqualTo(3);
+    assertThat(body.get("kvtier").get("cached_tokens").toString())
+        .isEqualTo("{\"device\":3,\"host\":0,\"l3\":0}");
+  }
+
+  @Test
+  void tokenIdPromptsAndArraysOfPromptsGiveOneChoiceEach() throws Exception {
+    JsonNode one =
+        json(post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": [1, 2, 300]}"));
+    assertThat(one.get("choices")).hasSize(1);
+    assertThat(one.get("usage").get("completion_tokens").asInt())
+        .as("OpenAI's default max_tokens")
+        .isEqualTo(16);
+
+    JsonNode many =
+        json(
+            post(
+                "/v1/completions",
+                "{\"model\": \"kvtier-tiny\", \"prompt\": [[1, 2], [3, 4, 5]], \"max_tokens\": 2}"));
+    assertThat(many.get("choices")).hasSize(2);
+    assertThat(many.get("choices").get(1).get("index").asInt()).isEqualTo(1);
+    assertThat(many.get("usage").get("prompt_tokens").asInt()).isEqualTo(5);
+    assertThat(many.get("usage").get("completion_tokens").asInt()).isEqualTo(4);
+    JsonNode texts =
+        json(
+            post(
+                "/v1/completions",
+                "{\"model\": \"kvtier-tiny\", \"prompt\": [\"a\", \"b\"], \"max_tokens\": 2}"));
+    assertThat(texts.get("choices")).hasSize(2);
+  }
+
+  @Test
+  void aStreamedCompletionSendsTheSameTextInChunksThenDone() throws Exception {
+    HttpResponse<String> response =
+        post(
+            "/v1/completions",
+            "{\"model\": \"kvtier-tiny\", \"prompt\": \"x\", \"max_tokens\": 13, \"stream\": true,"
+                + " \"stream_options\": {\"include_usage\": true}}");
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    List<String> events = events(response);
+    assertThat(events.getLast()).isEqualTo("[DONE]");
+    StringBuilder text = new StringBuilder();
+    String finish = null;
+    JsonNode usage = null;
+    for (String e : events.subList(0, events.size() - 1)) {
+      JsonNode chunk = JSON.readTree(e);
+      assertThat(chunk.get("object").asText()).isEqualTo("text_completion");
+      if (chunk.get("choices").isEmpty()) {
+        usage = chunk.get("usage");
+        continue;
+      }
+      JsonNode choice = chunk.get("choices").get(0);
+      text.append(choice.get("text").asText());
+      if (!choice.get("finish_reason").isNull()) {
+        finish = choice.get("finish_reason").asText();
       }
     }
+    assertThat(text.toString()).isEqualTo("Hello, world!");
+    assertThat(finish).isEqualTo("length");
+    assertThat(usage.get("completion_tokens").asInt()).isEqualTo(13);
+  }
+
+  @Test
+  void aChatReplyEndsAtTheEndMarkerWithFinishReasonStop() throws Exception {
+    engine.script.set(new int[] {'O', 'k', ByteTokenizer.END, 'z', 'z'});
+    String body =
+        "{\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"system\", \"content\": \"Be"
+            + " brief.\"}, {\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\":"
+            + " \"Hi\"}]}], \"max_completion_tokens\": 5";
+
+    JsonNode whole = json(post("/v1/chat/completions", body + "}"));
+    HttpResponse<String> streamed = post("/v1/chat/completions", body + ", \"stream\": true}");
+
+    assertThat(whole.get("object").asText()).isEqualTo("chat.completion");
+    assertThat(whole.get("id").asText()).startsWith("chatcmpl-");
+    JsonNode choice = whole.get("choices").get(0);
+    assertThat(choice.get("message").get("role").asText()).isEqualTo("assistant");
+    assertThat(choice.get("message").get("content").asText()).isEqualTo("Ok");
+    assertThat(choice.get("finish_reason").asText()).isEqualTo("stop");
+    // <|system|>"Be brief."<|end|><|user|>"Hi"<|end|><|assistant|>: 9 + 2 + 5 markers.
+    assertThat(whole.get("usage").get("prompt_tokens").asInt()).isEqualTo(16);
+    assertThat(whole.get("usage").get("completion_tokens").asInt()).isEqualTo(3);
+
+    List<String> events = events(streamed);
+    assertThat(events.getLast()).isEqualTo("[DONE]");
+    JsonNode first = JSON.readTree(events.getFirst());
+    assertThat(first.get("object").asText()).isEqualTo("chat.completion.chunk");
+    assertThat(first.get("choices").get(0).get("delta").get("role").asText())
+        .isEqualTo("assistant");
+    StringBuilder text = new StringBuilder();
+    String finish = null;
+    for (String e : events.subList(0, events.size() - 1)) {
+      JsonNode c = JSON.readTree(e).get("choices").get(0);
+      if (c.get("delta").has("content")) {
+        text.append(c.get("delta").get("content").asText());
+      }
+      if (!c.get("finish_reason").isNull()) {
+        finish = c.get("finish_reason").asText();
+      }
+    }
+    assertThat(text.toString()).isEqualTo("Ok");
+    assertThat(finish).isEqualTo("stop");
+    assertThat(engine.cancelled.get()).as("each reply cancelled at <|end|>").isEqualTo(2);
+  }
+
+  @Test
+  void aStopSequenceCutsTheTextAndCancelsTheGeneration() throws Exception {
+    String body =
+        "{\"model\": \"kvtier-tiny\", \"prompt\": \"x\", \"max_tokens\": 13, \"stop\": [\"o, w\","
+            + " \"zz\"]";
+
+    JsonNode whole = json(post("/v1/completions", body + "}"));
+    List<String> events = events(post("/v1/completions", body + ", \"stream\": true}"));
+
+    assertThat(whole.get("choices").get(0).get("text").asText()).isEqualTo("Hell");
+    assertThat(whole.get("choices").get(0).get("finish_reason").asText()).isEqualTo("stop");
+    assertThat(whole.get("usage").get("completion_tokens").asInt())
+        .as("the 8th token, w, completes the stop sequence")
+        .isEqualTo(8);
+    StringBuilder text = new StringBuilder();
+    for (String e : events.subList(0, events.size() - 1)) {
+      text.append(JSON.readTree(e).get("choices").get(0).get("text").asText());
+    }
+    assertThat(text.toString()).as("no piece of the stop sequence is ever sent").isEqualTo("Hell");
+    assertThat(engine.cancelled.get()).isEqualTo(2);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -171,33 +275,88 @@ class CompletionServerTest {
       delimiter = '|',
       textBlock =
           """
-      not JSON         | {"prompt_tokens": [1, 2]                    | not valid JSON
-      not an object    | [1, 2, 3]                                   | must be a JSON object
-      no prompt_tokens | {"max_tokens": 3}                           | missing field prompt_tokens
-      no max_tokens    | {"prompt_tokens": [1]}                      | missing field max_tokens
-      prompt a string  | {"prompt_tokens": "1 2", "max_tokens": 3}   | must be an array
-      token a decimal  | {"prompt_tokens": [1, 2.5], "max_tokens": 3} | [1] must be an integer
-      token a string   | {"prompt_tokens": ["7"], "max_tokens": 3}   | [0] must be an integer
-      max_tokens null  | {"prompt_tokens": [1], "max_tokens": null}  | must be an integer, not null
-      unknown field    | {"prompt_tokens": [1], "max_token": 3}      | unknown field "max_token"
-      empty prompt     | {"prompt_tokens": [], "max_tokens": 3}      | prompt_tokens is empty
-      token 512        | {"prompt_tokens": [1, 512], "max_tokens": 3} | [1]=512 is outside the vocab
-      negative token   | {"prompt_tokens": [-1], "max_tokens": 3}    | [0]=-1 is outside the vocab
-      huge token       | {"prompt_tokens": [99999999999], "max_tokens": 3} | out of range
-      max_tokens 0     | {"prompt_tokens": [1], "max_tokens": 0}     | max_tokens=0 must be at least
-      max_tokens -4    | {"prompt_tokens": [1], "max_tokens": -4}    | max_tokens=-4 must be
-      too long         | {"prompt_tokens": [1, 2, 3], "max_tokens": 254} | the context limit of 256
+      not JSON        | /v1/completions | {"model": "kvtier-tiny"                         | | not valid JSON at offset
+      duplicate key   | /v1/completions | {"model": "kvtier-tiny", "model": "x"}          | | Duplicate field 'model'
+      trailing data   | /v1/completions | {"model": "kvtier-tiny", "prompt": "a"} {}      | | not valid JSON at offset
+      leading zero    | /v1/completions | {"model": "kvtier-tiny", "prompt": [01]}        | | not valid JSON at offset
+      NaN             | /v1/completions | {"model": "kvtier-tiny", "prompt": [NaN]}       | | not valid JSON at offset
+      single quotes   | /v1/completions | {'model': 'kvtier-tiny'}                        | | not valid JSON at offset
+      deep nesting    | /v1/completions | [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]] | | nesting depth
+      not an object   | /v1/completions | [1, 2, 3]                                       | | must be a JSON object
+      no model        | /v1/completions | {"prompt": "a"}                                 | model | missing field model
+      no prompt       | /v1/completions | {"model": "kvtier-tiny"}                        | prompt | missing field prompt
+      prompt a number | /v1/completions | {"model": "kvtier-tiny", "prompt": 7}           | prompt | prompt must be a string
+      token a decimal | /v1/completions | {"model": "kvtier-tiny", "prompt": [1, 2.5]}    | prompt[1] | prompt[1] must be an integer
+      token a string  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1, "7"]}    | prompt[1] | prompt[1] must be an integer
+      mixed prompts   | /v1/completions | {"model": "kvtier-tiny", "prompt": ["a", 7]}    | prompt[1] | prompt[1] must be a string or
+      empty prompt    | /v1/completions | {"model": "kvtier-tiny", "prompt": []}          | prompt | prompt is empty
+      empty string    | /v1/completions | {"model": "kvtier-tiny", "prompt": ""}          | prompt | prompt is empty
+      token 512       | /v1/completions | {"model": "kvtier-tiny", "prompt": [1, 512]}    | prompt | prompt[1]=512 is outside the vocab
+      negative token  | /v1/completions | {"model": "kvtier-tiny", "prompt": [-1]}        | prompt | prompt[0]=-1 is outside the vocab
+      huge token      | /v1/completions | {"model": "kvtier-tiny", "prompt": [99999999999]} | prompt[0] | out of range
+      huge number     | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_tokens": 99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999} | | Number value length
+      max_tokens 0    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_tokens": 0}   | max_tokens | max_tokens=0 must be at least 1
+      max_tokens str  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_tokens": "3"} | max_tokens | max_tokens must be an integer
+      too long        | /v1/completions | {"model": "kvtier-tiny", "prompt": [1, 2, 3], "max_tokens": 254} | max_tokens | the context limit of 256
+      unknown field   | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_token": 3}    | max_token | unknown field "max_token"
+      temperature     | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "temperature": 0.7} | temperature | temperature=0.7 is not supported
+      top_p           | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "top_p": 0.9}      | top_p | top_p=0.9 is not supported
+      n 2             | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "n": 2}            | n | n=2 is not supported
+      echo            | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "echo": true}      | echo | echo=true is not supported
+      logprobs        | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logprobs": 2}     | logprobs | logprobs is not supported
+      stream a string | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream": "yes"}   | stream | stream must be true or false
+      five stops      | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stop": ["a","b","c","d","e"]} | stop | at most 4
+      stream_options  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream_options": {"x": 1}} | stream_options.x | unknown field "stream_options.x"
+      no messages     | /v1/chat/completions | {"model": "kvtier-tiny"}                    | messages | missing field messages
+      empty messages  | /v1/chat/completions | {"model": "kvtier-tiny", "messages": []}    | messages | non-empty array
+      tool role       | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "tool", "content": "x"}]} | messages[0].role | messages[0].role=tool is not supported
+      no content      | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user"}]} | messages[0].content | missing field messages[0].content
+      image part      | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]} | messages[0].content[0].type | is not supported
+      tools           | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "tools": [{}]} | tools | tools is not supported
       """)
-  void eachClassOfBadInputIsA400WithAMessage(String name, String body, String message)
-      throws Exception {
-    HttpResponse<String> response = post("/v1/completions", body);
+  void eachClassOfBadInputIsA400NamingTheField(
+      String name, String path, String body, String param, String message) throws Exception {
+    HttpResponse<String> response = post(path, body);
 
     assertThat(response.statusCode()).as(response.body()).isEqualTo(400);
-    Map<?, ?> error = (Map<?, ?>) json(response).get("error");
-    assertThat(error.get("status")).isEqualTo(400L);
-    assertThat((String) error.get("message")).contains(message);
+    JsonNode error = json(response).get("error");
+    assertThat(error.get("type").asText()).isEqualTo("invalid_request_error");
+    assertThat(error.get("message").asText()).contains(message);
+    if (param == null) {
+      assertThat(error.get("param").isNull()).as(response.body()).isTrue();
+    } else {
+      assertThat(error.get("param").asText()).isEqualTo(param);
+    }
+    assertThat(error.has("code")).isTrue();
     // The server still serves: a bad request never breaks it.
-    assertThat(post("/v1/completions", body(new int[] {5, 6, 7}, 2)).statusCode()).isEqualTo(200);
+    assertThat(
+            post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": \"ok\"}")
+                .statusCode())
+        .isEqualTo(200);
+  }
+
+  @Test
+  void anUnknownModelIs404ModelNotFound() throws Exception {
+    HttpResponse<String> response =
+        post("/v1/completions", "{\"model\": \"gpt-4\", \"prompt\": \"a\"}");
+
+    assertThat(response.statusCode()).isEqualTo(404);
+    JsonNode error = json(response).get("error");
+    assertThat(error.get("code").asText()).isEqualTo("model_not_found");
+    assertThat(error.get("param").asText()).isEqualTo("model");
+    assertThat(error.get("message").asText()).contains("\"gpt-4\"").contains("\"kvtier-tiny\"");
+  }
+
+  @Test
+  void modelsListsTheOneModelServed() throws Exception {
+    JsonNode list = json(get("/v1/models"));
+
+    assertThat(list.get("object").asText()).isEqualTo("list");
+    assertThat(list.get("data")).hasSize(1);
+    assertThat(list.get("data").get(0).get("id").asText()).isEqualTo("kvtier-tiny");
+    assertThat(list.get("data").get(0).get("object").asText()).isEqualTo("model");
+    assertThat(json(get("/v1/models/kvtier-tiny")).get("id").asText()).isEqualTo("kvtier-tiny");
+    assertThat(get("/v1/models/other").statusCode()).isEqualTo(404);
   }
 
   @Test
@@ -215,48 +374,170 @@ class CompletionServerTest {
 
     HttpResponse<String> large = post("/v1/completions", " ".repeat(5000));
     assertThat(large.statusCode()).isEqualTo(413);
-    assertThat(large.body()).contains("larger than 4096 bytes");
+    assertThat(json(large).get("error").get("code").asText()).isEqualTo("body_too_large");
   }
 
   @Test
-  void unknownPathsAre404AndWrongMethods405WithAllow() throws Exception {
+  void unknownPathsAre404WrongMethods405WithAllowAndHeadHealthIsServed() throws Exception {
     HttpResponse<String> missing = get("/v1/chat");
     assertThat(missing.statusCode()).isEqualTo(404);
     assertThat(missing.body()).contains("no such path /v1/chat");
-    assertThat(post("/v1/completions/x", "{}").statusCode()).isEqualTo(404);
 
     HttpResponse<String> getCompletions = get("/v1/completions");
     assertThat(getCompletions.statusCode()).isEqualTo(405);
     assertThat(getCompletions.headers().firstValue("Allow")).hasValue("POST");
-    HttpResponse<String> postMetrics = post("/metrics", "");
-    assertThat(postMetrics.statusCode()).isEqualTo(405);
-    assertThat(postMetrics.headers().firstValue("Allow")).hasValue("GET");
+    HttpResponse<String> postHealth = post("/health", "");
+    assertThat(postHealth.statusCode()).isEqualTo(405);
+    assertThat(postHealth.headers().firstValue("Allow")).hasValue("GET, HEAD");
+
+    HttpResponse<String> head =
+        client.send(
+            HttpRequest.newBuilder(base.resolve("/health"))
+                .method("HEAD", HttpRequest.BodyPublishers.noBody())
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(head.statusCode()).isEqualTo(200);
+    assertThat(head.body()).isEmpty();
+    JsonNode health = json(get("/health"));
+    assertThat(health.get("status").asText()).isEqualTo("ok");
+    assertThat(health.get("running").asInt()).isZero();
   }
 
   @Test
-  void healthAnswersOk() throws Exception {
-    HttpResponse<String> health = get("/health");
+  void withAnApiKeyV1NeedsTheBearerTokenAndHealthAndMetricsStayOpen() throws Exception {
+    server.close();
+    server = start(engine, Optional.of("s3cret"));
+    base = URI.create("http://127.0.0.1:" + server.address().getPort());
+    String body = "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\", \"max_tokens\": 1}";
 
-    assertThat(health.statusCode()).isEqualTo(200);
-    assertThat(json(health)).containsEntry("status", "ok").containsEntry("queued", 0L);
+    HttpResponse<String> none = post("/v1/completions", body);
+    HttpResponse<String> wrong = post("/v1/completions", body, "Authorization", "Bearer s3cre");
+    HttpResponse<String> models = get("/v1/models");
+    HttpResponse<String> right = post("/v1/completions", body, "Authorization", "Bearer s3cret");
+
+    assertThat(none.statusCode()).isEqualTo(401);
+    assertThat(none.headers().firstValue("WWW-Authenticate")).hasValue("Bearer");
+    JsonNode error = json(none).get("error");
+    assertThat(error.get("code").asText()).isEqualTo("invalid_api_key");
+    assertThat(error.get("message").asText()).contains("Authorization: Bearer");
+    assertThat(wrong.statusCode()).isEqualTo(401);
+    assertThat(wrong.body()).contains("the API key is wrong");
+    assertThat(models.statusCode()).isEqualTo(401);
+    assertThat(right.statusCode()).as(right.body()).isEqualTo(200);
+    assertThat(get("/health").statusCode()).isEqualTo(200);
+    assertThat(get("/metrics").statusCode()).isEqualTo(200);
   }
 
   @Test
-  void theMetricsScrapeParsesAndCountsHitsPerTier(Random random) throws Exception {
-    int[] prompt = new int[30];
-    for (int i = 0; i < prompt.length; i++) {
-      prompt[i] = random.nextInt(512);
+  void aFullEngineQueueIs429WithRetryAfter() throws Exception {
+    engine.busy.set(true);
+
+    HttpResponse<String> refused =
+        post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\"}");
+
+    assertThat(refused.statusCode()).isEqualTo(429);
+    assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
+    JsonNode error = json(refused).get("error");
+    assertThat(error.get("code").asText()).isEqualTo("queue_full");
+    assertThat(error.get("message").asText()).contains("queue is full");
+  }
+
+  @Test
+  void engineFailuresAre503WithTheCause() throws Exception {
+    String body = "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\"}";
+    engine.failure.set(
+        new RequestFailedException(RequestOutcome.LOAD_FAILED, "the load-back failed to copy"));
+    HttpResponse<String> load = post("/v1/completions", body);
+    engine.failure.set(new IllegalArgumentException("the prompt can never fit the device pool"));
+    HttpResponse<String> tooBig = post("/v1/completions", body);
+    assertThat(server.failure()).as("a request's own failure is not the engine's").isNotDone();
+    engine.failure.set(
+        new RankGroupFailedException(
+            0,
+            1,
+            7,
+            TickStep.FORWARD,
+            "IllegalStateException: injected",
+            "tick 7, step FORWARD",
+            new IllegalStateException("injected")));
+    HttpResponse<String> rank = post("/v1/completions", body);
+    HttpResponse<String> rankStreamed =
+        post("/v1/completions", body.replace("}", ", \"stream\": true}"));
+
+    assertThat(tooBig.statusCode()).isEqualTo(400);
+    assertThat(tooBig.body()).contains("can never fit the device pool");
+    assertThat(server.failure()).as("the command stops the server on it").isDone();
+    assertThat(server.failure().join().getMessage()).contains("rank 1 failed at tick 7");
+    assertThat(load.statusCode()).isEqualTo(503);
+    assertThat(load.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(json(load).get("error").get("code").asText()).isEqualTo("load_failed");
+    assertThat(rank.statusCode()).isEqualTo(503);
+    assertThat(json(rank).get("error").get("message").asText()).contains("rank 1 failed at tick 7");
+    assertThat(json(rank).get("error").get("type").asText()).isEqualTo("server_error");
+    // Streamed, the status went out first: the error comes as an event, then [DONE].
+    List<String> events = events(rankStreamed);
+    assertThat(events.getLast()).isEqualTo("[DONE]");
+    assertThat(JSON.readTree(events.get(events.size() - 2)).get("error").get("code").asText())
+        .isEqualTo("rank_group_failed");
+  }
+
+  /** Raw HTTP over a socket, for bodies no client library sends. */
+  private String raw(String head, String body, boolean halfClose) throws IOException {
+    try (Socket socket = new Socket("127.0.0.1", server.address().getPort())) {
+      socket.setSoTimeout(20_000);
+      OutputStream out = socket.getOutputStream();
+      out.write((head + "\r\n\r\n" + body).getBytes(StandardCharsets.UTF_8));
+      out.flush();
+      if (halfClose) {
+        socket.shutdownOutput();
+      }
+      InputStream in = socket.getInputStream();
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
-    assertThat(post("/v1/completions", body(prompt, 3)).statusCode()).isEqualTo(200);
-    assertThat(post("/v1/completions", body(prompt, 3)).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void aSilentHalfSentBodyIsAnswered408AtTheReadTimeout() throws Exception {
+    long start = System.nanoTime();
+    String answer =
+        raw(
+            "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 100\r\nConnection: close",
+            "{\"model\": ",
+            false);
+
+    assertThat(answer).startsWith("HTTP/1.1 408").contains("\"code\":\"timeout\"");
+    assertThat(answer).contains("10 bytes came, then nothing");
+    assertThat(Duration.ofNanos(System.nanoTime() - start))
+        .as("the connection is not held")
+        .isLessThan(Duration.ofSeconds(15));
+  }
+
+  @Test
+  void aBodyShorterThanItsContentLengthIsAnswered400() throws Exception {
+    String answer =
+        raw(
+            "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nConnection: close",
+            "{\"model\": ",
+            true);
+
+    assertThat(answer).startsWith("HTTP/1.1 400").contains("the body ended after 10 bytes");
+  }
+
+  @Test
+  void theMetricsScrapeParsesAndHasTheRequestMeters() throws Exception {
+    assertThat(
+            post(
+                    "/v1/completions",
+                    "{\"model\": \"kvtier-tiny\", \"prompt\": \"ab\", \"max_tokens\": 3}")
+                .statusCode())
+        .isEqualTo(200);
     assertThat(post("/v1/completions", "nope").statusCode()).isEqualTo(400);
 
     HttpResponse<String> scrape = get("/metrics");
 
     assertThat(scrape.statusCode()).isEqualTo(200);
-    assertThat(scrape.headers().firstValue("Content-Type"))
-        .hasValueSatisfying(v -> assertThat(v).startsWith("text/plain"));
-    Map<String, Double> samples = new java.util.HashMap<>();
+    Map<String, Double> samples = new HashMap<>();
     for (String line : scrape.body().split("\n")) {
       if (line.isBlank() || line.startsWith("#")) {
         continue;
@@ -266,222 +547,105 @@ class CompletionServerTest {
       samples.put(line.substring(0, space), Double.parseDouble(line.substring(space + 1)));
     }
     assertThat(samples)
-        .containsEntry("kvtier_cache_hits_total{tier=\"device\"}", 28.0)
-        .containsEntry("kvtier_requests_total", 2.0)
-        .containsEntry("kvtier_tokens_total{kind=\"generated\"}", 6.0)
-        .containsEntry("kvtier_pool_capacity{tier=\"device\"}", 64.0)
-        .containsKeys(
-            "kvtier_cache_hits_total{tier=\"host\"}",
-            "kvtier_cache_misses_total{tier=\"host\"}",
-            "kvtier_cache_evictions_total{tier=\"device\"}",
-            "kvtier_pool_pages{state=\"free\",tier=\"host\"}",
-            "kvtier_transfer_bytes_total{direction=\"d2h\"}",
-            "kvtier_http_requests_total{route=\"/v1/completions\",status=\"400\"}");
+        .containsEntry("kvtier_prompt_tokens_total", 2.0)
+        .containsEntry("kvtier_generation_tokens_total", 3.0)
+        .containsEntry("kvtier_request_success_total{finished_reason=\"length\"}", 1.0)
+        .containsEntry("kvtier_time_to_first_token_seconds_count", 1.0)
+        .containsEntry("kvtier_inter_token_latency_seconds_count", 2.0)
+        .containsEntry("kvtier_e2e_request_latency_seconds_count", 1.0)
+        .containsEntry("kvtier_num_requests_running", 0.0)
+        .containsEntry("kvtier_num_requests_waiting", 0.0)
+        .containsKey("kvtier_http_requests_total{route=\"/v1/completions\",status=\"400\"}");
+    assertThat(scrape.body())
+        .contains("# HELP kvtier_time_to_first_token_seconds Time from a request's arrival");
   }
 
   @Test
-  void aFullQueueIs429WithRetryAfterAndQueuedRequestsStillComplete() throws Exception {
-    CountDownLatch release = new CountDownLatch(1);
-    CompletableFuture<?> paused = server.worker().pause(release);
-    while (server.worker().queued() > 0) {
-      Thread.onSpinWait(); // until the engine thread holds the pause, not the queue
-    }
-    List<CompletableFuture<HttpResponse<String>>> queued = new ArrayList<>(2);
-    for (int i = 0; i < 2; i++) {
-      queued.add(
-          client.sendAsync(
-              HttpRequest.newBuilder(base.resolve("/v1/completions"))
-                  .POST(HttpRequest.BodyPublishers.ofString(body(new int[] {1, 2, i}, 2)))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString()));
-    }
-    while (server.worker().queued() < 2) {
-      Thread.sleep(1);
-    }
-
-    HttpResponse<String> refused = post("/v1/completions", body(new int[] {3}, 2));
-
-    assertThat(refused.statusCode()).isEqualTo(429);
-    assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
-    assertThat(refused.body()).contains("queue is full");
-    release.countDown();
-    paused.get(30, TimeUnit.SECONDS);
-    assertThat(queued.stream().map(f -> f.join().statusCode()).collect(Collectors.toList()))
-        .containsExactly(200, 200);
-  }
-
-  @Test
-  void closeServesWhatIsQueuedThenRefusesConnections() throws Exception {
-    CountDownLatch release = new CountDownLatch(1);
-    server.worker().pause(release);
-    while (server.worker().queued() > 0) {
-      Thread.onSpinWait(); // until the engine thread holds the pause: the pause job itself was
-      // counted as "queued", so close() could start before the request below was queued
-    }
-    CompletableFuture<HttpResponse<String>> pending =
+  void closeLetsARunningGenerationFinishThenRefusesConnections() throws Exception {
+    engine.tokens = new Semaphore(0);
+    var pending =
         client.sendAsync(
             HttpRequest.newBuilder(base.resolve("/v1/completions"))
-                .POST(HttpRequest.BodyPublishers.ofString(body(new int[] {9, 8, 7}, 3)))
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\", \"max_tokens\": 3}"))
                 .build(),
             HttpResponse.BodyHandlers.ofString());
-    while (server.worker().queued() < 1) {
+    while (engine.submitted.get() == 0) {
       Thread.sleep(1);
     }
     Thread closing = Thread.ofPlatform().start(server::close);
-    release.countDown();
+    engine.tokens.release(3);
     closing.join();
 
     assertThat(pending.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
-    assertThat(tokens(json(pending.join())))
-        .containsExactly(new NoCacheRunner(MODEL).generate(new int[] {9, 8, 7}, 3));
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> get("/health"))
-        .isInstanceOf(IOException.class);
+    assertThat(JSON.readTree(pending.join().body()).get("choices").get(0).get("text").asText())
+        .isEqualTo("Hel");
+    assertThatThrownBy(() -> get("/health")).isInstanceOf(IOException.class);
   }
 
-  /** A server over an engine on given transfers, with a one-rank group, all closed by the test. */
-  private record Rig(
-      KvTierBackends backends,
-      Collective collective,
-      ModelEngine engine,
-      CompletionServer server,
-      URI base)
-      implements AutoCloseable {
-
-    static Rig start(java.util.function.UnaryOperator<TransferEngine> wrap) throws IOException {
-      KvTierConfig config =
-          KvTierConfig.builder()
-              .device("sim")
-              .host("sim")
-              .layout(2, 4, 16, Float.BYTES, 4)
-              .devicePages(16)
-              .hostPages(64)
-              .writePolicy(WritePolicy.WRITE_THROUGH)
-              .evictionPolicy(EvictionPolicy.LRU)
-              .vocabSize(512)
-              .build();
-      KvTierBackends backends = KvTierBackends.open(config);
-      CollectiveProvider provider = backends.providers().collective();
-      Collective collective =
-          provider.join(
-              CollectiveSpec.of(
-                  "completion-server-test-" + System.nanoTime(), 1, 0, Duration.ofSeconds(20)),
-              backends.providers().context(provider, 0, TimeSource.SYSTEM, BackendMetrics.NOOP));
-      RankCache cache =
-          RankCache.withMemory(
-              config.cache(), backends.device(), backends.host(), wrap.apply(backends.transfers()));
-      ModelEngine engine = new ModelEngine(MODEL, cache, backends.device(), collective);
-      PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-      CompletionServer server =
-          CompletionServer.start(
-              engine,
-              registry,
-              new InetSocketAddress("127.0.0.1", 0),
-              new CompletionServer.Options(2, 4096, Duration.ofMinutes(1)));
-      return new Rig(
-          backends,
-          collective,
-          engine,
-          server,
-          URI.create("http://127.0.0.1:" + server.address().getPort()));
-    }
-
-    @Override
-    public void close() {
-      try {
-        server.close();
-      } finally {
-        try {
-          collective.close();
-        } finally {
-          backends.close();
-        }
-      }
-    }
-  }
-
-  private HttpResponse<String> post(URI at, String body) throws Exception {
-    return client.send(
-        HttpRequest.newBuilder(at.resolve("/v1/completions"))
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
-  }
-
-  /**
-   * The engine's rule for a failed load-back (the request ends, no retry) reaches the client as
-   * a 503 it may retry; the retry loads the prefix back and gives the uncached output.
-   */
   @Test
-  void aFailedLoadBackIsA503LoadFailedAndTheRetryIsServed(Random random) throws Exception {
-    AtomicReference<FaultyTransferEngine> faulty = new AtomicReference<>();
-    try (Rig rig =
-        Rig.start(
-            t -> {
-              faulty.set(new FaultyTransferEngine(t, FaultPlan.none(), TimeSource.SYSTEM));
-              return faulty.get();
-            })) {
-      int[] prompt = new int[40];
-      for (int i = 0; i < prompt.length; i++) {
-        prompt[i] = random.nextInt(512);
-      }
-      int[] other = new int[60];
-      for (int i = 0; i < other.length; i++) {
-        other[i] = random.nextInt(512);
-      }
-      assertThat(post(rig.base(), body(prompt, 4)).statusCode()).isEqualTo(200);
-      // A prompt of the device pool's size evicts the first one's pages, which it can do only
-      // once their write-through backups committed: they are on the host now.
-      assertThat(post(rig.base(), body(other, 4)).statusCode()).isEqualTo(200);
-      faulty.get().failNext(TransferDirection.HOST_TO_DEVICE);
+  void aRequestPastItsDeadlineIs503TimeoutAndItsGenerationIsCancelled() throws Exception {
+    server.close();
+    server =
+        CompletionServer.start(
+            engine,
+            new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+            new InetSocketAddress("127.0.0.1", 0),
+            new CompletionServer.Options(
+                "kvtier-tiny",
+                Optional.empty(),
+                4096,
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(1)));
+    base = URI.create("http://127.0.0.1:" + server.address().getPort());
+    engine.tokens = new Semaphore(0); // the engine never produces a token
 
-      HttpResponse<String> failed = post(rig.base(), body(prompt, 4));
+    HttpResponse<String> late =
+        post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\"}");
 
-      assertThat(failed.statusCode()).as(failed.body()).isEqualTo(503);
-      assertThat(failed.headers().firstValue("Retry-After")).hasValue("1");
-      assertThat(failed.body()).contains("\"load_failed\"").contains("load-back");
-      HttpResponse<String> retried = post(rig.base(), body(prompt, 4));
-      assertThat(retried.statusCode()).as(retried.body()).isEqualTo(200);
-      assertThat(tokens(json(retried)))
-          .containsExactly(new NoCacheRunner(MODEL).generate(prompt, 4));
-      assertThat((Long) json(retried).get("host_cached_tokens")).isPositive();
-    }
+    assertThat(late.statusCode()).isEqualTo(503);
+    assertThat(late.headers().firstValue("Retry-After")).hasValue("5");
+    assertThat(json(late).get("error").get("code").asText()).isEqualTo("timeout");
+    assertThat(engine.cancelled.get()).isEqualTo(1);
+    engine.tokens.release(100);
   }
 
-  /** A failed engine answers every request with a 500 at once: none waits for a dead loop. */
   @Test
-  void aFailedEngineIsA500ForEveryRequestNotAHang() throws Exception {
-    AtomicBoolean broken = new AtomicBoolean();
-    try (Rig rig =
-        Rig.start(
-            t ->
-                new TransferEngine() {
-                  @Override
-                  public TransferHandle submit(TransferBatch batch) {
-                    if (broken.get()) {
-                      throw new IllegalStateException("injected: the copy engine broke");
-                    }
-                    return t.submit(batch);
-                  }
-
-                  @Override
-                  public int inFlight() {
-                    return t.inFlight();
-                  }
-
-                  @Override
-                  public void close() {
-                    t.close();
-                  }
-                })) {
-      assertThat(post(rig.base(), body(new int[] {1, 2, 3, 4, 5, 6}, 3)).statusCode())
-          .isEqualTo(200);
-      broken.set(true);
-
-      for (int i = 0; i < 2; i++) {
-        HttpResponse<String> failed = post(rig.base(), body(new int[] {7, 8, 9, 10, 11, i}, 3));
-        assertThat(failed.statusCode()).as(failed.body()).isEqualTo(500);
-        assertThat(failed.body()).contains("internal_error").contains("injected");
-      }
+  void aClientThatGoesAwayMidStreamCancelsItsGeneration() throws Exception {
+    engine.tokens = new Semaphore(0);
+    String body =
+        "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\", \"max_tokens\": 200, \"stream\": true}";
+    try (Socket socket = new Socket("127.0.0.1", server.address().getPort())) {
+      socket
+          .getOutputStream()
+          .write(
+              ("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                      + body.length()
+                      + "\r\n\r\n"
+                      + body)
+                  .getBytes(StandardCharsets.UTF_8));
+      engine.tokens.release(1);
+      InputStream in = socket.getInputStream();
+      assertThat(in.read()).as("the stream started").isPositive();
     }
+    // Each token is one more write to a closed connection; one of them fails.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (engine.cancelled.get() == 0 && System.nanoTime() < deadline) {
+      engine.tokens.release(1);
+      Thread.sleep(20);
+    }
+
+    assertThat(engine.cancelled.get()).isEqualTo(1);
+    engine.tokens.release(1000);
+  }
+
+  @Test
+  void aRequestJettyCannotParseIsAnsweredInTheApisShape() throws Exception {
+    String answer =
+        raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: abc", "", false);
+
+    assertThat(answer).startsWith("HTTP/1.1 400").contains("\"type\":\"invalid_request_error\"");
+    assertThat(answer).contains("the HTTP request was not understood");
   }
 }

@@ -1,0 +1,178 @@
+package io.kvtier.cli;
+
+import io.kvtier.cli.model.EngineSettings;
+import io.kvtier.cli.model.GenerationEngine;
+import io.kvtier.cli.model.GenerationEngines;
+import io.kvtier.cli.model.TinyTransformer;
+import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.KvTierConfigBuilder;
+import io.kvtier.core.config.KvTierKeys;
+import io.kvtier.core.discovery.ProviderKind;
+import io.kvtier.spi.BackendMetrics;
+import io.kvtier.spi.Collective;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.UnaryOperator;
+import picocli.CommandLine.Option;
+
+/**
+ * The options of the engine that serves (a picocli mixin of {@code kvtier serve}): the rank
+ * group (how many ranks, joined by which collective, and which rank this process is), continuous
+ * batching, and the pool sizes. {@link #openOrFollow} opens the group the options describe.
+ */
+public final class EngineOptions {
+
+  @Option(
+      names = "--ranks",
+      description =
+          "Ranks of the tensor-parallel group, each holding its share of the model's"
+              + " KV heads; a divisor of the heads (1, 2 or 4; sets kvtier.ranks; default:"
+              + " kvtier.ranks of the config, else 1). Under mpirun it is taken from mpirun.")
+  Integer ranks;
+
+  @Option(
+      names = "--collective",
+      paramLabel = "NAME",
+      description =
+          "What joins the ranks (sets kvtier.collective): local (every rank a thread of this"
+              + " process; the default), or"
+              + " one rank per process: mpi (mpirun -np R kvtier serve --collective mpi) or"
+              + " hazelcast (start R processes, each with its --rank). Rank 0 serves HTTP; the"
+              + " others follow its broadcasts until it stops.")
+  String collective = "local";
+
+  @Option(
+      names = "--rank",
+      description =
+          "This process's rank with one rank per process when the launcher does not assign"
+              + " it (hazelcast); not with local.")
+  Integer rank;
+
+  @Option(
+      names = "--collective-property",
+      paramLabel = "KEY=VALUE",
+      description =
+          "A setting of the collective provider, as a full key, repeatable (for example"
+              + " hazelcast.members=10.0.0.1:5701,10.0.0.2:5701).")
+  Map<String, String> collectiveProperties = new LinkedHashMap<>();
+
+  @Option(
+      names = "--group",
+      description =
+          "The rank group's name, equal on every rank; two servers on one network need"
+              + " different names (default: ${DEFAULT-VALUE}).")
+  String group = EngineSettings.DEFAULTS.group();
+
+  @Option(
+      names = "--max-running",
+      description =
+          "Requests that advance in one tick (continuous batching): a prefill chunk or"
+              + " one decode token each (default: ${DEFAULT-VALUE}).")
+  int maxRunning = EngineSettings.DEFAULTS.maxRunning();
+
+  @Option(
+      names = "--chunk",
+      description =
+          "Prompt tokens one request prefills per tick (chunked prefill; default:"
+              + " ${DEFAULT-VALUE}).")
+  int chunk = EngineSettings.DEFAULTS.chunkTokens();
+
+  @Option(
+      names = "--no-prefix-cache",
+      description =
+          "Never reuse a cached prefix: each request gets a cache namespace of its own"
+              + " (the baseline to measure the cache against).")
+  boolean noPrefixCache;
+
+  @Option(
+      names = "--device-pages",
+      description = "Device pool pages per rank (sets kvtier.device-pages).")
+  Integer devicePages;
+
+  @Option(
+      names = "--host-pages",
+      description = "Host pool pages per rank (sets kvtier.host-pages).")
+  Integer hostPages;
+
+  /**
+   * Sets the options that are config keys ({@code kvtier.ranks}, {@code kvtier.collective}, pool
+   * sizes, collective properties) on a builder, over what the file and system properties said.
+   * Under mpirun the world size is mpirun's.
+   *
+   * @param builder the builder of the serve config
+   * @param environment the process environment (mpirun's variables)
+   */
+  public void applyTo(KvTierConfigBuilder builder, Map<String, String> environment) {
+    builder.collective(collective.strip());
+    if (ranks != null) {
+      builder.ranks(ranks);
+    }
+    if (devicePages != null) {
+      builder.devicePages(devicePages);
+    }
+    if (hostPages != null) {
+      builder.hostPages(hostPages);
+    }
+    collectiveProperties.forEach(builder::set);
+    String mpiSize = environment.get("OMPI_COMM_WORLD_SIZE");
+    if (collective.strip().equals("mpi")
+        && ranks == null
+        && mpiSize != null
+        && !mpiSize.isBlank()) {
+      builder.set(KvTierKeys.RANKS, mpiSize.strip());
+    }
+  }
+
+  /**
+   * The engine settings these options give for a config, with this process's rank.
+   *
+   * @param config the serve config (after {@link #applyTo})
+   * @param queueCapacity the most requests that may wait for admission
+   * @param environment the process environment
+   * @return the settings
+   * @throws IllegalArgumentException if the rank options contradict each other or the launcher
+   */
+  public EngineSettings settings(
+      KvTierConfig config, int queueCapacity, Map<String, String> environment) {
+    SimulateCommand.Placement placement =
+        SimulateCommand.place(
+            config.provider(ProviderKind.COLLECTIVE),
+            config.ranks(),
+            ranks != null,
+            rank,
+            environment);
+    return EngineSettings.DEFAULTS
+        .withRank(placement.rank())
+        .withBatching(maxRunning, chunk)
+        .withQueueCapacity(queueCapacity)
+        .withGroup(group)
+        .withPrefixCaching(!noPrefixCache);
+  }
+
+  /**
+   * Opens the rank group: on the serving rank (rank 0, or every rank as threads) the engine to
+   * serve; on any other rank, runs that rank until rank 0 closes the group, then returns empty.
+   *
+   * @param model the model
+   * @param config the serve config, the model's KV layout (after {@link #applyTo})
+   * @param queueCapacity the most requests that may wait for admission before a 429
+   * @param metrics where the serving rank's backends report transfers
+   * @param wrapCollective applied to each rank's collective handle (to time its calls)
+   * @return the engine on the serving rank; empty once a follower rank's group has ended
+   * @throws io.kvtier.core.rank.RankGroupFailedException on a follower whose group failed
+   */
+  public Optional<GenerationEngine> openOrFollow(
+      TinyTransformer model,
+      KvTierConfig config,
+      int queueCapacity,
+      BackendMetrics metrics,
+      UnaryOperator<Collective> wrapCollective) {
+    EngineSettings settings = settings(config, queueCapacity, System.getenv());
+    if (!settings.isServingRank()) {
+      GenerationEngines.follow(model, config, settings, metrics, wrapCollective);
+      return Optional.empty();
+    }
+    return Optional.of(GenerationEngines.open(model, config, settings, metrics, wrapCollective));
+  }
+}
