@@ -1,7 +1,7 @@
 /**
- * The {@code kvtier} command: {@code backends}, {@code simulate}, {@code serve} and {@code
- * cp-member}, with the HTTP server of the tiny transformer, its metrics and the simulation
- * report. Its run-time module path holds no test library.
+ * The {@code kvtier} command: {@code backends}, {@code simulate}, {@code replay}, {@code serve},
+ * {@code route} and {@code cp-member}, with the HTTP server of the tiny transformer, its metrics,
+ * its KV events and the simulation report. Its run-time module path holds no test library.
  */
 module io.kvtier.cli {
   requires io.kvtier.core;
@@ -16,6 +16,8 @@ module io.kvtier.cli {
   requires org.eclipse.jetty.util;
   requires com.fasterxml.jackson.core;
   requires com.fasterxml.jackson.databind;
+  // kvtier serve's KV events (kvtier.events.*), published by rank 0.
+  requires io.kvtier.events;
   // kvtier route: the cache-aware router over serve replicas.
   requires io.kvtier.route;
   requires micrometer.core;

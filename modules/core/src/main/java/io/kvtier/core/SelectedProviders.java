@@ -1,6 +1,7 @@
 package io.kvtier.core;
 
 import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.discovery.ProviderKind;
 import io.kvtier.core.discovery.ProviderRegistries;
 import io.kvtier.core.discovery.ProviderRegistry;
@@ -91,7 +92,8 @@ public record SelectedProviders(
     Set<String> everyone = null;
     for (String key : config.backendProperties().keySet()) {
       String namespace = key.substring(0, key.indexOf('.'));
-      if (read.contains(namespace)) {
+      // kvtier.events.* belong to the KV event publisher (modules/events), which checks them.
+      if (read.contains(namespace) || key.startsWith(KvTierKeys.EVENTS_PREFIX)) {
         continue;
       }
       if (everyone == null) {

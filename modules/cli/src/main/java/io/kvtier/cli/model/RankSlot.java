@@ -4,11 +4,14 @@ import io.kvtier.core.KvTierBackends;
 import io.kvtier.core.cache.L3Executor;
 import io.kvtier.core.cache.L3Setup;
 import io.kvtier.core.cache.RankCache;
+import io.kvtier.core.cache.RankCacheBuilder;
 import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.discovery.ProviderRegistries;
 import io.kvtier.core.rank.ModelRunner;
 import io.kvtier.core.rank.RankEngine;
 import io.kvtier.core.rank.RankEngineConfig;
+import io.kvtier.events.KvEvents;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveProvider;
@@ -16,6 +19,7 @@ import io.kvtier.spi.CollectiveSpec;
 import io.kvtier.spi.KvStore;
 import io.kvtier.spi.TimeSource;
 import io.kvtier.spi.TransferEngine;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.IntFunction;
 import java.util.function.UnaryOperator;
@@ -36,6 +40,7 @@ final class RankSlot implements AutoCloseable {
   final TinyModelRunner runner;
   final RankEngine engine;
   final Optional<KvStore> store;
+  final KvEvents events;
 
   /** Test hooks: the L3 store and executor, and a wrapper around each rank's model runner. */
   record Hooks(
@@ -84,7 +89,8 @@ final class RankSlot implements AutoCloseable {
       RankCache cache,
       TinyModelRunner runner,
       RankEngine engine,
-      Optional<KvStore> store) {
+      Optional<KvStore> store,
+      KvEvents events) {
     this.rank = rank;
     this.backends = backends;
     this.collective = collective;
@@ -93,6 +99,7 @@ final class RankSlot implements AutoCloseable {
     this.runner = runner;
     this.engine = engine;
     this.store = store;
+    this.events = events;
   }
 
   /**
@@ -121,7 +128,13 @@ final class RankSlot implements AutoCloseable {
             config, ProviderRegistries.discover(), rank, TimeSource.SYSTEM, metrics);
     Collective collective = null;
     L3Executor executor = null;
+    KvEvents events = null;
     try {
+      // The kvtier.events.* keys (docs/EVENTS.md): rank 0 publishes, the others get a no-op.
+      Map<String, String> properties = config.propertiesFor("kvtier");
+      events =
+          KvEvents.open(
+              properties, rank, properties.getOrDefault(KvTierKeys.STORE, "none").strip());
       CollectiveProvider provider = backends.providers().collective();
       collective =
           hooks
@@ -132,26 +145,23 @@ final class RankSlot implements AutoCloseable {
                       backends.providers().context(provider, rank, TimeSource.SYSTEM, metrics)));
       Optional<KvStore> store = backends.store().map(hooks.wrapStore());
       TransferEngine transfers = hooks.wrapTransfers().apply(backends.transfers());
-      RankCache cache;
+      RankCacheBuilder builder =
+          RankCache.builder(config.cache())
+              .device(backends.device())
+              .host(backends.host(), transfers);
       if (store.isPresent()) {
         executor = hooks.l3Executor().apply(rank);
         L3Setup opened = backends.l3Setup(executor).orElseThrow();
-        cache =
-            RankCache.withMemory(
-                config.cache(),
-                backends.device(),
-                backends.host(),
-                transfers,
-                new L3Setup(
-                    opened.config(),
-                    store.get(),
-                    executor,
-                    opened.time(),
-                    opened.rank(),
-                    opened.worldSize()));
-      } else {
-        cache = RankCache.withMemory(config.cache(), backends.device(), backends.host(), transfers);
+        builder.l3(
+            new L3Setup(
+                opened.config(),
+                store.get(),
+                executor,
+                opened.time(),
+                opened.rank(),
+                opened.worldSize()));
       }
+      RankCache cache = builder.events(events.listener()).build();
       TinyModelRunner runner =
           new TinyModelRunner(model, backends.device(), tokens, rank, config.ranks());
       RankEngine engine =
@@ -159,7 +169,8 @@ final class RankSlot implements AutoCloseable {
       // The model's partial sums go through the engine's collective: they join its schedule, so
       // a rank that fails in the middle of a forward pass stops the others at that very call.
       runner.combineThrough(engine.collective());
-      return new RankSlot(rank, backends, collective, executor, cache, runner, engine, store);
+      return new RankSlot(
+          rank, backends, collective, executor, cache, runner, engine, store, events);
     } catch (RuntimeException | Error e) {
       try {
         if (collective != null) {
@@ -167,6 +178,9 @@ final class RankSlot implements AutoCloseable {
         }
         if (executor != null) {
           executor.close();
+        }
+        if (events != null) {
+          events.close();
         }
       } catch (RuntimeException | Error suppressed) {
         e.addSuppressed(suppressed);
@@ -187,7 +201,11 @@ final class RankSlot implements AutoCloseable {
           executor.close();
         }
       } finally {
-        backends.close();
+        try {
+          events.close();
+        } finally {
+          backends.close();
+        }
       }
     }
   }

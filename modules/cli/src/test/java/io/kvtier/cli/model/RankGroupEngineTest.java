@@ -526,4 +526,46 @@ class RankGroupEngineTest {
       failing.close();
     }
   }
+
+  @Test
+  void rankZeroPublishesTheKvEventsItsKeysAskFor(Random random) throws Exception {
+    int port;
+    try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+      port = free.getLocalPort();
+    }
+    Map<String, String> events =
+        Map.of(
+            "kvtier.events.publisher",
+            "zmq",
+            "kvtier.events.endpoint",
+            "tcp://127.0.0.1:" + port,
+            "kvtier.events.replay-endpoint",
+            "");
+    try (RankGroupEngine engine = open(config(2, 4, 48, events), settings())) {
+      runAll(engine, prompts(random, 6));
+      io.kvtier.events.KvEventStats stats =
+          engine.onEngineThread(
+              slot -> {
+                slot.events.flush();
+                return slot.events.stats();
+              });
+      boolean publishing = engine.onEngineThread(slot -> slot.events.publishing());
+      assertThat(publishing).isTrue();
+      assertThat(stats.sealed()).as("batches sealed on rank 0: %s", stats).isPositive();
+      java.util.Optional<String> endpoint = engine.onEngineThread(slot -> slot.events.endpoint());
+      assertThat(endpoint).contains("tcp://127.0.0.1:" + port);
+    }
+  }
+
+  @Test
+  void aBadEventsKeyFailsTheOpenNamingTheKey() {
+    assertThatThrownBy(
+            () ->
+                open(
+                        config(2, 4, 48, Map.of("kvtier.events.publisher", "carrier-pigeon")),
+                        settings())
+                    .close())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kvtier.events.publisher");
+  }
 }
