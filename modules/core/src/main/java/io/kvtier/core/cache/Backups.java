@@ -22,7 +22,9 @@ import java.util.BitSet;
  *
  * <p>A failed write is rolled back at its commit: host slots freed, state back to {@code NONE};
  * a child whose parent is not {@code COMMITTED} at its commit is rolled back too, which keeps
- * committed backups prefix-closed. A host commit is told to the L3 tier, which may write the node
+ * committed backups prefix-closed, and so is a node computed on a load-back that failed (it is
+ * untrusted) or that has not committed yet (it may still fail), so that no such KV becomes a
+ * good host copy or reaches L3 (CACHE.md §10). A host commit is told to the L3 tier, which may write the node
  * on.
  */
 final class Backups {
@@ -249,7 +251,7 @@ final class Backups {
     RadixNode parent = node.parent;
     boolean parentCommitted = parent.parent == null || parent.backupState == BackupState.COMMITTED;
     ledger.account(node, -1);
-    if (fail || !parentCommitted || node.invalid == RadixNode.UNTRUSTED) {
+    if (fail || !parentCommitted || node.invalid == RadixNode.UNTRUSTED || onPendingLoad(node)) {
       ledger.hostPool.release(node.hostSlots, node.hostOffset, node.pageCount);
       node.hostSlots = null;
       node.backupState = BackupState.NONE;
@@ -272,6 +274,23 @@ final class Backups {
     } else {
       tree.keyChanged(node);
     }
+  }
+
+  /**
+   * Whether an ancestor of {@code node} is still being loaded back: then the node's KV was
+   * computed on pages whose load may yet fail on some rank, and a committed backup would turn
+   * data that is about to become untrusted into a good host copy and an L3 put. The rank
+   * protocol commits loads before writes, so this holds only while the ancestor's load is not
+   * finished everywhere; the backup is rolled back then (a write-through or hit registers it
+   * again once the load has committed).
+   */
+  private static boolean onPendingLoad(RadixNode node) {
+    for (RadixNode a = node.parent; a.parent != null; a = a.parent) {
+      if (a.pendingLoad != null) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // ---------------------------------------------------------------- prepared-backup copies

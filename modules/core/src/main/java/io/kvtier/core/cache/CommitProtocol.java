@@ -62,10 +62,11 @@ final class CommitProtocol {
     if (outstanding() == 0) {
       return 0;
     }
-    int writes = readyWritePrefix();
-    commitWrites(writes, localWriteFailures(writes));
+    // Loads before writes, as the rank protocol does (CommitSync): see Backups.onPendingLoad.
     int loads = readyLoadPrefix();
+    int writes = readyWritePrefix();
     commitLoads(loads, localLoadFailures(loads));
+    commitWrites(writes, localWriteFailures(writes));
     int l3Writes = l3.readyWritePrefix();
     l3.commitWrites(l3Writes, l3.localWriteFailures(l3Writes));
     int prefetches = l3.pendingPrefetches();

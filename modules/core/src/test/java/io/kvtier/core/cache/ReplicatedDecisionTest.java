@@ -174,8 +174,8 @@ class ReplicatedDecisionTest {
     both(
         ranks,
         c -> {
-          c.commitWrites(writes, wf);
           c.commitLoads(loads, lf);
+          c.commitWrites(writes, wf);
         });
   }
 
