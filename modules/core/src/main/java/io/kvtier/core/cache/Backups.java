@@ -86,12 +86,14 @@ final class Backups {
    * (its pages are freed at that backup's commit).
    *
    * @param pages pages wanted, counting those already awaiting write-back
-   * @return pages freed now
+   * @return pages freed now: a victim's pages that a streamed copy still reads become free only
+   *     at that copy's commit (CACHE.md §5), so they are evicted but not counted here
    */
   int evictDevice(int pages) {
     int freed = 0;
+    int freeBefore = ledger.devicePool.free();
     boolean writeBack = writeBack();
-    while (freed + ledger.writeBackPages < pages) {
+    while (ledger.devicePool.free() - freeBefore + ledger.writeBackPages < pages) {
       RadixNode victim = evictor.pollDevice();
       if (victim == null) {
         break;
@@ -110,7 +112,7 @@ final class Backups {
       }
     }
     counters.deviceEvictions += freed;
-    return freed;
+    return ledger.devicePool.free() - freeBefore;
   }
 
   /** Host eviction, counted. */
@@ -220,6 +222,10 @@ final class Backups {
     copies.committedWrites(n);
     for (int i = 0; i < n; i++) {
       WriteAck ack = writes.poll();
+      if (ack.heldDeviceSlots != null) {
+        // Every rank has finished the streamed copies that read these device pages.
+        ledger.devicePool.unhold(ack.heldDeviceSlots);
+      }
       if (ack.isRetirement()) {
         // Every rank has finished (or failed) the copies into these slots: reuse is safe now.
         ledger.hostPool.release(ack.retiredHostSlots, 0, ack.retiredHostSlots.length);
@@ -300,14 +306,23 @@ final class Backups {
    * reserved host slots; the copy is kept rank-locally until the backup is attached or retired.
    */
   void streamLayer(PreparedBackup backup, SlotRuns own, int layer) {
+    int[] device = own.toArray(0, backup.pages, ledger.devicePool);
     copies.stream(
         backup.requestId,
         backup.layers,
         TransferBatch.oneLayer(
             TransferDirection.DEVICE_TO_HOST,
-            own.toArray(0, backup.pages, ledger.devicePool),
+            device,
             Arrays.copyOf(backup.hostSlots, backup.pages),
             layer));
+    if (backup.heldDeviceSlots == null) {
+      // The copy reads these device pages until it is done on every rank, which the commit of
+      // the ack that carries it (attached or retired) is the first replicated point to know:
+      // until then a free of them (abort, a duplicate at the insert, eviction of the node that
+      // adopted them after a rollback) is deferred, so no later owner writes under the copy.
+      ledger.devicePool.hold(device);
+      backup.heldDeviceSlots = device;
+    }
   }
 
   /**
@@ -346,7 +361,7 @@ final class Backups {
     }
     counters.catchUpLayers += missing;
     counters.backupsRegistered++;
-    WriteAck ack = new WriteAck(writeSequence++, null, backup.requestId);
+    WriteAck ack = new WriteAck(writeSequence++, null, backup.requestId, backup.heldDeviceSlots);
     writes.add(ack);
     return ack;
   }
@@ -357,8 +372,7 @@ final class Backups {
    * join the write FIFO as a retirement ack and are freed at its commit, a replicated point
    * after which every rank has finished those copies, so no later user of the slots (a backup,
    * an L3 prefetch that writes host pages directly) can be overwritten by a stale copy. The
-   * device pages the copies read need no such care: whatever they hold when read lands only in
-   * these retired slots.
+   * device pages the copies read stay held until the same commit (see {@link #streamLayer}).
    */
   void retire(PreparedBackup backup) {
     if (backup.streamedCount == 0) {
@@ -373,7 +387,10 @@ final class Backups {
   private void queueRetirement(PreparedBackup backup) {
     writes.add(
         new WriteAck(
-            writeSequence++, Arrays.copyOf(backup.hostSlots, backup.pages), backup.requestId));
+            writeSequence++,
+            Arrays.copyOf(backup.hostSlots, backup.pages),
+            backup.requestId,
+            backup.heldDeviceSlots));
   }
 
   static void checkCount(String queue, int n, int size) {
