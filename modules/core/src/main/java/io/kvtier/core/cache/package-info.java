@@ -24,8 +24,9 @@
  * then, in this order, {@code commitLoads(n, failed)}, {@code commitWrites(n, failed)}, {@code
  * commitL3Writes(n, failed)} and {@code commitPrefetches} with the agreed counts and the agreed
  * failures (loads first, so that KV computed on a failed load is untrusted before its backup
- * commits; a backup below a load that is still pending is rolled back, never committed). The forms without a failure set apply this rank's own failures and are for a single
- * rank only. The whole reduction is skipped exactly when {@code outstandingOperations} is 0 (the
+ * commits; a backup below a load that is still pending is rolled back, never committed). The
+ * forms without a failure set apply this rank's own failures and are for a single rank only (on
+ * a cache that a {@code RankEngine} of several ranks drives, they throw). The whole reduction is skipped exactly when {@code outstandingOperations} is 0 (the
  * same answer on every rank).
  *
  * <h2>Prepared backups (CACHE.md §11)</h2>
