@@ -3,12 +3,12 @@ package io.kvtier.core.cache;
 /**
  * The token of the one owner allowed to change a cache's replicated state: the {@link
  * io.kvtier.core.rank.RankEngine} that drives it ({@link RankCache#bindSchedule}). The engine
- * enters the schedule for each of its steps and leaves it after; a replicated mutator of a bound
- * cache called outside a step (a server that kept the cache it handed to the engine, another
- * thread) throws {@link IllegalStateException} naming the method, because that change would
- * happen on this rank only and the ranks would diverge. On a cache bound for several ranks the
- * single-rank commit forms ({@code commitWrites(int)}, {@code commitLoads(int)}, {@code sync()})
- * throw always: they apply this rank's own failures.
+ * enters the schedule for each of its steps and leaves it after. On several ranks, a replicated
+ * mutator of a bound cache called outside a step (a server that kept the cache it handed to the
+ * engine, another thread) throws {@link IllegalStateException} naming the method, because that
+ * change would happen on this rank only and the ranks would diverge; and the single-rank commit
+ * forms ({@code commitWrites(int)}, {@code commitLoads(int)}, {@code sync()}) throw always: they
+ * apply this rank's own failures. On one rank nothing can diverge, and nothing is refused.
  *
  * <p>An unbound cache (a single-rank user without an engine, a benchmark) has no owner and no
  * check.
@@ -51,9 +51,13 @@ public final class CacheSchedule {
     stepping = null;
   }
 
-  /** Throws unless the cache is unbound or the calling thread is inside its owner's step. */
+  /**
+   * Throws if the owner drives several ranks and the calling thread is not inside its step. On
+   * one rank a change between steps diverges from nothing, so a single-rank server (or its test)
+   * may still make one.
+   */
   void checkMutation(String method) {
-    if (bound && stepping != Thread.currentThread()) {
+    if (worldSize > 1 && stepping != Thread.currentThread()) {
       throw new IllegalStateException(
           "RankCache."
               + method

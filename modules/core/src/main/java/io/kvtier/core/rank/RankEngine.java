@@ -42,9 +42,9 @@ import java.util.function.Supplier;
  *
  * <p>The embedding surface: a server drives the ranks only through these steps (or {@link
  * #tick}), and reads through {@link #view()}. The engine binds the cache it is given ({@link
- * RankCache#bindSchedule}): from then on a replicated mutator of that cache called outside a
- * step (a match, lock, backup, eviction or commit made by the server on one rank) throws {@link
- * IllegalStateException} naming the method, and on several ranks the single-rank commit forms
+ * RankCache#bindSchedule}): on several ranks, from then on a replicated mutator of that cache
+ * called outside a step (a match, lock, backup, eviction or commit made by the server on one
+ * rank) throws {@link IllegalStateException} naming the method, and the single-rank commit forms
  * throw always.
  *
  * <p>Not thread-safe: one scheduler thread per rank.
@@ -444,8 +444,8 @@ public final class RankEngine {
    * This rank's cache, read-only: counts, pool usage, statistics, the digest and match-free
    * lookups. Every change of the cache goes through this engine's steps (requests and aborts in
    * the tick's commands); the cache passed to the constructor is bound to this engine ({@link
-   * RankCache#bindSchedule}), so a change made to it outside a step throws {@link
-   * IllegalStateException} naming the method.
+   * RankCache#bindSchedule}), so on several ranks a change made to it outside a step throws
+   * {@link IllegalStateException} naming the method.
    *
    * @return a view that cannot be cast back to the cache
    */
