@@ -48,6 +48,9 @@ final class Backups {
 
   final CacheCounters counters;
 
+  /** Broken variants for the regression proofs; all off outside them. */
+  private final RuleVariants rules;
+
   final ArrayDeque<WriteAck> writes = new ArrayDeque<>();
   long writeSequence;
 
@@ -59,7 +62,9 @@ final class Backups {
       CacheConfig config,
       CopySink copies,
       boolean hostTier,
-      CacheCounters counters) {
+      CacheCounters counters,
+      RuleVariants rules) {
+    this.rules = rules;
     this.tree = tree;
     this.ledger = ledger;
     this.evictor = evictor;
@@ -315,7 +320,9 @@ final class Backups {
             device,
             Arrays.copyOf(backup.hostSlots, backup.pages),
             layer));
-    if (backup.heldDeviceSlots == null) {
+    if (rules.unheldStreamSources) {
+      rules.fired++;
+    } else if (backup.heldDeviceSlots == null) {
       // The copy reads these device pages until it is done on every rank, which the commit of
       // the ack that carries it (attached or retired) is the first replicated point to know:
       // until then a free of them (abort, a duplicate at the insert, eviction of the node that
@@ -375,6 +382,10 @@ final class Backups {
    * device pages the copies read stay held until the same commit (see {@link #streamLayer}).
    */
   void retire(PreparedBackup backup) {
+    if (backup.streamedCount == 0 && rules.leakRolledBackReservation) {
+      rules.fired++;
+      return;
+    }
     if (backup.streamedCount == 0) {
       ledger.hostPool.release(backup.hostSlots, 0, backup.pages);
       ledger.reservedHostPages -= backup.pages;

@@ -22,8 +22,8 @@ import java.util.Optional;
  * the wall clock.
  *
  * <p>Driven by a {@link io.kvtier.core.rank.RankEngine}, the cache is bound to it ({@link
- * #bindSchedule}): its replicated mutators then throw {@link IllegalStateException} outside the
- * engine's steps, the single-rank forms {@link #commitWrites(int)}, {@link #commitLoads(int)} and
+ * #bindSchedule}): on several ranks its replicated mutators then throw {@link
+ * IllegalStateException} outside the engine's steps, the single-rank forms {@link #commitWrites(int)}, {@link #commitLoads(int)} and
  * {@link #sync()} throw on several ranks, and a server reads through {@link #readOnly()}
  * ({@code RankEngine.view()}). Unbound, it is a single-rank cache, or one whose caller repeats the
  * package description's sync across ranks.
@@ -75,7 +75,7 @@ public final class RankCache implements CacheView {
     this.config = config;
     RuleVariants rules = new RuleVariants();
     this.ledger = new PoolLedger(config.devicePages(), config.hostPages());
-    this.tree = new CacheTree(config.pageSize(), config.evictionPolicy(), ledger);
+    this.tree = new CacheTree(config.pageSize(), config.evictionPolicy(), ledger, rules);
     LocalProgress progress = new LocalProgress(memory.flatMap(KvMemory::engine).orElse(null));
     int layers = memory.map(KvMemory::layers).orElse(0);
     boolean hostTier = config.hostPages() > 0 && memory.flatMap(KvMemory::engine).isPresent();
@@ -84,9 +84,10 @@ public final class RankCache implements CacheView {
         l3Setup == null
             ? L3Port.NONE
             : L3Room.of(l3Setup, memory.orElseThrow().host().orElseThrow(), tree, ledger, evictor);
-    this.backups = new Backups(tree, ledger, evictor, l3, config, progress, hostTier, counters);
+    this.backups =
+        new Backups(tree, ledger, evictor, l3, config, progress, hostTier, counters, rules);
     this.loadBacks =
-        new LoadBacks(tree, ledger, backups, config, progress, layers, hostTier, counters);
+        new LoadBacks(tree, ledger, backups, config, progress, layers, hostTier, counters, rules);
     WriteTriggers triggers = new WriteTriggers(backups, l3, config, hostTier);
     this.prepared =
         new PreparedBackups(
@@ -105,7 +106,7 @@ public final class RankCache implements CacheView {
             rules,
             config.pageSize());
     this.locks = new NodeLocks(tree);
-    this.protocol = new CommitProtocol(progress, backups, loadBacks, l3);
+    this.protocol = new CommitProtocol(progress, backups, loadBacks, l3, rules);
     this.rooms =
         new Rooms(
             tree, ledger, backups, loadBacks, evictor, requests, locks, memory, rules, protocol,
@@ -663,8 +664,8 @@ public final class RankCache implements CacheView {
   /**
    * Binds this cache to the one owner that may change its replicated state from now on: the
    * {@link io.kvtier.core.rank.RankEngine} that drives it calls this once, enters the returned
-   * schedule for each step and leaves it after. A replicated mutator called outside a step then
-   * throws {@link IllegalStateException} naming the method, and with {@code worldSize > 1} the
+   * schedule for each step and leaves it after. With {@code worldSize > 1}, a replicated mutator
+   * called outside a step then throws {@link IllegalStateException} naming the method, and the
    * single-rank forms {@link #commitWrites(int)}, {@link #commitLoads(int)} and {@link #sync()}
    * throw always. Reads stay open.
    *

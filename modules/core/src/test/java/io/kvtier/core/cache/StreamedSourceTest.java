@@ -98,7 +98,7 @@ class StreamedSourceTest {
     }
   }
 
-  private static Rank[] ranks(int n) {
+  static Rank[] ranks(int n) {
     CacheConfig config =
         CacheConfig.of(PAGE, 16, 32)
             .withWritePolicy(WritePolicy.WRITE_THROUGH_SELECTIVE)
@@ -111,7 +111,7 @@ class StreamedSourceTest {
     return ranks;
   }
 
-  private static int[] tokens(int length, int salt) {
+  static int[] tokens(int length, int salt) {
     int[] t = new int[length];
     for (int i = 0; i < length; i++) {
       t[i] = 1 + (i * 7 + salt * 131) % 1000;
@@ -120,7 +120,7 @@ class StreamedSourceTest {
   }
 
   /** Streams layer 0 of request {@code id}'s prepared backup; only the last rank is slow. */
-  private static void prepareAndStream(long id, Rank... ranks) {
+  static void prepareAndStream(long id, Rank... ranks) {
     for (Rank r : ranks) {
       assertThat(r.cache.prepareBackup(id)).isTrue();
       r.cache.streamLayer(id, 0);
@@ -132,7 +132,7 @@ class StreamedSourceTest {
   }
 
   /** The next request: its pages are written, which the asserting pool checks on every rank. */
-  private static void nextRequestWrites(long id, int[] given, Rank... ranks) {
+  static void nextRequestWrites(long id, int[] given, Rank... ranks) {
     int[] tokens = tokens(8, 99);
     int[][] slots = new int[ranks.length][];
     for (int i = 0; i < ranks.length; i++) {
@@ -176,7 +176,7 @@ class StreamedSourceTest {
   }
 
   /** Every copy completes and commits; the caches are idle and their pages hold what they should. */
-  private static void drain(Rank... ranks) {
+  static void drain(Rank... ranks) {
     for (int round = 0; ranks[0].cache.outstandingOperations() > 0; round++) {
       assertThat(round).as("sync rounds").isLessThan(10);
       for (Rank r : ranks) {
