@@ -386,8 +386,10 @@ public final class RankCache implements CacheView {
   /**
    * Replicated: commits exactly {@code n} write acks from the head of the FIFO (every rank must
    * have finished them). A committed backup becomes {@code COMMITTED} and visible; one in {@code
-   * failed} (agreed indices from the head), or below a parent that is not committed, is rolled
-   * back and its host slots freed. Write-back victims are demoted.
+   * failed} (agreed indices from the head), below a parent that is not committed, or below a
+   * load-back that failed or has not committed yet, is rolled back and its host slots freed
+   * (commit loads first, {@link #commitLoads(int, BitSet)}, as the package description says).
+   * Write-back victims are demoted.
    */
   public void commitWrites(int n, BitSet failed) {
     schedule.checkMutation("commitWrites");
