@@ -27,7 +27,14 @@ public enum CacheDefect {
    * Class 2: each rank's device allocations fail on their own, 5% of the time ({@link
    * CacheTestHooks#useRankLocalAllocationFailures}).
    */
-  RANK_LOCAL_ALLOCATION_FAILURE;
+  RANK_LOCAL_ALLOCATION_FAILURE,
+  /**
+   * Class 6: the device pages a streamed prepared-backup copy reads are freed at once (an abort,
+   * a duplicate, an eviction) instead of at the commit of the ack that carries the copy ({@link
+   * CacheTestHooks#freeStreamedSourcesAtOnce}); caught by the {@code asserting} device pool when
+   * the next owner writes a page the copy still reads.
+   */
+  FREED_STREAMED_SOURCES;
 
   /** Switches the defect on for one rank's cache. */
   void apply(RankCache cache, int rank, long seed, TickClock clock, long tickNanos) {
@@ -40,6 +47,7 @@ public enum CacheDefect {
               cache, () -> clock.nanoTime() + random.nextLong(tickNanos));
       case RANK_LOCAL_ALLOCATION_FAILURE ->
           CacheTestHooks.useRankLocalAllocationFailures(cache, () -> random.nextDouble() < 0.05);
+      case FREED_STREAMED_SOURCES -> CacheTestHooks.freeStreamedSourcesAtOnce(cache);
     }
   }
 }

@@ -22,7 +22,9 @@ import java.util.BitSet;
  *
  * <p>A failed write is rolled back at its commit: host slots freed, state back to {@code NONE};
  * a child whose parent is not {@code COMMITTED} at its commit is rolled back too, which keeps
- * committed backups prefix-closed. A host commit is told to the L3 tier, which may write the node
+ * committed backups prefix-closed, and so is a node computed on a load-back that failed (it is
+ * untrusted) or that has not committed yet (it may still fail), so that no such KV becomes a
+ * good host copy or reaches L3 (CACHE.md §10). A host commit is told to the L3 tier, which may write the node
  * on.
  */
 final class Backups {
@@ -46,6 +48,9 @@ final class Backups {
 
   final CacheCounters counters;
 
+  /** Broken variants for the regression proofs; all off outside them. */
+  private final RuleVariants rules;
+
   final ArrayDeque<WriteAck> writes = new ArrayDeque<>();
   long writeSequence;
 
@@ -57,7 +62,9 @@ final class Backups {
       CacheConfig config,
       CopySink copies,
       boolean hostTier,
-      CacheCounters counters) {
+      CacheCounters counters,
+      RuleVariants rules) {
+    this.rules = rules;
     this.tree = tree;
     this.ledger = ledger;
     this.evictor = evictor;
@@ -84,12 +91,14 @@ final class Backups {
    * (its pages are freed at that backup's commit).
    *
    * @param pages pages wanted, counting those already awaiting write-back
-   * @return pages freed now
+   * @return pages freed now: a victim's pages that a streamed copy still reads become free only
+   *     at that copy's commit (CACHE.md §5), so they are evicted but not counted here
    */
   int evictDevice(int pages) {
     int freed = 0;
+    int freeBefore = ledger.devicePool.free();
     boolean writeBack = writeBack();
-    while (freed + ledger.writeBackPages < pages) {
+    while (ledger.devicePool.free() - freeBefore + ledger.writeBackPages < pages) {
       RadixNode victim = evictor.pollDevice();
       if (victim == null) {
         break;
@@ -108,7 +117,7 @@ final class Backups {
       }
     }
     counters.deviceEvictions += freed;
-    return freed;
+    return ledger.devicePool.free() - freeBefore;
   }
 
   /** Host eviction, counted. */
@@ -218,6 +227,10 @@ final class Backups {
     copies.committedWrites(n);
     for (int i = 0; i < n; i++) {
       WriteAck ack = writes.poll();
+      if (ack.heldDeviceSlots != null) {
+        // Every rank has finished the streamed copies that read these device pages.
+        ledger.devicePool.unhold(ack.heldDeviceSlots);
+      }
       if (ack.isRetirement()) {
         // Every rank has finished (or failed) the copies into these slots: reuse is safe now.
         ledger.hostPool.release(ack.retiredHostSlots, 0, ack.retiredHostSlots.length);
@@ -249,7 +262,7 @@ final class Backups {
     RadixNode parent = node.parent;
     boolean parentCommitted = parent.parent == null || parent.backupState == BackupState.COMMITTED;
     ledger.account(node, -1);
-    if (fail || !parentCommitted || node.invalid == RadixNode.UNTRUSTED) {
+    if (fail || !parentCommitted || node.invalid == RadixNode.UNTRUSTED || onPendingLoad(node)) {
       ledger.hostPool.release(node.hostSlots, node.hostOffset, node.pageCount);
       node.hostSlots = null;
       node.backupState = BackupState.NONE;
@@ -275,6 +288,23 @@ final class Backups {
     }
   }
 
+  /**
+   * Whether an ancestor of {@code node} is still being loaded back: then the node's KV was
+   * computed on pages whose load may yet fail on some rank, and a committed backup would turn
+   * data that is about to become untrusted into a good host copy and an L3 put. The rank
+   * protocol commits loads before writes, so this holds only while the ancestor's load is not
+   * finished everywhere; the backup is rolled back then (a write-through or hit registers it
+   * again once the load has committed).
+   */
+  private static boolean onPendingLoad(RadixNode node) {
+    for (RadixNode a = node.parent; a.parent != null; a = a.parent) {
+      if (a.pendingLoad != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   // ---------------------------------------------------------------- prepared-backup copies
 
   /**
@@ -282,14 +312,25 @@ final class Backups {
    * reserved host slots; the copy is kept rank-locally until the backup is attached or retired.
    */
   void streamLayer(PreparedBackup backup, SlotRuns own, int layer) {
+    int[] device = own.toArray(0, backup.pages, ledger.devicePool);
     copies.stream(
         backup.requestId,
         backup.layers,
         TransferBatch.oneLayer(
             TransferDirection.DEVICE_TO_HOST,
-            own.toArray(0, backup.pages, ledger.devicePool),
+            device,
             Arrays.copyOf(backup.hostSlots, backup.pages),
             layer));
+    if (rules.unheldStreamSources) {
+      rules.fired++;
+    } else if (backup.heldDeviceSlots == null) {
+      // The copy reads these device pages until it is done on every rank, which the commit of
+      // the ack that carries it (attached or retired) is the first replicated point to know:
+      // until then a free of them (abort, a duplicate at the insert, eviction of the node that
+      // adopted them after a rollback) is deferred, so no later owner writes under the copy.
+      ledger.devicePool.hold(device);
+      backup.heldDeviceSlots = device;
+    }
   }
 
   /**
@@ -328,7 +369,7 @@ final class Backups {
     }
     counters.catchUpLayers += missing;
     counters.backupsRegistered++;
-    WriteAck ack = new WriteAck(writeSequence++, null, backup.requestId);
+    WriteAck ack = new WriteAck(writeSequence++, null, backup.requestId, backup.heldDeviceSlots);
     writes.add(ack);
     return ack;
   }
@@ -339,10 +380,13 @@ final class Backups {
    * join the write FIFO as a retirement ack and are freed at its commit, a replicated point
    * after which every rank has finished those copies, so no later user of the slots (a backup,
    * an L3 prefetch that writes host pages directly) can be overwritten by a stale copy. The
-   * device pages the copies read need no such care: whatever they hold when read lands only in
-   * these retired slots.
+   * device pages the copies read stay held until the same commit (see {@link #streamLayer}).
    */
   void retire(PreparedBackup backup) {
+    if (backup.streamedCount == 0 && rules.leakRolledBackReservation) {
+      rules.fired++;
+      return;
+    }
     if (backup.streamedCount == 0) {
       ledger.hostPool.release(backup.hostSlots, 0, backup.pages);
       ledger.reservedHostPages -= backup.pages;
@@ -355,7 +399,10 @@ final class Backups {
   private void queueRetirement(PreparedBackup backup) {
     writes.add(
         new WriteAck(
-            writeSequence++, Arrays.copyOf(backup.hostSlots, backup.pages), backup.requestId));
+            writeSequence++,
+            Arrays.copyOf(backup.hostSlots, backup.pages),
+            backup.requestId,
+            backup.heldDeviceSlots));
   }
 
   static void checkCount(String queue, int n, int size) {

@@ -72,6 +72,10 @@ public final class CacheInvariants {
 
     private long chunkInts;
     private int deviceOwned;
+
+    /** Released device slots that a streamed copy still reads (held, freed at an ack's commit). */
+    private int deferredDevice;
+
     private int hostOwned;
 
     Checker(RankCache cache) {
@@ -428,6 +432,26 @@ public final class CacheInvariants {
       owner[slot] = who;
     }
 
+    /**
+     * Claims the slots of {@code held} that were released while a streamed copy reads them: no
+     * one else owns them, and they are free only once the last hold goes.
+     */
+    private void claimDeferred(int[] held, Object who) {
+      if (held == null) {
+        return;
+      }
+      for (int slot : held) {
+        if (ledger.devicePool.holds(slot) == 0) {
+          fail("device slot " + slot + " of " + who + " is not held in the allocator");
+        }
+        if (ledger.devicePool.isDeferred(slot) && deviceOwner[slot] == null) {
+          claim(deviceOwner, ledger.devicePool, "device", slot, who + " (released, copy reads it)");
+          deviceOwned++;
+          deferredDevice++;
+        }
+      }
+    }
+
     private void categorize(RadixNode n) {
       if (n.resident()) {
         if (n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0) {
@@ -546,11 +570,13 @@ public final class CacheInvariants {
       }
       reservedHostPages += b.pages;
       streamingRequests += b.streamedCount > 0 ? 1 : 0;
+      claimDeferred(b.heldDeviceSlots, "prepared backup of request " + r.id);
     }
 
     private void checkQueues() {
       long writeBack = 0;
       for (WriteAck ack : backups.writes) {
+        claimDeferred(ack.heldDeviceSlots, "write ack " + ack.sequence);
         if (ack.isRetirement()) {
           if (!ack.nodes.isEmpty() || ack.writeBackPages != 0) {
             fail("retirement ack " + ack.sequence + " covers nodes or write-back pages");
@@ -695,7 +721,14 @@ public final class CacheInvariants {
           ledger.devicePool,
           deviceOwner,
           deviceOwned,
-          deviceEvictable + deviceProtected + requestPages);
+          deviceEvictable + deviceProtected + requestPages + deferredDevice);
+      if (deferredDevice != ledger.devicePool.deferred()) {
+        fail(
+            "the device allocator defers "
+                + ledger.devicePool.deferred()
+                + " released slots but the acks and prepared backups hold "
+                + deferredDevice);
+      }
       pool(
           "host",
           ledger.hostPool,

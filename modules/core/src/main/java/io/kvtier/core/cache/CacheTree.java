@@ -82,10 +82,19 @@ final class CacheTree {
   @SuppressWarnings("unused")
   private int touchSink;
 
+  /** Broken variants for the regression proofs; all off outside them. */
+  private final RuleVariants rules;
+
   /** The key copy of an insert that has none: covers nothing. */
   static final KeyCopy NO_COPY = new KeyCopy();
 
-  CacheTree(int pageSize, EvictionPolicy policy, PoolLedger ledger, CacheEvents events) {
+  CacheTree(
+      int pageSize,
+      EvictionPolicy policy,
+      PoolLedger ledger,
+      CacheEvents events,
+      RuleVariants rules) {
+    this.rules = rules;
     this.pageSize = pageSize;
     this.events = events;
     this.policy = policy;
@@ -327,7 +336,11 @@ final class CacheTree {
     top.backupState = node.backupState;
     if (node.pendingWrite != null) {
       top.pendingWrite = node.pendingWrite;
-      node.pendingWrite.addBefore(node, top);
+      if (rules.splitOutsidePendingAck) {
+        rules.fired++;
+      } else {
+        node.pendingWrite.addBefore(node, top);
+      }
     }
     if (node.pendingLoad != null) {
       top.pendingLoad = node.pendingLoad;

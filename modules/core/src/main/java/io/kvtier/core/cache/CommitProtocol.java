@@ -17,7 +17,12 @@ final class CommitProtocol {
   private final LoadBacks loadBacks;
   private final L3Port l3;
 
-  CommitProtocol(LocalProgress progress, Backups backups, LoadBacks loadBacks, L3Port l3) {
+  /** Broken variants for the regression proofs; all off outside them. */
+  private final RuleVariants rules;
+
+  CommitProtocol(
+      LocalProgress progress, Backups backups, LoadBacks loadBacks, L3Port l3, RuleVariants rules) {
+    this.rules = rules;
     this.progress = progress;
     this.backups = backups;
     this.loadBacks = loadBacks;
@@ -45,6 +50,15 @@ final class CommitProtocol {
   }
 
   void commitWrites(int n, BitSet failed) {
+    if (rules.localWriteCommitCount && progress.readyWritePrefix() > n) {
+      // Class 7, on purpose: what finished here becomes visible before every rank has it.
+      rules.fired++;
+      int local = progress.readyWritePrefix();
+      BitSet all = progress.localWriteFailures(local);
+      all.or(failed);
+      backups.commitWrites(local, all);
+      return;
+    }
     backups.commitWrites(n, failed);
   }
 
@@ -62,10 +76,11 @@ final class CommitProtocol {
     if (outstanding() == 0) {
       return 0;
     }
-    int writes = readyWritePrefix();
-    commitWrites(writes, localWriteFailures(writes));
+    // Loads before writes, as the rank protocol does (CommitSync): see Backups.onPendingLoad.
     int loads = readyLoadPrefix();
+    int writes = readyWritePrefix();
     commitLoads(loads, localLoadFailures(loads));
+    commitWrites(writes, localWriteFailures(writes));
     int l3Writes = l3.readyWritePrefix();
     l3.commitWrites(l3Writes, l3.localWriteFailures(l3Writes));
     int prefetches = l3.pendingPrefetches();

@@ -43,6 +43,9 @@ final class LoadBacks {
 
   private final CacheCounters counters;
 
+  /** Broken variants for the regression proofs; all off outside them. */
+  private final RuleVariants rules;
+
   final ArrayDeque<LoadBack> loads = new ArrayDeque<>();
   long loadSequence;
 
@@ -54,7 +57,9 @@ final class LoadBacks {
       CopySink copies,
       int layers,
       boolean hostTier,
-      CacheCounters counters) {
+      CacheCounters counters,
+      RuleVariants rules) {
+    this.rules = rules;
     this.tree = tree;
     this.ledger = ledger;
     this.backups = backups;
@@ -85,14 +90,24 @@ final class LoadBacks {
       return null;
     }
     // Lock first: the eviction below may back up (write-back) and so evict host leaves.
-    tree.lock(lastHost);
+    boolean lockFirst = !rules.evictBeforeLockingLoadBack;
+    if (lockFirst) {
+      tree.lock(lastHost);
+    }
     int free = ledger.devicePool.free();
     if (free < pages) {
+      long hostEvictions = counters.hostEvictions;
       backups.evictDevice(pages - free);
-      if (ledger.devicePool.free() < pages) {
-        tree.unlock(lastHost);
-        return null;
+      if (!lockFirst && counters.hostEvictions != hostEvictions) {
+        rules.fired++;
       }
+    }
+    if (!lockFirst) {
+      tree.lock(lastHost);
+    }
+    if (ledger.devicePool.free() < pages) {
+      tree.unlock(lastHost);
+      return null;
     }
     ArrayList<RadixNode> chain = new ArrayList<>(count);
     for (RadixNode n = lastHost; n != lastDevice; n = n.parent) {

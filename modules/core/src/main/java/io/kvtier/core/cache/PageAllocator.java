@@ -48,6 +48,20 @@ final class PageAllocator {
   private int free;
 
   /**
+   * Holds per slot: copies that may still be in flight on some rank read these slots (the
+   * streamed layers of a prepared backup, CACHE.md §11). Null until the first hold.
+   */
+  private int[] holds;
+
+  /** Slots with at least one hold; 0 keeps {@link #release} on its fast path. */
+  private int heldSlots;
+
+  /** Bit set: slots released while held, still allocated until their last hold goes. */
+  private long[] deferred;
+
+  private int deferredCount;
+
+  /**
    * A pool with every slot free.
    *
    * @param pool the pool's name for messages, for example {@code device}
@@ -200,8 +214,7 @@ final class PageAllocator {
       int max = Math.min(end - i, capacity - start);
       int m = Arrays.mismatch(src, i, i + max, iota, start, start + max);
       int length = m < 0 ? max : m;
-      clearBits(start, start + length);
-      free += length;
+      freeRange(start, start + length);
       i += length;
     }
   }
@@ -221,8 +234,93 @@ final class PageAllocator {
     if (start < 0 || start > capacity - length) {
       throw notAllocated(start < 0 || start >= capacity ? start : capacity);
     }
-    clearBits(start, start + length);
-    free += length;
+    freeRange(start, start + length);
+  }
+
+  /** Frees {@code [from, to)}; a held slot only becomes free once its last hold goes. */
+  private void freeRange(int from, int to) {
+    if (heldSlots == 0) {
+      clearBits(from, to);
+      free += to - from;
+      return;
+    }
+    for (int s = from; s < to; s++) {
+      if (!isAllocated(s) || isDeferred(s)) {
+        throw notAllocated(s);
+      }
+    }
+    for (int s = from; s < to; s++) {
+      if (holds[s] > 0) {
+        deferred[s >>> 6] |= 1L << s;
+        deferredCount++;
+      } else {
+        clearBits(s, s + 1);
+        free++;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- holds of copy sources
+
+  /**
+   * Holds allocated slots that copies in flight read: a release of a held slot is deferred until
+   * {@link #unhold} takes its last hold, so that no later owner can write the slot while some
+   * rank's copy still reads it (TransferHandle's contract). Holds are taken and dropped at
+   * replicated points only, so the free set stays the same on every rank.
+   *
+   * @throws IllegalStateException if a slot is not allocated
+   */
+  void hold(int[] slots) {
+    if (holds == null) {
+      holds = new int[capacity];
+      deferred = new long[used.length];
+    }
+    for (int s : slots) {
+      if (s < 0 || s >= capacity || !isAllocated(s) || isDeferred(s)) {
+        throw notAllocated(s);
+      }
+    }
+    for (int s : slots) {
+      if (holds[s]++ == 0) {
+        heldSlots++;
+      }
+    }
+  }
+
+  /** Drops one hold of each slot; a slot released meanwhile is freed with its last hold. */
+  void unhold(int[] slots) {
+    for (int s : slots) {
+      if (holds == null || s < 0 || s >= capacity || holds[s] == 0) {
+        throw new IllegalStateException(
+            pool + " slot " + s + " unheld but not held: this is an engine bug, please report it");
+      }
+    }
+    for (int s : slots) {
+      if (--holds[s] == 0) {
+        heldSlots--;
+        if (isDeferred(s)) {
+          deferred[s >>> 6] &= ~(1L << s);
+          deferredCount--;
+          clearBits(s, s + 1);
+          free++;
+        }
+      }
+    }
+  }
+
+  /** Slots released while held: allocated, owned by no one, freed with their last hold. */
+  int deferred() {
+    return deferredCount;
+  }
+
+  /** Whether a slot was released while held and waits for its last hold to go. */
+  boolean isDeferred(int slot) {
+    return deferred != null && (deferred[slot >>> 6] & (1L << slot)) != 0;
+  }
+
+  /** Holds on a slot, for the invariant checker. */
+  int holds(int slot) {
+    return holds == null ? 0 : holds[slot];
   }
 
   /** Marks {@code [from, to)} free, failing on the first of them that is not allocated. */

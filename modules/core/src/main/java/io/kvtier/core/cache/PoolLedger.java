@@ -60,13 +60,16 @@ final class PoolLedger {
     }
   }
 
-  /** The device pool's accounting, request pages counted as protected. */
+  /**
+   * The device pool's accounting, request pages and released pages that a copy in flight still
+   * reads ({@link PageAllocator#deferred}) counted as protected.
+   */
   PoolUsage deviceUsage() {
     return new PoolUsage(
         devicePool.capacity(),
         devicePool.free(),
         (int) deviceEvictable,
-        (int) (deviceProtected + requestPages));
+        (int) (deviceProtected + requestPages + devicePool.deferred()));
   }
 
   /** The host pool's accounting, reserved pages counted as protected. */

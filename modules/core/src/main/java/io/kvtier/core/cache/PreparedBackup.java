@@ -19,6 +19,12 @@ final class PreparedBackup {
   /** Reserved host slots; {@code hostSlots[i]} receives own page {@code i}. */
   int[] hostSlots;
 
+  /**
+   * The device slots the streamed copies read, held in the allocator from the first stream until
+   * the commit of the ack that carries the copies; null before the first stream.
+   */
+  int[] heldDeviceSlots;
+
   private final boolean[] streamed;
   int streamedCount;
 

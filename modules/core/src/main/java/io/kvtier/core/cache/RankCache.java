@@ -21,6 +21,13 @@ import java.util.Optional;
  * those marked replicated must be called at the same point on every rank. The cache never reads
  * the wall clock.
  *
+ * <p>Driven by a {@link io.kvtier.core.rank.RankEngine}, the cache is bound to it ({@link
+ * #bindSchedule}): on several ranks its replicated mutators then throw {@link
+ * IllegalStateException} outside the engine's steps, the single-rank forms {@link #commitWrites(int)}, {@link #commitLoads(int)} and
+ * {@link #sync()} throw on several ranks, and a server reads through {@link #readOnly()}
+ * ({@code RankEngine.view()}). Unbound, it is a single-rank cache, or one whose caller repeats the
+ * package description's sync across ranks.
+ *
  * <p>Not thread-safe: one scheduler thread calls it. The token arrays passed to {@link #admit}
  * and {@link #cacheChunk} are kept by reference until the request ends and must not be modified
  * meanwhile.
@@ -31,7 +38,7 @@ import java.util.Optional;
  * request meets have one implementation (the hit listener) or two (the L3 port), call sites the
  * JIT inlines. The rooms are built once, bottom-up, in the constructor.
  */
-public final class RankCache {
+public final class RankCache implements CacheView {
   /** Reduction elements per pending prefetch in {@link #localPrefetchProgress}. */
   public static final int PREFETCH_SYNC_WIDTH = L3Tier.PREFETCH_WIDTH;
 
@@ -58,6 +65,10 @@ public final class RankCache {
   private final NodeLocks locks;
   private final CommitProtocol protocol;
   private final Rooms rooms;
+  private final CacheView readOnly = new ReadOnly(this);
+
+  /** Who may change the replicated state: anyone until an engine binds it. */
+  private CacheSchedule schedule = CacheSchedule.UNBOUND;
 
   /** Builds the rooms bottom-up, each with its collaborators: nothing is wired afterwards. */
   RankCache(
@@ -70,7 +81,8 @@ public final class RankCache {
             config.pageSize(),
             config.evictionPolicy(),
             ledger,
-            CacheEvents.of(listener, config.pageSize()));
+            CacheEvents.of(listener, config.pageSize()),
+            rules);
     LocalProgress progress = new LocalProgress(memory.flatMap(KvMemory::engine).orElse(null));
     int layers = memory.map(KvMemory::layers).orElse(0);
     boolean hostTier = config.hostPages() > 0 && memory.flatMap(KvMemory::engine).isPresent();
@@ -79,9 +91,10 @@ public final class RankCache {
         l3Setup == null
             ? L3Port.NONE
             : L3Room.of(l3Setup, memory.orElseThrow().host().orElseThrow(), tree, ledger, evictor);
-    this.backups = new Backups(tree, ledger, evictor, l3, config, progress, hostTier, counters);
+    this.backups =
+        new Backups(tree, ledger, evictor, l3, config, progress, hostTier, counters, rules);
     this.loadBacks =
-        new LoadBacks(tree, ledger, backups, config, progress, layers, hostTier, counters);
+        new LoadBacks(tree, ledger, backups, config, progress, layers, hostTier, counters, rules);
     WriteTriggers triggers = new WriteTriggers(backups, l3, config, hostTier);
     this.prepared =
         new PreparedBackups(
@@ -100,7 +113,7 @@ public final class RankCache {
             rules,
             config.pageSize());
     this.locks = new NodeLocks(tree);
-    this.protocol = new CommitProtocol(progress, backups, loadBacks, l3);
+    this.protocol = new CommitProtocol(progress, backups, loadBacks, l3, rules);
     this.rooms =
         new Rooms(
             tree, ledger, backups, loadBacks, evictor, requests, locks, memory, rules, protocol,
@@ -187,6 +200,7 @@ public final class RankCache {
    * InvalidTokenException} if a token id is outside the vocabulary.
    */
   public MatchResult match(long namespace, int[] tokens) {
+    schedule.checkMutation("match");
     Objects.requireNonNull(tokens, "tokens");
     return matcher.match(namespace, tokens);
   }
@@ -210,6 +224,7 @@ public final class RankCache {
    * @throws InvalidTokenException if a token id is outside the vocabulary
    */
   public Admission admit(long requestId, int[] tokens, RequestOptions options) {
+    schedule.checkMutation("admit");
     Objects.requireNonNull(tokens, "tokens");
     Objects.requireNonNull(options, "options");
     return requests.admit(requestId, tokens, options);
@@ -221,6 +236,7 @@ public final class RankCache {
    * the order the request's tokens use them.
    */
   public int[] allocate(long requestId, int pages) {
+    schedule.checkMutation("allocate");
     return requests.allocate(requests.get("allocate", requestId), pages);
   }
 
@@ -229,6 +245,7 @@ public final class RankCache {
    * (prefix included) like {@link #allocate}; returns the new slots, empty if it had enough.
    */
   public int[] allocateTokens(long requestId, int totalTokens) {
+    schedule.checkMutation("allocateTokens");
     return requests.allocateTokens(requests.get("allocateTokens", requestId), totalTokens);
   }
 
@@ -238,6 +255,7 @@ public final class RankCache {
    * fresh copy is one int per uncached token); returns the pages allocated now.
    */
   public int growTo(long requestId, int totalTokens) {
+    schedule.checkMutation("growTo");
     return requests.growTo(requests.get("growTo", requestId), totalTokens);
   }
 
@@ -258,6 +276,7 @@ public final class RankCache {
 
   /** {@link #finish(long, int[])} over the admitted tokens. */
   public int finish(long requestId) {
+    schedule.checkMutation("finish");
     RequestState r = requests.get("finish", requestId);
     return requests.finish(r, r.tokens);
   }
@@ -272,6 +291,7 @@ public final class RankCache {
    * or prefix are an {@link IllegalArgumentException}.
    */
   public int finish(long requestId, int[] tokens) {
+    schedule.checkMutation("finish");
     return requests.finish(requests.get("finish", requestId), tokens);
   }
 
@@ -290,6 +310,7 @@ public final class RankCache {
    * rolls it back.
    */
   public int[] cacheChunk(long requestId, int[] tokens, int computedTokens) {
+    schedule.checkMutation("cacheChunk");
     requests.cacheChunk(requests.get("cacheChunk", requestId), tokens, computedTokens);
     return pageTable(requestId);
   }
@@ -300,6 +321,7 @@ public final class RankCache {
    * the write FIFO and freed at that ack's commit).
    */
   public void abort(long requestId) {
+    schedule.checkMutation("abort");
     requests.abort(requests.get("abort", requestId));
   }
 
@@ -318,12 +340,14 @@ public final class RankCache {
    * say); pass the lock to {@link #unlock(CacheLock)} once.
    */
   public CacheLock lock(RadixNode node) {
+    schedule.checkMutation("lock");
     tree.checkNode("lock", node);
     return locks.lock(this, node);
   }
 
   /** Releases a lock taken with {@link #lock(RadixNode)}; a second release throws. */
   public void unlock(CacheLock lock) {
+    schedule.checkMutation("unlock");
     locks.unlock(this, Objects.requireNonNull(lock, "lock"));
   }
 
@@ -334,17 +358,20 @@ public final class RankCache {
    * IllegalStateException}.
    */
   public boolean backup(RadixNode node) {
+    schedule.checkMutation("backup");
     tree.checkNode("backup", node);
     return backups.backup(node);
   }
 
   /** Evicts device pages in policy order; returns those freed now (write-back: at commit). */
   public int evictDevice(int pages) {
+    schedule.checkMutation("evictDevice");
     return backups.evictDevice(pages);
   }
 
   /** Evicts host-only leaves in policy order; returns the pages freed. */
   public int evictHost(int pages) {
+    schedule.checkMutation("evictHost");
     return backups.evictHost(pages);
   }
 
@@ -377,16 +404,20 @@ public final class RankCache {
    * failures, or one rank's rollback is another's commit.
    */
   public void commitWrites(int n) {
+    schedule.checkSingleRank("commitWrites(int)", "commitWrites(int, BitSet)");
     protocol.commitWrites(n, protocol.localWriteFailures(n));
   }
 
   /**
    * Replicated: commits exactly {@code n} write acks from the head of the FIFO (every rank must
    * have finished them). A committed backup becomes {@code COMMITTED} and visible; one in {@code
-   * failed} (agreed indices from the head), or below a parent that is not committed, is rolled
-   * back and its host slots freed. Write-back victims are demoted.
+   * failed} (agreed indices from the head), below a parent that is not committed, or below a
+   * load-back that failed or has not committed yet, is rolled back and its host slots freed
+   * (commit loads first, {@link #commitLoads(int, BitSet)}, as the package description says).
+   * Write-back victims are demoted.
    */
   public void commitWrites(int n, BitSet failed) {
+    schedule.checkMutation("commitWrites");
     protocol.commitWrites(n, Objects.requireNonNull(failed, "failed"));
   }
 
@@ -395,6 +426,7 @@ public final class RankCache {
    * own failures; on several ranks use {@link #commitLoads(int, BitSet)} with the agreed failures.
    */
   public void commitLoads(int n) {
+    schedule.checkSingleRank("commitLoads(int)", "commitLoads(int, BitSet)");
     protocol.commitLoads(n, protocol.localLoadFailures(n));
   }
 
@@ -404,6 +436,7 @@ public final class RankCache {
    * LoadBack#failed()}).
    */
   public void commitLoads(int n, BitSet failed) {
+    schedule.checkMutation("commitLoads");
     protocol.commitLoads(n, Objects.requireNonNull(failed, "failed"));
   }
 
@@ -424,6 +457,8 @@ public final class RankCache {
 
   /** The single-rank sync: commits everything finished here; returns the items committed. */
   public int sync() {
+    schedule.checkSingleRank(
+        "sync()", "the fused reduction of the package description (CommitSync)");
     return protocol.sync();
   }
 
@@ -450,6 +485,7 @@ public final class RankCache {
    * @throws IllegalStateException if the request is active or already has a prefetch
    */
   public boolean startPrefetch(long requestId, int[] tokens, RequestOptions options) {
+    schedule.checkMutation("startPrefetch");
     Objects.requireNonNull(tokens, "tokens");
     Objects.requireNonNull(options, "options");
     return requests.startPrefetch(requestId, tokens, options);
@@ -474,6 +510,7 @@ public final class RankCache {
    * once every rank's fetch has stopped; nodes already inserted stay in the tree.
    */
   public void cancelPrefetch(long requestId) {
+    schedule.checkMutation("cancelPrefetch");
     l3.cancel(requestId);
   }
 
@@ -503,6 +540,7 @@ public final class RankCache {
    * is in {@code failed}. Without an L3 tier only {@code n == 0} is accepted.
    */
   public void commitL3Writes(int n, BitSet failed) {
+    schedule.checkMutation("commitL3Writes");
     l3.commitWrites(n, Objects.requireNonNull(failed, "failed"));
   }
 
@@ -522,6 +560,7 @@ public final class RankCache {
    * Without an L3 tier only {@code count == 0} is accepted.
    */
   public void commitPrefetches(long[] agreed, int offset, int count) {
+    schedule.checkMutation("commitPrefetches");
     l3.commitPrefetches(Objects.requireNonNull(agreed, "agreed"), offset, count);
   }
 
@@ -579,6 +618,7 @@ public final class RankCache {
    * @throws IllegalStateException if the backup has streamed layers and would have to grow
    */
   public boolean prepareBackup(long requestId) {
+    schedule.checkMutation("prepareBackup");
     return prepared.prepare(requests.get("prepareBackup", requestId));
   }
 
@@ -590,6 +630,7 @@ public final class RankCache {
    * The model must not write the layer's pages again afterwards.
    */
   public void streamLayer(long requestId, int layer) {
+    schedule.checkMutation("streamLayer");
     prepared.stream(requests.get("streamLayer", requestId), layer);
   }
 
@@ -626,6 +667,157 @@ public final class RankCache {
    */
   public void awaitLoadLayer(LoadBack load, int layer) throws InterruptedException {
     protocol.awaitLoadLayer(load, layer);
+  }
+
+  @Override
+  public int cachedLength(long namespace, int[] tokens) {
+    Objects.requireNonNull(tokens, "tokens");
+    RadixNode root = tree.rootFor(namespace, false);
+    if (root == null) {
+      return 0;
+    }
+    return tree.walk(
+        new TreeWalk(), root, tokens, 0, tokens.length - tokens.length % config.pageSize());
+  }
+
+  /**
+   * This cache as a {@link CacheView} that cannot be cast back to it: what an engine hands to
+   * the server that embeds it.
+   */
+  public CacheView readOnly() {
+    return readOnly;
+  }
+
+  /**
+   * Binds this cache to the one owner that may change its replicated state from now on: the
+   * {@link io.kvtier.core.rank.RankEngine} that drives it calls this once, enters the returned
+   * schedule for each step and leaves it after. With {@code worldSize > 1}, a replicated mutator
+   * called outside a step then throws {@link IllegalStateException} naming the method, and the
+   * single-rank forms {@link #commitWrites(int)}, {@link #commitLoads(int)} and {@link #sync()}
+   * throw always. Reads stay open.
+   *
+   * @param worldSize the ranks of the owner's group, at least 1
+   * @return the owner's token
+   * @throws IllegalStateException if an owner is bound already
+   */
+  public CacheSchedule bindSchedule(int worldSize) {
+    if (worldSize < 1) {
+      throw new IllegalArgumentException("worldSize=" + worldSize + " must be >= 1");
+    }
+    if (schedule.bound()) {
+      throw new IllegalStateException(
+          "this cache is driven by an engine already: build one RankCache per RankEngine");
+    }
+    schedule = new CacheSchedule(worldSize, true);
+    return schedule;
+  }
+
+  /** The read-only view: delegates, so that it cannot be cast to the cache. */
+  private record ReadOnly(RankCache cache) implements CacheView {
+    @Override
+    public CacheConfig config() {
+      return cache.config();
+    }
+
+    @Override
+    public boolean isActive(long requestId) {
+      return cache.isActive(requestId);
+    }
+
+    @Override
+    public int activeRequests() {
+      return cache.activeRequests();
+    }
+
+    @Override
+    public int outstandingOperations() {
+      return cache.outstandingOperations();
+    }
+
+    @Override
+    public int pendingWrites() {
+      return cache.pendingWrites();
+    }
+
+    @Override
+    public int pendingLoads() {
+      return cache.pendingLoads();
+    }
+
+    @Override
+    public int pendingL3Writes() {
+      return cache.pendingL3Writes();
+    }
+
+    @Override
+    public int pendingPrefetches() {
+      return cache.pendingPrefetches();
+    }
+
+    @Override
+    public boolean hasL3() {
+      return cache.hasL3();
+    }
+
+    @Override
+    public Optional<L3Config> l3Config() {
+      return cache.l3Config();
+    }
+
+    @Override
+    public PrefetchState prefetchState(long requestId) {
+      return cache.prefetchState(requestId);
+    }
+
+    @Override
+    public L3Stats l3Stats() {
+      return cache.l3Stats();
+    }
+
+    @Override
+    public PoolUsage deviceUsage() {
+      return cache.deviceUsage();
+    }
+
+    @Override
+    public PoolUsage hostUsage() {
+      return cache.hostUsage();
+    }
+
+    @Override
+    public long logicalClock() {
+      return cache.logicalClock();
+    }
+
+    @Override
+    public int nodeCount() {
+      return cache.nodeCount();
+    }
+
+    @Override
+    public long replicaDigest() {
+      return cache.replicaDigest();
+    }
+
+    @Override
+    public CacheStats stats() {
+      return cache.stats();
+    }
+
+    @Override
+    public int cachedLength(long namespace, int[] tokens) {
+      return cache.cachedLength(namespace, tokens);
+    }
+
+    @Override
+    public List<PageKey> pageKeys(long namespace, int[] tokens) {
+      return cache.pageKeys(namespace, tokens);
+    }
+
+    @Override
+    public String toString() {
+      return "CacheView[" + cache.config() + "]";
+    }
   }
 
   /** The rooms, for the digest, the checks and the test hooks. */

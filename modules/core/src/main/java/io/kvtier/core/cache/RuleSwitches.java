@@ -35,6 +35,26 @@ final class RuleSwitches implements RuleAccess {
   }
 
   @Override
+  public void brokenClass(RankCache cache, int failureClass) {
+    RuleVariants rules = cache.rooms().rules();
+    switch (failureClass) {
+      case 6 -> rules.unheldStreamSources = true;
+      case 7 -> rules.localWriteCommitCount = true;
+      case 8 -> rules.leakRolledBackReservation = true;
+      case 9 -> rules.evictBeforeLockingLoadBack = true;
+      case 10 -> rules.splitOutsidePendingAck = true;
+      default ->
+          throw new IllegalArgumentException(
+              "failure class " + failureClass + " has no broken variant here: pass 6 to 10");
+    }
+  }
+
+  @Override
+  public long fired(RankCache cache) {
+    return cache.rooms().rules().fired;
+  }
+
+  @Override
   public void reset(RankCache cache) {
     cache.rooms().rules().reset();
   }

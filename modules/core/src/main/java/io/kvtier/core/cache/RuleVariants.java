@@ -5,7 +5,7 @@ import java.util.function.LongPredicate;
 import java.util.function.LongSupplier;
 
 /**
- * Deliberately broken variants of three rules, switched on only by the regression proofs through
+ * Deliberately broken variants of the rules, switched on only by the regression proofs through
  * {@link io.kvtier.core.cache.testing.CacheTestHooks}. Each variant lets rank-local state into a
  * decision that must be replicated, so that a multi-rank simulator can show it catches the
  * defect class. All off by default; the request path pays one field read and a null check.
@@ -23,9 +23,35 @@ final class RuleVariants {
   /** Fails a device allocation whenever this says so, without agreement; null = real rule. */
   BooleanSupplier allocationFailure;
 
+  /** Class 6: the device pages a streamed copy reads are not held, so a release frees them. */
+  boolean unheldStreamSources;
+
+  /** Class 7: a write commit takes this rank's own ready count, not the agreed one. */
+  boolean localWriteCommitCount;
+
+  /** Class 8: a rolled-back prepared backup without streamed layers keeps its host slots. */
+  boolean leakRolledBackReservation;
+
+  /** Class 9: a load-back evicts device pages before it locks its chain. */
+  boolean evictBeforeLockingLoadBack;
+
+  /** Class 10: a split of a pending node leaves the new upper half out of the pending ack. */
+  boolean splitOutsidePendingAck;
+
+  /**
+   * How often a broken variant of classes 6 to 10 changed what the real rule does: a proof
+   * checks it fired, so that a passing run cannot mean the variant was never reached.
+   */
+  long fired;
+
   void reset() {
     drainTimedStreamsDone = null;
     accessClock = null;
     allocationFailure = null;
+    unheldStreamSources = false;
+    localWriteCommitCount = false;
+    leakRolledBackReservation = false;
+    evictBeforeLockingLoadBack = false;
+    splitOutsidePendingAck = false;
   }
 }

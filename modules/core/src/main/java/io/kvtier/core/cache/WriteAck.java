@@ -27,14 +27,21 @@ final class WriteAck {
   /** The request whose prepared backup this ack carries (attached or retired); -1 if none. */
   final long preparedRequest;
 
+  /**
+   * Device slots that the streamed copies this ack carries read, held in the allocator until its
+   * commit (a release meanwhile is deferred); null if it carries no streamed copy.
+   */
+  final int[] heldDeviceSlots;
+
   WriteAck(long sequence) {
-    this(sequence, null, -1);
+    this(sequence, null, -1, null);
   }
 
-  WriteAck(long sequence, int[] retiredHostSlots, long preparedRequest) {
+  WriteAck(long sequence, int[] retiredHostSlots, long preparedRequest, int[] heldDeviceSlots) {
     this.sequence = sequence;
     this.retiredHostSlots = retiredHostSlots;
     this.preparedRequest = preparedRequest;
+    this.heldDeviceSlots = heldDeviceSlots;
   }
 
   boolean isRetirement() {

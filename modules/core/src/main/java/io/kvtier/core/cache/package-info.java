@@ -21,10 +21,12 @@
  * localLoadFailures} or {@code localL3WriteFailures} has it, else 0: the MIN is the OR across
  * ranks) and {@code localPrefetchProgress}, the array sized from {@code pendingWrites}, {@code
  * pendingLoads}, {@code pendingL3Writes} and {@code PREFETCH_SYNC_WIDTH} per pending prefetch;
- * then {@code commitWrites(n, failed)}, {@code commitLoads(n, failed)}, {@code
+ * then, in this order, {@code commitLoads(n, failed)}, {@code commitWrites(n, failed)}, {@code
  * commitL3Writes(n, failed)} and {@code commitPrefetches} with the agreed counts and the agreed
- * failures. The forms without a failure set apply this rank's own failures and are for a single
- * rank only. The whole reduction is skipped exactly when {@code outstandingOperations} is 0 (the
+ * failures (loads first, so that KV computed on a failed load is untrusted before its backup
+ * commits; a backup below a load that is still pending is rolled back, never committed). The
+ * forms without a failure set apply this rank's own failures and are for a single rank only (on
+ * a cache that a {@code RankEngine} of several ranks drives, they throw). The whole reduction is skipped exactly when {@code outstandingOperations} is 0 (the
  * same answer on every rank).
  *
  * <h2>Prepared backups (CACHE.md §11)</h2>

@@ -88,8 +88,10 @@ final class CommitSync {
     int commitWrites = (int) agreed[0];
     int commitLoads = (int) agreed[1];
     int commitL3 = (int) agreed[2];
-    cache.commitWrites(commitWrites, failures(agreed, head, commitWrites));
+    // Loads first: a failed load marks what was computed on it untrusted before the writes'
+    // commit could make that KV a committed host copy and queue its L3 put (CACHE.md §10).
     cache.commitLoads(commitLoads, failures(agreed, head + writes, commitLoads));
+    cache.commitWrites(commitWrites, failures(agreed, head, commitWrites));
     cache.commitL3Writes(commitL3, failures(agreed, l3Offset, commitL3));
     cache.commitPrefetches(agreed, prefetchOffset, prefetches);
     return true;

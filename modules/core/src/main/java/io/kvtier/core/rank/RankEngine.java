@@ -1,5 +1,7 @@
 package io.kvtier.core.rank;
 
+import io.kvtier.core.cache.CacheSchedule;
+import io.kvtier.core.cache.CacheView;
 import io.kvtier.core.cache.RankCache;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveException;
@@ -38,6 +40,13 @@ import java.util.function.Supplier;
  * failed engine throws that same exception. A collective's own failure (desync, watchdog) and a
  * {@link ReplicaDivergenceException} reach every rank by themselves and are thrown as they are.
  *
+ * <p>The embedding surface: a server drives the ranks only through these steps (or {@link
+ * #tick}), and reads through {@link #view()}. The engine binds the cache it is given ({@link
+ * RankCache#bindSchedule}): on several ranks, from then on a replicated mutator of that cache
+ * called outside a step (a match, lock, backup, eviction or commit made by the server on one
+ * rank) throws {@link IllegalStateException} naming the method, and the single-rank commit forms
+ * throw always.
+ *
  * <p>Not thread-safe: one scheduler thread per rank.
  */
 public final class RankEngine {
@@ -51,6 +60,7 @@ public final class RankEngine {
   public static final String DIGEST_TAG = "digest";
 
   private final RankCache cache;
+  private final CacheSchedule schedule;
   private final RecordingCollective collective;
   private final RankEngineConfig config;
   private final EngineCounters counters = new EngineCounters();
@@ -86,6 +96,8 @@ public final class RankEngine {
     this.collective =
         new RecordingCollective(
             config.guardCollective() ? new GuardedCollective(collective) : collective);
+    // From here on only this engine's steps change the cache (see CacheSchedule).
+    this.schedule = cache.bindSchedule(collective.size());
     this.scheduler = new Scheduler(cache, model, config, counters, this.collective);
     this.commitSync = new CommitSync(cache, this.collective, config.defect());
   }
@@ -215,6 +227,7 @@ public final class RankEngine {
               + ": call receive, sync, admit, forward, finish and"
               + " check once each per tick, in this order");
     }
+    schedule.enter();
     try {
       T result = body.get();
       next = next.next();
@@ -222,6 +235,8 @@ public final class RankEngine {
     } catch (RuntimeException | Error e) {
       failure = failTogether(step, e);
       throw failure;
+    } finally {
+      schedule.exit();
     }
   }
 
@@ -426,12 +441,25 @@ public final class RankEngine {
   }
 
   /**
-   * This rank's cache.
+   * This rank's cache, read-only: counts, pool usage, statistics, the digest and match-free
+   * lookups. Every change of the cache goes through this engine's steps (requests and aborts in
+   * the tick's commands); the cache passed to the constructor is bound to this engine ({@link
+   * RankCache#bindSchedule}), so on several ranks a change made to it outside a step throws
+   * {@link IllegalStateException} naming the method.
    *
-   * @return the cache
+   * @return a view that cannot be cast back to the cache
    */
-  public RankCache cache() {
-    return cache;
+  public CacheView view() {
+    return cache.readOnly();
+  }
+
+  /**
+   * The same read-only view as {@link #view()}, under its older name.
+   *
+   * @return the view
+   */
+  public CacheView cache() {
+    return view();
   }
 
   /**

@@ -8,7 +8,9 @@ public enum RequestOutcome {
   ABORTED,
   /**
    * Step 1 or 3: it was dropped, with its reason told to {@link RequestListener#rejected}: in
-   * step 1 when it cannot enter (a token outside the vocabulary, too long), in step 3 when it can
+   * step 1 when it cannot enter (a token outside the vocabulary, too long, an id that a live
+   * request has: that one goes on, and the listener hears this one's rejection and end under the
+   * same id), in step 3 when it can
    * never get its pages (larger than the device pool can free).
    */
   REJECTED,

@@ -71,18 +71,17 @@ final class Scheduler {
 
   void apply(TickCommands commands, long tick) {
     for (RankRequest r : commands.arrivals()) {
-      if (isLive(r.id())) {
-        throw new IllegalStateException(
-            "request id="
-                + r.id()
-                + " arrived while a request with"
-                + " that id is still waiting or running: give every live request its own id");
-      }
       counters.arrived++;
       listener.arrived(tick, r.id(), r.promptLength());
-      // Checked from the request and the replicated config only, so every rank rejects the same
-      // requests at the same tick: nothing a client sends reaches a step that could throw.
-      String problem = entryProblem(r);
+      // Checked from the request, the replicated config and the replicated queues only, so every
+      // rank rejects the same requests at the same tick: nothing a client sends reaches a step
+      // that could throw. A duplicate id is rejected too; the live request of that id goes on.
+      String problem =
+          isLive(r.id())
+              ? "a request with id="
+                  + r.id()
+                  + " is still waiting or running: give every live request its own id"
+              : entryProblem(r);
       if (problem != null) {
         counters.rejected++;
         listener.rejected(tick, r.id(), problem);

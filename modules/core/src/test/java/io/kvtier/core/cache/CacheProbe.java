@@ -153,27 +153,38 @@ final class CacheProbe {
     for (int s = 0; s < roots.slotCount(); s++) {
       if (roots.valueAt(s) != null) {
         for (RadixNode c : children(roots.valueAt(s))) {
-          total += reclaimable(c)[1];
+          total += reclaimable(c, cache.rooms().ledger().devicePool)[1];
         }
       }
     }
     return total;
   }
 
-  /** {whether the whole resident subtree is reclaimable (1/0), reclaimable pages in it}. */
-  private static int[] reclaimable(RadixNode n) {
+  /**
+   * {whether the whole resident subtree is reclaimable (1/0), reclaimable pages in it}; a page
+   * that a streamed copy still reads is held, and its eviction frees it only later.
+   */
+  private static int[] reclaimable(RadixNode n, PageAllocator pool) {
     if (!n.resident()) {
       return new int[] {1, 0};
     }
     boolean all = true;
     int pages = 0;
     for (RadixNode c : children(n)) {
-      int[] r = reclaimable(c);
+      int[] r = reclaimable(c, pool);
       all &= r[0] == 1;
       pages += r[1];
     }
     boolean self = all && n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0;
-    return new int[] {self ? 1 : 0, pages + (self ? n.pageCount : 0)};
+    int free = 0;
+    if (self) {
+      int[] slots = new int[n.pageCount];
+      n.copyDeviceSlots(slots, 0, pool);
+      for (int slot : slots) {
+        free += pool.holds(slot) == 0 ? 1 : 0;
+      }
+    }
+    return new int[] {self ? 1 : 0, pages + free};
   }
 
   /** A digest of the replicated state: ids, keys, slots, states, locks, clocks. */

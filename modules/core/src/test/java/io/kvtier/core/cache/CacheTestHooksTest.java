@@ -128,6 +128,14 @@ class CacheTestHooksTest {
     public void allocationFailure(RankCache cache, java.util.function.BooleanSupplier failNow) {}
 
     @Override
+    public void brokenClass(RankCache cache, int failureClass) {}
+
+    @Override
+    public long fired(RankCache cache) {
+      return 0;
+    }
+
+    @Override
     public void reset(RankCache cache) {}
   }
 }

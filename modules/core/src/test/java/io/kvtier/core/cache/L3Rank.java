@@ -117,8 +117,8 @@ final class L3Rank {
     }
     for (L3Rank r : ranks) {
       RankCache c = r.cache;
-      c.commitWrites((int) agreed[0], failed(agreed, 3, (int) agreed[0]));
       c.commitLoads((int) agreed[1], failed(agreed, 3 + writes, (int) agreed[1]));
+      c.commitWrites((int) agreed[0], failed(agreed, 3, (int) agreed[0]));
       c.commitL3Writes((int) agreed[2], failed(agreed, 3 + writes + loads, (int) agreed[2]));
       c.commitPrefetches(agreed, 3 + writes + loads + l3Writes, prefetches);
       CacheInvariants.check(c);

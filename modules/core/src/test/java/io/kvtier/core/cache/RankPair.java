@@ -157,8 +157,8 @@ final class RankPair implements AutoCloseable {
     BitSet loadFailures = cache(FAST).localLoadFailures(loads);
     loadFailures.or(cache(SLOW).localLoadFailures(loads));
     for (int i = 0; i < 2; i++) {
-      cache(i).commitWrites(writes, writeFailures);
       cache(i).commitLoads(loads, loadFailures);
+      cache(i).commitWrites(writes, writeFailures);
     }
   }
 

@@ -39,6 +39,10 @@ final class RankHarness implements AutoCloseable {
   private static final AtomicInteger GROUPS = new AtomicInteger();
 
   final List<RankEngine> engines = new ArrayList<>();
+
+  /** Each rank's cache as built: bound to its engine, so changed only inside its steps. */
+  final List<RankCache> caches = new ArrayList<>();
+
   final List<AtomicLong> clocks = new ArrayList<>();
   private final List<AutoCloseable> resources = new ArrayList<>();
   private final ExecutorService threads;
@@ -122,6 +126,7 @@ final class RankHarness implements AutoCloseable {
           l3 == null
               ? RankCache.withMemory(cacheConfig, device, host, transfers)
               : RankCache.withMemory(cacheConfig, device, host, transfers, l3.apply(r));
+      caches.add(cache);
       engines.add(new RankEngine(cache, collective, models.apply(r), config));
     }
   }

@@ -131,6 +131,70 @@ class RequestEntryCheckTest {
     }
   }
 
+  /**
+   * A second arrival of a live request's id (in a later tick, and twice in one tick) is rejected
+   * with its reason on every rank, and the live request of that id finishes: a client's reused id
+   * does not fail the group.
+   */
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {2, 4})
+  void aDuplicateLiveIdIsRejectedAndTheGroupGoesOn(int ranks) throws Exception {
+    RankRequest first = RankRequest.of(1, prompt(1, 14), 8);
+    RankRequest again = RankRequest.of(1, prompt(9, 10), 2);
+    try (RankHarness h = new RankHarness(ranks, CACHE, ENGINE)) {
+      List<Object> out =
+          h.onRanks(
+              (rank, e) -> {
+                List<String> events = new ArrayList<>();
+                e.setRequestListener(
+                    new RequestListener() {
+                      @Override
+                      public void rejected(long tick, long id, String reason) {
+                        events.add("rejected " + id + "@" + tick + ": " + reason);
+                      }
+
+                      @Override
+                      public void ended(long tick, long id, RequestOutcome outcome) {
+                        events.add("ended " + id + " " + outcome + "@" + tick);
+                      }
+                    });
+                for (long t = 0; !e.isDrained(); t++) {
+                  assertThat(t).as("ticks to drain").isLessThan(200);
+                  h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
+                  TickCommands c =
+                      switch ((int) t) {
+                        case 0 -> TickCommands.arrive(List.of(first, GOOD.get(1)));
+                        case 1 -> TickCommands.arrive(List.of(again, GOOD.get(2), GOOD.get(2)));
+                        case 2 -> TickCommands.END;
+                        default -> TickCommands.NONE;
+                      };
+                  e.tick(rank == 0 ? c : null);
+                }
+                return List.of(
+                    events, e.stats().finished(), e.stats().rejected(), e.replicaDigest());
+              });
+      for (Object o : out) {
+        assertThat(o).as("no rank failed").isInstanceOf(List.class);
+        assertThat(o).isEqualTo(out.getFirst());
+      }
+      @SuppressWarnings("unchecked")
+      List<String> events = (List<String>) ((List<Object>) out.getFirst()).get(0);
+      assertThat(events)
+          .contains(
+              "rejected 1@1: a request with id=1 is still waiting or running: give every live"
+                  + " request its own id",
+              "ended 1 REJECTED@1",
+              "rejected 7@1: a request with id=7 is still waiting or running: give every live"
+                  + " request its own id",
+              "ended 7 REJECTED@1");
+      assertThat(events.stream().filter(s -> s.startsWith("ended 1 FINISHED"))).hasSize(1);
+      assertThat(events.stream().filter(s -> s.startsWith("ended 7 FINISHED"))).hasSize(1);
+      assertThat(events.stream().filter(s -> s.startsWith("ended 2 FINISHED"))).hasSize(1);
+      assertThat(((List<?>) out.getFirst()).get(1)).isEqualTo(3L);
+      assertThat(((List<?>) out.getFirst()).get(2)).isEqualTo(2L);
+    }
+  }
+
   @Test
   void checkRequestAnswersTheSubmitterBeforeAnythingIsSent() throws Exception {
     try (RankHarness h = new RankHarness(1, CACHE, ENGINE)) {

@@ -62,6 +62,71 @@ public final class CacheTestHooks {
   }
 
   /**
+   * Class 6: the device pages a streamed prepared-backup copy reads are not held until the ack
+   * that carries the copy commits, so an abort, a duplicate or an eviction frees them under the
+   * copy, and the next owner writes them while the copy still reads (the asserting device pool
+   * reports it).
+   *
+   * @param cache the cache to break
+   */
+  public static void freeStreamedSourcesAtOnce(RankCache cache) {
+    access().brokenClass(Objects.requireNonNull(cache, "cache"), 6);
+  }
+
+  /**
+   * Class 7: a write commit takes this rank's own ready count (and failures) instead of the
+   * agreed one, so a backup is visible on a fast rank before the MIN commit; the replicas
+   * diverge.
+   *
+   * @param cache the cache to break
+   */
+  public static void commitWritesWithTheLocalCount(RankCache cache) {
+    access().brokenClass(Objects.requireNonNull(cache, "cache"), 7);
+  }
+
+  /**
+   * Class 8: a prepared backup rolled back before any layer was streamed keeps its reserved host
+   * slots: a leak the invariant checks report.
+   *
+   * @param cache the cache to break
+   */
+  public static void leakRolledBackReservations(RankCache cache) {
+    access().brokenClass(Objects.requireNonNull(cache, "cache"), 8);
+  }
+
+  /**
+   * Class 9: a load-back evicts device pages before it locks the chain it loads, so a write-back
+   * eviction that evicts host leaves may take the chain itself (re-entrant eviction).
+   *
+   * @param cache the cache to break
+   */
+  public static void evictBeforeLockingTheLoadBack(RankCache cache) {
+    access().brokenClass(Objects.requireNonNull(cache, "cache"), 9);
+  }
+
+  /**
+   * Class 10: a split of a node whose backup is pending leaves the new upper half out of the
+   * pending ack, so the half is never committed.
+   *
+   * @param cache the cache to break
+   */
+  public static void splitPendingNodesOutsideTheirAck(RankCache cache) {
+    access().brokenClass(Objects.requireNonNull(cache, "cache"), 10);
+  }
+
+  /**
+   * How often the broken variants of classes 6 to 10 changed a decision of {@code cache}: a
+   * proof checks it is positive, so that a run the checks pass cannot mean the variant never
+   * ran.
+   *
+   * @param cache the cache
+   * @return the count since the cache was built
+   */
+  public static long firedVariants(RankCache cache) {
+    return access().fired(Objects.requireNonNull(cache, "cache"));
+  }
+
+  /**
    * Switches every broken variant of {@code cache} off: the real rules apply again.
    *
    * @param cache the cache

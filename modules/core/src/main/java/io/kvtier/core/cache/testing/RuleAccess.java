@@ -36,6 +36,22 @@ public interface RuleAccess {
   void allocationFailure(RankCache cache, BooleanSupplier failNow);
 
   /**
+   * Switches one broken variant of failure classes 6 to 10 (CACHE.md §14) on.
+   *
+   * @param cache the cache
+   * @param failureClass 6 to 10
+   */
+  void brokenClass(RankCache cache, int failureClass);
+
+  /**
+   * How often the broken variants of classes 6 to 10 changed a decision of this cache.
+   *
+   * @param cache the cache
+   * @return the count
+   */
+  long fired(RankCache cache);
+
+  /**
    * Restores every real rule.
    *
    * @param cache the cache

@@ -1,0 +1,219 @@
+package io.kvtier.core.rank;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvtier.core.cache.CacheInvariants;
+import io.kvtier.core.cache.CacheView;
+import io.kvtier.core.cache.RankCache;
+import io.kvtier.core.cache.RequestOptions;
+import io.kvtier.core.config.CacheConfig;
+import io.kvtier.spi.TransferDirection;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The surface a server that embeds kvtier drives the ranks through: the engine's steps, and a
+ * read-only view. A replicated change made to the cache outside a step is refused, naming the
+ * method; the single-rank commit forms are refused on several ranks; and the documented way (the
+ * six steps) keeps 2 ranks equal when a copy fails on one of them.
+ */
+@Timeout(60)
+class EmbeddingSurfaceTest {
+  private static final CacheConfig CACHE = CacheConfig.of(4, 32, 64);
+  private static final RankEngineConfig ENGINE =
+      RankEngineConfig.DEFAULTS.withGuardCollective(false).withChunkTokens(8).withMaxRunning(2);
+
+  @BeforeAll
+  static void quietFailureLog() {
+    Logger.getLogger("io.kvtier.core.cache").setLevel(Level.SEVERE);
+  }
+
+  private static int[] prompt(int id, int length) {
+    int[] p = new int[length];
+    for (int i = 0; i < length; i++) {
+      p[i] = i < 8 ? i : 1000 + 37 * id + i;
+    }
+    return p;
+  }
+
+  private static TickCommands arrive(long... ids) {
+    List<RankRequest> list = new ArrayList<>();
+    for (long id : ids) {
+      list.add(RankRequest.of(id, prompt((int) id, 14), 2));
+    }
+    return TickCommands.arrive(list);
+  }
+
+  /** Runs a few ticks so that the caches hold nodes and pending writes. */
+  private static void warmUp(RankHarness h) throws InterruptedException {
+    h.ticks(10, t -> t == 0 ? arrive(1, 2) : TickCommands.NONE);
+  }
+
+  @Test
+  void replicatedMutatorsOutsideTheStepsAreRefusedNamingTheMethod() throws Exception {
+    try (RankHarness h = new RankHarness(2, CACHE, ENGINE)) {
+      warmUp(h);
+      RankCache cache = h.caches.get(1);
+      long digest = h.engines.get(1).replicaDigest();
+      Map<String, Consumer<RankCache>> calls = new java.util.LinkedHashMap<>();
+      calls.put("match", c -> c.match(0, prompt(1, 14)));
+      calls.put("admit", c -> c.admit(99, prompt(99, 14)));
+      calls.put("abort", c -> c.abort(1));
+      calls.put("evictDevice", c -> c.evictDevice(1));
+      calls.put("evictHost", c -> c.evictHost(1));
+      calls.put("commitWrites", c -> c.commitWrites(0, new BitSet()));
+      calls.put("commitLoads", c -> c.commitLoads(0, new BitSet()));
+      calls.put("commitL3Writes", c -> c.commitL3Writes(0, new BitSet()));
+      calls.put("startPrefetch", c -> c.startPrefetch(98, prompt(98, 14), RequestOptions.DEFAULT));
+      calls.put("prepareBackup", c -> c.prepareBackup(1));
+      for (Map.Entry<String, Consumer<RankCache>> call : calls.entrySet()) {
+        assertThatThrownBy(() -> call.getValue().accept(cache))
+            .as(call.getKey())
+            .isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("RankCache." + call.getKey() + " called outside the steps")
+            .hasMessageContaining("RankEngine.view()");
+      }
+      assertThat(h.engines.get(1).replicaDigest()).as("nothing changed").isEqualTo(digest);
+      // The group goes on: nothing was half-applied.
+      h.ticks(20, t -> t == 10 ? TickCommands.END : TickCommands.NONE);
+      assertThat(h.engines.get(0).replicaDigest()).isEqualTo(h.engines.get(1).replicaDigest());
+    }
+  }
+
+  @Test
+  void theSingleRankCommitFormsAreRefusedOnSeveralRanksNamingTheAgreedForm() throws Exception {
+    try (RankHarness h = new RankHarness(2, CACHE, ENGINE)) {
+      assertThat(bindAgainFails(h.caches.get(0)))
+          .as("the engine bound its cache at construction")
+          .hasMessageContaining("driven by an engine already");
+      RankCache probe = RankCache.withoutMemory(CacheConfig.of(4, 8, 0));
+      var token = probe.bindSchedule(2);
+      token.enter();
+      try {
+        assertThatThrownBy(() -> probe.commitWrites(0))
+            .isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("RankCache.commitWrites(int) is for a single rank only")
+            .hasMessageContaining("commitWrites(int, BitSet)");
+        assertThatThrownBy(() -> probe.commitLoads(0))
+            .hasMessageContaining("commitLoads(int, BitSet)");
+        assertThatThrownBy(probe::sync).hasMessageContaining("RankCache.sync() is for a single");
+        // The agreed forms are what a step uses.
+        probe.commitWrites(0, new BitSet());
+        probe.commitLoads(0, new BitSet());
+      } finally {
+        token.exit();
+      }
+      RankCache single = RankCache.withoutMemory(CacheConfig.of(4, 8, 0));
+      var one = single.bindSchedule(1);
+      one.enter();
+      try {
+        assertThat(single.sync()).isZero();
+      } finally {
+        one.exit();
+      }
+    }
+  }
+
+  private static IllegalStateException bindAgainFails(RankCache cache) {
+    try {
+      cache.bindSchedule(2);
+    } catch (IllegalStateException e) {
+      return e;
+    }
+    throw new AssertionError("a second binding was accepted");
+  }
+
+  @Test
+  void theViewReadsWithoutChangingAndCannotBeCastToTheCache() throws Exception {
+    try (RankHarness h = new RankHarness(2, CACHE, ENGINE)) {
+      warmUp(h);
+      RankEngine e = h.engines.get(0);
+      CacheView view = e.view();
+      assertThat(view).isNotInstanceOf(RankCache.class);
+      assertThat(e.cache()).isNotInstanceOf(RankCache.class);
+      long digest = e.replicaDigest();
+      long clock = view.logicalClock();
+      assertThat(view.cachedLength(0, prompt(1, 14))).isEqualTo(12);
+      assertThat(view.cachedLength(0, prompt(7, 14))).as("the shared first 8 tokens").isEqualTo(8);
+      assertThat(view.cachedLength(5, prompt(1, 14))).as("another namespace").isZero();
+      assertThat(view.replicaDigest()).isEqualTo(h.caches.get(0).replicaDigest());
+      assertThat(view.deviceUsage()).isEqualTo(h.caches.get(0).deviceUsage());
+      assertThat(view.stats()).isEqualTo(h.caches.get(0).stats());
+      assertThat(view.pageKeys(0, prompt(1, 12))).hasSize(3);
+      assertThat(view.logicalClock()).as("a lookup touches nothing").isEqualTo(clock);
+      assertThat(e.replicaDigest()).isEqualTo(digest);
+    }
+  }
+
+  /**
+   * The engine's documented sequence (receive, sync, admit, forward, finish, check per tick) on
+   * 2 ranks whose rank 1 fails its first backup copy and its first load-back copy (if the run
+   * loads one back): every tick ends with equal digests (the digest check runs every tick) and
+   * both ranks commit the same failures.
+   */
+  @Test
+  void theDocumentedStepsKeepTwoRanksEqualWhenACopyFailsOnOne() throws Exception {
+    CacheConfig small = CacheConfig.of(4, 12, 64);
+    try (RankHarness h =
+        new RankHarness(
+            2,
+            small,
+            ENGINE.withDigestInterval(1),
+            Map.of(),
+            (r, t) ->
+                r == 1
+                    ? new FailingTransferEngine(
+                        new FailingTransferEngine(t, TransferDirection.DEVICE_TO_HOST, 0),
+                        TransferDirection.HOST_TO_DEVICE,
+                        0)
+                    : t)) {
+      RankHarness.TickFeed feed =
+          t ->
+              switch ((int) t) {
+                case 0 -> arrive(1, 2);
+                case 8 -> arrive(3, 4);
+                case 16 -> arrive(5, 6);
+                case 24 ->
+                    TickCommands.arrive(
+                        List.of(
+                            RankRequest.of(101, prompt(1, 14), 2),
+                            RankRequest.of(102, prompt(2, 14), 2)));
+                case 30 -> TickCommands.END;
+                default -> TickCommands.NONE;
+              };
+      List<Object> out =
+          h.onRanks(
+              (rank, e) -> {
+                List<Long> digests = new ArrayList<>();
+                for (long t = 0; !e.isDrained(); t++) {
+                  assertThat(t).as("ticks to drain").isLessThan(300);
+                  h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
+                  e.receive(rank == 0 ? feed.commands(t) : null);
+                  e.sync();
+                  e.admit();
+                  e.forward();
+                  e.finish();
+                  e.check();
+                  digests.add(e.view().replicaDigest());
+                }
+                CacheInvariants.checkIdle(h.caches.get(rank));
+                return digests;
+              });
+      assertThat(out.get(0)).isInstanceOf(List.class);
+      assertThat(out.get(1)).isEqualTo(out.get(0));
+      CacheView a = h.engines.get(0).view();
+      CacheView b = h.engines.get(1).view();
+      assertThat(b.stats()).isEqualTo(a.stats());
+      assertThat(a.stats().backupsFailed()).as("rank 1's failed backup, agreed").isPositive();
+    }
+  }
+}
