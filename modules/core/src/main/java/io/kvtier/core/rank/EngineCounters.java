@@ -22,6 +22,7 @@ final class EngineCounters {
   long idleTicks;
   long idleTickCalls;
   long maxProtocolCallsPerTick;
+  long skippedTicks;
 
   RankEngineStats snapshot(long collectiveCalls) {
     return new RankEngineStats(
@@ -45,7 +46,8 @@ final class EngineCounters {
         idleTicks,
         idleTickCalls,
         maxProtocolCallsPerTick,
-        l3HitTokens);
+        l3HitTokens,
+        skippedTicks);
   }
 
   /** Folds the replicated counters into a digest; {@code kvMismatches} is rank-local. */
@@ -68,5 +70,9 @@ final class EngineCounters {
         .add(idleTicks)
         .add(idleTickCalls)
         .add(l3HitTokens);
+    // Only when there are any, so that a run without skips keeps the digest it always had.
+    if (skippedTicks != 0) {
+      d.add(skippedTicks);
+    }
   }
 }

@@ -4,7 +4,7 @@ package io.kvtier.core.rank;
  * Counters of one {@link RankEngine}. All are replicated (equal on every rank of a healthy group)
  * except {@link #kvMismatches()}, which counts wrong bytes this rank's model found.
  *
- * @param ticks ticks completed
+ * @param ticks ticks completed, those skipped included ({@link #skippedTicks})
  * @param arrived requests received
  * @param admitted requests admitted (matched, locked and given pages)
  * @param finished requests finished and inserted into the cache
@@ -32,6 +32,9 @@ package io.kvtier.core.rank;
  *     2 (the recv broadcast and the fused sync reduction) when the protocol holds
  * @param l3HitTokens prompt tokens loaded back from the host at admission that an L3 prefetch
  *     had put there for the request
+ * @param skippedTicks idle ticks that rank 0 skipped ({@link TickCommands#skippedTicks()}):
+ *     nothing was outstanding and nothing arrived, so no rank ran them and they made no call;
+ *     counted in {@link #ticks} and {@link #idleTicks} too
  */
 public record RankEngineStats(
     long ticks,
@@ -54,7 +57,8 @@ public record RankEngineStats(
     long idleTicks,
     long idleTickCalls,
     long maxProtocolCallsPerTick,
-    long l3HitTokens) {
+    long l3HitTokens,
+    long skippedTicks) {
 
   /**
    * Prompt tokens reused from the cache (device, host and L3 hits).
