@@ -66,8 +66,8 @@ final class ArrivalFeed {
 
   /**
    * The first tick from {@code tick} on at which something happens to an idle engine: the next
-   * request is due, the input ends ({@code config.ticks()}), or an injected failure is planned
-   * (so that it fires at its own tick, as without skips).
+   * request is due, the input ends ({@code config.ticks()}), or the tick before an injected
+   * failure's (so that it fires at its own tick, as without skips).
    */
   private long idleUntil(long tick) {
     if (tick >= config.ticks() || sent >= maxRequests) {
@@ -82,9 +82,11 @@ final class ArrivalFeed {
     // The first tick whose time in whole milliseconds reaches the arrival (see at()).
     long dueTick = Math.ceilDiv(pending.arrivalMillis() * 1000, AckDelay.TICK_MICROS);
     long due = Math.min(Math.max(dueTick, tick), config.ticks());
+    // Up to the tick before an injected failure's: the broadcast of a skip runs at the tick
+    // before the skip, so the failure's own tick must be one that starts without a skip.
     long failTick = config.rankFailure().tick();
     if (config.rankFailure().enabled() && failTick > tick) {
-      due = Math.min(due, failTick);
+      due = Math.max(tick, Math.min(due, failTick - 1));
     }
     return due;
   }
