@@ -25,6 +25,11 @@ import java.util.ArrayDeque;
  * own pages, and the prepared backup's extent, host slots and streamed layers), explicit node
  * locks, the L3 queues, and the {@link RankCache#stats()} counters. Page hashes are left out:
  * they are a function of the keys. It allocates no more than a walk stack.
+ *
+ * <p>Kept incrementally: because the node terms are summed, {@link #of} keeps each node's term
+ * ({@link RadixNode#digestTerm}) and their sum ({@link ChangedNodes#nodeDigestSum}) and replaces
+ * only the terms of the nodes marked since its last call; its value is that of {@link #full}.
+ * The rest (global fields, FIFOs, requests, locks) is small and hashed in full every call.
  */
 final class ReplicaDigest {
   private static final long NONE = -1L;
