@@ -19,6 +19,13 @@ import java.util.SplittableRandom;
  * tick), at most {@code arrivalsPerTick} per tick, and only while the engine's waiting queue is
  * shorter than twice {@code maxRunning} (a server's admission control: floods queue outside the
  * engine). An abort picks one live request, waiting or running at any stage, uniformly.
+ *
+ * <p>Idle ticks: when the engine is idle ({@link RankEngine#isIdle()}) and the next request is
+ * not due yet, the feed skips to the tick at which it is due (or the input's last tick, or the
+ * tick of an injected failure) and returns that tick's commands with the skip in them ({@link
+ * TickCommands#skippedTicks()}). It draws for each skipped tick what that tick would have drawn
+ * (the abort draw, which finds no live request), so the commands of every later tick are those
+ * of a run without skips.
  */
 final class ArrivalFeed {
   private final Iterator<Request> requests;
@@ -36,11 +43,55 @@ final class ArrivalFeed {
     this.maxRequests = config.requests() == 0 ? Long.MAX_VALUE : config.requests();
   }
 
-  /** The commands of {@code tick}, given rank 0's engine state before the tick. */
+  /**
+   * The commands of {@code tick}, given rank 0's engine state before the tick; with a skip, the
+   * commands of a later tick, whose {@link TickCommands#skippedTicks()} says how much later.
+   */
   TickCommands next(long tick, RankEngine engine) {
     if (ended) {
       return TickCommands.NONE;
     }
+    if (config.skipIdleTicks() && engine.isIdle()) {
+      long due = idleUntil(tick);
+      if (due > tick) {
+        for (long t = tick; t < due && config.abortProbability() > 0; t++) {
+          // The abort draw of the skipped tick; an idle engine has no live request to abort.
+          random.nextDouble();
+        }
+        return at(due, engine).afterSkipping(due - tick);
+      }
+    }
+    return at(tick, engine);
+  }
+
+  /**
+   * The first tick from {@code tick} on at which something happens to an idle engine: the next
+   * request is due, the input ends ({@code config.ticks()}), or the tick before an injected
+   * failure's (so that it fires at its own tick, as without skips).
+   */
+  private long idleUntil(long tick) {
+    if (tick >= config.ticks() || sent >= maxRequests) {
+      return tick;
+    }
+    if (pending == null) {
+      if (!requests.hasNext()) {
+        return tick;
+      }
+      pending = requests.next();
+    }
+    // The first tick whose time in whole milliseconds reaches the arrival (see at()).
+    long dueTick = Math.ceilDiv(pending.arrivalMillis() * 1000, AckDelay.TICK_MICROS);
+    long due = Math.min(Math.max(dueTick, tick), config.ticks());
+    // Up to the tick before an injected failure's: the broadcast of a skip runs at the tick
+    // before the skip, so the failure's own tick must be one that starts without a skip.
+    long failTick = config.rankFailure().tick();
+    if (config.rankFailure().enabled() && failTick > tick) {
+      due = Math.max(tick, Math.min(due, failTick - 1));
+    }
+    return due;
+  }
+
+  private TickCommands at(long tick, RankEngine engine) {
     if (tick >= config.ticks()) {
       ended = true;
       return TickCommands.END;

@@ -41,11 +41,18 @@ import java.util.Map;
  * pattern model and the {@link RankEngine}; and the loop that runs the ticks and checks after
  * each one.
  *
- * <p>After every tick: {@link CacheInvariants#check} on this rank, then one uncounted reduction
- * on the raw collective (tag {@code sim-check}) of the engine's replica digest and collective
- * schedule, so that every rank compares itself with every other and a rank that issued a
- * different collective sequence meets the others in a mismatched call at once, instead of
- * waiting for the watchdog. After the drain, {@link CacheInvariants#checkIdle}.
+ * <p>After every tick: {@link CacheInvariants#checkChanged} on this rank (what the tick changed),
+ * and {@link CacheInvariants#check} (everything) in the first tick of every {@link
+ * SimulationConfig#fullCheckInterval()} ticks; then one uncounted reduction on the raw
+ * collective (tag {@code sim-check}) of the engine's replica digest (kept incrementally) and
+ * collective schedule, so that every rank compares itself with every other and a rank that
+ * issued a different collective sequence meets the others in a mismatched call at once, instead
+ * of waiting for the watchdog. After the drain, {@link CacheInvariants#checkIdle}.
+ *
+ * <p>Ticks that rank 0 skips ({@link TickCommands#skippedTicks()}: nothing outstanding, nothing
+ * arriving) run on no rank; each rank learns of the skip from the broadcast, moves its clock to
+ * the new tick and applies the stall schedule of the skipped ticks, which only flips stall
+ * switches (no copy is outstanding to stall), so later ticks see what they would have.
  *
  * <p>The engine reaches the collective through an {@link EngineCollective} and the model and
  * request listener through a {@link FailureInjector}, which throw the config's injected failure
@@ -279,7 +286,9 @@ final class SimulatedRank implements AutoCloseable {
   /** Runs every tick and the drain; returns normally only if every check passed. */
   void run() {
     long limit = (long) config.ticks() + DRAIN_TICKS;
-    for (long tick = 0; ; tick++) {
+    long nextFullCheck = 0;
+    while (true) {
+      long tick = engine.tickNumber();
       if (tick >= limit) {
         throw new NotDrainedException(tick, engine);
       }
@@ -288,14 +297,44 @@ final class SimulatedRank implements AutoCloseable {
         stalls.apply(faulty, rank, tick);
       }
       TickCommands commands = feed != null ? feed.next(tick, engine) : null;
-      engine.tick(commands);
-      CacheInvariants.check(cache);
+      if (timeline != null && commands != null && commands.skippedTicks() > 0) {
+        timeline.skipped(tick, tick + commands.skippedTicks(), engine);
+      }
+      engine.receive(commands);
+      if (engine.tickNumber() != tick) {
+        skipped(tick, engine.tickNumber());
+        tick = engine.tickNumber();
+      }
+      engine.sync();
+      engine.admit();
+      engine.forward();
+      engine.finish();
+      engine.check();
+      if (tick >= nextFullCheck) {
+        CacheInvariants.check(cache);
+        nextFullCheck = (tick / config.fullCheckInterval() + 1) * config.fullCheckInterval();
+      } else {
+        CacheInvariants.checkChanged(cache);
+      }
       crossCheck(tick);
       if (timeline != null) {
         timeline.afterTick(tick, engine);
       }
       if (engine.isDrained()) {
         return;
+      }
+    }
+  }
+
+  /**
+   * After a broadcast that skipped ticks {@code from} to {@code to - 1}: the clock and the stall
+   * schedule of the ticks from {@code from + 1} to {@code to}, as the loop would have set them.
+   */
+  private void skipped(long from, long to) {
+    clock.set(to * TICK_NANOS);
+    if (stalls != null && faulty != null) {
+      for (long t = from + 1; t <= to; t++) {
+        stalls.apply(faulty, rank, t);
       }
     }
   }

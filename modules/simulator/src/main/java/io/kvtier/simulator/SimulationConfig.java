@@ -52,6 +52,16 @@ import java.util.TreeMap;
  * @param rankFailure a failure injected into one rank's step, to check that the group fails
  *     together ({@link SimulationFailure#RANK_FAILED}); {@link RankFailureInjection#NONE} for
  *     none
+ * @param fullCheckInterval every how many ticks each rank runs the full {@link
+ *     io.kvtier.core.cache.CacheInvariants#check} (and verifies its incremental digest) instead
+ *     of the incremental {@code checkChanged} alone: the bound, in ticks, within which a broken
+ *     rule that only the full check sees (a slot owned twice, a free list, a key store view, a
+ *     change no room marked) is caught; 1 checks everything after every tick (default {@value
+ *     #DEFAULT_FULL_CHECK_INTERVAL})
+ * @param skipIdleTicks whether rank 0 skips the ticks in which nothing is outstanding and
+ *     nothing arrives ({@link io.kvtier.core.rank.TickCommands#skippedTicks()}); the engine's
+ *     decisions are the same either way, only the collective calls and the tick counters of the
+ *     skipped ticks are left out (default true)
  */
 public record SimulationConfig(
     int ranks,
@@ -78,7 +88,12 @@ public record SimulationConfig(
     String collective,
     Map<String, String> collectiveProperties,
     L3Simulation l3,
-    RankFailureInjection rankFailure) {
+    RankFailureInjection rankFailure,
+    int fullCheckInterval,
+    boolean skipIdleTicks) {
+
+  /** The default of {@link #fullCheckInterval()}. */
+  public static final int DEFAULT_FULL_CHECK_INTERVAL = 1000;
 
   /** The collective of a run that does not name one: every rank a thread of this JVM. */
   public static final String LOCAL_COLLECTIVE = "local";
@@ -120,6 +135,7 @@ public record SimulationConfig(
     atLeast("arrivalsPerTick", arrivalsPerTick, 1);
     atLeast("digestInterval", digestInterval, 0);
     atLeast("ticks", ticks, 1);
+    atLeast("fullCheckInterval", fullCheckInterval, 1);
     Objects.requireNonNull(watchdog, "watchdog");
     if (watchdog.isNegative() || watchdog.isZero()) {
       throw new IllegalArgumentException("watchdog=" + watchdog + " must be positive");

@@ -40,6 +40,8 @@ public final class SimulationConfigBuilder {
   private String collective = SimulationConfig.LOCAL_COLLECTIVE;
   private Map<String, String> collectiveProperties = Map.of();
   private RankFailureInjection rankFailure = RankFailureInjection.NONE;
+  private int fullCheckInterval = SimulationConfig.DEFAULT_FULL_CHECK_INTERVAL;
+  private boolean skipIdleTicks = true;
 
   SimulationConfigBuilder() {}
 
@@ -68,6 +70,8 @@ public final class SimulationConfigBuilder {
     l3 = c.l3();
     collective = c.collective();
     collectiveProperties = c.collectiveProperties();
+    fullCheckInterval = c.fullCheckInterval();
+    skipIdleTicks = c.skipIdleTicks();
     rankFailure = c.rankFailure();
   }
 
@@ -348,6 +352,28 @@ public final class SimulationConfigBuilder {
   }
 
   /**
+   * Sets every how many ticks the full invariant check runs (1 for every tick).
+   *
+   * @param v ticks, at least 1
+   * @return this
+   */
+  public SimulationConfigBuilder fullCheckInterval(int v) {
+    fullCheckInterval = v;
+    return this;
+  }
+
+  /**
+   * Sets whether rank 0 skips idle ticks.
+   *
+   * @param v true to skip ticks in which nothing is outstanding and nothing arrives
+   * @return this
+   */
+  public SimulationConfigBuilder skipIdleTicks(boolean v) {
+    skipIdleTicks = v;
+    return this;
+  }
+
+  /**
    * The config.
    *
    * @return the validated config
@@ -379,6 +405,8 @@ public final class SimulationConfigBuilder {
         collective,
         collectiveProperties,
         l3,
-        rankFailure);
+        rankFailure,
+        fullCheckInterval,
+        skipIdleTicks);
   }
 }

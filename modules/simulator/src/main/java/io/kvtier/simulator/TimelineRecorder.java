@@ -112,6 +112,27 @@ final class TimelineRecorder implements RequestListener {
     progress.ticks(tick + 1, inputTicks);
   }
 
+  /**
+   * Rank 0 skips ticks {@code from} to {@code to - 1}: the samples and progress they would have
+   * given. The engine is idle and stays so over them, so each sample is of its state now.
+   */
+  void skipped(long from, long to, RankEngine engine) {
+    long t = ceilToStride(from);
+    while (t < to) {
+      samples.add(sample(t, engine));
+      if (samples.size() >= SimulationTimeline.MAX_SAMPLES) {
+        sampleStride *= 2;
+        samples.removeIf(s -> s.tick() % sampleStride != 0);
+      }
+      t = ceilToStride(t + 1);
+    }
+    progress.ticks(to, inputTicks);
+  }
+
+  private long ceilToStride(long tick) {
+    return Math.ceilDiv(tick, sampleStride) * sampleStride;
+  }
+
   private static SimulationTimeline.Sample sample(long tick, RankEngine engine) {
     RankEngineStats s = engine.stats();
     return new SimulationTimeline.Sample(

@@ -26,7 +26,25 @@ class CollectiveScheduleTest {
         .pageSize(4)
         .devicePages(32)
         .ticks(2000)
+        // Every tick run, so that the counts below are per tick; a skipped tick makes no call
+        // at all (IdleTickSkipTest).
+        .skipIdleTicks(false)
         .build();
+  }
+
+  @Test
+  void skippedIdleTicksMakeNoCallAndTheRestKeepTheirSchedule() {
+    SimulationConfig config = sparse(4, 0).toBuilder().skipIdleTicks(true).build();
+    SimulationResult skipping = MultiRankSimulator.run(config);
+    SimulationResult every = MultiRankSimulator.run(sparse(4, 0));
+    assertThat(skipping.passed()).as("%s", skipping).isTrue();
+    SimulationResult.CollectiveCounts c = skipping.collectives();
+    assertThat(skipping.ticks()).isEqualTo(every.ticks());
+    assertThat(c.syncTicks()).isEqualTo(every.collectives().syncTicks());
+    assertThat(c.idleTickCalls()).isZero();
+    assertThat(c.maxCallsPerTick()).isEqualTo(2);
+    // One broadcast per tick run plus one reduction per busy tick: fewer ticks run.
+    assertThat(c.calls()).isLessThan(every.collectives().calls() / 2);
   }
 
   @Test

@@ -17,7 +17,13 @@ class SimulationConfigTest {
     assertThat(c.workload()).startsWith("multiturn:");
     assertThat(c.hostPages()).isEqualTo(2 * c.devicePages());
     assertThat(c.digestInterval()).isEqualTo(1);
+    assertThat(c.fullCheckInterval()).isEqualTo(SimulationConfig.DEFAULT_FULL_CHECK_INTERVAL);
+    assertThat(SimulationConfig.DEFAULT_FULL_CHECK_INTERVAL).isEqualTo(1000);
+    assertThat(c.skipIdleTicks()).isTrue();
     assertThat(c.toBuilder().build()).isEqualTo(c);
+    assertThat(c.toBuilder().fullCheckInterval(1).skipIdleTicks(false).build())
+        .satisfies(d -> assertThat(d.fullCheckInterval()).isEqualTo(1))
+        .satisfies(d -> assertThat(d.skipIdleTicks()).isFalse());
   }
 
   @Test
@@ -28,6 +34,8 @@ class SimulationConfigTest {
         .hasMessage("hostRatio=1.0 must be above 1, or 0 for no host tier");
     assertThatThrownBy(() -> SimulationConfig.builder().abortProbability(2).build())
         .hasMessage("abortProbability=2.0 must be between 0 and 1");
+    assertThatThrownBy(() -> SimulationConfig.builder().fullCheckInterval(0).build())
+        .hasMessage("fullCheckInterval=0 must be >= 1");
     assertThatThrownBy(
             () ->
                 SimulationConfig.builder().hostRatio(0).writePolicy(WritePolicy.WRITE_BACK).build())

@@ -214,6 +214,7 @@ final class Backups {
       offset += n.pageCount;
     }
     if (evictAfter) {
+      ledger.changed.mark(node);
       node.evictAfterBackup = true;
       ack.writeBackPages = node.pageCount;
       ledger.writeBackPages += node.pageCount;

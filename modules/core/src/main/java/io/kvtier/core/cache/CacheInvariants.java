@@ -13,8 +13,11 @@ import java.util.Set;
  * held by prepared backups and retirement acks, and the pairing of the rank-local copy groups
  * with the replicated queues.
  *
- * <p>Costs time linear in the tree, the requests and the pools: for tests, the simulator and
- * debug runs, not for the request path.
+ * <p>{@link #check} costs time linear in the tree, the requests and the pools: for tests, the
+ * simulator and debug runs, not for the request path. {@link #checkChanged} costs what changed
+ * since it last ran: the nodes marked in {@link ChangedNodes} with their parents' and their own
+ * child maps, the requests and the queues; the simulator runs it after every tick and {@link
+ * #check} every {@code fullCheckInterval} ticks and at the end (docs/CACHE.md §8).
  */
 public final class CacheInvariants {
   private CacheInvariants() {}
@@ -26,7 +29,32 @@ public final class CacheInvariants {
    * @throws CacheInvariantException naming the first violation found
    */
   public static void check(RankCache cache) {
-    new Checker(cache).run();
+    Checker checker = new Checker(cache, true);
+    checker.run();
+    ReplicaDigest.verifyNodeTerms(cache);
+    checker.keepSums();
+  }
+
+  /**
+   * Checks the invariants on what changed since the last {@link #check} or {@code checkChanged}
+   * of this cache: every node marked in {@link ChangedNodes} (and its parent) against the rules
+   * of a node, its parent and its children (links, I1 to I4, backup and queue membership, lock
+   * counts, heap entry of a candidate, slots allocated); every request, explicit lock and queue;
+   * and the pool accounting against sums over the tree kept from the last full check and updated
+   * by the marked nodes. What it leaves to {@link #check}: a slot owned twice (by two nodes, or a
+   * node and a request), the allocators' free lists and the key store's views, and a change that
+   * no room marked. The first call runs {@link #check} and starts the marks.
+   *
+   * @param cache the cache, between two operations
+   * @throws CacheInvariantException naming the first violation found
+   */
+  public static void checkChanged(RankCache cache) {
+    ChangedNodes changed = cache.rooms().tree().changed;
+    if (!changed.checkTracking()) {
+      check(cache);
+      return;
+    }
+    new Checker(cache, false).runChanged();
   }
 
   /**
@@ -37,8 +65,10 @@ public final class CacheInvariants {
    * @throws CacheInvariantException naming the first violation found
    */
   public static void checkIdle(RankCache cache) {
-    Checker checker = new Checker(cache);
+    Checker checker = new Checker(cache, true);
     checker.run();
+    ReplicaDigest.verifyNodeTerms(cache);
+    checker.keepSums();
     checker.idle();
   }
 
@@ -78,16 +108,20 @@ public final class CacheInvariants {
 
     private int hostOwned;
 
-    Checker(RankCache cache) {
+    /** Whether this is a full check; else only the changed nodes are looked at. */
+    private final boolean full;
+
+    Checker(RankCache cache, boolean full) {
       this.cache = cache;
+      this.full = full;
       this.tree = cache.rooms().tree();
       this.ledger = cache.rooms().ledger();
       this.backups = cache.rooms().backups();
       this.loadBacks = cache.rooms().loadBacks();
       this.pageSize = tree.pageSize;
-      this.deviceOwner = new Object[ledger.devicePool.capacity()];
-      this.hostOwner = new Object[ledger.hostPool.capacity()];
-      this.chunkViews = new int[tree.keys.chunkCount()];
+      this.deviceOwner = full ? new Object[ledger.devicePool.capacity()] : null;
+      this.hostOwner = full ? new Object[ledger.hostPool.capacity()] : null;
+      this.chunkViews = full ? new int[tree.keys.chunkCount()] : null;
     }
 
     private static void fail(String message) {
@@ -96,8 +130,6 @@ public final class CacheInvariants {
 
     void run() {
       collectLocksAndAcks();
-      liveDevice = tree.deviceHeap.liveNodes();
-      liveHost = tree.hostHeap.liveNodes();
       LongMap<RadixNode> roots = tree.roots;
       if (roots.get(0) == null) {
         fail("the root of namespace 0 is missing");
@@ -267,6 +299,23 @@ public final class CacheInvariants {
       if (seen.put(n, Boolean.TRUE) != null) {
         fail(n + " is reachable twice");
       }
+      nodeRules(p, n);
+      claimSlots(n);
+      categorize(n);
+      int locks = subtree(n) + explicitLocks.getOrDefault(n, 0);
+      if (n.lockRef != locks) {
+        fail(
+            n
+                + " has lockRef="
+                + n.lockRef
+                + " but "
+                + locks
+                + " locks are held on it and below it");
+      }
+    }
+
+    /** The rules of one non-root node against its parent and the queues; not its children. */
+    private void nodeRules(RadixNode p, RadixNode n) {
       if (n.parent != p || n.deleted || n.namespace != p.namespace) {
         fail(n + " has a bad parent link, deleted flag or namespace under " + p);
       }
@@ -344,24 +393,26 @@ public final class CacheInvariants {
           && (l3WriteOf.containsKey(n) || n.l3State == RadixNode.L3_WRITING)) {
         fail(n + " is in an L3 write or WRITING without naming the write");
       }
-      claimSlots(n);
-      categorize(n);
-      if (CacheTree.isDeviceCandidate(n) && !liveDevice.contains(n)) {
+      if (CacheTree.isDeviceCandidate(n) && !liveDevice().contains(n)) {
         fail(n + " is a device eviction candidate without a live heap entry");
       }
-      if (CacheTree.isHostCandidate(n) && !liveHost.contains(n)) {
+      if (CacheTree.isHostCandidate(n) && !liveHost().contains(n)) {
         fail(n + " is a host eviction candidate without a live heap entry");
       }
-      int locks = subtree(n) + explicitLocks.getOrDefault(n, 0);
-      if (n.lockRef != locks) {
-        fail(
-            n
-                + " has lockRef="
-                + n.lockRef
-                + " but "
-                + locks
-                + " locks are held on it and below it");
+    }
+
+    private Set<RadixNode> liveDevice() {
+      if (liveDevice == null) {
+        liveDevice = tree.deviceHeap.liveNodes();
       }
+      return liveDevice;
+    }
+
+    private Set<RadixNode> liveHost() {
+      if (liveHost == null) {
+        liveHost = tree.hostHeap.liveNodes();
+      }
+      return liveHost;
     }
 
     private void checkBackup(RadixNode p, RadixNode n, boolean parentRoot) {
@@ -420,8 +471,16 @@ public final class CacheInvariants {
 
     private static void claim(
         Object[] owner, PageAllocator pool, String name, int slot, Object who) {
-      if (slot < 0 || slot >= owner.length) {
-        fail(name + " slot " + slot + " of " + who + " is out of range [0, " + owner.length + ")");
+      int capacity = pool.capacity();
+      if (slot < 0 || slot >= capacity) {
+        fail(name + " slot " + slot + " of " + who + " is out of range [0, " + capacity + ")");
+      }
+      if (owner == null) {
+        // The incremental check: ownership by two is the full check's (it needs every owner).
+        if (!pool.isAllocated(slot)) {
+          fail(name + " slot " + slot + " of " + who + " is free in the allocator");
+        }
+        return;
       }
       if (owner[slot] != null) {
         fail(name + " slot " + slot + " is owned twice: by " + owner[slot] + " and by " + who);
@@ -473,6 +532,278 @@ public final class CacheInvariants {
       }
     }
 
+    /**
+     * Whether {@code n} is in the tree: seen by the full walk, or for the incremental check,
+     * linked from a live root through live parents that list it.
+     */
+    private boolean inTree(RadixNode n) {
+      if (full) {
+        return seen.containsKey(n);
+      }
+      for (RadixNode c = n; ; c = c.parent) {
+        if (c.deleted) {
+          return false;
+        }
+        RadixNode p = c.parent;
+        if (p == null) {
+          return tree.roots.get(c.namespace) == c;
+        }
+        if (c.keyTokens == null || tree.findChild(p, c.keyTokens, c.keyOffset) != c) {
+          return false;
+        }
+      }
+    }
+
+    // ---------------------------------------------------------------- incremental
+
+    /** The check of {@link CacheInvariants#checkChanged}. */
+    void runChanged() {
+      collectLocksAndAcks();
+      ChangedNodes changed = tree.changed;
+      RadixNode[] marked = changed.checkNodes();
+      int count = changed.checkCount();
+      for (int i = 0; i < count; i++) {
+        RadixNode n = marked[i];
+        keep(changed, n);
+        if (!n.deleted) {
+          seen.put(n, Boolean.TRUE);
+          if (n.parent != null) {
+            seen.put(n.parent, Boolean.TRUE);
+          }
+        }
+      }
+      for (RadixNode n : seen.keySet()) {
+        changedNode(n);
+      }
+      if (tree.roots.get(0) == null) {
+        fail("the root of namespace 0 is missing");
+      }
+      if (changed.keptNodes != tree.nodeCount) {
+        fail(
+            "nodeCount="
+                + tree.nodeCount
+                + " but the nodes counted since the last full check make "
+                + changed.keptNodes);
+      }
+      checkRequests();
+      checkQueues();
+      checkPoolsChanged(changed);
+      changed.clearCheck();
+    }
+
+    /** A marked node (or a marked node's parent) that is not deleted. */
+    private void changedNode(RadixNode n) {
+      RadixNode p = n.parent;
+      if (p == null) {
+        if (tree.roots.get(n.namespace) != n
+            || n.keyLength != 0
+            || n.resident()
+            || n.hostSlots != null
+            || n.depth != 0) {
+          fail("bad root for namespace " + n.namespace + ": " + n);
+        }
+      } else {
+        if (!inTree(n)) {
+          fail(n + " is not in the tree: a parent is deleted or does not list it");
+        }
+        nodeRules(p, n);
+        claimSlots(n);
+      }
+      int locks = children(n) + explicitLocks.getOrDefault(n, 0);
+      if (n.lockRef != locks) {
+        fail(
+            n
+                + " has lockRef="
+                + n.lockRef
+                + " but "
+                + locks
+                + " locks are held on it and below it");
+      }
+    }
+
+    /**
+     * The children of {@code parent} against its counts and against it (links, I1 and I3 seen
+     * from the parent's side); returns the sum of their lockRefs.
+     */
+    private int children(RadixNode parent) {
+      int lockSum = 0;
+      int children = 0;
+      int resident = 0;
+      boolean root = parent.parent == null;
+      LongMap<RadixNode> map = parent.children;
+      if (map != null) {
+        for (int s = 0; s < map.slotCount(); s++) {
+          for (RadixNode c = map.valueAt(s); c != null; c = c.sameKeyNext) {
+            children++;
+            if (c.parent != parent || c.deleted || c.namespace != parent.namespace) {
+              fail(c + " has a bad parent link, deleted flag or namespace under " + parent);
+            }
+            if (c.resident()) {
+              resident++;
+              if (!root && !parent.resident()) {
+                fail("I1: " + c + " is on the device but its parent " + parent + " is not");
+              }
+            }
+            if (!root
+                && c.backupState == BackupState.COMMITTED
+                && parent.backupState != BackupState.COMMITTED) {
+              fail("I3: " + c + " has a committed backup but its parent " + parent + " does not");
+            }
+            if (!root
+                && c.hostSlots != null
+                && parent.hostSlots == null
+                && c.backupState != BackupState.PENDING) {
+              fail("I3: " + c + " is backed up but its parent " + parent + " is not");
+            }
+            lockSum += c.lockRef;
+          }
+        }
+      }
+      if (children != parent.childCount) {
+        fail(parent + " has childCount=" + parent.childCount + " but " + children + " children");
+      }
+      if (resident != parent.residentChildren) {
+        fail(
+            parent
+                + " has residentChildren="
+                + parent.residentChildren
+                + " but "
+                + resident
+                + " children on the device");
+      }
+      return lockSum;
+    }
+
+    /** Moves a marked node's pool categories and count in the sums kept since the full check. */
+    private static void keep(ChangedNodes changed, RadixNode n) {
+      if (n.keptEpoch == changed.keptEpoch) {
+        changed.keptNodes--;
+        changed.keptDevice(n.keptDevicePages, -1);
+        changed.keptHost(n.keptHostPages, -1);
+      }
+      n.keptEpoch = 0;
+      n.keptDevicePages = 0;
+      n.keptHostPages = 0;
+      if (!n.deleted && n.parent != null) {
+        keepNode(changed, n);
+      }
+    }
+
+    /** Counts a node of the tree in the kept sums. */
+    private static void keepNode(ChangedNodes changed, RadixNode n) {
+      n.keptEpoch = changed.keptEpoch;
+      n.keptDevicePages = devicePages(n);
+      n.keptHostPages = hostPages(n);
+      changed.keptNodes++;
+      changed.keptDevice(n.keptDevicePages, +1);
+      changed.keptHost(n.keptHostPages, +1);
+    }
+
+    /** The node's device pages: positive if evictable, negative if protected, 0 if none. */
+    private static int devicePages(RadixNode n) {
+      if (!n.resident()) {
+        return 0;
+      }
+      return n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0
+          ? n.pageCount
+          : -n.pageCount;
+    }
+
+    /** The node's host pages: positive if evictable, negative if protected, 0 if none. */
+    private static int hostPages(RadixNode n) {
+      if (n.hostSlots == null) {
+        return 0;
+      }
+      return !n.resident()
+              && n.lockRef == 0
+              && n.hostRef == 0
+              && n.backupState == BackupState.COMMITTED
+              && n.invalid == 0
+          ? n.pageCount
+          : -n.pageCount;
+    }
+
+    /**
+     * After a full check that passed: the sums it found become the kept sums, every node of the
+     * tree is counted in them, and the incremental check starts (again) from here.
+     */
+    void keepSums() {
+      ChangedNodes changed = tree.changed;
+      changed.keptEpoch++;
+      changed.keptNodes = 0;
+      changed.keptDeviceEvictable = 0;
+      changed.keptDeviceProtected = 0;
+      changed.keptHostEvictable = 0;
+      changed.keptHostProtected = 0;
+      for (RadixNode n : seen.keySet()) {
+        if (n.parent != null) {
+          keepNode(changed, n);
+        }
+      }
+      changed.clearCheck();
+      changed.startCheck();
+    }
+
+    private void checkPoolsChanged(ChangedNodes changed) {
+      if (reservedHostPages != ledger.reservedHostPages) {
+        fail(
+            "reservedHostPages="
+                + ledger.reservedHostPages
+                + " but prepared backups,"
+                + " retirement acks and L3 prefetches hold "
+                + reservedHostPages);
+      }
+      if (requestPages != ledger.requestPages) {
+        fail("requestPages=" + ledger.requestPages + " but requests hold " + requestPages);
+      }
+      if (changed.keptDeviceEvictable != ledger.deviceEvictable
+          || changed.keptDeviceProtected != ledger.deviceProtected) {
+        fail(
+            "device accounting: evictable="
+                + ledger.deviceEvictable
+                + " protected="
+                + ledger.deviceProtected
+                + " but the tree has evictable="
+                + changed.keptDeviceEvictable
+                + " protected="
+                + changed.keptDeviceProtected
+                + " (kept since the last full check)");
+      }
+      if (changed.keptHostEvictable != ledger.hostEvictable
+          || changed.keptHostProtected != ledger.hostProtected) {
+        fail(
+            "host accounting: evictable="
+                + ledger.hostEvictable
+                + " protected="
+                + ledger.hostProtected
+                + " but the tree has evictable="
+                + changed.keptHostEvictable
+                + " protected="
+                + changed.keptHostProtected
+                + " (kept since the last full check)");
+      }
+      long device = changed.keptDeviceEvictable + changed.keptDeviceProtected + requestPages;
+      if (ledger.devicePool.free() + device != ledger.devicePool.capacity()) {
+        fail(
+            "I5 device: free="
+                + ledger.devicePool.free()
+                + " + evictable/protected="
+                + device
+                + " != capacity="
+                + ledger.devicePool.capacity());
+      }
+      long host = changed.keptHostEvictable + changed.keptHostProtected + reservedHostPages;
+      if (ledger.hostPool.free() + host != ledger.hostPool.capacity()) {
+        fail(
+            "I5 host: free="
+                + ledger.hostPool.free()
+                + " + evictable/protected="
+                + host
+                + " != capacity="
+                + ledger.hostPool.capacity());
+      }
+    }
+
     private void checkRequests() {
       LongMap<RequestState> requests = cache.rooms().requests();
       for (int s = 0; s < requests.slotCount(); s++) {
@@ -481,7 +812,7 @@ public final class CacheInvariants {
           continue;
         }
         if (r.id != requests.keyAt(s)
-            || !seen.containsKey(r.lockNode)
+            || !inTree(r.lockNode)
             || r.prefixLength != r.lockNode.depth) {
           fail(
               "request "
@@ -523,7 +854,7 @@ public final class CacheInvariants {
       LongMap<CacheLock> locks = cache.rooms().locks();
       for (int s = 0; s < locks.slotCount(); s++) {
         CacheLock lock = locks.valueAt(s);
-        if (lock != null && !seen.containsKey(lock.node)) {
+        if (lock != null && !inTree(lock.node)) {
           fail(lock + " holds a node that is not in the tree");
         }
       }
@@ -593,7 +924,7 @@ public final class CacheInvariants {
         }
         writeBack += ack.writeBackPages;
         for (RadixNode n : ack.nodes) {
-          if (!seen.containsKey(n) || n.pendingWrite != ack) {
+          if (!inTree(n) || n.pendingWrite != ack) {
             fail(
                 "write ack "
                     + ack.sequence
@@ -611,7 +942,7 @@ public final class CacheInvariants {
         for (L3Write write : l3.writes) {
           int pages = 0;
           for (RadixNode n : write.nodes) {
-            if (!seen.containsKey(n) || n.pendingL3Write != write) {
+            if (!inTree(n) || n.pendingL3Write != write) {
               fail(write + " covers " + n + " which is not in the tree or does not name it");
             }
             pages += n.pageCount;
@@ -621,7 +952,7 @@ public final class CacheInvariants {
           }
         }
         for (Prefetch op : l3.pending) {
-          if (op.lockNode != null && !seen.containsKey(op.lockNode)) {
+          if (op.lockNode != null && !inTree(op.lockNode)) {
             fail(op + " locks a node not in the tree: " + op.lockNode);
           }
           if (op.state == Prefetch.State.PROBING && op.hostSlots != null) {
@@ -670,11 +1001,11 @@ public final class CacheInvariants {
                 + ")");
       }
       for (LoadBack op : loadBacks.loads) {
-        if (op.committed || !seen.containsKey(op.lockNode)) {
+        if (op.committed || !inTree(op.lockNode)) {
           fail(op + " is committed or locks a node not in the tree");
         }
         for (RadixNode n : op.nodes) {
-          if (!seen.containsKey(n) || n.pendingLoad != op) {
+          if (!inTree(n) || n.pendingLoad != op) {
             fail(op + " covers " + n + " which is not in the tree or does not name it");
           }
         }
@@ -738,7 +1069,7 @@ public final class CacheInvariants {
     }
 
     private void keyView(int chunk, int length) {
-      if (chunk >= 0) {
+      if (chunk >= 0 && full) {
         chunkViews[chunk]++;
         chunkInts += length;
       }

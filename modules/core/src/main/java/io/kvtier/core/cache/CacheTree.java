@@ -42,6 +42,9 @@ final class CacheTree {
   private final boolean touchRepushes;
   private final PoolLedger ledger;
 
+  /** The ledger's {@link ChangedNodes}: the tree marks what {@link PoolLedger#account} does not. */
+  final ChangedNodes changed;
+
   /** The ledger's pools, held here too so that the insert reaches them in one load. */
   private final PageAllocator devicePool;
 
@@ -100,6 +103,7 @@ final class CacheTree {
     this.policy = policy;
     this.touchRepushes = EvictionHeap.readsAccessClock(policy);
     this.ledger = ledger;
+    this.changed = ledger.changed;
     this.devicePool = ledger.devicePool;
     this.hostPool = ledger.hostPool;
     this.pageMultipliers = ChildMaps.pageMultipliers(pageSize);
@@ -123,6 +127,7 @@ final class CacheTree {
       root.keyTokens = new int[0];
       root.created = root.lastAccess = ++clock;
       roots.put(namespace, root);
+      changed.mark(root);
     }
     return root;
   }
@@ -158,6 +163,7 @@ final class CacheTree {
     if (root.namespace != 0 && root.childCount == 0 && root.lockRef == 0 && !root.deleted) {
       roots.remove(root.namespace);
       root.deleted = true;
+      changed.mark(root);
     }
   }
 
@@ -191,6 +197,8 @@ final class CacheTree {
 
   private void addChild(RadixNode parent, RadixNode child) {
     ChildMaps.add(parent, child, firstPageKey(child.keyTokens, child.keyOffset));
+    changed.mark(parent);
+    changed.mark(child);
   }
 
   /** An empty child map for a split's top half: a deleted node's if it has a new map's size. */
@@ -316,6 +324,9 @@ final class CacheTree {
     top.keyLength = tokens;
     top.pageCount = pages;
     top.depth = node.depth - node.keyLength + tokens;
+    changed.mark(node.parent);
+    changed.mark(node);
+    changed.mark(top);
     ChildMaps.replace(node.parent, node, top);
     node.keyOffset += tokens;
     node.keyLength -= tokens;
@@ -434,6 +445,7 @@ final class CacheTree {
       }
       int pages = matched / pageSize;
       child.lastAccess = ++clock;
+      changed.mark(child);
       if (child.deviceRuns != null) {
         own.release(devicePool, ownIndex, pages);
         ledger.requestPages -= pages;
@@ -478,6 +490,7 @@ final class CacheTree {
     ledger.account(node, -1);
     node.deviceRuns = own.slice(ownIndex, node.pageCount);
     node.parent.residentChildren++;
+    changed.mark(node.parent);
     ledger.account(node, +1);
     ledger.requestPages -= node.pageCount;
     events.stored(CacheMedium.DEVICE, node);
@@ -563,6 +576,7 @@ final class CacheTree {
     leaf.priority = priority;
     ChildMaps.add(parent, leaf, key);
     parent.residentChildren++;
+    changed.mark(parent);
     nodeCount++;
     ledger.account(leaf, +1);
     ledger.requestPages -= leaf.pageCount;
@@ -582,7 +596,8 @@ final class CacheTree {
   }
 
   /** A hit on a resident node: count it, raise its priority, tell the write triggers. */
-  private static void countHit(RadixNode n, int priority, HitListener hits) {
+  private void countHit(RadixNode n, int priority, HitListener hits) {
+    changed.mark(n);
     n.hitCount++;
     if (priority > n.priority) {
       n.priority = priority;
@@ -699,6 +714,7 @@ final class CacheTree {
     leaf.l3State = RadixNode.L3_STORED;
     leaf.created = leaf.lastAccess = ++clock;
     ChildMaps.add(parent, leaf, key);
+    changed.mark(parent);
     nodeCount++;
     ledger.account(leaf, +1);
     events.stored(CacheMedium.HOST, leaf);
@@ -721,6 +737,7 @@ final class CacheTree {
         ledger.account(n, +1);
       } else {
         n.lockRef++;
+        changed.mark(n);
       }
     }
   }
@@ -751,6 +768,7 @@ final class CacheTree {
         }
       } else {
         n.lockRef--;
+        changed.mark(n);
         if (up == null && n.lockRef == 0) {
           maybeDropRoot(n);
         }
@@ -792,6 +810,7 @@ final class CacheTree {
 
   void touch(RadixNode n) {
     n.lastAccess = ++clock;
+    changed.mark(n);
     if (touchRepushes) {
       keyChanged(n);
     }
@@ -814,6 +833,7 @@ final class CacheTree {
     }
     n.backupState = BackupState.NONE;
     ChildMaps.remove(parent, n);
+    changed.mark(parent);
     if (n.children != null && spareMapCount < spareMaps.length) {
       // Checked when it is taken, so that a delete does not read the map's memory for nothing.
       spareMaps[spareMapCount++] = n.children;
@@ -834,6 +854,7 @@ final class CacheTree {
     ledger.account(n, -1);
     releaseDevice(n);
     n.parent.residentChildren--;
+    changed.mark(n.parent);
     ledger.account(n, +1);
     keyChanged(n);
     afterChildGone(n.parent);

@@ -156,6 +156,7 @@ final class LoadBacks {
       n.deviceRuns = deviceRuns.slice(offset, n.pageCount);
       n.pendingLoad = op;
       n.parent.residentChildren++;
+      ledger.changed.mark(n.parent);
       ledger.account(n, +1);
       tree.events.stored(CacheMedium.DEVICE, n);
       offset += n.pageCount;
@@ -178,6 +179,7 @@ final class LoadBacks {
       ArrayList<RadixNode> affected = fail ? markFailed(op) : null;
       for (RadixNode node : op.nodes) {
         if (node.pendingLoad == op) {
+          ledger.changed.mark(node);
           node.pendingLoad = null;
         }
       }

@@ -33,6 +33,9 @@ final class PoolLedger {
    */
   long reservedHostPages;
 
+  /** The nodes changed since the incremental digest and check looked; the tree shares it. */
+  final ChangedNodes changed = new ChangedNodes();
+
   PoolLedger(int devicePages, int hostPages) {
     this.devicePool = new PageAllocator("device", devicePages);
     this.hostPool = new PageAllocator("host", hostPages);
@@ -40,6 +43,7 @@ final class PoolLedger {
 
   /** Adds ({@code sign} +1) or removes (-1) a node's pages to or from its pool categories. */
   void account(RadixNode n, int sign) {
+    changed.mark(n);
     if (n.deviceRuns != null) {
       if (n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0) {
         deviceEvictable += sign * n.pageCount;

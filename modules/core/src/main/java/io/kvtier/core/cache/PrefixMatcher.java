@@ -163,6 +163,7 @@ final class PrefixMatcher {
   private void stampFromRankClock(RadixNode n) {
     if (!n.deleted) {
       n.lastAccess = rules.accessClock.getAsLong();
+      tree.changed.mark(n);
       tree.keyChanged(n);
     }
   }

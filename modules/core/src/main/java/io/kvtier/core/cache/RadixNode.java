@@ -79,6 +79,20 @@ public final class RadixNode {
   int hostStamp;
   boolean deleted;
 
+  /** Listed in {@link ChangedNodes} for the digest, for the invariant check. */
+  boolean digestListed;
+
+  boolean checkListed;
+
+  /** This node's term in {@link ChangedNodes#nodeDigestSum}; 0 while it is in no sum. */
+  long digestTerm;
+
+  /** How the incremental check counted this node: see {@link ChangedNodes#keptEpoch}. */
+  int keptEpoch;
+
+  int keptDevicePages;
+  int keptHostPages;
+
   /** Chained SHA-256 page hashes as 32-byte digests, computed on demand; may be null. */
   byte[][] pageHashes;
 

@@ -638,7 +638,8 @@ public final class RankCache implements CacheView {
    * A 64-bit hash of all replicated state of this cache, for the rank protocol's divergence
    * check (ARCHITECTURE.md §5): equal on ranks that took the same decisions, and different (up to
    * hash collisions) as soon as any replicated field differs; copy completion is never read.
-   * Costs time linear in the nodes, their key tokens and the requests.
+   * The first call costs time linear in the nodes and their key tokens; later calls rehash only
+   * the nodes changed since (kept in {@code ChangedNodes}), plus the requests and queues in full.
    */
   public long replicaDigest() {
     return ReplicaDigest.of(this);

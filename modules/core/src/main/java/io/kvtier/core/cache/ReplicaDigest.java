@@ -25,6 +25,11 @@ import java.util.ArrayDeque;
  * own pages, and the prepared backup's extent, host slots and streamed layers), explicit node
  * locks, the L3 queues, and the {@link RankCache#stats()} counters. Page hashes are left out:
  * they are a function of the keys. It allocates no more than a walk stack.
+ *
+ * <p>Kept incrementally: because the node terms are summed, {@link #of} keeps each node's term
+ * ({@link RadixNode#digestTerm}) and their sum ({@link ChangedNodes#nodeDigestSum}) and replaces
+ * only the terms of the nodes marked since its last call; its value is that of {@link #full}.
+ * The rest (global fields, FIFOs, requests, locks) is small and hashed in full every call.
  */
 final class ReplicaDigest {
   private static final long NONE = -1L;
@@ -41,7 +46,89 @@ final class ReplicaDigest {
     return this;
   }
 
+  /**
+   * The digest, its node part kept incrementally: the first call walks the tree and starts
+   * {@link ChangedNodes} tracking; later calls rehash only the nodes marked since. Equal to
+   * {@link #full} as long as every change of a hashed node field is marked, which {@link
+   * #verifyNodeTerms} checks.
+   */
   static long of(RankCache cache) {
+    CacheTree tree = cache.rooms().tree();
+    ChangedNodes changed = tree.changed;
+    if (!changed.digestTracking()) {
+      changed.nodeDigestSum = nodes(tree, new ReplicaDigest(0), true);
+      changed.clearDigest();
+      changed.startDigest();
+    } else {
+      refresh(changed, new ReplicaDigest(0));
+    }
+    return of(cache, changed.nodeDigestSum);
+  }
+
+  /**
+   * The digest computed from scratch, reading no kept term: what {@link #of} returned before it
+   * was incremental, and equal to it.
+   */
+  static long full(RankCache cache) {
+    return of(cache, nodes(cache.rooms().tree(), new ReplicaDigest(0), false));
+  }
+
+  /**
+   * Rehashes every node of the tree and compares its term with the one the incremental digest
+   * keeps, then the sum: a difference is a change that no room marked ({@link ChangedNodes}).
+   *
+   * @throws CacheInvariantException naming the first node whose kept term is stale
+   */
+  static void verifyNodeTerms(RankCache cache) {
+    CacheTree tree = cache.rooms().tree();
+    ChangedNodes changed = tree.changed;
+    if (!changed.digestTracking()) {
+      return;
+    }
+    ReplicaDigest scratch = new ReplicaDigest(0);
+    refresh(changed, scratch);
+    long sum = 0;
+    ArrayDeque<RadixNode> stack = roots(tree);
+    while (!stack.isEmpty()) {
+      RadixNode n = stack.pop();
+      long term = node(n, scratch);
+      if (term != n.digestTerm) {
+        throw new CacheInvariantException(
+            n
+                + " changed without a mark in ChangedNodes: its digest term is "
+                + Long.toHexString(term)
+                + " but the incremental digest keeps "
+                + Long.toHexString(n.digestTerm)
+                + "; the room that changed it must call ChangedNodes.mark");
+      }
+      sum += term;
+      pushChildren(n, stack);
+    }
+    if (sum != changed.nodeDigestSum) {
+      throw new CacheInvariantException(
+          "the incremental digest's node sum "
+              + Long.toHexString(changed.nodeDigestSum)
+              + " differs from the tree's "
+              + Long.toHexString(sum)
+              + ": a node left the tree without a mark in ChangedNodes");
+    }
+  }
+
+  /** Replaces the terms of the nodes marked since the last call; drops those deleted since. */
+  private static void refresh(ChangedNodes changed, ReplicaDigest scratch) {
+    RadixNode[] marked = changed.digestNodes();
+    long sum = changed.nodeDigestSum;
+    for (int i = 0, count = changed.digestCount(); i < count; i++) {
+      RadixNode n = marked[i];
+      sum -= n.digestTerm;
+      n.digestTerm = n.deleted ? 0 : node(n, scratch);
+      sum += n.digestTerm;
+    }
+    changed.nodeDigestSum = sum;
+    changed.clearDigest();
+  }
+
+  private static long of(RankCache cache, long nodeSum) {
     CacheTree tree = cache.rooms().tree();
     PoolLedger ledger = cache.rooms().ledger();
     Backups backups = cache.rooms().backups();
@@ -76,7 +163,7 @@ final class ReplicaDigest {
     }
 
     long sum = global.finish();
-    sum += nodes(tree, global);
+    sum += nodeSum;
     sum += requests(cache, global);
     sum += locks(cache, global);
     return mix(sum);
@@ -163,8 +250,23 @@ final class ReplicaDigest {
     return this;
   }
 
-  private static long nodes(CacheTree tree, ReplicaDigest scratch) {
+  /** The sum of every node's term; with {@code keep}, each node also keeps its term. */
+  private static long nodes(CacheTree tree, ReplicaDigest scratch, boolean keep) {
     long sum = 0;
+    ArrayDeque<RadixNode> stack = roots(tree);
+    while (!stack.isEmpty()) {
+      RadixNode n = stack.pop();
+      long term = node(n, scratch);
+      if (keep) {
+        n.digestTerm = term;
+      }
+      sum += term;
+      pushChildren(n, stack);
+    }
+    return sum;
+  }
+
+  private static ArrayDeque<RadixNode> roots(CacheTree tree) {
     ArrayDeque<RadixNode> stack = new ArrayDeque<>();
     LongMap<RadixNode> roots = tree.roots;
     for (int s = 0; s < roots.slotCount(); s++) {
@@ -173,19 +275,18 @@ final class ReplicaDigest {
         stack.push(root);
       }
     }
-    while (!stack.isEmpty()) {
-      RadixNode n = stack.pop();
-      sum += node(n, scratch);
-      LongMap<RadixNode> children = n.children;
-      if (children != null) {
-        for (int s = 0; s < children.slotCount(); s++) {
-          for (RadixNode c = children.valueAt(s); c != null; c = c.sameKeyNext) {
-            stack.push(c);
-          }
+    return stack;
+  }
+
+  private static void pushChildren(RadixNode n, ArrayDeque<RadixNode> stack) {
+    LongMap<RadixNode> children = n.children;
+    if (children != null) {
+      for (int s = 0; s < children.slotCount(); s++) {
+        for (RadixNode c = children.valueAt(s); c != null; c = c.sameKeyNext) {
+          stack.push(c);
         }
       }
     }
-    return sum;
   }
 
   private static long node(RadixNode n, ReplicaDigest scratch) {

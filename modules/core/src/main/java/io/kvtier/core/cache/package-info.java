@@ -127,8 +127,8 @@
  *   <tr><td>commit protocol</td><td>{@code CommitProtocol}, {@code LocalProgress}</td>
  *       <td>the rank-local copy progress and the commits</td></tr>
  *   <tr><td>checks</td><td>{@code ReplicaDigest}, {@code CacheInvariants}, {@code
- *       RuleVariants}</td><td>the divergence digest, invariants, broken variants for
- *       tests</td></tr>
+ *       ChangedNodes}, {@code RuleVariants}</td><td>the divergence digest, invariants, the
+ *       nodes changed since they last looked, broken variants for tests</td></tr>
  * </table>
  */
 package io.kvtier.core.cache;

@@ -23,6 +23,7 @@ final class EngineCounters {
   long idleTicks;
   long idleTickCalls;
   long maxProtocolCallsPerTick;
+  long skippedTicks;
 
   RankEngineStats snapshot(long collectiveCalls) {
     return new RankEngineStats(
@@ -47,7 +48,8 @@ final class EngineCounters {
         idleTickCalls,
         maxProtocolCallsPerTick,
         l3HitTokens,
-        prefillTokens);
+        prefillTokens,
+        skippedTicks);
   }
 
   /**
@@ -74,5 +76,9 @@ final class EngineCounters {
         .add(idleTicks)
         .add(idleTickCalls)
         .add(l3HitTokens);
+    // Only when there are any, so that a run without skips keeps the digest it always had.
+    if (skippedTicks != 0) {
+      d.add(skippedTicks);
+    }
   }
 }

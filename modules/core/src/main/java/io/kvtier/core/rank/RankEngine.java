@@ -141,9 +141,38 @@ public final class RankEngine {
           }
           // Rank 0 too applies the decoded bytes, so that every rank runs exactly the same input.
           TickCommands received = TickCommands.decode(collective.broadcast(0, payload, RECV_TAG));
+          if (received.skippedTicks() != 0) {
+            skip(received.skippedTicks());
+          }
           scheduler.apply(received, tick);
           return received;
         });
+  }
+
+  /**
+   * Advances the tick number over idle ticks that rank 0 left out: each would have made the recv
+   * broadcast only (and the digest check where due, which compares equal state again), and
+   * changed nothing but the tick and the tick counters, which are advanced as it would have.
+   */
+  private void skip(long ticks) {
+    if (!isIdle()) {
+      throw new IllegalStateException(
+          "rank 0 skipped "
+              + ticks
+              + " ticks at tick "
+              + tick
+              + " but this rank is not idle (waiting="
+              + scheduler.waiting.size()
+              + ", running="
+              + scheduler.running.size()
+              + ", outstanding="
+              + cache.outstandingOperations()
+              + "): skip only ticks with nothing outstanding, see RankEngine.isIdle");
+    }
+    tick += ticks;
+    counters.ticks += ticks;
+    counters.idleTicks += ticks;
+    counters.skippedTicks += ticks;
   }
 
   /** Step 2: the fused reduction and commit, iff anything is outstanding. */
@@ -375,6 +404,17 @@ public final class RankEngine {
    */
   public boolean isDrained() {
     return scheduler.endOfInput && scheduler.idle() && cache.outstandingOperations() == 0;
+  }
+
+  /**
+   * Whether a tick now would do nothing but count: no request waiting, prefetching an L3 prefix
+   * or running, and no backup, load or L3 operation outstanding. Replicated. Rank 0 may skip
+   * such ticks until the next arrival ({@link TickCommands#skippedTicks()}).
+   *
+   * @return true when idle
+   */
+  public boolean isIdle() {
+    return scheduler.idle() && cache.outstandingOperations() == 0;
   }
 
   /**

@@ -4,7 +4,7 @@ package io.kvtier.core.rank;
  * Counters of one {@link RankEngine}. All are replicated (equal on every rank of a healthy group)
  * except {@link #kvMismatches()}, which counts wrong bytes this rank's model found.
  *
- * @param ticks ticks completed
+ * @param ticks ticks completed, those skipped included ({@link #skippedTicks})
  * @param arrived requests received
  * @param admitted requests admitted (matched, locked and given pages)
  * @param finished requests finished and inserted into the cache
@@ -35,6 +35,9 @@ package io.kvtier.core.rank;
  * @param prefillTokens the prompt tokens among {@code computedTokens} (the rest are decode tokens,
  *     one per generated token but the last): with the reused tokens they make up the prompt
  *     tokens, but for those of requests aborted before their prefill ended
+ * @param skippedTicks idle ticks that rank 0 skipped ({@link TickCommands#skippedTicks()}):
+ *     nothing was outstanding and nothing arrived, so no rank ran them and they made no call;
+ *     counted in {@link #ticks} and {@link #idleTicks} too
  */
 public record RankEngineStats(
     long ticks,
@@ -58,7 +61,8 @@ public record RankEngineStats(
     long idleTickCalls,
     long maxProtocolCallsPerTick,
     long l3HitTokens,
-    long prefillTokens) {
+    long prefillTokens,
+    long skippedTicks) {
 
   /**
    * Prompt tokens reused from the cache (device, host and L3 hits).

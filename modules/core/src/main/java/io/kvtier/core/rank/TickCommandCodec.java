@@ -8,7 +8,9 @@ import java.util.List;
  * The bytes of {@link TickCommands} that rank 0 broadcasts every tick, kept small because the
  * broadcast runs every tick on every rank.
  *
- * <p>Format: a version byte, a flags byte (bit 0: end of input), then unsigned LEB128 varints.
+ * <p>Format: a version byte, a flags byte (bit 0: end of input, bit 1: ticks skipped), then
+ * unsigned LEB128 varints: the skipped ticks if bit 1 is set (so a tick that skips none encodes
+ * as it always did), then the arrivals.
  * Arrivals: count, then per request the zigzag delta of its id from the previous one (ids are
  * usually consecutive: one byte), zigzag namespace, zigzag priority, max output tokens, prompt
  * length, the length of the prompt prefix it shares with the previous arrival of the message
@@ -23,7 +25,11 @@ final class TickCommandCodec {
   static byte[] encode(TickCommands commands) {
     Out out = new Out();
     out.bytes[out.size++] = VERSION;
-    out.bytes[out.size++] = (byte) (commands.endOfInput() ? 1 : 0);
+    boolean skips = commands.skippedTicks() != 0;
+    out.bytes[out.size++] = (byte) ((commands.endOfInput() ? 1 : 0) | (skips ? 2 : 0));
+    if (skips) {
+      out.varint(commands.skippedTicks());
+    }
     List<RankRequest> arrivals = commands.arrivals();
     out.varint(arrivals.size());
     long previousId = 0;
@@ -66,8 +72,15 @@ final class TickCommandCodec {
               + ": every rank must run the same kvtier version");
     }
     int flags = in.readByte();
-    if ((flags & ~1) != 0) {
+    if ((flags & ~3) != 0) {
       throw in.malformed("unknown flags " + flags);
+    }
+    long skipped = 0;
+    if ((flags & 2) != 0) {
+      skipped = in.varint();
+      if (skipped <= 0) {
+        throw in.malformed("skipped ticks " + skipped + " with the skip flag set");
+      }
     }
     int count = in.count("arrivals");
     List<RankRequest> arrivals = new ArrayList<>(count);
@@ -113,7 +126,7 @@ final class TickCommandCodec {
     if (in.position != bytes.length) {
       throw in.malformed((bytes.length - in.position) + " trailing bytes");
     }
-    return new TickCommands(arrivals, aborts, (flags & 1) != 0);
+    return new TickCommands(arrivals, aborts, (flags & 1) != 0, skipped);
   }
 
   private static long zigzag(long v) {

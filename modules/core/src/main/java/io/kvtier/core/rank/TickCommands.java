@@ -12,12 +12,22 @@ import java.util.Objects;
  * <p>Arrivals are queued first, then aborts are applied, so an abort may name a request of the
  * same tick. An abort of an id that is neither waiting nor running is ignored on every rank.
  *
+ * <p>Skipping: a tick in which nothing is outstanding and nothing arrives does nothing but count
+ * (no request waiting, prefetching or running, no copy outstanding: {@link RankEngine#isIdle()}).
+ * Rank 0 may leave a run of such ticks out: the next commands it broadcasts say how many ticks
+ * it skipped, and every rank advances its tick number by as many before it applies them, the
+ * same on every rank, so the skipped ticks cost no broadcast and no step. The commands of the
+ * tick that ends the run name the arrivals of that tick, as they would have without the skip.
+ *
  * @param arrivals new requests, in queue order
  * @param aborts ids of requests to abort, in order
  * @param endOfInput no request will arrive after this tick; the engine drains and then reports
  *     {@link RankEngine#isDrained()}
+ * @param skippedTicks idle ticks rank 0 skipped before this one, 0 for none; the engine
+ *     advances its tick number by as many first, and fails if it is not idle
  */
-public record TickCommands(List<RankRequest> arrivals, long[] aborts, boolean endOfInput) {
+public record TickCommands(
+    List<RankRequest> arrivals, long[] aborts, boolean endOfInput, long skippedTicks) {
 
   /** No arrivals, no aborts, input open. */
   public static final TickCommands NONE = new TickCommands(List.of(), new long[0], false);
@@ -29,6 +39,31 @@ public record TickCommands(List<RankRequest> arrivals, long[] aborts, boolean en
   public TickCommands {
     arrivals = List.copyOf(Objects.requireNonNull(arrivals, "arrivals"));
     aborts = Objects.requireNonNull(aborts, "aborts").clone();
+    if (skippedTicks < 0) {
+      throw new IllegalArgumentException(
+          "skippedTicks=" + skippedTicks + " must be >= 0 (0 when no tick was skipped)");
+    }
+  }
+
+  /**
+   * Commands that skip no tick.
+   *
+   * @param arrivals new requests, in queue order
+   * @param aborts ids of requests to abort, in order
+   * @param endOfInput no request will arrive after this tick
+   */
+  public TickCommands(List<RankRequest> arrivals, long[] aborts, boolean endOfInput) {
+    this(arrivals, aborts, endOfInput, 0);
+  }
+
+  /**
+   * These commands after {@code ticks} skipped idle ticks.
+   *
+   * @param ticks the idle ticks rank 0 leaves out before these commands
+   * @return the commands, skipping {@code ticks}
+   */
+  public TickCommands afterSkipping(long ticks) {
+    return new TickCommands(arrivals, aborts, endOfInput, ticks);
   }
 
   /**
@@ -84,13 +119,16 @@ public record TickCommands(List<RankRequest> arrivals, long[] aborts, boolean en
   public boolean equals(Object o) {
     return o instanceof TickCommands c
         && endOfInput == c.endOfInput
+        && skippedTicks == c.skippedTicks
         && arrivals.equals(c.arrivals)
         && Arrays.equals(aborts, c.aborts);
   }
 
   @Override
   public int hashCode() {
-    return (arrivals.hashCode() * 31 + Arrays.hashCode(aborts)) * 2 + (endOfInput ? 1 : 0);
+    return ((arrivals.hashCode() * 31 + Arrays.hashCode(aborts)) * 31 + Long.hashCode(skippedTicks))
+            * 2
+        + (endOfInput ? 1 : 0);
   }
 
   @Override
@@ -101,6 +139,7 @@ public record TickCommands(List<RankRequest> arrivals, long[] aborts, boolean en
         + Arrays.toString(aborts)
         + ", endOfInput="
         + endOfInput
+        + (skippedTicks == 0 ? "" : ", skippedTicks=" + skippedTicks)
         + "]";
   }
 }

@@ -568,6 +568,10 @@ final class Scenario {
   }
 
   private void verify() {
+    // The incremental check and digest first, on what this step changed; then the full check,
+    // which also fails if a change went unmarked (ChangedNodes).
+    CacheInvariants.checkChanged(cache);
+    assertThat(cache.replicaDigest()).as("incremental digest").isEqualTo(ReplicaDigest.full(cache));
     CacheInvariants.check(cache);
     if (victimError != null) {
       throw new AssertionError(victimError);
