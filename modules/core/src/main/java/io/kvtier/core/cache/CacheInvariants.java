@@ -106,6 +106,9 @@ public final class CacheInvariants {
     /** Released device slots that a streamed copy still reads (held, freed at an ack's commit). */
     private int deferredDevice;
 
+    /** The deferred slots the incremental check counted (the full one uses its owner table). */
+    private final java.util.Set<Integer> deferredSeen = new java.util.HashSet<>();
+
     private int hostOwned;
 
     /** Whether this is a full check; else only the changed nodes are looked at. */
@@ -503,6 +506,14 @@ public final class CacheInvariants {
         if (ledger.devicePool.holds(slot) == 0) {
           fail("device slot " + slot + " of " + who + " is not held in the allocator");
         }
+        if (deviceOwner == null) {
+          // The incremental check has no owner table: count each deferred slot once.
+          if (ledger.devicePool.isDeferred(slot) && deferredSeen.add(slot)) {
+            claim(null, ledger.devicePool, "device", slot, who + " (released, copy reads it)");
+            deferredDevice++;
+          }
+          continue;
+        }
         if (ledger.devicePool.isDeferred(slot) && deviceOwner[slot] == null) {
           claim(deviceOwner, ledger.devicePool, "device", slot, who + " (released, copy reads it)");
           deviceOwned++;
@@ -782,7 +793,15 @@ public final class CacheInvariants {
                 + changed.keptHostProtected
                 + " (kept since the last full check)");
       }
-      long device = changed.keptDeviceEvictable + changed.keptDeviceProtected + requestPages;
+      if (deferredDevice != ledger.devicePool.deferred()) {
+        fail(
+            "the device allocator defers "
+                + ledger.devicePool.deferred()
+                + " released slots but the acks and prepared backups hold "
+                + deferredDevice);
+      }
+      long device =
+          changed.keptDeviceEvictable + changed.keptDeviceProtected + requestPages + deferredDevice;
       if (ledger.devicePool.free() + device != ledger.devicePool.capacity()) {
         fail(
             "I5 device: free="
