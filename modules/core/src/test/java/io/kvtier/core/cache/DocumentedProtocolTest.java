@@ -9,10 +9,11 @@ import java.util.Arrays;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The sequences the cache's Javadoc describes for several ranks, driven on 2 ranks with a copy
+ * The sequences the cache's Javadoc describes for several ranks, driven on 2 and 4 ranks with a copy
  * that fails on one of them: the package description's per-tick sync ({@link L3Rank#sync} does
  * exactly what it says, and checks the digests and invariants after every commit), {@link
  * Admission#pendingLoads()}'s rule for a failed load, and the prepared backup's prepare, stream
@@ -34,11 +35,12 @@ class DocumentedProtocolTest {
     return t;
   }
 
-  private static L3Rank[] ranks() {
-    return new L3Rank[] {
-      new L3Rank(0, 2, new FakeKvStore(), L3, 32, 64),
-      new L3Rank(1, 2, new FakeKvStore(), L3, 32, 64)
-    };
+  private static L3Rank[] ranks(int n) {
+    L3Rank[] ranks = new L3Rank[n];
+    for (int r = 0; r < n; r++) {
+      ranks[r] = new L3Rank(r, n, new FakeKvStore(), L3, 32, 64);
+    }
+    return ranks;
   }
 
   private static void compute(L3Rank r, long id, int[] tokens) {
@@ -51,8 +53,10 @@ class DocumentedProtocolTest {
   }
 
   private static void assertEqualReplicas(L3Rank... ranks) {
-    assertThat(ranks[1].cache.replicaDigest()).isEqualTo(ranks[0].cache.replicaDigest());
-    assertThat(ranks[1].cache.stats()).isEqualTo(ranks[0].cache.stats());
+    for (int r = 1; r < ranks.length; r++) {
+      assertThat(ranks[r].cache.replicaDigest()).isEqualTo(ranks[0].cache.replicaDigest());
+      assertThat(ranks[r].cache.stats()).isEqualTo(ranks[0].cache.stats());
+    }
   }
 
   private static void drain(L3Rank... ranks) {
@@ -71,9 +75,10 @@ class DocumentedProtocolTest {
     assertEqualReplicas(ranks);
   }
 
-  @Test
-  void theSyncOfThePackageDescriptionCommitsABackupThatFailedOnOneRankAsFailedOnBoth() {
-    L3Rank[] ranks = ranks();
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {2, 4})
+  void theSyncOfThePackageDescriptionCommitsABackupThatFailedOnOneRankAsFailedOnBoth(int n) {
+    L3Rank[] ranks = ranks(n);
     int[] t = tokens(8, 1);
     for (L3Rank r : ranks) {
       r.cache.admit(1, t);
@@ -91,10 +96,11 @@ class DocumentedProtocolTest {
     drain(ranks);
   }
 
-  @Test
-  void aLoadThatFailedOnOneRankAbortsTheRequestOnBothOnlyOnceTheAgreedCommitSaysSo()
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {2, 4})
+  void aLoadThatFailedOnOneRankAbortsTheRequestOnBothOnlyOnceTheAgreedCommitSaysSo(int n)
       throws InterruptedException {
-    L3Rank[] ranks = ranks();
+    L3Rank[] ranks = ranks(n);
     int[] prefix = tokens(8, 2);
     for (L3Rank r : ranks) {
       r.serve(1, prefix);
@@ -108,7 +114,7 @@ class DocumentedProtocolTest {
       r.cache.evictDevice(2);
     }
     int[] t = Arrays.copyOf(prefix, 12);
-    LoadBack[] loads = new LoadBack[2];
+    LoadBack[] loads = new LoadBack[n];
     for (L3Rank r : ranks) {
       Admission a = r.cache.admit(2, t);
       assertThat(a.pendingLoads()).hasSize(1);
@@ -137,9 +143,10 @@ class DocumentedProtocolTest {
     drain(ranks);
   }
 
-  @Test
-  void aPreparedBackupWhoseStreamedCopyFailedOnOneRankIsRolledBackOnBoth() {
-    L3Rank[] ranks = ranks();
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {2, 4})
+  void aPreparedBackupWhoseStreamedCopyFailedOnOneRankIsRolledBackOnBoth(int n) {
+    L3Rank[] ranks = ranks(n);
     int[] t = tokens(8, 3);
     for (L3Rank r : ranks) {
       r.cache.admit(1, t);

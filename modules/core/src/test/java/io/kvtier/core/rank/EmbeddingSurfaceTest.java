@@ -19,6 +19,8 @@ import java.util.logging.Logger;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The surface a server that embeds kvtier drives the ranks through: the engine's steps, and a
@@ -58,9 +60,10 @@ class EmbeddingSurfaceTest {
     h.ticks(10, t -> t == 0 ? arrive(1, 2) : TickCommands.NONE);
   }
 
-  @Test
-  void replicatedMutatorsOutsideTheStepsAreRefusedNamingTheMethod() throws Exception {
-    try (RankHarness h = new RankHarness(2, CACHE, ENGINE)) {
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {2, 4})
+  void replicatedMutatorsOutsideTheStepsAreRefusedNamingTheMethod(int n) throws Exception {
+    try (RankHarness h = new RankHarness(n, CACHE, ENGINE)) {
       warmUp(h);
       RankCache cache = h.caches.get(1);
       long digest = h.engines.get(1).replicaDigest();
@@ -85,7 +88,9 @@ class EmbeddingSurfaceTest {
       assertThat(h.engines.get(1).replicaDigest()).as("nothing changed").isEqualTo(digest);
       // The group goes on: nothing was half-applied.
       h.ticks(20, t -> t == 10 ? TickCommands.END : TickCommands.NONE);
-      assertThat(h.engines.get(0).replicaDigest()).isEqualTo(h.engines.get(1).replicaDigest());
+      for (int r = 1; r < n; r++) {
+        assertThat(h.engines.get(r).replicaDigest()).isEqualTo(h.engines.get(0).replicaDigest());
+      }
     }
   }
 
@@ -156,16 +161,17 @@ class EmbeddingSurfaceTest {
 
   /**
    * The engine's documented sequence (receive, sync, admit, forward, finish, check per tick) on
-   * 2 ranks whose rank 1 fails its first backup copy and its first load-back copy (if the run
+   * 2 and 4 ranks whose rank 1 fails its first backup copy and its first load-back copy (if the run
    * loads one back): every tick ends with equal digests (the digest check runs every tick) and
    * both ranks commit the same failures.
    */
-  @Test
-  void theDocumentedStepsKeepTwoRanksEqualWhenACopyFailsOnOne() throws Exception {
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {2, 4})
+  void theDocumentedStepsKeepTheRanksEqualWhenACopyFailsOnOne(int n) throws Exception {
     CacheConfig small = CacheConfig.of(4, 12, 64);
     try (RankHarness h =
         new RankHarness(
-            2,
+            n,
             small,
             ENGINE.withDigestInterval(1),
             Map.of(),
@@ -209,10 +215,11 @@ class EmbeddingSurfaceTest {
                 return digests;
               });
       assertThat(out.get(0)).isInstanceOf(List.class);
-      assertThat(out.get(1)).isEqualTo(out.get(0));
       CacheView a = h.engines.get(0).view();
-      CacheView b = h.engines.get(1).view();
-      assertThat(b.stats()).isEqualTo(a.stats());
+      for (int r = 1; r < n; r++) {
+        assertThat(out.get(r)).as("rank %d's digests", r).isEqualTo(out.get(0));
+        assertThat(h.engines.get(r).view().stats()).isEqualTo(a.stats());
+      }
       assertThat(a.stats().backupsFailed()).as("rank 1's failed backup, agreed").isPositive();
     }
   }
