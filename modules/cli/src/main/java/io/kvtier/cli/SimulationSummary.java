@@ -126,8 +126,9 @@ final class SimulationSummary {
     s.append(
         String.format(
             Locale.ROOT,
-            "collectives  %.2f per tick (%d calls: recv every tick, sync in %d ticks, %d digest"
-                + " checks); idle ticks %d with %d calls besides recv; at most %d per tick%n",
+            "collectives  %.2f per tick (%d calls: recv in every tick that ran, sync in %d"
+                + " ticks, %d digest checks); idle ticks %d with %d calls besides recv;"
+                + " at most %d per tick%n",
             r.collectivesPerTick(),
             c.calls(),
             c.syncTicks(),
