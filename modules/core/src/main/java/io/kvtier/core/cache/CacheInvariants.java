@@ -1181,7 +1181,20 @@ public final class CacheInvariants {
       }
       for (RadixNode n : seen.keySet()) {
         if (n.lockRef != 0 || n.invalid != 0 || n.hostRef != 0) {
-          fail("not idle: " + n + " is still locked, invalid or protected by an L3 write");
+          fail(
+              "not idle: "
+                  + n
+                  + " is still locked, invalid or protected by an L3 write (lockRef="
+                  + n.lockRef
+                  + ", invalid="
+                  + n.invalid
+                  + ", hostRef="
+                  + n.hostRef
+                  + ", children="
+                  + n.childCount
+                  + ", resident children="
+                  + n.residentChildren
+                  + ")");
         }
       }
       if (reservedHostPages != 0) {

@@ -1,6 +1,7 @@
 package io.kvtier.core.cache;
 
 import io.kvtier.core.config.EvictionPolicy;
+import java.util.ArrayList;
 import java.util.Arrays;
 
 /**
@@ -891,6 +892,49 @@ final class CacheTree {
     } else if (n.childCount == 0 && n.hostRef == 0) {
       // An L3 write still reads the host copy: deleted at that write's commit instead.
       delete(n);
+    } else if (n.hostRef == 0 && idleHostOnlyBelow(n)) {
+      // Host-only nodes below an untrusted node can be matched only through it, so they go with
+      // it (a node loaded back below it by a later load-back is one). Each child's delete
+      // releases this node again; the last one deletes it.
+      ArrayList<RadixNode> below = new ArrayList<>();
+      collectBelow(n, below);
+      for (RadixNode c : below) {
+        if (!c.deleted) { // an invalid one goes when its last child does
+          delete(c);
+        }
+      }
+    }
+  }
+
+  /** Whether every node below {@code n} is host-only and held by nothing. */
+  private static boolean idleHostOnlyBelow(RadixNode n) {
+    if (n.children == null) {
+      return true;
+    }
+    for (int s = 0; s < n.children.slotCount(); s++) {
+      for (RadixNode c = n.children.valueAt(s); c != null; c = c.sameKeyNext) {
+        if (c.resident()
+            || c.lockRef != 0
+            || c.hostRef != 0
+            || c.backupState == BackupState.PENDING
+            || !idleHostOnlyBelow(c)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** The nodes below {@code n}, leaves first. */
+  private static void collectBelow(RadixNode n, ArrayList<RadixNode> out) {
+    if (n.children == null) {
+      return;
+    }
+    for (int s = 0; s < n.children.slotCount(); s++) {
+      for (RadixNode c = n.children.valueAt(s); c != null; c = c.sameKeyNext) {
+        collectBelow(c, out);
+        out.add(c);
+      }
     }
   }
 

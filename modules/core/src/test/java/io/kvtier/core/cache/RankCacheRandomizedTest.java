@@ -56,6 +56,18 @@ class RankCacheRandomizedTest {
         });
   }
 
+  /**
+   * A sequence a random seed once found: a load-back below a node that an earlier failed load
+   * made untrusted left a host-only child under it, so the untrusted node was never deleted and
+   * the drain found it still invalid. Nodes below an untrusted one now go with it.
+   */
+  @Test
+  void anUntrustedNodeWithAHostOnlyChildIsDeletedWithIt() {
+    Scenario scenario = new Scenario(7371155887566383933L, 440, 150);
+    scenario.run();
+    CacheInvariants.checkIdle(scenario.cache);
+  }
+
   @Test
   void sameSeedGivesTheSameReplicatedState() {
     TestSeeds.run(
