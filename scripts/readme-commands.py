@@ -5,12 +5,15 @@
     scripts/readme-commands.py --list     # only say what would run, skip or be excluded, and why
 
 Each command (a line, with its backslash continuations) runs on its own with bash, in a fresh
-scratch directory that holds links to bin/ and scripts/ (so that out.json and the like land
+scratch directory that holds links to bin/, scripts/ and traces/ (so that out.json and the like land
 there, not in the checkout); ./mvnw lines run in the repository root. Lines that export a
 variable apply to the commands after them in the same block; JAVA_HOME is removed from the
 environment, so a line works only if it works as written. The expected exit status is 0,
 or N where the line ends with a comment "# exit N". A command that serves until stopped
 (kvtier serve, kvtier cp-member) passes when it is still running after SERVER_SECONDS.
+A block whose first command ends with "&" is a session (a server in the background, clients,
+then "kill %1"): it runs as one bash script with "set -e", and passes when the script exits 0;
+background jobs still alive at its end are stopped.
 
 Not run, each with its reason printed:
   - the README's test command and its variants (./mvnw ... verify): they are what runs this
@@ -77,6 +80,15 @@ def verdict(command):
     return None
 
 
+def link_tools(scratch):
+    # A link per file, not per folder: bin/kvtier and the scripts find the repository root
+    # from their own path, following a link to the file but not one to its folder.
+    for name in ("bin", "scripts", "traces"):
+        os.makedirs(os.path.join(scratch, name))
+        for f in os.listdir(os.path.join(ROOT, name)):
+            os.symlink(os.path.join(ROOT, name, f), os.path.join(scratch, name, f))
+
+
 def is_server(command):
     return re.search(r"bin/kvtier (serve|cp-member)\b", command) is not None
 
@@ -100,6 +112,22 @@ def run(command, env, scratch):
     return p.returncode, p.stdout.decode(errors="replace"), False
 
 
+def is_session(block_commands):
+    return bool(block_commands) and re.sub(r"\s+#.*$", "", block_commands[0][1]).endswith("&")
+
+
+def run_session(block_commands, env, scratch):
+    script = "set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + "\n".join(
+        c for _, c in block_commands)
+    try:
+        p = subprocess.run(
+            ["bash", "-c", script], cwd=scratch, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, timeout=TIMEOUT_SECONDS, start_new_session=True)
+    except subprocess.TimeoutExpired as e:
+        return 124, (e.output or b"").decode(errors="replace")
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
 def main():
     listing = "--list" in sys.argv[1:]
     jars = os.path.join(ROOT, "modules", "cli", "target", "lib")
@@ -115,11 +143,35 @@ def main():
     scratch_root = tempfile.mkdtemp(prefix="kvtier-readme-")
     env = dict(base_env)
     block_seen = -1
+    by_block = {}
+    for number, command, block in all_commands:
+        by_block.setdefault(block, []).append((number, command))
     try:
         for number, command, block in all_commands:
             if block != block_seen:
                 env = dict(base_env)
                 block_seen = block
+                if is_session(by_block[block]):
+                    lines = by_block[block]
+                    what = f"lines {lines[0][0]}-{lines[-1][0]} as one session"
+                    if listing:
+                        print(f"README.md:{number}: would run {what}: {command} ...")
+                        continue
+                    scratch = os.path.join(scratch_root, str(number))
+                    os.makedirs(scratch)
+                    link_tools(scratch)
+                    start = time.time()
+                    status, output = run_session(lines, env, scratch)
+                    ran += 1
+                    took = time.time() - start
+                    if status == 0:
+                        print(f"README.md:{number}: ok ({what}, exit 0, {took:.0f} s)")
+                    else:
+                        failed += 1
+                        print(f"README.md:{number}: FAIL ({what}): exit {status} ({took:.0f} s)")
+                        print("  " + "\n  ".join(output.rstrip().splitlines()[-15:]))
+            if is_session(by_block[block]):
+                continue
             m = re.match(r"^export (\w+)=(\S+)$", command)
             if m:
                 env[m.group(1)] = m.group(2)
@@ -135,12 +187,7 @@ def main():
                 continue
             scratch = os.path.join(scratch_root, str(number))
             os.makedirs(scratch)
-            # A link per file, not per folder: bin/kvtier and the scripts find the repository
-            # root from their own path, following a link to the file but not one to its folder.
-            for name in ("bin", "scripts"):
-                os.makedirs(os.path.join(scratch, name))
-                for f in os.listdir(os.path.join(ROOT, name)):
-                    os.symlink(os.path.join(ROOT, name, f), os.path.join(scratch, name, f))
+            link_tools(scratch)
             start = time.time()
             status, output, served = run(command, env, scratch)
             ran += 1
