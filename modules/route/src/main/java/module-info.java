@@ -9,6 +9,7 @@ module io.kvtier.route {
   requires msgpack.core;
   requires jdk.httpserver;
   requires java.net.http;
+  requires com.fasterxml.jackson.databind;
 
   exports io.kvtier.route;
 }

@@ -1,5 +1,6 @@
 package io.kvtier.route;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.kvtier.core.cache.PageHasher;
@@ -35,6 +36,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * again (its new stream begins with AllBlocksCleared).
  */
 public final class KvRouter implements AutoCloseable {
+  /** Reads request bodies into maps, lists and numbers: only to find the prompt to route. */
+  private static final ObjectMapper BODIES = new ObjectMapper();
+
   private static final System.Logger LOG = System.getLogger(KvRouter.class.getName());
 
   /**
@@ -198,10 +202,10 @@ public final class KvRouter implements AutoCloseable {
       long[] hashes = new long[0];
       if (post) {
         try {
-          if (Json.parse(new String(body, StandardCharsets.UTF_8)) instanceof Map<?, ?> m) {
+          if (BODIES.readValue(body, Object.class) instanceof Map<?, ?> m) {
             hashes = blockHashes(PromptTokens.of(m));
           }
-        } catch (IllegalArgumentException e) {
+        } catch (IOException | IllegalArgumentException e) {
           // Not ours to judge: the replica answers a bad body with its own error.
           hashes = new long[0];
         }
