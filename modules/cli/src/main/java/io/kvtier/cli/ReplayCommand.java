@@ -199,17 +199,13 @@ final class ReplayCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     Setup setup = setup();
     // Outputs are checked before the sweep, so a bad path costs nothing (exit 2, like simulate).
-    List<String> notes = new java.util.ArrayList<>();
-    for (String note :
-        new String[] {
-          SimulateInputs.checkOutput("--csv", csv),
-          SimulateInputs.checkOutput("--json", json),
-          SimulateInputs.checkOutput("--report", report)
-        }) {
-      if (note != null) {
-        notes.add(note);
-      }
-    }
+    List<String> notes =
+        java.util.stream.Stream.of(
+                SimulateInputs.checkOutput("--csv", csv),
+                SimulateInputs.checkOutput("--json", json),
+                SimulateInputs.checkOutput("--report", report))
+            .filter(java.util.Objects::nonNull)
+            .toList();
     long start = System.nanoTime();
     Workload w = workload();
     ReplayTrace trace = ReplayTrace.of(w, requests == null ? Integer.MAX_VALUE : requests);

@@ -282,6 +282,12 @@ public final class CacheInvariants {
           }
         }
       }
+      checkChildCounts(parent, children, resident);
+      return lockSum;
+    }
+
+    /** The children counted under {@code parent} against its counters. */
+    private static void checkChildCounts(RadixNode parent, int children, int resident) {
       if (children != parent.childCount) {
         fail(parent + " has childCount=" + parent.childCount + " but " + children + " children");
       }
@@ -294,7 +300,6 @@ public final class CacheInvariants {
                 + resident
                 + " children on the device");
       }
-      return lockSum;
     }
 
     private void node(RadixNode p, RadixNode n) {
@@ -670,18 +675,7 @@ public final class CacheInvariants {
           }
         }
       }
-      if (children != parent.childCount) {
-        fail(parent + " has childCount=" + parent.childCount + " but " + children + " children");
-      }
-      if (resident != parent.residentChildren) {
-        fail(
-            parent
-                + " has residentChildren="
-                + parent.residentChildren
-                + " but "
-                + resident
-                + " children on the device");
-      }
+      checkChildCounts(parent, children, resident);
       return lockSum;
     }
 
