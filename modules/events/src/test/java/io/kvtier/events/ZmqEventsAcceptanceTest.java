@@ -129,6 +129,12 @@ class ZmqEventsAcceptanceTest {
         run.turn();
       }
       events.flush();
+      // Those batches must have left before the subscriber connects (the publisher thread sends
+      // them), or it would receive them and see no gap.
+      for (int w = 0; events.stats().published() < events.stats().sealed(); w++) {
+        assertThat(w).as("10 ms waits for the warm-up batches to be sent").isLessThan(1000);
+        Thread.sleep(10);
+      }
       ZMQ.Socket sub = zmq.createSocket(SocketType.SUB);
       sub.connect(events.endpoint().orElseThrow());
       sub.subscribe("kv@".getBytes(StandardCharsets.UTF_8));
