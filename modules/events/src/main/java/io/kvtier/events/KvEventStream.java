@@ -7,7 +7,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.DoubleSupplier;
 
 /**
@@ -32,6 +35,7 @@ public final class KvEventStream implements CacheEventListener, AutoCloseable {
   private final DoubleSupplier clock;
   private final ArrayBlockingQueue<KvEventBatch> buffer;
   private final Thread thread;
+  private final CompletableFuture<Void> opened = new CompletableFuture<>();
 
   // Guarded by this: the open batch and the counters the scheduler thread moves.
   private List<CacheEvent> pending = new ArrayList<>();
@@ -46,13 +50,15 @@ public final class KvEventStream implements CacheEventListener, AutoCloseable {
   private volatile long failedSends;
 
   /**
-   * A stream over {@code sink}; starts its publisher thread.
+   * A stream over {@code sink}; starts its publisher thread and waits until it has opened the sink.
    *
    * @param sink where encoded batches go
    * @param codec the wire encoding
    * @param bufferSize sealed batches the buffer holds, at least 1
    * @param maxBatchEvents events after which a batch is sealed at once, at least 1
    * @param flushInterval how often the publisher thread seals what has come
+   * @throws IllegalArgumentException if the sink cannot open (an address in use, for example), with
+   *     the sink's own message
    */
   public KvEventStream(
       KvEventSink sink,
@@ -82,6 +88,25 @@ public final class KvEventStream implements CacheEventListener, AutoCloseable {
     this.buffer = new ArrayBlockingQueue<>(bufferSize);
     this.thread = Thread.ofPlatform().daemon().name("kvtier-events").unstarted(this::run);
     thread.start();
+    awaitOpen();
+  }
+
+  private void awaitOpen() {
+    try {
+      opened.get(30, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new IllegalStateException("the KV event sink failed to open", e.getCause());
+    } catch (TimeoutException e) {
+      thread.interrupt();
+      throw new IllegalStateException("the KV event sink did not open within 30 s", e);
+    } catch (InterruptedException e) {
+      thread.interrupt();
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while the KV event sink opened", e);
+    }
   }
 
   private static double now() {
@@ -128,6 +153,26 @@ public final class KvEventStream implements CacheEventListener, AutoCloseable {
   }
 
   private void run() {
+    // The sink's sockets are created, used and closed on this thread only.
+    try {
+      sink.open();
+    } catch (RuntimeException | Error e) {
+      opened.completeExceptionally(e);
+      return;
+    }
+    opened.complete(null);
+    try {
+      publish();
+    } finally {
+      try {
+        sink.close();
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, "KV event sink close failed", e);
+      }
+    }
+  }
+
+  private void publish() {
     // Polls in slices, so that close is seen soon even with a long flush interval.
     long slice = Math.min(flushNanos, POLL_SLICE_NANOS);
     long nextFlush = System.nanoTime() + flushNanos;
@@ -180,9 +225,10 @@ public final class KvEventStream implements CacheEventListener, AutoCloseable {
   }
 
   /**
-   * Seals the open batch, sends what was sealed, stops the thread and closes the sink.
+   * Seals the open batch, sends what was sealed, stops the thread, which closes the sink.
    *
-   * @throws IllegalStateException if the publisher thread does not stop within 5 seconds
+   * @throws IllegalStateException if the publisher thread does not stop within 5 seconds; it is
+   *     interrupted and closes the sink when the stuck send returns
    */
   @Override
   public void close() {
@@ -200,14 +246,11 @@ public final class KvEventStream implements CacheEventListener, AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    boolean stopped = !thread.isAlive();
-    if (stopped) {
-      sink.close();
-    } else {
+    if (thread.isAlive()) {
       thread.interrupt();
       throw new IllegalStateException(
-          "the KV event publisher thread did not stop within 5 s (a sink send is stuck); its sink"
-              + " is left open");
+          "the KV event publisher thread did not stop within 5 s (a sink send is stuck); it is"
+              + " interrupted and closes its sink when that send returns");
     }
   }
 }

@@ -16,62 +16,97 @@ import org.zeromq.ZMQException;
  * payload)} per kept batch from that sequence on, then {@code (identity, "", -1, "")}.
  *
  * <p>PUB never blocks: a subscriber slower than its high-water mark loses messages, which it sees
- * as a sequence gap and asks the replay socket for. The sockets are created here, so that a bad
- * or busy address fails at open, and then used by the stream's publisher thread only.
+ * as a sequence gap and asks the replay socket for. The sockets are created and bound in {@link
+ * #open}, which the stream runs on its publisher thread (the stream's constructor rethrows a bad or
+ * busy address), and are then used and closed by that thread only: a ZeroMQ socket belongs to one
+ * thread.
  */
 public final class ZmqKvEventSink implements KvEventSink {
   private static final byte[] END = ByteBuffer.allocate(8).putLong(-1).array();
   private static final int HWM = 100_000;
 
-  private final ZContext context;
-  private final ZMQ.Socket pub;
-  private final Optional<ZMQ.Socket> replay;
+  /**
+   * The handshake interval of every kvtier ZeroMQ socket, in milliseconds. JeroMQ 0.6.0's poller
+   * can lose a connecting socket's registration when the connection completes in the same poll
+   * pass as a command from the socket's thread (a subscribe, a send): the TCP connection is up,
+   * but neither side's greeting is ever read, and nothing retries. Seen under CPU load in about one
+   * late subscriber in ten. A handshake that has not finished in this interval fails, and the
+   * connecting socket reconnects on a fresh channel. 1 s is long for a greeting on any network.
+   */
+  public static final int HANDSHAKE_MS = 1_000;
+
+  private final String requestedEndpoint;
+  private final Optional<String> requestedReplayEndpoint;
   private final byte[] topic;
   private final int replaySize;
   private final ArrayDeque<Kept> kept = new ArrayDeque<>();
-  private final String endpoint;
-  private final Optional<String> replayEndpoint;
+  // Set by open, on the publisher thread; read by other threads after the stream's constructor.
+  private volatile ZContext context;
+  private volatile ZMQ.Socket pub;
+  private volatile Optional<ZMQ.Socket> replay = Optional.empty();
+  private volatile String endpoint;
+  private volatile Optional<String> replayEndpoint = Optional.empty();
 
   private record Kept(long sequence, byte[] payload) {}
 
   /**
-   * Opens the sockets.
+   * A sink for these addresses; {@link #open} creates its sockets.
    *
    * @param endpoint the PUB address: bound if it holds {@code *} or {@code ::} or is {@code
    *     ipc://} or {@code inproc://}, else connected (to a proxy)
    * @param replayEndpoint the ROUTER address, always bound; empty for none
    * @param topic the first frame of every message
    * @param replaySize batches kept for replay
-   * @throws IllegalArgumentException if an address cannot be bound or connected, naming it
    */
   public ZmqKvEventSink(
       String endpoint, Optional<String> replayEndpoint, String topic, int replaySize) {
-    Objects.requireNonNull(endpoint, "endpoint");
-    Objects.requireNonNull(replayEndpoint, "replayEndpoint");
+    this.requestedEndpoint = Objects.requireNonNull(endpoint, "endpoint");
+    this.requestedReplayEndpoint = Objects.requireNonNull(replayEndpoint, "replayEndpoint");
     this.topic =
         Objects.requireNonNull(topic, "topic").getBytes(java.nio.charset.StandardCharsets.UTF_8);
     if (replaySize < 0) {
       throw new IllegalArgumentException("replaySize=" + replaySize + " must be >= 0");
     }
     this.replaySize = replaySize;
-    this.context = new ZContext(1);
+  }
+
+  /**
+   * Creates and binds (or connects) the sockets, on the calling thread, which then owns them.
+   *
+   * @throws IllegalArgumentException if an address cannot be bound or connected, naming it
+   * @throws IllegalStateException if already open
+   */
+  @Override
+  public void open() {
+    if (context != null) {
+      throw new IllegalStateException("the ZeroMQ event sink is already open");
+    }
+    ZContext zmq = new ZContext(1);
     try {
-      this.pub = context.createSocket(SocketType.PUB);
-      pub.setSndHWM(HWM);
-      pub.setLinger(0);
-      this.endpoint = attach(pub, endpoint, binds(endpoint), KvEventsConfig.ENDPOINT);
-      if (replayEndpoint.isPresent()) {
-        ZMQ.Socket router = context.createSocket(SocketType.ROUTER);
-        router.setLinger(0);
-        this.replayEndpoint =
-            Optional.of(attach(router, replayEndpoint.get(), true, KvEventsConfig.REPLAY_ENDPOINT));
-        this.replay = Optional.of(router);
-      } else {
-        this.replayEndpoint = Optional.empty();
-        this.replay = Optional.empty();
+      ZMQ.Socket socket = zmq.createSocket(SocketType.PUB);
+      socket.setSndHWM(HWM);
+      socket.setLinger(0);
+      socket.setHandshakeIvl(HANDSHAKE_MS);
+      String bound =
+          attach(socket, requestedEndpoint, binds(requestedEndpoint), KvEventsConfig.ENDPOINT);
+      Optional<ZMQ.Socket> router = Optional.empty();
+      Optional<String> routerBound = Optional.empty();
+      if (requestedReplayEndpoint.isPresent()) {
+        ZMQ.Socket r = zmq.createSocket(SocketType.ROUTER);
+        r.setLinger(0);
+        r.setHandshakeIvl(HANDSHAKE_MS);
+        routerBound =
+            Optional.of(
+                attach(r, requestedReplayEndpoint.get(), true, KvEventsConfig.REPLAY_ENDPOINT));
+        router = Optional.of(r);
       }
+      this.pub = socket;
+      this.replay = router;
+      this.endpoint = bound;
+      this.replayEndpoint = routerBound;
+      this.context = zmq;
     } catch (RuntimeException e) {
-      context.close();
+      zmq.close();
       throw e;
     }
   }
@@ -109,8 +144,15 @@ public final class ZmqKvEventSink implements KvEventSink {
     }
   }
 
-  /** The PUB socket's address, with the port it got if it was a wildcard. */
+  /**
+   * The PUB socket's address, with the port it got if it was a wildcard.
+   *
+   * @throws IllegalStateException before {@link #open}
+   */
   public String endpoint() {
+    if (endpoint == null) {
+      throw new IllegalStateException("the ZeroMQ event sink is not open yet");
+    }
     return endpoint;
   }
 
@@ -169,6 +211,8 @@ public final class ZmqKvEventSink implements KvEventSink {
 
   @Override
   public void close() {
-    context.close();
+    if (context != null) {
+      context.close();
+    }
   }
 }

@@ -142,8 +142,64 @@ class KvEventStreamTest {
     assertThatThrownBy(stream::close)
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("did not stop within 5 s");
-    assertThat(sink.closed).isFalse();
+    // The interrupt ends the stuck send; the thread then closes its own sink.
     sink.release.countDown();
+    for (int w = 0; !sink.closed; w++) {
+      assertThat(w).as("5 ms waits for the publisher thread to close its sink").isLessThan(1000);
+      sleep();
+    }
+  }
+
+  @Test
+  void theSinkIsOpenedUsedAndClosedOnThePublisherThreadOnly() {
+    List<String> threads = Collections.synchronizedList(new ArrayList<>());
+    KvEventSink sink =
+        new KvEventSink() {
+          @Override
+          public void open() {
+            threads.add("open " + Thread.currentThread().getName());
+          }
+
+          @Override
+          public void send(long sequence, byte[] payload) {
+            threads.add("send " + Thread.currentThread().getName());
+          }
+
+          @Override
+          public void close() {
+            threads.add("close " + Thread.currentThread().getName());
+          }
+        };
+    KvEventStream stream = new KvEventStream(sink, CODEC, 4, 1, Duration.ofHours(1), () -> 0);
+    assertThat(threads).as("open has run when the constructor returns").hasSize(1);
+    stream.onEvent(removed(0));
+    stream.close();
+    assertThat(threads)
+        .containsExactly("open kvtier-events", "send kvtier-events", "close kvtier-events");
+  }
+
+  @Test
+  void aSinkThatCannotOpenFailsTheConstructorWithItsOwnError() {
+    KvEventSink sink =
+        new KvEventSink() {
+          @Override
+          public void open() {
+            throw new IllegalArgumentException("kvtier.events.endpoint=tcp://x:1: cannot bind");
+          }
+
+          @Override
+          public void send(long sequence, byte[] payload) {
+            throw new AssertionError("never opened");
+          }
+
+          @Override
+          public void close() {
+            throw new AssertionError("never opened");
+          }
+        };
+    assertThatThrownBy(() -> new KvEventStream(sink, CODEC, 4, 1, Duration.ofMillis(1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("kvtier.events.endpoint=tcp://x:1: cannot bind");
   }
 
   @Test

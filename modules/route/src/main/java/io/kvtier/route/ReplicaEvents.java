@@ -21,6 +21,10 @@ final class ReplicaEvents implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(ReplicaEvents.class.getName());
   private static final int POLL_MS = 50;
   private static final long CATCH_UP_NANOS = 500_000_000L;
+  // JeroMQ 0.6.0 can lose a connecting socket's poller registration (the connection is up, no
+  // greeting is ever read, nothing retries); a handshake not done in 1 s fails and the socket
+  // reconnects on a fresh channel. io.kvtier.events.ZmqKvEventSink.HANDSHAKE_MS has the details.
+  private static final int HANDSHAKE_MS = 1_000;
 
   private final int replica;
   private final String endpoint;
@@ -57,6 +61,7 @@ final class ReplicaEvents implements AutoCloseable {
     try (ZContext context = new ZContext(1)) {
       ZMQ.Socket sub = context.createSocket(SocketType.SUB);
       sub.setLinger(0);
+      sub.setHandshakeIvl(HANDSHAKE_MS);
       sub.connect(endpoint);
       sub.subscribe(new byte[0]);
       sub.setReceiveTimeOut(POLL_MS);
@@ -120,6 +125,7 @@ final class ReplicaEvents implements AutoCloseable {
     ZMQ.Socket dealer = context.createSocket(SocketType.DEALER);
     try {
       dealer.setLinger(0);
+      dealer.setHandshakeIvl(HANDSHAKE_MS);
       dealer.setReceiveTimeOut(2_000);
       dealer.connect(replayEndpoint.get());
       dealer.sendMore(new byte[0]);
