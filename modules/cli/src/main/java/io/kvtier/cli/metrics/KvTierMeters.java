@@ -338,6 +338,7 @@ public final class KvTierMeters {
         s -> store(s).evictions());
     Gauge.builder("kvtier.l3.store.bytes", stats, s -> store(s.get()).bytesStored())
         .description("page bytes the store holds")
+        .strongReference(true)
         .register(registry);
   }
 
@@ -345,7 +346,15 @@ public final class KvTierMeters {
     return stats.storeStats().orElseThrow();
   }
 
-  /** The engine's stats as a meter reads them: the engine's current object at each scrape. */
+  /**
+   * The engine's stats as a meter reads them: the engine's current object at each scrape.
+   *
+   * <p>Micrometer holds a meter's state object weakly, and a {@code FunctionCounter} has no
+   * option to hold it strongly: with nothing else holding this source, the first GC left every
+   * counter reading NaN (0 once cast). Every gauge over it is built with {@code
+   * strongReference(true)}, and {@link #bind} always registers some, so the registry keeps the
+   * source, and so every counter, alive as long as it keeps the meters.
+   */
   private record StatsSource(Supplier<EngineStats> supplier) {
     EngineStats get() {
       return supplier.get();
@@ -421,6 +430,7 @@ public final class KvTierMeters {
         EngineStats::advancedSteps);
     Gauge.builder("kvtier.engine.ranks", stats, s -> s.get().ranks())
         .description("Ranks of the tensor-parallel group that serves, each with its KV heads")
+        .strongReference(true)
         .register(registry);
   }
 
@@ -440,6 +450,7 @@ public final class KvTierMeters {
             "Fraction of the tier's KV pages in use (1 = full), cached pages that could be"
                 + " evicted included")
         .tags("tier", tier)
+        .strongReference(true)
         .register(registry);
   }
 
@@ -467,6 +478,7 @@ public final class KvTierMeters {
     Gauge.builder("kvtier.pool.capacity", stats, s -> usage.apply(s.get()).capacity())
         .description("pages of the tier's pool")
         .tags("tier", tier)
+        .strongReference(true)
         .register(registry);
   }
 
@@ -479,6 +491,7 @@ public final class KvTierMeters {
     Gauge.builder("kvtier.pool.pages", stats, s -> value.applyAsDouble(s.get()))
         .description("pages of the tier's pool by state")
         .tags("tier", tier, "state", state)
+        .strongReference(true)
         .register(registry);
   }
 }

@@ -45,9 +45,11 @@ public final class ServeMeters {
     this.registry = registry;
     Gauge.builder("kvtier.num.requests.running", running, AtomicInteger::get)
         .description("Requests the engine is generating for now (admitted, not yet ended)")
+        .strongReference(true)
         .register(registry);
     Gauge.builder("kvtier.num.requests.waiting", waiting, AtomicInteger::get)
         .description("Requests queued for admission: their KV does not fit, or the batch is full")
+        .strongReference(true)
         .register(registry);
     promptTokens =
         Counter.builder("kvtier.prompt.tokens")

@@ -226,13 +226,14 @@ final class RankGroupEngine implements GenerationEngine {
           new TickCommands(arrivals, aborts.stream().mapToLong(Long::longValue).toArray(), end));
       endSent |= end;
       int advanced = (int) (slot.runner.steps() - stepsBefore);
-      deliver();
+      // The stats first: a client that has its answer and then reads /metrics must find it counted.
       stats.recordTick(advanced, engine.runningRequests(), waiting.get());
       stats.recordUsage(
           slot.cache.deviceUsage(),
           slot.cache.hostUsage(),
           slot.cache.stats(),
           slot.cache.l3Stats());
+      deliver();
       if (endSent && engine.isDrained()) {
         return;
       }

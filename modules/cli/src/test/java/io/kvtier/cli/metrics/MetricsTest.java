@@ -13,6 +13,7 @@ import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveTimeoutException;
 import io.kvtier.spi.ReduceOp;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.ref.WeakReference;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -136,6 +137,16 @@ class MetricsTest {
     assertThat(solo.closed).isTrue();
   }
 
+  /** Runs GCs until a weakly held sentinel is gone; weakly held meter state goes with it. */
+  private static void collectWeaklyHeld() throws InterruptedException {
+    WeakReference<Object> sentinel = new WeakReference<>(new Object());
+    for (int i = 0; sentinel.get() != null; i++) {
+      assertThat(i).as("GCs until a weak reference is cleared").isLessThan(100);
+      System.gc();
+      Thread.sleep(10);
+    }
+  }
+
   @Test
   void engineMetersFollowTheEngine() throws InterruptedException {
     TinyTransformer model = new TinyTransformer(ModelConfig.DEFAULTS);
@@ -169,6 +180,8 @@ class MetricsTest {
       engine.drain();
       engine.generate(prompts[0], 2);
       engine.drain();
+      // A long-running server collects garbage: the meters must still read the engine after.
+      collectWeaklyHeld();
 
       double deviceHits =
           registry.get("kvtier.cache.hits").tag("tier", "device").functionCounter().count();
