@@ -1,9 +1,11 @@
 package io.kvtier.cli;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import io.kvtier.core.discovery.ProviderException;
 import io.kvtier.core.discovery.ProviderKind;
 import io.kvtier.core.discovery.ProviderRegistry;
 import io.kvtier.core.discovery.ProviderReport;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -111,40 +113,42 @@ record BackendListing(ProviderKind kind, List<ProviderReport> providers, Optiona
    * @return the JSON text, ending in a newline
    */
   public static String toJson(List<BackendListing> listings) {
-    JsonWriter json = new JsonWriter().beginObject().name("spis").beginArray();
+    Objects.requireNonNull(listings, "listings");
+    return CliJson.write(json -> writeJson(json, listings)) + "\n";
+  }
+
+  private static void writeJson(JsonGenerator json, List<BackendListing> listings)
+      throws IOException {
+    json.writeStartObject();
+    json.writeArrayFieldStart("spis");
     for (BackendListing listing : listings) {
       ProviderKind kind = listing.kind();
-      json.beginObject()
-          .name("spi")
-          .value(kind.id())
-          .name("interface")
-          .value(kind.spi().getName())
-          .name("configKey")
-          .value(kind.configKey())
-          .name("autoOrder")
-          .beginArray();
-      kind.defaultAutoOrder().forEach(json::value);
-      json.endArray().name("error").value(listing.error().orElse(null));
-      json.name("providers").beginArray();
-      for (ProviderReport r : listing.providers()) {
-        json.beginObject()
-            .name("name")
-            .value(r.name())
-            .name("module")
-            .value(r.module())
-            .name("class")
-            .value(r.className())
-            .name("status")
-            .value(r.status().label())
-            .name("available")
-            .value(r.available())
-            .name("reason")
-            .value(r.reason())
-            .endObject();
+      json.writeStartObject();
+      json.writeStringField("spi", kind.id());
+      json.writeStringField("interface", kind.spi().getName());
+      json.writeStringField("configKey", kind.configKey());
+      json.writeArrayFieldStart("autoOrder");
+      for (String name : kind.defaultAutoOrder()) {
+        json.writeString(name);
       }
-      json.endArray().endObject();
+      json.writeEndArray();
+      json.writeStringField("error", listing.error().orElse(null));
+      json.writeArrayFieldStart("providers");
+      for (ProviderReport r : listing.providers()) {
+        json.writeStartObject();
+        json.writeStringField("name", r.name());
+        json.writeStringField("module", r.module());
+        json.writeStringField("class", r.className());
+        json.writeStringField("status", r.status().label());
+        json.writeBooleanField("available", r.available());
+        json.writeStringField("reason", r.reason());
+        json.writeEndObject();
+      }
+      json.writeEndArray();
+      json.writeEndObject();
     }
-    return json.endArray().endObject().toJson() + "\n";
+    json.writeEndArray();
+    json.writeEndObject();
   }
 
   private static String oneLine(String text) {

@@ -1,0 +1,99 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.cli.report.TtftModel;
+import io.kvtier.core.cache.CacheStats;
+import io.kvtier.simulator.SimulationFailure;
+import io.kvtier.simulator.SimulationResult;
+import io.kvtier.simulator.SimulationTimeline;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code simulate --json}'s text, byte for byte: scripts compare it with sed and diff, and the
+ * README documents its fields. The golden file was written by the hand-written writer that
+ * Jackson replaced; a difference is a change of the documented output, not a refactoring.
+ */
+class SimulationJsonTest {
+  private static final Path GOLDEN =
+      Path.of("src/test/resources/io/kvtier/cli/simulation-json.golden");
+
+  private static final TtftModel.Estimate TTFT =
+      new TtftModel.Estimate(3, new double[] {1000, 2500.5, 1e9}, new double[] {0.4, 1, 2});
+
+  @Test
+  void theTextIsTheDocumentedOneByteForByte() throws IOException {
+    List<String> golden = Files.readAllLines(GOLDEN, StandardCharsets.UTF_8);
+
+    assertThat(
+            List.of(
+                SimulationJson.of(result(SimulationFailure.NONE, "", 12345.6789), TTFT),
+                SimulationJson.of(
+                    result(
+                        SimulationFailure.RANK_FAILED,
+                        "tab\there, \"quote\", back\\slash, bell\u0007, nl\n, é",
+                        1.5e-7),
+                    TTFT,
+                    new RunWarnings(9, List.of("one", "two \u0001")),
+                    false),
+                SimulationJson.of(
+                    result(SimulationFailure.NONE, "", 0),
+                    new TtftModel.Estimate(0, new double[0], new double[0]))))
+        .containsExactlyElementsOf(golden);
+  }
+
+  @Test
+  void theTextParsesBackToTheStringsAndCountersWritten() {
+    String message = "tab\there, \"quote\", back\\slash, bell\u0007, nl\n, é";
+    @SuppressWarnings("unchecked")
+    Map<String, Object> j =
+        (Map<String, Object>)
+            MiniJson.parse(
+                SimulationJson.of(result(SimulationFailure.RANK_FAILED, message, 2.5), TTFT));
+
+    assertThat(j)
+        .containsEntry("failureMessage", message)
+        .containsEntry("promptTokens", 9_007_199_254_740_993L)
+        .containsEntry("wallSeconds", 2.5)
+        .containsEntry("replicaDigest", "fedcba9876543210");
+  }
+
+  /** A result with counters that a double would round (2^53 + 1) and strings that need escapes. */
+  private static SimulationResult result(
+      SimulationFailure failure, String message, double wallSeconds) {
+    return new SimulationResult(
+        "fixed:multiturn \"quoted\"",
+        7,
+        3,
+        1_000_000_000_000L,
+        11,
+        2,
+        1,
+        0,
+        3,
+        9_007_199_254_740_993L,
+        new SimulationResult.HitTokens(5, 6, 7),
+        123,
+        new SimulationResult.CollectiveCounts(2, 1, 3, 4, 0, 2),
+        new CacheStats(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13),
+        true,
+        0,
+        0,
+        42,
+        0,
+        failure,
+        failure == SimulationFailure.NONE ? -1 : 2,
+        message,
+        wallSeconds,
+        new SimulationTimeline(1, List.of(), 1, List.of()),
+        0xfedcba9876543210L,
+        100,
+        4);
+  }
+}
