@@ -180,6 +180,16 @@ final class SimulateCommand implements Callable<Integer> {
   private int digestInterval = DEFAULTS.digestInterval();
 
   @Option(
+      names = "--full-check-interval",
+      paramLabel = "N",
+      description =
+          "Ticks between the full invariant check of each rank's cache; the incremental check of"
+              + " what changed runs after the other ticks, and a full check at the end. 1 checks"
+              + " everything after every tick (slow on large pools); a broken rule that only the"
+              + " full check sees is caught within N ticks (default: ${DEFAULT-VALUE}).")
+  private int fullCheckInterval = DEFAULTS.fullCheckInterval();
+
+  @Option(
       names = "--abort-probability",
       description = "Chance per tick that one live request is aborted (default: ${DEFAULT-VALUE}).")
   private double abortProbability = DEFAULT_ABORT_PROBABILITY;
@@ -650,6 +660,7 @@ final class SimulateCommand implements Callable<Integer> {
               .seed(seed)
               .ticks(ticks)
               .digestInterval(digestInterval)
+              .fullCheckInterval(fullCheckInterval)
               .abortProbability(abortProbability)
               .failureProbability(failureProbability)
               .chunkTokens(chunk)
@@ -698,6 +709,8 @@ final class SimulateCommand implements Callable<Integer> {
     OptionCheck.atLeast("--ticks", ticks, 1, "ticks during which requests arrive");
     OptionCheck.atLeast(
         "--digest-interval", digestInterval, 0, "ticks between digest checks, 0 for none");
+    OptionCheck.atLeast(
+        "--full-check-interval", fullCheckInterval, 1, "ticks between full invariant checks");
     OptionCheck.probability("--abort-probability", abortProbability, "chance per tick");
     OptionCheck.probability("--failure-probability", failureProbability, "chance per copy batch");
     OptionCheck.atLeast("--chunk", chunk, 1, "prompt tokens prefilled per tick");

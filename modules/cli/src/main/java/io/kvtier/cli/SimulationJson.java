@@ -73,6 +73,7 @@ final class SimulationJson {
     j.writeNumberField("syncTicks", r.collectives().syncTicks());
     j.writeNumberField("digestChecks", r.collectives().digestChecks());
     j.writeNumberField("idleTicks", r.collectives().idleTicks());
+    j.writeNumberField("skippedTicks", r.collectives().skippedTicks());
     j.writeNumberField("idleTickCalls", r.collectives().idleTickCalls());
     j.writeNumberField("maxCallsPerTick", r.collectives().maxCallsPerTick());
     j.writeEndObject();

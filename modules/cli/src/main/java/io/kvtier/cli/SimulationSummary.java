@@ -127,13 +127,14 @@ final class SimulationSummary {
         String.format(
             Locale.ROOT,
             "collectives  %.2f per tick (%d calls: recv in every tick that ran, sync in %d"
-                + " ticks, %d digest checks); idle ticks %d with %d calls besides recv;"
-                + " at most %d per tick%n",
+                + " ticks, %d digest checks); idle ticks %d (%d skipped: no rank ran them) with %d"
+                + " calls besides recv; at most %d per tick%n",
             r.collectivesPerTick(),
             c.calls(),
             c.syncTicks(),
             c.digestChecks(),
             c.idleTicks(),
+            c.skippedTicks(),
             c.idleTickCalls(),
             c.maxCallsPerTick()));
     if (stoppedEarly(r)) {
@@ -150,6 +151,7 @@ final class SimulationSummary {
                   : "by " + r.failure().name().toLowerCase(Locale.ROOT).replace('_', ' '),
               r.kvVerifiedPages(),
               r.kvMismatches()));
+      invariants(s, config, "");
       s.append(
           String.format(
               Locale.ROOT,
@@ -166,6 +168,7 @@ final class SimulationSummary {
               r.leakedPages(),
               r.kvVerifiedPages(),
               r.kvMismatches()));
+      invariants(s, config, " and after the drain");
       s.append(
           String.format(
               Locale.ROOT, "digest    %016x (rank 0's replica at the end)%n", r.replicaDigest()));
@@ -185,6 +188,19 @@ final class SimulationSummary {
       s.append("result    PASS, with the warnings above (--strict makes a warning a failure)\n");
     }
     return s.toString();
+  }
+
+  /** How often the invariants were checked: the bound within which a broken rule is caught. */
+  private static void invariants(StringBuilder s, SimulationConfig config, String end) {
+    s.append(
+        config.fullCheckInterval() == 1
+            ? "          invariants checked in full after every tick" + end + "\n"
+            : String.format(
+                Locale.ROOT,
+                "          invariants checked in full every %d ticks%s, what changed after every"
+                    + " tick (--full-check-interval)%n",
+                config.fullCheckInterval(),
+                end));
   }
 
   private static void row(StringBuilder s, String tier, long tokens, long prompt) {

@@ -87,7 +87,7 @@ class SimulateCommandTest {
         .containsKeys("requests", "ticks", "promptTokens", "kvVerifiedPages", "wallSeconds");
     assertThat(object(j.get("hitTokens"))).containsKeys("device", "host", "l3");
     assertThat(object(j.get("collectives")))
-        .containsKeys("calls", "idleTicks", "idleTickCalls")
+        .containsKeys("calls", "idleTicks", "skippedTicks", "idleTickCalls")
         .containsEntry("idleTickCalls", 0L);
     assertThat((Long) j.get("requests")).isEqualTo(24L);
     assertThat((Double) j.get("wallSeconds")).isPositive();
@@ -139,6 +139,99 @@ class SimulateCommandTest {
     assertThat(ranks.status()).isEqualTo(2);
     assertThat(firstLine(ranks.err()))
         .isEqualTo("kvtier simulate: --ranks=9 is out of range: give 1 to 8 (ranks in the run)");
+  }
+
+  @Test
+  void aFullCheckIntervalBelowOneIsAUsageErrorNamingTheFlag() {
+    for (String n : new String[] {"0", "-3"}) {
+      Run bad = run("simulate", "--full-check-interval", n);
+      assertThat(bad.status()).isEqualTo(2);
+      assertThat(firstLine(bad.err()))
+          .isEqualTo(
+              "kvtier simulate: --full-check-interval="
+                  + n
+                  + " is out of range: give 1 or more (ticks between full invariant checks)");
+    }
+  }
+
+  @Test
+  void theSummarySaysHowOftenTheInvariantsWereCheckedInFull() {
+    String[] small = {
+      "simulate",
+      "--ranks",
+      "1",
+      "--workload",
+      SMALL_WORKLOAD,
+      "--page-size",
+      "4",
+      "--device-pages",
+      "48",
+      "--ticks",
+      "50"
+    };
+    Run byDefault = run(small);
+    Run everyTick = run(concat(small, "--full-check-interval", "1"));
+    Run everySeven = run(concat(small, "--full-check-interval", "7"));
+
+    assertThat(byDefault.status()).as(byDefault.err()).isZero();
+    assertThat(byDefault.out())
+        .contains(
+            "          invariants checked in full every 1000 ticks and after the drain, what"
+                + " changed after every tick (--full-check-interval)\n");
+    assertThat(everyTick.status()).as(everyTick.err()).isZero();
+    assertThat(everyTick.out())
+        .contains("          invariants checked in full after every tick and after the drain\n");
+    assertThat(everySeven.out()).contains("invariants checked in full every 7 ticks and after");
+    // The checks only read the cache: the engine decides alike whatever their cadence.
+    assertThat(digestLine(everyTick.out())).isEqualTo(digestLine(byDefault.out()));
+    assertThat(digestLine(everySeven.out())).isEqualTo(digestLine(byDefault.out()));
+  }
+
+  @Test
+  void theSkippedIdleTicksAreReportedAndMadeNoCall(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("r.json");
+    // 50 requests per second (one per 50 ticks on average): most ticks have nothing to do.
+    Run run =
+        run(
+            "simulate",
+            "--ranks",
+            "2",
+            "--workload",
+            SMALL_WORKLOAD + ",rate=50",
+            "--page-size",
+            "4",
+            "--device-pages",
+            "48",
+            "--abort-probability",
+            "0",
+            "--json",
+            file.toString());
+
+    assertThat(run.status()).as(run.err()).isZero();
+    Map<String, Object> j = json(file);
+    Map<String, Object> c = object(j.get("collectives"));
+    long skipped = (Long) c.get("skippedTicks");
+    assertThat(skipped).isPositive().isLessThanOrEqualTo((Long) c.get("idleTicks"));
+    // A tick that ran made the recv broadcast (the digest check and the sync reduction come on
+    // top); a skipped one made none.
+    assertThat((Long) c.get("calls"))
+        .isEqualTo(
+            (Long) j.get("ticks")
+                - skipped
+                + (Long) c.get("syncTicks")
+                + (Long) c.get("digestChecks"));
+    assertThat(run.out())
+        .contains("idle ticks " + c.get("idleTicks") + " (" + skipped + " skipped");
+  }
+
+  private static String[] concat(String[] first, String... more) {
+    String[] all = java.util.Arrays.copyOf(first, first.length + more.length);
+    System.arraycopy(more, 0, all, first.length, more.length);
+    return all;
+  }
+
+  private static String digestLine(String out) {
+    return out.lines().filter(l -> l.startsWith("digest ")).findFirst().orElseThrow();
   }
 
   private static String firstLine(String text) {

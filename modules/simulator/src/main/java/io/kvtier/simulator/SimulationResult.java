@@ -108,6 +108,10 @@ public record SimulationResult(
    * @param idleTickCalls calls in idle ticks besides the recv broadcast and the digest check: 0
    *     when the protocol holds
    * @param maxCallsPerTick the most calls in one tick, digest checks excluded: at most 2
+   * @param skippedTicks idle ticks that rank 0 skipped ({@link
+   *     io.kvtier.core.rank.TickCommands#skippedTicks()}): no rank ran them and they made no
+   *     call, not even the recv broadcast; counted in {@code idleTicks} and the result's ticks
+   *     too, and 0 with {@link SimulationConfig#skipIdleTicks()} off
    */
   public record CollectiveCounts(
       long calls,
@@ -115,7 +119,8 @@ public record SimulationResult(
       long digestChecks,
       long idleTicks,
       long idleTickCalls,
-      long maxCallsPerTick) {}
+      long maxCallsPerTick,
+      long skippedTicks) {}
 
   /** Validates the fields. */
   public SimulationResult {
