@@ -50,13 +50,13 @@ class CliJsonTest {
 
     assertThat(json).contains("\\u0007", "\\u001b", " é /").doesNotContain("\n");
     @SuppressWarnings("unchecked")
-    Map<String, Object> parsed = (Map<String, Object>) MiniJson.parse(json);
+    Map<String, Object> parsed = (Map<String, Object>) TestJson.parse(json);
     assertThat(parsed)
         .containsOnlyKeys("text", "nothing", "n")
         .containsEntry("text", text)
         .containsEntry("nothing", null)
         .containsEntry("n", Long.MIN_VALUE);
-    assertThat(MiniJson.parse(CliJson.write(j -> j.writeString("top")))).isEqualTo("top");
+    assertThat(TestJson.parse(CliJson.write(j -> j.writeString("top")))).isEqualTo("top");
   }
 
   @Test

@@ -191,7 +191,7 @@ class FirstRunTest {
         .contains("warning   24 of 24 requests did not finish: 24 rejected")
         .contains("result    PASS, with the warnings above (--strict makes a warning a failure)");
     @SuppressWarnings("unchecked")
-    Map<String, Object> j = (Map<String, Object>) MiniJson.parse(Files.readString(file));
+    Map<String, Object> j = (Map<String, Object>) TestJson.parse(Files.readString(file));
     assertThat((List<?>) j.get("warnings")).hasSize(1);
     assertThat(j).containsEntry("passed", true).containsEntry("checksPassed", true);
 
@@ -199,7 +199,7 @@ class FirstRunTest {
     assertThat(strict.status()).isEqualTo(1);
     assertThat(strict.out()).contains("result    FAIL: --strict");
     @SuppressWarnings("unchecked")
-    Map<String, Object> s = (Map<String, Object>) MiniJson.parse(Files.readString(file));
+    Map<String, Object> s = (Map<String, Object>) TestJson.parse(Files.readString(file));
     assertThat(s).containsEntry("passed", false).containsEntry("checksPassed", true);
   }
 
@@ -219,7 +219,7 @@ class FirstRunTest {
             file.toString());
     assertThat(ticks.status()).as(ticks.err()).isZero();
     @SuppressWarnings("unchecked")
-    Map<String, Object> j = (Map<String, Object>) MiniJson.parse(Files.readString(file));
+    Map<String, Object> j = (Map<String, Object>) TestJson.parse(Files.readString(file));
     long arrived = (Long) j.get("requests");
     assertThat(j).containsEntry("workloadRequests", 400L);
     assertThat((Long) j.get("unreadRequests")).isEqualTo(400 - arrived).isPositive();
@@ -243,7 +243,7 @@ class FirstRunTest {
         run("simulate", "--abort-probability", "0.05", "--ranks", "2", "--json", file.toString());
     assertThat(run.status()).as(run.err()).isZero();
     @SuppressWarnings("unchecked")
-    Map<String, Object> j = (Map<String, Object>) MiniJson.parse(Files.readString(file));
+    Map<String, Object> j = (Map<String, Object>) TestJson.parse(Files.readString(file));
     long prompt = (Long) j.get("promptTokens");
     long reused = (Long) j.get("reusedTokens");
     long computed = (Long) j.get("computedPromptTokens");

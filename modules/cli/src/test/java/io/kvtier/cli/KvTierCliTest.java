@@ -97,7 +97,7 @@ class KvTierCliTest {
     Run backends = run("backends", "--json");
 
     assertThat(backends.status()).isZero();
-    List<Object> spis = array(object(MiniJson.parse(backends.out())).get("spis"));
+    List<Object> spis = array(object(TestJson.parse(backends.out())).get("spis"));
     assertThat(spis.stream().map(s -> object(s).get("spi")))
         .containsExactly("device", "host", "collective", "store");
     Map<String, Object> device = object(spis.get(0));

@@ -74,7 +74,7 @@ class ReplayCommandTest {
         .contains("no-cache");
     assertThat(run.out().lines().filter(l -> l.startsWith("sweep"))).hasSize(8);
 
-    Map<String, Object> doc = object(MiniJson.parse(Files.readString(json)));
+    Map<String, Object> doc = object(TestJson.parse(Files.readString(json)));
     assertThat(doc.get("requests")).isEqualTo(1000L);
     assertThat(doc.get("promptTokens")).isEqualTo(11_851_558L);
     List<Object> configurations = array(doc.get("configurations"));
@@ -165,7 +165,7 @@ class ReplayCommandTest {
         .contains("benchmark: trace prepared in")
         .contains("M prompt tokens per CPU second (per core)");
     Map<String, Object> c =
-        object(array(object(MiniJson.parse(Files.readString(json))).get("configurations")).get(0));
+        object(array(object(TestJson.parse(Files.readString(json))).get("configurations")).get(0));
     // 2 layers x (K + V) x 8 elements x 2 bytes = 64 bytes per token
     assertThat(c.get("deviceTokens")).isEqualTo((64L << 20) / 64);
     assertThat(c.get("hostTokens")).isEqualTo((128L << 20) / 64);

@@ -31,7 +31,7 @@ class SimulateCommandTest {
 
   @SuppressWarnings("unchecked")
   private static Map<String, Object> json(Path file) throws IOException {
-    return (Map<String, Object>) MiniJson.parse(Files.readString(file, StandardCharsets.UTF_8));
+    return (Map<String, Object>) TestJson.parse(Files.readString(file, StandardCharsets.UTF_8));
   }
 
   @SuppressWarnings("unchecked")

@@ -60,7 +60,7 @@ class SimulateFailRankTest {
 
   @SuppressWarnings("unchecked")
   private static Map<String, Object> json(Path file) throws IOException {
-    return (Map<String, Object>) MiniJson.parse(Files.readString(file, StandardCharsets.UTF_8));
+    return (Map<String, Object>) TestJson.parse(Files.readString(file, StandardCharsets.UTF_8));
   }
 
   @ParameterizedTest(name = "{0} ranks, rank {1} fails in {2} ({3})")

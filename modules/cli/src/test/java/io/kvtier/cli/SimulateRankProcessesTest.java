@@ -321,7 +321,7 @@ class SimulateRankProcessesTest {
 
   @SuppressWarnings("unchecked")
   private static Map<String, Object> json(Path file) throws IOException {
-    return (Map<String, Object>) MiniJson.parse(Files.readString(file, StandardCharsets.UTF_8));
+    return (Map<String, Object>) TestJson.parse(Files.readString(file, StandardCharsets.UTF_8));
   }
 
   private static Map<String, Object> withoutWallTime(Map<String, Object> json) {

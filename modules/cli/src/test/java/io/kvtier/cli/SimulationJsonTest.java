@@ -55,7 +55,7 @@ class SimulationJsonTest {
     @SuppressWarnings("unchecked")
     Map<String, Object> j =
         (Map<String, Object>)
-            MiniJson.parse(
+            TestJson.parse(
                 SimulationJson.of(result(SimulationFailure.RANK_FAILED, message, 2.5), TTFT));
 
     assertThat(j)
