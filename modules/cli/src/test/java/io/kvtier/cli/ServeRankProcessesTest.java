@@ -22,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -183,6 +184,58 @@ class ServeRankProcessesTest {
         .as("rank 0's exit status; %s", output(logs.get(0)))
         .isEqualTo(KvTierCli.EXIT_FAILURE);
     assertThat(output(logs.get(0))).contains("kvtier serve: stopped: ");
+  }
+
+  /**
+   * Under mpirun a rank process that dies ends the whole job (mpirun's rule, usually before rank 0
+   * can answer): the running request ends, its connection closed (or a 503 if rank 0 answered
+   * first), and mpirun exits non-zero; nothing waits forever.
+   */
+  @Test
+  void underMpirunKillingTheFollowerProcessEndsTheJobWithoutHanging() throws Exception {
+    Path mpirun = mpirun();
+    List<String> command = new ArrayList<>(mpirunPrefix(mpirun));
+    command.addAll(SimulateRankProcessesTest.java());
+    command.addAll(serveOptions());
+    command.addAll(List.of("--collective", "mpi", "--max-running", "1", "--device-pages", "256"));
+    Path log = dir.resolve("mpi.log");
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
+    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    Process job = start(builder);
+    Serving serving = awaitServing(job, log);
+    ProcessHandle follower =
+        job.descendants()
+            .filter(p -> p.pid() != serving.pid())
+            .filter(p -> p.info().command().orElse("").endsWith("java"))
+            .findFirst()
+            .orElseThrow(
+                () -> new AssertionError("no rank 1 process under mpirun; " + output(log)));
+
+    try (HttpClient client = HttpClient.newHttpClient()) {
+      CompletableFuture<HttpResponse<String>> running =
+          client.sendAsync(
+              post(
+                  serving.base(),
+                  "/v1/completions",
+                  "{\"model\": \"kvtier-tiny\", \"prompt\": [1, 2, 3], \"max_tokens\": 1000}"),
+              HttpResponse.BodyHandlers.ofString());
+      awaitRunning(client, serving.base(), running, log);
+      assertThat(follower.destroyForcibly()).isTrue();
+
+      HttpResponse<String> answer;
+      try {
+        answer = running.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+      } catch (ExecutionException closed) {
+        // mpirun ended rank 0 before it could answer: the connection closed.
+        answer = null;
+      }
+      if (answer != null) {
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(503);
+      }
+    }
+    assertThat(await(job, log)).as("mpirun's exit status; %s", output(log)).isNotZero();
   }
 
   /** Waits until rank 0 reports the request running (its /health), or fails if it ended. */
