@@ -131,6 +131,11 @@ class ServeRankProcessesTest {
 
     assertThat(completions(serving.base())).as(output(logs.get(0))).isEqualTo(oneRank);
 
+    // A signal to the follower alone only makes it wait for rank 0.
+    assertThat(processes.get(1).toHandle().destroy()).isTrue();
+    awaitLine(logs.get(1), "kvtier serve: rank 1 stops when rank 0 stops the group");
+    assertThat(processes.get(1).isAlive()).as(output(logs.get(1))).isTrue();
+    assertThat(completions(serving.base())).as("still served").isEqualTo(oneRank);
     assertThat(processes.get(0).toHandle().destroy()).isTrue();
     assertThat(await(processes.get(0), logs.get(0))).as(output(logs.get(0))).isZero();
     assertThat(await(processes.get(1), logs.get(1))).as(output(logs.get(1))).isZero();
@@ -366,6 +371,17 @@ class ServeRankProcessesTest {
 
   /** Where rank 0 listens and which process it is. */
   private record Serving(URI base, long pid) {}
+
+  /** Waits until a log has a line, bounded. */
+  private static void awaitLine(Path log, String line) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+    while (!output(log).contains(line)) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("no line \"" + line + "\" in " + output(log));
+      }
+      Thread.sleep(20);
+    }
+  }
 
   /** Waits until rank 0's log says where it listens; fails if the job ended first. */
   private static Serving awaitServing(Process job, Path log) throws Exception {
