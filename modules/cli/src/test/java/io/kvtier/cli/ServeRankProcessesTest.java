@@ -192,12 +192,14 @@ class ServeRankProcessesTest {
   }
 
   /**
-   * Under mpirun a rank process that dies ends the whole job (mpirun's rule, usually before rank 0
-   * can answer): the running request ends, its connection closed (or a 503 if rank 0 answered
-   * first), and mpirun exits non-zero; nothing waits forever.
+   * Under mpirun a rank process that ends on its own ends the whole job (mpirun's rule, usually
+   * before rank 0 can answer): the running request ends, its connection closed (or a 503 if rank
+   * 0 answered first), and mpirun exits non-zero; nothing waits forever. The follower is ended by
+   * a second signal (the first only makes it wait for rank 0), the way out of a follower whose
+   * rank 0 is gone; a killed one (SIGKILL) is the hazelcast test's, and mpirun's own rule here.
    */
   @Test
-  void underMpirunKillingTheFollowerProcessEndsTheJobWithoutHanging() throws Exception {
+  void underMpirunAFollowerEndedByASecondSignalEndsTheJobWithoutHanging() throws Exception {
     Path mpirun = mpirun();
     List<String> command = new ArrayList<>(mpirunPrefix(mpirun));
     command.addAll(SimulateRankProcessesTest.java());
@@ -227,7 +229,9 @@ class ServeRankProcessesTest {
                   "{\"model\": \"kvtier-tiny\", \"prompt\": [1, 2, 3], \"max_tokens\": 1000}"),
               HttpResponse.BodyHandlers.ofString());
       awaitRunning(client, serving.base(), running, log);
-      assertThat(follower.destroyForcibly()).isTrue();
+      assertThat(follower.destroy()).isTrue();
+      awaitLine(log, "kvtier serve: rank 1 stops when rank 0 stops the group");
+      assertThat(follower.destroy()).isTrue();
 
       HttpResponse<String> answer;
       try {
