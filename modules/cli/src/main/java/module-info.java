@@ -9,6 +9,9 @@ module io.kvtier.cli {
   // kvtier simulate: the multi-rank simulator; it mutes the cache's logger for injected faults.
   requires io.kvtier.simulator;
   requires java.logging;
+  // kvtier serve handles SIGINT and SIGTERM itself (sun.misc.Signal), so that a rank group stops
+  // before the collectives' shutdown hooks run.
+  requires jdk.unsupported;
   // The tiny transformer's server (kvtier serve): Jetty's HTTP core, Jackson for the bodies.
   requires org.eclipse.jetty.server;
   requires org.eclipse.jetty.http;

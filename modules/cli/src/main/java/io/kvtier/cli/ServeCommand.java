@@ -3,6 +3,7 @@ package io.kvtier.cli;
 import io.kvtier.cli.metrics.KvTierMeters;
 import io.kvtier.cli.metrics.MicrometerBackendMetrics;
 import io.kvtier.cli.metrics.TimedCollective;
+import io.kvtier.cli.model.EngineSettings;
 import io.kvtier.cli.model.GenerationEngine;
 import io.kvtier.cli.model.ModelConfig;
 import io.kvtier.cli.model.TinyTransformer;
@@ -203,51 +204,104 @@ final class ServeCommand implements Callable<Integer> {
       KvTierConfig kvtier = configFor(model.config());
       temporaryStore = Optional.ofNullable(createdStore);
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-      Optional<GenerationEngine> serving = openEngine(model, kvtier, registry);
-      if (serving.isEmpty()) {
-        out.println("kvtier serve: this rank's group ended: rank 0 stopped serving");
-        out.flush();
-        return 0;
-      }
-      try (GenerationEngine engine = serving.get()) {
-        KvTierMeters.bind(registry, engine::stats);
-        CompletionServer started;
-        try {
-          started =
-              CompletionServer.start(
-                  engine,
-                  registry,
-                  new InetSocketAddress(address, port),
-                  new CompletionServer.Options(
-                      modelName.strip(),
-                      key,
-                      1 << 20,
-                      Duration.ofSeconds(readTimeoutSeconds),
-                      Duration.ofMinutes(2)));
-        } catch (IOException e) {
-          return usage(
-              err,
-              "cannot listen on "
-                  + bind
-                  + ":"
-                  + port
-                  + " ("
-                  + rootMessage(e)
-                  + "): choose another --port, or 0 for a free one");
+      EngineSettings settings = engineOptions.settings(kvtier, queue, System.getenv());
+      Optional<GenerationEngine> serving;
+      try (StopSignals signals = StopSignals.install(() -> onSignal(settings, err))) {
+        serving = openEngine(model, kvtier, registry);
+        if (serving.isEmpty()) {
+          out.println(
+              "kvtier serve: rank "
+                  + settings.rank()
+                  + " ends with its group: rank 0 stopped serving");
+          out.flush();
+          return 0;
         }
-        if (!address.isLoopbackAddress() && key.isEmpty()) {
-          err.println(
-              "kvtier serve: warning: listening on "
-                  + bind
-                  + " without an API key: anyone who can reach this address can use the server;"
-                  + " set --api-key or KVTIER_API_KEY");
-          err.flush();
-        }
-        return serveUntilStopped(started, kvtier, engine, out);
+        return serve(serving.get(), settings, kvtier, registry, address, key, out, err);
       }
     } finally {
       stopped.countDown();
       temporaryStore.ifPresent(ServeCommand::deleteTree);
+    }
+  }
+
+  /**
+   * What SIGINT or SIGTERM does: rank 0 while it serves stops gracefully, closing the group; a
+   * follower rank waits for rank 0 to end the group (under mpirun every rank gets the signal, and
+   * a follower that left first would fail the others); before rank 0 serves, nothing is there to
+   * stop gracefully.
+   *
+   * @return true if the signal started a graceful stop
+   */
+  private boolean onSignal(EngineSettings settings, PrintWriter err) {
+    if (!settings.isServingRank()) {
+      err.println(
+          "kvtier serve: rank "
+              + settings.rank()
+              + " stops when rank 0 stops the group; signal it again to end it now");
+      err.flush();
+      return true;
+    }
+    if (server == null) {
+      return false;
+    }
+    stop();
+    return true;
+  }
+
+  /** Serves on rank 0 until stopped, then closes the engine (ending the group). */
+  private int serve(
+      GenerationEngine opened,
+      EngineSettings settings,
+      KvTierConfig kvtier,
+      PrometheusMeterRegistry registry,
+      InetAddress address,
+      Optional<String> key,
+      PrintWriter out,
+      PrintWriter err)
+      throws InterruptedException {
+    try (GenerationEngine engine = opened) {
+      KvTierMeters.bind(registry, engine::stats);
+      CompletionServer started;
+      try {
+        started =
+            CompletionServer.start(
+                engine,
+                registry,
+                new InetSocketAddress(address, port),
+                new CompletionServer.Options(
+                    modelName.strip(),
+                    key,
+                    1 << 20,
+                    Duration.ofSeconds(readTimeoutSeconds),
+                    Duration.ofMinutes(2)));
+      } catch (IOException e) {
+        return usage(
+            err,
+            "cannot listen on "
+                + bind
+                + ":"
+                + port
+                + " ("
+                + rootMessage(e)
+                + "): choose another --port, or 0 for a free one");
+      }
+      if (!address.isLoopbackAddress() && key.isEmpty()) {
+        err.println(
+            "kvtier serve: warning: listening on "
+                + bind
+                + " without an API key: anyone who can reach this address can use the server;"
+                + " set --api-key or KVTIER_API_KEY");
+        err.flush();
+      }
+      if (settings.rank() != EngineSettings.ALL_RANKS) {
+        out.printf(
+            "kvtier serve: rank 0 of %d (%s) serves in process %d; stop that process (SIGINT"
+                + " or SIGTERM) to stop every rank%n",
+            kvtier.ranks(),
+            kvtier.provider(ProviderKind.COLLECTIVE),
+            ProcessHandle.current().pid());
+      }
+      return serveUntilStopped(started, kvtier, engine, out);
     }
   }
 

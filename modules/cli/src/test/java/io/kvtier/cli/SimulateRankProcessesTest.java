@@ -354,7 +354,7 @@ class SimulateRankProcessesTest {
   }
 
   /** A small JVM running the CLI from this test JVM's class path and module path entries. */
-  private static List<String> java() {
+  static List<String> java() {
     List<String> entries = new ArrayList<>();
     entries.add(Path.of("target", "classes").toAbsolutePath().toString());
     for (String property : List.of("jdk.module.path", "java.class.path")) {
@@ -377,7 +377,7 @@ class SimulateRankProcessesTest {
         KvTierCli.class.getName());
   }
 
-  private static Optional<Path> onPath(String program) {
+  static Optional<Path> onPath(String program) {
     for (String d : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
       Path candidate = Path.of(d, program);
       if (!d.isBlank() && Files.isExecutable(candidate)) {
@@ -387,7 +387,7 @@ class SimulateRankProcessesTest {
     return Optional.empty();
   }
 
-  private static void skipUnless(boolean condition, String reason) {
+  static void skipUnless(boolean condition, String reason) {
     if (!condition) {
       System.out.println("skipped: " + reason);
       Assumptions.abort("skipped: " + reason);

@@ -8,6 +8,7 @@ import io.kvtier.cli.model.GenerationEngine;
 import io.kvtier.cli.model.RequestFailedException;
 import io.kvtier.core.cache.PoolExhaustedException;
 import io.kvtier.core.rank.RankGroupFailedException;
+import io.kvtier.spi.CollectiveException;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.Optional;
@@ -297,6 +298,13 @@ final class Completions {
               e.getMessage() + ": retry later",
               OptionalInt.of(1));
       case RankGroupFailedException e ->
+          ApiException.unavailable(
+              "rank_group_failed",
+              "the engine's rank group failed and the server is stopping: " + e.getMessage(),
+              OptionalInt.empty());
+      // Rank 0's own collective call failed (a rank process died, a timeout, a desync): the
+      // engine thread has ended, so the group serves nothing more, as for a failed rank.
+      case CollectiveException e ->
           ApiException.unavailable(
               "rank_group_failed",
               "the engine's rank group failed and the server is stopping: " + e.getMessage(),

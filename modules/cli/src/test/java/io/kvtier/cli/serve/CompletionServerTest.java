@@ -173,6 +173,60 @@ class CompletionServerTest {
     assertThat(texts.get("choices")).hasSize(2);
   }
 
+  /**
+   * A stream of several prompts: each chunk carries its prompt's choice index, each choice gets
+   * the text the unstreamed answer has and a finish reason of its own, the usage chunk counts
+   * them all, then {@code [DONE]}. The fields that change nothing under greedy decoding ({@code
+   * n} 1, {@code best_of} 1, {@code echo} false, {@code user}, {@code seed}) pass.
+   */
+  @Test
+  void aStreamOfSeveralPromptsSendsEachChoiceUnderItsIndex() throws Exception {
+    String request =
+        "{\"model\": \"kvtier-tiny\", \"prompt\": [\"a\", [1, 2], \"c\"], \"max_tokens\": 4,"
+            + " \"n\": 1, \"best_of\": 1, \"echo\": false, \"user\": \"user-17\", \"seed\": 3";
+    JsonNode whole = json(post("/v1/completions", request + "}"));
+    HttpResponse<String> streamed =
+        post(
+            "/v1/completions",
+            request + ", \"stream\": true, \"stream_options\": {\"include_usage\": true}}");
+
+    assertThat(streamed.statusCode()).as(streamed.body()).isEqualTo(200);
+    List<String> events = events(streamed);
+    assertThat(events.getLast()).isEqualTo("[DONE]");
+    java.util.Map<Integer, StringBuilder> texts = new java.util.TreeMap<>();
+    java.util.Map<Integer, String> finishes = new java.util.TreeMap<>();
+    JsonNode usage = null;
+    for (String e : events.subList(0, events.size() - 1)) {
+      JsonNode chunk = JSON.readTree(e);
+      if (chunk.get("choices").isEmpty()) {
+        usage = chunk.get("usage");
+        continue;
+      }
+      for (JsonNode choice : chunk.get("choices")) {
+        int index = choice.get("index").asInt();
+        texts.computeIfAbsent(index, i -> new StringBuilder()).append(choice.get("text").asText());
+        if (!choice.get("finish_reason").isNull()) {
+          assertThat(finishes.put(index, choice.get("finish_reason").asText()))
+              .as("one finish reason per choice")
+              .isNull();
+        }
+      }
+    }
+    assertThat(texts.keySet()).containsExactly(0, 1, 2);
+    assertThat(finishes.keySet()).containsExactly(0, 1, 2);
+    for (int i = 0; i < 3; i++) {
+      JsonNode choice = whole.get("choices").get(i);
+      assertThat(choice.get("index").asInt()).isEqualTo(i);
+      assertThat(texts.get(i).toString()).isEqualTo(choice.get("text").asText());
+      assertThat(finishes.get(i)).isEqualTo(choice.get("finish_reason").asText());
+    }
+    assertThat(usage).isNotNull();
+    assertThat(usage.get("completion_tokens").asInt()).isEqualTo(12);
+    assertThat(usage.get("prompt_tokens").asInt()).isEqualTo(4);
+    assertThat(usage.get("completion_tokens").asInt())
+        .isEqualTo(whole.get("usage").get("completion_tokens").asInt());
+  }
+
   @Test
   void aStreamedCompletionSendsTheSameTextInChunksThenDone() throws Exception {
     HttpResponse<String> response =

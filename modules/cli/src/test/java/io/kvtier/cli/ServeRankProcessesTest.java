@@ -1,0 +1,459 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.asserting.Providers;
+import io.kvtier.cli.serve.CompletionServer;
+import io.kvtier.spi.Availability;
+import io.kvtier.spi.CollectiveProvider;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * {@code kvtier serve} with one rank per process: 2 processes under {@code mpirun} over the {@code
+ * mpi} collective and 2 processes over {@code hazelcast} (an embedded member each, on loopback).
+ * Rank 0 serves HTTP; the same requests must get the same completions, token for token, as a
+ * one-rank server; stopping rank 0's process must end every rank with status 0; killing the
+ * follower must turn rank 0's running request into a 503 naming the failure and end rank 0 with
+ * status 1, never a hang.
+ *
+ * <p>The processes run {@link KvTierCli} on this test JVM's class path, as in {@link
+ * SimulateRankProcessesTest}. Every wait is bounded; none is a timing assertion.
+ */
+@Timeout(300)
+class ServeRankProcessesTest {
+  /** Bound on one wait for a process: past it, the process hangs. */
+  private static final long HANG_GUARD_SECONDS = 120;
+
+  private static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+),");
+  private static final Pattern SERVING_PID = Pattern.compile("serves in process (\\d+);");
+
+  /**
+   * Completions and chats: a text, a second text sharing its prefix (a cache hit), token ids,
+   * two prompts in one request, a chat.
+   */
+  private static final List<String> REQUESTS =
+      List.of(
+          "/v1/completions {\"model\": \"kvtier-tiny\", \"prompt\": \"The quick brown fox jumps"
+              + " over the lazy dog\", \"max_tokens\": 12}",
+          "/v1/completions {\"model\": \"kvtier-tiny\", \"prompt\": \"The quick brown fox jumps"
+              + " over the lazy dog, again and again\", \"max_tokens\": 12}",
+          "/v1/completions {\"model\": \"kvtier-tiny\", \"prompt\": [1, 2, 3, 4, 5, 6, 7, 8, 9,"
+              + " 10, 11, 12, 13, 14, 15, 16, 17], \"max_tokens\": 10}",
+          "/v1/completions {\"model\": \"kvtier-tiny\", \"prompt\": [\"hello\", \"hello world\"],"
+              + " \"max_tokens\": 6}",
+          "/v1/chat/completions {\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"user\","
+              + " \"content\": \"hi there\"}], \"max_tokens\": 8}");
+
+  @TempDir Path dir;
+
+  private Path config;
+  private final List<Process> processes = new ArrayList<>();
+
+  @BeforeEach
+  void writeConfig() throws IOException {
+    config = dir.resolve("kvtier.properties");
+    // Small pools of 4-token pages: the requests share and evict pages.
+    Files.writeString(
+        config,
+        "kvtier.device=sim\nkvtier.host=sim\nkvtier.page-size=4\n"
+            + "kvtier.device-pages=24\nkvtier.host-pages=64\n");
+  }
+
+  @AfterEach
+  void killLeftovers() {
+    for (Process p : processes) {
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
+      p.destroyForcibly();
+    }
+  }
+
+  @Test
+  void twoMpiRankProcessesServeTheOneRankCompletionsAndStopWithRankZero() throws Exception {
+    Path mpirun = mpirun();
+    Map<String, Object> oneRank = oneRankCompletions();
+
+    List<String> command = new ArrayList<>(mpirunPrefix(mpirun));
+    command.addAll(SimulateRankProcessesTest.java());
+    command.addAll(serveOptions());
+    command.addAll(List.of("--collective", "mpi"));
+    Path log = dir.resolve("mpi.log");
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+    // Open MPI refuses to run as root (as CI does) without both variables.
+    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
+    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    Process job = start(builder);
+    Serving serving = awaitServing(job, log);
+
+    assertThat(completions(serving.base())).as(output(log)).isEqualTo(oneRank);
+
+    // SIGTERM to rank 0 alone: it stops gracefully and its close ends rank 1.
+    assertThat(ProcessHandle.of(serving.pid()).orElseThrow().destroy()).isTrue();
+    assertThat(await(job, log)).as("mpirun's exit status; %s", output(log)).isZero();
+    assertThat(output(log))
+        // The request of two prompts counts as two.
+        .contains("kvtier serve: stopped after " + (REQUESTS.size() + 1) + " requests")
+        .contains("kvtier serve: rank 1 ends with its group: rank 0 stopped serving");
+  }
+
+  @Test
+  void twoHazelcastRankProcessesServeTheOneRankCompletionsAndStopWithRankZero() throws Exception {
+    Map<String, Object> oneRank = oneRankCompletions();
+    List<Path> logs = startHazelcastRanks(List.of());
+    Serving serving = awaitServing(processes.get(0), logs.get(0));
+
+    assertThat(completions(serving.base())).as(output(logs.get(0))).isEqualTo(oneRank);
+
+    // A signal to the follower alone only makes it wait for rank 0.
+    assertThat(processes.get(1).toHandle().destroy()).isTrue();
+    awaitLine(logs.get(1), "kvtier serve: rank 1 stops when rank 0 stops the group");
+    assertThat(processes.get(1).isAlive()).as(output(logs.get(1))).isTrue();
+    assertThat(completions(serving.base())).as("still served").isEqualTo(oneRank);
+    assertThat(processes.get(0).toHandle().destroy()).isTrue();
+    assertThat(await(processes.get(0), logs.get(0))).as(output(logs.get(0))).isZero();
+    assertThat(await(processes.get(1), logs.get(1))).as(output(logs.get(1))).isZero();
+    assertThat(output(logs.get(1)))
+        .contains("kvtier serve: rank 1 ends with its group: rank 0 stopped serving");
+  }
+
+  @Test
+  void killingTheFollowerProcessAnswers503WithTheCauseAndEndsRankZero() throws Exception {
+    // One request at a time: of several long requests, one runs and the others wait, so that
+    // some are still in the engine when the follower dies however fast the ticks are; a device
+    // pool of the model's whole context (1024 tokens), which bounds a request.
+    List<Path> logs = startHazelcastRanks(List.of("--max-running", "1", "--device-pages", "256"));
+    Serving serving = awaitServing(processes.get(0), logs.get(0));
+
+    List<HttpResponse<String>> answers = new ArrayList<>();
+    try (HttpClient client = HttpClient.newHttpClient()) {
+      List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
+      for (int i = 1; i <= 6; i++) {
+        sent.add(
+            client.sendAsync(
+                post(
+                    serving.base(),
+                    "/v1/completions",
+                    "{\"model\": \"kvtier-tiny\", \"prompt\": ["
+                        + i
+                        + ", 2, 3],"
+                        + " \"max_tokens\": 1000}"),
+                HttpResponse.BodyHandlers.ofString()));
+      }
+      awaitRunning(client, serving.base(), sent.getLast(), logs.get(0));
+      processes.get(1).destroyForcibly();
+      for (CompletableFuture<HttpResponse<String>> s : sent) {
+        answers.add(s.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS));
+      }
+    }
+
+    // Those that finished before the kill are 200s; every other one a 503 with the cause.
+    List<HttpResponse<String>> failed =
+        answers.stream().filter(a -> a.statusCode() != 200).toList();
+    assertThat(failed).as("the answers after the kill").isNotEmpty();
+    assertThat(failed).allSatisfy(a -> assertThat(a.statusCode()).as(a.body()).isEqualTo(503));
+    Map<String, Object> error = errorOf(failed.getFirst().body());
+    assertThat(error)
+        .as(failed.getFirst().body())
+        .containsEntry("code", "rank_group_failed")
+        .containsEntry("type", "server_error");
+    assertThat((String) error.get("message"))
+        .startsWith("the engine's rank group failed and the server is stopping: ");
+    assertThat(await(processes.get(0), logs.get(0)))
+        .as("rank 0's exit status; %s", output(logs.get(0)))
+        .isEqualTo(KvTierCli.EXIT_FAILURE);
+    assertThat(output(logs.get(0))).contains("kvtier serve: stopped: ");
+  }
+
+  /**
+   * Under mpirun a rank process that ends on its own ends the whole job (mpirun's rule, usually
+   * before rank 0 can answer): the running request ends, its connection closed (or a 503 if rank
+   * 0 answered first), and mpirun exits non-zero; nothing waits forever. The follower is ended by
+   * a second signal (the first only makes it wait for rank 0), the way out of a follower whose
+   * rank 0 is gone; a killed one (SIGKILL) is the hazelcast test's, and mpirun's own rule here.
+   */
+  @Test
+  void underMpirunAFollowerEndedByASecondSignalEndsTheJobWithoutHanging() throws Exception {
+    Path mpirun = mpirun();
+    List<String> command = new ArrayList<>(mpirunPrefix(mpirun));
+    command.addAll(SimulateRankProcessesTest.java());
+    command.addAll(serveOptions());
+    command.addAll(List.of("--collective", "mpi", "--max-running", "1", "--device-pages", "256"));
+    Path log = dir.resolve("mpi.log");
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
+    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    Process job = start(builder);
+    Serving serving = awaitServing(job, log);
+    ProcessHandle follower =
+        job.descendants()
+            .filter(p -> p.pid() != serving.pid())
+            .filter(p -> p.info().command().orElse("").endsWith("java"))
+            .findFirst()
+            .orElseThrow(
+                () -> new AssertionError("no rank 1 process under mpirun; " + output(log)));
+
+    try (HttpClient client = HttpClient.newHttpClient()) {
+      CompletableFuture<HttpResponse<String>> running =
+          client.sendAsync(
+              post(
+                  serving.base(),
+                  "/v1/completions",
+                  "{\"model\": \"kvtier-tiny\", \"prompt\": [1, 2, 3], \"max_tokens\": 1000}"),
+              HttpResponse.BodyHandlers.ofString());
+      awaitRunning(client, serving.base(), running, log);
+      assertThat(follower.destroy()).isTrue();
+      awaitLine(log, "kvtier serve: rank 1 stops when rank 0 stops the group");
+      assertThat(follower.destroy()).isTrue();
+
+      HttpResponse<String> answer;
+      try {
+        answer = running.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+      } catch (ExecutionException closed) {
+        // mpirun ended rank 0 before it could answer: the connection closed.
+        answer = null;
+      }
+      if (answer != null) {
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(503);
+      }
+    }
+    assertThat(await(job, log)).as("mpirun's exit status; %s", output(log)).isNotZero();
+  }
+
+  /** Waits until rank 0 reports the request running (its /health), or fails if it ended. */
+  private static void awaitRunning(
+      HttpClient client, URI base, CompletableFuture<HttpResponse<String>> request, Path log)
+      throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+    while (System.nanoTime() < deadline) {
+      assertThat(request.isDone())
+          .as(
+              "the request ended before it was seen running: %s",
+              request.isDone() ? request.join().body() : "")
+          .isFalse();
+      HttpResponse<String> health =
+          client.send(
+              HttpRequest.newBuilder(base.resolve("/health")).GET().build(),
+              HttpResponse.BodyHandlers.ofString());
+      @SuppressWarnings("unchecked")
+      Map<String, Object> body = (Map<String, Object>) MiniJson.parse(health.body());
+      if (((Number) body.get("running")).longValue() > 0) {
+        return;
+      }
+      Thread.sleep(10);
+    }
+    throw new AssertionError("the request never ran; " + output(log));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> errorOf(String body) {
+    return (Map<String, Object>) ((Map<String, Object>) MiniJson.parse(body)).get("error");
+  }
+
+  /**
+   * Starts rank 0 and rank 1 over hazelcast on loopback, and the third CP member the collective
+   * needs ({@code kvtier cp-member}); returns the ranks' logs.
+   */
+  private List<Path> startHazelcastRanks(List<String> more) throws IOException {
+    // A cluster of its own: a random name and port range, so that it never meets another run's.
+    int port = 20_000 + 10 * ThreadLocalRandom.current().nextInt(2_000);
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put(
+        "hazelcast.cluster-name",
+        "kvtier-serve-test-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+    settings.put("hazelcast.port", Integer.toString(port));
+    settings.put("hazelcast.port-count", "4");
+    settings.put("hazelcast.members", "127.0.0.1");
+    settings.put("hazelcast.join-timeout", "120s");
+    settings.put("hazelcast.member-timeout", "5s");
+    settings.put("hazelcast.cp-member-removal", "5s");
+    settings.put("hazelcast.partition-count", "31");
+    List<Path> logs = new ArrayList<>();
+    for (int r = 0; r < 2; r++) {
+      List<String> command = new ArrayList<>(SimulateRankProcessesTest.java());
+      command.addAll(serveOptions());
+      command.addAll(more);
+      command.addAll(
+          List.of("--ranks", "2", "--collective", "hazelcast", "--rank", Integer.toString(r)));
+      settings.forEach((k, v) -> command.addAll(List.of("--collective-property", k + "=" + v)));
+      Path log = dir.resolve("rank-" + r + ".log");
+      logs.add(log);
+      start(new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()));
+    }
+    List<String> cpMember = new ArrayList<>(SimulateRankProcessesTest.java());
+    cpMember.add("cp-member");
+    settings.forEach((k, v) -> cpMember.add(k + "=" + v));
+    start(
+        new ProcessBuilder(cpMember)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("cp-member.log").toFile()));
+    return logs;
+  }
+
+  private List<String> serveOptions() {
+    return List.of("serve", "--port", "0", "--config", config.toString());
+  }
+
+  /** The completions of {@link #REQUESTS} from a one-rank server in this JVM. */
+  private Map<String, Object> oneRankCompletions() throws Exception {
+    ServeCommand command = new ServeCommand();
+    StringWriter out = new StringWriter();
+    CommandLine cli = new CommandLine(command);
+    cli.setOut(new PrintWriter(out, true));
+    cli.setErr(new PrintWriter(out, true));
+    AtomicInteger status = new AtomicInteger(-1);
+    List<String> args = serveOptions().subList(1, serveOptions().size());
+    Thread running =
+        Thread.ofPlatform().start(() -> status.set(cli.execute(args.toArray(String[]::new))));
+    CompletionServer server;
+    while ((server = command.server()) == null) {
+      assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
+      Thread.sleep(5);
+    }
+    try {
+      return completions(URI.create("http://127.0.0.1:" + server.address().getPort()));
+    } finally {
+      command.stop();
+      running.join();
+      assertThat(status.get()).as(out.toString()).isZero();
+    }
+  }
+
+  /** Each request's choices (text, token ids, finish reason), in order. */
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> completions(URI base) throws Exception {
+    Map<String, Object> choices = new LinkedHashMap<>();
+    try (HttpClient client = HttpClient.newHttpClient()) {
+      for (String request : REQUESTS) {
+        int space = request.indexOf(' ');
+        HttpResponse<String> answer =
+            client.send(
+                post(base, request.substring(0, space), request.substring(space + 1)),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+        Map<String, Object> body = (Map<String, Object>) MiniJson.parse(answer.body());
+        choices.put(request, body.get("choices"));
+      }
+    }
+    return choices;
+  }
+
+  private static HttpRequest post(URI base, String path, String body) {
+    return HttpRequest.newBuilder(base.resolve(path))
+        .timeout(Duration.ofSeconds(HANG_GUARD_SECONDS))
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(body))
+        .build();
+  }
+
+  /** Where rank 0 listens and which process it is. */
+  private record Serving(URI base, long pid) {}
+
+  /** Waits until a log has a line, bounded. */
+  private static void awaitLine(Path log, String line) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+    while (!output(log).contains(line)) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("no line \"" + line + "\" in " + output(log));
+      }
+      Thread.sleep(20);
+    }
+  }
+
+  /** Waits until rank 0's log says where it listens; fails if the job ended first. */
+  private static Serving awaitServing(Process job, Path log) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+    while (System.nanoTime() < deadline) {
+      String text = output(log);
+      Matcher port = LISTENING.matcher(text);
+      Matcher pid = SERVING_PID.matcher(text);
+      if (port.find() && pid.find()) {
+        return new Serving(
+            URI.create("http://127.0.0.1:" + port.group(1)), Long.parseLong(pid.group(1)));
+      }
+      assertThat(job.isAlive()).as("the job ended before rank 0 served: %s", text).isTrue();
+      Thread.sleep(20);
+    }
+    throw new AssertionError(
+        "rank 0 did not serve within " + HANG_GUARD_SECONDS + " s; " + output(log));
+  }
+
+  private Process start(ProcessBuilder builder) throws IOException {
+    Process p = builder.start();
+    processes.add(p);
+    return p;
+  }
+
+  /** Waits for a process; past the hang guard, kills it and fails with what it printed. */
+  private static int await(Process process, Path log) throws Exception {
+    if (!process.waitFor(HANG_GUARD_SECONDS, TimeUnit.SECONDS)) {
+      process.destroy();
+      process.waitFor(10, TimeUnit.SECONDS);
+      process.descendants().forEach(ProcessHandle::destroyForcibly);
+      process.destroyForcibly();
+      throw new AssertionError(
+          "the process did not end within " + HANG_GUARD_SECONDS + " s; " + output(log));
+    }
+    return process.exitValue();
+  }
+
+  private static String output(Path log) {
+    try {
+      return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
+    } catch (IOException e) {
+      return "(cannot read " + log + ": " + e.getMessage() + ")";
+    }
+  }
+
+  private static Path mpirun() {
+    Path mpirun = SimulateRankProcessesTest.onPath("mpirun").orElse(null);
+    SimulateRankProcessesTest.skipUnless(
+        mpirun != null,
+        "mpirun is not on the PATH; install it with"
+            + " `apt-get install openmpi-bin libopenmpi-dev`");
+    Availability mpi = Providers.named(CollectiveProvider.class, "mpi").availability();
+    SimulateRankProcessesTest.skipUnless(
+        mpi.available(), "the mpi collective is unavailable here: " + mpi.reason());
+    return mpirun;
+  }
+
+  private static List<String> mpirunPrefix(Path mpirun) {
+    return List.of(
+        mpirun.toString(),
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+        "--mca",
+        "btl",
+        "self,vader",
+        "-np",
+        "2");
+  }
+}
