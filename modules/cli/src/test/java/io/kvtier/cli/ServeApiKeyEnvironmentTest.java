@@ -55,7 +55,7 @@ class ServeApiKeyEnvironmentTest {
         @SuppressWarnings("unchecked")
         Map<String, Object> error =
             (Map<String, Object>)
-                ((Map<String, Object>) MiniJson.parse(refused.body())).get("error");
+                ((Map<String, Object>) TestJson.parse(refused.body())).get("error");
         assertThat(error)
             .containsOnlyKeys("message", "type", "param", "code")
             .containsEntry("code", "invalid_api_key")

@@ -263,7 +263,7 @@ class ServeRankProcessesTest {
               HttpRequest.newBuilder(base.resolve("/health")).GET().build(),
               HttpResponse.BodyHandlers.ofString());
       @SuppressWarnings("unchecked")
-      Map<String, Object> body = (Map<String, Object>) MiniJson.parse(health.body());
+      Map<String, Object> body = (Map<String, Object>) TestJson.parse(health.body());
       if (((Number) body.get("running")).longValue() > 0) {
         return;
       }
@@ -274,7 +274,7 @@ class ServeRankProcessesTest {
 
   @SuppressWarnings("unchecked")
   private static Map<String, Object> errorOf(String body) {
-    return (Map<String, Object>) ((Map<String, Object>) MiniJson.parse(body)).get("error");
+    return (Map<String, Object>) ((Map<String, Object>) TestJson.parse(body)).get("error");
   }
 
   /**
@@ -358,7 +358,7 @@ class ServeRankProcessesTest {
                 post(base, request.substring(0, space), request.substring(space + 1)),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
-        Map<String, Object> body = (Map<String, Object>) MiniJson.parse(answer.body());
+        Map<String, Object> body = (Map<String, Object>) TestJson.parse(answer.body());
         choices.put(request, body.get("choices"));
       }
     }
