@@ -6,6 +6,9 @@ import io.kvtier.cli.metrics.KvTierMeters;
 import io.kvtier.core.cache.CacheInvariants;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.KvTierConfigBuilder;
+import io.kvtier.core.config.KvTierKeys;
+import io.kvtier.core.config.L3PrefetchPolicy;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.testkit.SeedExtension;
@@ -15,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
@@ -60,12 +64,60 @@ class HybridEndToEndTest {
   @Timeout(180)
   void cachedOutputsEqualUncachedOutputs(String mixText, int hostRatio, int ranks, Random random)
       throws Exception {
+    run(mixText, hostRatio, ranks, Map.of(), random);
+  }
+
+  static Stream<Arguments> l3Cases() {
+    List<Arguments> out = new ArrayList<>();
+    for (String mix : List.of("full,swa:8,swa:24", "swa:8,full,recurrent")) {
+      for (int ranks : new int[] {1, 4}) {
+        out.add(Arguments.of(mix, ranks));
+      }
+    }
+    return out.stream();
+  }
+
+  /**
+   * With an L3 store under a host tier as small as the device pool: prefixes leave the host and
+   * come back from the store by prefetch; the keys carry the layer mix ({@link
+   * ModelConfig#l3ModelId}).
+   */
+  @ParameterizedTest(name = "{0}, L3, {1} ranks")
+  @MethodSource("l3Cases")
+  @Timeout(180)
+  void cachedOutputsEqualUncachedOutputsWithAnL3Tier(String mixText, int ranks, Random random)
+      throws Exception {
+    TinyTransformer model = model(mixText);
+    Map<String, String> l3 =
+        new java.util.HashMap<>(
+            SimEngines.l3("memory", null, L3PrefetchPolicy.WAIT_COMPLETE, PAGE));
+    l3.put(KvTierKeys.L3_MODEL_ID, model.config().l3ModelId());
+    Totals t = run(mixText, 1, ranks, l3, random);
+    assertThat(t.l3).as("L3 hits").isPositive();
+  }
+
+  private static TinyTransformer model(String mixText) {
+    return new TinyTransformer(
+        ModelConfig.DEFAULTS.withLayers(3).withLayerMix(LayerMix.parse(mixText, "mix")));
+  }
+
+  /** What one run matched and used. */
+  private static final class Totals {
+    long matched;
+    long usable;
+    long host;
+    long l3;
+    long prompt;
+  }
+
+  private static Totals run(
+      String mixText, int hostRatio, int ranks, Map<String, String> extra, Random random)
+      throws Exception {
     LayerMix mix = LayerMix.parse(mixText, "mix");
-    TinyTransformer model =
-        new TinyTransformer(ModelConfig.DEFAULTS.withLayers(3).withLayerMix(mix));
+    TinyTransformer model = model(mixText);
     List<List<Turn>> waves = MultiTurn.waves(model, random, TestSeeds.scaled(8), 4);
     ModelConfig m = model.config();
-    KvTierConfig config =
+    KvTierConfigBuilder builder =
         KvTierConfig.builder()
             .device("sim")
             .host("sim")
@@ -80,8 +132,9 @@ class HybridEndToEndTest {
             .writePolicy(WritePolicy.WRITE_THROUGH)
             .evictionPolicy(EvictionPolicy.LRU)
             .vocabSize(m.vocabSize())
-            .collectiveTimeout(Duration.ofSeconds(60))
-            .build();
+            .collectiveTimeout(Duration.ofSeconds(60));
+    extra.forEach(builder::set);
+    KvTierConfig config = builder.build();
     EngineSettings settings =
         EngineSettings.DEFAULTS
             .withBatching(4, 16)
@@ -90,6 +143,7 @@ class HybridEndToEndTest {
     long matched = 0;
     long usable = 0;
     long host = 0;
+    long l3 = 0;
     long prompt = 0;
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     try (RankGroupEngine engine =
@@ -120,6 +174,7 @@ class HybridEndToEndTest {
           matched += c.matchedTokens();
           usable += c.cachedTokens();
           host += c.hostHitTokens();
+          l3 += c.l3HitTokens();
           prompt += t.prompt().length;
         }
       }
@@ -131,9 +186,18 @@ class HybridEndToEndTest {
           });
       EngineStats stats = engine.stats();
       System.out.printf(
-          "[hybrid] %s host ratio %d, %d ranks: %d prompt tokens, %d matched (%d from the host),"
-              + " %d usable, %d computed%n",
-          mix, hostRatio, ranks, prompt, matched, host, usable, stats.computedTokens());
+          "[hybrid] %s host ratio %d, %d ranks%s: %d prompt tokens, %d matched (%d from the host,"
+              + " %d from L3), %d usable, %d computed%n",
+          mix,
+          hostRatio,
+          ranks,
+          extra.isEmpty() ? "" : ", L3",
+          prompt,
+          matched,
+          host,
+          l3,
+          usable,
+          stats.computedTokens());
       assertThat(stats.matchedTokens()).isEqualTo(matched);
       assertThat(stats.usableTokens()).isEqualTo(usable);
       assertThat(stats.computedTokens()).isEqualTo(prompt - usable);
@@ -146,7 +210,7 @@ class HybridEndToEndTest {
     }
     // The equality proves something only if the cache matched, from the host where there is one.
     assertThat(matched).isPositive();
-    if (hostRatio > 0) {
+    if (hostRatio > 0 && extra.isEmpty()) {
       assertThat(host).isPositive();
     }
     if (mix.hasRecurrent()) {
@@ -154,6 +218,13 @@ class HybridEndToEndTest {
     } else {
       assertThat(usable).isEqualTo(matched);
     }
+    Totals totals = new Totals();
+    totals.matched = matched;
+    totals.usable = usable;
+    totals.host = host;
+    totals.l3 = l3;
+    totals.prompt = prompt;
+    return totals;
   }
 
   /** One request of the workload and its cache-off output. */
