@@ -237,27 +237,17 @@ public final class TinyModelRunner implements ModelRunner {
 
   /**
    * Where a step that computes from {@code from} must start: at {@code from} if the request's
-   * recurrent state is there (always, without recurrent layers), else at the start of the
-   * sequence, rebuilding the state over the prefix the cache supplied. That is the rule of {@link
-   * LayerMix#usablePrefix}, which the engine reports as the request's cached tokens.
+   * recurrent state is there (always, without recurrent layers), else at {@link
+   * LayerMix#usablePrefix}, which the engine reports as the request's cached tokens: 0, since the
+   * cache holds no recurrent state, so the state is rebuilt over the whole cached prefix. (A
+   * start it had no state for would fail in {@link RecurrentState}, never compute silently.)
    */
   private int resumeAt(Chunk chunk, int from) {
     if (chunk.state.isAt(from)) {
       return from;
     }
     chunk.state.reset();
-    int start = model.config().layerMix().usablePrefix(from);
-    if (start != 0) {
-      throw new IllegalStateException(
-          "the layer mix '"
-              + model.config().layerMix()
-              + "' resumes at "
-              + start
-              + " of "
-              + from
-              + " cached positions, but this runner holds no recurrent state there");
-    }
-    return start;
+    return model.config().layerMix().usablePrefix(from);
   }
 
   @Override

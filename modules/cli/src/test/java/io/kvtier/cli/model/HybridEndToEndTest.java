@@ -96,6 +96,41 @@ class HybridEndToEndTest {
     assertThat(t.l3).as("L3 hits").isPositive();
   }
 
+  /**
+   * The {@code asserting} pools under slow, jittered copies: rebuilding a recurrent state reads
+   * the matched pages while backups and load-backs of them may be in flight, under the pools'
+   * ownership checks (a write into a page a copy in flight reads fails). That it writes none of
+   * the matched pages at all is {@link HybridRunnerTest}'s to show: rewriting them with the same
+   * bytes passes here when no copy is in flight at that moment.
+   */
+  @ParameterizedTest(name = "{0}, asserting pools, {1} ranks")
+  @MethodSource("assertingCases")
+  @Timeout(180)
+  void theRecomputedPrefixWritesNoSharedPage(String mixText, int ranks, Random random)
+      throws Exception {
+    run(
+        mixText,
+        3,
+        ranks,
+        Map.of(
+            KvTierKeys.DEVICE,
+            "asserting",
+            KvTierKeys.HOST,
+            "asserting",
+            "asserting.sim.h2d-latency",
+            "200us",
+            "asserting.sim.d2h-latency",
+            "300us",
+            "asserting.sim.jitter",
+            "0.5"),
+        random);
+  }
+
+  static Stream<Arguments> assertingCases() {
+    return Stream.of(
+        Arguments.of("full,recurrent,full", 1), Arguments.of("swa:8,full,recurrent", 2));
+  }
+
   private static TinyTransformer model(String mixText) {
     return new TinyTransformer(
         ModelConfig.DEFAULTS.withLayers(3).withLayerMix(LayerMix.parse(mixText, "mix")));
@@ -179,11 +214,13 @@ class HybridEndToEndTest {
         }
       }
       engine.drain();
-      engine.onEngineThread(
-          s -> {
-            CacheInvariants.checkIdle(s.cache);
-            return null;
-          });
+      String device =
+          engine.onEngineThread(
+              s -> {
+                CacheInvariants.checkIdle(s.cache);
+                return s.backends.providers().device().name();
+              });
+      assertThat(device).isEqualTo(extra.getOrDefault(KvTierKeys.DEVICE, "sim"));
       EngineStats stats = engine.stats();
       System.out.printf(
           "[hybrid] %s host ratio %d, %d ranks%s: %d prompt tokens, %d matched (%d from the host,"

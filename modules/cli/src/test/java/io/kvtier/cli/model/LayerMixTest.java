@@ -69,6 +69,22 @@ class LayerMixTest {
   }
 
   @Test
+  void aCompletionsCachedTokensAreAtMostItsMatch() {
+    Completion usableNone = new Completion(new int[] {1}, 0, 8, 4, 4);
+    assertThat(usableNone.matchedTokens()).isEqualTo(16);
+    assertThat(usableNone.cachedTokens()).isZero();
+    assertThat(new Completion(new int[] {1}, 12, 8, 4).matchedTokens()).isEqualTo(12);
+    assertThatThrownBy(() -> new Completion(new int[] {1}, 17, 8, 4, 4))
+        .hasMessage(
+            "cachedTokens=17 must be at most the matched deviceHitTokens=8 + hostHitTokens=4 +"
+                + " l3HitTokens=4, none negative");
+    assertThatThrownBy(() -> new Completion(new int[] {1}, -1, 0, 0, 0))
+        .hasMessageContaining("cachedTokens=-1 must be at most");
+    assertThatThrownBy(() -> new Completion(new int[] {1}, 0, 0, -4, 0))
+        .hasMessageContaining("hostHitTokens=-4");
+  }
+
+  @Test
   void theModelConfigHoldsOneKindPerLayer() {
     LayerMix mix = LayerMix.parse("full,swa:16,recurrent", "x");
     ModelConfig config = ModelConfig.DEFAULTS.withLayerMix(mix);
