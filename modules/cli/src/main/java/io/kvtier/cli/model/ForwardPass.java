@@ -26,6 +26,13 @@ import java.util.Objects;
  * continues with the same hidden state (the MLP and the logits are replicated). Integer sums are
  * exact in any order, so the result is the same bits for 1, 2 or 4 shards and for the reference
  * run without a cache.
+ *
+ * <p>Layer kinds ({@link LayerMix}). A sliding-window layer attends over the last {@code window}
+ * positions of the same KV. A recurrent layer has no KV: its integer state per channel (the
+ * shard's channels, in a {@link RecurrentState}) takes in one position after another, and its
+ * output goes through the same fixed-point projection and sum as attention's. A run may start
+ * before the positions it writes ({@code writeFrom}): those positions read their KV, which is how
+ * a recurrent state is rebuilt over a cached prefix without rewriting its pages.
  */
 public final class ForwardPass {
   private static final float NORM_EPSILON = 1e-5f;

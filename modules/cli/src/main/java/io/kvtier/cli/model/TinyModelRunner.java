@@ -20,7 +20,10 @@ import java.util.Objects;
  * tokens, which the engine's replicated state requires, and the same tokens as one rank.
  *
  * <p>A request's hidden states live here between the layers of a step, in a buffer kept per
- * request until {@link #released} and reused by its next steps. {@link #verifyPrefix} recomputes
+ * request until {@link #released} and reused by its next steps, and so does its recurrent state
+ * (with recurrent layers): a request whose first step starts after a cached prefix rebuilds the
+ * state over that prefix first, reading its pages and writing none ({@link
+ * LayerMix#usablePrefix}). {@link #verifyPrefix} recomputes
  * a loaded-back prefix from scratch and compares its KV bit for bit with the device pages.
  *
  * <p>Not thread-safe: one per rank, called from the rank's scheduler thread.
