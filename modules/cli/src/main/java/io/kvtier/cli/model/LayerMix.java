@@ -10,7 +10,8 @@ import java.util.StringJoiner;
  * The kind of each layer of a {@link TinyTransformer}: full causal attention, sliding-window
  * attention (SWA) over the last {@code window} positions, or a recurrent layer whose fixed-size
  * state is updated once per token (docs/HYBRID.md). Written as one comma-separated element per
- * layer, in layer order: {@code full,swa:64,recurrent}.
+ * layer, in layer order, {@code kind*N} standing for N such layers: {@code full,swa:64,recurrent}
+ * or {@code full,swa:64*5}. {@link #toString} writes one element per layer.
  *
  * <p>What the mix means for the cache is {@link #usablePrefix}: the part of a matched prefix from
  * which the model can resume exactly. Every layer kind's per-position output is a function of
@@ -108,10 +109,10 @@ public record LayerMix(List<Layer> layers) {
 
   /**
    * Parses a mix written as one element per layer, comma-separated: {@code full}, {@code
-   * swa:W} (W a positive window in tokens) or {@code recurrent}; case and spaces around elements
-   * are ignored.
+   * swa:W} (W a positive window in tokens) or {@code recurrent}, each optionally followed by
+   * {@code *N} for N such layers in a row; case and spaces around elements are ignored.
    *
-   * @param text the mix, e.g. {@code full,swa:64,recurrent}
+   * @param text the mix, e.g. {@code full,swa:64,recurrent} or {@code full,swa:64*5,recurrent*2}
    * @param source what the user wrote it as (an option or key), named in the errors
    * @return the mix
    * @throws IllegalArgumentException naming the source, the element and the fix
@@ -126,10 +127,48 @@ public record LayerMix(List<Layer> layers) {
     String[] parts = text.split(",", -1);
     List<Layer> out = new ArrayList<>(parts.length);
     for (int i = 0; i < parts.length; i++) {
-      out.add(element(parts[i].strip().toLowerCase(java.util.Locale.ROOT), i, text, source));
+      String e = parts[i].strip().toLowerCase(java.util.Locale.ROOT);
+      int times = 1;
+      int star = e.indexOf('*');
+      if (star >= 0) {
+        times = repeat(e.substring(star + 1).strip(), i, text, source, e);
+        e = e.substring(0, star).strip();
+      }
+      Layer layer = element(e, i, text, source);
+      for (int t = 0; t < times; t++) {
+        out.add(layer);
+      }
     }
     return new LayerMix(out);
   }
+
+  /** The N of {@code kind*N}: how many such layers in a row, at least 1, at most 4096. */
+  private static int repeat(String n, int index, String text, String source, String e) {
+    int times;
+    try {
+      times = Integer.parseInt(n);
+    } catch (NumberFormatException notANumber) {
+      times = -1;
+    }
+    if (times < 1 || times > MAX_REPEAT) {
+      throw new IllegalArgumentException(
+          "element "
+              + (index + 1)
+              + " of "
+              + source
+              + "='"
+              + text
+              + "' is '"
+              + e
+              + "': the count after '*' must be a whole number from 1 to "
+              + MAX_REPEAT
+              + ", as in swa:64*5");
+    }
+    return times;
+  }
+
+  /** The most layers one {@code kind*N} element may stand for. */
+  private static final int MAX_REPEAT = 4096;
 
   private static Layer element(String e, int index, String text, String source) {
     String where = "element " + (index + 1) + " of " + source + "='" + text + "' is '" + e + "'";

@@ -26,6 +26,24 @@ class LayerMixTest {
   }
 
   @Test
+  void aCountRepeatsAnElement() {
+    LayerMix mix = LayerMix.parse("full, swa:64*3 ,recurrent*2", "--model-layers");
+
+    assertThat(mix.toString()).isEqualTo("full,swa:64,swa:64,swa:64,recurrent,recurrent");
+    assertThat(LayerMix.parse("full*1", "x")).isEqualTo(LayerMix.full(1));
+    assertThatThrownBy(() -> LayerMix.parse("full,swa:64*0", "--model-layers"))
+        .hasMessage(
+            "element 2 of --model-layers='full,swa:64*0' is 'swa:64*0': the count after '*' must"
+                + " be a whole number from 1 to 4096, as in swa:64*5");
+    assertThatThrownBy(() -> LayerMix.parse("full*x", "--model-layers"))
+        .hasMessageContaining("is 'full*x': the count after '*' must be a whole number");
+    assertThatThrownBy(() -> LayerMix.parse("full*5000", "--model-layers"))
+        .hasMessageContaining("from 1 to 4096");
+    assertThatThrownBy(() -> LayerMix.parse("*2", "--model-layers"))
+        .hasMessageContaining("element 1 of --model-layers='*2' is '' (empty)");
+  }
+
+  @Test
   void badElementsNameTheSourceTheElementAndTheFix() {
     assertThatThrownBy(() -> LayerMix.parse("full,swa", "--model-layers"))
         .isInstanceOf(IllegalArgumentException.class)
