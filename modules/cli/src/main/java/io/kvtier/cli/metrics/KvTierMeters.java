@@ -378,8 +378,17 @@ public final class KvTierMeters {
         stats,
         "kvtier.prefix.cache.hits",
         "Prompt tokens whose KV the cache supplied from any tier, so the model did not compute"
-            + " them",
-        s -> s.deviceHitTokens() + s.hostHitTokens() + s.l3HitTokens());
+            + " them (the usable part of the match)",
+        EngineStats::usableTokens);
+    // A hybrid model may match a prefix it cannot resume from (recurrent layers without a state
+    // in the cache): the match beside the hits keeps a 0% usable hit rate visible.
+    counter(
+        registry,
+        stats,
+        "kvtier.prefix.cache.matched",
+        "Prompt tokens the cache matched in any tier, whether or not the model could resume from"
+            + " them (more than the hits only for layer mixes with recurrent layers)",
+        EngineStats::matchedTokens);
     counter(
         registry,
         stats,

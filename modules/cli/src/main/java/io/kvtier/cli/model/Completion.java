@@ -5,14 +5,20 @@ import java.util.Objects;
 /**
  * What {@link ModelEngine#generate} produced for one request, and where its prompt's KV came from.
  *
+ * <p>The hit counts per tier are the cache's match ({@link #matchedTokens()}); {@code
+ * cachedTokens} is the usable part of it, the prompt tokens the model did not compute. The two
+ * are equal unless the model cannot resume exactly from a matched prefix: with recurrent layers
+ * and no recurrent state in the cache the model recomputes the whole prefix, and {@code
+ * cachedTokens} is 0 however much matched ({@link LayerMix#usablePrefix}).
+ *
  * @param tokens the generated token ids
- * @param cachedTokens prompt tokens whose KV came from the cache (device hits, host load-backs
- *     and L3 hits), not computed
- * @param deviceHitTokens of those, tokens already on the device
- * @param hostHitTokens of those, tokens loaded back from the host tier that were there before the
+ * @param cachedTokens prompt tokens whose KV came from the cache and that the model did not
+ *     compute (the usable prefix), at most {@code deviceHitTokens + hostHitTokens + l3HitTokens}
+ * @param deviceHitTokens matched tokens already on the device
+ * @param hostHitTokens matched tokens loaded back from the host tier that were there before the
  *     request came (L3 hits excluded)
- * @param l3HitTokens of those, tokens an L3 prefetch fetched from the store into the host tier
- *     for this request, then loaded back to the device
+ * @param l3HitTokens matched tokens an L3 prefetch fetched from the store into the host tier for
+ *     this request, then loaded back to the device
  */
 public record Completion(
     int[] tokens, int cachedTokens, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {
@@ -23,11 +29,12 @@ public record Completion(
     if (deviceHitTokens < 0
         || hostHitTokens < 0
         || l3HitTokens < 0
-        || cachedTokens != deviceHitTokens + hostHitTokens + l3HitTokens) {
+        || cachedTokens < 0
+        || cachedTokens > (long) deviceHitTokens + hostHitTokens + l3HitTokens) {
       throw new IllegalArgumentException(
           "cachedTokens="
               + cachedTokens
-              + " must be deviceHitTokens="
+              + " must be at most the matched deviceHitTokens="
               + deviceHitTokens
               + " + hostHitTokens="
               + hostHitTokens
@@ -35,6 +42,15 @@ public record Completion(
               + l3HitTokens
               + ", none negative");
     }
+  }
+
+  /**
+   * The prompt tokens the cache matched, in every tier: at least {@link #cachedTokens()}.
+   *
+   * @return {@code deviceHitTokens + hostHitTokens + l3HitTokens}
+   */
+  public int matchedTokens() {
+    return deviceHitTokens + hostHitTokens + l3HitTokens;
   }
 
   /**

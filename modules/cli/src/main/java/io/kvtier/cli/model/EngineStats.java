@@ -19,6 +19,7 @@ public final class EngineStats {
   private volatile long deviceHitTokens;
   private volatile long hostHitTokens;
   private volatile long l3HitTokens;
+  private volatile long usableTokens;
   private volatile long computedTokens;
   private volatile long generatedTokens;
   private volatile long loadFailures;
@@ -60,6 +61,7 @@ public final class EngineStats {
     deviceHitTokens += completion.deviceHitTokens();
     hostHitTokens += completion.hostHitTokens();
     l3HitTokens += completion.l3HitTokens();
+    usableTokens += completion.cachedTokens();
     computedTokens += prompt - completion.cachedTokens();
     generatedTokens += completion.tokens().length;
   }
@@ -147,7 +149,29 @@ public final class EngineStats {
   }
 
   /**
-   * Prompt tokens the model computed (misses in every tier).
+   * Prompt tokens the cache matched in any tier: {@code deviceHitTokens() + hostHitTokens() +
+   * l3HitTokens()}.
+   *
+   * @return the count
+   */
+  public long matchedTokens() {
+    return deviceHitTokens + hostHitTokens + l3HitTokens;
+  }
+
+  /**
+   * Prompt tokens of the match that the model resumed from and did not compute; below {@link
+   * #matchedTokens()} where the layer mix cannot resume from a matched prefix ({@link
+   * LayerMix#usablePrefix}: 0 with recurrent layers), so that a 0% usable hit rate is visible.
+   *
+   * @return the count
+   */
+  public long usableTokens() {
+    return usableTokens;
+  }
+
+  /**
+   * Prompt tokens the model computed (misses in every tier, and matched tokens it could not
+   * resume from).
    *
    * @return the count
    */

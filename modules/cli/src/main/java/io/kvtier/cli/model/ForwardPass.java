@@ -26,6 +26,13 @@ import java.util.Objects;
  * continues with the same hidden state (the MLP and the logits are replicated). Integer sums are
  * exact in any order, so the result is the same bits for 1, 2 or 4 shards and for the reference
  * run without a cache.
+ *
+ * <p>Layer kinds ({@link LayerMix}). A sliding-window layer attends over the last {@code window}
+ * positions of the same KV. A recurrent layer has no KV: its integer state per channel (the
+ * shard's channels, in a {@link RecurrentState}) takes in one position after another, and its
+ * output goes through the same fixed-point projection and sum as attention's. A run may start
+ * before the positions it writes ({@code writeFrom}): those positions read their KV, which is how
+ * a recurrent state is rebuilt over a cached prefix without rewriting its pages.
  */
 public final class ForwardPass {
   private static final float NORM_EPSILON = 1e-5f;
@@ -82,6 +89,7 @@ public final class ForwardPass {
   private final float[] scores;
   private final Combiner combiner;
   private long[] partials = new long[0];
+  private final RecurrentState sequence;
 
   ForwardPass(TinyTransformer model) {
     this(model, 0, 1, Combiner.WHOLE);
@@ -121,12 +129,23 @@ public final class ForwardPass {
     keys = new float[c.maxContext() * sd];
     values = new float[c.maxContext() * sd];
     scores = new float[c.maxContext()];
+    sequence = newState();
+  }
+
+  /**
+   * A recurrent state at position 0 for this pass's shard, for a sequence that this pass runs
+   * with {@link #run}.
+   */
+  RecurrentState newState() {
+    return new RecurrentState(model.config.layerMix(), shard * headDim);
   }
 
   /**
    * Runs positions {@code [from, to)} of a sequence, writing their K and V to {@code kv}, and
    * returns the greedy next token after position {@code to - 1}. Positions {@code [0, from)} must
-   * already be in {@code kv} (computed earlier or cached).
+   * already be in {@code kv} (computed earlier or cached). A model with recurrent layers keeps
+   * their state in this pass between calls: {@code from = 0} starts a new sequence, and any other
+   * {@code from} must be where the previous call ended.
    *
    * @param tokens the sequence's tokens; position {@code p} is {@code tokens[p]}
    * @param from the first position to compute
@@ -135,18 +154,42 @@ public final class ForwardPass {
    * @param gate waited on before each layer reads {@code kv}
    * @return the argmax of the logits after position {@code to - 1}, the lowest id on ties
    * @throws InterruptedException if interrupted while waiting on the gate
+   * @throws IllegalStateException if a recurrent layer's state is not at {@code from}
    */
   public int forward(int[] tokens, int from, int to, KvSequence kv, LayerGate gate)
       throws InterruptedException {
+    if (from == 0) {
+      sequence.reset();
+    }
+    return run(tokens, from, from, to, kv, sequence, gate);
+  }
+
+  /**
+   * Runs positions {@code [start, to)} through every layer and returns the greedy next token after
+   * {@code to - 1}; only positions from {@code writeFrom} on write their K and V, those before
+   * read theirs from {@code kv} (how a cached prefix is recomputed to rebuild a recurrent state
+   * without rewriting pages that other requests share).
+   *
+   * @param state the recurrent state, at {@code start}; at {@code to} afterwards
+   */
+  int run(
+      int[] tokens,
+      int start,
+      int writeFrom,
+      int to,
+      KvSequence kv,
+      RecurrentState state,
+      LayerGate gate)
+      throws InterruptedException {
     Objects.requireNonNull(gate, "gate");
-    int count = checkRange(tokens, from, to);
+    int count = checkRange(tokens, start, to);
     if (hidden.length < count * d) {
       hidden = new float[count * d];
     }
-    embed(tokens, from, to, hidden);
+    embed(tokens, start, to, hidden);
     for (int layer = 0; layer < model.config.layers(); layer++) {
       gate.awaitLayer(layer);
-      layer(layer, from, to, hidden, kv, true);
+      layer(layer, start, to, hidden, kv, writeFrom, state);
     }
     return next(hidden, count - 1);
   }
@@ -155,6 +198,8 @@ public final class ForwardPass {
    * The greedy next token after position {@code position}, whose KV and that of every earlier
    * position is already in {@code kv}: recomputes that position's hidden state reading the KV,
    * writing nothing. This is how a request whose whole prompt was cached gets its first token.
+   * With recurrent layers, whose state before {@code position} the KV does not give, every
+   * position is recomputed from 0 (reading the KV, writing nothing).
    *
    * @param tokens the sequence's tokens
    * @param position the last known position
@@ -162,15 +207,15 @@ public final class ForwardPass {
    * @return the next token
    */
   public int nextAfterCached(int[] tokens, int position, KvSequence kv) {
-    checkRange(tokens, position, position + 1);
-    if (hidden.length < d) {
-      hidden = new float[d];
+    sequence.reset();
+    int start = model.config.layerMix().hasRecurrent() ? 0 : position;
+    try {
+      return run(tokens, start, position + 1, position + 1, kv, sequence, LayerGate.OPEN);
+    } catch (InterruptedException e) {
+      // The open gate never waits; keep the flag for the caller.
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while recomputing a cached position", e);
     }
-    embed(tokens, position, position + 1, hidden);
-    for (int layer = 0; layer < model.config.layers(); layer++) {
-      layer(layer, position, position + 1, hidden, kv, false);
-    }
-    return next(hidden, 0);
   }
 
   private int checkRange(int[] tokens, int from, int to) {
@@ -213,36 +258,23 @@ public final class ForwardPass {
    * Runs one layer over positions {@code [from, to)} whose hidden states are the rows of {@code
    * h}, updating them in place.
    *
-   * @param write whether to write the positions' K and V to {@code kv}; false only when they are
-   *     there already (recomputing a cached position's hidden state)
+   * @param writeFrom positions from here on write their K and V to {@code kv}; those before have
+   *     theirs there already (a cached position recomputed, its KV read, never rewritten)
+   * @param state the recurrent state, which a recurrent layer takes from {@code from} to {@code
+   *     to}; unused by attention layers
    */
-  void layer(int layer, int from, int to, float[] h, KvSequence kv, boolean write) {
+  void layer(
+      int layer, int from, int to, float[] h, KvSequence kv, int writeFrom, RecurrentState state) {
     Objects.requireNonNull(kv, "kv");
     int count = to - from;
-    int sd = shard * headDim;
-    int rows = firstHead * headDim;
-    if (query.length < count * sd) {
-      query = new float[count * sd];
-    }
     if (partials.length < count * d) {
       partials = new long[count * d];
     }
-    for (int i = 0; i < count; i++) {
-      int position = from + i;
-      rmsNorm(h, i * d, w.attentionNorm[layer], normed);
-      matVec(w.query[layer], rows, normed, sd, d, query, i * sd);
-      rotate(query, i * sd, position);
-      if (write) {
-        matVec(w.key[layer], rows, normed, sd, d, key, 0);
-        matVec(w.value[layer], rows, normed, sd, d, value, 0);
-        rotate(key, 0, position);
-        kv.write(layer, position, key, 0, value, 0);
-      }
-    }
-    kv.read(layer, to, keys, values);
-    for (int i = 0; i < count; i++) {
-      attend(i * sd, from + i);
-      project(w.output[layer], i * d);
+    LayerMix.Layer kind = model.config.layerMix().layer(layer);
+    if (kind.hasKv()) {
+      attention(layer, from, to, h, kv, writeFrom, kind.window());
+    } else {
+      recurrent(layer, from, to, h, state);
     }
     combiner.sum(partials, count * d);
     for (int i = 0; i < count; i++) {
@@ -256,6 +288,61 @@ public final class ForwardPass {
       }
       matVec(w.down[layer], 0, mlp, d, mlpDim, projected, 0);
       addInto(h, i * d, projected);
+    }
+  }
+
+  /** Full ({@code window} 0) or sliding-window attention of the shard's heads, into partials. */
+  private void attention(
+      int layer, int from, int to, float[] h, KvSequence kv, int writeFrom, int window) {
+    int count = to - from;
+    int sd = shard * headDim;
+    int rows = firstHead * headDim;
+    if (query.length < count * sd) {
+      query = new float[count * sd];
+    }
+    for (int i = 0; i < count; i++) {
+      int position = from + i;
+      rmsNorm(h, i * d, w.attentionNorm[layer], normed);
+      matVec(w.query[layer], rows, normed, sd, d, query, i * sd);
+      rotate(query, i * sd, position);
+      if (position >= writeFrom) {
+        matVec(w.key[layer], rows, normed, sd, d, key, 0);
+        matVec(w.value[layer], rows, normed, sd, d, value, 0);
+        rotate(key, 0, position);
+        kv.write(layer, position, key, 0, value, 0);
+      }
+    }
+    kv.read(layer, to, keys, values);
+    for (int i = 0; i < count; i++) {
+      int position = from + i;
+      attend(i * sd, position, window == 0 ? 0 : Math.max(0, position - window + 1));
+      project(w.output[layer], i * d);
+    }
+  }
+
+  /**
+   * The recurrent layer of the shard's channels: per token, {@code u = V . norm(h)} and, per
+   * channel, {@code s = (s * decay) >> 16 + round(u * 2^24)} in integers, so that the state is
+   * the same bits however the positions were split into steps and whichever rank holds the
+   * channel; the layer's output is the output projection of {@code s * (1 - decay)} (the state at
+   * unit scale), summed over the ranks like attention's.
+   */
+  private void recurrent(int layer, int from, int to, float[] h, RecurrentState state) {
+    Objects.requireNonNull(state, "state");
+    int sd = shard * headDim;
+    int rows = firstHead * headDim;
+    int[] decay = w.decay[layer];
+    long[] s = state.advance(layer, from, to);
+    double one = 1 << TinyWeights.DECAY_BITS;
+    for (int i = 0; i < to - from; i++) {
+      rmsNorm(h, i * d, w.attentionNorm[layer], normed);
+      matVec(w.value[layer], rows, normed, sd, d, value, 0);
+      for (int c = 0; c < sd; c++) {
+        int a = decay[rows + c];
+        s[c] = ((s[c] * a) >> TinyWeights.DECAY_BITS) + Math.round(value[c] * FIXED_SCALE);
+        attended[c] = (float) (s[c] * ((one - a) / one) / FIXED_SCALE);
+      }
+      project(w.output[layer], i * d);
     }
   }
 
@@ -301,29 +388,29 @@ public final class ForwardPass {
   }
 
   /**
-   * Causal attention of the shard's query at {@code q} (position {@code position}) into
-   * attended.
+   * Causal attention of the shard's query at {@code q} (position {@code position}) over
+   * positions {@code [first, position]} into attended.
    */
-  private void attend(int q, int position) {
+  private void attend(int q, int position, int first) {
     Arrays.fill(attended, 0.0f);
     int sd = shard * headDim;
     for (int h = 0; h < shard; h++) {
       int base = h * headDim;
       float max = Float.NEGATIVE_INFINITY;
-      for (int p = 0; p <= position; p++) {
+      for (int p = first; p <= position; p++) {
         float s = dot(query, q + base, keys, p * sd + base, headDim) * attentionScale;
         scores[p] = s;
         max = Math.max(max, s);
       }
       float sum = 0.0f;
-      for (int p = 0; p <= position; p++) {
+      for (int p = first; p <= position; p++) {
         // StrictMath: the same bits on every JIT tier, or cached and uncached runs could differ.
         float e = (float) StrictMath.exp(scores[p] - max);
         scores[p] = e;
         sum += e;
       }
       float inverse = 1.0f / sum;
-      for (int p = 0; p <= position; p++) {
+      for (int p = first; p <= position; p++) {
         float weight = scores[p] * inverse;
         int v = p * sd + base;
         for (int e = 0; e < headDim; e++) {

@@ -85,10 +85,11 @@ public interface GenerationEngine extends AutoCloseable {
     /**
      * The request was admitted; its cached prefix is known.
      *
-     * @param cachedTokens prompt tokens whose KV came from the cache
-     * @param deviceHitTokens of those, already on the device
-     * @param hostHitTokens of those, loaded back from the host tier
-     * @param l3HitTokens of those, fetched from L3
+     * @param cachedTokens prompt tokens whose KV came from the cache and that the model will not
+     *     compute: the usable part of the match ({@link Completion#cachedTokens()})
+     * @param deviceHitTokens matched tokens already on the device
+     * @param hostHitTokens matched tokens loaded back from the host tier
+     * @param l3HitTokens matched tokens fetched from L3
      */
     default void admitted(
         int cachedTokens, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {}

@@ -1,11 +1,13 @@
 package io.kvtier.cli.model;
 
 import io.kvtier.spi.KvLayout;
+import java.util.Objects;
 
 /**
  * The shape of the {@link TinyTransformer}: a decoder-only transformer with rotary positions,
  * RMSNorm, multi-head attention (one KV head per query head) and a two-layer ReLU MLP, its
- * weights drawn from {@code seed}.
+ * weights drawn from {@code seed}. Each layer's mixer is full attention, sliding-window attention
+ * or a recurrent layer ({@link LayerMix}); every layer has its MLP.
  *
  * @param vocabSize token ids are in {@code [0, vocabSize)}, at least 2
  * @param layers transformer layers, at least 1
@@ -14,9 +16,17 @@ import io.kvtier.spi.KvLayout;
  * @param mlpDim hidden width of the MLP, at least 1
  * @param maxContext the most tokens of one sequence (prompt plus output), at least 2
  * @param seed the seed of the weights
+ * @param layerMix the kind of each layer, {@code layers} of them
  */
 public record ModelConfig(
-    int vocabSize, int layers, int heads, int headDim, int mlpDim, int maxContext, long seed) {
+    int vocabSize,
+    int layers,
+    int heads,
+    int headDim,
+    int mlpDim,
+    int maxContext,
+    long seed,
+    LayerMix layerMix) {
 
   /** Default vocabulary. */
   public static final int DEFAULT_VOCAB_SIZE = 512;
@@ -54,6 +64,17 @@ public record ModelConfig(
   public ModelConfig {
     atLeast("vocabSize", vocabSize, 2);
     atLeast("layers", layers, 1);
+    Objects.requireNonNull(layerMix, "layerMix");
+    if (layerMix.size() != layers) {
+      throw new IllegalArgumentException(
+          "the layer mix '"
+              + layerMix
+              + "' has "
+              + layerMix.size()
+              + " layers but layers="
+              + layers
+              + ": give one layer kind per layer (withLayerMix sets both)");
+    }
     atLeast("heads", heads, 1);
     atLeast("headDim", headDim, 2);
     atLeast("mlpDim", mlpDim, 1);
@@ -73,6 +94,30 @@ public record ModelConfig(
               + largest
               + " elements does not fit a Java array; use a smaller vocabulary or width");
     }
+  }
+
+  /**
+   * A config whose every layer is full attention.
+   *
+   * @param vocabSize token ids are in {@code [0, vocabSize)}, at least 2
+   * @param layers transformer layers, at least 1
+   * @param heads attention heads (each also a KV head), at least 1
+   * @param headDim elements per head, even (rotary pairs), at least 2
+   * @param mlpDim hidden width of the MLP, at least 1
+   * @param maxContext the most tokens of one sequence (prompt plus output), at least 2
+   * @param seed the seed of the weights
+   */
+  public ModelConfig(
+      int vocabSize, int layers, int heads, int headDim, int mlpDim, int maxContext, long seed) {
+    this(
+        vocabSize,
+        layers,
+        heads,
+        headDim,
+        mlpDim,
+        maxContext,
+        seed,
+        LayerMix.full(Math.max(1, layers)));
   }
 
   private static void atLeast(String name, int value, int min) {
@@ -97,17 +142,51 @@ public record ModelConfig(
    * @return a copy
    */
   public ModelConfig withSeed(long newSeed) {
-    return new ModelConfig(vocabSize, layers, heads, headDim, mlpDim, maxContext, newSeed);
+    return new ModelConfig(
+        vocabSize, layers, heads, headDim, mlpDim, maxContext, newSeed, layerMix);
   }
 
   /**
-   * This config with another number of layers.
+   * This config with another number of full-attention layers.
    *
    * @param newLayers layers, at least 1
    * @return a copy
+   * @throws IllegalArgumentException if this config's layers are not all full attention, whose
+   *     kinds a new count would drop: use {@link #withLayerMix}
    */
   public ModelConfig withLayers(int newLayers) {
-    return new ModelConfig(vocabSize, newLayers, heads, headDim, mlpDim, maxContext, seed);
+    if (!layerMix.allFull()) {
+      throw new IllegalArgumentException(
+          "layers="
+              + newLayers
+              + " would drop the layer mix '"
+              + layerMix
+              + "': set the layers with withLayerMix");
+    }
+    return new ModelConfig(
+        vocabSize, newLayers, heads, headDim, mlpDim, maxContext, seed, LayerMix.full(newLayers));
+  }
+
+  /**
+   * This config with another layer mix, and as many layers as the mix has.
+   *
+   * @param mix the kind of each layer
+   * @return a copy
+   */
+  public ModelConfig withLayerMix(LayerMix mix) {
+    Objects.requireNonNull(mix, "mix");
+    return new ModelConfig(vocabSize, mix.size(), heads, headDim, mlpDim, maxContext, seed, mix);
+  }
+
+  /**
+   * The model id for L3 keys ({@code kvtier.l3-model-id}): pages of models with other weights or
+   * another layer mix must never be read as this model's. An all-full-attention model keeps the
+   * id it had before layer mixes ({@code tiny-transformer-seed-S}).
+   *
+   * @return {@code tiny-transformer-seed-S}, with {@code -layers-MIX} for any other mix
+   */
+  public String l3ModelId() {
+    return "tiny-transformer-seed-" + seed + (layerMix.allFull() ? "" : "-layers-" + layerMix);
   }
 
   /**
@@ -117,7 +196,7 @@ public record ModelConfig(
    * @return a copy
    */
   public ModelConfig withMaxContext(int tokens) {
-    return new ModelConfig(vocabSize, layers, heads, headDim, mlpDim, tokens, seed);
+    return new ModelConfig(vocabSize, layers, heads, headDim, mlpDim, tokens, seed, layerMix);
   }
 
   /**

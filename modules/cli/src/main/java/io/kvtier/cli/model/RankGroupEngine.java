@@ -608,7 +608,7 @@ final class RankGroupEngine implements GenerationEngine {
       }
       if (admitted && !admittedSent) {
         admittedSent = true;
-        stream.admitted(deviceHits + hostHits + l3Hits, deviceHits, hostHits, l3Hits);
+        stream.admitted(usableTokens(), deviceHits, hostHits, l3Hits);
       }
       while (sent < Math.min(generated, maxTokens)) {
         stream.token(tokens[sent++]);
@@ -649,12 +649,17 @@ final class RankGroupEngine implements GenerationEngine {
       Completion c =
           new Completion(
               java.util.Arrays.copyOf(tokens, Math.min(generated, maxTokens)),
-              deviceHits + hostHits + l3Hits,
+              usableTokens(),
               deviceHits,
               hostHits,
               l3Hits);
       stats.recordCompletion(request.promptLength(), c);
       stream.finished(c);
+    }
+
+    /** The part of the match the model resumes from: the cached tokens it reports. */
+    private int usableTokens() {
+      return model.config().layerMix().usablePrefix(deviceHits + hostHits + l3Hits);
     }
 
     void failNow(RuntimeException cause) {

@@ -20,7 +20,10 @@ import java.util.Objects;
  * tokens, which the engine's replicated state requires, and the same tokens as one rank.
  *
  * <p>A request's hidden states live here between the layers of a step, in a buffer kept per
- * request until {@link #released} and reused by its next steps. {@link #verifyPrefix} recomputes
+ * request until {@link #released} and reused by its next steps, and so does its recurrent state
+ * (with recurrent layers): a request whose first step starts after a cached prefix rebuilds the
+ * state over that prefix first, reading its pages and writing none ({@link
+ * LayerMix#usablePrefix}). {@link #verifyPrefix} recomputes
  * a loaded-back prefix from scratch and compares its KV bit for bit with the device pages.
  *
  * <p>Not thread-safe: one per rank, called from the rank's scheduler thread.
@@ -58,12 +61,20 @@ public final class TinyModelRunner implements ModelRunner {
     void generated(long requestId, int token);
   }
 
-  /** One request's step in progress. */
+  /** One request's step in progress, and its recurrent state between steps. */
   private static final class Chunk {
+    /** The first position the step computes: {@code from}, or 0 to rebuild the state. */
+    int start;
+
     int from;
     int to;
     int nextLayer;
     float[] hidden = new float[0];
+    final RecurrentState state;
+
+    Chunk(RecurrentState state) {
+      this.state = state;
+    }
   }
 
   /**
@@ -184,17 +195,18 @@ public final class TinyModelRunner implements ModelRunner {
     if (step.to() == step.from()) {
       return;
     }
-    Chunk chunk = chunks.computeIfAbsent(step.requestId(), id -> new Chunk());
+    Chunk chunk = chunk(step.requestId());
     if (layer == 0) {
       steps++;
       chunk.from = step.from();
       chunk.to = step.to();
+      chunk.start = resumeAt(chunk, step.from());
       chunk.nextLayer = 0;
-      int size = (step.to() - step.from()) * d;
+      int size = (step.to() - chunk.start) * d;
       if (chunk.hidden.length < size) {
         chunk.hidden = new float[size];
       }
-      pass.embed(step.tokens(), step.from(), step.to(), chunk.hidden);
+      pass.embed(step.tokens(), chunk.start, step.to(), chunk.hidden);
     }
     if (chunk.from != step.from() || chunk.to != step.to() || chunk.nextLayer != layer) {
       throw new IllegalStateException(
@@ -218,8 +230,27 @@ public final class TinyModelRunner implements ModelRunner {
               + " in order");
     }
     kv.bind(step.pageTable(), step.pageTable().length);
-    pass.layer(layer, step.from(), step.to(), chunk.hidden, kv, true);
+    pass.layer(layer, chunk.start, step.to(), chunk.hidden, kv, step.from(), chunk.state);
     chunk.nextLayer++;
+  }
+
+  private Chunk chunk(long requestId) {
+    return chunks.computeIfAbsent(requestId, id -> new Chunk(pass.newState()));
+  }
+
+  /**
+   * Where a step that computes from {@code from} must start: at {@code from} if the request's
+   * recurrent state is there (always, without recurrent layers), else at {@link
+   * LayerMix#usablePrefix}, which the engine reports as the request's cached tokens: 0, since the
+   * cache holds no recurrent state, so the state is rebuilt over the whole cached prefix. (A
+   * start it had no state for would fail in {@link RecurrentState}, never compute silently.)
+   */
+  private int resumeAt(Chunk chunk, int from) {
+    if (chunk.state.isAt(from)) {
+      return from;
+    }
+    chunk.state.reset();
+    return model.config().layerMix().usablePrefix(from);
   }
 
   @Override
@@ -235,13 +266,26 @@ public final class TinyModelRunner implements ModelRunner {
                 + (step.to() - 1)
                 + " before every layer of the step was written");
       }
-      return emit(step, pass.next(chunk.hidden, chunk.to - chunk.from - 1));
+      return emit(step, pass.next(chunk.hidden, chunk.to - chunk.start - 1));
     }
     // Nothing computed this step (the whole prompt was cached): recompute the last position's
     // hidden state from the cached KV, writing nothing into the shared pages.
     steps++;
     kv.bind(step.pageTable(), step.pageTable().length);
-    return emit(step, pass.nextAfterCached(step.tokens(), step.to() - 1, kv));
+    if (!model.config().layerMix().hasRecurrent()) {
+      return emit(step, pass.nextAfterCached(step.tokens(), step.to() - 1, kv));
+    }
+    // The recurrent state at the prompt's end is rebuilt over the whole prompt, and kept: the
+    // request's decode steps continue from it.
+    Chunk c = chunk(step.requestId());
+    int start = resumeAt(c, step.to());
+    try {
+      return emit(
+          step, pass.run(step.tokens(), start, step.to(), step.to(), kv, c.state, LayerGate.OPEN));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while recomputing a cached prompt", e);
+    }
   }
 
   private int emit(ModelStep step, int token) {
@@ -274,6 +318,9 @@ public final class TinyModelRunner implements ModelRunner {
     int pages = (step.to() + pageSize - 1) / pageSize;
     boolean[] wrong = new boolean[pages];
     for (int layer = 0; layer < layers(); layer++) {
+      if (!model.config().layerMix().layer(layer).hasKv()) {
+        continue; // a recurrent layer has no KV in the pages
+      }
       reference.read(layer, step.to(), scratch[0], scratch[1]);
       checked.read(layer, step.to(), scratch[2], scratch[3]);
       for (int p = 0; p < pages; p++) {

@@ -37,6 +37,16 @@ public final class TinyWeights {
   /** The output head, {@code [vocab][d]}, not tied to the embedding. */
   final float[] head;
 
+  /**
+   * Per layer: the recurrent state's decay per channel, {@code [d]}, in units of {@code
+   * 2^-DECAY_BITS}, in {@code [0.5, 0.97)}; read by recurrent layers only (which take their input
+   * and output projections from {@link #value} and {@link #output}).
+   */
+  final int[][] decay;
+
+  /** Fractional bits of a recurrent layer's decay. */
+  static final int DECAY_BITS = 16;
+
   private TinyWeights(ModelConfig config) {
     this.config = config;
     int d = config.modelDim();
@@ -67,6 +77,14 @@ public final class TinyWeights {
     }
     finalNorm = draw.gains(d);
     head = draw.uniform(config.vocabSize() * d, projection);
+    // Drawn last and for every layer, whatever its kind: the weights drawn before are those of a
+    // model without layer mixes, and a layer's weights do not depend on the other layers' kinds.
+    decay = new int[layers][];
+    int low = 1 << (DECAY_BITS - 1);
+    int span = (int) (0.97 * (1 << DECAY_BITS)) - low;
+    for (int l = 0; l < layers; l++) {
+      decay[l] = draw.integers(d, low, span);
+    }
   }
 
   /**
@@ -109,6 +127,15 @@ public final class TinyWeights {
       for (int i = 0; i < n; i++) {
         float u = (next() >>> 40) * 0x1.0p-24f;
         out[i] = (2.0f * u - 1.0f) * scale;
+      }
+      return out;
+    }
+
+    /** Uniform integers in [low, low + span). */
+    int[] integers(int n, int low, int span) {
+      int[] out = new int[n];
+      for (int i = 0; i < n; i++) {
+        out[i] = low + (int) Long.remainderUnsigned(next(), span);
       }
       return out;
     }

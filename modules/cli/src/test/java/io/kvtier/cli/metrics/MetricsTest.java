@@ -212,6 +212,9 @@ class MetricsTest {
       assertThat(registry.get("kvtier.prefix.cache.queries").functionCounter().count())
           .isEqualTo(7 * 40);
       assertThat(registry.get("kvtier.prefix.cache.hits").functionCounter().count()).isEqualTo(36);
+      // Full attention resumes from every matched token: the match is the hits.
+      assertThat(registry.get("kvtier.prefix.cache.matched").functionCounter().count())
+          .isEqualTo(36);
       assertThat(
               registry
                   .get("kvtier.cached.tokens")

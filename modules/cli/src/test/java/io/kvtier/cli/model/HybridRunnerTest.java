@@ -1,0 +1,100 @@
+package io.kvtier.cli.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.core.rank.ModelStep;
+import io.kvtier.spi.KvLayout;
+import io.kvtier.spi.MemoryLayout;
+import io.kvtier.spi.PageMemory;
+import io.kvtier.spi.PoolSpec;
+import io.kvtier.testkit.SeedExtension;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.TreeSet;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The runner on a hybrid mix, step by step over pages that a second request shares: a request
+ * that starts after a cached prefix rebuilds its recurrent state by reading that prefix's pages,
+ * writes only its own pages, and generates the reference tokens.
+ */
+@ExtendWith(SeedExtension.class)
+class HybridRunnerTest {
+  private static final int PAGE = 4;
+
+  @ParameterizedTest
+  @ValueSource(strings = {"full,recurrent,full", "swa:3,recurrent,swa:6", "full,swa:5,full"})
+  void aRequestAfterACachedPrefixWritesOnlyItsOwnPages(String mix, Random random) {
+    TinyTransformer model =
+        new TinyTransformer(
+            ModelConfig.DEFAULTS.withLayers(3).withLayerMix(LayerMix.parse(mix, "mix")));
+    RecordingPages pages = new RecordingPages(model.config().kvLayout(PAGE), 16);
+    TinyModelRunner runner = new TinyModelRunner(model, pages);
+    int[] shared = TinyPrompts.tokens(random, 16, 512);
+    // Request 1 computes the shared prefix into pages 0..3 (the tree's, once it finishes).
+    step(runner, new ModelStep(1, 0, shared, 0, 16, new int[] {0, 1, 2, 3}));
+    runner.released(1);
+
+    int[] prompt = Arrays.copyOf(shared, 20);
+    for (int i = 16; i < 20; i++) {
+      prompt[i] = random.nextInt(512);
+    }
+    int[] expected = new NoCacheRunner(model).generate(prompt, 3);
+    int[] tokens = Arrays.copyOf(prompt, 23);
+    int[] table = {0, 1, 2, 3, 4, 5};
+    pages.written.clear();
+    // Request 2 matched the prefix: it computes from 16, on the shared pages and its own 4, 5.
+    tokens[20] = step(runner, new ModelStep(2, 0, tokens, 16, 20, table));
+    tokens[21] = step(runner, new ModelStep(2, 0, tokens, 20, 21, table));
+    tokens[22] = step(runner, new ModelStep(2, 0, tokens, 21, 22, table));
+
+    assertThat(Arrays.copyOfRange(tokens, 20, 23)).containsExactly(expected);
+    assertThat(pages.written).as("pages written after the shared prefix").containsExactly(4, 5);
+  }
+
+  private static int step(TinyModelRunner runner, ModelStep step) {
+    for (int layer = 0; layer < runner.layers(); layer++) {
+      runner.writeLayer(step, layer);
+    }
+    return runner.nextToken(step);
+  }
+
+  /** Device pages on the heap that record which pages were written. */
+  private static final class RecordingPages implements PageMemory {
+    private final PoolSpec spec;
+    private final MemorySegment[][] blocks;
+    final TreeSet<Integer> written = new TreeSet<>();
+
+    RecordingPages(KvLayout layout, int count) {
+      spec = new PoolSpec(layout, count, MemoryLayout.LAYER_FIRST);
+      blocks = new MemorySegment[count][layout.layers()];
+      for (MemorySegment[] page : blocks) {
+        for (int l = 0; l < page.length; l++) {
+          page[l] = MemorySegment.ofArray(new byte[(int) layout.pageBytesPerLayer()]);
+        }
+      }
+    }
+
+    @Override
+    public PoolSpec spec() {
+      return spec;
+    }
+
+    @Override
+    public void write(int page, int layer, long offset, MemorySegment src) {
+      written.add(page);
+      blocks[page][layer].asSlice(offset, src.byteSize()).copyFrom(src);
+    }
+
+    @Override
+    public void read(int page, int layer, long offset, MemorySegment dst) {
+      dst.copyFrom(blocks[page][layer].asSlice(offset, dst.byteSize()));
+    }
+
+    @Override
+    public void close() {}
+  }
+}
