@@ -3,6 +3,7 @@ package io.kvtier.cli;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.route.KvRouter;
 import io.kvtier.route.ReplicaSpec;
+import io.kvtier.route.RoutePolicy;
 import io.kvtier.route.RouteScore;
 import java.io.PrintWriter;
 import java.net.BindException;
@@ -84,6 +85,14 @@ final class RouteCommand implements Callable<Integer> {
       description = "Weight of a host block against a device block (default: ${DEFAULT-VALUE}).")
   private double hostWeight;
 
+  @Option(
+      names = "--policy",
+      defaultValue = "prefix",
+      description =
+          "prefix (the best score, the default) or round-robin (every request to the next"
+              + " replica in turn, cache-blind: the baseline to measure prefix routing against).")
+  private String policy;
+
   @Override
   public Integer call() throws Exception {
     List<ReplicaSpec> specs;
@@ -98,6 +107,7 @@ final class RouteCommand implements Callable<Integer> {
               port,
               pageSize,
               score,
+              RoutePolicy.parse(policy),
               Optional.ofNullable(apiKey),
               Optional.ofNullable(replicaApiKey).or(() -> Optional.ofNullable(apiKey)),
               Duration.ofSeconds(2));

@@ -8,6 +8,7 @@ import io.kvtier.spi.PageKey;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -48,6 +50,7 @@ public final class KvRouter implements AutoCloseable {
    * @param port the port; 0 picks a free one
    * @param pageSize the replicas' page size in tokens (the block size of their events)
    * @param score the scoring weights
+   * @param policy how a replica is picked: by score, or round robin (the baseline)
    * @param apiKey the key clients must send as {@code Authorization: Bearer}; empty: none
    * @param replicaApiKey the key sent to the replicas; empty: none
    * @param replicaTimeout connect and health-check timeout per replica
@@ -57,6 +60,7 @@ public final class KvRouter implements AutoCloseable {
       int port,
       int pageSize,
       RouteScore score,
+      RoutePolicy policy,
       Optional<String> apiKey,
       Optional<String> replicaApiKey,
       Duration replicaTimeout) {
@@ -71,6 +75,7 @@ public final class KvRouter implements AutoCloseable {
         throw new IllegalArgumentException("--page-size " + pageSize + " must be >= 1");
       }
       Objects.requireNonNull(score, "score");
+      Objects.requireNonNull(policy, "policy");
       Objects.requireNonNull(apiKey, "apiKey");
       Objects.requireNonNull(replicaApiKey, "replicaApiKey");
       Objects.requireNonNull(replicaTimeout, "replicaTimeout");
@@ -160,8 +165,11 @@ public final class KvRouter implements AutoCloseable {
     return keys.stream().mapToLong(PageKey::h0).toArray();
   }
 
-  /** The replica for a prompt, not one of {@code tried}; -1 if none is in rotation. */
-  synchronized int choose(long[] hashes, boolean[] tried) {
+  /**
+   * The replica for a prompt, not one of {@code tried}, and the load the request adds there (its
+   * prompt blocks that replica does not cache, at least 1); null if none is in rotation.
+   */
+  synchronized Choice choose(long[] hashes, boolean[] tried) {
     int[][] match = index.match(hashes);
     int best = -1;
     double bestScore = Double.NEGATIVE_INFINITY;
@@ -172,13 +180,29 @@ public final class KvRouter implements AutoCloseable {
       if (!healthy[r] || tried[r]) {
         continue;
       }
+      if (options.policy() == RoutePolicy.ROUND_ROBIN) {
+        best = r;
+        break;
+      }
       double s = options.score().score(match[r][0], match[r][1], loadBlocks[r]);
       if (best < 0 || s > bestScore || (s == bestScore && loadBlocks[r] < loadBlocks[best])) {
         best = r;
         bestScore = s;
       }
     }
-    return best;
+    if (best < 0) {
+      return null;
+    }
+    long load = Math.max(1, hashes.length - match[best][0] - match[best][1]);
+    loadBlocks[best] += load;
+    return new Choice(best, load);
+  }
+
+  /** A replica chosen and the load the request adds to it until it is answered. */
+  record Choice(int replica, long load) {}
+
+  private synchronized void done(Choice c) {
+    loadBlocks[c.replica()] -= c.load();
   }
 
   private void handle(HttpExchange exchange, String path) throws IOException {
@@ -214,22 +238,27 @@ public final class KvRouter implements AutoCloseable {
     }
   }
 
+  /**
+   * Sends the request to the best replica, and to the next best while one fails before anything
+   * was sent to the client: a refused or reset connection, a reply that breaks off before its end
+   * (a whole reply is read before it is passed on), or a stream that breaks off before its first
+   * bytes. A stream that breaks off later cannot be taken back: the client gets an error event
+   * ({@code data: {"error": ...}}, code {@code replica_failed}, no {@code [DONE]}) and the end of
+   * the stream.
+   */
   private void forward(HttpExchange exchange, String path, byte[] body, long[] hashes)
       throws IOException {
     boolean[] tried = new boolean[replicas.size()];
     for (int attempt = 0; ; attempt++) {
-      int r = choose(hashes, tried);
-      if (r < 0) {
+      Choice choice = choose(hashes, tried);
+      if (choice == null) {
         error(exchange, 503, "no_replica", "no replica is reachable; retry later");
         return;
       }
+      int r = choice.replica();
       tried[r] = true;
       if (attempt > 0) {
         retries.incrementAndGet();
-      }
-      HttpResponse<InputStream> response;
-      synchronized (this) {
-        loadBlocks[r] += Math.max(1, hashes.length);
       }
       try {
         HttpRequest.Builder request =
@@ -242,7 +271,17 @@ public final class KvRouter implements AutoCloseable {
                 ? HttpRequest.BodyPublishers.noBody()
                 : HttpRequest.BodyPublishers.ofByteArray(body));
         try {
-          response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+          HttpResponse<InputStream> response =
+              client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+          IOException broken = passThrough(exchange, response);
+          routed[r].incrementAndGet();
+          if (broken != null) {
+            markDown(r, broken);
+          }
+          return;
+        } catch (ReplicaFailedException e) {
+          markDown(r, e.getCause());
+          continue;
         } catch (IOException e) {
           markDown(r, e);
           continue;
@@ -251,33 +290,81 @@ public final class KvRouter implements AutoCloseable {
           error(exchange, 503, "interrupted", "the router is stopping");
           return;
         }
-        routed[r].incrementAndGet();
-        passThrough(exchange, response);
-        return;
       } finally {
-        synchronized (this) {
-          loadBlocks[r] -= Math.max(1, hashes.length);
-        }
+        done(choice);
       }
     }
   }
 
-  /** Copies status, content type and body as they come (a server-sent stream stays one). */
-  private static void passThrough(HttpExchange exchange, HttpResponse<InputStream> response)
-      throws IOException {
-    response
-        .headers()
-        .firstValue("Content-Type")
-        .ifPresent(t -> exchange.getResponseHeaders().set("Content-Type", t));
-    exchange.sendResponseHeaders(response.statusCode(), 0);
-    try (InputStream in = response.body();
-        OutputStream out = exchange.getResponseBody()) {
+  /** The replica failed after its headers, before the router sent the client anything. */
+  private static final class ReplicaFailedException extends Exception {
+    ReplicaFailedException(IOException cause) {
+      super(cause);
+    }
+
+    @Override
+    public synchronized IOException getCause() {
+      return (IOException) super.getCause();
+    }
+  }
+
+  /**
+   * Copies status, content type and body (a server-sent stream as it comes, event by event).
+   *
+   * @return null once the client got the reply; the replica's failure if a stream broke off
+   *     after its first bytes (the client got an error event and the stream's end)
+   * @throws ReplicaFailedException if the replica failed before the client got anything: retry
+   * @throws IOException if writing to the client failed
+   */
+  private static IOException passThrough(HttpExchange exchange, HttpResponse<InputStream> response)
+      throws IOException, ReplicaFailedException {
+    Optional<String> type = response.headers().firstValue("Content-Type");
+    type.ifPresent(t -> exchange.getResponseHeaders().set("Content-Type", t));
+    try (InputStream in = response.body()) {
+      if (!type.orElse("").startsWith("text/event-stream")) {
+        byte[] whole;
+        try {
+          whole = in.readAllBytes();
+        } catch (IOException e) {
+          throw new ReplicaFailedException(e);
+        }
+        exchange.sendResponseHeaders(response.statusCode(), whole.length == 0 ? -1 : whole.length);
+        exchange.getResponseBody().write(whole);
+        return null;
+      }
       byte[] buffer = new byte[8192];
-      for (int n; (n = in.read(buffer)) >= 0; ) {
+      int n;
+      try {
+        n = in.read(buffer);
+      } catch (IOException e) {
+        throw new ReplicaFailedException(e);
+      }
+      exchange.sendResponseHeaders(response.statusCode(), 0);
+      OutputStream out = exchange.getResponseBody();
+      while (n >= 0) {
         out.write(buffer, 0, n);
         out.flush();
+        try {
+          n = in.read(buffer);
+        } catch (IOException e) {
+          out.write(streamError(e));
+          out.flush();
+          return e;
+        }
       }
+      return null;
     }
+  }
+
+  private static byte[] streamError(IOException e) {
+    return ("data: "
+            + errorJson(
+                "replica_failed",
+                "the replica serving this stream failed after it began ("
+                    + e
+                    + "); the stream cannot be resumed: send the request again")
+            + "\n\n")
+        .getBytes(StandardCharsets.UTF_8);
   }
 
   private synchronized void markDown(int r, IOException e) {
@@ -287,6 +374,7 @@ public final class KvRouter implements AutoCloseable {
           "replica " + r + " (" + replicas.get(r).http() + ") unreachable, out of rotation: " + e);
       healthy[r] = false;
       index.clear(r);
+      events.get(r).forget();
     }
   }
 
@@ -330,16 +418,24 @@ public final class KvRouter implements AutoCloseable {
 
   private static void error(HttpExchange exchange, int status, String code, String message)
       throws IOException {
-    String json =
-        "{\"error\":{\"message\":\""
-            + message.replace("\\", "\\\\").replace("\"", "\\\"")
-            + "\",\"type\":\"router_error\",\"code\":\""
-            + code
-            + "\"}}";
-    byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+    byte[] bytes = errorJson(code, message).getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().set("Content-Type", "application/json");
     exchange.sendResponseHeaders(status, bytes.length);
     exchange.getResponseBody().write(bytes);
+  }
+
+  /** OpenAI's error shape, {@code {"error": {"message", "type", "param", "code"}}}. */
+  private static String errorJson(String code, String message) {
+    Map<String, Object> error = new LinkedHashMap<>();
+    error.put("message", message);
+    error.put("type", "router_error");
+    error.put("param", null);
+    error.put("code", code);
+    try {
+      return BODIES.writeValueAsString(Map.of("error", error));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write an error body", e);
+    }
   }
 
   /** Stops serving and following events. */

@@ -37,6 +37,7 @@ final class ReplicaEvents implements AutoCloseable {
   private byte[] first;
   private volatile long applied;
   private volatile long forgotten;
+  private volatile boolean forget;
 
   ReplicaEvents(int replica, String endpoint, Optional<String> replayEndpoint, PrefixIndex index) {
     this.replica = replica;
@@ -57,6 +58,16 @@ final class ReplicaEvents implements AutoCloseable {
     return forgotten;
   }
 
+  /**
+   * Forgets the replica's blocks and where its stream stood (the router found it dead): what
+   * comes next, a restarted replica's new stream or the old one's next batch, is a gap from 0
+   * that the replay fills. Without this a restarted replica's new sequence numbers, below the
+   * old ones, would read as duplicates.
+   */
+  void forget() {
+    forget = true;
+  }
+
   private void run() {
     try (ZContext context = new ZContext(1)) {
       ZMQ.Socket sub = context.createSocket(SocketType.SUB);
@@ -69,6 +80,12 @@ final class ReplicaEvents implements AutoCloseable {
       catchUp(context);
       long quietSince = System.nanoTime();
       while (running) {
+        if (forget) {
+          forget = false;
+          next = 0;
+          first = null;
+          index.clear(replica);
+        }
         byte[] topic = sub.recv(0);
         if (topic == null || !sub.hasReceiveMore()) {
           // PUB loses what it sends before a subscription arrives and past a high-water mark,

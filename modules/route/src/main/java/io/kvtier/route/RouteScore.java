@@ -9,9 +9,17 @@ package io.kvtier.route;
  *
  * where {@code G(r)} is the number of the prompt's leading blocks on replica r's device, {@code
  * H(r)} the leading blocks after those it holds on its host (a load-back, cheaper than computing
- * them but not free), and {@code L(r)} the prompt blocks of the requests the router has in flight
- * at r (its load). The highest score wins; a tie (in particular no overlap anywhere) goes to the
- * least loaded, then round robin. Like Dynamo's {@code overlap weight x cached blocks - load}.
+ * them but not free), and {@code L(r)} the load: for each request the router has in flight at r,
+ * the prompt blocks r did not cache when it was routed there (the prefill it asked for), at least
+ * 1. The highest score wins; a tie (in particular no overlap anywhere) goes to the least loaded,
+ * then round robin. Like Dynamo's {@code overlap weight x cached blocks - load}.
+ *
+ * <p>Why the uncached blocks and not the whole prompts: a replica's work for a request is the
+ * prefill of what it does not cache, and a multi-turn chat routed to the replica that holds it
+ * asks for little. Counting whole prompts makes a replica that holds a conversation look as busy
+ * as one computing from scratch, and with 16 requests in flight per replica the load term (16
+ * times ~14 blocks) outweighs any overlap (at most ~14 blocks): routing falls back to
+ * least-loaded and loses the prefixes.
  *
  * @param overlapWeight weight of a cached block against a block of load
  * @param hostWeight weight of a host block against a device block, 0 to 1

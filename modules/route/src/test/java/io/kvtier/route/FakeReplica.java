@@ -24,7 +24,18 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * with the real publisher for the prompts the test says it caches.
  */
 final class FakeReplica implements AutoCloseable {
+  /** How the replica answers {@code /v1/completions}. */
+  enum Answer {
+    /** In full (a stream: three events and [DONE]). */
+    WHOLE,
+    /** Headers, then the connection breaks before any body byte. */
+    BREAK_BEFORE_BODY,
+    /** Headers and the first bytes (a stream: its first event), then the connection breaks. */
+    BREAK_AFTER_FIRST_BYTES
+  }
+
   final int id;
+  volatile Answer answer = Answer.WHOLE;
   final ConcurrentLinkedQueue<String> authorizations = new ConcurrentLinkedQueue<>();
   private final ZmqKvEventSink sink;
   private final KvEventStream stream;
@@ -53,8 +64,24 @@ final class FakeReplica implements AutoCloseable {
         e -> {
           authorizations.add(String.valueOf(e.getRequestHeaders().getFirst("Authorization")));
           String body = new String(e.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-          if (body.contains("\"stream\":true")) {
+          boolean stream = body.contains("\"stream\":true");
+          if (stream) {
             e.getResponseHeaders().set("Content-Type", "text/event-stream");
+          }
+          Answer a = answer;
+          if (a != Answer.WHOLE) {
+            byte[] first =
+                (stream ? "data: {\"replica\":" + id + ",\"i\":0}\n\n" : "{\"replica\"")
+                    .getBytes(StandardCharsets.UTF_8);
+            e.sendResponseHeaders(200, stream ? 0 : 100);
+            if (a == Answer.BREAK_AFTER_FIRST_BYTES) {
+              e.getResponseBody().write(first);
+              e.getResponseBody().flush();
+            }
+            // The JDK server closes the connection of a handler that throws, mid-body.
+            throw new IllegalStateException("replica " + id + " breaks off its answer");
+          }
+          if (stream) {
             e.sendResponseHeaders(200, 0);
             try (OutputStream out = e.getResponseBody()) {
               for (int i = 0; i < 3; i++) {

@@ -35,6 +35,10 @@ class KvRouterTest {
   }
 
   private void start(int n, Optional<String> key) throws Exception {
+    start(n, key, RoutePolicy.PREFIX);
+  }
+
+  private void start(int n, Optional<String> key, RoutePolicy policy) throws Exception {
     for (int i = 0; i < n; i++) {
       replicas.add(new FakeReplica(i));
     }
@@ -46,6 +50,7 @@ class KvRouterTest {
                 0,
                 PAGE,
                 RouteScore.DEFAULT,
+                policy,
                 key,
                 key.map(k -> "replica-" + k),
                 Duration.ofSeconds(2)));
@@ -95,6 +100,7 @@ class KvRouterTest {
                 0,
                 PAGE,
                 RouteScore.DEFAULT,
+                RoutePolicy.PREFIX,
                 Optional.empty(),
                 Optional.empty(),
                 Duration.ofSeconds(2)));
@@ -221,6 +227,7 @@ class KvRouterTest {
                 0,
                 PAGE,
                 RouteScore.DEFAULT,
+                RoutePolicy.PREFIX,
                 Optional.empty(),
                 Optional.empty(),
                 Duration.ofSeconds(2)));
@@ -230,6 +237,99 @@ class KvRouterTest {
     assertThat(router.index().size(0, PrefixIndex.GPU)).isEqualTo(4);
     assertThat(router.index().match(router.blockHashes(prompt(8, 24)))[0]).containsExactly(2, 0);
     assertThat(router.index().match(router.blockHashes(prompt(8, 20)))[0]).containsExactly(0, 0);
+  }
+
+  @Test
+  void roundRobinIgnoresWhatTheReplicasCache() throws Exception {
+    start(3, Optional.empty(), RoutePolicy.ROUND_ROBIN);
+    int[] p = prompt(32, 6);
+    replicas.get(2).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(2, PrefixIndex.GPU) == 8, "replica 2's blocks indexed");
+    for (int i = 0; i < 6; i++) {
+      assertThat(complete(p, Optional.empty()).statusCode()).isEqualTo(200);
+    }
+    assertThat(router.routed()).containsExactly(2, 2, 2);
+    assertThat(RoutePolicy.parse("round-robin")).isEqualTo(RoutePolicy.ROUND_ROBIN);
+    assertThatThrownBy(() -> RoutePolicy.parse("random"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("[prefix, round-robin]");
+  }
+
+  @Test
+  void aReplyThatBreaksOffBeforeTheClientGotAnythingIsRetriedElsewhere() throws Exception {
+    start(2, Optional.empty());
+    int[] p = prompt(32, 7);
+    replicas.get(0).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(0, PrefixIndex.GPU) == 8, "replica 0's blocks indexed");
+    replicas.get(0).answer = FakeReplica.Answer.BREAK_AFTER_FIRST_BYTES;
+
+    HttpResponse<String> r = complete(p, Optional.empty());
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).as("read whole before it is passed on").isEqualTo("{\"replica\":1}");
+    assertThat(router.retries()).isEqualTo(1);
+    assertThat(router.healthy()).containsExactly(false, true);
+    assertThat(router.index().size(0, PrefixIndex.GPU)).isZero();
+  }
+
+  @Test
+  void aStreamThatBreaksOffBeforeItsFirstBytesIsRetriedElsewhere() throws Exception {
+    start(2, Optional.empty());
+    int[] p = prompt(32, 8);
+    replicas.get(1).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(1, PrefixIndex.GPU) == 8, "replica 1's blocks indexed");
+    replicas.get(1).answer = FakeReplica.Answer.BREAK_BEFORE_BODY;
+
+    assertThat(stream(p))
+        .containsExactly(
+            "data: {\"replica\":0,\"i\":0}",
+            "data: {\"replica\":0,\"i\":1}",
+            "data: {\"replica\":0,\"i\":2}",
+            "data: [DONE]");
+    assertThat(router.retries()).isEqualTo(1);
+    assertThat(router.healthy()).containsExactly(true, false);
+  }
+
+  @Test
+  void aStreamThatBreaksOffMidwayEndsWithAnErrorEventNotAHang() throws Exception {
+    start(2, Optional.empty());
+    int[] p = prompt(32, 9);
+    replicas.get(0).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(0, PrefixIndex.GPU) == 8, "replica 0's blocks indexed");
+    replicas.get(0).answer = FakeReplica.Answer.BREAK_AFTER_FIRST_BYTES;
+
+    List<String> lines = stream(p);
+    assertThat(lines).hasSize(2);
+    assertThat(lines.get(0)).isEqualTo("data: {\"replica\":0,\"i\":0}");
+    assertThat(lines.get(1))
+        .startsWith("data: {\"error\":{")
+        .contains("\"code\":\"replica_failed\"", "send the request again");
+    assertThat(router.retries()).as("a stream begun is not sent again").isZero();
+    assertThat(router.healthy()).containsExactly(false, true);
+    // The next request goes to the replica that is left.
+    assertThat(stream(p)).endsWith("data: [DONE]");
+    assertThat(router.routed()).containsExactly(1, 1);
+  }
+
+  /** The non-blank lines of a streamed completion, to the end of the stream. */
+  private List<String> stream(int[] tokens) throws Exception {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
+            .POST(
+                HttpRequest.BodyPublishers.ofString(
+                    "{\"prompt\":" + Arrays.toString(tokens) + ",\"stream\":true}"))
+            .build();
+    HttpResponse<java.io.InputStream> r =
+        http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+    assertThat(r.statusCode()).isEqualTo(200);
+    List<String> lines = new ArrayList<>();
+    try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body()))) {
+      for (String line; (line = in.readLine()) != null; ) {
+        if (!line.isEmpty()) {
+          lines.add(line);
+        }
+      }
+    }
+    return lines;
   }
 
   @Test
