@@ -1,6 +1,9 @@
 package io.kvtier.cli;
 
+import com.hazelcast.core.HazelcastInstance;
 import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.events.KvEvents;
+import io.kvtier.events.KvEventsConfig;
 import io.kvtier.route.KvRouter;
 import io.kvtier.route.ReplicaSpec;
 import io.kvtier.route.RoutePolicy;
@@ -9,6 +12,7 @@ import java.io.PrintWriter;
 import java.net.BindException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -75,7 +79,7 @@ final class RouteCommand implements Callable<Integer> {
 
   @Option(
       names = "--overlap-weight",
-      defaultValue = "1.0",
+      defaultValue = "8.0",
       description = "Weight of a cached block against a block of load (default: ${DEFAULT-VALUE}).")
   private double overlapWeight;
 
@@ -92,6 +96,21 @@ final class RouteCommand implements Callable<Integer> {
           "prefix (the best score, the default) or round-robin (every request to the next"
               + " replica in turn, cache-blind: the baseline to measure prefix routing against).")
   private String policy;
+
+  @Option(
+      names = "--hazelcast-addresses",
+      paramLabel = "HOST:PORT[,...]",
+      description =
+          "The Hazelcast cluster whose ringbuffers hold the events of replicas given as"
+              + " HTTP,hazelcast:RINGBUFFER (their kvtier.events.publisher=hazelcast); every"
+              + " router on the cluster reads them all and builds the same index.")
+  private String hazelcastAddresses;
+
+  @Option(
+      names = "--hazelcast-cluster-name",
+      defaultValue = "dev",
+      description = "The cluster's name (default: ${DEFAULT-VALUE}).")
+  private String hazelcastClusterName;
 
   @Override
   public Integer call() throws Exception {
@@ -114,13 +133,35 @@ final class RouteCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage(), e);
     }
+    Optional<HazelcastInstance> hazelcast = Optional.empty();
     KvRouter router;
     try {
-      router = new KvRouter(specs, options);
+      if (hazelcastAddresses != null) {
+        hazelcast =
+            Optional.of(
+                KvEvents.hazelcastClient(
+                    KvEventsConfig.fromProperties(
+                        Map.of(
+                            KvEventsConfig.PUBLISHER,
+                            "hazelcast",
+                            KvEventsConfig.HAZELCAST_ADDRESSES,
+                            hazelcastAddresses,
+                            KvEventsConfig.HAZELCAST_CLUSTER_NAME,
+                            hazelcastClusterName))));
+      }
+      router = new KvRouter(specs, options, hazelcast);
     } catch (BindException e) {
+      hazelcast.ifPresent(HazelcastInstance::shutdown);
       throw new ParameterException(
           spec.commandLine(), "--port " + port + " is in use: choose another (0 picks a free one)");
+    } catch (IllegalArgumentException e) {
+      hazelcast.ifPresent(HazelcastInstance::shutdown);
+      throw new ParameterException(
+          spec.commandLine(),
+          e.getMessage().replace(KvEventsConfig.HAZELCAST_ADDRESSES, "--hazelcast-addresses"),
+          e);
     }
+    Optional<HazelcastInstance> cluster = hazelcast;
     PrintWriter out = spec.commandLine().getOut();
     out.println(
         "kvtier route: listening on http://"
@@ -137,6 +178,7 @@ final class RouteCommand implements Callable<Integer> {
             new Thread(
                 () -> {
                   router.close();
+                  cluster.ifPresent(HazelcastInstance::shutdown);
                   stop.countDown();
                 },
                 "kvtier-route-shutdown"));

@@ -1,6 +1,7 @@
 package io.kvtier.route;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.hazelcast.core.HazelcastInstance;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.kvtier.core.cache.PageHasher;
@@ -40,6 +41,12 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class KvRouter implements AutoCloseable {
   /** Reads request bodies into maps, lists and numbers: only to find the prompt to route. */
   private static final ObjectMapper BODIES = new ObjectMapper();
+
+  /**
+   * How long a routed prompt's blocks count as cached at its replica before its events confirm
+   * them ({@link PrefixIndex#routed}): longer than a request waits in a loaded replica's queue.
+   */
+  private static final long PREDICTION_NANOS = 30_000_000_000L;
 
   private static final System.Logger LOG = System.getLogger(KvRouter.class.getName());
 
@@ -85,11 +92,13 @@ public final class KvRouter implements AutoCloseable {
   private final List<ReplicaSpec> replicas;
   private final Options options;
   private final PrefixIndex index;
-  private final List<ReplicaEvents> events = new ArrayList<>();
+  private final List<ReplicaEventSource> events = new ArrayList<>();
   private final boolean[] healthy;
   private final long[] loadBlocks;
+  private final long[] inFlight;
   private final AtomicLong[] routed;
   private final AtomicLong retries = new AtomicLong();
+  private final AtomicLong[] failures;
   private final HttpClient client;
   private final HttpServer server;
   private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
@@ -100,22 +109,60 @@ public final class KvRouter implements AutoCloseable {
   /**
    * Starts following the replicas' events and serving.
    *
-   * @param replicas the replicas, 1 to 64
+   * @param replicas the replicas, 1 to 64, their events all on ZeroMQ
    * @param options the settings
    * @throws IOException if the port cannot be bound
    */
   public KvRouter(List<ReplicaSpec> replicas, Options options) throws IOException {
+    this(replicas, options, Optional.empty());
+  }
+
+  /**
+   * Starts following the replicas' events and serving.
+   *
+   * @param replicas the replicas, 1 to 64
+   * @param options the settings
+   * @param hazelcast the cluster whose ringbuffers hold the events of replicas whose {@link
+   *     ReplicaSpec#ringbuffer()} is set; several routers on one cluster build the same index
+   * @throws IOException if the port cannot be bound
+   * @throws IllegalArgumentException if a replica's events are in a ringbuffer and no cluster is
+   *     given
+   */
+  public KvRouter(
+      List<ReplicaSpec> replicas, Options options, Optional<HazelcastInstance> hazelcast)
+      throws IOException {
+    Objects.requireNonNull(hazelcast, "hazelcast");
+    for (ReplicaSpec spec : replicas) {
+      if (spec.ringbuffer().isPresent() && hazelcast.isEmpty()) {
+        throw new IllegalArgumentException(
+            "--replica "
+                + spec.http()
+                + ","
+                + spec.events()
+                + " reads a Hazelcast ringbuffer: give the cluster (--hazelcast-addresses)");
+      }
+    }
     this.replicas = List.copyOf(replicas);
     this.options = Objects.requireNonNull(options, "options");
     this.index = new PrefixIndex(this.replicas.size());
     this.healthy = new boolean[this.replicas.size()];
     this.loadBlocks = new long[this.replicas.size()];
+    this.inFlight = new long[this.replicas.size()];
     this.routed = new AtomicLong[this.replicas.size()];
+    this.failures = new AtomicLong[this.replicas.size()];
     Arrays.fill(healthy, true);
     for (int r = 0; r < this.replicas.size(); r++) {
       routed[r] = new AtomicLong();
+      failures[r] = new AtomicLong();
       ReplicaSpec spec = this.replicas.get(r);
-      events.add(new ReplicaEvents(r, spec.events(), spec.replay(), index));
+      int replica = r;
+      events.add(
+          spec.ringbuffer()
+              .<ReplicaEventSource>map(
+                  name ->
+                      new HazelcastReplicaEvents(
+                          replica, hazelcast.orElseThrow().getRingbuffer(name), index))
+              .orElseGet(() -> new ReplicaEvents(replica, spec.events(), spec.replay(), index)));
     }
     this.client =
         HttpClient.newBuilder().connectTimeout(options.replicaTimeout()).executor(executor).build();
@@ -143,6 +190,16 @@ public final class KvRouter implements AutoCloseable {
     return Arrays.stream(routed).mapToLong(AtomicLong::get).toArray();
   }
 
+  /** Requests the router has sent to each replica and not yet seen answered. */
+  public synchronized long[] inFlight() {
+    return inFlight.clone();
+  }
+
+  /** Times each replica was found failing and taken out of rotation. */
+  public long[] failures() {
+    return Arrays.stream(failures).mapToLong(AtomicLong::get).toArray();
+  }
+
   /** Requests sent again to another replica after one could not be reached. */
   public long retries() {
     return retries.get();
@@ -155,7 +212,7 @@ public final class KvRouter implements AutoCloseable {
 
   /** Batches of events applied per replica. */
   public long[] eventBatches() {
-    return events.stream().mapToLong(ReplicaEvents::applied).toArray();
+    return events.stream().mapToLong(ReplicaEventSource::applied).toArray();
   }
 
   /** The prompt's block hashes as the replicas publish them. */
@@ -194,7 +251,9 @@ public final class KvRouter implements AutoCloseable {
       return null;
     }
     long load = Math.max(1, hashes.length - match[best][0] - match[best][1]);
+    index.routed(best, hashes, System.nanoTime() + PREDICTION_NANOS);
     loadBlocks[best] += load;
+    inFlight[best]++;
     return new Choice(best, load);
   }
 
@@ -203,6 +262,7 @@ public final class KvRouter implements AutoCloseable {
 
   private synchronized void done(Choice c) {
     loadBlocks[c.replica()] -= c.load();
+    inFlight[c.replica()]--;
   }
 
   private void handle(HttpExchange exchange, String path) throws IOException {
@@ -373,8 +433,9 @@ public final class KvRouter implements AutoCloseable {
           System.Logger.Level.WARNING,
           "replica " + r + " (" + replicas.get(r).http() + ") unreachable, out of rotation: " + e);
       healthy[r] = false;
-      index.clear(r);
+      failures[r].incrementAndGet();
       events.get(r).forget();
+      index.clear(r);
     }
   }
 
@@ -394,6 +455,7 @@ public final class KvRouter implements AutoCloseable {
           synchronized (this) {
             healthy[r] = true;
           }
+          events.get(r).resume();
           LOG.log(System.Logger.Level.INFO, "replica " + r + " answers again, back in rotation");
         }
       }
@@ -444,7 +506,7 @@ public final class KvRouter implements AutoCloseable {
     running = false;
     server.stop(0);
     health.interrupt();
-    for (ReplicaEvents e : events) {
+    for (ReplicaEventSource e : events) {
       e.close();
     }
     executor.shutdownNow();

@@ -1,10 +1,13 @@
 package io.kvtier.route;
 
+import com.hazelcast.core.HazelcastInstance;
 import com.sun.net.httpserver.HttpServer;
 import io.kvtier.core.cache.CacheEvent;
 import io.kvtier.core.cache.CacheMedium;
 import io.kvtier.core.cache.PageHasher;
+import io.kvtier.events.HazelcastKvEventSink;
 import io.kvtier.events.KvEventCodec;
+import io.kvtier.events.KvEventSink;
 import io.kvtier.events.KvEventStream;
 import io.kvtier.events.ZmqKvEventSink;
 import io.kvtier.spi.PageKey;
@@ -37,7 +40,8 @@ final class FakeReplica implements AutoCloseable {
   final int id;
   volatile Answer answer = Answer.WHOLE;
   final ConcurrentLinkedQueue<String> authorizations = new ConcurrentLinkedQueue<>();
-  private final ZmqKvEventSink sink;
+  private final Optional<ZmqKvEventSink> zmq;
+  private final Optional<String> ringbuffer;
   private final KvEventStream stream;
   private HttpServer server;
   private int port;
@@ -47,9 +51,21 @@ final class FakeReplica implements AutoCloseable {
   }
 
   FakeReplica(int id, int replaySize) throws IOException {
+    this(
+        id,
+        new ZmqKvEventSink("tcp://127.0.0.1:*", Optional.of("tcp://127.0.0.1:*"), "", replaySize),
+        Optional.empty());
+  }
+
+  /** A replica publishing to the Hazelcast ringbuffer {@code name} of {@code instance}. */
+  FakeReplica(int id, HazelcastInstance instance, String name) throws IOException {
+    this(id, new HazelcastKvEventSink(instance, name, () -> {}), Optional.of(name));
+  }
+
+  private FakeReplica(int id, KvEventSink sink, Optional<String> ringbuffer) throws IOException {
     this.id = id;
-    this.sink =
-        new ZmqKvEventSink("tcp://127.0.0.1:*", Optional.of("tcp://127.0.0.1:*"), "", replaySize);
+    this.zmq = sink instanceof ZmqKvEventSink z ? Optional.of(z) : Optional.empty();
+    this.ringbuffer = ringbuffer;
     this.stream =
         new KvEventStream(sink, new KvEventCodec(id, "file"), 64, 64, Duration.ofMillis(5));
     start(0);
@@ -120,8 +136,13 @@ final class FakeReplica implements AutoCloseable {
   }
 
   ReplicaSpec spec() {
-    return new ReplicaSpec(
-        URI.create("http://127.0.0.1:" + port), sink.endpoint(), sink.replayEndpoint());
+    URI http = URI.create("http://127.0.0.1:" + port);
+    return ringbuffer
+        .map(name -> new ReplicaSpec(http, ReplicaSpec.HAZELCAST + name, Optional.empty()))
+        .orElseGet(
+            () ->
+                new ReplicaSpec(
+                    http, zmq.orElseThrow().endpoint(), zmq.orElseThrow().replayEndpoint()));
   }
 
   /** Publishes that the replica holds the page-aligned prefix of {@code tokens} in a medium. */
