@@ -98,6 +98,17 @@ final class RouteCommand implements Callable<Integer> {
   private String policy;
 
   @Option(
+      names = "--replica-read-timeout",
+      paramLabel = "SECONDS",
+      defaultValue = "60",
+      description =
+          "How long a replica may send nothing (until a reply's headers, between a stream's"
+              + " events) before the request fails there; one not yet answered goes to another"
+              + " replica, a stream already begun ends with an error event"
+              + " (default: ${DEFAULT-VALUE}).")
+  private long replicaReadTimeout;
+
+  @Option(
       names = "--hazelcast-addresses",
       paramLabel = "HOST:PORT[,...]",
       description =
@@ -129,7 +140,8 @@ final class RouteCommand implements Callable<Integer> {
               RoutePolicy.parse(policy),
               Optional.ofNullable(apiKey),
               Optional.ofNullable(replicaApiKey).or(() -> Optional.ofNullable(apiKey)),
-              Duration.ofSeconds(2));
+              Duration.ofSeconds(2),
+              Duration.ofSeconds(replicaReadTimeout));
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage(), e);
     }

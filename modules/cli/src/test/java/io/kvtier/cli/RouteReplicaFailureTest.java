@@ -227,7 +227,8 @@ class RouteReplicaFailureTest {
                 RoutePolicy.PREFIX,
                 Optional.empty(),
                 Optional.empty(),
-                Duration.ofSeconds(2)));
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(60)));
     // Warm-up: distinct prompts spread over the replicas by load; the events fill the index.
     for (int i = 0; i < 6; i++) {
       assertThat(complete(prompt(i, 64))).isEqualTo(200);

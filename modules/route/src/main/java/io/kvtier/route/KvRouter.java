@@ -61,6 +61,9 @@ public final class KvRouter implements AutoCloseable {
    * @param apiKey the key clients must send as {@code Authorization: Bearer}; empty: none
    * @param replicaApiKey the key sent to the replicas; empty: none
    * @param replicaTimeout connect and health-check timeout per replica
+   * @param replicaReadTimeout how long a replica may send nothing: until a reply's headers, and
+   *     between a reply's bytes; then the request fails there (and is retried if the client got
+   *     nothing yet)
    */
   public record Options(
       String bind,
@@ -70,7 +73,8 @@ public final class KvRouter implements AutoCloseable {
       RoutePolicy policy,
       Optional<String> apiKey,
       Optional<String> replicaApiKey,
-      Duration replicaTimeout) {
+      Duration replicaTimeout,
+      Duration replicaReadTimeout) {
 
     /** Validates the fields. */
     public Options {
@@ -86,6 +90,10 @@ public final class KvRouter implements AutoCloseable {
       Objects.requireNonNull(apiKey, "apiKey");
       Objects.requireNonNull(replicaApiKey, "replicaApiKey");
       Objects.requireNonNull(replicaTimeout, "replicaTimeout");
+      if (replicaReadTimeout.isNegative() || replicaReadTimeout.isZero()) {
+        throw new IllegalArgumentException(
+            "--replica-read-timeout " + replicaReadTimeout.toSeconds() + " must be >= 1 second");
+      }
     }
   }
 
@@ -98,6 +106,7 @@ public final class KvRouter implements AutoCloseable {
   private final long[] inFlight;
   private final AtomicLong[] routed;
   private final AtomicLong retries = new AtomicLong();
+  private final SilenceWatch silence;
   private final AtomicLong[] failures;
   private final HttpClient client;
   private final HttpServer server;
@@ -164,6 +173,7 @@ public final class KvRouter implements AutoCloseable {
                           replica, hazelcast.orElseThrow().getRingbuffer(name), index))
               .orElseGet(() -> new ReplicaEvents(replica, spec.events(), spec.replay(), index)));
     }
+    this.silence = new SilenceWatch(options.replicaReadTimeout().toNanos());
     this.client =
         HttpClient.newBuilder().connectTimeout(options.replicaTimeout()).executor(executor).build();
     this.server = HttpServer.create(new InetSocketAddress(options.bind(), options.port()), 0);
@@ -323,6 +333,7 @@ public final class KvRouter implements AutoCloseable {
       try {
         HttpRequest.Builder request =
             HttpRequest.newBuilder(URI.create(replicas.get(r).http() + path))
+                .timeout(options.replicaReadTimeout())
                 .header("Content-Type", "application/json");
         options.replicaApiKey().ifPresent(k -> request.header("Authorization", "Bearer " + k));
         request.method(
@@ -376,17 +387,21 @@ public final class KvRouter implements AutoCloseable {
    * @throws ReplicaFailedException if the replica failed before the client got anything: retry
    * @throws IOException if writing to the client failed
    */
-  private static IOException passThrough(HttpExchange exchange, HttpResponse<InputStream> response)
+  private IOException passThrough(HttpExchange exchange, HttpResponse<InputStream> response)
       throws IOException, ReplicaFailedException {
     Optional<String> type = response.headers().firstValue("Content-Type");
     type.ifPresent(t -> exchange.getResponseHeaders().set("Content-Type", t));
-    try (InputStream in = response.body()) {
+    try (InputStream in = response.body();
+        SilenceWatch.Watched watch = silence.watch(in)) {
       if (!type.orElse("").startsWith("text/event-stream")) {
         byte[] whole;
         try {
           whole = in.readAllBytes();
         } catch (IOException e) {
-          throw new ReplicaFailedException(e);
+          throw new ReplicaFailedException(watch.silenced() ? silent() : e);
+        }
+        if (watch.silenced()) {
+          throw new ReplicaFailedException(silent());
         }
         exchange.sendResponseHeaders(response.statusCode(), whole.length == 0 ? -1 : whole.length);
         exchange.getResponseBody().write(whole);
@@ -397,23 +412,42 @@ public final class KvRouter implements AutoCloseable {
       try {
         n = in.read(buffer);
       } catch (IOException e) {
-        throw new ReplicaFailedException(e);
+        throw new ReplicaFailedException(watch.silenced() ? silent() : e);
       }
+      if (watch.silenced()) {
+        throw new ReplicaFailedException(silent());
+      }
+      watch.heard();
       exchange.sendResponseHeaders(response.statusCode(), 0);
       OutputStream out = exchange.getResponseBody();
       while (n >= 0) {
         out.write(buffer, 0, n);
         out.flush();
+        IOException failed = null;
         try {
           n = in.read(buffer);
+          watch.heard();
         } catch (IOException e) {
-          out.write(streamError(e));
+          failed = e;
+        }
+        if (watch.silenced()) {
+          failed = silent();
+        }
+        if (failed != null) {
+          out.write(streamError(failed));
           out.flush();
-          return e;
+          return failed;
         }
       }
       return null;
     }
+  }
+
+  private IOException silent() {
+    return new IOException(
+        "the replica sent nothing for "
+            + options.replicaReadTimeout().toSeconds()
+            + " s (--replica-read-timeout)");
   }
 
   private static byte[] streamError(IOException e) {
@@ -446,6 +480,7 @@ public final class KvRouter implements AutoCloseable {
       } catch (InterruptedException e) {
         return;
       }
+      silence.check();
       for (int r = 0; r < replicas.size(); r++) {
         boolean down;
         synchronized (this) {

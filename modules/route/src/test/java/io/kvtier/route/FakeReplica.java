@@ -34,8 +34,15 @@ final class FakeReplica implements AutoCloseable {
     /** Headers, then the connection breaks before any body byte. */
     BREAK_BEFORE_BODY,
     /** Headers and the first bytes (a stream: its first event), then the connection breaks. */
-    BREAK_AFTER_FIRST_BYTES
+    BREAK_AFTER_FIRST_BYTES,
+    /** Nothing, not even headers, until the replica closes (a frozen process). */
+    SILENT,
+    /** A stream's first event, then nothing until the replica closes. */
+    SILENT_AFTER_FIRST_EVENT
   }
+
+  private final java.util.concurrent.CountDownLatch closed =
+      new java.util.concurrent.CountDownLatch(1);
 
   final int id;
   volatile Answer answer = Answer.WHOLE;
@@ -85,6 +92,19 @@ final class FakeReplica implements AutoCloseable {
             e.getResponseHeaders().set("Content-Type", "text/event-stream");
           }
           Answer a = answer;
+          if (a == Answer.SILENT || a == Answer.SILENT_AFTER_FIRST_EVENT) {
+            if (a == Answer.SILENT_AFTER_FIRST_EVENT) {
+              e.sendResponseHeaders(200, 0);
+              e.getResponseBody().write(("data: {\"replica\":" + id + ",\"i\":0}\n\n").getBytes());
+              e.getResponseBody().flush();
+            }
+            try {
+              closed.await(60, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException interrupted) {
+              Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("replica " + id + " closed while silent");
+          }
           if (a != Answer.WHOLE) {
             byte[] first =
                 (stream ? "data: {\"replica\":" + id + ",\"i\":0}\n\n" : "{\"replica\"")
@@ -155,6 +175,7 @@ final class FakeReplica implements AutoCloseable {
 
   @Override
   public void close() {
+    closed.countDown();
     server.stop(0);
     stream.close();
   }

@@ -84,7 +84,8 @@ class HazelcastSharedIndexTest {
                 RoutePolicy.PREFIX,
                 Optional.empty(),
                 Optional.empty(),
-                Duration.ofSeconds(2)),
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(60)),
             Optional.of(member));
     routers.add(r);
     return r;
@@ -180,7 +181,8 @@ class HazelcastSharedIndexTest {
                         RoutePolicy.PREFIX,
                         Optional.empty(),
                         Optional.empty(),
-                        Duration.ofSeconds(2))))
+                        Duration.ofSeconds(2),
+                        Duration.ofSeconds(60))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("--hazelcast-addresses");
     assertThat(ReplicaSpec.parse("http://h:8000,hazelcast:kvtier-events-0").ringbuffer())

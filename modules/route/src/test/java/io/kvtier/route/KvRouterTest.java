@@ -24,6 +24,7 @@ class KvRouterTest {
   private static final int PAGE = 4;
   private final List<FakeReplica> replicas = new ArrayList<>();
   private KvRouter router;
+  private Duration readTimeout = Duration.ofSeconds(60);
   private final HttpClient http = HttpClient.newHttpClient();
 
   @AfterEach
@@ -53,7 +54,8 @@ class KvRouterTest {
                 policy,
                 key,
                 key.map(k -> "replica-" + k),
-                Duration.ofSeconds(2)));
+                Duration.ofSeconds(2),
+                readTimeout));
   }
 
   private static int[] prompt(int length, int salt) {
@@ -103,7 +105,8 @@ class KvRouterTest {
                 RoutePolicy.PREFIX,
                 Optional.empty(),
                 Optional.empty(),
-                Duration.ofSeconds(2)));
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(60)));
     // A later batch shows the router the gap before it; the replay fills it.
     for (int i = 0; router.index().size(2, PrefixIndex.GPU) < 8 + 2; i++) {
       assertThat(i).as("waits for the replayed prefix").isLessThan(400);
@@ -232,7 +235,8 @@ class KvRouterTest {
                 RoutePolicy.PREFIX,
                 Optional.empty(),
                 Optional.empty(),
-                Duration.ofSeconds(2)));
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(60)));
     // Batch 0 (AllBlocksCleared and the first prompt) and the next two are gone from the replay
     // buffer of 2: the router keeps only the two prompts it could replay.
     await(() -> router.eventBatches()[0] == 2, "the two replayable batches applied");
@@ -309,6 +313,40 @@ class KvRouterTest {
     assertThat(router.failures()).containsExactly(1, 0);
   }
 
+  @Test
+  void aReplicaSilentBeforeItsHeadersTimesOutAndTheRequestIsRetried() throws Exception {
+    readTimeout = Duration.ofSeconds(1);
+    start(2, Optional.empty());
+    int[] p = prompt(32, 10);
+    replicas.get(0).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(0, PrefixIndex.GPU) == 8, "replica 0's blocks indexed");
+    replicas.get(0).answer = FakeReplica.Answer.SILENT;
+
+    HttpResponse<String> r = complete(p, Optional.empty());
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).isEqualTo("{\"replica\":1}");
+    assertThat(router.retries()).isEqualTo(1);
+    assertThat(router.failures()).containsExactly(1, 0);
+  }
+
+  @Test
+  void aStreamSilentAfterItsFirstEventEndsWithAnErrorEventNotAHang() throws Exception {
+    readTimeout = Duration.ofSeconds(1);
+    start(2, Optional.empty());
+    int[] p = prompt(32, 11);
+    replicas.get(1).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(1, PrefixIndex.GPU) == 8, "replica 1's blocks indexed");
+    replicas.get(1).answer = FakeReplica.Answer.SILENT_AFTER_FIRST_EVENT;
+
+    List<String> lines = stream(p);
+    assertThat(lines).hasSize(2);
+    assertThat(lines.get(0)).isEqualTo("data: {\"replica\":1,\"i\":0}");
+    assertThat(lines.get(1))
+        .startsWith("data: {\"error\":{")
+        .contains("\"code\":\"replica_failed\"", "sent nothing for 1 s");
+    assertThat(router.failures()).containsExactly(0, 1);
+  }
+
   /** The non-blank lines of a streamed completion, to the end of the stream. */
   private List<String> stream(int[] tokens) throws Exception {
     HttpRequest request =
@@ -350,6 +388,20 @@ class KvRouterTest {
         .hasMessageContaining("http://host:port");
     assertThat(ReplicaSpec.parse("http://h:8000,tcp://h:5557,tcp://h:5558").replay())
         .contains("tcp://h:5558");
+    assertThatThrownBy(
+            () ->
+                new KvRouter.Options(
+                    "127.0.0.1",
+                    0,
+                    PAGE,
+                    RouteScore.DEFAULT,
+                    RoutePolicy.PREFIX,
+                    Optional.empty(),
+                    Optional.empty(),
+                    Duration.ofSeconds(2),
+                    Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("--replica-read-timeout 0 must be >= 1 second");
     assertThatThrownBy(() -> new RouteScore(1, 2))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("hostWeight=2.0");
