@@ -170,7 +170,9 @@ final class RouteCommand implements Callable<Integer> {
       hazelcast.ifPresent(HazelcastInstance::shutdown);
       throw new ParameterException(
           spec.commandLine(),
-          e.getMessage().replace(KvEventsConfig.HAZELCAST_ADDRESSES, "--hazelcast-addresses"),
+          e.getMessage()
+              .replace(KvEventsConfig.HAZELCAST_ADDRESSES, "--hazelcast-addresses")
+              .replace(KvEventsConfig.HAZELCAST_CLUSTER_NAME, "--hazelcast-cluster-name"),
           e);
     }
     Optional<HazelcastInstance> cluster = hazelcast;
