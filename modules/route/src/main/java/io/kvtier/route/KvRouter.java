@@ -8,18 +8,14 @@ import io.kvtier.core.cache.PageHasher;
 import io.kvtier.spi.PageKey;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -32,11 +28,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code kvtier route}: an OpenAI-compatible HTTP front ({@code POST /v1/completions}, {@code
  * POST /v1/chat/completions}, {@code GET /v1/models}) over N {@code kvtier serve} replicas. It
  * follows each replica's KV events into a {@link PrefixIndex}, sends each request to the replica
- * with the best {@link RouteScore}, and passes the reply through as it comes (a stream stays a
- * stream). A replica that cannot be reached is taken out of rotation and its blocks forgotten;
- * the request goes to the next best replica (nothing was sent to the client yet, so nothing is
- * lost); a health check every second puts it back once it answers, and its events fill the index
- * again (its new stream begins with AllBlocksCleared).
+ * with the best {@link RouteScore} (or in turn, {@link RoutePolicy#ROUND_ROBIN}), and passes the
+ * reply through ({@link ReplyRelay}: a stream stays a stream). A replica that fails a request
+ * before the client got anything (unreachable, reset, silent past the read timeout) is taken out
+ * of rotation and its blocks forgotten, and the request goes to the next best replica; one that
+ * fails a stream already begun ends it with an error event. A health check every second puts a
+ * replica back once it answers, and its events fill the index again (its new stream begins with
+ * AllBlocksCleared). The replicas' events come over ZeroMQ ({@link ReplicaEvents}) or Hazelcast
+ * ringbuffers ({@link HazelcastReplicaEvents}), which several routers can share.
  */
 public final class KvRouter implements AutoCloseable {
   /** Reads request bodies into maps, lists and numbers: only to find the prompt to route. */
@@ -107,6 +106,7 @@ public final class KvRouter implements AutoCloseable {
   private final AtomicLong[] routed;
   private final AtomicLong retries = new AtomicLong();
   private final SilenceWatch silence;
+  private final ReplyRelay relay;
   private final AtomicLong[] failures;
   private final HttpClient client;
   private final HttpServer server;
@@ -174,6 +174,7 @@ public final class KvRouter implements AutoCloseable {
               .orElseGet(() -> new ReplicaEvents(replica, spec.events(), spec.replay(), index)));
     }
     this.silence = new SilenceWatch(options.replicaReadTimeout().toNanos());
+    this.relay = new ReplyRelay(silence, options.replicaReadTimeout());
     this.client =
         HttpClient.newBuilder().connectTimeout(options.replicaTimeout()).executor(executor).build();
     this.server = HttpServer.create(new InetSocketAddress(options.bind(), options.port()), 0);
@@ -280,7 +281,7 @@ public final class KvRouter implements AutoCloseable {
       if (options.apiKey().isPresent()
           && !("Bearer " + options.apiKey().get())
               .equals(exchange.getRequestHeaders().getFirst("Authorization"))) {
-        error(
+        ReplyRelay.error(
             exchange,
             401,
             "invalid_api_key",
@@ -289,7 +290,8 @@ public final class KvRouter implements AutoCloseable {
       }
       boolean post = !path.equals("/v1/models");
       if (!exchange.getRequestMethod().equals(post ? "POST" : "GET")) {
-        error(exchange, 405, "method_not_allowed", path + " takes " + (post ? "POST" : "GET"));
+        ReplyRelay.error(
+            exchange, 405, "method_not_allowed", path + " takes " + (post ? "POST" : "GET"));
         return;
       }
       byte[] body = exchange.getRequestBody().readAllBytes();
@@ -322,7 +324,7 @@ public final class KvRouter implements AutoCloseable {
     for (int attempt = 0; ; attempt++) {
       Choice choice = choose(hashes, tried);
       if (choice == null) {
-        error(exchange, 503, "no_replica", "no replica is reachable; retry later");
+        ReplyRelay.error(exchange, 503, "no_replica", "no replica is reachable; retry later");
         return;
       }
       int r = choice.replica();
@@ -344,13 +346,16 @@ public final class KvRouter implements AutoCloseable {
         try {
           HttpResponse<InputStream> response =
               client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
-          IOException broken = passThrough(exchange, response);
+          IOException broken = relay.relay(exchange, response);
           routed[r].incrementAndGet();
           if (broken != null) {
             markDown(r, broken);
+          } else if (response.statusCode() >= 400) {
+            // Refused (a full queue, a bad body): it will not cache the prompt.
+            index.unrouted(r, hashes);
           }
           return;
-        } catch (ReplicaFailedException e) {
+        } catch (ReplyRelay.ReplicaFailedException e) {
           markDown(r, e.getCause());
           continue;
         } catch (IOException e) {
@@ -358,107 +363,13 @@ public final class KvRouter implements AutoCloseable {
           continue;
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          error(exchange, 503, "interrupted", "the router is stopping");
+          ReplyRelay.error(exchange, 503, "interrupted", "the router is stopping");
           return;
         }
       } finally {
         done(choice);
       }
     }
-  }
-
-  /** The replica failed after its headers, before the router sent the client anything. */
-  private static final class ReplicaFailedException extends Exception {
-    ReplicaFailedException(IOException cause) {
-      super(cause);
-    }
-
-    @Override
-    public synchronized IOException getCause() {
-      return (IOException) super.getCause();
-    }
-  }
-
-  /**
-   * Copies status, content type and body (a server-sent stream as it comes, event by event).
-   *
-   * @return null once the client got the reply; the replica's failure if a stream broke off
-   *     after its first bytes (the client got an error event and the stream's end)
-   * @throws ReplicaFailedException if the replica failed before the client got anything: retry
-   * @throws IOException if writing to the client failed
-   */
-  private IOException passThrough(HttpExchange exchange, HttpResponse<InputStream> response)
-      throws IOException, ReplicaFailedException {
-    Optional<String> type = response.headers().firstValue("Content-Type");
-    type.ifPresent(t -> exchange.getResponseHeaders().set("Content-Type", t));
-    try (InputStream in = response.body();
-        SilenceWatch.Watched watch = silence.watch(in)) {
-      if (!type.orElse("").startsWith("text/event-stream")) {
-        byte[] whole;
-        try {
-          whole = in.readAllBytes();
-        } catch (IOException e) {
-          throw new ReplicaFailedException(watch.silenced() ? silent() : e);
-        }
-        if (watch.silenced()) {
-          throw new ReplicaFailedException(silent());
-        }
-        exchange.sendResponseHeaders(response.statusCode(), whole.length == 0 ? -1 : whole.length);
-        exchange.getResponseBody().write(whole);
-        return null;
-      }
-      byte[] buffer = new byte[8192];
-      int n;
-      try {
-        n = in.read(buffer);
-      } catch (IOException e) {
-        throw new ReplicaFailedException(watch.silenced() ? silent() : e);
-      }
-      if (watch.silenced()) {
-        throw new ReplicaFailedException(silent());
-      }
-      watch.heard();
-      exchange.sendResponseHeaders(response.statusCode(), 0);
-      OutputStream out = exchange.getResponseBody();
-      while (n >= 0) {
-        out.write(buffer, 0, n);
-        out.flush();
-        IOException failed = null;
-        try {
-          n = in.read(buffer);
-          watch.heard();
-        } catch (IOException e) {
-          failed = e;
-        }
-        if (watch.silenced()) {
-          failed = silent();
-        }
-        if (failed != null) {
-          out.write(streamError(failed));
-          out.flush();
-          return failed;
-        }
-      }
-      return null;
-    }
-  }
-
-  private IOException silent() {
-    return new IOException(
-        "the replica sent nothing for "
-            + options.replicaReadTimeout().toSeconds()
-            + " s (--replica-read-timeout)");
-  }
-
-  private static byte[] streamError(IOException e) {
-    return ("data: "
-            + errorJson(
-                "replica_failed",
-                "the replica serving this stream failed after it began ("
-                    + e
-                    + "); the stream cannot be resumed: send the request again")
-            + "\n\n")
-        .getBytes(StandardCharsets.UTF_8);
   }
 
   private synchronized void markDown(int r, IOException e) {
@@ -510,28 +421,6 @@ public final class KvRouter implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;
-    }
-  }
-
-  private static void error(HttpExchange exchange, int status, String code, String message)
-      throws IOException {
-    byte[] bytes = errorJson(code, message).getBytes(StandardCharsets.UTF_8);
-    exchange.getResponseHeaders().set("Content-Type", "application/json");
-    exchange.sendResponseHeaders(status, bytes.length);
-    exchange.getResponseBody().write(bytes);
-  }
-
-  /** OpenAI's error shape, {@code {"error": {"message", "type", "param", "code"}}}. */
-  private static String errorJson(String code, String message) {
-    Map<String, Object> error = new LinkedHashMap<>();
-    error.put("message", message);
-    error.put("type", "router_error");
-    error.put("param", null);
-    error.put("code", code);
-    try {
-      return BODIES.writeValueAsString(Map.of("error", error));
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot write an error body", e);
     }
   }
 

@@ -100,6 +100,13 @@ public final class PrefixIndex {
     }
   }
 
+  /** The replica refused the prompt: its blocks are not predicted there any more. */
+  public synchronized void unrouted(int replica, long[] hashes) {
+    for (long h : hashes) {
+      predicted.get(replica).remove(h);
+    }
+  }
+
   /** Predicted blocks of a replica not yet confirmed, expired or dropped. */
   public synchronized int predicted(int replica) {
     return predicted.get(replica).size();

@@ -35,6 +35,8 @@ final class FakeReplica implements AutoCloseable {
     BREAK_BEFORE_BODY,
     /** Headers and the first bytes (a stream: its first event), then the connection breaks. */
     BREAK_AFTER_FIRST_BYTES,
+    /** 429, as a replica whose queue is full. */
+    REFUSE,
     /** Nothing, not even headers, until the replica closes (a frozen process). */
     SILENT,
     /** A stream's first event, then nothing until the replica closes. */
@@ -92,6 +94,15 @@ final class FakeReplica implements AutoCloseable {
             e.getResponseHeaders().set("Content-Type", "text/event-stream");
           }
           Answer a = answer;
+          if (a == Answer.REFUSE) {
+            byte[] b = "{\"error\":{\"code\":\"queue_full\"}}".getBytes(StandardCharsets.UTF_8);
+            e.getResponseHeaders().set("Content-Type", "application/json");
+            e.sendResponseHeaders(429, b.length);
+            try (OutputStream out = e.getResponseBody()) {
+              out.write(b);
+            }
+            return;
+          }
           if (a == Answer.SILENT || a == Answer.SILENT_AFTER_FIRST_EVENT) {
             if (a == Answer.SILENT_AFTER_FIRST_EVENT) {
               e.sendResponseHeaders(200, 0);

@@ -314,6 +314,21 @@ class KvRouterTest {
   }
 
   @Test
+  void aRoutedPromptIsPredictedAtItsReplicaUnlessTheReplicaRefusesIt() throws Exception {
+    start(1, Optional.empty());
+    // The replica's first batch (AllBlocksCleared) clears predictions too: wait for it.
+    await(() -> router.eventBatches()[0] >= 1, "the replica's first batch applied");
+    assertThat(complete(prompt(32, 12), Optional.empty()).statusCode()).isEqualTo(200);
+    assertThat(router.index().predicted(0)).as("no events yet: predicted").isEqualTo(8);
+    replicas.get(0).answer = FakeReplica.Answer.REFUSE;
+    HttpResponse<String> refused = complete(prompt(32, 13), Optional.empty());
+    assertThat(refused.statusCode()).as("passed through").isEqualTo(429);
+    assertThat(refused.body()).contains("queue_full");
+    assertThat(router.index().predicted(0)).as("the refused prompt's blocks").isEqualTo(8);
+    assertThat(router.failures()).as("a refusal is an answer").containsExactly(0);
+  }
+
+  @Test
   void aReplicaSilentBeforeItsHeadersTimesOutAndTheRequestIsRetried() throws Exception {
     readTimeout = Duration.ofSeconds(1);
     start(2, Optional.empty());

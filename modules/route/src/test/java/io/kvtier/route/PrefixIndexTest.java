@@ -48,6 +48,9 @@ class PrefixIndexTest {
     // A block the replica holds is not predicted again.
     index.routed(1, new long[] {1}, later);
     assertThat(index.predicted(1)).isEqualTo(1);
+    index.routed(1, new long[] {5, 6}, later);
+    index.unrouted(1, new long[] {5});
+    assertThat(index.predicted(1)).as("3 and 6").isEqualTo(2);
     index.clear(1);
     assertThat(index.predicted(1)).isZero();
     // A lapsed prediction counts for nothing and is dropped at the next one.
