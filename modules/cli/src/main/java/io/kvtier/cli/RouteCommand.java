@@ -79,7 +79,7 @@ final class RouteCommand implements Callable<Integer> {
 
   @Option(
       names = "--overlap-weight",
-      defaultValue = "8.0",
+      defaultValue = "16.0",
       description = "Weight of a cached block against a block of load (default: ${DEFAULT-VALUE}).")
   private double overlapWeight;
 

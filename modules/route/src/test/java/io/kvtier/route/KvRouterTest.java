@@ -420,6 +420,6 @@ class KvRouterTest {
     assertThatThrownBy(() -> new RouteScore(1, 2))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("hostWeight=2.0");
-    assertThat(RouteScore.DEFAULT.score(4, 2, 3)).isEqualTo(8 * (4 + 1) - 3);
+    assertThat(RouteScore.DEFAULT.score(4, 2, 3)).isEqualTo(16 * (4 + 1) - 3);
   }
 }
