@@ -32,9 +32,9 @@ public record RouteScore(double overlapWeight, double hostWeight) {
    * --max-running} of them, 8 by default), while a cached block saves its prefill in this request
    * and, by keeping its prefix at one replica, in the later ones that share it. Measured with
    * {@code scripts/route-bench.sh} (docs/PERFORMANCE.md, "Routing across replicas"): a weight of
-   * 1 reached 0.45 to 0.74 of the ideal hit rate, 4 reached 0.82 to 0.86, 8 reached 0.87 to 0.97
-   * on the multi-turn workload over seven runs, 16 reached 0.96 to 1.02 over three; the
-   * shared-prefix workload was at 0.97 to 1.00 from 8 on.
+   * 1 reached 0.45 to 0.74 of the ideal hit rate, 4 reached 0.82 to 0.86, 8 reached 0.87 to 0.98
+   * on the multi-turn workload over seven runs, 16 reached 0.96 to 1.06 over five; the
+   * shared-prefix workload was at 0.97 to 1.01 from 8 on.
    */
   public static final RouteScore DEFAULT = new RouteScore(16.0, 0.5);
 
