@@ -32,9 +32,11 @@ import picocli.CommandLine.Spec;
     description = {
       "Routes OpenAI-compatible requests (POST /v1/completions, /v1/chat/completions,"
           + " GET /v1/models) to kvtier serve replicas, each to the replica with the best"
-          + " score: overlapWeight * (device blocks + hostWeight * host blocks) - load blocks,"
-          + " learned from the replicas' KV events (docs/EVENTS.md). Streams pass through;"
-          + " an unreachable replica leaves the rotation and its blocks are forgotten."
+          + " score: overlapWeight * (device blocks + hostWeight * host blocks) - load blocks"
+          + " (the uncached prompt blocks of its requests in flight), learned from the replicas'"
+          + " KV events (docs/EVENTS.md). Streams pass through. A failing replica leaves the"
+          + " rotation and its blocks are forgotten; a request it had not begun to answer goes"
+          + " to another, a stream it had begun ends with an error event."
     })
 final class RouteCommand implements Callable<Integer> {
 
@@ -46,7 +48,8 @@ final class RouteCommand implements Callable<Integer> {
       paramLabel = "HTTP,EVENTS[,REPLAY]",
       description =
           "A replica: its HTTP base, its kvtier.events.endpoint and kvtier.events.replay-endpoint,"
-              + " for example http://h:8080,tcp://h:5557,tcp://h:5558; repeat per replica.")
+              + " for example http://h:8080,tcp://h:5557,tcp://h:5558, or its HTTP base and"
+              + " hazelcast:RINGBUFFER (with --hazelcast-addresses); repeat per replica.")
   private List<String> replicas;
 
   @Option(
