@@ -23,6 +23,8 @@ module io.kvtier.cli {
   requires io.kvtier.events;
   // kvtier route: the cache-aware router over serve replicas.
   requires io.kvtier.route;
+  // kvtier route --hazelcast-addresses: the client that reads the replicas' ringbuffers.
+  requires com.hazelcast.core;
   requires micrometer.core;
   requires micrometer.registry.prometheus;
 

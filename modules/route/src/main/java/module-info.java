@@ -5,6 +5,8 @@
  */
 module io.kvtier.route {
   requires io.kvtier.core;
+  requires io.kvtier.events;
+  requires com.hazelcast.core;
   requires org.zeromq.jeromq;
   requires msgpack.core;
   requires jdk.httpserver;

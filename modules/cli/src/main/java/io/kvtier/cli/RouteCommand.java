@@ -1,13 +1,18 @@
 package io.kvtier.cli;
 
+import com.hazelcast.core.HazelcastInstance;
 import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.events.KvEvents;
+import io.kvtier.events.KvEventsConfig;
 import io.kvtier.route.KvRouter;
 import io.kvtier.route.ReplicaSpec;
+import io.kvtier.route.RoutePolicy;
 import io.kvtier.route.RouteScore;
 import java.io.PrintWriter;
 import java.net.BindException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -27,9 +32,11 @@ import picocli.CommandLine.Spec;
     description = {
       "Routes OpenAI-compatible requests (POST /v1/completions, /v1/chat/completions,"
           + " GET /v1/models) to kvtier serve replicas, each to the replica with the best"
-          + " score: overlapWeight * (device blocks + hostWeight * host blocks) - load blocks,"
-          + " learned from the replicas' KV events (docs/EVENTS.md). Streams pass through;"
-          + " an unreachable replica leaves the rotation and its blocks are forgotten."
+          + " score: overlapWeight * (device blocks + hostWeight * host blocks) - load blocks"
+          + " (the uncached prompt blocks of its requests in flight), learned from the replicas'"
+          + " KV events (docs/EVENTS.md). Streams pass through. A failing replica leaves the"
+          + " rotation and its blocks are forgotten; a request it had not begun to answer goes"
+          + " to another, a stream it had begun ends with an error event."
     })
 final class RouteCommand implements Callable<Integer> {
 
@@ -41,7 +48,8 @@ final class RouteCommand implements Callable<Integer> {
       paramLabel = "HTTP,EVENTS[,REPLAY]",
       description =
           "A replica: its HTTP base, its kvtier.events.endpoint and kvtier.events.replay-endpoint,"
-              + " for example http://h:8080,tcp://h:5557,tcp://h:5558; repeat per replica.")
+              + " for example http://h:8080,tcp://h:5557,tcp://h:5558, or its HTTP base and"
+              + " hazelcast:RINGBUFFER (with --hazelcast-addresses); repeat per replica.")
   private List<String> replicas;
 
   @Option(
@@ -74,7 +82,7 @@ final class RouteCommand implements Callable<Integer> {
 
   @Option(
       names = "--overlap-weight",
-      defaultValue = "1.0",
+      defaultValue = "16.0",
       description = "Weight of a cached block against a block of load (default: ${DEFAULT-VALUE}).")
   private double overlapWeight;
 
@@ -83,6 +91,40 @@ final class RouteCommand implements Callable<Integer> {
       defaultValue = "0.5",
       description = "Weight of a host block against a device block (default: ${DEFAULT-VALUE}).")
   private double hostWeight;
+
+  @Option(
+      names = "--policy",
+      defaultValue = "prefix",
+      description =
+          "prefix (the best score, the default) or round-robin (every request to the next"
+              + " replica in turn, cache-blind: the baseline to measure prefix routing against).")
+  private String policy;
+
+  @Option(
+      names = "--replica-read-timeout",
+      paramLabel = "SECONDS",
+      defaultValue = "60",
+      description =
+          "How long a replica may send nothing (until a reply's headers, between a stream's"
+              + " events) before the request fails there; one not yet answered goes to another"
+              + " replica, a stream already begun ends with an error event"
+              + " (default: ${DEFAULT-VALUE}).")
+  private long replicaReadTimeout;
+
+  @Option(
+      names = "--hazelcast-addresses",
+      paramLabel = "HOST:PORT[,...]",
+      description =
+          "The Hazelcast cluster whose ringbuffers hold the events of replicas given as"
+              + " HTTP,hazelcast:RINGBUFFER (their kvtier.events.publisher=hazelcast); every"
+              + " router on the cluster reads them all and builds the same index.")
+  private String hazelcastAddresses;
+
+  @Option(
+      names = "--hazelcast-cluster-name",
+      defaultValue = "dev",
+      description = "The cluster's name (default: ${DEFAULT-VALUE}).")
+  private String hazelcastClusterName;
 
   @Override
   public Integer call() throws Exception {
@@ -98,19 +140,45 @@ final class RouteCommand implements Callable<Integer> {
               port,
               pageSize,
               score,
+              RoutePolicy.parse(policy),
               Optional.ofNullable(apiKey),
               Optional.ofNullable(replicaApiKey).or(() -> Optional.ofNullable(apiKey)),
-              Duration.ofSeconds(2));
+              Duration.ofSeconds(2),
+              Duration.ofSeconds(replicaReadTimeout));
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage(), e);
     }
+    Optional<HazelcastInstance> hazelcast = Optional.empty();
     KvRouter router;
     try {
-      router = new KvRouter(specs, options);
+      if (hazelcastAddresses != null) {
+        hazelcast =
+            Optional.of(
+                KvEvents.hazelcastClient(
+                    KvEventsConfig.fromProperties(
+                        Map.of(
+                            KvEventsConfig.PUBLISHER,
+                            "hazelcast",
+                            KvEventsConfig.HAZELCAST_ADDRESSES,
+                            hazelcastAddresses,
+                            KvEventsConfig.HAZELCAST_CLUSTER_NAME,
+                            hazelcastClusterName))));
+      }
+      router = new KvRouter(specs, options, hazelcast);
     } catch (BindException e) {
+      hazelcast.ifPresent(HazelcastInstance::shutdown);
       throw new ParameterException(
           spec.commandLine(), "--port " + port + " is in use: choose another (0 picks a free one)");
+    } catch (IllegalArgumentException e) {
+      hazelcast.ifPresent(HazelcastInstance::shutdown);
+      throw new ParameterException(
+          spec.commandLine(),
+          e.getMessage()
+              .replace(KvEventsConfig.HAZELCAST_ADDRESSES, "--hazelcast-addresses")
+              .replace(KvEventsConfig.HAZELCAST_CLUSTER_NAME, "--hazelcast-cluster-name"),
+          e);
     }
+    Optional<HazelcastInstance> cluster = hazelcast;
     PrintWriter out = spec.commandLine().getOut();
     out.println(
         "kvtier route: listening on http://"
@@ -127,6 +195,7 @@ final class RouteCommand implements Callable<Integer> {
             new Thread(
                 () -> {
                   router.close();
+                  cluster.ifPresent(HazelcastInstance::shutdown);
                   stop.countDown();
                 },
                 "kvtier-route-shutdown"));

@@ -33,4 +33,14 @@ class RouteCommandTest {
     assertThat(weight[0]).isEqualTo("2");
     assertThat(weight[2]).contains("hostWeight=3.0");
   }
+
+  @Test
+  void aBadPolicyOrARingbufferWithoutAClusterIsAUsageError() {
+    String[] policy = run("route", "--replica", "http://h:8000,tcp://h:5557", "--policy", "random");
+    assertThat(policy[0]).isEqualTo("2");
+    assertThat(policy[2]).contains("--policy random", "[prefix, round-robin]");
+    String[] ring = run("route", "--port", "0", "--replica", "http://h:8000,hazelcast:events-0");
+    assertThat(ring[0]).isEqualTo("2");
+    assertThat(ring[2]).contains("--hazelcast-addresses");
+  }
 }

@@ -75,7 +75,7 @@ public final class KvEvents implements AutoCloseable {
         yield new KvEvents(config, Optional.of(stream(sink, codec, config)), Optional.of(sink));
       }
       case HAZELCAST -> {
-        HazelcastInstance client = client(config);
+        HazelcastInstance client = hazelcastClient(config);
         HazelcastKvEventSink sink =
             new HazelcastKvEventSink(client, config.ringbufferName(), client::shutdown);
         yield new KvEvents(config, Optional.of(stream(sink, codec, config)), Optional.empty());
@@ -88,7 +88,16 @@ public final class KvEvents implements AutoCloseable {
     return new KvEventStream(sink, codec, c.bufferSize(), c.maxBatchEvents(), c.flushInterval());
   }
 
-  private static HazelcastInstance client(KvEventsConfig config) {
+  /**
+   * A Hazelcast client of the cluster {@code config} names ({@code hazelcast-addresses}, {@code
+   * hazelcast-cluster-name}, {@code hazelcast-connect-timeout}): the publisher's, and a router's
+   * that reads the replicas' ringbuffers.
+   *
+   * @param config the settings
+   * @return the connected client; the caller shuts it down
+   * @throws IllegalArgumentException if no cluster answered in time, naming the addresses
+   */
+  public static HazelcastInstance hazelcastClient(KvEventsConfig config) {
     ClientConfig client = new ClientConfig();
     client.setClusterName(config.hazelcastClusterName());
     client.setProperty("hazelcast.phone.home.enabled", "false");

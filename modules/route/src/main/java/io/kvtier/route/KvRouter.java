@@ -1,19 +1,18 @@
 package io.kvtier.route;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.hazelcast.core.HazelcastInstance;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.kvtier.core.cache.PageHasher;
 import io.kvtier.spi.PageKey;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -29,15 +28,24 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code kvtier route}: an OpenAI-compatible HTTP front ({@code POST /v1/completions}, {@code
  * POST /v1/chat/completions}, {@code GET /v1/models}) over N {@code kvtier serve} replicas. It
  * follows each replica's KV events into a {@link PrefixIndex}, sends each request to the replica
- * with the best {@link RouteScore}, and passes the reply through as it comes (a stream stays a
- * stream). A replica that cannot be reached is taken out of rotation and its blocks forgotten;
- * the request goes to the next best replica (nothing was sent to the client yet, so nothing is
- * lost); a health check every second puts it back once it answers, and its events fill the index
- * again (its new stream begins with AllBlocksCleared).
+ * with the best {@link RouteScore} (or in turn, {@link RoutePolicy#ROUND_ROBIN}), and passes the
+ * reply through ({@link ReplyRelay}: a stream stays a stream). A replica that fails a request
+ * before the client got anything (unreachable, reset, silent past the read timeout) is taken out
+ * of rotation and its blocks forgotten, and the request goes to the next best replica; one that
+ * fails a stream already begun ends it with an error event. A health check every second puts a
+ * replica back once it answers, and its events fill the index again (its new stream begins with
+ * AllBlocksCleared). The replicas' events come over ZeroMQ ({@link ReplicaEvents}) or Hazelcast
+ * ringbuffers ({@link HazelcastReplicaEvents}), which several routers can share.
  */
 public final class KvRouter implements AutoCloseable {
   /** Reads request bodies into maps, lists and numbers: only to find the prompt to route. */
   private static final ObjectMapper BODIES = new ObjectMapper();
+
+  /**
+   * How long a routed prompt's blocks count as cached at its replica before its events confirm
+   * them ({@link PrefixIndex#routed}): longer than a request waits in a loaded replica's queue.
+   */
+  private static final long PREDICTION_NANOS = 30_000_000_000L;
 
   private static final System.Logger LOG = System.getLogger(KvRouter.class.getName());
 
@@ -48,18 +56,24 @@ public final class KvRouter implements AutoCloseable {
    * @param port the port; 0 picks a free one
    * @param pageSize the replicas' page size in tokens (the block size of their events)
    * @param score the scoring weights
+   * @param policy how a replica is picked: by score, or round robin (the baseline)
    * @param apiKey the key clients must send as {@code Authorization: Bearer}; empty: none
    * @param replicaApiKey the key sent to the replicas; empty: none
    * @param replicaTimeout connect and health-check timeout per replica
+   * @param replicaReadTimeout how long a replica may send nothing: until a reply's headers, and
+   *     between a reply's bytes; then the request fails there (and is retried if the client got
+   *     nothing yet)
    */
   public record Options(
       String bind,
       int port,
       int pageSize,
       RouteScore score,
+      RoutePolicy policy,
       Optional<String> apiKey,
       Optional<String> replicaApiKey,
-      Duration replicaTimeout) {
+      Duration replicaTimeout,
+      Duration replicaReadTimeout) {
 
     /** Validates the fields. */
     public Options {
@@ -71,20 +85,29 @@ public final class KvRouter implements AutoCloseable {
         throw new IllegalArgumentException("--page-size " + pageSize + " must be >= 1");
       }
       Objects.requireNonNull(score, "score");
+      Objects.requireNonNull(policy, "policy");
       Objects.requireNonNull(apiKey, "apiKey");
       Objects.requireNonNull(replicaApiKey, "replicaApiKey");
       Objects.requireNonNull(replicaTimeout, "replicaTimeout");
+      if (replicaReadTimeout.isNegative() || replicaReadTimeout.isZero()) {
+        throw new IllegalArgumentException(
+            "--replica-read-timeout " + replicaReadTimeout.toSeconds() + " must be >= 1 second");
+      }
     }
   }
 
   private final List<ReplicaSpec> replicas;
   private final Options options;
   private final PrefixIndex index;
-  private final List<ReplicaEvents> events = new ArrayList<>();
+  private final List<ReplicaEventSource> events = new ArrayList<>();
   private final boolean[] healthy;
   private final long[] loadBlocks;
+  private final long[] inFlight;
   private final AtomicLong[] routed;
   private final AtomicLong retries = new AtomicLong();
+  private final SilenceWatch silence;
+  private final ReplyRelay relay;
+  private final AtomicLong[] failures;
   private final HttpClient client;
   private final HttpServer server;
   private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
@@ -95,23 +118,63 @@ public final class KvRouter implements AutoCloseable {
   /**
    * Starts following the replicas' events and serving.
    *
-   * @param replicas the replicas, 1 to 64
+   * @param replicas the replicas, 1 to 64, their events all on ZeroMQ
    * @param options the settings
    * @throws IOException if the port cannot be bound
    */
   public KvRouter(List<ReplicaSpec> replicas, Options options) throws IOException {
+    this(replicas, options, Optional.empty());
+  }
+
+  /**
+   * Starts following the replicas' events and serving.
+   *
+   * @param replicas the replicas, 1 to 64
+   * @param options the settings
+   * @param hazelcast the cluster whose ringbuffers hold the events of replicas whose {@link
+   *     ReplicaSpec#ringbuffer()} is set; several routers on one cluster build the same index
+   * @throws IOException if the port cannot be bound
+   * @throws IllegalArgumentException if a replica's events are in a ringbuffer and no cluster is
+   *     given
+   */
+  public KvRouter(
+      List<ReplicaSpec> replicas, Options options, Optional<HazelcastInstance> hazelcast)
+      throws IOException {
+    Objects.requireNonNull(hazelcast, "hazelcast");
+    for (ReplicaSpec spec : replicas) {
+      if (spec.ringbuffer().isPresent() && hazelcast.isEmpty()) {
+        throw new IllegalArgumentException(
+            "--replica "
+                + spec.http()
+                + ","
+                + spec.events()
+                + " reads a Hazelcast ringbuffer: give the cluster (--hazelcast-addresses)");
+      }
+    }
     this.replicas = List.copyOf(replicas);
     this.options = Objects.requireNonNull(options, "options");
     this.index = new PrefixIndex(this.replicas.size());
     this.healthy = new boolean[this.replicas.size()];
     this.loadBlocks = new long[this.replicas.size()];
+    this.inFlight = new long[this.replicas.size()];
     this.routed = new AtomicLong[this.replicas.size()];
+    this.failures = new AtomicLong[this.replicas.size()];
     Arrays.fill(healthy, true);
     for (int r = 0; r < this.replicas.size(); r++) {
       routed[r] = new AtomicLong();
+      failures[r] = new AtomicLong();
       ReplicaSpec spec = this.replicas.get(r);
-      events.add(new ReplicaEvents(r, spec.events(), spec.replay(), index));
+      int replica = r;
+      events.add(
+          spec.ringbuffer()
+              .<ReplicaEventSource>map(
+                  name ->
+                      new HazelcastReplicaEvents(
+                          replica, hazelcast.orElseThrow().getRingbuffer(name), index))
+              .orElseGet(() -> new ReplicaEvents(replica, spec.events(), spec.replay(), index)));
     }
+    this.silence = new SilenceWatch(options.replicaReadTimeout().toNanos());
+    this.relay = new ReplyRelay(silence, options.replicaReadTimeout());
     this.client =
         HttpClient.newBuilder().connectTimeout(options.replicaTimeout()).executor(executor).build();
     this.server = HttpServer.create(new InetSocketAddress(options.bind(), options.port()), 0);
@@ -138,6 +201,16 @@ public final class KvRouter implements AutoCloseable {
     return Arrays.stream(routed).mapToLong(AtomicLong::get).toArray();
   }
 
+  /** Requests the router has sent to each replica and not yet seen answered. */
+  public synchronized long[] inFlight() {
+    return inFlight.clone();
+  }
+
+  /** Times each replica was found failing and taken out of rotation. */
+  public long[] failures() {
+    return Arrays.stream(failures).mapToLong(AtomicLong::get).toArray();
+  }
+
   /** Requests sent again to another replica after one could not be reached. */
   public long retries() {
     return retries.get();
@@ -150,7 +223,7 @@ public final class KvRouter implements AutoCloseable {
 
   /** Batches of events applied per replica. */
   public long[] eventBatches() {
-    return events.stream().mapToLong(ReplicaEvents::applied).toArray();
+    return events.stream().mapToLong(ReplicaEventSource::applied).toArray();
   }
 
   /** The prompt's block hashes as the replicas publish them. */
@@ -160,8 +233,11 @@ public final class KvRouter implements AutoCloseable {
     return keys.stream().mapToLong(PageKey::h0).toArray();
   }
 
-  /** The replica for a prompt, not one of {@code tried}; -1 if none is in rotation. */
-  synchronized int choose(long[] hashes, boolean[] tried) {
+  /**
+   * The replica for a prompt, not one of {@code tried}, and the load the request adds there (its
+   * prompt blocks that replica does not cache, at least 1); null if none is in rotation.
+   */
+  synchronized Choice choose(long[] hashes, boolean[] tried) {
     int[][] match = index.match(hashes);
     int best = -1;
     double bestScore = Double.NEGATIVE_INFINITY;
@@ -172,13 +248,32 @@ public final class KvRouter implements AutoCloseable {
       if (!healthy[r] || tried[r]) {
         continue;
       }
+      if (options.policy() == RoutePolicy.ROUND_ROBIN) {
+        best = r;
+        break;
+      }
       double s = options.score().score(match[r][0], match[r][1], loadBlocks[r]);
       if (best < 0 || s > bestScore || (s == bestScore && loadBlocks[r] < loadBlocks[best])) {
         best = r;
         bestScore = s;
       }
     }
-    return best;
+    if (best < 0) {
+      return null;
+    }
+    long load = Math.max(1, hashes.length - match[best][0] - match[best][1]);
+    index.routed(best, hashes, System.nanoTime() + PREDICTION_NANOS);
+    loadBlocks[best] += load;
+    inFlight[best]++;
+    return new Choice(best, load);
+  }
+
+  /** A replica chosen and the load the request adds to it until it is answered. */
+  record Choice(int replica, long load) {}
+
+  private synchronized void done(Choice c) {
+    loadBlocks[c.replica()] -= c.load();
+    inFlight[c.replica()]--;
   }
 
   private void handle(HttpExchange exchange, String path) throws IOException {
@@ -186,7 +281,7 @@ public final class KvRouter implements AutoCloseable {
       if (options.apiKey().isPresent()
           && !("Bearer " + options.apiKey().get())
               .equals(exchange.getRequestHeaders().getFirst("Authorization"))) {
-        error(
+        ReplyRelay.error(
             exchange,
             401,
             "invalid_api_key",
@@ -195,7 +290,8 @@ public final class KvRouter implements AutoCloseable {
       }
       boolean post = !path.equals("/v1/models");
       if (!exchange.getRequestMethod().equals(post ? "POST" : "GET")) {
-        error(exchange, 405, "method_not_allowed", path + " takes " + (post ? "POST" : "GET"));
+        ReplyRelay.error(
+            exchange, 405, "method_not_allowed", path + " takes " + (post ? "POST" : "GET"));
         return;
       }
       byte[] body = exchange.getRequestBody().readAllBytes();
@@ -214,26 +310,32 @@ public final class KvRouter implements AutoCloseable {
     }
   }
 
+  /**
+   * Sends the request to the best replica, and to the next best while one fails before anything
+   * was sent to the client: a refused or reset connection, a reply that breaks off before its end
+   * (a whole reply is read before it is passed on), or a stream that breaks off before its first
+   * bytes. A stream that breaks off later cannot be taken back: the client gets an error event
+   * ({@code data: {"error": ...}}, code {@code replica_failed}, no {@code [DONE]}) and the end of
+   * the stream.
+   */
   private void forward(HttpExchange exchange, String path, byte[] body, long[] hashes)
       throws IOException {
     boolean[] tried = new boolean[replicas.size()];
     for (int attempt = 0; ; attempt++) {
-      int r = choose(hashes, tried);
-      if (r < 0) {
-        error(exchange, 503, "no_replica", "no replica is reachable; retry later");
+      Choice choice = choose(hashes, tried);
+      if (choice == null) {
+        ReplyRelay.error(exchange, 503, "no_replica", "no replica is reachable; retry later");
         return;
       }
+      int r = choice.replica();
       tried[r] = true;
       if (attempt > 0) {
         retries.incrementAndGet();
       }
-      HttpResponse<InputStream> response;
-      synchronized (this) {
-        loadBlocks[r] += Math.max(1, hashes.length);
-      }
       try {
         HttpRequest.Builder request =
             HttpRequest.newBuilder(URI.create(replicas.get(r).http() + path))
+                .timeout(options.replicaReadTimeout())
                 .header("Content-Type", "application/json");
         options.replicaApiKey().ifPresent(k -> request.header("Authorization", "Bearer " + k));
         request.method(
@@ -242,40 +344,30 @@ public final class KvRouter implements AutoCloseable {
                 ? HttpRequest.BodyPublishers.noBody()
                 : HttpRequest.BodyPublishers.ofByteArray(body));
         try {
-          response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+          HttpResponse<InputStream> response =
+              client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+          IOException broken = relay.relay(exchange, response);
+          routed[r].incrementAndGet();
+          if (broken != null) {
+            markDown(r, broken);
+          } else if (response.statusCode() >= 400) {
+            // Refused (a full queue, a bad body): it will not cache the prompt.
+            index.unrouted(r, hashes);
+          }
+          return;
+        } catch (ReplyRelay.ReplicaFailedException e) {
+          markDown(r, e.getCause());
+          continue;
         } catch (IOException e) {
           markDown(r, e);
           continue;
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          error(exchange, 503, "interrupted", "the router is stopping");
+          ReplyRelay.error(exchange, 503, "interrupted", "the router is stopping");
           return;
         }
-        routed[r].incrementAndGet();
-        passThrough(exchange, response);
-        return;
       } finally {
-        synchronized (this) {
-          loadBlocks[r] -= Math.max(1, hashes.length);
-        }
-      }
-    }
-  }
-
-  /** Copies status, content type and body as they come (a server-sent stream stays one). */
-  private static void passThrough(HttpExchange exchange, HttpResponse<InputStream> response)
-      throws IOException {
-    response
-        .headers()
-        .firstValue("Content-Type")
-        .ifPresent(t -> exchange.getResponseHeaders().set("Content-Type", t));
-    exchange.sendResponseHeaders(response.statusCode(), 0);
-    try (InputStream in = response.body();
-        OutputStream out = exchange.getResponseBody()) {
-      byte[] buffer = new byte[8192];
-      for (int n; (n = in.read(buffer)) >= 0; ) {
-        out.write(buffer, 0, n);
-        out.flush();
+        done(choice);
       }
     }
   }
@@ -286,6 +378,8 @@ public final class KvRouter implements AutoCloseable {
           System.Logger.Level.WARNING,
           "replica " + r + " (" + replicas.get(r).http() + ") unreachable, out of rotation: " + e);
       healthy[r] = false;
+      failures[r].incrementAndGet();
+      events.get(r).forget();
       index.clear(r);
     }
   }
@@ -297,6 +391,7 @@ public final class KvRouter implements AutoCloseable {
       } catch (InterruptedException e) {
         return;
       }
+      silence.check();
       for (int r = 0; r < replicas.size(); r++) {
         boolean down;
         synchronized (this) {
@@ -306,6 +401,7 @@ public final class KvRouter implements AutoCloseable {
           synchronized (this) {
             healthy[r] = true;
           }
+          events.get(r).resume();
           LOG.log(System.Logger.Level.INFO, "replica " + r + " answers again, back in rotation");
         }
       }
@@ -328,27 +424,13 @@ public final class KvRouter implements AutoCloseable {
     }
   }
 
-  private static void error(HttpExchange exchange, int status, String code, String message)
-      throws IOException {
-    String json =
-        "{\"error\":{\"message\":\""
-            + message.replace("\\", "\\\\").replace("\"", "\\\"")
-            + "\",\"type\":\"router_error\",\"code\":\""
-            + code
-            + "\"}}";
-    byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
-    exchange.getResponseHeaders().set("Content-Type", "application/json");
-    exchange.sendResponseHeaders(status, bytes.length);
-    exchange.getResponseBody().write(bytes);
-  }
-
   /** Stops serving and following events. */
   @Override
   public void close() {
     running = false;
     server.stop(0);
     health.interrupt();
-    for (ReplicaEvents e : events) {
+    for (ReplicaEventSource e : events) {
       e.close();
     }
     executor.shutdownNow();

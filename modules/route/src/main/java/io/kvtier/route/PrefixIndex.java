@@ -3,6 +3,7 @@ package io.kvtier.route;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -27,11 +28,17 @@ public final class PrefixIndex {
 
   private static final int MEDIA = 3;
 
+  /** Predicted blocks kept per replica at most (the oldest go first). */
+  static final int MAX_PREDICTED = 65_536;
+
   private final int replicas;
   // block hash -> per medium, the bit set of replicas that hold it
   private final Map<Long, long[]> holders = new HashMap<>();
   // per replica, per medium, the hashes it holds (to forget a replica)
   private final List<List<Set<Long>>> held = new ArrayList<>();
+  // per replica, hash -> when the prediction expires (System.nanoTime), oldest first: blocks of
+  // prompts the router sent there whose events have not come yet
+  private final List<LinkedHashMap<Long, Long>> predicted = new ArrayList<>();
 
   /**
    * An empty index.
@@ -49,6 +56,7 @@ public final class PrefixIndex {
         media.add(new HashSet<>());
       }
       held.add(media);
+      predicted.add(new LinkedHashMap<>());
     }
   }
 
@@ -61,10 +69,54 @@ public final class PrefixIndex {
     };
   }
 
+  /**
+   * The router sent a prompt with these blocks to a replica: until the replica's events say
+   * what it did with them (or {@code expiresAt}), {@link #match} counts them as on its device.
+   * Why: events come after the prefill, and a request for the same prefix routed meanwhile
+   * (concurrent clients of one document, the next turn of a chat sent right after the last)
+   * would otherwise see no overlap anywhere and go by load, computing the prefix twice. Blocks
+   * the replica is known to hold are not predicted: its events stay the truth for them.
+   *
+   * @param replica the replica
+   * @param hashes the prompt's block hashes
+   * @param expiresAt when the prediction lapses, in {@link System#nanoTime()}
+   */
+  public synchronized void routed(int replica, long[] hashes, long expiresAt) {
+    LinkedHashMap<Long, Long> p = predicted.get(replica);
+    List<Set<Long>> known = held.get(replica);
+    for (long h : hashes) {
+      if (!known.get(GPU).contains(h) && !known.get(CPU).contains(h)) {
+        p.remove(h);
+        p.put(h, expiresAt);
+      }
+    }
+    long now = System.nanoTime();
+    for (var it = p.values().iterator(); it.hasNext(); ) {
+      long expiry = it.next();
+      if (p.size() <= MAX_PREDICTED && expiry - now > 0) {
+        break;
+      }
+      it.remove();
+    }
+  }
+
+  /** The replica refused the prompt: its blocks are not predicted there any more. */
+  public synchronized void unrouted(int replica, long[] hashes) {
+    for (long h : hashes) {
+      predicted.get(replica).remove(h);
+    }
+  }
+
+  /** Predicted blocks of a replica not yet confirmed, expired or dropped. */
+  public synchronized int predicted(int replica) {
+    return predicted.get(replica).size();
+  }
+
   /** A replica now holds these blocks in {@code medium}. */
   public synchronized void stored(int replica, String medium, long[] hashes) {
     int m = medium(medium);
     for (long h : hashes) {
+      predicted.get(replica).remove(h);
       holders.computeIfAbsent(h, k -> new long[MEDIA])[m] |= 1L << replica;
       held.get(replica).get(m).add(h);
     }
@@ -74,6 +126,7 @@ public final class PrefixIndex {
   public synchronized void removed(int replica, String medium, long[] hashes) {
     int m = medium(medium);
     for (long h : hashes) {
+      predicted.get(replica).remove(h);
       drop(replica, m, h);
       held.get(replica).get(m).remove(h);
     }
@@ -81,6 +134,7 @@ public final class PrefixIndex {
 
   /** Forgets everything a replica holds (AllBlocksCleared, an unfilled gap, a failure). */
   public synchronized void clear(int replica) {
+    predicted.get(replica).clear();
     for (int m = 0; m < MEDIA; m++) {
       Set<Long> set = held.get(replica).get(m);
       for (long h : set) {
@@ -108,7 +162,8 @@ public final class PrefixIndex {
 
   /**
    * For each replica, how far the prompt's blocks are cached: {@code [r][GPU]} leading blocks on
-   * its device, {@code [r][CPU]} the leading blocks after those that it holds on the host.
+   * its device (or predicted there, see {@link #routed}), {@code [r][CPU]} the leading blocks
+   * after those that it holds on the host.
    *
    * @param hashes the prompt's block hashes, first to last
    * @return per replica, {GPU blocks, CPU blocks after them}
@@ -117,10 +172,17 @@ public final class PrefixIndex {
     int[][] out = new int[replicas][2];
     long onDevice = -1L >>> (64 - replicas);
     long cached = onDevice;
+    long now = System.nanoTime();
     for (long h : hashes) {
       long[] masks = holders.get(h);
       long gpu = masks == null ? 0 : masks[GPU];
-      long any = masks == null ? 0 : masks[GPU] | masks[CPU];
+      for (int r = 0; r < replicas; r++) {
+        Long expiry = predicted.get(r).get(h);
+        if (expiry != null && expiry - now > 0) {
+          gpu |= 1L << r;
+        }
+      }
+      long any = gpu | (masks == null ? 0 : masks[CPU]);
       onDevice &= gpu;
       cached &= any;
       if (cached == 0) {

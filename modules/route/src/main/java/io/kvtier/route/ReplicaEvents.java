@@ -1,12 +1,8 @@
 package io.kvtier.route;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Optional;
-import org.msgpack.core.MessagePack;
-import org.msgpack.core.MessageUnpacker;
-import org.msgpack.value.ValueType;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -17,7 +13,7 @@ import org.zeromq.ZMQ;
  * missing batches, and if they are not all there forgets the replica's blocks (its picture would
  * be wrong) and goes on from the batch at hand.
  */
-final class ReplicaEvents implements AutoCloseable {
+final class ReplicaEvents implements ReplicaEventSource {
   private static final System.Logger LOG = System.getLogger(ReplicaEvents.class.getName());
   private static final int POLL_MS = 50;
   private static final long CATCH_UP_NANOS = 500_000_000L;
@@ -37,6 +33,8 @@ final class ReplicaEvents implements AutoCloseable {
   private byte[] first;
   private volatile long applied;
   private volatile long forgotten;
+  private volatile boolean paused;
+  private volatile boolean resumed;
 
   ReplicaEvents(int replica, String endpoint, Optional<String> replayEndpoint, PrefixIndex index) {
     this.replica = replica;
@@ -47,14 +45,26 @@ final class ReplicaEvents implements AutoCloseable {
         Thread.ofPlatform().daemon().name("kvtier-route-events-" + replica).start(this::run);
   }
 
-  /** Batches applied so far. */
-  long applied() {
+  @Override
+  public long applied() {
     return applied;
   }
 
   /** Times this replica's blocks were forgotten for a gap that replay did not fill. */
   long forgotten() {
     return forgotten;
+  }
+
+  @Override
+  public void forget() {
+    paused = true;
+    index.clear(replica);
+  }
+
+  @Override
+  public void resume() {
+    resumed = true;
+    paused = false;
   }
 
   private void run() {
@@ -69,7 +79,25 @@ final class ReplicaEvents implements AutoCloseable {
       catchUp(context);
       long quietSince = System.nanoTime();
       while (running) {
+        if (resumed) {
+          // Without the reset a restarted replica's new sequence numbers, below the old ones,
+          // would read as duplicates.
+          resumed = false;
+          next = 0;
+          first = null;
+          index.clear(replica);
+          catchUp(context);
+          quietSince = System.nanoTime();
+        }
         byte[] topic = sub.recv(0);
+        if (paused) {
+          // Again on this thread: a batch being applied as the router forgot the replica.
+          index.clear(replica);
+          while (topic != null && sub.hasReceiveMore()) {
+            topic = sub.recv(0); // the rest of a message not to apply
+          }
+          continue;
+        }
         if (topic == null || !sub.hasReceiveMore()) {
           // PUB loses what it sends before a subscription arrives and past a high-water mark,
           // and a lost last batch shows no gap until the next: ask the replay socket when quiet.
@@ -155,66 +183,15 @@ final class ReplicaEvents implements AutoCloseable {
     }
   }
 
-  /** Applies one EventBatch {@code [ts, [events...], dp_rank]}. */
+  /** Applies one EventBatch; an unreadable one forgets the replica's blocks. */
   void apply(byte[] payload) {
     if (next == 0) {
       first = payload;
     }
-    try (MessageUnpacker u = MessagePack.newDefaultUnpacker(payload)) {
-      u.unpackArrayHeader();
-      u.skipValue();
-      int events = u.unpackArrayHeader();
-      for (int i = 0; i < events; i++) {
-        int fields = u.unpackArrayHeader();
-        String tag = u.unpackString();
-        switch (tag) {
-          case "AllBlocksCleared" -> index.clear(replica);
-          case "BlockStored" -> {
-            long[] hashes = hashes(u);
-            for (int f = 2; f < 6; f++) {
-              u.skipValue();
-            }
-            index.stored(replica, medium(u), hashes);
-            skip(u, fields - 7);
-          }
-          case "BlockRemoved" -> {
-            long[] hashes = hashes(u);
-            index.removed(replica, medium(u), hashes);
-            skip(u, fields - 3);
-          }
-          default -> skip(u, fields - 1);
-        }
-      }
+    if (EventBatches.apply(payload, replica, index)) {
       applied++;
-    } catch (IOException | RuntimeException e) {
-      // A batch we cannot read: what it changed is unknown, so what we knew is not to be trusted.
-      LOG.log(System.Logger.Level.WARNING, "unreadable event batch from replica " + replica, e);
-      index.clear(replica);
+    } else {
       forgotten++;
-    }
-  }
-
-  private static long[] hashes(MessageUnpacker u) throws IOException {
-    int n = u.unpackArrayHeader();
-    long[] out = new long[n];
-    for (int i = 0; i < n; i++) {
-      // uint64 above Long.MAX_VALUE keeps its 64 bits.
-      out[i] = u.unpackBigInteger().longValue();
-    }
-    return out;
-  }
-
-  private static String medium(MessageUnpacker u) throws IOException {
-    if (u.getNextFormat().getValueType() == ValueType.NIL) {
-      u.unpackNil();
-      return "GPU";
-    }
-    return u.unpackString();
-  }
-
-  private static void skip(MessageUnpacker u, int values) throws IOException {
-    for (int i = 0; i < values; i++) {
-      u.skipValue();
     }
   }
 

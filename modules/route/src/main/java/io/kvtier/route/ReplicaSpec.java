@@ -8,7 +8,9 @@ import java.util.Optional;
  * One {@code kvtier serve} replica behind the router.
  *
  * @param http its HTTP base, for example {@code http://10.0.0.5:8000}
- * @param events its KV event PUB address ({@code kvtier.events.endpoint})
+ * @param events its KV event PUB address ({@code kvtier.events.endpoint}), or {@code
+ *     hazelcast:NAME} for the Hazelcast ringbuffer it publishes to ({@code
+ *     kvtier.events.ringbuffer})
  * @param replay its replay address ({@code kvtier.events.replay-endpoint}), empty if none
  */
 public record ReplicaSpec(URI http, String events, Optional<String> replay) {
@@ -24,9 +26,19 @@ public record ReplicaSpec(URI http, String events, Optional<String> replay) {
     }
   }
 
+  /** The prefix of {@link #events} that names a Hazelcast ringbuffer. */
+  public static final String HAZELCAST = "hazelcast:";
+
+  /** The Hazelcast ringbuffer the replica publishes to, if {@link #events} names one. */
+  public Optional<String> ringbuffer() {
+    return events.startsWith(HAZELCAST)
+        ? Optional.of(events.substring(HAZELCAST.length()))
+        : Optional.empty();
+  }
+
   /**
    * Parses {@code HTTP_BASE,EVENTS[,REPLAY]}, for example {@code
-   * http://h:8000,tcp://h:5557,tcp://h:5558}.
+   * http://h:8000,tcp://h:5557,tcp://h:5558}, or {@code http://h:8000,hazelcast:NAME}.
    *
    * @param text the command-line form
    * @return the replica
@@ -34,12 +46,16 @@ public record ReplicaSpec(URI http, String events, Optional<String> replay) {
    */
   public static ReplicaSpec parse(String text) {
     String[] parts = text.split(",");
-    if (parts.length < 2 || parts.length > 3 || !parts[1].contains("://")) {
+    if (parts.length < 2
+        || parts.length > 3
+        || !(parts[1].contains("://")
+            || (parts[1].strip().startsWith(HAZELCAST) && parts.length == 2))) {
       throw new IllegalArgumentException(
           "--replica "
               + text
               + ": write HTTP_BASE,EVENTS_ENDPOINT[,REPLAY_ENDPOINT], for example"
-              + " http://host:8000,tcp://host:5557,tcp://host:5558");
+              + " http://host:8000,tcp://host:5557,tcp://host:5558, or"
+              + " HTTP_BASE,hazelcast:RINGBUFFER");
     }
     URI http;
     try {

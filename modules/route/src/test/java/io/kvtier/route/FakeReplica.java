@@ -1,10 +1,13 @@
 package io.kvtier.route;
 
+import com.hazelcast.core.HazelcastInstance;
 import com.sun.net.httpserver.HttpServer;
 import io.kvtier.core.cache.CacheEvent;
 import io.kvtier.core.cache.CacheMedium;
 import io.kvtier.core.cache.PageHasher;
+import io.kvtier.events.HazelcastKvEventSink;
 import io.kvtier.events.KvEventCodec;
+import io.kvtier.events.KvEventSink;
 import io.kvtier.events.KvEventStream;
 import io.kvtier.events.ZmqKvEventSink;
 import io.kvtier.spi.PageKey;
@@ -24,9 +27,30 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * with the real publisher for the prompts the test says it caches.
  */
 final class FakeReplica implements AutoCloseable {
+  /** How the replica answers {@code /v1/completions}. */
+  enum Answer {
+    /** In full (a stream: three events and [DONE]). */
+    WHOLE,
+    /** Headers, then the connection breaks before any body byte. */
+    BREAK_BEFORE_BODY,
+    /** Headers and the first bytes (a stream: its first event), then the connection breaks. */
+    BREAK_AFTER_FIRST_BYTES,
+    /** 429, as a replica whose queue is full. */
+    REFUSE,
+    /** Nothing, not even headers, until the replica closes (a frozen process). */
+    SILENT,
+    /** A stream's first event, then nothing until the replica closes. */
+    SILENT_AFTER_FIRST_EVENT
+  }
+
+  private final java.util.concurrent.CountDownLatch closed =
+      new java.util.concurrent.CountDownLatch(1);
+
   final int id;
+  volatile Answer answer = Answer.WHOLE;
   final ConcurrentLinkedQueue<String> authorizations = new ConcurrentLinkedQueue<>();
-  private final ZmqKvEventSink sink;
+  private final Optional<ZmqKvEventSink> zmq;
+  private final Optional<String> ringbuffer;
   private final KvEventStream stream;
   private HttpServer server;
   private int port;
@@ -36,9 +60,21 @@ final class FakeReplica implements AutoCloseable {
   }
 
   FakeReplica(int id, int replaySize) throws IOException {
+    this(
+        id,
+        new ZmqKvEventSink("tcp://127.0.0.1:*", Optional.of("tcp://127.0.0.1:*"), "", replaySize),
+        Optional.empty());
+  }
+
+  /** A replica publishing to the Hazelcast ringbuffer {@code name} of {@code instance}. */
+  FakeReplica(int id, HazelcastInstance instance, String name) throws IOException {
+    this(id, new HazelcastKvEventSink(instance, name, () -> {}), Optional.of(name));
+  }
+
+  private FakeReplica(int id, KvEventSink sink, Optional<String> ringbuffer) throws IOException {
     this.id = id;
-    this.sink =
-        new ZmqKvEventSink("tcp://127.0.0.1:*", Optional.of("tcp://127.0.0.1:*"), "", replaySize);
+    this.zmq = sink instanceof ZmqKvEventSink z ? Optional.of(z) : Optional.empty();
+    this.ringbuffer = ringbuffer;
     this.stream =
         new KvEventStream(sink, new KvEventCodec(id, "file"), 64, 64, Duration.ofMillis(5));
     start(0);
@@ -53,8 +89,46 @@ final class FakeReplica implements AutoCloseable {
         e -> {
           authorizations.add(String.valueOf(e.getRequestHeaders().getFirst("Authorization")));
           String body = new String(e.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-          if (body.contains("\"stream\":true")) {
+          boolean stream = body.contains("\"stream\":true");
+          if (stream) {
             e.getResponseHeaders().set("Content-Type", "text/event-stream");
+          }
+          Answer a = answer;
+          if (a == Answer.REFUSE) {
+            byte[] b = "{\"error\":{\"code\":\"queue_full\"}}".getBytes(StandardCharsets.UTF_8);
+            e.getResponseHeaders().set("Content-Type", "application/json");
+            e.sendResponseHeaders(429, b.length);
+            try (OutputStream out = e.getResponseBody()) {
+              out.write(b);
+            }
+            return;
+          }
+          if (a == Answer.SILENT || a == Answer.SILENT_AFTER_FIRST_EVENT) {
+            if (a == Answer.SILENT_AFTER_FIRST_EVENT) {
+              e.sendResponseHeaders(200, 0);
+              e.getResponseBody().write(("data: {\"replica\":" + id + ",\"i\":0}\n\n").getBytes());
+              e.getResponseBody().flush();
+            }
+            try {
+              closed.await(60, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException interrupted) {
+              Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("replica " + id + " closed while silent");
+          }
+          if (a != Answer.WHOLE) {
+            byte[] first =
+                (stream ? "data: {\"replica\":" + id + ",\"i\":0}\n\n" : "{\"replica\"")
+                    .getBytes(StandardCharsets.UTF_8);
+            e.sendResponseHeaders(200, stream ? 0 : 100);
+            if (a == Answer.BREAK_AFTER_FIRST_BYTES) {
+              e.getResponseBody().write(first);
+              e.getResponseBody().flush();
+            }
+            // The JDK server closes the connection of a handler that throws, mid-body.
+            throw new IllegalStateException("replica " + id + " breaks off its answer");
+          }
+          if (stream) {
             e.sendResponseHeaders(200, 0);
             try (OutputStream out = e.getResponseBody()) {
               for (int i = 0; i < 3; i++) {
@@ -93,8 +167,13 @@ final class FakeReplica implements AutoCloseable {
   }
 
   ReplicaSpec spec() {
-    return new ReplicaSpec(
-        URI.create("http://127.0.0.1:" + port), sink.endpoint(), sink.replayEndpoint());
+    URI http = URI.create("http://127.0.0.1:" + port);
+    return ringbuffer
+        .map(name -> new ReplicaSpec(http, ReplicaSpec.HAZELCAST + name, Optional.empty()))
+        .orElseGet(
+            () ->
+                new ReplicaSpec(
+                    http, zmq.orElseThrow().endpoint(), zmq.orElseThrow().replayEndpoint()));
   }
 
   /** Publishes that the replica holds the page-aligned prefix of {@code tokens} in a medium. */
@@ -107,6 +186,7 @@ final class FakeReplica implements AutoCloseable {
 
   @Override
   public void close() {
+    closed.countDown();
     server.stop(0);
     stream.close();
   }

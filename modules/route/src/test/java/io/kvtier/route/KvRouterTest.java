@@ -24,6 +24,7 @@ class KvRouterTest {
   private static final int PAGE = 4;
   private final List<FakeReplica> replicas = new ArrayList<>();
   private KvRouter router;
+  private Duration readTimeout = Duration.ofSeconds(60);
   private final HttpClient http = HttpClient.newHttpClient();
 
   @AfterEach
@@ -35,6 +36,10 @@ class KvRouterTest {
   }
 
   private void start(int n, Optional<String> key) throws Exception {
+    start(n, key, RoutePolicy.PREFIX);
+  }
+
+  private void start(int n, Optional<String> key, RoutePolicy policy) throws Exception {
     for (int i = 0; i < n; i++) {
       replicas.add(new FakeReplica(i));
     }
@@ -46,9 +51,11 @@ class KvRouterTest {
                 0,
                 PAGE,
                 RouteScore.DEFAULT,
+                policy,
                 key,
                 key.map(k -> "replica-" + k),
-                Duration.ofSeconds(2)));
+                Duration.ofSeconds(2),
+                readTimeout));
   }
 
   private static int[] prompt(int length, int salt) {
@@ -95,9 +102,11 @@ class KvRouterTest {
                 0,
                 PAGE,
                 RouteScore.DEFAULT,
+                RoutePolicy.PREFIX,
                 Optional.empty(),
                 Optional.empty(),
-                Duration.ofSeconds(2)));
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(60)));
     // A later batch shows the router the gap before it; the replay fills it.
     for (int i = 0; router.index().size(2, PrefixIndex.GPU) < 8 + 2; i++) {
       assertThat(i).as("waits for the replayed prefix").isLessThan(400);
@@ -201,9 +210,11 @@ class KvRouterTest {
     // It comes back: the health check returns it to rotation.
     replicas.get(1).start(port);
     await(() -> router.healthy()[1], "replica 1 back in rotation");
-    replicas.get(1).caches(p, PAGE, CacheMedium.DEVICE);
-    await(() -> router.index().size(1, PrefixIndex.GPU) == 8, "replica 1's new events indexed");
-    assertThat(complete(p, Optional.empty()).body()).isEqualTo("{\"replica\":1}");
+    // Longer than p, which the replica that took the retry is predicted to hold.
+    int[] longer = prompt(40, 4);
+    replicas.get(1).caches(longer, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(1, PrefixIndex.GPU) == 10, "replica 1's new events indexed");
+    assertThat(complete(longer, Optional.empty()).body()).isEqualTo("{\"replica\":1}");
   }
 
   @Test
@@ -221,15 +232,156 @@ class KvRouterTest {
                 0,
                 PAGE,
                 RouteScore.DEFAULT,
+                RoutePolicy.PREFIX,
                 Optional.empty(),
                 Optional.empty(),
-                Duration.ofSeconds(2)));
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(60)));
     // Batch 0 (AllBlocksCleared and the first prompt) and the next two are gone from the replay
     // buffer of 2: the router keeps only the two prompts it could replay.
     await(() -> router.eventBatches()[0] == 2, "the two replayable batches applied");
     assertThat(router.index().size(0, PrefixIndex.GPU)).isEqualTo(4);
     assertThat(router.index().match(router.blockHashes(prompt(8, 24)))[0]).containsExactly(2, 0);
     assertThat(router.index().match(router.blockHashes(prompt(8, 20)))[0]).containsExactly(0, 0);
+  }
+
+  @Test
+  void roundRobinIgnoresWhatTheReplicasCache() throws Exception {
+    start(3, Optional.empty(), RoutePolicy.ROUND_ROBIN);
+    int[] p = prompt(32, 6);
+    replicas.get(2).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(2, PrefixIndex.GPU) == 8, "replica 2's blocks indexed");
+    for (int i = 0; i < 6; i++) {
+      assertThat(complete(p, Optional.empty()).statusCode()).isEqualTo(200);
+    }
+    assertThat(router.routed()).containsExactly(2, 2, 2);
+    assertThat(RoutePolicy.parse("round-robin")).isEqualTo(RoutePolicy.ROUND_ROBIN);
+    assertThatThrownBy(() -> RoutePolicy.parse("random"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("[prefix, round-robin]");
+  }
+
+  @Test
+  void aReplyThatBreaksOffBeforeTheClientGotAnythingIsRetriedElsewhere() throws Exception {
+    start(2, Optional.empty());
+    int[] p = prompt(32, 7);
+    replicas.get(0).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(0, PrefixIndex.GPU) == 8, "replica 0's blocks indexed");
+    replicas.get(0).answer = FakeReplica.Answer.BREAK_AFTER_FIRST_BYTES;
+
+    HttpResponse<String> r = complete(p, Optional.empty());
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).as("read whole before it is passed on").isEqualTo("{\"replica\":1}");
+    assertThat(router.retries()).isEqualTo(1);
+    // Taken out of rotation (the health check may have put it back: its /v1/models answers).
+    assertThat(router.failures()).containsExactly(1, 0);
+  }
+
+  @Test
+  void aStreamThatBreaksOffBeforeItsFirstBytesIsRetriedElsewhere() throws Exception {
+    start(2, Optional.empty());
+    int[] p = prompt(32, 8);
+    replicas.get(1).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(1, PrefixIndex.GPU) == 8, "replica 1's blocks indexed");
+    replicas.get(1).answer = FakeReplica.Answer.BREAK_BEFORE_BODY;
+
+    assertThat(stream(p))
+        .containsExactly(
+            "data: {\"replica\":0,\"i\":0}",
+            "data: {\"replica\":0,\"i\":1}",
+            "data: {\"replica\":0,\"i\":2}",
+            "data: [DONE]");
+    assertThat(router.retries()).isEqualTo(1);
+    assertThat(router.failures()).containsExactly(0, 1);
+  }
+
+  @Test
+  void aStreamThatBreaksOffMidwayEndsWithAnErrorEventNotAHang() throws Exception {
+    start(2, Optional.empty());
+    int[] p = prompt(32, 9);
+    replicas.get(0).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(0, PrefixIndex.GPU) == 8, "replica 0's blocks indexed");
+    replicas.get(0).answer = FakeReplica.Answer.BREAK_AFTER_FIRST_BYTES;
+
+    List<String> lines = stream(p);
+    assertThat(lines).hasSize(2);
+    assertThat(lines.get(0)).isEqualTo("data: {\"replica\":0,\"i\":0}");
+    assertThat(lines.get(1))
+        .startsWith("data: {\"error\":{")
+        .contains("\"code\":\"replica_failed\"", "send the request again");
+    assertThat(router.retries()).as("a stream begun is not sent again").isZero();
+    assertThat(router.failures()).containsExactly(1, 0);
+  }
+
+  @Test
+  void aRoutedPromptIsPredictedAtItsReplicaUnlessTheReplicaRefusesIt() throws Exception {
+    start(1, Optional.empty());
+    // The replica's first batch (AllBlocksCleared) clears predictions too: wait for it.
+    await(() -> router.eventBatches()[0] >= 1, "the replica's first batch applied");
+    assertThat(complete(prompt(32, 12), Optional.empty()).statusCode()).isEqualTo(200);
+    assertThat(router.index().predicted(0)).as("no events yet: predicted").isEqualTo(8);
+    replicas.get(0).answer = FakeReplica.Answer.REFUSE;
+    HttpResponse<String> refused = complete(prompt(32, 13), Optional.empty());
+    assertThat(refused.statusCode()).as("passed through").isEqualTo(429);
+    assertThat(refused.body()).contains("queue_full");
+    assertThat(router.index().predicted(0)).as("the refused prompt's blocks").isEqualTo(8);
+    assertThat(router.failures()).as("a refusal is an answer").containsExactly(0);
+  }
+
+  @Test
+  void aReplicaSilentBeforeItsHeadersTimesOutAndTheRequestIsRetried() throws Exception {
+    readTimeout = Duration.ofSeconds(1);
+    start(2, Optional.empty());
+    int[] p = prompt(32, 10);
+    replicas.get(0).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(0, PrefixIndex.GPU) == 8, "replica 0's blocks indexed");
+    replicas.get(0).answer = FakeReplica.Answer.SILENT;
+
+    HttpResponse<String> r = complete(p, Optional.empty());
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).isEqualTo("{\"replica\":1}");
+    assertThat(router.retries()).isEqualTo(1);
+    assertThat(router.failures()).containsExactly(1, 0);
+  }
+
+  @Test
+  void aStreamSilentAfterItsFirstEventEndsWithAnErrorEventNotAHang() throws Exception {
+    readTimeout = Duration.ofSeconds(1);
+    start(2, Optional.empty());
+    int[] p = prompt(32, 11);
+    replicas.get(1).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(1, PrefixIndex.GPU) == 8, "replica 1's blocks indexed");
+    replicas.get(1).answer = FakeReplica.Answer.SILENT_AFTER_FIRST_EVENT;
+
+    List<String> lines = stream(p);
+    assertThat(lines).hasSize(2);
+    assertThat(lines.get(0)).isEqualTo("data: {\"replica\":1,\"i\":0}");
+    assertThat(lines.get(1))
+        .startsWith("data: {\"error\":{")
+        .contains("\"code\":\"replica_failed\"", "sent nothing for 1 s");
+    assertThat(router.failures()).containsExactly(0, 1);
+  }
+
+  /** The non-blank lines of a streamed completion, to the end of the stream. */
+  private List<String> stream(int[] tokens) throws Exception {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
+            .POST(
+                HttpRequest.BodyPublishers.ofString(
+                    "{\"prompt\":" + Arrays.toString(tokens) + ",\"stream\":true}"))
+            .build();
+    HttpResponse<java.io.InputStream> r =
+        http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+    assertThat(r.statusCode()).isEqualTo(200);
+    List<String> lines = new ArrayList<>();
+    try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body()))) {
+      for (String line; (line = in.readLine()) != null; ) {
+        if (!line.isEmpty()) {
+          lines.add(line);
+        }
+      }
+    }
+    return lines;
   }
 
   @Test
@@ -251,9 +403,23 @@ class KvRouterTest {
         .hasMessageContaining("http://host:port");
     assertThat(ReplicaSpec.parse("http://h:8000,tcp://h:5557,tcp://h:5558").replay())
         .contains("tcp://h:5558");
+    assertThatThrownBy(
+            () ->
+                new KvRouter.Options(
+                    "127.0.0.1",
+                    0,
+                    PAGE,
+                    RouteScore.DEFAULT,
+                    RoutePolicy.PREFIX,
+                    Optional.empty(),
+                    Optional.empty(),
+                    Duration.ofSeconds(2),
+                    Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("--replica-read-timeout 0 must be >= 1 second");
     assertThatThrownBy(() -> new RouteScore(1, 2))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("hostWeight=2.0");
-    assertThat(RouteScore.DEFAULT.score(4, 2, 3)).isEqualTo(4 + 1 - 3);
+    assertThat(RouteScore.DEFAULT.score(4, 2, 3)).isEqualTo(16 * (4 + 1) - 3);
   }
 }

@@ -32,4 +32,31 @@ class PrefixIndexTest {
     assertThat(index.match(new long[] {1})[0]).containsExactly(0, 0);
     assertThat(index.size(0, PrefixIndex.OTHER)).isEqualTo(1);
   }
+
+  @Test
+  void aRoutedPromptCountsAsCachedUntilItsEventsComeOrItLapses() {
+    PrefixIndex index = new PrefixIndex(2);
+    long later = System.nanoTime() + 60_000_000_000L;
+    index.routed(1, new long[] {1, 2, 3}, later);
+    assertThat(index.match(new long[] {1, 2, 3, 4})[1]).containsExactly(3, 0);
+    assertThat(index.predicted(1)).isEqualTo(3);
+    // The events are the truth once they come: a block stored, then removed, is gone.
+    index.stored(1, "GPU", new long[] {1, 2});
+    index.removed(1, "GPU", new long[] {2});
+    assertThat(index.predicted(1)).isEqualTo(1);
+    assertThat(index.match(new long[] {1, 2, 3})[1]).containsExactly(1, 0);
+    // A block the replica holds is not predicted again.
+    index.routed(1, new long[] {1}, later);
+    assertThat(index.predicted(1)).isEqualTo(1);
+    index.routed(1, new long[] {5, 6}, later);
+    index.unrouted(1, new long[] {5});
+    assertThat(index.predicted(1)).as("3 and 6").isEqualTo(2);
+    index.clear(1);
+    assertThat(index.predicted(1)).isZero();
+    // A lapsed prediction counts for nothing and is dropped at the next one.
+    index.routed(0, new long[] {7}, System.nanoTime() - 1);
+    assertThat(index.match(new long[] {7})[0]).containsExactly(0, 0);
+    index.routed(0, new long[] {8}, later);
+    assertThat(index.predicted(0)).isEqualTo(1);
+  }
 }
