@@ -145,6 +145,7 @@ class CompletionServerTest {
     assertThat(usage.get("prompt_tokens_details").get("cached_tokens").asInt()).isEqualTo(3);
     assertThat(body.get("kvtier").get("cached_tokens").toString())
         .isEqualTo("{\"device\":3,\"host\":0,\"l3\":0}");
+    assertThat(body.get("kvtier").get("matched_tokens").asInt()).isEqualTo(3);
   }
 
   @Test
