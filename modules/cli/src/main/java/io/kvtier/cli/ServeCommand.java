@@ -294,7 +294,8 @@ final class ServeCommand implements Callable<Integer> {
                     key,
                     1 << 20,
                     Duration.ofSeconds(readTimeoutSeconds),
-                    Duration.ofMinutes(2)));
+                    Duration.ofMinutes(2),
+                    Optional.of(mix.toString())));
       } catch (IOException e) {
         return usage(
             err,

@@ -98,6 +98,9 @@ class ServeHybridTest {
       }
       metrics = served.get("/metrics");
       startup = served.out();
+      JsonNode models = JSON.readTree(served.get("/v1/models"));
+      assertThat(models.get("data").get(0).get("kvtier").get("layers").asText())
+          .isEqualTo(mix.toString());
     }
 
     assertThat(matched).as("the turns resend their history").isPositive();
