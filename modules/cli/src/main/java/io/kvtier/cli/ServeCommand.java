@@ -5,6 +5,7 @@ import io.kvtier.cli.metrics.MicrometerBackendMetrics;
 import io.kvtier.cli.metrics.TimedCollective;
 import io.kvtier.cli.model.EngineSettings;
 import io.kvtier.cli.model.GenerationEngine;
+import io.kvtier.cli.model.LayerMix;
 import io.kvtier.cli.model.ModelConfig;
 import io.kvtier.cli.model.TinyTransformer;
 import io.kvtier.cli.serve.ApiException;
@@ -53,8 +54,9 @@ import picocli.CommandLine.Spec;
           + " events), GET /v1/models",
       "  GET /metrics (Prometheus text), GET or HEAD /health",
       "Text is one token per UTF-8 byte; decoding is greedy. See the README's \"kvtier serve\".",
-      "The model fixes kvtier.layers, kvtier.kv-heads, kvtier.head-dim and kvtier.dtype-bytes"
-          + " (2, 4, 16, 4) and kvtier.vocab-size (512); --ranks splits its 4 KV heads.",
+      "The model fixes kvtier.layers (the layers of --model-layers, 2 by default),"
+          + " kvtier.kv-heads, kvtier.head-dim and kvtier.dtype-bytes (4, 16, 4) and"
+          + " kvtier.vocab-size (512); --ranks splits its 4 KV heads.",
       "Exit status: 0 after a graceful stop, 1 if the rank group failed (the cause on stderr),"
           + " 2 for an option or address that cannot be used."
     })
@@ -126,6 +128,17 @@ final class ServeCommand implements Callable<Integer> {
   private long modelSeed;
 
   @Option(
+      names = "--model-layers",
+      paramLabel = "MIX",
+      defaultValue = "full,full",
+      description =
+          "The kind of each layer of the tiny transformer, comma-separated: full, swa:W (sliding"
+              + " window of W tokens) or recurrent, kind*N for N in a row, e.g."
+              + " full,swa:64*2,recurrent (default: ${DEFAULT-VALUE}). A recurrent layer makes"
+              + " every prompt compute from its start: cached_tokens is then 0 (docs/HYBRID.md).")
+  private String modelLayers;
+
+  @Option(
       names = "--l3",
       paramLabel = "STORE",
       description =
@@ -169,6 +182,8 @@ final class ServeCommand implements Callable<Integer> {
   private Path createdStore;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile CompletionServer server;
+  // The parsed --model-layers, for the startup line.
+  private LayerMix mix;
 
   @Override
   public Integer call() throws IOException, InterruptedException {
@@ -197,7 +212,13 @@ final class ServeCommand implements Callable<Integer> {
               + " is not a known host name or address: give an address of this machine, such as"
               + " 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)");
     }
-    TinyTransformer model = new TinyTransformer(ModelConfig.DEFAULTS.withSeed(modelSeed));
+    try {
+      mix = LayerMix.parse(modelLayers, "--model-layers");
+    } catch (IllegalArgumentException e) {
+      return usage(err, e.getMessage());
+    }
+    TinyTransformer model =
+        new TinyTransformer(ModelConfig.DEFAULTS.withSeed(modelSeed).withLayerMix(mix));
     Optional<Path> temporaryStore = Optional.empty();
     PrintWriter out = spec.commandLine().getOut();
     try {
@@ -273,7 +294,8 @@ final class ServeCommand implements Callable<Integer> {
                     key,
                     1 << 20,
                     Duration.ofSeconds(readTimeoutSeconds),
-                    Duration.ofMinutes(2)));
+                    Duration.ofMinutes(2),
+                    Optional.of(mix.toString())));
       } catch (IOException e) {
         return usage(
             err,
@@ -331,11 +353,12 @@ final class ServeCommand implements Callable<Integer> {
       server = started;
       InetSocketAddress at = started.address();
       out.printf(
-          "kvtier serve: listening on http://%s:%d, model %s (device %d pages, host %d pages of"
-              + " %d tokens; write %s, eviction %s; L3 %s)%n",
+          "kvtier serve: listening on http://%s:%d, model %s (layers %s; device %d pages, host %d"
+              + " pages of %d tokens; write %s, eviction %s; L3 %s)%n",
           at.getHostString(),
           at.getPort(),
           modelName.strip(),
+          mix,
           kvtier.cache().devicePages(),
           kvtier.cache().hostPages(),
           kvtier.cache().pageSize(),
@@ -429,14 +452,15 @@ final class ServeCommand implements Callable<Integer> {
 
   /**
    * The {@code --l3*} options, as explicit settings over the config file and the system
-   * properties. The L3 keys carry the model's seed unless a model id is configured: pages of
-   * differently seeded weights must never be shared through a store that outlives the process.
+   * properties. The L3 keys carry the model's seed and layer mix unless a model id is configured:
+   * pages of differently seeded weights, or of another mix (a layer's KV depends on the kinds of
+   * the layers below it), must never be shared through a store that outlives the process.
    */
   private void l3Options(KvTierConfigBuilder builder, ModelConfig model) {
     Properties configured = config == null ? new Properties() : fileProperties(config);
     configured.putAll(System.getProperties());
     if (configured.getProperty(KvTierKeys.L3_MODEL_ID) == null) {
-      builder.set(KvTierKeys.L3_MODEL_ID, "tiny-transformer-seed-" + model.seed());
+      builder.set(KvTierKeys.L3_MODEL_ID, model.l3ModelId());
     }
     if (l3 != null) {
       builder.set(KvTierKeys.STORE, l3.strip());

@@ -83,13 +83,16 @@ public final class CompletionServer implements AutoCloseable {
    * @param readTimeout how long a connection may stay silent while the server reads from it or
    *     writes to it
    * @param requestTimeout how long a request may wait and run before a 503
+   * @param layerMix the model's layer mix as {@code /v1/models} reports it ({@code
+   *     kvtier.layers}), or empty to report none
    */
   public record Options(
       String modelName,
       Optional<String> apiKey,
       int maxBodyBytes,
       Duration readTimeout,
-      Duration requestTimeout) {
+      Duration requestTimeout,
+      Optional<String> layerMix) {
     /** The model id served by default. */
     public static final String DEFAULT_MODEL = "kvtier-tiny";
 
@@ -108,6 +111,7 @@ public final class CompletionServer implements AutoCloseable {
       Objects.requireNonNull(apiKey, "apiKey");
       Objects.requireNonNull(readTimeout, "readTimeout");
       Objects.requireNonNull(requestTimeout, "requestTimeout");
+      Objects.requireNonNull(layerMix, "layerMix");
       if (modelName.isBlank() || maxBodyBytes < 1) {
         throw new IllegalArgumentException(
             "modelName=\""
@@ -130,13 +134,33 @@ public final class CompletionServer implements AutoCloseable {
     }
 
     /**
+     * Options that report no layer mix.
+     *
+     * @param modelName the model id the API serves ({@code /v1/models}); requests must name it
+     * @param apiKey the key every {@code /v1} request must send as {@code Authorization: Bearer};
+     *     empty: no key
+     * @param maxBodyBytes the largest request body accepted, at least 1
+     * @param readTimeout how long a connection may stay silent while the server reads from it or
+     *     writes to it
+     * @param requestTimeout how long a request may wait and run before a 503
+     */
+    public Options(
+        String modelName,
+        Optional<String> apiKey,
+        int maxBodyBytes,
+        Duration readTimeout,
+        Duration requestTimeout) {
+      this(modelName, apiKey, maxBodyBytes, readTimeout, requestTimeout, Optional.empty());
+    }
+
+    /**
      * These options with another API key.
      *
      * @param key the key, or empty
      * @return the options
      */
     public Options withApiKey(Optional<String> key) {
-      return new Options(modelName, key, maxBodyBytes, readTimeout, requestTimeout);
+      return new Options(modelName, key, maxBodyBytes, readTimeout, requestTimeout, layerMix);
     }
   }
 
@@ -379,12 +403,15 @@ public final class CompletionServer implements AutoCloseable {
   }
 
   private ObjectNode model() {
-    return ApiJson.object()
-        .put("id", options.modelName())
-        .put("object", "model")
-        .put("created", created)
-        .put("owned_by", "kvtier")
-        .put("max_model_len", engine.contextLimit());
+    ObjectNode model =
+        ApiJson.object()
+            .put("id", options.modelName())
+            .put("object", "model")
+            .put("created", created)
+            .put("owned_by", "kvtier")
+            .put("max_model_len", engine.contextLimit());
+    options.layerMix().ifPresent(mix -> model.putObject("kvtier").put("layers", mix));
+    return model;
   }
 
   private ApiException modelNotFound(String model) {

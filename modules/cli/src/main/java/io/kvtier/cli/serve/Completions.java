@@ -24,7 +24,10 @@ import java.util.stream.IntStream;
  *
  * <p>Beyond OpenAI's fields, each choice carries {@code token_ids} (the generated ids, since ids
  * past the bytes have no text), and the answer a {@code kvtier} object with the cached prompt
- * tokens by the tier that supplied them: {@code {"cached_tokens": {"device", "host", "l3"}}}.
+ * tokens by the tier that supplied them: {@code {"cached_tokens": {"device", "host", "l3"}}}, and
+ * their sum {@code matched_tokens}: the cache's match, which is more than {@code usage}'s {@code
+ * cached_tokens} (the usable part, not computed) where a hybrid model cannot resume at the match
+ * end (docs/HYBRID.md).
  */
 final class Completions {
   private final GenerationEngine engine;
@@ -258,6 +261,7 @@ final class Completions {
     }
     ObjectNode kvtier = ApiJson.object();
     kvtier.putObject("cached_tokens").put("device", device).put("host", host).put("l3", l3);
+    kvtier.put("matched_tokens", device + host + l3);
     return kvtier;
   }
 

@@ -145,6 +145,7 @@ class CompletionServerTest {
     assertThat(usage.get("prompt_tokens_details").get("cached_tokens").asInt()).isEqualTo(3);
     assertThat(body.get("kvtier").get("cached_tokens").toString())
         .isEqualTo("{\"device\":3,\"host\":0,\"l3\":0}");
+    assertThat(body.get("kvtier").get("matched_tokens").asInt()).isEqualTo(3);
   }
 
   @Test
@@ -409,6 +410,8 @@ class CompletionServerTest {
     assertThat(list.get("data")).hasSize(1);
     assertThat(list.get("data").get(0).get("id").asText()).isEqualTo("kvtier-tiny");
     assertThat(list.get("data").get(0).get("object").asText()).isEqualTo("model");
+    // Options without a layer mix report none (serve always gives one).
+    assertThat(list.get("data").get(0).has("kvtier")).isFalse();
     assertThat(json(get("/v1/models/kvtier-tiny")).get("id").asText()).isEqualTo("kvtier-tiny");
     assertThat(get("/v1/models/other").statusCode()).isEqualTo(404);
   }
