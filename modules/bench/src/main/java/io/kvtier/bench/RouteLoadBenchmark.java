@@ -1,18 +1,10 @@
 package io.kvtier.bench;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -226,7 +218,7 @@ public final class RouteLoadBenchmark {
     final long start = System.nanoTime();
 
     /** Counts a call; returns it, or null if it failed. */
-    Turn add(Turn t) {
+    StreamedTurn add(StreamedTurn t) {
       requests.incrementAndGet();
       if (t == null) {
         failed.incrementAndGet();
@@ -262,10 +254,10 @@ public final class RouteLoadBenchmark {
     List<String> firsts = new ArrayList<>();
     List<List<String>> questions = new ArrayList<>();
     for (int c = 0; c < conversations; c++) {
-      firsts.add(text(random, Integer.parseInt(o.get("first"))));
+      firsts.add(StreamedTurn.text(random, Integer.parseInt(o.get("first"))));
       List<String> q = new ArrayList<>();
       for (int t = 0; t < turns; t++) {
-        q.add(text(random, Integer.parseInt(o.get("question"))));
+        q.add(StreamedTurn.text(random, Integer.parseInt(o.get("question"))));
       }
       questions.add(q);
     }
@@ -290,14 +282,16 @@ public final class RouteLoadBenchmark {
                             .put("stream", true);
                     body.set("messages", messages);
                     body.putObject("stream_options").put("include_usage", true);
-                    Turn turn = tally.add(call(client, endpoint, body));
+                    StreamedTurn turn =
+                        tally.add(
+                            StreamedTurn.send(client, endpoint, JSON.writeValueAsString(body)));
                     if (turn == null) {
                       return null;
                     }
                     messages
                         .addObject()
                         .put("role", "assistant")
-                        .put("content", kept(turn.text(), answer));
+                        .put("content", StreamedTurn.kept(turn.text(), answer));
                   }
                   return null;
                 }));
@@ -314,14 +308,14 @@ public final class RouteLoadBenchmark {
     Random random = new Random(Long.parseLong(o.get("seed")) + 1);
     List<String> documents = new ArrayList<>();
     for (int d = 0; d < Integer.parseInt(o.get("documents")); d++) {
-      documents.add(text(random, Integer.parseInt(o.get("document"))));
+      documents.add(StreamedTurn.text(random, Integer.parseInt(o.get("document"))));
     }
     List<String> prompts = new ArrayList<>();
     for (int i = 0; i < requests; i++) {
       prompts.add(
           documents.get(random.nextInt(documents.size()))
               + "\nQ: "
-              + text(random, Integer.parseInt(o.get("question"))));
+              + StreamedTurn.text(random, Integer.parseInt(o.get("question"))));
     }
     URI endpoint = URI.create(o.get("url")).resolve("/v1/completions");
     Tally tally = new Tally();
@@ -341,7 +335,7 @@ public final class RouteLoadBenchmark {
                             .put("max_tokens", Integer.parseInt(o.get("answer")))
                             .put("stream", true);
                     body.putObject("stream_options").put("include_usage", true);
-                    tally.add(call(client, endpoint, body));
+                    tally.add(StreamedTurn.send(client, endpoint, JSON.writeValueAsString(body)));
                   } finally {
                     clients.release();
                   }
@@ -353,85 +347,5 @@ public final class RouteLoadBenchmark {
       }
     }
     return tally.result(o.get("label"), "shared-prefix");
-  }
-
-  private record Turn(long ttftNanos, String text, long promptTokens, long cachedTokens) {}
-
-  /** One streamed call; null if it failed (a status other than 200, an error event). */
-  private static Turn call(HttpClient client, URI endpoint, ObjectNode body)
-      throws IOException, InterruptedException {
-    long sent = System.nanoTime();
-    HttpResponse<InputStream> response =
-        client.send(
-            HttpRequest.newBuilder(endpoint)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
-                .build(),
-            HttpResponse.BodyHandlers.ofInputStream());
-    if (response.statusCode() != 200) {
-      response.body().close();
-      return null;
-    }
-    long first = 0;
-    StringBuilder text = new StringBuilder();
-    JsonNode usage = null;
-    try (BufferedReader lines =
-        new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = lines.readLine()) != null) {
-        if (!line.startsWith("data: ") || line.equals("data: [DONE]")) {
-          continue;
-        }
-        JsonNode chunk = JSON.readTree(line.substring(6));
-        if (chunk.has("error")) {
-          return null;
-        }
-        if (chunk.hasNonNull("usage")) {
-          usage = chunk.get("usage");
-        }
-        for (JsonNode choice : chunk.path("choices")) {
-          JsonNode content =
-              choice.has("delta") ? choice.path("delta").path("content") : choice.path("text");
-          boolean token =
-              (content.isTextual() && !content.asText().isEmpty())
-                  || !choice.path("finish_reason").isNull();
-          if (token && first == 0) {
-            first = System.nanoTime();
-          }
-          if (content.isTextual()) {
-            text.append(content.asText());
-          }
-        }
-      }
-    }
-    if (usage == null) {
-      return null;
-    }
-    return new Turn(
-        (first == 0 ? System.nanoTime() : first) - sent,
-        text.toString(),
-        usage.path("prompt_tokens").asLong(),
-        usage.path("prompt_tokens_details").path("cached_tokens").asLong());
-  }
-
-  /** The reply as the conversation keeps it (see ServeLoadBenchmark.kept). */
-  private static String kept(String reply, int max) {
-    StringBuilder s = new StringBuilder();
-    for (int i = 0; i < reply.length() && s.length() < max; i++) {
-      char c = reply.charAt(i);
-      if (c >= 0x20 && c < 0x7f && c != '<' && c != '|' && c != '>') {
-        s.append(c);
-      }
-    }
-    return s.toString();
-  }
-
-  /** Printable ASCII, one token per byte. */
-  private static String text(Random random, int bytes) {
-    StringBuilder s = new StringBuilder(bytes);
-    for (int i = 0; i < bytes; i++) {
-      s.append((char) ('a' + random.nextInt(26)));
-    }
-    return s.toString();
   }
 }

@@ -1,17 +1,10 @@
 package io.kvtier.bench;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -129,12 +122,12 @@ public final class ServeLoadBenchmark {
     int conversations = Integer.parseInt(o.get("conversations"));
     int turns = Integer.parseInt(o.get("turns"));
     Random random = new Random(Long.parseLong(o.get("seed")));
-    String system = text(random, Integer.parseInt(o.get("system")));
+    String system = StreamedTurn.text(random, Integer.parseInt(o.get("system")));
     List<List<String>> questions = new ArrayList<>();
     for (int c = 0; c < conversations; c++) {
       List<String> q = new ArrayList<>();
       for (int t = 0; t < turns; t++) {
-        q.add(text(random, Integer.parseInt(o.get("question"))));
+        q.add(StreamedTurn.text(random, Integer.parseInt(o.get("question"))));
       }
       questions.add(q);
     }
@@ -166,7 +159,8 @@ public final class ServeLoadBenchmark {
                             .put("stream", true);
                     body.set("messages", messages);
                     body.putObject("stream_options").put("include_usage", true);
-                    Turn turn = turn(client, endpoint, JSON.writeValueAsString(body));
+                    StreamedTurn turn =
+                        StreamedTurn.send(client, endpoint, JSON.writeValueAsString(body));
                     requests.incrementAndGet();
                     if (turn == null) {
                       failed.incrementAndGet();
@@ -181,7 +175,9 @@ public final class ServeLoadBenchmark {
                     messages
                         .addObject()
                         .put("role", "assistant")
-                        .put("content", kept(turn.text(), Integer.parseInt(o.get("answer"))));
+                        .put(
+                            "content",
+                            StreamedTurn.kept(turn.text(), Integer.parseInt(o.get("answer"))));
                   }
                   return null;
                 }));
@@ -199,91 +195,5 @@ public final class ServeLoadBenchmark {
         cachedTokens.get(),
         completion.get(),
         ttft);
-  }
-
-  private record Turn(
-      long ttftNanos, String text, long promptTokens, long cachedTokens, long completionTokens) {}
-
-  /** One streamed call; null if the server refused it. */
-  private static Turn turn(HttpClient client, URI endpoint, String body)
-      throws IOException, InterruptedException {
-    long sent = System.nanoTime();
-    HttpResponse<java.io.InputStream> response =
-        client.send(
-            HttpRequest.newBuilder(endpoint)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body))
-                .build(),
-            HttpResponse.BodyHandlers.ofInputStream());
-    if (response.statusCode() != 200) {
-      response.body().close();
-      return null;
-    }
-    long first = 0;
-    StringBuilder text = new StringBuilder();
-    JsonNode usage = null;
-    try (BufferedReader lines =
-        new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = lines.readLine()) != null) {
-        if (!line.startsWith("data: ") || line.equals("data: [DONE]")) {
-          continue;
-        }
-        JsonNode chunk = JSON.readTree(line.substring(6));
-        if (chunk.has("error")) {
-          return null;
-        }
-        if (chunk.hasNonNull("usage")) {
-          usage = chunk.get("usage");
-        }
-        for (JsonNode choice : chunk.path("choices")) {
-          JsonNode content = choice.path("delta").path("content");
-          // The first chunk carries only the role; the first token is the first text or end.
-          boolean token =
-              (content.isTextual() && !content.asText().isEmpty())
-                  || !choice.path("finish_reason").isNull();
-          if (token && first == 0) {
-            first = System.nanoTime();
-          }
-          if (content.isTextual()) {
-            text.append(content.asText());
-          }
-        }
-      }
-    }
-    if (usage == null) {
-      return null;
-    }
-    return new Turn(
-        (first == 0 ? System.nanoTime() : first) - sent,
-        text.toString(),
-        usage.path("prompt_tokens").asLong(),
-        usage.path("prompt_tokens_details").path("cached_tokens").asLong(),
-        usage.path("completion_tokens").asLong());
-  }
-
-  /**
-   * The reply as the conversation keeps it: its printable ASCII, at most {@code max} characters.
-   * The tiny model's random replies hold ids without text ({@code <|N|>}, seven bytes each) that
-   * would otherwise push a few turns past its 256-token context.
-   */
-  private static String kept(String reply, int max) {
-    StringBuilder s = new StringBuilder();
-    for (int i = 0; i < reply.length() && s.length() < max; i++) {
-      char c = reply.charAt(i);
-      if (c >= 0x20 && c < 0x7f && c != '<' && c != '|' && c != '>') {
-        s.append(c);
-      }
-    }
-    return s.toString();
-  }
-
-  /** Printable ASCII, one token per byte. */
-  private static String text(Random random, int bytes) {
-    StringBuilder s = new StringBuilder(bytes);
-    for (int i = 0; i < bytes; i++) {
-      s.append((char) ('a' + random.nextInt(26)));
-    }
-    return s.toString();
   }
 }
