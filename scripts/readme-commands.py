@@ -23,7 +23,7 @@ Not run, each with its reason printed:
   - mpirun lines: ranks as MPI processes are SimulateRankProcessesTest's (it skips, saying why,
     without mpirun), and as root mpirun refuses to start without --allow-run-as-root;
   - lines that need a GPU (--device cuda);
-  - lines with a placeholder a reader fills in (--rank r).
+  - lines with a placeholder a reader fills in (--rank r, <words in angle brackets>).
 Exit status: 0 when every command run ended as expected, 1 otherwise.
 """
 import os
@@ -77,6 +77,10 @@ def verdict(command):
         return "skipped: needs a GPU"
     if re.search(r"--rank r\b", code):
         return "skipped: a placeholder (--rank r) for the reader to fill in"
+    # Words in angle brackets, with a space among them: <PID that rank 0 printed>, not a
+    # redirection.
+    if re.search(r"<[A-Za-z][A-Za-z0-9]* [^<>]*>", code):
+        return "skipped: a placeholder (<...>) for the reader to fill in"
     return None
 
 
