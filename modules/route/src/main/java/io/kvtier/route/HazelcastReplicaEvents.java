@@ -20,59 +20,33 @@ import java.util.concurrent.TimeoutException;
  * gap the ZeroMQ replay cannot fill does; a sequence that falls back is the replica's new life,
  * whose first batch clears its blocks.
  */
-final class HazelcastReplicaEvents implements ReplicaEventSource {
+final class HazelcastReplicaEvents extends ReplicaEventSource {
   private static final System.Logger LOG = System.getLogger(HazelcastReplicaEvents.class.getName());
   private static final int MAX_ITEMS = 256;
   private static final long POLL_MS = 100;
 
-  private final int replica;
   private final Ringbuffer<byte[]> ringbuffer;
-  private final PrefixIndex index;
-  private final Thread thread;
-  private volatile boolean running = true;
-  private volatile boolean paused;
-  private volatile boolean resumed;
-  private volatile long applied;
 
   HazelcastReplicaEvents(int replica, Ringbuffer<byte[]> ringbuffer, PrefixIndex index) {
-    this.replica = replica;
+    super(replica, index);
     this.ringbuffer = ringbuffer;
-    this.index = index;
-    this.thread =
-        Thread.ofPlatform().daemon().name("kvtier-route-hazelcast-" + replica).start(this::run);
+    start("kvtier-route-hazelcast-");
   }
 
   @Override
-  public long applied() {
-    return applied;
-  }
-
-  @Override
-  public void forget() {
-    paused = true;
-    index.clear(replica);
-  }
-
-  @Override
-  public void resume() {
-    resumed = true;
-    paused = false;
-  }
-
-  private void run() {
+  void follow() {
     long read = -1;
     long expected = -1;
     CompletableFuture<ReadResultSet<byte[]>> pending = null;
-    while (running) {
+    while (running()) {
       try {
-        if (paused) {
+        if (paused()) {
           index.clear(replica); // again here: a batch applied as the router forgot the replica
           pending = null;
           pause();
           continue;
         }
-        if (resumed || read < 0) {
-          resumed = false;
+        if (takeResume() || read < 0) {
           index.clear(replica);
           read = ringbuffer.headSequence();
           expected = -1;
@@ -94,7 +68,7 @@ final class HazelcastReplicaEvents implements ReplicaEventSource {
             index.clear(replica); // batches dropped before they were published
           }
           EventBatches.apply(Arrays.copyOfRange(item, 8, item.length), replica, index);
-          applied++;
+          countApplied();
           expected = sequence + 1;
         }
         read = items.getNextSequenceToReadFrom();
@@ -102,7 +76,7 @@ final class HazelcastReplicaEvents implements ReplicaEventSource {
         pending = null;
         if (e.getCause() instanceof StaleSequenceException) {
           read = -1; // overwritten before it was read: what we knew may be wrong
-        } else if (running) {
+        } else if (running()) {
           LOG.log(System.Logger.Level.WARNING, "events of replica " + replica, e.getCause());
           pause();
         }
@@ -111,7 +85,7 @@ final class HazelcastReplicaEvents implements ReplicaEventSource {
       } catch (RuntimeException e) {
         // The cluster is away (a client reconnecting): try again.
         pending = null;
-        if (running) {
+        if (running()) {
           LOG.log(System.Logger.Level.WARNING, "events of replica " + replica + ": " + e);
           pause();
         }
@@ -122,16 +96,6 @@ final class HazelcastReplicaEvents implements ReplicaEventSource {
   private static void pause() {
     try {
       Thread.sleep(POLL_MS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  @Override
-  public void close() {
-    running = false;
-    try {
-      thread.join(2_000);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

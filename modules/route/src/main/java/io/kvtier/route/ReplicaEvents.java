@@ -13,7 +13,7 @@ import org.zeromq.ZMQ;
  * missing batches, and if they are not all there forgets the replica's blocks (its picture would
  * be wrong) and goes on from the batch at hand.
  */
-final class ReplicaEvents implements ReplicaEventSource {
+final class ReplicaEvents extends ReplicaEventSource {
   private static final System.Logger LOG = System.getLogger(ReplicaEvents.class.getName());
   private static final int POLL_MS = 50;
   private static final long CATCH_UP_NANOS = 500_000_000L;
@@ -22,32 +22,18 @@ final class ReplicaEvents implements ReplicaEventSource {
   // reconnects on a fresh channel. io.kvtier.events.ZmqKvEventSink.HANDSHAKE_MS has the details.
   private static final int HANDSHAKE_MS = 1_000;
 
-  private final int replica;
   private final String endpoint;
   private final Optional<String> replayEndpoint;
-  private final PrefixIndex index;
-  private final Thread thread;
-  private volatile boolean running = true;
   private long next;
   // Batch 0 of the stream followed, to tell a replica's restart from a duplicate of it.
   private byte[] first;
-  private volatile long applied;
   private volatile long forgotten;
-  private volatile boolean paused;
-  private volatile boolean resumed;
 
   ReplicaEvents(int replica, String endpoint, Optional<String> replayEndpoint, PrefixIndex index) {
-    this.replica = replica;
+    super(replica, index);
     this.endpoint = endpoint;
     this.replayEndpoint = replayEndpoint;
-    this.index = index;
-    this.thread =
-        Thread.ofPlatform().daemon().name("kvtier-route-events-" + replica).start(this::run);
-  }
-
-  @Override
-  public long applied() {
-    return applied;
+    start("kvtier-route-events-");
   }
 
   /** Times this replica's blocks were forgotten for a gap that replay did not fill. */
@@ -56,18 +42,7 @@ final class ReplicaEvents implements ReplicaEventSource {
   }
 
   @Override
-  public void forget() {
-    paused = true;
-    index.clear(replica);
-  }
-
-  @Override
-  public void resume() {
-    resumed = true;
-    paused = false;
-  }
-
-  private void run() {
+  void follow() {
     try (ZContext context = new ZContext(1)) {
       ZMQ.Socket sub = context.createSocket(SocketType.SUB);
       sub.setLinger(0);
@@ -78,11 +53,10 @@ final class ReplicaEvents implements ReplicaEventSource {
       // What was published before this subscription (a router that starts after its replicas).
       catchUp(context);
       long quietSince = System.nanoTime();
-      while (running) {
-        if (resumed) {
+      while (running()) {
+        if (takeResume()) {
           // Without the reset a restarted replica's new sequence numbers, below the old ones,
           // would read as duplicates.
-          resumed = false;
           next = 0;
           first = null;
           index.clear(replica);
@@ -90,7 +64,7 @@ final class ReplicaEvents implements ReplicaEventSource {
           quietSince = System.nanoTime();
         }
         byte[] topic = sub.recv(0);
-        if (paused) {
+        if (paused()) {
           // Again on this thread: a batch being applied as the router forgot the replica.
           index.clear(replica);
           while (topic != null && sub.hasReceiveMore()) {
@@ -136,7 +110,7 @@ final class ReplicaEvents implements ReplicaEventSource {
         }
       }
     } catch (RuntimeException e) {
-      if (running) {
+      if (running()) {
         LOG.log(System.Logger.Level.WARNING, "events of replica " + replica + " stopped", e);
       }
     }
@@ -189,19 +163,9 @@ final class ReplicaEvents implements ReplicaEventSource {
       first = payload;
     }
     if (EventBatches.apply(payload, replica, index)) {
-      applied++;
+      countApplied();
     } else {
       forgotten++;
-    }
-  }
-
-  @Override
-  public void close() {
-    running = false;
-    try {
-      thread.join(2_000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 }
