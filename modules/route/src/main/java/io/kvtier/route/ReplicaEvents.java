@@ -1,5 +1,6 @@
 package io.kvtier.route;
 
+import io.kvtier.events.ZmqKvEventSink;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Optional;
@@ -17,10 +18,6 @@ final class ReplicaEvents extends ReplicaEventSource {
   private static final System.Logger LOG = System.getLogger(ReplicaEvents.class.getName());
   private static final int POLL_MS = 50;
   private static final long CATCH_UP_NANOS = 500_000_000L;
-  // JeroMQ 0.6.0 can lose a connecting socket's poller registration (the connection is up, no
-  // greeting is ever read, nothing retries); a handshake not done in 1 s fails and the socket
-  // reconnects on a fresh channel. io.kvtier.events.ZmqKvEventSink.HANDSHAKE_MS has the details.
-  private static final int HANDSHAKE_MS = 1_000;
 
   private final String endpoint;
   private final Optional<String> replayEndpoint;
@@ -46,7 +43,8 @@ final class ReplicaEvents extends ReplicaEventSource {
     try (ZContext context = new ZContext(1)) {
       ZMQ.Socket sub = context.createSocket(SocketType.SUB);
       sub.setLinger(0);
-      sub.setHandshakeIvl(HANDSHAKE_MS);
+      // A stalled JeroMQ handshake fails and reconnects (ZmqKvEventSink.HANDSHAKE_MS says why).
+      sub.setHandshakeIvl(ZmqKvEventSink.HANDSHAKE_MS);
       sub.connect(endpoint);
       sub.subscribe(new byte[0]);
       sub.setReceiveTimeOut(POLL_MS);
@@ -127,7 +125,7 @@ final class ReplicaEvents extends ReplicaEventSource {
     ZMQ.Socket dealer = context.createSocket(SocketType.DEALER);
     try {
       dealer.setLinger(0);
-      dealer.setHandshakeIvl(HANDSHAKE_MS);
+      dealer.setHandshakeIvl(ZmqKvEventSink.HANDSHAKE_MS);
       dealer.setReceiveTimeOut(2_000);
       dealer.connect(replayEndpoint.get());
       dealer.sendMore(new byte[0]);
