@@ -20,6 +20,14 @@ import java.util.Objects;
  * <p>For replicated KV (MLA) the rank is written as -1, so every rank computes the same keys.
  */
 public final class L3Keys {
+  /**
+   * One digest per thread, reused for every key it computes ({@code digest()} resets it): the
+   * keys of a probe, put or fetch are computed one after another on the thread that runs the
+   * store work, and {@code MessageDigest.getInstance} per key cost more than the hash itself
+   * (docs/PERFORMANCE.md, "L3 keys").
+   */
+  private static final ThreadLocal<MessageDigest> DIGEST = ThreadLocal.withInitial(L3Keys::sha256);
+
   private L3Keys() {}
 
   /**
@@ -55,7 +63,7 @@ public final class L3Keys {
    * @return the key
    */
   public static PageKey key(byte[] salt, byte[] pageHash) {
-    MessageDigest md = sha256();
+    MessageDigest md = DIGEST.get();
     md.update(salt);
     md.update(pageHash);
     return PageKey.of(md.digest());
