@@ -27,6 +27,11 @@ import java.util.Objects;
  *     (as {@code io.kvtier.core.rank.RunningRequest} does); a single rank may abort at once
  * @param lastDeviceNode the deepest node of the locked prefix
  * @param lastHostNode the anchor of the host hit at match time
+ * @param matchedLength tokens the match found, on the device and on the host
+ * @param usableLength tokens of the match the request can resume from (HYBRID.md §5): the
+ *     matched length without recurrent-state snapshots; with them, the deepest matched node end
+ *     with a snapshot on the device or committed on the host (loaded back with the chain), or 0;
+ *     what a server reports as cached
  */
 public record Admission(
     long requestId,
@@ -35,7 +40,40 @@ public record Admission(
     int loadedLength,
     List<LoadBack> pendingLoads,
     RadixNode lastDeviceNode,
-    RadixNode lastHostNode) {
+    RadixNode lastHostNode,
+    int matchedLength,
+    int usableLength) {
+
+  /**
+   * An admission whose usable length is its matched length (a model without recurrent state).
+   *
+   * @param requestId the request
+   * @param devicePrefixLength tokens of the locked prefix
+   * @param hostHitLength tokens found only on the host at match time
+   * @param loadedLength tokens of the host hit loaded back
+   * @param pendingLoads the loads the prefix's pages come from
+   * @param lastDeviceNode the deepest node of the locked prefix
+   * @param lastHostNode the anchor of the host hit at match time
+   */
+  public Admission(
+      long requestId,
+      int devicePrefixLength,
+      int hostHitLength,
+      int loadedLength,
+      List<LoadBack> pendingLoads,
+      RadixNode lastDeviceNode,
+      RadixNode lastHostNode) {
+    this(
+        requestId,
+        devicePrefixLength,
+        hostHitLength,
+        loadedLength,
+        pendingLoads,
+        lastDeviceNode,
+        lastHostNode,
+        devicePrefixLength + hostHitLength - loadedLength,
+        devicePrefixLength + hostHitLength - loadedLength);
+  }
 
   /** Validates the fields. */
   public Admission {
@@ -53,6 +91,10 @@ public record Admission(
               + hostHitLength
               + " loadedLength="
               + loadedLength);
+    }
+    if (usableLength < 0 || usableLength > matchedLength) {
+      throw new IllegalArgumentException(
+          "usableLength=" + usableLength + " must be within matchedLength=" + matchedLength);
     }
   }
 }

@@ -16,6 +16,10 @@ import java.util.Objects;
  *     lastDeviceNode} if there is no host hit: the anchor for load-back and L3 prefetch
  * @param pendingLoads the loads still pending among the device prefix's nodes, in FIFO order:
  *     a caller must wait for their layers before reading those pages
+ * @param usableLength tokens of the match a request can resume from (HYBRID.md §5): the matched
+ *     length ({@code deviceLength + hostHitLength}) without recurrent-state snapshots; with
+ *     them, the deepest matched node end that has a snapshot on the device or committed on the
+ *     host, or 0
  */
 public record MatchResult(
     int[] deviceSlots,
@@ -23,7 +27,44 @@ public record MatchResult(
     int hostHitLength,
     RadixNode lastDeviceNode,
     RadixNode lastHostNode,
-    List<LoadBack> pendingLoads) {
+    List<LoadBack> pendingLoads,
+    int usableLength) {
+
+  /**
+   * A match whose usable length is the matched length (a model without recurrent state).
+   *
+   * @param deviceSlots device page slots of the device prefix
+   * @param deviceLength tokens of the device prefix
+   * @param hostHitLength tokens of the host hit past it
+   * @param lastDeviceNode the deepest matched node on the device
+   * @param lastHostNode the deepest matched node with a host copy
+   * @param pendingLoads the loads still pending among the device prefix's nodes
+   */
+  public MatchResult(
+      int[] deviceSlots,
+      int deviceLength,
+      int hostHitLength,
+      RadixNode lastDeviceNode,
+      RadixNode lastHostNode,
+      List<LoadBack> pendingLoads) {
+    this(
+        deviceSlots,
+        deviceLength,
+        hostHitLength,
+        lastDeviceNode,
+        lastHostNode,
+        pendingLoads,
+        deviceLength + hostHitLength);
+  }
+
+  /**
+   * The matched length: the device prefix and the host hit.
+   *
+   * @return tokens, a page multiple
+   */
+  public int matchedLength() {
+    return deviceLength + hostHitLength;
+  }
 
   /** Validates the fields. */
   public MatchResult {
@@ -34,6 +75,13 @@ public record MatchResult(
     if (deviceLength < 0 || hostHitLength < 0) {
       throw new IllegalArgumentException(
           "deviceLength=" + deviceLength + " and hostHitLength=" + hostHitLength + " must be >= 0");
+    }
+    if (usableLength < 0 || usableLength > deviceLength + hostHitLength) {
+      throw new IllegalArgumentException(
+          "usableLength="
+              + usableLength
+              + " must be within the matched length "
+              + (deviceLength + hostHitLength));
     }
   }
 }

@@ -70,6 +70,21 @@ public final class RadixNode {
   /** The L3 write this node's host copy is being put by, or null. */
   L3Write pendingL3Write;
 
+  /**
+   * Device page slots of the recurrent-state snapshot at this node's end (HYBRID.md §5), {@code
+   * kvtier.snapshot-slots} of them; null = none. Present only on a resident node.
+   */
+  int[] stateSlots;
+
+  /**
+   * Host page slots of the snapshot at this node's end; null = none. Present only with host
+   * slots, in the node's {@link #backupState} (a snapshot has no backup of its own).
+   */
+  int[] hostStateSlots;
+
+  /** 0, or 1 when L3 holds this node's snapshot (set with {@link #l3State}; replicated). */
+  byte l3Snapshot;
+
   long hitCount;
   int priority;
   long lastAccess;
@@ -226,6 +241,43 @@ public final class RadixNode {
    */
   public BackupState backupState() {
     return backupState;
+  }
+
+  /**
+   * Whether the node's end has a recurrent-state snapshot on the device.
+   *
+   * @return true with device snapshot slots
+   */
+  public boolean hasDeviceSnapshot() {
+    return stateSlots != null;
+  }
+
+  /**
+   * Whether the node's end has a recurrent-state snapshot on the host (visible to match only
+   * once the node is {@code COMMITTED}).
+   *
+   * @return true with host snapshot slots
+   */
+  public boolean hasHostSnapshot() {
+    return hostStateSlots != null;
+  }
+
+  /**
+   * A copy of the device slots of the node's snapshot.
+   *
+   * @return the slots, empty without a device snapshot
+   */
+  public int[] stateSlots() {
+    return stateSlots == null ? new int[0] : stateSlots.clone();
+  }
+
+  /**
+   * A copy of the host slots of the node's snapshot.
+   *
+   * @return the slots, empty without a host snapshot
+   */
+  public int[] hostStateSlots() {
+    return hostStateSlots == null ? new int[0] : hostStateSlots.clone();
   }
 
   /**

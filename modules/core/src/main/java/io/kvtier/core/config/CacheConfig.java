@@ -15,6 +15,9 @@ import java.util.Objects;
  * @param evictionPolicy the eviction order of both tiers
  * @param loadBackThreshold the fewest pages worth loading back from the host, at least 1
  * @param vocabSize token ids must be in {@code [0, vocabSize)}
+ * @param snapshotSlots page slots of one recurrent-state snapshot (HYBRID.md §5), 0 = the model
+ *     has no recurrent state and every decision is the all-full-attention one
+ * @param snapshotIntervalPages pages between two interval snapshots, at least 1
  */
 public record CacheConfig(
     int pageSize,
@@ -24,7 +27,9 @@ public record CacheConfig(
     int writeThroughThreshold,
     EvictionPolicy evictionPolicy,
     int loadBackThreshold,
-    int vocabSize) {
+    int vocabSize,
+    int snapshotSlots,
+    int snapshotIntervalPages) {
 
   /** Default write policy. */
   public static final WritePolicy DEFAULT_WRITE_POLICY = WritePolicy.WRITE_THROUGH;
@@ -41,6 +46,9 @@ public record CacheConfig(
   /** Default vocabulary bound: any non-negative int token id. */
   public static final int DEFAULT_VOCAB_SIZE = Integer.MAX_VALUE;
 
+  /** Default pages between two interval snapshots. */
+  public static final int DEFAULT_SNAPSHOT_INTERVAL_PAGES = 8;
+
   /** Validates the fields; each message names the field and the value. */
   public CacheConfig {
     atLeast("pageSize", pageSize, 1);
@@ -51,6 +59,16 @@ public record CacheConfig(
     Objects.requireNonNull(evictionPolicy, "evictionPolicy");
     atLeast("loadBackThreshold", loadBackThreshold, 1);
     atLeast("vocabSize", vocabSize, 1);
+    atLeast("snapshotSlots", snapshotSlots, 0);
+    atLeast("snapshotIntervalPages", snapshotIntervalPages, 1);
+    if (snapshotSlots >= devicePages) {
+      throw new IllegalArgumentException(
+          "snapshotSlots="
+              + snapshotSlots
+              + " must be below devicePages="
+              + devicePages
+              + ": a snapshot takes its slots from the device pool (kvtier.snapshot-slots)");
+    }
     if (writePolicy == WritePolicy.WRITE_BACK && hostPages == 0) {
       // Nothing to write back to: write-back would drop every evicted node anyway, which is
       // what a cache without a host tier does; say so rather than pretend.
@@ -58,6 +76,71 @@ public record CacheConfig(
           "writePolicy=write_back needs a host tier, but hostPages=0: set host pages or a host"
               + " ratio, or use write_through");
     }
+  }
+
+  /**
+   * A config without recurrent-state snapshots (the form before HYBRID.md §5).
+   *
+   * @param pageSize tokens per page
+   * @param devicePages device pool pages
+   * @param hostPages host pool pages (0: no host tier)
+   * @param writePolicy the write policy
+   * @param writeThroughThreshold the selective write-through threshold
+   * @param evictionPolicy the eviction policy
+   * @param loadBackThreshold the load-back threshold
+   * @param vocabSize the vocabulary bound
+   */
+  public CacheConfig(
+      int pageSize,
+      int devicePages,
+      int hostPages,
+      WritePolicy writePolicy,
+      int writeThroughThreshold,
+      EvictionPolicy evictionPolicy,
+      int loadBackThreshold,
+      int vocabSize) {
+    this(
+        pageSize,
+        devicePages,
+        hostPages,
+        writePolicy,
+        writeThroughThreshold,
+        evictionPolicy,
+        loadBackThreshold,
+        vocabSize,
+        0,
+        DEFAULT_SNAPSHOT_INTERVAL_PAGES);
+  }
+
+  /**
+   * Whether requests take recurrent-state snapshots ({@link #snapshotSlots()} above 0).
+   *
+   * @return true with snapshots
+   */
+  public boolean snapshots() {
+    return snapshotSlots > 0;
+  }
+
+  /**
+   * This config with recurrent-state snapshots of {@code slots} page slots every {@code
+   * intervalPages} pages (HYBRID.md §5).
+   *
+   * @param slots page slots of one snapshot, 0 for none
+   * @param intervalPages pages between interval snapshots, at least 1
+   * @return a copy
+   */
+  public CacheConfig withSnapshots(int slots, int intervalPages) {
+    return new CacheConfig(
+        pageSize,
+        devicePages,
+        hostPages,
+        writePolicy,
+        writeThroughThreshold,
+        evictionPolicy,
+        loadBackThreshold,
+        vocabSize,
+        slots,
+        intervalPages);
   }
 
   private static void atLeast(String name, int value, int min) {
@@ -101,7 +184,9 @@ public record CacheConfig(
         writeThroughThreshold,
         evictionPolicy,
         loadBackThreshold,
-        vocabSize);
+        vocabSize,
+        snapshotSlots,
+        snapshotIntervalPages);
   }
 
   /**
@@ -119,7 +204,9 @@ public record CacheConfig(
         threshold,
         evictionPolicy,
         loadBackThreshold,
-        vocabSize);
+        vocabSize,
+        snapshotSlots,
+        snapshotIntervalPages);
   }
 
   /**
@@ -137,7 +224,9 @@ public record CacheConfig(
         writeThroughThreshold,
         policy,
         loadBackThreshold,
-        vocabSize);
+        vocabSize,
+        snapshotSlots,
+        snapshotIntervalPages);
   }
 
   /**
@@ -155,7 +244,9 @@ public record CacheConfig(
         writeThroughThreshold,
         evictionPolicy,
         pages,
-        vocabSize);
+        vocabSize,
+        snapshotSlots,
+        snapshotIntervalPages);
   }
 
   /**
@@ -173,6 +264,8 @@ public record CacheConfig(
         writeThroughThreshold,
         evictionPolicy,
         loadBackThreshold,
-        size);
+        size,
+        snapshotSlots,
+        snapshotIntervalPages);
   }
 }

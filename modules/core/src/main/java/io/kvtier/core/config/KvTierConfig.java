@@ -297,6 +297,8 @@ public record KvTierConfig(
     out.put(KvTierKeys.EVICTION_POLICY, cache.evictionPolicy().configName());
     out.put(KvTierKeys.LOAD_BACK_THRESHOLD, Integer.toString(cache.loadBackThreshold()));
     out.put(KvTierKeys.VOCAB_SIZE, Integer.toString(cache.vocabSize()));
+    out.put(KvTierKeys.SNAPSHOT_SLOTS, Integer.toString(cache.snapshotSlots()));
+    out.put(KvTierKeys.SNAPSHOT_INTERVAL_PAGES, Integer.toString(cache.snapshotIntervalPages()));
     out.put(KvTierKeys.RANKS, Integer.toString(ranks));
     out.put(KvTierKeys.DIGEST_INTERVAL, Integer.toString(digestInterval));
     out.put(KvTierKeys.COLLECTIVE_TIMEOUT, ConfigValues.formatDuration(collectiveTimeout));

@@ -347,6 +347,26 @@ public final class KvTierConfigBuilder {
   }
 
   /**
+   * Sets {@value KvTierKeys#SNAPSHOT_SLOTS}.
+   *
+   * @param slots page slots of one recurrent-state snapshot, 0 for none
+   * @return this builder
+   */
+  public KvTierConfigBuilder snapshotSlots(int slots) {
+    return set(KvTierKeys.SNAPSHOT_SLOTS, Integer.toString(slots));
+  }
+
+  /**
+   * Sets {@value KvTierKeys#SNAPSHOT_INTERVAL_PAGES}.
+   *
+   * @param pages pages between two interval snapshots, at least 1
+   * @return this builder
+   */
+  public KvTierConfigBuilder snapshotIntervalPages(int pages) {
+    return set(KvTierKeys.SNAPSHOT_INTERVAL_PAGES, Integer.toString(pages));
+  }
+
+  /**
    * Sets {@value KvTierKeys#DIGEST_INTERVAL}.
    *
    * @param ticks ticks between digest checks, 0 for none

@@ -69,7 +69,12 @@ final class KvTierConfigParser {
                 .get(KvTierKeys.EVICTION_POLICY, EvictionPolicy::parse)
                 .orElse(CacheConfig.DEFAULT_EVICTION_POLICY),
             integer(KvTierKeys.LOAD_BACK_THRESHOLD, CacheConfig.DEFAULT_LOAD_BACK_THRESHOLD, 1),
-            integer(KvTierKeys.VOCAB_SIZE, CacheConfig.DEFAULT_VOCAB_SIZE, 1));
+            integer(KvTierKeys.VOCAB_SIZE, CacheConfig.DEFAULT_VOCAB_SIZE, 1),
+            integer(KvTierKeys.SNAPSHOT_SLOTS, 0, 0),
+            integer(
+                KvTierKeys.SNAPSHOT_INTERVAL_PAGES,
+                CacheConfig.DEFAULT_SNAPSHOT_INTERVAL_PAGES,
+                1));
     int ranks = integer(KvTierKeys.RANKS, KvTierConfig.DEFAULT_RANKS, 1);
     int digestInterval =
         integer(KvTierKeys.DIGEST_INTERVAL, KvTierConfig.DEFAULT_DIGEST_INTERVAL, 0);

@@ -77,6 +77,15 @@ public final class KvTierKeys {
   /** Token ids must be below it. */
   public static final String VOCAB_SIZE = "kvtier.vocab-size";
 
+  /**
+   * Page slots of one recurrent-state snapshot (HYBRID.md §5); 0 (default) = the model has no
+   * recurrent state.
+   */
+  public static final String SNAPSHOT_SLOTS = "kvtier.snapshot-slots";
+
+  /** Pages between two interval snapshots of a request's recurrent state. */
+  public static final String SNAPSHOT_INTERVAL_PAGES = "kvtier.snapshot-interval-pages";
+
   /** Ranks in the group. */
   public static final String RANKS = "kvtier.ranks";
 
@@ -136,6 +145,8 @@ public final class KvTierKeys {
           EVICTION_POLICY,
           LOAD_BACK_THRESHOLD,
           VOCAB_SIZE,
+          SNAPSHOT_SLOTS,
+          SNAPSHOT_INTERVAL_PAGES,
           RANKS,
           DIGEST_INTERVAL,
           COLLECTIVE_TIMEOUT,

@@ -54,6 +54,17 @@ public interface ModelRunner {
   }
 
   /**
+   * The page slots one snapshot of this model's recurrent state takes (HYBRID.md §5): 0 for a
+   * model without recurrent layers. It must equal the cache's {@code kvtier.snapshot-slots}; the
+   * engine refuses to start otherwise.
+   *
+   * @return slots per snapshot, at least 0
+   */
+  default int snapshotSlots() {
+    return 0;
+  }
+
+  /**
    * The request finished or was aborted: drop any state kept for it.
    *
    * @param requestId the request

@@ -1,5 +1,6 @@
 package io.kvtier.core.rank;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -16,14 +17,66 @@ import java.util.Objects;
  * @param to one past the last such token
  * @param pageTable the request's device page slots, one per page of tokens, covering at least
  *     {@code to} tokens
+ * @param resumeSlots on a request's first step with {@code from > 0}: the device page slots that
+ *     hold the recurrent state after positions {@code [0, from)} (HYBRID.md §5), from which the
+ *     runner loads its state; empty otherwise, and always for a model without recurrent state
+ *     ({@link ModelRunner#snapshotSlots()} 0)
+ * @param snapshots the snapshots this step takes, in position order: for each, once a recurrent
+ *     layer has taken in position {@code position - 1}, the runner writes that layer's state
+ *     into its block of the snapshot's slots; every position is in {@code (from, to]}
  */
 public record ModelStep(
-    long requestId, long namespace, int[] tokens, int from, int to, int[] pageTable) {
+    long requestId,
+    long namespace,
+    int[] tokens,
+    int from,
+    int to,
+    int[] pageTable,
+    int[] resumeSlots,
+    List<Snapshot> snapshots) {
+
+  private static final int[] NONE = new int[0];
+
+  /**
+   * A snapshot of the recurrent state after positions {@code [0, position)}.
+   *
+   * @param position the snapshot's position, a page multiple
+   * @param slots the device page slots the state goes to ({@link ModelRunner#snapshotSlots()} of
+   *     them); layer {@code l}'s state goes into layer {@code l}'s blocks
+   */
+  public record Snapshot(int position, int[] slots) {
+
+    /** Validates the fields. */
+    public Snapshot {
+      Objects.requireNonNull(slots, "slots");
+      if (position <= 0 || slots.length == 0) {
+        throw new IllegalArgumentException(
+            "snapshot at position " + position + " with " + slots.length + " slots");
+      }
+    }
+  }
+
+  /**
+   * A step that neither resumes nor takes a recurrent-state snapshot.
+   *
+   * @param requestId the request
+   * @param namespace the request's cache namespace
+   * @param tokens the request's known tokens
+   * @param from the first token this step computes
+   * @param to one past the last one
+   * @param pageTable the request's device page slots
+   */
+  public ModelStep(
+      long requestId, long namespace, int[] tokens, int from, int to, int[] pageTable) {
+    this(requestId, namespace, tokens, from, to, pageTable, NONE, List.of());
+  }
 
   /** Validates the range. */
   public ModelStep {
     Objects.requireNonNull(tokens, "tokens");
     Objects.requireNonNull(pageTable, "pageTable");
+    Objects.requireNonNull(resumeSlots, "resumeSlots");
+    Objects.requireNonNull(snapshots, "snapshots");
     if (from < 0 || from > to || to > tokens.length) {
       throw new IllegalArgumentException(
           "request id="
@@ -35,6 +88,20 @@ public record ModelStep(
               + ") is not within the "
               + tokens.length
               + " tokens");
+    }
+    for (Snapshot snapshot : snapshots) {
+      if (snapshot.position() <= from || snapshot.position() > to) {
+        throw new IllegalArgumentException(
+            "request id="
+                + requestId
+                + ": snapshot at "
+                + snapshot.position()
+                + " is not within ("
+                + from
+                + ", "
+                + to
+                + "]");
+      }
     }
   }
 }

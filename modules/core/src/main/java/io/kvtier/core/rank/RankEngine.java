@@ -93,6 +93,16 @@ public final class RankEngine {
     if (model.layers() < 1) {
       throw new IllegalArgumentException("model.layers()=" + model.layers() + " must be >= 1");
     }
+    if (model.snapshotSlots() != cache.config().snapshotSlots()) {
+      throw new IllegalArgumentException(
+          "the model's recurrent-state snapshots take "
+              + model.snapshotSlots()
+              + " page slots but kvtier.snapshot-slots="
+              + cache.config().snapshotSlots()
+              + ": set kvtier.snapshot-slots="
+              + model.snapshotSlots()
+              + " (HYBRID.md §5)");
+    }
     this.collective =
         new RecordingCollective(
             config.guardCollective() ? new GuardedCollective(collective) : collective);

@@ -47,6 +47,8 @@ class KvTierConfigTest {
             "kvtier.eviction-policy",
             "kvtier.load-back-threshold",
             "kvtier.vocab-size",
+            "kvtier.snapshot-slots",
+            "kvtier.snapshot-interval-pages",
             "kvtier.ranks",
             "kvtier.digest-interval",
             "kvtier.collective-timeout",
@@ -84,6 +86,8 @@ class KvTierConfigTest {
             entry("kvtier.eviction-policy", "lru"),
             entry("kvtier.load-back-threshold", "1"),
             entry("kvtier.vocab-size", Integer.toString(Integer.MAX_VALUE)),
+            entry("kvtier.snapshot-slots", "0"),
+            entry("kvtier.snapshot-interval-pages", "8"),
             entry("kvtier.ranks", "1"),
             entry("kvtier.digest-interval", "64"),
             entry("kvtier.collective-timeout", "30s"),
@@ -345,6 +349,12 @@ class KvTierConfigTest {
             Map.entry("kvtier.load-back-threshold=0", "kvtier.load-back-threshold=0 must be >= 1"),
             Map.entry("kvtier.vocab-size=0", "kvtier.vocab-size=0 must be >= 1"),
             Map.entry("kvtier.ranks=0", "kvtier.ranks=0 must be >= 1"),
+            Map.entry("kvtier.snapshot-slots=-1", "kvtier.snapshot-slots=-1 must be >= 0"),
+            Map.entry(
+                "kvtier.snapshot-slots=1024", "snapshotSlots=1024 must be below devicePages=1024"),
+            Map.entry(
+                "kvtier.snapshot-interval-pages=0",
+                "kvtier.snapshot-interval-pages=0 must be >= 1"),
             Map.entry("kvtier.digest-interval=-1", "kvtier.digest-interval=-1 must be >= 0"),
             Map.entry("kvtier.collective-timeout=30", "kvtier.collective-timeout='30' has no unit"),
             Map.entry(
@@ -365,6 +375,23 @@ class KvTierConfigTest {
               .isInstanceOf(IllegalArgumentException.class)
               .hasMessageContaining(message);
         });
+  }
+
+  @Test
+  void theSnapshotKeysReachTheCacheConfigAndRoundTrip() {
+    KvTierConfig config =
+        KvTierConfig.builder().snapshotSlots(1).snapshotIntervalPages(4).devicePages(64).build();
+
+    assertThat(config.cache().snapshotSlots()).isEqualTo(1);
+    assertThat(config.cache().snapshotIntervalPages()).isEqualTo(4);
+    assertThat(config.cache())
+        .isEqualTo(CacheConfig.of(16, 64, 128).withSnapshots(1, 4))
+        .isNotEqualTo(CacheConfig.of(16, 64, 128));
+    assertThat(config.toProperties())
+        .containsEntry("kvtier.snapshot-slots", "1")
+        .containsEntry("kvtier.snapshot-interval-pages", "4");
+    assertThat(KvTierConfig.builder().properties(config.toProperties()).build().cache())
+        .isEqualTo(config.cache());
   }
 
   @Test
