@@ -1,6 +1,7 @@
 package io.kvtier.core.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.spi.PageKey;
 import java.util.ArrayList;
@@ -39,6 +40,35 @@ class L3KeysTest {
   }
 
   @Test
+  void aSnapshotSlotKeyIsThePinnedDigestWithItsKindAndIndex() {
+    byte[] salt = L3Keys.salt("model-x", 1, 2, false);
+    // SHA-256(salt | 00 01 .. 1f | 02 | 03 00 00 00), computed by hand as above.
+    assertThat(L3Keys.snapshotKey(salt, hash(0), 3).toHex())
+        .isEqualTo("a04c468a24589317885af7367f6c96f6b2e9f13dbb266627406aab655171dae5");
+  }
+
+  @Test
+  void snapshotKeysDifferPerSlotFromPageKeysAndPerRank() {
+    byte[] salt = L3Keys.salt("m", 0, 2, false);
+    List<PageKey> all = new ArrayList<>();
+    for (int page = 0; page < 4; page++) {
+      all.add(L3Keys.key(salt, hash(page)));
+      for (int slot = 0; slot < 4; slot++) {
+        all.add(L3Keys.snapshotKey(salt, hash(page), slot));
+      }
+    }
+    assertThat(all).hasSize(20).doesNotHaveDuplicates();
+    // Another rank's shard of the same snapshot has keys of its own; replicated state has one.
+    assertThat(L3Keys.snapshotKey(L3Keys.salt("m", 1, 2, false), hash(0), 0))
+        .isNotEqualTo(L3Keys.snapshotKey(salt, hash(0), 0));
+    assertThat(L3Keys.snapshotKey(L3Keys.salt("m", 1, 2, true), hash(0), 0))
+        .isEqualTo(L3Keys.snapshotKey(L3Keys.salt("m", 0, 2, true), hash(0), 0));
+    assertThatThrownBy(() -> L3Keys.snapshotKey(salt, hash(0), -1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("slot=-1");
+  }
+
+  @Test
   void keysComputedOnManyThreadsAtOnceAreTheKeysOfOneThread() throws Exception {
     byte[] salt = L3Keys.salt("m", 0, 1, false);
     int n = 2_000;
@@ -56,6 +86,8 @@ class L3KeysTest {
               List<PageKey> keys = new ArrayList<>(n);
               for (int i = 0; i < n; i++) {
                 keys.add(L3Keys.key(salt, hash(i)));
+                // Interleaved snapshot keys use the same digest of the thread.
+                L3Keys.snapshotKey(salt, hash(i), i % 3);
               }
               return keys;
             };
