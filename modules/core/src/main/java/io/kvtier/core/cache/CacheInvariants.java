@@ -1216,8 +1216,9 @@ public final class CacheInvariants {
     }
 
     /**
-     * The L3 part of I7 (HYBRID.md §6): the L3 snapshot bit only on a node whose pages L3 holds,
-     * and only with snapshots; a pending L3 write puts the snapshot of a node it covers and that
+     * The L3 part of I7 (HYBRID.md §6): the L3 snapshot bit only on a node whose pages L3 holds
+     * and that keeps the host snapshot L3 got (a split's upper half has neither), and only with
+     * snapshots; a pending L3 write puts the snapshot of a node it covers and that
      * has a host snapshot for the put to read (protected with the pages by the write's hostRef).
      * That a prefetched snapshot is counted once is the slot claim: the node's host snapshot is
      * claimed by the node, the prefetch's held slots by the prefetch.
@@ -1226,6 +1227,7 @@ public final class CacheInvariants {
       if (n.l3Snapshot != 0
           && (n.l3Snapshot != 1
               || n.l3State != RadixNode.L3_STORED
+              || n.hostStateSlots == null
               || cache.config().snapshotSlots() == 0)) {
         fail(
             "I7: "
@@ -1234,7 +1236,8 @@ public final class CacheInvariants {
                 + n.l3Snapshot
                 + " but its pages are not stored in L3 (l3State="
                 + n.l3State
-                + ") or there are no snapshots (kvtier.snapshot-slots="
+                + "), it has no host snapshot (the one L3 got) or there are no snapshots"
+                + " (kvtier.snapshot-slots="
                 + cache.config().snapshotSlots()
                 + ")");
       }
