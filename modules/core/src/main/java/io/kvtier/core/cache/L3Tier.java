@@ -41,7 +41,10 @@ final class L3Tier {
   private final int pageSize;
   private final long backupThreshold;
 
-  /** Page slots of one recurrent-state snapshot; 0 = the model has none (pages only). */
+  /**
+   * Page slots of one recurrent-state snapshot; 0 = the model has none (pages only). At least 0
+   * ({@code CacheConfig} checks it).
+   */
   final int snapshotSlots;
 
   final ArrayDeque<L3Write> writes = new ArrayDeque<>();
@@ -78,9 +81,6 @@ final class L3Tier {
       Evictor evictor,
       L3Sink sink,
       int snapshotSlots) {
-    if (snapshotSlots < 0) {
-      throw new IllegalArgumentException("snapshotSlots=" + snapshotSlots + " must be >= 0");
-    }
     this.snapshotSlots = snapshotSlots;
     this.config = config;
     this.tree = tree;
@@ -415,12 +415,8 @@ final class L3Tier {
       end(op, 0);
       return;
     }
-    if (op.snapshotSlots > 0 && hits == 0) {
-      // No candidate end has a snapshot every rank found: nothing to resume from.
-      prefetchesSkipped++;
-      end(op, 0);
-      return;
-    }
+    // With snapshots, an agreed end of 0 (no snapshot every rank found) is below the threshold
+    // (at least 1 token, L3Config) and ended above.
     if (op.snapshotSlots > 0) {
       reserveWithSnapshot(op, hits);
       return;

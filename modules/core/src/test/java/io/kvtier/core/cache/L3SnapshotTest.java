@@ -3,6 +3,7 @@ package io.kvtier.core.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.core.config.L3Config;
+import java.time.Duration;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
@@ -371,5 +372,99 @@ class L3SnapshotTest {
     assertThat(r.cache.l3Stats().pagesReserved()).isZero();
     r.cache.cancelPrefetch(8);
     CacheInvariants.checkIdle(r.cache);
+  }
+
+  @Test
+  void pagesAndSnapshotAreReservedAllOrNothing() {
+    FakeKvStore store = new FakeKvStore();
+    int[] t = tokens(24, 10);
+    populate(t, rank(0, 1, store));
+    // A host pool of 6 pages takes the 6 pages but not the snapshot after them: without it the
+    // pages are no resume point, so nothing is reserved (pages alone would take 6).
+    L3Rank r = new L3Rank(0, 1, store, L3, 48, 6, SLOTS, INTERVAL);
+    r.cache.startPrefetch(1, tokens(32, 10), RequestOptions.DEFAULT);
+    step(1, r);
+    assertThat(r.cache.prefetchState(1)).isEqualTo(RankCache.PrefetchState.DONE);
+    assertThat(r.cache.l3Stats().prefetchesSkipped()).isEqualTo(1);
+    assertThat(r.cache.l3Stats().pagesReserved()).isZero();
+    r.cache.cancelPrefetch(1);
+    CacheInvariants.checkIdle(r.cache);
+  }
+
+  @Test
+  void aSnapshotTheTreeGotMeanwhileIsADuplicateAndItsSlotsGoBack() {
+    FakeKvStore store = new FakeKvStore();
+    int[] t = tokens(24, 11);
+    populate(t, rank(0, 1, store));
+    L3Rank r = rank(0, 1, store);
+    int[] prompt = tokens(32, 11);
+    r.cache.startPrefetch(5, prompt, RequestOptions.DEFAULT);
+    step(1, r);
+    // While the fetch runs, a request computes the same 24 tokens with their snapshots.
+    r.serveWithSnapshots(6, t);
+    L3Rank.sync(r);
+    step(2, r);
+    assertThat(r.cache.prefetchState(5)).isEqualTo(RankCache.PrefetchState.DONE);
+    assertThat(r.cache.l3Stats().pagesDuplicate()).isEqualTo(6);
+    assertThat(r.cache.l3Stats().snapshotsInserted()).isZero();
+    RadixNode node = nodeEndingAt(r.cache, prompt, 24);
+    assertThat(node.resident()).isTrue();
+    Admission admission = r.cache.admit(5, prompt);
+    assertThat(admission.usableLength()).isEqualTo(24);
+    r.memory.engine.completeAll();
+    step(1, r);
+    r.cache.abort(5);
+    step(1, r);
+    CacheInvariants.checkIdle(r.cache);
+  }
+
+  /**
+   * A timeout decides while the slow rank may still be writing: the pages both have are taken,
+   * the snapshot (which the slow rank has not read) is taken by none, and its slots stay
+   * reserved with the rest until the slow rank's fetch has stopped.
+   */
+  @Test
+  void aTimeoutBeforeTheSnapshotIsInKeepsItsSlotsUntilTheSlowRanksFetchStopped() {
+    L3Config l3 = L3.withTimeouts(Duration.ofMillis(1), Duration.ZERO, Duration.ofMillis(1));
+    FakeKvStore[] stores = stores(2);
+    int[] t = tokens(64, 12);
+    L3Rank[] writers = new L3Rank[2];
+    for (int i = 0; i < 2; i++) {
+      writers[i] = new L3Rank(i, 2, stores[i], l3, 96, 128, SLOTS, INTERVAL);
+    }
+    populate(t, writers);
+    L3Rank a = new L3Rank(0, 2, stores[0], l3, 96, 128, SLOTS, INTERVAL);
+    L3Rank b = new L3Rank(1, 2, stores[1], l3, 96, 128, SLOTS, INTERVAL);
+    int[] prompt = tokens(72, 12);
+    a.cache.startPrefetch(4, prompt, RequestOptions.DEFAULT);
+    b.cache.startPrefetch(4, prompt, RequestOptions.DEFAULT);
+    a.executor.runAll();
+    b.executor.runAll();
+    L3Rank.sync(a, b);
+    assertThat(a.cache.l3Stats().pagesReserved()).isEqualTo(16);
+    a.executor.runAll();
+    assertThat(b.executor.runStep()).isTrue();
+    b.clock.addAndGet(2_000_000);
+    L3Rank.sync(a, b);
+    for (L3Rank r : new L3Rank[] {a, b}) {
+      assertThat(r.cache.prefetchState(4)).isEqualTo(RankCache.PrefetchState.DONE);
+      assertThat(r.cache.l3Stats().pagesInserted()).isEqualTo(L3Progress.FETCH_STEP_PAGES);
+      assertThat(r.cache.l3Stats().snapshotsInserted()).isZero();
+      // 8 inserted pages locked for the request, 8 pages and the snapshot's slot held.
+      assertThat(r.cache.hostUsage().protectedPages()).isEqualTo(8 + 8 + SLOTS);
+      assertThat(r.cache.admit(4, prompt).usableLength()).isEqualTo(0);
+      r.cache.abort(4);
+    }
+    L3Rank.sync(a, b);
+    assertThat(a.cache.pendingPrefetches()).isEqualTo(1);
+    b.executor.runAll();
+    L3Rank.sync(a, b);
+    for (L3Rank r : new L3Rank[] {a, b}) {
+      assertThat(r.cache.pendingPrefetches()).isZero();
+      r.memory.engine.completeAll();
+    }
+    L3Rank.sync(a, b);
+    CacheInvariants.checkIdle(a.cache);
+    CacheInvariants.checkIdle(b.cache);
   }
 }
