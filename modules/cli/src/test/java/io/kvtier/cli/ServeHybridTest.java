@@ -191,6 +191,29 @@ class ServeHybridTest {
   }
 
   @Test
+  void aSnapshotIntervalBelowOneExits2WithOneLineNamingTheOption() {
+    StringWriter err = new StringWriter();
+
+    int status =
+        KvTierCli.run(
+            new PrintWriter(new StringWriter()),
+            new PrintWriter(err),
+            "serve",
+            "--port",
+            "0",
+            "--model-layers",
+            "full,recurrent",
+            "--snapshot-interval",
+            "0");
+
+    assertThat(status).isEqualTo(ServeCommand.EXIT_USAGE);
+    assertThat(err.toString().lines().toList())
+        .containsExactly(
+            "kvtier serve: --snapshot-interval=0 must be at least 1: the pages between two"
+                + " recurrent-state snapshots; see kvtier serve --help");
+  }
+
+  @Test
   void helpDescribesTheLayerMix() {
     StringWriter out = new StringWriter();
 
