@@ -26,8 +26,8 @@ class ModuleDescriptorTest extends ModuleSuite {
         "io.kvtier.core.inject",
         "io.kvtier.core.cache",
         "io.kvtier.core.rank");
-    // The simulator's deliberately broken rules, proving that it catches them.
-    exportsTo("io.kvtier.core.cache.testing", "io.kvtier.simulator");
+    // The simulator's and the cli tests' deliberately broken rules, proving that they are caught.
+    exportsTo("io.kvtier.core.cache.testing", "io.kvtier.simulator", "io.kvtier.cli");
   }
 
   private static ModuleDescriptor descriptor() {
