@@ -467,4 +467,37 @@ class L3SnapshotTest {
     CacheInvariants.checkIdle(a.cache);
     CacheInvariants.checkIdle(b.cache);
   }
+
+  @Test
+  void withReplicatedStateOnlyRankZeroPutsTheSnapshotsAndEveryRankFindsThem() {
+    L3Config l3 = L3.withReplicatedKv(true);
+    FakeKvStore shared = new FakeKvStore();
+    L3Rank[] writers = new L3Rank[2];
+    for (int i = 0; i < 2; i++) {
+      writers[i] = new L3Rank(i, 2, shared, l3, 48, 64, SLOTS, INTERVAL);
+    }
+    int[] t = tokens(24, 13);
+    populate(t, writers);
+    assertThat(shared.puts).isEqualTo(6 + 3);
+    assertThat(writers[1].snapshotKey(t, 5, 0)).isEqualTo(writers[0].snapshotKey(t, 5, 0));
+    L3Rank[] group = new L3Rank[2];
+    for (int i = 0; i < 2; i++) {
+      group[i] = new L3Rank(i, 2, shared, l3, 48, 64, SLOTS, INTERVAL);
+    }
+    int[] prompt = tokens(32, 13);
+    for (L3Rank r : group) {
+      r.cache.startPrefetch(2, prompt, RequestOptions.DEFAULT);
+    }
+    step(2, group);
+    for (L3Rank r : group) {
+      assertThat(r.cache.l3Stats().snapshotsInserted()).isEqualTo(1);
+      assertThat(r.cache.admit(2, prompt).usableLength()).isEqualTo(24);
+      r.memory.engine.completeAll();
+    }
+    L3Rank.sync(group);
+    for (L3Rank r : group) {
+      r.cache.abort(2);
+      CacheInvariants.checkIdle(r.cache);
+    }
+  }
 }
