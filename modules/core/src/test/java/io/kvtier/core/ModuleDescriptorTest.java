@@ -26,7 +26,8 @@ class ModuleDescriptorTest extends ModuleSuite {
         "io.kvtier.core.inject",
         "io.kvtier.core.cache",
         "io.kvtier.core.rank");
-    // The simulator's and the cli tests' deliberately broken rules, proving that they are caught.
+    // The deliberately broken rules, proving that the simulator and the cli's snapshot tests
+    // catch them (the cli's main code does not use them).
     exportsTo("io.kvtier.core.cache.testing", "io.kvtier.simulator", "io.kvtier.cli");
   }
 
