@@ -378,6 +378,7 @@ public final class CacheInvariants {
           && (!resident || n.backupState != BackupState.COMMITTED)) {
         fail(n + " is device-invalid but not a resident committed node");
       }
+      l3SnapshotRules(n);
       if (n.hostRef != (n.pendingL3Write != null ? 1 : 0)) {
         fail(
             n
@@ -1061,6 +1062,11 @@ public final class CacheInvariants {
           if (pages != write.pages) {
             fail(write + " covers nodes of " + pages + " pages");
           }
+          for (RadixNode n : write.snapshotNodes) {
+            if (!write.nodes.contains(n)) {
+              fail(write + " puts the snapshot of " + n + ", which it does not cover");
+            }
+          }
         }
         for (Prefetch op : l3.pending) {
           if (op.lockNode != null && !inTree(op.lockNode)) {
@@ -1068,6 +1074,11 @@ public final class CacheInvariants {
           }
           if (op.state == Prefetch.State.PROBING && op.hostSlots != null) {
             fail(op + " holds host slots while probing");
+          }
+          if (op.hostSlots != null
+              && op.reservedPages
+                  != op.fetchPages + (op.snapshotSlots > 0 ? op.snapshotSlots : 0)) {
+            fail(op + " reserved " + op.reservedPages + " slots for " + op.fetchPages + " pages");
           }
           for (int i = op.heldFrom; op.hostSlots != null && i < op.reservedPages; i++) {
             claim(hostOwner, ledger.hostPool, "host", op.hostSlots[i], op);
@@ -1299,6 +1310,38 @@ public final class CacheInvariants {
                 + " device pages of the tree and "
                 + requestPages
                 + " request pages are protected with no request, lock or copy left");
+      }
+    }
+
+    /**
+     * The L3 part of I7 (HYBRID.md §6): the L3 snapshot bit only on a node whose pages L3 holds
+     * and that keeps the host snapshot L3 got (a split's upper half has neither), and only with
+     * snapshots; a pending L3 write puts the snapshot of a node it covers and that
+     * has a host snapshot for the put to read (protected with the pages by the write's hostRef).
+     * That a prefetched snapshot is counted once is the slot claim: the node's host snapshot is
+     * claimed by the node, the prefetch's held slots by the prefetch.
+     */
+    private void l3SnapshotRules(RadixNode n) {
+      if (n.l3Snapshot != 0
+          && (n.l3Snapshot != 1
+              || n.l3State != RadixNode.L3_STORED
+              || n.hostStateSlots == null
+              || cache.config().snapshotSlots() == 0)) {
+        fail(
+            "I7: "
+                + n
+                + " has l3Snapshot="
+                + n.l3Snapshot
+                + " but its pages are not stored in L3 (l3State="
+                + n.l3State
+                + "), it has no host snapshot (the one L3 got) or there are no snapshots"
+                + " (kvtier.snapshot-slots="
+                + cache.config().snapshotSlots()
+                + ")");
+      }
+      L3Write write = n.pendingL3Write;
+      if (write != null && write.putsSnapshotOf(n) && n.hostStateSlots == null) {
+        fail("I7: " + write + " puts the snapshot of " + n + ", which has no host snapshot");
       }
     }
   }

@@ -18,8 +18,29 @@ import java.util.Objects;
  * </pre>
  *
  * <p>For replicated KV (MLA) the rank is written as -1, so every rank computes the same keys.
+ *
+ * <p>A recurrent-state snapshot at a node's end (HYBRID.md §6) is {@code kvtier.snapshot-slots}
+ * page slots; slot {@code i} is stored under
+ *
+ * <pre>
+ *   snapshotKey = SHA-256(salt | pageHash(the last page before the end) | 0x02 | i)
+ * </pre>
+ *
+ * with {@code i} as 4 bytes little-endian: 37 bytes after the salt, where a page key has 32, so
+ * no snapshot key is a page key and the slots of one snapshot have keys of their own.
  */
 public final class L3Keys {
+  /**
+   * One digest per thread, reused for every key it computes ({@code digest()} resets it): the
+   * keys of a probe, put or fetch are computed one after another on the thread that runs the
+   * store work, and {@code MessageDigest.getInstance} per key cost more than the hash itself
+   * (docs/PERFORMANCE.md, "L3 keys").
+   */
+  private static final ThreadLocal<MessageDigest> DIGEST = ThreadLocal.withInitial(L3Keys::sha256);
+
+  /** The kind byte of snapshot keys (HYBRID.md §6; 0x01 is reserved for SWA pages). */
+  private static final byte SNAPSHOT_KIND = 0x02;
+
   private L3Keys() {}
 
   /**
@@ -55,9 +76,30 @@ public final class L3Keys {
    * @return the key
    */
   public static PageKey key(byte[] salt, byte[] pageHash) {
-    MessageDigest md = sha256();
+    MessageDigest md = DIGEST.get();
     md.update(salt);
     md.update(pageHash);
+    return PageKey.of(md.digest());
+  }
+
+  /**
+   * The L3 key of slot {@code slot} of the recurrent-state snapshot at the end of the page whose
+   * chained hash is {@code pageHash}.
+   *
+   * @param salt from {@link #salt}
+   * @param pageHash the 32-byte chained hash of the last page before the snapshot's position
+   * @param slot the slot's index in the snapshot, at least 0
+   * @return the key
+   */
+  public static PageKey snapshotKey(byte[] salt, byte[] pageHash, int slot) {
+    if (slot < 0) {
+      throw new IllegalArgumentException("slot=" + slot + " must be >= 0");
+    }
+    MessageDigest md = DIGEST.get();
+    md.update(salt);
+    md.update(pageHash);
+    md.update(SNAPSHOT_KIND);
+    md.update(intBytes(slot));
     return PageKey.of(md.digest());
   }
 

@@ -59,13 +59,15 @@ final class L3Progress implements L3Sink {
   // ---------------------------------------------------------------- in: the sink
 
   @Override
-  public void put(byte[][] pageHashes, int[] hostSlots) {
+  public void put(
+      byte[][] pageHashes, int[] hostSlots, byte[][] snapshotHashes, int[] snapshotSlots) {
     if (!setup.writer()) {
       // Replicated KV: rank 0 writes for everyone; this rank's entry only keeps the pairing.
       puts.addLast(DONE);
       return;
     }
-    puts.addLast(setup.executor().submit(new PutWork(pageHashes, hostSlots)));
+    puts.addLast(
+        setup.executor().submit(new PutWork(pageHashes, hostSlots, snapshotHashes, snapshotSlots)));
   }
 
   @Override
@@ -76,17 +78,29 @@ final class L3Progress implements L3Sink {
   }
 
   @Override
-  public void probe(long sequence, byte[][] pageHashes, long timeoutNanos) {
+  public void probe(long sequence, byte[][] pageHashes, int snapshotSlots, long timeoutNanos) {
     Local local = new Local(setup.time().nanoTime(), timeoutNanos);
-    local.probe = new ProbeWork(pageHashes);
+    local.probe = new ProbeWork(pageHashes, pageHashes.length, snapshotSlots, -1);
     local.probeJob = setup.executor().submit(local.probe);
     prefetches.put(sequence, local);
   }
 
   @Override
-  public void fetch(long sequence, byte[][] pageHashes, int pages, int[] hostSlots) {
+  public void reprobe(long sequence, int bound) {
     Local local = prefetches.get(sequence);
-    local.fetch = new FetchWork(pageHashes, pages, hostSlots);
+    ProbeWork last = local.probe;
+    // The page prefix is what the first probe found (a failed probe found none): only the
+    // snapshot keys are asked again.
+    int pageHits = local.probeJob.stepsDone() == 1 ? last.pageHits : 0;
+    local.probe = new ProbeWork(last.hashes, bound, last.snapshotSlots, pageHits);
+    local.probeJob = setup.executor().submit(local.probe);
+  }
+
+  @Override
+  public void fetch(
+      long sequence, byte[][] pageHashes, int pages, int[] hostSlots, int snapshotSlots) {
+    Local local = prefetches.get(sequence);
+    local.fetch = new FetchWork(pageHashes, pages, hostSlots, snapshotSlots);
     local.fetchJob = setup.executor().submit(local.fetch);
   }
 
@@ -169,10 +183,13 @@ final class L3Progress implements L3Sink {
    * Writes three values per pending prefetch, in the replicated order of {@code ops}:
    *
    * <pre>
-   *   progress  PROBING: the pages found (-1 until the probe finished); FETCHING: the pages
-   *             fetched, counted from the first; DRAINING: 0
+   *   progress  PROBING: the pages found (-1 until the probe finished); with snapshots the
+   *             deepest end (pages) at most the op's probe bound whose pages and snapshot are
+   *             found, 0 if none; FETCHING: the pages fetched, counted from the first, plus 1
+   *             once the snapshot is in too (with snapshots); DRAINING: 0
    *   gave up   -1 if this rank's timeout has passed (policy timeout), else 0
-   *   finished  1 if this rank's current work has stopped for good, else 0
+   *   finished  1 if this rank's current work has stopped for good, else 0; PROBING with
+   *             snapshots: 1 + bound - end once finished, so that its MIN gives the MAX end
    * </pre>
    *
    * A MIN reduction of these gives the pages every rank has, whether any rank gave up (the MAX
@@ -189,17 +206,14 @@ final class L3Progress implements L3Sink {
       switch (op.state) {
         case PROBING -> {
           boolean finished = local.probeJob.finished();
-          into[at] =
-              finished && local.probeJob.stepsDone() == 1 ? local.probe.hits : finished ? 0 : -1;
+          int hits = finished && local.probeJob.stepsDone() == 1 ? local.probe.hits : 0;
+          into[at] = finished ? hits : -1;
           into[at + 1] = gaveUp ? -1 : 0;
-          into[at + 2] = finished ? 1 : 0;
+          into[at + 2] = !finished ? 0 : op.snapshotSlots > 0 ? 1L + op.probeBound - hits : 1;
         }
         case FETCHING -> {
           boolean finished = local.fetchJob.finished();
-          int fetched =
-              finished
-                  ? local.fetch.loaded
-                  : Math.min(op.reservedPages, local.fetchJob.stepsDone() * FETCH_STEP_PAGES);
+          int fetched = finished ? local.fetch.units() : local.fetch.unitsOf(local.fetchJob);
           into[at] = fetched;
           into[at + 1] = gaveUp ? -1 : 0;
           into[at + 2] = finished ? 1 : 0;
@@ -234,14 +248,33 @@ final class L3Progress implements L3Sink {
     return keys;
   }
 
-  /** One put of a chain's pages. */
+  /** The keys of the {@code slots} slots of the snapshot at the end of the page {@code hash}. */
+  private List<PageKey> snapshotKeys(byte[] hash, int slots) {
+    List<PageKey> keys = new ArrayList<>(slots);
+    for (int i = 0; i < slots; i++) {
+      keys.add(L3Keys.snapshotKey(salt, hash, i));
+    }
+    return keys;
+  }
+
+  /** One put of a chain's pages and the snapshots at the ends of some of them. */
   private final class PutWork implements L3Work {
     private final byte[][] hashes;
     private final int[] slots;
+    private final byte[][] snapshots;
+    private final int perSnapshot;
 
-    PutWork(byte[][] hashes, int[] slots) {
-      this.hashes = hashes;
-      this.slots = slots;
+    PutWork(byte[][] pageHashes, int[] pageSlots, byte[][] snapshotHashes, int[] snapshotSlots) {
+      this.hashes = pageHashes;
+      this.snapshots = snapshotHashes;
+      if (snapshotHashes.length == 0) {
+        this.perSnapshot = 0;
+        this.slots = pageSlots;
+      } else {
+        this.perSnapshot = snapshotSlots.length / snapshotHashes.length;
+        this.slots = Arrays.copyOf(pageSlots, pageSlots.length + snapshotSlots.length);
+        System.arraycopy(snapshotSlots, 0, slots, pageSlots.length, snapshotSlots.length);
+      }
     }
 
     @Override
@@ -251,17 +284,37 @@ final class L3Progress implements L3Sink {
 
     @Override
     public boolean step(int index) {
-      return store.put(keys(hashes, 0, hashes.length), host, slots) == hashes.length;
+      List<PageKey> keys = keys(hashes, 0, hashes.length);
+      for (byte[] h : snapshots) {
+        keys.addAll(snapshotKeys(h, perSnapshot));
+      }
+      return store.put(keys, host, slots) == keys.size();
     }
   }
 
-  /** One existence probe of the candidate pages. */
+  /**
+   * One existence probe of the candidate pages; with snapshots, then of the snapshots at the
+   * candidate ends from the deepest found (at most {@code bound}) down, until one is present.
+   */
   private final class ProbeWork implements L3Work {
-    private final byte[][] hashes;
+    final byte[][] hashes;
+    final int bound;
+    final int snapshotSlots;
+
+    /** The pages found by an earlier probe of the same prefetch, or -1 to ask the store. */
+    private final int knownPageHits;
+
+    /** The present page prefix; final once the job is finished. */
+    volatile int pageHits;
+
+    /** The pages found, or with snapshots the deepest end with its snapshot (0 if none). */
     volatile int hits;
 
-    ProbeWork(byte[][] hashes) {
+    ProbeWork(byte[][] hashes, int bound, int snapshotSlots, int knownPageHits) {
       this.hashes = hashes;
+      this.bound = bound;
+      this.snapshotSlots = snapshotSlots;
+      this.knownPageHits = knownPageHits;
     }
 
     @Override
@@ -271,34 +324,78 @@ final class L3Progress implements L3Sink {
 
     @Override
     public boolean step(int index) {
-      int n = store.existsPrefix(keys(hashes, 0, hashes.length));
-      hits = Math.max(0, Math.min(n, hashes.length));
+      int n =
+          knownPageHits >= 0
+              ? knownPageHits
+              : Math.max(0, Math.min(store.existsPrefix(keys(hashes, 0, bound)), bound));
+      pageHits = n;
+      if (snapshotSlots == 0) {
+        hits = n;
+        return true;
+      }
+      int end = Math.min(n, bound);
+      while (end > 0
+          && store.existsPrefix(snapshotKeys(hashes[end - 1], snapshotSlots)) < snapshotSlots) {
+        end--;
+      }
+      hits = end;
       return true;
     }
   }
 
-  /** A fetch in steps of {@link #FETCH_STEP_PAGES} pages, stopping at the first miss. */
+  /**
+   * A fetch in steps of {@link #FETCH_STEP_PAGES} pages, stopping at the first miss; with
+   * snapshots, one more step fetches the snapshot at the end of the last page.
+   */
   private final class FetchWork implements L3Work {
     private final byte[][] hashes;
     private final int pages;
     private final int[] slots;
+    private final int snapshotSlots;
+    private final int pageSteps;
 
     /** Pages loaded, counted from the first; final once the job is finished. */
     volatile int loaded;
 
-    FetchWork(byte[][] hashes, int pages, int[] slots) {
+    /** Whether the snapshot is loaded; final once the job is finished. */
+    volatile boolean snapshotLoaded;
+
+    FetchWork(byte[][] hashes, int pages, int[] slots, int snapshotSlots) {
       this.hashes = hashes;
       this.pages = pages;
       this.slots = slots;
+      this.snapshotSlots = snapshotSlots;
+      this.pageSteps = (pages + FETCH_STEP_PAGES - 1) / FETCH_STEP_PAGES;
+    }
+
+    /** The units fetched once finished: pages, plus 1 for the snapshot. */
+    int units() {
+      return loaded + (snapshotLoaded ? 1 : 0);
+    }
+
+    /** The units a job still running has fetched, by its steps done. */
+    int unitsOf(L3Job job) {
+      int done = job.stepsDone();
+      return Math.min(pages, Math.min(done, pageSteps) * FETCH_STEP_PAGES)
+          + (done > pageSteps ? 1 : 0);
     }
 
     @Override
     public int steps() {
-      return (pages + FETCH_STEP_PAGES - 1) / FETCH_STEP_PAGES;
+      return pageSteps + (snapshotSlots > 0 ? 1 : 0);
     }
 
     @Override
     public boolean step(int index) {
+      if (index == pageSteps) {
+        int n =
+            store.get(
+                snapshotKeys(hashes[pages - 1], snapshotSlots),
+                host,
+                Arrays.copyOfRange(slots, pages, pages + snapshotSlots));
+        snapshotLoaded = n == snapshotSlots;
+        return snapshotLoaded;
+      }
       int from = index * FETCH_STEP_PAGES;
       int to = Math.min(pages, from + FETCH_STEP_PAGES);
       int n = store.get(keys(hashes, from, to), host, Arrays.copyOfRange(slots, from, to));

@@ -24,15 +24,20 @@ final class L3Room implements L3Port {
     this.progress = progress;
   }
 
-  /** The tier of a cache built with {@code setup}, over its host pool. */
+  /**
+   * The tier of a cache built with {@code setup}, over its host pool, for snapshots of {@code
+   * snapshotSlots} page slots (0: the model has none).
+   */
   static L3Room of(
       L3Setup setup,
       io.kvtier.spi.HostMemory host,
       CacheTree tree,
       PoolLedger ledger,
-      Evictor evictor) {
+      Evictor evictor,
+      int snapshotSlots) {
     L3Progress progress = new L3Progress(setup, host);
-    return new L3Room(new L3Tier(setup.config(), tree, ledger, evictor, progress), progress);
+    return new L3Room(
+        new L3Tier(setup.config(), tree, ledger, evictor, progress, snapshotSlots), progress);
   }
 
   L3Tier tier() {

@@ -20,6 +20,9 @@ package io.kvtier.core.cache;
  * @param pagesDuplicate fetched pages the tree already held when they were inserted
  * @param pagesMissed reserved pages not taken: not fetched on some rank by the decision (slow,
  *     failed, corrupt or evicted from a shard), or aborted
+ * @param snapshotsWritten recurrent-state snapshots of committed L3 writes (HYBRID.md §6)
+ * @param snapshotsInserted snapshots fetched by a prefetch that became a host-only node's host
+ *     snapshot (a resume point)
  */
 public record L3Stats(
     long writesRegistered,
@@ -34,10 +37,12 @@ public record L3Stats(
     long pagesReserved,
     long pagesInserted,
     long pagesDuplicate,
-    long pagesMissed) {
+    long pagesMissed,
+    long snapshotsWritten,
+    long snapshotsInserted) {
 
   /** No L3 activity. */
-  public static final L3Stats NONE = new L3Stats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  public static final L3Stats NONE = new L3Stats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
   /** Validates that no counter is negative. */
   public L3Stats {
@@ -54,7 +59,9 @@ public record L3Stats(
       pagesReserved,
       pagesInserted,
       pagesDuplicate,
-      pagesMissed
+      pagesMissed,
+      snapshotsWritten,
+      snapshotsInserted
     };
     for (long v : all) {
       if (v < 0) {
@@ -62,5 +69,54 @@ public record L3Stats(
             "negative counter in " + java.util.Arrays.toString(all) + ": counters only grow");
       }
     }
+  }
+
+  /**
+   * The counters of a tier without snapshots (the form before HYBRID.md §6).
+   *
+   * @param writesRegistered see the record
+   * @param writesCommitted see the record
+   * @param writesFailed see the record
+   * @param pagesWritten see the record
+   * @param prefetchesStarted see the record
+   * @param prefetchesSkipped see the record
+   * @param prefetchesTimedOut see the record
+   * @param prefetchesAborted see the record
+   * @param prefetchesDone see the record
+   * @param pagesReserved see the record
+   * @param pagesInserted see the record
+   * @param pagesDuplicate see the record
+   * @param pagesMissed see the record
+   */
+  public L3Stats(
+      long writesRegistered,
+      long writesCommitted,
+      long writesFailed,
+      long pagesWritten,
+      long prefetchesStarted,
+      long prefetchesSkipped,
+      long prefetchesTimedOut,
+      long prefetchesAborted,
+      long prefetchesDone,
+      long pagesReserved,
+      long pagesInserted,
+      long pagesDuplicate,
+      long pagesMissed) {
+    this(
+        writesRegistered,
+        writesCommitted,
+        writesFailed,
+        pagesWritten,
+        prefetchesStarted,
+        prefetchesSkipped,
+        prefetchesTimedOut,
+        prefetchesAborted,
+        prefetchesDone,
+        pagesReserved,
+        pagesInserted,
+        pagesDuplicate,
+        pagesMissed,
+        0,
+        0);
   }
 }

@@ -41,6 +41,12 @@ final class L3Tier {
   private final int pageSize;
   private final long backupThreshold;
 
+  /**
+   * Page slots of one recurrent-state snapshot; 0 = the model has none (pages only). At least 0
+   * ({@code CacheConfig} checks it).
+   */
+  final int snapshotSlots;
+
   final ArrayDeque<L3Write> writes = new ArrayDeque<>();
   long writeSequence;
 
@@ -65,8 +71,17 @@ final class L3Tier {
   long pagesInserted;
   long pagesDuplicate;
   long pagesMissed;
+  long snapshotsWritten;
+  long snapshotsInserted;
 
-  L3Tier(L3Config config, CacheTree tree, PoolLedger ledger, Evictor evictor, L3Sink sink) {
+  L3Tier(
+      L3Config config,
+      CacheTree tree,
+      PoolLedger ledger,
+      Evictor evictor,
+      L3Sink sink,
+      int snapshotSlots) {
+    this.snapshotSlots = snapshotSlots;
     this.config = config;
     this.tree = tree;
     this.ledger = ledger;
@@ -90,7 +105,9 @@ final class L3Tier {
         pagesReserved,
         pagesInserted,
         pagesDuplicate,
-        pagesMissed);
+        pagesMissed,
+        snapshotsWritten,
+        snapshotsInserted);
   }
 
   int outstanding() {
@@ -142,8 +159,18 @@ final class L3Tier {
       n.pendingL3Write = write;
       ledger.account(n, +1);
       write.nodes.add(n);
+      if (snapshotSlots > 0 && n.hostStateSlots != null) {
+        write.snapshotNodes.add(n);
+      }
     }
-    sink.put(hashes, slots);
+    byte[][] snapshotHashes = new byte[write.snapshotNodes.size()][];
+    int[] snapshotSlotsOf = new int[snapshotSlots * snapshotHashes.length];
+    for (int k = 0; k < snapshotHashes.length; k++) {
+      RadixNode n = write.snapshotNodes.get(k);
+      snapshotHashes[k] = last(tree.pageHashes(n));
+      System.arraycopy(n.hostStateSlots, 0, snapshotSlotsOf, k * snapshotSlots, snapshotSlots);
+    }
+    sink.put(hashes, slots, snapshotHashes, snapshotSlotsOf);
     writes.add(write);
     writesRegistered++;
   }
@@ -168,12 +195,16 @@ final class L3Tier {
       } else {
         writesCommitted++;
         pagesWritten += write.pages;
+        snapshotsWritten += write.snapshotNodes.size();
       }
       for (RadixNode node : write.nodes) {
         ledger.account(node, -1);
         node.hostRef--;
         node.pendingL3Write = null;
         node.l3State = fail ? RadixNode.L3_NONE : RadixNode.L3_STORED;
+        // The snapshot commits at the same agreed point as the pages it rides with: a put that
+        // failed on any rank stores neither on any rank's tree.
+        node.l3Snapshot = !fail && write.putsSnapshotOf(node) ? (byte) 1 : (byte) 0;
         ledger.account(node, +1);
         if (!fail) {
           tree.events.stored(CacheMedium.L3, node);
@@ -214,12 +245,20 @@ final class L3Tier {
     byte[][] hashes = PageHasher.chain(prior, tokens, anchor.depth, pages, pageSize);
     Prefetch op =
         new Prefetch(
-            prefetchSequence++, requestId, namespace, tokens, anchor.depth, pages, hashes, anchor);
+            prefetchSequence++,
+            requestId,
+            namespace,
+            tokens,
+            anchor.depth,
+            pages,
+            hashes,
+            snapshotSlots,
+            anchor);
     tree.lock(anchor);
     pending.add(op);
     byRequest.put(requestId, op);
     prefetchesStarted++;
-    sink.probe(op.sequence, hashes, config.timeoutNanos((long) pages * pageSize));
+    sink.probe(op.sequence, hashes, snapshotSlots, config.timeoutNanos((long) pages * pageSize));
     return true;
   }
 
@@ -242,7 +281,7 @@ final class L3Tier {
         op.state = Prefetch.State.DONE;
       }
       case FETCHING -> {
-        pagesMissed += op.reservedPages;
+        pagesMissed += op.fetchPages;
         unlock(op);
         op.state = Prefetch.State.DRAINING;
         sink.cancel(op.sequence);
@@ -314,7 +353,9 @@ final class L3Tier {
       boolean finished = agreed[offset + PREFETCH_WIDTH * k + 2] > 0;
       switch (op.state) {
         case PROBING -> {
-          if (progress >= 0) {
+          if (progress >= 0 && op.snapshotSlots > 0) {
+            agreeOnSnapshot(op, progress, agreed[offset + PREFETCH_WIDTH * k + 2]);
+          } else if (progress >= 0) {
             reserveAndFetch(op, (int) Math.min(progress, op.candidatePages));
           } else if (gaveUp) {
             prefetchesTimedOut++;
@@ -329,7 +370,7 @@ final class L3Tier {
             if (!finished && policy == L3PrefetchPolicy.TIMEOUT) {
               prefetchesTimedOut++;
             }
-            decide(op, (int) Math.max(0, Math.min(progress, op.reservedPages)), finished);
+            decide(op, (int) Math.max(0, Math.min(progress, fetchUnits(op))), finished);
           }
         }
         case DRAINING -> {
@@ -344,10 +385,40 @@ final class L3Tier {
     }
   }
 
+  /**
+   * Every rank's probe finished with the snapshot of its deepest usable end at most {@code
+   * op.probeBound} ({@link L3Progress#prefetchProgress}): {@code least} is the MIN of those
+   * ends, {@code finishedValue} the MIN of {@code 1 + probeBound - end}, from which the MAX of
+   * the ends follows. Equal ends are a snapshot every rank has; else every rank probes again
+   * below the MIN, whose end some rank named but others may lack (a rank's deepest end is not
+   * every rank's). Each round lowers the bound, so the agreement ends.
+   */
+  private void agreeOnSnapshot(Prefetch op, long least, long finishedValue) {
+    int end = (int) Math.min(least, op.probeBound);
+    long most = op.probeBound + 1L - finishedValue;
+    if (end == 0 || (long) end * pageSize < config.prefetchThreshold() || most == end) {
+      reserveAndFetch(op, end);
+      return;
+    }
+    op.probeBound = end;
+    sink.reprobe(op.sequence, end);
+  }
+
+  /** The units the agreed fetch progress counts: pages, and 1 for a complete snapshot. */
+  private static int fetchUnits(Prefetch op) {
+    return op.fetchPages + (op.snapshotSlots > 0 ? 1 : 0);
+  }
+
   private void reserveAndFetch(Prefetch op, int hits) {
     if ((long) hits * pageSize < config.prefetchThreshold()) {
       prefetchesSkipped++;
       end(op, 0);
+      return;
+    }
+    // With snapshots, an agreed end of 0 (no snapshot every rank found) is below the threshold
+    // (at least 1 token, L3Config) and ended above.
+    if (op.snapshotSlots > 0) {
+      reserveWithSnapshot(op, hits);
       return;
     }
     int free = ledger.hostPool.free();
@@ -365,17 +436,47 @@ final class L3Tier {
     ledger.reservedHostPages += pages;
     op.hostSlots = slots;
     op.reservedPages = pages;
+    op.fetchPages = pages;
     op.heldFrom = 0;
     op.state = Prefetch.State.FETCHING;
     pagesReserved += pages;
-    sink.fetch(op.sequence, op.pageHashes, pages, slots);
+    sink.fetch(op.sequence, op.pageHashes, pages, slots, 0);
+  }
+
+  /**
+   * Reserves the pages up to the agreed usable end and the snapshot's slots after them, all or
+   * nothing: pages past a snapshot or without one are no resume point.
+   */
+  private void reserveWithSnapshot(Prefetch op, int pages) {
+    int slotsNeeded = pages + op.snapshotSlots;
+    int free = ledger.hostPool.free();
+    if (free < slotsNeeded) {
+      evictor.evictHost(slotsNeeded - free);
+    }
+    if (ledger.hostPool.free() < slotsNeeded) {
+      prefetchesSkipped++;
+      end(op, 0);
+      return;
+    }
+    int[] slots = new int[slotsNeeded];
+    ledger.hostPool.allocate(slotsNeeded, slots, 0);
+    ledger.reservedHostPages += slotsNeeded;
+    op.hostSlots = slots;
+    op.reservedPages = slotsNeeded;
+    op.fetchPages = pages;
+    op.heldFrom = 0;
+    op.state = Prefetch.State.FETCHING;
+    pagesReserved += pages;
+    sink.fetch(op.sequence, op.pageHashes, pages, slots, op.snapshotSlots);
   }
 
   /**
    * Takes the first {@code fetched} pages (every rank has them) into the tree and gives up the
    * rest: freed now if every rank's fetch has finished, else after it has.
    */
-  private void decide(Prefetch op, int fetched, boolean finished) {
+  private void decide(Prefetch op, int units, boolean finished) {
+    int fetched = Math.min(units, op.fetchPages);
+    boolean snapshot = op.snapshotSlots > 0 && units == fetchUnits(op);
     int inserted = 0;
     RadixNode deepest = null;
     if (fetched > 0 && CacheTree.pathValid(op.lockNode)) {
@@ -390,12 +491,20 @@ final class L3Tier {
       // Pages the walk did not reach (it stopped at a node it may not extend) go back now:
       // every rank has finished writing them.
       ledger.hostPool.release(op.hostSlots, inserted, fetched - inserted);
+      if (snapshot) {
+        attachSnapshot(op, inserted == fetched ? deepest : null);
+      }
     } else if (fetched > 0) {
       ledger.hostPool.release(op.hostSlots, 0, fetched);
+      if (snapshot) {
+        attachSnapshot(op, null);
+      }
     }
     ledger.reservedHostPages -= fetched;
-    pagesMissed += op.reservedPages - fetched;
-    op.heldFrom = fetched;
+    pagesMissed += op.fetchPages - fetched;
+    // Every rank has written the snapshot's slots once it counts as fetched: they are taken
+    // or free now; else they stay held with the pages past {@code fetched} until the drain.
+    op.heldFrom = snapshot ? op.reservedPages : fetched;
     op.insertedTokens = inserted * pageSize;
     prefetchesDone++;
     if (deepest != null && inserted > 0) {
@@ -423,6 +532,7 @@ final class L3Tier {
               op.startToken,
               op.candidatePages,
               op.pageHashes,
+              op.snapshotSlots,
               null);
       done.lockNode = op.lockNode;
       done.insertedTokens = op.insertedTokens;
@@ -432,6 +542,33 @@ final class L3Tier {
       if (live == op) {
         byRequest.put(op.requestId, done);
       }
+    }
+  }
+
+  /**
+   * The snapshot every rank fetched goes to {@code node}, the host-only node that ends at the
+   * agreed usable end, if it has no snapshot in any tier; else (a duplicate, or the walk did not
+   * reach the end) its slots are freed. Moves them from the reservation to the node in one
+   * accounting bracket, so the host pool counts them once.
+   */
+  private void attachSnapshot(Prefetch op, RadixNode node) {
+    int from = op.reservedPages - op.snapshotSlots;
+    ledger.reservedHostPages -= op.snapshotSlots;
+    if (node != null
+        && node.parent != null
+        && !node.resident()
+        && node.stateSlots == null
+        && node.hostStateSlots == null
+        && node.hostSlots != null
+        && node.backupState == BackupState.COMMITTED
+        && node.invalid == 0) {
+      ledger.account(node, -1);
+      node.hostStateSlots = java.util.Arrays.copyOfRange(op.hostSlots, from, op.reservedPages);
+      node.l3Snapshot = node.l3State == RadixNode.L3_STORED ? (byte) 1 : (byte) 0;
+      ledger.account(node, +1);
+      snapshotsInserted++;
+    } else {
+      ledger.hostPool.release(op.hostSlots, from, op.snapshotSlots);
     }
   }
 

@@ -4,13 +4,21 @@ import java.util.ArrayList;
 
 /**
  * One entry of the replicated L3 write FIFO: the nodes whose host copies are being put to the
- * store, protected (hostRef) until the entry commits. Holds no handle of the rank-local put.
+ * store, protected (hostRef) until the entry commits, and among them the nodes whose host
+ * recurrent-state snapshot the same put stores (HYBRID.md §6). Holds no handle of the
+ * rank-local put.
  */
 final class L3Write {
   final long sequence;
 
   /** Covered nodes, parents first; a split inserts the new top half before its old node. */
   final ArrayList<RadixNode> nodes = new ArrayList<>(2);
+
+  /**
+   * The covered nodes whose snapshot this write puts, by identity: a split leaves the snapshot
+   * with the old node (it keeps its end), so the top half a split adds is never here.
+   */
+  final ArrayList<RadixNode> snapshotNodes = new ArrayList<>(0);
 
   final int pages;
 
@@ -24,8 +32,25 @@ final class L3Write {
     nodes.add(nodes.indexOf(node), top);
   }
 
+  /** Whether this write puts {@code node}'s snapshot. */
+  boolean putsSnapshotOf(RadixNode node) {
+    for (RadixNode n : snapshotNodes) {
+      if (n == node) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   @Override
   public String toString() {
-    return "L3Write[seq=" + sequence + ", nodes=" + nodes.size() + ", pages=" + pages + "]";
+    return "L3Write[seq="
+        + sequence
+        + ", nodes="
+        + nodes.size()
+        + ", pages="
+        + pages
+        + (snapshotNodes.isEmpty() ? "" : ", snapshots=" + snapshotNodes.size())
+        + "]";
   }
 }

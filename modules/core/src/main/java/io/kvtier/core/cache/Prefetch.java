@@ -6,8 +6,11 @@ package io.kvtier.core.cache;
  * {@link L3Progress}, keyed by {@link #sequence}.
  *
  * <pre>
- *   PROBING   the store is asked how many candidate pages it has; agreed with MIN
- *   FETCHING  host slots reserved for the agreed pages; pages fetched into them
+ *   PROBING   the store is asked how many candidate pages it has; agreed with MIN. With
+ *             snapshots: the deepest candidate end whose pages and snapshot it has, asked
+ *             again below the MIN until every rank names the same end
+ *   FETCHING  host slots reserved for the agreed pages (and the snapshot, after them); pages
+ *             fetched into them, then the snapshot
  *   DRAINING  decided (or aborted) while some rank's fetch may still write the rest of the
  *             slots: they are freed once every rank reports its fetch finished
  *   DONE      the agreed pages are host-only tree nodes; waits for its request's admission
@@ -31,6 +34,15 @@ final class Prefetch {
 
   final int candidatePages;
 
+  /** Page slots of one snapshot ({@code kvtier.snapshot-slots}); 0 = pages only. */
+  final int snapshotSlots;
+
+  /** With snapshots: the deepest candidate end (in pages) the current probe may name. */
+  int probeBound;
+
+  /** Pages being fetched (the agreed usable end); {@link #reservedPages} adds the snapshot. */
+  int fetchPages;
+
   /** Chained page hashes of the candidate pages (replicated; salted per rank for the keys). */
   final byte[][] pageHashes;
 
@@ -42,7 +54,10 @@ final class Prefetch {
   int[] hostSlots;
   int reservedPages;
 
-  /** Slots {@code [heldFrom, reservedPages)} are still reserved by this op. */
+  /**
+   * Slots {@code [heldFrom, reservedPages)} are still reserved by this op; the snapshot's
+   * slots, if any, are the last {@link #snapshotSlots} of {@link #hostSlots}.
+   */
   int heldFrom;
 
   /** Tokens inserted from {@link #startToken} once DONE. */
@@ -56,6 +71,7 @@ final class Prefetch {
       int startToken,
       int candidatePages,
       byte[][] pageHashes,
+      int snapshotSlots,
       RadixNode anchor) {
     this.sequence = sequence;
     this.requestId = requestId;
@@ -64,6 +80,8 @@ final class Prefetch {
     this.startToken = startToken;
     this.candidatePages = candidatePages;
     this.pageHashes = pageHashes;
+    this.snapshotSlots = snapshotSlots;
+    this.probeBound = candidatePages;
     this.lockNode = anchor;
   }
 

@@ -91,7 +91,13 @@ public final class RankCache implements CacheView {
     this.l3 =
         l3Setup == null
             ? L3Port.NONE
-            : L3Room.of(l3Setup, memory.orElseThrow().host().orElseThrow(), tree, ledger, evictor);
+            : L3Room.of(
+                l3Setup,
+                memory.orElseThrow().host().orElseThrow(),
+                tree,
+                ledger,
+                evictor,
+                config.snapshotSlots());
     this.backups =
         new Backups(tree, ledger, evictor, l3, config, progress, hostTier, counters, rules);
     this.loadBacks =

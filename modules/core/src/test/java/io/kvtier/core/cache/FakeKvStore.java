@@ -12,14 +12,18 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A hand-written L3 store for tests: pages on the heap by key, with switches to fail every put,
- * to lose stored pages (a shard that evicted them) and to serve damaged pages as misses.
+ * A hand-written L3 store for tests: pages on the heap by key, with switches to fail every put or
+ * the put of given keys, to lose stored pages (a shard that evicted them) and to serve damaged
+ * pages as misses.
  */
 final class FakeKvStore implements KvStore {
   private final Map<PageKey, byte[][]> pages = new HashMap<>();
 
   /** Keys whose get fails as a corrupt page would: a miss. */
   final Set<PageKey> corrupt = new HashSet<>();
+
+  /** Keys whose put fails: the put stores the keys before the first of them and stops. */
+  final Set<PageKey> failPutKeys = new HashSet<>();
 
   boolean failPuts;
   int puts;
@@ -64,6 +68,9 @@ final class FakeKvStore implements KvStore {
     }
     int layers = host.spec().layout().layers();
     for (int i = 0; i < keys.size(); i++) {
+      if (failPutKeys.contains(keys.get(i))) {
+        return i;
+      }
       byte[][] page = new byte[layers][];
       for (int layer = 0; layer < layers; layer++) {
         page[layer] =
@@ -81,6 +88,11 @@ final class FakeKvStore implements KvStore {
 
   synchronized boolean contains(PageKey key) {
     return pages.containsKey(key);
+  }
+
+  /** The bytes stored under {@code key}, one array per layer, or null. */
+  synchronized byte[][] page(PageKey key) {
+    return pages.get(key);
   }
 
   /** Forgets one stored page, as a shard that evicted it. */

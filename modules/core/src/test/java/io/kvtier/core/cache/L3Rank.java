@@ -28,6 +28,31 @@ final class L3Rank {
     this(rank, worldSize, store, l3, devicePages, hostPages, CacheEventListener.NONE);
   }
 
+  /**
+   * A rank whose requests take recurrent-state snapshots of {@code snapshotSlots} slots every
+   * {@code intervalPages} pages (HYBRID.md §5).
+   */
+  L3Rank(
+      int rank,
+      int worldSize,
+      FakeKvStore store,
+      L3Config l3,
+      int devicePages,
+      int hostPages,
+      int snapshotSlots,
+      int intervalPages) {
+    this(
+        rank,
+        worldSize,
+        store,
+        l3,
+        devicePages,
+        hostPages,
+        CacheEventListener.NONE,
+        snapshotSlots,
+        intervalPages);
+  }
+
   /** A rank whose cache reports its KV events to {@code listener}. */
   L3Rank(
       int rank,
@@ -37,6 +62,19 @@ final class L3Rank {
       int devicePages,
       int hostPages,
       CacheEventListener listener) {
+    this(rank, worldSize, store, l3, devicePages, hostPages, listener, 0, 1);
+  }
+
+  private L3Rank(
+      int rank,
+      int worldSize,
+      FakeKvStore store,
+      L3Config l3,
+      int devicePages,
+      int hostPages,
+      CacheEventListener listener,
+      int snapshotSlots,
+      int intervalPages) {
     this.rank = rank;
     this.store = store;
     this.memory = new FakeKvMemory(FakeKvMemory.smallLayout(PAGE), devicePages, hostPages);
@@ -45,6 +83,9 @@ final class L3Rank {
         CacheConfig.of(PAGE, devicePages, hostPages)
             .withWritePolicy(WritePolicy.WRITE_THROUGH)
             .withEvictionPolicy(EvictionPolicy.LRU);
+    if (snapshotSlots > 0) {
+      config = config.withSnapshots(snapshotSlots, intervalPages);
+    }
     this.cache =
         RankCache.builder(config)
             .device(memory.device)
@@ -67,6 +108,67 @@ final class L3Rank {
     cache.finish(id);
     memory.engine.completeAll();
     CacheInvariants.check(cache);
+  }
+
+  /**
+   * As {@link #serve}, as a model with recurrent layers runs it: every snapshot the request's
+   * one step takes ({@link RankCache#stepSnapshots}) gets the state pattern of its position.
+   */
+  void serveWithSnapshots(long id, int[] tokens) {
+    cache.admit(id, tokens, RequestOptions.DEFAULT.withLoadBackQuota(0));
+    cache.allocateTokens(id, tokens.length);
+    RequestState r = cache.rooms().requests().get(id);
+    long[] hashes = KvPattern.prefixHashes(0, tokens, tokens.length);
+    for (int i = 0; i < r.ownCount(); i++) {
+      pattern.write(memory.device, r.own.slot(i), hashes, r.prefixLength / PAGE + i);
+    }
+    for (SnapshotTarget s : cache.stepSnapshots(id, r.prefixLength, tokens.length)) {
+      for (int i = 0; i < s.slots().length; i++) {
+        writeState(memory.device, s.slots()[i], hashes, s.position(), i);
+      }
+    }
+    cache.finish(id);
+    memory.engine.completeAll();
+    CacheInvariants.check(cache);
+  }
+
+  /** Writes the stand-in recurrent state of slot {@code i} of the snapshot at {@code end}. */
+  void writeState(io.kvtier.spi.PageMemory memory, int slot, long[] hashes, int end, int i) {
+    for (int layer = 0; layer < this.memory.layout.layers(); layer++) {
+      memory.write(
+          slot, layer, 0, java.lang.foreign.MemorySegment.ofArray(state(hashes, end, i, layer)));
+    }
+  }
+
+  /** Whether {@code slot} holds slot {@code i} of the state at {@code end} in every layer. */
+  boolean holdsState(io.kvtier.spi.PageMemory memory, int slot, long[] hashes, int end, int i) {
+    for (int layer = 0; layer < this.memory.layout.layers(); layer++) {
+      byte[] expected = state(hashes, end, i, layer);
+      byte[] actual = new byte[expected.length];
+      memory.read(slot, layer, 0, java.lang.foreign.MemorySegment.ofArray(actual));
+      if (!java.util.Arrays.equals(actual, expected)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The bytes of one layer's block of the state: a function of the prefix, slot and layer. */
+  private byte[] state(long[] hashes, int end, int i, int layer) {
+    byte[] out = new byte[(int) memory.layout.pageBytesPerLayer()];
+    long z = hashes[end - 1] ^ 0x5DEECE66DL * (i + 1) ^ (long) layer << 40;
+    for (int b = 0; b < out.length; b++) {
+      z = (z ^ (z >>> 31)) * 0x9E3779B97F4A7C15L + b;
+      out[b] = (byte) (z >>> 56);
+    }
+    return out;
+  }
+
+  /** The L3 key of slot {@code slot} of the snapshot at the end of page {@code page}. */
+  io.kvtier.spi.PageKey snapshotKey(int[] tokens, int page, int slot) {
+    int[] prefix = java.util.Arrays.copyOf(tokens, (page + 1) * PAGE);
+    byte[] hash = PageHasher.pageKeys(0, prefix, PAGE).get(page).toBytes();
+    return L3Keys.snapshotKey(salt, hash, slot);
   }
 
   /** The L3 key this rank uses for page {@code page} of {@code tokens}. */
