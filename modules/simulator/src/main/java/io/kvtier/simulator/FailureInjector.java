@@ -108,6 +108,11 @@ final class FailureInjector {
       }
 
       @Override
+      public int snapshotSlots() {
+        return model.snapshotSlots();
+      }
+
+      @Override
       public void writeLayer(ModelStep step, int layer) {
         at();
         model.writeLayer(step, layer);

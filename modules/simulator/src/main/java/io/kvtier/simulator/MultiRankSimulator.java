@@ -228,7 +228,14 @@ public final class MultiRankSimulator {
       }
       long sent = r == 0 ? rank.feed().sent() : 0;
       RankEngineStats own = rank.engine().stats();
-      long[] sums = {own.kvVerifiedPages(), own.kvMismatches(), rank.leakedDevicePages(), sent};
+      long[] sums = {
+        own.kvVerifiedPages(),
+        own.kvMismatches(),
+        rank.leakedDevicePages(),
+        sent,
+        rank.model().snapshotsVerified(),
+        rank.model().snapshotMismatches()
+      };
       long digest = rank.engine().replicaDigest();
       boolean digestsEqual = true;
       if (!collectiveFailed) {
@@ -293,6 +300,8 @@ public final class MultiRankSimulator {
           sums[0],
           sums[1],
           sums[2],
+          sums[4],
+          sums[5],
           digestsEqual,
           digest,
           (System.nanoTime() - start) / 1e9,
@@ -390,11 +399,15 @@ public final class MultiRankSimulator {
     long verified = 0;
     long mismatches = 0;
     long leaked = 0;
+    long snapshotsVerified = 0;
+    long snapshotMismatches = 0;
     for (SimulatedRank rank : ranks) {
       RankEngineStats rs = rank.engine().stats();
       verified += rs.kvVerifiedPages();
       mismatches += rs.kvMismatches();
       leaked += rank.leakedDevicePages();
+      snapshotsVerified += rank.model().snapshotsVerified();
+      snapshotMismatches += rank.model().snapshotMismatches();
     }
     return result(
         workload,
@@ -403,6 +416,8 @@ public final class MultiRankSimulator {
         verified,
         mismatches,
         leaked,
+        snapshotsVerified,
+        snapshotMismatches,
         true,
         ranks[0].engine().replicaDigest(),
         wallSeconds,
@@ -422,6 +437,8 @@ public final class MultiRankSimulator {
       long verified,
       long mismatches,
       long leaked,
+      long snapshotsVerified,
+      long snapshotMismatches,
       boolean digestsEqual,
       long digest,
       double wallSeconds,
@@ -485,6 +502,9 @@ public final class MultiRankSimulator {
         timeline,
         digest,
         s.prefillTokens(),
-        rank.feed() == null ? 0 : rank.feed().unread());
+        rank.feed() == null ? 0 : rank.feed().unread(),
+        rank.usableHitTokens(),
+        snapshotsVerified,
+        snapshotMismatches);
   }
 }

@@ -71,6 +71,9 @@ final class ConfigurationReplay {
             c.eviction(),
             CacheConfig.DEFAULT_LOAD_BACK_THRESHOLD,
             CacheConfig.DEFAULT_VOCAB_SIZE);
+    if (c.snapshots()) {
+      config = config.withSnapshots(c.snapshotSlots(), c.snapshotIntervalPages());
+    }
     RankCache cache = open(config, c);
     boolean l3 = cache.hasL3();
     int pageSize = c.pageSize();
@@ -78,6 +81,9 @@ final class ConfigurationReplay {
     long deviceHit = 0;
     long hostHit = 0;
     long l3Hit = 0;
+    long usableDevice = 0;
+    long usableHost = 0;
+    long usableL3 = 0;
     long deviceRequests = 0;
     long hostRequests = 0;
     long l3Requests = 0;
@@ -115,6 +121,13 @@ final class ConfigurationReplay {
       deviceHit += onDevice;
       hostHit += loaded - fromL3;
       l3Hit += fromL3;
+      // The usable part of the hit, cut in match order: device prefix, host, L3 (HYBRID.md §5).
+      int usable = Math.min(a.usableLength(), prefix);
+      int usableOnDevice = Math.min(usable, onDevice);
+      int usableFromHost = Math.min(usable - usableOnDevice, loaded - fromL3);
+      usableDevice += usableOnDevice;
+      usableHost += usableFromHost;
+      usableL3 += usable - usableOnDevice - usableFromHost;
       deviceRequests += onDevice > 0 ? 1 : 0;
       hostRequests += loaded > fromL3 ? 1 : 0;
       l3Requests += fromL3 > 0 ? 1 : 0;
@@ -147,7 +160,10 @@ final class ConfigurationReplay {
         cache.l3Stats().pagesWritten(),
         rejected,
         nanos,
-        cpuNanos);
+        cpuNanos,
+        usableDevice,
+        usableHost,
+        usableL3);
   }
 
   /** This thread's CPU time in nanoseconds, or -1 where the JVM does not measure it. */
