@@ -99,6 +99,15 @@ final class SimulatedRank implements AutoCloseable {
   private TimelineRecorder timeline;
 
   SimulatedRank(SimulationConfig config, int rank, String group, Workload workload) {
+    this(config, rank, group, workload, java.util.function.UnaryOperator.identity());
+  }
+
+  SimulatedRank(
+      SimulationConfig config,
+      int rank,
+      String group,
+      Workload workload,
+      java.util.function.UnaryOperator<io.kvtier.core.rank.ModelRunner> modelWrapper) {
     this.config = config;
     this.rank = rank;
     Map<String, String> sim =
@@ -182,7 +191,9 @@ final class SimulatedRank implements AutoCloseable {
     this.engineCollective = new EngineCollective(collective, injector);
     this.usable = config.snapshots() ? new UsableHits() : null;
     this.model = new PatternModel(d, MultiRankSimulator.VOCAB, config.snapshotSlots(), usable);
-    this.engine = new RankEngine(cache, engineCollective, injector.model(model), engineConfig);
+    this.engine =
+        new RankEngine(
+            cache, engineCollective, injector.model(modelWrapper.apply(model)), engineConfig);
     injector.attach(engine);
     if (injector.targetsThisRank() || usable != null) {
       engine.setRequestListener(injector.listener(listening(RequestListener.NONE)));
