@@ -342,6 +342,7 @@ public final class ForwardPass {
         s[c] = ((s[c] * a) >> TinyWeights.DECAY_BITS) + Math.round(value[c] * FIXED_SCALE);
         attended[c] = (float) (s[c] * ((one - a) / one) / FIXED_SCALE);
       }
+      state.afterPosition(layer, from + i + 1, s);
       project(w.output[layer], i * d);
     }
   }

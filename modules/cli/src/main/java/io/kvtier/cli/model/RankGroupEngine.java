@@ -564,6 +564,10 @@ final class RankGroupEngine implements GenerationEngine {
     int deviceHits;
     int hostHits;
     int l3Hits;
+
+    /** The prefix the request resumed from (HYBRID.md §5): the cached tokens it reports. */
+    int usable;
+
     String rejection;
     RequestOutcome outcome;
     RuntimeException failure;
@@ -659,7 +663,7 @@ final class RankGroupEngine implements GenerationEngine {
 
     /** The part of the match the model resumes from: the cached tokens it reports. */
     private int usableTokens() {
-      return model.config().layerMix().usablePrefix(deviceHits + hostHits + l3Hits);
+      return usable;
     }
 
     void failNow(RuntimeException cause) {
@@ -696,13 +700,19 @@ final class RankGroupEngine implements GenerationEngine {
 
     @Override
     public void admitted(
-        long tick, long requestId, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {
+        long tick,
+        long requestId,
+        int deviceHitTokens,
+        int hostHitTokens,
+        int l3HitTokens,
+        int usableTokens) {
       Live l = live.get(requestId);
       if (l != null) {
         l.admitted = true;
         l.deviceHits = deviceHitTokens;
         l.hostHits = hostHitTokens;
         l.l3Hits = l3HitTokens;
+        l.usable = usableTokens;
         l.leaveWaiting();
         l.touch();
       }

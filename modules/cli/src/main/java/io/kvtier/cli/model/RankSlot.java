@@ -5,6 +5,7 @@ import io.kvtier.core.cache.L3Executor;
 import io.kvtier.core.cache.L3Setup;
 import io.kvtier.core.cache.RankCache;
 import io.kvtier.core.cache.RankCacheBuilder;
+import io.kvtier.core.config.CacheConfig;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.discovery.ProviderRegistries;
@@ -145,10 +146,16 @@ final class RankSlot implements AutoCloseable {
                       backends.providers().context(provider, rank, TimeSource.SYSTEM, metrics)));
       Optional<KvStore> store = backends.store().map(hooks.wrapStore());
       TransferEngine transfers = hooks.wrapTransfers().apply(backends.transfers());
+      // The model says how many page slots a recurrent-state snapshot takes (HYBRID.md §5);
+      // kvtier.snapshot-slots left at 0 follows it, another value must equal it (the engine
+      // refuses a mismatch by name).
+      CacheConfig cacheConfig = config.cache();
+      int slots = TinyModelRunner.snapshotSlots(model.config(), backends.device().spec().layout());
+      if (cacheConfig.snapshotSlots() == 0 && slots > 0) {
+        cacheConfig = cacheConfig.withSnapshots(slots, cacheConfig.snapshotIntervalPages());
+      }
       RankCacheBuilder builder =
-          RankCache.builder(config.cache())
-              .device(backends.device())
-              .host(backends.host(), transfers);
+          RankCache.builder(cacheConfig).device(backends.device()).host(backends.host(), transfers);
       if (store.isPresent()) {
         executor = hooks.l3Executor().apply(rank);
         L3Setup opened = backends.l3Setup(executor).orElseThrow();

@@ -31,6 +31,73 @@ final class RecurrentState {
     }
   }
 
+  /** Told a recurrent layer's state after each capture position (HYBRID.md §5 snapshots). */
+  @FunctionalInterface
+  interface Capture {
+    /**
+     * Layer {@code layer} has taken in positions {@code [0, position)}.
+     *
+     * @param layer the recurrent layer
+     * @param position a capture position
+     * @param state the layer's state there; read it now, it changes with the next position
+     */
+    void at(int layer, int position, long[] state);
+  }
+
+  private int[] capturePositions = new int[0];
+  private Capture capture;
+
+  /**
+   * Asks for the state of every recurrent layer at each of {@code positions} (ascending) during
+   * the next steps, until changed; no positions for none.
+   */
+  void captureAt(int[] positions, Capture to) {
+    capturePositions = positions;
+    capture = positions.length == 0 ? null : to;
+  }
+
+  /** Called by the recurrent layer after it took in position {@code position - 1}. */
+  void afterPosition(int layer, int position, long[] s) {
+    if (capture != null) {
+      for (int p : capturePositions) {
+        if (p == position) {
+          capture.at(layer, position, s);
+        }
+      }
+    }
+  }
+
+  /**
+   * Sets a recurrent layer's state to one taken at {@code position} (a snapshot loaded back).
+   *
+   * @param layer the recurrent layer
+   * @param values the state, one value per channel
+   * @param position the positions {@code [0, position)} it has taken in
+   */
+  void load(int layer, long[] values, int position) {
+    long[] s = state[layer];
+    if (s == null || values.length != s.length) {
+      throw new IllegalArgumentException(
+          "layer " + layer + " is no recurrent layer of " + values.length + " channels");
+    }
+    System.arraycopy(values, 0, s, 0, s.length);
+    positions[layer] = position;
+  }
+
+  /**
+   * The channels of each recurrent layer's state on this rank.
+   *
+   * @return the channels, 0 without recurrent layers
+   */
+  int channels() {
+    for (long[] s : state) {
+      if (s != null) {
+        return s.length;
+      }
+    }
+    return 0;
+  }
+
   /** Back to position 0, as for a new sequence. */
   void reset() {
     for (int l = 0; l < state.length; l++) {
@@ -81,7 +148,9 @@ final class RecurrentState {
               + to
               + "): the state would not be the one after the tokens before "
               + from
-              + "; recompute from position 0 (the cache holds no recurrent state)");
+              + "; resume from a snapshot at "
+              + from
+              + " or recompute from position 0");
     }
     positions[layer] = to;
     return s;

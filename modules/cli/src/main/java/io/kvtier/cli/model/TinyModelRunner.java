@@ -5,6 +5,7 @@ import io.kvtier.core.rank.ModelStep;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.PageMemory;
 import io.kvtier.spi.ReduceOp;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
@@ -40,6 +41,14 @@ public final class TinyModelRunner implements ModelRunner {
   private final TokenListener listener;
   private final int rank;
   private final int ranks;
+  private final PageMemory device;
+
+  /** Page slots per recurrent-state snapshot (HYBRID.md §5); 0 without recurrent layers. */
+  private final int snapshotSlots;
+
+  /** Bytes of one layer's block of a page slot: where a recurrent layer's state goes. */
+  private final long blockBytes;
+
   private ForwardPass.Combiner combiner;
   private long steps;
   private ForwardPass verifier;
@@ -136,6 +145,34 @@ public final class TinyModelRunner implements ModelRunner {
     this.d = model.config().modelDim();
     this.kvWidth = d / ranks;
     this.pageSize = device.spec().layout().pageSize();
+    this.device = device;
+    this.blockBytes = device.spec().layout().pageBytesPerLayer();
+    this.snapshotSlots = snapshotSlots(model.config(), device.spec().layout());
+  }
+
+  /**
+   * The page slots one snapshot of a model's recurrent state takes in pools of this layout
+   * (HYBRID.md §5): each recurrent layer writes its shard's state ({@code channels x 8} bytes)
+   * into its own block of the slots, so 1 when a layer block holds it (the tiny model's pages
+   * do: {@code pageSize x 2 x channels x dtypeBytes} bytes, from 4 tokens at 2 bytes), more
+   * otherwise; 0 without recurrent layers.
+   *
+   * @param config the model
+   * @param layout the rank's KV layout (its shard's heads)
+   * @return the value {@code kvtier.snapshot-slots} must have
+   */
+  public static int snapshotSlots(ModelConfig config, io.kvtier.spi.KvLayout layout) {
+    if (!config.layerMix().hasRecurrent()) {
+      return 0;
+    }
+    long stateBytes = (long) layout.kvHeads() * layout.headDim() * Long.BYTES;
+    long block = layout.pageBytesPerLayer();
+    return (int) ((stateBytes + block - 1) / block);
+  }
+
+  @Override
+  public int snapshotSlots() {
+    return snapshotSlots;
   }
 
   /**
@@ -200,7 +237,7 @@ public final class TinyModelRunner implements ModelRunner {
       steps++;
       chunk.from = step.from();
       chunk.to = step.to();
-      chunk.start = resumeAt(chunk, step.from());
+      chunk.start = resumeAt(chunk, step.from(), step.resumeSlots());
       chunk.nextLayer = 0;
       int size = (step.to() - chunk.start) * d;
       if (chunk.hidden.length < size) {
@@ -230,8 +267,59 @@ public final class TinyModelRunner implements ModelRunner {
               + " in order");
     }
     kv.bind(step.pageTable(), step.pageTable().length);
-    pass.layer(layer, chunk.start, step.to(), chunk.hidden, kv, step.from(), chunk.state);
+    boolean snapshots =
+        !step.snapshots().isEmpty() && !model.config().layerMix().layer(layer).hasKv();
+    if (snapshots) {
+      int[] positions = new int[step.snapshots().size()];
+      for (int i = 0; i < positions.length; i++) {
+        positions[i] = step.snapshots().get(i).position();
+      }
+      chunk.state.captureAt(
+          positions, (l, position, state) -> writeState(step, l, position, state));
+    }
+    try {
+      pass.layer(layer, chunk.start, step.to(), chunk.hidden, kv, step.from(), chunk.state);
+    } finally {
+      if (snapshots) {
+        chunk.state.captureAt(NO_POSITIONS, null);
+      }
+    }
     chunk.nextLayer++;
+  }
+
+  private static final int[] NO_POSITIONS = new int[0];
+
+  /** Writes recurrent layer {@code layer}'s state into its blocks of the snapshot's slots. */
+  private void writeState(ModelStep step, int layer, int position, long[] state) {
+    for (ModelStep.Snapshot snapshot : step.snapshots()) {
+      if (snapshot.position() == position) {
+        MemorySegment bytes = MemorySegment.ofArray(state);
+        long size = bytes.byteSize();
+        int[] slots = snapshot.slots();
+        for (int k = 0; k < slots.length && k * blockBytes < size; k++) {
+          long at = k * blockBytes;
+          device.write(slots[k], layer, 0, bytes.asSlice(at, Math.min(blockBytes, size - at)));
+        }
+      }
+    }
+  }
+
+  /** Loads every recurrent layer's state at {@code position} from a snapshot's slots. */
+  private void loadState(RecurrentState state, int[] slots, int position) {
+    long[] values = new long[state.channels()];
+    MemorySegment bytes = MemorySegment.ofArray(values);
+    long size = bytes.byteSize();
+    LayerMix mix = model.config().layerMix();
+    for (int l = 0; l < mix.size(); l++) {
+      if (mix.layer(l).hasKv()) {
+        continue;
+      }
+      for (int k = 0; k < slots.length && k * blockBytes < size; k++) {
+        long at = k * blockBytes;
+        device.read(slots[k], l, 0, bytes.asSlice(at, Math.min(blockBytes, size - at)));
+      }
+      state.load(l, values, position);
+    }
   }
 
   private Chunk chunk(long requestId) {
@@ -245,8 +333,13 @@ public final class TinyModelRunner implements ModelRunner {
    * cache holds no recurrent state, so the state is rebuilt over the whole cached prefix. (A
    * start it had no state for would fail in {@link RecurrentState}, never compute silently.)
    */
-  private int resumeAt(Chunk chunk, int from) {
+  private int resumeAt(Chunk chunk, int from, int[] resumeSlots) {
     if (chunk.state.isAt(from)) {
+      return from;
+    }
+    if (resumeSlots.length > 0) {
+      // The cache's snapshot of the state after [0, from) (HYBRID.md §5): resume there.
+      loadState(chunk.state, resumeSlots, from);
       return from;
     }
     chunk.state.reset();
@@ -278,7 +371,7 @@ public final class TinyModelRunner implements ModelRunner {
     // The recurrent state at the prompt's end is rebuilt over the whole prompt, and kept: the
     // request's decode steps continue from it.
     Chunk c = chunk(step.requestId());
-    int start = resumeAt(c, step.to());
+    int start = resumeAt(c, step.to(), NO_POSITIONS);
     try {
       return emit(
           step, pass.run(step.tokens(), start, step.to(), step.to(), kv, c.state, LayerGate.OPEN));

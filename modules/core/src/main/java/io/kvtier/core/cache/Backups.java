@@ -104,7 +104,8 @@ final class Backups {
         break;
       }
       evictor.observer.victim(false, victim);
-      int victimPages = victim.pageCount;
+      int victimPages =
+          victim.pageCount + (victim.stateSlots == null ? 0 : victim.stateSlots.length);
       if (victim.backupState == BackupState.COMMITTED) {
         tree.demote(victim);
         freed += victimPages;
@@ -173,40 +174,71 @@ final class Backups {
       pages += top.pageCount;
       count++;
     }
-    int free = ledger.hostPool.free();
-    if (free < pages) {
-      // Host eviction removes host-only leaves; the chain is resident, so it is never touched.
-      evictHost(pages - free);
-      if (ledger.hostPool.free() < pages) {
-        return false;
-      }
-    }
     RadixNode[] chain = new RadixNode[count];
     int i = count;
     for (RadixNode n = node; i > 0; n = n.parent) {
       chain[--i] = n;
     }
+    // Snapshot slots ride the same ack and batch as the pages (HYBRID.md §5).
+    int states = 0;
+    for (RadixNode n : chain) {
+      if (n.stateSlots != null) {
+        states += n.stateSlots.length;
+      }
+    }
+    int total = pages + states;
+    int free = ledger.hostPool.free();
+    if (free < total) {
+      // Host eviction removes host-only leaves; the chain is resident, so it is never touched.
+      evictHost(total - free);
+      if (ledger.hostPool.free() < total) {
+        return false;
+      }
+    }
     int[] host = new int[pages];
-    int[] device = new int[pages];
+    int[] device = new int[total];
     ledger.hostPool.allocate(pages, host, 0);
     int offset = 0;
     for (RadixNode n : chain) {
       n.copyDeviceSlots(device, offset, ledger.devicePool);
       offset += n.pageCount;
     }
+    int[] hostStates = null;
+    int[] batchHost = host;
+    if (states > 0) {
+      hostStates = new int[states];
+      ledger.hostPool.allocate(states, hostStates, 0);
+      batchHost = Arrays.copyOf(host, total);
+      System.arraycopy(hostStates, 0, batchHost, pages, states);
+      for (RadixNode n : chain) {
+        if (n.stateSlots != null) {
+          System.arraycopy(n.stateSlots, 0, device, offset, n.stateSlots.length);
+          offset += n.stateSlots.length;
+        }
+      }
+    }
     try {
-      copies.write(TransferBatch.allLayers(TransferDirection.DEVICE_TO_HOST, device, host));
+      copies.write(TransferBatch.allLayers(TransferDirection.DEVICE_TO_HOST, device, batchHost));
     } catch (RuntimeException e) {
       ledger.hostPool.release(host, 0, pages);
+      if (hostStates != null) {
+        ledger.hostPool.release(hostStates, 0, states);
+      }
       throw e;
     }
     counters.backupsRegistered++;
     WriteAck ack = new WriteAck(writeSequence++);
     offset = 0;
+    int stateOffset = 0;
     for (RadixNode n : chain) {
       ledger.account(n, -1);
       n.hostSlots = host;
       n.hostOffset = offset;
+      if (n.stateSlots != null) {
+        int s = n.stateSlots.length;
+        n.hostStateSlots = Arrays.copyOfRange(hostStates, stateOffset, stateOffset + s);
+        stateOffset += s;
+      }
       n.backupState = BackupState.PENDING;
       n.pendingWrite = ack;
       ledger.account(n, +1);
@@ -216,8 +248,9 @@ final class Backups {
     if (evictAfter) {
       ledger.changed.mark(node);
       node.evictAfterBackup = true;
-      ack.writeBackPages = node.pageCount;
-      ledger.writeBackPages += node.pageCount;
+      int freedAtCommit = node.pageCount + (node.stateSlots == null ? 0 : node.stateSlots.length);
+      ack.writeBackPages = freedAtCommit;
+      ledger.writeBackPages += freedAtCommit;
     }
     writes.add(ack);
     return true;
@@ -266,6 +299,7 @@ final class Backups {
     if (fail || !parentCommitted || node.invalid == RadixNode.UNTRUSTED || onPendingLoad(node)) {
       ledger.hostPool.release(node.hostSlots, node.hostOffset, node.pageCount);
       node.hostSlots = null;
+      tree.releaseHostSnapshot(node);
       node.backupState = BackupState.NONE;
     } else {
       node.backupState = BackupState.COMMITTED;

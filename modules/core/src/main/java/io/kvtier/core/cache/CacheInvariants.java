@@ -79,6 +79,7 @@ public final class CacheInvariants {
     private final Backups backups;
     private final LoadBacks loadBacks;
     private final int pageSize;
+    private final int snapshotSlots;
     private final Map<RadixNode, Integer> explicitLocks = new IdentityHashMap<>();
     private final Map<RadixNode, WriteAck> ackOf = new IdentityHashMap<>();
     private final Map<RadixNode, LoadBack> loadOf = new IdentityHashMap<>();
@@ -122,6 +123,7 @@ public final class CacheInvariants {
       this.backups = cache.rooms().backups();
       this.loadBacks = cache.rooms().loadBacks();
       this.pageSize = tree.pageSize;
+      this.snapshotSlots = cache.config().snapshotSlots();
       this.deviceOwner = full ? new Object[ledger.devicePool.capacity()] : null;
       this.hostOwner = full ? new Object[ledger.hostPool.capacity()] : null;
       this.chunkViews = full ? new int[tree.keys.chunkCount()] : null;
@@ -401,11 +403,54 @@ public final class CacheInvariants {
           && (l3WriteOf.containsKey(n) || n.l3State == RadixNode.L3_WRITING)) {
         fail(n + " is in an L3 write or WRITING without naming the write");
       }
+      snapshotRules(n);
       if (CacheTree.isDeviceCandidate(n) && !liveDevice().contains(n)) {
         fail(n + " is a device eviction candidate without a live heap entry");
       }
       if (CacheTree.isHostCandidate(n) && !liveHost().contains(n)) {
         fail(n + " is a host eviction candidate without a live heap entry");
+      }
+    }
+
+    /**
+     * I7 (HYBRID.md §7): a device snapshot only on a resident node, a host snapshot only with host
+     * slots and in the node's backup state, each of {@code kvtier.snapshot-slots} slots (a
+     * snapshot is at its node's end by construction: a split leaves it to the lower half); a
+     * node whose backup registered with a device snapshot (PENDING or COMMITTED with one) has
+     * the host snapshot of that backup, so that a demotion keeps it matchable.
+     */
+    private void snapshotRules(RadixNode n) {
+      if (n.stateSlots == null && n.hostStateSlots == null) {
+        return;
+      }
+      if (snapshotSlots == 0) {
+        fail("I7: " + n + " has a snapshot but kvtier.snapshot-slots=0");
+      }
+      if (n.stateSlots != null && (!n.resident() || n.stateSlots.length != snapshotSlots)) {
+        fail(
+            "I7: "
+                + n
+                + " has a device snapshot of "
+                + n.stateSlots.length
+                + " slots "
+                + (n.resident() ? "" : "but is not on the device"));
+      }
+      if (n.hostStateSlots != null
+          && (n.hostSlots == null
+              || n.backupState == BackupState.NONE
+              || n.hostStateSlots.length != snapshotSlots)) {
+        fail(
+            "I7: "
+                + n
+                + " has a host snapshot of "
+                + n.hostStateSlots.length
+                + " slots without a host copy in its backup state");
+      }
+      if (n.stateSlots != null
+          && n.backupState != BackupState.NONE
+          && n.hostSlots != null
+          && n.hostStateSlots == null) {
+        fail("I7: " + n + " is backed up with a device snapshot but has no host snapshot");
       }
     }
 
@@ -475,6 +520,18 @@ public final class CacheInvariants {
           hostOwned++;
         }
       }
+      if (n.stateSlots != null) {
+        for (int slot : n.stateSlots) {
+          claim(deviceOwner, ledger.devicePool, "device", slot, n + " (snapshot)");
+          deviceOwned++;
+        }
+      }
+      if (n.hostStateSlots != null) {
+        for (int slot : n.hostStateSlots) {
+          claim(hostOwner, ledger.hostPool, "host", slot, n + " (snapshot)");
+          hostOwned++;
+        }
+      }
     }
 
     private static void claim(
@@ -528,23 +585,17 @@ public final class CacheInvariants {
     }
 
     private void categorize(RadixNode n) {
-      if (n.resident()) {
-        if (n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0) {
-          deviceEvictable += n.pageCount;
-        } else {
-          deviceProtected += n.pageCount;
-        }
+      int device = devicePages(n);
+      if (device > 0) {
+        deviceEvictable += device;
+      } else {
+        deviceProtected -= device;
       }
-      if (n.hostSlots != null) {
-        if (!n.resident()
-            && n.lockRef == 0
-            && n.hostRef == 0
-            && n.backupState == BackupState.COMMITTED
-            && n.invalid == 0) {
-          hostEvictable += n.pageCount;
-        } else {
-          hostProtected += n.pageCount;
-        }
+      int host = hostPages(n);
+      if (host > 0) {
+        hostEvictable += host;
+      } else {
+        hostProtected -= host;
       }
     }
 
@@ -709,9 +760,10 @@ public final class CacheInvariants {
       if (!n.resident()) {
         return 0;
       }
+      int pages = n.pageCount + (n.stateSlots == null ? 0 : n.stateSlots.length);
       return n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0
-          ? n.pageCount
-          : -n.pageCount;
+          ? pages
+          : -pages;
     }
 
     /** The node's host pages: positive if evictable, negative if protected, 0 if none. */
@@ -724,8 +776,8 @@ public final class CacheInvariants {
               && n.hostRef == 0
               && n.backupState == BackupState.COMMITTED
               && n.invalid == 0
-          ? n.pageCount
-          : -n.pageCount;
+          ? n.pageCount + (n.hostStateSlots == null ? 0 : n.hostStateSlots.length)
+          : -(n.pageCount + (n.hostStateSlots == null ? 0 : n.hostStateSlots.length));
     }
 
     /**
@@ -846,6 +898,7 @@ public final class CacheInvariants {
           deviceOwned++;
         }
         requestPages += r.ownCount();
+        checkRequestSnapshots(r);
         KeyCopy copy = r.keyCopy;
         if (copy.chunk >= 0) {
           if (copy.from >= copy.end || copy.end > r.tokens.length) {
@@ -870,6 +923,51 @@ public final class CacheInvariants {
         if (lock != null && !inTree(lock.node)) {
           fail(lock + " holds a node that is not in the tree");
         }
+      }
+    }
+
+    /**
+     * A request's snapshot slots are its own (claimed and counted as request pages) and it
+     * resumes from its locked node's device snapshot (I8: the usable end has a snapshot).
+     */
+    private void checkRequestSnapshots(RequestState r) {
+      for (int i = 0; i < r.snapshotCount; i++) {
+        int[] slots = r.snapshotSlots[i];
+        if (slots == null
+            || slots.length != snapshotSlots
+            || r.snapshotPositions[i] <= r.prefixLength) {
+          fail(
+              "request "
+                  + r.id
+                  + " holds a snapshot at "
+                  + r.snapshotPositions[i]
+                  + " not past its prefix of "
+                  + r.prefixLength
+                  + " or of the wrong size");
+        }
+        for (int slot : slots) {
+          claim(deviceOwner, ledger.devicePool, "device", slot, "request " + r.id + " (snapshot)");
+          deviceOwned++;
+        }
+        requestPages += slots.length;
+      }
+      if (r.tailSlots != null) {
+        for (int slot : r.tailSlots) {
+          claim(deviceOwner, ledger.devicePool, "device", slot, "request " + r.id + " (tail)");
+          deviceOwned++;
+        }
+        requestPages += r.tailSlots.length;
+      }
+      if (r.resumeSlots.length > 0
+          && (r.lockNode.stateSlots == null
+              || !java.util.Arrays.equals(r.resumeSlots, r.lockNode.stateSlots))) {
+        fail(
+            "I8: request "
+                + r.id
+                + " resumes from snapshot slots "
+                + java.util.Arrays.toString(r.resumeSlots)
+                + " that are not its locked node's "
+                + r.lockNode);
       }
     }
 

@@ -594,6 +594,11 @@ final class CacheTree {
       devicePool.releaseRun(runs[k], runs[k + 1]);
     }
     n.deviceRuns = null;
+    if (n.stateSlots != null) {
+      // The device snapshot goes with the pages; a host snapshot stays (HYBRID.md §5).
+      devicePool.release(n.stateSlots, 0, n.stateSlots.length);
+      n.stateSlots = null;
+    }
   }
 
   /** A hit on a resident node: count it, raise its priority, tell the write triggers. */
@@ -832,6 +837,7 @@ final class CacheTree {
       hostPool.release(n.hostSlots, n.hostOffset, n.pageCount);
       n.hostSlots = null;
     }
+    releaseHostSnapshot(n);
     n.backupState = BackupState.NONE;
     ChildMaps.remove(parent, n);
     changed.mark(parent);
@@ -853,12 +859,25 @@ final class CacheTree {
   void demote(RadixNode n) {
     events.removed(CacheMedium.DEVICE, n);
     ledger.account(n, -1);
+    if (rules.demoteFreesHostSnapshot && n.stateSlots != null && n.hostStateSlots != null) {
+      // Class 11's broken variant: the state the host copy backs is stranded.
+      rules.fired++;
+      releaseHostSnapshot(n);
+    }
     releaseDevice(n);
     n.parent.residentChildren--;
     changed.mark(n.parent);
     ledger.account(n, +1);
     keyChanged(n);
     afterChildGone(n.parent);
+  }
+
+  /** Frees a node's host snapshot, if it has one. */
+  void releaseHostSnapshot(RadixNode n) {
+    if (n.hostStateSlots != null) {
+      hostPool.release(n.hostStateSlots, 0, n.hostStateSlots.length);
+      n.hostStateSlots = null;
+    }
   }
 
   private void afterChildGone(RadixNode parent) {

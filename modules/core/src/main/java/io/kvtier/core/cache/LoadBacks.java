@@ -5,6 +5,7 @@ import io.kvtier.spi.TransferBatch;
 import io.kvtier.spi.TransferDirection;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Comparator;
 
@@ -94,6 +95,15 @@ final class LoadBacks {
     if (lockFirst) {
       tree.lock(lastHost);
     }
+    // Committed host snapshots load with the chain, in the same batches (HYBRID.md §5).
+    int states = 0;
+    for (RadixNode n = lastHost; n != lastDevice; n = n.parent) {
+      if (n.hostStateSlots != null) {
+        states += n.hostStateSlots.length;
+      }
+    }
+    int kvPages = pages;
+    pages += states;
     int free = ledger.devicePool.free();
     if (free < pages) {
       long hostEvictions = counters.hostEvictions;
@@ -123,6 +133,12 @@ final class LoadBacks {
       System.arraycopy(n.hostSlots, n.hostOffset, host, offset, n.pageCount);
       offset += n.pageCount;
     }
+    for (RadixNode n : chain) {
+      if (n.hostStateSlots != null) {
+        System.arraycopy(n.hostStateSlots, 0, host, offset, n.hostStateSlots.length);
+        offset += n.hostStateSlots.length;
+      }
+    }
     TransferBatch[] batches = new TransferBatch[layers];
     for (int layer = 0; layer < layers; layer++) {
       batches[layer] =
@@ -151,9 +167,15 @@ final class LoadBacks {
     counters.loadsRegistered++;
     LoadBack op = new LoadBack(loadSequence++, chain, lastHost, layers, pages);
     offset = 0;
+    int stateOffset = kvPages;
     for (RadixNode n : chain) {
       ledger.account(n, -1);
       n.deviceRuns = deviceRuns.slice(offset, n.pageCount);
+      if (n.hostStateSlots != null) {
+        int s = n.hostStateSlots.length;
+        n.stateSlots = Arrays.copyOfRange(device, stateOffset, stateOffset + s);
+        stateOffset += s;
+      }
       n.pendingLoad = op;
       n.parent.residentChildren++;
       ledger.changed.mark(n.parent);

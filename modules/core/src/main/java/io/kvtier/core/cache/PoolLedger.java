@@ -45,21 +45,23 @@ final class PoolLedger {
   void account(RadixNode n, int sign) {
     changed.mark(n);
     if (n.deviceRuns != null) {
+      int pages = n.stateSlots == null ? n.pageCount : n.pageCount + n.stateSlots.length;
       if (n.lockRef == 0 && n.backupState != BackupState.PENDING && n.invalid == 0) {
-        deviceEvictable += sign * n.pageCount;
+        deviceEvictable += sign * pages;
       } else {
-        deviceProtected += sign * n.pageCount;
+        deviceProtected += sign * pages;
       }
     }
     if (n.hostSlots != null) {
+      int pages = n.hostStateSlots == null ? n.pageCount : n.pageCount + n.hostStateSlots.length;
       if (n.deviceRuns == null
           && n.lockRef == 0
           && n.hostRef == 0
           && n.backupState == BackupState.COMMITTED
           && n.invalid == 0) {
-        hostEvictable += sign * n.pageCount;
+        hostEvictable += sign * pages;
       } else {
-        hostProtected += sign * n.pageCount;
+        hostProtected += sign * pages;
       }
     }
   }

@@ -29,6 +29,14 @@ final class PrefixMatcher {
     int hostLength;
     List<LoadBack> loads;
 
+    /**
+     * With snapshots (HYBRID.md §5): the deepest node of the device prefix with a device
+     * snapshot, and the deepest node of the host hit with a committed host snapshot; null = none.
+     */
+    RadixNode usableDevice;
+
+    RadixNode usableHost;
+
     /** The copy of the tokens past the match, until the admitted request takes it. */
     final KeyCopy copy = new KeyCopy();
   }
@@ -37,10 +45,13 @@ final class PrefixMatcher {
   private final int pageSize;
   private final int vocabSize;
   private final RuleVariants rules;
+  private final boolean snapshots;
   private final TreeWalk walk = new TreeWalk();
   private final Scan lastScan = new Scan();
 
-  PrefixMatcher(CacheTree tree, int pageSize, int vocabSize, RuleVariants rules) {
+  PrefixMatcher(
+      CacheTree tree, int pageSize, int vocabSize, RuleVariants rules, boolean snapshots) {
+    this.snapshots = snapshots;
     this.tree = tree;
     this.pageSize = pageSize;
     this.vocabSize = vocabSize;
@@ -54,13 +65,21 @@ final class PrefixMatcher {
     restampWalkedPath();
     // A query in a namespace nothing was cached in must not leave an empty root behind.
     tree.maybeDropRoot(root);
+    int usable = scan.lastHost.depth;
+    if (snapshots) {
+      usable =
+          scan.usableHost != null
+              ? scan.usableHost.depth
+              : scan.usableDevice != null ? scan.usableDevice.depth : 0;
+    }
     return new MatchResult(
         tree.pathDeviceSlots(scan.lastDevice),
         scan.lastDevice.depth,
         scan.hostLength,
         scan.lastDevice,
         scan.lastHost,
-        scan.loads);
+        scan.loads,
+        usable);
   }
 
   /**
@@ -105,10 +124,15 @@ final class PrefixMatcher {
     RadixNode[] path = walk.path;
     int length = walk.pathLength;
     RadixNode lastDevice = root;
+    RadixNode usableDevice = null;
+    RadixNode usableHost = null;
     List<LoadBack> pending = List.of();
     int i = 0;
     for (; i < length && path[i].resident(); i++) {
       lastDevice = path[i];
+      if (snapshots && lastDevice.stateSlots != null) {
+        usableDevice = lastDevice;
+      }
       LoadBack load = lastDevice.pendingLoad;
       if (load != null && !pending.contains(load)) {
         if (pending.isEmpty()) {
@@ -123,12 +147,19 @@ final class PrefixMatcher {
     RadixNode lastHost = lastDevice;
     for (; i < length && path[i].hostSlots != null; i++) {
       lastHost = path[i];
+      if (snapshots
+          && lastHost.hostStateSlots != null
+          && lastHost.backupState == BackupState.COMMITTED) {
+        usableHost = lastHost;
+      }
     }
     Scan scan = lastScan;
     scan.lastDevice = lastDevice;
     scan.lastHost = lastHost;
     scan.hostLength = lastHost.depth - lastDevice.depth;
     scan.loads = pending;
+    scan.usableDevice = usableDevice;
+    scan.usableHost = usableHost;
     return scan;
   }
 

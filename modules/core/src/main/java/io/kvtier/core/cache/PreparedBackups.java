@@ -52,7 +52,12 @@ final class PreparedBackups {
     this.pageSize = config.pageSize();
     this.layers = layers;
     this.enabled =
-        hasEngine && config.hostPages() > 0 && config.writePolicy() != WritePolicy.WRITE_BACK;
+        hasEngine
+            && config.hostPages() > 0
+            && config.writePolicy() != WritePolicy.WRITE_BACK
+            // Not yet with recurrent-state snapshots (HYBRID.md §5): a snapshot's backup rides
+            // the node's registered backup instead.
+            && config.snapshotSlots() == 0;
   }
 
   /**

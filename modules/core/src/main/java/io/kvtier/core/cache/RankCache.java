@@ -61,6 +61,7 @@ public final class RankCache implements CacheView {
   private final LoadBacks loadBacks;
   private final PreparedBackups prepared;
   private final PrefixMatcher matcher;
+  private final SnapshotRule snapshotRule;
   private final RequestTable requests;
   private final NodeLocks locks;
   private final CommitProtocol protocol;
@@ -99,7 +100,10 @@ public final class RankCache implements CacheView {
     this.prepared =
         new PreparedBackups(
             tree, ledger, backups, evictor, triggers, config, layers, hostTier, rules);
-    this.matcher = new PrefixMatcher(tree, config.pageSize(), config.vocabSize(), rules);
+    this.matcher =
+        new PrefixMatcher(
+            tree, config.pageSize(), config.vocabSize(), rules, config.snapshotSlots() > 0);
+    this.snapshotRule = new SnapshotRule(config.pageSize(), config.snapshotIntervalPages());
     this.requests =
         new RequestTable(
             tree,
@@ -111,7 +115,9 @@ public final class RankCache implements CacheView {
             triggers,
             l3,
             rules,
-            config.pageSize());
+            config.pageSize(),
+            config.snapshotSlots(),
+            snapshotRule);
     this.locks = new NodeLocks(tree);
     this.protocol = new CommitProtocol(progress, backups, loadBacks, l3, rules);
     this.rooms =
@@ -257,6 +263,33 @@ public final class RankCache implements CacheView {
   public int growTo(long requestId, int totalTokens) {
     schedule.checkMutation("growTo");
     return requests.growTo(requests.get("growTo", requestId), totalTokens);
+  }
+
+  /**
+   * The device slots of the recurrent-state snapshot an active request resumes from (HYBRID.md
+   * §5): the snapshot at its locked prefix's end, which its first step loads; empty without
+   * snapshots or when it resumes at 0.
+   */
+  public int[] resumeSlots(long requestId) {
+    return requests.get("resumeSlots", requestId).resumeSlots.clone();
+  }
+
+  /**
+   * The recurrent-state snapshots an active request's step over {@code (from, to]} takes, in
+   * position order (HYBRID.md §5, {@link SnapshotRule}): its interval snapshots in the range and
+   * its tail at the step's last other page boundary. Empty without snapshots.
+   */
+  public List<SnapshotTarget> stepSnapshots(long requestId, int from, int to) {
+    return requests.stepSnapshots(requests.get("stepSnapshots", requestId), from, to);
+  }
+
+  /**
+   * The snapshot rule of this cache.
+   *
+   * @return the rule from the page size and {@code kvtier.snapshot-interval-pages}
+   */
+  public SnapshotRule snapshotRule() {
+    return snapshotRule;
   }
 
   /** A new array with the request's page table: its locked prefix's slots, then its own. */

@@ -314,6 +314,14 @@ final class ReplicaDigest {
     d.add(n.pendingL3Write == null ? NONE : n.pendingL3Write.sequence);
     d.add(n.lastAccess).add(n.created);
     d.add(n.childCount).add(n.residentChildren);
+    // Recurrent-state snapshots (HYBRID.md §5) only where present, so that every digest of a
+    // model without them stays what it was.
+    if (n.stateSlots != null || n.hostStateSlots != null || n.l3Snapshot != 0) {
+      d.add(0x534E_4150L);
+      addSlots(d, n.stateSlots);
+      addSlots(d, n.hostStateSlots);
+      d.add(n.l3Snapshot);
+    }
     return d.finish();
   }
 
@@ -329,6 +337,15 @@ final class ReplicaDigest {
       d.add(r.id).add(r.namespace).add(r.priority).add(r.tokens.length);
       d.add(r.lockNode.id).add(r.prefixLength).add(r.ownCount());
       addRuns(d, r.own.runs(), r.own.runInts());
+      if (r.snapshotCount > 0 || r.tailSlots != null || r.resumeSlots.length > 0) {
+        d.add(0x534E_4150L).add(r.snapshotCount).add(r.nextSnapshot);
+        for (int i = 0; i < r.snapshotCount; i++) {
+          d.add(r.snapshotPositions[i]);
+          addSlots(d, r.snapshotSlots[i]);
+        }
+        addSlots(d, r.tailSlots);
+        addSlots(d, r.resumeSlots);
+      }
       PreparedBackup b = r.prepared;
       d.add(b == null ? 0 : 1);
       if (b != null) {
@@ -360,6 +377,17 @@ final class ReplicaDigest {
   // ---------------------------------------------------------------- hashing
 
   /** Adds the slots of the first {@code used} ints of the runs {@code runs}, one per page. */
+  private static void addSlots(ReplicaDigest d, int[] slots) {
+    if (slots == null) {
+      d.add(NONE);
+      return;
+    }
+    d.add(slots.length);
+    for (int slot : slots) {
+      d.add(slot);
+    }
+  }
+
   private static void addRuns(ReplicaDigest d, int[] runs, int used) {
     for (int k = 0; k < used; k += 2) {
       for (int slot = runs[k], end = runs[k] + runs[k + 1]; slot < end; slot++) {

@@ -42,7 +42,45 @@ final class RequestState {
    */
   final KeyCopy keyCopy = new KeyCopy();
 
+  /**
+   * Recurrent-state snapshots (HYBRID.md §5), only with {@code kvtier.snapshot-slots > 0}: the
+   * interval positions the request holds slots for, ascending, {@code snapshotCount} of them,
+   * and their device slots; the next interval position not yet allocated; the tail's slots (or
+   * null); the device slots of the snapshot the request resumes from (the locked node's at
+   * admission; empty for none), passed to the runner on its first step only.
+   */
+  int[] snapshotPositions = NO_SLOTS;
+
+  int[][] snapshotSlots = NO_SETS;
+  int snapshotCount;
+  int nextSnapshot;
+  int[] tailSlots;
+  int[] resumeSlots = NO_SLOTS;
+
+  static final int[] NO_SLOTS = new int[0];
+  static final int[][] NO_SETS = new int[0][];
+
   private RequestState() {}
+
+  /** The device slots this request holds for snapshots, not yet the tree's. */
+  int snapshotSlotsHeld() {
+    int n = tailSlots == null ? 0 : tailSlots.length;
+    for (int i = 0; i < snapshotCount; i++) {
+      if (snapshotSlots[i] != null) {
+        n += snapshotSlots[i].length;
+      }
+    }
+    return n;
+  }
+
+  void clearSnapshots() {
+    snapshotPositions = NO_SLOTS;
+    snapshotSlots = NO_SETS;
+    snapshotCount = 0;
+    nextSnapshot = 0;
+    tailSlots = null;
+    resumeSlots = NO_SLOTS;
+  }
 
   /** The number of own pages. */
   int ownCount() {
@@ -89,6 +127,7 @@ final class RequestState {
         r.prepared = null;
         r.missKeyPos = -1;
         r.own.clear();
+        r.clearSnapshots();
         spare[count++] = r;
       }
     }

@@ -31,6 +31,11 @@ final class RequestTable {
   private final L3Port l3;
   private final RuleVariants rules;
   private final int pageSize;
+
+  /** Page slots per recurrent-state snapshot; 0 = none, every path below as without them. */
+  private final int snapshotSlots;
+
+  private final SnapshotRule snapshotRule;
   private final LongMap<RequestState> requests = new LongMap<>(64);
   private final RequestState.Pool states = new RequestState.Pool();
 
@@ -47,7 +52,9 @@ final class RequestTable {
       WriteTriggers triggers,
       L3Port l3,
       RuleVariants rules,
-      int pageSize) {
+      int pageSize,
+      int snapshotSlots,
+      SnapshotRule snapshotRule) {
     this.tree = tree;
     this.ledger = ledger;
     this.matcher = matcher;
@@ -58,6 +65,8 @@ final class RequestTable {
     this.l3 = l3;
     this.rules = rules;
     this.pageSize = pageSize;
+    this.snapshotSlots = snapshotSlots;
+    this.snapshotRule = snapshotRule;
   }
 
   LongMap<RequestState> states() {
@@ -98,17 +107,25 @@ final class RequestTable {
       tree.lock(locked);
       int loaded = 0;
       List<LoadBack> pending = scan.loads;
-      if (scan.hostLength > 0 && options.loadBackQuotaPages() > 0) {
-        LoadBack load =
-            loadBacks.loadBack(scan.lastDevice, scan.lastHost, options.loadBackQuotaPages());
+      // With snapshots the load-back goes as far as the deepest committed host snapshot only:
+      // a request resumes at a snapshot (HYBRID.md §5).
+      RadixNode target = snapshotSlots == 0 ? scan.lastHost : scan.usableHost;
+      if (target != null && target != scan.lastDevice && options.loadBackQuotaPages() > 0) {
+        LoadBack load = loadBacks.loadBack(scan.lastDevice, target, options.loadBackQuotaPages());
         if (load != null) {
-          tree.lock(scan.lastHost);
+          tree.lock(target);
           tree.unlock(scan.lastDevice);
-          locked = scan.lastHost;
-          loaded = scan.hostLength;
+          locked = target;
+          loaded = target.depth - scan.lastDevice.depth;
           pending = new ArrayList<>(pending);
           pending.add(load);
         }
+      }
+      if (snapshotSlots > 0 && loaded == 0 && scan.usableDevice != locked) {
+        RadixNode usable = scan.usableDevice != null ? scan.usableDevice : root;
+        tree.lock(usable);
+        tree.unlock(locked);
+        locked = usable;
       }
       // Released only now that the request's own lock holds what the prefetch found.
       l3.admitted(requestId);
@@ -118,9 +135,24 @@ final class RequestTable {
       state.missKey = matcher.missKey();
       state.missKeyPos = matcher.missPos();
       state.keyCopy.takeFrom(scan.copy);
+      if (snapshotSlots > 0) {
+        state.nextSnapshot = snapshotRule.nextInterval(locked.depth);
+        if (locked.stateSlots != null) {
+          state.resumeSlots = locked.stateSlots.clone();
+        }
+      }
       requests.put(requestId, state);
+      int matched = scan.lastHost.depth;
       return new Admission(
-          requestId, locked.depth, scan.hostLength, loaded, pending, locked, scan.lastHost);
+          requestId,
+          locked.depth,
+          scan.hostLength,
+          loaded,
+          pending,
+          locked,
+          scan.lastHost,
+          matched,
+          snapshotSlots == 0 ? matched : locked.depth);
     } finally {
       // Taken by the request unless something failed on the way.
       tree.releaseKey(scan.copy);
@@ -188,16 +220,150 @@ final class RequestTable {
       // The broken variant of ARCHITECTURE.md §4 rule 4: an outcome no other rank agreed to.
       throw ledger.deviceExhausted(pages, ledger.devicePool.free());
     }
+    int sets = 0;
+    boolean tail = false;
+    if (snapshotSlots > 0) {
+      // The interval snapshots inside the tokens the pages will hold, and a tail: all or
+      // nothing with the pages (HYBRID.md §5).
+      long held = r.prefixLength + (long) (r.ownCount() + pages) * pageSize;
+      for (long e = r.nextSnapshot; e <= held; e = snapshotRule.nextInterval((int) e)) {
+        sets++;
+      }
+      tail = r.tailSlots == null && !rules.noTailSnapshot;
+    }
+    int total = pages + snapshotSlots * (sets + (tail ? 1 : 0));
     int free = ledger.devicePool.free();
-    if (free < pages) {
-      backups.evictDevice(pages - free);
+    if (free < total) {
+      backups.evictDevice(total - free);
       free = ledger.devicePool.free();
-      if (free < pages) {
-        throw ledger.deviceExhausted(pages, free);
+      if (free < total) {
+        throw ledger.deviceExhausted(total, free);
       }
     }
     ledger.devicePool.allocate(pages, r.own);
-    ledger.requestPages += pages;
+    ledger.requestPages += total;
+    if (sets > 0) {
+      int n = r.snapshotCount + sets;
+      if (r.snapshotPositions.length < n) {
+        r.snapshotPositions = Arrays.copyOf(r.snapshotPositions, Math.max(n, 4));
+        r.snapshotSlots = Arrays.copyOf(r.snapshotSlots, Math.max(n, 4));
+      }
+      for (int i = 0; i < sets; i++) {
+        int[] slots = new int[snapshotSlots];
+        ledger.devicePool.allocate(snapshotSlots, slots, 0);
+        r.snapshotPositions[r.snapshotCount] = r.nextSnapshot;
+        r.snapshotSlots[r.snapshotCount++] = slots;
+        r.nextSnapshot = snapshotRule.nextInterval(r.nextSnapshot);
+      }
+    }
+    if (tail) {
+      r.tailSlots = new int[snapshotSlots];
+      ledger.devicePool.allocate(snapshotSlots, r.tailSlots, 0);
+    }
+  }
+
+  // ---------------------------------------------------------------- snapshots
+
+  /**
+   * The snapshots a step over {@code (from, to]} takes (HYBRID.md §5): the interval positions in
+   * the range the request holds slots for, then the tail at the step's last other page boundary.
+   */
+  List<SnapshotTarget> stepSnapshots(RequestState r, int from, int to) {
+    if (snapshotSlots == 0 || to <= from) {
+      return List.of();
+    }
+    List<SnapshotTarget> out = null;
+    for (int i = 0; i < r.snapshotCount; i++) {
+      int e = r.snapshotPositions[i];
+      if (e > from && e <= to && r.snapshotSlots[i] != null) {
+        if (out == null) {
+          out = new ArrayList<>(2);
+        }
+        out.add(new SnapshotTarget(e, r.snapshotSlots[i].clone()));
+      }
+    }
+    int tail = snapshotRule.tailInStep(from, to);
+    if (tail > 0 && r.tailSlots != null) {
+      if (out == null) {
+        out = new ArrayList<>(1);
+      }
+      out.add(new SnapshotTarget(tail, r.tailSlots.clone()));
+      out.sort((a, b) -> Integer.compare(a.position(), b.position()));
+    }
+    return out == null ? List.of() : out;
+  }
+
+  /** The slots of the request's snapshot at {@code position} (an insert's segment end), or null. */
+  private int[] takeSnapshot(RequestState r, int position, boolean last) {
+    for (int i = 0; i < r.snapshotCount; i++) {
+      if (r.snapshotPositions[i] == position && r.snapshotSlots[i] != null) {
+        int[] slots = r.snapshotSlots[i];
+        r.snapshotSlots[i] = null;
+        return slots;
+      }
+    }
+    if (last && r.tailSlots != null && !snapshotRule.isInterval(position)) {
+      int[] slots = r.tailSlots;
+      r.tailSlots = null;
+      return slots;
+    }
+    return null;
+  }
+
+  /**
+   * A node at an insert's segment end takes the request's snapshot there if it has none and
+   * its backup state lets it (NONE, or COMMITTED with a host snapshot already: the state is the
+   * same bits, exact by construction); else the slots are freed.
+   */
+  private void adoptSnapshot(RadixNode node, int[] slots) {
+    ledger.requestPages -= slots.length;
+    boolean state =
+        node.backupState == BackupState.NONE
+            || (node.backupState == BackupState.COMMITTED && node.hostStateSlots != null);
+    boolean local =
+        rules.snapshotFromCopyProgress == null || rules.snapshotFromCopyProgress.getAsBoolean();
+    if (rules.snapshotFromCopyProgress != null && state && !local) {
+      rules.fired++;
+    }
+    if (node.stateSlots == null
+        && node.resident()
+        && node.invalid == 0
+        && node.parent != null
+        && state
+        && local) {
+      ledger.account(node, -1);
+      node.stateSlots = slots;
+      ledger.account(node, +1);
+      tree.keyChanged(node);
+    } else {
+      ledger.devicePool.release(slots, 0, slots.length);
+    }
+  }
+
+  /** Frees the request's snapshot slots at and below {@code upTo} (all with MAX_VALUE). */
+  private void releaseSnapshots(RequestState r, int upTo, boolean tail) {
+    int kept = 0;
+    for (int i = 0; i < r.snapshotCount; i++) {
+      int[] slots = r.snapshotSlots[i];
+      if (r.snapshotPositions[i] <= upTo || slots == null) {
+        if (slots != null) {
+          ledger.devicePool.release(slots, 0, slots.length);
+          ledger.requestPages -= slots.length;
+        }
+      } else {
+        r.snapshotPositions[kept] = r.snapshotPositions[i];
+        r.snapshotSlots[kept++] = slots;
+      }
+    }
+    for (int i = kept; i < r.snapshotCount; i++) {
+      r.snapshotSlots[i] = null;
+    }
+    r.snapshotCount = kept;
+    if (tail && r.tailSlots != null) {
+      ledger.devicePool.release(r.tailSlots, 0, r.tailSlots.length);
+      ledger.requestPages -= r.tailSlots.length;
+      r.tailSlots = null;
+    }
   }
 
   int[] pageTable(RequestState r) {
@@ -275,11 +441,37 @@ final class RequestTable {
         tree.unlock(r.lockNode);
         r.lockNode = last;
         r.prefixLength = end;
+        // The first step resumed already; the snapshot is the moved-from node's.
+        r.resumeSlots = RequestState.NO_SLOTS;
       }
       // The tree took the consumed pages' runs; the rest moves to the front.
       r.own.dropFront(consumed);
+      if (snapshotSlots > 0) {
+        releaseSnapshots(r, end, false);
+        renewTail(r);
+      }
       matcher.restamp(last);
     }
+  }
+
+  /**
+   * After a chunk insert gave the tail to a node, the request takes a new one for its next
+   * chunks, evicting if short, and goes on without one if the pool has none (replicated).
+   */
+  private void renewTail(RequestState r) {
+    if (r.tailSlots != null || rules.noTailSnapshot) {
+      return;
+    }
+    int free = ledger.devicePool.free();
+    if (free < snapshotSlots) {
+      backups.evictDevice(snapshotSlots - free);
+      if (ledger.devicePool.free() < snapshotSlots) {
+        return;
+      }
+    }
+    r.tailSlots = new int[snapshotSlots];
+    ledger.devicePool.allocate(snapshotSlots, r.tailSlots, 0);
+    ledger.requestPages += snapshotSlots;
   }
 
   void abort(RequestState r) {
@@ -299,6 +491,9 @@ final class RequestTable {
     int rest = r.ownCount() - consumed;
     r.own.release(ledger.devicePool, consumed, rest);
     ledger.requestPages -= rest;
+    if (snapshotSlots > 0) {
+      releaseSnapshots(r, Integer.MAX_VALUE, true);
+    }
     tree.unlock(r.lockNode);
     tree.releaseKey(r.keyCopy);
     states.give(r);
@@ -319,6 +514,16 @@ final class RequestTable {
     if (r.prepared != null) {
       return prepared.insert(r, tokens, aligned, r.missKey, keyPos, copy, inserted);
     }
+    if (snapshotSlots > 0) {
+      // A write-through registration made at a segment's hit would copy a node before it
+      // takes its snapshot: registered once the snapshots are placed.
+      triggers.defer();
+      try {
+        return insertWithSnapshots(r, tokens, aligned, keyPos, copy);
+      } finally {
+        triggers.registerDeferred();
+      }
+    }
     return tree.insert(
         r.lockNode,
         tokens,
@@ -332,6 +537,59 @@ final class RequestTable {
         copy,
         triggers,
         inserted);
+  }
+
+  /**
+   * The insert with snapshots (HYBRID.md §5): in segments that end at each snapshot position of
+   * the request inside the range and at its end, so that every snapshot lies at a node end, where
+   * the node takes it or it is freed.
+   */
+  private int insertWithSnapshots(
+      RequestState r, int[] tokens, int aligned, int keyPos, KeyCopy copy) {
+    RadixNode node = r.lockNode;
+    int pos = r.prefixLength;
+    int cached = -1;
+    while (pos < aligned) {
+      int end = aligned;
+      for (int i = 0; i < r.snapshotCount; i++) {
+        int e = r.snapshotPositions[i];
+        if (e > pos && e < end && r.snapshotSlots[i] != null) {
+          end = e;
+        }
+      }
+      int c =
+          tree.insert(
+              node,
+              tokens,
+              pos,
+              end,
+              r.own,
+              (pos - r.prefixLength) / pageSize,
+              r.priority,
+              r.missKey,
+              keyPos,
+              copy,
+              triggers,
+              inserted);
+      if (cached < 0 || cached == pos) {
+        cached = c;
+      }
+      if (inserted.end < end) {
+        break;
+      }
+      int[] slots = takeSnapshot(r, end, end == aligned);
+      if (slots != null) {
+        adoptSnapshot(inserted.node, slots);
+      }
+      node = inserted.node;
+      pos = end;
+    }
+    if (cached < 0) {
+      inserted.node = node;
+      inserted.end = pos;
+      cached = pos;
+    }
+    return cached;
   }
 
   private void checkTokens(String operation, RequestState r, int[] tokens, int used) {

@@ -43,9 +43,17 @@ final class RuleSwitches implements RuleAccess {
       case 8 -> rules.leakRolledBackReservation = true;
       case 9 -> rules.evictBeforeLockingLoadBack = true;
       case 10 -> rules.splitOutsidePendingAck = true;
+      case 11 -> rules.demoteFreesHostSnapshot = true;
+      case 12 -> {
+        // Rank-local on purpose: whether this rank's write copies are all done.
+        LocalProgress progress = cache.rooms().localProgress();
+        rules.snapshotFromCopyProgress =
+            () -> progress.readyWritePrefix() == progress.writeGroups();
+      }
+      case 13 -> rules.noTailSnapshot = true;
       default ->
           throw new IllegalArgumentException(
-              "failure class " + failureClass + " has no broken variant here: pass 6 to 10");
+              "failure class " + failureClass + " has no broken variant here: pass 6 to 13");
     }
   }
 

@@ -39,6 +39,24 @@ final class RuleVariants {
   boolean splitOutsidePendingAck;
 
   /**
+   * Class 11 (HYBRID.md §7): a device eviction that demotes a committed node frees its host
+   * snapshot too, stranding the state the host copy backs (the node stays matched, never usable).
+   */
+  boolean demoteFreesHostSnapshot;
+
+  /**
+   * Class 12 (HYBRID.md §7): a node takes a request's snapshot at its insert only if this says
+   * true, this rank's copy progress (no write copy in flight here); null = real rule.
+   */
+  BooleanSupplier snapshotFromCopyProgress;
+
+  /**
+   * A test-only switch, not a defect: requests take interval snapshots only, no tail, as the
+   * field's engines that checkpoint inside request-unique tokens (issue 22's 0% usable rate).
+   */
+  boolean noTailSnapshot;
+
+  /**
    * How often a broken variant of classes 6 to 10 changed what the real rule does: a proof
    * checks it fired, so that a passing run cannot mean the variant was never reached.
    */
@@ -53,5 +71,8 @@ final class RuleVariants {
     leakRolledBackReservation = false;
     evictBeforeLockingLoadBack = false;
     splitOutsidePendingAck = false;
+    demoteFreesHostSnapshot = false;
+    snapshotFromCopyProgress = null;
+    noTailSnapshot = false;
   }
 }

@@ -24,6 +24,7 @@ final class EngineCounters {
   long idleTickCalls;
   long maxProtocolCallsPerTick;
   long skippedTicks;
+  long usableHitTokens;
 
   RankEngineStats snapshot(long collectiveCalls) {
     return new RankEngineStats(
@@ -49,7 +50,8 @@ final class EngineCounters {
         maxProtocolCallsPerTick,
         l3HitTokens,
         prefillTokens,
-        skippedTicks);
+        skippedTicks,
+        usableHitTokens);
   }
 
   /**
@@ -79,6 +81,10 @@ final class EngineCounters {
     // Only when there are any, so that a run without skips keeps the digest it always had.
     if (skippedTicks != 0) {
       d.add(skippedTicks);
+    }
+    // Likewise only where it differs from the reused tokens (with recurrent-state snapshots).
+    if (usableHitTokens != deviceHitTokens + hostHitTokens + l3HitTokens) {
+      d.add(usableHitTokens);
     }
   }
 }

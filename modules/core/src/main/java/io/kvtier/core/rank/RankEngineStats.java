@@ -38,6 +38,9 @@ package io.kvtier.core.rank;
  * @param skippedTicks idle ticks that rank 0 skipped ({@link TickCommands#skippedTicks()}):
  *     nothing was outstanding and nothing arrived, so no rank ran them and they made no call;
  *     counted in {@link #ticks} and {@link #idleTicks} too
+ * @param usableHitTokens prompt tokens admitted requests resumed from (HYBRID.md §5): {@link
+ *     #reusedTokens()} for a model without recurrent state; with snapshots the matched prefix
+ *     up to the deepest snapshot, so that a low usable rate shows beside the matched one
  */
 public record RankEngineStats(
     long ticks,
@@ -62,7 +65,8 @@ public record RankEngineStats(
     long maxProtocolCallsPerTick,
     long l3HitTokens,
     long prefillTokens,
-    long skippedTicks) {
+    long skippedTicks,
+    long usableHitTokens) {
 
   /**
    * Prompt tokens reused from the cache (device, host and L3 hits).
@@ -71,6 +75,16 @@ public record RankEngineStats(
    */
   public long reusedTokens() {
     return deviceHitTokens + hostHitTokens + l3HitTokens;
+  }
+
+  /**
+   * Matched prompt tokens the requests could not resume from: {@code reusedTokens() -
+   * usableHitTokens()}, 0 without recurrent-state snapshots.
+   *
+   * @return tokens
+   */
+  public long unusableHitTokens() {
+    return reusedTokens() - usableHitTokens;
   }
 
   /**

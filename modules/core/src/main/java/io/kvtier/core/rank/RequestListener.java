@@ -59,6 +59,29 @@ public interface RequestListener {
   }
 
   /**
+   * Step 3, with the usable length (HYBRID.md §5): the request was admitted; the hit tokens per
+   * tier are the match, {@code usableTokens} the prefix it resumes from (equal to their sum
+   * without recurrent-state snapshots). By default it calls {@link #admitted(long, long, int,
+   * int, int)}.
+   *
+   * @param tick the tick
+   * @param id the request's id
+   * @param deviceHitTokens prompt tokens matched on the device
+   * @param hostHitTokens prompt tokens matched on the host that were there before the request
+   * @param l3HitTokens prompt tokens matched on the host that its L3 prefetch fetched
+   * @param usableTokens prompt tokens the request resumes from, not computed again
+   */
+  default void admitted(
+      long tick,
+      long id,
+      int deviceHitTokens,
+      int hostHitTokens,
+      int l3HitTokens,
+      int usableTokens) {
+    admitted(tick, id, deviceHitTokens, hostHitTokens, l3HitTokens);
+  }
+
+  /**
    * Step 4: the request's prompt KV is complete. A request that generates produced its first
    * token in the same forward step, so this tick is its time to first token.
    *

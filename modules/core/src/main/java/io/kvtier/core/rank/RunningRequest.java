@@ -22,6 +22,11 @@ final class RunningRequest {
 
   final int prefixLength;
   final int hostLoadedLength;
+
+  /** The admission's matched length (device and host) and host hit; usable = prefixLength. */
+  final int matchedLength;
+
+  final int hostHitLength;
   final List<LoadBack> pendingLoads;
   final boolean verifyOnStart;
   boolean prepared;
@@ -38,6 +43,8 @@ final class RunningRequest {
     System.arraycopy(request.promptArray(), 0, tokens, 0, promptLength);
     this.prefixLength = admission.devicePrefixLength();
     this.hostLoadedLength = admission.loadedLength();
+    this.matchedLength = admission.matchedLength();
+    this.hostHitLength = admission.hostHitLength();
     this.pendingLoads = admission.pendingLoads();
     // Pages that came from the host are checked once their loads commit; device hits are the
     // same bytes the request would have computed, so checking them would only cost time.

@@ -5,6 +5,7 @@ import io.kvtier.core.cache.PoolExhaustedException;
 import io.kvtier.core.cache.PrefetchOutcome;
 import io.kvtier.core.cache.RankCache;
 import io.kvtier.core.cache.RequestOptions;
+import io.kvtier.core.cache.SnapshotTarget;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.ReduceOp;
 import java.util.ArrayDeque;
@@ -13,6 +14,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
+import java.util.List;
 
 /**
  * The replicated request state of a rank and steps 3 to 5 of a tick: the waiting queue and the
@@ -36,6 +38,10 @@ final class Scheduler {
   private final EngineCounters counters;
   private final Collective collective;
   private final int pageSize;
+
+  /** Whether requests take recurrent-state snapshots (HYBRID.md §5); the cache keeps the rule. */
+  private final boolean snapshots;
+
   final ArrayDeque<RankRequest> waiting = new ArrayDeque<>();
   final ArrayList<RunningRequest> running = new ArrayList<>();
 
@@ -65,6 +71,7 @@ final class Scheduler {
     this.counters = counters;
     this.collective = collective;
     this.pageSize = cache.config().pageSize();
+    this.snapshots = cache.config().snapshotSlots() > 0;
   }
 
   // ---------------------------------------------------------------- step 1: commands
@@ -219,17 +226,19 @@ final class Scheduler {
       running.add(rr);
       counters.admitted++;
       counters.promptTokens += r.promptLength();
-      counters.deviceHitTokens += rr.prefixLength - rr.hostLoadedLength;
       PrefetchOutcome outcome = prefetched.remove(r.id());
-      int l3 =
-          outcome == null
-              ? 0
-              : outcome.overlap(rr.prefixLength - rr.hostLoadedLength, rr.prefixLength);
+      // Without snapshots the hits are the prefix the request resumes from, split by tier; with
+      // them (HYBRID.md §5) the match, and the prefix it resumes from is the usable part of it.
+      int hostFrom =
+          snapshots ? rr.matchedLength - rr.hostHitLength : rr.prefixLength - rr.hostLoadedLength;
+      int hostTo = snapshots ? rr.matchedLength : rr.prefixLength;
+      int l3 = outcome == null ? 0 : outcome.overlap(hostFrom, hostTo);
+      counters.deviceHitTokens += hostFrom;
       counters.l3HitTokens += l3;
-      counters.hostHitTokens += rr.hostLoadedLength - l3;
+      counters.hostHitTokens += hostTo - hostFrom - l3;
+      counters.usableHitTokens += rr.prefixLength;
       // L3 pages reach the device as a load-back from the host like any host hit.
-      listener.admitted(
-          tick, r.id(), rr.prefixLength - rr.hostLoadedLength, rr.hostLoadedLength - l3, l3);
+      listener.admitted(tick, r.id(), hostFrom, hostTo - hostFrom - l3, l3, rr.prefixLength);
     }
   }
 
@@ -376,7 +385,18 @@ final class Scheduler {
             ? Math.min(r.promptLength, from + config.chunkTokens())
             : r.computed < r.kvTarget ? from + 1 : from;
     int[] pageTable = cache.pageTable(r.id);
-    ModelStep step = new ModelStep(r.id, r.request.namespace(), r.tokens, from, to, pageTable);
+    ModelStep step =
+        snapshots
+            ? new ModelStep(
+                r.id,
+                r.request.namespace(),
+                r.tokens,
+                from,
+                to,
+                pageTable,
+                first && from > 0 ? cache.resumeSlots(r.id) : NO_SLOTS,
+                snapshotsOf(cache.stepSnapshots(r.id, from, to)))
+            : new ModelStep(r.id, r.request.namespace(), r.tokens, from, to, pageTable);
     if (to > from) {
       boolean stream = r.prepared && from < r.promptLength;
       for (int layer = 0; layer < model.layers(); layer++) {
@@ -404,6 +424,20 @@ final class Scheduler {
     if (r.computed >= r.promptLength && (first || from < r.promptLength)) {
       listener.prefilled(tick, r.id);
     }
+  }
+
+  private static final int[] NO_SLOTS = new int[0];
+
+  /** The cache's snapshot targets as the model's: the cache decides, the scheduler passes. */
+  private static List<ModelStep.Snapshot> snapshotsOf(List<SnapshotTarget> targets) {
+    if (targets.isEmpty()) {
+      return List.of();
+    }
+    List<ModelStep.Snapshot> out = new ArrayList<>(targets.size());
+    for (SnapshotTarget t : targets) {
+      out.add(new ModelStep.Snapshot(t.position(), t.slots()));
+    }
+    return out;
   }
 
   /** The defect of class 4: a reduction per request in a rank-local map. */

@@ -115,6 +115,39 @@ public final class CacheTestHooks {
   }
 
   /**
+   * Class 11 (HYBRID.md §7, issue 22's stranded state): a device eviction that demotes a
+   * committed node with a recurrent-state snapshot frees its host snapshot too, so the node's
+   * host KV stays matched but can never be resumed from.
+   *
+   * @param cache the cache to break
+   */
+  public static void demoteFreeingTheHostSnapshot(RankCache cache) {
+    access().brokenClass(Objects.requireNonNull(cache, "cache"), 11);
+  }
+
+  /**
+   * Class 12 (HYBRID.md §7): a node takes a request's snapshot at the insert only when this
+   * rank's write copies are all done (rank-local copy progress deciding something replicated),
+   * so ranks whose copies run at different speeds keep different snapshots and diverge.
+   *
+   * @param cache the cache to break
+   */
+  public static void decideSnapshotsFromCopyProgress(RankCache cache) {
+    access().brokenClass(Objects.requireNonNull(cache, "cache"), 12);
+  }
+
+  /**
+   * Not a defect but the field's rule (issue 22): requests take interval snapshots only, never
+   * the tail at their insert end, so a conversation whose interval snapshots fall inside
+   * request-unique tokens resumes from nothing. For the tests that show the low usable rate.
+   *
+   * @param cache the cache
+   */
+  public static void takeIntervalSnapshotsOnly(RankCache cache) {
+    access().brokenClass(Objects.requireNonNull(cache, "cache"), 13);
+  }
+
+  /**
    * How often the broken variants of classes 6 to 10 changed a decision of {@code cache}: a
    * proof checks it is positive, so that a run the checks pass cannot mean the variant never
    * ran.

@@ -1,0 +1,233 @@
+package io.kvtier.core.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.core.cache.testing.CacheTestHooks;
+import io.kvtier.core.config.CacheConfig;
+import io.kvtier.core.config.WritePolicy;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.BitSet;
+import java.util.List;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Recurrent-state snapshots in the device and host tiers (HYBRID.md §5): the replicated rule,
+ * the slots a request holds with its pages, insert splits and adoption, the usable length of a
+ * match, backups, demotion, load-back and the broken variants of classes 11 and 13.
+ */
+class SnapshotCacheTest {
+  private static final int PAGE = 4;
+
+  /** Interval of 2 pages: snapshots at 8, 16, 24, ... plus the tail. */
+  private static final int INTERVAL = 2;
+
+  private FakeKvMemory memory;
+
+  @BeforeAll
+  static void quietFailureLog() {
+    Logger.getLogger("io.kvtier.core.cache").setLevel(Level.SEVERE);
+  }
+
+  private RankCache cache(int devicePages, int hostPages) {
+    memory = new FakeKvMemory(FakeKvMemory.smallLayout(PAGE), devicePages, hostPages);
+    CacheConfig config =
+        CacheConfig.of(PAGE, devicePages, hostPages)
+            .withWritePolicy(WritePolicy.WRITE_THROUGH)
+            .withSnapshots(1, INTERVAL);
+    return hostPages == 0
+        ? RankCache.withMemory(config, memory.device)
+        : RankCache.withMemory(config, memory.device, memory.host, memory.engine);
+  }
+
+  private static int[] tokens(int n, int salt) {
+    return IntStream.range(0, n).map(i -> i < 6 ? i + 1 : i * 7 + salt).toArray();
+  }
+
+  /** Admits, allocates, takes the step's snapshots (writing {@code mark} into each) and finishes. */
+  private List<SnapshotTarget> serve(RankCache cache, long id, int[] tokens, int quota) {
+    Admission a = cache.admit(id, tokens, RequestOptions.DEFAULT.withLoadBackQuota(quota));
+    cache.allocateTokens(id, tokens.length);
+    List<SnapshotTarget> taken = cache.stepSnapshots(id, a.devicePrefixLength(), tokens.length);
+    for (SnapshotTarget t : taken) {
+      writeState(t.slots()[0], t.position());
+    }
+    cache.finish(id);
+    CacheInvariants.check(cache);
+    return taken;
+  }
+
+  private void writeState(int slot, int value) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment s = arena.allocate(4);
+      s.set(ValueLayout.JAVA_INT, 0, value);
+      memory.device.write(slot, 0, 0, s);
+    }
+  }
+
+  private int readState(int slot) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment s = arena.allocate(4);
+      memory.device.read(slot, 0, 0, s);
+      return s.get(ValueLayout.JAVA_INT, 0);
+    }
+  }
+
+  private static void drain(RankCache cache) {
+    cache.sync();
+  }
+
+  @Test
+  void theRuleTakesIntervalsAndATailAndTheInsertEndsANodeAtEach() {
+    RankCache cache = cache(32, 0);
+    int[] t = tokens(22, 0);
+    cache.admit(1, t);
+    cache.allocateTokens(1, t.length);
+    // 6 pages for 22 tokens, interval snapshots at 8, 16 and 24 (inside the pages), one tail.
+    assertThat(cache.deviceUsage().free()).isEqualTo(32 - 6 - 4);
+    List<SnapshotTarget> first = cache.stepSnapshots(1, 0, 10);
+    assertThat(first).extracting(SnapshotTarget::position).containsExactly(8);
+    List<SnapshotTarget> rest = cache.stepSnapshots(1, 10, 22);
+    assertThat(rest).extracting(SnapshotTarget::position).containsExactly(16, 20);
+    cache.finish(1);
+    CacheInvariants.check(cache);
+    // Nodes end at 8, 16 and 20, each with its snapshot; the set at 24 was freed.
+    assertThat(cache.nodeCount()).isEqualTo(3);
+    assertThat(cache.deviceUsage().free()).isEqualTo(32 - 5 - 3);
+    MatchResult whole = cache.match(0, t);
+    assertThat(whole.matchedLength()).isEqualTo(20);
+    assertThat(whole.usableLength()).isEqualTo(20);
+    assertThat(whole.lastDeviceNode().hasDeviceSnapshot()).isTrue();
+    // A match that ends between snapshots is usable only up to the one before it.
+    MatchResult part = cache.match(0, java.util.Arrays.copyOf(t, 14));
+    assertThat(part.matchedLength()).isEqualTo(12);
+    assertThat(part.usableLength()).isEqualTo(8);
+    CacheInvariants.check(cache);
+  }
+
+  @Test
+  void aRequestResumesAtTheDeepestSnapshotOfItsMatchWithItsSlots() {
+    RankCache cache = cache(32, 0);
+    serve(cache, 1, tokens(22, 0), 0);
+    int[] next = tokens(14, 0);
+    next = java.util.Arrays.copyOf(next, 26);
+    for (int i = 14; i < 26; i++) {
+      next[i] = 1000 + i;
+    }
+    Admission a = cache.admit(2, next);
+    assertThat(a.matchedLength()).isEqualTo(12);
+    assertThat(a.usableLength()).isEqualTo(8);
+    assertThat(a.devicePrefixLength()).isEqualTo(8);
+    assertThat(cache.resumeSlots(2)).isEqualTo(a.lastDeviceNode().stateSlots());
+    cache.allocateTokens(2, next.length);
+    CacheInvariants.check(cache);
+    // Its steps go on from 8: the interval snapshots at 16 and 24 and the tail at 20 are its own.
+    assertThat(cache.stepSnapshots(2, 8, 26))
+        .extracting(SnapshotTarget::position)
+        .containsExactly(16, 24);
+    cache.abort(2);
+    CacheInvariants.checkIdle(cache);
+  }
+
+  @Test
+  void withoutATailANextTurnResumesOnlyAtAnIntervalInsideItsHistory() {
+    RankCache cache = cache(32, 0);
+    CacheTestHooks.takeIntervalSnapshotsOnly(cache);
+    serve(cache, 1, tokens(22, 0), 0);
+    int[] turn2 = java.util.Arrays.copyOf(tokens(22, 0), 30);
+    Admission a = cache.admit(2, turn2);
+    assertThat(a.matchedLength()).isEqualTo(20);
+    assertThat(a.usableLength()).isEqualTo(16);
+    cache.abort(2);
+    CacheTestHooks.reset(cache);
+
+    RankCache real = cache(32, 0);
+    serve(real, 1, tokens(22, 0), 0);
+    Admission b = real.admit(2, turn2);
+    assertThat(b.usableLength()).isEqualTo(20);
+    real.abort(2);
+  }
+
+  @Test
+  void aBackupCopiesTheSnapshotAndDemotionKeepsTheHostOneWhichLoadsBackWithTheChain() {
+    RankCache cache = cache(16, 32);
+    int[] t = tokens(22, 0);
+    serve(cache, 1, t, 0);
+    memory.engine.completeAll();
+    drain(cache);
+    RadixNode end = cache.match(0, t).lastDeviceNode();
+    assertThat(end.backupState()).isEqualTo(BackupState.COMMITTED);
+    assertThat(end.hasHostSnapshot()).isTrue();
+    int written = readState(end.stateSlots()[0]);
+    assertThat(written).isEqualTo(20);
+
+    cache.evictDevice(16);
+    CacheInvariants.check(cache);
+    assertThat(end.onDevice()).isFalse();
+    assertThat(end.hasDeviceSnapshot()).isFalse();
+    assertThat(end.hasHostSnapshot()).isTrue();
+    assertThat(cache.deviceUsage().free()).isEqualTo(16);
+    MatchResult m = cache.match(0, t);
+    assertThat(m.hostHitLength()).isEqualTo(20);
+    assertThat(m.usableLength()).isEqualTo(20);
+
+    int[] turn2 = java.util.Arrays.copyOf(t, 26);
+    Admission a = cache.admit(2, turn2);
+    assertThat(a.loadedLength()).isEqualTo(20);
+    assertThat(a.usableLength()).isEqualTo(20);
+    int[] resume = cache.resumeSlots(2);
+    assertThat(resume).hasSize(1);
+    memory.engine.completeAll();
+    drain(cache);
+    // The state the first request wrote came back with the chain's pages, into a new slot.
+    assertThat(readState(resume[0])).isEqualTo(20);
+    cache.abort(2);
+    CacheInvariants.checkIdle(cache);
+  }
+
+  @Test
+  void theStrandingVariantFreesTheHostSnapshotAtDemotionAndTheMatchIsNoLongerUsable() {
+    RankCache cache = cache(16, 32);
+    CacheTestHooks.demoteFreeingTheHostSnapshot(cache);
+    int[] t = tokens(22, 0);
+    serve(cache, 1, t, 0);
+    memory.engine.completeAll();
+    drain(cache);
+    cache.evictDevice(16);
+    MatchResult m = cache.match(0, t);
+    assertThat(m.hostHitLength()).isEqualTo(20);
+    // Caught: host KV matched, but no state to resume from (issue 22's stranded state).
+    assertThat(m.usableLength()).isZero();
+    assertThat(CacheTestHooks.firedVariants(cache)).isPositive();
+  }
+
+  @Test
+  void aFailedBackupRollsTheHostSnapshotBackAndAnAbortFreesTheRequestsSlots() {
+    RankCache cache = cache(16, 32);
+    int[] t = tokens(22, 0);
+    serve(cache, 1, t, 0);
+    int writes = cache.pendingWrites();
+    BitSet failed = new BitSet();
+    failed.set(0, writes);
+    memory.engine.completeAll();
+    cache.commitWrites(writes, failed);
+    CacheInvariants.check(cache);
+    RadixNode end = cache.match(0, t).lastDeviceNode();
+    assertThat(end.backupState()).isEqualTo(BackupState.NONE);
+    assertThat(end.hasHostSnapshot()).isFalse();
+    assertThat(end.hasDeviceSnapshot()).isTrue();
+    assertThat(cache.hostUsage().free()).isEqualTo(32);
+
+    cache.admit(2, tokens(40, 5));
+    cache.allocateTokens(2, 40);
+    cache.abort(2);
+    memory.engine.completeAll();
+    drain(cache);
+    CacheInvariants.checkIdle(cache);
+  }
+}
