@@ -158,6 +158,18 @@ final class FailureInjector {
       }
 
       @Override
+      public void admitted(
+          long tick,
+          long id,
+          int deviceHitTokens,
+          int hostHitTokens,
+          int l3HitTokens,
+          int usableTokens) {
+        at();
+        listener.admitted(tick, id, deviceHitTokens, hostHitTokens, l3HitTokens, usableTokens);
+      }
+
+      @Override
       public void prefilled(long tick, long id) {
         at();
         listener.prefilled(tick, id);

@@ -57,11 +57,8 @@ final class PatternModel implements ModelRunner {
   private long snapshotsVerified;
   private long snapshotMismatches;
 
-  /** Told where each request's first step starts, with snapshots; null for no one. */
-  private final UsableHits usable;
-
   PatternModel(PageMemory device, int vocab) {
-    this(device, vocab, 0, null);
+    this(device, vocab, 0);
   }
 
   /**
@@ -70,9 +67,8 @@ final class PatternModel implements ModelRunner {
    * @param device the device pool
    * @param vocab the vocabulary size
    * @param snapshotSlots page slots per snapshot, 0 for a model without recurrent state
-   * @param usable told the position of each request's first step (with snapshots), or null
    */
-  PatternModel(PageMemory device, int vocab, int snapshotSlots, UsableHits usable) {
+  PatternModel(PageMemory device, int vocab, int snapshotSlots) {
     if (snapshotSlots < 0) {
       throw new IllegalArgumentException("snapshotSlots=" + snapshotSlots + " must be >= 0");
     }
@@ -81,7 +77,6 @@ final class PatternModel implements ModelRunner {
     this.vocab = vocab;
     this.vector = (int) layout.vectorBytes();
     this.snapshotSlots = snapshotSlots;
-    this.usable = usable;
   }
 
   @Override
@@ -158,9 +153,6 @@ final class PatternModel implements ModelRunner {
     if (layer == 0) {
       resumeId = -1;
       boolean first = started.add(id);
-      if (first && usable != null) {
-        usable.started(id, step.from());
-      }
       boolean resumes = first && step.from() > 0;
       int[] slots = step.resumeSlots();
       if (resumes || slots.length > 0) {

@@ -190,7 +190,7 @@ final class SimulatedRank implements AutoCloseable {
     this.injector = new FailureInjector(config.rankFailure(), rank);
     this.engineCollective = new EngineCollective(collective, injector);
     this.usable = config.snapshots() ? new UsableHits() : null;
-    this.model = new PatternModel(d, MultiRankSimulator.VOCAB, config.snapshotSlots(), usable);
+    this.model = new PatternModel(d, MultiRankSimulator.VOCAB, config.snapshotSlots());
     this.engine =
         new RankEngine(
             cache, engineCollective, injector.model(modelWrapper.apply(model)), engineConfig);

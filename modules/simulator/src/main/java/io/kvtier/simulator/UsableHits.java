@@ -3,29 +3,38 @@ package io.kvtier.simulator;
 import io.kvtier.core.rank.RequestListener;
 import io.kvtier.core.rank.RequestOutcome;
 import io.kvtier.simulator.SimulationResult.HitTokens;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
- * Counts the usable hit tokens of a run with recurrent-state snapshots (HYBRID.md §5, §8): the
- * part of each request's match that the model resumed from. It hears each request's match per
- * tier from the engine's {@link RequestListener#admitted(long, long, int, int, int)} and the
- * position the model started the request at from the {@link PatternModel} (its first step's
- * {@code from}: what the request really did not compute), and cuts the match at that position in
- * match order, device prefix first, then the pages loaded back from the host, then those an L3
- * prefetch brought. A request that ends before its first step resumed from nothing: 0 usable.
+ * Counts the usable hit tokens of a run with recurrent-state snapshots per tier (HYBRID.md §5,
+ * §8): the part of each request's match that it resumes from. The engine tells each admission's
+ * match per tier and the usable length ({@link RequestListener#admitted(long, long, int, int, int,
+ * int)}, the total of {@link io.kvtier.core.rank.RankEngineStats#usableHitTokens()}); this cuts
+ * the match at the usable length in match order: the device prefix first, then the pages loaded
+ * back from the host, then those an L3 prefetch brought ({@link #split}).
  *
- * <p>The counts are replicated (every rank admits and starts the same requests at the same
- * positions), so one rank's are the run's. Without snapshots the run's usable hit tokens are its
- * matched ones, and this class is not used.
+ * <p>The counts are replicated (every rank admits the same requests with the same matches), so
+ * one rank's are the run's. Without snapshots the usable hit tokens are the matched ones.
  */
 final class UsableHits {
-  /** Matched tokens per tier of the admitted requests that have not run a step yet. */
-  private final Map<Long, int[]> admitted = new HashMap<>();
-
   private long device;
   private long host;
   private long l3;
+
+  /**
+   * The usable part of a match of {@code device + host + l3} tokens, per tier.
+   *
+   * @param device matched on the device
+   * @param host matched on the host (loaded back)
+   * @param l3 matched on the host after an L3 prefetch
+   * @param usable the prefix the request resumes from, at most the match
+   * @return the usable tokens of each tier; the match itself when {@code usable} is all of it
+   */
+  static HitTokens split(long device, long host, long l3, long usable) {
+    long d = Math.min(usable, device);
+    long h = Math.min(usable - d, host);
+    long l = Math.min(usable - d - h, l3);
+    return new HitTokens(d, h, l);
+  }
 
   /**
    * {@code listener}, with this counter hearing every admission first.
@@ -43,8 +52,28 @@ final class UsableHits {
       @Override
       public void admitted(
           long tick, long id, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {
-        admitted.put(id, new int[] {deviceHitTokens, hostHitTokens, l3HitTokens});
-        listener.admitted(tick, id, deviceHitTokens, hostHitTokens, l3HitTokens);
+        admitted(
+            tick,
+            id,
+            deviceHitTokens,
+            hostHitTokens,
+            l3HitTokens,
+            deviceHitTokens + hostHitTokens + l3HitTokens);
+      }
+
+      @Override
+      public void admitted(
+          long tick,
+          long id,
+          int deviceHitTokens,
+          int hostHitTokens,
+          int l3HitTokens,
+          int usableTokens) {
+        HitTokens u = split(deviceHitTokens, hostHitTokens, l3HitTokens, usableTokens);
+        device += u.device();
+        host += u.host();
+        l3 += u.l3();
+        listener.admitted(tick, id, deviceHitTokens, hostHitTokens, l3HitTokens, usableTokens);
       }
 
       @Override
@@ -59,29 +88,9 @@ final class UsableHits {
 
       @Override
       public void ended(long tick, long id, RequestOutcome outcome) {
-        admitted.remove(id);
         listener.ended(tick, id, outcome);
       }
     };
-  }
-
-  /**
-   * The model ran the request's first step from {@code from}: the usable part of its match.
-   *
-   * @param id the request
-   * @param from the first position it computed
-   */
-  void started(long id, int from) {
-    int[] m = admitted.remove(id);
-    if (m == null) {
-      return;
-    }
-    int d = Math.min(from, m[0]);
-    int h = Math.min(from - d, m[1]);
-    int l = Math.min(from - d - h, m[2]);
-    device += d;
-    host += h;
-    l3 += l;
   }
 
   /**

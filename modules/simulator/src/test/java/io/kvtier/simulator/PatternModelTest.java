@@ -91,7 +91,7 @@ class PatternModelTest {
    * and at 8 (slot 11); the model that writes them is the one that reads them, as on a rank.
    */
   private static PatternModel writer(DeviceMemory device, int[] prompt) {
-    PatternModel model = new PatternModel(device, MultiRankSimulator.VOCAB, 1, null);
+    PatternModel model = new PatternModel(device, MultiRankSimulator.VOCAB, 1);
     int[] table = {5, 9, 2};
     step(
         model, step(1, prompt, 0, 6, table, new int[0], new ModelStep.Snapshot(4, new int[] {10})));
