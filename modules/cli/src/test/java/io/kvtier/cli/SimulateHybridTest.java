@@ -55,8 +55,6 @@ class SimulateHybridTest {
         new ArrayList<>(
             List.of(
                 "simulate",
-                "--ranks",
-                "2",
                 "--workload",
                 SMALL_WORKLOAD,
                 "--page-size",
@@ -69,6 +67,9 @@ class SimulateHybridTest {
                 "300",
                 "--json",
                 json.toString()));
+    if (!List.of(extra).contains("--ranks")) {
+      args.addAll(List.of("--ranks", "2"));
+    }
     args.addAll(List.of(extra));
     return run(args.toArray(String[]::new));
   }
@@ -89,6 +90,98 @@ class SimulateHybridTest {
     assertThat(j.get("usableHitTokens")).isEqualTo(j.get("hitTokens"));
     assertThat(total(object(j.get("hitTokens")))).isPositive();
     assertThat(j).containsEntry("usableOfMatched", 1.0).containsEntry("snapshotsVerified", 0L);
+  }
+
+  @ParameterizedTest(name = "{0} ranks, {1}")
+  @CsvSource({"1, write_through", "4, write_back"})
+  void aRecurrentMixPassesEveryCheckAndReportsUsableWithinMatched(
+      int ranks, String write, @TempDir Path dir) throws IOException {
+    Path file = dir.resolve("recurrent.json");
+    Run run =
+        simulate(
+            file,
+            "--ranks",
+            String.valueOf(ranks),
+            "--write-policy",
+            write,
+            "--l3",
+            "memory",
+            "--l3-prefetch-threshold",
+            "8",
+            "--layer-mix",
+            "full,recurrent",
+            "--snapshot-interval",
+            "2");
+
+    assertThat(run.status()).as(run.out() + run.err()).isZero();
+    assertThat(run.out())
+        .contains(
+            "layers    full,recurrent: recurrent-state snapshots of 1 page slot every 2 pages")
+        .containsPattern("usable +\\d+ of \\d+ matched hit tokens \\(\\d+\\.\\d%\\) resumed from")
+        .containsPattern("snapshot resumes verified [1-9]\\d*, snapshot mismatches 0")
+        .contains("result    PASS");
+    Map<String, Object> j = json(file);
+    Map<String, Object> matched = object(j.get("hitTokens"));
+    Map<String, Object> usable = object(j.get("usableHitTokens"));
+    assertThat(total(usable)).isPositive().isLessThanOrEqualTo(total(matched));
+    for (String tier : List.of("device", "host", "l3")) {
+      assertThat((Long) usable.get(tier)).isLessThanOrEqualTo((Long) matched.get(tier));
+    }
+    assertThat(j)
+        .containsEntry("snapshotMismatches", 0L)
+        .containsEntry("kvMismatches", 0L)
+        .containsEntry("leakedPages", 0L)
+        .containsEntry("replicaDigestsEqual", true)
+        .containsEntry("usableTokens", total(usable))
+        .containsEntry("reusedTokens", total(usable));
+    assertThat((Long) j.get("snapshotsVerified")).isPositive();
+    assertThat((Double) j.get("usableOfMatched")).isPositive().isLessThanOrEqualTo(1.0);
+  }
+
+  @Test
+  void replayWithARecurrentMixSweepsTheIntervalAndReportsUsable(@TempDir Path dir)
+      throws IOException {
+    Path file = dir.resolve("replay.json");
+    Run run =
+        run(
+            "replay",
+            "--workload",
+            ReplayCommandTest.TRACE,
+            "--requests",
+            "300",
+            "--page-size",
+            "512",
+            "--device-tokens",
+            "500K",
+            "--host-ratio",
+            "4",
+            "--layer-mix",
+            "full,swa:64,recurrent",
+            "--snapshot-interval",
+            "1,8",
+            "--json",
+            file.toString());
+
+    assertThat(run.status()).as(run.out() + run.err()).isZero();
+    assertThat(run.out())
+        .contains("layers: full,swa:64,recurrent: recurrent-state snapshots")
+        .contains("use/hit");
+    Map<String, Object> doc = object(TestJson.parse(Files.readString(file)));
+    @SuppressWarnings("unchecked")
+    List<Object> configurations = (List<Object>) doc.get("configurations");
+    assertThat(configurations).hasSize(2);
+    List<Long> intervals = new ArrayList<>();
+    for (Object o : configurations) {
+      Map<String, Object> c = object(o);
+      intervals.add((Long) c.get("snapshotIntervalPages"));
+      Map<String, Object> matched = object(c.get("hitTokens"));
+      Map<String, Object> usable = object(c.get("usableHitTokens"));
+      assertThat((Long) usable.get("total"))
+          .isPositive()
+          .isLessThanOrEqualTo((Long) matched.get("total"));
+      assertThat(c.get("prefillTokensSaved")).isEqualTo(usable.get("total"));
+    }
+    assertThat(intervals).containsExactly(1L, 8L);
   }
 
   @Test

@@ -53,28 +53,32 @@ public final class Replay {
     for (ReplayConfiguration c : configurations) {
       runs.add(new Run(Objects.requireNonNull(c, "configuration"), ReplayResult.Kind.SWEEP));
     }
-    // One pair of baselines per page size and snapshot setting: the unbounded cache's usable
-    // hits depend on where snapshots are taken.
-    Set<List<Integer>> baselines = new LinkedHashSet<>();
-    configurations.forEach(
-        c ->
-            baselines.add(
-                List.of(
-                    c.pageSize(),
-                    c.snapshotSlots(),
-                    c.snapshots()
-                        ? c.snapshotIntervalPages()
-                        : ReplayConfiguration.DEFAULT_SNAPSHOT_INTERVAL_PAGES)));
-    for (List<Integer> b : baselines) {
-      int page = b.get(0);
+    // Per page size, in the order of the configurations: the unbounded baseline per snapshot
+    // setting (its usable hits depend on where snapshots are taken), then the no-cache one.
+    Set<List<Integer>> unbounded = new LinkedHashSet<>();
+    Set<Integer> pageSizes = new LinkedHashSet<>();
+    for (ReplayConfiguration c : configurations) {
+      unbounded.add(
+          List.of(
+              c.pageSize(),
+              c.snapshotSlots(),
+              c.snapshots()
+                  ? c.snapshotIntervalPages()
+                  : ReplayConfiguration.DEFAULT_SNAPSHOT_INTERVAL_PAGES));
+      pageSizes.add(c.pageSize());
+    }
+    for (int page : pageSizes) {
+      for (List<Integer> b : unbounded) {
+        if (b.get(0) == page) {
+          runs.add(
+              new Run(
+                  unbounded(trace, page, b.get(1)).withSnapshots(b.get(1), b.get(2)),
+                  ReplayResult.Kind.UNBOUNDED));
+        }
+      }
       runs.add(
           new Run(
-              unbounded(trace, page, b.get(1)).withSnapshots(b.get(1), b.get(2)),
-              ReplayResult.Kind.UNBOUNDED));
-      runs.add(
-          new Run(
-              new ReplayConfiguration(page, 0, 0, 0, EvictionPolicy.LRU, WritePolicy.WRITE_THROUGH)
-                  .withSnapshots(b.get(1), b.get(2)),
+              new ReplayConfiguration(page, 0, 0, 0, EvictionPolicy.LRU, WritePolicy.WRITE_THROUGH),
               ReplayResult.Kind.NO_CACHE));
     }
     long total = (long) trace.size() * runs.size();
