@@ -16,7 +16,8 @@ module io.kvtier.core {
   exports io.kvtier.core.cache;
   exports io.kvtier.core.rank;
   exports io.kvtier.core.cache.testing to
-      io.kvtier.simulator;
+      io.kvtier.simulator,
+      io.kvtier.cli;
 
   // Guice reflects on the injected module's members.
   opens io.kvtier.core.inject to

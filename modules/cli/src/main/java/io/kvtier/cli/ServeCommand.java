@@ -134,9 +134,19 @@ final class ServeCommand implements Callable<Integer> {
       description =
           "The kind of each layer of the tiny transformer, comma-separated: full, swa:W (sliding"
               + " window of W tokens) or recurrent, kind*N for N in a row, e.g."
-              + " full,swa:64*2,recurrent (default: ${DEFAULT-VALUE}). A recurrent layer makes"
-              + " every prompt compute from its start: cached_tokens is then 0 (docs/HYBRID.md).")
+              + " full,swa:64*2,recurrent (default: ${DEFAULT-VALUE}). With a recurrent layer a"
+              + " prompt resumes at the deepest recurrent-state snapshot of its match:"
+              + " cached_tokens counts that part (docs/HYBRID.md).")
   private String modelLayers;
+
+  @Option(
+      names = "--snapshot-interval",
+      paramLabel = "K",
+      description =
+          "Pages between two recurrent-state snapshots of a request, besides the one at its"
+              + " end (sets kvtier.snapshot-interval-pages; default: the config's, else 8). Only"
+              + " a --model-layers with a recurrent layer takes snapshots.")
+  private Integer snapshotInterval;
 
   @Option(
       names = "--l3",
@@ -216,6 +226,13 @@ final class ServeCommand implements Callable<Integer> {
       mix = LayerMix.parse(modelLayers, "--model-layers");
     } catch (IllegalArgumentException e) {
       return usage(err, e.getMessage());
+    }
+    if (snapshotInterval != null && snapshotInterval < 1) {
+      return usage(
+          err,
+          "--snapshot-interval="
+              + snapshotInterval
+              + " must be at least 1: the pages between two recurrent-state snapshots");
     }
     TinyTransformer model =
         new TinyTransformer(ModelConfig.DEFAULTS.withSeed(modelSeed).withLayerMix(mix));
@@ -447,6 +464,9 @@ final class ServeCommand implements Callable<Integer> {
     fixed.forEach(builder::set);
     engineOptions.applyTo(builder, System.getenv());
     l3Options(builder, model);
+    if (snapshotInterval != null) {
+      builder.snapshotIntervalPages(snapshotInterval);
+    }
     return builder.build();
   }
 

@@ -34,7 +34,7 @@ import picocli.CommandLine;
 /**
  * {@code kvtier serve --model-layers}: a hybrid tiny model served over HTTP answers every turn of
  * a multi-turn workload with the cache-off model's tokens; {@code usage}'s {@code cached_tokens}
- * and {@code kvtier_prefix_cache_hits_total} are the usable count (0 with a recurrent layer),
+ * and {@code kvtier_prefix_cache_hits_total} are the usable count (the match up to its deepest recurrent-state snapshot with a recurrent layer),
  * {@code kvtier.matched_tokens} and {@code kvtier_prefix_cache_matched_total} the match; an L3
  * store shared by two mixes of one seed gives neither the other's pages.
  */
@@ -91,8 +91,13 @@ class ServeHybridTest {
         assertThat(match)
             .isEqualTo(
                 tiers.get("device").asInt() + tiers.get("host").asInt() + tiers.get("l3").asInt());
-        // Without a recurrent layer every matched token is usable; with one, none is.
-        assertThat(usable).as(answer.toString()).isEqualTo(mix.hasRecurrent() ? 0 : match);
+        // Without a recurrent layer every matched token is usable; with one, the match up to its
+        // deepest recurrent-state snapshot (HYBRID.md §5).
+        if (mix.hasRecurrent()) {
+          assertThat(usable).as(answer.toString()).isBetween(0, match);
+        } else {
+          assertThat(usable).as(answer.toString()).isEqualTo(match);
+        }
         cached += usable;
         matched += match;
       }
@@ -104,6 +109,8 @@ class ServeHybridTest {
     }
 
     assertThat(matched).as("the turns resend their history").isPositive();
+    // The tail snapshot at each turn's end lets the next turn resume: usable is never 0.
+    assertThat(cached).as("usable with recurrent-state snapshots").isPositive();
     assertThat(metric(metrics, "kvtier_prefix_cache_hits_total")).isEqualTo(cached);
     assertThat(metric(metrics, "kvtier_prefix_cache_matched_total")).isEqualTo(matched);
     assertThat(startup).contains("layers " + mix + ";");
@@ -181,6 +188,29 @@ class ServeHybridTest {
         .containsExactly(
             "kvtier serve: element 2 of --model-layers='full,swa' is 'swa': an SWA layer needs"
                 + " its window, as in swa:64; see kvtier serve --help");
+  }
+
+  @Test
+  void aSnapshotIntervalBelowOneExits2WithOneLineNamingTheOption() {
+    StringWriter err = new StringWriter();
+
+    int status =
+        KvTierCli.run(
+            new PrintWriter(new StringWriter()),
+            new PrintWriter(err),
+            "serve",
+            "--port",
+            "0",
+            "--model-layers",
+            "full,recurrent",
+            "--snapshot-interval",
+            "0");
+
+    assertThat(status).isEqualTo(ServeCommand.EXIT_USAGE);
+    assertThat(err.toString().lines().toList())
+        .containsExactly(
+            "kvtier serve: --snapshot-interval=0 must be at least 1: the pages between two"
+                + " recurrent-state snapshots; see kvtier serve --help");
   }
 
   @Test

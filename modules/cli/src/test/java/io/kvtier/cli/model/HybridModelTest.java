@@ -140,8 +140,8 @@ class HybridModelTest {
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(
             "recurrent layer 1 has taken in 10 positions but the step computes positions [12,"
-                + " 20): the state would not be the one after the tokens before 12; recompute"
-                + " from position 0 (the cache holds no recurrent state)");
+                + " 20): the state would not be the one after the tokens before 12; resume from"
+                + " a snapshot at 12 or recompute from position 0");
   }
 
   private static final AtomicInteger GROUPS = new AtomicInteger();

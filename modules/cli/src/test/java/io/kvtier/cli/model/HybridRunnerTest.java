@@ -10,6 +10,7 @@ import io.kvtier.spi.PoolSpec;
 import io.kvtier.testkit.SeedExtension;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import java.util.TreeSet;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -18,8 +19,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The runner on a hybrid mix, step by step over pages that a second request shares: a request
- * that starts after a cached prefix rebuilds its recurrent state by reading that prefix's pages,
- * writes only its own pages, and generates the reference tokens.
+ * that starts after a cached prefix resumes its recurrent state from the snapshot it is given (or,
+ * given none, rebuilds it by reading that prefix's pages), writes only its own pages, and
+ * generates the reference tokens.
  */
 @ExtendWith(SeedExtension.class)
 class HybridRunnerTest {
@@ -53,6 +55,83 @@ class HybridRunnerTest {
 
     assertThat(Arrays.copyOfRange(tokens, 20, 23)).containsExactly(expected);
     assertThat(pages.written).as("pages written after the shared prefix").containsExactly(4, 5);
+  }
+
+  /**
+   * With a snapshot (HYBRID.md §5): request 1 writes its recurrent state at 8 and 16 into slots
+   * 10 and 11 as it computes; request 2 resumes at 16 from slot 11 without reading the prefix
+   * again, writes only its own pages, and generates the reference tokens. Resumed from another
+   * prefix's snapshot at 16 instead, it generates other tokens: the equality catches a wrong state.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"full,recurrent,full", "recurrent,full,full"})
+  void aRequestResumesFromTheSnapshotItIsGivenAndAWrongOneChangesTheOutput(
+      String mix, Random random) {
+    TinyTransformer model =
+        new TinyTransformer(
+            ModelConfig.DEFAULTS.withLayers(3).withLayerMix(LayerMix.parse(mix, "mix")));
+    RecordingPages pages = new RecordingPages(model.config().kvLayout(PAGE), 16);
+    TinyModelRunner runner = new TinyModelRunner(model, pages);
+    assertThat(runner.snapshotSlots()).isEqualTo(1);
+    int[] shared = TinyPrompts.tokens(random, 16, 512);
+    step(
+        runner,
+        new ModelStep(
+            1,
+            0,
+            shared,
+            0,
+            16,
+            new int[] {0, 1, 2, 3},
+            new int[0],
+            List.of(
+                new ModelStep.Snapshot(8, new int[] {10}),
+                new ModelStep.Snapshot(16, new int[] {11}))));
+    runner.released(1);
+    assertThat(pages.written).contains(10, 11);
+
+    int[] prompt = Arrays.copyOf(shared, 20);
+    for (int i = 16; i < 20; i++) {
+      prompt[i] = random.nextInt(512);
+    }
+    int[] expected = new NoCacheRunner(model).generate(prompt, 3);
+    int[] table = {0, 1, 2, 3, 4, 5};
+    int[] right = resumeAt(runner, pages, prompt, table, new int[] {11}, 2);
+    assertThat(right).containsExactly(expected);
+    assertThat(pages.written).as("pages written after the shared prefix").containsExactly(4, 5);
+
+    // Another prefix's state at 16 (a foreign or stale snapshot) is caught by the output.
+    int[] other = TinyPrompts.tokens(random, 16, 512);
+    step(
+        runner,
+        new ModelStep(
+            4,
+            0,
+            other,
+            0,
+            16,
+            new int[] {6, 7, 8, 9},
+            new int[0],
+            List.of(new ModelStep.Snapshot(16, new int[] {12}))));
+    runner.released(4);
+    int[] wrong = resumeAt(runner, pages, prompt, table, new int[] {12}, 3);
+    assertThat(wrong).isNotEqualTo(expected);
+  }
+
+  private static int[] resumeAt(
+      TinyModelRunner runner,
+      RecordingPages pages,
+      int[] prompt,
+      int[] table,
+      int[] resume,
+      long id) {
+    int[] tokens = Arrays.copyOf(prompt, 23);
+    pages.written.clear();
+    tokens[20] = step(runner, new ModelStep(id, 0, tokens, 16, 20, table, resume, List.of()));
+    tokens[21] = step(runner, new ModelStep(id, 0, tokens, 20, 21, table));
+    tokens[22] = step(runner, new ModelStep(id, 0, tokens, 21, 22, table));
+    runner.released(id);
+    return Arrays.copyOfRange(tokens, 20, 23);
   }
 
   private static int step(TinyModelRunner runner, ModelStep step) {

@@ -230,4 +230,68 @@ class SnapshotCacheTest {
     drain(cache);
     CacheInvariants.checkIdle(cache);
   }
+
+  /**
+   * Two ranks serve the same requests; rank 0's backup copy of the first one has finished, rank
+   * 1's not yet. The next insert's snapshot decisions must not depend on that: the replicas stay
+   * equal. With class 12's broken variant (a snapshot taken only when this rank's copies are
+   * done) they diverge, which the replica digest shows.
+   */
+  private long[] digestsAfterSkewedCopies(boolean broken) {
+    RankCache[] ranks = {cache(32, 64), null};
+    FakeKvMemory first = memory;
+    ranks[1] = cache(32, 64);
+    FakeKvMemory second = memory;
+    for (RankCache c : ranks) {
+      if (broken) {
+        CacheTestHooks.decideSnapshotsFromCopyProgress(c);
+      }
+    }
+    for (int i = 0; i < 2; i++) {
+      memory = i == 0 ? first : second;
+      serve(ranks[i], 1, tokens(22, 0), 0);
+    }
+    first.engine.completeAll();
+    for (int i = 0; i < 2; i++) {
+      memory = i == 0 ? first : second;
+      serve(ranks[i], 2, tokens(22, 9), 0);
+    }
+    long fired = CacheTestHooks.firedVariants(ranks[0]) + CacheTestHooks.firedVariants(ranks[1]);
+    return new long[] {ranks[0].replicaDigest(), ranks[1].replicaDigest(), fired};
+  }
+
+  @Test
+  void class12ASnapshotDecidedFromRankLocalCopyProgressIsCaughtByTheReplicaDigest() {
+    long[] control = digestsAfterSkewedCopies(false);
+    assertThat(control[0]).as("control: same decisions on both ranks").isEqualTo(control[1]);
+    assertThat(control[2]).isZero();
+    long[] broken = digestsAfterSkewedCopies(true);
+    assertThat(broken[2]).as("the slow rank declined a snapshot").isPositive();
+    assertThat(broken[0]).as("the replicas diverged").isNotEqualTo(broken[1]);
+  }
+
+  @Test
+  void theInvariantsCatchAStrayHostSnapshotAndAResumeFromAnotherNode() {
+    RankCache cache = cache(32, 0);
+    serve(cache, 1, tokens(22, 0), 0);
+    RadixNode end = cache.match(0, tokens(22, 0)).lastDeviceNode();
+    // I7: a host snapshot on a node without a host copy.
+    end.hostStateSlots = new int[] {0};
+    cache.rooms().ledger().changed.mark(end);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> CacheInvariants.checkChanged(cache))
+        .isInstanceOf(CacheInvariantException.class)
+        .hasMessageContaining("I7");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> CacheInvariants.check(cache))
+        .isInstanceOf(CacheInvariantException.class)
+        .hasMessageContaining("I7");
+    end.hostStateSlots = null;
+
+    // I8: a request that resumes from slots that are not its locked node's snapshot.
+    cache.admit(2, tokens(22, 0));
+    RequestState r = cache.rooms().requests().get(2L);
+    r.resumeSlots = new int[] {r.resumeSlots[0] + 1};
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> CacheInvariants.checkChanged(cache))
+        .isInstanceOf(CacheInvariantException.class)
+        .hasMessageContaining("I8");
+  }
 }
