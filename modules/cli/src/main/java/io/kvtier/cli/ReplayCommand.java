@@ -197,7 +197,7 @@ final class ReplayCommand implements Callable<Integer> {
       paramLabel = "FILE",
       description =
           "Also write the results as JSON: one entry per configuration with hitRate {device,"
-              + " host, l3, total}, then the baselines.")
+              + " host, l3, total} and usableHitRate alike, then the baselines.")
   private Path json;
 
   @Option(
