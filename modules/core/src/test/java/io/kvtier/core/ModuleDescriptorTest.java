@@ -26,8 +26,9 @@ class ModuleDescriptorTest extends ModuleSuite {
         "io.kvtier.core.inject",
         "io.kvtier.core.cache",
         "io.kvtier.core.rank");
-    // The simulator's deliberately broken rules, proving that it catches them.
-    exportsTo("io.kvtier.core.cache.testing", "io.kvtier.simulator");
+    // The deliberately broken rules, proving that the simulator and the cli's snapshot tests
+    // catch them (the cli's main code does not use them).
+    exportsTo("io.kvtier.core.cache.testing", "io.kvtier.simulator", "io.kvtier.cli");
   }
 
   private static ModuleDescriptor descriptor() {

@@ -7,9 +7,9 @@ import java.util.Objects;
  *
  * <p>The hit counts per tier are the cache's match ({@link #matchedTokens()}); {@code
  * cachedTokens} is the usable part of it, the prompt tokens the model did not compute. The two
- * are equal unless the model cannot resume exactly from a matched prefix: with recurrent layers
- * and no recurrent state in the cache the model recomputes the whole prefix, and {@code
- * cachedTokens} is 0 however much matched ({@link LayerMix#usablePrefix}).
+ * are equal unless the model cannot resume exactly from all of a matched prefix: with recurrent
+ * layers it resumes at the deepest recurrent-state snapshot of the match (docs/HYBRID.md §5),
+ * and {@code cachedTokens} counts the prefix up to there, the engine's usable length.
  *
  * @param tokens the generated token ids
  * @param cachedTokens prompt tokens whose KV came from the cache and that the model did not

@@ -160,8 +160,9 @@ public final class EngineStats {
 
   /**
    * Prompt tokens of the match that the model resumed from and did not compute; below {@link
-   * #matchedTokens()} where the layer mix cannot resume from a matched prefix ({@link
-   * LayerMix#usablePrefix}: 0 with recurrent layers), so that a 0% usable hit rate is visible.
+   * #matchedTokens()} where the layer mix cannot resume from all of a matched prefix (with
+   * recurrent layers: from its deepest recurrent-state snapshot, docs/HYBRID.md §5), so that a
+   * low usable hit rate is visible.
    *
    * @return the count
    */

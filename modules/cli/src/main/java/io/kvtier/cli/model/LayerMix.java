@@ -16,7 +16,8 @@ import java.util.StringJoiner;
  * <p>What the mix means for the cache is {@link #usablePrefix}: the part of a matched prefix from
  * which the model can resume exactly. Every layer kind's per-position output is a function of
  * the tokens up to that position only, so cached full and SWA KV is always right; what a cached
- * prefix lacks is the recurrent state at its end, which the tree does not hold (yet).
+ * prefix lacks is the recurrent state at its end, which the cache keeps as snapshots at some node
+ * ends (docs/HYBRID.md §5).
  *
  * @param layers the layers, in order, at least one
  */
@@ -241,9 +242,10 @@ public record LayerMix(List<Layer> layers) {
   }
 
   /**
-   * The conservative rule of the serving path: how much of a matched prefix the model can resume
-   * from exactly, given that the cache keeps every full and SWA page of a prefix it holds and no
-   * recurrent state. Full and SWA layers resume anywhere their KV is (SWA needs only the last
+   * The conservative rule for a cache without recurrent-state snapshots (the serving path uses
+   * the cache's usable length instead, docs/HYBRID.md §5; the runner keeps this for a step given
+   * no snapshot): how much of a matched prefix the model can resume from exactly, given that the
+   * cache keeps every full and SWA page of a prefix it holds and no recurrent state. Full and SWA layers resume anywhere their KV is (SWA needs only the last
    * window, which is there since no page is dropped). A recurrent layer resumes only where its
    * state at that position is known, and the cache keeps none, so the model recomputes the whole
    * prefix (reading, never rewriting, the cached KV). The engine reports this as the cached

@@ -22,9 +22,11 @@ import java.util.Objects;
  *
  * <p>A request's hidden states live here between the layers of a step, in a buffer kept per
  * request until {@link #released} and reused by its next steps, and so does its recurrent state
- * (with recurrent layers): a request whose first step starts after a cached prefix rebuilds the
- * state over that prefix first, reading its pages and writing none ({@link
- * LayerMix#usablePrefix}). {@link #verifyPrefix} recomputes
+ * (with recurrent layers): a request whose first step starts after a cached prefix loads the
+ * state from the snapshot the engine gives it ({@code ModelStep.resumeSlots}), and each step
+ * writes the state at the snapshot positions it is given into their slots (docs/HYBRID.md §5);
+ * given no snapshot, it rebuilds the state over the prefix, reading its pages and writing none
+ * ({@link LayerMix#usablePrefix}). {@link #verifyPrefix} recomputes
  * a loaded-back prefix from scratch and compares its KV bit for bit with the device pages.
  *
  * <p>Not thread-safe: one per rank, called from the rank's scheduler thread.

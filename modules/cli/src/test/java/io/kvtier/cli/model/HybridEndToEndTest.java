@@ -33,9 +33,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * system prompt, conversations whose every turn resends the history, exact resends of page-aligned
  * prompts) runs in waves of concurrent turns on 1 and 2 ranks, with a device pool far smaller
  * than the workload (eviction) and with or without a host tier; every request's tokens equal the
- * cache-off reference. The cache may only be used where the model resumes exactly ({@link
- * LayerMix#usablePrefix}): with a recurrent layer the usable hits are 0 although the matched ones
- * are not, and the engine's counters say so.
+ * cache-off reference. The cache may only be used where the model resumes exactly: with a
+ * recurrent layer from the deepest recurrent-state snapshot of the match (docs/HYBRID.md §5), so
+ * the usable hits are at most the matched ones, and the engine's counters say so.
  *
  * <p>{@code -Dkvtier.tests.multiplier=N} runs N times as many conversations.
  */

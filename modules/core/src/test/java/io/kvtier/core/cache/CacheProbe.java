@@ -183,6 +183,8 @@ final class CacheProbe {
       for (int slot : slots) {
         free += pool.holds(slot) == 0 ? 1 : 0;
       }
+      // A recurrent-state snapshot leaves with the node's pages (HYBRID.md §5).
+      free += n.stateSlots == null ? 0 : n.stateSlots.length;
     }
     return new int[] {self ? 1 : 0, pages + free};
   }

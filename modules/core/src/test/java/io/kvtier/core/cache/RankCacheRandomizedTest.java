@@ -57,6 +57,38 @@ class RankCacheRandomizedTest {
   }
 
   /**
+   * The same operations with recurrent-state snapshots (HYBRID.md §5): interval and tail slots
+   * with the requests' pages, inserts in segments, adoption, backups, demotion and load-back of
+   * the snapshots, under every invariant (I5 with snapshot slots, I7, I8) after every step and
+   * the incremental digest equal to the full one.
+   */
+  @Test
+  void randomOperationSequencesWithSnapshotsKeepEveryInvariant() {
+    TestSeeds.run(
+        seed -> {
+          Random master = new Random(seed ^ 0x534E4150L);
+          int sequences = TestSeeds.scaled(700);
+          int evictions = 0;
+          int loads = 0;
+          for (int i = 0; i < sequences; i++) {
+            long scenarioSeed = master.nextLong();
+            Scenario scenario = new Scenario(scenarioSeed, i, 150, true);
+            try {
+              scenario.run();
+            } catch (RuntimeException | AssertionError e) {
+              throw new AssertionError(
+                  "sequence " + i + " with scenario seed " + scenarioSeed + " failed: " + scenario,
+                  e);
+            }
+            evictions += scenario.evictionsSeen;
+            loads += scenario.loadsSeen;
+          }
+          assertThat(evictions).as("evictions").isGreaterThan(sequences);
+          assertThat(loads).as("load-backs").isGreaterThan(sequences / 16);
+        });
+  }
+
+  /**
    * A sequence a random seed once found: a load-back below a node that an earlier failed load
    * made untrusted left a host-only child under it, so the untrusted node was never deleted and
    * the drain found it still invalid. Nodes below an untrusted one now go with it.

@@ -68,6 +68,15 @@ final class Scenario {
   }
 
   Scenario(long seed, int index, int steps) {
+    this(seed, index, steps, false);
+  }
+
+  /**
+   * A scenario; with {@code snapshots} its cache takes recurrent-state snapshots (HYBRID.md §5)
+   * of 1 or 2 slots every 1 to 3 pages, drawn from a generator of their own so that the rest of
+   * the sequence is the one the seed gives without them.
+   */
+  Scenario(long seed, int index, int steps, boolean snapshots) {
     this.rnd = new Random(seed);
     this.steps = steps;
     this.pageSize = rnd.nextBoolean() ? 1 : 16;
@@ -89,6 +98,11 @@ final class Scenario {
             policy,
             1 + rnd.nextInt(2),
             VOCAB);
+    if (snapshots) {
+      Random own = new Random(~seed);
+      config =
+          config.withSnapshots(1 + own.nextInt(Math.min(2, devicePages - 1)), 1 + own.nextInt(3));
+    }
     this.memory = new FakeKvMemory(FakeKvMemory.smallLayout(pageSize), devicePages, hostPages);
     this.cache =
         hostPages == 0
@@ -232,9 +246,22 @@ final class Scenario {
     CacheProbe.Expected expected = CacheProbe.referenceMatch(cache, ns, tokens);
     long id = nextId++;
     Admission a = cache.admit(id, tokens, options);
-    assertThat(a.devicePrefixLength() - a.loadedLength())
-        .as("device prefix at admission")
-        .isEqualTo(expected.deviceLength());
+    if (cache.config().snapshotSlots() == 0) {
+      assertThat(a.devicePrefixLength() - a.loadedLength())
+          .as("device prefix at admission")
+          .isEqualTo(expected.deviceLength());
+    } else {
+      // The request resumes at its usable length, a node end with a device snapshot (I8).
+      assertThat(a.matchedLength())
+          .as("matched at admission")
+          .isEqualTo(expected.deviceLength() + expected.hostHitLength());
+      assertThat(a.usableLength()).isEqualTo(a.devicePrefixLength());
+      assertThat(a.devicePrefixLength() - a.loadedLength())
+          .isLessThanOrEqualTo(expected.deviceLength());
+      assertThat(cache.resumeSlots(id).length > 0)
+          .as("resume slots at a usable length of %d", a.usableLength())
+          .isEqualTo(a.usableLength() > 0);
+    }
     assertThat(a.hostHitLength()).as("host hit at admission").isEqualTo(expected.hostHitLength());
     if (a.loadedLength() > 0) {
       loadsSeen++;
@@ -268,7 +295,11 @@ final class Scenario {
     }
     boolean prepared = cache.prepareBackup(r.id);
     boolean possible =
-        cache.config().hostPages() > 0 && writePolicy != WritePolicy.WRITE_BACK && full > 0;
+        cache.config().hostPages() > 0
+            && writePolicy != WritePolicy.WRITE_BACK
+            && full > 0
+            // Off with recurrent-state snapshots (HYBRID.md §5).
+            && cache.config().snapshotSlots() == 0;
     if (prepared) {
       assertThat(possible).as("prepared backup for an ineligible request").isTrue();
       assertThat(state.prepared.pages).isEqualTo(full);
@@ -331,6 +362,16 @@ final class Scenario {
     RequestState state = cache.rooms().requests().get(r.id);
     int needed =
         (length + pageSize - 1) / pageSize - state.prefixLength / pageSize - state.ownCount();
+    if (needed > 0 && cache.config().snapshotSlots() > 0) {
+      // The interval and tail snapshot slots come with the pages (HYBRID.md §5).
+      SnapshotRule rule = cache.snapshotRule();
+      long held = state.prefixLength + (long) (state.ownCount() + needed) * pageSize;
+      int sets = state.tailSlots == null ? 1 : 0;
+      for (long e = state.nextSnapshot; e <= held; e = rule.nextInterval((int) e)) {
+        sets++;
+      }
+      needed += sets * cache.config().snapshotSlots();
+    }
     try {
       cache.allocateTokens(r.id, length);
     } catch (PoolExhaustedException e) {
@@ -486,7 +527,9 @@ final class Scenario {
       assertThat(eligible).as("backup registered for an ineligible node").isTrue();
       assertThat(n.backupState).isEqualTo(BackupState.PENDING);
     } else if (eligible) {
-      assertThat(cache.hostUsage().free()).as("eligible backup refused").isLessThan(n.pageCount);
+      // The node's snapshot needs host slots too (HYBRID.md §5).
+      int wanted = n.pageCount + (n.stateSlots == null ? 0 : n.stateSlots.length);
+      assertThat(cache.hostUsage().free()).as("eligible backup refused").isLessThan(wanted);
     }
   }
 

@@ -294,4 +294,20 @@ class SnapshotCacheTest {
         .isInstanceOf(CacheInvariantException.class)
         .hasMessageContaining("I8");
   }
+
+  @Test
+  void aUsableLengthBeyondTheMatchIsRefused() {
+    RankCache cache = cache(32, 0);
+    RadixNode root = cache.match(0, new int[0]).lastDeviceNode();
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> new MatchResult(new int[0], 4, 4, root, root, List.of(), 12))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("usableLength=12 must be within the matched length 8");
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> new Admission(1, 4, 0, 0, List.of(), root, root, 4, 8))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("usableLength=8 must be within matchedLength=4");
+    assertThat(new MatchResult(new int[0], 4, 4, root, root, List.of()).usableLength())
+        .isEqualTo(8);
+  }
 }
