@@ -138,6 +138,49 @@ class SimulateHybridTest {
     assertThat((Double) j.get("usableOfMatched")).isPositive().isLessThanOrEqualTo(1.0);
   }
 
+  /**
+   * Hits that end inside shared system prompts (184 tokens: the hit ends at 16-token page 11),
+   * each prompt prefilled in one chunk: with snapshots 32 pages apart none lies inside
+   * a prompt, so nothing of the match is usable, and the summary and JSON say 0%, beside the
+   * matched rate; 1 page apart the whole match is usable.
+   */
+  @Test
+  void aZeroUsableHitRateIsPrintedBesideTheMatchedOne(@TempDir Path dir) throws IOException {
+    Path sparse = dir.resolve("sparse.json");
+    Path dense = dir.resolve("dense.json");
+    String[] common = {
+      "simulate",
+      "--workload",
+      "shared-prefix:groups=4,system=184,question=16,requests=24,output=4",
+      "--chunk",
+      "512",
+      "--layer-mix",
+      "full,recurrent",
+      "--ticks",
+      "200",
+      "--snapshot-interval"
+    };
+    List<String> a = new ArrayList<>(List.of(common));
+    a.addAll(List.of("32", "--json", sparse.toString()));
+    List<String> b = new ArrayList<>(List.of(common));
+    b.addAll(List.of("1", "--json", dense.toString()));
+    Run zero = run(a.toArray(String[]::new));
+    Run all = run(b.toArray(String[]::new));
+
+    assertThat(zero.status()).as(zero.out() + zero.err()).isZero();
+    assertThat(all.status()).as(all.out() + all.err()).isZero();
+    Map<String, Object> z = json(sparse);
+    long matched = total(object(z.get("hitTokens")));
+    assertThat(matched).isPositive();
+    assertThat(z).containsEntry("usableTokens", 0L).containsEntry("usableOfMatched", 0.0);
+    assertThat(zero.out())
+        .contains("usable    0 of " + matched + " matched hit tokens (0.0%)")
+        .containsPattern("total +" + matched + " +\\d+\\.\\d% +0 +0\\.0%");
+    Map<String, Object> d = json(dense);
+    assertThat(d.get("usableTokens")).isEqualTo(total(object(d.get("hitTokens"))));
+    assertThat((Long) d.get("usableTokens")).isPositive();
+  }
+
   @Test
   void replayWithARecurrentMixSweepsTheIntervalAndReportsUsable(@TempDir Path dir)
       throws IOException {
