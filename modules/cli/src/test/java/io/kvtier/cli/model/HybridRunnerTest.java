@@ -60,13 +60,11 @@ class HybridRunnerTest {
   /**
    * With a snapshot (HYBRID.md §5): request 1 writes its recurrent state at 8 and 16 into slots
    * 10 and 11 as it computes; request 2 resumes at 16 from slot 11 without reading the prefix
-   * again, writes only its own pages, and generates the reference tokens. Resumed from another
-   * prefix's snapshot at 16 instead, it generates other tokens: the equality catches a wrong state.
+   * again, writes only its own pages, and generates the reference tokens.
    */
   @ParameterizedTest
   @ValueSource(strings = {"full,recurrent,full", "recurrent,full,full"})
-  void aRequestResumesFromTheSnapshotItIsGivenAndAWrongOneChangesTheOutput(
-      String mix, Random random) {
+  void aRequestResumesFromTheSnapshotItIsGiven(String mix, Random random) {
     TinyTransformer model =
         new TinyTransformer(
             ModelConfig.DEFAULTS.withLayers(3).withLayerMix(LayerMix.parse(mix, "mix")));
@@ -99,23 +97,51 @@ class HybridRunnerTest {
     int[] right = resumeAt(runner, pages, prompt, table, new int[] {11}, 2);
     assertThat(right).containsExactly(expected);
     assertThat(pages.written).as("pages written after the shared prefix").containsExactly(4, 5);
+  }
 
-    // Another prefix's state at 16 (a foreign or stale snapshot) is caught by the output.
-    int[] other = TinyPrompts.tokens(random, 16, 512);
-    step(
-        runner,
-        new ModelStep(
-            4,
-            0,
-            other,
-            0,
-            16,
-            new int[] {6, 7, 8, 9},
-            new int[0],
-            List.of(new ModelStep.Snapshot(16, new int[] {12}))));
-    runner.released(4);
-    int[] wrong = resumeAt(runner, pages, prompt, table, new int[] {12}, 3);
-    assertThat(wrong).isNotEqualTo(expected);
+  /**
+   * Resumed from other prefixes' snapshots at 16 (a foreign or stale state), the runner answers
+   * other tokens than the reference for some of them: the output equality of the end-to-end tests
+   * catches a wrong snapshot. A fixed seed: the recurrent layer's share of the output is small, so
+   * a single foreign state may leave a few greedy tokens the same.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"full,recurrent,full", "recurrent,full,full"})
+  void aForeignSnapshotChangesTheOutput(String mix) {
+    Random random = new Random(22);
+    TinyTransformer model =
+        new TinyTransformer(
+            ModelConfig.DEFAULTS.withLayers(3).withLayerMix(LayerMix.parse(mix, "mix")));
+    RecordingPages pages = new RecordingPages(model.config().kvLayout(PAGE), 16);
+    TinyModelRunner runner = new TinyModelRunner(model, pages);
+    int[] shared = TinyPrompts.tokens(random, 16, 512);
+    step(runner, new ModelStep(1, 0, shared, 0, 16, new int[] {0, 1, 2, 3}));
+    runner.released(1);
+    int[] prompt = Arrays.copyOf(shared, 20);
+    for (int i = 16; i < 20; i++) {
+      prompt[i] = random.nextInt(512);
+    }
+    int[] expected = new NoCacheRunner(model).generate(prompt, 3);
+    int[] table = {0, 1, 2, 3, 4, 5};
+    int differing = 0;
+    for (int k = 0; k < 8; k++) {
+      int[] other = TinyPrompts.tokens(random, 16, 512);
+      step(
+          runner,
+          new ModelStep(
+              10 + k,
+              0,
+              other,
+              0,
+              16,
+              new int[] {6, 7, 8, 9},
+              new int[0],
+              List.of(new ModelStep.Snapshot(16, new int[] {12}))));
+      runner.released(10 + k);
+      int[] wrong = resumeAt(runner, pages, prompt, table, new int[] {12}, 20 + k);
+      differing += Arrays.equals(wrong, expected) ? 0 : 1;
+    }
+    assertThat(differing).as("foreign states that changed the answer").isPositive();
   }
 
   private static int[] resumeAt(
