@@ -161,6 +161,29 @@ final class ReplayCommand implements Callable<Integer> {
   private String pageSize;
 
   @Option(
+      names = "--layer-mix",
+      paramLabel = "MIX",
+      description =
+          "The model's layer mix, one kind per layer: full, swa:W, recurrent, each optionally *N,"
+              + " e.g. full,swa:64,recurrent (docs/HYBRID.md). With a recurrent layer, requests"
+              + " take recurrent-state snapshots (a device page slot each, every"
+              + " --snapshot-interval pages and at each request's last full page) and a match is"
+              + " usable only up to its deepest snapshot; SWA layers keep every page in this"
+              + " release (usable = matched). The table and files report usable beside matched"
+              + " hits (default: full attention only).")
+  private String layerMix;
+
+  @Option(
+      names = "--snapshot-interval",
+      paramLabel = "LIST",
+      description =
+          "Pages between two recurrent-state snapshots, each at least 1, e.g. 1,2,4,8,16,32 (one"
+              + " configuration each); needs a recurrent layer in --layer-mix (default: "
+              + HybridOptions.DEFAULT_INTERVAL
+              + ").")
+  private String snapshotInterval;
+
+  @Option(
       names = "--threads",
       paramLabel = "N",
       description = "Configurations replayed at once (default: the available processors).")
@@ -174,7 +197,7 @@ final class ReplayCommand implements Callable<Integer> {
       paramLabel = "FILE",
       description =
           "Also write the results as JSON: one entry per configuration with hitRate {device,"
-              + " host, l3, total}, then the baselines.")
+              + " host, l3, total} and usableHitRate alike, then the baselines.")
   private Path json;
 
   @Option(
@@ -217,6 +240,17 @@ final class ReplayCommand implements Callable<Integer> {
     } finally {
       bar.done();
     }
+    if (layerMix != null) {
+      out.println(
+          "layers: "
+              + setup.mix().describe()
+              + (setup.mix().hasRecurrent()
+                  ? ": recurrent-state snapshots of "
+                      + setup.mix().snapshotSlots()
+                      + " page slot every --snapshot-interval pages (the snap column) and at each"
+                      + " request's last full page; a match is usable up to its deepest snapshot"
+                  : ": no recurrent layer, and SWA layers keep every page: every hit is usable"));
+    }
     out.print(ReplayFormat.table(summary));
     if (trace.cut()) {
       out.printf(
@@ -242,7 +276,7 @@ final class ReplayCommand implements Callable<Integer> {
   }
 
   /** The sweep and the thread count, every option checked before anything runs. */
-  record Setup(List<ReplayConfiguration> configurations, int threads) {}
+  record Setup(List<ReplayConfiguration> configurations, int threads, HybridOptions.Mix mix) {}
 
   Setup setup() {
     if (requests != null && requests < 1) {
@@ -287,6 +321,18 @@ final class ReplayCommand implements Callable<Integer> {
         list("--eviction", eviction, v -> parse("--eviction", v, EvictionPolicy::parse));
     List<WritePolicy> writes =
         list("--write-policy", writePolicy, v -> parse("--write-policy", v, WritePolicy::parse));
+    List<HybridOptions.Mix> mixes;
+    try {
+      mixes =
+          HybridOptions.mix(
+              layerMix,
+              snapshotInterval == null
+                  ? null
+                  : list("--snapshot-interval", snapshotInterval, this::interval),
+              snapshotInterval);
+    } catch (IllegalArgumentException e) {
+      throw usage(e.getMessage());
+    }
     for (int page : pages) {
       for (long d : device) {
         if (d < page) {
@@ -318,14 +364,45 @@ final class ReplayCommand implements Callable<Integer> {
               + (hostForms == 0 ? " is not given" : " includes 0")
               + ": give host capacities above 0, or replay the L3 sizes in a run of their own");
     }
+    int slots = mixes.get(0).snapshotSlots();
+    for (long d : device) {
+      for (int page : pages) {
+        if (slots > 0 && d / page <= slots) {
+          throw usage(
+              (deviceTokens != null ? "--device-tokens" : "--device-bytes")
+                  + ": a device of "
+                  + d
+                  + " tokens holds "
+                  + d / page
+                  + " page(s) of --page-size "
+                  + page
+                  + ", too few for --layer-mix "
+                  + mixes.get(0).text()
+                  + ", whose recurrent-state snapshots take a page slot each beside the KV: give"
+                  + " at least "
+                  + (slots + 1) * page
+                  + " tokens");
+        }
+      }
+    }
     List<ReplayConfiguration> configurations;
     try {
       configurations =
-          new ReplaySweep(pages, device, host, ratios, l3, evictions, writes).configurations();
+          new ReplaySweep(
+                  pages,
+                  device,
+                  host,
+                  ratios,
+                  l3,
+                  evictions,
+                  writes,
+                  slots,
+                  mixes.stream().map(HybridOptions.Mix::snapshotIntervalPages).toList())
+              .configurations();
     } catch (IllegalArgumentException e) {
       throw usage(e.getMessage());
     }
-    return new Setup(configurations, t);
+    return new Setup(configurations, t, mixes.get(0));
   }
 
   private Workload workload() {
@@ -430,6 +507,16 @@ final class ReplayCommand implements Callable<Integer> {
       // the message below says what is accepted
     }
     throw usage(option + ": '" + value + "' is not a whole number of at least 1");
+  }
+
+  /** One value of {@code --snapshot-interval}: a whole number; the range is checked after. */
+  private int interval(String value) {
+    try {
+      return Integer.parseInt(value);
+    } catch (NumberFormatException e) {
+      throw usage(
+          "--snapshot-interval: '" + value + "' is not a whole number of pages (1 or more)");
+    }
   }
 
   private double ratio(String value) {

@@ -13,6 +13,7 @@ import io.kvtier.simulator.L3Simulation;
 import io.kvtier.simulator.MultiRankSimulator;
 import io.kvtier.simulator.RankFailureInjection;
 import io.kvtier.simulator.SimulationConfig;
+import io.kvtier.simulator.SimulationConfigBuilder;
 import io.kvtier.simulator.SimulationResult;
 import io.kvtier.spi.Availability;
 import io.kvtier.spi.CollectiveProvider;
@@ -209,6 +210,30 @@ final class SimulateCommand implements Callable<Integer> {
       names = "--max-running",
       description = "Requests running at once (default: ${DEFAULT-VALUE}).")
   private int maxRunning = DEFAULTS.maxRunning();
+
+  @Option(
+      names = "--layer-mix",
+      paramLabel = "MIX",
+      description =
+          "The model's layer mix, one kind per layer: full, swa:W (sliding window of W tokens),"
+              + " recurrent, each optionally *N for N such layers, e.g. full,swa:64,recurrent"
+              + " (docs/HYBRID.md). A mix with a recurrent layer makes requests take recurrent-state"
+              + " snapshots (one page slot each, every --snapshot-interval pages and at each"
+              + " request's last full page), and a match is usable only up to its deepest"
+              + " snapshot; SWA layers keep every page in this release, so their matches are all"
+              + " usable (usable = matched). The summary and --json report usable beside matched"
+              + " hit tokens (default: full attention only).")
+  private String layerMix;
+
+  @Option(
+      names = "--snapshot-interval",
+      paramLabel = "K",
+      description =
+          "Pages between two recurrent-state snapshots of a request, at least 1; needs a"
+              + " recurrent layer in --layer-mix (default: "
+              + SimulationConfig.DEFAULT_SNAPSHOT_INTERVAL_PAGES
+              + ").")
+  private Integer snapshotInterval;
 
   @Option(
       names = "--l3",
@@ -490,10 +515,7 @@ final class SimulateCommand implements Callable<Integer> {
         SimulationSummary.stoppedEarly(result)
             ? "not compared (the run stopped)"
             : result.replicaDigestsEqual() ? "yes" : "NO",
-        result.passed()
-            ? "PASS"
-            : "FAIL: "
-                + result.failureMessage().lines().findFirst().orElse(result.failure().name()));
+        result.passed() ? "PASS" : "FAIL: " + SimulationSummary.failure(result));
   }
 
   /** Where this process runs: the world size and, with one rank per process, its rank. */
@@ -642,7 +664,7 @@ final class SimulateCommand implements Callable<Integer> {
         // Named before anything starts, so that a typo lists the collectives on the path.
         Providers.named(CollectiveProvider.class, collective);
       }
-      SimulationConfig built =
+      SimulationConfigBuilder builder =
           SimulationConfig.builder()
               .ranks(placement.ranks())
               .collective(collective)
@@ -666,7 +688,24 @@ final class SimulateCommand implements Callable<Integer> {
               .chunkTokens(chunk)
               .maxRunning(maxRunning)
               .l3(l3Simulation())
-              .rankFailure(rankFailure(placement.ranks()))
+              .rankFailure(rankFailure(placement.ranks()));
+      HybridOptions.Mix mix = HybridOptions.mix(layerMix, snapshotInterval);
+      if (mix.snapshotSlots() >= devicePages) {
+        throw new IllegalArgumentException(
+            "--device-pages="
+                + devicePages
+                + " is too small for --layer-mix "
+                + mix.text()
+                + ": a recurrent-state snapshot takes "
+                + mix.snapshotSlots()
+                + " device page slot(s) beside the KV pages; give --device-pages "
+                + (mix.snapshotSlots() + 1)
+                + " or more");
+      }
+      SimulationConfig built =
+          builder
+              .layerMix(mix.text())
+              .snapshots(mix.snapshotSlots(), mix.snapshotIntervalPages())
               .build();
       SimulateInputs.checkProviders(device, l3);
       notes.clear();

@@ -61,12 +61,22 @@ final class SimulationJson {
     j.writeNumberField("l3", r.hitTokens().l3());
     j.writeEndObject();
     // computedTokens is prefill plus decode, as the engine counts it; the split adds up with
-    // reusedTokens (and unreachedPromptTokens) to promptTokens.
+    // reusedTokens (and unreachedPromptTokens) to promptTokens. Reused are the usable hit tokens
+    // (the matched ones without a recurrent layer): an unusable matched token is computed.
     j.writeNumberField("computedTokens", r.computedTokens());
     j.writeNumberField("computedPromptTokens", r.prefillTokens());
     j.writeNumberField("decodeTokens", r.decodeTokens());
     j.writeNumberField("unreachedPromptTokens", r.unreachedPromptTokens());
-    j.writeNumberField("reusedTokens", r.hitTokens().total());
+    j.writeNumberField("reusedTokens", r.usableHitTokens().total());
+    // The part of the match that requests resumed from (HYBRID.md §5): hitTokens without a
+    // recurrent layer; with one, up to each match's deepest snapshot. A 0% usable rate shows here.
+    j.writeObjectFieldStart("usableHitTokens");
+    j.writeNumberField("device", r.usableHitTokens().device());
+    j.writeNumberField("host", r.usableHitTokens().host());
+    j.writeNumberField("l3", r.usableHitTokens().l3());
+    j.writeEndObject();
+    j.writeNumberField("usableTokens", r.usableHitTokens().total());
+    j.writeNumberField("usableOfMatched", CliJson.fraction(r.usableOfMatched()));
     j.writeObjectFieldStart("collectives");
     j.writeNumberField("calls", r.collectives().calls());
     j.writeNumberField("perTick", CliJson.fraction(r.collectivesPerTick()));
@@ -110,6 +120,8 @@ final class SimulationJson {
     j.writeNumberField("leakedPages", r.leakedPages());
     j.writeNumberField("kvVerifiedPages", r.kvVerifiedPages());
     j.writeNumberField("kvMismatches", r.kvMismatches());
+    j.writeNumberField("snapshotsVerified", r.snapshotsVerified());
+    j.writeNumberField("snapshotMismatches", r.snapshotMismatches());
     j.writeBooleanField("checksPassed", r.passed());
     j.writeBooleanField("passed", passed);
     j.writeArrayFieldStart("warnings");

@@ -59,6 +59,21 @@ final class SimulationSummary {
     for (String note : io.kvtier.cli.report.WorkloadNotes.summaryLines(r.workload())) {
       s.append("          ").append(note).append('\n');
     }
+    if (hybrid(config)) {
+      s.append("layers    ")
+          .append(config.layerMix().isEmpty() ? "full attention" : config.layerMix())
+          .append(
+              config.snapshots()
+                  ? String.format(
+                      Locale.ROOT,
+                      ": recurrent-state snapshots of %d page slot%s every %d pages and at each"
+                          + " request's last full page (--snapshot-interval)",
+                      config.snapshotSlots(),
+                      config.snapshotSlots() == 1 ? "" : "s",
+                      config.snapshotIntervalPages())
+                  : ": no recurrent layer, no snapshots; SWA layers keep every page")
+          .append('\n');
+    }
     s.append(
         String.format(
             Locale.ROOT,
@@ -87,11 +102,41 @@ final class SimulationSummary {
             r.wallSeconds(),
             r.wallSeconds() > 0 ? r.ticks() / r.wallSeconds() : 0));
     s.append('\n');
-    s.append(String.format(Locale.ROOT, "%-8s %12s %9s%n", "tier", "hit tokens", "hit rate"));
-    row(s, "device", r.hitTokens().device(), r.promptTokens());
-    row(s, "host", r.hitTokens().host(), r.promptTokens());
-    row(s, "l3", r.hitTokens().l3(), r.promptTokens());
-    row(s, "total", r.hitTokens().total(), r.promptTokens());
+    if (hybrid(config)) {
+      // Matched and usable side by side (HYBRID.md §8): a 0% usable hit rate must show.
+      s.append(
+          String.format(
+              Locale.ROOT,
+              "%-8s %12s %9s %12s %11s%n",
+              "tier",
+              "hit tokens",
+              "hit rate",
+              "usable",
+              "usable rate"));
+      SimulationResult.HitTokens m = r.hitTokens();
+      SimulationResult.HitTokens u = r.usableHitTokens();
+      row(s, "device", m.device(), u.device(), r.promptTokens());
+      row(s, "host", m.host(), u.host(), r.promptTokens());
+      row(s, "l3", m.l3(), u.l3(), r.promptTokens());
+      row(s, "total", m.total(), u.total(), r.promptTokens());
+      s.append(
+          String.format(
+              Locale.ROOT,
+              "usable    %d of %d matched hit tokens (%.1f%%) %s%n",
+              u.total(),
+              m.total(),
+              100 * r.usableOfMatched(),
+              config.snapshots()
+                  ? "resumed from a recurrent-state snapshot; the rest of each match was"
+                      + " recomputed"
+                  : "(no recurrent layer, and SWA layers keep every page: all usable)"));
+    } else {
+      s.append(String.format(Locale.ROOT, "%-8s %12s %9s%n", "tier", "hit tokens", "hit rate"));
+      row(s, "device", r.hitTokens().device(), r.promptTokens());
+      row(s, "host", r.hitTokens().host(), r.promptTokens());
+      row(s, "l3", r.hitTokens().l3(), r.promptTokens());
+      row(s, "total", r.hitTokens().total(), r.promptTokens());
+    }
     s.append('\n');
     // Prompt = reused + computed (+ what aborted requests never reached); decode tokens apart.
     s.append(
@@ -99,7 +144,7 @@ final class SimulationSummary {
             Locale.ROOT,
             "tokens    %d prompt = %d reused + %d computed%s; %d decode tokens computed%n",
             r.promptTokens(),
-            r.hitTokens().total(),
+            r.usableHitTokens().total(),
             r.prefillTokens(),
             r.unreachedPromptTokens() == 0
                 ? ""
@@ -144,13 +189,14 @@ final class SimulationSummary {
           String.format(
               Locale.ROOT,
               "checks    stopped at tick %d %s: digests not compared at the end, leaks not"
-                  + " counted; kv verified pages %d, kv mismatches %d%n",
+                  + " counted; kv verified pages %d, kv mismatches %d%s%n",
               r.failureTick(),
               r.failure() == SimulationFailure.RANK_FAILED
                   ? "when a rank failed"
                   : "by " + r.failure().name().toLowerCase(Locale.ROOT).replace('_', ' '),
               r.kvVerifiedPages(),
-              r.kvMismatches()));
+              r.kvMismatches(),
+              snapshotChecks(config, r)));
       invariants(s, config, "");
       s.append(
           String.format(
@@ -162,12 +208,13 @@ final class SimulationSummary {
           String.format(
               Locale.ROOT,
               "checks    digests equal %s, desyncs %d, leaked pages %d, kv verified pages %d,"
-                  + " kv mismatches %d%n",
+                  + " kv mismatches %d%s%n",
               r.replicaDigestsEqual() ? "yes" : "NO",
               r.desyncs(),
               r.leakedPages(),
               r.kvVerifiedPages(),
-              r.kvMismatches()));
+              r.kvMismatches(),
+              snapshotChecks(config, r)));
       invariants(s, config, " and after the drain");
       s.append(
           String.format(
@@ -177,9 +224,7 @@ final class SimulationSummary {
       s.append("warning   ").append(warning).append('\n');
     }
     if (!r.passed()) {
-      s.append("result    FAIL: ")
-          .append(r.failureMessage().lines().findFirst().orElse(r.failure().name()))
-          .append('\n');
+      s.append("result    FAIL: ").append(failure(r)).append('\n');
     } else if (warnings.none()) {
       s.append("result    PASS\n");
     } else if (strict) {
@@ -201,6 +246,57 @@ final class SimulationSummary {
                     + " tick (--full-check-interval)%n",
                 config.fullCheckInterval(),
                 end));
+  }
+
+  /**
+   * What failed: the failure's first line, or, for a run that completed but found wrong bytes,
+   * which check found them.
+   */
+  static String failure(SimulationResult r) {
+    if (r.failure() != SimulationFailure.NONE || !r.failureMessage().isEmpty()) {
+      return r.failureMessage().lines().findFirst().orElse(r.failure().name());
+    }
+    if (r.snapshotMismatches() > 0) {
+      return r.snapshotMismatches()
+          + " of "
+          + r.snapshotsVerified()
+          + " resumes from a recurrent-state snapshot found a wrong or missing state";
+    }
+    if (r.kvMismatches() > 0) {
+      return r.kvMismatches()
+          + " of "
+          + r.kvVerifiedPages()
+          + " pages checked after a load-back held the wrong KV";
+    }
+    return r.failure().name();
+  }
+
+  /** Whether the run has a layer mix: the summary then prints usable beside matched hits. */
+  private static boolean hybrid(SimulationConfig config) {
+    return config.snapshots() || !config.layerMix().isEmpty();
+  }
+
+  /** The snapshot checks of the checks line: resumes checked and wrong, with snapshots only. */
+  private static String snapshotChecks(SimulationConfig config, SimulationResult r) {
+    return config.snapshots() || r.snapshotsVerified() > 0 || r.snapshotMismatches() > 0
+        ? String.format(
+            Locale.ROOT,
+            ", snapshot resumes verified %d, snapshot mismatches %d",
+            r.snapshotsVerified(),
+            r.snapshotMismatches())
+        : "";
+  }
+
+  private static void row(StringBuilder s, String tier, long tokens, long usable, long prompt) {
+    s.append(
+        String.format(
+            Locale.ROOT,
+            "%-8s %12d %8.1f%% %12d %10.1f%%%n",
+            tier,
+            tokens,
+            prompt == 0 ? 0.0 : 100.0 * tokens / prompt,
+            usable,
+            prompt == 0 ? 0.0 : 100.0 * usable / prompt));
   }
 
   private static void row(StringBuilder s, String tier, long tokens, long prompt) {

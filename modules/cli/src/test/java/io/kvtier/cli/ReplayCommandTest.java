@@ -200,6 +200,14 @@ class ReplayCommandTest {
         "--l3-tokens 10M|--l3-tokens needs a host tier",
         "--threads 0|--threads=0 must be at least 1",
         "--requests 0|--requests=0 must be at least 1",
+        "--layer-mix full,swa|element 2 of --layer-mix='full,swa' is 'swa'",
+        "--layer-mix full,recurrent --snapshot-interval 0,8|--snapshot-interval=0,8 is out of"
+            + " range: give 1 or more",
+        "--layer-mix full,recurrent --snapshot-interval 2,x|--snapshot-interval: 'x' is not a"
+            + " whole number",
+        "--snapshot-interval 8|no --layer-mix is given (full attention only)",
+        "--layer-mix full,swa:64 --snapshot-interval 8|--layer-mix full,swa:64 has no recurrent"
+            + " layer",
       })
   void aUsageErrorExitsTwoNamingTheOption(String options, String message) {
     List<String> args = new ArrayList<>(List.of("replay", "--workload", TRACE));

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code simulate --json}'s text, byte for byte: scripts compare it with sed and diff, and the
  * README documents its fields. The golden file was written by the hand-written writer that
- * Jackson replaced, and has gained one field since ({@code collectives.skippedTicks}); a
+ * Jackson replaced, and has gained fields since ({@code collectives.skippedTicks}; the usable hit
+ * tokens and the snapshot checks of issue 22, whose fourth line is a run with snapshots); a
  * difference is a change of the documented output, not a refactoring.
  */
 class SimulationJsonTest {
@@ -45,8 +46,64 @@ class SimulationJsonTest {
                     false),
                 SimulationJson.of(
                     result(SimulationFailure.NONE, "", 0),
-                    new TtftModel.Estimate(0, new double[0], new double[0]))))
+                    new TtftModel.Estimate(0, new double[0], new double[0])),
+                SimulationJson.of(hybrid(), TTFT)))
         .containsExactlyElementsOf(golden);
+  }
+
+  @Test
+  void aRunWithSnapshotsReportsUsableBesideMatchedAndFailsOnASnapshotMismatch() {
+    @SuppressWarnings("unchecked")
+    Map<String, Object> j = (Map<String, Object>) TestJson.parse(SimulationJson.of(hybrid(), TTFT));
+
+    assertThat(j.get("hitTokens")).isEqualTo(Map.of("device", 5L, "host", 6L, "l3", 7L));
+    assertThat(j.get("usableHitTokens")).isEqualTo(Map.of("device", 4L, "host", 2L, "l3", 0L));
+    assertThat(j)
+        .containsEntry("usableTokens", 6L)
+        .containsEntry("reusedTokens", 6L)
+        .containsEntry("usableOfMatched", 0.333333)
+        .containsEntry("snapshotsVerified", 9L)
+        .containsEntry("snapshotMismatches", 1L)
+        .containsEntry("checksPassed", false);
+    // prompt = reused (the usable hits) + computed prompt + unreached
+    assertThat((Long) j.get("promptTokens"))
+        .isEqualTo(6 + 100 + (Long) j.get("unreachedPromptTokens"));
+  }
+
+  /** A run with snapshots: usable below matched, one snapshot mismatch. */
+  private static SimulationResult hybrid() {
+    SimulationResult r = result(SimulationFailure.NONE, "", 1);
+    return new SimulationResult(
+        r.workload(),
+        r.seed(),
+        r.ranks(),
+        r.requests(),
+        r.finished(),
+        r.aborted(),
+        r.rejected(),
+        r.loadFailureAborts(),
+        r.ticks(),
+        r.promptTokens(),
+        r.hitTokens(),
+        r.computedTokens(),
+        r.collectives(),
+        r.cache(),
+        r.replicaDigestsEqual(),
+        r.desyncs(),
+        r.leakedPages(),
+        r.kvVerifiedPages(),
+        r.kvMismatches(),
+        r.failure(),
+        r.failureTick(),
+        r.failureMessage(),
+        r.wallSeconds(),
+        r.timeline(),
+        r.replicaDigest(),
+        r.prefillTokens(),
+        r.unreadRequests(),
+        new SimulationResult.HitTokens(4, 2, 0),
+        9,
+        1);
   }
 
   @Test

@@ -108,6 +108,11 @@ final class FailureInjector {
       }
 
       @Override
+      public int snapshotSlots() {
+        return model.snapshotSlots();
+      }
+
+      @Override
       public void writeLayer(ModelStep step, int layer) {
         at();
         model.writeLayer(step, layer);
@@ -150,6 +155,18 @@ final class FailureInjector {
           long tick, long id, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {
         at();
         listener.admitted(tick, id, deviceHitTokens, hostHitTokens, l3HitTokens);
+      }
+
+      @Override
+      public void admitted(
+          long tick,
+          long id,
+          int deviceHitTokens,
+          int hostHitTokens,
+          int l3HitTokens,
+          int usableTokens) {
+        at();
+        listener.admitted(tick, id, deviceHitTokens, hostHitTokens, l3HitTokens, usableTokens);
       }
 
       @Override

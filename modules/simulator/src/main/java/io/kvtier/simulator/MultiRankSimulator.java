@@ -2,6 +2,7 @@ package io.kvtier.simulator;
 
 import io.kvtier.core.cache.CacheInvariantException;
 import io.kvtier.core.cache.CacheInvariants;
+import io.kvtier.core.rank.ModelRunner;
 import io.kvtier.core.rank.RankEngineStats;
 import io.kvtier.core.rank.RankGroupFailedException;
 import io.kvtier.core.rank.ReplicaDivergenceException;
@@ -14,6 +15,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
 
 /**
  * The deterministic multi-rank simulator (ARCHITECTURE.md §7): R ranks, each a thread with its own
@@ -46,6 +48,7 @@ public final class MultiRankSimulator {
   private static final AtomicLong GROUPS = new AtomicLong();
 
   private final SimulationConfig config;
+  private final UnaryOperator<ModelRunner> modelWrapper;
   private final AtomicReference<Failure> first = new AtomicReference<>();
 
   /** Rank 0's L3 counters after the last run (equal on every rank); NONE without L3. */
@@ -59,7 +62,20 @@ public final class MultiRankSimulator {
    * @param config the run
    */
   public MultiRankSimulator(SimulationConfig config) {
+    this(config, UnaryOperator.identity());
+  }
+
+  /**
+   * A simulator whose ranks' engines run {@code model} applied to the pattern model: for tests
+   * that break what the engine hands the model (a wrong resume slot) and see the model's checks
+   * catch it.
+   *
+   * @param config the run
+   * @param model wraps each rank's model
+   */
+  MultiRankSimulator(SimulationConfig config, UnaryOperator<ModelRunner> model) {
     this.config = Objects.requireNonNull(config, "config");
+    this.modelWrapper = Objects.requireNonNull(model, "model");
   }
 
   /**
@@ -120,7 +136,7 @@ public final class MultiRankSimulator {
       // Built here, before any thread starts: a rank that cannot be built must not leave the
       // others waiting in the first collective until the watchdog.
       for (int r = 0; r < ranks.length; r++) {
-        ranks[r] = new SimulatedRank(config, r, group, r == 0 ? workload : null);
+        ranks[r] = new SimulatedRank(config, r, group, r == 0 ? workload : null, modelWrapper);
       }
       TimelineRecorder timeline = new TimelineRecorder(progress, config.ticks());
       ranks[0].record(timeline);
@@ -205,7 +221,8 @@ public final class MultiRankSimulator {
     long start = System.nanoTime();
     // Every rank parses the workload: the result names its spec; only rank 0 reads requests.
     Workload workload = Workloads.parse(workloadSpec(config));
-    try (SimulatedRank rank = new SimulatedRank(config, r, group, r == 0 ? workload : null)) {
+    try (SimulatedRank rank =
+        new SimulatedRank(config, r, group, r == 0 ? workload : null, modelWrapper)) {
       // Every rank records: the timeline is replicated state, equal on every rank of a healthy
       // run, so whichever rank reports has the same one as a threaded run's rank 0.
       TimelineRecorder timeline = new TimelineRecorder(SimulationProgress.NONE, config.ticks());
@@ -228,7 +245,14 @@ public final class MultiRankSimulator {
       }
       long sent = r == 0 ? rank.feed().sent() : 0;
       RankEngineStats own = rank.engine().stats();
-      long[] sums = {own.kvVerifiedPages(), own.kvMismatches(), rank.leakedDevicePages(), sent};
+      long[] sums = {
+        own.kvVerifiedPages(),
+        own.kvMismatches(),
+        rank.leakedDevicePages(),
+        sent,
+        rank.model().snapshotsVerified(),
+        rank.model().snapshotMismatches()
+      };
       long digest = rank.engine().replicaDigest();
       boolean digestsEqual = true;
       if (!collectiveFailed) {
@@ -293,6 +317,8 @@ public final class MultiRankSimulator {
           sums[0],
           sums[1],
           sums[2],
+          sums[4],
+          sums[5],
           digestsEqual,
           digest,
           (System.nanoTime() - start) / 1e9,
@@ -390,11 +416,15 @@ public final class MultiRankSimulator {
     long verified = 0;
     long mismatches = 0;
     long leaked = 0;
+    long snapshotsVerified = 0;
+    long snapshotMismatches = 0;
     for (SimulatedRank rank : ranks) {
       RankEngineStats rs = rank.engine().stats();
       verified += rs.kvVerifiedPages();
       mismatches += rs.kvMismatches();
       leaked += rank.leakedDevicePages();
+      snapshotsVerified += rank.model().snapshotsVerified();
+      snapshotMismatches += rank.model().snapshotMismatches();
     }
     return result(
         workload,
@@ -403,6 +433,8 @@ public final class MultiRankSimulator {
         verified,
         mismatches,
         leaked,
+        snapshotsVerified,
+        snapshotMismatches,
         true,
         ranks[0].engine().replicaDigest(),
         wallSeconds,
@@ -422,6 +454,8 @@ public final class MultiRankSimulator {
       long verified,
       long mismatches,
       long leaked,
+      long snapshotsVerified,
+      long snapshotMismatches,
       boolean digestsEqual,
       long digest,
       double wallSeconds,
@@ -485,6 +519,9 @@ public final class MultiRankSimulator {
         timeline,
         digest,
         s.prefillTokens(),
-        rank.feed() == null ? 0 : rank.feed().unread());
+        rank.feed() == null ? 0 : rank.feed().unread(),
+        rank.usableHitTokens(),
+        snapshotsVerified,
+        snapshotMismatches);
   }
 }

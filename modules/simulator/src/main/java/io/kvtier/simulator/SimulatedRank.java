@@ -79,6 +79,11 @@ final class SimulatedRank implements AutoCloseable {
   private final EngineCollective engineCollective;
   private final FailureInjector injector;
   private final RankCache cache;
+  private final PatternModel model;
+
+  /** The usable hit tokens with snapshots; null without (usable = matched). */
+  private final UsableHits usable;
+
   private final RankEngine engine;
   private final StallSchedule stalls;
   private final ArrivalFeed feed;
@@ -94,6 +99,15 @@ final class SimulatedRank implements AutoCloseable {
   private TimelineRecorder timeline;
 
   SimulatedRank(SimulationConfig config, int rank, String group, Workload workload) {
+    this(config, rank, group, workload, java.util.function.UnaryOperator.identity());
+  }
+
+  SimulatedRank(
+      SimulationConfig config,
+      int rank,
+      String group,
+      Workload workload,
+      java.util.function.UnaryOperator<io.kvtier.core.rank.ModelRunner> modelWrapper) {
     this.config = config;
     this.rank = rank;
     Map<String, String> sim =
@@ -116,6 +130,10 @@ final class SimulatedRank implements AutoCloseable {
           CacheConfig.of(config.pageSize(), config.devicePages(), hostPages)
               .withWritePolicy(config.writePolicy())
               .withEvictionPolicy(config.eviction());
+      if (config.snapshots()) {
+        cacheConfig =
+            cacheConfig.withSnapshots(config.snapshotSlots(), config.snapshotIntervalPages());
+      }
       if (hostPages > 0) {
         h =
             Providers.named(HostMemoryProvider.class, config.device())
@@ -135,7 +153,7 @@ final class SimulatedRank implements AutoCloseable {
                   h,
                   engine,
                   new io.kvtier.core.cache.L3Setup(
-                      config.l3().engineConfig(),
+                      config.l3().engineConfig().withModelId(config.l3ModelId()),
                       l3Store,
                       l3Executor,
                       clock,
@@ -171,15 +189,14 @@ final class SimulatedRank implements AutoCloseable {
             .withDefect(config.protocolDefect());
     this.injector = new FailureInjector(config.rankFailure(), rank);
     this.engineCollective = new EngineCollective(collective, injector);
+    this.usable = config.snapshots() ? new UsableHits() : null;
+    this.model = new PatternModel(d, MultiRankSimulator.VOCAB, config.snapshotSlots());
     this.engine =
         new RankEngine(
-            cache,
-            engineCollective,
-            injector.model(new PatternModel(d, MultiRankSimulator.VOCAB)),
-            engineConfig);
+            cache, engineCollective, injector.model(modelWrapper.apply(model)), engineConfig);
     injector.attach(engine);
-    if (injector.targetsThisRank()) {
-      engine.setRequestListener(injector.listener(RequestListener.NONE));
+    if (injector.targetsThisRank() || usable != null) {
+      engine.setRequestListener(injector.listener(listening(RequestListener.NONE)));
     }
     this.stalls =
         config.ackDelay().injectsStalls()
@@ -268,6 +285,29 @@ final class SimulatedRank implements AutoCloseable {
     return cache;
   }
 
+  /** {@code listener}, with the usable-hit counter hearing the admissions first if there is one. */
+  private RequestListener listening(RequestListener listener) {
+    return usable == null ? listener : usable.listening(listener);
+  }
+
+  /**
+   * The usable hit tokens of this rank's requests: the matched ones without snapshots.
+   *
+   * @return per tier
+   */
+  SimulationResult.HitTokens usableHitTokens() {
+    if (usable != null) {
+      return usable.tokens();
+    }
+    io.kvtier.core.rank.RankEngineStats s = engine.stats();
+    return new SimulationResult.HitTokens(s.deviceHitTokens(), s.hostHitTokens(), s.l3HitTokens());
+  }
+
+  /** This rank's model: its snapshot counters are rank-local, summed over ranks. */
+  PatternModel model() {
+    return model;
+  }
+
   ArrivalFeed feed() {
     return feed;
   }
@@ -275,7 +315,7 @@ final class SimulatedRank implements AutoCloseable {
   /** Records this rank's requests and ticks into {@code recorder}; call before {@link #run}. */
   void record(TimelineRecorder recorder) {
     this.timeline = recorder;
-    engine.setRequestListener(injector.listener(recorder));
+    engine.setRequestListener(injector.listener(listening(recorder)));
   }
 
   /** The raw collective, beside the engine's: for the checks outside the engine's counts. */

@@ -62,6 +62,15 @@ import java.util.TreeMap;
  *     nothing arrives ({@link io.kvtier.core.rank.TickCommands#skippedTicks()}); the engine's
  *     decisions are the same either way, only the collective calls and the tick counters of the
  *     skipped ticks are left out (default true)
+ * @param layerMix the model's layer mix as {@code kvtier simulate --layer-mix} was given it
+ *     ({@code LayerMix.toString()} form, e.g. {@code full,swa:64,recurrent}), or empty for all
+ *     full attention (the default, and any mix of full layers only): it enters the L3 model id
+ *     of a non-empty mix and the reports; what the cache does for it is {@code snapshotSlots}
+ * @param snapshotSlots page slots of one recurrent-state snapshot (HYBRID.md §5, {@code
+ *     kvtier.snapshot-slots}): 1 for a mix with a recurrent layer, 0 without (the default:
+ *     every decision the all-full-attention one); below {@code devicePages}
+ * @param snapshotIntervalPages pages between two interval snapshots ({@code
+ *     kvtier.snapshot-interval-pages}), at least 1; read only when {@code snapshotSlots > 0}
  */
 public record SimulationConfig(
     int ranks,
@@ -90,13 +99,19 @@ public record SimulationConfig(
     L3Simulation l3,
     RankFailureInjection rankFailure,
     int fullCheckInterval,
-    boolean skipIdleTicks) {
+    boolean skipIdleTicks,
+    String layerMix,
+    int snapshotSlots,
+    int snapshotIntervalPages) {
 
   /** The default of {@link #fullCheckInterval()}. */
   public static final int DEFAULT_FULL_CHECK_INTERVAL = 1000;
 
   /** The collective of a run that does not name one: every rank a thread of this JVM. */
   public static final String LOCAL_COLLECTIVE = "local";
+
+  /** The default of {@link #snapshotIntervalPages()}: CacheConfig's. */
+  public static final int DEFAULT_SNAPSHOT_INTERVAL_PAGES = 8;
 
   /** The most ranks a run may have. */
   public static final int MAX_RANKS = 8;
@@ -160,6 +175,21 @@ public record SimulationConfig(
           "collective is blank: give a provider name such as local, mpi or hazelcast");
     }
     collectiveProperties = checkProperties(collectiveProperties);
+    Objects.requireNonNull(layerMix, "layerMix");
+    if (!layerMix.equals(layerMix.strip())) {
+      throw new IllegalArgumentException(
+          "layerMix='" + layerMix + "' has spaces around it: give the mix as LayerMix writes it");
+    }
+    atLeast("snapshotSlots", snapshotSlots, 0);
+    atLeast("snapshotIntervalPages", snapshotIntervalPages, 1);
+    if (snapshotSlots >= devicePages) {
+      throw new IllegalArgumentException(
+          "snapshotSlots="
+              + snapshotSlots
+              + " must be below devicePages="
+              + devicePages
+              + ": a snapshot takes its slots from the device pool");
+    }
     Objects.requireNonNull(rankFailure, "rankFailure");
     if (rankFailure.rank() >= ranks) {
       throw new IllegalArgumentException(
@@ -234,6 +264,28 @@ public record SimulationConfig(
    */
   public boolean threadRanks() {
     return collective.equals(LOCAL_COLLECTIVE);
+  }
+
+  /**
+   * Whether requests take recurrent-state snapshots.
+   *
+   * @return {@code snapshotSlots() > 0}
+   */
+  public boolean snapshots() {
+    return snapshotSlots > 0;
+  }
+
+  /**
+   * The model id that enters the L3 keys' salt ({@code L3Config.modelId}): {@code kvtier-sim},
+   * with {@code -layers-MIX} for a {@link #layerMix()} that is not all full attention (as the
+   * tiny model's {@code ModelConfig.l3ModelId()} in {@code kvtier serve}), so that a store shared
+   * by runs of two mixes ({@code --l3 file --l3-dir}) never serves one's pages to the other, and
+   * all-full runs keep their keys.
+   *
+   * @return the model id
+   */
+  public String l3ModelId() {
+    return "kvtier-sim" + (layerMix.isEmpty() ? "" : "-layers-" + layerMix);
   }
 
   /**

@@ -42,6 +42,9 @@ public final class SimulationConfigBuilder {
   private RankFailureInjection rankFailure = RankFailureInjection.NONE;
   private int fullCheckInterval = SimulationConfig.DEFAULT_FULL_CHECK_INTERVAL;
   private boolean skipIdleTicks = true;
+  private String layerMix = "";
+  private int snapshotSlots;
+  private int snapshotIntervalPages = SimulationConfig.DEFAULT_SNAPSHOT_INTERVAL_PAGES;
 
   SimulationConfigBuilder() {}
 
@@ -73,6 +76,9 @@ public final class SimulationConfigBuilder {
     fullCheckInterval = c.fullCheckInterval();
     skipIdleTicks = c.skipIdleTicks();
     rankFailure = c.rankFailure();
+    layerMix = c.layerMix();
+    snapshotSlots = c.snapshotSlots();
+    snapshotIntervalPages = c.snapshotIntervalPages();
   }
 
   /**
@@ -374,6 +380,31 @@ public final class SimulationConfigBuilder {
   }
 
   /**
+   * Sets the layer mix's text, empty for all full attention (the L3 model id and the reports).
+   *
+   * @param v the mix as {@code LayerMix.toString()} writes it, or empty
+   * @return this
+   */
+  public SimulationConfigBuilder layerMix(String v) {
+    layerMix = java.util.Objects.requireNonNull(v, "layerMix");
+    return this;
+  }
+
+  /**
+   * Sets recurrent-state snapshots: {@code slots} page slots per snapshot (0 for none), one every
+   * {@code intervalPages} pages.
+   *
+   * @param slots page slots of one snapshot, 0 for a model without recurrent layers
+   * @param intervalPages pages between two interval snapshots, at least 1
+   * @return this
+   */
+  public SimulationConfigBuilder snapshots(int slots, int intervalPages) {
+    snapshotSlots = slots;
+    snapshotIntervalPages = intervalPages;
+    return this;
+  }
+
+  /**
    * The config.
    *
    * @return the validated config
@@ -407,6 +438,9 @@ public final class SimulationConfigBuilder {
         l3,
         rankFailure,
         fullCheckInterval,
-        skipIdleTicks);
+        skipIdleTicks,
+        layerMix,
+        snapshotSlots,
+        snapshotIntervalPages);
   }
 }

@@ -50,6 +50,13 @@ import java.util.Objects;
  * @param unreadRequests requests of the workload that never arrived: the input ended at {@link
  *     SimulationConfig#ticks()} or {@link SimulationConfig#requests()}, or the run stopped, before
  *     the workload was replayed to its end
+ * @param usableHitTokens the part of {@code hitTokens} that requests could resume from, per tier
+ *     (HYBRID.md §5, §8): with recurrent-state snapshots a match is usable only up to its deepest
+ *     snapshot, and the request computes the rest; without them (no recurrent layer) equal to
+ *     {@code hitTokens}. Never above {@code hitTokens} in any tier
+ * @param snapshotsVerified resumes from a recurrent-state snapshot that the model checked (a
+ *     request's first step from a position above 0), summed over ranks; 0 without snapshots
+ * @param snapshotMismatches checked resumes whose state was wrong or missing, summed over ranks
  */
 public record SimulationResult(
     String workload,
@@ -78,7 +85,10 @@ public record SimulationResult(
     SimulationTimeline timeline,
     long replicaDigest,
     long prefillTokens,
-    long unreadRequests) {
+    long unreadRequests,
+    HitTokens usableHitTokens,
+    long snapshotsVerified,
+    long snapshotMismatches) {
 
   /**
    * Prompt tokens reused from each tier.
@@ -95,6 +105,16 @@ public record SimulationResult(
      */
     public long total() {
       return device + host + l3;
+    }
+
+    /**
+     * Whether no tier of this has more tokens than the same tier of {@code other}.
+     *
+     * @param other the bound
+     * @return true if every tier is at most {@code other}'s
+     */
+    public boolean within(HitTokens other) {
+      return device <= other.device && host <= other.host && l3 <= other.l3;
     }
   }
 
@@ -131,11 +151,104 @@ public record SimulationResult(
     Objects.requireNonNull(failure, "failure");
     Objects.requireNonNull(failureMessage, "failureMessage");
     Objects.requireNonNull(timeline, "timeline");
+    Objects.requireNonNull(usableHitTokens, "usableHitTokens");
+  }
+
+  /**
+   * A result without recurrent-state snapshots: every hit token usable, no snapshot checked.
+   *
+   * @param workload the workload spec
+   * @param seed the seed
+   * @param ranks the number of ranks
+   * @param requests requests that arrived
+   * @param finished requests finished
+   * @param aborted requests aborted by a command
+   * @param rejected requests rejected
+   * @param loadFailureAborts requests aborted by a failed load-back
+   * @param ticks ticks run
+   * @param promptTokens prompt tokens of admitted requests
+   * @param hitTokens prompt tokens reused, per tier
+   * @param computedTokens tokens computed
+   * @param collectives the collective calls
+   * @param cache the cache's counters
+   * @param replicaDigestsEqual whether the digests were equal
+   * @param desyncs collective desyncs
+   * @param leakedPages leaked pages
+   * @param kvVerifiedPages pages checked after a load-back
+   * @param kvMismatches checked pages that were wrong
+   * @param failure what stopped the run
+   * @param failureTick the tick of the failure
+   * @param failureMessage the failure's message
+   * @param wallSeconds the wall-clock time
+   * @param timeline the timeline
+   * @param replicaDigest the final replica digest
+   * @param prefillTokens prompt tokens computed
+   * @param unreadRequests requests that never arrived
+   */
+  public SimulationResult(
+      String workload,
+      long seed,
+      int ranks,
+      long requests,
+      long finished,
+      long aborted,
+      long rejected,
+      long loadFailureAborts,
+      long ticks,
+      long promptTokens,
+      HitTokens hitTokens,
+      long computedTokens,
+      CollectiveCounts collectives,
+      CacheStats cache,
+      boolean replicaDigestsEqual,
+      long desyncs,
+      long leakedPages,
+      long kvVerifiedPages,
+      long kvMismatches,
+      SimulationFailure failure,
+      long failureTick,
+      String failureMessage,
+      double wallSeconds,
+      SimulationTimeline timeline,
+      long replicaDigest,
+      long prefillTokens,
+      long unreadRequests) {
+    this(
+        workload,
+        seed,
+        ranks,
+        requests,
+        finished,
+        aborted,
+        rejected,
+        loadFailureAborts,
+        ticks,
+        promptTokens,
+        hitTokens,
+        computedTokens,
+        collectives,
+        cache,
+        replicaDigestsEqual,
+        desyncs,
+        leakedPages,
+        kvVerifiedPages,
+        kvMismatches,
+        failure,
+        failureTick,
+        failureMessage,
+        wallSeconds,
+        timeline,
+        replicaDigest,
+        prefillTokens,
+        unreadRequests,
+        hitTokens,
+        0,
+        0);
   }
 
   /**
    * Whether the run completed with every check green: no failure, equal digests, no desync, no
-   * leak, no KV mismatch.
+   * leak, no KV mismatch, no snapshot mismatch.
    *
    * @return true if clean
    */
@@ -144,7 +257,17 @@ public record SimulationResult(
         && replicaDigestsEqual
         && desyncs == 0
         && leakedPages == 0
-        && kvMismatches == 0;
+        && kvMismatches == 0
+        && snapshotMismatches == 0;
+  }
+
+  /**
+   * The usable share of the matched hit tokens: what a 0% usable hit rate shows.
+   *
+   * @return {@code usableHitTokens.total() / hitTokens.total()}, 1 when nothing matched
+   */
+  public double usableOfMatched() {
+    return hitTokens.total() == 0 ? 1 : (double) usableHitTokens.total() / hitTokens.total();
   }
 
   /**
@@ -158,12 +281,13 @@ public record SimulationResult(
 
   /**
    * Prompt tokens that were neither reused nor computed: those of requests aborted (or stopped
-   * by a failure) before their prefill ended.
+   * by a failure) before their prefill ended. Reused are the usable hit tokens: a matched token
+   * past a request's usable length is computed again, so it counts among {@code prefillTokens}.
    *
    * @return tokens
    */
   public long unreachedPromptTokens() {
-    return promptTokens - hitTokens.total() - prefillTokens;
+    return promptTokens - usableHitTokens.total() - prefillTokens;
   }
 
   /**
@@ -208,6 +332,9 @@ public record SimulationResult(
         timeline,
         replicaDigest,
         prefillTokens,
-        unreadRequests);
+        unreadRequests,
+        usableHitTokens,
+        snapshotsVerified,
+        snapshotMismatches);
   }
 }

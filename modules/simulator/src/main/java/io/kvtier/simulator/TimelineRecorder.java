@@ -68,10 +68,33 @@ final class TimelineRecorder implements RequestListener {
   @Override
   public void admitted(
       long tick, long id, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {
+    admitted(
+        tick,
+        id,
+        deviceHitTokens,
+        hostHitTokens,
+        l3HitTokens,
+        deviceHitTokens + hostHitTokens + l3HitTokens);
+  }
+
+  /**
+   * A request's cached tokens per tier are the part of its match it resumes from ({@link
+   * UsableHits#split}): the match itself without recurrent-state snapshots; with them the pages
+   * past the usable length are computed again and not loaded, so the TTFT model must not count
+   * them as hits.
+   */
+  @Override
+  public void admitted(
+      long tick,
+      long id,
+      int deviceHitTokens,
+      int hostHitTokens,
+      int l3HitTokens,
+      int usableTokens) {
     Pending p = live.get(id);
     if (p != null) {
       p.admitTick = tick;
-      p.cached = new HitTokens(deviceHitTokens, hostHitTokens, l3HitTokens);
+      p.cached = UsableHits.split(deviceHitTokens, hostHitTokens, l3HitTokens, usableTokens);
     }
   }
 

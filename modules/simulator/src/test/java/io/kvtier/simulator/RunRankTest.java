@@ -103,6 +103,29 @@ class RunRankTest {
     }
   }
 
+  /**
+   * With recurrent-state snapshots the usable hits and the snapshot checks, summed over the
+   * collective at the end like the KV checks, are those of the threaded run on every rank.
+   */
+  @Test
+  void withSnapshotsEveryRankReturnsTheThreadedRunsChecks() throws Exception {
+    long seed = TestSeeds.seedFor("RunRankTest.snapshots");
+    SimulationConfig config =
+        config(seed, 3).toBuilder()
+            .failureProbability(0)
+            .abortProbability(0.01)
+            .layerMix("full,recurrent")
+            .snapshots(1, 2)
+            .build();
+    SimulationResult threaded = MultiRankSimulator.run(config);
+    assertThat(threaded.passed()).as("%s", threaded).isTrue();
+    assertThat(threaded.snapshotsVerified()).isPositive();
+
+    for (SimulationResult r : everyRank(config, "run-rank-snapshots-" + seed)) {
+      assertThat(r.withoutWallTime()).isEqualTo(threaded.withoutWallTime());
+    }
+  }
+
   @Test
   void aDivergenceFailsEveryRankAtTheTickOfTheThreadedRun() throws Exception {
     long seed = TestSeeds.seedFor("RunRankTest.divergence");

@@ -27,6 +27,32 @@ class SimulationConfigTest {
   }
 
   @Test
+  void aLayerMixSetsTheSnapshotsAndEntersTheL3ModelIdUnlessAllFull() {
+    SimulationConfig c = SimulationConfig.builder().build();
+    assertThat(c.layerMix()).isEmpty();
+    assertThat(c.snapshots()).isFalse();
+    assertThat(c.snapshotIntervalPages())
+        .isEqualTo(SimulationConfig.DEFAULT_SNAPSHOT_INTERVAL_PAGES);
+    // All-full runs keep their L3 keys; any other mix gets keys of its own.
+    assertThat(c.l3ModelId()).isEqualTo("kvtier-sim");
+    SimulationConfig hybrid =
+        c.toBuilder().layerMix("full,swa:64,recurrent").snapshots(1, 4).build();
+    assertThat(hybrid.l3ModelId()).isEqualTo("kvtier-sim-layers-full,swa:64,recurrent");
+    assertThat(hybrid.snapshots()).isTrue();
+    assertThat(hybrid.toBuilder().build()).isEqualTo(hybrid);
+    assertThat(c.toBuilder().layerMix("full,swa:64").build().l3ModelId())
+        .isEqualTo("kvtier-sim-layers-full,swa:64");
+    assertThatThrownBy(() -> c.toBuilder().snapshots(-1, 8).build())
+        .hasMessage("snapshotSlots=-1 must be >= 0");
+    assertThatThrownBy(() -> c.toBuilder().snapshots(1, 0).build())
+        .hasMessage("snapshotIntervalPages=0 must be >= 1");
+    assertThatThrownBy(() -> c.toBuilder().devicePages(1).snapshots(1, 8).build())
+        .hasMessageContaining("snapshotSlots=1 must be below devicePages=1");
+    assertThatThrownBy(() -> c.toBuilder().layerMix(" full,recurrent").build())
+        .hasMessageContaining("has spaces around it");
+  }
+
+  @Test
   void badSettingsNameTheFieldAndTheValue() {
     assertThatThrownBy(() -> SimulationConfig.builder().ranks(9).build())
         .hasMessage("ranks=9 must be between 1 and 8");

@@ -107,7 +107,8 @@ public final class ReplayReport {
                   ? ", no L3"
                   : ", L3 " + ReplayFormat.tokens(c.l3Tokens()) + " tokens")
               + ", "
-              + c.writePolicy().configName();
+              + c.writePolicy().configName()
+              + (c.snapshots() ? ", snapshots every " + c.snapshotIntervalPages() + " pages" : "");
       groups.computeIfAbsent(key, k -> new ArrayList<>()).add(r);
     }
     return groups;
@@ -132,6 +133,12 @@ public final class ReplayReport {
       byPolicy
           .computeIfAbsent(c.eviction().configName(), k -> new LinkedHashMap<>())
           .put(c.deviceTokens(), 100 * r.hitRate(Tier.TOTAL));
+      if (c.snapshots()) {
+        // With recurrent-state snapshots the usable part of the match beside it (HYBRID.md §8).
+        byPolicy
+            .computeIfAbsent(c.eviction().configName() + " usable", k -> new LinkedHashMap<>())
+            .put(c.deviceTokens(), 100 * r.usableHitRate(Tier.TOTAL));
+      }
     }
     double[] x = new double[capacities.size()];
     int k = 0;
@@ -173,11 +180,13 @@ public final class ReplayReport {
             "L3",
             "eviction",
             "write",
+            "snapshot interval",
             "hit %",
             "device %",
             "host %",
             "L3 %",
             "requests hit %",
+            "usable hit %",
             "load-backs",
             "device evictions (pages)",
             "host evictions (pages)",
@@ -197,11 +206,13 @@ public final class ReplayReport {
         ReplayFormat.tokens(c.l3Tokens()),
         sweep ? c.eviction().configName() : "-",
         sweep ? c.writePolicy().configName() : "-",
+        c.snapshots() ? c.snapshotIntervalPages() : "-",
         percent(r.hitRate(Tier.TOTAL)),
         percent(r.hitRate(Tier.DEVICE)),
         percent(r.hitRate(Tier.HOST)),
         percent(r.hitRate(Tier.L3)),
         percent(r.requestHitRate(Tier.TOTAL)),
+        percent(r.usableHitRate(Tier.TOTAL)),
         r.loadBacks(),
         r.deviceEvictionPages(),
         r.hostEvictionPages(),

@@ -88,6 +88,54 @@ class ReplayReportTest {
     }
   }
 
+  /**
+   * A sweep of snapshot intervals: one chart per interval, each with the usable hit rate of each
+   * policy beside its matched one, and the usable rate in the table.
+   */
+  @Test
+  void withSnapshotsEachIntervalHasItsChartAndTheUsableLineBesideTheMatchedOne() {
+    ReplayTrace trace =
+        ReplayTrace.of(Workloads.parse("mooncake:../../traces/mooncake-synthetic-1000.jsonl"), 300);
+    ReplaySummary s =
+        Replay.run(
+            trace,
+            new ReplaySweep(
+                    List.of(512),
+                    List.of(250_000L, 500_000L),
+                    List.of(),
+                    List.of(4.0),
+                    List.of(0L),
+                    List.of(EvictionPolicy.LRU),
+                    List.of(WritePolicy.WRITE_THROUGH),
+                    1,
+                    List.of(2, 32))
+                .configurations(),
+            2,
+            ReplayProgress.NONE);
+    String page = ReplayReport.html(s, true, "kvtier replay --layer-mix full,recurrent");
+    List<MiniXml.Element> charts = new ArrayList<>();
+    Matcher m = SVG.matcher(page);
+    while (m.find()) {
+      charts.add(MiniXml.parse(m.group()));
+    }
+    assertThat(charts)
+        .extracting(c -> c.attr("aria-label"))
+        .containsExactly(
+            "Hit rate over device capacity, page 512, host 4 x device, no L3, write_through,"
+                + " snapshots every 2 pages",
+            "Hit rate over device capacity, page 512, host 4 x device, no L3, write_through,"
+                + " snapshots every 32 pages");
+    for (MiniXml.Element chart : charts) {
+      assertThat(
+              chart
+                  .descendants()
+                  .filter(e -> "series".equals(e.attributes().get("class")))
+                  .map(e -> e.attr("data-series")))
+          .containsExactly("lru", "lru usable", "unbounded");
+    }
+    assertThat(page).contains("<th>usable hit %</th>").contains("<th>snapshot interval</th>");
+  }
+
   @Test
   void thePageIsSelfContainedAndEscapesTheCommand() {
     assertThat(html)

@@ -71,6 +71,9 @@ final class ConfigurationReplay {
             c.eviction(),
             CacheConfig.DEFAULT_LOAD_BACK_THRESHOLD,
             CacheConfig.DEFAULT_VOCAB_SIZE);
+    if (c.snapshots()) {
+      config = config.withSnapshots(c.snapshotSlots(), c.snapshotIntervalPages());
+    }
     RankCache cache = open(config, c);
     boolean l3 = cache.hasL3();
     int pageSize = c.pageSize();
@@ -78,6 +81,9 @@ final class ConfigurationReplay {
     long deviceHit = 0;
     long hostHit = 0;
     long l3Hit = 0;
+    long usableDevice = 0;
+    long usableHost = 0;
+    long usableL3 = 0;
     long deviceRequests = 0;
     long hostRequests = 0;
     long l3Requests = 0;
@@ -104,21 +110,33 @@ final class ConfigurationReplay {
         rejected++;
         continue;
       }
+      // The hits per tier as the engine's scheduler counts them: without snapshots the prefix
+      // the request resumes from (device, then the host hit it loads back); with them
+      // (HYBRID.md §5) the match, of which the request resumes from the usable part only.
+      boolean snapshots = c.snapshots();
       int prefix = a.devicePrefixLength();
-      int loaded = a.loadedLength();
+      int hostFrom = snapshots ? a.matchedLength() - a.hostHitLength() : prefix - a.loadedLength();
+      int hostTo = snapshots ? a.matchedLength() : prefix;
       int fromL3 = 0;
-      if (l3 && loaded > 0) {
+      if (l3 && hostTo > hostFrom) {
         Optional<PrefetchOutcome> o = cache.admittedPrefetch(id);
-        fromL3 = o.isPresent() ? o.get().overlap(prefix - loaded, prefix) : 0;
+        fromL3 = o.isPresent() ? o.get().overlap(hostFrom, hostTo) : 0;
       }
-      int onDevice = prefix - loaded;
-      deviceHit += onDevice;
-      hostHit += loaded - fromL3;
+      int fromHost = hostTo - hostFrom - fromL3;
+      deviceHit += hostFrom;
+      hostHit += fromHost;
       l3Hit += fromL3;
-      deviceRequests += onDevice > 0 ? 1 : 0;
-      hostRequests += loaded > fromL3 ? 1 : 0;
+      deviceRequests += hostFrom > 0 ? 1 : 0;
+      hostRequests += fromHost > 0 ? 1 : 0;
       l3Requests += fromL3 > 0 ? 1 : 0;
-      hitRequests += prefix > 0 ? 1 : 0;
+      hitRequests += hostTo > 0 ? 1 : 0;
+      // The usable part, cut in match order: device prefix, host, L3.
+      int usable = snapshots ? a.usableLength() : prefix;
+      int usableOnDevice = Math.min(usable, hostFrom);
+      int usableFromHost = Math.min(usable - usableOnDevice, fromHost);
+      usableDevice += usableOnDevice;
+      usableHost += usableFromHost;
+      usableL3 += Math.min(usable - usableOnDevice - usableFromHost, fromL3);
       cache.finish(id);
       drain(cache);
     }
@@ -147,7 +165,10 @@ final class ConfigurationReplay {
         cache.l3Stats().pagesWritten(),
         rejected,
         nanos,
-        cpuNanos);
+        cpuNanos,
+        usableDevice,
+        usableHost,
+        usableL3);
   }
 
   /** This thread's CPU time in nanoseconds, or -1 where the JVM does not measure it. */

@@ -53,10 +53,29 @@ public final class Replay {
     for (ReplayConfiguration c : configurations) {
       runs.add(new Run(Objects.requireNonNull(c, "configuration"), ReplayResult.Kind.SWEEP));
     }
+    // Per page size, in the order of the configurations: the unbounded baseline per snapshot
+    // setting (its usable hits depend on where snapshots are taken), then the no-cache one.
+    Set<List<Integer>> unbounded = new LinkedHashSet<>();
     Set<Integer> pageSizes = new LinkedHashSet<>();
-    configurations.forEach(c -> pageSizes.add(c.pageSize()));
+    for (ReplayConfiguration c : configurations) {
+      unbounded.add(
+          List.of(
+              c.pageSize(),
+              c.snapshotSlots(),
+              c.snapshots()
+                  ? c.snapshotIntervalPages()
+                  : ReplayConfiguration.DEFAULT_SNAPSHOT_INTERVAL_PAGES));
+      pageSizes.add(c.pageSize());
+    }
     for (int page : pageSizes) {
-      runs.add(new Run(unbounded(trace, page), ReplayResult.Kind.UNBOUNDED));
+      for (List<Integer> b : unbounded) {
+        if (b.get(0) == page) {
+          runs.add(
+              new Run(
+                  unbounded(trace, page, b.get(1)).withSnapshots(b.get(1), b.get(2)),
+                  ReplayResult.Kind.UNBOUNDED));
+        }
+      }
       runs.add(
           new Run(
               new ReplayConfiguration(page, 0, 0, 0, EvictionPolicy.LRU, WritePolicy.WRITE_THROUGH),
@@ -120,7 +139,19 @@ public final class Replay {
 
   /** A device that holds every token of the trace: nothing is ever evicted. */
   static ReplayConfiguration unbounded(ReplayTrace trace, int pageSize) {
-    long pages = Math.max(1, (trace.promptTokens() + pageSize - 1) / pageSize + trace.size());
+    return unbounded(trace, pageSize, 0);
+  }
+
+  /**
+   * A device that holds every token of the trace and every snapshot of {@code snapshotSlots}
+   * slots its requests take: nothing is ever evicted. A request takes at most one snapshot per
+   * page of its prompt plus one at its end, so {@code 1 + snapshotSlots} times the pages of the
+   * prompts (and one per request) are enough for any interval.
+   */
+  static ReplayConfiguration unbounded(ReplayTrace trace, int pageSize, int snapshotSlots) {
+    long pages =
+        Math.max(1, (trace.promptTokens() + pageSize - 1) / pageSize + trace.size())
+            * (1 + (long) snapshotSlots);
     if (pages > Integer.MAX_VALUE) {
       throw new IllegalArgumentException(
           "the unbounded baseline needs "

@@ -17,6 +17,11 @@ import java.util.Objects;
  * @param eviction the eviction order of both tiers
  * @param writePolicy when device pages are backed up to the host; {@code write_back} needs a host
  *     tier
+ * @param snapshotSlots page slots of one recurrent-state snapshot (HYBRID.md §5, {@code
+ *     kvtier.snapshot-slots}), taken from the device pool like pages: 0 for a model without
+ *     recurrent layers (every hit usable), 1 for {@code kvtier replay --layer-mix} with one
+ * @param snapshotIntervalPages pages between two interval snapshots, at least 1; read only with
+ *     {@code snapshotSlots > 0}
  */
 public record ReplayConfiguration(
     int pageSize,
@@ -24,7 +29,40 @@ public record ReplayConfiguration(
     long hostTokens,
     long l3Tokens,
     EvictionPolicy eviction,
-    WritePolicy writePolicy) {
+    WritePolicy writePolicy,
+    int snapshotSlots,
+    int snapshotIntervalPages) {
+
+  /** The interval of a configuration without snapshots: CacheConfig's default. */
+  public static final int DEFAULT_SNAPSHOT_INTERVAL_PAGES = 8;
+
+  /**
+   * A configuration without recurrent-state snapshots.
+   *
+   * @param pageSize tokens per page
+   * @param deviceTokens device capacity in tokens, a page multiple (0: no cache)
+   * @param hostTokens host capacity in tokens, a page multiple (0: no host tier)
+   * @param l3Tokens L3 capacity in tokens, a page multiple (0: no L3 tier)
+   * @param eviction the eviction policy
+   * @param writePolicy the write policy
+   */
+  public ReplayConfiguration(
+      int pageSize,
+      long deviceTokens,
+      long hostTokens,
+      long l3Tokens,
+      EvictionPolicy eviction,
+      WritePolicy writePolicy) {
+    this(
+        pageSize,
+        deviceTokens,
+        hostTokens,
+        l3Tokens,
+        eviction,
+        writePolicy,
+        0,
+        DEFAULT_SNAPSHOT_INTERVAL_PAGES);
+  }
 
   /** Validates the fields; each message names the field and the value. */
   public ReplayConfiguration {
@@ -33,9 +71,28 @@ public record ReplayConfiguration(
     if (pageSize < 1) {
       throw new IllegalArgumentException("pageSize=" + pageSize + " must be >= 1");
     }
+    if (snapshotSlots < 0) {
+      throw new IllegalArgumentException("snapshotSlots=" + snapshotSlots + " must be >= 0");
+    }
+    if (snapshotIntervalPages < 1) {
+      throw new IllegalArgumentException(
+          "snapshotIntervalPages=" + snapshotIntervalPages + " must be >= 1");
+    }
     checkPages("deviceTokens", deviceTokens, pageSize);
     checkPages("hostTokens", hostTokens, pageSize);
     checkPages("l3Tokens", l3Tokens, pageSize);
+    if (snapshotSlots > 0 && deviceTokens > 0 && deviceTokens / pageSize <= snapshotSlots) {
+      throw new IllegalArgumentException(
+          "deviceTokens="
+              + deviceTokens
+              + " holds "
+              + deviceTokens / pageSize
+              + " page(s), no more than one snapshot's snapshotSlots="
+              + snapshotSlots
+              + ": give the device at least "
+              + (snapshotSlots + 1)
+              + " pages");
+    }
     if (deviceTokens == 0 && (hostTokens > 0 || l3Tokens > 0)) {
       throw new IllegalArgumentException(
           "deviceTokens=0 (no cache) with hostTokens="
@@ -101,6 +158,27 @@ public record ReplayConfiguration(
         writePolicy);
   }
 
+  /**
+   * This configuration with recurrent-state snapshots.
+   *
+   * @param slots page slots per snapshot, 0 for none
+   * @param intervalPages pages between two interval snapshots
+   * @return a copy
+   */
+  public ReplayConfiguration withSnapshots(int slots, int intervalPages) {
+    return new ReplayConfiguration(
+        pageSize, deviceTokens, hostTokens, l3Tokens, eviction, writePolicy, slots, intervalPages);
+  }
+
+  /**
+   * Whether requests take recurrent-state snapshots.
+   *
+   * @return {@code snapshotSlots() > 0}
+   */
+  public boolean snapshots() {
+    return snapshotSlots > 0;
+  }
+
   private static long floor(long tokens, int pageSize) {
     return tokens < 0 ? tokens : tokens - tokens % pageSize;
   }
@@ -150,6 +228,7 @@ public record ReplayConfiguration(
         + " "
         + eviction.configName()
         + " "
-        + writePolicy.configName();
+        + writePolicy.configName()
+        + (snapshotSlots > 0 ? " snapshot-interval=" + snapshotIntervalPages : "");
   }
 }

@@ -52,7 +52,8 @@ public final class ReplayFormat {
             summary.requests(),
             summary.promptTokens(),
             ORDER_NOTE));
-    String header = "%-9s %5s %8s %8s %8s %-8s %-23s %7s %7s %7s %7s %7s %9s %10s %10s %9s %14s%n";
+    String header =
+        "%-9s %5s %8s %8s %8s %-8s %-23s %4s %7s %7s %7s %7s %7s %7s %7s %9s %10s %10s %9s %14s%n";
     s.append(
         String.format(
             Locale.ROOT,
@@ -64,11 +65,14 @@ public final class ReplayFormat {
             "l3",
             "eviction",
             "write",
+            "snap",
             "hit%",
             "device%",
             "host%",
             "l3%",
             "req%",
+            "usable%",
+            "use/hit",
             "loads",
             "dev-evict",
             "host-evict",
@@ -80,8 +84,8 @@ public final class ReplayFormat {
       s.append(
           String.format(
               Locale.ROOT,
-              "%-9s %5d %8s %8s %8s %-8s %-23s %7.2f %7.2f %7.2f %7.2f %7.2f %9d %10d %10d %9d"
-                  + " %14d%n",
+              "%-9s %5d %8s %8s %8s %-8s %-23s %4s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %9d"
+                  + " %10d %10d %9d %14d%n",
               r.kind().label(),
               c.pageSize(),
               r.kind() == ReplayResult.Kind.UNBOUNDED ? "all" : tokens(c.deviceTokens()),
@@ -89,11 +93,14 @@ public final class ReplayFormat {
               tokens(c.l3Tokens()),
               baseline ? "-" : c.eviction().configName(),
               baseline ? "-" : c.writePolicy().configName(),
+              c.snapshots() ? Integer.toString(c.snapshotIntervalPages()) : "-",
               100 * r.hitRate(Tier.TOTAL),
               100 * r.hitRate(Tier.DEVICE),
               100 * r.hitRate(Tier.HOST),
               100 * r.hitRate(Tier.L3),
               100 * r.requestHitRate(Tier.TOTAL),
+              100 * r.usableHitRate(Tier.TOTAL),
+              100 * r.usableOfMatched(),
               r.loadBacks(),
               r.deviceEvictionPages(),
               r.hostEvictionPages(),
@@ -102,11 +109,17 @@ public final class ReplayFormat {
     }
     s.append(
         "hit% by prompt tokens (device%, host%, l3%: the tier that supplied them); req%: requests"
-            + " with any hit; loads, backups: copies; evictions in pages\n");
+            + " with any hit; usable%: hit tokens requests resumed from, use/hit: usable% of hit%"
+            + " (below 100 only with recurrent layers: a match is usable up to its deepest"
+            + " snapshot, taken every snap pages); saved-tokens: the usable ones; loads, backups:"
+            + " copies; evictions in pages\n");
     return s.toString();
   }
 
-  /** The CSV columns, in order. */
+  /**
+   * The CSV columns, in order; those of the layer mix (the snapshot interval, 0 without
+   * snapshots, and the usable hits) come last, so that the earlier columns keep their places.
+   */
   public static final List<String> CSV_COLUMNS =
       List.of(
           "kind",
@@ -137,7 +150,13 @@ public final class ReplayFormat {
           "l3PagesWritten",
           "rejectedRequests",
           "seconds",
-          "cpuSeconds");
+          "cpuSeconds",
+          "snapshotIntervalPages",
+          "usableHitRate",
+          "usableOfMatched",
+          "usableDeviceHitTokens",
+          "usableHostHitTokens",
+          "usableL3HitTokens");
 
   /**
    * CSV: a header of {@link #CSV_COLUMNS}, then one row per result (no field needs quoting).
@@ -178,7 +197,13 @@ public final class ReplayFormat {
         r.l3PagesWritten(),
         r.rejectedRequests(),
         seconds(r.nanos()),
-        seconds(r.cpuNanos())
+        seconds(r.cpuNanos()),
+        c.snapshots() ? c.snapshotIntervalPages() : 0,
+        rate(r.usableHitRate(Tier.TOTAL)),
+        rate(r.usableOfMatched()),
+        r.usableDeviceHitTokens(),
+        r.usableHostHitTokens(),
+        r.usableL3HitTokens()
       };
       for (int i = 0; i < row.length; i++) {
         s.append(i == 0 ? "" : ",").append(row[i]);
@@ -224,6 +249,7 @@ public final class ReplayFormat {
       s.append(",\"l3Tokens\":").append(c.l3Tokens());
       s.append(",\"eviction\":").append(string(c.eviction().configName()));
       s.append(",\"writePolicy\":").append(string(c.writePolicy().configName()));
+      s.append(",\"snapshotIntervalPages\":").append(c.snapshots() ? c.snapshotIntervalPages() : 0);
       s.append(",\"hitRate\":{");
       for (int t = 0; t < TIERS.length; t++) {
         s.append(t == 0 ? "" : ",").append(string(TIERS[t].key())).append(':');
@@ -239,7 +265,18 @@ public final class ReplayFormat {
         s.append(t == 0 ? "" : ",").append(string(TIERS[t].key())).append(':');
         s.append(r.hitTokens(TIERS[t]));
       }
-      s.append("},\"prefillTokensSaved\":").append(r.prefillTokensSaved());
+      s.append("},\"usableHitRate\":{");
+      for (int t = 0; t < TIERS.length; t++) {
+        s.append(t == 0 ? "" : ",").append(string(TIERS[t].key())).append(':');
+        s.append(rate(r.usableHitRate(TIERS[t])));
+      }
+      s.append("},\"usableHitTokens\":{");
+      for (int t = 0; t < TIERS.length; t++) {
+        s.append(t == 0 ? "" : ",").append(string(TIERS[t].key())).append(':');
+        s.append(r.usableHitTokens(TIERS[t]));
+      }
+      s.append("},\"usableOfMatched\":").append(rate(r.usableOfMatched()));
+      s.append(",\"prefillTokensSaved\":").append(r.prefillTokensSaved());
       s.append(",\"loadBacks\":").append(r.loadBacks());
       s.append(",\"deviceEvictionPages\":").append(r.deviceEvictionPages());
       s.append(",\"hostEvictionPages\":").append(r.hostEvictionPages());

@@ -30,6 +30,12 @@ import java.util.Objects;
  * @param nanos wall-clock time of the replay itself (the trace was prepared before)
  * @param cpuNanos CPU time of the thread that ran it, the measure of speed per core on a machine
  *     that other work shares (0 where the JVM cannot measure thread CPU time)
+ * @param usableDeviceHitTokens the part of {@code deviceHitTokens} that requests could resume
+ *     from (HYBRID.md §5, §8): with recurrent-state snapshots a match is usable only up to its
+ *     deepest snapshot; without them every hit token. Its prefill is saved; the rest of the match
+ *     is computed again
+ * @param usableHostHitTokens the usable part of {@code hostHitTokens}
+ * @param usableL3HitTokens the usable part of {@code l3HitTokens}
  */
 public record ReplayResult(
     Kind kind,
@@ -50,7 +56,10 @@ public record ReplayResult(
     long l3PagesWritten,
     long rejectedRequests,
     long nanos,
-    long cpuNanos) {
+    long cpuNanos,
+    long usableDeviceHitTokens,
+    long usableHostHitTokens,
+    long usableL3HitTokens) {
 
   /** What a result row is. */
   public enum Kind {
@@ -101,6 +110,74 @@ public record ReplayResult(
     }
   }
 
+  /**
+   * A result without recurrent-state snapshots: every hit token usable.
+   *
+   * @param kind a configuration of the sweep or one of the baselines
+   * @param configuration the capacities and policies replayed
+   * @param requests requests replayed
+   * @param promptTokens their prompt tokens
+   * @param deviceHitTokens prompt tokens found on the device
+   * @param hostHitTokens prompt tokens loaded back from the host
+   * @param l3HitTokens prompt tokens the L3 store supplied
+   * @param deviceHitRequests requests with a device hit
+   * @param hostHitRequests requests with a host hit
+   * @param l3HitRequests requests with an L3 hit
+   * @param hitRequests requests with any hit
+   * @param loadBacks load-backs committed
+   * @param deviceEvictionPages device pages evicted
+   * @param hostEvictionPages host pages evicted
+   * @param backups backups committed
+   * @param l3PagesWritten pages written to the L3 store
+   * @param rejectedRequests requests too large for the device
+   * @param nanos wall-clock time
+   * @param cpuNanos CPU time
+   */
+  public ReplayResult(
+      Kind kind,
+      ReplayConfiguration configuration,
+      long requests,
+      long promptTokens,
+      long deviceHitTokens,
+      long hostHitTokens,
+      long l3HitTokens,
+      long deviceHitRequests,
+      long hostHitRequests,
+      long l3HitRequests,
+      long hitRequests,
+      long loadBacks,
+      long deviceEvictionPages,
+      long hostEvictionPages,
+      long backups,
+      long l3PagesWritten,
+      long rejectedRequests,
+      long nanos,
+      long cpuNanos) {
+    this(
+        kind,
+        configuration,
+        requests,
+        promptTokens,
+        deviceHitTokens,
+        hostHitTokens,
+        l3HitTokens,
+        deviceHitRequests,
+        hostHitRequests,
+        l3HitRequests,
+        hitRequests,
+        loadBacks,
+        deviceEvictionPages,
+        hostEvictionPages,
+        backups,
+        l3PagesWritten,
+        rejectedRequests,
+        nanos,
+        cpuNanos,
+        deviceHitTokens,
+        hostHitTokens,
+        l3HitTokens);
+  }
+
   /** Validates the fields. */
   public ReplayResult {
     Objects.requireNonNull(kind, "kind");
@@ -122,7 +199,10 @@ public record ReplayResult(
       l3PagesWritten,
       rejectedRequests,
       nanos,
-      cpuNanos
+      cpuNanos,
+      usableDeviceHitTokens,
+      usableHostHitTokens,
+      usableL3HitTokens
     };
     for (long v : all) {
       if (v < 0) {
@@ -136,6 +216,59 @@ public record ReplayResult(
               + " exceed the prompt tokens "
               + promptTokens);
     }
+    if (usableDeviceHitTokens > deviceHitTokens
+        || usableHostHitTokens > hostHitTokens
+        || usableL3HitTokens > l3HitTokens) {
+      throw new IllegalArgumentException(
+          "usable hit tokens "
+              + usableDeviceHitTokens
+              + "/"
+              + usableHostHitTokens
+              + "/"
+              + usableL3HitTokens
+              + " exceed the matched ones "
+              + deviceHitTokens
+              + "/"
+              + hostHitTokens
+              + "/"
+              + l3HitTokens
+              + " (device/host/l3)");
+    }
+  }
+
+  /**
+   * Usable hit tokens of a tier: the part of the match that requests resumed from.
+   *
+   * @param tier the tier, or {@link Tier#TOTAL}
+   * @return the tokens, at most {@link #hitTokens(Tier)}
+   */
+  public long usableHitTokens(Tier tier) {
+    return switch (tier) {
+      case DEVICE -> usableDeviceHitTokens;
+      case HOST -> usableHostHitTokens;
+      case L3 -> usableL3HitTokens;
+      case TOTAL -> usableDeviceHitTokens + usableHostHitTokens + usableL3HitTokens;
+    };
+  }
+
+  /**
+   * The usable hit rate by tokens: usable hit tokens over prompt tokens.
+   *
+   * @param tier the tier, or {@link Tier#TOTAL}
+   * @return a fraction in [0, 1]; 0 for an empty trace
+   */
+  public double usableHitRate(Tier tier) {
+    return promptTokens == 0 ? 0 : (double) usableHitTokens(tier) / promptTokens;
+  }
+
+  /**
+   * The usable share of the matched hit tokens, what shows a 0% usable hit rate.
+   *
+   * @return usable over matched hit tokens of all tiers; 1 when nothing matched
+   */
+  public double usableOfMatched() {
+    long matched = hitTokens(Tier.TOTAL);
+    return matched == 0 ? 1 : (double) usableHitTokens(Tier.TOTAL) / matched;
   }
 
   /**
@@ -189,12 +322,13 @@ public record ReplayResult(
   }
 
   /**
-   * Prompt tokens whose prefill the cache saves: every hit token.
+   * Prompt tokens whose prefill the cache saves: every usable hit token (every hit token without
+   * recurrent-state snapshots).
    *
-   * @return {@code hitTokens(TOTAL)}
+   * @return {@code usableHitTokens(TOTAL)}
    */
   public long prefillTokensSaved() {
-    return hitTokens(Tier.TOTAL);
+    return usableHitTokens(Tier.TOTAL);
   }
 
   /**

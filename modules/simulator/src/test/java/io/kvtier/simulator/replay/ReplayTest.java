@@ -52,6 +52,77 @@ class ReplayTest {
     }
   }
 
+  /**
+   * With recurrent-state snapshots (HYBRID.md §5, §8) the replay reports the usable part of each
+   * match: at most the matched tokens in every tier, the whole match without snapshots, and the
+   * same match in an unbounded cache whatever the interval, with fewer usable tokens when
+   * snapshots are further apart.
+   */
+  @Test
+  void snapshotsMakePartOfTheMatchUsableAndTheIntervalDecidesHowMuch() {
+    ReplayConfiguration base =
+        ReplayConfiguration.of(512, 200 * 512, 800 * 512, 4000 * 512, LRU, WT);
+    ReplayResult plain = Replay.runOne(TRACE, base);
+    assertThat(plain.usableHitTokens(Tier.TOTAL)).isEqualTo(plain.hitTokens(Tier.TOTAL));
+    assertThat(plain.usableOfMatched()).isEqualTo(1.0);
+    for (int k : new int[] {1, 4, 32}) {
+      ReplayResult r = Replay.runOne(TRACE, base.withSnapshots(1, k));
+      assertThat(r.usableHitTokens(Tier.TOTAL)).as("interval %d", k).isPositive();
+      for (Tier t : Tier.values()) {
+        assertThat(r.usableHitTokens(t))
+            .as("%s, interval %d", t, k)
+            .isLessThanOrEqualTo(r.hitTokens(t));
+      }
+      assertThat(r.prefillTokensSaved()).isEqualTo(r.usableHitTokens(Tier.TOTAL));
+    }
+    // Nothing evicted: the match does not depend on the interval, the usable part does.
+    ReplayResult every = Replay.runOne(TRACE, Replay.unbounded(TRACE, 512, 1).withSnapshots(1, 1));
+    ReplayResult sparse =
+        Replay.runOne(TRACE, Replay.unbounded(TRACE, 512, 1).withSnapshots(1, 32));
+    assertThat(sparse.hitTokens(Tier.TOTAL)).isEqualTo(every.hitTokens(Tier.TOTAL));
+    assertThat(every.usableHitTokens(Tier.TOTAL)).isEqualTo(every.hitTokens(Tier.TOTAL));
+    assertThat(sparse.usableHitTokens(Tier.TOTAL)).isLessThan(every.usableHitTokens(Tier.TOTAL));
+    assertThat(sparse.deviceEvictionPages()).isZero();
+  }
+
+  @Test
+  void aSweepOfIntervalsHasOneUnboundedBaselinePerInterval() {
+    ReplaySweep sweep =
+        new ReplaySweep(
+            List.of(512),
+            List.of(100L * 512),
+            List.of(),
+            List.of(2.0),
+            List.of(0L),
+            List.of(LRU),
+            List.of(WT),
+            1,
+            List.of(2, 8));
+    assertThat(sweep.configurations())
+        .extracting(ReplayConfiguration::snapshotIntervalPages)
+        .containsExactly(2, 8);
+    ReplaySummary s = Replay.run(TRACE, sweep.configurations(), 2, (done, total) -> {});
+    assertThat(s.baselines())
+        .extracting(r -> r.kind() + "/" + r.configuration().snapshotIntervalPages())
+        .containsExactly("UNBOUNDED/2", "UNBOUNDED/8", "NO_CACHE/8");
+    assertThat(ReplayFormat.table(s)).contains("use/hit");
+    assertThatThrownBy(
+            () ->
+                new ReplaySweep(
+                    List.of(512),
+                    List.of(100L * 512),
+                    List.of(),
+                    List.of(2.0),
+                    List.of(0L),
+                    List.of(LRU),
+                    List.of(WT),
+                    0,
+                    List.of(2, 8)))
+        .hasMessageContaining("without snapshots");
+    assertThatThrownBy(() -> ReplayConfiguration.of(16, 16, 0, 0, LRU, WT).withSnapshots(1, 8))
+        .hasMessageContaining("no more than one snapshot's snapshotSlots=1");
+  }
+
   @Test
   void anL3TierServesWhatBothUpperTiersEvicted() {
     ReplayResult noL3 =
