@@ -14,13 +14,24 @@ final class AttachPredicate {
   private AttachPredicate() {}
 
   static boolean holds(ReplicatedNodeView node, PreparedBackup backup, int pageSize) {
-    return node.startToken() == backup.startToken
-        && node.endToken() == backup.endToken(pageSize)
+    return holdsLink(node, backup.startToken, backup.endToken(pageSize), true);
+  }
+
+  /**
+   * The predicate for one node of a chain that takes a prepared backup whole (recurrent-state
+   * snapshots split the insert, HYBRID.md §5): its extent is {@code [start, end)}, its device
+   * pages are the request's for that extent, it is valid, not backed up and not {@code
+   * PENDING}; the chain's {@code top} node's parent is backed up (I3), the others' parents are
+   * the chain's nodes that take the same ack.
+   */
+  static boolean holdsLink(ReplicatedNodeView node, int start, int end, boolean top) {
+    return node.startToken() == start
+        && node.endToken() == end
         && node.holdsRequestPages()
         && node.onDevice()
         && node.valid()
         && !node.hostBacked()
         && node.backupState() == BackupState.NONE
-        && node.parentBackedUp();
+        && (!top || node.parentBackedUp());
   }
 }

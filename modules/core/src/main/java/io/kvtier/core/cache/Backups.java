@@ -347,14 +347,14 @@ final class Backups {
    * reserved host slots; the copy is kept rank-locally until the backup is attached or retired.
    */
   void streamLayer(PreparedBackup backup, SlotRuns own, int layer) {
-    int[] device = own.toArray(0, backup.pages, ledger.devicePool);
+    int[] device = streamSources(backup, own);
     copies.stream(
         backup.requestId,
         backup.layers,
         TransferBatch.oneLayer(
             TransferDirection.DEVICE_TO_HOST,
             device,
-            Arrays.copyOf(backup.hostSlots, backup.pages),
+            Arrays.copyOf(backup.hostSlots, device.length),
             layer));
     if (rules.unheldStreamSources) {
       rules.fired++;
@@ -369,6 +369,25 @@ final class Backups {
   }
 
   /**
+   * The device slots a prepared backup streams: the request's covered pages, then the slots of
+   * each covered snapshot but the tail (HYBRID.md §5); the host side is the reservation's prefix
+   * of the same length.
+   */
+  private int[] streamSources(PreparedBackup backup, SlotRuns own) {
+    int[] pages = own.toArray(0, backup.pages, ledger.devicePool);
+    int states = backup.streamedStates();
+    if (states == 0) {
+      return pages;
+    }
+    int s = config.snapshotSlots();
+    int[] device = Arrays.copyOf(pages, backup.pages + states * s);
+    for (int i = 0; i < states; i++) {
+      System.arraycopy(backup.stateDevice[i], 0, device, backup.pages + i * s, s);
+    }
+    return device;
+  }
+
+  /**
    * Queues the one ack of an attached prepared backup: its streamed copies plus a catch-up copy
    * of every layer not streamed (one all-layer batch if none was), submitted now. The caller
    * puts the node in the returned ack. If a catch-up submission throws, a retirement ack is
@@ -376,23 +395,41 @@ final class Backups {
    * everywhere) and the exception propagates.
    */
   WriteAck queueAttached(PreparedBackup backup, SlotRuns own) {
-    int[] device = own.toArray(0, backup.pages, ledger.devicePool);
-    int[] host = Arrays.copyOf(backup.hostSlots, backup.pages);
+    int[] device = streamSources(backup, own);
+    int[] host = Arrays.copyOf(backup.hostSlots, device.length);
     int missing = backup.layers - backup.streamedCount;
     TransferBatch[] catchUp;
     if (backup.streamedCount == 0) {
+      // The tail, if covered, is the reservation's last slots: one all-layer batch for all.
+      int[] all = device;
+      if (backup.tail) {
+        int s = config.snapshotSlots();
+        all = Arrays.copyOf(device, device.length + s);
+        System.arraycopy(
+            backup.stateDevice[backup.statePositions.length - 1], 0, all, device.length, s);
+      }
       catchUp =
           new TransferBatch[] {
-            TransferBatch.allLayers(TransferDirection.DEVICE_TO_HOST, device, host)
+            TransferBatch.allLayers(
+                TransferDirection.DEVICE_TO_HOST, all, Arrays.copyOf(backup.hostSlots, all.length))
           };
     } else {
-      catchUp = new TransferBatch[missing];
+      catchUp = new TransferBatch[missing + (backup.tail ? 1 : 0)];
       int i = 0;
       for (int layer = 0; layer < backup.layers; layer++) {
         if (!backup.streamed(layer)) {
           catchUp[i++] =
               TransferBatch.oneLayer(TransferDirection.DEVICE_TO_HOST, device, host, layer);
         }
+      }
+      if (backup.tail) {
+        // The runner rewrote the tail at every step; only now is it the state at the end.
+        int s = config.snapshotSlots();
+        catchUp[i] =
+            TransferBatch.allLayers(
+                TransferDirection.DEVICE_TO_HOST,
+                backup.stateDevice[backup.statePositions.length - 1].clone(),
+                Arrays.copyOfRange(backup.hostSlots, device.length, device.length + s));
       }
     }
     try {
@@ -423,8 +460,8 @@ final class Backups {
       return;
     }
     if (backup.streamedCount == 0) {
-      ledger.hostPool.release(backup.hostSlots, 0, backup.pages);
-      ledger.reservedHostPages -= backup.pages;
+      ledger.hostPool.release(backup.hostSlots, 0, backup.hostSlots.length);
+      ledger.reservedHostPages -= backup.hostSlots.length;
       return;
     }
     copies.writeWithStreamed(backup.requestId, NO_BATCHES);
@@ -434,10 +471,7 @@ final class Backups {
   private void queueRetirement(PreparedBackup backup) {
     writes.add(
         new WriteAck(
-            writeSequence++,
-            Arrays.copyOf(backup.hostSlots, backup.pages),
-            backup.requestId,
-            backup.heldDeviceSlots));
+            writeSequence++, backup.hostSlots.clone(), backup.requestId, backup.heldDeviceSlots));
   }
 
   static void checkCount(String queue, int n, int size) {

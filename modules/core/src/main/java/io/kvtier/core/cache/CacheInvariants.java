@@ -981,7 +981,8 @@ public final class CacheInvariants {
           || b.startToken != r.prefixLength
           || b.pages < 1
           || b.pages > r.ownCount()
-          || b.hostSlots.length < b.pages
+          || b.hostSlots.length != b.pages + b.statePositions.length * snapshotSlots
+          || b.stateDevice.length != b.statePositions.length
           || b.streamedCount < 0
           || b.streamedCount > b.layers) {
         fail(
@@ -1002,7 +1003,7 @@ public final class CacheInvariants {
                 + " of "
                 + b.layers);
       }
-      for (int i = 0; i < b.pages; i++) {
+      for (int i = 0; i < b.hostSlots.length; i++) {
         claim(
             hostOwner,
             ledger.hostPool,
@@ -1011,7 +1012,7 @@ public final class CacheInvariants {
             "prepared backup of request " + r.id);
         hostOwned++;
       }
-      reservedHostPages += b.pages;
+      reservedHostPages += b.hostSlots.length;
       streamingRequests += b.streamedCount > 0 ? 1 : 0;
       claimDeferred(b.heldDeviceSlots, "prepared backup of request " + r.id);
     }

@@ -16,8 +16,31 @@ final class PreparedBackup {
   final int layers;
   int pages;
 
-  /** Reserved host slots; {@code hostSlots[i]} receives own page {@code i}. */
+  /**
+   * Reserved host slots, exactly the reservation: {@code hostSlots[i]} receives own page {@code
+   * i} for {@code i < pages}; after them, {@code stateSlots} slots per covered snapshot, in the
+   * order of {@link #statePositions}.
+   */
   int[] hostSlots;
+
+  /**
+   * The recurrent-state snapshots this backup covers (HYBRID.md §5), ascending: the request's
+   * interval positions in {@code (startToken, endToken]}, then its tail at {@code endToken} when
+   * that is no interval position. Empty without snapshots.
+   */
+  int[] statePositions = NO_POSITIONS;
+
+  /** The request's device slots of each covered snapshot, the copies' sources. */
+  int[][] stateDevice = NO_STATES;
+
+  /**
+   * Whether the last covered snapshot is the request's tail: the runner rewrites the tail at
+   * later steps, so it is never streamed; the attach copies it (all layers) in the same ack.
+   */
+  boolean tail;
+
+  static final int[] NO_POSITIONS = new int[0];
+  static final int[][] NO_STATES = new int[0][];
 
   /**
    * The device slots the streamed copies read, held in the allocator from the first stream until
@@ -35,6 +58,17 @@ final class PreparedBackup {
     this.pages = pages;
     this.hostSlots = hostSlots;
     this.streamed = new boolean[layers];
+  }
+
+  /** Covered snapshots whose slots are streamed layer by layer (all but the tail). */
+  int streamedStates() {
+    return statePositions.length - (tail ? 1 : 0);
+  }
+
+  /** The host slots of covered snapshot {@code i}. */
+  int[] hostState(int i, int slots) {
+    int from = pages + i * slots;
+    return java.util.Arrays.copyOfRange(hostSlots, from, from + slots);
   }
 
   int endToken(int pageSize) {

@@ -32,6 +32,11 @@ final class PreparedBackups {
   private final int layers;
   private final boolean enabled;
 
+  /** Page slots per recurrent-state snapshot; 0 = none, every path as without them. */
+  private final int snapshotSlots;
+
+  private final SnapshotRule snapshotRule;
+
   PreparedBackups(
       CacheTree tree,
       PoolLedger ledger,
@@ -52,12 +57,9 @@ final class PreparedBackups {
     this.pageSize = config.pageSize();
     this.layers = layers;
     this.enabled =
-        hasEngine
-            && config.hostPages() > 0
-            && config.writePolicy() != WritePolicy.WRITE_BACK
-            // Not yet with recurrent-state snapshots (HYBRID.md §5): a snapshot's backup rides
-            // the node's registered backup instead.
-            && config.snapshotSlots() == 0;
+        hasEngine && config.hostPages() > 0 && config.writePolicy() != WritePolicy.WRITE_BACK;
+    this.snapshotSlots = config.snapshotSlots();
+    this.snapshotRule = new SnapshotRule(config.pageSize(), config.snapshotIntervalPages());
   }
 
   /**
@@ -89,7 +91,43 @@ final class PreparedBackups {
               + " pages; call prepareBackup before the"
               + " first streamLayer, or insert the chunk (cacheChunk) and prepare again");
     }
-    int more = full - have;
+    int end = r.prefixLength + full * pageSize;
+    int[] positions = PreparedBackup.NO_POSITIONS;
+    int[][] device = PreparedBackup.NO_STATES;
+    boolean tail = false;
+    if (snapshotSlots > 0) {
+      // The request's snapshots inside the covered tokens (HYBRID.md §5): each lies at a node
+      // end of the insert, whose node takes it with the backup.
+      int n = 0;
+      for (int i = 0; i < r.snapshotCount; i++) {
+        int e = r.snapshotPositions[i];
+        if (e > r.prefixLength && e <= end && r.snapshotSlots[i] != null) {
+          n++;
+        }
+      }
+      tail = r.tailSlots != null && !snapshotRule.isInterval(end);
+      positions = new int[n + (tail ? 1 : 0)];
+      device = new int[positions.length][];
+      n = 0;
+      for (int i = 0; i < r.snapshotCount; i++) {
+        int e = r.snapshotPositions[i];
+        if (e > r.prefixLength && e <= end && r.snapshotSlots[i] != null) {
+          positions[n] = e;
+          device[n++] = r.snapshotSlots[i];
+        }
+      }
+      java.util.Arrays.sort(positions, 0, n);
+      for (int i = 0; i < n; i++) {
+        device[i] = slotsAt(r, positions[i]);
+      }
+      if (tail) {
+        positions[n] = end;
+        device[n] = r.tailSlots;
+      }
+    }
+    int total = full + positions.length * snapshotSlots;
+    int held = b == null ? 0 : b.hostSlots.length;
+    int more = total - held;
     int free = ledger.hostPool.free();
     if (free < more) {
       evictor.evictHost(more - free);
@@ -97,17 +135,33 @@ final class PreparedBackups {
         return false;
       }
     }
-    int[] slots = b == null ? new int[full] : java.util.Arrays.copyOf(b.hostSlots, full);
-    ledger.hostPool.allocate(more, slots, have);
+    // Nothing was copied into a held slot yet (no layer streamed), so the slots are all alike:
+    // the old reservation's come first, the new ones after, laid out as pages then snapshots.
+    int[] slots = b == null ? new int[total] : java.util.Arrays.copyOf(b.hostSlots, total);
+    ledger.hostPool.allocate(more, slots, held);
     ledger.reservedHostPages += more;
     if (b == null) {
-      r.prepared = new PreparedBackup(r.id, r.prefixLength, layers, full, slots);
+      b = new PreparedBackup(r.id, r.prefixLength, layers, full, slots);
+      r.prepared = b;
       counters.preparedBackups++;
     } else {
       b.hostSlots = slots;
       b.pages = full;
     }
+    b.statePositions = positions;
+    b.stateDevice = device;
+    b.tail = tail;
     return true;
+  }
+
+  /** The request's device slots of its interval snapshot at {@code e}. */
+  private static int[] slotsAt(RequestState r, int e) {
+    for (int i = 0; i < r.snapshotCount; i++) {
+      if (r.snapshotPositions[i] == e && r.snapshotSlots[i] != null) {
+        return r.snapshotSlots[i];
+      }
+    }
+    throw new IllegalStateException("request id=" + r.id + " holds no snapshot at " + e);
   }
 
   /** Submits layer {@code layer} of the request's prepared backup. */
@@ -246,24 +300,116 @@ final class PreparedBackups {
   }
 
   /**
-   * Attaches the request's prepared backup to {@code node}: the node becomes {@code PENDING}
-   * with the reserved host slots, and one ack joins the write FIFO.
+   * Resolves the prepared backup of a request with recurrent-state snapshots (HYBRID.md §5)
+   * after its insert up to the backup's end, which ran in segments ending at each snapshot:
+   * {@code end} is the node ending at the backup's end (null if the insert stopped short). The
+   * chain of nodes from the backup's start to {@code end} takes the backup as one {@code
+   * PENDING} ack iff every node passes the attach predicate for its part of the pages ({@link
+   * AttachPredicate#holdsLink}) and every covered interval snapshot is the device snapshot of
+   * the node ending there; otherwise it is rolled back whole. A covered tail the end node did
+   * not take (the insert goes on past the backup's end) is given back at once: no copy ever
+   * went into its slots.
+   */
+  void resolveChain(RequestState r, RadixNode end) {
+    PreparedBackup b = r.prepared;
+    java.util.List<RadixNode> chain = end == null ? null : chain(r, b, end);
+    if (chain == null) {
+      rollBack(r);
+      return;
+    }
+    if (rules.drainTimedStreamsDone != null && !rules.drainTimedStreamsDone.test(r.id)) {
+      rollBack(r);
+      backups.registerBackup(end, true, false);
+      return;
+    }
+    if (b.tail
+        && !java.util.Arrays.equals(end.stateSlots, b.stateDevice[b.statePositions.length - 1])) {
+      int n = b.statePositions.length - 1;
+      int keep = b.hostSlots.length - snapshotSlots;
+      ledger.hostPool.release(b.hostSlots, keep, snapshotSlots);
+      ledger.reservedHostPages -= snapshotSlots;
+      b.hostSlots = java.util.Arrays.copyOf(b.hostSlots, keep);
+      b.statePositions = java.util.Arrays.copyOf(b.statePositions, n);
+      b.stateDevice = java.util.Arrays.copyOf(b.stateDevice, n);
+      b.tail = false;
+    }
+    attach(r, chain);
+  }
+
+  /**
+   * The chain of nodes, parents first, that holds exactly the backup's pages and ends at {@code
+   * end}, each passing the predicate and carrying the covered snapshot at its end (and no other);
+   * null if there is none.
+   */
+  private java.util.List<RadixNode> chain(RequestState r, PreparedBackup b, RadixNode end) {
+    java.util.ArrayDeque<RadixNode> chain = new java.util.ArrayDeque<>();
+    int covered = b.statePositions.length - (b.tail ? 1 : 0);
+    int found = 0;
+    RadixNode n = end;
+    while (n.parent != null && n.depth > b.startToken) {
+      int start = n.depth - n.keyLength;
+      int first = (start - b.startToken) / pageSize;
+      boolean top = start <= b.startToken;
+      if (start < b.startToken
+          || !AttachPredicate.holdsLink(
+              ReplicatedNodeView.of(n, r.own, first, n.pageCount), start, n.depth, top)) {
+        return null;
+      }
+      int state = -1;
+      for (int i = 0; i < covered; i++) {
+        if (b.statePositions[i] == n.depth) {
+          state = i;
+        }
+      }
+      if (state >= 0) {
+        if (!java.util.Arrays.equals(n.stateSlots, b.stateDevice[state])) {
+          return null;
+        }
+        found++;
+      } else if (n.stateSlots != null
+          && !(b.tail
+              && n == end
+              && java.util.Arrays.equals(
+                  n.stateSlots, b.stateDevice[b.statePositions.length - 1]))) {
+        // A snapshot the backup has no host slots for: it would be backed up without it.
+        return null;
+      }
+      chain.addFirst(n);
+      n = n.parent;
+    }
+    if (chain.isEmpty() || n.depth != b.startToken || found != covered) {
+      return null;
+    }
+    return new java.util.ArrayList<>(chain);
+  }
+
+  /** Attaches the request's prepared backup to the one node that holds exactly its pages. */
+  void attach(RequestState r, RadixNode node) {
+    attach(r, java.util.List.of(node));
+  }
+
+  /**
+   * Attaches the request's prepared backup to {@code chain} (parents first, together exactly the
+   * backup's pages): the nodes become {@code PENDING} with the reserved host slots (and those of
+   * the snapshots at their ends), and one ack joins the write FIFO.
    *
-   * @throws IllegalStateException if the node is {@code PENDING} or backed up already: a second
+   * @throws IllegalStateException if a node is {@code PENDING} or backed up already: a second
    *     backup of a node is a bug
    */
-  void attach(RequestState r, RadixNode node) {
+  void attach(RequestState r, java.util.List<RadixNode> chain) {
     PreparedBackup b = r.prepared;
-    if (node.backupState == BackupState.PENDING || node.hostSlots != null) {
-      throw new IllegalStateException(
-          "attach of the prepared backup of request id="
-              + r.id
-              + " to node id="
-              + node.id
-              + ": the node is "
-              + node.backupState
-              + (node.pendingWrite != null ? " (write " + node.pendingWrite.sequence + ")" : "")
-              + "; attaching a second backup to a node is a bug, roll the prepared backup back");
+    for (RadixNode node : chain) {
+      if (node.backupState == BackupState.PENDING || node.hostSlots != null) {
+        throw new IllegalStateException(
+            "attach of the prepared backup of request id="
+                + r.id
+                + " to node id="
+                + node.id
+                + ": the node is "
+                + node.backupState
+                + (node.pendingWrite != null ? " (write " + node.pendingWrite.sequence + ")" : "")
+                + "; attaching a second backup to a node is a bug, roll the prepared backup back");
+      }
     }
     r.prepared = null;
     WriteAck ack;
@@ -273,14 +419,23 @@ final class PreparedBackups {
       counters.preparedRolledBack++;
       throw e;
     }
-    ledger.account(node, -1);
-    node.hostSlots = b.hostSlots;
-    node.hostOffset = 0;
-    node.backupState = BackupState.PENDING;
-    node.pendingWrite = ack;
-    ledger.account(node, +1);
-    ack.nodes.add(node);
-    ledger.reservedHostPages -= b.pages;
+    int[] host =
+        b.statePositions.length == 0 ? b.hostSlots : java.util.Arrays.copyOf(b.hostSlots, b.pages);
+    for (RadixNode node : chain) {
+      ledger.account(node, -1);
+      node.hostSlots = host;
+      node.hostOffset = (node.depth - node.keyLength - b.startToken) / pageSize;
+      for (int i = 0; i < b.statePositions.length; i++) {
+        if (b.statePositions[i] == node.depth && node.stateSlots != null) {
+          node.hostStateSlots = b.hostState(i, snapshotSlots);
+        }
+      }
+      node.backupState = BackupState.PENDING;
+      node.pendingWrite = ack;
+      ledger.account(node, +1);
+      ack.nodes.add(node);
+    }
+    ledger.reservedHostPages -= b.hostSlots.length;
     counters.preparedAttached++;
   }
 

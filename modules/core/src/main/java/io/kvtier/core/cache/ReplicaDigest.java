@@ -356,6 +356,17 @@ final class ReplicaDigest {
         for (int layer = 0; layer < b.layers; layer++) {
           d.add(b.streamed(layer) ? layer : NONE);
         }
+        if (b.statePositions.length > 0) {
+          // The covered snapshots (HYBRID.md §5); absent without them, so digests are unchanged.
+          d.add(0x5053_4E50L).add(b.tail ? 1 : 0);
+          for (int i = 0; i < b.statePositions.length; i++) {
+            d.add(b.statePositions[i]);
+            addSlots(d, b.stateDevice[i]);
+          }
+          for (int i = b.pages; i < b.hostSlots.length; i++) {
+            d.add(b.hostSlots[i]);
+          }
+        }
       }
       sum += d.finish();
     }

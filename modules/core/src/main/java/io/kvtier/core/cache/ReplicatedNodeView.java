@@ -36,10 +36,19 @@ record ReplicatedNodeView(
    * own}.
    */
   static ReplicatedNodeView of(RadixNode n, SlotRuns own, int count) {
+    return of(n, own, 0, count);
+  }
+
+  /**
+   * The view of {@code n} with respect to the {@code count} request pages {@code own} from
+   * {@code first} on.
+   */
+  static ReplicatedNodeView of(RadixNode n, SlotRuns own, int first, int count) {
     boolean holds =
         n.resident()
             && n.pageCount == count
-            && Arrays.equals(n.deviceSlots(), own.toArray(0, count, null));
+            && first + count <= own.pages()
+            && Arrays.equals(n.deviceSlots(), own.toArray(first, count, null));
     RadixNode p = n.parent;
     return new ReplicatedNodeView(
         n.id,

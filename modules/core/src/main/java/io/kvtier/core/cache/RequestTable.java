@@ -511,18 +511,23 @@ final class RequestTable {
     boolean admitted = tokens == r.tokens;
     int keyPos = admitted ? r.missKeyPos : -1;
     KeyCopy copy = admitted ? r.keyCopy : CacheTree.NO_COPY;
-    if (r.prepared != null) {
-      return prepared.insert(r, tokens, aligned, r.missKey, keyPos, copy, inserted);
-    }
     if (snapshotSlots > 0) {
       // A write-through registration made at a segment's hit would copy a node before it
-      // takes its snapshot: registered once the snapshots are placed.
+      // takes its snapshot (or before a prepared backup is resolved): registered once the
+      // snapshots are placed.
       triggers.defer();
       try {
-        return insertWithSnapshots(r, tokens, aligned, keyPos, copy);
+        if (r.prepared != null) {
+          return insertPreparedWithSnapshots(r, tokens, aligned, keyPos, copy);
+        }
+        return insertWithSnapshots(
+            r, r.lockNode, r.prefixLength, tokens, aligned, aligned, keyPos, copy);
       } finally {
         triggers.registerDeferred();
       }
+    }
+    if (r.prepared != null) {
+      return prepared.insert(r, tokens, aligned, r.missKey, keyPos, copy, inserted);
     }
     return tree.insert(
         r.lockNode,
@@ -540,17 +545,53 @@ final class RequestTable {
   }
 
   /**
-   * The insert with snapshots (HYBRID.md §5): in segments that end at each snapshot position of
-   * the request inside the range and at its end, so that every snapshot lies at a node end, where
-   * the node takes it or it is freed.
+   * The insert with snapshots of a request with a prepared backup (HYBRID.md §5, CACHE.md §11):
+   * in segments up to the backup's end, whose chain of nodes then takes the backup whole or
+   * rolls it back ({@link PreparedBackups#resolveChain}), and on in segments to {@code aligned}
+   * only if the chain reached the backup's end. An insert that stops before the backup's end
+   * gives the backup up first, as without snapshots.
+   */
+  private int insertPreparedWithSnapshots(
+      RequestState r, int[] tokens, int aligned, int keyPos, KeyCopy copy) {
+    int backupEnd = r.prepared.endToken(pageSize);
+    if (aligned < backupEnd) {
+      prepared.rollBack(r);
+      return insertWithSnapshots(
+          r, r.lockNode, r.prefixLength, tokens, aligned, aligned, keyPos, copy);
+    }
+    int cached =
+        insertWithSnapshots(
+            r, r.lockNode, r.prefixLength, tokens, backupEnd, aligned, keyPos, copy);
+    RadixNode end = inserted.end == backupEnd ? inserted.node : null;
+    prepared.resolveChain(r, end);
+    if (end != null && aligned > backupEnd) {
+      int more = insertWithSnapshots(r, end, backupEnd, tokens, aligned, aligned, keyPos, copy);
+      if (cached == backupEnd) {
+        cached = more;
+      }
+    }
+    return cached;
+  }
+
+  /**
+   * The insert with snapshots (HYBRID.md §5) of {@code tokens[from, stop)} below {@code node}:
+   * in segments that end at each snapshot position of the request inside the range and at its
+   * end, so that every snapshot lies at a node end, where the node takes it or it is freed. The
+   * tail goes to the node ending at {@code tailEnd} (the whole insert's end).
    */
   private int insertWithSnapshots(
-      RequestState r, int[] tokens, int aligned, int keyPos, KeyCopy copy) {
-    RadixNode node = r.lockNode;
-    int pos = r.prefixLength;
+      RequestState r,
+      RadixNode node,
+      int from,
+      int[] tokens,
+      int stop,
+      int tailEnd,
+      int keyPos,
+      KeyCopy copy) {
+    int pos = from;
     int cached = -1;
-    while (pos < aligned) {
-      int end = aligned;
+    while (pos < stop) {
+      int end = stop;
       for (int i = 0; i < r.snapshotCount; i++) {
         int e = r.snapshotPositions[i];
         if (e > pos && e < end && r.snapshotSlots[i] != null) {
@@ -577,7 +618,7 @@ final class RequestTable {
       if (inserted.end < end) {
         break;
       }
-      int[] slots = takeSnapshot(r, end, end == aligned);
+      int[] slots = takeSnapshot(r, end, end == tailEnd);
       if (slots != null) {
         adoptSnapshot(inserted.node, slots);
       }

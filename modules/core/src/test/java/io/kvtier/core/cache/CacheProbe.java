@@ -183,8 +183,13 @@ final class CacheProbe {
       for (int slot : slots) {
         free += pool.holds(slot) == 0 ? 1 : 0;
       }
-      // A recurrent-state snapshot leaves with the node's pages (HYBRID.md §5).
-      free += n.stateSlots == null ? 0 : n.stateSlots.length;
+      // A recurrent-state snapshot leaves with the node's pages (HYBRID.md §5); one that a
+      // prepared backup streamed is held like a page.
+      if (n.stateSlots != null) {
+        for (int slot : n.stateSlots) {
+          free += pool.holds(slot) == 0 ? 1 : 0;
+        }
+      }
     }
     return new int[] {self ? 1 : 0, pages + free};
   }

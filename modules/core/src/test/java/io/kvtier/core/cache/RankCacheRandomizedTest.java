@@ -58,7 +58,8 @@ class RankCacheRandomizedTest {
 
   /**
    * The same operations with recurrent-state snapshots (HYBRID.md §5): interval and tail slots
-   * with the requests' pages, inserts in segments, adoption, backups, demotion and load-back of
+   * with the requests' pages, inserts in segments, adoption, backups (prepared ones too, taken
+   * by the chain of segment nodes or rolled back whole), demotion and load-back of
    * the snapshots, under every invariant (I5 with snapshot slots, I7, I8) after every step and
    * the incremental digest equal to the full one.
    */
@@ -70,6 +71,8 @@ class RankCacheRandomizedTest {
           int sequences = TestSeeds.scaled(700);
           int evictions = 0;
           int loads = 0;
+          int prepared = 0;
+          int attached = 0;
           for (int i = 0; i < sequences; i++) {
             long scenarioSeed = master.nextLong();
             Scenario scenario = new Scenario(scenarioSeed, i, 150, true);
@@ -82,9 +85,14 @@ class RankCacheRandomizedTest {
             }
             evictions += scenario.evictionsSeen;
             loads += scenario.loadsSeen;
+            prepared += scenario.preparedSeen;
+            attached += scenario.attachedSeen;
           }
           assertThat(evictions).as("evictions").isGreaterThan(sequences);
           assertThat(loads).as("load-backs").isGreaterThan(sequences / 16);
+          // Prepared backups with snapshots (chains of segment nodes), HYBRID.md §5.
+          assertThat(prepared).as("prepared backups").isGreaterThan(sequences);
+          assertThat(attached).as("attached prepared backups").isGreaterThan(sequences / 4);
         });
   }
 
