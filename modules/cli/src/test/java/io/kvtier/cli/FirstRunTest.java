@@ -1,11 +1,10 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.CliRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.File;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,20 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 class FirstRunTest {
   private static final String SMALL = "multiturn:conversations=6,turns=2,first=24,answer=4";
 
-  private record Run(int status, String out, String err) {
-    String firstErrLine() {
-      return err.lines().findFirst().orElse("");
-    }
-  }
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int status = KvTierCli.run(new PrintWriter(out), new PrintWriter(err), args);
-    return new Run(status, out.toString(), err.toString());
-  }
-
-  private static void assertUsage(Run run, String firstLine) {
+  private static void assertUsage(CliRun run, String firstLine) {
     assertThat(run.status()).as(run.out() + run.err()).isEqualTo(2);
     assertThat(run.firstErrLine()).isEqualTo(firstLine);
     assertThat(run.err().lines().toList())
@@ -79,7 +65,7 @@ class FirstRunTest {
         run("simulate", "--host-ratio", "0", "--l3", "memory"),
         "kvtier simulate: --l3 memory needs a host tier, which its pages pass through, but"
             + " --host-ratio is 0: give --host-ratio above 1");
-    Run typo = run("simulate", "--chunks", "4");
+    CliRun typo = run("simulate", "--chunks", "4");
     assertThat(typo.status()).isEqualTo(2);
     assertThat(typo.firstErrLine()).startsWith("kvtier simulate: Unknown options: '--chunks'");
     assertThat(typo.err()).contains("--chunk").contains("see `kvtier simulate --help`");
@@ -87,13 +73,13 @@ class FirstRunTest {
 
   @Test
   void inputsThatCannotBeUsedExitWithTwoAndOneLine(@TempDir Path dir) throws IOException {
-    Run workload = run("simulate", "--workload", "nope");
+    CliRun workload = run("simulate", "--workload", "nope");
     assertThat(workload.status()).isEqualTo(2);
     assertThat(workload.firstErrLine())
         .startsWith("kvtier simulate: unknown workload 'nope' in spec 'nope': known workloads");
 
     Path missing = dir.resolve("missing.jsonl");
-    Run trace = run("simulate", "--workload", "jsonl:" + missing);
+    CliRun trace = run("simulate", "--workload", "jsonl:" + missing);
     assertThat(trace.status()).isEqualTo(2);
     assertThat(trace.err().lines()).hasSize(1);
     assertThat(trace.firstErrLine())
@@ -104,18 +90,18 @@ class FirstRunTest {
 
     Path bad = dir.resolve("bad.jsonl");
     Files.writeString(bad, "{\"prompt\": [1, 2,\n", StandardCharsets.UTF_8);
-    Run malformed = run("simulate", "--workload", "jsonl:" + bad);
+    CliRun malformed = run("simulate", "--workload", "jsonl:" + bad);
     assertThat(malformed.status()).as(malformed.err()).isEqualTo(2);
     assertThat(malformed.err().lines()).hasSize(1);
     assertThat(malformed.firstErrLine()).startsWith("kvtier simulate: ").contains("bad.jsonl");
 
-    Run store = run("simulate", "--l3", "nope");
+    CliRun store = run("simulate", "--l3", "nope");
     assertThat(store.status()).isEqualTo(2);
     assertThat(store.firstErrLine())
         .startsWith("kvtier simulate: --l3=nope: no KvStoreProvider named 'nope' was found")
         .contains("memory (");
 
-    Run device = run("simulate", "--device", "nope");
+    CliRun device = run("simulate", "--device", "nope");
     assertThat(device.status()).isEqualTo(2);
     assertThat(device.firstErrLine())
         .startsWith("kvtier simulate: --device=nope: no DeviceMemoryProvider named 'nope'");
@@ -123,7 +109,7 @@ class FirstRunTest {
 
   @Test
   void anUnavailableDeviceExitsWithTwo() {
-    Run cuda = run("simulate", "--device", "cuda", "--workload", SMALL, "--ticks", "5");
+    CliRun cuda = run("simulate", "--device", "cuda", "--workload", SMALL, "--ticks", "5");
     if (cuda.status() == 0) {
       System.out.println("skipped: cuda is available here, so the run passes");
       return;
@@ -139,7 +125,7 @@ class FirstRunTest {
   void outputPathsAreCheckedBeforeTheRun(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("a-file");
     Files.writeString(file, "x");
-    Run unwritable = run("simulate", "--json", file.resolve("r.json").toString());
+    CliRun unwritable = run("simulate", "--json", file.resolve("r.json").toString());
     assertThat(unwritable.status()).isEqualTo(2);
     assertThat(unwritable.firstErrLine())
         .isEqualTo(
@@ -150,13 +136,13 @@ class FirstRunTest {
                 + " is not a directory: give another path");
     assertThat(unwritable.out()).as("no run started").isEmpty();
 
-    Run directory = run("simulate", "--report", dir.toString());
+    CliRun directory = run("simulate", "--report", dir.toString());
     assertThat(directory.status()).isEqualTo(2);
     assertThat(directory.firstErrLine()).contains("--report " + dir + " is a directory");
     assertThat(directory.out()).isEmpty();
 
     Path nested = dir.resolve("new/sub/r.json");
-    Run created = run("simulate", "--workload", SMALL, "--json", nested.toString());
+    CliRun created = run("simulate", "--workload", SMALL, "--json", nested.toString());
     assertThat(created.status()).as(created.err()).isZero();
     assertThat(nested).isRegularFile();
     assertThat(created.out()).contains("note      created the directory " + nested.getParent());
@@ -165,7 +151,7 @@ class FirstRunTest {
   @Test
   void theNamedWorkloadsRunSensiblyByDefault() {
     for (String workload : List.of("multiturn", "shared-prefix", "doc-qa")) {
-      Run run = run("simulate", "--workload", workload, "--ranks", "2", "--strict");
+      CliRun run = run("simulate", "--workload", workload, "--ranks", "2", "--strict");
       assertThat(run.status()).as(workload + "\n" + run.out() + run.err()).isZero();
       assertThat(run.out())
           .contains("replayed  all ")
@@ -174,7 +160,7 @@ class FirstRunTest {
           .contains("result    PASS\n");
     }
     // A parameter given replaces that one only: the other sizes stay the CLI's.
-    Run more = run("simulate", "--workload", "multiturn:conversations=10", "--ranks", "1");
+    CliRun more = run("simulate", "--workload", "multiturn:conversations=10", "--ranks", "1");
     assertThat(more.out())
         .contains("workload  multiturn:conversations=10,turns=4,first=96,answer=16,question=32,");
   }
@@ -185,7 +171,7 @@ class FirstRunTest {
     String[] args = {
       "simulate", "--workload", "doc-qa:length=4000", "--ranks", "1", "--json", file.toString()
     };
-    Run plain = run(args);
+    CliRun plain = run(args);
     assertThat(plain.status()).as(plain.err()).isZero();
     assertThat(plain.out())
         .contains("warning   24 of 24 requests did not finish: 24 rejected")
@@ -195,7 +181,8 @@ class FirstRunTest {
     assertThat((List<?>) j.get("warnings")).hasSize(1);
     assertThat(j).containsEntry("passed", true).containsEntry("checksPassed", true);
 
-    Run strict = run(Stream.concat(Stream.of(args), Stream.of("--strict")).toArray(String[]::new));
+    CliRun strict =
+        run(Stream.concat(Stream.of(args), Stream.of("--strict")).toArray(String[]::new));
     assertThat(strict.status()).isEqualTo(1);
     assertThat(strict.out()).contains("result    FAIL: --strict");
     @SuppressWarnings("unchecked")
@@ -206,7 +193,7 @@ class FirstRunTest {
   @Test
   void aWorkloadCutByTicksOrRequestsSaysHowMuchWasReplayed(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("r.json");
-    Run ticks =
+    CliRun ticks =
         run(
             "simulate",
             "--workload",
@@ -227,11 +214,11 @@ class FirstRunTest {
         .contains("replayed  " + arrived + " of 400 requests of the workload")
         .contains("the input ended at --ticks 40");
 
-    Run requests = run("simulate", "--workload", SMALL, "--ranks", "1", "--requests", "5");
+    CliRun requests = run("simulate", "--workload", SMALL, "--ranks", "1", "--requests", "5");
     assertThat(requests.out())
         .contains("replayed  5 of 12 requests of the workload (7 never arrived)")
         .contains("--requests 5 took no more");
-    Run strict =
+    CliRun strict =
         run("simulate", "--workload", SMALL, "--ranks", "1", "--requests", "5", "--strict");
     assertThat(strict.status()).isEqualTo(1);
   }
@@ -239,7 +226,7 @@ class FirstRunTest {
   @Test
   void theTokenSummaryAddsUp(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("r.json");
-    Run run =
+    CliRun run =
         run("simulate", "--abort-probability", "0.05", "--ranks", "2", "--json", file.toString());
     assertThat(run.status()).as(run.err()).isZero();
     @SuppressWarnings("unchecked")
@@ -272,7 +259,7 @@ class FirstRunTest {
     }
     // A directory the user gave is theirs: kept, with the pages in it.
     Path given = dir.resolve("store");
-    Run kept =
+    CliRun kept =
         run(
             "simulate",
             "--l3",

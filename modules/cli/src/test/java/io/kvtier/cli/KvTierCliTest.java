@@ -1,9 +1,8 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.CliRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -11,18 +10,9 @@ import org.junit.jupiter.api.Test;
 class KvTierCliTest {
 
   /** The outcome of one command line. */
-  private record Run(int status, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int status = KvTierCli.run(new PrintWriter(out), new PrintWriter(err), args);
-    return new Run(status, out.toString(), err.toString());
-  }
-
   @Test
   void helpListsTheSubcommands() {
-    Run help = run("--help");
+    CliRun help = run("--help");
 
     assertThat(help.status()).isZero();
     assertThat(help.out()).contains("Usage: kvtier").contains("backends").contains("help");
@@ -30,7 +20,7 @@ class KvTierCliTest {
 
   @Test
   void backendsListsTheSimulatedProvidersAsAvailable() {
-    Run backends = run("backends");
+    CliRun backends = run("backends");
 
     assertThat(backends.status()).isZero();
     assertThat(backends.err()).isEmpty();
@@ -66,7 +56,7 @@ class KvTierCliTest {
     int start = readme.indexOf("```\nSPI ");
     assertThat(start).as("the sample table in README.md").isPositive();
     String sample = readme.substring(start + 4, readme.indexOf("```", start + 4));
-    Run backends = run("backends");
+    CliRun backends = run("backends");
     assertThat(rows(sample)).isEqualTo(rows(backends.out()));
   }
 
@@ -77,9 +67,9 @@ class KvTierCliTest {
 
   @Test
   void backendsLeavesTheTestingProvidersOutUnlessAskedFor() {
-    Run plain = run("backends");
-    Run json = run("backends", "--json");
-    Run testing = run("backends", "--testing");
+    CliRun plain = run("backends");
+    CliRun json = run("backends", "--json");
+    CliRun testing = run("backends", "--testing");
 
     assertThat(plain.status()).isZero();
     assertThat(plain.out()).doesNotContain("asserting");
@@ -94,7 +84,7 @@ class KvTierCliTest {
 
   @Test
   void backendsJsonIsValidAndCarriesTheSameFacts() {
-    Run backends = run("backends", "--json");
+    CliRun backends = run("backends", "--json");
 
     assertThat(backends.status()).isZero();
     List<Object> spis = array(object(TestJson.parse(backends.out())).get("spis"));
@@ -138,10 +128,10 @@ class KvTierCliTest {
 
   @Test
   void anUnknownSubcommandIsAUsageErrorWithoutAStackTrace() {
-    Run unknown = run("frobnicate");
+    CliRun unknown = run("frobnicate");
 
     assertThat(unknown.status()).isEqualTo(2);
-    assertThat(unknown.err().lines().findFirst().orElse(""))
+    assertThat(unknown.firstErrLine())
         .startsWith("kvtier: Unmatched argument")
         .contains("frobnicate");
     assertThat(unknown.err()).contains("see `kvtier --help`");
@@ -151,7 +141,7 @@ class KvTierCliTest {
 
   @Test
   void anUnknownOptionIsAUsageError() {
-    Run unknown = run("backends", "--xml");
+    CliRun unknown = run("backends", "--xml");
 
     assertThat(unknown.status()).isEqualTo(2);
     assertThat(unknown.err())
@@ -163,7 +153,7 @@ class KvTierCliTest {
 
   @Test
   void noSubcommandIsAUsageError() {
-    Run none = run();
+    CliRun none = run();
 
     assertThat(none.status()).isEqualTo(2);
     assertThat(none.err()).contains("Missing subcommand").contains("backends");
@@ -171,7 +161,7 @@ class KvTierCliTest {
 
   @Test
   void theVersionNamesKvtier() {
-    Run version = run("--version");
+    CliRun version = run("--version");
 
     assertThat(version.status()).isZero();
     assertThat(version.out()).startsWith("kvtier ");

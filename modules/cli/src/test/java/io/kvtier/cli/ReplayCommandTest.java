@@ -1,10 +1,9 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.CliRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,15 +22,6 @@ class ReplayCommandTest {
   /** The shipped cut of the Mooncake synthetic trace (traces/README.md), from modules/cli. */
   static final String TRACE = "mooncake:../../traces/mooncake-synthetic-1000.jsonl";
 
-  private record Run(int status, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int status = KvTierCli.run(new PrintWriter(out), new PrintWriter(err), args);
-    return new Run(status, out.toString(), err.toString());
-  }
-
   @SuppressWarnings("unchecked")
   private static Map<String, Object> object(Object o) {
     return (Map<String, Object>) o;
@@ -48,7 +38,7 @@ class ReplayCommandTest {
     Path json = dir.resolve("out.json");
     Path csv = dir.resolve("out.csv");
     Path report = dir.resolve("report.html");
-    Run run =
+    CliRun run =
         run(
             "replay",
             "--workload",
@@ -134,7 +124,7 @@ class ReplayCommandTest {
   void bytesBecomeTokensThroughTheLayoutAndTheBenchmarkAndCutAreReported(@TempDir Path dir)
       throws IOException {
     Path json = dir.resolve("out.json");
-    Run run =
+    CliRun run =
         run(
             "replay",
             "--workload",
@@ -215,24 +205,24 @@ class ReplayCommandTest {
       args.addAll(List.of("--device-tokens", "1M"));
     }
     args.addAll(List.of(options.split(" ")));
-    Run run = run(args.toArray(String[]::new));
+    CliRun run = run(args.toArray(String[]::new));
     assertThat(run.status()).as(run.out() + run.err()).isEqualTo(2);
     assertThat(run.err()).contains(message).contains("see `kvtier replay --help`");
   }
 
   @Test
   void aMissingOrUnknownWorkloadOrCapacityIsAUsageError() {
-    Run missing = run("replay", "--device-tokens", "1M");
+    CliRun missing = run("replay", "--device-tokens", "1M");
     assertThat(missing.status()).isEqualTo(2);
     assertThat(missing.err()).contains("--workload");
-    Run unknown = run("replay", "--workload", "zipf:1", "--device-tokens", "1M");
+    CliRun unknown = run("replay", "--workload", "zipf:1", "--device-tokens", "1M");
     assertThat(unknown.status()).isEqualTo(2);
     assertThat(unknown.err()).contains("--workload: unknown workload 'zipf'");
-    Run noFile =
+    CliRun noFile =
         run("replay", "--workload", "mooncake:/no/such/trace.jsonl", "--device-tokens", "1M");
     assertThat(noFile.status()).isEqualTo(2);
     assertThat(noFile.err()).contains("--workload: trace file").contains("does not exist");
-    Run noDevice = run("replay", "--workload", TRACE);
+    CliRun noDevice = run("replay", "--workload", TRACE);
     assertThat(noDevice.status()).isEqualTo(2);
     assertThat(noDevice.err()).contains("--device-tokens (e.g. 1M,3M,10M) or --device-bytes");
   }
@@ -243,10 +233,10 @@ class ReplayCommandTest {
     Files.writeString(
         bad,
         "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [1]}\n");
-    Run malformed = run("replay", "--workload", "mooncake:" + bad, "--device-tokens", "1M");
+    CliRun malformed = run("replay", "--workload", "mooncake:" + bad, "--device-tokens", "1M");
     assertThat(malformed.status()).as(malformed.err()).isEqualTo(2);
     assertThat(malformed.err()).contains("kvtier replay: ").contains("needs 2 hash ids");
-    Run unwritable =
+    CliRun unwritable =
         run(
             "replay",
             "--workload",
@@ -263,7 +253,7 @@ class ReplayCommandTest {
 
   @Test
   void theHelpSaysArrivalTimesAreOrderOnly() {
-    Run help = run("replay", "--help");
+    CliRun help = run("replay", "--help");
     assertThat(help.status()).isZero();
     assertThat(help.out().replaceAll("\\s+", " "))
         .contains("arrival times matter only as order")

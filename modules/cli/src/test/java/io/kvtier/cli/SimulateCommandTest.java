@@ -1,11 +1,10 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.CliRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,15 +19,6 @@ class SimulateCommandTest {
   private static final String SMALL_WORKLOAD =
       "multiturn:conversations=8,turns=3,first=24,answer=4,question=8";
 
-  private record Run(int status, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int status = KvTierCli.run(new PrintWriter(out), new PrintWriter(err), args);
-    return new Run(status, out.toString(), err.toString());
-  }
-
   @SuppressWarnings("unchecked")
   private static Map<String, Object> json(Path file) throws IOException {
     return (Map<String, Object>) TestJson.parse(Files.readString(file, StandardCharsets.UTF_8));
@@ -42,7 +32,7 @@ class SimulateCommandTest {
   @Test
   void aSmallRunPrintsTheTableAndWritesEveryJsonField(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("out/result.json");
-    Run run =
+    CliRun run =
         run(
             "simulate",
             "--ranks",
@@ -107,7 +97,7 @@ class SimulateCommandTest {
   @Test
   void theAcceptanceRunOfEightSkewedRanksPasses(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("out.json");
-    Run run =
+    CliRun run =
         run(
             "simulate",
             "--ranks",
@@ -131,11 +121,11 @@ class SimulateCommandTest {
 
   @Test
   void badOptionsAreUsageErrorsNamingTheValue() {
-    Run delay = run("simulate", "--ack-delay", "slow");
+    CliRun delay = run("simulate", "--ack-delay", "slow");
     assertThat(delay.status()).isEqualTo(2);
     assertThat(firstLine(delay.err())).contains("--ack-delay=slow: unknown ack delay 'slow'");
     assertThat(delay.err()).contains("see `kvtier simulate --help`").doesNotContain("Usage:");
-    Run ranks = run("simulate", "--ranks", "9");
+    CliRun ranks = run("simulate", "--ranks", "9");
     assertThat(ranks.status()).isEqualTo(2);
     assertThat(firstLine(ranks.err()))
         .isEqualTo("kvtier simulate: --ranks=9 is out of range: give 1 to 8 (ranks in the run)");
@@ -144,7 +134,7 @@ class SimulateCommandTest {
   @Test
   void aFullCheckIntervalBelowOneIsAUsageErrorNamingTheFlag() {
     for (String n : new String[] {"0", "-3"}) {
-      Run bad = run("simulate", "--full-check-interval", n);
+      CliRun bad = run("simulate", "--full-check-interval", n);
       assertThat(bad.status()).isEqualTo(2);
       assertThat(firstLine(bad.err()))
           .isEqualTo(
@@ -169,9 +159,9 @@ class SimulateCommandTest {
       "--ticks",
       "50"
     };
-    Run byDefault = run(small);
-    Run everyTick = run(concat(small, "--full-check-interval", "1"));
-    Run everySeven = run(concat(small, "--full-check-interval", "7"));
+    CliRun byDefault = run(small);
+    CliRun everyTick = run(concat(small, "--full-check-interval", "1"));
+    CliRun everySeven = run(concat(small, "--full-check-interval", "7"));
 
     assertThat(byDefault.status()).as(byDefault.err()).isZero();
     assertThat(byDefault.out())
@@ -191,7 +181,7 @@ class SimulateCommandTest {
   void theSkippedIdleTicksAreReportedAndMadeNoCall(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("r.json");
     // 50 requests per second (one per 50 ticks on average): most ticks have nothing to do.
-    Run run =
+    CliRun run =
         run(
             "simulate",
             "--ranks",
@@ -240,7 +230,7 @@ class SimulateCommandTest {
 
   @Test
   void theBenchmarkReportsEveryRankCount() {
-    Run run =
+    CliRun run =
         run(
             "simulate",
             "--benchmark",
@@ -260,7 +250,7 @@ class SimulateCommandTest {
   @Test
   void theJsonCarriesTheFinalDigestThatTheSummaryPrints(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("r.json");
-    Run run =
+    CliRun run =
         run(
             "simulate",
             "--ranks",
@@ -282,7 +272,7 @@ class SimulateCommandTest {
 
   @Test
   void aCollectiveThatIsNotOnThePathIsAUsageErrorListingTheOnesFound() {
-    Run bad = run("simulate", "--collective", "carrier-pigeon", "--rank", "0");
+    CliRun bad = run("simulate", "--collective", "carrier-pigeon", "--rank", "0");
 
     assertThat(bad.status()).isEqualTo(2);
     assertThat(bad.err())
@@ -293,29 +283,29 @@ class SimulateCommandTest {
 
   @Test
   void aRankProcessNeedsARankInsideTheGroupAndLocalTakesNone() {
-    Run missing = run("simulate", "--collective", "hazelcast", "--ranks", "3");
+    CliRun missing = run("simulate", "--collective", "hazelcast", "--ranks", "3");
     assertThat(missing.status()).isEqualTo(2);
     assertThat(missing.err())
         .contains(
             "--collective hazelcast runs one rank per process: give"
                 + " each process its --rank, 0 to 2");
 
-    Run outside = run("simulate", "--collective", "hazelcast", "--ranks", "3", "--rank", "3");
+    CliRun outside = run("simulate", "--collective", "hazelcast", "--ranks", "3", "--rank", "3");
     assertThat(outside.status()).isEqualTo(2);
     assertThat(outside.err()).contains("--rank=3 must be in [0, ranks=3)");
 
-    Run local = run("simulate", "--rank", "1");
+    CliRun local = run("simulate", "--rank", "1");
     assertThat(local.status()).isEqualTo(2);
     assertThat(local.err()).contains("--rank=1 is for one rank per process");
   }
 
   @Test
   void optionsThatRunInOneProcessAreRefusedForRankProcesses() {
-    Run benchmark = run("simulate", "--collective", "hazelcast", "--rank", "0", "--benchmark");
+    CliRun benchmark = run("simulate", "--collective", "hazelcast", "--rank", "0", "--benchmark");
     assertThat(benchmark.status()).isEqualTo(2);
     assertThat(benchmark.err()).contains("--benchmark runs every rank count as threads");
 
-    Run property =
+    CliRun property =
         run(
             "simulate",
             "--collective",
@@ -327,7 +317,7 @@ class SimulateCommandTest {
     assertThat(property.status()).isEqualTo(2);
     assertThat(property.err()).contains("collective property 'port' is not NAMESPACE.KEY");
 
-    Run watchdog = run("simulate", "--watchdog", "0");
+    CliRun watchdog = run("simulate", "--watchdog", "0");
     assertThat(watchdog.status()).isEqualTo(2);
     assertThat(watchdog.err())
         .contains("--watchdog=0 is out of range: give 1 or more (seconds one collective may wait)");

@@ -1,5 +1,6 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.CliRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.cli.report.TtftModel;
@@ -7,8 +8,6 @@ import io.kvtier.simulator.SimulationConfig;
 import io.kvtier.simulator.SimulationFailure;
 import io.kvtier.simulator.SimulationResult;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,16 +31,7 @@ class SimulateFailRankTest {
   private static final String SMALL_WORKLOAD =
       "multiturn:conversations=8,turns=3,first=24,answer=4,question=8";
 
-  private record Run(int status, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int status = KvTierCli.run(new PrintWriter(out), new PrintWriter(err), args);
-    return new Run(status, out.toString(), err.toString());
-  }
-
-  private static Run small(String... more) {
+  private static CliRun small(String... more) {
     List<String> args =
         new ArrayList<>(
             List.of(
@@ -77,7 +67,7 @@ class SimulateFailRankTest {
     Path file = Files.createTempFile("kvtier-fail-", ".json");
     try {
       long start = System.nanoTime();
-      Run run =
+      CliRun run =
           small(
               "--ranks",
               Integer.toString(ranks),
@@ -120,7 +110,7 @@ class SimulateFailRankTest {
   void theAcceptanceRunFailsRankTwoAtTickFifty(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("out.json");
     long start = System.nanoTime();
-    Run run =
+    CliRun run =
         run(
             "simulate",
             "--ranks",
@@ -287,16 +277,14 @@ class SimulateFailRankTest {
 
   @Test
   void aFailureTickAfterTheRunFailsItSayingSo() {
-    Run run = small("--ranks", "2", "--fail-rank", "1", "--fail-tick", "1000000");
+    CliRun run = small("--ranks", "2", "--fail-rank", "1", "--fail-tick", "1000000");
     assertThat(run.status()).isEqualTo(1);
     assertThat(run.out()).contains("never fired").contains("give an earlier --fail-tick");
   }
 
-  private static void assertUsageError(Run run, String message) {
+  private static void assertUsageError(CliRun run, String message) {
     assertThat(run.status()).as(run.out() + run.err()).isEqualTo(2);
-    assertThat(run.err().lines().findFirst().orElse(""))
-        .startsWith("kvtier simulate: ")
-        .contains(message);
+    assertThat(run.firstErrLine()).startsWith("kvtier simulate: ").contains(message);
     assertThat(run.err()).contains("see `kvtier simulate --help`").doesNotContain("Usage:");
   }
 }

@@ -1,10 +1,9 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.CliRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,15 +26,6 @@ class SimulateHybridTest {
   private static final String SMALL_WORKLOAD =
       "multiturn:conversations=8,turns=4,first=48,answer=8,question=16";
 
-  private record Run(int status, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int status = KvTierCli.run(new PrintWriter(out), new PrintWriter(err), args);
-    return new Run(status, out.toString(), err.toString());
-  }
-
   @SuppressWarnings("unchecked")
   private static Map<String, Object> json(Path file) throws IOException {
     return (Map<String, Object>) TestJson.parse(Files.readString(file, StandardCharsets.UTF_8));
@@ -50,7 +40,7 @@ class SimulateHybridTest {
     return (Long) tiers.get("device") + (Long) tiers.get("host") + (Long) tiers.get("l3");
   }
 
-  private static Run simulate(Path json, String... extra) {
+  private static CliRun simulate(Path json, String... extra) {
     List<String> args =
         new ArrayList<>(
             List.of(
@@ -77,7 +67,7 @@ class SimulateHybridTest {
   @Test
   void anSwaMixReportsEveryMatchedTokenUsable(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("swa.json");
-    Run run = simulate(file, "--layer-mix", "full,swa:64");
+    CliRun run = simulate(file, "--layer-mix", "full,swa:64");
 
     assertThat(run.status()).as(run.out() + run.err()).isZero();
     assertThat(run.out())
@@ -97,7 +87,7 @@ class SimulateHybridTest {
   void aRecurrentMixPassesEveryCheckAndReportsUsableWithinMatched(
       int ranks, String write, @TempDir Path dir) throws IOException {
     Path file = dir.resolve("recurrent.json");
-    Run run =
+    CliRun run =
         simulate(
             file,
             "--ranks",
@@ -164,8 +154,8 @@ class SimulateHybridTest {
     a.addAll(List.of("32", "--json", sparse.toString()));
     List<String> b = new ArrayList<>(List.of(common));
     b.addAll(List.of("1", "--json", dense.toString()));
-    Run zero = run(a.toArray(String[]::new));
-    Run all = run(b.toArray(String[]::new));
+    CliRun zero = run(a.toArray(String[]::new));
+    CliRun all = run(b.toArray(String[]::new));
 
     assertThat(zero.status()).as(zero.out() + zero.err()).isZero();
     assertThat(all.status()).as(all.out() + all.err()).isZero();
@@ -185,7 +175,7 @@ class SimulateHybridTest {
   void replayWithARecurrentMixSweepsTheIntervalAndReportsUsable(@TempDir Path dir)
       throws IOException {
     Path file = dir.resolve("replay.json");
-    Run run =
+    CliRun run =
         run(
             "replay",
             "--workload",
@@ -231,9 +221,9 @@ class SimulateHybridTest {
   void anAllFullMixIsTheRunWithoutAMix(@TempDir Path dir) throws IOException {
     Path none = dir.resolve("none.json");
     Path full = dir.resolve("full.json");
-    Run plain = simulate(none);
-    Run mixed = simulate(full, "--layer-mix", "full*3", "--l3", "memory");
-    Run plainL3 = simulate(none, "--l3", "memory");
+    CliRun plain = simulate(none);
+    CliRun mixed = simulate(full, "--layer-mix", "full*3", "--l3", "memory");
+    CliRun plainL3 = simulate(none, "--l3", "memory");
 
     assertThat(plain.status()).isZero();
     assertThat(plain.out()).doesNotContain("usable").doesNotContain("layers    ");
@@ -264,19 +254,17 @@ class SimulateHybridTest {
     for (String a : options.split(" ")) {
       args.add(a.equals("''") ? "" : a);
     }
-    Run run = run(args.toArray(String[]::new));
+    CliRun run = run(args.toArray(String[]::new));
 
     assertThat(run.status()).as(run.out() + run.err()).isEqualTo(2);
-    assertThat(run.err().lines().findFirst().orElse(""))
-        .contains("kvtier simulate: ")
-        .contains(message);
+    assertThat(run.firstErrLine()).contains("kvtier simulate: ").contains(message);
     assertThat(run.err()).contains("see `kvtier simulate --help`");
   }
 
   @Test
   void theHelpSaysThatSwaLayersKeepEveryPage() {
-    Run simulate = run("simulate", "--help");
-    Run replay = run("replay", "--help");
+    CliRun simulate = run("simulate", "--help");
+    CliRun replay = run("replay", "--help");
 
     assertThat(simulate.out().replaceAll("\\s+", " "))
         .contains("--layer-mix=MIX")
