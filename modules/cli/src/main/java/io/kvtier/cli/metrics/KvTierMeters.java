@@ -307,6 +307,14 @@ public final class KvTierMeters {
     counter(
         registry,
         stats,
+        "kvtier.l3.pages",
+        "L3 pages by what happened to them",
+        s -> s.l3Stats().pagesNoHostRoom(),
+        "kind",
+        "no_host_room");
+    counter(
+        registry,
+        stats,
         "kvtier.l3.store.reads",
         "pages the store was asked to read",
         s -> store(s).hits(),

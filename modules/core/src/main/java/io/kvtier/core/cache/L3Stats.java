@@ -23,6 +23,10 @@ package io.kvtier.core.cache;
  * @param snapshotsWritten recurrent-state snapshots of committed L3 writes (HYBRID.md §6)
  * @param snapshotsInserted snapshots fetched by a prefetch that became a host-only node's host
  *     snapshot (a resume point)
+ * @param pagesNoHostRoom pages every rank found in the store that a prefetch did not fetch
+ *     because the host pool had no room for them: evicting host leaves could not free enough
+ *     slots, as when the host tier holds only copies of pages still on the device (a host tier
+ *     no larger than the device pool under write-through). Not in the replica digest.
  */
 public record L3Stats(
     long writesRegistered,
@@ -39,10 +43,11 @@ public record L3Stats(
     long pagesDuplicate,
     long pagesMissed,
     long snapshotsWritten,
-    long snapshotsInserted) {
+    long snapshotsInserted,
+    long pagesNoHostRoom) {
 
   /** No L3 activity. */
-  public static final L3Stats NONE = new L3Stats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  public static final L3Stats NONE = new L3Stats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
   /** Validates that no counter is negative. */
   public L3Stats {
@@ -61,7 +66,8 @@ public record L3Stats(
       pagesDuplicate,
       pagesMissed,
       snapshotsWritten,
-      snapshotsInserted
+      snapshotsInserted,
+      pagesNoHostRoom
     };
     for (long v : all) {
       if (v < 0) {
@@ -116,6 +122,7 @@ public record L3Stats(
         pagesInserted,
         pagesDuplicate,
         pagesMissed,
+        0,
         0,
         0);
   }

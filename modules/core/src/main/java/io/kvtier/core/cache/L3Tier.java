@@ -73,6 +73,7 @@ final class L3Tier {
   long pagesMissed;
   long snapshotsWritten;
   long snapshotsInserted;
+  long pagesNoHostRoom;
 
   L3Tier(
       L3Config config,
@@ -107,7 +108,8 @@ final class L3Tier {
         pagesDuplicate,
         pagesMissed,
         snapshotsWritten,
-        snapshotsInserted);
+        snapshotsInserted,
+        pagesNoHostRoom);
   }
 
   int outstanding() {
@@ -427,10 +429,12 @@ final class L3Tier {
     }
     int pages = Math.min(hits, ledger.hostPool.free());
     if ((long) pages * pageSize < config.prefetchThreshold()) {
+      pagesNoHostRoom += hits;
       prefetchesSkipped++;
       end(op, 0);
       return;
     }
+    pagesNoHostRoom += hits - pages;
     int[] slots = new int[pages];
     ledger.hostPool.allocate(pages, slots, 0);
     ledger.reservedHostPages += pages;
@@ -454,6 +458,7 @@ final class L3Tier {
       evictor.evictHost(slotsNeeded - free);
     }
     if (ledger.hostPool.free() < slotsNeeded) {
+      pagesNoHostRoom += pages;
       prefetchesSkipped++;
       end(op, 0);
       return;

@@ -387,6 +387,7 @@ class L3SnapshotTest {
     assertThat(r.cache.prefetchState(1)).isEqualTo(RankCache.PrefetchState.DONE);
     assertThat(r.cache.l3Stats().prefetchesSkipped()).isEqualTo(1);
     assertThat(r.cache.l3Stats().pagesReserved()).isZero();
+    assertThat(r.cache.l3Stats().pagesNoHostRoom()).isEqualTo(6);
     r.cache.cancelPrefetch(1);
     CacheInvariants.checkIdle(r.cache);
   }

@@ -387,6 +387,51 @@ class L3TierTest {
     CacheInvariants.checkIdle(r.cache);
   }
 
+  /**
+   * A host tier that holds only copies of pages still on the device (no larger than the device
+   * pool under write-through) has no leaf a prefetch may evict: the prefetch takes what is free,
+   * and the pages it found in the store and could not take are counted, never silent.
+   */
+  @Test
+  void pagesTheHostHasNoRoomForAreCountedAndAPrefetchTakesWhatIsFree() {
+    FakeKvStore store = new FakeKvStore();
+    int[] t = tokens(32, 17);
+    populate(t, rank(store, L3));
+    // 12 host slots; the 8 pages of another prompt stay on the device with their host copies.
+    L3Rank r = new L3Rank(0, 1, store, L3, 32, 12);
+    r.serve(1, tokens(32, 18));
+    L3Rank.sync(r);
+    assertThat(r.cache.hostUsage().free()).isEqualTo(4);
+
+    assertThat(r.cache.startPrefetch(2, t, RequestOptions.DEFAULT)).isTrue();
+    r.executor.runAll();
+    L3Rank.sync(r);
+    r.executor.runAll();
+    L3Rank.sync(r);
+    assertThat(r.cache.prefetchState(2)).isEqualTo(RankCache.PrefetchState.DONE);
+    assertThat(r.cache.l3Stats().pagesReserved()).isEqualTo(4);
+    assertThat(r.cache.l3Stats().pagesNoHostRoom()).isEqualTo(4);
+    assertThat(r.cache.admit(2, t).hostHitLength()).isEqualTo(4 * L3Rank.PAGE);
+    r.memory.engine.completeAll();
+    L3Rank.sync(r);
+    r.cache.abort(2);
+    L3Rank.sync(r);
+
+    // Now every host slot is a device page's copy: nothing to take, the prefetch is skipped.
+    int[] other = tokens(32, 19);
+    populate(other, rank(store, L3));
+    assertThat(r.cache.hostUsage().free()).isZero();
+    assertThat(r.cache.startPrefetch(3, other, RequestOptions.DEFAULT)).isTrue();
+    r.executor.runAll();
+    L3Rank.sync(r);
+    assertThat(r.cache.prefetchState(3)).isEqualTo(RankCache.PrefetchState.DONE);
+    assertThat(r.cache.l3Stats().prefetchesSkipped()).isEqualTo(1);
+    assertThat(r.cache.l3Stats().pagesNoHostRoom()).isEqualTo(4 + 8);
+    assertThat(r.cache.admit(3, other).hostHitLength()).isZero();
+    r.cache.abort(3);
+    CacheInvariants.check(r.cache);
+  }
+
   @Test
   void pagesTheTreeHasAlreadyAreDuplicatesAndTheRestExtendsTheHostHit() {
     FakeKvStore store = new FakeKvStore();
