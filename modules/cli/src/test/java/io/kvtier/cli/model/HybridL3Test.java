@@ -30,8 +30,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Recurrent-state snapshots through the L3 tier, end to end (HYBRID.md §6): a hybrid tiny model
- * with a recurrent layer on 1 and 4 ranks, an L3 {@code memory} store under a host tier no larger
- * than the device pool, so that prefixes leave the host and come back only from the store. The
+ * with a recurrent layer on 1 and 4 ranks, an L3 {@code memory} store under a host tier twice the
+ * device pool, so that prefixes leave the host and come back only from the store. The
  * seeded multi-turn workload of {@link HybridEndToEndTest} answers every turn with the cache-off
  * reference's tokens, and some turns resume from a snapshot the store gave back: their usable
  * prefix reaches past what the device and host tiers matched. Without snapshots in L3 no usable
@@ -62,9 +62,11 @@ class HybridL3Test {
         new TinyTransformer(
             ModelConfig.DEFAULTS.withLayers(3).withLayerMix(LayerMix.parse(mixText, "mix")));
     // Which turns find their prefix only in the store depends on how the concurrent waves
-    // interleave with the copies, so the count of L3 hits varies from run to run: 8
-    // conversations gave 1 to 6 turns with usable L3 tokens, and a clean-clone CI run once gave
-    // none. 16 conversations make a run without any vanishingly rare.
+    // interleave with the copies, so the count of L3 hits varies from run to run. A host tier
+    // no larger than the device pool holds only copies of device pages under write-through,
+    // which a prefetch may not evict (L3Stats.pagesNoHostRoom): 8 conversations then gave 1 to
+    // 6 turns with usable L3 tokens and a clean-clone CI run once none, 16 gave 9 to 13. Twice
+    // the device pool leaves a prefetch room: 16 conversations gave 10 to 26 such turns.
     List<List<Turn>> waves = MultiTurn.waves(model, random, TestSeeds.scaled(16), 4);
     ModelConfig m = model.config();
     KvTierConfigBuilder builder =
@@ -75,7 +77,7 @@ class HybridL3Test {
             .ranks(ranks)
             .layout(m.layers(), m.heads(), m.headDim(), Float.BYTES, PAGE)
             .devicePages(DEVICE_PAGES)
-            .hostPages(DEVICE_PAGES)
+            .hostPages(2 * DEVICE_PAGES)
             .writePolicy(WritePolicy.WRITE_THROUGH)
             .evictionPolicy(EvictionPolicy.LRU)
             .vocabSize(m.vocabSize())
