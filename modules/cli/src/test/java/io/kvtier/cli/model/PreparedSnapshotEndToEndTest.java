@@ -112,8 +112,14 @@ class PreparedSnapshotEndToEndTest {
               });
     }
     assertThat(wrong).as("turns that differ from the cache-off reference").isZero();
-    assertThat(stats.preparedBackups()).as("prepared backups").isGreaterThanOrEqualTo(16);
-    assertThat(stats.preparedAttached()).as("attached prepared backups").isPositive();
+    // The first turns prepare; a second turn that matches past the snapshot it resumes from
+    // recomputes the tree's pages there and prepares none (its backup could attach nowhere, and
+    // before that rule all of them were prepared, streamed and rolled back).
+    assertThat(stats.preparedBackups()).as("prepared backups").isBetween(8L, 15L);
+    assertThat(stats.preparedRolledBack()).as("prepared backups rolled back").isZero();
+    assertThat(stats.preparedAttached())
+        .as("attached prepared backups")
+        .isEqualTo(stats.preparedBackups());
     assertThat(stats.streamedLayers()).as("streamed layers").isPositive();
     // Every second turn resumed from an interval snapshot on the host: a backup that dropped
     // the streamed snapshot slots answers them wrong (checked by hand when this test was written).

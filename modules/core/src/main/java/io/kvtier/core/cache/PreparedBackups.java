@@ -71,6 +71,13 @@ final class PreparedBackups {
     if (!enabled) {
       return false;
     }
+    if (r.matchedLength > r.prefixLength) {
+      // The request recomputes pages the tree matched: its insert finds the tree's nodes there,
+      // which no backup of the request's pages can attach to, so a backup prepared now would
+      // hold host slots and copy every page only to be rolled back. The chunk inserts past the
+      // match take the ordinary write-through way, or prepare once the prefix has passed it.
+      return false;
+    }
     int full = Math.min(r.ownCount(), (r.tokens.length - r.prefixLength) / pageSize);
     PreparedBackup b = r.prepared;
     int have = b == null ? 0 : b.pages;

@@ -19,6 +19,14 @@ final class RequestState {
   int prefixLength;
 
   /**
+   * The tokens the tree matched at admission (device prefix and host hit), at least {@link
+   * #prefixLength}: past the prefix the request recomputes pages the tree holds (a host hit not
+   * loaded back, or a match past the deepest recurrent-state snapshot), whose copies in the
+   * request's pages are duplicates at its insert.
+   */
+  int matchedLength;
+
+  /**
    * The request's own device pages: page {@code i} holds tokens {@code [prefixLength +
    * i*pageSize, ...)}. Held as runs, so that allocating them writes no slot one by one and the
    * tree takes them as runs too (see {@link SlotRuns}).
@@ -116,6 +124,7 @@ final class RequestState {
       r.tokens = tokens;
       r.lockNode = lockNode;
       r.prefixLength = prefixLength;
+      r.matchedLength = prefixLength;
       return r;
     }
 

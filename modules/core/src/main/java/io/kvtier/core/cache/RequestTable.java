@@ -143,6 +143,7 @@ final class RequestTable {
       }
       requests.put(requestId, state);
       int matched = scan.lastHost.depth;
+      state.matchedLength = Math.max(matched, locked.depth);
       return new Admission(
           requestId,
           locked.depth,

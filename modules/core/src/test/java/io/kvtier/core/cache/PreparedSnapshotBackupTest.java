@@ -362,4 +362,48 @@ class PreparedSnapshotBackupTest {
     drain(cache);
     CacheInvariants.checkIdle(cache);
   }
+
+  /**
+   * A request whose match goes past its deepest snapshot recomputes the tree's pages there; a
+   * backup prepared over them could attach to no node (the insert finds the tree's), so none is
+   * prepared until a chunk insert has taken the prefix past the match.
+   */
+  @Test
+  void aRequestThatRecomputesMatchedPagesPreparesNoBackupUntilItsChunksPassTheMatch() {
+    RankCache cache = cache(64, 64);
+    int[] t = tokens(22, 21);
+    compute(cache, 1, t);
+    writeStates(cache, 1, 0, 22);
+    cache.finish(1);
+    drain(cache);
+    int[] u = Arrays.copyOf(t, 30);
+    for (int i = 14; i < u.length; i++) {
+      u[i] = 5000 + i;
+    }
+    Admission a = cache.admit(2, u, RequestOptions.DEFAULT.withLoadBackQuota(0));
+    assertThat(a.matchedLength()).isEqualTo(12);
+    assertThat(a.usableLength()).isEqualTo(8);
+    cache.allocateTokens(2, u.length);
+    writeOwn(cache, 2, u);
+    int hostFree = cache.hostUsage().free();
+    assertThat(cache.prepareBackup(2)).isFalse();
+    assertThat(cache.hostUsage().free()).isEqualTo(hostFree);
+    writeStates(cache, 2, 8, 16);
+    cache.cacheChunk(2, 16);
+    checkBoth(cache);
+    assertThat(cache.prepareBackup(2)).isTrue();
+    writeStates(cache, 2, 16, u.length);
+    cache.streamLayer(2, 0);
+    cache.finish(2);
+    checkBoth(cache);
+    assertThat(cache.stats().preparedAttached()).isEqualTo(1);
+    assertThat(cache.stats().preparedRolledBack()).isZero();
+    drain(cache);
+    for (RadixNode n : path(cache, u, 28)) {
+      if (n.depth > 16) {
+        assertHostState(n);
+      }
+    }
+    CacheInvariants.checkIdle(cache);
+  }
 }
