@@ -13,6 +13,7 @@ import io.kvtier.cli.serve.CompletionServer;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.KvTierKeys;
+import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.discovery.ProviderKind;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -330,6 +331,27 @@ final class ServeCommand implements Callable<Integer> {
                 + bind
                 + " without an API key: anyone who can reach this address can use the server;"
                 + " set --api-key or KVTIER_API_KEY");
+        err.flush();
+      }
+      if (!l3Description(kvtier).equals("none")
+          && kvtier.cache().hostPages() > 0
+          && kvtier.cache().hostPages() <= kvtier.cache().devicePages()
+          && kvtier.cache().writePolicy() == WritePolicy.WRITE_THROUGH) {
+        err.println(
+            "kvtier serve: warning: the host tier ("
+                + KvTierKeys.HOST_PAGES
+                + "="
+                + kvtier.cache().hostPages()
+                + ") is no larger than the device pool ("
+                + KvTierKeys.DEVICE_PAGES
+                + "="
+                + kvtier.cache().devicePages()
+                + "): under write_through it holds copies of device pages, which an L3 prefetch"
+                + " may not evict, so little comes back from --l3 (counted in"
+                + " kvtier_l3_pages_total{kind=\"no_host_room\"}); give "
+                + KvTierKeys.HOST_PAGES
+                + " more pages than "
+                + KvTierKeys.DEVICE_PAGES);
         err.flush();
       }
       if (settings.rank() != EngineSettings.ALL_RANKS) {

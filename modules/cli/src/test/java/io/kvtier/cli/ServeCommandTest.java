@@ -387,22 +387,41 @@ class ServeCommandTest {
 
   @Test
   void aNonLoopbackAddressWithoutAKeyIsWarnedAbout() throws Exception {
+    assertThat(startupErrors("--port", "0", "--bind", "0.0.0.0"))
+        .contains("warning: listening on 0.0.0.0 without an API key")
+        .contains("set --api-key or KVTIER_API_KEY");
+  }
+
+  /** What serve writes to standard error between its start and a stop, for {@code args}. */
+  private static String startupErrors(String... args) throws Exception {
     ServeCommand command = new ServeCommand();
     StringWriter err = new StringWriter();
     CommandLine cli = new CommandLine(command);
     cli.setOut(new PrintWriter(new StringWriter(), true));
     cli.setErr(new PrintWriter(err, true));
-    Thread running =
-        Thread.ofPlatform().start(() -> cli.execute("--port", "0", "--bind", "0.0.0.0"));
+    Thread running = Thread.ofPlatform().start(() -> cli.execute(args));
     while (command.server() == null) {
       assertThat(running.isAlive()).as("serve exited early: %s", err).isTrue();
       Thread.sleep(5);
     }
     command.stop();
     running.join();
+    return err.toString();
+  }
 
-    assertThat(err.toString())
-        .contains("warning: listening on 0.0.0.0 without an API key")
-        .contains("set --api-key or KVTIER_API_KEY");
+  @Test
+  void anL3UnderAHostTierNoLargerThanTheDevicePoolIsWarnedAbout(@TempDir Path dir)
+      throws Exception {
+    Path config = dir.resolve("small-host.properties");
+    Files.writeString(config, "kvtier.device-pages=64\nkvtier.host-pages=64\n");
+    assertThat(startupErrors("--port", "0", "--config", config.toString(), "--l3", "memory"))
+        .contains(
+            "warning: the host tier (kvtier.host-pages=64) is no larger than the device pool"
+                + " (kvtier.device-pages=64)")
+        .contains("give kvtier.host-pages more pages than kvtier.device-pages");
+    // The defaults, and the same pools without a store, are not warned about.
+    assertThat(startupErrors("--port", "0", "--l3", "memory")).doesNotContain("host tier");
+    assertThat(startupErrors("--port", "0", "--config", config.toString()))
+        .doesNotContain("host tier");
   }
 }
