@@ -333,7 +333,7 @@ final class ServeCommand implements Callable<Integer> {
                 + " set --api-key or KVTIER_API_KEY");
         err.flush();
       }
-      if (!l3Description(kvtier).equals("none")
+      if (hasStore(kvtier)
           && kvtier.cache().hostPages() > 0
           && kvtier.cache().hostPages() <= kvtier.cache().devicePages()
           && kvtier.cache().writePolicy() == WritePolicy.WRITE_THROUGH) {
@@ -550,9 +550,14 @@ final class ServeCommand implements Callable<Integer> {
     }
   }
 
+  /** Whether the configuration names an L3 store. */
+  private static boolean hasStore(KvTierConfig kvtier) {
+    String store = kvtier.providers().get(ProviderKind.STORE);
+    return store != null && !store.equals("none");
+  }
+
   private String l3Description(KvTierConfig kvtier) {
-    if (kvtier.providers().get(ProviderKind.STORE) == null
-        || kvtier.providers().get(ProviderKind.STORE).equals("none")) {
+    if (!hasStore(kvtier)) {
       return "none";
     }
     return kvtier.providers().get(ProviderKind.STORE)

@@ -9,7 +9,6 @@ import org.junit.jupiter.api.Test;
 
 class KvTierCliTest {
 
-  /** The outcome of one command line. */
   @Test
   void helpListsTheSubcommands() {
     CliRun help = run("--help");

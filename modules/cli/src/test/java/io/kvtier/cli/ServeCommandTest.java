@@ -281,20 +281,12 @@ class ServeCommandTest {
         .doesNotContain("\tat ");
   }
 
-  /** The exit status and the first line of stderr of a {@code kvtier serve} run. */
-  private record Run(int status, String err) {
-    String firstLine() {
-      return err.lines().findFirst().orElse("");
-    }
-  }
-
-  private static Run serve(String... args) {
-    StringWriter err = new StringWriter();
+  /** One in-process {@code kvtier serve} run with {@code args}. */
+  private static CliRun serve(String... args) {
     String[] all = new String[args.length + 1];
     all[0] = "serve";
     System.arraycopy(args, 0, all, 1, args.length);
-    int status = KvTierCli.run(new PrintWriter(new StringWriter()), new PrintWriter(err), all);
-    return new Run(status, err.toString());
+    return CliRun.run(all);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -309,10 +301,10 @@ class ServeCommandTest {
       --bind nosuchhost.invalid | --bind=nosuchhost.invalid is not a known host name or address
       """)
   void anUnusableOptionExits2WithOneClearLine(String args, String message) {
-    Run run = serve(args.split(" "));
+    CliRun run = serve(args.split(" "));
 
     assertThat(run.status()).as(run.err()).isEqualTo(ServeCommand.EXIT_USAGE);
-    assertThat(run.firstLine())
+    assertThat(run.firstErrLine())
         .startsWith("kvtier serve: " + message)
         .endsWith("see kvtier serve --help");
     assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
@@ -321,10 +313,10 @@ class ServeCommandTest {
   @Test
   void aPortInUseExits2SayingWhatToDo() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      Run run = serve("--port", Integer.toString(taken.getLocalPort()));
+      CliRun run = serve("--port", Integer.toString(taken.getLocalPort()));
 
       assertThat(run.status()).as(run.err()).isEqualTo(ServeCommand.EXIT_USAGE);
-      assertThat(run.firstLine())
+      assertThat(run.firstErrLine())
           .startsWith("kvtier serve: cannot listen on 127.0.0.1:" + taken.getLocalPort())
           .contains("choose another --port, or 0 for a free one");
       assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);

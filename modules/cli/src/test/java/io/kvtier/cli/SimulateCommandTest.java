@@ -123,11 +123,11 @@ class SimulateCommandTest {
   void badOptionsAreUsageErrorsNamingTheValue() {
     CliRun delay = run("simulate", "--ack-delay", "slow");
     assertThat(delay.status()).isEqualTo(2);
-    assertThat(firstLine(delay.err())).contains("--ack-delay=slow: unknown ack delay 'slow'");
+    assertThat(delay.firstErrLine()).contains("--ack-delay=slow: unknown ack delay 'slow'");
     assertThat(delay.err()).contains("see `kvtier simulate --help`").doesNotContain("Usage:");
     CliRun ranks = run("simulate", "--ranks", "9");
     assertThat(ranks.status()).isEqualTo(2);
-    assertThat(firstLine(ranks.err()))
+    assertThat(ranks.firstErrLine())
         .isEqualTo("kvtier simulate: --ranks=9 is out of range: give 1 to 8 (ranks in the run)");
   }
 
@@ -136,7 +136,7 @@ class SimulateCommandTest {
     for (String n : new String[] {"0", "-3"}) {
       CliRun bad = run("simulate", "--full-check-interval", n);
       assertThat(bad.status()).isEqualTo(2);
-      assertThat(firstLine(bad.err()))
+      assertThat(bad.firstErrLine())
           .isEqualTo(
               "kvtier simulate: --full-check-interval="
                   + n
@@ -222,10 +222,6 @@ class SimulateCommandTest {
 
   private static String digestLine(String out) {
     return out.lines().filter(l -> l.startsWith("digest ")).findFirst().orElseThrow();
-  }
-
-  private static String firstLine(String text) {
-    return text.lines().findFirst().orElse("");
   }
 
   @Test
