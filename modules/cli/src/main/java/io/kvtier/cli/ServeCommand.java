@@ -471,7 +471,7 @@ final class ServeCommand implements Callable<Integer> {
     KvTierConfigBuilder builder = KvTierConfig.builder();
     Map<String, String> fixed =
         Map.of(
-            KvTierKeys.LAYERS, Integer.toString(model.layers()),
+            KvTierKeys.LAYERS, Integer.toString(model.pageLayers()),
             KvTierKeys.KV_HEADS, Integer.toString(model.heads()),
             KvTierKeys.HEAD_DIM, Integer.toString(model.headDim()),
             KvTierKeys.DTYPE_BYTES, Integer.toString(Float.BYTES),

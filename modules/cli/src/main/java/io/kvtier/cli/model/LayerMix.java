@@ -242,6 +242,102 @@ public record LayerMix(List<Layer> layers) {
   }
 
   /**
+   * Whether some layer is sliding-window attention.
+   *
+   * @return true if an SWA layer is in the mix
+   */
+  public boolean hasSwa() {
+    return layers.stream().anyMatch(l -> l.kind() == Kind.SWA);
+  }
+
+  /**
+   * The layers whose KV a page slot holds, one block each (docs/HYBRID.md §4): every layer when
+   * SWA KV is kept in the pages (and a recurrent layer's block unused, as before windows
+   * existed); with {@code windowedSwa} only the full-attention layers, at least one block, since
+   * SWA windows and recurrent states then live in the snapshot slots only.
+   *
+   * @param windowedSwa whether SWA KV is kept as windows at snapshot positions instead of pages
+   * @return blocks per page slot, at least 1
+   */
+  public int pageLayers(boolean windowedSwa) {
+    if (!windowedSwa) {
+      return layers.size();
+    }
+    return (int) Math.max(1, layers.stream().filter(l -> l.kind() == Kind.FULL).count());
+  }
+
+  /**
+   * The block of a page slot that holds a layer's KV, as {@link #pageLayers} counts them.
+   *
+   * @param layer the layer
+   * @param windowedSwa whether SWA KV is kept as windows
+   * @return the block; -1 for a layer with no KV in the pages (recurrent, or SWA with windows)
+   */
+  public int pageBlock(int layer, boolean windowedSwa) {
+    Objects.checkIndex(layer, layers.size());
+    if (!windowedSwa) {
+      return layers.get(layer).hasKv() ? layer : -1;
+    }
+    if (layers.get(layer).kind() != Kind.FULL) {
+      return -1;
+    }
+    int block = 0;
+    for (int l = 0; l < layer; l++) {
+      block += layers.get(l).kind() == Kind.FULL ? 1 : 0;
+    }
+    return block;
+  }
+
+  /**
+   * Whether the cache must keep state snapshots at node ends for a request to resume: with a
+   * recurrent layer (its state), and with {@code windowedSwa} and an SWA layer (its window).
+   *
+   * @param windowedSwa whether SWA KV is kept as windows
+   * @return true if a match is usable only at a snapshot
+   */
+  public boolean needsSnapshots(boolean windowedSwa) {
+    return hasRecurrent() || (windowedSwa && hasSwa());
+  }
+
+  /**
+   * The bytes of one snapshot of a rank's shard with {@code windowedSwa} (docs/HYBRID.md §4): per
+   * recurrent layer its state ({@code channels x 8} bytes), per SWA layer of window {@code W} the
+   * K and V vectors of the {@code W - 1} positions before the snapshot's position, which are all
+   * a request resuming there reads of that layer. They follow each other in layer order.
+   *
+   * @param channels the shard's K (or V) vector elements: its heads times the head dimension
+   * @param vectorBytes bytes of one K (or V) vector of the shard
+   * @return the bytes, 0 for a mix of full layers
+   */
+  public long windowSnapshotBytes(int channels, long vectorBytes) {
+    long total = 0;
+    for (Layer l : layers) {
+      total += stateBytes(l, channels, vectorBytes);
+    }
+    return total;
+  }
+
+  /**
+   * Where layer {@code layer}'s part of a windowed snapshot starts, in bytes (see {@link
+   * #windowSnapshotBytes}).
+   */
+  long windowSnapshotOffset(int layer, int channels, long vectorBytes) {
+    long at = 0;
+    for (int l = 0; l < layer; l++) {
+      at += stateBytes(layers.get(l), channels, vectorBytes);
+    }
+    return at;
+  }
+
+  private static long stateBytes(Layer l, int channels, long vectorBytes) {
+    return switch (l.kind()) {
+      case FULL -> 0;
+      case RECURRENT -> (long) channels * Long.BYTES;
+      case SWA -> 2L * (l.window() - 1) * vectorBytes;
+    };
+  }
+
+  /**
    * The conservative rule for a cache without recurrent-state snapshots (the serving path uses
    * the cache's usable length instead, docs/HYBRID.md §5; the runner keeps this for a step given
    * no snapshot): how much of a matched prefix the model can resume from exactly, given that the

@@ -17,6 +17,9 @@ import java.util.Objects;
  * @param maxContext the most tokens of one sequence (prompt plus output), at least 2
  * @param seed the seed of the weights
  * @param layerMix the kind of each layer, {@code layers} of them
+ * @param windowedSwa whether the cache keeps SWA layers' KV only as windows of their last {@code
+ *     W - 1} positions at snapshot positions, and no SWA (nor recurrent) blocks in the pages
+ *     (docs/HYBRID.md §4); false keeps every SWA page with the full-attention KV
  */
 public record ModelConfig(
     int vocabSize,
@@ -26,7 +29,8 @@ public record ModelConfig(
     int mlpDim,
     int maxContext,
     long seed,
-    LayerMix layerMix) {
+    LayerMix layerMix,
+    boolean windowedSwa) {
 
   /** Default vocabulary. */
   public static final int DEFAULT_VOCAB_SIZE = 512;
@@ -75,6 +79,13 @@ public record ModelConfig(
               + layers
               + ": give one layer kind per layer (withLayerMix sets both)");
     }
+    if (windowedSwa && !layerMix.hasSwa()) {
+      throw new IllegalArgumentException(
+          "SWA windows are asked for but the layer mix '"
+              + layerMix
+              + "' has no swa:W layer: keep SWA pages (the default), or give a mix with an SWA"
+              + " layer such as full,swa:64");
+    }
     atLeast("heads", heads, 1);
     atLeast("headDim", headDim, 2);
     atLeast("mlpDim", mlpDim, 1);
@@ -120,6 +131,30 @@ public record ModelConfig(
         LayerMix.full(Math.max(1, layers)));
   }
 
+  /**
+   * A config whose SWA layers, if any, keep every page.
+   *
+   * @param vocabSize token ids are in {@code [0, vocabSize)}, at least 2
+   * @param layers transformer layers, at least 1
+   * @param heads attention heads (each also a KV head), at least 1
+   * @param headDim elements per head, even (rotary pairs), at least 2
+   * @param mlpDim hidden width of the MLP, at least 1
+   * @param maxContext the most tokens of one sequence (prompt plus output), at least 2
+   * @param seed the seed of the weights
+   * @param layerMix the kind of each layer
+   */
+  public ModelConfig(
+      int vocabSize,
+      int layers,
+      int heads,
+      int headDim,
+      int mlpDim,
+      int maxContext,
+      long seed,
+      LayerMix layerMix) {
+    this(vocabSize, layers, heads, headDim, mlpDim, maxContext, seed, layerMix, false);
+  }
+
   private static void atLeast(String name, int value, int min) {
     if (value < min) {
       throw new IllegalArgumentException(name + "=" + value + " must be >= " + min);
@@ -143,7 +178,7 @@ public record ModelConfig(
    */
   public ModelConfig withSeed(long newSeed) {
     return new ModelConfig(
-        vocabSize, layers, heads, headDim, mlpDim, maxContext, newSeed, layerMix);
+        vocabSize, layers, heads, headDim, mlpDim, maxContext, newSeed, layerMix, windowedSwa);
   }
 
   /**
@@ -175,7 +210,39 @@ public record ModelConfig(
    */
   public ModelConfig withLayerMix(LayerMix mix) {
     Objects.requireNonNull(mix, "mix");
-    return new ModelConfig(vocabSize, mix.size(), heads, headDim, mlpDim, maxContext, seed, mix);
+    return new ModelConfig(
+        vocabSize, mix.size(), heads, headDim, mlpDim, maxContext, seed, mix, windowedSwa);
+  }
+
+  /**
+   * This config with SWA KV kept as windows at snapshot positions, or as pages.
+   *
+   * @param windowed true for windows (the mix must have an SWA layer)
+   * @return a copy
+   */
+  public ModelConfig withWindowedSwa(boolean windowed) {
+    return new ModelConfig(
+        vocabSize, layers, heads, headDim, mlpDim, maxContext, seed, layerMix, windowed);
+  }
+
+  /**
+   * The blocks of a page slot: one per layer, or with {@link #windowedSwa} one per
+   * full-attention layer ({@link LayerMix#pageLayers}).
+   *
+   * @return at least 1
+   */
+  public int pageLayers() {
+    return layerMix.pageLayers(windowedSwa);
+  }
+
+  /**
+   * Whether a cached prefix is usable only at a state snapshot ({@link
+   * LayerMix#needsSnapshots}).
+   *
+   * @return true with a recurrent layer, or with SWA windows
+   */
+  public boolean needsSnapshots() {
+    return layerMix.needsSnapshots(windowedSwa);
   }
 
   /**
@@ -183,10 +250,14 @@ public record ModelConfig(
    * another layer mix must never be read as this model's. An all-full-attention model keeps the
    * id it had before layer mixes ({@code tiny-transformer-seed-S}).
    *
-   * @return {@code tiny-transformer-seed-S}, with {@code -layers-MIX} for any other mix
+   * @return {@code tiny-transformer-seed-S}, with {@code -layers-MIX} for any other mix and
+   *     {@code -swa-windows} with SWA windows (their pages and snapshots differ)
    */
   public String l3ModelId() {
-    return "tiny-transformer-seed-" + seed + (layerMix.allFull() ? "" : "-layers-" + layerMix);
+    return "tiny-transformer-seed-"
+        + seed
+        + (layerMix.allFull() ? "" : "-layers-" + layerMix)
+        + (windowedSwa ? "-swa-windows" : "");
   }
 
   /**
@@ -196,17 +267,19 @@ public record ModelConfig(
    * @return a copy
    */
   public ModelConfig withMaxContext(int tokens) {
-    return new ModelConfig(vocabSize, layers, heads, headDim, mlpDim, tokens, seed, layerMix);
+    return new ModelConfig(
+        vocabSize, layers, heads, headDim, mlpDim, tokens, seed, layerMix, windowedSwa);
   }
 
   /**
-   * The KV layout of this model's pages: fp32 K and V of every head in every layer.
+   * The KV layout of this model's pages: fp32 K and V of every head in every layer (with SWA
+   * windows, in every full-attention layer: {@link #pageLayers}).
    *
    * @param pageSize tokens per page
-   * @return {@code (layers, heads, headDim, 4, pageSize)}
+   * @return {@code (pageLayers(), heads, headDim, 4, pageSize)}
    */
   public KvLayout kvLayout(int pageSize) {
-    return new KvLayout(layers, heads, headDim, Float.BYTES, pageSize);
+    return new KvLayout(pageLayers(), heads, headDim, Float.BYTES, pageSize);
   }
 
   /**
@@ -233,11 +306,11 @@ public record ModelConfig(
    *
    * @param pageSize tokens per page
    * @param ranks the ranks, dividing the head count
-   * @return {@code (layers, heads / ranks, headDim, 4, pageSize)}
+   * @return {@code (pageLayers(), heads / ranks, headDim, 4, pageSize)}
    */
   public KvLayout kvLayout(int pageSize, int ranks) {
     checkShards(ranks);
-    return new KvLayout(layers, heads / ranks, headDim, Float.BYTES, pageSize);
+    return new KvLayout(pageLayers(), heads / ranks, headDim, Float.BYTES, pageSize);
   }
 
   /**
@@ -258,7 +331,7 @@ public record ModelConfig(
               + " ranks, "
               + expected
               + ": set kvtier.layers="
-              + layers
+              + pageLayers()
               + ", kvtier.kv-heads="
               + heads / ranks
               + ", kvtier.head-dim="
@@ -285,7 +358,7 @@ public record ModelConfig(
               + " transformer's "
               + expected
               + ": set kvtier.layers="
-              + layers
+              + pageLayers()
               + ", kvtier.kv-heads="
               + heads
               + ", kvtier.head-dim="

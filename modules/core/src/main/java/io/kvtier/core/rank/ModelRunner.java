@@ -65,6 +65,29 @@ public interface ModelRunner {
   }
 
   /**
+   * The block of a page slot that layer {@code layer} writes its KV into, which a prepared backup
+   * streams to the host once the layer is written (docs/HYBRID.md §4): -1 for a layer that writes
+   * no KV into the pages, such as an SWA layer whose KV the cache keeps as windows in snapshot
+   * slots. The layers that have a block have blocks 0, 1, ... in layer order; blocks no layer
+   * has (up to {@link #pageBlocks()}) are streamed after the last layer.
+   *
+   * @param layer the layer, from 0 to {@code layers() - 1}
+   * @return the block, or -1; {@code layer} by default
+   */
+  default int pageBlock(int layer) {
+    return layer;
+  }
+
+  /**
+   * The blocks of a page slot of the pools this model runs on: the layers of their KV layout.
+   *
+   * @return at least 1; {@link #layers()} by default
+   */
+  default int pageBlocks() {
+    return layers();
+  }
+
+  /**
    * The request finished or was aborted: drop any state kept for it.
    *
    * @param requestId the request

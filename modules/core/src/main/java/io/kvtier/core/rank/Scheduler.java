@@ -399,11 +399,18 @@ final class Scheduler {
             : new ModelStep(r.id, r.request.namespace(), r.tokens, from, to, pageTable);
     if (to > from) {
       boolean stream = r.prepared && from < r.promptLength;
+      int streamed = 0;
       for (int layer = 0; layer < model.layers(); layer++) {
         model.writeLayer(step, layer);
-        if (stream) {
-          cache.streamLayer(r.id, layer);
+        int block = stream ? model.pageBlock(layer) : -1;
+        if (block >= 0) {
+          cache.streamLayer(r.id, block);
+          streamed = block + 1;
         }
+      }
+      // Blocks no layer writes (a model whose pages hold fewer layers than it has).
+      for (int block = streamed; stream && block < model.pageBlocks(); block++) {
+        cache.streamLayer(r.id, block);
       }
       r.computed = to;
       counters.computedTokens += to - from;
