@@ -208,7 +208,7 @@ public final class ForwardPass {
    */
   public int nextAfterCached(int[] tokens, int position, KvSequence kv) {
     sequence.reset();
-    int start = model.config.layerMix().hasRecurrent() ? 0 : position;
+    int start = model.config.needsSnapshots() ? 0 : position;
     try {
       return run(tokens, start, position + 1, position + 1, kv, sequence, LayerGate.OPEN);
     } catch (InterruptedException e) {
@@ -300,12 +300,13 @@ public final class ForwardPass {
     if (query.length < count * sd) {
       query = new float[count * sd];
     }
+    boolean recompute = kv.recomputes(layer);
     for (int i = 0; i < count; i++) {
       int position = from + i;
       rmsNorm(h, i * d, w.attentionNorm[layer], normed);
       matVec(w.query[layer], rows, normed, sd, d, query, i * sd);
       rotate(query, i * sd, position);
-      if (position >= writeFrom) {
+      if (position >= writeFrom || recompute) {
         matVec(w.key[layer], rows, normed, sd, d, key, 0);
         matVec(w.value[layer], rows, normed, sd, d, value, 0);
         rotate(key, 0, position);

@@ -32,4 +32,17 @@ public interface KvSequence {
    * @param values where the V vectors go
    */
   void read(int layer, int length, float[] keys, float[] values);
+
+  /**
+   * Whether this sequence keeps no KV of a layer for the positions a run only reads (those before
+   * its {@code writeFrom}): the run then computes and writes that layer's KV of every position it
+   * runs. So it is for an SWA layer whose KV the cache keeps as windows (docs/HYBRID.md §4): a
+   * request holds its own window, never the shared pages'.
+   *
+   * @param layer the layer
+   * @return false by default: every position written before is there
+   */
+  default boolean recomputes(int layer) {
+    return false;
+  }
 }

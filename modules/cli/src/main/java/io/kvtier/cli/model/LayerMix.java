@@ -271,12 +271,13 @@ public record LayerMix(List<Layer> layers) {
    *
    * @param layer the layer
    * @param windowedSwa whether SWA KV is kept as windows
-   * @return the block; -1 for a layer with no KV in the pages (recurrent, or SWA with windows)
+   * @return the block: {@code layer} without windows (a recurrent layer's block is unused
+   *     then); with windows the full-attention layers' blocks in order, -1 for the others
    */
   public int pageBlock(int layer, boolean windowedSwa) {
     Objects.checkIndex(layer, layers.size());
     if (!windowedSwa) {
-      return layers.get(layer).hasKv() ? layer : -1;
+      return layer;
     }
     if (layers.get(layer).kind() != Kind.FULL) {
       return -1;

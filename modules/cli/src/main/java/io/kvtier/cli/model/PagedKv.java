@@ -19,6 +19,10 @@ public final class PagedKv implements KvSequence {
   private final KvLayout layout;
   private final int pageSize;
   private final long vectorBytes;
+
+  /** The block of each layer's KV in a page slot, -1 for none ({@link ModelConfig#pageLayers}). */
+  private final int[] blocks;
+
   private int[] table = new int[0];
   private int pages;
   // Heap views of the caller's arrays, kept while the same arrays come back (they do: a
@@ -54,6 +58,22 @@ public final class PagedKv implements KvSequence {
     config.checkLayout(layout, ranks);
     this.pageSize = layout.pageSize();
     this.vectorBytes = layout.vectorBytes();
+    this.blocks = new int[config.layers()];
+    for (int l = 0; l < blocks.length; l++) {
+      blocks[l] = config.layerMix().pageBlock(l, config.windowedSwa());
+    }
+  }
+
+  private int block(int layer) {
+    int block = blocks[layer];
+    if (block < 0) {
+      throw new IllegalStateException(
+          "layer "
+              + layer
+              + " keeps no KV in the pages (an SWA layer with windows, or a recurrent one): its"
+              + " window lives with the request and in the snapshots (docs/HYBRID.md §4)");
+    }
+    return block;
   }
 
   /**
@@ -92,14 +112,15 @@ public final class PagedKv implements KvSequence {
       int layer, int position, float[] keys, int keyOffset, float[] values, int valueOffset) {
     int slot = page(position);
     int inPage = position % pageSize;
+    int block = block(layer);
     device.write(
         slot,
-        layer,
+        block,
         layout.keyOffset(inPage),
         writeKeys.of(keys).asSlice((long) keyOffset * Float.BYTES, vectorBytes));
     device.write(
         slot,
-        layer,
+        block,
         layout.valueOffset(inPage),
         writeValues.of(values).asSlice((long) valueOffset * Float.BYTES, vectorBytes));
   }
@@ -108,12 +129,13 @@ public final class PagedKv implements KvSequence {
   public void read(int layer, int length, float[] keys, float[] values) {
     MemorySegment k = readKeys.of(keys);
     MemorySegment v = readValues.of(values);
+    int block = block(layer);
     for (int first = 0; first < length; first += pageSize) {
       int slot = page(first);
       long bytes = Math.min(pageSize, length - first) * vectorBytes;
       long at = first * vectorBytes;
-      device.read(slot, layer, layout.keyOffset(0), k.asSlice(at, bytes));
-      device.read(slot, layer, layout.valueOffset(0), v.asSlice(at, bytes));
+      device.read(slot, block, layout.keyOffset(0), k.asSlice(at, bytes));
+      device.read(slot, block, layout.valueOffset(0), v.asSlice(at, bytes));
     }
   }
 

@@ -51,6 +51,18 @@ public final class TinyModelRunner implements ModelRunner {
   /** Bytes of one layer's block of a page slot: where a recurrent layer's state goes. */
   private final long blockBytes;
 
+  /**
+   * Whether SWA layers keep their KV as windows in the snapshots, not in the pages
+   * (docs/HYBRID.md §4); a snapshot is then one byte stream over its slots' blocks.
+   */
+  private final boolean windowed;
+
+  /** Blocks of a page slot: the layers of the pools' layout. */
+  private final int pageBlocks;
+
+  /** Bytes of one K (or V) vector of the shard. */
+  private final long vectorBytes;
+
   private ForwardPass.Combiner combiner;
   private long steps;
   private ForwardPass verifier;
@@ -77,14 +89,30 @@ public final class TinyModelRunner implements ModelRunner {
     /** The first position the step computes: {@code from}, or 0 to rebuild the state. */
     int start;
 
+    /** With SWA windows: the request's own SWA KV; null otherwise. */
+    final SwaWindows windows;
+
     int from;
     int to;
     int nextLayer;
     float[] hidden = new float[0];
     final RecurrentState state;
 
-    Chunk(RecurrentState state) {
+    Chunk(RecurrentState state, SwaWindows windows) {
       this.state = state;
+      this.windows = windows;
+    }
+
+    /** Whether the request's state (recurrent and windows) is at {@code position}. */
+    boolean isAt(int position) {
+      return state.isAt(position) && (windows == null || windows.isAt(position));
+    }
+
+    void reset() {
+      state.reset();
+      if (windows != null) {
+        windows.reset();
+      }
     }
   }
 
@@ -150,6 +178,9 @@ public final class TinyModelRunner implements ModelRunner {
     this.device = device;
     this.blockBytes = device.spec().layout().pageBytesPerLayer();
     this.snapshotSlots = snapshotSlots(model.config(), device.spec().layout());
+    this.windowed = model.config().windowedSwa();
+    this.pageBlocks = device.spec().layout().layers();
+    this.vectorBytes = device.spec().layout().vectorBytes();
   }
 
   /**
@@ -157,13 +188,23 @@ public final class TinyModelRunner implements ModelRunner {
    * (HYBRID.md §5): each recurrent layer writes its shard's state ({@code channels x 8} bytes)
    * into its own block of the slots, so 1 when a layer block holds it (the tiny model's pages
    * do: {@code pageSize x 2 x channels x dtypeBytes} bytes, from 4 tokens at 2 bytes), more
-   * otherwise; 0 without recurrent layers.
+   * otherwise; 0 without recurrent layers. With SWA windows a snapshot is one byte stream over
+   * the blocks of its slots, the recurrent states and each SWA layer's window ({@link
+   * LayerMix#windowSnapshotBytes}) in layer order, so as many slots as the stream fills.
    *
    * @param config the model
    * @param layout the rank's KV layout (its shard's heads)
    * @return the value {@code kvtier.snapshot-slots} must have
    */
   public static int snapshotSlots(ModelConfig config, io.kvtier.spi.KvLayout layout) {
+    if (config.windowedSwa()) {
+      long bytes =
+          config
+              .layerMix()
+              .windowSnapshotBytes(layout.kvHeads() * layout.headDim(), layout.vectorBytes());
+      long slot = layout.pageBytesPerLayer() * layout.layers();
+      return (int) Math.max(1, (bytes + slot - 1) / slot);
+    }
     if (!config.layerMix().hasRecurrent()) {
       return 0;
     }
@@ -229,6 +270,21 @@ public final class TinyModelRunner implements ModelRunner {
     return model.config().layers();
   }
 
+  /**
+   * Every block of each layer without SWA windows; none with them, whose snapshots are one byte
+   * stream over every block that later layers write too: a prepared backup then streams every
+   * block after the last layer.
+   */
+  @Override
+  public int streamedBlock(int layer) {
+    return windowed ? -1 : layer;
+  }
+
+  @Override
+  public int pageBlocks() {
+    return pageBlocks;
+  }
+
   @Override
   public void writeLayer(ModelStep step, int layer) {
     if (step.to() == step.from()) {
@@ -279,14 +335,97 @@ public final class TinyModelRunner implements ModelRunner {
       chunk.state.captureAt(
           positions, (l, position, state) -> writeState(step, l, position, state));
     }
+    KvSequence sequence = chunk.windows == null ? kv : chunk.windows.over(kv);
     try {
-      pass.layer(layer, chunk.start, step.to(), chunk.hidden, kv, step.from(), chunk.state);
+      pass.layer(layer, chunk.start, step.to(), chunk.hidden, sequence, step.from(), chunk.state);
     } finally {
       if (snapshots) {
         chunk.state.captureAt(NO_POSITIONS, null);
       }
     }
+    if (chunk.windows != null && sequence.recomputes(layer)) {
+      for (ModelStep.Snapshot snapshot : step.snapshots()) {
+        writeWindow(chunk.windows, layer, snapshot);
+      }
+    }
     chunk.nextLayer++;
+    if (chunk.windows != null && chunk.nextLayer == layers()) {
+      chunk.windows.ranTo(step.to());
+    }
+  }
+
+  /**
+   * Writes SWA layer {@code layer}'s window at a snapshot's position {@code e}, the K and then
+   * the V vectors of positions {@code [e - W + 1, e)} (those at or above 0), into its part of the
+   * snapshot's byte stream.
+   */
+  private void writeWindow(SwaWindows windows, int layer, ModelStep.Snapshot snapshot) {
+    int e = snapshot.position();
+    int first = windows.windowStart(layer, e);
+    long[] at = windowPlace(layer, e, first);
+    long bytes = (e - first) * vectorBytes;
+    long from = first * vectorBytes;
+    writeStream(
+        snapshot.slots(),
+        at[0],
+        MemorySegment.ofArray(windows.keys(layer, e)).asSlice(from, bytes));
+    writeStream(
+        snapshot.slots(),
+        at[1],
+        MemorySegment.ofArray(windows.values(layer, e)).asSlice(from, bytes));
+  }
+
+  /** Loads SWA layer {@code layer}'s window at {@code e} from a snapshot's slots. */
+  private void loadWindow(SwaWindows windows, int layer, int[] slots, int e) {
+    int first = windows.windowStart(layer, e);
+    long[] at = windowPlace(layer, e, first);
+    long bytes = (e - first) * vectorBytes;
+    long from = first * vectorBytes;
+    readStream(slots, at[0], MemorySegment.ofArray(windows.keys(layer, e)).asSlice(from, bytes));
+    readStream(slots, at[1], MemorySegment.ofArray(windows.values(layer, e)).asSlice(from, bytes));
+  }
+
+  /** Where the K and the V of positions {@code [first, e)} of an SWA layer's window go. */
+  private long[] windowPlace(int layer, int e, int first) {
+    LayerMix mix = model.config().layerMix();
+    int w = mix.layer(layer).window();
+    long base = mix.windowSnapshotOffset(layer, (int) (vectorBytes / Float.BYTES), vectorBytes);
+    long skip = (first - (e - (w - 1))) * vectorBytes;
+    return new long[] {base + skip, base + (w - 1) * vectorBytes + skip};
+  }
+
+  /** Writes {@code bytes} at {@code offset} of a windowed snapshot's stream over its slots. */
+  private void writeStream(int[] slots, long offset, MemorySegment bytes) {
+    long slotBytes = pageBlocks * blockBytes;
+    long done = 0;
+    while (done < bytes.byteSize()) {
+      long x = offset + done;
+      long inSlot = x % slotBytes;
+      long n = Math.min(bytes.byteSize() - done, blockBytes - inSlot % blockBytes);
+      device.write(
+          slots[(int) (x / slotBytes)],
+          (int) (inSlot / blockBytes),
+          inSlot % blockBytes,
+          bytes.asSlice(done, n));
+      done += n;
+    }
+  }
+
+  /** Reads {@code into.byteSize()} bytes at {@code offset} of a windowed snapshot's stream. */
+  private void readStream(int[] slots, long offset, MemorySegment into) {
+    long slotBytes = pageBlocks * blockBytes;
+    long done = 0;
+    while (done < into.byteSize()) {
+      long x = offset + done;
+      long inSlot = x % slotBytes;
+      long n = Math.min(into.byteSize() - done, blockBytes - inSlot % blockBytes);
+      device.read(
+          slots[(int) (x / slotBytes)],
+          (int) (inSlot / blockBytes),
+          inSlot % blockBytes,
+          into.asSlice(done, n));
+      done += n;
+    }
   }
 
   private static final int[] NO_POSITIONS = new int[0];
@@ -294,7 +433,9 @@ public final class TinyModelRunner implements ModelRunner {
   /** Writes recurrent layer {@code layer}'s state into its blocks of the snapshot's slots. */
   private void writeState(ModelStep step, int layer, int position, long[] state) {
     for (ModelStep.Snapshot snapshot : step.snapshots()) {
-      if (snapshot.position() == position) {
+      if (snapshot.position() == position && windowed) {
+        writeStream(snapshot.slots(), stateOffset(layer), MemorySegment.ofArray(state));
+      } else if (snapshot.position() == position) {
         MemorySegment bytes = MemorySegment.ofArray(state);
         long size = bytes.byteSize();
         int[] slots = snapshot.slots();
@@ -306,12 +447,37 @@ public final class TinyModelRunner implements ModelRunner {
     }
   }
 
-  /** Loads every recurrent layer's state at {@code position} from a snapshot's slots. */
-  private void loadState(RecurrentState state, int[] slots, int position) {
+  /** Where recurrent layer {@code layer}'s state starts in a windowed snapshot's stream. */
+  private long stateOffset(int layer) {
+    return model
+        .config()
+        .layerMix()
+        .windowSnapshotOffset(layer, (int) (vectorBytes / Float.BYTES), vectorBytes);
+  }
+
+  /**
+   * Loads every recurrent layer's state, and with SWA windows every SWA layer's window, at
+   * {@code position} from a snapshot's slots.
+   */
+  private void loadState(Chunk chunk, int[] slots, int position) {
+    RecurrentState state = chunk.state;
+    LayerMix mix = model.config().layerMix();
+    if (windowed) {
+      for (int l = 0; l < mix.size(); l++) {
+        if (mix.layer(l).kind() == LayerMix.Kind.SWA) {
+          loadWindow(chunk.windows, l, slots, position);
+        } else if (mix.layer(l).kind() == LayerMix.Kind.RECURRENT) {
+          long[] values = new long[state.channels()];
+          readStream(slots, stateOffset(l), MemorySegment.ofArray(values));
+          state.load(l, values, position);
+        }
+      }
+      chunk.windows.loadedAt(position);
+      return;
+    }
     long[] values = new long[state.channels()];
     MemorySegment bytes = MemorySegment.ofArray(values);
     long size = bytes.byteSize();
-    LayerMix mix = model.config().layerMix();
     for (int l = 0; l < mix.size(); l++) {
       if (mix.layer(l).hasKv()) {
         continue;
@@ -325,7 +491,12 @@ public final class TinyModelRunner implements ModelRunner {
   }
 
   private Chunk chunk(long requestId) {
-    return chunks.computeIfAbsent(requestId, id -> new Chunk(pass.newState()));
+    return chunks.computeIfAbsent(
+        requestId,
+        id ->
+            new Chunk(
+                pass.newState(),
+                windowed ? new SwaWindows(model.config().layerMix(), kvWidth) : null));
   }
 
   /**
@@ -336,16 +507,17 @@ public final class TinyModelRunner implements ModelRunner {
    * start it had no state for would fail in {@link RecurrentState}, never compute silently.)
    */
   private int resumeAt(Chunk chunk, int from, int[] resumeSlots) {
-    if (chunk.state.isAt(from)) {
+    if (chunk.isAt(from)) {
       return from;
     }
     if (resumeSlots.length > 0) {
       // The cache's snapshot of the state after [0, from) (HYBRID.md §5): resume there.
-      loadState(chunk.state, resumeSlots, from);
+      loadState(chunk, resumeSlots, from);
       return from;
     }
-    chunk.state.reset();
-    return model.config().layerMix().usablePrefix(from);
+    chunk.reset();
+    // With SWA windows nothing of the SWA KV before from is here: rebuilt from 0 too.
+    return windowed ? 0 : model.config().layerMix().usablePrefix(from);
   }
 
   @Override
@@ -367,16 +539,21 @@ public final class TinyModelRunner implements ModelRunner {
     // hidden state from the cached KV, writing nothing into the shared pages.
     steps++;
     kv.bind(step.pageTable(), step.pageTable().length);
-    if (!model.config().layerMix().hasRecurrent()) {
+    if (!model.config().needsSnapshots()) {
       return emit(step, pass.nextAfterCached(step.tokens(), step.to() - 1, kv));
     }
     // The recurrent state at the prompt's end is rebuilt over the whole prompt, and kept: the
     // request's decode steps continue from it.
     Chunk c = chunk(step.requestId());
     int start = resumeAt(c, step.to(), NO_POSITIONS);
+    KvSequence sequence = c.windows == null ? kv : c.windows.over(kv);
     try {
-      return emit(
-          step, pass.run(step.tokens(), start, step.to(), step.to(), kv, c.state, LayerGate.OPEN));
+      int next =
+          pass.run(step.tokens(), start, step.to(), step.to(), sequence, c.state, LayerGate.OPEN);
+      if (c.windows != null) {
+        c.windows.ranTo(step.to());
+      }
+      return emit(step, next);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while recomputing a cached prompt", e);
@@ -413,8 +590,9 @@ public final class TinyModelRunner implements ModelRunner {
     int pages = (step.to() + pageSize - 1) / pageSize;
     boolean[] wrong = new boolean[pages];
     for (int layer = 0; layer < layers(); layer++) {
-      if (!model.config().layerMix().layer(layer).hasKv()) {
-        continue; // a recurrent layer has no KV in the pages
+      LayerMix.Layer kind = model.config().layerMix().layer(layer);
+      if (!kind.hasKv() || (windowed && kind.kind() == LayerMix.Kind.SWA)) {
+        continue; // a recurrent layer, or an SWA one with windows, has no KV in the pages
       }
       reference.read(layer, step.to(), scratch[0], scratch[1]);
       checked.read(layer, step.to(), scratch[2], scratch[3]);

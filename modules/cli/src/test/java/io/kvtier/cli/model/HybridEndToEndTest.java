@@ -35,7 +35,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * than the workload (eviction) and with or without a host tier; every request's tokens equal the
  * cache-off reference. The cache may only be used where the model resumes exactly: with a
  * recurrent layer from the deepest recurrent-state snapshot of the match (docs/HYBRID.md §5), so
- * the usable hits are at most the matched ones, and the engine's counters say so.
+ * the usable hits are at most the matched ones, and the engine's counters say so. A mix written
+ * {@code MIX/windows} keeps its SWA layers' KV as windows in the snapshots instead of the pages
+ * (docs/HYBRID.md §4): its pages hold the full-attention layers only, so its device pool gets as
+ * many more pages as the same bytes hold, and it resumes only at snapshots too.
  *
  * <p>{@code -Dkvtier.tests.multiplier=N} runs N times as many conversations.
  */
@@ -49,7 +52,12 @@ class HybridEndToEndTest {
     List<Arguments> out = new ArrayList<>();
     for (String mix :
         List.of(
-            "full,full,full", "full,swa:8,swa:24", "full,recurrent,full", "swa:8,full,recurrent")) {
+            "full,full,full",
+            "full,swa:8,swa:24",
+            "full,recurrent,full",
+            "swa:8,full,recurrent",
+            "full,swa:8,swa:24/windows",
+            "swa:8,full,recurrent/windows")) {
       for (int hostRatio : new int[] {0, 3}) {
         for (int ranks : new int[] {1, 2}) {
           out.add(Arguments.of(mix, hostRatio, ranks));
@@ -69,7 +77,12 @@ class HybridEndToEndTest {
 
   static Stream<Arguments> l3Cases() {
     List<Arguments> out = new ArrayList<>();
-    for (String mix : List.of("full,swa:8,swa:24", "swa:8,full,recurrent")) {
+    for (String mix :
+        List.of(
+            "full,swa:8,swa:24",
+            "swa:8,full,recurrent",
+            "full,swa:8,swa:24/windows",
+            "swa:8,full,recurrent/windows")) {
       for (int ranks : new int[] {1, 4}) {
         out.add(Arguments.of(mix, ranks));
       }
@@ -139,7 +152,13 @@ class HybridEndToEndTest {
         Arguments.of(
             "full,recurrent,full", WritePolicy.WRITE_THROUGH_SELECTIVE, EvictionPolicy.MRU, 2),
         Arguments.of("full,swa:8,swa:24", WritePolicy.WRITE_BACK, EvictionPolicy.SLRU, 2),
-        Arguments.of("swa:8,full,recurrent", WritePolicy.WRITE_THROUGH, EvictionPolicy.LRU, 4));
+        Arguments.of("swa:8,full,recurrent", WritePolicy.WRITE_THROUGH, EvictionPolicy.LRU, 4),
+        Arguments.of("full,swa:8,swa:24/windows", WritePolicy.WRITE_BACK, EvictionPolicy.LFU, 2),
+        Arguments.of(
+            "swa:8,full,recurrent/windows",
+            WritePolicy.WRITE_THROUGH_SELECTIVE,
+            EvictionPolicy.MRU,
+            4));
   }
 
   /**
@@ -166,12 +185,21 @@ class HybridEndToEndTest {
 
   static Stream<Arguments> assertingCases() {
     return Stream.of(
-        Arguments.of("full,recurrent,full", 1), Arguments.of("swa:8,full,recurrent", 2));
+        Arguments.of("full,recurrent,full", 1),
+        Arguments.of("swa:8,full,recurrent", 2),
+        Arguments.of("full,swa:8,swa:24/windows", 2));
   }
 
+  private static final String WINDOWS = "/windows";
+
   private static TinyTransformer model(String mixText) {
+    boolean windows = mixText.endsWith(WINDOWS);
+    String mix = windows ? mixText.substring(0, mixText.length() - WINDOWS.length()) : mixText;
     return new TinyTransformer(
-        ModelConfig.DEFAULTS.withLayers(3).withLayerMix(LayerMix.parse(mixText, "mix")));
+        ModelConfig.DEFAULTS
+            .withLayers(3)
+            .withLayerMix(LayerMix.parse(mix, "mix"))
+            .withWindowedSwa(windows));
   }
 
   /** What one run matched and used. */
@@ -197,21 +225,23 @@ class HybridEndToEndTest {
       int conversations,
       Random random)
       throws Exception {
-    LayerMix mix = LayerMix.parse(mixText, "mix");
     TinyTransformer model = model(mixText);
     List<List<Turn>> waves = MultiTurn.waves(model, random, conversations, 4);
     ModelConfig m = model.config();
+    LayerMix mix = m.layerMix();
+    // The same device bytes: pages of fewer blocks are that many more pages.
+    int devicePages = DEVICE_PAGES * m.layers() / m.pageLayers();
     KvTierConfigBuilder builder =
         KvTierConfig.builder()
             .device("sim")
             .host("sim")
             .collective("local")
             .ranks(ranks)
-            .layout(m.layers(), m.heads(), m.headDim(), Float.BYTES, PAGE)
-            .devicePages(DEVICE_PAGES)
+            .layout(m.pageLayers(), m.heads(), m.headDim(), Float.BYTES, PAGE)
+            .devicePages(devicePages)
             // Ratio 0: one host page, the least the config allows, which none of these prefixes
             // fits in: the device tier alone.
-            .hostPages(Math.max(1, DEVICE_PAGES * hostRatio))
+            .hostPages(Math.max(1, devicePages * hostRatio))
             .writePolicy(WritePolicy.WRITE_THROUGH)
             .evictionPolicy(EvictionPolicy.LRU)
             .vocabSize(m.vocabSize())
@@ -253,8 +283,8 @@ class HybridEndToEndTest {
                   c.cachedTokens(),
                   Arrays.toString(t.prompt()))
               .containsExactly(t.expected());
-          if (mix.hasRecurrent()) {
-            // Resumed from the deepest recurrent-state snapshot of the match (HYBRID.md §5).
+          if (m.needsSnapshots()) {
+            // Resumed from the deepest state snapshot of the match (HYBRID.md §4, §5).
             assertThat(c.cachedTokens()).isBetween(0, c.matchedTokens());
             assertThat(c.cachedTokens() % PAGE).isZero();
           } else {
@@ -277,9 +307,10 @@ class HybridEndToEndTest {
       assertThat(device).isEqualTo(extra.getOrDefault(KvTierKeys.DEVICE, "sim"));
       EngineStats stats = engine.stats();
       System.out.printf(
-          "[hybrid] %s host ratio %d, %d ranks%s: %d prompt tokens, %d matched (%d from the host,"
+          "[hybrid] %s%s host ratio %d, %d ranks%s: %d prompt tokens, %d matched (%d from the host,"
               + " %d from L3), %d usable, %d computed%n",
           mix,
+          m.windowedSwa() ? " (SWA windows)" : "",
           hostRatio,
           ranks,
           extra.containsKey(KvTierKeys.STORE) ? ", L3" : "",
@@ -304,7 +335,7 @@ class HybridEndToEndTest {
     if (hostRatio > 0 && !extra.containsKey(KvTierKeys.STORE)) {
       assertThat(host).isPositive();
     }
-    if (mix.hasRecurrent()) {
+    if (m.needsSnapshots()) {
       // The snapshots (interval and tail) make most of a resent history usable again.
       assertThat(usable).as("recurrent-state snapshots make matches usable").isPositive();
       assertThat(usable).isLessThanOrEqualTo(matched);

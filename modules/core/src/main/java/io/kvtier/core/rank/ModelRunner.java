@@ -65,16 +65,19 @@ public interface ModelRunner {
   }
 
   /**
-   * The block of a page slot that layer {@code layer} writes its KV into, which a prepared backup
-   * streams to the host once the layer is written (docs/HYBRID.md §4): -1 for a layer that writes
-   * no KV into the pages, such as an SWA layer whose KV the cache keeps as windows in snapshot
-   * slots. The layers that have a block have blocks 0, 1, ... in layer order; blocks no layer
-   * has (up to {@link #pageBlocks()}) are streamed after the last layer.
+   * The block of the page slots whose bytes are final once layer {@code layer} is written, which
+   * a prepared backup streams to the host then (the request's pages and interval snapshots, that
+   * block of each): -1 for none. Blocks that no layer names, up to {@link #pageBlocks()}, are
+   * streamed after the last layer. A model whose pages hold one block per layer and whose layer
+   * {@code l} writes block {@code l} only (the default) lets each block go as soon as it is
+   * written; one that writes a block after its layer (a snapshot packed over every block,
+   * docs/HYBRID.md §4) names none, so that every block goes after the last layer. The blocks
+   * named are 0, 1, ... in layer order.
    *
    * @param layer the layer, from 0 to {@code layers() - 1}
    * @return the block, or -1; {@code layer} by default
    */
-  default int pageBlock(int layer) {
+  default int streamedBlock(int layer) {
     return layer;
   }
 

@@ -402,13 +402,13 @@ final class Scheduler {
       int streamed = 0;
       for (int layer = 0; layer < model.layers(); layer++) {
         model.writeLayer(step, layer);
-        int block = stream ? model.pageBlock(layer) : -1;
+        int block = stream ? model.streamedBlock(layer) : -1;
         if (block >= 0) {
           cache.streamLayer(r.id, block);
           streamed = block + 1;
         }
       }
-      // Blocks no layer writes (a model whose pages hold fewer layers than it has).
+      // Blocks no layer named (final only after the last layer, ModelRunner.streamedBlock).
       for (int block = streamed; stream && block < model.pageBlocks(); block++) {
         cache.streamLayer(r.id, block);
       }
