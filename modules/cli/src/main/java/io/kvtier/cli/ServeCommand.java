@@ -141,12 +141,25 @@ final class ServeCommand implements Callable<Integer> {
   private String modelLayers;
 
   @Option(
+      names = "--swa-cache",
+      paramLabel = "MODE",
+      defaultValue = "pages",
+      description =
+          "Where the cache keeps the KV of the swa:W layers of --model-layers: pages (every"
+              + " page, beside the full-attention KV; the default) or windows (only the last W-1"
+              + " positions at each state snapshot: a page then holds the full-attention layers"
+              + " alone, and a prompt resumes at the deepest snapshot of its match;"
+              + " docs/HYBRID.md §4).")
+  private String swaCache;
+
+  @Option(
       names = "--snapshot-interval",
       paramLabel = "K",
       description =
-          "Pages between two recurrent-state snapshots of a request, besides the one at its"
-              + " end (sets kvtier.snapshot-interval-pages; default: the config's, else 8). Only"
-              + " a --model-layers with a recurrent layer takes snapshots.")
+          "Pages between two state snapshots of a request, besides the one at its end (sets"
+              + " kvtier.snapshot-interval-pages; default: the config's, else 8). Only a"
+              + " --model-layers with a recurrent layer, or an swa:W one with --swa-cache"
+              + " windows, takes snapshots.")
   private Integer snapshotInterval;
 
   @Option(
@@ -196,6 +209,9 @@ final class ServeCommand implements Callable<Integer> {
   // The parsed --model-layers, for the startup line.
   private LayerMix mix;
 
+  // Whether --swa-cache windows was given, for the startup line.
+  private boolean windowed;
+
   @Override
   public Integer call() throws IOException, InterruptedException {
     PrintWriter err = spec.commandLine().getErr();
@@ -235,8 +251,31 @@ final class ServeCommand implements Callable<Integer> {
               + snapshotInterval
               + " must be at least 1: the pages between two recurrent-state snapshots");
     }
+    boolean windows;
+    switch (swaCache.strip()) {
+      case "pages" -> windows = false;
+      case "windows" -> windows = true;
+      default -> {
+        return usage(
+            err,
+            "--swa-cache="
+                + swaCache
+                + " is not a mode: give pages (keep every SWA page) or windows (keep the SWA"
+                + " layers' last W-1 positions at each snapshot)");
+      }
+    }
+    windowed = windows;
+    if (windows && !mix.hasSwa()) {
+      return usage(
+          err,
+          "--swa-cache windows keeps the KV of swa:W layers as windows, but --model-layers "
+              + mix
+              + " has none: drop --swa-cache, or give a mix with an SWA layer such as"
+              + " full,swa:64");
+    }
     TinyTransformer model =
-        new TinyTransformer(ModelConfig.DEFAULTS.withSeed(modelSeed).withLayerMix(mix));
+        new TinyTransformer(
+            ModelConfig.DEFAULTS.withSeed(modelSeed).withLayerMix(mix).withWindowedSwa(windows));
     Optional<Path> temporaryStore = Optional.empty();
     PrintWriter out = spec.commandLine().getOut();
     try {
@@ -392,12 +431,13 @@ final class ServeCommand implements Callable<Integer> {
       server = started;
       InetSocketAddress at = started.address();
       out.printf(
-          "kvtier serve: listening on http://%s:%d, model %s (layers %s; device %d pages, host %d"
+          "kvtier serve: listening on http://%s:%d, model %s (layers %s%s; device %d pages, host %d"
               + " pages of %d tokens; write %s, eviction %s; L3 %s)%n",
           at.getHostString(),
           at.getPort(),
           modelName.strip(),
           mix,
+          windowed ? ", SWA windows" : "",
           kvtier.cache().devicePages(),
           kvtier.cache().hostPages(),
           kvtier.cache().pageSize(),

@@ -43,21 +43,25 @@ class ServeHybridTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int OUTPUT = 5;
 
-  @ParameterizedTest(name = "{0} on {1} ranks")
+  @ParameterizedTest(name = "{0} on {1} ranks, SWA {2}")
   @CsvSource(
       delimiter = '|',
       textBlock =
           """
-      full,swa:4             | 1
-      full,swa:4             | 2
-      full,recurrent         | 1
-      full,recurrent         | 2
-      swa:4*2,recurrent,full | 1
-      swa:4*2,recurrent,full | 2
+      full,swa:4             | 1 | pages
+      full,swa:4             | 2 | pages
+      full,recurrent         | 1 | pages
+      full,recurrent         | 2 | pages
+      swa:4*2,recurrent,full | 1 | pages
+      swa:4*2,recurrent,full | 2 | pages
+      full,swa:4             | 1 | windows
+      full,swa:4             | 2 | windows
+      swa:4*2,recurrent,full | 2 | windows
       """)
   void aHybridMixAnswersLikeTheCacheOffModelAndReportsUsableAndMatchedTokens(
-      String mixText, int ranks, @TempDir Path dir) throws Exception {
+      String mixText, int ranks, String swaCache, @TempDir Path dir) throws Exception {
     LayerMix mix = LayerMix.parse(mixText, "test");
+    boolean windows = swaCache.equals("windows");
     NoCacheRunner reference =
         new NoCacheRunner(new TinyTransformer(ModelConfig.DEFAULTS.withSeed(7).withLayerMix(mix)));
     Path config = dir.resolve("kvtier.properties");
@@ -79,7 +83,9 @@ class ServeHybridTest {
             "--model-seed",
             "7",
             "--model-layers",
-            mixText)) {
+            mixText,
+            "--swa-cache",
+            swaCache)) {
       for (int[] prompt : multiTurnPrompts(reference)) {
         JsonNode answer = served.complete(prompt);
         assertThat(tokenIds(answer))
@@ -91,9 +97,9 @@ class ServeHybridTest {
         assertThat(match)
             .isEqualTo(
                 tiers.get("device").asInt() + tiers.get("host").asInt() + tiers.get("l3").asInt());
-        // Without a recurrent layer every matched token is usable; with one, the match up to its
-        // deepest recurrent-state snapshot (HYBRID.md §5).
-        if (mix.hasRecurrent()) {
+        // Without a recurrent layer (or SWA windows) every matched token is usable; with one, the
+        // match up to its deepest state snapshot (HYBRID.md §4, §5).
+        if (mix.needsSnapshots(windows)) {
           assertThat(usable).as(answer.toString()).isBetween(0, match);
         } else {
           assertThat(usable).as(answer.toString()).isEqualTo(match);
@@ -113,7 +119,7 @@ class ServeHybridTest {
     assertThat(cached).as("usable with recurrent-state snapshots").isPositive();
     assertThat(metric(metrics, "kvtier_prefix_cache_hits_total")).isEqualTo(cached);
     assertThat(metric(metrics, "kvtier_prefix_cache_matched_total")).isEqualTo(matched);
-    assertThat(startup).contains("layers " + mix + ";");
+    assertThat(startup).contains("layers " + mix + (windows ? ", SWA windows;" : ";"));
   }
 
   /**
@@ -131,10 +137,13 @@ class ServeHybridTest {
         "kvtier.device=sim\nkvtier.host=sim\nkvtier.page-size=4\n"
             + "kvtier.device-pages=64\nkvtier.host-ratio=2\nkvtier.write-policy=write_through\n");
     int[] prompt = IntStream.range(0, 40).map(i -> (i * 37 + 11) % 256).toArray();
-    String[] mixes = {"full,full", "swa:2,full"};
+    // The same mix with SWA windows has pages of another layout: a store must not mix them.
+    String[] mixes = {"full,full", "swa:2,full", "swa:2,full windows"};
 
     for (int round = 0; round < 2; round++) {
-      for (String mixText : mixes) {
+      for (String entry : mixes) {
+        String mixText = entry.split(" ")[0];
+        String swaCache = entry.endsWith(" windows") ? "windows" : "pages";
         int[] expected =
             new NoCacheRunner(
                     new TinyTransformer(
@@ -147,6 +156,8 @@ class ServeHybridTest {
                 config.toString(),
                 "--model-layers",
                 mixText,
+                "--swa-cache",
+                swaCache,
                 "--l3",
                 "file",
                 "--l3-dir",
@@ -157,13 +168,13 @@ class ServeHybridTest {
                 "wait_complete")) {
           answer = served.complete(prompt);
         }
-        assertThat(tokenIds(answer)).as("%s, round %d", mixText, round).containsExactly(expected);
+        assertThat(tokenIds(answer)).as("%s, round %d", entry, round).containsExactly(expected);
         int fromL3 = answer.get("kvtier").get("cached_tokens").get("l3").asInt();
         if (round == 0) {
-          // The other mix's pages are in the store under the same seed: none may be served.
-          assertThat(fromL3).as("%s, first server: %s", mixText, answer).isZero();
+          // The other mixes' pages are in the store under the same seed: none may be served.
+          assertThat(fromL3).as("%s, first server: %s", entry, answer).isZero();
         } else {
-          assertThat(fromL3).as("%s, second server: %s", mixText, answer).isPositive();
+          assertThat(fromL3).as("%s, second server: %s", entry, answer).isPositive();
         }
       }
     }
@@ -214,6 +225,54 @@ class ServeHybridTest {
   }
 
   @Test
+  void aBadSwaCacheModeExits2WithOneLineNamingTheOption() {
+    StringWriter err = new StringWriter();
+
+    int status =
+        KvTierCli.run(
+            new PrintWriter(new StringWriter()),
+            new PrintWriter(err),
+            "serve",
+            "--port",
+            "0",
+            "--model-layers",
+            "full,swa:4",
+            "--swa-cache",
+            "window");
+
+    assertThat(status).isEqualTo(ServeCommand.EXIT_USAGE);
+    assertThat(err.toString().lines().toList())
+        .containsExactly(
+            "kvtier serve: --swa-cache=window is not a mode: give pages (keep every SWA page) or"
+                + " windows (keep the SWA layers' last W-1 positions at each snapshot); see"
+                + " kvtier serve --help");
+  }
+
+  @Test
+  void swaWindowsWithoutAnSwaLayerExit2WithOneLineNamingBothOptions() {
+    StringWriter err = new StringWriter();
+
+    int status =
+        KvTierCli.run(
+            new PrintWriter(new StringWriter()),
+            new PrintWriter(err),
+            "serve",
+            "--port",
+            "0",
+            "--model-layers",
+            "full,recurrent",
+            "--swa-cache",
+            "windows");
+
+    assertThat(status).isEqualTo(ServeCommand.EXIT_USAGE);
+    assertThat(err.toString().lines().toList())
+        .containsExactly(
+            "kvtier serve: --swa-cache windows keeps the KV of swa:W layers as windows, but"
+                + " --model-layers full,recurrent has none: drop --swa-cache, or give a mix with"
+                + " an SWA layer such as full,swa:64; see kvtier serve --help");
+  }
+
+  @Test
   void helpDescribesTheLayerMix() {
     StringWriter out = new StringWriter();
 
@@ -221,7 +280,10 @@ class ServeHybridTest {
         KvTierCli.run(new PrintWriter(out), new PrintWriter(new StringWriter()), "serve", "--help");
 
     assertThat(status).isZero();
-    assertThat(out.toString()).contains("--model-layers=MIX").contains("swa:W");
+    assertThat(out.toString())
+        .contains("--model-layers=MIX")
+        .contains("swa:W")
+        .contains("--swa-cache=MODE");
   }
 
   /**

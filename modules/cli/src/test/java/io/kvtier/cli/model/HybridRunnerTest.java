@@ -21,18 +21,25 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The runner on a hybrid mix, step by step over pages that a second request shares: a request
  * that starts after a cached prefix resumes its recurrent state from the snapshot it is given (or,
  * given none, rebuilds it by reading that prefix's pages), writes only its own pages, and
- * generates the reference tokens.
+ * generates the reference tokens. A mix written {@code MIX/windows} keeps its SWA KV as windows
+ * in the snapshots (docs/HYBRID.md §4): the request then resumes its windows from the snapshot too,
+ * or, given none, recomputes them from 0 into its own memory, never into the shared pages.
  */
 @ExtendWith(SeedExtension.class)
 class HybridRunnerTest {
   private static final int PAGE = 4;
 
   @ParameterizedTest
-  @ValueSource(strings = {"full,recurrent,full", "swa:3,recurrent,swa:6", "full,swa:5,full"})
+  @ValueSource(
+      strings = {
+        "full,recurrent,full",
+        "swa:3,recurrent,swa:6",
+        "full,swa:5,full",
+        "full,swa:5,full/windows",
+        "swa:3,recurrent,swa:6/windows"
+      })
   void aRequestAfterACachedPrefixWritesOnlyItsOwnPages(String mix, Random random) {
-    TinyTransformer model =
-        new TinyTransformer(
-            ModelConfig.DEFAULTS.withLayers(3).withLayerMix(LayerMix.parse(mix, "mix")));
+    TinyTransformer model = model(mix);
     RecordingPages pages = new RecordingPages(model.config().kvLayout(PAGE), 16);
     TinyModelRunner runner = new TinyModelRunner(model, pages);
     int[] shared = TinyPrompts.tokens(random, 16, 512);
@@ -54,7 +61,9 @@ class HybridRunnerTest {
     tokens[22] = step(runner, new ModelStep(2, 0, tokens, 21, 22, table));
 
     assertThat(Arrays.copyOfRange(tokens, 20, 23)).containsExactly(expected);
-    assertThat(pages.written).as("pages written after the shared prefix").containsExactly(4, 5);
+    assertThat(pages.written)
+        .as("pages written after the shared prefix")
+        .containsExactlyElementsOf(ownPages(model));
   }
 
   /**
@@ -63,14 +72,21 @@ class HybridRunnerTest {
    * again, writes only its own pages, and generates the reference tokens.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"full,recurrent,full", "recurrent,full,full"})
+  @ValueSource(
+      strings = {
+        "full,recurrent,full",
+        "recurrent,full,full",
+        "full,swa:6,full/windows",
+        "swa:3,recurrent,swa:6/windows"
+      })
   void aRequestResumesFromTheSnapshotItIsGiven(String mix, Random random) {
-    TinyTransformer model =
-        new TinyTransformer(
-            ModelConfig.DEFAULTS.withLayers(3).withLayerMix(LayerMix.parse(mix, "mix")));
+    TinyTransformer model = model(mix);
     RecordingPages pages = new RecordingPages(model.config().kvLayout(PAGE), 16);
     TinyModelRunner runner = new TinyModelRunner(model, pages);
-    assertThat(runner.snapshotSlots()).isEqualTo(1);
+    // swa:3,recurrent,swa:6 with windows: pages of 1 block (2 KiB), a snapshot of 2 + 5
+    // positions' K and V (256 bytes each) and a state of 64 longs: 4 KiB, 2 slots.
+    int slots = mix.startsWith("swa:3") ? 2 : 1;
+    assertThat(runner.snapshotSlots()).isEqualTo(slots);
     int[] shared = TinyPrompts.tokens(random, 16, 512);
     step(
         runner,
@@ -83,10 +99,10 @@ class HybridRunnerTest {
             new int[] {0, 1, 2, 3},
             new int[0],
             List.of(
-                new ModelStep.Snapshot(8, new int[] {10}),
-                new ModelStep.Snapshot(16, new int[] {11}))));
+                new ModelStep.Snapshot(8, slots(10, slots)),
+                new ModelStep.Snapshot(16, slots(12, slots)))));
     runner.released(1);
-    assertThat(pages.written).contains(10, 11);
+    assertThat(pages.written).contains(10, 12);
 
     int[] prompt = Arrays.copyOf(shared, 20);
     for (int i = 16; i < 20; i++) {
@@ -94,9 +110,44 @@ class HybridRunnerTest {
     }
     int[] expected = new NoCacheRunner(model).generate(prompt, 3);
     int[] table = {0, 1, 2, 3, 4, 5};
-    int[] right = resumeAt(runner, pages, prompt, table, new int[] {11}, 2);
+    int[] right = resumeAt(runner, pages, prompt, table, slots(12, slots), 2);
     assertThat(right).containsExactly(expected);
-    assertThat(pages.written).as("pages written after the shared prefix").containsExactly(4, 5);
+    assertThat(pages.written)
+        .as("pages written after the shared prefix")
+        .containsExactlyElementsOf(ownPages(model));
+  }
+
+  /**
+   * The pages a request writes after the shared prefix: its own two, or none for a mix with SWA
+   * windows and no full-attention layer (its pages' one block is written by no layer).
+   */
+  private static List<Integer> ownPages(TinyTransformer model) {
+    ModelConfig c = model.config();
+    boolean anyPageLayer =
+        java.util.stream.IntStream.range(0, c.layers())
+            .anyMatch(
+                l ->
+                    c.layerMix().layer(l).hasKv()
+                        && c.layerMix().pageBlock(l, c.windowedSwa()) >= 0);
+    return anyPageLayer ? List.of(4, 5) : List.of();
+  }
+
+  private static int[] slots(int first, int count) {
+    int[] out = new int[count];
+    Arrays.setAll(out, i -> first + i);
+    return out;
+  }
+
+  private static final String WINDOWS = "/windows";
+
+  private static TinyTransformer model(String mixText) {
+    boolean windows = mixText.endsWith(WINDOWS);
+    String mix = windows ? mixText.substring(0, mixText.length() - WINDOWS.length()) : mixText;
+    return new TinyTransformer(
+        ModelConfig.DEFAULTS
+            .withLayers(3)
+            .withLayerMix(LayerMix.parse(mix, "mix"))
+            .withWindowedSwa(windows));
   }
 
   /**
@@ -106,12 +157,10 @@ class HybridRunnerTest {
    * a single foreign state may leave a few greedy tokens the same.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"full,recurrent,full", "recurrent,full,full"})
+  @ValueSource(strings = {"full,recurrent,full", "recurrent,full,full", "full,swa:6,full/windows"})
   void aForeignSnapshotChangesTheOutput(String mix) {
     Random random = new Random(22);
-    TinyTransformer model =
-        new TinyTransformer(
-            ModelConfig.DEFAULTS.withLayers(3).withLayerMix(LayerMix.parse(mix, "mix")));
+    TinyTransformer model = model(mix);
     RecordingPages pages = new RecordingPages(model.config().kvLayout(PAGE), 16);
     TinyModelRunner runner = new TinyModelRunner(model, pages);
     int[] shared = TinyPrompts.tokens(random, 16, 512);

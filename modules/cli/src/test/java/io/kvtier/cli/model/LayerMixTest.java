@@ -126,4 +126,55 @@ class LayerMixTest {
             "the layer mix 'full,swa:16,recurrent' has 3 layers but layers=2: give one layer kind"
                 + " per layer (withLayerMix sets both)");
   }
+
+  @Test
+  void swaWindowsKeepTheFullLayersInThePagesAndTheRestInTheSnapshots() {
+    LayerMix mix = LayerMix.parse("swa:3,full,recurrent,full,swa:6", "x");
+
+    assertThat(mix.pageLayers(false)).isEqualTo(5);
+    assertThat(mix.pageLayers(true)).isEqualTo(2);
+    assertThat(LayerMix.parse("swa:3,recurrent", "x").pageLayers(true)).isEqualTo(1);
+    assertThat(java.util.stream.IntStream.range(0, 5).map(l -> mix.pageBlock(l, true)).toArray())
+        .containsExactly(-1, 0, -1, 1, -1);
+    assertThat(java.util.stream.IntStream.range(0, 5).map(l -> mix.pageBlock(l, false)).toArray())
+        .containsExactly(0, 1, 2, 3, 4);
+    assertThat(LayerMix.parse("full,swa:4", "x").needsSnapshots(false)).isFalse();
+    assertThat(LayerMix.parse("full,swa:4", "x").needsSnapshots(true)).isTrue();
+    assertThat(LayerMix.parse("full,recurrent", "x").needsSnapshots(false)).isTrue();
+    assertThat(LayerMix.full(2).needsSnapshots(true)).isFalse();
+    // 2 and 5 positions of K and V at 256 bytes, a state of 64 longs, in layer order.
+    assertThat(mix.windowSnapshotBytes(64, 256)).isEqualTo(1024 + 512 + 2560);
+    assertThat(mix.windowSnapshotOffset(0, 64, 256)).isZero();
+    assertThat(mix.windowSnapshotOffset(2, 64, 256)).isEqualTo(1024);
+    assertThat(mix.windowSnapshotOffset(4, 64, 256)).isEqualTo(1536);
+  }
+
+  @Test
+  void aModelWithSwaWindowsHasPagesOfItsFullLayersAndItsOwnL3Id() {
+    LayerMix mix = LayerMix.parse("full,swa:16,recurrent", "x");
+    ModelConfig pages = ModelConfig.DEFAULTS.withLayerMix(mix);
+    ModelConfig windows = pages.withWindowedSwa(true);
+
+    assertThat(pages.kvLayout(4).layers()).isEqualTo(3);
+    assertThat(windows.kvLayout(4).layers()).isEqualTo(1);
+    assertThat(windows.kvLayout(4, 2).layers()).isEqualTo(1);
+    assertThat(windows.needsSnapshots()).isTrue();
+    assertThat(windows.withSeed(7).windowedSwa()).isTrue();
+    assertThat(windows.withMaxContext(64).windowedSwa()).isTrue();
+    assertThat(windows.l3ModelId())
+        .isEqualTo("tiny-transformer-seed-42-layers-full,swa:16,recurrent-swa-windows");
+    assertThatThrownBy(() -> pages.checkLayout(windows.kvLayout(4)))
+        .hasMessageContaining("set kvtier.layers=3");
+    assertThatThrownBy(() -> windows.checkLayout(pages.kvLayout(4)))
+        .hasMessageContaining("set kvtier.layers=1");
+    assertThatThrownBy(
+            () ->
+                ModelConfig.DEFAULTS
+                    .withLayerMix(LayerMix.parse("full,recurrent", "x"))
+                    .withWindowedSwa(true))
+        .hasMessage(
+            "SWA windows are asked for but the layer mix 'full,recurrent' has no swa:W layer:"
+                + " keep SWA pages (the default), or give a mix with an SWA layer such as"
+                + " full,swa:64");
+  }
 }
