@@ -18,9 +18,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -30,17 +30,24 @@ import org.junit.jupiter.params.provider.ValueSource;
  * committed node keeps the host snapshot, so the next turn resumes from the host; (c) a
  * conversation whose interval snapshots fall inside request-unique tokens resumes thanks to the
  * tail snapshot, and without it (the field's rule) its low usable rate shows in the engine's
- * statistics and the metrics, matched beside usable.
+ * statistics and the metrics, matched beside usable. Each runs on a recurrent mix and on an SWA mix
+ * whose KV the cache keeps as windows in the snapshots ({@code /windows}, docs/HYBRID.md §4),
+ * where a window plays the recurrent state's part.
  */
 @Timeout(120)
 class SnapshotAcceptanceTest {
   private static final int PAGE = 4;
-  private static final String MIX = "full,recurrent,full";
+  private static final String WINDOWS = "/windows";
   private static final AtomicInteger GROUPS = new AtomicInteger();
 
-  private static TinyTransformer model() {
+  private static TinyTransformer model(String mixText) {
+    boolean windows = mixText.endsWith(WINDOWS);
+    String mix = windows ? mixText.substring(0, mixText.length() - WINDOWS.length()) : mixText;
     return new TinyTransformer(
-        ModelConfig.DEFAULTS.withLayers(3).withLayerMix(LayerMix.parse(MIX, "mix")));
+        ModelConfig.DEFAULTS
+            .withLayers(3)
+            .withLayerMix(LayerMix.parse(mix, "mix"))
+            .withWindowedSwa(windows));
   }
 
   private static KvTierConfig config(TinyTransformer model, int ranks, int devicePages) {
@@ -50,7 +57,7 @@ class SnapshotAcceptanceTest {
         .host("sim")
         .collective("local")
         .ranks(ranks)
-        .layout(m.layers(), m.heads(), m.headDim(), Float.BYTES, PAGE)
+        .layout(m.pageLayers(), m.heads(), m.headDim(), Float.BYTES, PAGE)
         .devicePages(devicePages)
         .hostPages(devicePages * 8)
         .writePolicy(WritePolicy.WRITE_THROUGH)
@@ -92,8 +99,8 @@ class SnapshotAcceptanceTest {
    * first turns' nodes are demoted to the host; then each conversation's second turn resends its
    * history. The reference answers come from the cache-off model.
    */
-  private static HostRun hostRun(int ranks, RankSlot.Hooks hooks) throws Exception {
-    TinyTransformer model = model();
+  private static HostRun hostRun(String mix, int ranks, RankSlot.Hooks hooks) throws Exception {
+    TinyTransformer model = model(mix);
     NoCacheRunner reference = new NoCacheRunner(model);
     Random random = new Random(22);
     int vocab = model.config().vocabSize();
@@ -125,11 +132,19 @@ class SnapshotAcceptanceTest {
     return new HostRun(second, wrong);
   }
 
-  @ParameterizedTest(name = "{0} ranks")
-  @ValueSource(ints = {1, 2})
-  void aHostTierHitResumesFromTheHostSnapshotAndAnswersLikeTheReference(int ranks)
+  @ParameterizedTest(name = "{0}, {1} ranks")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+      full,recurrent,full     | 1
+      full,recurrent,full     | 2
+      full,swa:6,full/windows | 1
+      full,swa:6,full/windows | 2
+      """)
+  void aHostTierHitResumesFromTheHostSnapshotAndAnswersLikeTheReference(String mix, int ranks)
       throws Exception {
-    HostRun run = hostRun(ranks, RankSlot.Hooks.NONE);
+    HostRun run = hostRun(mix, ranks, RankSlot.Hooks.NONE);
 
     assertThat(run.wrong()).as("turns that differ from the cache-off reference").isZero();
     // (b): the first turns were demoted by the device pressure, and their host snapshots make
@@ -144,13 +159,15 @@ class SnapshotAcceptanceTest {
     }
   }
 
-  @Test
-  void aRunnerThatLeavesItsSnapshotsStaleAnswersWrongAndTheEqualityCatchesIt() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"full,recurrent,full", "full,swa:6,full/windows"})
+  void aRunnerThatLeavesItsSnapshotsStaleAnswersWrongAndTheEqualityCatchesIt(String mix)
+      throws Exception {
     // The mutation: snapshots are announced (the cache adopts their slots) but never written,
     // so a later request loads whatever the slots held before: a stale or foreign state.
     RankSlot.Hooks stale =
         RankSlot.Hooks.NONE.withRunner((rank, runner) -> new StaleSnapshots(runner));
-    HostRun run = hostRun(1, stale);
+    HostRun run = hostRun(mix, 1, stale);
 
     assertThat(run.wrong()).as("turns answered from a stale state").isPositive();
   }
@@ -201,6 +218,16 @@ class SnapshotAcceptanceTest {
     }
 
     @Override
+    public int streamedBlock(int layer) {
+      return runner.streamedBlock(layer);
+    }
+
+    @Override
+    public int pageBlocks() {
+      return runner.pageBlocks();
+    }
+
+    @Override
     public void released(long requestId) {
       runner.released(requestId);
     }
@@ -213,8 +240,8 @@ class SnapshotAcceptanceTest {
    * Conversations of 3 turns whose histories stay below the interval of 8 pages (32 tokens) and
    * never reach one: every interval snapshot would lie in tokens no other request sends.
    */
-  private static Rates uniqueTokensRun(boolean tail) throws Exception {
-    TinyTransformer model = model();
+  private static Rates uniqueTokensRun(String mix, boolean tail) throws Exception {
+    TinyTransformer model = model(mix);
     NoCacheRunner reference = new NoCacheRunner(model);
     Random random = new Random(7);
     int vocab = model.config().vocabSize();
@@ -223,7 +250,7 @@ class SnapshotAcceptanceTest {
             .device("sim")
             .collective("local")
             .layout(
-                model.config().layers(),
+                model.config().pageLayers(),
                 model.config().heads(),
                 model.config().headDim(),
                 Float.BYTES,
@@ -266,10 +293,12 @@ class SnapshotAcceptanceTest {
     }
   }
 
-  @Test
-  void snapshotsInsideRequestUniqueTokensShowALowUsableRateAndTheTailFixesIt() throws Exception {
-    Rates withTail = uniqueTokensRun(true);
-    Rates intervalOnly = uniqueTokensRun(false);
+  @ParameterizedTest
+  @ValueSource(strings = {"full,recurrent,full", "full,swa:6,full/windows"})
+  void snapshotsInsideRequestUniqueTokensShowALowUsableRateAndTheTailFixesIt(String mix)
+      throws Exception {
+    Rates withTail = uniqueTokensRun(mix, true);
+    Rates intervalOnly = uniqueTokensRun(mix, false);
 
     assertThat(withTail.matched()).isPositive();
     assertThat(withTail.usable()).isEqualTo(withTail.matched());

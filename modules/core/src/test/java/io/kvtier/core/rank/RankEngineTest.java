@@ -227,4 +227,60 @@ class RankEngineTest {
       }
     }
   }
+
+  /**
+   * A prepared backup streams each block of the pages once its bytes are final ({@link
+   * ModelRunner#streamedBlock}): after its layer by default, and after the last layer for a model
+   * that names no block (one whose snapshots are packed over every block). Either way every
+   * block is streamed and the backups attach; a block that nothing streams (a model that says its
+   * pages have fewer blocks than the pool's) is copied by the attach's catch-up batch.
+   */
+  @ParameterizedTest(name = "blocks named by layer: {0}")
+  @ValueSource(booleans = {true, false})
+  void everyBlockOfAPreparedBackupIsStreamedWhenItsLayerIsFinalOrAfterTheLast(boolean named)
+      throws Exception {
+    RankEngineConfig engine = ENGINE.withChunkTokens(64).withPreparedBackups(true);
+    long attached = preparedAttached(engine, named, 2);
+    assertThat(attached).as("prepared backups attached").isPositive();
+    if (!named) {
+      assertThat(attached).isEqualTo(preparedAttached(engine, true, 2));
+      // A block no layer streams is copied by the attach's catch-up batch (CACHE.md §11).
+      assertThat(preparedAttached(engine, false, 1)).isEqualTo(attached);
+    }
+  }
+
+  private static long preparedAttached(RankEngineConfig engine, boolean named, int blocks)
+      throws Exception {
+    try (RankHarness h =
+        new RankHarness(
+            1,
+            CACHE,
+            engine,
+            Map.of(),
+            (r, t) -> t,
+            r ->
+                new RankHarness.CountingModel() {
+                  @Override
+                  public int streamedBlock(int layer) {
+                    return named ? layer : -1;
+                  }
+
+                  @Override
+                  public int pageBlocks() {
+                    return blocks;
+                  }
+                })) {
+      h.onRanks(
+          (rank, e) -> {
+            for (long t = 0; !e.isDrained(); t++) {
+              assertThat(t).as("ticks to drain").isLessThan(200);
+              h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
+              e.tick(t == 0 ? arrive(1, 2, 3, 4) : t == 1 ? TickCommands.END : TickCommands.NONE);
+            }
+            CacheInvariants.checkIdle(h.caches.get(rank));
+            return null;
+          });
+      return h.caches.getFirst().stats().preparedAttached();
+    }
+  }
 }
