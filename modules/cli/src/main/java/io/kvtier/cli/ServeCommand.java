@@ -7,6 +7,7 @@ import io.kvtier.cli.model.EngineSettings;
 import io.kvtier.cli.model.GenerationEngine;
 import io.kvtier.cli.model.LayerMix;
 import io.kvtier.cli.model.ModelConfig;
+import io.kvtier.cli.model.TinyModelRunner;
 import io.kvtier.cli.model.TinyTransformer;
 import io.kvtier.cli.serve.ApiException;
 import io.kvtier.cli.serve.CompletionServer;
@@ -212,6 +213,9 @@ final class ServeCommand implements Callable<Integer> {
   // Whether --swa-cache windows was given, for the startup line.
   private boolean windowed;
 
+  // The model served, for the startup warnings.
+  private ModelConfig served;
+
   @Override
   public Integer call() throws IOException, InterruptedException {
     PrintWriter err = spec.commandLine().getErr();
@@ -276,6 +280,7 @@ final class ServeCommand implements Callable<Integer> {
     TinyTransformer model =
         new TinyTransformer(
             ModelConfig.DEFAULTS.withSeed(modelSeed).withLayerMix(mix).withWindowedSwa(windows));
+    served = model.config();
     Optional<Path> temporaryStore = Optional.empty();
     PrintWriter out = spec.commandLine().getOut();
     try {
@@ -393,6 +398,12 @@ final class ServeCommand implements Callable<Integer> {
                 + KvTierKeys.DEVICE_PAGES);
         err.flush();
       }
+      windowsWarning(kvtier)
+          .ifPresent(
+              warning -> {
+                err.println(warning);
+                err.flush();
+              });
       if (settings.rank() != EngineSettings.ALL_RANKS) {
         out.printf(
             "kvtier serve: rank 0 of %d (%s) serves in process %d; stop that process (SIGINT"
@@ -496,6 +507,42 @@ final class ServeCommand implements Callable<Integer> {
   /** Ends {@link #call()} after a graceful shutdown; for the shutdown hook and for tests. */
   void stop() {
     stop.countDown();
+  }
+
+  /**
+   * The warning for SWA windows that cost more memory than the SWA pages they replace: per
+   * interval of K pages, the pages mode keeps K pages of every layer's block, the windows mode K
+   * pages of the full-attention blocks plus a snapshot of S slots (tails aside).
+   */
+  private Optional<String> windowsWarning(KvTierConfig kvtier) {
+    if (!served.windowedSwa()) {
+      return Optional.empty();
+    }
+    int k = kvtier.cache().snapshotIntervalPages();
+    int slots =
+        TinyModelRunner.snapshotSlots(
+            served, served.kvLayout(kvtier.cache().pageSize(), kvtier.ranks()));
+    long all = served.layers();
+    long kept = served.pageLayers();
+    if ((long) k * kept + slots * kept < k * all) {
+      return Optional.empty();
+    }
+    String fix =
+        all > kept
+            ? "give --snapshot-interval "
+                + (slots * kept / (all - kept) + 1)
+                + " or more, or --swa-cache pages"
+            : "a page of " + served.layerMix() + " has one block either way: use --swa-cache pages";
+    return Optional.of(
+        "kvtier serve: warning: --swa-cache windows saves no device memory here: a snapshot every"
+            + " "
+            + k
+            + " pages (kvtier.snapshot-interval-pages) carries the SWA windows in "
+            + slots
+            + " page slots, no fewer than the SWA blocks of the "
+            + k
+            + " pages it replaces; "
+            + fix);
   }
 
   /**

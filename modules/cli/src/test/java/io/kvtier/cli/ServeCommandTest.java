@@ -416,4 +416,35 @@ class ServeCommandTest {
     assertThat(startupErrors("--port", "0", "--config", config.toString()))
         .doesNotContain("host tier");
   }
+
+  @Test
+  void swaWindowsThatCostMoreThanThePagesTheyReplaceAreWarnedAbout(@TempDir Path dir)
+      throws Exception {
+    Path config = dir.resolve("small-pages.properties");
+    Files.writeString(config, "kvtier.page-size=4\n");
+    // Pages of 4 tokens: a window of 63 positions takes 16 one-block slots, a page saves 1 block.
+    assertThat(
+            startupErrors(
+                "--port",
+                "0",
+                "--config",
+                config.toString(),
+                "--model-layers",
+                "full,swa:64",
+                "--swa-cache",
+                "windows",
+                "--snapshot-interval",
+                "1"))
+        .contains(
+            "warning: --swa-cache windows saves no device memory here: a snapshot every 1 pages"
+                + " (kvtier.snapshot-interval-pages) carries the SWA windows in 16 page slots")
+        .contains("give --snapshot-interval 17 or more, or --swa-cache pages");
+    // A mix whose pages hold one block either way.
+    assertThat(startupErrors("--port", "0", "--model-layers", "swa:8", "--swa-cache", "windows"))
+        .contains("a page of swa:8 has one block either way: use --swa-cache pages");
+    // The defaults (16-token pages, a snapshot every 8 pages) save: 8 + 4 blocks against 16.
+    assertThat(
+            startupErrors("--port", "0", "--model-layers", "full,swa:64", "--swa-cache", "windows"))
+        .doesNotContain("saves no device memory");
+  }
 }
