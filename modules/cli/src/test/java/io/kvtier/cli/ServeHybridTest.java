@@ -273,6 +273,37 @@ class ServeHybridTest {
   }
 
   @Test
+  void swaWindowsThatDoNotFitTheDevicePoolEndServeWithWhatToGive(@TempDir Path dir)
+      throws Exception {
+    Path config = dir.resolve("small.properties");
+    Files.writeString(config, "kvtier.page-size=4\nkvtier.device-pages=64\n");
+    StringWriter err = new StringWriter();
+
+    int status =
+        KvTierCli.run(
+            new PrintWriter(new StringWriter()),
+            new PrintWriter(err),
+            "serve",
+            "--port",
+            "0",
+            "--config",
+            config.toString(),
+            "--model-layers",
+            "full,swa:1000",
+            "--swa-cache",
+            "windows");
+
+    assertThat(status).isNotZero();
+    // 999 positions of K and V at 256 bytes in slots of one 2 KiB block: 250 slots.
+    assertThat(err.toString())
+        .contains(
+            "a state snapshot of the model's layers full,swa:1000 (with their SWA windows) takes"
+                + " 250 page slots, but the device pool has 64 pages (kvtier.device-pages): give"
+                + " kvtier.device-pages well above 250, larger pages, or keep SWA pages"
+                + " (--swa-cache pages)");
+  }
+
+  @Test
   void helpDescribesTheLayerMix() {
     StringWriter out = new StringWriter();
 

@@ -152,6 +152,21 @@ final class RankSlot implements AutoCloseable {
       CacheConfig cacheConfig = config.cache();
       int slots = TinyModelRunner.snapshotSlots(model.config(), backends.device().spec().layout());
       if (cacheConfig.snapshotSlots() == 0 && slots > 0) {
+        if (slots >= cacheConfig.devicePages()) {
+          throw new IllegalArgumentException(
+              "a state snapshot of the model's layers "
+                  + model.config().layerMix()
+                  + (model.config().windowedSwa() ? " (with their SWA windows)" : "")
+                  + " takes "
+                  + slots
+                  + " page slots, but the device pool has "
+                  + cacheConfig.devicePages()
+                  + " pages (kvtier.device-pages): give kvtier.device-pages well above "
+                  + slots
+                  + (model.config().windowedSwa()
+                      ? ", larger pages, or keep SWA pages (--swa-cache pages)"
+                      : " or larger pages"));
+        }
         cacheConfig = cacheConfig.withSnapshots(slots, cacheConfig.snapshotIntervalPages());
       }
       RankCacheBuilder builder =
