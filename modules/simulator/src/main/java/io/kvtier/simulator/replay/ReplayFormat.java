@@ -250,6 +250,7 @@ public final class ReplayFormat {
       s.append(",\"eviction\":").append(string(c.eviction().configName()));
       s.append(",\"writePolicy\":").append(string(c.writePolicy().configName()));
       s.append(",\"snapshotIntervalPages\":").append(c.snapshots() ? c.snapshotIntervalPages() : 0);
+      s.append(",\"snapshotSlots\":").append(c.snapshotSlots());
       s.append(",\"hitRate\":{");
       for (int t = 0; t < TIERS.length; t++) {
         s.append(t == 0 ? "" : ",").append(string(TIERS[t].key())).append(':');
