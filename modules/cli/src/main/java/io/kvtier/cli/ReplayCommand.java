@@ -168,20 +168,39 @@ final class ReplayCommand implements Callable<Integer> {
               + " e.g. full,swa:64,recurrent (docs/HYBRID.md). With a recurrent layer, requests"
               + " take recurrent-state snapshots (a device page slot each, every"
               + " --snapshot-interval pages and at each request's last full page) and a match is"
-              + " usable only up to its deepest snapshot; SWA layers keep every page in this"
-              + " release (usable = matched). The table and files report usable beside matched"
-              + " hits (default: full attention only).")
+              + " usable only up to its deepest snapshot; with --swa-cache pages (the default) SWA"
+              + " layers keep every page in this release (usable = matched). The table and files"
+              + " report usable beside matched hits (default: full attention only).")
   private String layerMix;
 
   @Option(
       names = "--snapshot-interval",
       paramLabel = "LIST",
       description =
-          "Pages between two recurrent-state snapshots, each at least 1, e.g. 1,2,4,8,16,32 (one"
-              + " configuration each); needs a recurrent layer in --layer-mix (default: "
+          "Pages between two snapshots (recurrent states, and SWA windows with --swa-cache"
+              + " windows), each at least 1, e.g. 1,2,4,8,16,32 (one configuration each); needs a"
+              + " recurrent layer in --layer-mix, or an SWA layer and --swa-cache windows"
+              + " (default: "
               + HybridOptions.DEFAULT_INTERVAL
               + ").")
   private String snapshotInterval;
+
+  @Option(
+      names = "--swa-cache",
+      paramLabel = "MODE",
+      description =
+          "How the cache keeps the KV of the mix's SWA layers (docs/HYBRID.md §4, §8): pages"
+              + " (every page holds every layer's KV, usable = matched) or windows (a page holds"
+              + " the full-attention layers' KV only, each SWA layer's last W-1 positions go into"
+              + " the snapshots with the recurrent states, and a match is usable only up to its"
+              + " deepest snapshot). A windowed snapshot takes the page slots its bytes need: the"
+              + " heads, head dimension and element bytes of --kv-layout, or without it one"
+              + " 4-element head of 2-byte elements (the simulator's), over a page of the mix's"
+              + " full-attention layers. Capacities stay in tokens of pages, so compare the modes"
+              + " at equal bytes by giving windows the larger token capacity (or --kv-layout"
+              + " layers= the layers a page holds). Needs an SWA layer in --layer-mix (default:"
+              + " pages).")
+  private String swaCache;
 
   @Option(
       names = "--threads",
@@ -241,15 +260,7 @@ final class ReplayCommand implements Callable<Integer> {
       bar.done();
     }
     if (layerMix != null) {
-      out.println(
-          "layers: "
-              + setup.mix().describe()
-              + (setup.mix().hasRecurrent()
-                  ? ": recurrent-state snapshots of "
-                      + setup.mix().snapshotSlots()
-                      + " page slot every --snapshot-interval pages (the snap column) and at each"
-                      + " request's last full page; a match is usable up to its deepest snapshot"
-                  : ": no recurrent layer, and SWA layers keep every page: every hit is usable"));
+      out.println("layers: " + setup.mix().describe() + layersLine(setup));
     }
     out.print(ReplayFormat.table(summary));
     if (trace.cut()) {
@@ -275,8 +286,45 @@ final class ReplayCommand implements Callable<Integer> {
     return 0;
   }
 
-  /** The sweep and the thread count, every option checked before anything runs. */
-  record Setup(List<ReplayConfiguration> configurations, int threads, HybridOptions.Mix mix) {}
+  /** What the layers line says after the mix. */
+  private static String layersLine(Setup setup) {
+    HybridOptions.Mix mix = setup.mix();
+    String slots =
+        setup.slotsPerPageSize().values().stream().distinct().count() == 1
+            ? mix.snapshotSlots() + " page slot" + (mix.snapshotSlots() == 1 ? "" : "s")
+            : setup.slotsPerPageSize().entrySet().stream()
+                .map(e -> e.getValue() + " page slot(s) at --page-size " + e.getKey())
+                .collect(java.util.stream.Collectors.joining(", "));
+    if (mix.windowedSwa()) {
+      return ": --swa-cache windows: pages hold the full-attention KV, SWA windows"
+          + (mix.hasRecurrent() ? " and recurrent states" : "")
+          + " go into snapshots of "
+          + slots
+          + " every --snapshot-interval pages (the snap column) and at each request's last full"
+          + " page; a match is usable up to its deepest snapshot";
+    }
+    if (mix.snapshots()) {
+      return ": recurrent-state snapshots of "
+          + slots
+          + " every --snapshot-interval pages (the snap column) and at each request's last full"
+          + " page; a match is usable up to its deepest snapshot";
+    }
+    return ": no recurrent layer, and SWA layers keep every page: every hit is usable";
+  }
+
+  /**
+   * The sweep and the thread count, every option checked before anything runs.
+   *
+   * @param configurations the sweep
+   * @param threads configurations at once
+   * @param mix the mix at the first page size
+   * @param slotsPerPageSize the page slots of one snapshot per page size (0 without snapshots)
+   */
+  record Setup(
+      List<ReplayConfiguration> configurations,
+      int threads,
+      HybridOptions.Mix mix,
+      Map<Integer, Integer> slotsPerPageSize) {}
 
   Setup setup() {
     if (requests != null && requests < 1) {
@@ -321,18 +369,24 @@ final class ReplayCommand implements Callable<Integer> {
         list("--eviction", eviction, v -> parse("--eviction", v, EvictionPolicy::parse));
     List<WritePolicy> writes =
         list("--write-policy", writePolicy, v -> parse("--write-policy", v, WritePolicy::parse));
-    List<HybridOptions.Mix> mixes;
-    try {
-      mixes =
-          HybridOptions.mix(
-              layerMix,
-              snapshotInterval == null
-                  ? null
-                  : list("--snapshot-interval", snapshotInterval, this::interval),
-              snapshotInterval);
-    } catch (IllegalArgumentException e) {
-      throw usage(e.getMessage());
+    // One mix per page size: the slots of a windowed snapshot depend on the page's bytes.
+    Map<Integer, List<HybridOptions.Mix>> mixesPerPage = new LinkedHashMap<>();
+    List<Integer> intervals =
+        snapshotInterval == null
+            ? null
+            : list("--snapshot-interval", snapshotInterval, this::interval);
+    KvLayout shape = kvLayout == null ? null : parseLayout(kvLayout);
+    for (int page : pages) {
+      try {
+        mixesPerPage.put(
+            page,
+            HybridOptions.mix(
+                layerMix, intervals, snapshotInterval, swaCache, windowShape(shape, page)));
+      } catch (IllegalArgumentException e) {
+        throw usage(e.getMessage());
+      }
     }
+    List<HybridOptions.Mix> mixes = mixesPerPage.get(pages.get(0));
     for (int page : pages) {
       for (long d : device) {
         if (d < page) {
@@ -364,9 +418,11 @@ final class ReplayCommand implements Callable<Integer> {
               + (hostForms == 0 ? " is not given" : " includes 0")
               + ": give host capacities above 0, or replay the L3 sizes in a run of their own");
     }
-    int slots = mixes.get(0).snapshotSlots();
+    Map<Integer, Integer> slotsPerPage = new LinkedHashMap<>();
+    mixesPerPage.forEach((page, m) -> slotsPerPage.put(page, m.get(0).snapshotSlots()));
     for (long d : device) {
       for (int page : pages) {
+        int slots = slotsPerPage.get(page);
         if (slots > 0 && d / page <= slots) {
           throw usage(
               (deviceTokens != null ? "--device-tokens" : "--device-bytes")
@@ -378,31 +434,41 @@ final class ReplayCommand implements Callable<Integer> {
                   + page
                   + ", too few for --layer-mix "
                   + mixes.get(0).text()
-                  + ", whose recurrent-state snapshots take a page slot each beside the KV: give"
-                  + " at least "
+                  + (mixes.get(0).windowedSwa()
+                      ? " with --swa-cache windows, whose snapshots take "
+                          + slots
+                          + " page slot(s) each beside the KV: give at least "
+                      : ", whose recurrent-state snapshots take a page slot each beside the KV:"
+                          + " give at least ")
                   + (slots + 1) * page
                   + " tokens");
         }
       }
     }
-    List<ReplayConfiguration> configurations;
+    // Page size is the sweep's first axis, so a sweep per page size, one after the other, keeps
+    // the order of one sweep over them all.
+    List<ReplayConfiguration> configurations = new ArrayList<>();
     try {
-      configurations =
-          new ReplaySweep(
-                  pages,
-                  device,
-                  host,
-                  ratios,
-                  l3,
-                  evictions,
-                  writes,
-                  slots,
-                  mixes.stream().map(HybridOptions.Mix::snapshotIntervalPages).toList())
-              .configurations();
+      for (int page : pages) {
+        configurations.addAll(
+            new ReplaySweep(
+                    List.of(page),
+                    device,
+                    host,
+                    ratios,
+                    l3,
+                    evictions,
+                    writes,
+                    slotsPerPage.get(page),
+                    mixesPerPage.get(page).stream()
+                        .map(HybridOptions.Mix::snapshotIntervalPages)
+                        .toList())
+                .configurations());
+      }
     } catch (IllegalArgumentException e) {
       throw usage(e.getMessage());
     }
-    return new Setup(configurations, t, mixes.get(0));
+    return new Setup(configurations, t, mixes.get(0), slotsPerPage);
   }
 
   private Workload workload() {
@@ -543,8 +609,26 @@ final class ReplayCommand implements Callable<Integer> {
     return ConfigValues.parseBytes("size", value);
   }
 
+  /**
+   * The per-rank KV shape a windowed snapshot's slots are computed from: {@code --kv-layout}'s
+   * heads, head dimension and element bytes if given, else the simulator's pool layout; at the
+   * page size.
+   */
+  private static KvLayout windowShape(KvLayout given, int page) {
+    KvLayout s =
+        given != null
+            ? given
+            : io.kvtier.simulator.SimulationConfig.builder().pageSize(page).build().kvLayout();
+    return new KvLayout(s.layers(), s.kvHeads(), s.headDim(), s.dtypeBytes(), page);
+  }
+
   /** Bytes of K and V of one token over all layers. */
   private long layout(String value) {
+    return parseLayout(value).pageBytes();
+  }
+
+  /** {@code --kv-layout}, with a page of one token. */
+  private KvLayout parseLayout(String value) {
     Map<String, Integer> fields = new LinkedHashMap<>();
     List<String> keys = List.of("layers", "kv-heads", "head-dim", "dtype-bytes");
     for (String part : value.split(",", -1)) {
@@ -564,14 +648,12 @@ final class ReplayCommand implements Callable<Integer> {
       }
     }
     try {
-      KvLayout l =
-          new KvLayout(
-              fields.get("layers"),
-              fields.get("kv-heads"),
-              fields.get("head-dim"),
-              fields.get("dtype-bytes"),
-              1);
-      return l.pageBytes();
+      return new KvLayout(
+          fields.get("layers"),
+          fields.get("kv-heads"),
+          fields.get("head-dim"),
+          fields.get("dtype-bytes"),
+          1);
     } catch (IllegalArgumentException e) {
       throw usage("--kv-layout: " + e.getMessage());
     }

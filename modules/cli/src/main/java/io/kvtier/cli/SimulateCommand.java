@@ -220,20 +220,40 @@ final class SimulateCommand implements Callable<Integer> {
               + " (docs/HYBRID.md). A mix with a recurrent layer makes requests take recurrent-state"
               + " snapshots (one page slot each, every --snapshot-interval pages and at each"
               + " request's last full page), and a match is usable only up to its deepest"
-              + " snapshot; SWA layers keep every page in this release, so their matches are all"
-              + " usable (usable = matched). The summary and --json report usable beside matched"
-              + " hit tokens (default: full attention only).")
+              + " snapshot; with --swa-cache pages (the default) SWA layers keep every page in this"
+              + " release, so their matches are all usable (usable = matched). The summary and"
+              + " --json report usable beside matched hit tokens (default: full attention only).")
   private String layerMix;
 
   @Option(
       names = "--snapshot-interval",
       paramLabel = "K",
       description =
-          "Pages between two recurrent-state snapshots of a request, at least 1; needs a"
-              + " recurrent layer in --layer-mix (default: "
+          "Pages between two snapshots of a request (recurrent states, and SWA windows with"
+              + " --swa-cache windows), at least 1; needs a recurrent layer in --layer-mix, or an"
+              + " SWA layer and --swa-cache windows (default: "
               + SimulationConfig.DEFAULT_SNAPSHOT_INTERVAL_PAGES
               + ").")
   private Integer snapshotInterval;
+
+  @Option(
+      names = "--swa-cache",
+      paramLabel = "MODE",
+      description =
+          "How the cache keeps the KV of the mix's SWA layers (docs/HYBRID.md §4, §8): pages"
+              + " (every page holds every layer's KV, usable = matched) or windows (a page holds"
+              + " the full-attention layers' KV only, and each SWA layer's last W-1 positions go"
+              + " into the snapshots with the recurrent states: snapshots every"
+              + " --snapshot-interval pages and at each request's last full page, and a match is"
+              + " usable only up to its deepest snapshot). With windows a snapshot takes the page"
+              + " slots its bytes need for the mix's layers of the simulator's head shape (one"
+              + " 4-element head of 2-byte elements per rank; 4 slots for full,swa:64 at 16-token"
+              + " pages); the simulator counts those slots in the pool and checks the pattern"
+              + " written into them, it does not shrink its pages: a page of either mode is one"
+              + " slot, so compare the modes at equal bytes by giving windows more --device-pages"
+              + " (scripts/hybrid-sweep.sh). Needs an SWA layer in --layer-mix (default:"
+              + " pages).")
+  private String swaCache;
 
   @Option(
       names = "--l3",
@@ -460,7 +480,9 @@ final class SimulateCommand implements Callable<Integer> {
     if (json != null) {
       TtftModel.Estimate ttft = TtftModel.DEFAULT.estimate(result, config.pageSize());
       Files.writeString(
-          json, SimulationJson.of(result, ttft, warnings, passed) + "\n", StandardCharsets.UTF_8);
+          json,
+          SimulationJson.of(result, ttft, warnings, passed, config) + "\n",
+          StandardCharsets.UTF_8);
     }
     if (report != null) {
       Files.writeString(
@@ -689,14 +711,23 @@ final class SimulateCommand implements Callable<Integer> {
               .maxRunning(maxRunning)
               .l3(l3Simulation())
               .rankFailure(rankFailure(placement.ranks()));
-      HybridOptions.Mix mix = HybridOptions.mix(layerMix, snapshotInterval);
+      HybridOptions.Mix mix =
+          HybridOptions.mix(
+              layerMix,
+              snapshotInterval,
+              swaCache,
+              SimulationConfig.builder().pageSize(pageSize).build().kvLayout());
       if (mix.snapshotSlots() >= devicePages) {
         throw new IllegalArgumentException(
             "--device-pages="
                 + devicePages
                 + " is too small for --layer-mix "
                 + mix.text()
-                + ": a recurrent-state snapshot takes "
+                + (mix.windowedSwa()
+                    ? " with --swa-cache windows: a snapshot of its SWA windows"
+                        + (mix.hasRecurrent() ? " and recurrent states" : "")
+                    : ": a recurrent-state snapshot")
+                + " takes "
                 + mix.snapshotSlots()
                 + " device page slot(s) beside the KV pages; give --device-pages "
                 + (mix.snapshotSlots() + 1)
@@ -706,6 +737,7 @@ final class SimulateCommand implements Callable<Integer> {
           builder
               .layerMix(mix.text())
               .snapshots(mix.snapshotSlots(), mix.snapshotIntervalPages())
+              .windowedSwa(mix.windowedSwa())
               .build();
       SimulateInputs.checkProviders(device, l3);
       notes.clear();

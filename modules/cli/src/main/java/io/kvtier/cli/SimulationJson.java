@@ -3,6 +3,7 @@ package io.kvtier.cli;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.kvtier.cli.report.TtftModel;
 import io.kvtier.core.cache.CacheStats;
+import io.kvtier.simulator.SimulationConfig;
 import io.kvtier.simulator.SimulationResult;
 import java.io.IOException;
 import java.util.List;
@@ -17,9 +18,15 @@ final class SimulationJson {
 
   private SimulationJson() {}
 
-  /** The JSON text of a result and its TTFT estimate, on one line, its warnings not under --strict. */
-  static String of(SimulationResult r, TtftModel.Estimate ttft) {
-    return of(r, ttft, null, r.passed());
+  /**
+   * The JSON text of a result and its TTFT estimate, on one line, its warnings not under --strict.
+   *
+   * @param r the result
+   * @param ttft its TTFT estimate
+   * @param config the run's config (its layer mix, SWA cache mode and snapshots)
+   */
+  static String of(SimulationResult r, TtftModel.Estimate ttft, SimulationConfig config) {
+    return of(r, ttft, null, r.passed(), config);
   }
 
   /**
@@ -29,10 +36,15 @@ final class SimulationJson {
    * @param ttft its TTFT estimate
    * @param warnings its warnings, null to derive none
    * @param passed the verdict: the checks, and under {@code --strict} the warnings too
+   * @param config the run's config (its layer mix, SWA cache mode and snapshots)
    */
   static String of(
-      SimulationResult r, TtftModel.Estimate ttft, RunWarnings warnings, boolean passed) {
-    return CliJson.write(j -> write(j, r, ttft, warnings, passed));
+      SimulationResult r,
+      TtftModel.Estimate ttft,
+      RunWarnings warnings,
+      boolean passed,
+      SimulationConfig config) {
+    return CliJson.write(j -> write(j, r, ttft, warnings, passed, config));
   }
 
   private static void write(
@@ -40,7 +52,8 @@ final class SimulationJson {
       SimulationResult r,
       TtftModel.Estimate ttft,
       RunWarnings warnings,
-      boolean passed)
+      boolean passed,
+      SimulationConfig config)
       throws IOException {
     j.writeStartObject();
     j.writeNumberField("ranks", r.ranks());
@@ -77,6 +90,14 @@ final class SimulationJson {
     j.writeEndObject();
     j.writeNumberField("usableTokens", r.usableHitTokens().total());
     j.writeNumberField("usableOfMatched", CliJson.fraction(r.usableOfMatched()));
+    // What the cache did for the mix (HYBRID.md §8): "" for all full attention; swaCache is
+    // pages unless --swa-cache windows; the slots of one snapshot and its interval, 0 without.
+    j.writeStringField("layerMix", config.layerMix());
+    j.writeStringField(
+        "swaCache", config.windowedSwa() ? HybridOptions.WINDOWS : HybridOptions.PAGES);
+    j.writeNumberField("snapshotSlots", config.snapshotSlots());
+    j.writeNumberField(
+        "snapshotIntervalPages", config.snapshots() ? config.snapshotIntervalPages() : 0);
     j.writeObjectFieldStart("collectives");
     j.writeNumberField("calls", r.collectives().calls());
     j.writeNumberField("perTick", CliJson.fraction(r.collectivesPerTick()));

@@ -63,15 +63,27 @@ final class SimulationSummary {
       s.append("layers    ")
           .append(config.layerMix().isEmpty() ? "full attention" : config.layerMix())
           .append(
-              config.snapshots()
+              config.windowedSwa()
                   ? String.format(
                       Locale.ROOT,
-                      ": recurrent-state snapshots of %d page slot%s every %d pages and at each"
+                      ": --swa-cache windows: pages hold the full-attention KV, SWA windows%s go"
+                          + " into snapshots of %d page slot%s every %d pages and at each"
                           + " request's last full page (--snapshot-interval)",
+                      hasRecurrent(config) ? " and recurrent states" : "",
                       config.snapshotSlots(),
                       config.snapshotSlots() == 1 ? "" : "s",
                       config.snapshotIntervalPages())
-                  : ": no recurrent layer, no snapshots; SWA layers keep every page")
+                  : config.snapshots()
+                      ? String.format(
+                          Locale.ROOT,
+                          ": recurrent-state snapshots of %d page slot%s every %d pages and at each"
+                              + " request's last full page (--snapshot-interval)%s",
+                          config.snapshotSlots(),
+                          config.snapshotSlots() == 1 ? "" : "s",
+                          config.snapshotIntervalPages(),
+                          hasSwa(config) ? "; SWA layers keep every page (--swa-cache pages)" : "")
+                      : ": no recurrent layer, no snapshots; SWA layers keep every page"
+                          + (hasSwa(config) ? " (--swa-cache pages)" : ""))
           .append('\n');
     }
     s.append(
@@ -126,10 +138,14 @@ final class SimulationSummary {
               u.total(),
               m.total(),
               100 * r.usableOfMatched(),
-              config.snapshots()
-                  ? "resumed from a recurrent-state snapshot; the rest of each match was"
-                      + " recomputed"
-                  : "(no recurrent layer, and SWA layers keep every page: all usable)"));
+              config.windowedSwa()
+                  ? "resumed from a snapshot (SWA windows"
+                      + (hasRecurrent(config) ? " and recurrent states" : "")
+                      + "); the rest of each match was recomputed"
+                  : config.snapshots()
+                      ? "resumed from a recurrent-state snapshot; the rest of each match was"
+                          + " recomputed"
+                      : "(no recurrent layer, and SWA layers keep every page: all usable)"));
     } else {
       s.append(String.format(Locale.ROOT, "%-8s %12s %9s%n", "tier", "hit tokens", "hit rate"));
       row(s, "device", r.hitTokens().device(), r.promptTokens());
@@ -269,6 +285,18 @@ final class SimulationSummary {
           + " pages checked after a load-back held the wrong KV";
     }
     return r.failure().name();
+  }
+
+  /** Whether the mix has an SWA layer (the mix's text names one as {@code swa:W}). */
+  private static boolean hasSwa(SimulationConfig config) {
+    return java.util.Arrays.stream(config.layerMix().split(","))
+        .anyMatch(l -> l.startsWith("swa:"));
+  }
+
+  /** Whether the mix has a recurrent layer. */
+  private static boolean hasRecurrent(SimulationConfig config) {
+    return java.util.Arrays.stream(config.layerMix().split(","))
+        .anyMatch(l -> l.startsWith("recurrent"));
   }
 
   /** Whether the run has a layer mix: the summary then prints usable beside matched hits. */

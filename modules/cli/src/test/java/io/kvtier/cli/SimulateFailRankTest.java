@@ -229,7 +229,9 @@ class SimulateFailRankTest {
         .doesNotContain("leaked pages");
     assertThat(SimulateCommand.rankLine(1, config, timedOut))
         .contains("equal on every rank: not compared (the run stopped); FAIL: COLLECTIVE_TIMEOUT");
-    assertThat(SimulationJson.of(timedOut, TtftModel.DEFAULT.estimate(timedOut, config.pageSize())))
+    assertThat(
+            SimulationJson.of(
+                timedOut, TtftModel.DEFAULT.estimate(timedOut, config.pageSize()), config))
         .contains("\"replicaDigestsEqual\":null")
         .contains("\"finalChecksRan\":false");
   }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.cli.report.TtftModel;
 import io.kvtier.core.cache.CacheStats;
+import io.kvtier.simulator.SimulationConfig;
 import io.kvtier.simulator.SimulationFailure;
 import io.kvtier.simulator.SimulationResult;
 import io.kvtier.simulator.SimulationTimeline;
@@ -29,13 +30,24 @@ class SimulationJsonTest {
   private static final TtftModel.Estimate TTFT =
       new TtftModel.Estimate(3, new double[] {1000, 2500.5, 1e9}, new double[] {0.4, 1, 2});
 
+  /** A run without a mix: the mix keys say full attention, SWA pages, no snapshots. */
+  private static final SimulationConfig PLAIN = SimulationConfig.builder().build();
+
+  /** A run with SWA windows and recurrent states, 5 slots a snapshot, one every 2 pages. */
+  private static final SimulationConfig WINDOWS =
+      SimulationConfig.builder()
+          .layerMix("full,swa:64,recurrent")
+          .snapshots(5, 2)
+          .windowedSwa(true)
+          .build();
+
   @Test
   void theTextIsTheDocumentedOneByteForByte() throws IOException {
     List<String> golden = Files.readAllLines(GOLDEN, StandardCharsets.UTF_8);
 
     assertThat(
             List.of(
-                SimulationJson.of(result(SimulationFailure.NONE, "", 12345.6789), TTFT),
+                SimulationJson.of(result(SimulationFailure.NONE, "", 12345.6789), TTFT, PLAIN),
                 SimulationJson.of(
                     result(
                         SimulationFailure.RANK_FAILED,
@@ -43,18 +55,21 @@ class SimulationJsonTest {
                         1.5e-7),
                     TTFT,
                     new RunWarnings(9, List.of("one", "two \u0001")),
-                    false),
+                    false,
+                    PLAIN),
                 SimulationJson.of(
                     result(SimulationFailure.NONE, "", 0),
-                    new TtftModel.Estimate(0, new double[0], new double[0])),
-                SimulationJson.of(hybrid(), TTFT)))
+                    new TtftModel.Estimate(0, new double[0], new double[0]),
+                    PLAIN),
+                SimulationJson.of(hybrid(), TTFT, WINDOWS)))
         .containsExactlyElementsOf(golden);
   }
 
   @Test
   void aRunWithSnapshotsReportsUsableBesideMatchedAndFailsOnASnapshotMismatch() {
     @SuppressWarnings("unchecked")
-    Map<String, Object> j = (Map<String, Object>) TestJson.parse(SimulationJson.of(hybrid(), TTFT));
+    Map<String, Object> j =
+        (Map<String, Object>) TestJson.parse(SimulationJson.of(hybrid(), TTFT, WINDOWS));
 
     assertThat(j.get("hitTokens")).isEqualTo(Map.of("device", 5L, "host", 6L, "l3", 7L));
     assertThat(j.get("usableHitTokens")).isEqualTo(Map.of("device", 4L, "host", 2L, "l3", 0L));
@@ -64,7 +79,11 @@ class SimulationJsonTest {
         .containsEntry("usableOfMatched", 0.333333)
         .containsEntry("snapshotsVerified", 9L)
         .containsEntry("snapshotMismatches", 1L)
-        .containsEntry("checksPassed", false);
+        .containsEntry("checksPassed", false)
+        .containsEntry("layerMix", "full,swa:64,recurrent")
+        .containsEntry("swaCache", "windows")
+        .containsEntry("snapshotSlots", 5L)
+        .containsEntry("snapshotIntervalPages", 2L);
     // prompt = reused (the usable hits) + computed prompt + unreached
     assertThat((Long) j.get("promptTokens"))
         .isEqualTo(6 + 100 + (Long) j.get("unreachedPromptTokens"));
@@ -113,7 +132,8 @@ class SimulationJsonTest {
     Map<String, Object> j =
         (Map<String, Object>)
             TestJson.parse(
-                SimulationJson.of(result(SimulationFailure.RANK_FAILED, message, 2.5), TTFT));
+                SimulationJson.of(
+                    result(SimulationFailure.RANK_FAILED, message, 2.5), TTFT, PLAIN));
 
     assertThat(j)
         .containsEntry("failureMessage", message)

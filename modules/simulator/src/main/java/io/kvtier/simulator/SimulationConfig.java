@@ -71,6 +71,11 @@ import java.util.TreeMap;
  *     every decision the all-full-attention one); below {@code devicePages}
  * @param snapshotIntervalPages pages between two interval snapshots ({@code
  *     kvtier.snapshot-interval-pages}), at least 1; read only when {@code snapshotSlots > 0}
+ * @param windowedSwa {@code kvtier simulate --swa-cache windows} (docs/HYBRID.md §4, §8): the
+ *     mix's SWA layers keep their KV as windows in the snapshots instead of in every page, so a
+ *     match is usable only at a snapshot and {@code snapshotSlots} counts the windows' slots; it
+ *     enters the L3 model id ({@code -swa-windows}) and the reports. The pools keep {@link
+ *     #kvLayout()} either way. Needs {@code snapshotSlots > 0} and a layer mix.
  */
 public record SimulationConfig(
     int ranks,
@@ -102,7 +107,8 @@ public record SimulationConfig(
     boolean skipIdleTicks,
     String layerMix,
     int snapshotSlots,
-    int snapshotIntervalPages) {
+    int snapshotIntervalPages,
+    boolean windowedSwa) {
 
   /** The default of {@link #fullCheckInterval()}. */
   public static final int DEFAULT_FULL_CHECK_INTERVAL = 1000;
@@ -189,6 +195,14 @@ public record SimulationConfig(
               + " must be below devicePages="
               + devicePages
               + ": a snapshot takes its slots from the device pool");
+    }
+    if (windowedSwa && (snapshotSlots == 0 || layerMix.isEmpty())) {
+      throw new IllegalArgumentException(
+          "windowedSwa needs a layer mix with an SWA layer and snapshotSlots > 0 (the windows"
+              + " live in the snapshots), but layerMix='"
+              + layerMix
+              + "', snapshotSlots="
+              + snapshotSlots);
     }
     Objects.requireNonNull(rankFailure, "rankFailure");
     if (rankFailure.rank() >= ranks) {
@@ -280,12 +294,26 @@ public record SimulationConfig(
    * with {@code -layers-MIX} for a {@link #layerMix()} that is not all full attention (as the
    * tiny model's {@code ModelConfig.l3ModelId()} in {@code kvtier serve}), so that a store shared
    * by runs of two mixes ({@code --l3 file --l3-dir}) never serves one's pages to the other, and
-   * all-full runs keep their keys.
+   * all-full runs keep their keys; {@code -swa-windows} follows with {@link #windowedSwa()}, whose
+   * snapshots differ.
    *
    * @return the model id
    */
   public String l3ModelId() {
-    return "kvtier-sim" + (layerMix.isEmpty() ? "" : "-layers-" + layerMix);
+    return "kvtier-sim"
+        + (layerMix.isEmpty() ? "" : "-layers-" + layerMix)
+        + (windowedSwa ? "-swa-windows" : "");
+  }
+
+  /**
+   * The KV layout of the simulated pools: 2 layers of one 4-element head, 2-byte elements,
+   * whatever the layer mix ({@link PatternModel} writes a byte pattern per layer block, it does
+   * not model the mix's layers).
+   *
+   * @return {@code (2, 1, 4, 2, pageSize)}
+   */
+  public io.kvtier.spi.KvLayout kvLayout() {
+    return SimulatedRank.layout(pageSize);
   }
 
   /**

@@ -45,6 +45,7 @@ public final class SimulationConfigBuilder {
   private String layerMix = "";
   private int snapshotSlots;
   private int snapshotIntervalPages = SimulationConfig.DEFAULT_SNAPSHOT_INTERVAL_PAGES;
+  private boolean windowedSwa;
 
   SimulationConfigBuilder() {}
 
@@ -79,6 +80,7 @@ public final class SimulationConfigBuilder {
     layerMix = c.layerMix();
     snapshotSlots = c.snapshotSlots();
     snapshotIntervalPages = c.snapshotIntervalPages();
+    windowedSwa = c.windowedSwa();
   }
 
   /**
@@ -405,6 +407,18 @@ public final class SimulationConfigBuilder {
   }
 
   /**
+   * Sets whether the mix's SWA layers keep windows in the snapshots instead of every page
+   * ({@code --swa-cache windows}; {@link SimulationConfig#windowedSwa()}).
+   *
+   * @param v true for windows
+   * @return this
+   */
+  public SimulationConfigBuilder windowedSwa(boolean v) {
+    windowedSwa = v;
+    return this;
+  }
+
+  /**
    * The config.
    *
    * @return the validated config
@@ -441,6 +455,7 @@ public final class SimulationConfigBuilder {
         skipIdleTicks,
         layerMix,
         snapshotSlots,
-        snapshotIntervalPages);
+        snapshotIntervalPages,
+        windowedSwa);
   }
 }

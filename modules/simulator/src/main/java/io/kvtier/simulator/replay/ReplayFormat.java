@@ -110,7 +110,7 @@ public final class ReplayFormat {
     s.append(
         "hit% by prompt tokens (device%, host%, l3%: the tier that supplied them); req%: requests"
             + " with any hit; usable%: hit tokens requests resumed from, use/hit: usable% of hit%"
-            + " (below 100 only with recurrent layers: a match is usable up to its deepest"
+            + " (below 100 only with recurrent layers or SWA windows: a match is usable up to its deepest"
             + " snapshot, taken every snap pages); saved-tokens: the usable ones; loads, backups:"
             + " copies; evictions in pages\n");
     return s.toString();
@@ -250,6 +250,7 @@ public final class ReplayFormat {
       s.append(",\"eviction\":").append(string(c.eviction().configName()));
       s.append(",\"writePolicy\":").append(string(c.writePolicy().configName()));
       s.append(",\"snapshotIntervalPages\":").append(c.snapshots() ? c.snapshotIntervalPages() : 0);
+      s.append(",\"snapshotSlots\":").append(c.snapshotSlots());
       s.append(",\"hitRate\":{");
       for (int t = 0; t < TIERS.length; t++) {
         s.append(t == 0 ? "" : ",").append(string(TIERS[t].key())).append(':');
