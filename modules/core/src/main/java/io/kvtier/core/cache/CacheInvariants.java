@@ -266,26 +266,81 @@ public final class CacheInvariants {
       }
     }
 
-    /** Checks the subtree below {@code parent}; returns the sum of the children's lockRefs. */
-    private int subtree(RadixNode parent) {
-      int lockSum = 0;
-      int children = 0;
-      int resident = 0;
-      LongMap<RadixNode> map = parent.children;
-      if (map != null) {
-        for (int s = 0; s < map.slotCount(); s++) {
-          for (RadixNode n = map.valueAt(s); n != null; n = n.sameKeyNext) {
-            children++;
-            if (n.resident()) {
-              resident++;
-            }
-            node(parent, n);
-            lockSum += n.lockRef;
+    /**
+     * Checks the subtree below {@code root}; returns the sum of its children's lockRefs. A walk
+     * with a stack of its own, in the order of a recursive one (each node's rules, then its
+     * children, then its lock count): with a snapshot at every page a tree is as deep as its
+     * longest prompt is pages, which overflowed the thread's stack when this recursed.
+     */
+    private int subtree(RadixNode root) {
+      java.util.ArrayDeque<Frame> stack = new java.util.ArrayDeque<>();
+      Frame top = new Frame(root);
+      while (true) {
+        RadixNode child = top.nextChild();
+        if (child != null) {
+          top.children++;
+          if (child.resident()) {
+            top.resident++;
+          }
+          enter(top.node, child);
+          stack.push(top);
+          top = new Frame(child);
+          continue;
+        }
+        checkChildCounts(top.node, top.children, top.resident);
+        if (stack.isEmpty()) {
+          return top.lockSum;
+        }
+        RadixNode n = top.node;
+        int locks = top.lockSum + explicitLocks.getOrDefault(n, 0);
+        if (n.lockRef != locks) {
+          fail(
+              n
+                  + " has lockRef="
+                  + n.lockRef
+                  + " but "
+                  + locks
+                  + " locks are held on it and below it");
+        }
+        top = stack.pop();
+        top.lockSum += n.lockRef;
+      }
+    }
+
+    /** A node of {@link #subtree}'s walk: where it is in its children, and their sums. */
+    private static final class Frame {
+      final RadixNode node;
+      int slot;
+      RadixNode chain;
+      int children;
+      int resident;
+      int lockSum;
+
+      Frame(RadixNode node) {
+        this.node = node;
+      }
+
+      /** The next child in map-slot order, then along each slot's same-key chain; or null. */
+      RadixNode nextChild() {
+        LongMap<RadixNode> map = node.children;
+        if (map == null) {
+          return null;
+        }
+        if (chain != null) {
+          chain = chain.sameKeyNext;
+          if (chain != null) {
+            return chain;
           }
         }
+        while (slot < map.slotCount()) {
+          RadixNode v = map.valueAt(slot++);
+          if (v != null) {
+            chain = v;
+            return v;
+          }
+        }
+        return null;
       }
-      checkChildCounts(parent, children, resident);
-      return lockSum;
     }
 
     /** The children counted under {@code parent} against its counters. */
@@ -304,7 +359,8 @@ public final class CacheInvariants {
       }
     }
 
-    private void node(RadixNode p, RadixNode n) {
+    /** A node's own checks, before its children's ({@link #subtree}). */
+    private void enter(RadixNode p, RadixNode n) {
       nodes++;
       if (seen.put(n, Boolean.TRUE) != null) {
         fail(n + " is reachable twice");
@@ -312,16 +368,6 @@ public final class CacheInvariants {
       nodeRules(p, n);
       claimSlots(n);
       categorize(n);
-      int locks = subtree(n) + explicitLocks.getOrDefault(n, 0);
-      if (n.lockRef != locks) {
-        fail(
-            n
-                + " has lockRef="
-                + n.lockRef
-                + " but "
-                + locks
-                + " locks are held on it and below it");
-      }
     }
 
     /** The rules of one non-root node against its parent and the queues; not its children. */
