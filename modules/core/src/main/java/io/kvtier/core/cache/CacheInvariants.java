@@ -278,7 +278,7 @@ public final class CacheInvariants {
       while (true) {
         RadixNode child = top.nextChild();
         if (child != null) {
-          top.children++;
+          top.count++;
           if (child.resident()) {
             top.resident++;
           }
@@ -287,7 +287,7 @@ public final class CacheInvariants {
           top = new Frame(child);
           continue;
         }
-        checkChildCounts(top.node, top.children, top.resident);
+        checkChildCounts(top.node, top.count, top.resident);
         if (stack.isEmpty()) {
           return top.lockSum;
         }
@@ -310,36 +310,18 @@ public final class CacheInvariants {
     /** A node of {@link #subtree}'s walk: where it is in its children, and their sums. */
     private static final class Frame {
       final RadixNode node;
-      int slot;
-      RadixNode chain;
-      int children;
+      final SubtreeWalk.Cursor children;
+      int count;
       int resident;
       int lockSum;
 
       Frame(RadixNode node) {
         this.node = node;
+        this.children = new SubtreeWalk.Cursor(node);
       }
 
-      /** The next child in map-slot order, then along each slot's same-key chain; or null. */
       RadixNode nextChild() {
-        LongMap<RadixNode> map = node.children;
-        if (map == null) {
-          return null;
-        }
-        if (chain != null) {
-          chain = chain.sameKeyNext;
-          if (chain != null) {
-            return chain;
-          }
-        }
-        while (slot < map.slotCount()) {
-          RadixNode v = map.valueAt(slot++);
-          if (v != null) {
-            chain = v;
-            return v;
-          }
-        }
-        return null;
+        return children.nextChild();
       }
     }
 

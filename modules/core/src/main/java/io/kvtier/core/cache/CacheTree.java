@@ -927,34 +927,34 @@ final class CacheTree {
 
   /** Whether every node below {@code n} is host-only and held by nothing. */
   private static boolean idleHostOnlyBelow(RadixNode n) {
-    if (n.children == null) {
-      return true;
-    }
-    for (int s = 0; s < n.children.slotCount(); s++) {
-      for (RadixNode c = n.children.valueAt(s); c != null; c = c.sameKeyNext) {
-        if (c.resident()
-            || c.lockRef != 0
-            || c.hostRef != 0
-            || c.backupState == BackupState.PENDING
-            || !idleHostOnlyBelow(c)) {
-          return false;
-        }
-      }
-    }
-    return true;
+    boolean[] idle = {true};
+    SubtreeWalk.walk(
+        n,
+        false,
+        new SubtreeWalk.Visitor() {
+          @Override
+          public void pre(RadixNode c) {
+            idle[0] &=
+                !c.resident()
+                    && c.lockRef == 0
+                    && c.hostRef == 0
+                    && c.backupState != BackupState.PENDING;
+          }
+        });
+    return idle[0];
   }
 
-  /** The nodes below {@code n}, leaves first. */
+  /** The nodes below {@code n}, leaves first (each after the nodes below it). */
   private static void collectBelow(RadixNode n, ArrayList<RadixNode> out) {
-    if (n.children == null) {
-      return;
-    }
-    for (int s = 0; s < n.children.slotCount(); s++) {
-      for (RadixNode c = n.children.valueAt(s); c != null; c = c.sameKeyNext) {
-        collectBelow(c, out);
-        out.add(c);
-      }
-    }
+    SubtreeWalk.walk(
+        n,
+        false,
+        new SubtreeWalk.Visitor() {
+          @Override
+          public void post(RadixNode c) {
+            out.add(c);
+          }
+        });
   }
 
   /** Marks a node invalid, keeping the accounting right. */

@@ -245,14 +245,19 @@ final class LoadBacks {
   }
 
   private void markUntrusted(RadixNode n, ArrayList<RadixNode> out) {
-    tree.markInvalid(n, RadixNode.UNTRUSTED);
-    if (n.children != null) {
-      for (int s = 0; s < n.children.slotCount(); s++) {
-        for (RadixNode c = n.children.valueAt(s); c != null; c = c.sameKeyNext) {
-          markUntrusted(c, out);
-        }
-      }
-    }
-    out.add(n);
+    SubtreeWalk.walk(
+        n,
+        true,
+        new SubtreeWalk.Visitor() {
+          @Override
+          public void pre(RadixNode c) {
+            tree.markInvalid(c, RadixNode.UNTRUSTED);
+          }
+
+          @Override
+          public void post(RadixNode c) {
+            out.add(c);
+          }
+        });
   }
 }
