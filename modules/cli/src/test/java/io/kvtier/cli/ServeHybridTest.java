@@ -24,11 +24,14 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import picocli.CommandLine;
 
 /**
@@ -180,96 +183,39 @@ class ServeHybridTest {
     }
   }
 
-  @Test
-  void aBadMixExits2WithOneLineNamingTheOption() {
-    StringWriter err = new StringWriter();
+  /** A bad layer option exits 2 with one line on stderr that names the option and the fix. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("badLayerOptions")
+  void aBadLayerOptionExits2WithOneLineNamingIt(List<String> options, String line) {
+    List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
+    args.addAll(options);
 
-    int status =
-        KvTierCli.run(
-            new PrintWriter(new StringWriter()),
-            new PrintWriter(err),
-            "serve",
-            "--port",
-            "0",
-            "--model-layers",
-            "full,swa");
+    CliRun run = CliRun.run(args.toArray(String[]::new));
 
-    assertThat(status).isEqualTo(ServeCommand.EXIT_USAGE);
-    assertThat(err.toString().lines().toList())
-        .containsExactly(
-            "kvtier serve: element 2 of --model-layers='full,swa' is 'swa': an SWA layer needs"
-                + " its window, as in swa:64; see kvtier serve --help");
+    assertThat(run.status()).isEqualTo(ServeCommand.EXIT_USAGE);
+    assertThat(run.err().lines().toList())
+        .containsExactly("kvtier serve: " + line + "; see kvtier serve --help");
   }
 
-  @Test
-  void aSnapshotIntervalBelowOneExits2WithOneLineNamingTheOption() {
-    StringWriter err = new StringWriter();
-
-    int status =
-        KvTierCli.run(
-            new PrintWriter(new StringWriter()),
-            new PrintWriter(err),
-            "serve",
-            "--port",
-            "0",
-            "--model-layers",
-            "full,recurrent",
-            "--snapshot-interval",
-            "0");
-
-    assertThat(status).isEqualTo(ServeCommand.EXIT_USAGE);
-    assertThat(err.toString().lines().toList())
-        .containsExactly(
-            "kvtier serve: --snapshot-interval=0 must be at least 1: the pages between two"
-                + " recurrent-state snapshots; see kvtier serve --help");
-  }
-
-  @Test
-  void aBadSwaCacheModeExits2WithOneLineNamingTheOption() {
-    StringWriter err = new StringWriter();
-
-    int status =
-        KvTierCli.run(
-            new PrintWriter(new StringWriter()),
-            new PrintWriter(err),
-            "serve",
-            "--port",
-            "0",
-            "--model-layers",
-            "full,swa:4",
-            "--swa-cache",
-            "window");
-
-    assertThat(status).isEqualTo(ServeCommand.EXIT_USAGE);
-    assertThat(err.toString().lines().toList())
-        .containsExactly(
-            "kvtier serve: --swa-cache=window is not a mode: give pages (keep every SWA page) or"
-                + " windows (keep the SWA layers' last W-1 positions at each snapshot); see"
-                + " kvtier serve --help");
-  }
-
-  @Test
-  void swaWindowsWithoutAnSwaLayerExit2WithOneLineNamingBothOptions() {
-    StringWriter err = new StringWriter();
-
-    int status =
-        KvTierCli.run(
-            new PrintWriter(new StringWriter()),
-            new PrintWriter(err),
-            "serve",
-            "--port",
-            "0",
-            "--model-layers",
-            "full,recurrent",
-            "--swa-cache",
-            "windows");
-
-    assertThat(status).isEqualTo(ServeCommand.EXIT_USAGE);
-    assertThat(err.toString().lines().toList())
-        .containsExactly(
-            "kvtier serve: --swa-cache windows keeps the KV of swa:W layers as windows, but"
-                + " --model-layers full,recurrent has none: drop --swa-cache, or give a mix with"
-                + " an SWA layer such as full,swa:64; see kvtier serve --help");
+  static Stream<Arguments> badLayerOptions() {
+    return Stream.of(
+        Arguments.of(
+            List.of("--model-layers", "full,swa"),
+            "element 2 of --model-layers='full,swa' is 'swa': an SWA layer needs its window, as"
+                + " in swa:64"),
+        Arguments.of(
+            List.of("--model-layers", "full,recurrent", "--snapshot-interval", "0"),
+            "--snapshot-interval=0 must be at least 1: the pages between two recurrent-state"
+                + " snapshots"),
+        Arguments.of(
+            List.of("--model-layers", "full,swa:4", "--swa-cache", "window"),
+            "--swa-cache=window is not a mode: give pages (keep every SWA page) or windows (keep"
+                + " the SWA layers' last W-1 positions at each snapshot)"),
+        Arguments.of(
+            List.of("--model-layers", "full,recurrent", "--swa-cache", "windows"),
+            "--swa-cache windows keeps the KV of swa:W layers as windows, but --model-layers"
+                + " full,recurrent has none: drop --swa-cache, or give a mix with an SWA layer"
+                + " such as full,swa:64"));
   }
 
   @Test
@@ -277,12 +223,9 @@ class ServeHybridTest {
       throws Exception {
     Path config = dir.resolve("small.properties");
     Files.writeString(config, "kvtier.page-size=4\nkvtier.device-pages=64\n");
-    StringWriter err = new StringWriter();
 
-    int status =
-        KvTierCli.run(
-            new PrintWriter(new StringWriter()),
-            new PrintWriter(err),
+    CliRun run =
+        CliRun.run(
             "serve",
             "--port",
             "0",
@@ -293,9 +236,9 @@ class ServeHybridTest {
             "--swa-cache",
             "windows");
 
-    assertThat(status).isNotZero();
+    assertThat(run.status()).isNotZero();
     // 999 positions of K and V at 256 bytes in slots of one 2 KiB block: 250 slots.
-    assertThat(err.toString())
+    assertThat(run.err())
         .contains(
             "a state snapshot of the model's layers full,swa:1000 (with their SWA windows) takes"
                 + " 250 page slots, but the device pool has 64 pages (kvtier.device-pages): give"

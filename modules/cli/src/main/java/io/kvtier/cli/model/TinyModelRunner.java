@@ -396,34 +396,33 @@ public final class TinyModelRunner implements ModelRunner {
 
   /** Writes {@code bytes} at {@code offset} of a windowed snapshot's stream over its slots. */
   private void writeStream(int[] slots, long offset, MemorySegment bytes) {
+    stream(slots, offset, bytes, true);
+  }
+
+  /** Reads {@code into.byteSize()} bytes at {@code offset} of a windowed snapshot's stream. */
+  private void readStream(int[] slots, long offset, MemorySegment into) {
+    stream(slots, offset, into, false);
+  }
+
+  /**
+   * Copies {@code bytes} to ({@code write}) or from offset {@code offset} of the stream that a
+   * windowed snapshot is over its slots: byte {@code x} lies in slot {@code x / slotBytes}, block
+   * {@code (x % slotBytes) / blockBytes}; one device call per block a range touches.
+   */
+  private void stream(int[] slots, long offset, MemorySegment bytes, boolean write) {
     long slotBytes = pageBlocks * blockBytes;
     long done = 0;
     while (done < bytes.byteSize()) {
       long x = offset + done;
       long inSlot = x % slotBytes;
       long n = Math.min(bytes.byteSize() - done, blockBytes - inSlot % blockBytes);
-      device.write(
-          slots[(int) (x / slotBytes)],
-          (int) (inSlot / blockBytes),
-          inSlot % blockBytes,
-          bytes.asSlice(done, n));
-      done += n;
-    }
-  }
-
-  /** Reads {@code into.byteSize()} bytes at {@code offset} of a windowed snapshot's stream. */
-  private void readStream(int[] slots, long offset, MemorySegment into) {
-    long slotBytes = pageBlocks * blockBytes;
-    long done = 0;
-    while (done < into.byteSize()) {
-      long x = offset + done;
-      long inSlot = x % slotBytes;
-      long n = Math.min(into.byteSize() - done, blockBytes - inSlot % blockBytes);
-      device.read(
-          slots[(int) (x / slotBytes)],
-          (int) (inSlot / blockBytes),
-          inSlot % blockBytes,
-          into.asSlice(done, n));
+      int slot = slots[(int) (x / slotBytes)];
+      int block = (int) (inSlot / blockBytes);
+      if (write) {
+        device.write(slot, block, inSlot % blockBytes, bytes.asSlice(done, n));
+      } else {
+        device.read(slot, block, inSlot % blockBytes, bytes.asSlice(done, n));
+      }
       done += n;
     }
   }

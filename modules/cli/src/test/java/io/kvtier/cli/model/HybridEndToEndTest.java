@@ -190,16 +190,8 @@ class HybridEndToEndTest {
         Arguments.of("full,swa:8,swa:24/windows", 2));
   }
 
-  private static final String WINDOWS = "/windows";
-
   private static TinyTransformer model(String mixText) {
-    boolean windows = mixText.endsWith(WINDOWS);
-    String mix = windows ? mixText.substring(0, mixText.length() - WINDOWS.length()) : mixText;
-    return new TinyTransformer(
-        ModelConfig.DEFAULTS
-            .withLayers(3)
-            .withLayerMix(LayerMix.parse(mix, "mix"))
-            .withWindowedSwa(windows));
+    return TestMixes.model(mixText);
   }
 
   /** What one run matched and used. */

@@ -138,16 +138,8 @@ class HybridRunnerTest {
     return out;
   }
 
-  private static final String WINDOWS = "/windows";
-
   private static TinyTransformer model(String mixText) {
-    boolean windows = mixText.endsWith(WINDOWS);
-    String mix = windows ? mixText.substring(0, mixText.length() - WINDOWS.length()) : mixText;
-    return new TinyTransformer(
-        ModelConfig.DEFAULTS
-            .withLayers(3)
-            .withLayerMix(LayerMix.parse(mix, "mix"))
-            .withWindowedSwa(windows));
+    return TestMixes.model(mixText);
   }
 
   /**

@@ -37,17 +37,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(120)
 class SnapshotAcceptanceTest {
   private static final int PAGE = 4;
-  private static final String WINDOWS = "/windows";
   private static final AtomicInteger GROUPS = new AtomicInteger();
 
   private static TinyTransformer model(String mixText) {
-    boolean windows = mixText.endsWith(WINDOWS);
-    String mix = windows ? mixText.substring(0, mixText.length() - WINDOWS.length()) : mixText;
-    return new TinyTransformer(
-        ModelConfig.DEFAULTS
-            .withLayers(3)
-            .withLayerMix(LayerMix.parse(mix, "mix"))
-            .withWindowedSwa(windows));
+    return TestMixes.model(mixText);
   }
 
   private static KvTierConfig config(TinyTransformer model, int ranks, int devicePages) {
