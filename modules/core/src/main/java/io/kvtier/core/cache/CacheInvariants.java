@@ -292,16 +292,7 @@ public final class CacheInvariants {
           return top.lockSum;
         }
         RadixNode n = top.node;
-        int locks = top.lockSum + explicitLocks.getOrDefault(n, 0);
-        if (n.lockRef != locks) {
-          fail(
-              n
-                  + " has lockRef="
-                  + n.lockRef
-                  + " but "
-                  + locks
-                  + " locks are held on it and below it");
-        }
+        checkLocks(n, top.lockSum + explicitLocks.getOrDefault(n, 0));
         top = stack.pop();
         top.lockSum += n.lockRef;
       }
@@ -705,7 +696,11 @@ public final class CacheInvariants {
         nodeRules(p, n);
         claimSlots(n);
       }
-      int locks = children(n) + explicitLocks.getOrDefault(n, 0);
+      checkLocks(n, children(n) + explicitLocks.getOrDefault(n, 0));
+    }
+
+    /** A node's lockRef against the locks held on it and below it. */
+    private static void checkLocks(RadixNode n, int locks) {
       if (n.lockRef != locks) {
         fail(
             n
