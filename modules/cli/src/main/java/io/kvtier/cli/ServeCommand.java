@@ -256,7 +256,7 @@ final class ServeCommand implements Callable<Integer> {
               + " must be at least 1: the pages between two recurrent-state snapshots");
     }
     boolean windows;
-    switch (swaCache.strip()) {
+    switch (swaCache.strip().toLowerCase(java.util.Locale.ROOT)) {
       case "pages" -> windows = false;
       case "windows" -> windows = true;
       default -> {
