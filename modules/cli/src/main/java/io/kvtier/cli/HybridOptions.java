@@ -236,16 +236,10 @@ final class HybridOptions {
    * @return the slots, at least 1
    */
   static int windowSlots(LayerMix mix, KvLayout shape) {
-    java.util.Objects.requireNonNull(shape, "shape");
-    long bytes =
-        mix.windowSnapshotBytes(
-            (int) ((long) shape.kvHeads() * shape.headDim()), shape.vectorBytes());
-    long slotBytes = mix.pageLayers(true) * shape.pageBytesPerLayer();
-    long slots = Math.max(1, (bytes + slotBytes - 1) / slotBytes);
-    if (slots > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException(
-          "--swa-cache windows: one snapshot of --layer-mix " + mix + " takes too many slots");
+    try {
+      return mix.windowSnapshotSlots(shape);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--swa-cache windows: " + e.getMessage(), e);
     }
-    return (int) slots;
   }
 }

@@ -615,10 +615,7 @@ final class ReplayCommand implements Callable<Integer> {
    * page size.
    */
   private static KvLayout windowShape(KvLayout given, int page) {
-    KvLayout s =
-        given != null
-            ? given
-            : io.kvtier.simulator.SimulationConfig.builder().pageSize(page).build().kvLayout();
+    KvLayout s = given != null ? given : io.kvtier.simulator.SimulationConfig.kvLayout(page);
     return new KvLayout(s.layers(), s.kvHeads(), s.headDim(), s.dtypeBytes(), page);
   }
 

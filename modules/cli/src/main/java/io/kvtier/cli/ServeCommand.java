@@ -256,17 +256,10 @@ final class ServeCommand implements Callable<Integer> {
               + " must be at least 1: the pages between two recurrent-state snapshots");
     }
     boolean windows;
-    switch (swaCache.strip().toLowerCase(java.util.Locale.ROOT)) {
-      case "pages" -> windows = false;
-      case "windows" -> windows = true;
-      default -> {
-        return usage(
-            err,
-            "--swa-cache="
-                + swaCache
-                + " is not a mode: give pages (keep every SWA page) or windows (keep the SWA"
-                + " layers' last W-1 positions at each snapshot)");
-      }
+    try {
+      windows = HybridOptions.windows(swaCache);
+    } catch (IllegalArgumentException e) {
+      return usage(err, e.getMessage());
     }
     windowed = windows;
     if (windows && !mix.hasSwa()) {

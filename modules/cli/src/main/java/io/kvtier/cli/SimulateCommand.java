@@ -713,10 +713,7 @@ final class SimulateCommand implements Callable<Integer> {
               .rankFailure(rankFailure(placement.ranks()));
       HybridOptions.Mix mix =
           HybridOptions.mix(
-              layerMix,
-              snapshotInterval,
-              swaCache,
-              SimulationConfig.builder().pageSize(pageSize).build().kvLayout());
+              layerMix, snapshotInterval, swaCache, SimulationConfig.kvLayout(pageSize));
       if (mix.snapshotSlots() >= devicePages) {
         throw new IllegalArgumentException(
             "--device-pages="

@@ -209,8 +209,9 @@ class ServeHybridTest {
                 + " snapshots"),
         Arguments.of(
             List.of("--model-layers", "full,swa:4", "--swa-cache", "window"),
-            "--swa-cache=window is not a mode: give pages (keep every SWA page) or windows (keep"
-                + " the SWA layers' last W-1 positions at each snapshot)"),
+            "--swa-cache=window is not an SWA cache mode: give pages (SWA layers keep every"
+                + " page, the default) or windows (SWA layers keep their last W-1 positions in the"
+                + " snapshots)"),
         Arguments.of(
             List.of("--model-layers", "full,recurrent", "--swa-cache", "windows"),
             "--swa-cache windows keeps the KV of swa:W layers as windows, but --model-layers"

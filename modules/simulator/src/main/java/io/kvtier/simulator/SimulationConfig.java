@@ -313,6 +313,16 @@ public record SimulationConfig(
    * @return {@code (2, 1, 4, 2, pageSize)}
    */
   public io.kvtier.spi.KvLayout kvLayout() {
+    return kvLayout(pageSize);
+  }
+
+  /**
+   * The pools' layout of a simulation at a page size, as {@link #kvLayout()} gives it.
+   *
+   * @param pageSize tokens per page
+   * @return {@code (2, 1, 4, 2, pageSize)}
+   */
+  public static io.kvtier.spi.KvLayout kvLayout(int pageSize) {
     return SimulatedRank.layout(pageSize);
   }
 

@@ -319,6 +319,29 @@ public record LayerMix(List<Layer> layers) {
   }
 
   /**
+   * The page slots one windowed snapshot of a rank's shard takes (docs/HYBRID.md §4): {@link
+   * #windowSnapshotBytes} over the bytes of a page slot of {@link #pageLayers pageLayers(true)}
+   * blocks, at least 1.
+   *
+   * @param shape the shard's KV layout: its heads, head dimension, element bytes and page size
+   *     (its layer count is not read)
+   * @return the slots
+   * @throws IllegalArgumentException if they are more than an int counts
+   */
+  public int windowSnapshotSlots(io.kvtier.spi.KvLayout shape) {
+    Objects.requireNonNull(shape, "shape");
+    long bytes =
+        windowSnapshotBytes((int) ((long) shape.kvHeads() * shape.headDim()), shape.vectorBytes());
+    long slotBytes = pageLayers(true) * shape.pageBytesPerLayer();
+    long slots = Math.max(1, (bytes + slotBytes - 1) / slotBytes);
+    if (slots > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(
+          "one snapshot of the SWA windows of " + this + " takes " + slots + " page slots");
+    }
+    return (int) slots;
+  }
+
+  /**
    * Where layer {@code layer}'s part of a windowed snapshot starts, in bytes (see {@link
    * #windowSnapshotBytes}).
    */

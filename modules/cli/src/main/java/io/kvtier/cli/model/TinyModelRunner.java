@@ -198,12 +198,7 @@ public final class TinyModelRunner implements ModelRunner {
    */
   public static int snapshotSlots(ModelConfig config, io.kvtier.spi.KvLayout layout) {
     if (config.windowedSwa()) {
-      long bytes =
-          config
-              .layerMix()
-              .windowSnapshotBytes(layout.kvHeads() * layout.headDim(), layout.vectorBytes());
-      long slot = layout.pageBytesPerLayer() * layout.layers();
-      return (int) Math.max(1, (bytes + slot - 1) / slot);
+      return config.layerMix().windowSnapshotSlots(layout);
     }
     if (!config.layerMix().hasRecurrent()) {
       return 0;
