@@ -23,8 +23,9 @@
 # holds. The simulator's pools keep their 2-block pattern layout in both modes (HYBRID.md §8):
 # the saving is modelled by the page count, not by smaller slots.
 #
-#   scripts/hybrid-sweep.sh                      # the sample trace of ../shared/traces if there,
-#                                                # else traces/mooncake-synthetic-1000.jsonl
+#   scripts/hybrid-sweep.sh                      # table 2 on ../shared/traces/mooncake-synthetic.jsonl
+#                                                # (the Mooncake synthetic trace, not in the
+#                                                # repository); without it table 2 is left out
 #   TRACE=path.jsonl DEVICE=2M scripts/hybrid-sweep.sh
 #   INTERVALS=1,8 SIM_OPTS="--seed 3" scripts/hybrid-sweep.sh   # options of every simulate run
 #   WORKLOADS="multiturn|;doc-qa|--chunk 256" scripts/hybrid-sweep.sh   # SPEC|OPTIONS;...
@@ -42,7 +43,6 @@ sim_opts=${SIM_OPTS:-}
 IFS=';' read -r -a workloads <<< "${WORKLOADS:-multiturn|;shared-prefix:system=184|--chunk 512}"
 if [ -z "${TRACE:-}" ]; then
   TRACE=../shared/traces/mooncake-synthetic.jsonl
-  [ -f "$TRACE" ] || TRACE=traces/mooncake-synthetic-1000.jsonl
 fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # MIX|SWA CACHE|BYTES: same = the same page count as pages mode, equal = equal device bytes
@@ -112,6 +112,11 @@ PY2
 done
 echo
 done
+if [ ! -f "$TRACE" ]; then
+  echo "(no replay table: no trace $TRACE; download FAST25-release/traces/synthetic_trace.jsonl"
+  echo "from https://github.com/kvcache-ai/Mooncake, or give TRACE=path.jsonl)"
+  exit 0
+fi
 echo "### kvtier replay ($(basename "$TRACE"), 512-token pages, device $device tokens, host x4)"
 echo
 echo "| mix | swa cache | device tokens | interval (pages) | matched rate | usable rate | usable / matched | unbounded: matched | usable | usable / matched |"

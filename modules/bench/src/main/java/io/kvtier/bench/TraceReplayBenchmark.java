@@ -27,8 +27,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * invocation, on one thread, through {@link Replay#runOne} (a new cache each time, as the command
  * builds one per configuration). The score is milliseconds per replay; prompt tokens per second
  * per core are the trace's prompt tokens (printed at the end of the trial) over it. Run from the
- * repository root; the default trace is the shipped cut, the figure in docs/PERFORMANCE.md is
- * measured on the whole synthetic trace:
+ * repository root. The default trace, the Mooncake synthetic trace of docs/PERFORMANCE.md, is not
+ * in the repository: download {@code FAST25-release/traces/synthetic_trace.jsonl} from
+ * https://github.com/kvcache-ai/Mooncake to {@code ../shared/traces/mooncake-synthetic.jsonl}, or
+ * name another trace:
  *
  * <pre>
  * modules/bench/run.sh TraceReplay -p trace=../shared/traces/mooncake-synthetic.jsonl
@@ -42,8 +44,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 2)
 public class TraceReplayBenchmark {
 
-  /** A {@code mooncake:} trace file, relative to the working directory. */
-  @Param({"traces/mooncake-synthetic-1000.jsonl"})
+  /** A {@code mooncake:} trace file, relative to the working directory (the repository root). */
+  @Param({"../shared/traces/mooncake-synthetic.jsonl"})
   public String trace;
 
   /** Device capacity in tokens. */
@@ -68,6 +70,13 @@ public class TraceReplayBenchmark {
   /** Reads and expands the trace once per trial. */
   @Setup(Level.Trial)
   public void read() {
+    if (!java.nio.file.Files.isRegularFile(java.nio.file.Path.of(trace))) {
+      throw new IllegalStateException(
+          "no trace "
+              + trace
+              + ": download the Mooncake synthetic trace (FAST25-release/traces/synthetic_trace.jsonl"
+              + " of https://github.com/kvcache-ai/Mooncake) there, or give -p trace=PATH");
+    }
     prompts = ReplayTrace.of(Workloads.parse("mooncake:" + trace), Integer.MAX_VALUE);
     configuration =
         ReplayConfiguration.of(

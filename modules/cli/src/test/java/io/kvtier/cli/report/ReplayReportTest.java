@@ -2,6 +2,7 @@ package io.kvtier.cli.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.cli.SharedTraces;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.simulator.replay.Replay;
@@ -23,12 +24,13 @@ class ReplayReportTest {
   private static ReplaySummary summary;
   private static String html;
 
+  /** The first 1,000 requests of the Mooncake synthetic trace (the class skips without it). */
+  private static String traceSpec;
+
   @BeforeAll
   static void replay() {
-    ReplayTrace trace =
-        ReplayTrace.of(
-            Workloads.parse("mooncake:../../traces/mooncake-synthetic-1000.jsonl"),
-            Integer.MAX_VALUE);
+    traceSpec = "mooncake:" + SharedTraces.assumeMooncakeSynthetic();
+    ReplayTrace trace = ReplayTrace.of(Workloads.parse(traceSpec), 1000);
     summary =
         Replay.run(
             trace,
@@ -94,8 +96,7 @@ class ReplayReportTest {
    */
   @Test
   void withSnapshotsEachIntervalHasItsChartAndTheUsableLineBesideTheMatchedOne() {
-    ReplayTrace trace =
-        ReplayTrace.of(Workloads.parse("mooncake:../../traces/mooncake-synthetic-1000.jsonl"), 300);
+    ReplayTrace trace = ReplayTrace.of(Workloads.parse(traceSpec), 300);
     ReplaySummary s =
         Replay.run(
             trace,
