@@ -14,7 +14,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The embedding guide's example runs, reuses cached tokens, and is what README shows. */
+/** The embedding guide's example runs, reuses cached tokens, and is what docs/RANK-ENGINE.md shows. */
 @Timeout(60)
 class EmbeddingExampleTest {
   private static final String BEGIN = "// [embedding-loop]";
@@ -38,7 +38,7 @@ class EmbeddingExampleTest {
   @Test
   void readmeShowsTheCompiledLoopVerbatim() throws IOException {
     Path root = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
-    String readme = Files.readString(root.resolve("README.md"), StandardCharsets.UTF_8);
+    String readme = Files.readString(root.resolve("docs/RANK-ENGINE.md"), StandardCharsets.UTF_8);
     String source =
         Files.readString(
             root.resolve("examples/src/main/java/io/kvtier/examples/EmbeddingExample.java"),
@@ -76,7 +76,7 @@ class EmbeddingExampleTest {
   @Test
   void readmeShowsTheCompiledL3SetupVerbatim() throws IOException {
     Path root = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
-    String readme = Files.readString(root.resolve("README.md"), StandardCharsets.UTF_8);
+    String readme = Files.readString(root.resolve("docs/RANK-ENGINE.md"), StandardCharsets.UTF_8);
     String source =
         Files.readString(
             root.resolve("examples/src/main/java/io/kvtier/examples/EmbeddingExample.java"),

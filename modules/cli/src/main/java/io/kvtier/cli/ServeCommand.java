@@ -55,7 +55,7 @@ import picocli.CommandLine.Spec;
       "  POST /v1/completions, POST /v1/chat/completions (\"stream\": true for server-sent"
           + " events), GET /v1/models",
       "  GET /metrics (Prometheus text), GET or HEAD /health",
-      "Text is one token per UTF-8 byte; decoding is greedy. See the README's \"kvtier serve\".",
+      "Text is one token per UTF-8 byte; decoding is greedy. See docs/SERVE.md.",
       "The model fixes kvtier.layers (the layers of --model-layers, 2 by default),"
           + " kvtier.kv-heads, kvtier.head-dim and kvtier.dtype-bytes (4, 16, 4) and"
           + " kvtier.vocab-size (512); --ranks splits its 4 KV heads.",

@@ -48,12 +48,16 @@ class KvTierCliTest {
                         "(device +cuda +available .*|device +cuda +unavailable .*libcuda\\.so\\.1.*)"));
   }
 
-  /** The README's sample table lists the providers that {@code kvtier backends} lists today. */
+  /**
+   * The sample table of docs/CONFIGURATION.md lists the providers that {@code kvtier backends}
+   * lists today.
+   */
   @Test
-  void theReadmesBackendsSampleHasTodaysRows() throws java.io.IOException {
-    String readme = java.nio.file.Files.readString(java.nio.file.Path.of("../../README.md"));
+  void theDocsBackendsSampleHasTodaysRows() throws java.io.IOException {
+    String readme =
+        java.nio.file.Files.readString(java.nio.file.Path.of("../../docs/CONFIGURATION.md"));
     int start = readme.indexOf("```\nSPI ");
-    assertThat(start).as("the sample table in README.md").isPositive();
+    assertThat(start).as("the sample table in docs/CONFIGURATION.md").isPositive();
     String sample = readme.substring(start + 4, readme.indexOf("```", start + 4));
     CliRun backends = run("backends");
     assertThat(rows(sample)).isEqualTo(rows(backends.out()));
