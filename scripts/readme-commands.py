@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""Runs every shell command of the README's ```bash blocks and checks its exit status.
+"""Runs every shell command of the docs' ```bash blocks and checks its exit status.
 
     scripts/readme-commands.py            # run them all (after the build: bin/kvtier needs the jars)
     scripts/readme-commands.py --list     # only say what would run, skip or be excluded, and why
+    scripts/readme-commands.py docs/SERVE.md   # only the files named
 
-Each command (a line, with its backslash continuations) runs on its own with bash, in a fresh
-scratch directory that holds links to bin/, scripts/ and traces/ (so that out.json and the like land
-there, not in the checkout); ./mvnw lines run in the repository root. Lines that export a
-variable apply to the commands after them in the same block; JAVA_HOME is removed from the
-environment, so a line works only if it works as written. The expected exit status is 0,
+The files: README.md, every docs/*.md, the backend READMEs (backend-cuda, collective-hazelcast,
+collective-mpi) and examples/README.md; each output line starts with FILE:LINE. Each command (a
+line, with its backslash continuations, or more lines while a quote or a here-document is open)
+runs on its own with bash, in a scratch directory made fresh for its block, which holds links to
+bin/ and scripts/ (so that out.json and the like land there, not in the checkout, and a file one
+command of a block writes is there for the next); ./mvnw lines run in the repository root.
+Lines that export a variable apply to the commands after them in the same block; JAVA_HOME is
+removed from the environment, so a line works only if it works as written. The expected exit status is 0,
 or N where the line ends with a comment "# exit N". A command that serves until stopped
 (kvtier serve, kvtier cp-member) passes when it is still running after SERVER_SECONDS.
 A block whose first command ends with "&" is a session (a server in the background, clients,
@@ -23,7 +27,9 @@ Not run, each with its reason printed:
   - mpirun lines: ranks as MPI processes are SimulateRankProcessesTest's (it skips, saying why,
     without mpirun), and as root mpirun refuses to start without --allow-run-as-root;
   - lines that need a GPU (--device cuda);
-  - lines with a placeholder a reader fills in (--rank r, <words in angle brackets>).
+  - lines with a placeholder a reader fills in (--rank r, <words in angle brackets>);
+  - the commands of docs/PERFORMANCE.md: measurements that take minutes each (the figures there
+    are their record); --list shows them.
 Exit status: 0 when every command run ended as expected, 1 otherwise.
 """
 import os
@@ -39,6 +45,42 @@ SERVER_SECONDS = 15
 TIMEOUT_SECONDS = 600
 
 
+# The files whose bash blocks run, from the repository root; docs/*.md are added in order.
+FILES = ["README.md", "backend-cuda/README.md", "collective-hazelcast/README.md",
+         "collective-mpi/README.md", "examples/README.md"]
+# Files whose commands are measurements, minutes each: listed, never run.
+MEASUREMENTS = {"docs/PERFORMANCE.md"}
+
+
+def doc_files():
+    docs = sorted(os.path.join("docs", f) for f in os.listdir(os.path.join(ROOT, "docs"))
+                  if f.endswith(".md"))
+    return [FILES[0]] + docs + FILES[1:]
+
+
+def open_quote_or_heredoc(command):
+    """True while a command's single or double quote, or a here-document, is still open."""
+    m = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", command)
+    if m and not re.search(r"^\s*" + m.group(1) + r"\s*$", command[m.end():], re.M):
+        return True
+    quote = None
+    code = re.sub(r"\\.", "", command)
+    i = 0
+    while i < len(code):
+        c = code[i]
+        if quote is None and c == "#" and (i == 0 or code[i - 1].isspace()):
+            # a comment, to the end of its line
+            end = code.find("\n", i)
+            i = len(code) if end < 0 else end
+            continue
+        if quote is None and c in "'\"":
+            quote = c
+        elif c == quote:
+            quote = None
+        i += 1
+    return quote is not None
+
+
 def commands(readme):
     """(line number, command, block index) for every command of every bash block."""
     text = open(readme, encoding="utf-8").read()
@@ -50,9 +92,15 @@ def commands(readme):
         while i < len(lines):
             start = i
             line = lines[i]
-            while line.endswith("\\") and i + 1 < len(lines):
-                i += 1
-                line = line[:-1] + " " + lines[i].strip()
+            while i + 1 < len(lines):
+                if line.endswith("\\"):
+                    i += 1
+                    line = line[:-1] + " " + lines[i].strip()
+                elif open_quote_or_heredoc(line):
+                    i += 1
+                    line = line + "\n" + lines[i]
+                else:
+                    break
             i += 1
             if line.strip() and not line.strip().startswith("#"):
                 out.append((first + start, line.strip(), block))
@@ -87,7 +135,7 @@ def verdict(command):
 def link_tools(scratch):
     # A link per file, not per folder: bin/kvtier and the scripts find the repository root
     # from their own path, following a link to the file but not one to its folder.
-    for name in ("bin", "scripts", "traces"):
+    for name in ("bin", "scripts"):
         os.makedirs(os.path.join(scratch, name))
         for f in os.listdir(os.path.join(ROOT, name)):
             os.symlink(os.path.join(ROOT, name, f), os.path.join(scratch, name, f))
@@ -133,81 +181,111 @@ def run_session(block_commands, env, scratch):
 
 
 def main():
-    listing = "--list" in sys.argv[1:]
+    args = sys.argv[1:]
+    listing = "--list" in args
+    named = [a for a in args if not a.startswith("--")]
     jars = os.path.join(ROOT, "modules", "cli", "target", "lib")
     if not listing and not os.path.isdir(jars):
         # bin/kvtier would build (and install) the project itself: build it first, as .ci/run does.
         print("readme-commands: no " + jars + ": build first (./mvnw -B -q package -DskipTests)")
         return 2
-    all_commands = commands(os.path.join(ROOT, "README.md"))
+    files = [f for f in doc_files() if os.path.isfile(os.path.join(ROOT, f))]
+    if named:
+        unknown = [n for n in named if os.path.normpath(n) not in files]
+        if unknown:
+            print("readme-commands: not one of the files it runs: " + ", ".join(unknown))
+            return 2
+        files = [f for f in files if f in {os.path.normpath(n) for n in named}]
     # As written: a line gets JAVA_HOME only if it (or an export before it) sets it.
     base_env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
     failed = 0
     ran = 0
     scratch_root = tempfile.mkdtemp(prefix="kvtier-readme-")
-    env = dict(base_env)
-    block_seen = -1
-    by_block = {}
-    for number, command, block in all_commands:
-        by_block.setdefault(block, []).append((number, command))
+    started = time.time()
     try:
-        for number, command, block in all_commands:
-            if block != block_seen:
-                env = dict(base_env)
-                block_seen = block
-                if is_session(by_block[block]):
-                    lines = by_block[block]
-                    what = f"lines {lines[0][0]}-{lines[-1][0]} as one session"
-                    if listing:
-                        print(f"README.md:{number}: would run {what}: {command} ...")
-                        continue
-                    scratch = os.path.join(scratch_root, str(number))
-                    os.makedirs(scratch)
-                    link_tools(scratch)
-                    start = time.time()
-                    status, output = run_session(lines, env, scratch)
-                    ran += 1
-                    took = time.time() - start
-                    if status == 0:
-                        print(f"README.md:{number}: ok ({what}, exit 0, {took:.0f} s)")
-                    else:
-                        failed += 1
-                        print(f"README.md:{number}: FAIL ({what}): exit {status} ({took:.0f} s)")
-                        print("  " + "\n  ".join(output.rstrip().splitlines()[-15:]))
-            if is_session(by_block[block]):
-                continue
-            m = re.match(r"^export (\w+)=(\S+)$", command)
-            if m:
-                env[m.group(1)] = m.group(2)
-                print(f"README.md:{number}: applied: {command}")
-                continue
-            why = verdict(command)
-            if why:
-                print(f"README.md:{number}: {why}: {command}")
-                continue
-            want = expected_status(command)
-            if listing:
-                print(f"README.md:{number}: would run (expect exit {want}): {command}")
-                continue
-            scratch = os.path.join(scratch_root, str(number))
-            os.makedirs(scratch)
-            link_tools(scratch)
-            start = time.time()
-            status, output, served = run(command, env, scratch)
-            ran += 1
-            took = time.time() - start
-            if status == want:
-                what = f"still serving after {SERVER_SECONDS} s" if served else f"exit {status}"
-                print(f"README.md:{number}: ok ({what}, {took:.0f} s): {command}")
-            else:
-                failed += 1
-                print(f"README.md:{number}: FAIL: exit {status}, expected {want} ({took:.0f} s): {command}")
-                print("  " + "\n  ".join(output.rstrip().splitlines()[-15:]))
+        for name in files:
+            counts = run_file(name, listing, base_env, scratch_root)
+            ran += counts[0]
+            failed += counts[1]
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
     if not listing:
-        print(f"readme-commands: {ran} commands run, {failed} failed")
+        print(f"readme-commands: {ran} commands run in {len(files)} files, {failed} failed"
+              f" ({time.time() - started:.0f} s)")
     return 1 if failed else 0
+
+
+def run_file(name, listing, base_env, scratch_root):
+    """Runs (or lists) one file's commands; returns (commands run, failed)."""
+    all_commands = commands(os.path.join(ROOT, name))
+    if listing:
+        print(f"{name}: {len(all_commands)} commands in "
+              f"{len({b for _, _, b in all_commands})} bash blocks")
+    failed = 0
+    ran = 0
+    env = dict(base_env)
+    block_seen = -1
+    by_block = {}
+    scratch = None
+    for number, command, block in all_commands:
+        by_block.setdefault(block, []).append((number, command))
+    for number, command, block in all_commands:
+        where = f"{name}:{number}"
+        if block != block_seen:
+            env = dict(base_env)
+            block_seen = block
+            scratch = os.path.join(scratch_root, name.replace("/", "_") + "-" + str(number))
+            if not listing:
+                os.makedirs(scratch)
+                link_tools(scratch)
+            if is_session(by_block[block]) and name not in MEASUREMENTS:
+                lines = by_block[block]
+                what = f"lines {lines[0][0]}-{lines[-1][0]} as one session"
+                if listing:
+                    print(f"{where}: would run {what}: {command} ...")
+                    continue
+                start = time.time()
+                status, output = run_session(lines, env, scratch)
+                ran += 1
+                took = time.time() - start
+                if status == 0:
+                    print(f"{where}: ok ({what}, exit 0, {took:.0f} s)")
+                else:
+                    failed += 1
+                    print(f"{where}: FAIL ({what}): exit {status} ({took:.0f} s)")
+                    print("  " + "\n  ".join(output.rstrip().splitlines()[-15:]))
+        if is_session(by_block[block]) and name not in MEASUREMENTS:
+            continue
+        shown = command.replace("\n", " \\n ")
+        if name in MEASUREMENTS:
+            print(f"{where}: skipped: a measurement (minutes; the figures of {name} are its"
+                  f" record): {shown[:120]}")
+            continue
+        m = re.match(r"^export (\w+)=(\S+)$", command)
+        if m:
+            env[m.group(1)] = m.group(2)
+            print(f"{where}: applied: {command}")
+            continue
+        why = verdict(command)
+        if why:
+            print(f"{where}: {why}: {shown}")
+            continue
+        want = expected_status(command)
+        if listing:
+            print(f"{where}: would run (expect exit {want}): {shown}")
+            continue
+        start = time.time()
+        status, output, served = run(command, env, scratch)
+        ran += 1
+        took = time.time() - start
+        if status == want:
+            what = f"still serving after {SERVER_SECONDS} s" if served else f"exit {status}"
+            print(f"{where}: ok ({what}, {took:.0f} s): {shown}")
+        else:
+            failed += 1
+            print(f"{where}: FAIL: exit {status}, expected {want} ({took:.0f} s): {shown}")
+            print("  " + "\n  ".join(output.rstrip().splitlines()[-15:]))
+    return ran, failed
 
 
 if __name__ == "__main__":
