@@ -154,10 +154,22 @@ def run(command, env, scratch):
             stderr=subprocess.STDOUT, start_new_session=True)
         time.sleep(SERVER_SECONDS)
         alive = p.poll() is None
-        if alive:
-            os.killpg(p.pid, 15)
-        output = p.communicate(timeout=60)[0].decode(errors="replace")
-        return (0 if alive else p.returncode), output, alive
+        output = b""
+        # A server stops at SIGTERM; a follower rank waits for its rank 0 at the first and ends
+        # at the second (docs/SERVE.md); whatever still runs then is killed.
+        for sig in (15, 15, 9) if alive else ():
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                pass
+            try:
+                output = p.communicate(timeout=20)[0]
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        if not alive:
+            output = p.communicate(timeout=60)[0]
+        return (0 if alive else p.returncode), output.decode(errors="replace"), alive
     p = subprocess.run(
         ["bash", "-c", code], cwd=cwd, env=env, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, timeout=TIMEOUT_SECONDS)
