@@ -32,7 +32,11 @@ public final class SharedTraces {
     return trace;
   }
 
-  /** The repository root: the first directory up from the working directory with mvnw in it. */
+  /**
+   * The repository root: the first directory up from the working directory with mvnw and
+   * modules/ in it, or the working directory itself if there is none (the trace is then absent
+   * and the tests skip).
+   */
   static Path root() {
     Path start = Path.of(System.getProperty("user.dir")).toAbsolutePath();
     for (Path dir = start; dir != null; dir = dir.getParent()) {
@@ -40,6 +44,6 @@ public final class SharedTraces {
         return dir;
       }
     }
-    throw new IllegalStateException("no repository root (a directory with mvnw) above " + start);
+    return start;
   }
 }
