@@ -6,4 +6,5 @@
  */
 module io.kvtier.gguf {
   exports io.kvtier.gguf;
+  exports io.kvtier.gguf.tokenizer;
 }
