@@ -151,6 +151,23 @@ public enum GgufTensorType {
     }
   }
 
+  /**
+   * Quantizes {@code count} floats from {@code src[from..]} into {@code dst} at byte
+   * {@code dstOffset}, with ggml's reference rounding ({@code quantize_row_*_ref}), for writing
+   * synthetic models. {@code count} must be a multiple of the block size.
+   *
+   * @throws GgufUnsupportedException for Q4_K and Q6_K, which are read but not written
+   */
+  public void quantize(float[] src, int from, int count, MemorySegment dst, long dstOffset) {
+    if (count % blockSize != 0) {
+      throw new IllegalArgumentException(
+          this + ": count=" + count + " must be a multiple of the block size " + blockSize);
+    }
+    java.util.Objects.checkFromIndexSize(from, count, src.length);
+    java.util.Objects.checkFromIndexSize(dstOffset, bytesFor(count), dst.byteSize());
+    Quantizer.quantize(this, src, from, count, dst, dstOffset);
+  }
+
   private static float half(MemorySegment data, long at) {
     return Float.float16ToFloat(data.get(SHORT, at));
   }
