@@ -4,12 +4,15 @@ import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufMetadataException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
+import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * A tokenizer's vocabulary from a GGUF file's {@code tokenizer.ggml.*} metadata: token texts,
@@ -30,6 +33,27 @@ public final class Vocabulary {
   /** Control, user-defined and unknown tokens, longest text first. */
   private final int[] specials;
 
+  private final BitSet endOfGeneration;
+
+  /**
+   * Token texts that end a generation wherever they appear in a vocabulary, as llama.cpp
+   * detects them ({@code special_eog_ids}): files often name only EOS, not the end of a turn.
+   */
+  private static final Set<String> END_OF_GENERATION_TEXTS =
+      Set.of(
+          "<|eot_id|>",
+          "<|im_end|>",
+          "<|end|>",
+          "<|return|>",
+          "<|call|>",
+          "<end_of_turn>",
+          "<|endoftext|>",
+          "<|eom_id|>",
+          "<EOT>",
+          "_<EOT>",
+          "<|end_of_text|>",
+          "<end_of_utterance>");
+
   Vocabulary(
       String[] tokens,
       TokenType[] types,
@@ -38,7 +62,8 @@ public final class Vocabulary {
       OptionalInt eos,
       OptionalInt unknown,
       boolean addBos,
-      boolean addEos) {
+      boolean addEos,
+      int[] extraEndOfGeneration) {
     this.tokens = tokens;
     this.types = types;
     this.scores = scores;
@@ -63,6 +88,17 @@ public final class Vocabulary {
     special.sort(
         Comparator.comparingInt((Integer i) -> -tokens[i].length()).thenComparingInt(i -> i));
     this.specials = special.stream().mapToInt(Integer::intValue).toArray();
+    this.endOfGeneration = new BitSet(tokens.length);
+    eos.ifPresent(endOfGeneration::set);
+    for (int id : extraEndOfGeneration) {
+      endOfGeneration.set(id);
+    }
+    for (String text : END_OF_GENERATION_TEXTS) {
+      Integer id = ids.get(text);
+      if (id != null) {
+        endOfGeneration.set(id);
+      }
+    }
   }
 
   /**
@@ -95,7 +131,12 @@ public final class Vocabulary {
         id(file, "eos", n),
         id(file, "unknown", n),
         file.getBoolean("tokenizer.ggml.add_bos_token", defaultAddBos),
-        file.getBoolean("tokenizer.ggml.add_eos_token", false));
+        file.getBoolean("tokenizer.ggml.add_eos_token", false),
+        Stream.of("eot", "eom")
+            .map(which -> id(file, which, n))
+            .filter(OptionalInt::isPresent)
+            .mapToInt(OptionalInt::getAsInt)
+            .toArray());
   }
 
   private static void requireLength(GgufFile file, String key, int length, int tokens) {
@@ -162,6 +203,19 @@ public final class Vocabulary {
   /** The unknown-token id, if the file names one. */
   public OptionalInt unknown() {
     return unknown;
+  }
+
+  /**
+   * Whether {@code id} ends a generation: EOS, the file's {@code eot}/{@code eom} ids, and the
+   * end-of-turn tokens llama.cpp recognises by text ({@code <|eot_id|>}, {@code <|im_end|>}, ...).
+   */
+  public boolean isEndOfGeneration(int id) {
+    return endOfGeneration.get(id);
+  }
+
+  /** The ids that end a generation, ascending (see {@link #isEndOfGeneration}). */
+  public int[] endOfGenerationIds() {
+    return endOfGeneration.stream().toArray();
   }
 
   /** Whether a text prompt gets BOS first when special tokens are added. */

@@ -10,7 +10,9 @@ import io.kvtier.gguf.GgufWriter;
 import io.kvtier.gguf.SharedFiles;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,9 +20,18 @@ import org.junit.jupiter.api.io.TempDir;
 class TokenizerBehaviourTest {
   @TempDir Path dir;
 
+  private static final Map<String, Tokenizer> OPENED = new ConcurrentHashMap<>();
+
   private static Tokenizer open(String relative) throws IOException {
-    try (GgufFile file = GgufFile.open(SharedFiles.require(relative))) {
-      return Tokenizer.of(file); // the tokenizer copies what it needs; the mapping may go
+    Path path = SharedFiles.require(relative);
+    Tokenizer cached = OPENED.get(relative);
+    if (cached != null) {
+      return cached;
+    }
+    try (GgufFile file = GgufFile.open(path)) {
+      Tokenizer tokenizer = Tokenizer.of(file); // it copies what it needs; the mapping may go
+      OPENED.put(relative, tokenizer);
+      return tokenizer;
     }
   }
 
@@ -37,6 +48,16 @@ class TokenizerBehaviourTest {
     assertThat(qwen2.encode("Hello", true)).isEqualTo(qwen2.encode("Hello", false));
     assertThat(open("tokenizers/ggml-vocab-gpt-2.gguf").describe())
         .isEqualTo("byte-level BPE (gpt-2), 50257 tokens");
+  }
+
+  @Test
+  void endOfGenerationCoversTheEndOfTurnTokens() throws IOException {
+    assertThat(open("tokenizers/ggml-vocab-llama-bpe.gguf").vocabulary().endOfGenerationIds())
+        .contains(128001, 128009); // <|end_of_text|>, <|eot_id|>
+    assertThat(open("tokenizers/ggml-vocab-qwen2.gguf").vocabulary().endOfGenerationIds())
+        .containsExactly(151643, 151645); // <|endoftext|>, <|im_end|>
+    assertThat(open("models/tinyllamas-stories-260k-f32.gguf").vocabulary().endOfGenerationIds())
+        .containsExactly(2);
   }
 
   @Test
