@@ -36,15 +36,20 @@ public final class SharedFiles {
 
   /** The shared file at {@code relative}, or the test is skipped saying what is missing. */
   public static Path require(String relative) {
+    String property = System.getProperty("kvtier.shared");
     Optional<Path> root = root();
     assumeTrue(
         root.isPresent(),
         () ->
-            "skipped: no ../shared directory beside the repository"
-                + " (searched upwards from "
-                + System.getProperty("user.dir")
-                + "; set -Dkvtier.shared=DIR) for "
-                + relative);
+            property != null && !property.isBlank()
+                ? "skipped: -Dkvtier.shared="
+                    + property
+                    + " is not a directory; needed: "
+                    + relative
+                : "skipped: no ../shared directory beside the repository (searched upwards from "
+                    + System.getProperty("user.dir")
+                    + "; or set -Dkvtier.shared=DIR); needed: "
+                    + relative);
     Path file = root.get().resolve(relative);
     assumeTrue(Files.isRegularFile(file), () -> "skipped: " + file + " is absent");
     return file;

@@ -5,23 +5,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The real stories260K model (GGUF version 1, F32), read in place and rewritten as version 3. */
 class StoriesModelTest {
-  private static Path model;
   @TempDir Path dir;
 
-  @BeforeAll
-  static void findModel() {
-    model = SharedFiles.require("models/tinyllamas-stories-260k-f32.gguf");
+  private static Path model() {
+    return SharedFiles.require("models/tinyllamas-stories-260k-f32.gguf");
   }
 
   @Test
   void headerAndHyperparametersAreTheKnownFacts() throws IOException {
-    try (GgufFile f = GgufFile.open(model)) {
+    try (GgufFile f = GgufFile.open(model())) {
       assertThat(f.version()).isEqualTo(1);
       ModelHyperparameters h = ModelHyperparameters.of(f);
       assertThat(h.architecture()).isEqualTo("llama");
@@ -49,7 +46,7 @@ class StoriesModelTest {
 
   @Test
   void everyTensorIsReadableInPlace() throws IOException {
-    try (GgufFile f = GgufFile.open(model)) {
+    try (GgufFile f = GgufFile.open(model())) {
       long total = 0;
       for (GgufTensorInfo info : f.tensorInfos()) {
         GgufTensor t = f.tensor(info.name());
@@ -69,7 +66,7 @@ class StoriesModelTest {
   @Test
   void rewritesAsVersion3AndReadsBackEqual() throws IOException {
     Path v3 = dir.resolve("stories260K-v3.gguf");
-    try (GgufFile f = GgufFile.open(model)) {
+    try (GgufFile f = GgufFile.open(model())) {
       GgufWriter.copyOf(f, 3).write(v3);
       try (GgufFile g = GgufFile.open(v3)) {
         assertThat(g.version()).isEqualTo(3);

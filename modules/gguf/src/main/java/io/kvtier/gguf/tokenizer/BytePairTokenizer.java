@@ -45,11 +45,11 @@ public final class BytePairTokenizer implements Tokenizer {
     this.mergeRanks = HashMap.newHashMap(merges.length);
     for (int rank = 0; rank < merges.length; rank++) {
       String merge = merges[rank];
-      // llama.cpp splits at the first space after the first character
-      if (merge.indexOf(' ', 1) < 0) {
-        throw new IllegalArgumentException("merge " + rank + " '" + merge + "' has no space");
+      // llama.cpp splits at the first space after the first character and keeps the first rank
+      // of a pair; byte-level symbols hold no space, so "left right" names the pair exactly
+      if (merge.indexOf(' ', 1) > 0) {
+        mergeRanks.putIfAbsent(merge, rank);
       }
-      mergeRanks.putIfAbsent(merge, rank);
     }
   }
 

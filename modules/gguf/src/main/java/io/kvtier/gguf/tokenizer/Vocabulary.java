@@ -74,7 +74,7 @@ public final class Vocabulary {
     this.addEos = addEos;
     this.ids = HashMap.newHashMap(tokens.length);
     for (int i = 0; i < tokens.length; i++) {
-      ids.putIfAbsent(tokens[i], i);
+      ids.put(tokens[i], i); // as llama.cpp: a text given twice means its last id
     }
     List<Integer> special = new ArrayList<>();
     for (int i = 0; i < tokens.length; i++) {
@@ -86,7 +86,7 @@ public final class Vocabulary {
       }
     }
     special.sort(
-        Comparator.comparingInt((Integer i) -> -tokens[i].length()).thenComparingInt(i -> i));
+        Comparator.comparingInt((Integer i) -> -utf8Length(tokens[i])).thenComparingInt(i -> i));
     this.specials = special.stream().mapToInt(Integer::intValue).toArray();
     this.endOfGeneration = new BitSet(tokens.length);
     eos.ifPresent(endOfGeneration::set);
@@ -106,7 +106,12 @@ public final class Vocabulary {
    * {@code tokenizer.ggml.add_bos_token}.
    */
   static Vocabulary of(GgufFile file, boolean defaultAddBos) {
-    String[] tokens = file.getArray("tokenizer.ggml.tokens").strings();
+    String[] tokens = file.getArray("tokenizer.ggml.tokens").strings().clone();
+    for (int i = 0; i < tokens.length; i++) {
+      if (tokens[i].isEmpty()) {
+        tokens[i] = "[EMPTY_" + i + "]"; // llama.cpp's name, so no text maps to an empty token
+      }
+    }
     int n = tokens.length;
     TokenType[] types = new TokenType[n];
     Arrays.fill(types, TokenType.NORMAL);
@@ -159,6 +164,10 @@ public final class Vocabulary {
           key + "=" + id + " in " + file.path() + " is outside the vocabulary of " + n + " tokens");
     }
     return OptionalInt.of(id);
+  }
+
+  private static int utf8Length(String s) {
+    return s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
   }
 
   /** The number of tokens. */
