@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -31,7 +32,22 @@ public final class GgufWriter {
   private final Map<String, GgufValue> metadata = new LinkedHashMap<>();
   private final Map<String, PendingTensor> tensors = new LinkedHashMap<>();
 
-  private record PendingTensor(String name, GgufTensorType type, long[] dims, MemorySegment data) {}
+  private record PendingTensor(String name, GgufTensorType type, long[] dims, TensorBytes bytes) {}
+
+  /** Where a tensor's bytes come from at {@link #write}: a segment, or rows made on the fly. */
+  private interface TensorBytes {
+    void writeTo(FileChannel out) throws IOException;
+  }
+
+  /**
+   * Makes a tensor's rows at write time, so a model larger than memory (a synthetic 1B-shape
+   * file) can be written one row at a time.
+   */
+  @FunctionalInterface
+  public interface RowSource {
+    /** Fills {@code values} (one row: the innermost dimension) with row {@code row}. */
+    void fill(long row, float[] values);
+  }
 
   /**
    * A writer for GGUF {@code version}.
@@ -89,8 +105,55 @@ public final class GgufWriter {
     if (tensors.containsKey(name)) {
       throw new IllegalArgumentException("tensor " + name + " was already added");
     }
-    tensors.put(name, new PendingTensor(name, type, dims.clone(), data));
+    tensors.put(name, new PendingTensor(name, type, dims.clone(), out -> writeSegment(out, data)));
     return this;
+  }
+
+  /**
+   * Adds a tensor whose rows {@code source} makes at {@link #write} time, stored as {@code type}
+   * (quantized with ggml's reference rounding, see {@link GgufTensorType#quantize}).
+   *
+   * @throws GgufUnsupportedException if {@code type} cannot be written from floats
+   */
+  public GgufWriter addTensor(String name, GgufTensorType type, long[] dims, RowSource source) {
+    Objects.requireNonNull(source, "source");
+    GgufTensorInfo info = new GgufTensorInfo(name, dims, type, 0);
+    if (type == GgufTensorType.Q4_K || type == GgufTensorType.Q6_K) {
+      throw new GgufUnsupportedException(
+          "quantizing to "
+              + type
+              + " is not supported;"
+              + " supported: F32, F16, BF16, Q8_0, Q4_0");
+    }
+    if (tensors.containsKey(name)) {
+      throw new IllegalArgumentException("tensor " + name + " was already added");
+    }
+    int rowLength = Math.toIntExact(info.rowLength());
+    long rows = info.rowCount();
+    TensorBytes bytes =
+        out -> {
+          float[] values = new float[rowLength];
+          long rowBytes = type.bytesFor(rowLength);
+          ByteBuffer buffer =
+              ByteBuffer.allocateDirect(Math.toIntExact(rowBytes)).order(ByteOrder.LITTLE_ENDIAN);
+          MemorySegment segment = MemorySegment.ofBuffer(buffer);
+          for (long r = 0; r < rows; r++) {
+            source.fill(r, values);
+            type.quantize(values, 0, rowLength, segment, 0);
+            buffer.clear();
+            writeFully(out, buffer);
+          }
+        };
+    tensors.put(name, new PendingTensor(name, type, dims.clone(), bytes));
+    return this;
+  }
+
+  private static void writeSegment(FileChannel out, MemorySegment data) throws IOException {
+    for (long done = 0; done < data.byteSize(); ) {
+      long chunk = Math.min(1L << 30, data.byteSize() - done);
+      writeFully(out, data.asSlice(done, chunk).asByteBuffer());
+      done += chunk;
+    }
   }
 
   /** Writes the file to {@code path}, replacing any file there. */
@@ -118,7 +181,7 @@ public final class GgufWriter {
       header.u32(t.type.code());
       header.u64(offset);
       offsets.add(offset);
-      offset = GgufReader.align(offset + t.data.byteSize(), alignment);
+      offset = GgufReader.align(offset + t.type.bytesFor(elementCount(t.dims)), alignment);
     }
     header.padTo(alignment);
     try (FileChannel out =
@@ -134,13 +197,17 @@ public final class GgufWriter {
         long at = dataStart + offsets.get(i++);
         long padding = at - out.position();
         writeFully(out, ByteBuffer.allocate(Math.toIntExact(padding)));
-        for (long done = 0; done < t.data.byteSize(); ) {
-          long chunk = Math.min(1L << 30, t.data.byteSize() - done);
-          writeFully(out, t.data.asSlice(done, chunk).asByteBuffer());
-          done += chunk;
-        }
+        t.bytes.writeTo(out);
       }
     }
+  }
+
+  private static long elementCount(long[] dims) {
+    long n = 1;
+    for (long d : dims) {
+      n = Math.multiplyExact(n, d);
+    }
+    return n;
   }
 
   private int alignment() {

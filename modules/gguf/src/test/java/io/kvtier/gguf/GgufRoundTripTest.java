@@ -106,6 +106,48 @@ class GgufRoundTripTest {
   }
 
   @Test
+  void rowSourcesAreQuantizedRowByRowAtWriteTime() throws IOException {
+    Path path = dir.resolve("rows.gguf");
+    GgufWriter.RowSource ramp =
+        (row, values) -> {
+          for (int i = 0; i < values.length; i++) {
+            values[i] = (row + 1) * (i - 16) / 16f;
+          }
+        };
+    GgufWriter w = new GgufWriter(3);
+    for (GgufTensorType type :
+        new GgufTensorType[] {
+          GgufTensorType.F32,
+          GgufTensorType.F16,
+          GgufTensorType.BF16,
+          GgufTensorType.Q8_0,
+          GgufTensorType.Q4_0
+        }) {
+      w.addTensor("t." + type, type, new long[] {64, 3}, ramp);
+    }
+    w.write(path);
+    try (GgufFile f = GgufFile.open(path);
+        Arena arena = Arena.ofConfined()) {
+      float[] expected = new float[64];
+      for (GgufTensorInfo info : f.tensorInfos()) {
+        GgufTensor t = f.tensor(info.name());
+        MemorySegment quantized = arena.allocate(info.type().bytesFor(64));
+        for (int r = 0; r < 3; r++) {
+          ramp.fill(r, expected);
+          info.type().quantize(expected, 0, 64, quantized, 0);
+          assertThat(t.row(r).mismatch(quantized)).as("%s row %d", info.name(), r).isEqualTo(-1L);
+        }
+      }
+      float[] row2 = f.tensor("t.F32").dequantizeRow(2);
+      assertThat(row2[0]).isEqualTo(-3f);
+      assertThat(row2[32]).isEqualTo(3f);
+    }
+    assertThatThrownBy(
+            () -> new GgufWriter(3).addTensor("k", GgufTensorType.Q6_K, new long[] {256}, ramp))
+        .isInstanceOf(GgufUnsupportedException.class);
+  }
+
+  @Test
   void honoursACustomAlignment() throws IOException {
     Path path = dir.resolve("a.gguf");
     try (Arena arena = Arena.ofConfined()) {
