@@ -9,6 +9,9 @@ import io.kvtier.gguf.GgufUnsupportedException;
  * <p>{@link #of} reads {@code tokenizer.ggml.model}: {@code llama} is SentencePiece with scores
  * and byte fallback ({@link SentencePieceTokenizer}), {@code gpt2} is byte-level BPE with merges
  * and the pre-tokenizer {@code tokenizer.ggml.pre} names ({@link BytePairTokenizer}).
+ *
+ * <p>A tokenizer copies what it needs from the file (it outlives the {@link GgufFile}), holds no
+ * mutable state, and is safe for concurrent use.
  */
 public sealed interface Tokenizer permits SentencePieceTokenizer, BytePairTokenizer {
 
