@@ -10,6 +10,7 @@ import io.kvtier.gguf.GgufWriter;
 import io.kvtier.gguf.SharedFiles;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
@@ -87,6 +88,10 @@ class TokenizerBehaviourTest {
     int[] greedy = {403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426};
     assertThat(stories.decode(greedy))
         .isEqualTo("Once upon a time, there was a little girl named Lily.");
+    // and the sentence, as a prompt, is BOS followed by exactly those ids
+    int[] prompt = stories.encode("Once upon a time, there was a little girl named Lily.", true);
+    assertThat(prompt[0]).isEqualTo(1);
+    assertThat(Arrays.copyOfRange(prompt, 1, prompt.length)).containsExactly(greedy);
     String text = "Once upon a time, a cat sat. \u00e9\u6f22\ud83e\udd99";
     int[] ids = stories.encode(text, true);
     assertThat(ids[0]).isEqualTo(1);
