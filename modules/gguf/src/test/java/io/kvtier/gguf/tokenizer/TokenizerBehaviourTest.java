@@ -113,13 +113,8 @@ class TokenizerBehaviourTest {
     String longWord = "a".repeat(10_000); // one pre-token word: merges must not be quadratic
     for (String name : new String[] {"llama-spm", "llama-bpe", "qwen2", "gpt-2"}) {
       Tokenizer t = open("tokenizers/ggml-vocab-" + name + ".gguf");
-      long start = System.nanoTime();
       int[] ids = t.encode(text, false);
       int[] longIds = t.encode(longWord, false);
-      long micros = (System.nanoTime() - start) / 1000;
-      System.out.printf(
-          "%s: %d + %d chars -> %d + %d tokens in %d us%n",
-          name, text.length(), longWord.length(), ids.length, longIds.length, micros);
       assertThat(t.decode(ids)).as(name).isEqualTo(text);
       assertThat(t.decode(longIds)).as(name).isEqualTo(longWord);
     }
