@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.stream.Collectors;
 
 /**
@@ -163,8 +164,8 @@ public enum GgufTensorType {
       throw new IllegalArgumentException(
           this + ": count=" + count + " must be a multiple of the block size " + blockSize);
     }
-    java.util.Objects.checkFromIndexSize(from, count, src.length);
-    java.util.Objects.checkFromIndexSize(dstOffset, bytesFor(count), dst.byteSize());
+    Objects.checkFromIndexSize(from, count, src.length);
+    Objects.checkFromIndexSize(dstOffset, bytesFor(count), dst.byteSize());
     Quantizer.quantize(this, src, from, count, dst, dstOffset);
   }
 

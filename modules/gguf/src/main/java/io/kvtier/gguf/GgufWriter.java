@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -98,7 +99,7 @@ public final class GgufWriter {
               + " but "
               + type
               + " "
-              + java.util.Arrays.toString(dims)
+              + Arrays.toString(dims)
               + " needs "
               + info.byteSize());
     }

@@ -3,9 +3,9 @@ package io.kvtier.gguf.tokenizer;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufMetadataException;
 import io.kvtier.gguf.GgufUnsupportedException;
-import io.kvtier.gguf.tokenizer.SentencePieceTokenizer.IntList;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.PriorityQueue;
@@ -26,7 +26,7 @@ public final class BytePairTokenizer implements Tokenizer {
   private static final int[] CHAR_TO_BYTE = new int[512];
 
   static {
-    java.util.Arrays.fill(CHAR_TO_BYTE, -1);
+    Arrays.fill(CHAR_TO_BYTE, -1);
     int extra = 0;
     for (int b = 0; b < 256; b++) {
       boolean printable = b >= '!' && b <= '~' || b >= 0xA1 && b <= 0xAC || b >= 0xAE;

@@ -178,21 +178,4 @@ public final class SentencePieceTokenizer implements Tokenizer {
   public String describe() {
     return "SentencePiece, " + vocabulary.size() + " tokens";
   }
-
-  /** A growable int array. */
-  static final class IntList {
-    private int[] values = new int[16];
-    private int size;
-
-    void add(int v) {
-      if (size == values.length) {
-        values = java.util.Arrays.copyOf(values, size * 2);
-      }
-      values[size++] = v;
-    }
-
-    int[] toArray() {
-      return java.util.Arrays.copyOf(values, size);
-    }
-  }
 }
