@@ -1,0 +1,249 @@
+package io.kvtier.gguf;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.stream.Collectors;
+
+/**
+ * The tensor types this library reads, with ggml's type code and block layout. A block holds
+ * {@link #blockSize()} weights in {@link #blockBytes()} bytes; a row's length must be a multiple
+ * of the block size. Block layouts follow ggml's {@code ggml-common.h}:
+ * <ul>
+ *   <li>Q8_0: f16 scale d, then 32 int8 q; weight = q * d.
+ *   <li>Q4_0: f16 scale d, then 16 bytes; low nibbles are weights 0-15, high nibbles 16-31;
+ *       weight = (q - 8) * d.
+ *   <li>Q4_K: 256 weights: f16 d, f16 dmin, 12 bytes of packed 6-bit scales and mins for eight
+ *       sub-blocks of 32, then 128 bytes of nibbles (per 64 weights: 32 bytes, low nibbles first);
+ *       weight = d * scale * q - dmin * min.
+ *   <li>Q6_K: 256 weights: 128 bytes of low 4 bits, 64 bytes of high 2 bits, 16 int8 scales (one
+ *       per 16 weights), f16 d; weight = d * scale * (q - 32).
+ * </ul>
+ */
+public enum GgufTensorType {
+  /** 32-bit float. */
+  F32(0, 1, 4),
+  /** IEEE half precision. */
+  F16(1, 1, 2),
+  /** 4-bit blocks of 32 with an f16 scale and offset 8. */
+  Q4_0(2, 32, 18),
+  /** 8-bit blocks of 32 with an f16 scale. */
+  Q8_0(8, 32, 34),
+  /** 4-bit super-blocks of 256 with 6-bit sub-block scales and mins. */
+  Q4_K(12, 256, 144),
+  /** 6-bit super-blocks of 256 with int8 sub-block scales. */
+  Q6_K(14, 256, 210),
+  /** bfloat16: the upper half of an f32. */
+  BF16(30, 1, 2);
+
+  private static final ValueLayout.OfShort SHORT =
+      ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfFloat FLOAT =
+      ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  private final int code;
+  private final int blockSize;
+  private final int blockBytes;
+
+  GgufTensorType(int code, int blockSize, int blockBytes) {
+    this.code = code;
+    this.blockSize = blockSize;
+    this.blockBytes = blockBytes;
+  }
+
+  /** ggml's code for this type. */
+  public int code() {
+    return code;
+  }
+
+  /** Weights per block (1 for the float types). */
+  public int blockSize() {
+    return blockSize;
+  }
+
+  /** Bytes per block. */
+  public int blockBytes() {
+    return blockBytes;
+  }
+
+  /**
+   * The bytes that {@code elements} weights take.
+   *
+   * @throws GgufException if {@code elements} is not a multiple of the block size
+   */
+  public long bytesFor(long elements) {
+    if (elements % blockSize != 0) {
+      throw new GgufException(
+          this
+              + " stores weights in blocks of "
+              + blockSize
+              + "; "
+              + elements
+              + " weights is not a multiple of it");
+    }
+    return elements / blockSize * blockBytes;
+  }
+
+  /**
+   * The type with ggml code {@code code}.
+   *
+   * @throws GgufUnsupportedException naming the code and the supported types
+   */
+  public static GgufTensorType ofCode(int code) {
+    for (GgufTensorType t : values()) {
+      if (t.code == code) {
+        return t;
+      }
+    }
+    throw new GgufUnsupportedException(
+        "tensor type "
+            + code
+            + " ("
+            + ggmlName(code)
+            + ") is not supported; supported: "
+            + supportedList());
+  }
+
+  static String supportedList() {
+    return Arrays.stream(values()).map(t -> t + "=" + t.code).collect(Collectors.joining(", "));
+  }
+
+  private static String ggmlName(int code) {
+    String[] names = {
+      "F32", "F16", "Q4_0", "Q4_1", "Q4_2", "Q4_3", "Q5_0", "Q5_1", "Q8_0", "Q8_1", "Q2_K", "Q3_K",
+      "Q4_K", "Q5_K", "Q6_K", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
+      "IQ2_S", "IQ4_XS", "I8", "I16", "I32", "I64", "F64", "IQ1_M", "BF16"
+    };
+    return code >= 0 && code < names.length ? names[code] : "unknown";
+  }
+
+  /**
+   * Dequantizes {@code count} weights starting at weight {@code first} of {@code data} (which
+   * holds weights of this type from weight 0) into {@code out[outOffset..]}. {@code first} and
+   * {@code count} must be multiples of the block size.
+   */
+  public void dequantize(MemorySegment data, long first, int count, float[] out, int outOffset) {
+    if (first % blockSize != 0 || count % blockSize != 0) {
+      throw new IllegalArgumentException(
+          this
+              + ": first="
+              + first
+              + " count="
+              + count
+              + " must be multiples of the block size "
+              + blockSize);
+    }
+    long base = first / blockSize * blockBytes;
+    int blocks = count / blockSize;
+    for (int b = 0; b < blocks; b++) {
+      long at = base + (long) b * blockBytes;
+      int o = outOffset + b * blockSize;
+      switch (this) {
+        case F32 -> out[o] = data.get(FLOAT, at);
+        case F16 -> out[o] = Float.float16ToFloat(data.get(SHORT, at));
+        case BF16 -> out[o] = Float.intBitsToFloat((data.get(SHORT, at) & 0xFFFF) << 16);
+        case Q8_0 -> dequantizeQ8_0(data, at, out, o);
+        case Q4_0 -> dequantizeQ4_0(data, at, out, o);
+        case Q4_K -> dequantizeQ4K(data, at, out, o);
+        case Q6_K -> dequantizeQ6K(data, at, out, o);
+      }
+    }
+  }
+
+  /**
+   * Quantizes {@code count} floats from {@code src[from..]} into {@code dst} at byte
+   * {@code dstOffset}, with ggml's reference rounding ({@code quantize_row_*_ref}), for writing
+   * synthetic models. {@code count} must be a multiple of the block size.
+   *
+   * @throws GgufUnsupportedException for Q4_K and Q6_K, which are read but not written
+   */
+  public void quantize(float[] src, int from, int count, MemorySegment dst, long dstOffset) {
+    if (count % blockSize != 0) {
+      throw new IllegalArgumentException(
+          this + ": count=" + count + " must be a multiple of the block size " + blockSize);
+    }
+    Objects.checkFromIndexSize(from, count, src.length);
+    Objects.checkFromIndexSize(dstOffset, bytesFor(count), dst.byteSize());
+    Quantizer.quantize(this, src, from, count, dst, dstOffset);
+  }
+
+  private static float half(MemorySegment data, long at) {
+    return Float.float16ToFloat(data.get(SHORT, at));
+  }
+
+  private static int u8(MemorySegment data, long at) {
+    return data.get(ValueLayout.JAVA_BYTE, at) & 0xFF;
+  }
+
+  private static void dequantizeQ8_0(MemorySegment data, long at, float[] out, int o) {
+    float d = half(data, at);
+    for (int i = 0; i < 32; i++) {
+      out[o + i] = data.get(ValueLayout.JAVA_BYTE, at + 2 + i) * d;
+    }
+  }
+
+  private static void dequantizeQ4_0(MemorySegment data, long at, float[] out, int o) {
+    float d = half(data, at);
+    for (int i = 0; i < 16; i++) {
+      int q = u8(data, at + 2 + i);
+      out[o + i] = ((q & 0xF) - 8) * d;
+      out[o + i + 16] = ((q >> 4) - 8) * d;
+    }
+  }
+
+  private static void dequantizeQ4K(MemorySegment data, long at, float[] out, int o) {
+    float d = half(data, at);
+    float dmin = half(data, at + 2);
+    long scales = at + 4;
+    long qs = at + 16;
+    for (int group = 0; group < 4; group++) {
+      int j = group * 2;
+      float d1 = d * scaleK4(data, scales, j, false);
+      float m1 = dmin * scaleK4(data, scales, j, true);
+      float d2 = d * scaleK4(data, scales, j + 1, false);
+      float m2 = dmin * scaleK4(data, scales, j + 1, true);
+      for (int l = 0; l < 32; l++) {
+        int q = u8(data, qs + group * 32L + l);
+        out[o + group * 64 + l] = d1 * (q & 0xF) - m1;
+        out[o + group * 64 + 32 + l] = d2 * (q >> 4) - m2;
+      }
+    }
+  }
+
+  /** Sub-block j's 6-bit scale (or min) from Q4_K's 12 packed bytes. */
+  private static int scaleK4(MemorySegment data, long scales, int j, boolean min) {
+    if (j < 4) {
+      return u8(data, scales + j + (min ? 4 : 0)) & 63;
+    }
+    if (!min) {
+      return (u8(data, scales + j + 4) & 0xF) | ((u8(data, scales + j - 4) >> 6) << 4);
+    }
+    return (u8(data, scales + j + 4) >> 4) | ((u8(data, scales + j) >> 6) << 4);
+  }
+
+  private static void dequantizeQ6K(MemorySegment data, long at, float[] out, int o) {
+    float d = half(data, at + 208);
+    for (int half = 0; half < 2; half++) {
+      long ql = at + half * 64L;
+      long qh = at + 128 + half * 32L;
+      long sc = at + 192 + half * 8L;
+      int y = o + half * 128;
+      for (int l = 0; l < 32; l++) {
+        int is = l / 16;
+        int h = u8(data, qh + l);
+        int lo0 = u8(data, ql + l);
+        int lo32 = u8(data, ql + 32 + l);
+        int q1 = ((lo0 & 0xF) | ((h & 3) << 4)) - 32;
+        int q2 = ((lo32 & 0xF) | (((h >> 2) & 3) << 4)) - 32;
+        int q3 = ((lo0 >> 4) | (((h >> 4) & 3) << 4)) - 32;
+        int q4 = ((lo32 >> 4) | (((h >> 6) & 3) << 4)) - 32;
+        out[y + l] = d * data.get(ValueLayout.JAVA_BYTE, sc + is) * q1;
+        out[y + l + 32] = d * data.get(ValueLayout.JAVA_BYTE, sc + is + 2) * q2;
+        out[y + l + 64] = d * data.get(ValueLayout.JAVA_BYTE, sc + is + 4) * q3;
+        out[y + l + 96] = d * data.get(ValueLayout.JAVA_BYTE, sc + is + 6) * q4;
+      }
+    }
+  }
+}

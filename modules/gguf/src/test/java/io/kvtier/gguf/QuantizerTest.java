@@ -1,0 +1,105 @@
+package io.kvtier.gguf;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+class QuantizerTest {
+  private static final ValueLayout.OfShort SHORT =
+      ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  @ParameterizedTest
+  @EnumSource(names = {"F32", "F16", "BF16", "Q8_0", "Q4_0"})
+  void quantizeThenDequantizeStaysWithinTheTypesStep(GgufTensorType type) {
+    Random random = new Random(11);
+    float[] x = new float[256];
+    for (int i = 0; i < x.length; i++) {
+      x[i] = (float) random.nextGaussian();
+    }
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment data = arena.allocate(type.bytesFor(x.length));
+      type.quantize(x, 0, x.length, data, 0);
+      float[] y = new float[x.length];
+      type.dequantize(data, 0, x.length, y, 0);
+      for (int b = 0; b < x.length; b += 32) {
+        float amax = 0;
+        for (int j = 0; j < 32; j++) {
+          amax = Math.max(amax, Math.abs(x[b + j]));
+        }
+        // half a step of the block scale plus the f16 rounding of the scale itself; Q4_0 caps q
+        // at 15, so a value opposite the signed maximum can be off by a whole step
+        float step =
+            switch (type) {
+              case F32 -> 0f;
+              case F16 -> amax / 1024;
+              case BF16 -> amax / 128;
+              case Q8_0 -> amax / 127 / 2 + amax / 1024;
+              default -> amax / 8 + amax / 1024;
+            };
+        for (int j = 0; j < 32; j++) {
+          assertThat(y[b + j]).as("%s weight %d", type, b + j).isCloseTo(x[b + j], within(step));
+        }
+      }
+    }
+  }
+
+  @Test
+  void q8_0RoundsHalvesAwayFromZeroAsC() {
+    float[] x = new float[32];
+    x[0] = 127f; // d = 1
+    x[1] = 2.5f;
+    x[2] = -2.5f;
+    x[3] = 0.49999997f;
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment block = arena.allocate(34);
+      GgufTensorType.Q8_0.quantize(x, 0, 32, block, 0);
+      assertThat(Float.float16ToFloat(block.get(SHORT, 0))).isEqualTo(1f);
+      assertThat(block.get(ValueLayout.JAVA_BYTE, 3)).isEqualTo((byte) 3);
+      assertThat(block.get(ValueLayout.JAVA_BYTE, 4)).isEqualTo((byte) -3);
+      assertThat(block.get(ValueLayout.JAVA_BYTE, 5)).isEqualTo((byte) 0);
+    }
+  }
+
+  @Test
+  void q4_0TakesTheSignedMaximumAsMinusEight() {
+    float[] x = new float[32];
+    x[0] = -4f; // max by magnitude: d = -4 / -8 = 0.5, so -4 -> q 0
+    x[1] = 3.5f; // 3.5 / 0.5 + 8.5 = 15.5 -> 15
+    x[2] = 3.9f; // capped at 15
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment block = arena.allocate(18);
+      GgufTensorType.Q4_0.quantize(x, 0, 32, block, 0);
+      assertThat(Float.float16ToFloat(block.get(SHORT, 0))).isEqualTo(0.5f);
+      assertThat(block.get(ValueLayout.JAVA_BYTE, 2) & 0xF).isEqualTo(0);
+      assertThat(block.get(ValueLayout.JAVA_BYTE, 3) & 0xF).isEqualTo(15);
+      assertThat(block.get(ValueLayout.JAVA_BYTE, 4) & 0xF).isEqualTo(15);
+      assertThat(block.get(ValueLayout.JAVA_BYTE, 2 + 5) & 0xF).isEqualTo(8); // zeros
+    }
+  }
+
+  @Test
+  void bf16RoundsToNearestEven() {
+    assertThat(Quantizer.toBf16(Float.intBitsToFloat(0x3F80_8000))).isEqualTo((short) 0x3F80);
+    assertThat(Quantizer.toBf16(Float.intBitsToFloat(0x3F81_8000))).isEqualTo((short) 0x3F82);
+    assertThat(Quantizer.toBf16(Float.intBitsToFloat(0x3F80_8001))).isEqualTo((short) 0x3F81);
+  }
+
+  @Test
+  void kQuantsAreReadOnly() {
+    try (Arena arena = Arena.ofConfined()) {
+      assertThatThrownBy(
+              () -> GgufTensorType.Q4_K.quantize(new float[256], 0, 256, arena.allocate(144), 0))
+          .isInstanceOf(GgufUnsupportedException.class)
+          .hasMessage("quantizing to Q4_K is not supported; supported: F32, F16, BF16, Q8_0, Q4_0");
+    }
+  }
+}
