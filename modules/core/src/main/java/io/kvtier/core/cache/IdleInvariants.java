@@ -40,14 +40,14 @@ final class IdleInvariants {
               + " loads are pending");
     }
     L3Tier l3 = run.l3;
-    if (l3 != null && (l3.outstanding() != 0 || l3.byRequest.size() != 0)) {
+    if (l3 != null && (l3.outstanding() != 0 || l3.prefetches.byRequest.size() != 0)) {
       fail(
           "not idle: "
-              + l3.writes.size()
+              + l3.writes.queue.size()
               + " L3 writes and "
-              + l3.pending.size()
+              + l3.prefetches.pending.size()
               + " prefetches are pending, "
-              + l3.byRequest.size()
+              + l3.prefetches.byRequest.size()
               + " prefetch outcomes unclaimed");
     }
     for (RadixNode n : run.seen.keySet()) {

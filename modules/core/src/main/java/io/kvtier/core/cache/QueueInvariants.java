@@ -79,7 +79,7 @@ final class QueueInvariants {
   }
 
   private void l3(L3Tier l3) {
-    for (L3Write write : l3.writes) {
+    for (L3Write write : l3.writes.queue) {
       int pages = 0;
       for (RadixNode n : write.nodes) {
         if (!run.inTree(n) || n.pendingL3Write != write) {
@@ -96,7 +96,7 @@ final class QueueInvariants {
         }
       }
     }
-    for (Prefetch op : l3.pending) {
+    for (Prefetch op : l3.prefetches.pending) {
       if (op.lockNode != null && !run.inTree(op.lockNode)) {
         fail(op + " locks a node not in the tree: " + op.lockNode);
       }
@@ -113,8 +113,8 @@ final class QueueInvariants {
       reservedHostPages += op.heldPages();
     }
     L3Progress progress = run.cache.rooms().l3().orElseThrow().progress();
-    if (progress.putGroups() != l3.writes.size()
-        || progress.prefetchGroups() != l3.pending.size()) {
+    if (progress.putGroups() != l3.writes.queue.size()
+        || progress.prefetchGroups() != l3.prefetches.pending.size()) {
       fail(
           "rank-local L3 work (puts="
               + progress.putGroups()
@@ -122,9 +122,9 @@ final class QueueInvariants {
               + progress.prefetchGroups()
               + ") does not pair with the replicated queues (L3"
               + " writes="
-              + l3.writes.size()
+              + l3.writes.queue.size()
               + ", pending prefetches="
-              + l3.pending.size()
+              + l3.prefetches.pending.size()
               + ")");
     }
   }

@@ -72,28 +72,28 @@ final class QueueMembership {
   }
 
   private void l3(RankCache cache, L3Tier l3) {
-    for (L3Write write : l3.writes) {
+    for (L3Write write : l3.writes.queue) {
       for (RadixNode n : write.nodes) {
         if (l3WriteOf.put(n, write) != null) {
           InvariantRun.fail("node " + n + " is in two pending L3 writes");
         }
       }
     }
-    for (Prefetch op : l3.pending) {
+    for (Prefetch op : l3.prefetches.pending) {
       if (op.state == Prefetch.State.DRAINING) {
         if (op.lockNode != null) {
           InvariantRun.fail(op + " drains but still holds a lock on " + op.lockNode);
         }
       } else if (op.state == Prefetch.State.DONE
           || op.lockNode == null
-          || l3.byRequest.get(op.requestId) != op) {
+          || l3.prefetches.byRequest.get(op.requestId) != op) {
         InvariantRun.fail(
             op + " is pending but DONE, holds no anchor lock, or is not its request's");
       } else {
         lock(op.lockNode);
       }
     }
-    LongMap<Prefetch> live = l3.byRequest;
+    LongMap<Prefetch> live = l3.prefetches.byRequest;
     for (int s = 0; s < live.slotCount(); s++) {
       Prefetch op = live.valueAt(s);
       if (op == null) {
@@ -110,7 +110,7 @@ final class QueueMembership {
         if (op.lockNode != null) {
           lock(op.lockNode);
         }
-      } else if (!l3.pending.contains(op)) {
+      } else if (!l3.prefetches.pending.contains(op)) {
         InvariantRun.fail(op + " is live but not pending");
       }
     }
