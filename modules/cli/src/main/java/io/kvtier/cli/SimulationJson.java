@@ -2,6 +2,7 @@ package io.kvtier.cli;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.kvtier.cli.report.TtftModel;
+import io.kvtier.core.cache.CacheCounter;
 import io.kvtier.core.cache.CacheStats;
 import io.kvtier.simulator.SimulationConfig;
 import io.kvtier.simulator.SimulationResult;
@@ -121,14 +122,9 @@ final class SimulationJson {
     j.writeEndObject();
     CacheStats c = r.cache();
     j.writeObjectFieldStart("cache");
-    j.writeNumberField("backupsCommitted", c.backupsCommitted());
-    j.writeNumberField("backupsFailed", c.backupsFailed());
-    j.writeNumberField("loadsCommitted", c.loadsCommitted());
-    j.writeNumberField("loadsFailed", c.loadsFailed());
-    j.writeNumberField("preparedAttached", c.preparedAttached());
-    j.writeNumberField("preparedRolledBack", c.preparedRolledBack());
-    j.writeNumberField("deviceEvictions", c.deviceEvictions());
-    j.writeNumberField("hostEvictions", c.hostEvictions());
+    for (CacheCounter counter : CacheCounter.reported()) {
+      j.writeNumberField(counter.key(), c.get(counter));
+    }
     j.writeEndObject();
     // A run that stopped early never compared its final digests: null, not a misleading true.
     if (SimulationSummary.stoppedEarly(r)) {

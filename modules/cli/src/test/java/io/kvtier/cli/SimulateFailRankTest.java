@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.cli.report.TtftModel;
 import io.kvtier.simulator.SimulationConfig;
+import io.kvtier.simulator.SimulationCounter;
 import io.kvtier.simulator.SimulationFailure;
 import io.kvtier.simulator.SimulationResult;
 import java.io.IOException;
@@ -177,34 +178,16 @@ class SimulateFailRankTest {
                 .devicePages(48)
                 .ticks(20)
                 .build());
-    return new SimulationResult(
-        base.workload(),
-        base.seed(),
-        4,
-        base.requests(),
-        base.finished(),
-        base.aborted(),
-        base.rejected(),
-        base.loadFailureAborts(),
-        base.ticks(),
-        base.promptTokens(),
-        base.hitTokens(),
-        base.computedTokens(),
-        base.collectives(),
-        base.cache(),
-        true,
-        0,
-        leaked,
-        3,
-        0,
-        failure,
-        tick,
-        message,
-        base.wallSeconds(),
-        base.timeline(),
-        0xff,
-        base.prefillTokens(),
-        base.unreadRequests());
+    return base.toBuilder()
+        .ranks(4)
+        .replicaDigestsEqual(true)
+        .set(SimulationCounter.DESYNCS, 0)
+        .set(SimulationCounter.LEAKED_PAGES, leaked)
+        .set(SimulationCounter.KV_VERIFIED_PAGES, 3)
+        .set(SimulationCounter.KV_MISMATCHES, 0)
+        .failure(failure, tick, message)
+        .replicaDigest(0xff)
+        .build();
   }
 
   /**

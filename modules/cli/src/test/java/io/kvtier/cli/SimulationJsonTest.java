@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvtier.cli.report.TtftModel;
 import io.kvtier.core.cache.CacheStats;
 import io.kvtier.simulator.SimulationConfig;
+import io.kvtier.simulator.SimulationCounter;
 import io.kvtier.simulator.SimulationFailure;
 import io.kvtier.simulator.SimulationResult;
 import io.kvtier.simulator.SimulationTimeline;
@@ -91,38 +92,11 @@ class SimulationJsonTest {
 
   /** A run with snapshots: usable below matched, one snapshot mismatch. */
   private static SimulationResult hybrid() {
-    SimulationResult r = result(SimulationFailure.NONE, "", 1);
-    return new SimulationResult(
-        r.workload(),
-        r.seed(),
-        r.ranks(),
-        r.requests(),
-        r.finished(),
-        r.aborted(),
-        r.rejected(),
-        r.loadFailureAborts(),
-        r.ticks(),
-        r.promptTokens(),
-        r.hitTokens(),
-        r.computedTokens(),
-        r.collectives(),
-        r.cache(),
-        r.replicaDigestsEqual(),
-        r.desyncs(),
-        r.leakedPages(),
-        r.kvVerifiedPages(),
-        r.kvMismatches(),
-        r.failure(),
-        r.failureTick(),
-        r.failureMessage(),
-        r.wallSeconds(),
-        r.timeline(),
-        r.replicaDigest(),
-        r.prefillTokens(),
-        r.unreadRequests(),
-        new SimulationResult.HitTokens(4, 2, 0),
-        9,
-        1);
+    return result(SimulationFailure.NONE, "", 1).toBuilder()
+        .usableHitTokens(new SimulationResult.HitTokens(4, 2, 0))
+        .set(SimulationCounter.SNAPSHOTS_VERIFIED, 9)
+        .set(SimulationCounter.SNAPSHOT_MISMATCHES, 1)
+        .build();
   }
 
   @Test
@@ -145,33 +119,28 @@ class SimulationJsonTest {
   /** A result with counters that a double would round (2^53 + 1) and strings that need escapes. */
   private static SimulationResult result(
       SimulationFailure failure, String message, double wallSeconds) {
-    return new SimulationResult(
-        "fixed:multiturn \"quoted\"",
-        7,
-        3,
-        1_000_000_000_000L,
-        11,
-        2,
-        1,
-        0,
-        3,
-        9_007_199_254_740_993L,
-        new SimulationResult.HitTokens(5, 6, 7),
-        123,
-        new SimulationResult.CollectiveCounts(2, 1, 3, 4, 0, 2, 1),
-        new CacheStats(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13),
-        true,
-        0,
-        0,
-        42,
-        0,
-        failure,
-        failure == SimulationFailure.NONE ? -1 : 2,
-        message,
-        wallSeconds,
-        new SimulationTimeline(1, List.of(), 1, List.of()),
-        0xfedcba9876543210L,
-        100,
-        4);
+    return SimulationResult.builder()
+        .workload("fixed:multiturn \"quoted\"")
+        .seed(7)
+        .ranks(3)
+        .set(SimulationCounter.REQUESTS, 1_000_000_000_000L)
+        .set(SimulationCounter.FINISHED, 11)
+        .set(SimulationCounter.ABORTED, 2)
+        .set(SimulationCounter.REJECTED, 1)
+        .set(SimulationCounter.LOAD_FAILURE_ABORTS, 0)
+        .set(SimulationCounter.TICKS, 3)
+        .set(SimulationCounter.PROMPT_TOKENS, 9_007_199_254_740_993L)
+        .set(SimulationCounter.COMPUTED_TOKENS, 123)
+        .set(SimulationCounter.KV_VERIFIED_PAGES, 42)
+        .set(SimulationCounter.PREFILL_TOKENS, 100)
+        .set(SimulationCounter.UNREAD_REQUESTS, 4)
+        .hitTokens(new SimulationResult.HitTokens(5, 6, 7))
+        .collectives(new SimulationResult.CollectiveCounts(2, 1, 3, 4, 0, 2, 1))
+        .cache(CacheStats.of(counter -> counter.ordinal() + 1))
+        .failure(failure, failure == SimulationFailure.NONE ? -1 : 2, message)
+        .wallSeconds(wallSeconds)
+        .timeline(new SimulationTimeline(1, List.of(), 1, List.of()))
+        .replicaDigest(0xfedcba9876543210L)
+        .build();
   }
 }

@@ -2,6 +2,7 @@ package io.kvtier.simulator;
 
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveException;
+import io.kvtier.spi.ForwardingCollective;
 import io.kvtier.spi.ReduceOp;
 import java.util.Objects;
 
@@ -23,13 +24,12 @@ import java.util.Objects;
  * <p>Neither changes a call that goes through: a run without failures makes the same calls on
  * the same collective as without this wrapper.
  */
-final class EngineCollective implements Collective {
-  private final Collective collective;
+final class EngineCollective extends ForwardingCollective {
   private final FailureInjector injector;
   private CollectiveException handedOff;
 
   EngineCollective(Collective collective, FailureInjector injector) {
-    this.collective = Objects.requireNonNull(collective, "collective");
+    super(collective);
     this.injector = Objects.requireNonNull(injector, "injector");
   }
 
@@ -48,46 +48,31 @@ final class EngineCollective implements Collective {
   }
 
   @Override
-  public int rank() {
-    return collective.rank();
-  }
-
-  @Override
-  public int size() {
-    return collective.size();
-  }
-
-  @Override
   public long[] allReduce(ReduceOp op, long[] values, String tag) {
     before();
-    return collective.allReduce(op, values, tag);
+    return super.allReduce(op, values, tag);
   }
 
   @Override
   public void allReduceInto(ReduceOp op, long[] values, long[] result, String tag) {
     before();
-    collective.allReduceInto(op, values, result, tag);
+    super.allReduceInto(op, values, result, tag);
   }
 
   @Override
   public byte[] broadcast(int root, byte[] payload, String tag) {
     before();
-    return collective.broadcast(root, payload, tag);
+    return super.broadcast(root, payload, tag);
   }
 
   @Override
   public void barrier(String tag) {
     before();
-    collective.barrier(tag);
-  }
-
-  @Override
-  public void close() {
-    collective.close();
+    super.barrier(tag);
   }
 
   @Override
   public String toString() {
-    return collective.toString();
+    return delegate.toString();
   }
 }

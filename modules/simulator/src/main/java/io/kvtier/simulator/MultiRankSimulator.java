@@ -483,45 +483,46 @@ public final class MultiRankSimulator {
               + ": "
               + g.causeDescription();
     }
-    return new SimulationResult(
-        workload.spec(),
-        config.seed(),
-        config.ranks(),
-        sent,
-        s.finished(),
-        s.aborted(),
-        s.rejected(),
-        s.loadFailureAborts(),
-        s.ticks(),
-        s.promptTokens(),
-        new SimulationResult.HitTokens(s.deviceHitTokens(), s.hostHitTokens(), s.l3HitTokens()),
-        s.computedTokens(),
-        new SimulationResult.CollectiveCounts(
-            s.collectiveCalls(),
-            s.syncTicks(),
-            s.digestChecks(),
-            s.idleTicks(),
-            s.idleTickCalls(),
-            s.maxProtocolCallsPerTick(),
-            s.skippedTicks()),
-        rank.cache().stats(),
-        digestsEqual && kind != SimulationFailure.REPLICA_DIVERGENCE,
-        desync ? 1 : 0,
+    return SimulationResult.builder()
+        .workload(workload.spec())
+        .seed(config.seed())
+        .ranks(config.ranks())
+        .set(SimulationCounter.REQUESTS, sent)
+        .set(SimulationCounter.FINISHED, s.finished())
+        .set(SimulationCounter.ABORTED, s.aborted())
+        .set(SimulationCounter.REJECTED, s.rejected())
+        .set(SimulationCounter.LOAD_FAILURE_ABORTS, s.loadFailureAborts())
+        .set(SimulationCounter.TICKS, s.ticks())
+        .set(SimulationCounter.PROMPT_TOKENS, s.promptTokens())
+        .set(SimulationCounter.COMPUTED_TOKENS, s.computedTokens())
+        .set(SimulationCounter.PREFILL_TOKENS, s.prefillTokens())
+        .set(SimulationCounter.UNREAD_REQUESTS, rank.feed() == null ? 0 : rank.feed().unread())
+        .set(SimulationCounter.DESYNCS, desync ? 1 : 0)
         // A run that stopped before the end of its drain (a failed rank, a desync, a timeout)
         // left requests and copies in flight: not leaks, and not counted.
-        stoppedEarly(kind) ? 0 : leaked,
-        verified,
-        mismatches,
-        kind,
-        failureTick,
-        failureMessage,
-        wallSeconds,
-        timeline,
-        digest,
-        s.prefillTokens(),
-        rank.feed() == null ? 0 : rank.feed().unread(),
-        rank.usableHitTokens(),
-        snapshotsVerified,
-        snapshotMismatches);
+        .set(SimulationCounter.LEAKED_PAGES, stoppedEarly(kind) ? 0 : leaked)
+        .set(SimulationCounter.KV_VERIFIED_PAGES, verified)
+        .set(SimulationCounter.KV_MISMATCHES, mismatches)
+        .set(SimulationCounter.SNAPSHOTS_VERIFIED, snapshotsVerified)
+        .set(SimulationCounter.SNAPSHOT_MISMATCHES, snapshotMismatches)
+        .hitTokens(
+            new SimulationResult.HitTokens(s.deviceHitTokens(), s.hostHitTokens(), s.l3HitTokens()))
+        .usableHitTokens(rank.usableHitTokens())
+        .collectives(
+            new SimulationResult.CollectiveCounts(
+                s.collectiveCalls(),
+                s.syncTicks(),
+                s.digestChecks(),
+                s.idleTicks(),
+                s.idleTickCalls(),
+                s.maxProtocolCallsPerTick(),
+                s.skippedTicks()))
+        .cache(rank.cache().stats())
+        .replicaDigestsEqual(digestsEqual && kind != SimulationFailure.REPLICA_DIVERGENCE)
+        .failure(kind, failureTick, failureMessage)
+        .wallSeconds(wallSeconds)
+        .timeline(timeline)
+        .replicaDigest(digest)
+        .build();
   }
 }

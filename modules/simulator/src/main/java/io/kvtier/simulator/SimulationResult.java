@@ -8,32 +8,23 @@ import java.util.Objects;
  * function of the {@link SimulationConfig}: the same config gives an equal result, bit for bit
  * ({@link #withoutWallTime()} compares them).
  *
- * <p>Counters come from rank 0 where they are replicated (equal on every rank of a healthy run);
- * {@code kvVerifiedPages}, {@code kvMismatches} and {@code leakedPages} are summed over ranks
- * (over the collective with a SUM reduction when each rank is a process of its own).
+ * <p>The run's counters are one structure, {@link SimulationCounts}, read by name ({@link
+ * #get}, or the accessor of the same name); the cache's replicated counters are {@link
+ * CacheStats}, the collective calls {@link CollectiveCounts}. Build a result with {@link
+ * #builder()} (or change one with {@link #toBuilder()}).
  *
  * @param workload the workload spec as run, every parameter spelled out
  * @param seed the seed
  * @param ranks the number of ranks
- * @param requests requests that arrived
- * @param finished requests finished
- * @param aborted requests aborted by a command
- * @param rejected requests dropped because they could never get their pages
- * @param loadFailureAborts requests aborted because a load-back they needed failed to copy
- * @param ticks ticks run, the drain included
- * @param promptTokens prompt tokens of admitted requests
+ * @param counts the run's counters ({@link SimulationCounter})
  * @param hitTokens prompt tokens reused, per tier
- * @param computedTokens tokens whose KV the model computed
+ * @param usableHitTokens the part of {@code hitTokens} that requests could resume from, per tier
+ *     (HYBRID.md §5, §8): with recurrent-state snapshots a match is usable only up to its deepest
+ *     snapshot, and the request computes the rest; without them (no recurrent layer) equal to
+ *     {@code hitTokens}. Never above {@code hitTokens} in any tier
  * @param collectives the engine's collective calls
  * @param cache the cache's replicated counters on rank 0 (backups, loads, evictions)
  * @param replicaDigestsEqual whether every digest comparison found equal replicas
- * @param desyncs collective desyncs and watchdog timeouts (a run stops at the first)
- * @param leakedPages device and host pages neither free nor evictable after the drain; 0 when
- *     the run stopped before the end of its drain (any failure but {@link SimulationFailure#LEAK}
- *     and {@link SimulationFailure#REPLICA_DIVERGENCE}: a failed rank, a desync, a timeout): the
- *     pages of the requests in flight are not leaks
- * @param kvVerifiedPages pages whose KV the model checked after a load-back
- * @param kvMismatches checked pages whose KV was wrong
  * @param failure what stopped the run, {@link SimulationFailure#NONE} if it completed cleanly
  * @param failureTick the tick of the failure, -1 if none; for {@link
  *     SimulationFailure#RANK_FAILED} the tick at which the rank's step failed, on every rank
@@ -44,51 +35,23 @@ import java.util.Objects;
  *     run stopped): rank 0's in a threaded run, the reporting rank's own with {@link
  *     MultiRankSimulator#runRank}; a healthy run ends with it on every rank, and the same config
  *     gives the same digest whichever collective joined the ranks
- * @param prefillTokens the prompt tokens among {@code computedTokens}; the rest are decode tokens
- *     ({@link #decodeTokens()}). The prompt tokens are the reused ones, these, and those that
- *     requests aborted before their prefill ended never reached
- * @param unreadRequests requests of the workload that never arrived: the input ended at {@link
- *     SimulationConfig#ticks()} or {@link SimulationConfig#requests()}, or the run stopped, before
- *     the workload was replayed to its end
- * @param usableHitTokens the part of {@code hitTokens} that requests could resume from, per tier
- *     (HYBRID.md §5, §8): with recurrent-state snapshots a match is usable only up to its deepest
- *     snapshot, and the request computes the rest; without them (no recurrent layer) equal to
- *     {@code hitTokens}. Never above {@code hitTokens} in any tier
- * @param snapshotsVerified resumes from a recurrent-state snapshot that the model checked (a
- *     request's first step from a position above 0), summed over ranks; 0 without snapshots
- * @param snapshotMismatches checked resumes whose state was wrong or missing, summed over ranks
  */
 public record SimulationResult(
     String workload,
     long seed,
     int ranks,
-    long requests,
-    long finished,
-    long aborted,
-    long rejected,
-    long loadFailureAborts,
-    long ticks,
-    long promptTokens,
+    SimulationCounts counts,
     HitTokens hitTokens,
-    long computedTokens,
+    HitTokens usableHitTokens,
     CollectiveCounts collectives,
     CacheStats cache,
     boolean replicaDigestsEqual,
-    long desyncs,
-    long leakedPages,
-    long kvVerifiedPages,
-    long kvMismatches,
     SimulationFailure failure,
     long failureTick,
     String failureMessage,
     double wallSeconds,
     SimulationTimeline timeline,
-    long replicaDigest,
-    long prefillTokens,
-    long unreadRequests,
-    HitTokens usableHitTokens,
-    long snapshotsVerified,
-    long snapshotMismatches) {
+    long replicaDigest) {
 
   /**
    * Prompt tokens reused from each tier.
@@ -145,105 +108,104 @@ public record SimulationResult(
   /** Validates the fields. */
   public SimulationResult {
     Objects.requireNonNull(workload, "workload");
+    Objects.requireNonNull(counts, "counts");
     Objects.requireNonNull(hitTokens, "hitTokens");
+    Objects.requireNonNull(usableHitTokens, "usableHitTokens");
     Objects.requireNonNull(collectives, "collectives");
     Objects.requireNonNull(cache, "cache");
     Objects.requireNonNull(failure, "failure");
     Objects.requireNonNull(failureMessage, "failureMessage");
     Objects.requireNonNull(timeline, "timeline");
-    Objects.requireNonNull(usableHitTokens, "usableHitTokens");
   }
 
   /**
-   * A result without recurrent-state snapshots: every hit token usable, no snapshot checked.
+   * One counter of the run.
    *
-   * @param workload the workload spec
-   * @param seed the seed
-   * @param ranks the number of ranks
-   * @param requests requests that arrived
-   * @param finished requests finished
-   * @param aborted requests aborted by a command
-   * @param rejected requests rejected
-   * @param loadFailureAborts requests aborted by a failed load-back
-   * @param ticks ticks run
-   * @param promptTokens prompt tokens of admitted requests
-   * @param hitTokens prompt tokens reused, per tier
-   * @param computedTokens tokens computed
-   * @param collectives the collective calls
-   * @param cache the cache's counters
-   * @param replicaDigestsEqual whether the digests were equal
-   * @param desyncs collective desyncs
-   * @param leakedPages leaked pages
-   * @param kvVerifiedPages pages checked after a load-back
-   * @param kvMismatches checked pages that were wrong
-   * @param failure what stopped the run
-   * @param failureTick the tick of the failure
-   * @param failureMessage the failure's message
-   * @param wallSeconds the wall-clock time
-   * @param timeline the timeline
-   * @param replicaDigest the final replica digest
-   * @param prefillTokens prompt tokens computed
-   * @param unreadRequests requests that never arrived
+   * @param counter which
+   * @return its value
    */
-  public SimulationResult(
-      String workload,
-      long seed,
-      int ranks,
-      long requests,
-      long finished,
-      long aborted,
-      long rejected,
-      long loadFailureAborts,
-      long ticks,
-      long promptTokens,
-      HitTokens hitTokens,
-      long computedTokens,
-      CollectiveCounts collectives,
-      CacheStats cache,
-      boolean replicaDigestsEqual,
-      long desyncs,
-      long leakedPages,
-      long kvVerifiedPages,
-      long kvMismatches,
-      SimulationFailure failure,
-      long failureTick,
-      String failureMessage,
-      double wallSeconds,
-      SimulationTimeline timeline,
-      long replicaDigest,
-      long prefillTokens,
-      long unreadRequests) {
-    this(
-        workload,
-        seed,
-        ranks,
-        requests,
-        finished,
-        aborted,
-        rejected,
-        loadFailureAborts,
-        ticks,
-        promptTokens,
-        hitTokens,
-        computedTokens,
-        collectives,
-        cache,
-        replicaDigestsEqual,
-        desyncs,
-        leakedPages,
-        kvVerifiedPages,
-        kvMismatches,
-        failure,
-        failureTick,
-        failureMessage,
-        wallSeconds,
-        timeline,
-        replicaDigest,
-        prefillTokens,
-        unreadRequests,
-        hitTokens,
-        0,
-        0);
+  public long get(SimulationCounter counter) {
+    return counts.get(counter);
+  }
+
+  /** @return {@link SimulationCounter#REQUESTS} */
+  public long requests() {
+    return counts.get(SimulationCounter.REQUESTS);
+  }
+
+  /** @return {@link SimulationCounter#FINISHED} */
+  public long finished() {
+    return counts.get(SimulationCounter.FINISHED);
+  }
+
+  /** @return {@link SimulationCounter#ABORTED} */
+  public long aborted() {
+    return counts.get(SimulationCounter.ABORTED);
+  }
+
+  /** @return {@link SimulationCounter#REJECTED} */
+  public long rejected() {
+    return counts.get(SimulationCounter.REJECTED);
+  }
+
+  /** @return {@link SimulationCounter#LOAD_FAILURE_ABORTS} */
+  public long loadFailureAborts() {
+    return counts.get(SimulationCounter.LOAD_FAILURE_ABORTS);
+  }
+
+  /** @return {@link SimulationCounter#TICKS} */
+  public long ticks() {
+    return counts.get(SimulationCounter.TICKS);
+  }
+
+  /** @return {@link SimulationCounter#PROMPT_TOKENS} */
+  public long promptTokens() {
+    return counts.get(SimulationCounter.PROMPT_TOKENS);
+  }
+
+  /** @return {@link SimulationCounter#COMPUTED_TOKENS} */
+  public long computedTokens() {
+    return counts.get(SimulationCounter.COMPUTED_TOKENS);
+  }
+
+  /** @return {@link SimulationCounter#PREFILL_TOKENS} */
+  public long prefillTokens() {
+    return counts.get(SimulationCounter.PREFILL_TOKENS);
+  }
+
+  /** @return {@link SimulationCounter#UNREAD_REQUESTS} */
+  public long unreadRequests() {
+    return counts.get(SimulationCounter.UNREAD_REQUESTS);
+  }
+
+  /** @return {@link SimulationCounter#DESYNCS} */
+  public long desyncs() {
+    return counts.get(SimulationCounter.DESYNCS);
+  }
+
+  /** @return {@link SimulationCounter#LEAKED_PAGES} */
+  public long leakedPages() {
+    return counts.get(SimulationCounter.LEAKED_PAGES);
+  }
+
+  /** @return {@link SimulationCounter#KV_VERIFIED_PAGES} */
+  public long kvVerifiedPages() {
+    return counts.get(SimulationCounter.KV_VERIFIED_PAGES);
+  }
+
+  /** @return {@link SimulationCounter#KV_MISMATCHES} */
+  public long kvMismatches() {
+    return counts.get(SimulationCounter.KV_MISMATCHES);
+  }
+
+  /** @return {@link SimulationCounter#SNAPSHOTS_VERIFIED} */
+  public long snapshotsVerified() {
+    return counts.get(SimulationCounter.SNAPSHOTS_VERIFIED);
+  }
+
+  /** @return {@link SimulationCounter#SNAPSHOT_MISMATCHES} */
+  public long snapshotMismatches() {
+    return counts.get(SimulationCounter.SNAPSHOT_MISMATCHES);
   }
 
   /**
@@ -255,10 +217,10 @@ public record SimulationResult(
   public boolean passed() {
     return failure == SimulationFailure.NONE
         && replicaDigestsEqual
-        && desyncs == 0
-        && leakedPages == 0
-        && kvMismatches == 0
-        && snapshotMismatches == 0;
+        && desyncs() == 0
+        && leakedPages() == 0
+        && kvMismatches() == 0
+        && snapshotMismatches() == 0;
   }
 
   /**
@@ -273,21 +235,21 @@ public record SimulationResult(
   /**
    * Decode tokens whose KV the model computed.
    *
-   * @return {@code computedTokens - prefillTokens}
+   * @return {@code computedTokens() - prefillTokens()}
    */
   public long decodeTokens() {
-    return computedTokens - prefillTokens;
+    return computedTokens() - prefillTokens();
   }
 
   /**
    * Prompt tokens that were neither reused nor computed: those of requests aborted (or stopped
    * by a failure) before their prefill ended. Reused are the usable hit tokens: a matched token
-   * past a request's usable length is computed again, so it counts among {@code prefillTokens}.
+   * past a request's usable length is computed again, so it counts among {@code prefillTokens()}.
    *
    * @return tokens
    */
   public long unreachedPromptTokens() {
-    return promptTokens - usableHitTokens.total() - prefillTokens;
+    return promptTokens() - usableHitTokens.total() - prefillTokens();
   }
 
   /**
@@ -296,7 +258,7 @@ public record SimulationResult(
    * @return the mean, 0 if no tick ran
    */
   public double collectivesPerTick() {
-    return ticks == 0 ? 0 : (double) collectives.calls() / ticks;
+    return ticks() == 0 ? 0 : (double) collectives.calls() / ticks();
   }
 
   /**
@@ -305,36 +267,213 @@ public record SimulationResult(
    * @return a copy
    */
   public SimulationResult withoutWallTime() {
-    return new SimulationResult(
-        workload,
-        seed,
-        ranks,
-        requests,
-        finished,
-        aborted,
-        rejected,
-        loadFailureAborts,
-        ticks,
-        promptTokens,
-        hitTokens,
-        computedTokens,
-        collectives,
-        cache,
-        replicaDigestsEqual,
-        desyncs,
-        leakedPages,
-        kvVerifiedPages,
-        kvMismatches,
-        failure,
-        failureTick,
-        failureMessage,
-        0,
-        timeline,
-        replicaDigest,
-        prefillTokens,
-        unreadRequests,
-        usableHitTokens,
-        snapshotsVerified,
-        snapshotMismatches);
+    return toBuilder().wallSeconds(0).build();
+  }
+
+  /**
+   * A builder with every counter 0, no failure, equal digests and no snapshots (the usable hit
+   * tokens are the hit tokens unless set).
+   *
+   * @return a builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * A builder that starts from this result.
+   *
+   * @return a builder
+   */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.workload = workload;
+    b.seed = seed;
+    b.ranks = ranks;
+    b.counts = counts.toBuilder();
+    b.hitTokens = hitTokens;
+    b.usableHitTokens = usableHitTokens;
+    b.collectives = collectives;
+    b.cache = cache;
+    b.replicaDigestsEqual = replicaDigestsEqual;
+    b.failure = failure;
+    b.failureTick = failureTick;
+    b.failureMessage = failureMessage;
+    b.wallSeconds = wallSeconds;
+    b.timeline = timeline;
+    b.replicaDigest = replicaDigest;
+    return b;
+  }
+
+  /** Sets a result's fields by name. */
+  public static final class Builder {
+    private String workload;
+    private long seed;
+    private int ranks = 1;
+    private SimulationCounts.Builder counts = SimulationCounts.builder();
+    private HitTokens hitTokens = new HitTokens(0, 0, 0);
+    private HitTokens usableHitTokens;
+    private CollectiveCounts collectives = new CollectiveCounts(0, 0, 0, 0, 0, 0, 0);
+    private CacheStats cache = CacheStats.NONE;
+    private boolean replicaDigestsEqual = true;
+    private SimulationFailure failure = SimulationFailure.NONE;
+    private long failureTick = -1;
+    private String failureMessage = "";
+    private double wallSeconds;
+    private SimulationTimeline timeline;
+    private long replicaDigest;
+
+    private Builder() {}
+
+    /**
+     * @param workload the workload spec
+     * @return this
+     */
+    public Builder workload(String workload) {
+      this.workload = workload;
+      return this;
+    }
+
+    /**
+     * @param seed the seed
+     * @return this
+     */
+    public Builder seed(long seed) {
+      this.seed = seed;
+      return this;
+    }
+
+    /**
+     * @param ranks the number of ranks
+     * @return this
+     */
+    public Builder ranks(int ranks) {
+      this.ranks = ranks;
+      return this;
+    }
+
+    /**
+     * Sets one counter.
+     *
+     * @param counter which
+     * @param value its value
+     * @return this
+     */
+    public Builder set(SimulationCounter counter, long value) {
+      counts.set(counter, value);
+      return this;
+    }
+
+    /**
+     * @param hitTokens prompt tokens reused, per tier
+     * @return this
+     */
+    public Builder hitTokens(HitTokens hitTokens) {
+      this.hitTokens = hitTokens;
+      return this;
+    }
+
+    /**
+     * @param usableHitTokens the usable part of the hit tokens, per tier
+     * @return this
+     */
+    public Builder usableHitTokens(HitTokens usableHitTokens) {
+      this.usableHitTokens = usableHitTokens;
+      return this;
+    }
+
+    /**
+     * @param collectives the collective calls
+     * @return this
+     */
+    public Builder collectives(CollectiveCounts collectives) {
+      this.collectives = collectives;
+      return this;
+    }
+
+    /**
+     * @param cache the cache's counters
+     * @return this
+     */
+    public Builder cache(CacheStats cache) {
+      this.cache = cache;
+      return this;
+    }
+
+    /**
+     * @param replicaDigestsEqual whether the digests were equal
+     * @return this
+     */
+    public Builder replicaDigestsEqual(boolean replicaDigestsEqual) {
+      this.replicaDigestsEqual = replicaDigestsEqual;
+      return this;
+    }
+
+    /**
+     * Sets what stopped the run.
+     *
+     * @param failure the failure
+     * @param tick its tick, -1 if none
+     * @param message its message, empty if none
+     * @return this
+     */
+    public Builder failure(SimulationFailure failure, long tick, String message) {
+      this.failure = failure;
+      this.failureTick = tick;
+      this.failureMessage = message;
+      return this;
+    }
+
+    /**
+     * @param wallSeconds the wall-clock time
+     * @return this
+     */
+    public Builder wallSeconds(double wallSeconds) {
+      this.wallSeconds = wallSeconds;
+      return this;
+    }
+
+    /**
+     * @param timeline the timeline
+     * @return this
+     */
+    public Builder timeline(SimulationTimeline timeline) {
+      this.timeline = timeline;
+      return this;
+    }
+
+    /**
+     * @param replicaDigest the final replica digest
+     * @return this
+     */
+    public Builder replicaDigest(long replicaDigest) {
+      this.replicaDigest = replicaDigest;
+      return this;
+    }
+
+    /**
+     * The result.
+     *
+     * @return the result
+     * @throws NullPointerException if the workload or the timeline was not set
+     */
+    public SimulationResult build() {
+      return new SimulationResult(
+          workload,
+          seed,
+          ranks,
+          counts.build(),
+          hitTokens,
+          usableHitTokens == null ? hitTokens : usableHitTokens,
+          collectives,
+          cache,
+          replicaDigestsEqual,
+          failure,
+          failureTick,
+          failureMessage,
+          wallSeconds,
+          timeline,
+          replicaDigest);
+    }
   }
 }

@@ -2,14 +2,10 @@ package io.kvtier.store.file;
 
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.HostMemory;
-import io.kvtier.spi.KvLayout;
-import io.kvtier.spi.KvStore;
 import io.kvtier.spi.KvStoreSpec;
-import io.kvtier.spi.KvStoreStats;
 import io.kvtier.spi.PageKey;
-import io.kvtier.store.internal.StoreArguments;
+import io.kvtier.store.internal.AbstractKvStore;
 import io.kvtier.store.internal.StoreCounters;
-import io.kvtier.store.internal.StoreGate;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
@@ -19,7 +15,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Clock;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -34,34 +29,29 @@ import java.util.concurrent.locks.ReentrantLock;
  * file (an unlinked file lives until it is closed), and a reader that comes after finds no file:
  * a miss, never a partial page.
  */
-final class FileKvStore implements KvStore {
+final class FileKvStore extends AbstractKvStore {
 
   private static final System.Logger LOG = System.getLogger(FileKvStore.class.getName());
 
   private final Path root;
-  private final KvLayout layout;
   private final long pageBytes;
   private final long fileBytes;
   private final long capacityPages;
   private final boolean fsync;
-  private final StoreCounters counters;
   private final BackendMetrics metrics;
-  private final StoreGate gate;
   private final String tempTag = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
   private final AtomicLong tempSequence = new AtomicLong();
   private final ReentrantLock lock = new ReentrantLock();
   private final FileIndex index = new FileIndex();
 
   private FileKvStore(Path root, KvStoreSpec spec, FileConfig config, BackendMetrics metrics) {
+    super(spec.layout(), new StoreCounters(metrics, "store.file"), "file store " + root);
     this.root = root;
-    this.layout = spec.layout();
     this.pageBytes = layout.pageBytes();
     this.fileBytes = FilePageFormat.HEADER_BYTES + pageBytes;
     this.capacityPages = spec.capacityBytes() / pageBytes;
     this.fsync = config.fsync();
     this.metrics = metrics;
-    this.counters = new StoreCounters(metrics, "store.file");
-    this.gate = new StoreGate("file store " + root);
   }
 
   /** Creates the directory if needed and rebuilds the index from the page files found there. */
@@ -98,83 +88,36 @@ final class FileKvStore implements KvStore {
   }
 
   @Override
-  public int existsPrefix(List<PageKey> keys) {
-    gate.enter("existsPrefix");
-    try {
-      StoreArguments.checkKeys("existsPrefix", keys);
-      int n = 0;
-      while (n < keys.size() && knows(keys.get(n))) {
-        n++;
-      }
-      return n;
-    } finally {
-      gate.exit();
-    }
+  protected boolean exists(PageKey key) {
+    return knows(key);
   }
 
   @Override
-  public int get(List<PageKey> keys, HostMemory host, int[] hostPages) {
-    gate.enter("get");
-    try {
-      StoreArguments.checkBatch("get", layout, keys, host, hostPages);
-      int n = 0;
-      while (n < keys.size() && load(keys.get(n), host, hostPages[n])) {
-        n++;
-      }
-      counters.hits(n);
-      counters.misses(keys.size() - n);
-      return n;
-    } finally {
-      gate.exit();
-    }
+  protected boolean read(PageKey key, HostMemory host, int hostPage) {
+    return load(key, host, hostPage);
   }
 
   @Override
-  public int put(List<PageKey> keys, HostMemory host, int[] hostPages) {
-    gate.enter("put");
-    try {
-      StoreArguments.checkBatch("put", layout, keys, host, hostPages);
-      int stored = 0;
-      for (int i = 0; i < keys.size(); i++) {
-        PageKey key = keys.get(i);
-        if (indexed(key)) {
-          continue;
-        }
-        Stored outcome = store(key, host, hostPages[i]);
-        // Pages after a failed one are useless as a prefix: stop instead of filling the disk.
-        if (outcome == Stored.FAILED) {
-          break;
-        }
-        if (outcome == Stored.NEW) {
-          stored++;
-        }
-      }
-      counters.puts(stored);
-      int n = 0;
-      while (n < keys.size() && indexed(keys.get(n))) {
-        n++;
-      }
-      return n;
-    } finally {
-      gate.exit();
-    }
+  protected Written write(PageKey key, HostMemory host, int hostPage) {
+    return indexed(key) ? Written.PRESENT : store(key, host, hostPage);
   }
 
   @Override
-  public KvStoreStats stats() {
+  protected boolean holds(PageKey key) {
+    return indexed(key);
+  }
+
+  @Override
+  protected long bytesStored() {
     lock.lock();
     try {
-      return counters.snapshot(index.size() * pageBytes);
+      return index.size() * pageBytes;
     } finally {
       lock.unlock();
     }
   }
 
-  /** Ends use of the store; its files stay for the next store on this directory. */
-  @Override
-  public void close() {
-    gate.closeOnce(() -> {});
-  }
+  // close() keeps the files for the next store on this directory: no release().
 
   private boolean indexed(PageKey key) {
     lock.lock();
@@ -255,17 +198,8 @@ final class FileKvStore implements KvStore {
     return true;
   }
 
-  /** What became of one page of a put. */
-  private enum Stored {
-    /** Written, and new to the index. */
-    NEW,
-    /** Written, but a concurrent put of the same key had already counted it. */
-    ALREADY_THERE,
-    /** Not written. */
-    FAILED
-  }
-
-  private Stored store(PageKey key, HostMemory host, int hostPage) {
+  /** Writes a page file and publishes it; PRESENT if a concurrent put had counted it first. */
+  private Written store(PageKey key, HostMemory host, int hostPage) {
     Path file = FilePageFormat.pageFile(root, key);
     Path temp =
         file.resolveSibling(
@@ -281,7 +215,7 @@ final class FileKvStore implements KvStore {
       lock.lock();
       try {
         Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        return adopt(key) ? Stored.NEW : Stored.ALREADY_THERE;
+        return adopt(key) ? Written.NEW : Written.PRESENT;
       } finally {
         lock.unlock();
       }
@@ -289,7 +223,7 @@ final class FileKvStore implements KvStore {
       deleteTemp(temp);
       metrics.increment("store.file.write-failures", 1);
       LOG.log(Level.WARNING, "cannot write page file {0}: {1}", file, e.toString());
-      return Stored.FAILED;
+      return Written.FAILED;
     }
   }
 

@@ -5,16 +5,12 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.HostMemory;
-import io.kvtier.spi.KvLayout;
-import io.kvtier.spi.KvStore;
 import io.kvtier.spi.KvStoreSpec;
-import io.kvtier.spi.KvStoreStats;
 import io.kvtier.spi.PageKey;
+import io.kvtier.store.internal.AbstractKvStore;
 import io.kvtier.store.internal.StoreArguments;
 import io.kvtier.store.internal.StoreCounters;
-import io.kvtier.store.internal.StoreGate;
 import java.lang.foreign.MemorySegment;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -33,27 +29,25 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>A put of a key that is present is skipped: a key is the hash of the page's tokens, so the
  * stored bytes are already the right ones.
  */
-final class MemoryKvStore implements KvStore {
+final class MemoryKvStore extends AbstractKvStore {
 
-  private final KvLayout layout;
   private final int pageBytes;
   private final long blockBytes;
   private final MemorySlab slab;
   private final Cache<PageKey, MemoryPage> cache;
-  private final StoreCounters counters;
-  private final AtomicLong bytesStored = new AtomicLong();
-  private final StoreGate gate;
+  private final AtomicLong storedBytes = new AtomicLong();
 
   MemoryKvStore(KvStoreSpec spec, BackendMetrics metrics) {
-    this.layout = spec.layout();
+    super(
+        spec.layout(),
+        new StoreCounters(metrics, "store.memory"),
+        "memory store '" + spec.namespace() + "'");
     this.pageBytes = StoreArguments.pageBytesAsInt("memory", layout);
     this.blockBytes = layout.pageBytesPerLayer();
     this.slab = new MemorySlab(pageBytes);
-    this.counters = new StoreCounters(metrics, "store.memory");
-    this.gate = new StoreGate("memory store '" + spec.namespace() + "'");
     int weight = pageBytes;
     StoreCounters counted = counters;
-    AtomicLong stored = bytesStored;
+    AtomicLong stored = storedBytes;
     this.cache =
         Caffeine.newBuilder()
             .maximumWeight(spec.capacityBytes())
@@ -71,73 +65,42 @@ final class MemoryKvStore implements KvStore {
   }
 
   @Override
-  public int existsPrefix(List<PageKey> keys) {
-    gate.enter("existsPrefix");
-    try {
-      StoreArguments.checkKeys("existsPrefix", keys);
-      return presentPrefix(keys);
-    } finally {
-      gate.exit();
-    }
+  protected boolean exists(PageKey key) {
+    return present(key);
   }
 
   @Override
-  public int get(List<PageKey> keys, HostMemory host, int[] hostPages) {
-    gate.enter("get");
-    try {
-      StoreArguments.checkBatch("get", layout, keys, host, hostPages);
-      int n = 0;
-      while (n < keys.size() && copyOut(keys.get(n), host, hostPages[n])) {
-        n++;
-      }
-      counters.hits(n);
-      counters.misses(keys.size() - n);
-      return n;
-    } finally {
-      gate.exit();
-    }
+  protected boolean read(PageKey key, HostMemory host, int hostPage) {
+    return copyOut(key, host, hostPage);
   }
 
   @Override
-  public int put(List<PageKey> keys, HostMemory host, int[] hostPages) {
-    gate.enter("put");
-    try {
-      StoreArguments.checkBatch("put", layout, keys, host, hostPages);
-      int stored = 0;
-      for (int i = 0; i < keys.size(); i++) {
-        if (copyIn(keys.get(i), host, hostPages[i])) {
-          stored++;
-        }
-      }
-      counters.puts(stored);
-      cache.cleanUp();
-      return presentPrefix(keys);
-    } finally {
-      gate.exit();
-    }
+  protected Written write(PageKey key, HostMemory host, int hostPage) {
+    return copyIn(key, host, hostPage) ? Written.NEW : Written.PRESENT;
   }
 
   @Override
-  public KvStoreStats stats() {
-    if (gate.tryEnter()) {
-      try {
-        cache.cleanUp();
-      } finally {
-        gate.exit();
-      }
-    }
-    return counters.snapshot(bytesStored.get());
+  protected boolean holds(PageKey key) {
+    return present(key);
+  }
+
+  @Override
+  protected long bytesStored() {
+    return storedBytes.get();
+  }
+
+  /** Runs Caffeine's pending maintenance: evictions, their counts and the recycling. */
+  @Override
+  protected void settle() {
+    cache.cleanUp();
   }
 
   /** Frees every page; the counters stay readable through {@link #stats()}. */
   @Override
-  public void close() {
-    gate.closeOnce(
-        () -> {
-          cache.invalidateAll();
-          cache.cleanUp();
-          slab.close();
-        });
+  protected void release() {
+    cache.invalidateAll();
+    cache.cleanUp();
+    slab.close();
   }
 
   /** The slab, for tests that check when segments are recycled. */
@@ -150,14 +113,10 @@ final class MemoryKvStore implements KvStore {
     return cache;
   }
 
-  private int presentPrefix(List<PageKey> keys) {
-    int n = 0;
+  private boolean present(PageKey key) {
     // containsKey, not getIfPresent: asking whether a page is there is not a use of it, and must
     // not make it look hot to the eviction policy.
-    while (n < keys.size() && cache.asMap().containsKey(keys.get(n))) {
-      n++;
-    }
-    return n;
+    return cache.asMap().containsKey(key);
   }
 
   private boolean copyOut(PageKey key, HostMemory host, int hostPage) {
@@ -188,9 +147,9 @@ final class MemoryKvStore implements KvStore {
     MemoryPage fresh = new MemoryPage(data, slab);
     // Count before inserting: the insertion may evict this very page at once, and its removal
     // must not drive the byte count below what is stored.
-    bytesStored.addAndGet(pageBytes);
+    storedBytes.addAndGet(pageBytes);
     if (cache.asMap().putIfAbsent(key, fresh) != null) {
-      bytesStored.addAndGet(-pageBytes);
+      storedBytes.addAndGet(-pageBytes);
       fresh.release();
       return false;
     }

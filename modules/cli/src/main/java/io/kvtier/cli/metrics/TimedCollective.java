@@ -1,6 +1,7 @@
 package io.kvtier.cli.metrics;
 
 import io.kvtier.spi.Collective;
+import io.kvtier.spi.ForwardingCollective;
 import io.kvtier.spi.ReduceOp;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -15,8 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * slowest rank, which is what a skewed rank costs the others. A failed call is timed too, with
  * {@code outcome=error}.
  */
-public final class TimedCollective implements Collective {
-  private final Collective delegate;
+public final class TimedCollective extends ForwardingCollective {
   private final MeterRegistry registry;
   private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
 
@@ -27,18 +27,8 @@ public final class TimedCollective implements Collective {
    * @param registry where the timers go
    */
   public TimedCollective(Collective delegate, MeterRegistry registry) {
-    this.delegate = Objects.requireNonNull(delegate, "delegate");
+    super(delegate);
     this.registry = Objects.requireNonNull(registry, "registry");
-  }
-
-  @Override
-  public int rank() {
-    return delegate.rank();
-  }
-
-  @Override
-  public int size() {
-    return delegate.size();
   }
 
   @Override
@@ -46,7 +36,7 @@ public final class TimedCollective implements Collective {
     long start = System.nanoTime();
     boolean ok = false;
     try {
-      long[] result = delegate.allReduce(op, values, tag);
+      long[] result = super.allReduce(op, values, tag);
       ok = true;
       return result;
     } finally {
@@ -60,7 +50,7 @@ public final class TimedCollective implements Collective {
     long start = System.nanoTime();
     boolean ok = false;
     try {
-      delegate.allReduceInto(op, values, result, tag);
+      super.allReduceInto(op, values, result, tag);
       ok = true;
     } finally {
       record("all_reduce", tag, ok, start);
@@ -72,7 +62,7 @@ public final class TimedCollective implements Collective {
     long start = System.nanoTime();
     boolean ok = false;
     try {
-      byte[] result = delegate.broadcast(root, payload, tag);
+      byte[] result = super.broadcast(root, payload, tag);
       ok = true;
       return result;
     } finally {
@@ -85,7 +75,7 @@ public final class TimedCollective implements Collective {
     long start = System.nanoTime();
     boolean ok = false;
     try {
-      delegate.barrier(tag);
+      super.barrier(tag);
       ok = true;
     } finally {
       record("barrier", tag, ok, start);
@@ -108,10 +98,5 @@ public final class TimedCollective implements Collective {
                     .tag("outcome", ok ? "success" : "error")
                     .register(registry))
         .record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
   }
 }

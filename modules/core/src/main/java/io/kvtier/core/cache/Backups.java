@@ -117,7 +117,7 @@ final class Backups {
         freed += victimPages;
       }
     }
-    counters.deviceEvictions += freed;
+    counters.add(CacheCounter.DEVICE_EVICTIONS, freed);
     return ledger.devicePool.free() - freeBefore;
   }
 
@@ -226,7 +226,7 @@ final class Backups {
       }
       throw e;
     }
-    counters.backupsRegistered++;
+    counters.increment(CacheCounter.BACKUPS_REGISTERED);
     WriteAck ack = new WriteAck(writeSequence++);
     offset = 0;
     int stateOffset = 0;
@@ -274,9 +274,9 @@ final class Backups {
       boolean fail = failed.get(i);
       ledger.writeBackPages -= ack.writeBackPages;
       if (fail) {
-        counters.backupsFailed++;
+        counters.increment(CacheCounter.BACKUPS_FAILED);
       } else {
-        counters.backupsCommitted++;
+        counters.increment(CacheCounter.BACKUPS_COMMITTED);
       }
       if (fail) {
         LOG.log(
@@ -316,7 +316,7 @@ final class Backups {
     } else if (evict
         && node.backupState == BackupState.COMMITTED
         && CacheTree.isDeviceCandidate(node)) {
-      counters.deviceEvictions += node.pageCount;
+      counters.add(CacheCounter.DEVICE_EVICTIONS, node.pageCount);
       tree.demote(node);
     } else {
       tree.keyChanged(node);
@@ -439,8 +439,8 @@ final class Backups {
       queueRetirement(backup);
       throw e;
     }
-    counters.catchUpLayers += missing;
-    counters.backupsRegistered++;
+    counters.add(CacheCounter.CATCH_UP_LAYERS, missing);
+    counters.increment(CacheCounter.BACKUPS_REGISTERED);
     WriteAck ack = new WriteAck(writeSequence++, null, backup.requestId, backup.heldDeviceSlots);
     writes.add(ack);
     return ack;

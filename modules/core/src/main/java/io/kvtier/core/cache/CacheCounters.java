@@ -5,34 +5,21 @@ package io.kvtier.core.cache;
  * the agreed commits, replicated evictions). One per cache, shared by its parts.
  */
 final class CacheCounters {
-  long preparedBackups;
-  long streamedLayers;
-  long preparedAttached;
-  long preparedRolledBack;
-  long catchUpLayers;
-  long backupsRegistered;
-  long backupsCommitted;
-  long backupsFailed;
-  long loadsRegistered;
-  long loadsCommitted;
-  long loadsFailed;
-  long deviceEvictions;
-  long hostEvictions;
+  private final long[] values = new long[CacheCounter.all().length];
+
+  void increment(CacheCounter counter) {
+    values[counter.ordinal()]++;
+  }
+
+  void add(CacheCounter counter, long n) {
+    values[counter.ordinal()] += n;
+  }
+
+  long get(CacheCounter counter) {
+    return values[counter.ordinal()];
+  }
 
   CacheStats snapshot() {
-    return new CacheStats(
-        preparedBackups,
-        streamedLayers,
-        preparedAttached,
-        preparedRolledBack,
-        catchUpLayers,
-        backupsRegistered,
-        backupsCommitted,
-        backupsFailed,
-        loadsRegistered,
-        loadsCommitted,
-        loadsFailed,
-        deviceEvictions,
-        hostEvictions);
+    return CacheStats.copyOf(values);
   }
 }

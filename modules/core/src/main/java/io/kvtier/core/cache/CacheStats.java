@@ -1,64 +1,134 @@
 package io.kvtier.core.cache;
 
-/**
- * Replicated counters of one cache: every field changes only at points that every rank reaches
- * in the same order (registration, the agreed commit, a replicated eviction), so two ranks that
- * took the same decisions report equal stats. Nothing here counts rank-local progress.
- *
- * @param preparedBackups prepared backups reserved by {@link RankCache#prepareBackup}
- * @param streamedLayers layer batches submitted by {@link RankCache#streamLayer}
- * @param preparedAttached prepared backups attached to their tree node at finish
- * @param preparedRolledBack prepared backups rolled back (predicate false, abort, short insert)
- * @param catchUpLayers layers copied by the catch-up batch of an attached backup because they
- *     had not been streamed
- * @param backupsRegistered write acks queued for tree nodes (write-through, write-back, manual
- *     and attached prepared backups)
- * @param backupsCommitted write acks committed successfully
- * @param backupsFailed write acks committed as failed (rolled back)
- * @param loadsRegistered load-backs queued
- * @param loadsCommitted load-backs committed successfully
- * @param loadsFailed load-backs committed as failed
- * @param deviceEvictions device pages freed by eviction (demoted or deleted nodes, write-back
- *     victims at their commit)
- * @param hostEvictions host pages freed by eviction of host-only leaves
- */
-public record CacheStats(
-    long preparedBackups,
-    long streamedLayers,
-    long preparedAttached,
-    long preparedRolledBack,
-    long catchUpLayers,
-    long backupsRegistered,
-    long backupsCommitted,
-    long backupsFailed,
-    long loadsRegistered,
-    long loadsCommitted,
-    long loadsFailed,
-    long deviceEvictions,
-    long hostEvictions) {
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.function.ToLongFunction;
 
-  /** Validates that no counter is negative. */
-  public CacheStats {
-    long[] all = {
-      preparedBackups,
-      streamedLayers,
-      preparedAttached,
-      preparedRolledBack,
-      catchUpLayers,
-      backupsRegistered,
-      backupsCommitted,
-      backupsFailed,
-      loadsRegistered,
-      loadsCommitted,
-      loadsFailed,
-      deviceEvictions,
-      hostEvictions
-    };
-    for (long v : all) {
-      if (v < 0) {
-        throw new IllegalArgumentException(
-            "negative counter in " + java.util.Arrays.toString(all) + ": counters only grow");
-      }
+/**
+ * Replicated counters of one cache, one per {@link CacheCounter}: every one changes only at
+ * points that every rank reaches in the same order, so two ranks that took the same decisions
+ * report equal stats. Nothing here counts rank-local progress. Read a counter by name with
+ * {@link #get}; the named accessors are shorthands for the readers that had them.
+ */
+public final class CacheStats {
+  /** No activity. */
+  public static final CacheStats NONE = of(c -> 0);
+
+  private final long[] values;
+
+  private CacheStats(long[] values) {
+    this.values = Counts.checked(CacheCounter.all(), values);
+  }
+
+  /**
+   * Stats with the given value of each counter.
+   *
+   * @param values each counter's value
+   * @return the stats
+   * @throws IllegalArgumentException if a value is negative (counters only grow)
+   */
+  public static CacheStats of(ToLongFunction<CacheCounter> values) {
+    Objects.requireNonNull(values, "values");
+    CacheCounter[] all = CacheCounter.all();
+    long[] v = new long[all.length];
+    for (CacheCounter c : all) {
+      v[c.ordinal()] = values.applyAsLong(c);
     }
+    return new CacheStats(v);
+  }
+
+  /** From the cache's own counters, in enum order. */
+  static CacheStats copyOf(long[] values) {
+    return new CacheStats(values);
+  }
+
+  /**
+   * One counter.
+   *
+   * @param counter which
+   * @return its value, at least 0
+   */
+  public long get(CacheCounter counter) {
+    return values[counter.ordinal()];
+  }
+
+  /** @return {@link CacheCounter#PREPARED_BACKUPS} */
+  public long preparedBackups() {
+    return get(CacheCounter.PREPARED_BACKUPS);
+  }
+
+  /** @return {@link CacheCounter#STREAMED_LAYERS} */
+  public long streamedLayers() {
+    return get(CacheCounter.STREAMED_LAYERS);
+  }
+
+  /** @return {@link CacheCounter#PREPARED_ATTACHED} */
+  public long preparedAttached() {
+    return get(CacheCounter.PREPARED_ATTACHED);
+  }
+
+  /** @return {@link CacheCounter#PREPARED_ROLLED_BACK} */
+  public long preparedRolledBack() {
+    return get(CacheCounter.PREPARED_ROLLED_BACK);
+  }
+
+  /** @return {@link CacheCounter#CATCH_UP_LAYERS} */
+  public long catchUpLayers() {
+    return get(CacheCounter.CATCH_UP_LAYERS);
+  }
+
+  /** @return {@link CacheCounter#BACKUPS_REGISTERED} */
+  public long backupsRegistered() {
+    return get(CacheCounter.BACKUPS_REGISTERED);
+  }
+
+  /** @return {@link CacheCounter#BACKUPS_COMMITTED} */
+  public long backupsCommitted() {
+    return get(CacheCounter.BACKUPS_COMMITTED);
+  }
+
+  /** @return {@link CacheCounter#BACKUPS_FAILED} */
+  public long backupsFailed() {
+    return get(CacheCounter.BACKUPS_FAILED);
+  }
+
+  /** @return {@link CacheCounter#LOADS_REGISTERED} */
+  public long loadsRegistered() {
+    return get(CacheCounter.LOADS_REGISTERED);
+  }
+
+  /** @return {@link CacheCounter#LOADS_COMMITTED} */
+  public long loadsCommitted() {
+    return get(CacheCounter.LOADS_COMMITTED);
+  }
+
+  /** @return {@link CacheCounter#LOADS_FAILED} */
+  public long loadsFailed() {
+    return get(CacheCounter.LOADS_FAILED);
+  }
+
+  /** @return {@link CacheCounter#DEVICE_EVICTIONS} */
+  public long deviceEvictions() {
+    return get(CacheCounter.DEVICE_EVICTIONS);
+  }
+
+  /** @return {@link CacheCounter#HOST_EVICTIONS} */
+  public long hostEvictions() {
+    return get(CacheCounter.HOST_EVICTIONS);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof CacheStats other && Arrays.equals(values, other.values);
+  }
+
+  @Override
+  public int hashCode() {
+    return Arrays.hashCode(values);
+  }
+
+  @Override
+  public String toString() {
+    return Counts.toString("CacheStats", CacheCounter.all(), values);
   }
 }

@@ -65,7 +65,7 @@ final class Evictor {
       freed += victim.pageCount;
       tree.delete(victim);
     }
-    counters.hostEvictions += freed;
+    counters.add(CacheCounter.HOST_EVICTIONS, freed);
     return freed;
   }
 }

@@ -65,7 +65,7 @@ final class L3Room implements L3Port {
 
   @Override
   public void checkAdmittable(long requestId) {
-    Prefetch p = tier.byRequest.get(requestId);
+    Prefetch p = tier.prefetches.byRequest.get(requestId);
     if (p != null && p.state != Prefetch.State.DONE) {
       throw new IllegalStateException(
           "admit of request id="
@@ -99,7 +99,7 @@ final class L3Room implements L3Port {
 
   @Override
   public RankCache.PrefetchState state(long requestId) {
-    Prefetch p = tier.byRequest.get(requestId);
+    Prefetch p = tier.prefetches.byRequest.get(requestId);
     if (p == null) {
       return RankCache.PrefetchState.NONE;
     }
@@ -120,12 +120,12 @@ final class L3Room implements L3Port {
 
   @Override
   public int pendingWrites() {
-    return tier.writes.size();
+    return tier.writes.queue.size();
   }
 
   @Override
   public int pendingPrefetches() {
-    return tier.pending.size();
+    return tier.prefetches.pending.size();
   }
 
   @Override
@@ -145,8 +145,9 @@ final class L3Room implements L3Port {
 
   @Override
   public void localPrefetchProgress(long[] into, int offset) {
-    Objects.checkFromIndexSize(offset, L3Tier.PREFETCH_WIDTH * tier.pending.size(), into.length);
-    progress.prefetchProgress(tier.pending, into, offset);
+    Objects.checkFromIndexSize(
+        offset, L3Tier.PREFETCH_WIDTH * tier.prefetches.pending.size(), into.length);
+    progress.prefetchProgress(tier.prefetches.pending, into, offset);
   }
 
   @Override

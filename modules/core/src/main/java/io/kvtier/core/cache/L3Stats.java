@@ -1,129 +1,144 @@
 package io.kvtier.core.cache;
 
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.function.ToLongFunction;
+
 /**
- * Replicated counters of a cache's L3 tier: each changes only at points every rank reaches in the
- * same order (registration, the agreed commits and decisions, aborts), so ranks that took the
- * same decisions report equal stats.
- *
- * @param writesRegistered L3 writes queued (each covers a chain of host-committed nodes)
- * @param writesCommitted L3 writes every rank finished
- * @param writesFailed L3 writes that failed on some rank: the nodes are not marked stored
- * @param pagesWritten pages of committed L3 writes
- * @param prefetchesStarted prefetches started at admission (their probe ran)
- * @param prefetchesSkipped prefetches ended after the probe: the agreed hit was below the
- *     threshold or the host had no room
- * @param prefetchesTimedOut prefetches decided because some rank gave up (timeout)
- * @param prefetchesAborted prefetches whose request was aborted first
- * @param prefetchesDone prefetches that reached their decision and inserted their pages
- * @param pagesReserved host pages reserved for fetching (the agreed hit)
- * @param pagesInserted pages that became host-only tree nodes
- * @param pagesDuplicate fetched pages the tree already held when they were inserted
- * @param pagesMissed reserved pages not taken: not fetched on some rank by the decision (slow,
- *     failed, corrupt or evicted from a shard), or aborted
- * @param snapshotsWritten recurrent-state snapshots of committed L3 writes (HYBRID.md §6)
- * @param snapshotsInserted snapshots fetched by a prefetch that became a host-only node's host
- *     snapshot (a resume point)
- * @param pagesNoHostRoom pages every rank found in the store that a prefetch did not fetch
- *     because the host pool had no room for them: evicting host leaves could not free enough
- *     slots, as when the host tier holds only copies of pages still on the device (a host tier
- *     no larger than the device pool under write-through). Not in the replica digest.
+ * Replicated counters of a cache's L3 tier, one per {@link L3Counter}: each changes only at
+ * points every rank reaches in the same order, so ranks that took the same decisions report
+ * equal stats. Read a counter by name with {@link #get}; the named accessors are shorthands for
+ * the readers that had them.
  */
-public record L3Stats(
-    long writesRegistered,
-    long writesCommitted,
-    long writesFailed,
-    long pagesWritten,
-    long prefetchesStarted,
-    long prefetchesSkipped,
-    long prefetchesTimedOut,
-    long prefetchesAborted,
-    long prefetchesDone,
-    long pagesReserved,
-    long pagesInserted,
-    long pagesDuplicate,
-    long pagesMissed,
-    long snapshotsWritten,
-    long snapshotsInserted,
-    long pagesNoHostRoom) {
-
+public final class L3Stats {
   /** No L3 activity. */
-  public static final L3Stats NONE = new L3Stats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  public static final L3Stats NONE = of(c -> 0);
 
-  /** Validates that no counter is negative. */
-  public L3Stats {
-    long[] all = {
-      writesRegistered,
-      writesCommitted,
-      writesFailed,
-      pagesWritten,
-      prefetchesStarted,
-      prefetchesSkipped,
-      prefetchesTimedOut,
-      prefetchesAborted,
-      prefetchesDone,
-      pagesReserved,
-      pagesInserted,
-      pagesDuplicate,
-      pagesMissed,
-      snapshotsWritten,
-      snapshotsInserted,
-      pagesNoHostRoom
-    };
-    for (long v : all) {
-      if (v < 0) {
-        throw new IllegalArgumentException(
-            "negative counter in " + java.util.Arrays.toString(all) + ": counters only grow");
-      }
-    }
+  private final long[] values;
+
+  private L3Stats(long[] values) {
+    this.values = Counts.checked(L3Counter.all(), values);
   }
 
   /**
-   * The counters of a tier without snapshots (the form before HYBRID.md §6).
+   * Stats with the given value of each counter.
    *
-   * @param writesRegistered see the record
-   * @param writesCommitted see the record
-   * @param writesFailed see the record
-   * @param pagesWritten see the record
-   * @param prefetchesStarted see the record
-   * @param prefetchesSkipped see the record
-   * @param prefetchesTimedOut see the record
-   * @param prefetchesAborted see the record
-   * @param prefetchesDone see the record
-   * @param pagesReserved see the record
-   * @param pagesInserted see the record
-   * @param pagesDuplicate see the record
-   * @param pagesMissed see the record
+   * @param values each counter's value
+   * @return the stats
+   * @throws IllegalArgumentException if a value is negative (counters only grow)
    */
-  public L3Stats(
-      long writesRegistered,
-      long writesCommitted,
-      long writesFailed,
-      long pagesWritten,
-      long prefetchesStarted,
-      long prefetchesSkipped,
-      long prefetchesTimedOut,
-      long prefetchesAborted,
-      long prefetchesDone,
-      long pagesReserved,
-      long pagesInserted,
-      long pagesDuplicate,
-      long pagesMissed) {
-    this(
-        writesRegistered,
-        writesCommitted,
-        writesFailed,
-        pagesWritten,
-        prefetchesStarted,
-        prefetchesSkipped,
-        prefetchesTimedOut,
-        prefetchesAborted,
-        prefetchesDone,
-        pagesReserved,
-        pagesInserted,
-        pagesDuplicate,
-        pagesMissed,
-        0,
-        0,
-        0);
+  public static L3Stats of(ToLongFunction<L3Counter> values) {
+    Objects.requireNonNull(values, "values");
+    L3Counter[] all = L3Counter.all();
+    long[] v = new long[all.length];
+    for (L3Counter c : all) {
+      v[c.ordinal()] = values.applyAsLong(c);
+    }
+    return new L3Stats(v);
+  }
+
+  /**
+   * One counter.
+   *
+   * @param counter which
+   * @return its value, at least 0
+   */
+  public long get(L3Counter counter) {
+    return values[counter.ordinal()];
+  }
+
+  /** @return {@link L3Counter#WRITES_REGISTERED} */
+  public long writesRegistered() {
+    return get(L3Counter.WRITES_REGISTERED);
+  }
+
+  /** @return {@link L3Counter#WRITES_COMMITTED} */
+  public long writesCommitted() {
+    return get(L3Counter.WRITES_COMMITTED);
+  }
+
+  /** @return {@link L3Counter#WRITES_FAILED} */
+  public long writesFailed() {
+    return get(L3Counter.WRITES_FAILED);
+  }
+
+  /** @return {@link L3Counter#PAGES_WRITTEN} */
+  public long pagesWritten() {
+    return get(L3Counter.PAGES_WRITTEN);
+  }
+
+  /** @return {@link L3Counter#PREFETCHES_STARTED} */
+  public long prefetchesStarted() {
+    return get(L3Counter.PREFETCHES_STARTED);
+  }
+
+  /** @return {@link L3Counter#PREFETCHES_SKIPPED} */
+  public long prefetchesSkipped() {
+    return get(L3Counter.PREFETCHES_SKIPPED);
+  }
+
+  /** @return {@link L3Counter#PREFETCHES_TIMED_OUT} */
+  public long prefetchesTimedOut() {
+    return get(L3Counter.PREFETCHES_TIMED_OUT);
+  }
+
+  /** @return {@link L3Counter#PREFETCHES_ABORTED} */
+  public long prefetchesAborted() {
+    return get(L3Counter.PREFETCHES_ABORTED);
+  }
+
+  /** @return {@link L3Counter#PREFETCHES_DONE} */
+  public long prefetchesDone() {
+    return get(L3Counter.PREFETCHES_DONE);
+  }
+
+  /** @return {@link L3Counter#PAGES_RESERVED} */
+  public long pagesReserved() {
+    return get(L3Counter.PAGES_RESERVED);
+  }
+
+  /** @return {@link L3Counter#PAGES_INSERTED} */
+  public long pagesInserted() {
+    return get(L3Counter.PAGES_INSERTED);
+  }
+
+  /** @return {@link L3Counter#PAGES_DUPLICATE} */
+  public long pagesDuplicate() {
+    return get(L3Counter.PAGES_DUPLICATE);
+  }
+
+  /** @return {@link L3Counter#PAGES_MISSED} */
+  public long pagesMissed() {
+    return get(L3Counter.PAGES_MISSED);
+  }
+
+  /** @return {@link L3Counter#SNAPSHOTS_WRITTEN} */
+  public long snapshotsWritten() {
+    return get(L3Counter.SNAPSHOTS_WRITTEN);
+  }
+
+  /** @return {@link L3Counter#SNAPSHOTS_INSERTED} */
+  public long snapshotsInserted() {
+    return get(L3Counter.SNAPSHOTS_INSERTED);
+  }
+
+  /** @return {@link L3Counter#PAGES_NO_HOST_ROOM} */
+  public long pagesNoHostRoom() {
+    return get(L3Counter.PAGES_NO_HOST_ROOM);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof L3Stats other && Arrays.equals(values, other.values);
+  }
+
+  @Override
+  public int hashCode() {
+    return Arrays.hashCode(values);
+  }
+
+  @Override
+  public String toString() {
+    return Counts.toString("L3Stats", L3Counter.all(), values);
   }
 }

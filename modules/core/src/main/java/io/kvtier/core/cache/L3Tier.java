@@ -1,79 +1,22 @@
 package io.kvtier.core.cache;
 
 import io.kvtier.core.config.L3Config;
-import io.kvtier.core.config.L3PrefetchPolicy;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.List;
 
 /**
- * The replicated controller of the L3 tier (CACHE.md §12): the L3 write FIFO and the pending
- * prefetches, with every decision taken from replicated state and from agreed (reduced) progress
- * only.
- *
- * <p>Writes: a host-committed node whose hit count reached the backup threshold is written with
- * every ancestor not yet in L3 (parents first, so the store holds prefixes). Each covered node's
- * host copy is protected by {@code hostRef} until the write's agreed commit, so host eviction
- * cannot free or reuse the slots the put reads. A write failed on some rank only leaves the
- * nodes unmarked; the next hit may try again.
- *
- * <p>Prefetches follow {@link Prefetch.State}: the probe's hit is agreed with MIN before any slot
- * is reserved (shards differ per rank), the reservation is replicated because pool occupancy is,
- * and the policy decides from the agreed MIN of pages fetched, the agreed MAX of "gave up" and
- * the agreed MIN of "finished". Pages are inserted as host-only nodes below the anchor, which is
- * locked (with the path to the root) for the whole prefetch; slots a rank may still be writing
- * are freed only once every rank reports its fetch finished.
+ * The replicated controller of the L3 tier (CACHE.md §12): its two state machines, the write
+ * FIFO ({@link L3Writes}) and the pending prefetches ({@link L3Prefetches}), with their shared
+ * counters. Every decision of either is taken from replicated state and from agreed (reduced)
+ * progress only.
  */
 final class L3Tier {
   /** Reduction elements per pending prefetch (see {@link L3Progress#prefetchProgress}). */
-  static final int PREFETCH_WIDTH = 3;
+  static final int PREFETCH_WIDTH = L3Prefetches.WIDTH;
 
   final L3Config config;
-  private final CacheTree tree;
-  private final PoolLedger ledger;
-  private final Evictor evictor;
-
-  /** Where {@link #decide} learns how far an insert went; refilled by each. */
-  private final InsertResult insertResult = new InsertResult();
-
-  private final L3Sink sink;
-  private final int pageSize;
-  private final long backupThreshold;
-
-  /**
-   * Page slots of one recurrent-state snapshot; 0 = the model has none (pages only). At least 0
-   * ({@code CacheConfig} checks it).
-   */
-  final int snapshotSlots;
-
-  final ArrayDeque<L3Write> writes = new ArrayDeque<>();
-  long writeSequence;
-
-  /** PROBING, FETCHING and DRAINING prefetches, in start order (the reduction's order). */
-  final ArrayList<Prefetch> pending = new ArrayList<>();
-
-  /** Prefetches of live requests by request id: pending ones and DONE ones not yet admitted. */
-  final LongMap<Prefetch> byRequest = new LongMap<>(8);
-
-  long prefetchSequence;
-
-  long writesRegistered;
-  long writesCommitted;
-  long writesFailed;
-  long pagesWritten;
-  long prefetchesStarted;
-  long prefetchesSkipped;
-  long prefetchesTimedOut;
-  long prefetchesAborted;
-  long prefetchesDone;
-  long pagesReserved;
-  long pagesInserted;
-  long pagesDuplicate;
-  long pagesMissed;
-  long snapshotsWritten;
-  long snapshotsInserted;
-  long pagesNoHostRoom;
+  final L3Writes writes;
+  final L3Prefetches prefetches;
+  private final L3Counters counters = new L3Counters();
 
   L3Tier(
       L3Config config,
@@ -82,521 +25,54 @@ final class L3Tier {
       Evictor evictor,
       L3Sink sink,
       int snapshotSlots) {
-    this.snapshotSlots = snapshotSlots;
     this.config = config;
-    this.tree = tree;
-    this.ledger = ledger;
-    this.evictor = evictor;
-    this.sink = sink;
-    this.pageSize = tree.pageSize;
-    this.backupThreshold = config.backupThreshold();
+    this.writes =
+        new L3Writes(tree, ledger, sink, counters, config.backupThreshold(), snapshotSlots);
+    this.prefetches =
+        new L3Prefetches(config, tree, ledger, evictor, sink, counters, snapshotSlots);
   }
 
   L3Stats stats() {
-    return new L3Stats(
-        writesRegistered,
-        writesCommitted,
-        writesFailed,
-        pagesWritten,
-        prefetchesStarted,
-        prefetchesSkipped,
-        prefetchesTimedOut,
-        prefetchesAborted,
-        prefetchesDone,
-        pagesReserved,
-        pagesInserted,
-        pagesDuplicate,
-        pagesMissed,
-        snapshotsWritten,
-        snapshotsInserted,
-        pagesNoHostRoom);
+    return counters.snapshot();
   }
 
+  /** The writes and prefetches still pending. */
   int outstanding() {
-    return writes.size() + pending.size();
+    return writes.queue.size() + prefetches.pending.size();
   }
 
-  // ---------------------------------------------------------------- writes
-
-  /**
-   * Asked at a host commit and at every hit: writes the node (and its ancestors not in L3) if it
-   * is host-committed, not in L3 yet and hit often enough.
-   */
+  /** See {@link L3Writes#maybeWrite}. */
   void maybeWrite(RadixNode node) {
-    if (node.l3State != RadixNode.L3_NONE
-        || node.backupState != BackupState.COMMITTED
-        || node.invalid != 0
-        || node.hitCount < backupThreshold
-        || node.parent == null) {
-      return;
-    }
-    int count = 1;
-    int pages = node.pageCount;
-    RadixNode top = node;
-    while (top.parent.parent != null && top.parent.l3State == RadixNode.L3_NONE) {
-      top = top.parent;
-      if (top.backupState != BackupState.COMMITTED || top.invalid != 0) {
-        return;
-      }
-      count++;
-      pages += top.pageCount;
-    }
-    RadixNode[] chain = new RadixNode[count];
-    int i = count;
-    for (RadixNode n = node; i > 0; n = n.parent) {
-      chain[--i] = n;
-    }
-    byte[][] hashes = new byte[pages][];
-    int[] slots = new int[pages];
-    L3Write write = new L3Write(writeSequence++, pages);
-    int offset = 0;
-    for (RadixNode n : chain) {
-      byte[][] h = tree.pageHashes(n);
-      System.arraycopy(h, 0, hashes, offset, n.pageCount);
-      System.arraycopy(n.hostSlots, n.hostOffset, slots, offset, n.pageCount);
-      offset += n.pageCount;
-      ledger.account(n, -1);
-      n.hostRef++;
-      n.l3State = RadixNode.L3_WRITING;
-      n.pendingL3Write = write;
-      ledger.account(n, +1);
-      write.nodes.add(n);
-      if (snapshotSlots > 0 && n.hostStateSlots != null) {
-        write.snapshotNodes.add(n);
-      }
-    }
-    byte[][] snapshotHashes = new byte[write.snapshotNodes.size()][];
-    int[] snapshotSlotsOf = new int[snapshotSlots * snapshotHashes.length];
-    for (int k = 0; k < snapshotHashes.length; k++) {
-      RadixNode n = write.snapshotNodes.get(k);
-      snapshotHashes[k] = last(tree.pageHashes(n));
-      System.arraycopy(n.hostStateSlots, 0, snapshotSlotsOf, k * snapshotSlots, snapshotSlots);
-    }
-    sink.put(hashes, slots, snapshotHashes, snapshotSlotsOf);
-    writes.add(write);
-    writesRegistered++;
+    writes.maybeWrite(node);
   }
 
-  /** Commits exactly {@code n} writes from the head; those in {@code failed} are not stored. */
+  /** See {@link L3Writes#commitWrites}. */
   void commitWrites(int n, BitSet failed) {
-    if (n < 0 || n > writes.size()) {
-      throw new IllegalArgumentException(
-          "cannot commit "
-              + n
-              + " L3 writes: "
-              + writes.size()
-              + " are pending; pass 0.."
-              + writes.size());
-    }
-    sink.committedPuts(n);
-    for (int i = 0; i < n; i++) {
-      L3Write write = writes.poll();
-      boolean fail = failed.get(i);
-      if (fail) {
-        writesFailed++;
-      } else {
-        writesCommitted++;
-        pagesWritten += write.pages;
-        snapshotsWritten += write.snapshotNodes.size();
-      }
-      for (RadixNode node : write.nodes) {
-        ledger.account(node, -1);
-        node.hostRef--;
-        node.pendingL3Write = null;
-        node.l3State = fail ? RadixNode.L3_NONE : RadixNode.L3_STORED;
-        // The snapshot commits at the same agreed point as the pages it rides with: a put that
-        // failed on any rank stores neither on any rank's tree.
-        node.l3Snapshot = !fail && write.putsSnapshotOf(node) ? (byte) 1 : (byte) 0;
-        ledger.account(node, +1);
-        if (!fail) {
-          tree.events.stored(CacheMedium.L3, node);
-        }
-        if (node.invalid != 0) {
-          tree.releaseInvalid(node);
-        } else {
-          tree.keyChanged(node);
-        }
-      }
-    }
+    writes.commitWrites(n, failed);
   }
 
-  // ---------------------------------------------------------------- prefetch: start and abort
-
-  /**
-   * Starts a prefetch of the request's pages beyond {@code anchor} (the last node of its host
-   * hit) if there are at least {@code prefetchThreshold} tokens of them and the anchor may take
-   * host-only children (the root, or a valid host-committed node).
-   */
+  /** See {@link L3Prefetches#start}. */
   boolean start(long requestId, long namespace, int[] tokens, int aligned, RadixNode anchor) {
-    if (byRequest.get(requestId) != null) {
-      throw new IllegalStateException(
-          "startPrefetch of request id="
-              + requestId
-              + ": it has a"
-              + " prefetch already; admit the request or cancel the prefetch first");
-    }
-    boolean root = anchor.parent == null;
-    if (!root && (anchor.backupState != BackupState.COMMITTED || !CacheTree.pathValid(anchor))) {
-      return false;
-    }
-    int pages = (aligned - anchor.depth) / pageSize;
-    if (pages <= 0 || (long) pages * pageSize < config.prefetchThreshold()) {
-      return false;
-    }
-    byte[] prior = root ? PageHasher.seed(namespace) : last(tree.pageHashes(anchor));
-    byte[][] hashes = PageHasher.chain(prior, tokens, anchor.depth, pages, pageSize);
-    Prefetch op =
-        new Prefetch(
-            prefetchSequence++,
-            requestId,
-            namespace,
-            tokens,
-            anchor.depth,
-            pages,
-            hashes,
-            snapshotSlots,
-            anchor);
-    tree.lock(anchor);
-    pending.add(op);
-    byRequest.put(requestId, op);
-    prefetchesStarted++;
-    sink.probe(op.sequence, hashes, snapshotSlots, config.timeoutNanos((long) pages * pageSize));
-    return true;
+    return prefetches.start(requestId, namespace, tokens, aligned, anchor);
   }
 
-  private static byte[] last(byte[][] hashes) {
-    return hashes[hashes.length - 1];
-  }
-
-  /** The request was aborted: its prefetch ends now, or drains if fetches may still run. */
+  /** See {@link L3Prefetches#cancel}. */
   void cancel(long requestId) {
-    Prefetch op = byRequest.remove(requestId);
-    if (op == null) {
-      return;
-    }
-    prefetchesAborted++;
-    switch (op.state) {
-      case PROBING -> {
-        pending.remove(op);
-        sink.forget(op.sequence);
-        unlock(op);
-        op.state = Prefetch.State.DONE;
-      }
-      case FETCHING -> {
-        pagesMissed += op.fetchPages;
-        unlock(op);
-        op.state = Prefetch.State.DRAINING;
-        sink.cancel(op.sequence);
-      }
-      case DONE -> unlock(op);
-      default -> throw new IllegalStateException(op + " cannot be live and draining");
-    }
+    prefetches.cancel(requestId);
   }
 
-  /** At the request's admission: the DONE prefetch's outcome; releases its lock. */
+  /** See {@link L3Prefetches#take}. */
   PrefetchOutcome take(long requestId) {
-    Prefetch op = byRequest.get(requestId);
-    if (op == null) {
-      return null;
-    }
-    if (op.state != Prefetch.State.DONE) {
-      throw new IllegalStateException(
-          "admit of request id="
-              + requestId
-              + ": its L3 prefetch"
-              + " is still "
-              + op.state
-              + "; admit it once prefetchState says DONE, or cancel it");
-    }
-    byRequest.remove(requestId);
-    unlock(op);
-    return new PrefetchOutcome(requestId, op.startToken, op.insertedTokens);
+    return prefetches.take(requestId);
   }
 
-  private void unlock(Prefetch op) {
-    if (op.lockNode != null) {
-      tree.unlock(op.lockNode);
-      op.lockNode = null;
-    }
-  }
-
-  // ---------------------------------------------------------------- prefetch: the agreed steps
-
-  /** This rank's three values per pending prefetch, in order. */
+  /** See {@link L3Prefetches#prefetchWidth}. */
   int prefetchWidth() {
-    return PREFETCH_WIDTH * pending.size();
+    return prefetches.prefetchWidth();
   }
 
-  /**
-   * Applies the agreed values of the first {@code count} pending prefetches (the ones the
-   * reduction covered), three per prefetch from {@code offset}.
-   */
+  /** See {@link L3Prefetches#commitPrefetches}. */
   void commitPrefetches(long[] agreed, int offset, int count) {
-    if (count < 0
-        || count > pending.size()
-        || offset < 0
-        || offset + PREFETCH_WIDTH * count > agreed.length) {
-      throw new IllegalArgumentException(
-          "cannot apply "
-              + count
-              + " prefetch results at offset "
-              + offset
-              + " of "
-              + agreed.length
-              + " values: "
-              + pending.size()
-              + " are pending");
-    }
-    Prefetch[] ops = pending.subList(0, count).toArray(new Prefetch[0]);
-    for (int k = 0; k < count; k++) {
-      Prefetch op = ops[k];
-      long progress = agreed[offset + PREFETCH_WIDTH * k];
-      boolean gaveUp = agreed[offset + PREFETCH_WIDTH * k + 1] < 0;
-      boolean finished = agreed[offset + PREFETCH_WIDTH * k + 2] > 0;
-      switch (op.state) {
-        case PROBING -> {
-          if (progress >= 0 && op.snapshotSlots > 0) {
-            agreeOnSnapshot(op, progress, agreed[offset + PREFETCH_WIDTH * k + 2]);
-          } else if (progress >= 0) {
-            reserveAndFetch(op, (int) Math.min(progress, op.candidatePages));
-          } else if (gaveUp) {
-            prefetchesTimedOut++;
-            end(op, 0);
-          }
-        }
-        case FETCHING -> {
-          L3PrefetchPolicy policy = config.prefetchPolicy();
-          if (finished
-              || policy == L3PrefetchPolicy.BEST_EFFORT
-              || (policy == L3PrefetchPolicy.TIMEOUT && gaveUp)) {
-            if (!finished && policy == L3PrefetchPolicy.TIMEOUT) {
-              prefetchesTimedOut++;
-            }
-            decide(op, (int) Math.max(0, Math.min(progress, fetchUnits(op))), finished);
-          }
-        }
-        case DRAINING -> {
-          if (finished) {
-            releaseHeld(op);
-            pending.remove(op);
-            sink.forget(op.sequence);
-          }
-        }
-        default -> throw new IllegalStateException(op + " is not pending");
-      }
-    }
-  }
-
-  /**
-   * Every rank's probe finished with the snapshot of its deepest usable end at most {@code
-   * op.probeBound} ({@link L3Progress#prefetchProgress}): {@code least} is the MIN of those
-   * ends, {@code finishedValue} the MIN of {@code 1 + probeBound - end}, from which the MAX of
-   * the ends follows. Equal ends are a snapshot every rank has; else every rank probes again
-   * below the MIN, whose end some rank named but others may lack (a rank's deepest end is not
-   * every rank's). Each round lowers the bound, so the agreement ends.
-   */
-  private void agreeOnSnapshot(Prefetch op, long least, long finishedValue) {
-    int end = (int) Math.min(least, op.probeBound);
-    long most = op.probeBound + 1L - finishedValue;
-    if (end == 0 || (long) end * pageSize < config.prefetchThreshold() || most == end) {
-      reserveAndFetch(op, end);
-      return;
-    }
-    op.probeBound = end;
-    sink.reprobe(op.sequence, end);
-  }
-
-  /** The units the agreed fetch progress counts: pages, and 1 for a complete snapshot. */
-  private static int fetchUnits(Prefetch op) {
-    return op.fetchPages + (op.snapshotSlots > 0 ? 1 : 0);
-  }
-
-  private void reserveAndFetch(Prefetch op, int hits) {
-    if ((long) hits * pageSize < config.prefetchThreshold()) {
-      prefetchesSkipped++;
-      end(op, 0);
-      return;
-    }
-    // With snapshots, an agreed end of 0 (no snapshot every rank found) is below the threshold
-    // (at least 1 token, L3Config) and ended above.
-    if (op.snapshotSlots > 0) {
-      reserveWithSnapshot(op, hits);
-      return;
-    }
-    int free = ledger.hostPool.free();
-    if (free < hits) {
-      evictor.evictHost(hits - free);
-    }
-    int pages = Math.min(hits, ledger.hostPool.free());
-    if ((long) pages * pageSize < config.prefetchThreshold()) {
-      pagesNoHostRoom += hits;
-      prefetchesSkipped++;
-      end(op, 0);
-      return;
-    }
-    pagesNoHostRoom += hits - pages;
-    int[] slots = new int[pages];
-    ledger.hostPool.allocate(pages, slots, 0);
-    ledger.reservedHostPages += pages;
-    op.hostSlots = slots;
-    op.reservedPages = pages;
-    op.fetchPages = pages;
-    op.heldFrom = 0;
-    op.state = Prefetch.State.FETCHING;
-    pagesReserved += pages;
-    sink.fetch(op.sequence, op.pageHashes, pages, slots, 0);
-  }
-
-  /**
-   * Reserves the pages up to the agreed usable end and the snapshot's slots after them, all or
-   * nothing: pages past a snapshot or without one are no resume point.
-   */
-  private void reserveWithSnapshot(Prefetch op, int pages) {
-    int slotsNeeded = pages + op.snapshotSlots;
-    int free = ledger.hostPool.free();
-    if (free < slotsNeeded) {
-      evictor.evictHost(slotsNeeded - free);
-    }
-    if (ledger.hostPool.free() < slotsNeeded) {
-      pagesNoHostRoom += pages;
-      prefetchesSkipped++;
-      end(op, 0);
-      return;
-    }
-    int[] slots = new int[slotsNeeded];
-    ledger.hostPool.allocate(slotsNeeded, slots, 0);
-    ledger.reservedHostPages += slotsNeeded;
-    op.hostSlots = slots;
-    op.reservedPages = slotsNeeded;
-    op.fetchPages = pages;
-    op.heldFrom = 0;
-    op.state = Prefetch.State.FETCHING;
-    pagesReserved += pages;
-    sink.fetch(op.sequence, op.pageHashes, pages, slots, op.snapshotSlots);
-  }
-
-  /**
-   * Takes the first {@code fetched} pages (every rank has them) into the tree and gives up the
-   * rest: freed now if every rank's fetch has finished, else after it has.
-   */
-  private void decide(Prefetch op, int units, boolean finished) {
-    int fetched = Math.min(units, op.fetchPages);
-    boolean snapshot = op.snapshotSlots > 0 && units == fetchUnits(op);
-    int inserted = 0;
-    RadixNode deepest = null;
-    if (fetched > 0 && CacheTree.pathValid(op.lockNode)) {
-      int end = op.startToken + fetched * pageSize;
-      InsertResult result = insertResult;
-      int reached =
-          tree.insertHostOnly(op.lockNode, op.tokens, op.startToken, end, op.hostSlots, result);
-      inserted = (reached - op.startToken) / pageSize;
-      deepest = result.node;
-      pagesDuplicate += result.hostDuplicates;
-      pagesInserted += inserted - result.hostDuplicates;
-      // Pages the walk did not reach (it stopped at a node it may not extend) go back now:
-      // every rank has finished writing them.
-      ledger.hostPool.release(op.hostSlots, inserted, fetched - inserted);
-      if (snapshot) {
-        attachSnapshot(op, inserted == fetched ? deepest : null);
-      }
-    } else if (fetched > 0) {
-      ledger.hostPool.release(op.hostSlots, 0, fetched);
-      if (snapshot) {
-        attachSnapshot(op, null);
-      }
-    }
-    ledger.reservedHostPages -= fetched;
-    pagesMissed += op.fetchPages - fetched;
-    // Every rank has written the snapshot's slots once it counts as fetched: they are taken
-    // or free now; else they stay held with the pages past {@code fetched} until the drain.
-    op.heldFrom = snapshot ? op.reservedPages : fetched;
-    op.insertedTokens = inserted * pageSize;
-    prefetchesDone++;
-    if (deepest != null && inserted > 0) {
-      tree.lock(deepest);
-    }
-    RadixNode anchor = op.lockNode;
-    op.lockNode = inserted > 0 ? deepest : null;
-    tree.unlock(anchor);
-    Prefetch live = byRequest.get(op.requestId);
-    if (finished) {
-      releaseHeld(op);
-      pending.remove(op);
-      sink.forget(op.sequence);
-      op.state = Prefetch.State.DONE;
-    } else {
-      sink.cancel(op.sequence);
-      // The request may go on at once; the op stays pending only to drain its slots, and a
-      // separate DONE record carries the outcome.
-      Prefetch done =
-          new Prefetch(
-              op.sequence,
-              op.requestId,
-              op.namespace,
-              op.tokens,
-              op.startToken,
-              op.candidatePages,
-              op.pageHashes,
-              op.snapshotSlots,
-              null);
-      done.lockNode = op.lockNode;
-      done.insertedTokens = op.insertedTokens;
-      done.state = Prefetch.State.DONE;
-      op.lockNode = null;
-      op.state = Prefetch.State.DRAINING;
-      if (live == op) {
-        byRequest.put(op.requestId, done);
-      }
-    }
-  }
-
-  /**
-   * The snapshot every rank fetched goes to {@code node}, the host-only node that ends at the
-   * agreed usable end, if it has no snapshot in any tier; else (a duplicate, or the walk did not
-   * reach the end) its slots are freed. Moves them from the reservation to the node in one
-   * accounting bracket, so the host pool counts them once.
-   */
-  private void attachSnapshot(Prefetch op, RadixNode node) {
-    int from = op.reservedPages - op.snapshotSlots;
-    ledger.reservedHostPages -= op.snapshotSlots;
-    if (node != null
-        && node.parent != null
-        && !node.resident()
-        && node.stateSlots == null
-        && node.hostStateSlots == null
-        && node.hostSlots != null
-        && node.backupState == BackupState.COMMITTED
-        && node.invalid == 0) {
-      ledger.account(node, -1);
-      node.hostStateSlots = java.util.Arrays.copyOfRange(op.hostSlots, from, op.reservedPages);
-      node.l3Snapshot = node.l3State == RadixNode.L3_STORED ? (byte) 1 : (byte) 0;
-      ledger.account(node, +1);
-      snapshotsInserted++;
-    } else {
-      ledger.hostPool.release(op.hostSlots, from, op.snapshotSlots);
-    }
-  }
-
-  /** Ends a prefetch that reserved nothing (probe below threshold, no room, timed out). */
-  private void end(Prefetch op, int inserted) {
-    pending.remove(op);
-    sink.forget(op.sequence);
-    unlock(op);
-    op.insertedTokens = inserted;
-    op.state = Prefetch.State.DONE;
-  }
-
-  private void releaseHeld(Prefetch op) {
-    int held = op.heldPages();
-    if (held > 0) {
-      ledger.hostPool.release(op.hostSlots, op.heldFrom, held);
-      ledger.reservedHostPages -= held;
-      op.heldFrom = op.reservedPages;
-    }
-  }
-
-  /** The pending prefetches, for the reduction (replicated order). */
-  List<Prefetch> pendingView() {
-    return pending;
+    prefetches.commitPrefetches(agreed, offset, count);
   }
 }

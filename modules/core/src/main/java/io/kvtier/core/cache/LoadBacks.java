@@ -106,9 +106,9 @@ final class LoadBacks {
     pages += states;
     int free = ledger.devicePool.free();
     if (free < pages) {
-      long hostEvictions = counters.hostEvictions;
+      long hostEvictions = counters.get(CacheCounter.HOST_EVICTIONS);
       backups.evictDevice(pages - free);
-      if (!lockFirst && counters.hostEvictions != hostEvictions) {
+      if (!lockFirst && counters.get(CacheCounter.HOST_EVICTIONS) != hostEvictions) {
         rules.fired++;
       }
     }
@@ -164,7 +164,7 @@ final class LoadBacks {
       tree.unlock(lastHost);
       throw f.engineFailure();
     }
-    counters.loadsRegistered++;
+    counters.increment(CacheCounter.LOADS_REGISTERED);
     LoadBack op = new LoadBack(loadSequence++, chain, lastHost, layers, pages);
     offset = 0;
     int stateOffset = kvPages;
@@ -194,9 +194,9 @@ final class LoadBacks {
       LoadBack op = loads.poll();
       boolean fail = failed.get(i);
       if (fail) {
-        counters.loadsFailed++;
+        counters.increment(CacheCounter.LOADS_FAILED);
       } else {
-        counters.loadsCommitted++;
+        counters.increment(CacheCounter.LOADS_COMMITTED);
       }
       ArrayList<RadixNode> affected = fail ? markFailed(op) : null;
       for (RadixNode node : op.nodes) {

@@ -150,7 +150,7 @@ final class PreparedBackups {
     if (b == null) {
       b = new PreparedBackup(r.id, r.prefixLength, layers, full, slots);
       r.prepared = b;
-      counters.preparedBackups++;
+      counters.increment(CacheCounter.PREPARED_BACKUPS);
     } else {
       b.hostSlots = slots;
       b.pages = full;
@@ -202,7 +202,7 @@ final class PreparedBackups {
     }
     backups.streamLayer(b, r.own, layer);
     b.markStreamed(layer);
-    counters.streamedLayers++;
+    counters.increment(CacheCounter.STREAMED_LAYERS);
   }
 
   /**
@@ -423,7 +423,7 @@ final class PreparedBackups {
     try {
       ack = backups.queueAttached(b, r.own);
     } catch (RuntimeException e) {
-      counters.preparedRolledBack++;
+      counters.increment(CacheCounter.PREPARED_ROLLED_BACK);
       throw e;
     }
     int[] host =
@@ -443,7 +443,7 @@ final class PreparedBackups {
       ack.nodes.add(node);
     }
     ledger.reservedHostPages -= b.hostSlots.length;
-    counters.preparedAttached++;
+    counters.increment(CacheCounter.PREPARED_ATTACHED);
   }
 
   /** Rolls the request's prepared backup back at this (replicated) point. */
@@ -451,6 +451,6 @@ final class PreparedBackups {
     PreparedBackup b = r.prepared;
     r.prepared = null;
     backups.retire(b);
-    counters.preparedRolledBack++;
+    counters.increment(CacheCounter.PREPARED_ROLLED_BACK);
   }
 }

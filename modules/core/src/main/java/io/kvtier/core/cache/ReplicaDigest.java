@@ -142,20 +142,9 @@ final class ReplicaDigest {
     global.add(ledger.requestPages).add(ledger.reservedHostPages).add(ledger.writeBackPages);
     global.add(backups.writeSequence).add(loadBacks.loadSequence);
     CacheStats s = cache.stats();
-    global
-        .add(s.preparedBackups())
-        .add(s.streamedLayers())
-        .add(s.preparedAttached())
-        .add(s.preparedRolledBack())
-        .add(s.catchUpLayers())
-        .add(s.backupsRegistered())
-        .add(s.backupsCommitted())
-        .add(s.backupsFailed())
-        .add(s.loadsRegistered())
-        .add(s.loadsCommitted())
-        .add(s.loadsFailed())
-        .add(s.deviceEvictions())
-        .add(s.hostEvictions());
+    for (CacheCounter c : CacheCounter.all()) {
+      global.add(s.get(c));
+    }
     global.writes(backups).loads(loadBacks);
     L3Tier l3 = cache.rooms().l3().map(L3Room::tier).orElse(null);
     if (l3 != null) {
@@ -204,33 +193,25 @@ final class ReplicaDigest {
 
   private ReplicaDigest l3(L3Tier l3) {
     L3Stats s = l3.stats();
-    add(s.writesRegistered())
-        .add(s.writesCommitted())
-        .add(s.writesFailed())
-        .add(s.pagesWritten())
-        .add(s.prefetchesStarted())
-        .add(s.prefetchesSkipped())
-        .add(s.prefetchesTimedOut())
-        .add(s.prefetchesAborted())
-        .add(s.prefetchesDone())
-        .add(s.pagesReserved())
-        .add(s.pagesInserted())
-        .add(s.pagesDuplicate())
-        .add(s.pagesMissed());
-    add(l3.writeSequence).add(l3.prefetchSequence).add(l3.writes.size());
-    for (L3Write write : l3.writes) {
+    for (L3Counter c : L3Counter.all()) {
+      if (c.inReplicaDigest()) {
+        add(s.get(c));
+      }
+    }
+    add(l3.writes.sequence).add(l3.prefetches.sequence).add(l3.writes.queue.size());
+    for (L3Write write : l3.writes.queue) {
       add(write.sequence).add(write.pages).add(write.nodes.size());
       for (RadixNode n : write.nodes) {
         add(n.id);
       }
     }
-    add(l3.pending.size());
-    for (Prefetch op : l3.pending) {
+    add(l3.prefetches.pending.size());
+    for (Prefetch op : l3.prefetches.pending) {
       prefetch(op);
     }
     // Live outcomes by request: summed, so the hash map's order cannot enter.
     long live = 0;
-    LongMap<Prefetch> byRequest = l3.byRequest;
+    LongMap<Prefetch> byRequest = l3.prefetches.byRequest;
     for (int s2 = 0; s2 < byRequest.slotCount(); s2++) {
       Prefetch op = byRequest.valueAt(s2);
       if (op != null) {

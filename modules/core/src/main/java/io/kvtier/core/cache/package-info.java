@@ -105,8 +105,9 @@
  *       <td>walk, split, insert, lock, remove, candidacy; the caller owns the result
  *       holders; the KV-event hook the rooms call at their replicated decisions</td></tr>
  *   <tr><td>eviction</td><td>{@code Evictor}</td><td>policy order, host eviction</td></tr>
- *   <tr><td>L3</td><td>{@code L3Port} ({@code L3Room}, {@code NoL3}), {@code L3Tier}, {@code
- *       L3Progress}, {@code L3Write}, {@code Prefetch}, {@code L3Executor}</td>
+ *   <tr><td>L3</td><td>{@code L3Port} ({@code L3Room}, {@code NoL3}), {@code L3Tier} ({@code
+ *       L3Writes}, {@code L3Prefetches}), {@code L3Progress}, {@code L3Write}, {@code
+ *       Prefetch}, {@code L3Executor}</td>
  *       <td>the L3 write FIFO, prefetches and their rank-local progress</td></tr>
  *   <tr><td>backups and loads</td><td>{@code Backups}, {@code WriteAck}, {@code LoadBacks},
  *       {@code LoadBack}, {@code CopySink}</td>
@@ -126,9 +127,13 @@
  *       <td>explicit node locks</td></tr>
  *   <tr><td>commit protocol</td><td>{@code CommitProtocol}, {@code LocalProgress}</td>
  *       <td>the rank-local copy progress and the commits</td></tr>
- *   <tr><td>checks</td><td>{@code ReplicaDigest}, {@code CacheInvariants}, {@code
- *       ChangedNodes}, {@code RuleVariants}</td><td>the divergence digest, invariants, the
- *       nodes changed since they last looked, broken variants for tests</td></tr>
+ *   <tr><td>checks</td><td>{@code ReplicaDigest}, {@code CacheInvariants} (one class per
+ *       family of rules on one {@code SlotTally}: {@code QueueMembership}, {@code
+ *       TreeInvariants}, {@code ChangedInvariants}, {@code NodeInvariants}, {@code
+ *       SnapshotInvariants}, {@code RequestInvariants}, {@code QueueInvariants}, {@code
+ *       PoolInvariants}, {@code IdleInvariants}), {@code ChangedNodes}, {@code
+ *       RuleVariants}</td><td>the divergence digest, invariants, the nodes changed since they
+ *       last looked, broken variants for tests</td></tr>
  * </table>
  */
 package io.kvtier.core.cache;

@@ -2,6 +2,7 @@ package io.kvtier.core.rank;
 
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveDesyncException;
+import io.kvtier.spi.ForwardingCollective;
 import io.kvtier.spi.ReduceOp;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -27,11 +28,10 @@ import java.util.Objects;
  * <p>Cost: one extra 4-element reduction per call. Providers that check natively (the {@code
  * local} collective does) need not be wrapped.
  */
-public final class GuardedCollective implements Collective {
+public final class GuardedCollective extends ForwardingCollective {
   private static final int HISTORY = 8;
   private static final String GUARD_TAG = "guard";
 
-  private final Collective delegate;
   private final Deque<String> history = new ArrayDeque<>();
 
   /** The guard's reduction, in place: one array for every call. */
@@ -46,17 +46,7 @@ public final class GuardedCollective implements Collective {
    * @param delegate the collective whose calls are checked
    */
   public GuardedCollective(Collective delegate) {
-    this.delegate = Objects.requireNonNull(delegate, "delegate");
-  }
-
-  @Override
-  public int rank() {
-    return delegate.rank();
-  }
-
-  @Override
-  public int size() {
-    return delegate.size();
+    super(delegate);
   }
 
   /**
@@ -73,7 +63,7 @@ public final class GuardedCollective implements Collective {
     Objects.requireNonNull(op, "op");
     Objects.requireNonNull(values, "values");
     check("allReduce(" + op + ", length=" + values.length + ")", tag);
-    return delegate.allReduce(op, values, tag);
+    return super.allReduce(op, values, tag);
   }
 
   /** The same guard as {@link #allReduce} (the forms may mix), then the delegate's own form. */
@@ -82,24 +72,19 @@ public final class GuardedCollective implements Collective {
     Objects.requireNonNull(op, "op");
     Collective.checkIntoArguments(values, result);
     check("allReduce(" + op + ", length=" + values.length + ")", tag);
-    delegate.allReduceInto(op, values, result, tag);
+    super.allReduceInto(op, values, result, tag);
   }
 
   @Override
   public byte[] broadcast(int root, byte[] payload, String tag) {
     check("broadcast(root=" + root + ")", tag);
-    return delegate.broadcast(root, payload, tag);
+    return super.broadcast(root, payload, tag);
   }
 
   @Override
   public void barrier(String tag) {
     check("barrier", tag);
-    delegate.barrier(tag);
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
+    super.barrier(tag);
   }
 
   private void check(String call, String tag) {

@@ -1,6 +1,7 @@
 package io.kvtier.core.rank;
 
 import io.kvtier.spi.Collective;
+import io.kvtier.spi.ForwardingCollective;
 import io.kvtier.spi.ReduceOp;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -19,7 +20,7 @@ import java.util.TreeMap;
  *
  * <p>Not thread-safe, like the collective it wraps: one thread per rank.
  */
-public final class RecordingCollective implements Collective {
+public final class RecordingCollective extends ForwardingCollective {
   /** Calls kept in {@link #recentCalls()}. */
   public static final int HISTORY = 16;
 
@@ -37,7 +38,6 @@ public final class RecordingCollective implements Collective {
     }
   }
 
-  private final Collective delegate;
   private final ArrayDeque<Call> recent = new ArrayDeque<>(HISTORY);
   private final TreeMap<String, Long> byTag = new TreeMap<>();
   private final Digest schedule = new Digest(0x5CEDC0DEL);
@@ -49,17 +49,7 @@ public final class RecordingCollective implements Collective {
    * @param delegate the collective that runs the calls
    */
   public RecordingCollective(Collective delegate) {
-    this.delegate = Objects.requireNonNull(delegate, "delegate");
-  }
-
-  @Override
-  public int rank() {
-    return delegate.rank();
-  }
-
-  @Override
-  public int size() {
-    return delegate.size();
+    super(delegate);
   }
 
   @Override
@@ -67,7 +57,7 @@ public final class RecordingCollective implements Collective {
     Objects.requireNonNull(op, "op");
     Objects.requireNonNull(values, "values");
     log(1, op.ordinal(), values.length, tag);
-    return delegate.allReduce(op, values, tag);
+    return super.allReduce(op, values, tag);
   }
 
   /** Logged as {@link #allReduce} is (the forms may mix), then the delegate's own form. */
@@ -76,24 +66,19 @@ public final class RecordingCollective implements Collective {
     Objects.requireNonNull(op, "op");
     Collective.checkIntoArguments(values, result);
     log(1, op.ordinal(), values.length, tag);
-    delegate.allReduceInto(op, values, result, tag);
+    super.allReduceInto(op, values, result, tag);
   }
 
   @Override
   public byte[] broadcast(int root, byte[] payload, String tag) {
     log(2, 0, root, tag);
-    return delegate.broadcast(root, payload, tag);
+    return super.broadcast(root, payload, tag);
   }
 
   @Override
   public void barrier(String tag) {
     log(3, 0, 0, tag);
-    delegate.barrier(tag);
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
+    super.barrier(tag);
   }
 
   /**

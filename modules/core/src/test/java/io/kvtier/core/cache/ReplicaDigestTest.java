@@ -172,7 +172,8 @@ class ReplicaDigestTest {
           f.cache().admit(99, new int[] {1}, RequestOptions.DEFAULT.withNamespace(42));
           f.cache().abort(99);
         });
-    flips.put("stats", f -> f.cache().rooms().backups().counters.catchUpLayers++);
+    flips.put(
+        "stats", f -> f.cache().rooms().backups().counters.increment(CacheCounter.CATCH_UP_LAYERS));
     // FIFOs.
     flips.put(
         "write FIFO order",

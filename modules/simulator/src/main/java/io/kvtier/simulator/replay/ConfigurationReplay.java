@@ -58,8 +58,10 @@ final class ConfigurationReplay {
     long cpuStart = cpuTime();
     if (c.deviceTokens() == 0) {
       progress.accept(trace.size());
-      return new ReplayResult(
-          kind, c, trace.size(), trace.promptTokens(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+      return ReplayResult.builder(kind, c)
+          .set(ReplayCounter.REQUESTS, trace.size())
+          .set(ReplayCounter.PROMPT_TOKENS, trace.promptTokens())
+          .build();
     }
     CacheConfig config =
         new CacheConfig(
@@ -146,29 +148,28 @@ final class ConfigurationReplay {
     long nanos = System.nanoTime() - start;
     long cpuNanos = cpuStart < 0 ? 0 : Math.max(0, cpuTime() - cpuStart);
     CacheStats stats = cache.stats();
-    return new ReplayResult(
-        kind,
-        c,
-        trace.size(),
-        trace.promptTokens(),
-        deviceHit,
-        hostHit,
-        l3Hit,
-        deviceRequests,
-        hostRequests,
-        l3Requests,
-        hitRequests,
-        stats.loadsCommitted(),
-        stats.deviceEvictions(),
-        stats.hostEvictions(),
-        stats.backupsCommitted(),
-        cache.l3Stats().pagesWritten(),
-        rejected,
-        nanos,
-        cpuNanos,
-        usableDevice,
-        usableHost,
-        usableL3);
+    return ReplayResult.builder(kind, c)
+        .set(ReplayCounter.REQUESTS, trace.size())
+        .set(ReplayCounter.PROMPT_TOKENS, trace.promptTokens())
+        .set(ReplayCounter.DEVICE_HIT_TOKENS, deviceHit)
+        .set(ReplayCounter.HOST_HIT_TOKENS, hostHit)
+        .set(ReplayCounter.L3_HIT_TOKENS, l3Hit)
+        .set(ReplayCounter.DEVICE_HIT_REQUESTS, deviceRequests)
+        .set(ReplayCounter.HOST_HIT_REQUESTS, hostRequests)
+        .set(ReplayCounter.L3_HIT_REQUESTS, l3Requests)
+        .set(ReplayCounter.HIT_REQUESTS, hitRequests)
+        .set(ReplayCounter.LOAD_BACKS, stats.loadsCommitted())
+        .set(ReplayCounter.DEVICE_EVICTION_PAGES, stats.deviceEvictions())
+        .set(ReplayCounter.HOST_EVICTION_PAGES, stats.hostEvictions())
+        .set(ReplayCounter.BACKUPS, stats.backupsCommitted())
+        .set(ReplayCounter.L3_PAGES_WRITTEN, cache.l3Stats().pagesWritten())
+        .set(ReplayCounter.REJECTED_REQUESTS, rejected)
+        .set(ReplayCounter.NANOS, nanos)
+        .set(ReplayCounter.CPU_NANOS, cpuNanos)
+        .set(ReplayCounter.USABLE_DEVICE_HIT_TOKENS, usableDevice)
+        .set(ReplayCounter.USABLE_HOST_HIT_TOKENS, usableHost)
+        .set(ReplayCounter.USABLE_L3_HIT_TOKENS, usableL3)
+        .build();
   }
 
   /** This thread's CPU time in nanoseconds, or -1 where the JVM does not measure it. */

@@ -1,8 +1,11 @@
 package io.kvtier.simulator.replay;
 
 import io.kvtier.simulator.replay.ReplayResult.Tier;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
+import java.util.function.Function;
 
 /**
  * A replay's results as a text table, CSV and JSON. Rates are fractions in [0, 1] in the files
@@ -116,47 +119,66 @@ public final class ReplayFormat {
     return s.toString();
   }
 
+  /** A CSV column: its header and its value in a result's row. */
+  private record Column(String name, Function<ReplayResult, Object> value) {
+    /** A counter's column, headed by its key. */
+    static Column of(ReplayCounter counter) {
+      return new Column(counter.key(), r -> r.get(counter));
+    }
+  }
+
   /**
-   * The CSV columns, in order; those of the layer mix (the snapshot interval, 0 without
+   * The CSV table, in order; the columns of the layer mix (the snapshot interval, 0 without
    * snapshots, and the usable hits) come last, so that the earlier columns keep their places.
    */
-  public static final List<String> CSV_COLUMNS =
+  private static final List<Column> CSV =
       List.of(
-          "kind",
-          "pageSize",
-          "deviceTokens",
-          "hostTokens",
-          "l3Tokens",
-          "eviction",
-          "writePolicy",
-          "requests",
-          "promptTokens",
-          "hitRate",
-          "deviceHitRate",
-          "hostHitRate",
-          "l3HitRate",
-          "requestHitRate",
-          "deviceRequestHitRate",
-          "hostRequestHitRate",
-          "l3RequestHitRate",
-          "deviceHitTokens",
-          "hostHitTokens",
-          "l3HitTokens",
-          "prefillTokensSaved",
-          "loadBacks",
-          "deviceEvictionPages",
-          "hostEvictionPages",
-          "backups",
-          "l3PagesWritten",
-          "rejectedRequests",
-          "seconds",
-          "cpuSeconds",
-          "snapshotIntervalPages",
-          "usableHitRate",
-          "usableOfMatched",
-          "usableDeviceHitTokens",
-          "usableHostHitTokens",
-          "usableL3HitTokens");
+          new Column("kind", r -> r.kind().label()),
+          new Column("pageSize", r -> r.configuration().pageSize()),
+          new Column("deviceTokens", r -> r.configuration().deviceTokens()),
+          new Column("hostTokens", r -> r.configuration().hostTokens()),
+          new Column("l3Tokens", r -> r.configuration().l3Tokens()),
+          new Column("eviction", r -> r.configuration().eviction().configName()),
+          new Column("writePolicy", r -> r.configuration().writePolicy().configName()),
+          Column.of(ReplayCounter.REQUESTS),
+          Column.of(ReplayCounter.PROMPT_TOKENS),
+          new Column("hitRate", r -> rate(r.hitRate(Tier.TOTAL))),
+          new Column("deviceHitRate", r -> rate(r.hitRate(Tier.DEVICE))),
+          new Column("hostHitRate", r -> rate(r.hitRate(Tier.HOST))),
+          new Column("l3HitRate", r -> rate(r.hitRate(Tier.L3))),
+          new Column("requestHitRate", r -> rate(r.requestHitRate(Tier.TOTAL))),
+          new Column("deviceRequestHitRate", r -> rate(r.requestHitRate(Tier.DEVICE))),
+          new Column("hostRequestHitRate", r -> rate(r.requestHitRate(Tier.HOST))),
+          new Column("l3RequestHitRate", r -> rate(r.requestHitRate(Tier.L3))),
+          Column.of(ReplayCounter.DEVICE_HIT_TOKENS),
+          Column.of(ReplayCounter.HOST_HIT_TOKENS),
+          Column.of(ReplayCounter.L3_HIT_TOKENS),
+          new Column("prefillTokensSaved", ReplayResult::prefillTokensSaved),
+          Column.of(ReplayCounter.LOAD_BACKS),
+          Column.of(ReplayCounter.DEVICE_EVICTION_PAGES),
+          Column.of(ReplayCounter.HOST_EVICTION_PAGES),
+          Column.of(ReplayCounter.BACKUPS),
+          Column.of(ReplayCounter.L3_PAGES_WRITTEN),
+          Column.of(ReplayCounter.REJECTED_REQUESTS),
+          new Column("seconds", r -> seconds(r.nanos())),
+          new Column("cpuSeconds", r -> seconds(r.cpuNanos())),
+          new Column(
+              "snapshotIntervalPages",
+              r -> r.configuration().snapshots() ? r.configuration().snapshotIntervalPages() : 0),
+          new Column("usableHitRate", r -> rate(r.usableHitRate(Tier.TOTAL))),
+          new Column("usableOfMatched", r -> rate(r.usableOfMatched())),
+          Column.of(ReplayCounter.USABLE_DEVICE_HIT_TOKENS),
+          Column.of(ReplayCounter.USABLE_HOST_HIT_TOKENS),
+          Column.of(ReplayCounter.USABLE_L3_HIT_TOKENS));
+
+  /** The CSV columns, in order. */
+  public static final List<String> CSV_COLUMNS = CSV.stream().map(Column::name).toList();
+
+  /**
+   * The counters each JSON entry writes after its rates, in this order, keyed by name.
+   */
+  private static final Set<ReplayCounter> JSON_COUNTERS =
+      EnumSet.range(ReplayCounter.LOAD_BACKS, ReplayCounter.REJECTED_REQUESTS);
 
   /**
    * CSV: a header of {@link #CSV_COLUMNS}, then one row per result (no field needs quoting).
@@ -167,46 +189,8 @@ public final class ReplayFormat {
   public static String csv(ReplaySummary summary) {
     StringBuilder s = new StringBuilder(String.join(",", CSV_COLUMNS)).append('\n');
     for (ReplayResult r : summary.results()) {
-      ReplayConfiguration c = r.configuration();
-      Object[] row = {
-        r.kind().label(),
-        c.pageSize(),
-        c.deviceTokens(),
-        c.hostTokens(),
-        c.l3Tokens(),
-        c.eviction().configName(),
-        c.writePolicy().configName(),
-        r.requests(),
-        r.promptTokens(),
-        rate(r.hitRate(Tier.TOTAL)),
-        rate(r.hitRate(Tier.DEVICE)),
-        rate(r.hitRate(Tier.HOST)),
-        rate(r.hitRate(Tier.L3)),
-        rate(r.requestHitRate(Tier.TOTAL)),
-        rate(r.requestHitRate(Tier.DEVICE)),
-        rate(r.requestHitRate(Tier.HOST)),
-        rate(r.requestHitRate(Tier.L3)),
-        r.deviceHitTokens(),
-        r.hostHitTokens(),
-        r.l3HitTokens(),
-        r.prefillTokensSaved(),
-        r.loadBacks(),
-        r.deviceEvictionPages(),
-        r.hostEvictionPages(),
-        r.backups(),
-        r.l3PagesWritten(),
-        r.rejectedRequests(),
-        seconds(r.nanos()),
-        seconds(r.cpuNanos()),
-        c.snapshots() ? c.snapshotIntervalPages() : 0,
-        rate(r.usableHitRate(Tier.TOTAL)),
-        rate(r.usableOfMatched()),
-        r.usableDeviceHitTokens(),
-        r.usableHostHitTokens(),
-        r.usableL3HitTokens()
-      };
-      for (int i = 0; i < row.length; i++) {
-        s.append(i == 0 ? "" : ",").append(row[i]);
+      for (int i = 0; i < CSV.size(); i++) {
+        s.append(i == 0 ? "" : ",").append(CSV.get(i).value().apply(r));
       }
       s.append('\n');
     }
@@ -278,12 +262,9 @@ public final class ReplayFormat {
       }
       s.append("},\"usableOfMatched\":").append(rate(r.usableOfMatched()));
       s.append(",\"prefillTokensSaved\":").append(r.prefillTokensSaved());
-      s.append(",\"loadBacks\":").append(r.loadBacks());
-      s.append(",\"deviceEvictionPages\":").append(r.deviceEvictionPages());
-      s.append(",\"hostEvictionPages\":").append(r.hostEvictionPages());
-      s.append(",\"backups\":").append(r.backups());
-      s.append(",\"l3PagesWritten\":").append(r.l3PagesWritten());
-      s.append(",\"rejectedRequests\":").append(r.rejectedRequests());
+      for (ReplayCounter counter : JSON_COUNTERS) {
+        s.append(',').append(string(counter.key())).append(':').append(r.get(counter));
+      }
       s.append(",\"seconds\":").append(seconds(r.nanos()));
       s.append(",\"cpuSeconds\":").append(seconds(r.cpuNanos()));
       s.append('}');

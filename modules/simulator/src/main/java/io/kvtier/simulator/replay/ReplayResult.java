@@ -1,5 +1,6 @@
 package io.kvtier.simulator.replay;
 
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -9,57 +10,14 @@ import java.util.Objects;
  * loaded back ({@code l3}). A request counts as a hit of a tier when at least one of its tokens
  * came from that tier.
  *
+ * <p>The counters are one structure read by name ({@link #get}, or the accessor of the same
+ * name), each documented on its {@link ReplayCounter}; build a result with {@link #builder}.
+ *
  * @param kind a configuration of the sweep or one of the baselines
  * @param configuration the capacities and policies replayed
- * @param requests requests replayed
- * @param promptTokens their prompt tokens
- * @param deviceHitTokens prompt tokens found on the device
- * @param hostHitTokens prompt tokens loaded back from the host (not counting L3 ones)
- * @param l3HitTokens prompt tokens the L3 store supplied
- * @param deviceHitRequests requests with at least one device hit token
- * @param hostHitRequests requests with at least one host hit token
- * @param l3HitRequests requests with at least one L3 hit token
- * @param hitRequests requests with at least one hit token in any tier
- * @param loadBacks host-to-device load-backs committed
- * @param deviceEvictionPages device pages freed by eviction
- * @param hostEvictionPages host pages freed by eviction
- * @param backups device-to-host backups committed
- * @param l3PagesWritten pages written to the L3 store
- * @param rejectedRequests requests whose prompt needs more pages than the whole device holds;
- *     replayed as misses and not cached
- * @param nanos wall-clock time of the replay itself (the trace was prepared before)
- * @param cpuNanos CPU time of the thread that ran it, the measure of speed per core on a machine
- *     that other work shares (0 where the JVM cannot measure thread CPU time)
- * @param usableDeviceHitTokens the part of {@code deviceHitTokens} that requests could resume
- *     from (HYBRID.md §5, §8): with recurrent-state snapshots a match is usable only up to its
- *     deepest snapshot; without them every hit token. Its prefill is saved; the rest of the match
- *     is computed again
- * @param usableHostHitTokens the usable part of {@code hostHitTokens}
- * @param usableL3HitTokens the usable part of {@code l3HitTokens}
+ * @param counts one value per {@link ReplayCounter}, in its order
  */
-public record ReplayResult(
-    Kind kind,
-    ReplayConfiguration configuration,
-    long requests,
-    long promptTokens,
-    long deviceHitTokens,
-    long hostHitTokens,
-    long l3HitTokens,
-    long deviceHitRequests,
-    long hostHitRequests,
-    long l3HitRequests,
-    long hitRequests,
-    long loadBacks,
-    long deviceEvictionPages,
-    long hostEvictionPages,
-    long backups,
-    long l3PagesWritten,
-    long rejectedRequests,
-    long nanos,
-    long cpuNanos,
-    long usableDeviceHitTokens,
-    long usableHostHitTokens,
-    long usableL3HitTokens) {
+public record ReplayResult(Kind kind, ReplayConfiguration configuration, long[] counts) {
 
   /** What a result row is. */
   public enum Kind {
@@ -110,129 +68,249 @@ public record ReplayResult(
     }
   }
 
-  /**
-   * A result without recurrent-state snapshots: every hit token usable.
-   *
-   * @param kind a configuration of the sweep or one of the baselines
-   * @param configuration the capacities and policies replayed
-   * @param requests requests replayed
-   * @param promptTokens their prompt tokens
-   * @param deviceHitTokens prompt tokens found on the device
-   * @param hostHitTokens prompt tokens loaded back from the host
-   * @param l3HitTokens prompt tokens the L3 store supplied
-   * @param deviceHitRequests requests with a device hit
-   * @param hostHitRequests requests with a host hit
-   * @param l3HitRequests requests with an L3 hit
-   * @param hitRequests requests with any hit
-   * @param loadBacks load-backs committed
-   * @param deviceEvictionPages device pages evicted
-   * @param hostEvictionPages host pages evicted
-   * @param backups backups committed
-   * @param l3PagesWritten pages written to the L3 store
-   * @param rejectedRequests requests too large for the device
-   * @param nanos wall-clock time
-   * @param cpuNanos CPU time
-   */
-  public ReplayResult(
-      Kind kind,
-      ReplayConfiguration configuration,
-      long requests,
-      long promptTokens,
-      long deviceHitTokens,
-      long hostHitTokens,
-      long l3HitTokens,
-      long deviceHitRequests,
-      long hostHitRequests,
-      long l3HitRequests,
-      long hitRequests,
-      long loadBacks,
-      long deviceEvictionPages,
-      long hostEvictionPages,
-      long backups,
-      long l3PagesWritten,
-      long rejectedRequests,
-      long nanos,
-      long cpuNanos) {
-    this(
-        kind,
-        configuration,
-        requests,
-        promptTokens,
-        deviceHitTokens,
-        hostHitTokens,
-        l3HitTokens,
-        deviceHitRequests,
-        hostHitRequests,
-        l3HitRequests,
-        hitRequests,
-        loadBacks,
-        deviceEvictionPages,
-        hostEvictionPages,
-        backups,
-        l3PagesWritten,
-        rejectedRequests,
-        nanos,
-        cpuNanos,
-        deviceHitTokens,
-        hostHitTokens,
-        l3HitTokens);
-  }
+  private static final ReplayCounter[] COUNTERS = ReplayCounter.values();
 
-  /** Validates the fields. */
+  /** Validates the fields: no count negative, no tier's usable hits above its matched ones. */
   public ReplayResult {
     Objects.requireNonNull(kind, "kind");
     Objects.requireNonNull(configuration, "configuration");
-    long[] all = {
-      requests,
-      promptTokens,
-      deviceHitTokens,
-      hostHitTokens,
-      l3HitTokens,
-      deviceHitRequests,
-      hostHitRequests,
-      l3HitRequests,
-      hitRequests,
-      loadBacks,
-      deviceEvictionPages,
-      hostEvictionPages,
-      backups,
-      l3PagesWritten,
-      rejectedRequests,
-      nanos,
-      cpuNanos,
-      usableDeviceHitTokens,
-      usableHostHitTokens,
-      usableL3HitTokens
-    };
-    for (long v : all) {
+    Objects.requireNonNull(counts, "counts");
+    if (counts.length != COUNTERS.length) {
+      throw new IllegalArgumentException(
+          counts.length + " counts for the " + COUNTERS.length + " replay counters");
+    }
+    counts = counts.clone();
+    for (long v : counts) {
       if (v < 0) {
         throw new IllegalArgumentException("negative count in a replay result: " + v);
       }
     }
-    if (deviceHitTokens + hostHitTokens + l3HitTokens > promptTokens) {
+    long device = counts[ReplayCounter.DEVICE_HIT_TOKENS.ordinal()];
+    long host = counts[ReplayCounter.HOST_HIT_TOKENS.ordinal()];
+    long l3 = counts[ReplayCounter.L3_HIT_TOKENS.ordinal()];
+    long usableDevice = counts[ReplayCounter.USABLE_DEVICE_HIT_TOKENS.ordinal()];
+    long usableHost = counts[ReplayCounter.USABLE_HOST_HIT_TOKENS.ordinal()];
+    long usableL3 = counts[ReplayCounter.USABLE_L3_HIT_TOKENS.ordinal()];
+    long prompt = counts[ReplayCounter.PROMPT_TOKENS.ordinal()];
+    if (device + host + l3 > prompt) {
       throw new IllegalArgumentException(
-          "hit tokens "
-              + (deviceHitTokens + hostHitTokens + l3HitTokens)
-              + " exceed the prompt tokens "
-              + promptTokens);
+          "hit tokens " + (device + host + l3) + " exceed the prompt tokens " + prompt);
     }
-    if (usableDeviceHitTokens > deviceHitTokens
-        || usableHostHitTokens > hostHitTokens
-        || usableL3HitTokens > l3HitTokens) {
+    if (usableDevice > device || usableHost > host || usableL3 > l3) {
       throw new IllegalArgumentException(
           "usable hit tokens "
-              + usableDeviceHitTokens
+              + usableDevice
               + "/"
-              + usableHostHitTokens
+              + usableHost
               + "/"
-              + usableL3HitTokens
+              + usableL3
               + " exceed the matched ones "
-              + deviceHitTokens
+              + device
               + "/"
-              + hostHitTokens
+              + host
               + "/"
-              + l3HitTokens
+              + l3
               + " (device/host/l3)");
+    }
+  }
+
+  /**
+   * A builder of a result of one configuration, every counter 0.
+   *
+   * @param kind what the row is
+   * @param configuration the configuration replayed
+   * @return a builder
+   */
+  public static Builder builder(Kind kind, ReplayConfiguration configuration) {
+    return new Builder(kind, configuration);
+  }
+
+  /**
+   * One counter.
+   *
+   * @param counter which
+   * @return its value
+   */
+  public long get(ReplayCounter counter) {
+    return counts[counter.ordinal()];
+  }
+
+  /**
+   * Every counter, in {@link ReplayCounter} order.
+   *
+   * @return a copy
+   */
+  @Override
+  public long[] counts() {
+    return counts.clone();
+  }
+
+  /** @return {@link ReplayCounter#REQUESTS} */
+  public long requests() {
+    return get(ReplayCounter.REQUESTS);
+  }
+
+  /** @return {@link ReplayCounter#PROMPT_TOKENS} */
+  public long promptTokens() {
+    return get(ReplayCounter.PROMPT_TOKENS);
+  }
+
+  /** @return {@link ReplayCounter#DEVICE_HIT_TOKENS} */
+  public long deviceHitTokens() {
+    return get(ReplayCounter.DEVICE_HIT_TOKENS);
+  }
+
+  /** @return {@link ReplayCounter#HOST_HIT_TOKENS} */
+  public long hostHitTokens() {
+    return get(ReplayCounter.HOST_HIT_TOKENS);
+  }
+
+  /** @return {@link ReplayCounter#L3_HIT_TOKENS} */
+  public long l3HitTokens() {
+    return get(ReplayCounter.L3_HIT_TOKENS);
+  }
+
+  /** @return {@link ReplayCounter#DEVICE_HIT_REQUESTS} */
+  public long deviceHitRequests() {
+    return get(ReplayCounter.DEVICE_HIT_REQUESTS);
+  }
+
+  /** @return {@link ReplayCounter#HOST_HIT_REQUESTS} */
+  public long hostHitRequests() {
+    return get(ReplayCounter.HOST_HIT_REQUESTS);
+  }
+
+  /** @return {@link ReplayCounter#L3_HIT_REQUESTS} */
+  public long l3HitRequests() {
+    return get(ReplayCounter.L3_HIT_REQUESTS);
+  }
+
+  /** @return {@link ReplayCounter#HIT_REQUESTS} */
+  public long hitRequests() {
+    return get(ReplayCounter.HIT_REQUESTS);
+  }
+
+  /** @return {@link ReplayCounter#LOAD_BACKS} */
+  public long loadBacks() {
+    return get(ReplayCounter.LOAD_BACKS);
+  }
+
+  /** @return {@link ReplayCounter#DEVICE_EVICTION_PAGES} */
+  public long deviceEvictionPages() {
+    return get(ReplayCounter.DEVICE_EVICTION_PAGES);
+  }
+
+  /** @return {@link ReplayCounter#HOST_EVICTION_PAGES} */
+  public long hostEvictionPages() {
+    return get(ReplayCounter.HOST_EVICTION_PAGES);
+  }
+
+  /** @return {@link ReplayCounter#BACKUPS} */
+  public long backups() {
+    return get(ReplayCounter.BACKUPS);
+  }
+
+  /** @return {@link ReplayCounter#L3_PAGES_WRITTEN} */
+  public long l3PagesWritten() {
+    return get(ReplayCounter.L3_PAGES_WRITTEN);
+  }
+
+  /** @return {@link ReplayCounter#REJECTED_REQUESTS} */
+  public long rejectedRequests() {
+    return get(ReplayCounter.REJECTED_REQUESTS);
+  }
+
+  /** @return {@link ReplayCounter#NANOS} */
+  public long nanos() {
+    return get(ReplayCounter.NANOS);
+  }
+
+  /** @return {@link ReplayCounter#CPU_NANOS} */
+  public long cpuNanos() {
+    return get(ReplayCounter.CPU_NANOS);
+  }
+
+  /** @return {@link ReplayCounter#USABLE_DEVICE_HIT_TOKENS} */
+  public long usableDeviceHitTokens() {
+    return get(ReplayCounter.USABLE_DEVICE_HIT_TOKENS);
+  }
+
+  /** @return {@link ReplayCounter#USABLE_HOST_HIT_TOKENS} */
+  public long usableHostHitTokens() {
+    return get(ReplayCounter.USABLE_HOST_HIT_TOKENS);
+  }
+
+  /** @return {@link ReplayCounter#USABLE_L3_HIT_TOKENS} */
+  public long usableL3HitTokens() {
+    return get(ReplayCounter.USABLE_L3_HIT_TOKENS);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof ReplayResult other
+        && kind == other.kind
+        && configuration.equals(other.configuration)
+        && Arrays.equals(counts, other.counts);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(kind, configuration, Arrays.hashCode(counts));
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder s = new StringBuilder("ReplayResult[kind=").append(kind);
+    s.append(", configuration=").append(configuration);
+    for (ReplayCounter c : COUNTERS) {
+      s.append(", ").append(c.key()).append('=').append(get(c));
+    }
+    return s.append(']').toString();
+  }
+
+  /** Sets a result's counters by name. */
+  public static final class Builder {
+    private final Kind kind;
+    private final ReplayConfiguration configuration;
+    private final long[] counts = new long[COUNTERS.length];
+    private boolean usableSet;
+
+    private Builder(Kind kind, ReplayConfiguration configuration) {
+      this.kind = kind;
+      this.configuration = configuration;
+    }
+
+    /**
+     * Sets one counter.
+     *
+     * @param counter which
+     * @param value its value
+     * @return this
+     */
+    public Builder set(ReplayCounter counter, long value) {
+      counts[counter.ordinal()] = value;
+      usableSet |=
+          counter == ReplayCounter.USABLE_DEVICE_HIT_TOKENS
+              || counter == ReplayCounter.USABLE_HOST_HIT_TOKENS
+              || counter == ReplayCounter.USABLE_L3_HIT_TOKENS;
+      return this;
+    }
+
+    /**
+     * The result; without a usable count set (no snapshots), every hit token is usable.
+     *
+     * @return the result
+     */
+    public ReplayResult build() {
+      long[] v = counts.clone();
+      if (!usableSet) {
+        v[ReplayCounter.USABLE_DEVICE_HIT_TOKENS.ordinal()] =
+            v[ReplayCounter.DEVICE_HIT_TOKENS.ordinal()];
+        v[ReplayCounter.USABLE_HOST_HIT_TOKENS.ordinal()] =
+            v[ReplayCounter.HOST_HIT_TOKENS.ordinal()];
+        v[ReplayCounter.USABLE_L3_HIT_TOKENS.ordinal()] = v[ReplayCounter.L3_HIT_TOKENS.ordinal()];
+      }
+      return new ReplayResult(kind, configuration, v);
     }
   }
 
@@ -244,10 +322,10 @@ public record ReplayResult(
    */
   public long usableHitTokens(Tier tier) {
     return switch (tier) {
-      case DEVICE -> usableDeviceHitTokens;
-      case HOST -> usableHostHitTokens;
-      case L3 -> usableL3HitTokens;
-      case TOTAL -> usableDeviceHitTokens + usableHostHitTokens + usableL3HitTokens;
+      case DEVICE -> usableDeviceHitTokens();
+      case HOST -> usableHostHitTokens();
+      case L3 -> usableL3HitTokens();
+      case TOTAL -> usableDeviceHitTokens() + usableHostHitTokens() + usableL3HitTokens();
     };
   }
 
@@ -258,7 +336,7 @@ public record ReplayResult(
    * @return a fraction in [0, 1]; 0 for an empty trace
    */
   public double usableHitRate(Tier tier) {
-    return promptTokens == 0 ? 0 : (double) usableHitTokens(tier) / promptTokens;
+    return promptTokens() == 0 ? 0 : (double) usableHitTokens(tier) / promptTokens();
   }
 
   /**
@@ -279,10 +357,10 @@ public record ReplayResult(
    */
   public long hitTokens(Tier tier) {
     return switch (tier) {
-      case DEVICE -> deviceHitTokens;
-      case HOST -> hostHitTokens;
-      case L3 -> l3HitTokens;
-      case TOTAL -> deviceHitTokens + hostHitTokens + l3HitTokens;
+      case DEVICE -> deviceHitTokens();
+      case HOST -> hostHitTokens();
+      case L3 -> l3HitTokens();
+      case TOTAL -> deviceHitTokens() + hostHitTokens() + l3HitTokens();
     };
   }
 
@@ -294,10 +372,10 @@ public record ReplayResult(
    */
   public long hitRequests(Tier tier) {
     return switch (tier) {
-      case DEVICE -> deviceHitRequests;
-      case HOST -> hostHitRequests;
-      case L3 -> l3HitRequests;
-      case TOTAL -> hitRequests;
+      case DEVICE -> deviceHitRequests();
+      case HOST -> hostHitRequests();
+      case L3 -> l3HitRequests();
+      case TOTAL -> hitRequests();
     };
   }
 
@@ -308,7 +386,7 @@ public record ReplayResult(
    * @return a fraction in [0, 1]; 0 for an empty trace
    */
   public double hitRate(Tier tier) {
-    return promptTokens == 0 ? 0 : (double) hitTokens(tier) / promptTokens;
+    return promptTokens() == 0 ? 0 : (double) hitTokens(tier) / promptTokens();
   }
 
   /**
@@ -318,7 +396,7 @@ public record ReplayResult(
    * @return a fraction in [0, 1]; 0 for an empty trace
    */
   public double requestHitRate(Tier tier) {
-    return requests == 0 ? 0 : (double) hitRequests(tier) / requests;
+    return requests() == 0 ? 0 : (double) hitRequests(tier) / requests();
   }
 
   /**
@@ -337,7 +415,7 @@ public record ReplayResult(
    * @return tokens per second; 0 for a baseline that ran nothing
    */
   public double promptTokensPerSecond() {
-    return nanos == 0 ? 0 : promptTokens * 1e9 / nanos;
+    return nanos() == 0 ? 0 : promptTokens() * 1e9 / nanos();
   }
 
   /**
@@ -347,6 +425,6 @@ public record ReplayResult(
    * @return tokens per CPU second; 0 when no CPU time was measured
    */
   public double promptTokensPerCpuSecond() {
-    return cpuNanos == 0 ? 0 : promptTokens * 1e9 / cpuNanos;
+    return cpuNanos() == 0 ? 0 : promptTokens() * 1e9 / cpuNanos();
   }
 }
