@@ -1,6 +1,6 @@
 package io.kvtier.cli;
 
-import io.kvtier.cli.model.LayerMix;
+import io.kvtier.core.config.LayerMix;
 import io.kvtier.spi.KvLayout;
 import java.util.List;
 import java.util.Locale;
