@@ -29,23 +29,21 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 
 /**
- * Several ranks of one group as threads of one JVM, joined by the {@code local} collective:
+ * The core rank loop by hand, one per rank, as {@link BackendSwapExample} runs it on any backend
+ * (a server would rather use the serving engine, see {@link RanksAsThreadsExample}). Several
+ * ranks of one group as threads of one JVM, joined by the {@code local} collective:
  * each thread opens its own backends and cache and drives its own {@link RankEngine}; rank 0
  * decides what arrives on which tick and the engine broadcasts it, so every rank runs the same
  * requests and takes the same decisions (the ranks' replica digests are equal at the end).
  *
- * <pre>
- * java --module-path examples/target/kvtier-examples-0.1.0-SNAPSHOT.jar:modules/cli/target/lib \
- *     -m io.kvtier.examples/io.kvtier.examples.RanksAsThreadsExample 4
- * </pre>
  */
-public final class RanksAsThreadsExample {
+public final class RankLoop {
   private static final AtomicLong GROUPS = new AtomicLong();
 
   /** How many requests rank 0 lets arrive, one every other tick. */
   static final int REQUESTS = 6;
 
-  private RanksAsThreadsExample() {}
+  private RankLoop() {}
 
   /**
    * What one rank did.
@@ -70,26 +68,6 @@ public final class RanksAsThreadsExample {
       outputs = Map.copyOf(Objects.requireNonNull(outputs, "outputs"));
       Objects.requireNonNull(stats, "stats");
     }
-  }
-
-  /**
-   * Runs the example with {@code args[0]} ranks (default 2) and prints one line per rank.
-   *
-   * @param args the number of ranks, optional
-   */
-  public static void main(String... args) {
-    int ranks = args.length > 0 ? Integer.parseInt(args[0]) : 2;
-    run(ranks).forEach(r -> System.out.println(describe(r)));
-  }
-
-  /**
-   * Runs {@code ranks} ranks of the {@code sim} backend as threads over {@code local}.
-   *
-   * @param ranks ranks in the group, at least 1
-   * @return each rank's result, in rank order
-   */
-  public static List<RankResult> run(int ranks) {
-    return runAsThreads(config(Map.of(KvTierKeys.RANKS, Integer.toString(ranks))));
   }
 
   /**
