@@ -10,7 +10,7 @@ import java.util.stream.Collectors;
  * A model the serving engine can serve, found through {@link ServiceLoader} by its {@link
  * #name()}: a module declares {@code provides io.kvtier.serving.ModelProvider with ...} (and the
  * same line in {@code META-INF/services/io.kvtier.serving.ModelProvider} for the class path).
- * {@code kvtier serve --model NAME} opens one so.
+ * {@code kvtier serve} opens the model {@code tiny} so.
  */
 public interface ModelProvider {
 
