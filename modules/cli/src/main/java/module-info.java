@@ -1,7 +1,8 @@
 /**
  * The {@code kvtier} command: {@code backends}, {@code simulate}, {@code replay}, {@code serve},
- * {@code route} and {@code cp-member}, with the HTTP server of the tiny transformer, its metrics,
- * its KV events and the simulation report. Its run-time module path holds no test library.
+ * {@code route} and {@code cp-member}, and the simulation report. The serving engine, the models,
+ * the HTTP API and the meters are modules of their own ({@code io.kvtier.serving}, {@code
+ * io.kvtier.model.tiny}, {@code io.kvtier.server}, {@code io.kvtier.metrics}). Its run-time module path holds no test library.
  */
 module io.kvtier.cli {
   requires io.kvtier.core;
@@ -12,11 +13,12 @@ module io.kvtier.cli {
   // kvtier serve handles SIGINT and SIGTERM itself (sun.misc.Signal), so that a rank group stops
   // before the collectives' shutdown hooks run.
   requires jdk.unsupported;
-  // The tiny transformer's server (kvtier serve): Jetty's HTTP core, Jackson for the bodies.
-  requires org.eclipse.jetty.server;
-  requires org.eclipse.jetty.http;
-  requires org.eclipse.jetty.io;
-  requires org.eclipse.jetty.util;
+  // kvtier serve: the serving engine, its models, its HTTP API and its meters.
+  requires io.kvtier.serving;
+  requires io.kvtier.model.tiny;
+  requires io.kvtier.server;
+  requires io.kvtier.metrics;
+  // The JSON of simulate --json and replay --json.
   requires com.fasterxml.jackson.core;
   requires com.fasterxml.jackson.databind;
   // kvtier serve's KV events (kvtier.events.*), published by rank 0.

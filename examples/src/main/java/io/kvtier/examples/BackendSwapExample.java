@@ -25,7 +25,7 @@ public final class BackendSwapExample {
    * @param args {@code key=value} settings, and {@code --rank=N} for one rank per process
    */
   public static void main(String... args) {
-    run(List.of(args)).forEach(r -> System.out.println(RanksAsThreadsExample.describe(r)));
+    run(List.of(args)).forEach(r -> System.out.println(RankLoop.describe(r)));
   }
 
   /**
@@ -37,7 +37,7 @@ public final class BackendSwapExample {
    * @throws IllegalArgumentException for an argument that is neither, an unknown key, or a rank
    *     that does not fit the collective
    */
-  public static List<RanksAsThreadsExample.RankResult> run(List<String> args) {
+  public static List<RankLoop.RankResult> run(List<String> args) {
     Map<String, String> settings = new LinkedHashMap<>();
     Integer rank = null;
     for (String arg : Objects.requireNonNull(args, "args")) {
@@ -55,7 +55,7 @@ public final class BackendSwapExample {
       }
       settings.put(arg.substring(0, eq), arg.substring(eq + 1));
     }
-    KvTierConfig config = RanksAsThreadsExample.config(settings);
+    KvTierConfig config = RankLoop.config(settings);
     String collective = config.provider(ProviderKind.COLLECTIVE);
     if (collective.equals("local")) {
       if (rank != null) {
@@ -65,7 +65,7 @@ public final class BackendSwapExample {
                 + " is for one rank per process"
                 + " (kvtier.collective=mpi or hazelcast); with local every rank is a thread: drop it");
       }
-      return RanksAsThreadsExample.runAsThreads(config);
+      return RankLoop.runAsThreads(config);
     }
     int me = rank != null ? rank : launcherRank();
     if (me < 0 || me >= config.ranks()) {
@@ -77,7 +77,7 @@ public final class BackendSwapExample {
               + ": give --rank=0.."
               + (config.ranks() - 1));
     }
-    return List.of(RanksAsThreadsExample.runRank(config, me, "backend-swap"));
+    return List.of(RankLoop.runRank(config, me, "backend-swap"));
   }
 
   // mpirun names each process's rank in its environment; elsewhere one process is rank 0.

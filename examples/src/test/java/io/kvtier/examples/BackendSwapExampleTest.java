@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.core.discovery.ProviderRegistry;
 import io.kvtier.core.discovery.ProviderReport;
-import io.kvtier.examples.RanksAsThreadsExample.RankResult;
+import io.kvtier.examples.RankLoop.RankResult;
 import io.kvtier.spi.DeviceMemoryProvider;
 import java.nio.file.Path;
 import java.util.List;
@@ -34,7 +34,7 @@ class BackendSwapExampleTest {
         .satisfies(
             r -> {
               assertThat(r.rank()).isZero();
-              assertThat(r.stats().finished()).isEqualTo(RanksAsThreadsExample.REQUESTS);
+              assertThat(r.stats().finished()).isEqualTo(RankLoop.REQUESTS);
             });
   }
 
@@ -52,7 +52,7 @@ class BackendSwapExampleTest {
     assertThat(file).singleElement().satisfies(r -> assertThat(r.l3()).isTrue());
     assertThat(none).allSatisfy(r -> assertThat(r.l3()).isFalse());
     for (List<RankResult> ranks : List.of(memory, file, none)) {
-      assertThat(ranks.get(0).stats().finished()).isEqualTo(RanksAsThreadsExample.REQUESTS);
+      assertThat(ranks.get(0).stats().finished()).isEqualTo(RankLoop.REQUESTS);
     }
     // The store holds backups only: the decisions and the outputs stay those of the run.
     assertThat(file.get(0).outputs()).isEqualTo(memory.get(0).outputs());
@@ -77,7 +77,7 @@ class BackendSwapExampleTest {
         .singleElement()
         .satisfies(
             r -> {
-              assertThat(r.stats().finished()).isEqualTo(RanksAsThreadsExample.REQUESTS);
+              assertThat(r.stats().finished()).isEqualTo(RankLoop.REQUESTS);
               assertThat(r.stats().kvMismatches()).isZero();
               // The toy model's tokens depend on the prompt only, whatever memory holds its KV.
               assertThat(r.outputs()).isEqualTo(sim.get(0).outputs());

@@ -28,7 +28,7 @@ class ServerLoopExampleTest {
 
   @Test
   void aClientOnAnyThreadGetsItsTokensAndNothingIsAcceptedAfterStop() throws Exception {
-    try (ServerLoopExample server = new ServerLoopExample(RanksAsThreadsExample.config(Map.of()))) {
+    try (ServerLoopExample server = new ServerLoopExample(RankLoop.config(Map.of()))) {
       List<Integer> tokens = server.submit(new int[] {5, 6, 7, 8, 9}, 3).get(1, TimeUnit.MINUTES);
       assertThat(tokens).hasSize(3);
       assertThat(server.stop().finished()).isEqualTo(1);
@@ -40,9 +40,7 @@ class ServerLoopExampleTest {
 
   @Test
   void moreThanOneRankIsRefusedWithWhereToGoInstead() {
-    assertThatThrownBy(
-            () ->
-                new ServerLoopExample(RanksAsThreadsExample.config(Map.of(KvTierKeys.RANKS, "2"))))
+    assertThatThrownBy(() -> new ServerLoopExample(RankLoop.config(Map.of(KvTierKeys.RANKS, "2"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvtier.ranks=2")
         .hasMessageContaining("RanksAsThreadsExample");

@@ -1,13 +1,13 @@
 package io.kvtier.cli;
 
-import io.kvtier.cli.model.EngineSettings;
-import io.kvtier.cli.model.GenerationEngine;
-import io.kvtier.cli.model.GenerationEngines;
-import io.kvtier.cli.model.TinyTransformer;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.discovery.ProviderKind;
+import io.kvtier.model.tiny.TinyTransformer;
+import io.kvtier.serving.EngineSettings;
+import io.kvtier.serving.GenerationEngine;
+import io.kvtier.serving.GenerationEngines;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.Collective;
 import java.util.LinkedHashMap;

@@ -1,6 +1,6 @@
 package io.kvtier.cli;
 
-import io.kvtier.cli.model.LayerMix;
+import io.kvtier.core.config.LayerMix;
 import io.kvtier.spi.KvLayout;
 import java.util.List;
 import java.util.Locale;
@@ -53,6 +53,7 @@ final class HybridOptions {
    * @param pageLayers the layer blocks of a page of this mode ({@link LayerMix#pageLayers}), 1
    *     for all full attention
    * @param modelLayers the mix's layers, 1 for all full attention
+   * @param layers the parsed mix as the simulator takes it; empty for all full attention
    */
   record Mix(
       String text,
@@ -61,7 +62,8 @@ final class HybridOptions {
       int snapshotSlots,
       int snapshotIntervalPages,
       int pageLayers,
-      int modelLayers) {
+      int modelLayers,
+      java.util.Optional<LayerMix> layers) {
 
     /**
      * How the summary names the mix.
@@ -188,14 +190,17 @@ final class HybridOptions {
       }
     }
     int modelLayers = mix == null ? 1 : mix.size();
+    java.util.Optional<LayerMix> typed =
+        text.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(mix);
     int pageLayers = mix == null ? 1 : mix.pageLayers(windows);
     if (!snapshots) {
-      return List.of(new Mix(text, false, false, 0, DEFAULT_INTERVAL, pageLayers, modelLayers));
+      return List.of(
+          new Mix(text, false, false, 0, DEFAULT_INTERVAL, pageLayers, modelLayers, typed));
     }
     int slots = windows ? windowSlots(mix, shape) : SNAPSHOT_SLOTS;
     List<Integer> ks = intervals == null ? List.of(DEFAULT_INTERVAL) : intervals;
     return ks.stream()
-        .map(k -> new Mix(text, recurrent, windows, slots, k, pageLayers, modelLayers))
+        .map(k -> new Mix(text, recurrent, windows, slots, k, pageLayers, modelLayers, typed))
         .toList();
   }
 

@@ -1,21 +1,23 @@
 package io.kvtier.cli;
 
-import io.kvtier.cli.metrics.KvTierMeters;
-import io.kvtier.cli.metrics.MicrometerBackendMetrics;
-import io.kvtier.cli.metrics.TimedCollective;
-import io.kvtier.cli.model.EngineSettings;
-import io.kvtier.cli.model.GenerationEngine;
-import io.kvtier.cli.model.LayerMix;
-import io.kvtier.cli.model.ModelConfig;
-import io.kvtier.cli.model.TinyModelRunner;
-import io.kvtier.cli.model.TinyTransformer;
-import io.kvtier.cli.serve.ApiException;
-import io.kvtier.cli.serve.CompletionServer;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.KvTierKeys;
+import io.kvtier.core.config.LayerMix;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.discovery.ProviderKind;
+import io.kvtier.metrics.KvTierMeters;
+import io.kvtier.metrics.MicrometerBackendMetrics;
+import io.kvtier.metrics.TimedCollective;
+import io.kvtier.model.tiny.ModelConfig;
+import io.kvtier.model.tiny.TinyModelProvider;
+import io.kvtier.model.tiny.TinyModelRunner;
+import io.kvtier.model.tiny.TinyTransformer;
+import io.kvtier.server.ApiException;
+import io.kvtier.server.CompletionServer;
+import io.kvtier.serving.EngineSettings;
+import io.kvtier.serving.GenerationEngine;
+import io.kvtier.serving.ModelProvider;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -270,9 +272,16 @@ final class ServeCommand implements Callable<Integer> {
               + " has none: drop --swa-cache, or give a mix with an SWA layer such as"
               + " full,swa:64");
     }
+    // The model is found by name through ServiceLoader, as an embedder finds one; serve sizes
+    // the pools from the tiny model's shape, so it serves that one.
     TinyTransformer model =
-        new TinyTransformer(
-            ModelConfig.DEFAULTS.withSeed(modelSeed).withLayerMix(mix).withWindowedSwa(windows));
+        (TinyTransformer)
+            ModelProvider.open(
+                TinyModelProvider.NAME,
+                Map.of(
+                    "seed", Long.toString(modelSeed),
+                    "layer-mix", mix.toString(),
+                    "swa-cache", windows ? HybridOptions.WINDOWS : HybridOptions.PAGES));
     served = model.config();
     Optional<Path> temporaryStore = Optional.empty();
     PrintWriter out = spec.commandLine().getOut();

@@ -730,9 +730,9 @@ final class SimulateCommand implements Callable<Integer> {
                 + (mix.snapshotSlots() + 1)
                 + " or more");
       }
+      mix.layers().ifPresent(builder::layerMix);
       SimulationConfig built =
           builder
-              .layerMix(mix.text())
               .snapshots(mix.snapshotSlots(), mix.snapshotIntervalPages())
               .windowedSwa(mix.windowedSwa())
               .build();

@@ -3,10 +3,10 @@ package io.kvtier.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvtier.cli.model.EngineSettings;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.discovery.ProviderKind;
+import io.kvtier.serving.EngineSettings;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;

@@ -3,7 +3,7 @@ package io.kvtier.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvtier.cli.model.LayerMix;
+import io.kvtier.core.config.LayerMix;
 import io.kvtier.spi.KvLayout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

@@ -51,10 +51,14 @@ class RuntimeModulePathTest {
   }
 
   @Test
-  void holdsEveryProviderModuleAndTheSimulator() throws IOException {
+  void holdsEveryProviderModuleTheSimulatorAndTheServingModules() throws IOException {
     assertThat(runtimeArtifacts())
         .contains(
             "io.kvtier:kvtier-simulator",
+            "io.kvtier:kvtier-serving",
+            "io.kvtier:kvtier-model-tiny",
+            "io.kvtier:kvtier-server",
+            "io.kvtier:kvtier-metrics",
             "io.kvtier:kvtier-asserting",
             "io.kvtier:kvtier-backend-sim",
             "io.kvtier:kvtier-backend-cuda",

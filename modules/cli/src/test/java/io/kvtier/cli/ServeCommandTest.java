@@ -2,7 +2,7 @@ package io.kvtier.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.cli.serve.CompletionServer;
+import io.kvtier.server.CompletionServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;

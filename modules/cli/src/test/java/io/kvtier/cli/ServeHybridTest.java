@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.kvtier.cli.model.LayerMix;
-import io.kvtier.cli.model.ModelConfig;
-import io.kvtier.cli.model.NoCacheRunner;
-import io.kvtier.cli.model.TinyTransformer;
-import io.kvtier.cli.serve.CompletionServer;
+import io.kvtier.core.config.LayerMix;
+import io.kvtier.model.tiny.ModelConfig;
+import io.kvtier.model.tiny.NoCacheRunner;
+import io.kvtier.model.tiny.TinyTransformer;
+import io.kvtier.server.CompletionServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URI;

@@ -9,7 +9,7 @@ import java.util.stream.IntStream;
  * The token ids the router hashes for a request body, to look its prefix up in the index. They
  * must be the ids the replicas cache: token arrays ({@code prompt_tokens}, or {@code prompt} as
  * an array of ids, both OpenAI and {@code kvtier serve} forms) are taken as they are; text is
- * tokenized as {@code kvtier serve}'s byte tokenizer does ({@code io.kvtier.cli.serve
+ * tokenized as {@code kvtier serve}'s byte tokenizer does ({@code io.kvtier.server
  * .ByteTokenizer}): a {@code prompt} string as its UTF-8 bytes, chat {@code messages} under its
  * chat template, each message as its role's marker (256 system or developer, 257 user, 258
  * assistant), its content's bytes and 259 (end), then 258 to start the reply. A replica with

@@ -393,6 +393,18 @@ public final class SimulationConfigBuilder {
   }
 
   /**
+   * Sets the model's layer mix (docs/HYBRID.md): what {@code kvtier simulate --layer-mix} parsed.
+   * A mix of full-attention layers only is the default, all full attention.
+   *
+   * @param mix the layer kinds, in layer order
+   * @return this builder
+   */
+  public SimulationConfigBuilder layerMix(io.kvtier.core.config.LayerMix mix) {
+    java.util.Objects.requireNonNull(mix, "mix");
+    return layerMix(mix.allFull() ? "" : mix.toString());
+  }
+
+  /**
    * Sets recurrent-state snapshots: {@code slots} page slots per snapshot (0 for none), one every
    * {@code intervalPages} pages.
    *

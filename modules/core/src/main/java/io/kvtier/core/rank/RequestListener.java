@@ -2,7 +2,7 @@ package io.kvtier.core.rank;
 
 /**
  * The milestones of each request as a {@link RankEngine} reaches them: arrival, admission with its
- * cached prefix, the end of its prefill (its first token) and its end. For metrics and for the
+ * cached prefix, each generated token, the end of its prefill (its first token) and its end. For metrics and for the
  * simulator's timeline; the engine itself never reads anything back.
  *
  * <p>Every call comes from the rank's scheduler thread, inside the tick step named on the method,
@@ -80,6 +80,18 @@ public interface RequestListener {
       int usableTokens) {
     admitted(tick, id, deviceHitTokens, hostHitTokens, l3HitTokens);
   }
+
+  /**
+   * Step 4: the model generated the request's next output token ({@code ModelRunner.nextToken}),
+   * which the engine appended to the request. Called once per generated token, in order, before
+   * {@link #prefilled} for the first one; the same tokens on every rank, since the engine's
+   * replicated state holds them. This is how a server streams a request's output.
+   *
+   * @param tick the tick
+   * @param id the request's id
+   * @param token the token, the request's next output
+   */
+  default void token(long tick, long id, int token) {}
 
   /**
    * Step 4: the request's prompt KV is complete. A request that generates produced its first

@@ -422,9 +422,11 @@ final class Scheduler {
       }
     }
     if (r.computed == r.promptLength + r.generated && r.generated < r.request.maxOutputTokens()) {
-      r.tokens[r.promptLength + r.generated] = model.nextToken(step);
+      int token = model.nextToken(step);
+      r.tokens[r.promptLength + r.generated] = token;
       r.generated++;
       counters.generatedTokens++;
+      listener.token(tick, r.id, token);
     }
     // Once per request: the step that completes the prompt, or the first step of a request whose
     // whole prompt was cached (one that generates nothing may match all of it).

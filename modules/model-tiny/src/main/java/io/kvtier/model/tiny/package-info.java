@@ -1,0 +1,2 @@
+/** The tiny transformer, served as the model {@code tiny}. */
+package io.kvtier.model.tiny;

@@ -1,0 +1,250 @@
+package io.kvtier.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.OptionalInt;
+import java.util.Set;
+
+/**
+ * A parsed {@code POST /v1/completions} or {@code /v1/chat/completions} body: one or more prompts
+ * as token ids and how to generate. Parsing checks the grammar and the types ({@link #parse} here,
+ * {@link ChatRequest#parse} for chat); {@link #check} checks the model's limits. Every failure is
+ * a 400 whose {@code param} names the field.
+ *
+ * <p>Decoding is greedy, so the sampling fields pass only with the values that mean greedy
+ * ({@code temperature} 0, {@code top_p} 1, penalties 0, {@code n} and {@code best_of} 1); {@code
+ * seed} is accepted and has no effect (greedy output is the same for every seed).
+ *
+ * @param model the model the client asked for
+ * @param prompts the prompts, one choice each
+ * @param maxTokens tokens to generate per prompt; empty: the endpoint's default
+ * @param stream whether to answer with server-sent events
+ * @param includeUsage whether a streamed answer ends with a usage chunk
+ * @param stops stop sequences: the text ends before the first one
+ * @param chat whether the body came to the chat endpoint (its reply ends at {@code <|end|>})
+ */
+public record CompletionRequest(
+    String model,
+    List<int[]> prompts,
+    OptionalInt maxTokens,
+    boolean stream,
+    boolean includeUsage,
+    List<String> stops,
+    boolean chat) {
+
+  /** OpenAI's default {@code max_tokens} of a completion. */
+  static final int DEFAULT_COMPLETION_TOKENS = 16;
+
+  private static final Set<String> FIELDS =
+      Set.of(
+          "model",
+          "prompt",
+          "max_tokens",
+          "stream",
+          "stream_options",
+          "temperature",
+          "top_p",
+          "n",
+          "best_of",
+          "stop",
+          "echo",
+          "user",
+          "seed",
+          "presence_penalty",
+          "frequency_penalty",
+          "logprobs",
+          "logit_bias",
+          "suffix");
+
+  static final String GREEDY = "kvtier serve decodes greedily";
+
+  /** Validates and copies the fields. */
+  public CompletionRequest {
+    Objects.requireNonNull(model, "model");
+    prompts = prompts.stream().map(int[]::clone).toList();
+    Objects.requireNonNull(maxTokens, "maxTokens");
+    stops = List.copyOf(stops);
+  }
+
+  /**
+   * Parses a {@code /v1/completions} body.
+   *
+   * @param body the parsed JSON
+   * @return the request
+   * @throws ApiException a 400 naming what is wrong
+   */
+  static CompletionRequest parse(JsonNode body) {
+    BodyFields f =
+        BodyFields.of(body, "", "{\"model\": \"kvtier-tiny\", \"prompt\": \"Hello\"}", FIELDS);
+    String model = model(f);
+    List<int[]> prompts =
+        prompts(f.required("prompt", "a string, token ids, or an array of either"));
+    OptionalInt maxTokens = f.integer("max_tokens");
+    sampling(f);
+    f.integer("best_of")
+        .ifPresent(
+            b -> {
+              if (b != 1) {
+                throw ApiException.badField(
+                    "best_of", "best_of=" + b + " is not supported: " + GREEDY + "; send 1");
+              }
+            });
+    f.bool("echo")
+        .filter(e -> e)
+        .ifPresent(
+            e -> {
+              throw ApiException.badField(
+                  "echo", "echo=true is not supported by kvtier serve: send false or leave it out");
+            });
+    f.unsupported("logprobs");
+    f.unsupported("logit_bias");
+    f.unsupported("suffix");
+    f.string("user");
+    boolean stream = f.bool("stream").orElse(false);
+    return new CompletionRequest(
+        model, prompts, maxTokens, stream, includeUsage(f), f.stops(), false);
+  }
+
+  static String model(BodyFields f) {
+    return BodyFields.string(
+        f.required("model", "the model's id, as GET /v1/models lists it"), "model");
+  }
+
+  /** The fields both endpoints share that only greedy decoding's values pass. */
+  static void sampling(BodyFields f) {
+    f.onlyNumber("temperature", 0, GREEDY);
+    f.onlyNumber("top_p", 1, GREEDY);
+    f.onlyNumber("presence_penalty", 0, GREEDY);
+    f.onlyNumber("frequency_penalty", 0, GREEDY);
+    f.integer("n")
+        .ifPresent(
+            n -> {
+              if (n != 1) {
+                throw ApiException.badField(
+                    "n", "n=" + n + " is not supported: " + GREEDY + ", so every choice is equal");
+              }
+            });
+    f.integer("seed");
+  }
+
+  static boolean includeUsage(BodyFields f) {
+    return f.get("stream_options")
+        .map(
+            o ->
+                BodyFields.of(
+                        o, "stream_options", "{\"include_usage\": true}", Set.of("include_usage"))
+                    .bool("include_usage")
+                    .orElse(false))
+        .orElse(false);
+  }
+
+  private static List<int[]> prompts(JsonNode prompt) {
+    if (prompt.isTextual()) {
+      return List.of(ByteTokenizer.encode(prompt.textValue()));
+    }
+    if (!prompt.isArray()) {
+      throw ApiException.badField(
+          "prompt",
+          "prompt must be a string, an array of token ids, or an array of strings or of token-id"
+              + " arrays, not "
+              + BodyFields.describe(prompt));
+    }
+    if (prompt.isEmpty()) {
+      throw ApiException.badField("prompt", "prompt is empty: give at least one token");
+    }
+    JsonNode first = prompt.get(0);
+    if (first.isNumber()) {
+      return List.of(tokens(prompt, "prompt"));
+    }
+    List<int[]> prompts = new ArrayList<>(prompt.size());
+    for (int i = 0; i < prompt.size(); i++) {
+      JsonNode p = prompt.get(i);
+      String param = "prompt[" + i + "]";
+      if (p.isTextual()) {
+        prompts.add(ByteTokenizer.encode(p.textValue()));
+      } else if (p.isArray()) {
+        prompts.add(tokens(p, param));
+      } else {
+        throw ApiException.badField(
+            param,
+            param
+                + " must be a string or an array of token ids, like prompt[0], not "
+                + BodyFields.describe(p));
+      }
+    }
+    return prompts;
+  }
+
+  private static int[] tokens(JsonNode array, String param) {
+    int[] tokens = new int[array.size()];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = BodyFields.integer(array.get(i), param + "[" + i + "]");
+    }
+    return tokens;
+  }
+
+  /**
+   * The prompts.
+   *
+   * @return copies
+   */
+  @Override
+  public List<int[]> prompts() {
+    return prompts.stream().map(int[]::clone).toList();
+  }
+
+  /**
+   * Checks the request against the model's limits.
+   *
+   * @param vocabSize token ids must be below it
+   * @param contextLimit each prompt plus its output must fit it
+   * @return the tokens to generate per prompt: {@code max_tokens}, else 16 for a completion and
+   *     the rest of the context for a chat reply
+   * @throws ApiException a 400 naming the limit
+   */
+  int check(int vocabSize, int contextLimit) {
+    String field = chat ? "max_completion_tokens" : "max_tokens";
+    if (maxTokens.isPresent() && maxTokens.getAsInt() < 1) {
+      throw ApiException.badField(
+          field, field + "=" + maxTokens.getAsInt() + " must be at least 1");
+    }
+    int longest = 0;
+    for (int p = 0; p < prompts.size(); p++) {
+      int[] prompt = prompts.get(p);
+      String param = prompts.size() == 1 ? "prompt" : "prompt[" + p + "]";
+      if (prompt.length == 0) {
+        throw ApiException.badField(param, param + " is empty: give at least one token");
+      }
+      for (int i = 0; i < prompt.length; i++) {
+        int t = prompt[i];
+        if (t < 0 || t >= vocabSize) {
+          throw ApiException.badField(
+              param,
+              param + "[" + i + "]=" + t + " is outside the vocabulary [0, " + vocabSize + ")");
+        }
+      }
+      longest = Math.max(longest, prompt.length);
+    }
+    int tokens = maxTokens.orElse(chat ? contextLimit - longest : DEFAULT_COMPLETION_TOKENS);
+    long total = (long) longest + Math.max(tokens, 1);
+    if (total > contextLimit || tokens < 1) {
+      throw ApiException.badField(
+          field,
+          "the prompt of "
+              + longest
+              + " tokens plus "
+              + field
+              + "="
+              + tokens
+              + " is "
+              + total
+              + " tokens, more than the context limit of "
+              + contextLimit
+              + " tokens: shorten the prompt or lower "
+              + field);
+    }
+    return tokens;
+  }
+}

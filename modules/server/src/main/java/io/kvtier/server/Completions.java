@@ -1,0 +1,383 @@
+package io.kvtier.server;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvtier.core.cache.PoolExhaustedException;
+import io.kvtier.core.rank.RankGroupFailedException;
+import io.kvtier.metrics.ServeMeters;
+import io.kvtier.serving.Completion;
+import io.kvtier.serving.GenerationEngine;
+import io.kvtier.serving.RequestFailedException;
+import io.kvtier.spi.CollectiveException;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import java.util.stream.IntStream;
+
+/**
+ * Serves one completion or chat request: submits its prompts, reads their events, and answers in
+ * OpenAI's shape, whole or as server-sent events ending in {@code data: [DONE]}.
+ *
+ * <p>Beyond OpenAI's fields, each choice carries {@code token_ids} (the generated ids, since ids
+ * past the bytes have no text), and the answer a {@code kvtier} object with the cached prompt
+ * tokens by the tier that supplied them: {@code {"cached_tokens": {"device", "host", "l3"}}}, and
+ * their sum {@code matched_tokens}: the cache's match, which is more than {@code usage}'s {@code
+ * cached_tokens} (the usable part, not computed) where a hybrid model cannot resume at the match
+ * end (docs/HYBRID.md).
+ */
+final class Completions {
+  private final GenerationEngine engine;
+  private final ServeMeters meters;
+  private final CompletionServer.Options options;
+
+  private final GenerationCall.Listener listener;
+  private final Consumer<ApiException> fatal;
+
+  /**
+   * @param fatal told of a failure after which the engine serves nothing more (its rank group
+   *     failed)
+   */
+  Completions(
+      GenerationEngine engine,
+      ServeMeters meters,
+      CompletionServer.Options options,
+      Consumer<ApiException> fatal) {
+    this.engine = engine;
+    this.fatal = fatal;
+    this.meters = meters;
+    this.options = options;
+    this.listener =
+        new GenerationCall.Listener() {
+          @Override
+          public void submitted() {
+            meters.submitted();
+          }
+
+          @Override
+          public void refused() {
+            meters.refused();
+          }
+
+          @Override
+          public void admitted() {
+            meters.admitted();
+          }
+
+          @Override
+          public void ended(boolean wasAdmitted) {
+            meters.ended(wasAdmitted);
+          }
+        };
+  }
+
+  /** One prompt's progress. */
+  private static final class Choice {
+    final ChoiceText text;
+    final IntStream.Builder tokenIds = IntStream.builder();
+    Completion completion;
+    long lastTokenNanos;
+    boolean cancelled;
+    boolean ended;
+    String finishReason;
+
+    Choice(CompletionRequest request) {
+      text = new ChoiceText(request.stops(), request.chat());
+    }
+  }
+
+  /**
+   * Serves the request.
+   *
+   * @param request the parsed request
+   * @param reply where the answer goes
+   * @return the HTTP status sent
+   * @throws IOException if the client went away
+   */
+  int serve(CompletionRequest request, Reply reply) throws IOException {
+    int maxTokens = request.check(engine.vocabularySize(), engine.contextLimit());
+    long start = System.nanoTime();
+    long deadline = start + options.requestTimeout().toNanos();
+    String id =
+        (request.chat() ? "chatcmpl-" : "cmpl-")
+            + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
+    long created = Instant.now().getEpochSecond();
+    int promptTokens = request.prompts().stream().mapToInt(p -> p.length).sum();
+    GenerationCall call;
+    try {
+      call = GenerationCall.submit(engine, request.prompts(), maxTokens, listener);
+    } catch (RuntimeException e) {
+      return fail(reply, translate(e));
+    }
+    meters.promptTokens(promptTokens);
+    Choice[] choices = new Choice[call.size()];
+    for (int i = 0; i < choices.length; i++) {
+      choices[i] = new Choice(request);
+    }
+    Stream stream = new Stream(request, reply, id, created);
+    int open = choices.length;
+    try {
+      if (request.stream()) {
+        reply.startEvents();
+        if (request.chat()) {
+          for (int i = 0; i < choices.length; i++) {
+            stream.chunk(i, ApiJson.object().put("role", "assistant").put("content", ""), null);
+          }
+        }
+      }
+      while (open > 0) {
+        GenerationCall.Event event = call.next(deadline);
+        Choice c = choices[event.index()];
+        if (c.ended) {
+          continue;
+        }
+        switch (event) {
+          case GenerationCall.Admitted a -> {}
+          case GenerationCall.Token t -> {
+            if (c.text.stopped()) {
+              continue; // tokens the engine made before it saw the cancel
+            }
+            meters.token(
+                c.lastTokenNanos == 0 ? start : c.lastTokenNanos, t.nanos(), c.lastTokenNanos == 0);
+            c.lastTokenNanos = t.nanos();
+            c.tokenIds.add(t.token());
+            String piece = c.text.add(t.token());
+            if (request.stream() && !piece.isEmpty()) {
+              stream.text(event.index(), piece, null);
+            }
+            if (c.text.stopped() && !c.cancelled) {
+              c.cancelled = true;
+              call.cancel(event.index());
+            }
+          }
+          case GenerationCall.Finished f -> {
+            c.completion = f.completion();
+            c.ended = true;
+            open--;
+            String piece = c.text.finish();
+            c.finishReason = c.text.stopped() ? "stop" : "length";
+            meters.finished(c.finishReason, start, f.nanos());
+            if (request.stream()) {
+              stream.text(event.index(), piece, c.finishReason);
+            }
+          }
+          case GenerationCall.Failed f -> {
+            call.cancelAll();
+            meters.failed();
+            return fail(reply, translate(f.cause()));
+          }
+        }
+      }
+    } catch (TimeoutException e) {
+      call.cancelAll();
+      meters.aborted();
+      return fail(
+          reply,
+          ApiException.unavailable(
+              "timeout",
+              "the request did not finish within "
+                  + options.requestTimeout().toSeconds()
+                  + " s: the server is overloaded, retry later",
+              OptionalInt.of(5)));
+    } catch (InterruptedException e) {
+      call.cancelAll();
+      Thread.currentThread().interrupt();
+      return fail(
+          reply,
+          ApiException.unavailable(
+              "shutting_down", "the server is shutting down", OptionalInt.empty()));
+    } catch (IOException | RuntimeException e) {
+      // The client went away (a failed write) or the answer could not be built: stop generating.
+      call.cancelAll();
+      meters.aborted();
+      throw e;
+    }
+    ObjectNode usage = usage(promptTokens, choices);
+    ObjectNode kvtier = kvtier(choices);
+    if (request.stream()) {
+      if (request.includeUsage()) {
+        ObjectNode last = stream.envelope();
+        last.putArray("choices");
+        last.set("usage", usage);
+        last.set("kvtier", kvtier);
+        reply.event(ApiJson.write(last));
+      }
+      reply.event("[DONE]");
+      reply.endEvents();
+      return 200;
+    }
+    ObjectNode body = stream.envelope();
+    body.put("object", request.chat() ? "chat.completion" : "text_completion");
+    ArrayNode array = body.putArray("choices");
+    for (int i = 0; i < choices.length; i++) {
+      Choice c = choices[i];
+      ObjectNode choice = array.addObject().put("index", i);
+      if (request.chat()) {
+        choice
+            .putObject("message")
+            .put("role", "assistant")
+            .put("content", c.text.text())
+            .putNull("refusal");
+      } else {
+        choice.put("text", c.text.text());
+      }
+      choice.putNull("logprobs").put("finish_reason", c.finishReason);
+      ArrayNode ids = choice.putArray("token_ids");
+      c.tokenIds.build().forEach(ids::add);
+    }
+    body.set("usage", usage);
+    body.set("kvtier", kvtier);
+    reply.json(200, ApiJson.write(body));
+    return 200;
+  }
+
+  private static ObjectNode usage(int promptTokens, Choice[] choices) {
+    int completionTokens = 0;
+    int cached = 0;
+    for (Choice c : choices) {
+      completionTokens += c.text.tokens();
+      cached += c.completion.cachedTokens();
+    }
+    ObjectNode usage =
+        ApiJson.object()
+            .put("prompt_tokens", promptTokens)
+            .put("completion_tokens", completionTokens)
+            .put("total_tokens", promptTokens + completionTokens);
+    usage.putObject("prompt_tokens_details").put("cached_tokens", cached);
+    return usage;
+  }
+
+  private static ObjectNode kvtier(Choice[] choices) {
+    int device = 0;
+    int host = 0;
+    int l3 = 0;
+    for (Choice c : choices) {
+      device += c.completion.deviceHitTokens();
+      host += c.completion.hostHitTokens();
+      l3 += c.completion.l3HitTokens();
+    }
+    ObjectNode kvtier = ApiJson.object();
+    kvtier.putObject("cached_tokens").put("device", device).put("host", host).put("l3", l3);
+    kvtier.put("matched_tokens", device + host + l3);
+    return kvtier;
+  }
+
+  private int fail(Reply reply, RuntimeException failure) throws IOException {
+    if (failure instanceof ApiException e && e.code().equals("rank_group_failed")) {
+      fatal.accept(e);
+    }
+    if (!reply.streaming()) {
+      throw failure;
+    }
+    ApiException error =
+        failure instanceof ApiException e
+            ? e
+            : new ApiException(
+                500,
+                ApiException.SERVER_ERROR,
+                "internal_error",
+                Optional.empty(),
+                "internal error: " + failure,
+                OptionalInt.empty());
+    // The status went out with the first event: the error goes as one, as OpenAI's servers do.
+    reply.event(ApiJson.write(CompletionServer.errorBody(error)));
+    reply.event("[DONE]");
+    reply.endEvents();
+    return error.status();
+  }
+
+  /** What the engine's failure means to the client. */
+  static RuntimeException translate(Throwable failure) {
+    return switch (failure) {
+      case ApiException e -> e;
+      case GenerationEngine.EngineBusyException e ->
+          new ApiException(
+              429,
+              "rate_limit_error",
+              "queue_full",
+              Optional.empty(),
+              e.getMessage() + ": retry later",
+              OptionalInt.of(1));
+      case RankGroupFailedException e ->
+          ApiException.unavailable(
+              "rank_group_failed",
+              "the engine's rank group failed and the server is stopping: " + e.getMessage(),
+              OptionalInt.empty());
+      // Rank 0's own collective call failed (a rank process died, a timeout, a desync): the
+      // engine thread has ended, so the group serves nothing more, as for a failed rank.
+      case CollectiveException e ->
+          ApiException.unavailable(
+              "rank_group_failed",
+              "the engine's rank group failed and the server is stopping: " + e.getMessage(),
+              OptionalInt.empty());
+      case PoolExhaustedException e ->
+          ApiException.unavailable(
+              "cache_full", "the KV cache is full: " + e.getMessage(), OptionalInt.of(1));
+      case RequestFailedException e ->
+          switch (e.outcome()) {
+            case REJECTED ->
+                ApiException.unavailable(
+                    "cache_full",
+                    "the KV cache cannot hold the request: " + e.getMessage(),
+                    OptionalInt.empty());
+            case LOAD_FAILED ->
+                ApiException.unavailable("load_failed", e.getMessage(), OptionalInt.of(1));
+            default -> ApiException.unavailable("aborted", e.getMessage(), OptionalInt.of(1));
+          };
+      case IllegalArgumentException e -> ApiException.badRequest(e.getMessage());
+      case RuntimeException e -> e;
+      default -> new IllegalStateException("the engine failed: " + failure, failure);
+    };
+  }
+
+  /** The chunks of a streamed answer. */
+  private static final class Stream {
+    private final CompletionRequest request;
+    private final Reply reply;
+    private final String id;
+    private final long created;
+
+    Stream(CompletionRequest request, Reply reply, String id, long created) {
+      this.request = request;
+      this.reply = reply;
+      this.id = id;
+      this.created = created;
+    }
+
+    ObjectNode envelope() {
+      return ApiJson.object()
+          .put("id", id)
+          .put("object", request.chat() ? "chat.completion.chunk" : "text_completion")
+          .put("created", created)
+          .put("model", request.model());
+    }
+
+    void text(int index, String piece, String finishReason) throws IOException {
+      if (request.chat()) {
+        chunk(
+            index,
+            piece.isEmpty() ? ApiJson.object() : ApiJson.object().put("content", piece),
+            finishReason);
+        return;
+      }
+      ObjectNode chunk = envelope();
+      ObjectNode choice = chunk.putArray("choices").addObject();
+      choice.put("text", piece).put("index", index).putNull("logprobs");
+      choice.put("finish_reason", finishReason);
+      reply.event(ApiJson.write(chunk));
+    }
+
+    void chunk(int index, ObjectNode delta, String finishReason) throws IOException {
+      ObjectNode chunk = envelope();
+      ObjectNode choice = chunk.putArray("choices").addObject();
+      choice.put("index", index);
+      choice.set("delta", delta);
+      choice.putNull("logprobs");
+      choice.put("finish_reason", finishReason);
+      reply.event(ApiJson.write(chunk));
+    }
+  }
+}

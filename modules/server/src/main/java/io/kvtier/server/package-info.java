@@ -1,0 +1,2 @@
+/** The OpenAI-compatible HTTP API on a {@link io.kvtier.serving.GenerationEngine}. */
+package io.kvtier.server;

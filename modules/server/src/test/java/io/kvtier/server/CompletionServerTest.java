@@ -1,0 +1,708 @@
+package io.kvtier.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvtier.core.rank.RankGroupFailedException;
+import io.kvtier.core.rank.RequestOutcome;
+import io.kvtier.core.rank.TickStep;
+import io.kvtier.serving.RequestFailedException;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The HTTP layer over real HTTP on a loopback port, with a scripted engine: OpenAI's response
+ * shapes, whole and streamed; stop sequences; a precise 400 for each class of bad input; 401, 404,
+ * 405, 408, 413, 429 and 503; a short body answered; the metrics scrape; a graceful close.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class CompletionServerTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** A Prometheus sample line: name, optional labels, a value. */
+  private static final Pattern SAMPLE =
+      Pattern.compile(
+          "[a-zA-Z_:][a-zA-Z0-9_:]*(\\{([a-zA-Z_][a-zA-Z0-9_]*=\"(\\\\.|[^\"\\\\])*\",?)*\\})?"
+              + " [-+]?([0-9.]+([eE][-+]?[0-9]+)?|NaN|Inf|\\+Inf)");
+
+  private FakeEngine engine;
+  private CompletionServer server;
+  private HttpClient client;
+  private URI base;
+
+  @BeforeEach
+  void start() throws IOException {
+    engine = new FakeEngine();
+    server = start(engine, Optional.empty());
+    client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    base = URI.create("http://127.0.0.1:" + server.address().getPort());
+  }
+
+  private static CompletionServer start(FakeEngine engine, Optional<String> key)
+      throws IOException {
+    return CompletionServer.start(
+        engine,
+        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+        new InetSocketAddress("127.0.0.1", 0),
+        new CompletionServer.Options(
+            "kvtier-tiny", key, 4096, Duration.ofSeconds(1), Duration.ofSeconds(30)));
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+    engine.close();
+    client.close();
+  }
+
+  private HttpResponse<String> post(String path, String body, String... headers) throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(base.resolve(path)).POST(HttpRequest.BodyPublishers.ofString(body));
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> get(String path, String... headers) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).GET();
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static JsonNode json(HttpResponse<String> response) throws IOException {
+    assertThat(response.headers().firstValue("Content-Type")).hasValue("application/json");
+    return JSON.readTree(response.body());
+  }
+
+  /** The data of each server-sent event, in order. */
+  private static List<String> events(HttpResponse<String> response) {
+    assertThat(response.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(v -> assertThat(v).startsWith("text/event-stream"));
+    List<String> data = new ArrayList<>();
+    for (String block : response.body().split("\n\n")) {
+      if (!block.isBlank()) {
+        assertThat(block).startsWith("data: ");
+        data.add(block.substring("data: ".length()));
+      }
+    }
+    return data;
+  }
+
+  @Test
+  void aTextCompletionHasOpenAisShapeWithTheCacheSplit() throws Exception {
+    HttpResponse<String> response =
+        post(
+            "/v1/completions",
+            "{\"model\": \"kvtier-tiny\", \"prompt\": \"héllo\", \"max_tokens\": 5}");
+
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    JsonNode body = json(response);
+    assertThat(body.get("id").asText()).startsWith("cmpl-");
+    assertThat(body.get("object").asText()).isEqualTo("text_completion");
+    assertThat(body.get("model").asText()).isEqualTo("kvtier-tiny");
+    assertThat(body.get("created").asLong()).isPositive();
+    JsonNode choice = body.get("choices").get(0);
+    assertThat(choice.get("text").asText()).isEqualTo("Hello");
+    assertThat(choice.get("index").asInt()).isZero();
+    assertThat(choice.get("logprobs").isNull()).isTrue();
+    assertThat(choice.get("finish_reason").asText()).isEqualTo("length");
+    assertThat(choice.get("token_ids").toString()).isEqualTo("[72,101,108,108,111]");
+    JsonNode usage = body.get("usage");
+    // "héllo" is 6 UTF-8 bytes: 6 tokens, half of them reported cached by the fake engine.
+    assertThat(usage.get("prompt_tokens").asInt()).isEqualTo(6);
+    assertThat(usage.get("completion_tokens").asInt()).isEqualTo(5);
+    assertThat(usage.get("total_tokens").asInt()).isEqualTo(11);
+    assertThat(usage.get("prompt_tokens_details").get("cached_tokens").asInt()).isEqualTo(3);
+    assertThat(body.get("kvtier").get("cached_tokens").toString())
+        .isEqualTo("{\"device\":3,\"host\":0,\"l3\":0}");
+    assertThat(body.get("kvtier").get("matched_tokens").asInt()).isEqualTo(3);
+  }
+
+  @Test
+  void tokenIdPromptsAndArraysOfPromptsGiveOneChoiceEach() throws Exception {
+    JsonNode one =
+        json(post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": [1, 2, 300]}"));
+    assertThat(one.get("choices")).hasSize(1);
+    assertThat(one.get("usage").get("completion_tokens").asInt())
+        .as("OpenAI's default max_tokens")
+        .isEqualTo(16);
+
+    JsonNode many =
+        json(
+            post(
+                "/v1/completions",
+                "{\"model\": \"kvtier-tiny\", \"prompt\": [[1, 2], [3, 4, 5]], \"max_tokens\": 2}"));
+    assertThat(many.get("choices")).hasSize(2);
+    assertThat(many.get("choices").get(1).get("index").asInt()).isEqualTo(1);
+    assertThat(many.get("usage").get("prompt_tokens").asInt()).isEqualTo(5);
+    assertThat(many.get("usage").get("completion_tokens").asInt()).isEqualTo(4);
+    JsonNode texts =
+        json(
+            post(
+                "/v1/completions",
+                "{\"model\": \"kvtier-tiny\", \"prompt\": [\"a\", \"b\"], \"max_tokens\": 2}"));
+    assertThat(texts.get("choices")).hasSize(2);
+  }
+
+  /**
+   * A stream of several prompts: each chunk carries its prompt's choice index, each choice gets
+   * the text the unstreamed answer has and a finish reason of its own, the usage chunk counts
+   * them all, then {@code [DONE]}. The fields that change nothing under greedy decoding ({@code
+   * n} 1, {@code best_of} 1, {@code echo} false, {@code user}, {@code seed}) pass.
+   */
+  @Test
+  void aStreamOfSeveralPromptsSendsEachChoiceUnderItsIndex() throws Exception {
+    String request =
+        "{\"model\": \"kvtier-tiny\", \"prompt\": [\"a\", [1, 2], \"c\"], \"max_tokens\": 4,"
+            + " \"n\": 1, \"best_of\": 1, \"echo\": false, \"user\": \"user-17\", \"seed\": 3";
+    JsonNode whole = json(post("/v1/completions", request + "}"));
+    HttpResponse<String> streamed =
+        post(
+            "/v1/completions",
+            request + ", \"stream\": true, \"stream_options\": {\"include_usage\": true}}");
+
+    assertThat(streamed.statusCode()).as(streamed.body()).isEqualTo(200);
+    List<String> events = events(streamed);
+    assertThat(events.getLast()).isEqualTo("[DONE]");
+    java.util.Map<Integer, StringBuilder> texts = new java.util.TreeMap<>();
+    java.util.Map<Integer, String> finishes = new java.util.TreeMap<>();
+    JsonNode usage = null;
+    for (String e : events.subList(0, events.size() - 1)) {
+      JsonNode chunk = JSON.readTree(e);
+      if (chunk.get("choices").isEmpty()) {
+        usage = chunk.get("usage");
+        continue;
+      }
+      for (JsonNode choice : chunk.get("choices")) {
+        int index = choice.get("index").asInt();
+        texts.computeIfAbsent(index, i -> new StringBuilder()).append(choice.get("text").asText());
+        if (!choice.get("finish_reason").isNull()) {
+          assertThat(finishes.put(index, choice.get("finish_reason").asText()))
+              .as("one finish reason per choice")
+              .isNull();
+        }
+      }
+    }
+    assertThat(texts.keySet()).containsExactly(0, 1, 2);
+    assertThat(finishes.keySet()).containsExactly(0, 1, 2);
+    for (int i = 0; i < 3; i++) {
+      JsonNode choice = whole.get("choices").get(i);
+      assertThat(choice.get("index").asInt()).isEqualTo(i);
+      assertThat(texts.get(i).toString()).isEqualTo(choice.get("text").asText());
+      assertThat(finishes.get(i)).isEqualTo(choice.get("finish_reason").asText());
+    }
+    assertThat(usage).isNotNull();
+    assertThat(usage.get("completion_tokens").asInt()).isEqualTo(12);
+    assertThat(usage.get("prompt_tokens").asInt()).isEqualTo(4);
+    assertThat(usage.get("completion_tokens").asInt())
+        .isEqualTo(whole.get("usage").get("completion_tokens").asInt());
+  }
+
+  @Test
+  void aStreamedCompletionSendsTheSameTextInChunksThenDone() throws Exception {
+    HttpResponse<String> response =
+        post(
+            "/v1/completions",
+            "{\"model\": \"kvtier-tiny\", \"prompt\": \"x\", \"max_tokens\": 13, \"stream\": true,"
+                + " \"stream_options\": {\"include_usage\": true}}");
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    List<String> events = events(response);
+    assertThat(events.getLast()).isEqualTo("[DONE]");
+    StringBuilder text = new StringBuilder();
+    String finish = null;
+    JsonNode usage = null;
+    for (String e : events.subList(0, events.size() - 1)) {
+      JsonNode chunk = JSON.readTree(e);
+      assertThat(chunk.get("object").asText()).isEqualTo("text_completion");
+      if (chunk.get("choices").isEmpty()) {
+        usage = chunk.get("usage");
+        continue;
+      }
+      JsonNode choice = chunk.get("choices").get(0);
+      text.append(choice.get("text").asText());
+      if (!choice.get("finish_reason").isNull()) {
+        finish = choice.get("finish_reason").asText();
+      }
+    }
+    assertThat(text.toString()).isEqualTo("Hello, world!");
+    assertThat(finish).isEqualTo("length");
+    assertThat(usage.get("completion_tokens").asInt()).isEqualTo(13);
+  }
+
+  @Test
+  void aChatReplyEndsAtTheEndMarkerWithFinishReasonStop() throws Exception {
+    engine.script.set(new int[] {'O', 'k', ByteTokenizer.END, 'z', 'z'});
+    String body =
+        "{\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"system\", \"content\": \"Be"
+            + " brief.\"}, {\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\":"
+            + " \"Hi\"}]}], \"max_completion_tokens\": 5";
+
+    JsonNode whole = json(post("/v1/chat/completions", body + "}"));
+    HttpResponse<String> streamed = post("/v1/chat/completions", body + ", \"stream\": true}");
+
+    assertThat(whole.get("object").asText()).isEqualTo("chat.completion");
+    assertThat(whole.get("id").asText()).startsWith("chatcmpl-");
+    JsonNode choice = whole.get("choices").get(0);
+    assertThat(choice.get("message").get("role").asText()).isEqualTo("assistant");
+    assertThat(choice.get("message").get("content").asText()).isEqualTo("Ok");
+    assertThat(choice.get("finish_reason").asText()).isEqualTo("stop");
+    // <|system|>"Be brief."<|end|><|user|>"Hi"<|end|><|assistant|>: 9 + 2 + 5 markers.
+    assertThat(whole.get("usage").get("prompt_tokens").asInt()).isEqualTo(16);
+    assertThat(whole.get("usage").get("completion_tokens").asInt()).isEqualTo(3);
+
+    List<String> events = events(streamed);
+    assertThat(events.getLast()).isEqualTo("[DONE]");
+    JsonNode first = JSON.readTree(events.getFirst());
+    assertThat(first.get("object").asText()).isEqualTo("chat.completion.chunk");
+    assertThat(first.get("choices").get(0).get("delta").get("role").asText())
+        .isEqualTo("assistant");
+    StringBuilder text = new StringBuilder();
+    String finish = null;
+    for (String e : events.subList(0, events.size() - 1)) {
+      JsonNode c = JSON.readTree(e).get("choices").get(0);
+      if (c.get("delta").has("content")) {
+        text.append(c.get("delta").get("content").asText());
+      }
+      if (!c.get("finish_reason").isNull()) {
+        finish = c.get("finish_reason").asText();
+      }
+    }
+    assertThat(text.toString()).isEqualTo("Ok");
+    assertThat(finish).isEqualTo("stop");
+    assertThat(engine.cancelled.get()).as("each reply cancelled at <|end|>").isEqualTo(2);
+  }
+
+  @Test
+  void aStopSequenceCutsTheTextAndCancelsTheGeneration() throws Exception {
+    String body =
+        "{\"model\": \"kvtier-tiny\", \"prompt\": \"x\", \"max_tokens\": 13, \"stop\": [\"o, w\","
+            + " \"zz\"]";
+
+    JsonNode whole = json(post("/v1/completions", body + "}"));
+    List<String> events = events(post("/v1/completions", body + ", \"stream\": true}"));
+
+    assertThat(whole.get("choices").get(0).get("text").asText()).isEqualTo("Hell");
+    assertThat(whole.get("choices").get(0).get("finish_reason").asText()).isEqualTo("stop");
+    assertThat(whole.get("usage").get("completion_tokens").asInt())
+        .as("the 8th token, w, completes the stop sequence")
+        .isEqualTo(8);
+    StringBuilder text = new StringBuilder();
+    for (String e : events.subList(0, events.size() - 1)) {
+      text.append(JSON.readTree(e).get("choices").get(0).get("text").asText());
+    }
+    assertThat(text.toString()).as("no piece of the stop sequence is ever sent").isEqualTo("Hell");
+    assertThat(engine.cancelled.get()).isEqualTo(2);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+      not JSON        | /v1/completions | {"model": "kvtier-tiny"                         | | not valid JSON at offset
+      duplicate key   | /v1/completions | {"model": "kvtier-tiny", "model": "x"}          | | Duplicate field 'model'
+      trailing data   | /v1/completions | {"model": "kvtier-tiny", "prompt": "a"} {}      | | not valid JSON at offset
+      leading zero    | /v1/completions | {"model": "kvtier-tiny", "prompt": [01]}        | | not valid JSON at offset
+      NaN             | /v1/completions | {"model": "kvtier-tiny", "prompt": [NaN]}       | | not valid JSON at offset
+      single quotes   | /v1/completions | {'model': 'kvtier-tiny'}                        | | not valid JSON at offset
+      deep nesting    | /v1/completions | [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]] | | nesting depth
+      not an object   | /v1/completions | [1, 2, 3]                                       | | must be a JSON object
+      no model        | /v1/completions | {"prompt": "a"}                                 | model | missing field model
+      no prompt       | /v1/completions | {"model": "kvtier-tiny"}                        | prompt | missing field prompt
+      prompt a number | /v1/completions | {"model": "kvtier-tiny", "prompt": 7}           | prompt | prompt must be a string
+      token a decimal | /v1/completions | {"model": "kvtier-tiny", "prompt": [1, 2.5]}    | prompt[1] | prompt[1] must be an integer
+      token a string  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1, "7"]}    | prompt[1] | prompt[1] must be an integer
+      mixed prompts   | /v1/completions | {"model": "kvtier-tiny", "prompt": ["a", 7]}    | prompt[1] | prompt[1] must be a string or
+      empty prompt    | /v1/completions | {"model": "kvtier-tiny", "prompt": []}          | prompt | prompt is empty
+      empty string    | /v1/completions | {"model": "kvtier-tiny", "prompt": ""}          | prompt | prompt is empty
+      token 512       | /v1/completions | {"model": "kvtier-tiny", "prompt": [1, 512]}    | prompt | prompt[1]=512 is outside the vocab
+      negative token  | /v1/completions | {"model": "kvtier-tiny", "prompt": [-1]}        | prompt | prompt[0]=-1 is outside the vocab
+      huge token      | /v1/completions | {"model": "kvtier-tiny", "prompt": [99999999999]} | prompt[0] | out of range
+      huge number     | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_tokens": 99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999} | | Number value length
+      max_tokens 0    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_tokens": 0}   | max_tokens | max_tokens=0 must be at least 1
+      max_tokens str  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_tokens": "3"} | max_tokens | max_tokens must be an integer
+      too long        | /v1/completions | {"model": "kvtier-tiny", "prompt": [1, 2, 3], "max_tokens": 254} | max_tokens | the context limit of 256
+      unknown field   | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_token": 3}    | max_token | unknown field "max_token"
+      temperature     | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "temperature": 0.7} | temperature | temperature=0.7 is not supported
+      top_p           | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "top_p": 0.9}      | top_p | top_p=0.9 is not supported
+      n 2             | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "n": 2}            | n | n=2 is not supported
+      echo            | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "echo": true}      | echo | echo=true is not supported
+      logprobs        | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logprobs": 2}     | logprobs | logprobs is not supported
+      stream a string | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream": "yes"}   | stream | stream must be true or false
+      five stops      | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stop": ["a","b","c","d","e"]} | stop | at most 4
+      stream_options  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream_options": {"x": 1}} | stream_options.x | unknown field "stream_options.x"
+      no messages     | /v1/chat/completions | {"model": "kvtier-tiny"}                    | messages | missing field messages
+      empty messages  | /v1/chat/completions | {"model": "kvtier-tiny", "messages": []}    | messages | non-empty array
+      tool role       | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "tool", "content": "x"}]} | messages[0].role | messages[0].role=tool is not supported
+      no content      | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user"}]} | messages[0].content | missing field messages[0].content
+      image part      | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]} | messages[0].content[0].type | is not supported
+      tools           | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "tools": [{}]} | tools | tools is not supported
+      """)
+  void eachClassOfBadInputIsA400NamingTheField(
+      String name, String path, String body, String param, String message) throws Exception {
+    HttpResponse<String> response = post(path, body);
+
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(400);
+    JsonNode error = json(response).get("error");
+    assertThat(error.get("type").asText()).isEqualTo("invalid_request_error");
+    assertThat(error.get("message").asText()).contains(message);
+    if (param == null) {
+      assertThat(error.get("param").isNull()).as(response.body()).isTrue();
+    } else {
+      assertThat(error.get("param").asText()).isEqualTo(param);
+    }
+    assertThat(error.has("code")).isTrue();
+    // The server still serves: a bad request never breaks it.
+    assertThat(
+            post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": \"ok\"}")
+                .statusCode())
+        .isEqualTo(200);
+  }
+
+  @Test
+  void anUnknownModelIs404ModelNotFound() throws Exception {
+    HttpResponse<String> response =
+        post("/v1/completions", "{\"model\": \"gpt-4\", \"prompt\": \"a\"}");
+
+    assertThat(response.statusCode()).isEqualTo(404);
+    JsonNode error = json(response).get("error");
+    assertThat(error.get("code").asText()).isEqualTo("model_not_found");
+    assertThat(error.get("param").asText()).isEqualTo("model");
+    assertThat(error.get("message").asText()).contains("\"gpt-4\"").contains("\"kvtier-tiny\"");
+  }
+
+  @Test
+  void modelsListsTheOneModelServed() throws Exception {
+    JsonNode list = json(get("/v1/models"));
+
+    assertThat(list.get("object").asText()).isEqualTo("list");
+    assertThat(list.get("data")).hasSize(1);
+    assertThat(list.get("data").get(0).get("id").asText()).isEqualTo("kvtier-tiny");
+    assertThat(list.get("data").get(0).get("object").asText()).isEqualTo("model");
+    // Options without a layer mix report none (serve always gives one).
+    assertThat(list.get("data").get(0).has("kvtier")).isFalse();
+    assertThat(json(get("/v1/models/kvtier-tiny")).get("id").asText()).isEqualTo("kvtier-tiny");
+    assertThat(get("/v1/models/other").statusCode()).isEqualTo(404);
+  }
+
+  @Test
+  void invalidUtf8AndOversizedBodiesAreClientErrors() throws Exception {
+    HttpResponse<String> utf8 =
+        client.send(
+            HttpRequest.newBuilder(base.resolve("/v1/completions"))
+                .POST(
+                    HttpRequest.BodyPublishers.ofByteArray(
+                        new byte[] {'{', (byte) 0xC3, (byte) 0x28, '}'}))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(utf8.statusCode()).isEqualTo(400);
+    assertThat(utf8.body()).contains("not valid UTF-8");
+
+    HttpResponse<String> large = post("/v1/completions", " ".repeat(5000));
+    assertThat(large.statusCode()).isEqualTo(413);
+    assertThat(json(large).get("error").get("code").asText()).isEqualTo("body_too_large");
+  }
+
+  @Test
+  void unknownPathsAre404WrongMethods405WithAllowAndHeadHealthIsServed() throws Exception {
+    HttpResponse<String> missing = get("/v1/chat");
+    assertThat(missing.statusCode()).isEqualTo(404);
+    assertThat(missing.body()).contains("no such path /v1/chat");
+
+    HttpResponse<String> getCompletions = get("/v1/completions");
+    assertThat(getCompletions.statusCode()).isEqualTo(405);
+    assertThat(getCompletions.headers().firstValue("Allow")).hasValue("POST");
+    HttpResponse<String> postHealth = post("/health", "");
+    assertThat(postHealth.statusCode()).isEqualTo(405);
+    assertThat(postHealth.headers().firstValue("Allow")).hasValue("GET, HEAD");
+
+    HttpResponse<String> head =
+        client.send(
+            HttpRequest.newBuilder(base.resolve("/health"))
+                .method("HEAD", HttpRequest.BodyPublishers.noBody())
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(head.statusCode()).isEqualTo(200);
+    assertThat(head.body()).isEmpty();
+    JsonNode health = json(get("/health"));
+    assertThat(health.get("status").asText()).isEqualTo("ok");
+    assertThat(health.get("running").asInt()).isZero();
+  }
+
+  @Test
+  void withAnApiKeyV1NeedsTheBearerTokenAndHealthAndMetricsStayOpen() throws Exception {
+    server.close();
+    server = start(engine, Optional.of("s3cret"));
+    base = URI.create("http://127.0.0.1:" + server.address().getPort());
+    String body = "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\", \"max_tokens\": 1}";
+
+    HttpResponse<String> none = post("/v1/completions", body);
+    HttpResponse<String> wrong = post("/v1/completions", body, "Authorization", "Bearer s3cre");
+    HttpResponse<String> models = get("/v1/models");
+    HttpResponse<String> right = post("/v1/completions", body, "Authorization", "Bearer s3cret");
+
+    assertThat(none.statusCode()).isEqualTo(401);
+    assertThat(none.headers().firstValue("WWW-Authenticate")).hasValue("Bearer");
+    JsonNode error = json(none).get("error");
+    assertThat(error.get("code").asText()).isEqualTo("invalid_api_key");
+    assertThat(error.get("message").asText()).contains("Authorization: Bearer");
+    assertThat(wrong.statusCode()).isEqualTo(401);
+    assertThat(wrong.body()).contains("the API key is wrong");
+    assertThat(models.statusCode()).isEqualTo(401);
+    assertThat(right.statusCode()).as(right.body()).isEqualTo(200);
+    assertThat(get("/health").statusCode()).isEqualTo(200);
+    assertThat(get("/metrics").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void aFullEngineQueueIs429WithRetryAfter() throws Exception {
+    engine.busy.set(true);
+
+    HttpResponse<String> refused =
+        post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\"}");
+
+    assertThat(refused.statusCode()).isEqualTo(429);
+    assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
+    JsonNode error = json(refused).get("error");
+    assertThat(error.get("code").asText()).isEqualTo("queue_full");
+    assertThat(error.get("message").asText()).contains("queue is full");
+  }
+
+  @Test
+  void engineFailuresAre503WithTheCause() throws Exception {
+    String body = "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\"}";
+    engine.failure.set(
+        new RequestFailedException(RequestOutcome.LOAD_FAILED, "the load-back failed to copy"));
+    HttpResponse<String> load = post("/v1/completions", body);
+    engine.failure.set(new IllegalArgumentException("the prompt can never fit the device pool"));
+    HttpResponse<String> tooBig = post("/v1/completions", body);
+    assertThat(server.failure()).as("a request's own failure is not the engine's").isNotDone();
+    engine.failure.set(
+        new RankGroupFailedException(
+            0,
+            1,
+            7,
+            TickStep.FORWARD,
+            "IllegalStateException: injected",
+            "tick 7, step FORWARD",
+            new IllegalStateException("injected")));
+    HttpResponse<String> rank = post("/v1/completions", body);
+    HttpResponse<String> rankStreamed =
+        post("/v1/completions", body.replace("}", ", \"stream\": true}"));
+
+    assertThat(tooBig.statusCode()).isEqualTo(400);
+    assertThat(tooBig.body()).contains("can never fit the device pool");
+    assertThat(server.failure()).as("the command stops the server on it").isDone();
+    assertThat(server.failure().join().getMessage()).contains("rank 1 failed at tick 7");
+    assertThat(load.statusCode()).isEqualTo(503);
+    assertThat(load.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(json(load).get("error").get("code").asText()).isEqualTo("load_failed");
+    assertThat(rank.statusCode()).isEqualTo(503);
+    assertThat(json(rank).get("error").get("message").asText()).contains("rank 1 failed at tick 7");
+    assertThat(json(rank).get("error").get("type").asText()).isEqualTo("server_error");
+    // Streamed, the status went out first: the error comes as an event, then [DONE].
+    List<String> events = events(rankStreamed);
+    assertThat(events.getLast()).isEqualTo("[DONE]");
+    assertThat(JSON.readTree(events.get(events.size() - 2)).get("error").get("code").asText())
+        .isEqualTo("rank_group_failed");
+  }
+
+  /** Raw HTTP over a socket, for bodies no client library sends. */
+  private String raw(String head, String body, boolean halfClose) throws IOException {
+    try (Socket socket = new Socket("127.0.0.1", server.address().getPort())) {
+      socket.setSoTimeout(20_000);
+      OutputStream out = socket.getOutputStream();
+      out.write((head + "\r\n\r\n" + body).getBytes(StandardCharsets.UTF_8));
+      out.flush();
+      if (halfClose) {
+        socket.shutdownOutput();
+      }
+      InputStream in = socket.getInputStream();
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  @Test
+  void aSilentHalfSentBodyIsAnswered408AtTheReadTimeout() throws Exception {
+    long start = System.nanoTime();
+    String answer =
+        raw(
+            "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 100\r\nConnection: close",
+            "{\"model\": ",
+            false);
+
+    assertThat(answer).startsWith("HTTP/1.1 408").contains("\"code\":\"timeout\"");
+    assertThat(answer).contains("10 bytes came, then nothing");
+    assertThat(Duration.ofNanos(System.nanoTime() - start))
+        .as("the connection is not held")
+        .isLessThan(Duration.ofSeconds(15));
+  }
+
+  @Test
+  void aBodyShorterThanItsContentLengthIsAnswered400() throws Exception {
+    String answer =
+        raw(
+            "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nConnection: close",
+            "{\"model\": ",
+            true);
+
+    assertThat(answer).startsWith("HTTP/1.1 400").contains("the body ended after 10 bytes");
+  }
+
+  @Test
+  void theMetricsScrapeParsesAndHasTheRequestMeters() throws Exception {
+    assertThat(
+            post(
+                    "/v1/completions",
+                    "{\"model\": \"kvtier-tiny\", \"prompt\": \"ab\", \"max_tokens\": 3}")
+                .statusCode())
+        .isEqualTo(200);
+    assertThat(post("/v1/completions", "nope").statusCode()).isEqualTo(400);
+
+    HttpResponse<String> scrape = get("/metrics");
+
+    assertThat(scrape.statusCode()).isEqualTo(200);
+    Map<String, Double> samples = new HashMap<>();
+    for (String line : scrape.body().split("\n")) {
+      if (line.isBlank() || line.startsWith("#")) {
+        continue;
+      }
+      assertThat(line).as("a sample line").matches(SAMPLE);
+      int space = line.lastIndexOf(' ');
+      samples.put(line.substring(0, space), Double.parseDouble(line.substring(space + 1)));
+    }
+    assertThat(samples)
+        .containsEntry("kvtier_prompt_tokens_total", 2.0)
+        .containsEntry("kvtier_generation_tokens_total", 3.0)
+        .containsEntry("kvtier_request_success_total{finished_reason=\"length\"}", 1.0)
+        .containsEntry("kvtier_time_to_first_token_seconds_count", 1.0)
+        .containsEntry("kvtier_inter_token_latency_seconds_count", 2.0)
+        .containsEntry("kvtier_e2e_request_latency_seconds_count", 1.0)
+        .containsEntry("kvtier_num_requests_running", 0.0)
+        .containsEntry("kvtier_num_requests_waiting", 0.0)
+        .containsKey("kvtier_http_requests_total{route=\"/v1/completions\",status=\"400\"}");
+    assertThat(scrape.body())
+        .contains("# HELP kvtier_time_to_first_token_seconds Time from a request's arrival");
+  }
+
+  @Test
+  void closeLetsARunningGenerationFinishThenRefusesConnections() throws Exception {
+    engine.tokens = new Semaphore(0);
+    var pending =
+        client.sendAsync(
+            HttpRequest.newBuilder(base.resolve("/v1/completions"))
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\", \"max_tokens\": 3}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    while (engine.submitted.get() == 0) {
+      Thread.sleep(1);
+    }
+    Thread closing = Thread.ofPlatform().start(server::close);
+    engine.tokens.release(3);
+    closing.join();
+
+    assertThat(pending.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(JSON.readTree(pending.join().body()).get("choices").get(0).get("text").asText())
+        .isEqualTo("Hel");
+    assertThatThrownBy(() -> get("/health")).isInstanceOf(IOException.class);
+  }
+
+  @Test
+  void aRequestPastItsDeadlineIs503TimeoutAndItsGenerationIsCancelled() throws Exception {
+    server.close();
+    server =
+        CompletionServer.start(
+            engine,
+            new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+            new InetSocketAddress("127.0.0.1", 0),
+            new CompletionServer.Options(
+                "kvtier-tiny",
+                Optional.empty(),
+                4096,
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(1)));
+    base = URI.create("http://127.0.0.1:" + server.address().getPort());
+    engine.tokens = new Semaphore(0); // the engine never produces a token
+
+    HttpResponse<String> late =
+        post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\"}");
+
+    assertThat(late.statusCode()).isEqualTo(503);
+    assertThat(late.headers().firstValue("Retry-After")).hasValue("5");
+    assertThat(json(late).get("error").get("code").asText()).isEqualTo("timeout");
+    assertThat(engine.cancelled.get()).isEqualTo(1);
+    engine.tokens.release(100);
+  }
+
+  @Test
+  void aClientThatGoesAwayMidStreamCancelsItsGeneration() throws Exception {
+    engine.tokens = new Semaphore(0);
+    String body =
+        "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\", \"max_tokens\": 200, \"stream\": true}";
+    try (Socket socket = new Socket("127.0.0.1", server.address().getPort())) {
+      socket
+          .getOutputStream()
+          .write(
+              ("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                      + body.length()
+                      + "\r\n\r\n"
+                      + body)
+                  .getBytes(StandardCharsets.UTF_8));
+      engine.tokens.release(1);
+      InputStream in = socket.getInputStream();
+      assertThat(in.read()).as("the stream started").isPositive();
+    }
+    // Each token is one more write to a closed connection; one of them fails.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (engine.cancelled.get() == 0 && System.nanoTime() < deadline) {
+      engine.tokens.release(1);
+      Thread.sleep(20);
+    }
+
+    assertThat(engine.cancelled.get()).isEqualTo(1);
+    engine.tokens.release(1000);
+  }
+
+  @Test
+  void aRequestJettyCannotParseIsAnsweredInTheApisShape() throws Exception {
+    String answer =
+        raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: abc", "", false);
+
+    assertThat(answer).startsWith("HTTP/1.1 400").contains("\"type\":\"invalid_request_error\"");
+    assertThat(answer).contains("the HTTP request was not understood");
+  }
+}

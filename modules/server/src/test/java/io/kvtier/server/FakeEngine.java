@@ -1,0 +1,104 @@
+package io.kvtier.server;
+
+import io.kvtier.serving.Completion;
+import io.kvtier.serving.EngineStats;
+import io.kvtier.serving.GenerationEngine;
+import java.util.Arrays;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A scripted {@link GenerationEngine} for the HTTP layer's tests: on its own thread, like a real
+ * engine, it admits each generation (reporting half the prompt as device hits), then emits the
+ * script's tokens one by one, up to the budget, and finishes. A test can make it refuse (busy),
+ * fail, or hold before each token (a permit per token).
+ */
+final class FakeEngine implements GenerationEngine {
+  private final ExecutorService thread = Executors.newSingleThreadExecutor();
+  final AtomicReference<int[]> script =
+      new AtomicReference<>(ByteTokenizer.encode("Hello, world!"));
+  final AtomicBoolean busy = new AtomicBoolean();
+  final AtomicReference<RuntimeException> failure = new AtomicReference<>();
+  final AtomicInteger cancelled = new AtomicInteger();
+  final AtomicInteger submitted = new AtomicInteger();
+
+  /** Empty: free running; else one permit per token. */
+  volatile Semaphore tokens;
+
+  @Override
+  public int vocabularySize() {
+    return 512;
+  }
+
+  @Override
+  public int contextLimit() {
+    return 256;
+  }
+
+  @Override
+  public Generation submit(GenerationRequest request, TokenStream stream) {
+    if (busy.get()) {
+      throw new EngineBusyException("the request queue is full (2 requests waiting)");
+    }
+    submitted.incrementAndGet();
+    AtomicBoolean cancel = new AtomicBoolean();
+    int[] prompt = request.prompt();
+    thread.execute(
+        () -> {
+          RuntimeException fail = failure.get();
+          if (fail != null) {
+            stream.failed(fail);
+            return;
+          }
+          int cached = prompt.length / 2;
+          stream.admitted(cached, cached, 0, 0);
+          int[] out = script.get();
+          int n = 0;
+          while (n < request.maxTokens() && !cancel.get()) {
+            Semaphore gate = tokens;
+            if (gate != null) {
+              gate.acquireUninterruptibly();
+            }
+            stream.token(out[n % out.length]);
+            n++;
+          }
+          int[] made = new int[n];
+          for (int i = 0; i < n; i++) {
+            made[i] = out[i % out.length];
+          }
+          stream.finished(new Completion(made, cached, cached, 0));
+        });
+    return () -> {
+      if (cancel.compareAndSet(false, true)) {
+        cancelled.incrementAndGet();
+      }
+    };
+  }
+
+  /** The script's text for {@code n} tokens. */
+  String text(int n) {
+    int[] out = script.get();
+    int[] made = new int[n];
+    for (int i = 0; i < n; i++) {
+      made[i] = out[i % out.length];
+    }
+    StringBuilder s = new StringBuilder();
+    ByteTokenizer.Decoder d = new ByteTokenizer.Decoder();
+    Arrays.stream(made).forEach(t -> s.append(d.add(t)));
+    return s.append(d.finish()).toString();
+  }
+
+  @Override
+  public EngineStats stats() {
+    throw new UnsupportedOperationException("the fake engine keeps no stats");
+  }
+
+  @Override
+  public void close() {
+    thread.shutdownNow();
+  }
+}

@@ -1,0 +1,77 @@
+package io.kvtier.serving;
+
+import java.util.Objects;
+
+/**
+ * What {@link ModelEngine#generate} produced for one request, and where its prompt's KV came from.
+ *
+ * <p>The hit counts per tier are the cache's match ({@link #matchedTokens()}); {@code
+ * cachedTokens} is the usable part of it, the prompt tokens the model did not compute. The two
+ * are equal unless the model cannot resume exactly from all of a matched prefix: with recurrent
+ * layers it resumes at the deepest recurrent-state snapshot of the match (docs/HYBRID.md §5),
+ * and {@code cachedTokens} counts the prefix up to there, the engine's usable length.
+ *
+ * @param tokens the generated token ids
+ * @param cachedTokens prompt tokens whose KV came from the cache and that the model did not
+ *     compute (the usable prefix), at most {@code deviceHitTokens + hostHitTokens + l3HitTokens}
+ * @param deviceHitTokens matched tokens already on the device
+ * @param hostHitTokens matched tokens loaded back from the host tier that were there before the
+ *     request came (L3 hits excluded)
+ * @param l3HitTokens matched tokens an L3 prefetch fetched from the store into the host tier for
+ *     this request, then loaded back to the device
+ */
+public record Completion(
+    int[] tokens, int cachedTokens, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {
+
+  /** Validates the fields and copies the tokens. */
+  public Completion {
+    tokens = Objects.requireNonNull(tokens, "tokens").clone();
+    if (deviceHitTokens < 0
+        || hostHitTokens < 0
+        || l3HitTokens < 0
+        || cachedTokens < 0
+        || cachedTokens > (long) deviceHitTokens + hostHitTokens + l3HitTokens) {
+      throw new IllegalArgumentException(
+          "cachedTokens="
+              + cachedTokens
+              + " must be at most the matched deviceHitTokens="
+              + deviceHitTokens
+              + " + hostHitTokens="
+              + hostHitTokens
+              + " + l3HitTokens="
+              + l3HitTokens
+              + ", none negative");
+    }
+  }
+
+  /**
+   * The prompt tokens the cache matched, in every tier: at least {@link #cachedTokens()}.
+   *
+   * @return {@code deviceHitTokens + hostHitTokens + l3HitTokens}
+   */
+  public int matchedTokens() {
+    return deviceHitTokens + hostHitTokens + l3HitTokens;
+  }
+
+  /**
+   * A completion without an L3 tier.
+   *
+   * @param tokens the generated token ids
+   * @param cachedTokens {@code deviceHitTokens + hostHitTokens}
+   * @param deviceHitTokens tokens already on the device
+   * @param hostHitTokens tokens loaded back from the host tier
+   */
+  public Completion(int[] tokens, int cachedTokens, int deviceHitTokens, int hostHitTokens) {
+    this(tokens, cachedTokens, deviceHitTokens, hostHitTokens, 0);
+  }
+
+  /**
+   * The generated tokens.
+   *
+   * @return a copy
+   */
+  @Override
+  public int[] tokens() {
+    return tokens.clone();
+  }
+}

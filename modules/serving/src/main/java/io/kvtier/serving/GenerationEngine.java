@@ -1,0 +1,137 @@
+package io.kvtier.serving;
+
+import java.util.Objects;
+
+/**
+ * What the HTTP server needs from the engine that serves the model: one call per request, its
+ * tokens streamed back as the engine's ticks produce them. Many requests run at once (continuous
+ * batching); the implementation owns the rank group and its loop.
+ *
+ * <p>This is the seam between the HTTP layer ({@code io.kvtier.server}) and the engine
+ * ({@code io.kvtier.serving}): the server validates and parses requests, the engine checks what
+ * only it knows (context limit, pool capacity) and generates.
+ */
+public interface GenerationEngine extends AutoCloseable {
+
+  /**
+   * The model's vocabulary: prompts hold token ids in {@code [0, vocabularySize())}.
+   *
+   * @return the vocabulary size
+   */
+  int vocabularySize();
+
+  /**
+   * The longest {@code prompt.length + maxTokens} the engine accepts.
+   *
+   * @return the context limit in tokens
+   */
+  int contextLimit();
+
+  /**
+   * Starts a generation and returns at once; never waits for the model. The stream's callbacks
+   * run on the engine's thread, in order: at most one {@link TokenStream#admitted}, then {@link
+   * TokenStream#token} per generated token, then exactly one of {@link TokenStream#finished} or
+   * {@link TokenStream#failed}.
+   *
+   * @param request the prompt and budget
+   * @param stream where tokens and the end go
+   * @return a handle to cancel the generation (a client that went away)
+   * @throws EngineBusyException if the waiting queue is full (the server answers 429)
+   * @throws IllegalArgumentException if the request exceeds the context limit or the vocabulary
+   * @throws io.kvtier.core.rank.RankGroupFailedException if the rank group failed; every later
+   *     call throws it too (the server answers 503)
+   */
+  Generation submit(GenerationRequest request, TokenStream stream);
+
+  /**
+   * The engine's counters for metrics and tests.
+   *
+   * @return a snapshot
+   */
+  EngineStats stats();
+
+  /** Stops the rank group; generations still running fail with a closed-engine cause. */
+  @Override
+  void close();
+
+  /**
+   * One generation's input.
+   *
+   * @param prompt token ids, each in the vocabulary
+   * @param maxTokens tokens to generate, at least 1
+   */
+  record GenerationRequest(int[] prompt, int maxTokens) {
+    /** Validates and copies the prompt. */
+    public GenerationRequest {
+      prompt = Objects.requireNonNull(prompt, "prompt").clone();
+      if (maxTokens < 1) {
+        throw new IllegalArgumentException("maxTokens=" + maxTokens + " must be at least 1");
+      }
+    }
+
+    /**
+     * The prompt.
+     *
+     * @return a copy
+     */
+    @Override
+    public int[] prompt() {
+      return prompt.clone();
+    }
+  }
+
+  /** Where one generation's progress goes; called on the engine's thread, never concurrently. */
+  interface TokenStream {
+    /**
+     * The request was admitted; its cached prefix is known.
+     *
+     * @param cachedTokens prompt tokens whose KV came from the cache and that the model will not
+     *     compute: the usable part of the match ({@link Completion#cachedTokens()})
+     * @param deviceHitTokens matched tokens already on the device
+     * @param hostHitTokens matched tokens loaded back from the host tier
+     * @param l3HitTokens matched tokens fetched from L3
+     */
+    default void admitted(
+        int cachedTokens, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {}
+
+    /**
+     * One generated token.
+     *
+     * @param token the token id
+     */
+    void token(int token);
+
+    /**
+     * The generation ended normally (its budget reached, or cancelled).
+     *
+     * @param completion every generated token and the cache split
+     */
+    void finished(Completion completion);
+
+    /**
+     * The generation failed: {@link RequestFailedException} (rejected, load failed, aborted) or
+     * the rank group's failure.
+     *
+     * @param cause why
+     */
+    void failed(Throwable cause);
+  }
+
+  /** A running generation. */
+  interface Generation {
+    /** Ends the generation early (a stop sequence matched, or the client went away). */
+    void cancel();
+  }
+
+  /** The waiting queue is full; try again later. */
+  final class EngineBusyException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * @param message what is full
+     */
+    public EngineBusyException(String message) {
+      super(message);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+package io.kvtier.serving;
+
+import io.kvtier.core.rank.ModelRunner;
+import io.kvtier.spi.KvLayout;
+import java.util.Objects;
+
+/**
+ * What the serving engine needs of a model: its vocabulary and context, the check of a request,
+ * the check of the pools' KV layout, the page slots of its state snapshots, and a runner per rank.
+ * The engine ({@link GenerationEngines}, {@link ModelEngine}) never names a concrete model; a
+ * command finds one by name through {@link ModelProvider}.
+ *
+ * <p>A model is immutable and thread-safe: the engine opens one runner per rank, each on its
+ * rank's thread. Everything a runner returns must be a pure function of the tokens, identical on
+ * every rank (see {@link ModelRunner}).
+ */
+public interface ServingModel {
+
+  /**
+   * The token ids the model reads and writes are {@code [0, vocabularySize())}.
+   *
+   * @return at least 1
+   */
+  int vocabularySize();
+
+  /**
+   * The most tokens (prompt plus output) of one sequence.
+   *
+   * @return at least 1
+   */
+  int maxContext();
+
+  /**
+   * Checks that a request fits the model: a non-empty prompt of vocabulary tokens whose length
+   * plus {@code maxTokens} is within the context. The default checks exactly that.
+   *
+   * @param prompt the prompt's token ids
+   * @param maxTokens tokens to generate
+   * @param contextLimit the most tokens of one sequence, at most {@link #maxContext()}
+   * @throws IllegalArgumentException naming what is wrong and the limit
+   */
+  default void checkRequest(int[] prompt, int maxTokens, int contextLimit) {
+    Objects.requireNonNull(prompt, "prompt");
+    if (prompt.length == 0) {
+      throw new IllegalArgumentException("the prompt is empty: give at least one token");
+    }
+    if (maxTokens < 1) {
+      throw new IllegalArgumentException("max_tokens=" + maxTokens + " must be >= 1");
+    }
+    int vocabulary = vocabularySize();
+    for (int i = 0; i < prompt.length; i++) {
+      if (prompt[i] < 0 || prompt[i] >= vocabulary) {
+        throw new IllegalArgumentException(
+            "token "
+                + prompt[i]
+                + " at index "
+                + i
+                + " is outside the vocabulary [0, "
+                + vocabulary
+                + ")");
+      }
+    }
+    long total = (long) prompt.length + maxTokens;
+    int limit = Math.min(contextLimit, maxContext());
+    if (total > limit) {
+      throw new IllegalArgumentException(
+          "prompt of "
+              + prompt.length
+              + " tokens + max_tokens="
+              + maxTokens
+              + " = "
+              + total
+              + " tokens exceeds the context limit of "
+              + limit
+              + " tokens: shorten the prompt or ask for fewer tokens");
+    }
+  }
+
+  /**
+   * Checks that the configured KV layout is the model's whole layout (every KV head) and that its
+   * heads split evenly over {@code ranks} ranks; each rank's pools then hold {@code kvHeads /
+   * ranks} heads (tensor parallelism).
+   *
+   * @param layout {@code kvtier.*}'s layout, with the model's KV heads
+   * @param ranks the ranks of the group
+   * @throws IllegalArgumentException naming the keys to set, or the ranks to give
+   */
+  void checkLayout(KvLayout layout, int ranks);
+
+  /**
+   * The page slots one snapshot of the model's per-sequence state takes in one rank's pools
+   * (docs/HYBRID.md §5): 0 for a model of attention layers only, whose cached KV is all it needs.
+   *
+   * @param rankLayout the KV layout of one rank's pools (its shard of the heads)
+   * @param devicePages the pages of the rank's device pool
+   * @return the slots, the value {@code kvtier.snapshot-slots} must have
+   * @throws IllegalArgumentException if a snapshot leaves no room for KV in the device pool,
+   *     naming the fix
+   */
+  default int snapshotSlots(KvLayout rankLayout, int devicePages) {
+    return 0;
+  }
+
+  /**
+   * Opens the runner of one rank, on that rank's thread.
+   *
+   * @param shard the rank, its device pool and, from the first step, its collective
+   * @return the runner, used by that rank's engine only
+   */
+  ModelRunner openRunner(RankShard shard);
+}

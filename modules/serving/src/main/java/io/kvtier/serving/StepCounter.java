@@ -1,0 +1,69 @@
+package io.kvtier.serving;
+
+import io.kvtier.core.rank.ModelRunner;
+import io.kvtier.core.rank.ModelStep;
+
+/**
+ * A rank's model runner, counting the request steps it ran: each call that advanced a request (a
+ * prefill chunk or a decode token, or the first token of a fully cached prompt) counts once. The
+ * engine's stats read it after each tick: how many requests one tick batched.
+ */
+final class StepCounter implements ModelRunner {
+  private final ModelRunner model;
+  private long steps;
+
+  StepCounter(ModelRunner model) {
+    this.model = model;
+  }
+
+  /** The steps run so far. */
+  long steps() {
+    return steps;
+  }
+
+  @Override
+  public int layers() {
+    return model.layers();
+  }
+
+  @Override
+  public void writeLayer(ModelStep step, int layer) {
+    if (layer == 0 && step.to() > step.from()) {
+      steps++;
+    }
+    model.writeLayer(step, layer);
+  }
+
+  @Override
+  public int nextToken(ModelStep step) {
+    if (step.to() == step.from()) {
+      steps++;
+    }
+    return model.nextToken(step);
+  }
+
+  @Override
+  public int verifyPrefix(ModelStep step) {
+    return model.verifyPrefix(step);
+  }
+
+  @Override
+  public int snapshotSlots() {
+    return model.snapshotSlots();
+  }
+
+  @Override
+  public int streamedBlock(int layer) {
+    return model.streamedBlock(layer);
+  }
+
+  @Override
+  public int pageBlocks() {
+    return model.pageBlocks();
+  }
+
+  @Override
+  public void released(long requestId) {
+    model.released(requestId);
+  }
+}
