@@ -78,7 +78,7 @@ final class PreparedBackups {
       // match take the ordinary write-through way, or prepare once the prefix has passed it.
       return false;
     }
-    int full = Math.min(r.ownCount(), (r.tokens.length - r.prefixLength) / pageSize);
+    int full = Math.min(r.ownCount(), (r.length - r.prefixLength) / pageSize);
     PreparedBackup b = r.prepared;
     int have = b == null ? 0 : b.pages;
     if (full <= have) {

@@ -236,10 +236,25 @@ public final class RankCache implements CacheView {
    * @throws InvalidTokenException if a token id is outside the vocabulary
    */
   public Admission admit(long requestId, int[] tokens, RequestOptions options) {
+    return admit(requestId, tokens, Objects.requireNonNull(tokens, "tokens").length, options);
+  }
+
+  /**
+   * Admits a request whose prompt is {@code tokens[0, length)}, as {@link #admit(long, int[],
+   * RequestOptions)} does. The array is handed over: the cache keeps it by reference until the
+   * request ends, and the caller must not change its first {@code length} tokens meanwhile; it
+   * may write tokens past them (a generation's output, say) and finish with this same array and
+   * a longer length, which checks only the tokens past those checked before, where another array
+   * is checked whole and compared with the admitted prefix.
+   *
+   * @param length the prompt's tokens, {@code 0 <= length <= tokens.length}
+   */
+  public Admission admit(long requestId, int[] tokens, int length, RequestOptions options) {
     schedule.checkMutation("admit");
     Objects.requireNonNull(tokens, "tokens");
     Objects.requireNonNull(options, "options");
-    return requests.admit(requestId, tokens, options);
+    checkLength("admit", requestId, tokens, length);
+    return requests.admit(requestId, tokens, length, options);
   }
 
   /**
@@ -317,7 +332,7 @@ public final class RankCache implements CacheView {
   public int finish(long requestId) {
     schedule.checkMutation("finish");
     RequestState r = requests.get("finish", requestId);
-    return requests.finish(r, r.tokens);
+    return requests.finish(r, r.tokens, r.length);
   }
 
   /**
@@ -330,8 +345,18 @@ public final class RankCache implements CacheView {
    * or prefix are an {@link IllegalArgumentException}.
    */
   public int finish(long requestId, int[] tokens) {
+    return finish(requestId, tokens, Objects.requireNonNull(tokens, "tokens").length);
+  }
+
+  /**
+   * Finishes an active request over {@code tokens[0, length)}, as {@link #finish(long, int[])}
+   * does. Given the admitted array (the engine passes its one token array, prompt and output),
+   * the prefix is not compared again and only the tokens past those checked before are checked.
+   */
+  public int finish(long requestId, int[] tokens, int length) {
     schedule.checkMutation("finish");
-    return requests.finish(requests.get("finish", requestId), tokens);
+    Objects.requireNonNull(tokens, "tokens");
+    return requests.finish(requests.get("finish", requestId), tokens, length);
   }
 
   /** {@link #cacheChunk(long, int[], int)} over the admitted tokens. */
@@ -524,10 +549,34 @@ public final class RankCache implements CacheView {
    * @throws IllegalStateException if the request is active or already has a prefetch
    */
   public boolean startPrefetch(long requestId, int[] tokens, RequestOptions options) {
+    return startPrefetch(
+        requestId, tokens, Objects.requireNonNull(tokens, "tokens").length, options);
+  }
+
+  /**
+   * {@link #startPrefetch(long, int[], RequestOptions)} of the prompt {@code tokens[0, length)};
+   * the prefetch keeps the array by reference, which must not change meanwhile.
+   */
+  public boolean startPrefetch(long requestId, int[] tokens, int length, RequestOptions options) {
     schedule.checkMutation("startPrefetch");
     Objects.requireNonNull(tokens, "tokens");
     Objects.requireNonNull(options, "options");
-    return requests.startPrefetch(requestId, tokens, options);
+    checkLength("startPrefetch", requestId, tokens, length);
+    return requests.startPrefetch(requestId, tokens, length, options);
+  }
+
+  private static void checkLength(String operation, long requestId, int[] tokens, int length) {
+    if (length < 0 || length > tokens.length) {
+      throw new IllegalArgumentException(
+          operation
+              + " of request id="
+              + requestId
+              + ": length="
+              + length
+              + " is outside the array of "
+              + tokens.length
+              + " tokens; pass 0 <= length <= tokens.length");
+    }
   }
 
   /** Replicated: where a request's prefetch stands. */

@@ -39,6 +39,14 @@ final class RequestTable {
   private final LongMap<RequestState> requests = new LongMap<>(64);
   private final RequestState.Pool states = new RequestState.Pool();
 
+  /**
+   * Finishes and chunk inserts given an array other than the admitted one, each of which checked
+   * all its tokens and compared the prefix (the slow path); read by the tests (through {@link
+   * io.kvtier.core.cache.testing.CacheTestHooks#tokenRechecks}) to see the engine take the fast
+   * path.
+   */
+  long tokenRechecks;
+
   /** Where the last insert of a request ended; refilled by each. */
   private final InsertResult inserted = new InsertResult();
 
@@ -91,7 +99,7 @@ final class RequestTable {
 
   // ---------------------------------------------------------------- admission
 
-  Admission admit(long requestId, int[] tokens, RequestOptions options) {
+  Admission admit(long requestId, int[] tokens, int length, RequestOptions options) {
     if (requests.get(requestId) != null) {
       throw new IllegalStateException(
           "admit of request id="
@@ -99,8 +107,8 @@ final class RequestTable {
               + ": already active; finish or abort it before admitting the id again");
     }
     l3.checkAdmittable(requestId);
-    RadixNode root = matcher.rootFor(options.namespace(), tokens);
-    PrefixMatcher.Scan scan = matcher.scan(root, tokens, true);
+    RadixNode root = matcher.rootFor(options.namespace(), tokens, length);
+    PrefixMatcher.Scan scan = matcher.scan(root, tokens, length, true);
     try {
       matcher.restampWalkedPath();
       RadixNode locked = scan.lastDevice;
@@ -131,7 +139,13 @@ final class RequestTable {
       l3.admitted(requestId);
       RequestState state =
           states.take(
-              requestId, options.namespace(), options.priority(), tokens, locked, locked.depth);
+              requestId,
+              options.namespace(),
+              options.priority(),
+              tokens,
+              length,
+              locked,
+              locked.depth);
       state.missKey = matcher.missKey();
       state.missKeyPos = matcher.missPos();
       state.keyCopy.takeFrom(scan.copy);
@@ -164,7 +178,7 @@ final class RequestTable {
    * Starts the L3 prefetch of a request that is not active yet (see {@link
    * RankCache#startPrefetch}); false at once without an L3 tier, before anything is touched.
    */
-  boolean startPrefetch(long requestId, int[] tokens, RequestOptions options) {
+  boolean startPrefetch(long requestId, int[] tokens, int length, RequestOptions options) {
     if (!l3.present()) {
       return false;
     }
@@ -174,10 +188,10 @@ final class RequestTable {
               + requestId
               + ": the request is active; prefetch before admitting it");
     }
-    matcher.checkTokens(tokens, 0, tokens.length);
-    RadixNode root = matcher.rootFor(options.namespace(), tokens);
-    PrefixMatcher.Scan scan = matcher.scan(root, tokens, false);
-    int aligned = tokens.length - tokens.length % pageSize;
+    matcher.checkTokens(tokens, 0, length);
+    RadixNode root = matcher.rootFor(options.namespace(), tokens, length);
+    PrefixMatcher.Scan scan = matcher.scan(root, tokens, length, false);
+    int aligned = length - length % pageSize;
     boolean started = l3.start(requestId, options.namespace(), tokens, aligned, scan.lastHost);
     tree.maybeDropRoot(root);
     return started;
@@ -397,10 +411,10 @@ final class RequestTable {
 
   // ---------------------------------------------------------------- finish, chunk, abort
 
-  int finish(RequestState r, int[] tokens) {
-    checkTokens("finish", r, tokens, tokens == null ? 0 : tokens.length);
+  int finish(RequestState r, int[] tokens, int length) {
+    checkTokens("finish", r, tokens, length);
     requests.remove(r.id);
-    int aligned = tokens.length - tokens.length % pageSize;
+    int aligned = length - length % pageSize;
     int cached = r.prefixLength;
     int consumed = 0;
     RadixNode deepest = r.lockNode;
@@ -416,20 +430,13 @@ final class RequestTable {
 
   void cacheChunk(RequestState r, int[] tokens, int computedTokens) {
     checkTokens("cacheChunk", r, tokens, computedTokens);
-    if (computedTokens > tokens.length) {
-      throw new IllegalArgumentException(
-          "cacheChunk of request id="
-              + r.id
-              + ": computedTokens="
-              + computedTokens
-              + " exceeds tokens.length="
-              + tokens.length);
-    }
     if (tokens != r.tokens) {
       // The admission's first-page key and key copy are of the old array.
       r.missKeyPos = -1;
       tree.releaseKey(r.keyCopy);
       r.tokens = tokens;
+      r.length = tokens.length;
+      r.checkedLength = computedTokens;
     }
     int aligned = computedTokens - computedTokens % pageSize;
     if (aligned > r.prefixLength && CacheTree.pathValid(r.lockNode)) {
@@ -634,8 +641,26 @@ final class RequestTable {
     return cached;
   }
 
+  /**
+   * Checks the tokens a finish or chunk insert uses, {@code tokens[0, used)}, against the
+   * request's pages and prefix. The admitted array itself (the fast path: the engine's and the
+   * replay's) was checked at admission and is the caller's promise not to change, so only its
+   * tokens past those checked before are checked now (an engine's generated tokens, say); another
+   * array is checked whole and compared with the admitted prefix ({@link #tokenRechecks}).
+   */
   private void checkTokens(String operation, RequestState r, int[] tokens, int used) {
     Objects.requireNonNull(tokens, "tokens");
+    if (used < 0 || used > tokens.length) {
+      throw new IllegalArgumentException(
+          operation
+              + " of request id="
+              + r.id
+              + ": length="
+              + used
+              + " is outside the array of "
+              + tokens.length
+              + " tokens; pass 0 <= length <= tokens.length");
+    }
     long held = r.prefixLength + (long) r.ownCount() * pageSize;
     if (used < r.prefixLength) {
       throw new IllegalArgumentException(
@@ -659,8 +684,14 @@ final class RequestTable {
               + held
               + " tokens; allocate the missing pages first");
     }
-    if (tokens != r.tokens) {
-      matcher.checkTokens(tokens, 0, tokens.length);
+    if (tokens == r.tokens) {
+      if (used > r.checkedLength) {
+        matcher.checkTokens(tokens, r.checkedLength, used);
+        r.checkedLength = used;
+      }
+    } else {
+      tokenRechecks++;
+      matcher.checkTokens(tokens, 0, used);
       int m = Arrays.mismatch(tokens, 0, r.prefixLength, r.tokens, 0, r.prefixLength);
       if (m >= 0) {
         throw new IllegalArgumentException(
