@@ -85,37 +85,37 @@ final class CommitHandshake implements CommitPort {
 
   @Override
   public void commitLoads(int n, BitSet failed) {
-    cache.schedule().checkMutation("commitLoads");
+    cache.schedule().checkMutation("commits().commitLoads");
     protocol.commitLoads(n, Objects.requireNonNull(failed, "failed"));
   }
 
   @Override
   public void commitWrites(int n, BitSet failed) {
-    cache.schedule().checkMutation("commitWrites");
+    cache.schedule().checkMutation("commits().commitWrites");
     protocol.commitWrites(n, Objects.requireNonNull(failed, "failed"));
   }
 
   @Override
   public void commitL3Writes(int n, BitSet failed) {
-    cache.schedule().checkMutation("commitL3Writes");
+    cache.schedule().checkMutation("commits().commitL3Writes");
     l3.commitWrites(n, Objects.requireNonNull(failed, "failed"));
   }
 
   @Override
   public void commitPrefetches(long[] agreed, int offset, int count) {
-    cache.schedule().checkMutation("commitPrefetches");
+    cache.schedule().checkMutation("commits().commitPrefetches");
     l3.commitPrefetches(Objects.requireNonNull(agreed, "agreed"), offset, count);
   }
 
   @Override
   public void commitWrites(int n) {
-    cache.schedule().checkSingleRank("commitWrites(int)", "commitWrites(int, BitSet)");
+    cache.schedule().checkSingleRank("commits().commitWrites(int)", "commitWrites(int, BitSet)");
     protocol.commitWrites(n, protocol.localWriteFailures(n));
   }
 
   @Override
   public void commitLoads(int n) {
-    cache.schedule().checkSingleRank("commitLoads(int)", "commitLoads(int, BitSet)");
+    cache.schedule().checkSingleRank("commits().commitLoads(int)", "commitLoads(int, BitSet)");
     protocol.commitLoads(n, protocol.localLoadFailures(n));
   }
 }

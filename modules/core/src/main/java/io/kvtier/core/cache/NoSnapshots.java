@@ -7,12 +7,12 @@ import java.util.List;
  * it matched, its pages take no other slots, and they go into the tree in one insert.
  */
 final class NoSnapshots implements SnapshotPort {
-  private final CacheTree tree;
+  private final TreeInsert inserts;
   private final PreparedBackups prepared;
   private final WriteTriggers triggers;
 
-  NoSnapshots(CacheTree tree, PreparedBackups prepared, WriteTriggers triggers) {
-    this.tree = tree;
+  NoSnapshots(TreeInsert inserts, PreparedBackups prepared, WriteTriggers triggers) {
+    this.inserts = inserts;
     this.prepared = prepared;
     this.triggers = triggers;
   }
@@ -55,7 +55,7 @@ final class NoSnapshots implements SnapshotPort {
     if (r.prepared != null) {
       return prepared.insert(r, tokens, aligned, r.missKey, keyPos, copy, out);
     }
-    return tree.insert(
+    return inserts.insert(
         r.lockNode,
         tokens,
         r.prefixLength,

@@ -11,7 +11,7 @@ import java.util.List;
  *
  * <p>Design note (hot path): the tokens that matched are the tree's own and were checked when
  * they were inserted, so only the tokens past the match are checked, between the walk and its
- * changes ({@link CacheTree#walk}, {@link CacheTree#completeWalk}), which keeps a bad request
+ * changes ({@link TreeWalk#walk}, {@link TreeWalk#complete}), which keeps a bad request
  * from leaving any trace. With an admission, the page-aligned tokens past the match are copied
  * into the key store first and the copy is checked ({@link KeyCopy}): the prompt's cold part is
  * read once. The walk and the scan write into holders owned here and refilled by every match,
@@ -46,7 +46,7 @@ final class PrefixMatcher {
   private final int vocabSize;
   private final RuleVariants rules;
   private final boolean snapshots;
-  private final TreeWalk walk = new TreeWalk();
+  private final TreeWalk walk;
   private final Scan lastScan = new Scan();
 
   PrefixMatcher(
@@ -56,6 +56,7 @@ final class PrefixMatcher {
     this.pageSize = pageSize;
     this.vocabSize = vocabSize;
     this.rules = rules;
+    this.walk = new TreeWalk(tree);
   }
 
   /** A match without a lock: touches and may split like every match; drops an unused root. */
@@ -106,7 +107,7 @@ final class PrefixMatcher {
   Scan scan(RadixNode root, int[] tokens, int length, boolean copyKey) {
     int aligned = length - length % pageSize;
     TreeWalk walk = this.walk;
-    int matched = tree.walk(walk, root, tokens, 0, aligned);
+    int matched = walk.walk(root, tokens, 0, aligned);
     checkTokens(tokens, aligned, length);
     int[] copied =
         copyKey && matched < aligned ? tree.copyKey(lastScan.copy, tokens, matched, aligned) : null;
@@ -120,7 +121,7 @@ final class PrefixMatcher {
         checkTokens(tokens, matched, aligned);
       }
     }
-    tree.completeWalk(walk);
+    walk.complete();
     RadixNode[] path = walk.path;
     int pathLength = walk.pathLength;
     RadixNode lastDevice = root;

@@ -22,6 +22,7 @@ import io.kvtier.core.config.WritePolicy;
  */
 final class PreparedBackups {
   private final CacheTree tree;
+  private final TreeInsert inserts;
   private final PoolLedger ledger;
   private final Backups backups;
   private final Evictor evictor;
@@ -39,6 +40,7 @@ final class PreparedBackups {
 
   PreparedBackups(
       CacheTree tree,
+      TreeInsert inserts,
       PoolLedger ledger,
       Backups backups,
       Evictor evictor,
@@ -48,6 +50,7 @@ final class PreparedBackups {
       boolean hasEngine,
       RuleVariants rules) {
     this.tree = tree;
+    this.inserts = inserts;
     this.ledger = ledger;
     this.backups = backups;
     this.evictor = evictor;
@@ -241,7 +244,7 @@ final class PreparedBackups {
     }
     if (node != null && aligned > backupEnd) {
       int more =
-          tree.insert(
+          inserts.insert(
               node,
               tokens,
               backupEnd,
@@ -270,7 +273,7 @@ final class PreparedBackups {
       int knownKeyPos,
       KeyCopy copy,
       InsertResult out) {
-    return tree.insert(
+    return inserts.insert(
         r.lockNode,
         tokens,
         r.prefixLength,

@@ -100,9 +100,10 @@ public final class RankCache implements CacheView {
     this.loadBacks =
         new LoadBacks(tree, ledger, backups, config, progress, layers, hostTier, counters, rules);
     WriteTriggers triggers = new WriteTriggers(backups, l3, config, hostTier);
+    TreeInsert inserts = new TreeInsert(tree, ledger);
     this.prepared =
         new PreparedBackups(
-            tree, ledger, backups, evictor, triggers, config, layers, hostTier, rules);
+            tree, inserts, ledger, backups, evictor, triggers, config, layers, hostTier, rules);
     this.matcher =
         new PrefixMatcher(
             tree, config.pageSize(), config.vocabSize(), rules, config.snapshotSlots() > 0);
@@ -110,6 +111,7 @@ public final class RankCache implements CacheView {
     this.requests =
         new RequestTable(
             tree,
+            inserts,
             ledger,
             matcher,
             backups,
@@ -120,7 +122,7 @@ public final class RankCache implements CacheView {
             rules,
             config.pageSize(),
             SnapshotPort.of(
-                config, tree, ledger, backups, prepared, triggers, rules, snapshotRule));
+                config, tree, inserts, ledger, backups, prepared, triggers, rules, snapshotRule));
     this.locks = new NodeLocks(tree);
     this.protocol = new CommitProtocol(progress, backups, loadBacks, l3, rules);
     this.commits = new CommitHandshake(this, protocol, backups, loadBacks, l3);
@@ -652,8 +654,8 @@ public final class RankCache implements CacheView {
     if (root == null) {
       return 0;
     }
-    return tree.walk(
-        new TreeWalk(), root, tokens, 0, tokens.length - tokens.length % config.pageSize());
+    return new TreeWalk(tree)
+        .walk(root, tokens, 0, tokens.length - tokens.length % config.pageSize());
   }
 
   /**

@@ -14,6 +14,7 @@ import java.util.List;
  */
 final class RequestSnapshots implements SnapshotPort {
   private final CacheTree tree;
+  private final TreeInsert inserts;
   private final PoolLedger ledger;
   private final Backups backups;
   private final PreparedBackups prepared;
@@ -28,6 +29,7 @@ final class RequestSnapshots implements SnapshotPort {
 
   RequestSnapshots(
       CacheTree tree,
+      TreeInsert inserts,
       PoolLedger ledger,
       Backups backups,
       PreparedBackups prepared,
@@ -37,6 +39,7 @@ final class RequestSnapshots implements SnapshotPort {
       int snapshotSlots,
       SnapshotRule snapshotRule) {
     this.tree = tree;
+    this.inserts = inserts;
     this.ledger = ledger;
     this.backups = backups;
     this.prepared = prepared;
@@ -325,7 +328,7 @@ final class RequestSnapshots implements SnapshotPort {
         }
       }
       int c =
-          tree.insert(
+          inserts.insert(
               node,
               tokens,
               pos,

@@ -22,6 +22,7 @@ import java.util.Objects;
  */
 final class RequestTable {
   private final CacheTree tree;
+  private final TreeInsert inserts;
   private final PoolLedger ledger;
   private final PrefixMatcher matcher;
   private final Backups backups;
@@ -51,6 +52,7 @@ final class RequestTable {
 
   RequestTable(
       CacheTree tree,
+      TreeInsert inserts,
       PoolLedger ledger,
       PrefixMatcher matcher,
       Backups backups,
@@ -62,6 +64,7 @@ final class RequestTable {
       int pageSize,
       SnapshotPort snapshots) {
     this.tree = tree;
+    this.inserts = inserts;
     this.ledger = ledger;
     this.matcher = matcher;
     this.backups = backups;
@@ -350,7 +353,7 @@ final class RequestTable {
    * insert ended.
    */
   private int insertOwn(RequestState r, int[] tokens, int aligned) {
-    tree.hitPath(r.lockNode, r.priority, triggers);
+    inserts.hitPath(r.lockNode, r.priority, triggers);
     // The admission's key and copy are of the admitted array; another array may differ past
     // the prefix.
     boolean admitted = tokens == r.tokens;

@@ -16,6 +16,7 @@ interface SnapshotPort {
   static SnapshotPort of(
       CacheConfig config,
       CacheTree tree,
+      TreeInsert inserts,
       PoolLedger ledger,
       Backups backups,
       PreparedBackups prepared,
@@ -23,10 +24,11 @@ interface SnapshotPort {
       RuleVariants rules,
       SnapshotRule rule) {
     if (config.snapshotSlots() == 0) {
-      return new NoSnapshots(tree, prepared, triggers);
+      return new NoSnapshots(inserts, prepared, triggers);
     }
     return new RequestSnapshots(
         tree,
+        inserts,
         ledger,
         backups,
         prepared,
