@@ -73,9 +73,9 @@ class EmbeddingSurfaceTest {
       calls.put("abort", c -> c.abort(1));
       calls.put("evictDevice", c -> c.evictDevice(1));
       calls.put("evictHost", c -> c.evictHost(1));
-      calls.put("commitWrites", c -> c.commits().commitWrites(0, new BitSet()));
-      calls.put("commitLoads", c -> c.commits().commitLoads(0, new BitSet()));
-      calls.put("commitL3Writes", c -> c.commits().commitL3Writes(0, new BitSet()));
+      calls.put("commits().commitWrites", c -> c.commits().commitWrites(0, new BitSet()));
+      calls.put("commits().commitLoads", c -> c.commits().commitLoads(0, new BitSet()));
+      calls.put("commits().commitL3Writes", c -> c.commits().commitL3Writes(0, new BitSet()));
       calls.put("startPrefetch", c -> c.startPrefetch(98, prompt(98, 14), RequestOptions.DEFAULT));
       calls.put("prepareBackup", c -> c.prepareBackup(1));
       for (Map.Entry<String, Consumer<RankCache>> call : calls.entrySet()) {
