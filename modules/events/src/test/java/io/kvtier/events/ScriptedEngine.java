@@ -90,8 +90,8 @@ final class ScriptedEngine implements AutoCloseable {
   /** Time passes and what has finished copying commits (one rank: its own progress). */
   void commit() {
     now.addAndGet(1_000_000_000L);
-    cache.commitWrites(cache.readyWritePrefix());
-    cache.commitLoads(cache.readyLoadPrefix());
+    cache.commits().commitWrites(cache.commits().readyWritePrefix());
+    cache.commits().commitLoads(cache.commits().readyLoadPrefix());
   }
 
   private static int[] concat(int[] a, int[] b) {

@@ -55,28 +55,21 @@ public interface GenerationEngine extends AutoCloseable {
   void close();
 
   /**
-   * One generation's input.
+   * One generation's input. The prompt is handed over, not copied: the request holds the
+   * caller's array, which must not change until {@link #submit} returns; {@link #submit} copies
+   * it once into the engine's request (the request path's one copy of the caller's array), so
+   * that what the caller does with the array afterwards reaches neither the engine nor the cache.
    *
    * @param prompt token ids, each in the vocabulary
    * @param maxTokens tokens to generate, at least 1
    */
   record GenerationRequest(int[] prompt, int maxTokens) {
-    /** Validates and copies the prompt. */
+    /** Validates the budget; the prompt's tokens are checked by {@link #submit}. */
     public GenerationRequest {
-      prompt = Objects.requireNonNull(prompt, "prompt").clone();
+      Objects.requireNonNull(prompt, "prompt");
       if (maxTokens < 1) {
         throw new IllegalArgumentException("maxTokens=" + maxTokens + " must be at least 1");
       }
-    }
-
-    /**
-     * The prompt.
-     *
-     * @return a copy
-     */
-    @Override
-    public int[] prompt() {
-      return prompt.clone();
     }
   }
 

@@ -76,16 +76,6 @@ final class CacheTree {
 
   private int spareMapCount;
 
-  /** The scratch path of {@link #hitPath}; read by no one else. */
-  private RadixNode[] hitPath = new RadixNode[32];
-
-  /** Ints per 4 KiB page, the stride of {@link #touchPages}. */
-  private static final int TOUCH_STRIDE = 1024;
-
-  /** Where {@link #touchPages} leaves what it read; never read. */
-  @SuppressWarnings("unused")
-  private int touchSink;
-
   /** Broken variants for the regression proofs; all off outside them. */
   private final RuleVariants rules;
 
@@ -214,101 +204,7 @@ final class CacheTree {
     return new LongMap<>(2);
   }
 
-  // ---------------------------------------------------------------- match
-
-  /**
-   * Walks {@code tokens[pos, end)} down from {@code from} without changing the tree: the nodes
-   * matched whole land in {@code walk.path}, a node matched in part (page-aligned) is kept in
-   * {@code walk} for {@link #completeWalk}, which splits it and touches every node passed. Stops
-   * before an invalid node. Two steps so that the caller can check the tokens past the match in
-   * between and reject a bad request before the walk leaves any trace (a split, new access
-   * stamps): the tokens that matched are the tree's own and were checked when they were inserted,
-   * so only the rest needs a check, and the prompt's cold first read is not paid twice (about 9%
-   * of a shared-prefix request at page 16 and 64).
-   *
-   * @param walk the caller's holder, refilled
-   * @param end page-aligned
-   * @return the position reached, the partly matched node's matched pages included
-   */
-  int walk(TreeWalk walk, RadixNode from, int[] tokens, int pos, int end) {
-    touchPages(tokens, pos, end);
-    walk.pathLength = 0;
-    walk.partialNode = null;
-    walk.missPos = -1;
-    RadixNode node = from;
-    while (pos < end) {
-      if (node.children == null) {
-        break;
-      }
-      long key = firstPageKey(tokens, pos);
-      RadixNode child = ChildMaps.find(node, tokens, pos, key, pageSize);
-      if (child == null) {
-        walk.missKey = key;
-        walk.missPos = pos;
-        break;
-      }
-      if (child.invalid != 0) {
-        break;
-      }
-      int length = child.keyLength;
-      int compared = Math.min(length, end - pos);
-      touchPages(child.keyTokens, child.keyOffset, child.keyOffset + compared);
-      int m =
-          Arrays.mismatch(
-              child.keyTokens,
-              child.keyOffset,
-              child.keyOffset + compared,
-              tokens,
-              pos,
-              pos + compared);
-      int matched = m < 0 ? compared : m - m % pageSize;
-      pos += matched;
-      if (matched < length) {
-        walk.partialNode = child;
-        walk.partialMatched = matched;
-        break;
-      }
-      walk.add(child);
-      node = child;
-    }
-    return pos;
-  }
-
-  /**
-   * Reads one int of every 4 KiB of {@code a[from, to)} past the first, ahead of a pass that
-   * reads them all in order. Why: the prompt and the tree's keys are mostly in memory no cache
-   * holds, and a sequential pass pays each 4 KiB page's TLB miss and the hardware prefetcher's
-   * restart (it stops at page boundaries) one page after another; these loads are independent,
-   * so they are in flight together and the pass finds every page started (up to 6% of a
-   * shared-prefix request; docs/PERFORMANCE.md). The loads' result goes to a field so that the
-   * JIT keeps them.
-   */
-  private void touchPages(int[] a, int from, int to) {
-    int t = 0;
-    for (int i = from + TOUCH_STRIDE; i < to; i += TOUCH_STRIDE) {
-      t |= a[i];
-    }
-    touchSink = t;
-  }
-
-  /**
-   * The changes of the {@link #walk} that filled {@code walk}: touches the nodes matched whole,
-   * in order, then splits the node matched in part and touches its new upper half, which joins
-   * the path; the same changes, in the same order, as a walk that made them on its way down.
-   */
-  void completeWalk(TreeWalk walk) {
-    int whole = walk.pathLength;
-    RadixNode[] path = walk.path;
-    for (int i = 0; i < whole; i++) {
-      touch(path[i]);
-    }
-    if (walk.partialNode != null) {
-      RadixNode top = split(walk.partialNode, walk.partialMatched);
-      walk.partialNode = null;
-      touch(top);
-      walk.add(top);
-    }
-  }
+  // ---------------------------------------------------------------- match (TreeWalk)
 
   /**
    * Splits a node at a page boundary (CACHE.md §4): a new node takes the prefix, the old node
@@ -381,128 +277,14 @@ final class CacheTree {
     return top;
   }
 
-  // ---------------------------------------------------------------- insert
-
-  /**
-   * Inserts {@code tokens[pos, end)} below {@code start} (which ends at {@code pos}), with the
-   * request's pages from page {@code ownIndex} of {@code own} on (CACHE.md §3). A resident
-   * node counts a hit and the request's pages for it are freed as duplicates; an evicted node
-   * re-adopts them; the rest becomes a new leaf that adopts them. Stops before an invalid node;
-   * {@code out} says where it ended, and pages past it stay the request's.
-   *
-   * @param knownKey the first-page key of {@code tokens} at {@code knownKeyPos}, which the
-   *     admission's walk computed (-1 position: none)
-   * @param copy the admission's copy of {@code tokens} past its match, which a new leaf whose key
-   *     lies inside it takes as its key; {@link #NO_COPY} if {@code tokens} is not the admitted
-   *     array
-   * @param hits told of every hit counted
-   * @param out where the insert ended
-   * @return the length (from the root) that was already cached on the device
-   */
-  int insert(
-      RadixNode start,
-      int[] tokens,
-      int pos,
-      int end,
-      SlotRuns own,
-      int ownIndex,
-      int priority,
-      long knownKey,
-      int knownKeyPos,
-      KeyCopy copy,
-      HitListener hits,
-      InsertResult out) {
-    RadixNode node = start;
-    int cached = pos;
-    boolean residentRun = true;
-    boolean stoppedInvalid = false;
-    // The key of the page at pos, kept for the new leaf when the lookup finds no child there.
-    long key = 0;
-    boolean keyAtPos = false;
-    while (pos < end) {
-      key = pos == knownKeyPos ? knownKey : insertPageKey(tokens, pos, copy);
-      keyAtPos = true;
-      RadixNode child = ChildMaps.find(node, tokens, pos, key, pageSize);
-      if (child == null) {
-        break;
-      }
-      if (child.invalid != 0) {
-        stoppedInvalid = true;
-        break;
-      }
-      int length = child.keyLength;
-      int compared = Math.min(length, end - pos);
-      int m =
-          Arrays.mismatch(
-              child.keyTokens,
-              child.keyOffset,
-              child.keyOffset + compared,
-              tokens,
-              pos,
-              pos + compared);
-      int matched = m < 0 ? compared : m - m % pageSize;
-      if (matched < length) {
-        child = split(child, matched);
-      }
-      int pages = matched / pageSize;
-      child.lastAccess = ++clock;
-      changed.mark(child);
-      if (child.deviceRuns != null) {
-        own.release(devicePool, ownIndex, pages);
-        ledger.requestPages -= pages;
-        if (residentRun) {
-          cached = pos + matched;
-        }
-        countHit(child, priority, hits);
-      } else {
-        adopt(child, own, ownIndex);
-        residentRun = false;
-      }
-      keyChanged(child);
-      ownIndex += pages;
-      pos += matched;
-      keyAtPos = false;
-      node = child;
-      if (matched < length) {
-        break;
-      }
-    }
-    if (pos < end && !stoppedInvalid) {
-      node =
-          newLeaf(
-              node,
-              tokens,
-              pos,
-              end,
-              own,
-              ownIndex,
-              priority,
-              keyAtPos ? key : insertPageKey(tokens, pos, copy),
-              copy,
-              hits);
-      pos = end;
-    }
-    out.node = node;
-    out.end = pos;
-    return cached;
-  }
-
-  private void adopt(RadixNode node, SlotRuns own, int ownIndex) {
-    ledger.account(node, -1);
-    node.deviceRuns = own.slice(ownIndex, node.pageCount);
-    node.parent.residentChildren++;
-    changed.mark(node.parent);
-    ledger.account(node, +1);
-    ledger.requestPages -= node.pageCount;
-    events.stored(CacheMedium.DEVICE, node);
-  }
+  // ---------------------------------------------------------------- insert (TreeInsert)
 
   /**
    * A new node below {@code parent} for {@code tokens[pos, end)}, not yet linked: the key copied
    * into the key store (or viewed in {@code copy} where it covers them), the length, pages and
    * depth set; the caller gives it its slots.
    */
-  private RadixNode keyedLeaf(RadixNode parent, int[] tokens, int pos, int end, KeyCopy copy) {
+  RadixNode keyedLeaf(RadixNode parent, int[] tokens, int pos, int end, KeyCopy copy) {
     RadixNode leaf = new RadixNode(nextId++, parent.namespace);
     int length = end - pos;
     if (copy.covers(pos, end)) {
@@ -519,18 +301,6 @@ final class CacheTree {
     leaf.pageCount = length / pageSize;
     leaf.depth = parent.depth + length;
     return leaf;
-  }
-
-  /**
-   * The first-page key at {@code pos} for an insert: of the request's key copy where the copy
-   * holds that page, since a new leaf there keeps the copy's tokens, else of {@code tokens}. The
-   * two are the same unless the caller changed the admitted array, against the contract; the key
-   * must still be that of the tokens the node keeps.
-   */
-  private long insertPageKey(int[] tokens, int pos, KeyCopy copy) {
-    return copy.covers(pos, pos + pageSize)
-        ? firstPageKey(keys.chunk(copy.chunk), copy.offset + pos - copy.from)
-        : firstPageKey(tokens, pos);
   }
 
   /**
@@ -559,34 +329,6 @@ final class CacheTree {
     }
   }
 
-  /** A new leaf for {@code tokens[pos, end)}, whose first page has the child key {@code key}. */
-  private RadixNode newLeaf(
-      RadixNode parent,
-      int[] tokens,
-      int pos,
-      int end,
-      SlotRuns own,
-      int ownIndex,
-      int priority,
-      long key,
-      KeyCopy copy,
-      HitListener hits) {
-    RadixNode leaf = keyedLeaf(parent, tokens, pos, end, copy);
-    leaf.deviceRuns = own.slice(ownIndex, leaf.pageCount);
-    leaf.created = leaf.lastAccess = ++clock;
-    leaf.priority = priority;
-    ChildMaps.add(parent, leaf, key);
-    parent.residentChildren++;
-    changed.mark(parent);
-    nodeCount++;
-    ledger.account(leaf, +1);
-    ledger.requestPages -= leaf.pageCount;
-    events.stored(CacheMedium.DEVICE, leaf);
-    countHit(leaf, priority, hits);
-    keyChanged(leaf);
-    return leaf;
-  }
-
   /** Frees a node's device slots, a run at a time, and ends its residency. */
   private void releaseDevice(RadixNode n) {
     int[] runs = n.deviceRuns;
@@ -598,41 +340,6 @@ final class CacheTree {
       // The device snapshot goes with the pages; a host snapshot stays (HYBRID.md §5).
       devicePool.release(n.stateSlots, 0, n.stateSlots.length);
       n.stateSlots = null;
-    }
-  }
-
-  /** A hit on a resident node: count it, raise its priority, tell the write triggers. */
-  private void countHit(RadixNode n, int priority, HitListener hits) {
-    changed.mark(n);
-    n.hitCount++;
-    if (priority > n.priority) {
-      n.priority = priority;
-    }
-    hits.hit(n);
-  }
-
-  /**
-   * Counts hits on the locked path from the root down to {@code node}, as an insert from the
-   * root would, without comparing the tokens again.
-   */
-  void hitPath(RadixNode node, int priority, HitListener hits) {
-    int depth = 0;
-    for (RadixNode n = node; n.parent != null; n = n.parent) {
-      depth++;
-    }
-    RadixNode[] path = hitPath;
-    if (path.length < depth) {
-      path = hitPath = new RadixNode[Integer.highestOneBit(depth) * 2];
-    }
-    int i = depth;
-    for (RadixNode n = node; n.parent != null; n = n.parent) {
-      path[--i] = n;
-    }
-    for (int k = 0; k < depth; k++) {
-      RadixNode n = path[k];
-      n.lastAccess = ++clock;
-      countHit(n, priority, hits);
-      keyChanged(n);
     }
   }
 

@@ -11,7 +11,7 @@ import java.util.List;
  *
  * <p>Design note (hot path): the tokens that matched are the tree's own and were checked when
  * they were inserted, so only the tokens past the match are checked, between the walk and its
- * changes ({@link CacheTree#walk}, {@link CacheTree#completeWalk}), which keeps a bad request
+ * changes ({@link TreeWalk#walk}, {@link TreeWalk#complete}), which keeps a bad request
  * from leaving any trace. With an admission, the page-aligned tokens past the match are copied
  * into the key store first and the copy is checked ({@link KeyCopy}): the prompt's cold part is
  * read once. The walk and the scan write into holders owned here and refilled by every match,
@@ -46,7 +46,7 @@ final class PrefixMatcher {
   private final int vocabSize;
   private final RuleVariants rules;
   private final boolean snapshots;
-  private final TreeWalk walk = new TreeWalk();
+  private final TreeWalk walk;
   private final Scan lastScan = new Scan();
 
   PrefixMatcher(
@@ -56,12 +56,13 @@ final class PrefixMatcher {
     this.pageSize = pageSize;
     this.vocabSize = vocabSize;
     this.rules = rules;
+    this.walk = new TreeWalk(tree);
   }
 
   /** A match without a lock: touches and may split like every match; drops an unused root. */
   MatchResult match(long namespace, int[] tokens) {
-    RadixNode root = rootFor(namespace, tokens);
-    Scan scan = scan(root, tokens, false);
+    RadixNode root = rootFor(namespace, tokens, tokens.length);
+    Scan scan = scan(root, tokens, tokens.length, false);
     restampWalkedPath();
     // A query in a namespace nothing was cached in must not leave an empty root behind.
     tree.maybeDropRoot(root);
@@ -86,28 +87,28 @@ final class PrefixMatcher {
    * The namespace's root, made if missing once the tokens are checked (nothing can match in a new
    * namespace, so {@link #scan} would check them all anyway), so that a bad request leaves none.
    */
-  RadixNode rootFor(long namespace, int[] tokens) {
+  RadixNode rootFor(long namespace, int[] tokens, int length) {
     RadixNode root = tree.rootFor(namespace, false);
     if (root == null) {
-      checkTokens(tokens, 0, tokens.length);
+      checkTokens(tokens, 0, length);
       root = tree.rootFor(namespace, true);
     }
     return root;
   }
 
   /**
-   * Matches the tokens and checks them: those past the match, before the walk changes anything,
+   * Matches {@code tokens[0, length)} and checks them: those past the match, before the walk changes anything,
    * so that a bad request leaves the tree as it was. With {@code copyKey} (an admission) the
    * page-aligned tokens past the match are copied into the key store first and the copy is
    * checked ({@link Scan#copy}).
    *
    * @throws InvalidTokenException if a token id is outside the vocabulary
    */
-  Scan scan(RadixNode root, int[] tokens, boolean copyKey) {
-    int aligned = tokens.length - tokens.length % pageSize;
+  Scan scan(RadixNode root, int[] tokens, int length, boolean copyKey) {
+    int aligned = length - length % pageSize;
     TreeWalk walk = this.walk;
-    int matched = tree.walk(walk, root, tokens, 0, aligned);
-    checkTokens(tokens, aligned, tokens.length);
+    int matched = walk.walk(root, tokens, 0, aligned);
+    checkTokens(tokens, aligned, length);
     int[] copied =
         copyKey && matched < aligned ? tree.copyKey(lastScan.copy, tokens, matched, aligned) : null;
     if (copied == null) {
@@ -120,15 +121,15 @@ final class PrefixMatcher {
         checkTokens(tokens, matched, aligned);
       }
     }
-    tree.completeWalk(walk);
+    walk.complete();
     RadixNode[] path = walk.path;
-    int length = walk.pathLength;
+    int pathLength = walk.pathLength;
     RadixNode lastDevice = root;
     RadixNode usableDevice = null;
     RadixNode usableHost = null;
     List<LoadBack> pending = List.of();
     int i = 0;
-    for (; i < length && path[i].resident(); i++) {
+    for (; i < pathLength && path[i].resident(); i++) {
       lastDevice = path[i];
       if (snapshots && lastDevice.stateSlots != null) {
         usableDevice = lastDevice;
@@ -145,7 +146,7 @@ final class PrefixMatcher {
       pending.sort(Comparator.comparingLong(LoadBack::sequence));
     }
     RadixNode lastHost = lastDevice;
-    for (; i < length && path[i].hostSlots != null; i++) {
+    for (; i < pathLength && path[i].hostSlots != null; i++) {
       lastHost = path[i];
       if (snapshots
           && lastHost.hostStateSlots != null

@@ -22,6 +22,7 @@ import io.kvtier.core.config.WritePolicy;
  */
 final class PreparedBackups {
   private final CacheTree tree;
+  private final TreeInsert inserts;
   private final PoolLedger ledger;
   private final Backups backups;
   private final Evictor evictor;
@@ -39,6 +40,7 @@ final class PreparedBackups {
 
   PreparedBackups(
       CacheTree tree,
+      TreeInsert inserts,
       PoolLedger ledger,
       Backups backups,
       Evictor evictor,
@@ -48,6 +50,7 @@ final class PreparedBackups {
       boolean hasEngine,
       RuleVariants rules) {
     this.tree = tree;
+    this.inserts = inserts;
     this.ledger = ledger;
     this.backups = backups;
     this.evictor = evictor;
@@ -78,7 +81,7 @@ final class PreparedBackups {
       // match take the ordinary write-through way, or prepare once the prefix has passed it.
       return false;
     }
-    int full = Math.min(r.ownCount(), (r.tokens.length - r.prefixLength) / pageSize);
+    int full = Math.min(r.ownCount(), (r.length - r.prefixLength) / pageSize);
     PreparedBackup b = r.prepared;
     int have = b == null ? 0 : b.pages;
     if (full <= have) {
@@ -241,7 +244,7 @@ final class PreparedBackups {
     }
     if (node != null && aligned > backupEnd) {
       int more =
-          tree.insert(
+          inserts.insert(
               node,
               tokens,
               backupEnd,
@@ -270,7 +273,7 @@ final class PreparedBackups {
       int knownKeyPos,
       KeyCopy copy,
       InsertResult out) {
-    return tree.insert(
+    return inserts.insert(
         r.lockNode,
         tokens,
         r.prefixLength,

@@ -6,7 +6,6 @@ import io.kvtier.spi.DeviceMemory;
 import io.kvtier.spi.HostMemory;
 import io.kvtier.spi.PageKey;
 import io.kvtier.spi.TransferEngine;
-import java.util.BitSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -23,7 +22,7 @@ import java.util.Optional;
  *
  * <p>Driven by a {@link io.kvtier.core.rank.RankEngine}, the cache is bound to it ({@link
  * #bindSchedule}): on several ranks its replicated mutators then throw {@link
- * IllegalStateException} outside the engine's steps, the single-rank forms {@link #commitWrites(int)}, {@link #commitLoads(int)} and
+ * IllegalStateException} outside the engine's steps, the single-rank forms {@link CommitPort#commitWrites(int)}, {@link CommitPort#commitLoads(int)} and
  * {@link #sync()} throw on several ranks, and a server reads through {@link #readOnly()}
  * ({@code RankEngine.view()}). Unbound, it is a single-rank cache, or one whose caller repeats the
  * package description's sync across ranks.
@@ -39,9 +38,6 @@ import java.util.Optional;
  * JIT inlines. The rooms are built once, bottom-up, in the constructor.
  */
 public final class RankCache implements CacheView {
-  /** Reduction elements per pending prefetch in {@link #localPrefetchProgress}. */
-  public static final int PREFETCH_SYNC_WIDTH = L3Tier.PREFETCH_WIDTH;
-
   /** Where a request's L3 prefetch stands. */
   public enum PrefetchState {
     /** The request has no prefetch (never started, admitted, or cancelled). */
@@ -65,8 +61,9 @@ public final class RankCache implements CacheView {
   private final RequestTable requests;
   private final NodeLocks locks;
   private final CommitProtocol protocol;
+  private final CommitPort commits;
   private final Rooms rooms;
-  private final CacheView readOnly = new ReadOnly(this);
+  private final CacheView readOnly = new ReadOnlyCache(this);
 
   /** Who may change the replicated state: anyone until an engine binds it. */
   private CacheSchedule schedule = CacheSchedule.UNBOUND;
@@ -103,9 +100,10 @@ public final class RankCache implements CacheView {
     this.loadBacks =
         new LoadBacks(tree, ledger, backups, config, progress, layers, hostTier, counters, rules);
     WriteTriggers triggers = new WriteTriggers(backups, l3, config, hostTier);
+    TreeInsert inserts = new TreeInsert(tree, ledger);
     this.prepared =
         new PreparedBackups(
-            tree, ledger, backups, evictor, triggers, config, layers, hostTier, rules);
+            tree, inserts, ledger, backups, evictor, triggers, config, layers, hostTier, rules);
     this.matcher =
         new PrefixMatcher(
             tree, config.pageSize(), config.vocabSize(), rules, config.snapshotSlots() > 0);
@@ -113,6 +111,7 @@ public final class RankCache implements CacheView {
     this.requests =
         new RequestTable(
             tree,
+            inserts,
             ledger,
             matcher,
             backups,
@@ -122,10 +121,11 @@ public final class RankCache implements CacheView {
             l3,
             rules,
             config.pageSize(),
-            config.snapshotSlots(),
-            snapshotRule);
+            SnapshotPort.of(
+                config, tree, inserts, ledger, backups, prepared, triggers, rules, snapshotRule));
     this.locks = new NodeLocks(tree);
     this.protocol = new CommitProtocol(progress, backups, loadBacks, l3, rules);
+    this.commits = new CommitHandshake(this, protocol, backups, loadBacks, l3);
     this.rooms =
         new Rooms(
             tree, ledger, backups, loadBacks, evictor, requests, locks, memory, rules, protocol,
@@ -236,10 +236,24 @@ public final class RankCache implements CacheView {
    * @throws InvalidTokenException if a token id is outside the vocabulary
    */
   public Admission admit(long requestId, int[] tokens, RequestOptions options) {
+    return admit(requestId, tokens, Objects.requireNonNull(tokens, "tokens").length, options);
+  }
+
+  /**
+   * Admits a request whose prompt is {@code tokens[0, length)}, as {@link #admit(long, int[],
+   * RequestOptions)} does. The array is handed over: the cache keeps it by reference until the
+   * request ends, and the caller must not change its first {@code length} tokens meanwhile; it
+   * may write tokens past them (a generation's output, say) and finish with this same array and
+   * a longer length, which checks only the tokens past those checked before, where another array
+   * is checked whole and compared with the admitted prefix.
+   *
+   * @param length the prompt's tokens, {@code 0 <= length <= tokens.length}
+   */
+  public Admission admit(long requestId, int[] tokens, int length, RequestOptions options) {
     schedule.checkMutation("admit");
     Objects.requireNonNull(tokens, "tokens");
     Objects.requireNonNull(options, "options");
-    return requests.admit(requestId, tokens, options);
+    return requests.admit(requestId, tokens, length, options);
   }
 
   /**
@@ -317,7 +331,7 @@ public final class RankCache implements CacheView {
   public int finish(long requestId) {
     schedule.checkMutation("finish");
     RequestState r = requests.get("finish", requestId);
-    return requests.finish(r, r.tokens);
+    return requests.finish(r, r.tokens, r.length);
   }
 
   /**
@@ -330,8 +344,18 @@ public final class RankCache implements CacheView {
    * or prefix are an {@link IllegalArgumentException}.
    */
   public int finish(long requestId, int[] tokens) {
+    return finish(requestId, tokens, Objects.requireNonNull(tokens, "tokens").length);
+  }
+
+  /**
+   * Finishes an active request over {@code tokens[0, length)}, as {@link #finish(long, int[])}
+   * does. Given the admitted array (the engine passes its one token array, prompt and output),
+   * the prefix is not compared again and only the tokens past those checked before are checked.
+   */
+  public int finish(long requestId, int[] tokens, int length) {
     schedule.checkMutation("finish");
-    return requests.finish(requests.get("finish", requestId), tokens);
+    Objects.requireNonNull(tokens, "tokens");
+    return requests.finish(requests.get("finish", requestId), tokens, length);
   }
 
   /** {@link #cacheChunk(long, int[], int)} over the admitted tokens. */
@@ -414,71 +438,6 @@ public final class RankCache implements CacheView {
     return backups.evictHost(pages);
   }
 
-  /**
-   * Rank-local: write acks from the head of the write FIFO that have finished copying, asked
-   * without blocking. Decides nothing; feed it (or a MIN across ranks) to {@link #commitWrites}.
-   */
-  public int readyWritePrefix() {
-    return protocol.readyWritePrefix();
-  }
-
-  /** Rank-local: load acks from the head of the load FIFO that have finished copying. */
-  public int readyLoadPrefix() {
-    return protocol.readyLoadPrefix();
-  }
-
-  /** Rank-local: which of the first {@code n <= readyWritePrefix()} write acks failed here. */
-  public BitSet localWriteFailures(int n) {
-    return protocol.localWriteFailures(n);
-  }
-
-  /** Rank-local: which of the first {@code n <= readyLoadPrefix()} load acks failed here. */
-  public BitSet localLoadFailures(int n) {
-    return protocol.localLoadFailures(n);
-  }
-
-  /**
-   * Single rank only: commits the first {@code n <= readyWritePrefix()} write acks with this
-   * rank's own failures; on several ranks use {@link #commitWrites(int, BitSet)} with the agreed
-   * failures, or one rank's rollback is another's commit.
-   */
-  public void commitWrites(int n) {
-    schedule.checkSingleRank("commitWrites(int)", "commitWrites(int, BitSet)");
-    protocol.commitWrites(n, protocol.localWriteFailures(n));
-  }
-
-  /**
-   * Replicated: commits exactly {@code n} write acks from the head of the FIFO (every rank must
-   * have finished them). A committed backup becomes {@code COMMITTED} and visible; one in {@code
-   * failed} (agreed indices from the head), below a parent that is not committed, or below a
-   * load-back that failed or has not committed yet, is rolled back and its host slots freed
-   * (commit loads first, {@link #commitLoads(int, BitSet)}, as the package description says).
-   * Write-back victims are demoted.
-   */
-  public void commitWrites(int n, BitSet failed) {
-    schedule.checkMutation("commitWrites");
-    protocol.commitWrites(n, Objects.requireNonNull(failed, "failed"));
-  }
-
-  /**
-   * Single rank only: commits the first {@code n <= readyLoadPrefix()} load acks with this rank's
-   * own failures; on several ranks use {@link #commitLoads(int, BitSet)} with the agreed failures.
-   */
-  public void commitLoads(int n) {
-    schedule.checkSingleRank("commitLoads(int)", "commitLoads(int, BitSet)");
-    protocol.commitLoads(n, protocol.localLoadFailures(n));
-  }
-
-  /**
-   * Replicated: commits exactly {@code n} load acks: the chains are unlocked. A load in {@code
-   * failed} (agreed) invalidates its pages and what was computed on them ({@link
-   * LoadBack#failed()}).
-   */
-  public void commitLoads(int n, BitSet failed) {
-    schedule.checkMutation("commitLoads");
-    protocol.commitLoads(n, Objects.requireNonNull(failed, "failed"));
-  }
-
   /** Replicated: pending backups, loads, L3 writes and prefetches; the sync may skip iff 0. */
   public int outstandingOperations() {
     return protocol.outstanding();
@@ -492,6 +451,16 @@ public final class RankCache implements CacheView {
   /** Replicated: load acks not yet committed. */
   public int pendingLoads() {
     return loadBacks.loads.size();
+  }
+
+  /** The commit handshake (CACHE.md §9) that the rank protocol's sync step drives. */
+  public CommitPort commits() {
+    return commits;
+  }
+
+  /** Who may change the replicated state now (the engine's schedule once bound). */
+  CacheSchedule schedule() {
+    return schedule;
   }
 
   /** The single-rank sync: commits everything finished here; returns the items committed. */
@@ -524,10 +493,19 @@ public final class RankCache implements CacheView {
    * @throws IllegalStateException if the request is active or already has a prefetch
    */
   public boolean startPrefetch(long requestId, int[] tokens, RequestOptions options) {
+    return startPrefetch(
+        requestId, tokens, Objects.requireNonNull(tokens, "tokens").length, options);
+  }
+
+  /**
+   * {@link #startPrefetch(long, int[], RequestOptions)} of the prompt {@code tokens[0, length)};
+   * the prefetch keeps the array by reference, which must not change meanwhile.
+   */
+  public boolean startPrefetch(long requestId, int[] tokens, int length, RequestOptions options) {
     schedule.checkMutation("startPrefetch");
     Objects.requireNonNull(tokens, "tokens");
     Objects.requireNonNull(options, "options");
-    return requests.startPrefetch(requestId, tokens, options);
+    return requests.startPrefetch(requestId, tokens, length, options);
   }
 
   /** Replicated: where a request's prefetch stands. */
@@ -558,49 +536,9 @@ public final class RankCache implements CacheView {
     return l3.pendingWrites();
   }
 
-  /** Replicated: prefetches probing, fetching or draining, {@link #PREFETCH_SYNC_WIDTH} each. */
+  /** Replicated: prefetches probing, fetching or draining, {@link CommitPort#PREFETCH_SYNC_WIDTH} each. */
   public int pendingPrefetches() {
     return l3.pendingPrefetches();
-  }
-
-  /** Rank-local: L3 writes from the head of the FIFO that have finished on this rank. */
-  public int readyL3WritePrefix() {
-    return l3.readyWritePrefix();
-  }
-
-  /** Rank-local: which of the first {@code n <= readyL3WritePrefix()} L3 writes failed here. */
-  public BitSet localL3WriteFailures(int n) {
-    return l3.localWriteFailures(n);
-  }
-
-  /**
-   * Replicated: commits exactly {@code n} L3 writes (every rank must have finished them): their
-   * nodes' host copies lose the protection, and the nodes are marked as stored unless the write
-   * is in {@code failed}. Without an L3 tier only {@code n == 0} is accepted.
-   */
-  public void commitL3Writes(int n, BitSet failed) {
-    schedule.checkMutation("commitL3Writes");
-    l3.commitWrites(n, Objects.requireNonNull(failed, "failed"));
-  }
-
-  /**
-   * Rank-local: writes this rank's {@link #PREFETCH_SYNC_WIDTH} values per pending prefetch, in
-   * the replicated order, into {@code into} from {@code offset}: pages found or fetched (MIN), -1
-   * if this rank gave up (MIN of it is the MAX of "gave up"), 1 if this rank's work has stopped.
-   */
-  public void localPrefetchProgress(long[] into, int offset) {
-    l3.localPrefetchProgress(Objects.requireNonNull(into, "into"), offset);
-  }
-
-  /**
-   * Replicated: applies the agreed (MIN-reduced) values of the first {@code count} pending
-   * prefetches from {@code offset}: a finished probe reserves host slots and starts the fetch, a
-   * fetch is decided by the policy and its agreed pages inserted, a drained reservation is freed.
-   * Without an L3 tier only {@code count == 0} is accepted.
-   */
-  public void commitPrefetches(long[] agreed, int offset, int count) {
-    schedule.checkMutation("commitPrefetches");
-    l3.commitPrefetches(Objects.requireNonNull(agreed, "agreed"), offset, count);
   }
 
   /** The replicated counters of the L3 tier; {@link L3Stats#NONE} without one. */
@@ -716,8 +654,8 @@ public final class RankCache implements CacheView {
     if (root == null) {
       return 0;
     }
-    return tree.walk(
-        new TreeWalk(), root, tokens, 0, tokens.length - tokens.length % config.pageSize());
+    return new TreeWalk(tree)
+        .walk(root, tokens, 0, tokens.length - tokens.length % config.pageSize());
   }
 
   /**
@@ -733,7 +671,7 @@ public final class RankCache implements CacheView {
    * {@link io.kvtier.core.rank.RankEngine} that drives it calls this once, enters the returned
    * schedule for each step and leaves it after. With {@code worldSize > 1}, a replicated mutator
    * called outside a step then throws {@link IllegalStateException} naming the method, and the
-   * single-rank forms {@link #commitWrites(int)}, {@link #commitLoads(int)} and {@link #sync()}
+   * single-rank forms {@link CommitPort#commitWrites(int)}, {@link CommitPort#commitLoads(int)} and {@link #sync()}
    * throw always. Reads stay open.
    *
    * @param worldSize the ranks of the owner's group, at least 1
@@ -750,114 +688,6 @@ public final class RankCache implements CacheView {
     }
     schedule = new CacheSchedule(worldSize, true);
     return schedule;
-  }
-
-  /** The read-only view: delegates, so that it cannot be cast to the cache. */
-  private record ReadOnly(RankCache cache) implements CacheView {
-    @Override
-    public CacheConfig config() {
-      return cache.config();
-    }
-
-    @Override
-    public boolean isActive(long requestId) {
-      return cache.isActive(requestId);
-    }
-
-    @Override
-    public int activeRequests() {
-      return cache.activeRequests();
-    }
-
-    @Override
-    public int outstandingOperations() {
-      return cache.outstandingOperations();
-    }
-
-    @Override
-    public int pendingWrites() {
-      return cache.pendingWrites();
-    }
-
-    @Override
-    public int pendingLoads() {
-      return cache.pendingLoads();
-    }
-
-    @Override
-    public int pendingL3Writes() {
-      return cache.pendingL3Writes();
-    }
-
-    @Override
-    public int pendingPrefetches() {
-      return cache.pendingPrefetches();
-    }
-
-    @Override
-    public boolean hasL3() {
-      return cache.hasL3();
-    }
-
-    @Override
-    public Optional<L3Config> l3Config() {
-      return cache.l3Config();
-    }
-
-    @Override
-    public PrefetchState prefetchState(long requestId) {
-      return cache.prefetchState(requestId);
-    }
-
-    @Override
-    public L3Stats l3Stats() {
-      return cache.l3Stats();
-    }
-
-    @Override
-    public PoolUsage deviceUsage() {
-      return cache.deviceUsage();
-    }
-
-    @Override
-    public PoolUsage hostUsage() {
-      return cache.hostUsage();
-    }
-
-    @Override
-    public long logicalClock() {
-      return cache.logicalClock();
-    }
-
-    @Override
-    public int nodeCount() {
-      return cache.nodeCount();
-    }
-
-    @Override
-    public long replicaDigest() {
-      return cache.replicaDigest();
-    }
-
-    @Override
-    public CacheStats stats() {
-      return cache.stats();
-    }
-
-    @Override
-    public int cachedLength(long namespace, int[] tokens) {
-      return cache.cachedLength(namespace, tokens);
-    }
-
-    @Override
-    public List<PageKey> pageKeys(long namespace, int[] tokens) {
-      return cache.pageKeys(namespace, tokens);
-    }
-
-    @Override
-    public String toString() {
-      return "CacheView[" + cache.config() + "]";
-    }
   }
 
   /** The rooms, for the digest, the checks and the test hooks. */

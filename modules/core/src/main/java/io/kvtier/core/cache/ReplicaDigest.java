@@ -315,7 +315,7 @@ final class ReplicaDigest {
         continue;
       }
       ReplicaDigest d = scratch.reset(0x5245_5155L);
-      d.add(r.id).add(r.namespace).add(r.priority).add(r.tokens.length);
+      d.add(r.id).add(r.namespace).add(r.priority).add(r.length);
       d.add(r.lockNode.id).add(r.prefixLength).add(r.ownCount());
       addRuns(d, r.own.runs(), r.own.runInts());
       if (r.snapshotCount > 0 || r.tailSlots != null || r.resumeSlots.length > 0) {

@@ -10,8 +10,22 @@ final class RequestState {
   long namespace;
   int priority;
 
-  /** The admitted tokens; replaced by the array given to a chunk insert. Not copied. */
+  /**
+   * The admitted tokens, {@code tokens[0, length)}; replaced by the array given to a chunk insert.
+   * Not copied: the caller handed the array over (see {@link RankCache#admit(long, int[], int,
+   * RequestOptions)}), and a finish or chunk insert of this same array skips the comparison with
+   * it (the fast path).
+   */
   int[] tokens;
+
+  /** How many of {@link #tokens} the request was admitted (or last chunk-inserted) with. */
+  int length;
+
+  /**
+   * Tokens {@code [0, checkedLength)} of {@link #tokens} were checked against the vocabulary; a
+   * finish or chunk insert of the same array that uses more checks only the ones past it.
+   */
+  int checkedLength;
 
   /** The deepest locked node; the prefix up to it is the tree's, the rest the request's. */
   RadixNode lockNode;
@@ -110,7 +124,13 @@ final class RequestState {
 
     /** A state for a request admitted with these arguments, with no pages and no backup. */
     RequestState take(
-        long id, long namespace, int priority, int[] tokens, RadixNode lockNode, int prefixLength) {
+        long id,
+        long namespace,
+        int priority,
+        int[] tokens,
+        int length,
+        RadixNode lockNode,
+        int prefixLength) {
       RequestState r;
       if (count == 0) {
         r = new RequestState();
@@ -122,6 +142,8 @@ final class RequestState {
       r.namespace = namespace;
       r.priority = priority;
       r.tokens = tokens;
+      r.length = length;
+      r.checkedLength = length;
       r.lockNode = lockNode;
       r.prefixLength = prefixLength;
       r.matchedLength = prefixLength;

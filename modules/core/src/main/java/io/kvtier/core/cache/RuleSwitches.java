@@ -63,6 +63,11 @@ final class RuleSwitches implements RuleAccess {
   }
 
   @Override
+  public long tokenRechecks(RankCache cache) {
+    return cache.rooms().table().tokenRechecks;
+  }
+
+  @Override
   public void reset(RankCache cache) {
     cache.rooms().rules().reset();
   }

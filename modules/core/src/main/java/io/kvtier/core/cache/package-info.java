@@ -15,7 +15,8 @@
  * progress and moves the lock down; {@code finish} inserts the result (§3) and releases the
  * request, {@code abort} releases it without inserting. Once per scheduler tick the rank
  * protocol commits what every rank has finished copying (§9): {@code sync} on one rank; across
- * ranks one MIN reduction (as {@code io.kvtier.core.rank.CommitSync} does) of {@code
+ * ranks, through the cache's {@link io.kvtier.core.cache.CommitPort} ({@code commits()}), one
+ * MIN reduction (as {@code io.kvtier.core.rank.CommitSync} does) of {@code
  * readyWritePrefix}, {@code readyLoadPrefix}, {@code readyL3WritePrefix}, one failure flag per
  * pending write ack, load ack and L3 write (-1 where {@code localWriteFailures}, {@code
  * localLoadFailures} or {@code localL3WriteFailures} has it, else 0: the MIN is the OR across
@@ -100,10 +101,11 @@
  *       <td>a node's fields, token storage, child maps, page hashes, slot runs</td></tr>
  *   <tr><td>pools</td><td>{@code PoolLedger}, {@code PageAllocator}</td>
  *       <td>the allocators and the per-pool accounting (I5)</td></tr>
- *   <tr><td>tree</td><td>{@code CacheTree}, {@code TreeWalk}, {@code InsertResult}, {@code
- *       EvictionHeap}, {@code HitListener}, {@code CacheEvents}</td>
- *       <td>walk, split, insert, lock, remove, candidacy; the caller owns the result
- *       holders; the KV-event hook the rooms call at their replicated decisions</td></tr>
+ *   <tr><td>tree</td><td>{@code CacheTree}, {@code TreeWalk}, {@code TreeInsert}, {@code
+ *       InsertResult}, {@code EvictionHeap}, {@code HitListener}, {@code CacheEvents}</td>
+ *       <td>split, lock, remove, candidacy; the match's walk ({@code TreeWalk}) and a request's
+ *       insert and path hits ({@code TreeInsert}); the caller owns the result holders; the
+ *       KV-event hook the rooms call at their replicated decisions</td></tr>
  *   <tr><td>eviction</td><td>{@code Evictor}</td><td>policy order, host eviction</td></tr>
  *   <tr><td>L3</td><td>{@code L3Port} ({@code L3Room}, {@code NoL3}), {@code L3Tier} ({@code
  *       L3Writes}, {@code L3Prefetches}), {@code L3Progress}, {@code L3Write}, {@code
@@ -121,12 +123,15 @@
  *       <td>reservation, streaming, attach</td></tr>
  *   <tr><td>match</td><td>{@code PrefixMatcher}</td>
  *       <td>token checks, the walk and scan holders, what is cached where</td></tr>
- *   <tr><td>requests</td><td>{@code RequestTable}, {@code RequestState}</td>
- *       <td>admission, allocation, finish, chunk and abort (one release path)</td></tr>
+ *   <tr><td>requests</td><td>{@code RequestTable}, {@code RequestState}, {@code SnapshotPort}
+ *       ({@code RequestSnapshots}, {@code NoSnapshots})</td>
+ *       <td>admission, allocation, finish, chunk and abort (one release path); the requests'
+ *       recurrent-state snapshots behind the port</td></tr>
  *   <tr><td>locks</td><td>{@code NodeLocks}, {@link io.kvtier.core.cache.CacheLock}</td>
  *       <td>explicit node locks</td></tr>
- *   <tr><td>commit protocol</td><td>{@code CommitProtocol}, {@code LocalProgress}</td>
- *       <td>the rank-local copy progress and the commits</td></tr>
+ *   <tr><td>commit protocol</td><td>{@code CommitProtocol}, {@code LocalProgress}, {@link
+ *       io.kvtier.core.cache.CommitPort} ({@code CommitHandshake})</td>
+ *       <td>the rank-local copy progress and the commits; the port the sync step drives</td></tr>
  *   <tr><td>checks</td><td>{@code ReplicaDigest}, {@code CacheInvariants} (one class per
  *       family of rules on one {@code SlotTally}: {@code QueueMembership}, {@code
  *       TreeInvariants}, {@code ChangedInvariants}, {@code NodeInvariants}, {@code

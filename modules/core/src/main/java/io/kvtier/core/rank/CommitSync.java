@@ -1,6 +1,6 @@
 package io.kvtier.core.rank;
 
-import io.kvtier.core.cache.RankCache;
+import io.kvtier.core.cache.CommitPort;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.ReduceOp;
 import java.util.BitSet;
@@ -36,12 +36,12 @@ import java.util.BitSet;
 final class CommitSync {
   static final String TAG = "sync";
 
-  private final RankCache cache;
+  private final CommitPort commits;
   private final Collective collective;
   private final ProtocolDefect defect;
 
-  CommitSync(RankCache cache, Collective collective, ProtocolDefect defect) {
-    this.cache = cache;
+  CommitSync(CommitPort commits, Collective collective, ProtocolDefect defect) {
+    this.commits = commits;
     this.collective = collective;
     this.defect = defect;
   }
@@ -52,12 +52,12 @@ final class CommitSync {
    * @return whether the reduction ran
    */
   boolean run() {
-    int readyWrites = cache.readyWritePrefix();
-    int readyLoads = cache.readyLoadPrefix();
+    int readyWrites = commits.readyWritePrefix();
+    int readyLoads = commits.readyLoadPrefix();
     boolean skip =
         defect == ProtocolDefect.SKIP_SYNC_WHEN_NOTHING_READY_LOCALLY
             ? readyWrites + readyLoads == 0
-            : cache.outstandingOperations() == 0;
+            : commits.outstandingOperations() == 0;
     if (skip) {
       return false;
     }
@@ -66,22 +66,22 @@ final class CommitSync {
         collective.allReduce(ReduceOp.MAX, new long[] {i}, "sync-ack");
       }
     }
-    int writes = cache.pendingWrites();
-    int loads = cache.pendingLoads();
-    int l3Writes = cache.pendingL3Writes();
-    int prefetches = cache.pendingPrefetches();
-    int readyL3 = cache.readyL3WritePrefix();
+    int writes = commits.pendingWrites();
+    int loads = commits.pendingLoads();
+    int l3Writes = commits.pendingL3Writes();
+    int prefetches = commits.pendingPrefetches();
+    int readyL3 = commits.readyL3WritePrefix();
     int head = 3;
     int l3Offset = head + writes + loads;
     int prefetchOffset = l3Offset + l3Writes;
-    long[] values = new long[prefetchOffset + RankCache.PREFETCH_SYNC_WIDTH * prefetches];
+    long[] values = new long[prefetchOffset + CommitPort.PREFETCH_SYNC_WIDTH * prefetches];
     values[0] = readyWrites;
     values[1] = readyLoads;
     values[2] = readyL3;
-    flags(cache.localWriteFailures(readyWrites), values, head);
-    flags(cache.localLoadFailures(readyLoads), values, head + writes);
-    flags(cache.localL3WriteFailures(readyL3), values, l3Offset);
-    cache.localPrefetchProgress(values, prefetchOffset);
+    flags(commits.localWriteFailures(readyWrites), values, head);
+    flags(commits.localLoadFailures(readyLoads), values, head + writes);
+    flags(commits.localL3WriteFailures(readyL3), values, l3Offset);
+    commits.localPrefetchProgress(values, prefetchOffset);
     // In place: the values are not read again, and no second array per tick.
     collective.allReduceInto(ReduceOp.MIN, values, values, TAG);
     long[] agreed = values;
@@ -90,10 +90,10 @@ final class CommitSync {
     int commitL3 = (int) agreed[2];
     // Loads first: a failed load marks what was computed on it untrusted before the writes'
     // commit could make that KV a committed host copy and queue its L3 put (CACHE.md §10).
-    cache.commitLoads(commitLoads, failures(agreed, head + writes, commitLoads));
-    cache.commitWrites(commitWrites, failures(agreed, head, commitWrites));
-    cache.commitL3Writes(commitL3, failures(agreed, l3Offset, commitL3));
-    cache.commitPrefetches(agreed, prefetchOffset, prefetches);
+    commits.commitLoads(commitLoads, failures(agreed, head + writes, commitLoads));
+    commits.commitWrites(commitWrites, failures(agreed, head, commitWrites));
+    commits.commitL3Writes(commitL3, failures(agreed, l3Offset, commitL3));
+    commits.commitPrefetches(agreed, prefetchOffset, prefetches);
     return true;
   }
 

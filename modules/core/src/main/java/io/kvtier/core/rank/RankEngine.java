@@ -109,7 +109,7 @@ public final class RankEngine {
     // From here on only this engine's steps change the cache (see CacheSchedule).
     this.schedule = cache.bindSchedule(collective.size());
     this.scheduler = new Scheduler(cache, model, config, counters, this.collective);
-    this.commitSync = new CommitSync(cache, this.collective, config.defect());
+    this.commitSync = new CommitSync(cache.commits(), this.collective, config.defect());
   }
 
   /**

@@ -7,7 +7,11 @@ import java.util.Objects;
  * A request as every rank sees it: rank 0 receives it from the outside and broadcasts it in the
  * tick's {@link TickCommands}, so that every rank queues the same request at the same tick.
  *
- * <p>The prompt is copied in and out, so a request is a true value.
+ * <p>The prompt is copied in and out, so a request is a true value: the constructor's copy is
+ * the one copy of the caller's array on the request path (a caller may change or reuse its array
+ * as soon as the request is built). On each rank the engine then copies it once more into the
+ * request's own token array, which also takes its output, and hands that one array to the cache
+ * from admission to finish.
  *
  * @param id the caller's id, unique among the requests that are waiting or running
  * @param namespace the cache namespace (LoRA id or cache salt); 0 by default

@@ -17,7 +17,12 @@ final class RunningRequest {
   /** Tokens whose KV the request computes: the prompt and each generated token but the last. */
   final int kvTarget;
 
-  /** The prompt followed by the generated tokens. */
+  /**
+   * The prompt followed by the generated tokens: the one array of the request on this rank, from
+   * admission ({@code tokens[0, promptLength - 1)} or the whole prompt) to finish ({@code
+   * tokens[0, computed)}), so that the cache's finish sees the array it admitted and takes its
+   * fast path. Its own, not the request's: the output is written into it.
+   */
   final int[] tokens;
 
   final int prefixLength;
@@ -34,13 +39,19 @@ final class RunningRequest {
   int computed;
   int generated;
 
-  RunningRequest(RankRequest request, Admission admission, int kvTarget) {
+  /** A rank's token array for a request: its prompt, then room for its output. */
+  static int[] tokenArray(RankRequest request) {
+    int[] tokens = new int[request.promptLength() + request.maxOutputTokens()];
+    System.arraycopy(request.promptArray(), 0, tokens, 0, request.promptLength());
+    return tokens;
+  }
+
+  RunningRequest(RankRequest request, int[] tokens, Admission admission, int kvTarget) {
     this.request = request;
     this.id = request.id();
     this.promptLength = request.promptLength();
     this.kvTarget = kvTarget;
-    this.tokens = new int[promptLength + request.maxOutputTokens()];
-    System.arraycopy(request.promptArray(), 0, tokens, 0, promptLength);
+    this.tokens = tokens;
     this.prefixLength = admission.devicePrefixLength();
     this.hostLoadedLength = admission.loadedLength();
     this.matchedLength = admission.matchedLength();

@@ -10,7 +10,6 @@ import io.kvtier.spi.Collective;
 import io.kvtier.spi.ReduceOp;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -155,7 +154,8 @@ final class Scheduler {
 
   private void release(RunningRequest r, boolean finish) {
     if (finish) {
-      cache.finish(r.id, Arrays.copyOf(r.tokens, r.computed));
+      // The admitted array: the cache skips comparing the prefix and checks the output only.
+      cache.finish(r.id, r.tokens, r.computed);
     } else {
       cache.abort(r.id);
     }
@@ -180,23 +180,22 @@ final class Scheduler {
           new RequestOptions(r.namespace(), r.priority(), config.loadBackQuotaPages());
       // The first output token comes from the last prompt token's forward pass, so a request
       // that generates must compute at least that token: match all but the last prompt token.
-      int[] matchable =
-          r.maxOutputTokens() > 0
-              ? Arrays.copyOf(r.promptArray(), r.promptLength() - 1)
-              : r.promptArray();
+      int matchable = r.maxOutputTokens() > 0 ? r.promptLength() - 1 : r.promptLength();
       if (cache.hasL3() && !prefetched.containsKey(r.id())) {
         // Replicated: the queue, the tree and the count of prefetches are the same everywhere.
         prefetched.put(r.id(), NO_OUTCOME);
         if (prefetching.size() < config.maxRunning()
-            && cache.startPrefetch(r.id(), matchable, options)) {
+            && cache.startPrefetch(r.id(), r.promptArray(), matchable, options)) {
           waiting.pollFirst();
           prefetching.add(r);
           continue;
         }
       }
-      Admission admission = cache.admit(r.id(), matchable, options);
+      // The request's one token array from admission to finish (RunningRequest#tokens).
+      int[] tokens = RunningRequest.tokenArray(r);
+      Admission admission = cache.admit(r.id(), tokens, matchable, options);
       cache.admittedPrefetch(r.id()).ifPresent(o -> prefetched.put(r.id(), o));
-      RunningRequest rr = new RunningRequest(r, admission, kvTarget);
+      RunningRequest rr = new RunningRequest(r, tokens, admission, kvTarget);
       try {
         // Prompt pages first, so that a prepared backup covers exactly what the prefill writes.
         cache.allocateTokens(r.id(), r.promptLength());

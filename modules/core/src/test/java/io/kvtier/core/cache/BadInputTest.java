@@ -124,7 +124,7 @@ class BadInputTest {
     assertThatThrownBy(() -> cache.finish(2, new int[] {1, 2}))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("shorter");
-    assertThatThrownBy(() -> cache.commitWrites(1))
+    assertThatThrownBy(() -> cache.commits().commitWrites(1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("0 are pending");
     assertThatThrownBy(() -> cache.copyPageTable(2, new int[0], 0))

@@ -211,11 +211,11 @@ class CacheEventsTest {
       c.allocateTokens(1, A.length);
       c.finish(1);
       rank.advance(1_000_000_000L);
-      c.commitWrites(c.readyWritePrefix());
+      c.commits().commitWrites(c.commits().readyWritePrefix());
       assertThat(c.evictDevice(16)).isEqualTo(2);
       c.admit(2, B);
       rank.advance(1_000_000_000L);
-      c.commitLoads(c.readyLoadPrefix());
+      c.commits().commitLoads(c.commits().readyLoadPrefix());
       c.allocateTokens(2, B.length);
       c.finish(2);
 

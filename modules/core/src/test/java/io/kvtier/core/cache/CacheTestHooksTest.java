@@ -137,5 +137,10 @@ class CacheTestHooksTest {
 
     @Override
     public void reset(RankCache cache) {}
+
+    @Override
+    public long tokenRechecks(RankCache cache) {
+      return 0;
+    }
   }
 }

@@ -191,7 +191,7 @@ final class L3Rank {
     int loads = first.pendingLoads();
     int l3Writes = first.pendingL3Writes();
     int prefetches = first.pendingPrefetches();
-    int width = 3 + writes + loads + l3Writes + RankCache.PREFETCH_SYNC_WIDTH * prefetches;
+    int width = 3 + writes + loads + l3Writes + CommitPort.PREFETCH_SYNC_WIDTH * prefetches;
     long[] agreed = null;
     for (L3Rank r : ranks) {
       RankCache c = r.cache;
@@ -202,13 +202,13 @@ final class L3Rank {
         throw new AssertionError("ranks disagree on the replicated counts");
       }
       long[] v = new long[width];
-      v[0] = c.readyWritePrefix();
-      v[1] = c.readyLoadPrefix();
-      v[2] = c.readyL3WritePrefix();
-      flags(c.localWriteFailures((int) v[0]), v, 3);
-      flags(c.localLoadFailures((int) v[1]), v, 3 + writes);
-      flags(c.localL3WriteFailures((int) v[2]), v, 3 + writes + loads);
-      c.localPrefetchProgress(v, 3 + writes + loads + l3Writes);
+      v[0] = c.commits().readyWritePrefix();
+      v[1] = c.commits().readyLoadPrefix();
+      v[2] = c.commits().readyL3WritePrefix();
+      flags(c.commits().localWriteFailures((int) v[0]), v, 3);
+      flags(c.commits().localLoadFailures((int) v[1]), v, 3 + writes);
+      flags(c.commits().localL3WriteFailures((int) v[2]), v, 3 + writes + loads);
+      c.commits().localPrefetchProgress(v, 3 + writes + loads + l3Writes);
       if (agreed == null) {
         agreed = v;
       } else {
@@ -219,10 +219,11 @@ final class L3Rank {
     }
     for (L3Rank r : ranks) {
       RankCache c = r.cache;
-      c.commitLoads((int) agreed[1], failed(agreed, 3 + writes, (int) agreed[1]));
-      c.commitWrites((int) agreed[0], failed(agreed, 3, (int) agreed[0]));
-      c.commitL3Writes((int) agreed[2], failed(agreed, 3 + writes + loads, (int) agreed[2]));
-      c.commitPrefetches(agreed, 3 + writes + loads + l3Writes, prefetches);
+      c.commits().commitLoads((int) agreed[1], failed(agreed, 3 + writes, (int) agreed[1]));
+      c.commits().commitWrites((int) agreed[0], failed(agreed, 3, (int) agreed[0]));
+      c.commits()
+          .commitL3Writes((int) agreed[2], failed(agreed, 3 + writes + loads, (int) agreed[2]));
+      c.commits().commitPrefetches(agreed, 3 + writes + loads + l3Writes, prefetches);
       CacheInvariants.check(c);
     }
     long digest = ranks[0].cache.replicaDigest();

@@ -65,14 +65,14 @@ class L3TierTest {
     r.cache.evictDevice(4);
     assertThat(node.onDevice()).isFalse();
     assertThat(r.cache.evictHost(4)).isZero();
-    assertThat(r.cache.readyL3WritePrefix()).isZero();
+    assertThat(r.cache.commits().readyL3WritePrefix()).isZero();
     L3Rank.sync(r);
     assertThat(node.hostRef).isEqualTo(1);
 
     r.executor.runAll();
     assertThat(store.size()).isEqualTo(4);
     assertThat(store.contains(r.key(t, 3))).isTrue();
-    assertThat(r.cache.readyL3WritePrefix()).isEqualTo(1);
+    assertThat(r.cache.commits().readyL3WritePrefix()).isEqualTo(1);
     L3Rank.sync(r);
     assertThat(node.hostRef).isZero();
     assertThat(node.l3State).isEqualTo(RadixNode.L3_STORED);

@@ -24,8 +24,8 @@ class NoL3Test {
     assertThat(cache.l3Stats()).isEqualTo(L3Stats.NONE);
     assertThat(cache.pendingL3Writes()).isZero();
     assertThat(cache.pendingPrefetches()).isZero();
-    assertThat(cache.readyL3WritePrefix()).isZero();
-    assertThat(cache.localL3WriteFailures(0)).isEqualTo(new BitSet());
+    assertThat(cache.commits().readyL3WritePrefix()).isZero();
+    assertThat(cache.commits().localL3WriteFailures(0)).isEqualTo(new BitSet());
     assertThat(cache.prefetchState(1)).isEqualTo(RankCache.PrefetchState.NONE);
     assertThat(cache.admittedPrefetch(1)).isEmpty();
     assertThat(cache.rooms().l3()).isEmpty();
@@ -48,19 +48,19 @@ class NoL3Test {
 
   @Test
   void emptyCommitsAreAccepted() {
-    cache.commitL3Writes(0, new BitSet());
-    cache.commitPrefetches(new long[0], 0, 0);
-    cache.localPrefetchProgress(new long[0], 0);
+    cache.commits().commitL3Writes(0, new BitSet());
+    cache.commits().commitPrefetches(new long[0], 0, 0);
+    cache.commits().localPrefetchProgress(new long[0], 0);
     cache.cancelPrefetch(1);
     assertThat(cache.sync()).isZero();
   }
 
   @Test
   void nonEmptyCommitsFailNamingTheMissingTier() {
-    assertThatThrownBy(() -> cache.commitL3Writes(1, new BitSet()))
+    assertThatThrownBy(() -> cache.commits().commitL3Writes(1, new BitSet()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("cannot commit 1 L3 writes: no L3 tier");
-    assertThatThrownBy(() -> cache.commitPrefetches(new long[3], 0, 1))
+    assertThatThrownBy(() -> cache.commits().commitPrefetches(new long[3], 0, 1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("cannot commit 1 prefetches: no L3 tier");
   }

@@ -117,9 +117,9 @@ class PreparedBackupTest {
     CacheInvariants.check(cache);
     // The ack is ready only when both the streamed and the catch-up copy are done.
     memory.engine.completeWrite(false);
-    assertThat(cache.readyWritePrefix()).isZero();
+    assertThat(cache.commits().readyWritePrefix()).isZero();
     memory.engine.completeWrite(false);
-    assertThat(cache.readyWritePrefix()).isEqualTo(1);
+    assertThat(cache.commits().readyWritePrefix()).isEqualTo(1);
     cache.sync();
     assertThat(b.backupState()).isEqualTo(BackupState.COMMITTED);
     assertThat(cache.stats().backupsCommitted()).isEqualTo(2);
@@ -154,13 +154,13 @@ class PreparedBackupTest {
     memories[1].engine.completeWrite(true);
     memories[1].engine.completeAll();
     assertThat(ranks[1].replicaDigest()).isEqualTo(ranks[0].replicaDigest());
-    java.util.BitSet failed = ranks[0].localWriteFailures(1);
+    java.util.BitSet failed = ranks[0].commits().localWriteFailures(1);
     assertThat(failed.isEmpty()).isTrue();
-    failed.or(ranks[1].localWriteFailures(1));
+    failed.or(ranks[1].commits().localWriteFailures(1));
     assertThat(failed.get(0)).isTrue();
     for (int i = 0; i < 2; i++) {
       int hostFree = ranks[i].hostUsage().free();
-      ranks[i].commitWrites(1, failed);
+      ranks[i].commits().commitWrites(1, failed);
       RadixNode b = node(ranks[i], B);
       assertThat(b.backupState()).isEqualTo(BackupState.NONE);
       assertThat(ranks[i].hostUsage().free()).isEqualTo(hostFree + 2);

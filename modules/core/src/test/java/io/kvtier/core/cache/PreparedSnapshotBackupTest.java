@@ -298,7 +298,7 @@ class PreparedSnapshotBackupTest {
     memory.engine.completeAll();
     BitSet failed = new BitSet();
     failed.set(0);
-    cache.commitWrites(1, failed);
+    cache.commits().commitWrites(1, failed);
     checkBoth(cache);
     for (RadixNode n : path(cache, t, 20)) {
       assertThat(n.backupState()).isEqualTo(BackupState.NONE);

@@ -150,15 +150,18 @@ final class RankPair implements AutoCloseable {
     if (outstanding == 0) {
       return;
     }
-    int writes = Math.min(cache(FAST).readyWritePrefix(), cache(SLOW).readyWritePrefix());
-    int loads = Math.min(cache(FAST).readyLoadPrefix(), cache(SLOW).readyLoadPrefix());
-    BitSet writeFailures = cache(FAST).localWriteFailures(writes);
-    writeFailures.or(cache(SLOW).localWriteFailures(writes));
-    BitSet loadFailures = cache(FAST).localLoadFailures(loads);
-    loadFailures.or(cache(SLOW).localLoadFailures(loads));
+    int writes =
+        Math.min(
+            cache(FAST).commits().readyWritePrefix(), cache(SLOW).commits().readyWritePrefix());
+    int loads =
+        Math.min(cache(FAST).commits().readyLoadPrefix(), cache(SLOW).commits().readyLoadPrefix());
+    BitSet writeFailures = cache(FAST).commits().localWriteFailures(writes);
+    writeFailures.or(cache(SLOW).commits().localWriteFailures(writes));
+    BitSet loadFailures = cache(FAST).commits().localLoadFailures(loads);
+    loadFailures.or(cache(SLOW).commits().localLoadFailures(loads));
     for (int i = 0; i < 2; i++) {
-      cache(i).commitLoads(loads, loadFailures);
-      cache(i).commitWrites(writes, writeFailures);
+      cache(i).commits().commitLoads(loads, loadFailures);
+      cache(i).commits().commitWrites(writes, writeFailures);
     }
   }
 

@@ -102,8 +102,8 @@ class ReplicaDigestTest {
     Fixture f = fixture();
     long before = f.cache().replicaDigest();
     f.memory().engine.completeAll();
-    assertThat(f.cache().readyWritePrefix()).isEqualTo(2);
-    assertThat(f.cache().readyLoadPrefix()).isEqualTo(1);
+    assertThat(f.cache().commits().readyWritePrefix()).isEqualTo(2);
+    assertThat(f.cache().commits().readyLoadPrefix()).isEqualTo(1);
     assertThat(f.cache().isLoadLayerReady(f.cache().rooms().loadBacks().loads.peek(), 0)).isTrue();
     assertThat(f.cache().replicaDigest()).isEqualTo(before);
     f.cache().sync();

@@ -165,17 +165,17 @@ class ReplicatedDecisionTest {
   private static void syncMin(SimRank[] ranks) {
     RankCache fast = ranks[0].cache;
     RankCache slow = ranks[1].cache;
-    int writes = Math.min(fast.readyWritePrefix(), slow.readyWritePrefix());
-    int loads = Math.min(fast.readyLoadPrefix(), slow.readyLoadPrefix());
-    java.util.BitSet wf = fast.localWriteFailures(writes);
-    wf.or(slow.localWriteFailures(writes));
-    java.util.BitSet lf = fast.localLoadFailures(loads);
-    lf.or(slow.localLoadFailures(loads));
+    int writes = Math.min(fast.commits().readyWritePrefix(), slow.commits().readyWritePrefix());
+    int loads = Math.min(fast.commits().readyLoadPrefix(), slow.commits().readyLoadPrefix());
+    java.util.BitSet wf = fast.commits().localWriteFailures(writes);
+    wf.or(slow.commits().localWriteFailures(writes));
+    java.util.BitSet lf = fast.commits().localLoadFailures(loads);
+    lf.or(slow.commits().localLoadFailures(loads));
     both(
         ranks,
         c -> {
-          c.commitLoads(loads, lf);
-          c.commitWrites(writes, wf);
+          c.commits().commitLoads(loads, lf);
+          c.commits().commitWrites(writes, wf);
         });
   }
 
@@ -194,8 +194,8 @@ class ReplicatedDecisionTest {
       ranks[0].advance(1_000_000_000L);
       assertSame(ranks, "after the first attach");
       // Rank 0 has finished copying, rank 1 has not: locally ready prefixes differ...
-      assertThat(ranks[0].cache.readyWritePrefix()).isEqualTo(1);
-      assertThat(ranks[1].cache.readyWritePrefix()).isZero();
+      assertThat(ranks[0].cache.commits().readyWritePrefix()).isEqualTo(1);
+      assertThat(ranks[1].cache.commits().readyWritePrefix()).isZero();
       // ...but every decision reads the PENDING marker, the same on both.
       RadixNode[] a = new RadixNode[2];
       for (int r = 0; r < 2; r++) {
@@ -270,8 +270,8 @@ class ReplicatedDecisionTest {
         assertThat(r.cache.stats().preparedRolledBack()).isEqualTo(1);
         assertThat(r.cache.pendingWrites()).as("the retirement").isEqualTo(1);
       }
-      assertThat(ranks[0].cache.readyWritePrefix()).isEqualTo(1);
-      assertThat(ranks[1].cache.readyWritePrefix()).isZero();
+      assertThat(ranks[0].cache.commits().readyWritePrefix()).isEqualTo(1);
+      assertThat(ranks[1].cache.commits().readyWritePrefix()).isZero();
       both(ranks, c -> assertThat(c.evictDevice(1)).isEqualTo(C.length / 2));
       for (SimRank r : ranks) {
         assertThat(

@@ -515,8 +515,8 @@ final class Scenario {
     if (rnd.nextBoolean()) {
       cache.sync();
     } else {
-      cache.commitWrites(rnd.nextInt(cache.readyWritePrefix() + 1));
-      cache.commitLoads(rnd.nextInt(cache.readyLoadPrefix() + 1));
+      cache.commits().commitWrites(rnd.nextInt(cache.commits().readyWritePrefix() + 1));
+      cache.commits().commitLoads(rnd.nextInt(cache.commits().readyLoadPrefix() + 1));
     }
   }
 
@@ -611,7 +611,7 @@ final class Scenario {
         }
       }
       case 4 ->
-          assertThatThrownBy(() -> cache.commitWrites(cache.pendingWrites() + 1))
+          assertThatThrownBy(() -> cache.commits().commitWrites(cache.pendingWrites() + 1))
               .isInstanceOf(IllegalArgumentException.class);
       default -> {
         if (!active.isEmpty()) {
@@ -692,6 +692,6 @@ final class Scenario {
     }
     assertThat(cache.deviceUsage().protectedPages()).isZero();
     BitSet none = new BitSet();
-    assertThat(cache.localWriteFailures(0)).isEqualTo(none);
+    assertThat(cache.commits().localWriteFailures(0)).isEqualTo(none);
   }
 }

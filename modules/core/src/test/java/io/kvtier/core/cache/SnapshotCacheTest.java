@@ -215,7 +215,7 @@ class SnapshotCacheTest {
     BitSet failed = new BitSet();
     failed.set(0, writes);
     memory.engine.completeAll();
-    cache.commitWrites(writes, failed);
+    cache.commits().commitWrites(writes, failed);
     CacheInvariants.check(cache);
     RadixNode end = cache.match(0, t).lastDeviceNode();
     assertThat(end.backupState()).isEqualTo(BackupState.NONE);

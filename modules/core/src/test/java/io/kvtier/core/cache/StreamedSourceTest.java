@@ -156,19 +156,19 @@ class StreamedSourceTest {
     int writes = Integer.MAX_VALUE;
     int loads = Integer.MAX_VALUE;
     for (Rank r : ranks) {
-      writes = Math.min(writes, r.cache.readyWritePrefix());
-      loads = Math.min(loads, r.cache.readyLoadPrefix());
+      writes = Math.min(writes, r.cache.commits().readyWritePrefix());
+      loads = Math.min(loads, r.cache.commits().readyLoadPrefix());
     }
     BitSet writeFailures = new BitSet();
     BitSet loadFailures = new BitSet();
     for (Rank r : ranks) {
-      writeFailures.or(r.cache.localWriteFailures(writes));
-      loadFailures.or(r.cache.localLoadFailures(loads));
+      writeFailures.or(r.cache.commits().localWriteFailures(writes));
+      loadFailures.or(r.cache.commits().localLoadFailures(loads));
     }
     long digest = 0;
     for (Rank r : ranks) {
-      r.cache.commitLoads(loads, loadFailures);
-      r.cache.commitWrites(writes, writeFailures);
+      r.cache.commits().commitLoads(loads, loadFailures);
+      r.cache.commits().commitWrites(writes, writeFailures);
       CacheInvariants.check(r.cache);
       digest = r == ranks[0] ? r.cache.replicaDigest() : digest;
       assertThat(r.cache.replicaDigest()).isEqualTo(digest);

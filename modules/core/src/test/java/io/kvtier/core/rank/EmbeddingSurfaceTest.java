@@ -73,9 +73,9 @@ class EmbeddingSurfaceTest {
       calls.put("abort", c -> c.abort(1));
       calls.put("evictDevice", c -> c.evictDevice(1));
       calls.put("evictHost", c -> c.evictHost(1));
-      calls.put("commitWrites", c -> c.commitWrites(0, new BitSet()));
-      calls.put("commitLoads", c -> c.commitLoads(0, new BitSet()));
-      calls.put("commitL3Writes", c -> c.commitL3Writes(0, new BitSet()));
+      calls.put("commits().commitWrites", c -> c.commits().commitWrites(0, new BitSet()));
+      calls.put("commits().commitLoads", c -> c.commits().commitLoads(0, new BitSet()));
+      calls.put("commits().commitL3Writes", c -> c.commits().commitL3Writes(0, new BitSet()));
       calls.put("startPrefetch", c -> c.startPrefetch(98, prompt(98, 14), RequestOptions.DEFAULT));
       calls.put("prepareBackup", c -> c.prepareBackup(1));
       for (Map.Entry<String, Consumer<RankCache>> call : calls.entrySet()) {
@@ -104,16 +104,16 @@ class EmbeddingSurfaceTest {
       var token = probe.bindSchedule(2);
       token.enter();
       try {
-        assertThatThrownBy(() -> probe.commitWrites(0))
+        assertThatThrownBy(() -> probe.commits().commitWrites(0))
             .isInstanceOf(IllegalStateException.class)
-            .hasMessageContaining("RankCache.commitWrites(int) is for a single rank only")
+            .hasMessageContaining("RankCache.commits().commitWrites(int) is for a single rank only")
             .hasMessageContaining("commitWrites(int, BitSet)");
-        assertThatThrownBy(() -> probe.commitLoads(0))
+        assertThatThrownBy(() -> probe.commits().commitLoads(0))
             .hasMessageContaining("commitLoads(int, BitSet)");
         assertThatThrownBy(probe::sync).hasMessageContaining("RankCache.sync() is for a single");
         // The agreed forms are what a step uses.
-        probe.commitWrites(0, new BitSet());
-        probe.commitLoads(0, new BitSet());
+        probe.commits().commitWrites(0, new BitSet());
+        probe.commits().commitLoads(0, new BitSet());
       } finally {
         token.exit();
       }

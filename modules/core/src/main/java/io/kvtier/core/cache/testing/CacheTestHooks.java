@@ -160,6 +160,18 @@ public final class CacheTestHooks {
   }
 
   /**
+   * How many finishes and chunk inserts of {@code cache} were given an array other than the one
+   * the request was admitted with, and so checked every token and compared the admitted prefix
+   * again (the slow path); 0 means every request took the fast path, as the engine's do.
+   *
+   * @param cache the cache
+   * @return the count since the cache was built
+   */
+  public static long tokenRechecks(RankCache cache) {
+    return access().tokenRechecks(Objects.requireNonNull(cache, "cache"));
+  }
+
+  /**
    * Switches every broken variant of {@code cache} off: the real rules apply again.
    *
    * @param cache the cache

@@ -57,4 +57,13 @@ public interface RuleAccess {
    * @param cache the cache
    */
   void reset(RankCache cache);
+
+  /**
+   * The finishes and chunk inserts of {@code cache} that were given an array other than the
+   * admitted one (see {@link CacheTestHooks#tokenRechecks}).
+   *
+   * @param cache the cache
+   * @return the count since the cache was built
+   */
+  long tokenRechecks(RankCache cache);
 }
