@@ -76,6 +76,12 @@ final class EngineCollective implements Collective {
   }
 
   @Override
+  public byte[] awaitBroadcast(int root, byte[] payload, String tag) {
+    before();
+    return collective.awaitBroadcast(root, payload, tag);
+  }
+
+  @Override
   public void barrier(String tag) {
     before();
     collective.barrier(tag);
