@@ -30,6 +30,7 @@ import java.util.concurrent.TimeoutException;
  * acts on a half-finished round.
  */
 final class HazelcastCollective implements Collective {
+  private static final System.Logger LOG = System.getLogger(HazelcastCollective.class.getName());
 
   /** How often a waiting rank looks at the watch. */
   private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -356,6 +357,9 @@ final class HazelcastCollective implements Collective {
   /** Breaks the group here and, best effort, in the cluster, then hands back the failure. */
   private CollectiveException fail(CollectiveException failure) {
     if (broken == null) {
+      // Logged when found: closing the member afterwards may take a while (a CP member leaving
+      // a group that just lost another waits for Raft), and the cause is news before that.
+      LOG.log(System.Logger.Level.WARNING, failure.getMessage());
       broken = failure.getMessage().lines().findFirst().orElse("failed");
       String reason = "rank " + rank + " failed: " + failure.getMessage();
       bounded(() -> group.markBroken(reason));

@@ -277,10 +277,12 @@ final class RankGroupEngine implements GenerationEngine {
 
   /**
    * Whether rank 0 has nothing to tick for: the group is idle (replicated, so the other ranks wait
-   * without a watchdog) and nothing waits to be sent, run or paused.
+   * without a watchdog) and nothing waits to be sent, run or paused. The first tick always runs:
+   * the other ranks wait for it with the watchdog, until the group has met once.
    */
   private boolean awaitsWork(RankEngine engine) {
     return !closing
+        && engine.tickNumber() > 0
         && engine.isIdle()
         && live.isEmpty()
         && submitted.isEmpty()

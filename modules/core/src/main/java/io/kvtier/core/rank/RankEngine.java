@@ -16,7 +16,8 @@ import java.util.function.Supplier;
  *
  * <pre>
  *   1 receive  rank 0 broadcasts the tick's commands (tag "recv")            every tick;
- *              while idle awaited without the watchdog (Collective.awaitBroadcast)
+ *              while idle awaited without the watchdog (Collective.awaitBroadcast),
+ *              once the group has met in a first call
  *   2 sync     iff the replicated outstanding count is positive: one fused MIN
  *              reduction of ready counts, failure bits and L3 progress (tag "sync"),
  *              then commit
@@ -154,9 +155,10 @@ public final class RankEngine {
           // Rank 0 too applies the decoded bytes, so that every rank runs exactly the same input.
           // Idle (replicated, so every rank chooses alike): rank 0 may stay away until work
           // arrives, and the others wait with no watchdog, ended only by the collective's own
-          // failure detection (Collective.awaitBroadcast).
+          // failure detection (Collective.awaitBroadcast). Not before the group has met once: a
+          // rank that never made a call is one no failure detection knows yet.
           byte[] bytes =
-              isIdle()
+              isIdle() && collective.calls() > 0
                   ? collective.awaitBroadcast(0, payload, RECV_TAG)
                   : collective.broadcast(0, payload, RECV_TAG);
           TickCommands received = TickCommands.decode(bytes);
