@@ -47,6 +47,11 @@ final class LocalCollective implements Collective {
 
   @Override
   public byte[] broadcast(int root, byte[] payload, String tag) {
+    return broadcast(root, payload, tag, watchdogNanos, false);
+  }
+
+  private byte[] broadcast(
+      int root, byte[] payload, String tag, long waitNanos, boolean watchLiveness) {
     Objects.requireNonNull(tag, "tag");
     if (root < 0 || root >= size()) {
       throw new IllegalArgumentException(
@@ -62,8 +67,19 @@ final class LocalCollective implements Collective {
       Objects.requireNonNull(payload, "payload must not be null on the root rank");
     }
     LocalCall call = new LocalCall(LocalCall.Kind.BROADCAST, tag, sequence++, root);
-    byte[] sent = (byte[]) group.arrive(rank, call, root == rank ? payload : null, watchdogNanos);
+    byte[] sent =
+        (byte[]) group.arrive(rank, call, root == rank ? payload : null, waitNanos, watchLiveness);
     return sent.clone();
+  }
+
+  /**
+   * The broadcast with no watchdog: ends when the round completes, or when the group breaks,
+   * which includes a rank found gone (its thread ended without closing its handle) while this one
+   * waits for it.
+   */
+  @Override
+  public byte[] awaitBroadcast(int root, byte[] payload, String tag) {
+    return broadcast(root, payload, tag, Long.MAX_VALUE, true);
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.kvtier.backend.sim;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveDesyncException;
 import io.kvtier.spi.CollectiveException;
+import io.kvtier.spi.CollectiveRankLostException;
 import io.kvtier.spi.CollectiveTimeoutException;
 import io.kvtier.spi.ReduceOp;
 import java.time.Duration;
@@ -36,10 +37,19 @@ final class LocalGroup {
     DESYNC,
     TIMEOUT,
     LEFT,
+    LOST,
     INTERRUPTED
   }
 
-  private record Breakage(BreakKind kind, String message) {}
+  /** Why the group broke; {@code lostRank} is the rank found gone (LOST), else -1. */
+  private record Breakage(BreakKind kind, String message, int lostRank) {
+    Breakage(BreakKind kind, String message) {
+      this(kind, message, -1);
+    }
+  }
+
+  /** How often a rank in an unbounded wait looks whether the ranks it waits for still live. */
+  private static final long LIVENESS_POLL_NANOS = 50_000_000L;
 
   /** The calls of one sequence number. */
   private static final class Round {
@@ -61,6 +71,10 @@ final class LocalGroup {
   private final Condition changed = lock.newCondition();
   private final boolean[] joined;
   private final boolean[] left;
+
+  /** The thread of each rank's latest call: the {@code local} group's failure detection. */
+  private final Thread[] threads;
+
   private final List<ArrayDeque<LocalCall>> history;
   private int open;
   private Round round;
@@ -71,6 +85,7 @@ final class LocalGroup {
     this.worldSize = worldSize;
     this.joined = new boolean[worldSize];
     this.left = new boolean[worldSize];
+    this.threads = new Thread[worldSize];
     this.history = new ArrayList<>(worldSize);
     for (int r = 0; r < worldSize; r++) {
       history.add(new ArrayDeque<>(HISTORY));
@@ -130,6 +145,16 @@ final class LocalGroup {
    * @return the round's result: the reduced array, the root's payload, or null
    */
   Object arrive(int rank, LocalCall call, Object data, long watchdogNanos) {
+    return arrive(rank, call, data, watchdogNanos, false);
+  }
+
+  /**
+   * As {@link #arrive(int, LocalCall, Object, long)}; with {@code watchLiveness} the wait also
+   * ends, with {@link CollectiveRankLostException}, when a rank that has not arrived is gone: the
+   * thread of its latest call ended without closing its handle. That is what a rank in an
+   * unbounded wait ({@link io.kvtier.spi.Collective#awaitBroadcast}) has instead of a watchdog.
+   */
+  Object arrive(int rank, LocalCall call, Object data, long watchdogNanos, boolean watchLiveness) {
     lock.lock();
     try {
       if (left[rank]) {
@@ -155,6 +180,7 @@ final class LocalGroup {
                 + broken.get().message());
       }
       remember(rank, call);
+      threads[rank] = Thread.currentThread();
       Round r = round;
       r.calls[rank] = call;
       r.data[rank] = data;
@@ -177,8 +203,29 @@ final class LocalGroup {
         if (remaining <= 0) {
           return fail(BreakKind.TIMEOUT, timeoutMessage(rank, call, r, watchdogNanos));
         }
+        if (watchLiveness) {
+          int lost = lostRank(r);
+          if (lost >= 0) {
+            return fail(
+                new Breakage(
+                    BreakKind.LOST,
+                    "rank "
+                        + lost
+                        + " of group '"
+                        + name
+                        + "' is gone: its thread "
+                        + threads[lost].getName()
+                        + " ended without closing its handle while rank "
+                        + rank
+                        + " waited in "
+                        + call.describe()
+                        + "; "
+                        + lastCalls(),
+                    lost));
+          }
+        }
         try {
-          changed.awaitNanos(remaining);
+          changed.awaitNanos(watchLiveness ? Math.min(remaining, LIVENESS_POLL_NANOS) : remaining);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           fail(
@@ -256,17 +303,33 @@ final class LocalGroup {
     }
   }
 
+  /** The lowest rank not arrived in {@code r} whose latest calling thread ended, or -1. */
+  private int lostRank(Round r) {
+    for (int other = 0; other < worldSize; other++) {
+      Thread t = threads[other];
+      if (r.calls[other] == null && !left[other] && t != null && !t.isAlive()) {
+        return other;
+      }
+    }
+    return -1;
+  }
+
   /** Breaks the group, wakes every waiter, and throws the caller's exception. */
   private Object fail(BreakKind kind, String message) {
-    LOG.log(System.Logger.Level.WARNING, message);
-    broken = Optional.of(new Breakage(kind, message));
+    return fail(new Breakage(kind, message));
+  }
+
+  private Object fail(Breakage breakage) {
+    LOG.log(System.Logger.Level.WARNING, breakage.message());
+    broken = Optional.of(breakage);
     changed.signalAll();
-    throw exception(broken.get(), message);
+    throw exception(breakage, breakage.message());
   }
 
   private static CollectiveException exception(Breakage b, String message) {
     return switch (b.kind()) {
       case DESYNC, LEFT -> new CollectiveDesyncException(message);
+      case LOST -> new CollectiveRankLostException(b.lostRank(), message);
       case TIMEOUT -> new CollectiveTimeoutException(message);
       case INTERRUPTED -> new CollectiveException(message, null);
     };

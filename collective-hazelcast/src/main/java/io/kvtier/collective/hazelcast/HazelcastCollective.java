@@ -30,6 +30,7 @@ import java.util.concurrent.TimeoutException;
  * acts on a half-finished round.
  */
 final class HazelcastCollective implements Collective {
+  private static final System.Logger LOG = System.getLogger(HazelcastCollective.class.getName());
 
   /** How often a waiting rank looks at the watch. */
   private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -100,6 +101,22 @@ final class HazelcastCollective implements Collective {
 
   @Override
   public byte[] broadcast(int root, byte[] payload, String tag) {
+    return broadcast(root, payload, tag, false);
+  }
+
+  /**
+   * The broadcast with no watchdog: a round that waits until the root publishes, however long.
+   * The wait ends early as any round's does: when the {@link HazelcastGroupWatch} sees a rank
+   * gone (its member left the cluster: {@link io.kvtier.spi.CollectiveRankLostException}), a
+   * handle closed, or the group broken. While it waits the rank has one latch await outstanding
+   * and makes no other cluster call.
+   */
+  @Override
+  public byte[] awaitBroadcast(int root, byte[] payload, String tag) {
+    return broadcast(root, payload, tag, true);
+  }
+
+  private byte[] broadcast(int root, byte[] payload, String tag, boolean untimed) {
     Objects.requireNonNull(tag, "tag");
     if (root < 0 || root >= size) {
       throw new IllegalArgumentException(
@@ -109,7 +126,8 @@ final class HazelcastCollective implements Collective {
       Objects.requireNonNull(payload, "payload must not be null on the root rank");
     }
     Optional<byte[]> mine = root == rank ? Optional.of(payload) : Optional.empty();
-    HazelcastContribution[] all = round(HazelcastCall.broadcast(root, tag), new long[0], mine);
+    HazelcastContribution[] all =
+        round(HazelcastCall.broadcast(root, tag), new long[0], mine, untimed);
     // decoded from the map, so every rank, the root included, gets its own copy
     return all[root]
         .payload()
@@ -135,6 +153,12 @@ final class HazelcastCollective implements Collective {
 
   private HazelcastContribution[] round(
       HazelcastCall call, long[] values, Optional<byte[]> payload) {
+    return round(call, values, payload, false);
+  }
+
+  /** One round; {@code untimed}: no watchdog, only the watch ends the wait early. */
+  private HazelcastContribution[] round(
+      HazelcastCall call, long[] values, Optional<byte[]> payload, boolean untimed) {
     if (closed) {
       throw new IllegalStateException(
           "rank "
@@ -161,7 +185,7 @@ final class HazelcastCollective implements Collective {
     long seq = sequence++;
     lastCall = call.describe() + " seq " + seq;
     HazelcastContribution mine = new HazelcastContribution(seq, rank, call, values, payload);
-    long watchdogNanos = saturatedNanos(watchdog);
+    long watchdogNanos = untimed ? Long.MAX_VALUE / 2 : saturatedNanos(watchdog);
     long deadline = System.nanoTime() + watchdogNanos;
     Future<HazelcastContribution[]> exchange = group.exchange(mine, watchdogNanos);
     try {
@@ -333,6 +357,9 @@ final class HazelcastCollective implements Collective {
   /** Breaks the group here and, best effort, in the cluster, then hands back the failure. */
   private CollectiveException fail(CollectiveException failure) {
     if (broken == null) {
+      // Logged when found: closing the member afterwards may take a while (a CP member leaving
+      // a group that just lost another waits for Raft), and the cause is news before that.
+      LOG.log(System.Logger.Level.WARNING, failure.getMessage());
       broken = failure.getMessage().lines().findFirst().orElse("failed");
       String reason = "rank " + rank + " failed: " + failure.getMessage();
       bounded(() -> group.markBroken(reason));

@@ -7,6 +7,7 @@ import com.hazelcast.core.EntryEvent;
 import com.hazelcast.map.listener.EntryAddedListener;
 import com.hazelcast.map.listener.EntryUpdatedListener;
 import io.kvtier.spi.CollectiveException;
+import io.kvtier.spi.CollectiveRankLostException;
 import io.kvtier.spi.CollectiveTimeoutException;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,7 +81,9 @@ final class HazelcastGroupWatch {
    *
    * @param seq the round this rank waits in
    * @param waiting a description of this rank's call
-   * @return the failure, naming the rank at fault: a {@link CollectiveTimeoutException} when
+   * @return the failure, naming the rank at fault: a {@link CollectiveRankLostException} when a
+   *     rank closed its handle or its member left the cluster; a {@link
+   *     CollectiveTimeoutException} when
    *     another rank broke the group because it timed out (it waited for the same missing rank
    *     as this one, and got there first), else a {@link CollectiveException}
    */
@@ -107,7 +110,8 @@ final class HazelcastGroupWatch {
       long next = nextSequence(e.getValue());
       if (e.getKey() != rank && next <= seq) {
         return Optional.of(
-            new CollectiveException(
+            new CollectiveRankLostException(
+                e.getKey(),
                 "rank "
                     + e.getKey()
                     + " of group '"
@@ -121,8 +125,7 @@ final class HazelcastGroupWatch {
                     + " waits for it in vain in "
                     + waiting
                     + " seq "
-                    + seq,
-                null));
+                    + seq));
       }
     }
     int removals = removed.size();
@@ -131,11 +134,11 @@ final class HazelcastGroupWatch {
     }
     removalsExplained = removals;
     // deadRank resets removalsExplained when a lookup failed, so the next poll retries
-    return deadRank(seq, waiting).map(m -> new CollectiveException(m, null));
+    return deadRank(seq, waiting);
   }
 
   /** Maps the members that left to ranks through the registrations in the control map. */
-  private Optional<String> deadRank(long seq, String waiting) {
+  private Optional<CollectiveException> deadRank(long seq, String waiting) {
     List<CompletableFuture<String>> registrations = new ArrayList<>();
     List<CompletableFuture<String>> departures = new ArrayList<>();
     for (int r = 0; r < size; r++) {
@@ -156,22 +159,24 @@ final class HazelcastGroupWatch {
       boolean leftCleanly = departure != null && nextSequence(departure) > seq;
       if (member != null && !leftCleanly) {
         return Optional.of(
-            "rank "
-                + r
-                + " of group '"
-                + group.name()
-                + "' is gone: its"
-                + " Hazelcast member "
-                + member.getAddress()
-                + " ("
-                + member.getUuid()
-                + ") left the"
-                + " cluster (the rank's process died or was cut off) while rank "
-                + rank
-                + " waited in "
-                + waiting
-                + " seq "
-                + seq);
+            new CollectiveRankLostException(
+                r,
+                "rank "
+                    + r
+                    + " of group '"
+                    + group.name()
+                    + "' is gone: its"
+                    + " Hazelcast member "
+                    + member.getAddress()
+                    + " ("
+                    + member.getUuid()
+                    + ") left the"
+                    + " cluster (the rank's process died or was cut off) while rank "
+                    + rank
+                    + " waited in "
+                    + waiting
+                    + " seq "
+                    + seq));
       }
     }
     return Optional.empty();

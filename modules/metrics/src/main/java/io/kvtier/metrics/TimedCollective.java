@@ -11,8 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A {@link Collective} that times every call on a Micrometer registry: timer {@code
- * kvtier.collective.latency} with tags {@code op} (all_reduce, broadcast, barrier) and {@code
- * tag} (the call site), whose count is the number of calls. The time includes the wait for the
+ * kvtier.collective.latency} with tags {@code op} (all_reduce, broadcast, await_broadcast,
+ * barrier) and {@code tag} (the call site), whose count is the number of calls. The time includes the wait for the
  * slowest rank, which is what a skewed rank costs the others. A failed call is timed too, with
  * {@code outcome=error}.
  */
@@ -67,6 +67,23 @@ public final class TimedCollective extends ForwardingCollective {
       return result;
     } finally {
       record("broadcast", tag, ok, start);
+    }
+  }
+
+  /**
+   * Timed as op {@code await_broadcast}: a rank of an idle group waits in it for as long as the
+   * group is idle, which would swamp the broadcasts' latencies.
+   */
+  @Override
+  public byte[] awaitBroadcast(int root, byte[] payload, String tag) {
+    long start = System.nanoTime();
+    boolean ok = false;
+    try {
+      byte[] result = delegate.awaitBroadcast(root, payload, tag);
+      ok = true;
+      return result;
+    } finally {
+      record("await_broadcast", tag, ok, start);
     }
   }
 

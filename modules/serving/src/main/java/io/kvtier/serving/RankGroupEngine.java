@@ -33,14 +33,13 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Streams are called after the tick, on rank 0's thread, in the order the tick produced: a
  * slow or failing stream delays the next tick but cannot fail a step of the engine.
  *
- * <p>When idle (nothing live, nothing copying) the thread still ticks every {@value
- * #IDLE_TICK_MILLIS} ms, so that the other ranks' collective watchdogs never fire and finished
- * backups commit; a submission wakes it at once.
+ * <p>When idle (nothing live, nothing copying: {@link RankEngine#isIdle()}) the thread does not
+ * tick: it parks until a submission, a cancel, a task or close wakes it, and the other ranks
+ * wait for its next broadcast with no watchdog, ended only by the collective's own failure
+ * detection (ARCHITECTURE.md §6, "Idle"). An idle group makes no collective calls.
  */
 final class RankGroupEngine implements GenerationEngine {
   private static final System.Logger LOG = System.getLogger(RankGroupEngine.class.getName());
-
-  static final long IDLE_TICK_MILLIS = 50;
 
   /** The first pause after a tick without progress, doubled up to {@link #MAX_POLL_NANOS}. */
   private static final long POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
@@ -185,6 +184,11 @@ final class RankGroupEngine implements GenerationEngine {
       while ((task = tasks.poll()) != null) {
         task.run();
       }
+      if (awaitsWork(engine)) {
+        LockSupport.park(this);
+        Thread.interrupted(); // an unpark by interrupt is only a wake-up
+        continue;
+      }
       List<RankRequest> arrivals = new ArrayList<>();
       Live next;
       while (!endSent
@@ -251,25 +255,35 @@ final class RankGroupEngine implements GenerationEngine {
         abortStalled(engine);
         progressAt = System.nanoTime();
       }
-      boolean idle =
-          live.isEmpty()
-              && slot.cache.outstandingOperations() == 0
-              && submitted.isEmpty()
-              && cancels.isEmpty()
-              && tasks.isEmpty();
       if (endSent) {
         if (!progressed) {
           LockSupport.parkNanos(poll);
           poll = Math.min(poll * 2, MAX_POLL_NANOS);
         }
-      } else if (idle && !closing) {
-        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(IDLE_TICK_MILLIS));
+      } else if (awaitsWork(engine)) {
+        continue; // parks at the top, after the tasks
       } else if (!progressed && submitted.isEmpty() && cancels.isEmpty() && !closing) {
         LockSupport.parkNanos(poll);
         poll = Math.min(poll * 2, MAX_POLL_NANOS);
       }
       Thread.interrupted(); // an unpark by interrupt is only a wake-up
     }
+  }
+
+  /**
+   * Whether rank 0 has nothing to tick for: the group is idle (replicated, so the other ranks wait
+   * without a watchdog) and nothing waits to be sent, run or paused. The first tick always runs:
+   * the other ranks wait for it with the watchdog, until the group has met once.
+   */
+  private boolean awaitsWork(RankEngine engine) {
+    return !closing
+        && engine.tickNumber() > 0
+        && engine.isIdle()
+        && live.isEmpty()
+        && submitted.isEmpty()
+        && cancels.isEmpty()
+        && tasks.isEmpty()
+        && pause == null;
   }
 
   private Live pollSubmitted() {

@@ -66,6 +66,12 @@ final class EngineCollective extends ForwardingCollective {
   }
 
   @Override
+  public byte[] awaitBroadcast(int root, byte[] payload, String tag) {
+    before();
+    return collective.awaitBroadcast(root, payload, tag);
+  }
+
+  @Override
   public void barrier(String tag) {
     before();
     super.barrier(tag);

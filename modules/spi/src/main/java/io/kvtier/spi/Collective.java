@@ -12,7 +12,8 @@ import java.util.Objects;
  * number makes the call throw {@link CollectiveDesyncException} on every rank, whatever the
  * others call, with a message that names each rank's call and tag (of each rank that arrived);
  * a call that does not complete within the group's watchdog timeout throws {@link
- * CollectiveTimeoutException} on the ranks that are waiting. After either, the group is broken:
+ * CollectiveTimeoutException} on the ranks that are waiting ({@link #awaitBroadcast} excepted:
+ * it ends on the implementation's own failure detection instead). After either, the group is broken:
  * every later call throws. The engine relies on the desync: a rank whose step failed calls a
  * barrier whose tag names the failure, and every rank learns it from the desync's message.
  *
@@ -101,6 +102,31 @@ public interface Collective extends AutoCloseable {
    * @return the root's payload, on every rank (a copy; the caller may modify it)
    */
   byte[] broadcast(int root, byte[] payload, String tag);
+
+  /**
+   * {@link #broadcast}, for ranks that wait for work: the same call (same operation, tag and
+   * sequence number rules; ranks may mix the two forms), but no watchdog bounds the wait. A rank
+   * waits in it for as long as the root stays away, with no traffic of its own while it waits,
+   * and the wait ends with a {@link CollectiveException} as soon as the implementation's own
+   * failure detection finds a rank of the group gone: a {@link CollectiveRankLostException}
+   * naming the rank (Hazelcast's membership, the {@code local} group's live threads), a desync
+   * when a rank closed its handle or called something else, or the end of the whole job (MPI
+   * aborts every process when one dies). A rank group waits for its next tick this way while it
+   * is idle, so that an idle group makes no collective calls (ARCHITECTURE.md §6).
+   *
+   * <p>The default is {@link #broadcast}, watchdog included: a provider without failure
+   * detection of its own keeps the bound, and an idle group over it fails at the watchdog.
+   * Decorators forward it to their delegate's {@code awaitBroadcast}.
+   *
+   * @param root the rank whose payload is sent; every rank passes the same root (else desync)
+   * @param payload the bytes to send on the root; ignored (may be null) on the other ranks
+   * @param tag the call site
+   * @return the root's payload, on every rank (a copy; the caller may modify it)
+   * @throws CollectiveRankLostException when a rank of the group is found gone
+   */
+  default byte[] awaitBroadcast(int root, byte[] payload, String tag) {
+    return broadcast(root, payload, tag);
+  }
 
   /**
    * Waits until every rank has reached this barrier.

@@ -38,6 +38,9 @@ final class MpiCallGate {
   private final Thread onlyThread;
   private long recorded;
 
+  /** The token of a call the watchdog leaves alone (an idle wait), or -1. */
+  private volatile long untimedToken = -1;
+
   /**
    * Creates a gate.
    *
@@ -130,6 +133,26 @@ final class MpiCallGate {
    */
   void exit(long token) {
     state.setRelease(token + 1);
+  }
+
+  /**
+   * Marks the call entered with {@code token} as one the watchdog does not time: a rank waiting
+   * for work ({@link io.kvtier.spi.Collective#awaitBroadcast}). It ends with the call.
+   *
+   * @param token what {@link #enter} returned
+   */
+  void untimed(long token) {
+    untimedToken = token;
+  }
+
+  /**
+   * Whether the call of a state is untimed.
+   *
+   * @param state a value of {@link #state()}
+   * @return true if a call is in progress in that state and the watchdog must leave it alone
+   */
+  boolean isUntimed(long state) {
+    return (state & 1) != 0 && state == untimedToken;
   }
 
   /**

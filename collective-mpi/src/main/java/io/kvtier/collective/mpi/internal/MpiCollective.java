@@ -203,6 +203,21 @@ final class MpiCollective implements Collective {
 
   @Override
   public byte[] broadcast(int root, byte[] payload, String tag) {
+    return broadcast(root, payload, tag, false);
+  }
+
+  /**
+   * The broadcast, hidden from the {@link MpiWatchdog}: nothing in the process bounds the wait.
+   * MPI's own failure detection ends it: when a process of the job dies, the launcher ({@code
+   * mpirun}) aborts every other one. Open MPI's blocking collectives poll while they wait, so a
+   * rank waiting here keeps a core busy (set {@code --mca mpi_yield_when_idle 1} to yield it).
+   */
+  @Override
+  public byte[] awaitBroadcast(int root, byte[] payload, String tag) {
+    return broadcast(root, payload, tag, true);
+  }
+
+  private byte[] broadcast(int root, byte[] payload, String tag, boolean untimed) {
     Objects.requireNonNull(tag, "tag");
     ensureUsable();
     if (root < 0 || root >= size) {
@@ -213,6 +228,9 @@ final class MpiCollective implements Collective {
       Objects.requireNonNull(payload, "payload must not be null on the root rank");
     }
     long token = gate.enter(MpiCall.Kind.BROADCAST, root, tag, sequence);
+    if (untimed) {
+      gate.untimed(token);
+    }
     try {
       long print = fingerprints.of(MpiCall.Kind.BROADCAST, root, tag);
       int slots = capacity.next();

@@ -16,7 +16,8 @@ import java.util.function.Consumer;
  *
  * <p>It polls at an eighth of the timeout (between 1 ms and 250 ms), so a stuck call is reported
  * between one and 1.125 timeouts after it began; the calling thread pays nothing for it beyond
- * the gate's counter.
+ * the gate's counter. An idle wait ({@link MpiCallGate#untimed}) is not timed: when a process
+ * of the job dies, {@code mpirun} ends the others.
  */
 final class MpiWatchdog implements AutoCloseable {
 
@@ -64,7 +65,7 @@ final class MpiWatchdog implements AutoCloseable {
         return;
       }
       long s = gate.state();
-      if ((s & 1) == 0) {
+      if ((s & 1) == 0 || gate.isUntimed(s)) {
         watched = -1;
       } else if (s != watched) {
         watched = s;

@@ -81,6 +81,24 @@ public final class GuardedCollective extends ForwardingCollective {
     return super.broadcast(root, payload, tag);
   }
 
+  /**
+   * The delegate's own unbounded wait, without the header reduction: the header would be the
+   * call that waits, and it is bounded. Every rank of an idle group makes this call, so the
+   * sequence numbers stay in step; whether the ranks agree on it is left to the delegate, which
+   * must check calls natively (all providers here do) to offer an unbounded wait.
+   */
+  @Override
+  public byte[] awaitBroadcast(int root, byte[] payload, String tag) {
+    Objects.requireNonNull(tag, "tag");
+    if (broken) {
+      check("broadcast(root=" + root + ")", tag); // throws: the group is broken
+    }
+    byte[] result = delegate.awaitBroadcast(root, payload, tag);
+    remember("awaitBroadcast(root=" + root + ") tag '" + tag + "' seq " + sequence);
+    sequence++;
+    return result;
+  }
+
   @Override
   public void barrier(String tag) {
     check("barrier", tag);

@@ -5,6 +5,7 @@ import io.kvtier.core.cache.CacheView;
 import io.kvtier.core.cache.RankCache;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveException;
+import io.kvtier.spi.CollectiveRankLostException;
 import io.kvtier.spi.ReduceOp;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -14,7 +15,9 @@ import java.util.function.Supplier;
  * its {@link Collective} and the replicated request state, and running the six steps of a tick.
  *
  * <pre>
- *   1 receive  rank 0 broadcasts the tick's commands (tag "recv")            every tick
+ *   1 receive  rank 0 broadcasts the tick's commands (tag "recv")            every tick;
+ *              while idle awaited without the watchdog (Collective.awaitBroadcast),
+ *              once the group has met in a first call
  *   2 sync     iff the replicated outstanding count is positive: one fused MIN
  *              reduction of ready counts, failure bits and L3 progress (tag "sync"),
  *              then commit
@@ -150,7 +153,15 @@ public final class RankEngine {
                     .encode();
           }
           // Rank 0 too applies the decoded bytes, so that every rank runs exactly the same input.
-          TickCommands received = TickCommands.decode(collective.broadcast(0, payload, RECV_TAG));
+          // Idle (replicated, so every rank chooses alike): rank 0 may stay away until work
+          // arrives, and the others wait with no watchdog, ended only by the collective's own
+          // failure detection (Collective.awaitBroadcast). Not before the group has met once: a
+          // rank that never made a call is one no failure detection knows yet.
+          byte[] bytes =
+              isIdle() && collective.calls() > 0
+                  ? collective.awaitBroadcast(0, payload, RECV_TAG)
+                  : collective.broadcast(0, payload, RECV_TAG);
+          TickCommands received = TickCommands.decode(bytes);
           if (received.skippedTicks() != 0) {
             skip(received.skippedTicks());
           }
@@ -304,6 +315,18 @@ public final class RankEngine {
       return f;
     }
     String seenIn = "tick " + tick + ", step " + step;
+    if (e instanceof CollectiveRankLostException lost) {
+      // The collective's failure detection found a rank gone (its process or thread died): it
+      // makes no call, so no tag carries its failure; the detection names it instead.
+      return new RankGroupFailedException(
+          rank(),
+          lost.lostRank(),
+          tick,
+          step,
+          "rank " + lost.lostRank() + " is gone: " + e,
+          seenIn,
+          e);
+    }
     if (e instanceof CollectiveException || e instanceof ReplicaDivergenceException) {
       return GroupFailure.find(e.getMessage())
           .<RuntimeException>map(

@@ -15,7 +15,9 @@ import java.util.Objects;
  * message names each rank's call and tag ({@link io.kvtier.spi.Collective}); the engine finds
  * the encoded failure in it and raises this exception instead. So the others learn of the
  * failure in the collective they are in or reach next, not at the watchdog. A rank whose thread
- * or process died makes no call at all: that stays the watchdog's case.
+ * or process died makes no call at all: where the collective's own failure detection finds it
+ * gone ({@link io.kvtier.spi.CollectiveRankLostException}) every waiting rank raises this
+ * exception naming it, in the step it waited in; otherwise it is the watchdog's case.
  *
  * <p>On the failed rank the {@link #getCause() cause} is the step's own exception or error; on
  * the others it is the collective's desync exception, and {@link #causeDescription()} carries

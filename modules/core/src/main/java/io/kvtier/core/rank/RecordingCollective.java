@@ -75,6 +75,16 @@ public final class RecordingCollective extends ForwardingCollective {
     return super.broadcast(root, payload, tag);
   }
 
+  /**
+   * Logged as {@link #broadcast} is: the same call, only waited for without the watchdog, so an
+   * idle wait leaves the schedule hash as a bounded broadcast would.
+   */
+  @Override
+  public byte[] awaitBroadcast(int root, byte[] payload, String tag) {
+    log(2, 0, root, tag);
+    return delegate.awaitBroadcast(root, payload, tag);
+  }
+
   @Override
   public void barrier(String tag) {
     log(3, 0, 0, tag);

@@ -93,6 +93,35 @@ final class RankHarness implements AutoCloseable {
       BiFunction<Integer, TransferEngine, TransferEngine> wrap,
       java.util.function.IntFunction<ModelRunner> models,
       java.util.function.IntFunction<io.kvtier.core.cache.L3Setup> l3) {
+    this(ranks, cacheConfig, config, simProperties, wrap, models, l3, Duration.ofSeconds(20));
+  }
+
+  /**
+   * Builds the ranks with another collective watchdog.
+   *
+   * @param watchdog the {@code local} group's watchdog
+   */
+  RankHarness(int ranks, CacheConfig cacheConfig, RankEngineConfig config, Duration watchdog) {
+    this(
+        ranks,
+        cacheConfig,
+        config,
+        Map.of(),
+        (r, t) -> t,
+        r -> new CountingModel(),
+        null,
+        watchdog);
+  }
+
+  private RankHarness(
+      int ranks,
+      CacheConfig cacheConfig,
+      RankEngineConfig config,
+      Map<String, String> simProperties,
+      BiFunction<Integer, TransferEngine, TransferEngine> wrap,
+      java.util.function.IntFunction<ModelRunner> models,
+      java.util.function.IntFunction<io.kvtier.core.cache.L3Setup> l3,
+      Duration watchdog) {
     String group = "rank-harness-" + GROUPS.incrementAndGet();
     KvLayout layout = new KvLayout(2, 1, 2, 1, cacheConfig.pageSize());
     threads = Executors.newFixedThreadPool(ranks);
@@ -118,9 +147,7 @@ final class RankHarness implements AutoCloseable {
       resources.add(device);
       Collective collective =
           provider(CollectiveProvider.class, "local")
-              .join(
-                  io.kvtier.spi.CollectiveSpec.of(group, ranks, r, Duration.ofSeconds(20)),
-                  context);
+              .join(io.kvtier.spi.CollectiveSpec.of(group, ranks, r, watchdog), context);
       resources.add(collective);
       RankCache cache =
           l3 == null

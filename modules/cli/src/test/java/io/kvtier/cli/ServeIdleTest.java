@@ -1,0 +1,354 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.asserting.Providers;
+import io.kvtier.cli.serve.CompletionServer;
+import io.kvtier.spi.Availability;
+import io.kvtier.spi.CollectiveProvider;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * Idle means idle (ARCHITECTURE.md §6, "Idle"): an idle {@code kvtier serve} of 2 ranks makes no
+ * collective call, by its own {@code kvtier_collective_latency_seconds_count}, for longer than
+ * its collective watchdog, on {@code local} (ranks as threads), {@code hazelcast} and {@code mpi}
+ * (rank processes, as in {@link ServeRankProcessesTest}); a request after the idle spell is
+ * answered before the watchdog would fire; and killing rank 0's process (SIGKILL) of an idle
+ * group ends the follower's group within the watchdog bound, with an error naming rank 0 (under
+ * mpirun: the whole job ends, mpirun naming rank 0).
+ *
+ * <p>The idle spell is the watchdog plus a second ({@code kvtier.collective-timeout} below, so
+ * the spell outlasts it), at least {@code -Dkvtier.tests.idle-seconds} (default 3). Every other
+ * wait is bounded; the bounds asserted are the protocol's (the watchdog), not timing figures.
+ */
+@Timeout(300)
+class ServeIdleTest {
+  private static final long HANG_GUARD_SECONDS = 120;
+
+  /** The watchdog of the rank processes: above Hazelcast's member timeout (5 s) below. */
+  private static final int PROCESS_WATCHDOG_SECONDS = 10;
+
+  private static final int LOCAL_WATCHDOG_SECONDS = 2;
+
+  private static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+),");
+  private static final Pattern SERVING_PID = Pattern.compile("serves in process (\\d+);");
+  private static final Pattern CALLS =
+      Pattern.compile("(?m)^kvtier_collective_latency_seconds_count\\{[^}]*} ([0-9.E+]+)$");
+
+  private static final String REQUEST =
+      "{\"model\": \"kvtier-tiny\", \"prompt\": \"idle means idle\", \"max_tokens\": 8}";
+
+  @TempDir Path dir;
+
+  private final List<Process> processes = new ArrayList<>();
+
+  @AfterEach
+  void killLeftovers() {
+    for (Process p : processes) {
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
+      p.destroyForcibly();
+    }
+  }
+
+  private Path config(int watchdogSeconds) throws IOException {
+    Path config = dir.resolve("kvtier.properties");
+    Files.writeString(
+        config,
+        "kvtier.device=sim\nkvtier.host=sim\nkvtier.page-size=4\n"
+            + "kvtier.device-pages=24\nkvtier.host-pages=64\n"
+            + "kvtier.collective-timeout="
+            + watchdogSeconds
+            + "s\n");
+    return config;
+  }
+
+  private static long idleSeconds(int watchdogSeconds) {
+    return Math.max(Long.getLong("kvtier.tests.idle-seconds", 3), watchdogSeconds + 1);
+  }
+
+  @Test
+  void anIdleLocalGroupMakesNoCallsAndWakesForARequest() throws Exception {
+    ServeCommand command = new ServeCommand();
+    StringWriter out = new StringWriter();
+    CommandLine cli = new CommandLine(command);
+    cli.setOut(new PrintWriter(out, true));
+    cli.setErr(new PrintWriter(out, true));
+    AtomicInteger status = new AtomicInteger(-1);
+    String[] args = {
+      "--port", "0", "--config", config(LOCAL_WATCHDOG_SECONDS).toString(), "--ranks", "2"
+    };
+    Thread running = Thread.ofPlatform().start(() -> status.set(cli.execute(args)));
+    CompletionServer server;
+    while ((server = command.server()) == null) {
+      assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
+      Thread.sleep(5);
+    }
+    try {
+      URI base = URI.create("http://127.0.0.1:" + server.address().getPort());
+      idleThenWake(base, LOCAL_WATCHDOG_SECONDS, "local");
+    } finally {
+      command.stop();
+      running.join();
+    }
+    assertThat(status.get()).as(out.toString()).isZero();
+  }
+
+  @Test
+  void anIdleHazelcastGroupMakesNoCallsWakesAndEndsWhenRankZeroIsKilled() throws Exception {
+    List<Path> logs = startHazelcastRanks();
+    Serving serving = awaitServing(processes.get(0), logs.get(0));
+    idleThenWake(serving.base(), PROCESS_WATCHDOG_SECONDS, "hazelcast");
+
+    // Idle again, then rank 0's process dies: the follower learns it from Hazelcast's membership
+    // (logged when found), then closes its member, which as a CP member of a group that just
+    // lost another waits for Raft before the process exits.
+    Thread.sleep(1_000);
+    long killed = System.nanoTime();
+    processes.get(0).destroyForcibly();
+    awaitLine(logs.get(1), "is gone: its Hazelcast member");
+    long foundMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+    int status = await(processes.get(1), logs.get(1));
+    long exitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+    System.out.printf(
+        "hazelcast: the follower found rank 0 gone %d ms after it was killed, exited after %d ms%n",
+        foundMillis, exitedMillis);
+    assertThat(foundMillis)
+        .as("found within the watchdog bound; %s", output(logs.get(1)))
+        .isLessThan(TimeUnit.SECONDS.toMillis(PROCESS_WATCHDOG_SECONDS));
+    assertThat(status).as(output(logs.get(1))).isEqualTo(KvTierCli.EXIT_FAILURE);
+    assertThat(output(logs.get(1)))
+        .contains("kvtier serve: rank 0 failed at tick ")
+        .contains("in step RECEIVE: rank 0 is gone: ")
+        .contains("left the cluster");
+  }
+
+  /** Waits until a log has a line, bounded. */
+  private static void awaitLine(Path log, String line) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+    while (!output(log).contains(line)) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("no line \"" + line + "\" in " + output(log));
+      }
+      Thread.sleep(20);
+    }
+  }
+
+  @Test
+  void anIdleMpiGroupMakesNoCallsWakesAndEndsWhenRankZeroIsKilled() throws Exception {
+    Path mpirun = mpirun();
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                mpirun.toString(),
+                "--oversubscribe",
+                "--bind-to",
+                "none",
+                "--mca",
+                "btl",
+                "self,vader",
+                "-np",
+                "2"));
+    command.addAll(SimulateRankProcessesTest.java());
+    command.addAll(serveOptions(config(PROCESS_WATCHDOG_SECONDS)));
+    command.addAll(List.of("--collective", "mpi"));
+    Path log = dir.resolve("mpi.log");
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
+    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    Process job = start(builder);
+    Serving serving = awaitServing(job, log);
+    idleThenWake(serving.base(), PROCESS_WATCHDOG_SECONDS, "mpi");
+
+    // Idle again, then rank 0's process dies: mpirun ends the job (MPI's own abort).
+    Thread.sleep(1_000);
+    long killed = System.nanoTime();
+    assertThat(ProcessHandle.of(serving.pid()).orElseThrow().destroyForcibly()).isTrue();
+    int status = await(job, log);
+    long endedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+    System.out.printf("mpi: the job ended %d ms after rank 0 was killed%n", endedMillis);
+    assertThat(status).as(output(log)).isNotZero();
+    assertThat(output(log)).containsPattern("rank 0");
+    assertThat(endedMillis)
+        .as("ended within the watchdog bound; %s", output(log))
+        .isLessThan(TimeUnit.SECONDS.toMillis(PROCESS_WATCHDOG_SECONDS));
+  }
+
+  /**
+   * One request (the group has ticked), an idle spell longer than the watchdog with no call, then
+   * a request answered before the watchdog would fire.
+   */
+  private static void idleThenWake(URI base, int watchdogSeconds, String collective)
+      throws Exception {
+    try (HttpClient client = HttpClient.newHttpClient()) {
+      assertThat(complete(client, base).statusCode()).isEqualTo(200);
+      long before = calls(client, base);
+      long idle = idleSeconds(watchdogSeconds);
+      Thread.sleep(TimeUnit.SECONDS.toMillis(idle));
+      long after = calls(client, base);
+      System.out.printf(
+          "%s: %d collective calls in %d s idle (%d before it)%n",
+          collective, after - before, idle, before);
+      assertThat(after - before).as("collective calls of an idle %d s", idle).isZero();
+
+      long woken = System.nanoTime();
+      HttpResponse<String> answer = complete(client, base);
+      long answeredMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - woken);
+      System.out.printf(
+          "%s: a request after the idle spell answered in %d ms%n", collective, answeredMillis);
+      assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+      assertThat(answeredMillis)
+          .as("answered before the watchdog")
+          .isLessThan(TimeUnit.SECONDS.toMillis(watchdogSeconds));
+      assertThat(calls(client, base)).as("the request ticked the group").isGreaterThan(after);
+    }
+  }
+
+  private static HttpResponse<String> complete(HttpClient client, URI base) throws Exception {
+    return client.send(
+        HttpRequest.newBuilder(base.resolve("/v1/completions"))
+            .timeout(Duration.ofSeconds(HANG_GUARD_SECONDS))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(REQUEST))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** The collective calls so far, every op, tag and outcome: the sum of the timer's counts. */
+  private static long calls(HttpClient client, URI base) throws Exception {
+    String scrape =
+        client
+            .send(
+                HttpRequest.newBuilder(base.resolve("/metrics")).GET().build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body();
+    Matcher m = CALLS.matcher(scrape);
+    long sum = 0;
+    boolean any = false;
+    while (m.find()) {
+      sum += (long) Double.parseDouble(m.group(1));
+      any = true;
+    }
+    assertThat(any).as("no kvtier_collective_latency_seconds_count in %s", scrape).isTrue();
+    return sum;
+  }
+
+  /** Rank 0 and rank 1 over hazelcast on loopback and the third CP member; the ranks' logs. */
+  private List<Path> startHazelcastRanks() throws IOException {
+    Path config = config(PROCESS_WATCHDOG_SECONDS);
+    int port = 20_000 + 10 * ThreadLocalRandom.current().nextInt(2_000);
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put(
+        "hazelcast.cluster-name",
+        "kvtier-idle-test-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+    settings.put("hazelcast.port", Integer.toString(port));
+    settings.put("hazelcast.port-count", "4");
+    settings.put("hazelcast.members", "127.0.0.1");
+    settings.put("hazelcast.join-timeout", "120s");
+    settings.put("hazelcast.member-timeout", "5s");
+    settings.put("hazelcast.cp-member-removal", "5s");
+    settings.put("hazelcast.partition-count", "31");
+    List<Path> logs = new ArrayList<>();
+    for (int r = 0; r < 2; r++) {
+      List<String> command = new ArrayList<>(SimulateRankProcessesTest.java());
+      command.addAll(serveOptions(config));
+      command.addAll(
+          List.of("--ranks", "2", "--collective", "hazelcast", "--rank", Integer.toString(r)));
+      settings.forEach((k, v) -> command.addAll(List.of("--collective-property", k + "=" + v)));
+      Path log = dir.resolve("rank-" + r + ".log");
+      logs.add(log);
+      start(new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()));
+    }
+    List<String> cpMember = new ArrayList<>(SimulateRankProcessesTest.java());
+    cpMember.add("cp-member");
+    settings.forEach((k, v) -> cpMember.add(k + "=" + v));
+    start(
+        new ProcessBuilder(cpMember)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("cp-member.log").toFile()));
+    return logs;
+  }
+
+  private static List<String> serveOptions(Path config) {
+    return List.of("serve", "--port", "0", "--config", config.toString());
+  }
+
+  private record Serving(URI base, long pid) {}
+
+  private static Serving awaitServing(Process job, Path log) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+    while (System.nanoTime() < deadline) {
+      String text = output(log);
+      Matcher port = LISTENING.matcher(text);
+      Matcher pid = SERVING_PID.matcher(text);
+      if (port.find() && pid.find()) {
+        return new Serving(
+            URI.create("http://127.0.0.1:" + port.group(1)), Long.parseLong(pid.group(1)));
+      }
+      assertThat(job.isAlive()).as("the job ended before rank 0 served: %s", text).isTrue();
+      Thread.sleep(20);
+    }
+    throw new AssertionError(
+        "rank 0 did not serve within " + HANG_GUARD_SECONDS + " s; " + output(log));
+  }
+
+  private Process start(ProcessBuilder builder) throws IOException {
+    Process p = builder.start();
+    processes.add(p);
+    return p;
+  }
+
+  private static int await(Process process, Path log) throws Exception {
+    if (!process.waitFor(HANG_GUARD_SECONDS, TimeUnit.SECONDS)) {
+      process.descendants().forEach(ProcessHandle::destroyForcibly);
+      process.destroyForcibly();
+      throw new AssertionError(
+          "the process did not end within " + HANG_GUARD_SECONDS + " s; " + output(log));
+    }
+    return process.exitValue();
+  }
+
+  private static String output(Path log) {
+    try {
+      return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
+    } catch (IOException e) {
+      return "(cannot read " + log + ": " + e.getMessage() + ")";
+    }
+  }
+
+  private static Path mpirun() {
+    Path mpirun = SimulateRankProcessesTest.onPath("mpirun").orElse(null);
+    SimulateRankProcessesTest.skipUnless(
+        mpirun != null,
+        "mpirun is not on the PATH; install it with"
+            + " `apt-get install openmpi-bin libopenmpi-dev`");
+    Availability mpi = Providers.named(CollectiveProvider.class, "mpi").availability();
+    SimulateRankProcessesTest.skipUnless(
+        mpi.available(), "the mpi collective is unavailable here: " + mpi.reason());
+    return mpirun;
+  }
+}
