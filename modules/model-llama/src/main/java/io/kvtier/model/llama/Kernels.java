@@ -26,6 +26,7 @@ public final class Kernels {
   static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
 
   private static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_64;
+  private static final VectorSpecies<Byte> B128 = ByteVector.SPECIES_128;
   private static final ValueLayout.OfFloat FLOAT_LE =
       ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
   private static final ValueLayout.OfShort SHORT_LE =
@@ -147,20 +148,28 @@ public final class Kernels {
 
   /** Q4_0 blocks: 2-byte f16 scale, then 16 bytes (low nibbles weights 0-15, high 16-31). */
   static float dotQ4_0(float[] x, int xo, MemorySegment data, long at, int n) {
+    FloatVector acc = FloatVector.zero(F);
     int blocks = n / 32;
-    float sum = 0f;
     for (int b = 0; b < blocks; b++) {
       long block = at + 18L * b;
       float d = Float.float16ToFloat(data.get(SHORT_LE, block));
       int xb = xo + 32 * b;
-      float s = 0f;
-      for (int j = 0; j < 16; j++) {
-        int q = data.get(ValueLayout.JAVA_BYTE, block + 2 + j) & 0xFF;
-        s += x[xb + j] * ((q & 0xF) - 8) + x[xb + j + 16] * ((q >> 4) - 8);
-      }
-      sum += d * s;
+      ByteVector packed =
+          ByteVector.fromMemorySegment(B128, data, block + 2, ByteOrder.LITTLE_ENDIAN);
+      ByteVector low = packed.and((byte) 0xF).sub((byte) 8);
+      ByteVector high = packed.lanewise(VectorOperators.ASHR, 4).and((byte) 0xF).sub((byte) 8);
+      FloatVector part = FloatVector.zero(F);
+      part = FloatVector.fromArray(F, x, xb).fma(widen(low, 0), part);
+      part = FloatVector.fromArray(F, x, xb + 8).fma(widen(low, 1), part);
+      part = FloatVector.fromArray(F, x, xb + 16).fma(widen(high, 0), part);
+      part = FloatVector.fromArray(F, x, xb + 24).fma(widen(high, 1), part);
+      acc = part.fma(FloatVector.broadcast(F, d), acc);
     }
-    return sum;
+    return sumLanes(acc);
+  }
+
+  private static FloatVector widen(ByteVector bytes, int part) {
+    return (FloatVector) bytes.convertShape(VectorOperators.B2F, F, part);
   }
 
   /**

@@ -6,6 +6,7 @@ import io.kvtier.gguf.GgufUnsupportedException;
 import io.kvtier.gguf.ModelHyperparameters;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 /**
  * A {@code llama} or {@code qwen2} transformer over a GGUF file's mapped weights: RMSNorm, RoPE
@@ -20,6 +21,9 @@ import java.util.Optional;
  * per-sequence state; the store does.
  */
 public final class LlamaModel {
+  /** Below this many multiply-adds attention runs on the calling thread. */
+  private static final long PARALLEL_ATTENTION_THRESHOLD = 1L << 16;
+
   private final ModelHyperparameters shape;
   private final boolean neox;
   private final GgufTensor tokenEmbedding;
@@ -178,7 +182,6 @@ public final class LlamaModel {
     int total = start + n;
     float[] keys = new float[total * kvDim];
     float[] values = new float[total * kvDim];
-    float[] scores = new float[total];
     for (int l = 0; l < layers.length; l++) {
       Layer layer = layers[l];
       for (int p = 0; p < n; p++) {
@@ -196,7 +199,7 @@ public final class LlamaModel {
         kv.write(l, start + p, k, v, p * kvDim);
       }
       kv.read(l, total, keys, values);
-      attend(q, keys, values, scores, attended, n, start);
+      attend(q, keys, values, attended, n, start);
       layer.wo.multiply(attended, n, residual);
       add(x, residual, n * dim);
       for (int p = 0; p < n; p++) {
@@ -233,31 +236,41 @@ public final class LlamaModel {
     }
   }
 
-  /** Causal grouped-query attention of each batch position over positions 0..p, in order. */
-  private void attend(
-      float[] q, float[] keys, float[] values, float[] scores, float[] out, int n, int start) {
-    int dim = shape.embeddingLength();
+  /**
+   * Causal grouped-query attention of each batch position over positions 0..p, in order. The
+   * (position, head) pairs are independent and each is computed the same way on any thread, so
+   * running them in parallel changes no bit.
+   */
+  private void attend(float[] q, float[] keys, float[] values, float[] out, int n, int start) {
+    int heads = shape.headCount();
+    long work = (long) n * heads * (start + n) * shape.headSize();
+    IntStream pairs = IntStream.range(0, n * heads);
+    if (work >= PARALLEL_ATTENTION_THRESHOLD) {
+      pairs = pairs.parallel();
+    }
+    pairs.forEach(pair -> attendHead(q, keys, values, out, pair / heads, pair % heads, start));
+  }
+
+  private void attendHead(
+      float[] q, float[] keys, float[] values, float[] out, int p, int h, int start) {
     int kvDim = kvDim();
     int headSize = shape.headSize();
     int group = shape.headCount() / shape.headCountKv();
     float scale = (float) (1.0 / Math.sqrt(headSize));
-    for (int p = 0; p < n; p++) {
-      int count = start + p + 1;
-      for (int h = 0; h < shape.headCount(); h++) {
-        int qAt = p * dim + h * headSize;
-        int kvAt = (h / group) * headSize;
-        for (int t = 0; t < count; t++) {
-          scores[t] = Kernels.dot(q, qAt, keys, t * kvDim + kvAt, headSize) * scale;
-        }
-        Kernels.softmax(scores, 0, count);
-        for (int i = 0; i < headSize; i++) {
-          float sum = 0f;
-          for (int t = 0; t < count; t++) {
-            sum += scores[t] * values[t * kvDim + kvAt + i];
-          }
-          out[qAt + i] = sum;
-        }
+    int count = start + p + 1;
+    float[] scores = new float[count];
+    int qAt = p * shape.embeddingLength() + h * headSize;
+    int kvAt = (h / group) * headSize;
+    for (int t = 0; t < count; t++) {
+      scores[t] = Kernels.dot(q, qAt, keys, t * kvDim + kvAt, headSize) * scale;
+    }
+    Kernels.softmax(scores, 0, count);
+    for (int i = 0; i < headSize; i++) {
+      float sum = 0f;
+      for (int t = 0; t < count; t++) {
+        sum += scores[t] * values[t * kvDim + kvAt + i];
       }
+      out[qAt + i] = sum;
     }
   }
 

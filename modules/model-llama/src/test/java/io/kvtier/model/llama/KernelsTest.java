@@ -128,7 +128,14 @@ class KernelsTest {
     int positions = 7;
     float[] w = randoms(random, rows * cols);
     float[] in = randoms(random, positions * cols);
-    for (GgufTensorType type : new GgufTensorType[] {GgufTensorType.F32, GgufTensorType.Q8_0}) {
+    for (GgufTensorType type :
+        new GgufTensorType[] {
+          GgufTensorType.F32,
+          GgufTensorType.F16,
+          GgufTensorType.BF16,
+          GgufTensorType.Q8_0,
+          GgufTensorType.Q4_0
+        }) {
       try (Arena arena = Arena.ofConfined()) {
         MemorySegment seg = quantized(arena, type, w);
         LlamaWeight weight =
