@@ -1,9 +1,13 @@
 package io.kvtier.model.llama;
 
 import io.kvtier.gguf.GgufTensorType;
+import io.kvtier.gguf.GgufUnsupportedException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.Set;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -21,6 +25,16 @@ import jdk.incubator.vector.VectorSpecies;
  */
 public final class Kernels {
   private Kernels() {}
+
+  /** The weight types {@link #dot} reads (Q4_K and Q6_K are read by kvtier-gguf only). */
+  public static final Set<GgufTensorType> SUPPORTED_TYPES =
+      Collections.unmodifiableSet(
+          EnumSet.of(
+              GgufTensorType.F32,
+              GgufTensorType.F16,
+              GgufTensorType.BF16,
+              GgufTensorType.Q8_0,
+              GgufTensorType.Q4_0));
 
   /** Fixed rather than preferred, so results do not change with the machine's vector width. */
   static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
@@ -51,10 +65,8 @@ public final class Kernels {
       case Q8_0 -> dotQ8_0(x, xOffset, data, rowOffset, n);
       case Q4_0 -> dotQ4_0(x, xOffset, data, rowOffset, n);
       default ->
-          throw new UnsupportedOperationException(
-              "tensor type "
-                  + type
-                  + " has no dot kernel yet; supported: F32, F16, BF16, Q8_0, Q4_0");
+          throw new GgufUnsupportedException(
+              "tensor type " + type + " has no dot kernel yet; supported: " + SUPPORTED_TYPES);
     };
   }
 

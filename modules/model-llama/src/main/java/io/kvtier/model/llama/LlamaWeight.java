@@ -2,6 +2,7 @@ package io.kvtier.model.llama;
 
 import io.kvtier.gguf.GgufTensor;
 import io.kvtier.gguf.GgufTensorType;
+import io.kvtier.gguf.GgufUnsupportedException;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.concurrent.ForkJoinPool;
@@ -28,7 +29,12 @@ public final class LlamaWeight {
   private final int columns;
   private final long rowBytes;
 
-  /** Wraps {@code tensor} (2-D: columns innermost). */
+  /**
+   * Wraps {@code tensor} (2-D: columns innermost). Its data must be readable from any thread (a
+   * {@code GgufFile}'s mapping is; a confined arena's segment is not).
+   *
+   * @throws GgufUnsupportedException if its type has no dot kernel or its rows are not whole blocks
+   */
   public LlamaWeight(GgufTensor tensor) {
     Objects.requireNonNull(tensor, "tensor");
     this.name = tensor.name();
@@ -37,6 +43,26 @@ public final class LlamaWeight {
     this.columns = Math.toIntExact(tensor.info().rowLength());
     this.rows = Math.toIntExact(tensor.info().rowCount());
     this.rowBytes = type.bytesFor(columns);
+    if (!Kernels.SUPPORTED_TYPES.contains(type)) {
+      throw new GgufUnsupportedException(
+          "tensor "
+              + name
+              + " is "
+              + type
+              + ", which has no dot kernel yet; supported: "
+              + Kernels.SUPPORTED_TYPES);
+    }
+    if (columns % type.blockSize() != 0) {
+      throw new GgufUnsupportedException(
+          "tensor "
+              + name
+              + ": row length="
+              + columns
+              + " is not a multiple of the "
+              + type
+              + " block size "
+              + type.blockSize());
+    }
   }
 
   /** The tensor's name. */
@@ -82,8 +108,7 @@ public final class LlamaWeight {
               + " out="
               + out.length);
     }
-    if ((long) rows * columns * positions < PARALLEL_THRESHOLD
-        || ForkJoinPool.getCommonPoolParallelism() < 2) {
+    if ((long) rows * columns * positions < PARALLEL_THRESHOLD) {
       multiplyRows(in, positions, out, 0, rows);
     } else {
       ForkJoinPool.commonPool().invoke(new RowsTask(in, positions, out, 0, rows));

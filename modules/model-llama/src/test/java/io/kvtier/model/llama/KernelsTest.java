@@ -74,6 +74,22 @@ class KernelsTest {
   }
 
   @Test
+  void aWeightOfATypeWithoutAKernelIsOneLineNamingIt() {
+    try (Arena arena = Arena.ofConfined()) {
+      GgufTensorType q4k = GgufTensorType.Q4_K;
+      MemorySegment seg = arena.allocate(q4k.bytesFor(256L * 2));
+      io.kvtier.gguf.GgufTensor tensor =
+          new io.kvtier.gguf.GgufTensor(
+              new io.kvtier.gguf.GgufTensorInfo("blk.0.attn_q.weight", new long[] {256, 2}, q4k, 0),
+              seg);
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> new LlamaWeight(tensor))
+          .isInstanceOf(io.kvtier.gguf.GgufUnsupportedException.class)
+          .hasMessageContaining("blk.0.attn_q.weight is Q4_K")
+          .hasMessageContaining("Q8_0");
+    }
+  }
+
+  @Test
   void rmsNormMatchesTheFormula() {
     float[] x = {1f, -2f, 3f, 0.5f};
     float[] w = {1f, 2f, 0.5f, -1f};
@@ -136,7 +152,7 @@ class KernelsTest {
           GgufTensorType.Q8_0,
           GgufTensorType.Q4_0
         }) {
-      try (Arena arena = Arena.ofConfined()) {
+      try (Arena arena = Arena.ofShared()) { // read by the pool's threads
         MemorySegment seg = quantized(arena, type, w);
         LlamaWeight weight =
             new LlamaWeight(
