@@ -1,0 +1,158 @@
+package io.kvtier.model.llama;
+
+import io.kvtier.gguf.GgufTensor;
+import io.kvtier.gguf.GgufTensorType;
+import io.kvtier.gguf.GgufUnsupportedException;
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.RecursiveAction;
+
+/**
+ * A weight matrix read in place from the mapped file: {@code rows} output rows of {@code columns}
+ * weights each (GGUF's innermost dimension is the row).
+ *
+ * <p>Products split work across cores by output rows only: each (row, position) value is one
+ * {@link Kernels#dot} call whatever the batch size or the split, so the split cannot change any
+ * bit of the result. Positions are the inner loop so a weight row is read once per batch.
+ */
+public final class LlamaWeight {
+  /** Below this many multiply-adds a product runs on the calling thread. */
+  private static final long PARALLEL_THRESHOLD = 1L << 17;
+
+  private static final int ROWS_PER_TASK = 16;
+
+  private final String name;
+  private final MemorySegment data;
+  private final GgufTensorType type;
+  private final int rows;
+  private final int columns;
+  private final long rowBytes;
+
+  /**
+   * Wraps {@code tensor} (2-D: columns innermost). Its data must be readable from any thread (a
+   * {@code GgufFile}'s mapping is; a confined arena's segment is not).
+   *
+   * @throws GgufUnsupportedException if its type has no dot kernel or its rows are not whole blocks
+   */
+  public LlamaWeight(GgufTensor tensor) {
+    Objects.requireNonNull(tensor, "tensor");
+    this.name = tensor.name();
+    this.data = tensor.data();
+    this.type = tensor.type();
+    this.columns = Math.toIntExact(tensor.info().rowLength());
+    this.rows = Math.toIntExact(tensor.info().rowCount());
+    this.rowBytes = type.bytesFor(columns);
+    if (!Kernels.SUPPORTED_TYPES.contains(type)) {
+      throw new GgufUnsupportedException(
+          "tensor "
+              + name
+              + " is "
+              + type
+              + ", which has no dot kernel yet; supported: "
+              + Kernels.SUPPORTED_TYPES);
+    }
+    if (columns % type.blockSize() != 0) {
+      throw new GgufUnsupportedException(
+          "tensor "
+              + name
+              + ": row length="
+              + columns
+              + " is not a multiple of the "
+              + type
+              + " block size "
+              + type.blockSize());
+    }
+  }
+
+  /** The tensor's name. */
+  public String name() {
+    return name;
+  }
+
+  /** The element type. */
+  public GgufTensorType type() {
+    return type;
+  }
+
+  /** Output rows. */
+  public int rows() {
+    return rows;
+  }
+
+  /** Weights per row (the input length). */
+  public int columns() {
+    return columns;
+  }
+
+  /** The dot of row {@code row} with {@code x[xOffset..xOffset+columns)}. */
+  public float dotRow(int row, float[] x, int xOffset) {
+    return Kernels.dot(x, xOffset, data, row * rowBytes, type, columns);
+  }
+
+  /**
+   * {@code out[p*rows + r] = row r · in[p*columns ..]} for positions {@code p < positions}.
+   */
+  public void multiply(float[] in, int positions, float[] out) {
+    if (in.length < positions * columns || out.length < positions * rows) {
+      throw new IllegalArgumentException(
+          name
+              + ": positions="
+              + positions
+              + " need in="
+              + positions * columns
+              + " out="
+              + positions * rows
+              + " but got in="
+              + in.length
+              + " out="
+              + out.length);
+    }
+    if ((long) rows * columns * positions < PARALLEL_THRESHOLD) {
+      multiplyRows(in, positions, out, 0, rows);
+    } else {
+      ForkJoinPool.commonPool().invoke(new RowsTask(in, positions, out, 0, rows));
+    }
+  }
+
+  private void multiplyRows(float[] in, int positions, float[] out, int from, int to) {
+    for (int r = from; r < to; r++) {
+      long at = r * rowBytes;
+      for (int p = 0; p < positions; p++) {
+        out[p * rows + r] = Kernels.dot(in, p * columns, data, at, type, columns);
+      }
+    }
+  }
+
+  private final class RowsTask extends RecursiveAction {
+    private final float[] in;
+    private final int positions;
+    private final float[] out;
+    private final int from;
+    private final int to;
+
+    RowsTask(float[] in, int positions, float[] out, int from, int to) {
+      this.in = in;
+      this.positions = positions;
+      this.out = out;
+      this.from = from;
+      this.to = to;
+    }
+
+    @Override
+    protected void compute() {
+      if (to - from <= ROWS_PER_TASK) {
+        multiplyRows(in, positions, out, from, to);
+        return;
+      }
+      int mid = (from + to) >>> 1;
+      invokeAll(
+          new RowsTask(in, positions, out, from, mid), new RowsTask(in, positions, out, mid, to));
+    }
+  }
+
+  @Override
+  public String toString() {
+    return name + " " + type + " " + rows + "x" + columns;
+  }
+}

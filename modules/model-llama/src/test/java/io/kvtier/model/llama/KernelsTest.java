@@ -1,0 +1,177 @@
+package io.kvtier.model.llama;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.kvtier.gguf.GgufTensorType;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** The kernels against plain scalar reference code. */
+class KernelsTest {
+  private static final long SEED = Long.getLong("kvtier.tests.seed", 42L);
+
+  private static float[] randoms(Random random, int n) {
+    float[] v = new float[n];
+    for (int i = 0; i < n; i++) {
+      v[i] = (float) random.nextGaussian();
+    }
+    return v;
+  }
+
+  private static MemorySegment quantized(Arena arena, GgufTensorType type, float[] w) {
+    MemorySegment seg = arena.allocate(type.bytesFor(w.length));
+    type.quantize(w, 0, w.length, seg, 0);
+    return seg;
+  }
+
+  @ParameterizedTest
+  @EnumSource(names = {"F32", "F16", "BF16", "Q8_0", "Q4_0"})
+  void dotEqualsScalarDotOfTheDequantizedRow(GgufTensorType type) {
+    Random random = new Random(SEED);
+    for (int n : new int[] {32, 64, 96, 256, 544}) {
+      float[] x = randoms(random, n + 3);
+      float[] w = randoms(random, n);
+      try (Arena arena = Arena.ofConfined()) {
+        MemorySegment seg = quantized(arena, type, w);
+        float[] deq = new float[n];
+        type.dequantize(seg, 0, n, deq, 0);
+        double expected = 0;
+        double magnitude = 0;
+        for (int i = 0; i < n; i++) {
+          expected += (double) x[3 + i] * deq[i];
+          magnitude += Math.abs((double) x[3 + i] * deq[i]);
+        }
+        float got = Kernels.dot(x, 3, seg, 0, type, n);
+        assertThat((double) got)
+            .as("%s n=%d seed=%d (-Dkvtier.tests.seed=%d)", type, n, SEED, SEED)
+            .isCloseTo(expected, within(1e-5 * magnitude + 1e-6));
+      }
+    }
+  }
+
+  @Test
+  void f32DotHandlesATailShorterThanTheVectorWidth() {
+    Random random = new Random(SEED);
+    int n = 172;
+    float[] x = randoms(random, n);
+    float[] w = randoms(random, n);
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment seg = quantized(arena, GgufTensorType.F32, w);
+      double expected = 0;
+      for (int i = 0; i < n; i++) {
+        expected += (double) x[i] * w[i];
+      }
+      assertThat((double) Kernels.dot(x, 0, seg, 0, GgufTensorType.F32, n))
+          .isCloseTo(expected, within(1e-4));
+      assertThat(Kernels.dot(x, 0, w, 0, n))
+          .isEqualTo(Kernels.dot(x, 0, seg, 0, GgufTensorType.F32, n));
+    }
+  }
+
+  @Test
+  void aWeightOfATypeWithoutAKernelIsOneLineNamingIt() {
+    try (Arena arena = Arena.ofConfined()) {
+      GgufTensorType q4k = GgufTensorType.Q4_K;
+      MemorySegment seg = arena.allocate(q4k.bytesFor(256L * 2));
+      io.kvtier.gguf.GgufTensor tensor =
+          new io.kvtier.gguf.GgufTensor(
+              new io.kvtier.gguf.GgufTensorInfo("blk.0.attn_q.weight", new long[] {256, 2}, q4k, 0),
+              seg);
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> new LlamaWeight(tensor))
+          .isInstanceOf(io.kvtier.gguf.GgufUnsupportedException.class)
+          .hasMessageContaining("blk.0.attn_q.weight is Q4_K")
+          .hasMessageContaining("Q8_0");
+    }
+  }
+
+  @Test
+  void rmsNormMatchesTheFormula() {
+    float[] x = {1f, -2f, 3f, 0.5f};
+    float[] w = {1f, 2f, 0.5f, -1f};
+    float[] out = new float[4];
+    Kernels.rmsNorm(x, 0, w, 1e-5f, out, 0, 4);
+    double ms = (1 + 4 + 9 + 0.25) / 4.0;
+    for (int i = 0; i < 4; i++) {
+      assertThat((double) out[i]).isCloseTo(x[i] / Math.sqrt(ms + 1e-5) * w[i], within(1e-6));
+    }
+  }
+
+  @Test
+  void ropeRotatesAdjacentPairsOrHalves() {
+    float[] normal = {1, 2, 3, 4, 5, 6, 7, 8};
+    float[] neox = normal.clone();
+    float pos = 3;
+    Kernels.rope(normal, 0, 8, pos, 10_000f, false);
+    Kernels.rope(neox, 0, 8, pos, 10_000f, true);
+    float[] in = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (int i = 0; i < 4; i++) {
+      double theta = pos * Math.pow(10_000, -2.0 * i / 8);
+      double c = Math.cos(theta);
+      double s = Math.sin(theta);
+      assertThat((double) normal[2 * i]).isCloseTo(in[2 * i] * c - in[2 * i + 1] * s, within(1e-5));
+      assertThat((double) normal[2 * i + 1])
+          .isCloseTo(in[2 * i] * s + in[2 * i + 1] * c, within(1e-5));
+      assertThat((double) neox[i]).isCloseTo(in[i] * c - in[i + 4] * s, within(1e-5));
+      assertThat((double) neox[i + 4]).isCloseTo(in[i] * s + in[i + 4] * c, within(1e-5));
+    }
+  }
+
+  @Test
+  void softmaxAndSwiglu() {
+    float[] v = {1f, 2f, 3f};
+    Kernels.softmax(v, 0, 3);
+    double z = Math.exp(1) + Math.exp(2) + Math.exp(3);
+    assertThat((double) v[0]).isCloseTo(Math.exp(1) / z, within(1e-6));
+    assertThat((double) v[2]).isCloseTo(Math.exp(3) / z, within(1e-6));
+    float[] gate = {-1f, 0f, 2f};
+    float[] up = {2f, 3f, 0.5f};
+    Kernels.swiglu(gate, 0, up, 0, 3);
+    assertThat((double) gate[0]).isCloseTo(-1 / (1 + Math.exp(1)) * 2, within(1e-6));
+    assertThat(gate[1]).isZero();
+    assertThat((double) gate[2]).isCloseTo(2 / (1 + Math.exp(-2)) * 0.5, within(1e-6));
+  }
+
+  @Test
+  void productIsBitIdenticalWhateverTheBatchSizeAndTheSplit() {
+    Random random = new Random(SEED);
+    int rows = 512;
+    int cols = 256;
+    int positions = 7;
+    float[] w = randoms(random, rows * cols);
+    float[] in = randoms(random, positions * cols);
+    for (GgufTensorType type :
+        new GgufTensorType[] {
+          GgufTensorType.F32,
+          GgufTensorType.F16,
+          GgufTensorType.BF16,
+          GgufTensorType.Q8_0,
+          GgufTensorType.Q4_0
+        }) {
+      try (Arena arena = Arena.ofShared()) { // read by the pool's threads
+        MemorySegment seg = quantized(arena, type, w);
+        LlamaWeight weight =
+            new LlamaWeight(
+                new io.kvtier.gguf.GgufTensor(
+                    new io.kvtier.gguf.GgufTensorInfo("w", new long[] {cols, rows}, type, 0), seg));
+        float[] batch = new float[positions * rows];
+        weight.multiply(in, positions, batch); // large enough to run on the pool
+        for (int p = 0; p < positions; p++) {
+          float[] one = new float[cols];
+          System.arraycopy(in, p * cols, one, 0, cols);
+          float[] single = new float[rows];
+          weight.multiply(one, 1, single);
+          for (int r = 0; r < rows; r++) {
+            assertThat(Float.floatToRawIntBits(batch[p * rows + r]))
+                .as("%s position %d row %d", type, p, r)
+                .isEqualTo(Float.floatToRawIntBits(single[r]));
+          }
+        }
+      }
+    }
+  }
+}
