@@ -68,6 +68,15 @@ public abstract class ForwardingCollective implements Collective {
     return delegate.broadcast(root, payload, tag);
   }
 
+  /**
+   * {@inheritDoc} Forwards to the delegate's own untimed wait: a decorator that did not would fall
+   * back to the default, a timed {@link #broadcast}, and an idle group would fail at the watchdog.
+   */
+  @Override
+  public byte[] awaitBroadcast(int root, byte[] payload, String tag) {
+    return delegate.awaitBroadcast(root, payload, tag);
+  }
+
   /** {@inheritDoc} Forwards to the delegate. */
   @Override
   public void barrier(String tag) {
