@@ -68,7 +68,7 @@ final class EngineCollective extends ForwardingCollective {
   @Override
   public byte[] awaitBroadcast(int root, byte[] payload, String tag) {
     before();
-    return collective.awaitBroadcast(root, payload, tag);
+    return super.awaitBroadcast(root, payload, tag);
   }
 
   @Override
