@@ -3,7 +3,7 @@ package io.kvtier.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.asserting.Providers;
-import io.kvtier.cli.serve.CompletionServer;
+import io.kvtier.server.CompletionServer;
 import io.kvtier.spi.Availability;
 import io.kvtier.spi.CollectiveProvider;
 import java.io.IOException;
