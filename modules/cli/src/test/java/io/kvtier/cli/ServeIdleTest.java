@@ -59,6 +59,8 @@ class ServeIdleTest {
   private static final Pattern CALLS =
       Pattern.compile("(?m)^kvtier_collective_latency_seconds_count\\{[^}]*} ([0-9.E+]+)$");
 
+  private static final Pattern IDLE = Pattern.compile("(?m)^kvtier_engine_idle(\\{[^}]*})? 1\\.0$");
+
   private static final String REQUEST =
       "{\"model\": \"kvtier-tiny\", \"prompt\": \"idle means idle\", \"max_tokens\": 8}";
 
@@ -206,6 +208,9 @@ class ServeIdleTest {
       throws Exception {
     try (HttpClient client = HttpClient.newHttpClient()) {
       assertThat(complete(client, base).statusCode()).isEqualTo(200);
+      // The answer may reach the client before the group's last ticks (a backup committing):
+      // the idle spell starts once rank 0 has parked.
+      awaitIdle(client, base);
       long before = calls(client, base);
       long idle = idleSeconds(watchdogSeconds);
       Thread.sleep(TimeUnit.SECONDS.toMillis(idle));
@@ -238,14 +243,29 @@ class ServeIdleTest {
         HttpResponse.BodyHandlers.ofString());
   }
 
+  /** Waits, bounded, until rank 0 reports the group idle ({@code kvtier_engine_idle 1}). */
+  private static void awaitIdle(HttpClient client, URI base) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+    String scrape;
+    while (!IDLE.matcher(scrape = scrape(client, base)).find()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("the group never went idle: " + scrape);
+      }
+      Thread.sleep(20);
+    }
+  }
+
+  private static String scrape(HttpClient client, URI base) throws Exception {
+    return client
+        .send(
+            HttpRequest.newBuilder(base.resolve("/metrics")).GET().build(),
+            HttpResponse.BodyHandlers.ofString())
+        .body();
+  }
+
   /** The collective calls so far, every op, tag and outcome: the sum of the timer's counts. */
   private static long calls(HttpClient client, URI base) throws Exception {
-    String scrape =
-        client
-            .send(
-                HttpRequest.newBuilder(base.resolve("/metrics")).GET().build(),
-                HttpResponse.BodyHandlers.ofString())
-            .body();
+    String scrape = scrape(client, base);
     Matcher m = CALLS.matcher(scrape);
     long sum = 0;
     boolean any = false;

@@ -65,7 +65,7 @@ import java.util.function.ToDoubleFunction;
  * kvtier.cached.tokens{cache_source=device|host|storage}}, {@code
  * kvtier.kv.cache.usage.perc{tier}} (fraction of pages in use); and the rank loop's {@code
  * kvtier.engine.ticks}, {@code kvtier.engine.batched.ticks}, {@code kvtier.engine.request.steps}
- * and {@code kvtier.engine.ranks}. The request meters (TTFT, latency, running and waiting) are
+ * {@code kvtier.engine.ranks} and {@code kvtier.engine.idle}. The request meters (TTFT, latency, running and waiting) are
  * {@link ServeMeters}'.
  *
  * <p>Transfer bytes and latency come from the backends through {@link
@@ -447,6 +447,11 @@ public final class KvTierMeters {
         EngineStats::advancedSteps);
     Gauge.builder("kvtier.engine.ranks", stats, s -> s.get().ranks())
         .description("Ranks of the tensor-parallel group that serves, each with its KV heads")
+        .strongReference(true)
+        .register(registry);
+    Gauge.builder("kvtier.engine.idle", stats, s -> s.get().idle() ? 1 : 0)
+        .description(
+            "1 while the group is idle: rank 0 waits for work and no rank makes a collective call")
         .strongReference(true)
         .register(registry);
   }

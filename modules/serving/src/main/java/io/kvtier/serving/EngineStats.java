@@ -34,6 +34,7 @@ public final class EngineStats {
   private volatile long advancedSteps;
   private volatile int running;
   private volatile int waiting;
+  private volatile boolean idle;
   private final int ranks;
   // Read on the reader's thread (stores are thread-safe): a remote store's stats may cost a
   // round trip that the engine's thread should not pay per request.
@@ -84,6 +85,10 @@ public final class EngineStats {
     }
     running = runningNow;
     waiting = waitingNow;
+  }
+
+  void recordIdle(boolean parked) {
+    idle = parked;
   }
 
   void recordLoadFailure() {
@@ -318,6 +323,16 @@ public final class EngineStats {
    */
   public int waiting() {
     return waiting;
+  }
+
+  /**
+   * Whether the group is idle: rank 0's thread is parked until work arrives, and the group makes
+   * no collective call (the other ranks wait in {@code Collective.awaitBroadcast}).
+   *
+   * @return true while parked
+   */
+  public boolean idle() {
+    return idle;
   }
 
   /**

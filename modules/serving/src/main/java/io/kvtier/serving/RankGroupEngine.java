@@ -185,10 +185,12 @@ final class RankGroupEngine implements GenerationEngine {
         task.run();
       }
       if (awaitsWork(engine)) {
+        stats.recordIdle(true);
         LockSupport.park(this);
         Thread.interrupted(); // an unpark by interrupt is only a wake-up
         continue;
       }
+      stats.recordIdle(false);
       List<RankRequest> arrivals = new ArrayList<>();
       Live next;
       while (!endSent
