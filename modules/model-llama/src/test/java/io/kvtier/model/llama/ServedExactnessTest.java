@@ -10,6 +10,7 @@ import io.kvtier.core.config.L3PrefetchPolicy;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.rank.RankEngineStats;
 import io.kvtier.gguf.GgufFile;
+import io.kvtier.gguf.GgufTensorType;
 import io.kvtier.serving.Completion;
 import io.kvtier.serving.EngineSettings;
 import io.kvtier.serving.GenerationEngine;
@@ -31,7 +32,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -48,9 +48,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * and a {@code file} L3 store under a host tier that is too small too. Every rank computes the
  * same logits, and the greedy tokens on 2 and 4 ranks are those of 1 rank.
  *
- * <p>The model is a synthetic {@code llama} file (8 query, 4 KV heads) written with the GGUF
- * writer, so the test runs without ../shared. {@code -Dkvtier.tests.seed} picks the weights and
- * the chats.
+ * <p>The models are synthetic files (8 query, 4 KV heads) written with the GGUF writer, so the
+ * test runs without ../shared: an F32 {@code llama} on every tier, and on the host tier or L3 a
+ * {@code qwen2} (QKV biases, split with the heads; NeoX RoPE; tied output), a Q8_0 {@code llama}
+ * and a Q4_0 {@code qwen2} (quantized rows split on block boundaries). {@code
+ * -Dkvtier.tests.seed} picks the weights and the chats.
  */
 class ServedExactnessTest {
   private static final long SEED = Long.getLong("kvtier.tests.seed", 42L);
@@ -60,21 +62,44 @@ class ServedExactnessTest {
 
   @TempDir static Path dir;
 
-  private static GgufFile file;
-  private static LlamaServingModel model;
+  /** The chats of each model variant, built on first use. */
+  private static final Map<String, Chats> CHATS_BY_VARIANT = new HashMap<>();
 
-  /** The prompts in the order they are submitted, and the 1-rank cache-off answers. */
-  private static List<int[]> prompts;
+  /**
+   * A model and its chats: the prompts in the order they are submitted, the 1-rank cache-off
+   * answers, and the cache-off logits per rank count.
+   */
+  private record Chats(
+      String name,
+      GgufFile file,
+      LlamaServingModel model,
+      List<int[]> prompts,
+      List<int[]> answers,
+      Map<Integer, Run> references) {}
 
-  private static List<int[]> answers;
+  /** The synthetic files the test runs: F32 llama, and qwen2's biases and quantized types. */
+  private static SyntheticGguf variant(String name) {
+    return switch (name) {
+      case "llama-f32" -> SyntheticGguf.llama();
+      case "qwen2-f32" -> SyntheticGguf.llama().withArch("qwen2");
+      case "llama-q8_0" -> SyntheticGguf.llama().withType(GgufTensorType.Q8_0);
+      case "qwen2-q4_0" -> SyntheticGguf.llama().withArch("qwen2").withType(GgufTensorType.Q4_0);
+      default -> throw new IllegalArgumentException(name);
+    };
+  }
 
-  /** Cache-off logits per rank count: request index, then position, then logits. */
-  private static final Map<Integer, Run> REFERENCES = new HashMap<>();
+  private static synchronized Chats chats(String name) throws Exception {
+    Chats chats = CHATS_BY_VARIANT.get(name);
+    if (chats == null) {
+      chats = buildTheChats(name);
+      CHATS_BY_VARIANT.put(name, chats);
+    }
+    return chats;
+  }
 
-  @BeforeAll
-  static void buildTheChats() throws Exception {
-    file = GgufFile.open(SyntheticGguf.llama().write(dir.resolve("chat.gguf"), SEED));
-    model = LlamaServingModel.of(file);
+  private static Chats buildTheChats(String name) throws Exception {
+    GgufFile file = GgufFile.open(variant(name).write(dir.resolve(name + ".gguf"), SEED));
+    LlamaServingModel model = LlamaServingModel.of(file);
     Random random = new Random(SEED * 31 + 7);
     int vocabulary = model.vocabularySize();
     int[] system = tokens(random, 24, vocabulary);
@@ -82,11 +107,11 @@ class ServedExactnessTest {
     for (int c = 0; c < CHATS; c++) {
       history[c] = system;
     }
-    prompts = new ArrayList<>();
-    answers = new ArrayList<>();
+    List<int[]> prompts = new ArrayList<>();
+    List<int[]> answers = new ArrayList<>();
     // Turn t of every chat, then turn t+1: a chat comes back after the others pushed it out.
     try (GenerationEngine engine =
-        open(1, deviceOnly(1), new Recorder(), EngineSettings.DEFAULTS)) {
+        open(model, 1, deviceOnly(model, 1), new Recorder(), EngineSettings.DEFAULTS)) {
       for (int t = 0; t < TURNS; t++) {
         for (int c = 0; c < CHATS; c++) {
           int[] prompt = concat(history[c], tokens(random, 5 + random.nextInt(25), vocabulary));
@@ -97,31 +122,40 @@ class ServedExactnessTest {
         }
       }
     }
+    return new Chats(name, file, model, prompts, answers, new HashMap<>());
   }
 
   @AfterAll
   static void close() {
-    if (file != null) {
-      file.close();
-    }
+    CHATS_BY_VARIANT.values().forEach(c -> c.file().close());
   }
 
   static Stream<Arguments> cases() {
     List<Arguments> cases = new ArrayList<>();
     for (int ranks : new int[] {1, 2, 4}) {
       for (String tier : new String[] {"device", "host", "memory", "file"}) {
-        cases.add(Arguments.of(ranks, tier));
+        cases.add(Arguments.of("llama-f32", ranks, tier));
       }
+      cases.add(Arguments.of("qwen2-f32", ranks, "host"));
+    }
+    // 96 feed-forward rows are 3 blocks of 32: at most 3 ranks, so 1 and 2.
+    for (int ranks : new int[] {1, 2}) {
+      cases.add(Arguments.of("llama-q8_0", ranks, "host"));
+      cases.add(Arguments.of("qwen2-q4_0", ranks, "memory"));
     }
     return cases.stream();
   }
 
-  @ParameterizedTest(name = "{0} ranks, {1}")
+  @ParameterizedTest(name = "{0}, {1} ranks, {2}")
   @MethodSource("cases")
   @Timeout(value = 3, unit = TimeUnit.MINUTES)
-  void logitsWithTheCacheAreThoseWithout(int ranks, String tier, @TempDir Path store)
-      throws Exception {
-    Run reference = reference(ranks);
+  void logitsWithTheCacheAreThoseWithout(
+      String variant, int ranks, String tier, @TempDir Path store) throws Exception {
+    Chats chats = chats(variant);
+    LlamaServingModel model = chats.model();
+    List<int[]> prompts = chats.prompts();
+    List<int[]> answers = chats.answers();
+    Run reference = reference(chats, ranks);
     Recorder recorder = new Recorder();
     long device = 0;
     long host = 0;
@@ -129,11 +163,13 @@ class ServedExactnessTest {
     RankEngineStats stats;
     try (ModelEngine engine =
         ModelEngine.open(
-            model.withLogitsListener(recorder), config(ranks, tier, store), BackendMetrics.NOOP)) {
+            model.withLogitsListener(recorder),
+            config(model, ranks, tier, store),
+            BackendMetrics.NOOP)) {
       for (int i = 0; i < prompts.size(); i++) {
         Completion c = engine.generate(prompts.get(i), ANSWER);
         assertThat(c.tokens())
-            .as("request %d on %d ranks, %s, seed %d", i, ranks, tier, SEED)
+            .as("%s request %d on %d ranks, %s, seed %d", variant, i, ranks, tier, SEED)
             .containsExactly(answers.get(i));
         device += c.deviceHitTokens();
         host += c.hostHitTokens();
@@ -150,14 +186,16 @@ class ServedExactnessTest {
       assertThat(got.keySet()).as("positions of request %d", i).isEqualTo(want.keySet());
       for (int position : want.keySet()) {
         assertThat(got.get(position))
-            .as("logit bits of request %d position %d, %d ranks, %s", i, position, ranks, tier)
+            .as(
+                "%s logit bits of request %d position %d, %d ranks, %s",
+                variant, i, position, ranks, tier)
             .containsExactly(want.get(position));
       }
     }
     System.out.printf(
-        "[gguf-exact] %d ranks, %s: %d device, %d host, %d L3 hit tokens; %d pages verified, %d"
-            + " wrong%n",
-        ranks, tier, device, host, l3, stats.kvVerifiedPages(), stats.kvMismatches());
+        "[gguf-exact] %s, %d ranks, %s: %d device, %d host, %d L3 hit tokens; %d pages verified,"
+            + " %d wrong%n",
+        variant, ranks, tier, device, host, l3, stats.kvVerifiedPages(), stats.kvMismatches());
     assertThat(stats.kvMismatches()).as("loaded-back pages whose KV differs").isZero();
     switch (tier) {
       case "device" -> assertThat(device).as("tokens reused on the device").isPositive();
@@ -170,30 +208,62 @@ class ServedExactnessTest {
   }
 
   /** The cache-off run on {@code ranks} ranks, once per rank count. */
-  private static synchronized Run reference(int ranks) throws Exception {
-    Run run = REFERENCES.get(ranks);
+  private static synchronized Run reference(Chats chats, int ranks) throws Exception {
+    Run run = chats.references().get(ranks);
     if (run == null) {
       Recorder recorder = new Recorder();
       try (GenerationEngine engine =
           open(
+              chats.model(),
               ranks,
-              deviceOnly(ranks),
+              deviceOnly(chats.model(), ranks),
               recorder,
               EngineSettings.DEFAULTS.withPrefixCaching(false))) {
-        for (int i = 0; i < prompts.size(); i++) {
-          assertThat(generate(engine, prompts.get(i)).tokens())
+        for (int i = 0; i < chats.prompts().size(); i++) {
+          assertThat(generate(engine, chats.prompts().get(i)).tokens())
               .as("cache-off request %d on %d ranks: the tokens of 1 rank, seed %d", i, ranks, SEED)
-              .containsExactly(answers.get(i));
+              .containsExactly(chats.answers().get(i));
         }
       }
       run = recorder.run(ranks);
-      REFERENCES.put(ranks, run);
+      chats.references().put(ranks, run);
+      if (ranks > 1) {
+        assertCloseToOneRank(chats.name(), run, reference(chats, 1), ranks);
+      }
     }
     return run;
   }
 
+  /**
+   * Tensor parallelism sums in another order than one rank, so the bits may differ, but only by
+   * rounding: a wrong share of a matrix would move logits by far more.
+   */
+  private static void assertCloseToOneRank(String variant, Run run, Run one, int ranks) {
+    double worst = 0;
+    for (int i = 0; i < one.logits().size(); i++) {
+      for (Map.Entry<Integer, int[]> e : one.logits().get(i).entrySet()) {
+        int[] other = run.logits().get(i).get(e.getKey());
+        for (int v = 0; v < other.length; v++) {
+          float a = Float.intBitsToFloat(e.getValue()[v]);
+          float b = Float.intBitsToFloat(other[v]);
+          worst = Math.max(worst, Math.abs(a - b));
+        }
+      }
+    }
+    System.out.printf(
+        "[gguf-exact] %s, %d ranks: largest logit difference to 1 rank %.3g%n",
+        variant, ranks, worst);
+    assertThat(worst)
+        .as("%s: largest logit difference of %d ranks to 1", variant, ranks)
+        .isLessThan(1e-3);
+  }
+
   private static GenerationEngine open(
-      int ranks, KvTierConfig config, Recorder recorder, EngineSettings s) {
+      LlamaServingModel model,
+      int ranks,
+      KvTierConfig config,
+      Recorder recorder,
+      EngineSettings s) {
     return GenerationEngines.open(
         model.withLogitsListener(recorder),
         config,
@@ -223,7 +293,8 @@ class ServedExactnessTest {
     return done.get(2, TimeUnit.MINUTES);
   }
 
-  private static KvTierConfigBuilder builder(int ranks, int pageSize, int devicePages, int host) {
+  private static KvTierConfigBuilder builder(
+      LlamaServingModel model, int ranks, int pageSize, int devicePages, int host) {
     return KvTierConfig.builder()
         .device("sim")
         .host("sim")
@@ -239,19 +310,19 @@ class ServedExactnessTest {
   }
 
   /** A device pool that holds every chat: nothing is evicted. */
-  private static KvTierConfig deviceOnly(int ranks) {
-    return builder(ranks, 16, 128, 128).build();
+  private static KvTierConfig deviceOnly(LlamaServingModel model, int ranks) {
+    return builder(model, ranks, 16, 128, 128).build();
   }
 
-  private static KvTierConfig config(int ranks, String tier, Path store) {
+  private static KvTierConfig config(LlamaServingModel model, int ranks, String tier, Path store) {
     return switch (tier) {
-      case "device" -> deviceOnly(ranks);
+      case "device" -> deviceOnly(model, ranks);
       // About a fifth of the working set on the device, all of it in the host tier.
-      case "host" -> builder(ranks, 8, 24, 160).build();
+      case "host" -> builder(model, ranks, 8, 24, 160).build();
       default -> {
         // The host tier only a quarter larger than the device pool: chats fall out of it and
         // come back from the store.
-        KvTierConfigBuilder b = builder(ranks, 4, 40, 50);
+        KvTierConfigBuilder b = builder(model, ranks, 4, 40, 50);
         b.set(KvTierKeys.STORE, tier);
         b.set(KvTierKeys.L3_PREFETCH_POLICY, L3PrefetchPolicy.WAIT_COMPLETE.configName());
         b.set(KvTierKeys.L3_PREFETCH_THRESHOLD, "4");
