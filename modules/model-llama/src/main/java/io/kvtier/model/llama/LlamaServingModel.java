@@ -48,17 +48,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
    */
   public static LlamaServingModel of(GgufFile file, int maxContext) {
     Objects.requireNonNull(file, "file");
-    LlamaModel model = LlamaModel.of(file);
-    if (maxContext < 1 || maxContext > model.contextLength()) {
-      throw new IllegalArgumentException(
-          "max-context="
-              + maxContext
-              + " is outside [1, "
-              + model.contextLength()
-              + "], the context length of "
-              + file.path());
-    }
-    return new LlamaServingModel(file, model, maxContext, LogitsListener.NONE);
+    return of(file, LlamaModel.of(file), maxContext);
   }
 
   /**
@@ -69,7 +59,21 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
    */
   public static LlamaServingModel of(GgufFile file) {
     Objects.requireNonNull(file, "file");
-    return of(file, LlamaModel.of(file).contextLength());
+    LlamaModel model = LlamaModel.of(file);
+    return of(file, model, model.contextLength());
+  }
+
+  private static LlamaServingModel of(GgufFile file, LlamaModel model, int maxContext) {
+    if (maxContext < 1 || maxContext > model.contextLength()) {
+      throw new IllegalArgumentException(
+          "max-context="
+              + maxContext
+              + " is outside [1, "
+              + model.contextLength()
+              + "], the context length of "
+              + file.path());
+    }
+    return new LlamaServingModel(file, model, maxContext, LogitsListener.NONE);
   }
 
   /**
