@@ -13,6 +13,7 @@ import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorType;
 import io.kvtier.serving.Completion;
 import io.kvtier.serving.EngineSettings;
+import io.kvtier.serving.EngineStats;
 import io.kvtier.serving.GenerationEngine;
 import io.kvtier.serving.GenerationEngine.GenerationRequest;
 import io.kvtier.serving.GenerationEngines;
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The exactness rule (docs/MODELS.md) for model {@code gguf} served by the engine: over seeded
@@ -47,6 +49,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * the runner verifies bit for bit), and with a {@code memory}
  * and a {@code file} L3 store under a host tier that is too small too. Every rank computes the
  * same logits, and the greedy tokens on 2 and 4 ranks are those of 1 rank.
+ *
+ * <p>And the batch does not matter: the same chats submitted a turn at a time, four requests
+ * running together and prompts prefilled 16 tokens per tick, give the sequential run's bits.
  *
  * <p>The models are synthetic files (8 query, 4 KV heads) written with the GGUF writer, so the
  * test runs without ../shared: an F32 {@code llama} on every tier, and on the host tier or L3 a
@@ -207,6 +212,50 @@ class ServedExactnessTest {
     }
   }
 
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {1, 2, 4})
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void concurrentChunkedRequestsGiveTheLogitsOfSequentialWholeOnes(int ranks) throws Exception {
+    Chats chats = chats("llama-f32");
+    Run reference = reference(chats, ranks);
+    Recorder recorder = new Recorder();
+    // Each turn of every chat at once, four running together, prompts prefilled 16 tokens per
+    // tick: the steps' ranges and batches differ from the reference's, the bits must not.
+    EngineSettings settings = EngineSettings.DEFAULTS.withBatching(4, 16);
+    EngineStats stats;
+    try (GenerationEngine engine =
+        open(
+            chats.model(), ranks, config(chats.model(), ranks, "host", null), recorder, settings)) {
+      List<CompletableFuture<Completion>> wave = new ArrayList<>();
+      for (int i = 0; i < chats.prompts().size(); i++) {
+        wave.add(submit(engine, chats.prompts().get(i)));
+        if (wave.size() == CHATS) {
+          for (CompletableFuture<Completion> c : wave) {
+            c.get(2, TimeUnit.MINUTES);
+          }
+          wave.clear();
+        }
+      }
+      stats = engine.stats();
+    }
+    Run run = recorder.run(ranks);
+    for (int i = 0; i < chats.prompts().size(); i++) {
+      Map<Integer, int[]> want = reference.logits().get(i);
+      Map<Integer, int[]> got = run.logits().get(i);
+      assertThat(got.keySet()).as("positions of request %d", i).isEqualTo(want.keySet());
+      for (int position : want.keySet()) {
+        assertThat(got.get(position))
+            .as("logit bits of request %d position %d, %d ranks, seed %d", i, position, ranks, SEED)
+            .containsExactly(want.get(position));
+      }
+    }
+    System.out.printf(
+        "[gguf-exact] waves on %d ranks: up to %d requests per tick, %d host hit tokens%n",
+        ranks, stats.maxBatch(), stats.hostHitTokens());
+    assertThat(stats.maxBatch()).as("requests advanced in one tick").isGreaterThan(1);
+    assertThat(stats.hostHitTokens()).as("tokens loaded back from the host").isPositive();
+  }
+
   /** The cache-off run on {@code ranks} ranks, once per rank count. */
   private static synchronized Run reference(Chats chats, int ranks) throws Exception {
     Run run = chats.references().get(ranks);
@@ -273,6 +322,10 @@ class ServedExactnessTest {
   }
 
   private static Completion generate(GenerationEngine engine, int[] prompt) throws Exception {
+    return submit(engine, prompt).get(2, TimeUnit.MINUTES);
+  }
+
+  private static CompletableFuture<Completion> submit(GenerationEngine engine, int[] prompt) {
     CompletableFuture<Completion> done = new CompletableFuture<>();
     engine.submit(
         new GenerationRequest(prompt, ANSWER),
@@ -290,7 +343,7 @@ class ServedExactnessTest {
             done.completeExceptionally(cause);
           }
         });
-    return done.get(2, TimeUnit.MINUTES);
+    return done;
   }
 
   private static KvTierConfigBuilder builder(
