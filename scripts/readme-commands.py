@@ -78,6 +78,9 @@ def smoke(command):
 
     Returns (command to run, None), or (None, why it is not run)."""
     code = re.sub(r"\s+#.*$", "", command)
+    if "mooncake-synthetic" in code and not os.path.isdir(os.path.join(os.path.dirname(ROOT),
+                                                                       "shared")):
+        return None, "skipped: needs ../shared/traces (the Mooncake trace), absent here"
     if re.search(r"\./mvnw\b.*\btest\b.*-Dtest=", code):
         return None, "excluded: a test the Maven stage ran before this script"
     if re.search(r"\bbin/kvtier simulate\b", code):
@@ -94,7 +97,9 @@ def smoke(command):
                             ("--clients", "2"), ("--documents", "2")):
             code = set_option(code, name, value)
     if "collective-mpi/bench.sh" in code:
-        code = set_option(set_option(code, "--iterations", "50"), "--rounds", "3")
+        for name, value in (("--repeats", "1"), ("--ranks", "2"), ("--iterations", "50"),
+                            ("--warmup", "100"), ("--rounds", "3")):
+            code = set_option(code, name, value)
     if "collective-hazelcast/bench.sh" in code:
         for name, value in (("--repeats", "1"), ("--blocks", "2"), ("--per-block", "20"),
                             ("--warmup", "20")):
