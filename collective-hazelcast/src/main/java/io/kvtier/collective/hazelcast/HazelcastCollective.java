@@ -50,7 +50,21 @@ final class HazelcastCollective implements Collective {
   private final int size;
   private final Duration watchdog;
   private final ExecutorService helpers;
-  private final Runnable release;
+  private final Release release;
+
+  /** What closing a handle does with the process's Hazelcast instance. */
+  @FunctionalInterface
+  interface Release {
+    /**
+     * Drops the handle's reference to the instance.
+     *
+     * @param broken whether the group broke (a rank failed or was lost): the instance then
+     *     need not leave the cluster gracefully, which for a CP member of a group that just lost
+     *     another means waiting for Raft (about 15 s), while the process is ending with an error
+     */
+    void close(boolean broken);
+  }
+
   private long sequence;
   private String lastCall = "none";
   private String broken;
@@ -62,7 +76,7 @@ final class HazelcastCollective implements Collective {
       int size,
       Duration watchdog,
       ExecutorService helpers,
-      Runnable release) {
+      Release release) {
     this.group = group;
     this.rank = rank;
     this.size = size;
@@ -396,7 +410,7 @@ final class HazelcastCollective implements Collective {
       bounded(() -> group.leave(rank, sequence, lastCall));
     } finally {
       helpers.shutdownNow();
-      release.run();
+      release.close(broken != null);
     }
   }
 

@@ -62,7 +62,7 @@ public final class HazelcastCollectives {
     Objects.requireNonNull(hazelcast, "hazelcast");
     Objects.requireNonNull(joinTimeout, "joinTimeout");
     checkSpec(spec);
-    return open(hazelcast, spec, joinTimeout, () -> {});
+    return open(hazelcast, spec, joinTimeout, broken -> {});
   }
 
   /**
@@ -94,7 +94,8 @@ public final class HazelcastCollectives {
   }
 
   /**
-   * Joins a group; {@code release} runs when the handle closes (or when joining fails).
+   * Joins a group; {@code release} runs when the handle closes (or when joining fails), told
+   * whether the group broke.
    *
    * @param hazelcast the instance
    * @param spec a checked spec
@@ -103,7 +104,10 @@ public final class HazelcastCollectives {
    * @return the handle
    */
   static Collective open(
-      HazelcastInstance hazelcast, CollectiveSpec spec, Duration joinTimeout, Runnable release) {
+      HazelcastInstance hazelcast,
+      CollectiveSpec spec,
+      Duration joinTimeout,
+      HazelcastCollective.Release release) {
     int size = spec.worldSize().getAsInt();
     int rank = spec.rank().getAsInt();
     String prefix = "kvtier-hazelcast-" + spec.group() + "-rank-" + rank + "-";
@@ -126,7 +130,7 @@ public final class HazelcastCollectives {
       return new HazelcastCollective(group, rank, size, spec.watchdogTimeout(), helpers, release);
     } catch (TimeoutException e) {
       helpers.shutdownNow();
-      release.run();
+      release.close(false);
       throw new CollectiveTimeoutException(
           "rank "
               + rank
@@ -140,7 +144,7 @@ public final class HazelcastCollectives {
               + " members");
     } catch (ExecutionException e) {
       helpers.shutdownNow();
-      release.run();
+      release.close(false);
       if (e.getCause() instanceof IllegalArgumentException iae) {
         throw new IllegalArgumentException(iae.getMessage(), iae);
       }
@@ -150,11 +154,11 @@ public final class HazelcastCollectives {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       helpers.shutdownNow();
-      release.run();
+      release.close(false);
       throw new IllegalStateException("interrupted while joining group '" + spec.group() + "'");
     } catch (RuntimeException e) {
       helpers.shutdownNow();
-      release.run();
+      release.close(false);
       throw e;
     }
   }

@@ -42,23 +42,42 @@ final class HazelcastInstances {
     /** Drops the reference; the last one shuts the instance down. Idempotent. */
     @Override
     public void close() {
+      close(false);
+    }
+
+    /**
+     * Drops the reference; the last one shuts the instance down, gracefully unless a holder said
+     * its rank group broke: then it terminates it (no migration, no Raft leave), since the
+     * process is ending with the group's error and a graceful leave of a CP member whose group
+     * just lost another waits for Raft. Idempotent.
+     *
+     * @param broken whether the holder's rank group broke
+     */
+    void close(boolean broken) {
       synchronized (SHARED) {
         if (closed) {
           return;
         }
         closed = true;
+        shared.broken |= broken;
         if (--shared.references > 0) {
           return;
         }
         SHARED.remove(config, shared);
       }
-      shared.instance.shutdown();
+      if (shared.broken) {
+        shared.instance.getLifecycleService().terminate();
+      } else {
+        shared.instance.shutdown();
+      }
     }
   }
 
   private static final class Shared {
     final HazelcastInstance instance;
     int references;
+    // Whether a holder's rank group broke; guarded by SHARED.
+    boolean broken;
 
     Shared(HazelcastInstance instance) {
       this.instance = instance;
