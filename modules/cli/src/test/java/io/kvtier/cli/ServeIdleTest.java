@@ -1,11 +1,12 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.RankProcesses.await;
+import static io.kvtier.cli.RankProcesses.awaitLine;
+import static io.kvtier.cli.RankProcesses.awaitServing;
+import static io.kvtier.cli.RankProcesses.output;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.asserting.Providers;
 import io.kvtier.server.CompletionServer;
-import io.kvtier.spi.Availability;
-import io.kvtier.spi.CollectiveProvider;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -13,20 +14,16 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -47,15 +44,13 @@ import picocli.CommandLine;
  */
 @Timeout(300)
 class ServeIdleTest {
-  private static final long HANG_GUARD_SECONDS = 120;
+  private static final long HANG_GUARD_SECONDS = RankProcesses.HANG_GUARD_SECONDS;
 
   /** The watchdog of the rank processes: above Hazelcast's member timeout (5 s) below. */
   private static final int PROCESS_WATCHDOG_SECONDS = 10;
 
   private static final int LOCAL_WATCHDOG_SECONDS = 2;
 
-  private static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+),");
-  private static final Pattern SERVING_PID = Pattern.compile("serves in process (\\d+);");
   private static final Pattern CALLS =
       Pattern.compile("(?m)^kvtier_collective_latency_seconds_count\\{[^}]*} ([0-9.E+]+)$");
 
@@ -66,14 +61,16 @@ class ServeIdleTest {
 
   @TempDir Path dir;
 
-  private final List<Process> processes = new ArrayList<>();
+  private RankProcesses ranks;
+
+  @BeforeEach
+  void processes() {
+    ranks = new RankProcesses(dir);
+  }
 
   @AfterEach
   void killLeftovers() {
-    for (Process p : processes) {
-      p.descendants().forEach(ProcessHandle::destroyForcibly);
-      p.destroyForcibly();
-    }
+    ranks.close();
   }
 
   private Path config(int watchdogSeconds) throws IOException {
@@ -121,8 +118,10 @@ class ServeIdleTest {
 
   @Test
   void anIdleHazelcastGroupMakesNoCallsWakesAndEndsWhenRankZeroIsKilled() throws Exception {
-    List<Path> logs = startHazelcastRanks();
-    Serving serving = awaitServing(processes.get(0), logs.get(0));
+    List<Path> logs =
+        ranks.startHazelcastRanks(
+            serveOptions(config(PROCESS_WATCHDOG_SECONDS)), "kvtier-idle-test-");
+    RankProcesses.Serving serving = awaitServing(ranks.process(0), logs.get(0));
     idleThenWake(serving.base(), PROCESS_WATCHDOG_SECONDS, "hazelcast");
 
     // Idle again, then rank 0's process dies: the follower learns it from Hazelcast's membership
@@ -130,10 +129,10 @@ class ServeIdleTest {
     // and exits.
     Thread.sleep(1_000);
     long killed = System.nanoTime();
-    processes.get(0).destroyForcibly();
+    ranks.process(0).destroyForcibly();
     awaitLine(logs.get(1), "is gone: its Hazelcast member");
     long foundMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
-    int status = await(processes.get(1), logs.get(1));
+    int status = await(ranks.process(1), logs.get(1));
     long exitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
     System.out.printf(
         "hazelcast: the follower found rank 0 gone %d ms after it was killed, exited after %d ms%n",
@@ -151,42 +150,11 @@ class ServeIdleTest {
         .contains("left the cluster");
   }
 
-  /** Waits until a log has a line, bounded. */
-  private static void awaitLine(Path log, String line) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-    while (!output(log).contains(line)) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("no line \"" + line + "\" in " + output(log));
-      }
-      Thread.sleep(20);
-    }
-  }
-
   @Test
   void anIdleMpiGroupMakesNoCallsWakesAndEndsWhenRankZeroIsKilled() throws Exception {
-    Path mpirun = mpirun();
-    List<String> command =
-        new ArrayList<>(
-            List.of(
-                mpirun.toString(),
-                "--oversubscribe",
-                "--bind-to",
-                "none",
-                "--mca",
-                "btl",
-                "self,vader",
-                "-np",
-                "2"));
-    command.addAll(SimulateRankProcessesTest.java());
-    command.addAll(serveOptions(config(PROCESS_WATCHDOG_SECONDS)));
-    command.addAll(List.of("--collective", "mpi"));
     Path log = dir.resolve("mpi.log");
-    ProcessBuilder builder =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
-    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
-    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    Process job = start(builder);
-    Serving serving = awaitServing(job, log);
+    Process job = ranks.startMpiJob(serveOptions(config(PROCESS_WATCHDOG_SECONDS)), log);
+    RankProcesses.Serving serving = awaitServing(job, log);
     idleThenWake(serving.base(), PROCESS_WATCHDOG_SECONDS, "mpi");
 
     // Idle again, then rank 0's process dies: mpirun ends the job (MPI's own abort).
@@ -280,98 +248,7 @@ class ServeIdleTest {
     return sum;
   }
 
-  /** Rank 0 and rank 1 over hazelcast on loopback and the third CP member; the ranks' logs. */
-  private List<Path> startHazelcastRanks() throws IOException {
-    Path config = config(PROCESS_WATCHDOG_SECONDS);
-    int port = 20_000 + 10 * ThreadLocalRandom.current().nextInt(2_000);
-    Map<String, String> settings = new LinkedHashMap<>();
-    settings.put(
-        "hazelcast.cluster-name",
-        "kvtier-idle-test-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
-    settings.put("hazelcast.port", Integer.toString(port));
-    settings.put("hazelcast.port-count", "4");
-    settings.put("hazelcast.members", "127.0.0.1");
-    settings.put("hazelcast.join-timeout", "120s");
-    settings.put("hazelcast.member-timeout", "5s");
-    settings.put("hazelcast.cp-member-removal", "5s");
-    settings.put("hazelcast.partition-count", "31");
-    List<Path> logs = new ArrayList<>();
-    for (int r = 0; r < 2; r++) {
-      List<String> command = new ArrayList<>(SimulateRankProcessesTest.java());
-      command.addAll(serveOptions(config));
-      command.addAll(
-          List.of("--ranks", "2", "--collective", "hazelcast", "--rank", Integer.toString(r)));
-      settings.forEach((k, v) -> command.addAll(List.of("--collective-property", k + "=" + v)));
-      Path log = dir.resolve("rank-" + r + ".log");
-      logs.add(log);
-      start(new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()));
-    }
-    List<String> cpMember = new ArrayList<>(SimulateRankProcessesTest.java());
-    cpMember.add("cp-member");
-    settings.forEach((k, v) -> cpMember.add(k + "=" + v));
-    start(
-        new ProcessBuilder(cpMember)
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("cp-member.log").toFile()));
-    return logs;
-  }
-
   private static List<String> serveOptions(Path config) {
     return List.of("serve", "--port", "0", "--config", config.toString());
-  }
-
-  private record Serving(URI base, long pid) {}
-
-  private static Serving awaitServing(Process job, Path log) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-    while (System.nanoTime() < deadline) {
-      String text = output(log);
-      Matcher port = LISTENING.matcher(text);
-      Matcher pid = SERVING_PID.matcher(text);
-      if (port.find() && pid.find()) {
-        return new Serving(
-            URI.create("http://127.0.0.1:" + port.group(1)), Long.parseLong(pid.group(1)));
-      }
-      assertThat(job.isAlive()).as("the job ended before rank 0 served: %s", text).isTrue();
-      Thread.sleep(20);
-    }
-    throw new AssertionError(
-        "rank 0 did not serve within " + HANG_GUARD_SECONDS + " s; " + output(log));
-  }
-
-  private Process start(ProcessBuilder builder) throws IOException {
-    Process p = builder.start();
-    processes.add(p);
-    return p;
-  }
-
-  private static int await(Process process, Path log) throws Exception {
-    if (!process.waitFor(HANG_GUARD_SECONDS, TimeUnit.SECONDS)) {
-      process.descendants().forEach(ProcessHandle::destroyForcibly);
-      process.destroyForcibly();
-      throw new AssertionError(
-          "the process did not end within " + HANG_GUARD_SECONDS + " s; " + output(log));
-    }
-    return process.exitValue();
-  }
-
-  private static String output(Path log) {
-    try {
-      return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
-    } catch (IOException e) {
-      return "(cannot read " + log + ": " + e.getMessage() + ")";
-    }
-  }
-
-  private static Path mpirun() {
-    Path mpirun = SimulateRankProcessesTest.onPath("mpirun").orElse(null);
-    SimulateRankProcessesTest.skipUnless(
-        mpirun != null,
-        "mpirun is not on the PATH; install it with"
-            + " `apt-get install openmpi-bin libopenmpi-dev`");
-    Availability mpi = Providers.named(CollectiveProvider.class, "mpi").availability();
-    SimulateRankProcessesTest.skipUnless(
-        mpi.available(), "the mpi collective is unavailable here: " + mpi.reason());
-    return mpirun;
   }
 }

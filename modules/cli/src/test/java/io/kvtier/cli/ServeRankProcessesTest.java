@@ -1,11 +1,12 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.RankProcesses.await;
+import static io.kvtier.cli.RankProcesses.awaitLine;
+import static io.kvtier.cli.RankProcesses.awaitServing;
+import static io.kvtier.cli.RankProcesses.output;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.asserting.Providers;
 import io.kvtier.server.CompletionServer;
-import io.kvtier.spi.Availability;
-import io.kvtier.spi.CollectiveProvider;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -13,7 +14,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,11 +23,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -49,10 +46,7 @@ import picocli.CommandLine;
 @Timeout(300)
 class ServeRankProcessesTest {
   /** Bound on one wait for a process: past it, the process hangs. */
-  private static final long HANG_GUARD_SECONDS = 120;
-
-  private static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+),");
-  private static final Pattern SERVING_PID = Pattern.compile("serves in process (\\d+);");
+  private static final long HANG_GUARD_SECONDS = RankProcesses.HANG_GUARD_SECONDS;
 
   /**
    * Completions and chats: a text, a second text sharing its prefix (a cache hit), token ids,
@@ -74,10 +68,11 @@ class ServeRankProcessesTest {
   @TempDir Path dir;
 
   private Path config;
-  private final List<Process> processes = new ArrayList<>();
+  private RankProcesses ranks;
 
   @BeforeEach
   void writeConfig() throws IOException {
+    ranks = new RankProcesses(dir);
     config = dir.resolve("kvtier.properties");
     // Small pools of 4-token pages: the requests share and evict pages.
     Files.writeString(
@@ -88,29 +83,24 @@ class ServeRankProcessesTest {
 
   @AfterEach
   void killLeftovers() {
-    for (Process p : processes) {
-      p.descendants().forEach(ProcessHandle::destroyForcibly);
-      p.destroyForcibly();
-    }
+    ranks.close();
+  }
+
+  /** Rank 0 and rank 1 over hazelcast with the third CP member; the ranks' logs. */
+  private List<Path> startHazelcastRanks(List<String> more) throws IOException {
+    List<String> serve = new ArrayList<>(serveOptions());
+    serve.addAll(more);
+    return ranks.startHazelcastRanks(serve, "kvtier-serve-test-");
   }
 
   @Test
   void twoMpiRankProcessesServeTheOneRankCompletionsAndStopWithRankZero() throws Exception {
-    Path mpirun = mpirun();
+    RankProcesses.mpirun(); // skips here, before the one-rank run, without mpirun
     Map<String, Object> oneRank = oneRankCompletions();
 
-    List<String> command = new ArrayList<>(mpirunPrefix(mpirun));
-    command.addAll(SimulateRankProcessesTest.java());
-    command.addAll(serveOptions());
-    command.addAll(List.of("--collective", "mpi"));
     Path log = dir.resolve("mpi.log");
-    ProcessBuilder builder =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
-    // Open MPI refuses to run as root (as CI does) without both variables.
-    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
-    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    Process job = start(builder);
-    Serving serving = awaitServing(job, log);
+    Process job = ranks.startMpiJob(serveOptions(), log);
+    RankProcesses.Serving serving = awaitServing(job, log);
 
     assertThat(completions(serving.base())).as(output(log)).isEqualTo(oneRank);
 
@@ -127,18 +117,18 @@ class ServeRankProcessesTest {
   void twoHazelcastRankProcessesServeTheOneRankCompletionsAndStopWithRankZero() throws Exception {
     Map<String, Object> oneRank = oneRankCompletions();
     List<Path> logs = startHazelcastRanks(List.of());
-    Serving serving = awaitServing(processes.get(0), logs.get(0));
+    RankProcesses.Serving serving = awaitServing(ranks.process(0), logs.get(0));
 
     assertThat(completions(serving.base())).as(output(logs.get(0))).isEqualTo(oneRank);
 
     // A signal to the follower alone only makes it wait for rank 0.
-    assertThat(processes.get(1).toHandle().destroy()).isTrue();
+    assertThat(ranks.process(1).toHandle().destroy()).isTrue();
     awaitLine(logs.get(1), "kvtier serve: rank 1 stops when rank 0 stops the group");
-    assertThat(processes.get(1).isAlive()).as(output(logs.get(1))).isTrue();
+    assertThat(ranks.process(1).isAlive()).as(output(logs.get(1))).isTrue();
     assertThat(completions(serving.base())).as("still served").isEqualTo(oneRank);
-    assertThat(processes.get(0).toHandle().destroy()).isTrue();
-    assertThat(await(processes.get(0), logs.get(0))).as(output(logs.get(0))).isZero();
-    assertThat(await(processes.get(1), logs.get(1))).as(output(logs.get(1))).isZero();
+    assertThat(ranks.process(0).toHandle().destroy()).isTrue();
+    assertThat(await(ranks.process(0), logs.get(0))).as(output(logs.get(0))).isZero();
+    assertThat(await(ranks.process(1), logs.get(1))).as(output(logs.get(1))).isZero();
     assertThat(output(logs.get(1)))
         .contains("kvtier serve: rank 1 ends with its group: rank 0 stopped serving");
   }
@@ -149,7 +139,7 @@ class ServeRankProcessesTest {
     // some are still in the engine when the follower dies however fast the ticks are; a device
     // pool of the model's whole context (1024 tokens), which bounds a request.
     List<Path> logs = startHazelcastRanks(List.of("--max-running", "1", "--device-pages", "256"));
-    Serving serving = awaitServing(processes.get(0), logs.get(0));
+    RankProcesses.Serving serving = awaitServing(ranks.process(0), logs.get(0));
 
     List<HttpResponse<String>> answers = new ArrayList<>();
     try (HttpClient client = HttpClient.newHttpClient()) {
@@ -167,7 +157,7 @@ class ServeRankProcessesTest {
                 HttpResponse.BodyHandlers.ofString()));
       }
       awaitRunning(client, serving.base(), sent.getLast(), logs.get(0));
-      processes.get(1).destroyForcibly();
+      ranks.process(1).destroyForcibly();
       for (CompletableFuture<HttpResponse<String>> s : sent) {
         answers.add(s.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS));
       }
@@ -185,7 +175,7 @@ class ServeRankProcessesTest {
         .containsEntry("type", "server_error");
     assertThat((String) error.get("message"))
         .startsWith("the engine's rank group failed and the server is stopping: ");
-    assertThat(await(processes.get(0), logs.get(0)))
+    assertThat(await(ranks.process(0), logs.get(0)))
         .as("rank 0's exit status; %s", output(logs.get(0)))
         .isEqualTo(KvTierCli.EXIT_FAILURE);
     assertThat(output(logs.get(0))).contains("kvtier serve: stopped: ");
@@ -200,18 +190,11 @@ class ServeRankProcessesTest {
    */
   @Test
   void underMpirunAFollowerEndedByASecondSignalEndsTheJobWithoutHanging() throws Exception {
-    Path mpirun = mpirun();
-    List<String> command = new ArrayList<>(mpirunPrefix(mpirun));
-    command.addAll(SimulateRankProcessesTest.java());
-    command.addAll(serveOptions());
-    command.addAll(List.of("--collective", "mpi", "--max-running", "1", "--device-pages", "256"));
+    List<String> serve = new ArrayList<>(serveOptions());
+    serve.addAll(List.of("--max-running", "1", "--device-pages", "256"));
     Path log = dir.resolve("mpi.log");
-    ProcessBuilder builder =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
-    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
-    builder.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    Process job = start(builder);
-    Serving serving = awaitServing(job, log);
+    Process job = ranks.startMpiJob(serve, log);
+    RankProcesses.Serving serving = awaitServing(job, log);
     ProcessHandle follower =
         job.descendants()
             .filter(p -> p.pid() != serving.pid())
@@ -277,46 +260,6 @@ class ServeRankProcessesTest {
     return (Map<String, Object>) ((Map<String, Object>) TestJson.parse(body)).get("error");
   }
 
-  /**
-   * Starts rank 0 and rank 1 over hazelcast on loopback, and the third CP member the collective
-   * needs ({@code kvtier cp-member}); returns the ranks' logs.
-   */
-  private List<Path> startHazelcastRanks(List<String> more) throws IOException {
-    // A cluster of its own: a random name and port range, so that it never meets another run's.
-    int port = 20_000 + 10 * ThreadLocalRandom.current().nextInt(2_000);
-    Map<String, String> settings = new LinkedHashMap<>();
-    settings.put(
-        "hazelcast.cluster-name",
-        "kvtier-serve-test-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
-    settings.put("hazelcast.port", Integer.toString(port));
-    settings.put("hazelcast.port-count", "4");
-    settings.put("hazelcast.members", "127.0.0.1");
-    settings.put("hazelcast.join-timeout", "120s");
-    settings.put("hazelcast.member-timeout", "5s");
-    settings.put("hazelcast.cp-member-removal", "5s");
-    settings.put("hazelcast.partition-count", "31");
-    List<Path> logs = new ArrayList<>();
-    for (int r = 0; r < 2; r++) {
-      List<String> command = new ArrayList<>(SimulateRankProcessesTest.java());
-      command.addAll(serveOptions());
-      command.addAll(more);
-      command.addAll(
-          List.of("--ranks", "2", "--collective", "hazelcast", "--rank", Integer.toString(r)));
-      settings.forEach((k, v) -> command.addAll(List.of("--collective-property", k + "=" + v)));
-      Path log = dir.resolve("rank-" + r + ".log");
-      logs.add(log);
-      start(new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()));
-    }
-    List<String> cpMember = new ArrayList<>(SimulateRankProcessesTest.java());
-    cpMember.add("cp-member");
-    settings.forEach((k, v) -> cpMember.add(k + "=" + v));
-    start(
-        new ProcessBuilder(cpMember)
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("cp-member.log").toFile()));
-    return logs;
-  }
-
   private List<String> serveOptions() {
     return List.of("serve", "--port", "0", "--config", config.toString());
   }
@@ -372,88 +315,5 @@ class ServeRankProcessesTest {
         .POST(HttpRequest.BodyPublishers.ofString(body))
         .build();
   }
-
-  /** Where rank 0 listens and which process it is. */
-  private record Serving(URI base, long pid) {}
-
-  /** Waits until a log has a line, bounded. */
-  private static void awaitLine(Path log, String line) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-    while (!output(log).contains(line)) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("no line \"" + line + "\" in " + output(log));
-      }
-      Thread.sleep(20);
-    }
-  }
-
-  /** Waits until rank 0's log says where it listens; fails if the job ended first. */
-  private static Serving awaitServing(Process job, Path log) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-    while (System.nanoTime() < deadline) {
-      String text = output(log);
-      Matcher port = LISTENING.matcher(text);
-      Matcher pid = SERVING_PID.matcher(text);
-      if (port.find() && pid.find()) {
-        return new Serving(
-            URI.create("http://127.0.0.1:" + port.group(1)), Long.parseLong(pid.group(1)));
-      }
-      assertThat(job.isAlive()).as("the job ended before rank 0 served: %s", text).isTrue();
-      Thread.sleep(20);
-    }
-    throw new AssertionError(
-        "rank 0 did not serve within " + HANG_GUARD_SECONDS + " s; " + output(log));
-  }
-
-  private Process start(ProcessBuilder builder) throws IOException {
-    Process p = builder.start();
-    processes.add(p);
-    return p;
-  }
-
   /** Waits for a process; past the hang guard, kills it and fails with what it printed. */
-  private static int await(Process process, Path log) throws Exception {
-    if (!process.waitFor(HANG_GUARD_SECONDS, TimeUnit.SECONDS)) {
-      process.destroy();
-      process.waitFor(10, TimeUnit.SECONDS);
-      process.descendants().forEach(ProcessHandle::destroyForcibly);
-      process.destroyForcibly();
-      throw new AssertionError(
-          "the process did not end within " + HANG_GUARD_SECONDS + " s; " + output(log));
-    }
-    return process.exitValue();
-  }
-
-  private static String output(Path log) {
-    try {
-      return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
-    } catch (IOException e) {
-      return "(cannot read " + log + ": " + e.getMessage() + ")";
-    }
-  }
-
-  private static Path mpirun() {
-    Path mpirun = SimulateRankProcessesTest.onPath("mpirun").orElse(null);
-    SimulateRankProcessesTest.skipUnless(
-        mpirun != null,
-        "mpirun is not on the PATH; install it with"
-            + " `apt-get install openmpi-bin libopenmpi-dev`");
-    Availability mpi = Providers.named(CollectiveProvider.class, "mpi").availability();
-    SimulateRankProcessesTest.skipUnless(
-        mpi.available(), "the mpi collective is unavailable here: " + mpi.reason());
-    return mpirun;
-  }
-
-  private static List<String> mpirunPrefix(Path mpirun) {
-    return List.of(
-        mpirun.toString(),
-        "--oversubscribe",
-        "--bind-to",
-        "none",
-        "--mca",
-        "btl",
-        "self,vader",
-        "-np",
-        "2");
-  }
 }
