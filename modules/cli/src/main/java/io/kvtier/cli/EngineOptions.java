@@ -4,10 +4,10 @@ import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.discovery.ProviderKind;
-import io.kvtier.model.tiny.TinyTransformer;
 import io.kvtier.serving.EngineSettings;
 import io.kvtier.serving.GenerationEngine;
 import io.kvtier.serving.GenerationEngines;
+import io.kvtier.serving.ServingModel;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.Collective;
 import java.util.LinkedHashMap;
@@ -163,7 +163,7 @@ public final class EngineOptions {
    * @throws io.kvtier.core.rank.RankGroupFailedException on a follower whose group failed
    */
   public Optional<GenerationEngine> openOrFollow(
-      TinyTransformer model,
+      ServingModel model,
       KvTierConfig config,
       int queueCapacity,
       BackendMetrics metrics,

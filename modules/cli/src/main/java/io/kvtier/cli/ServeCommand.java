@@ -10,14 +10,11 @@ import io.kvtier.metrics.KvTierMeters;
 import io.kvtier.metrics.MicrometerBackendMetrics;
 import io.kvtier.metrics.TimedCollective;
 import io.kvtier.model.tiny.ModelConfig;
-import io.kvtier.model.tiny.TinyModelProvider;
 import io.kvtier.model.tiny.TinyModelRunner;
-import io.kvtier.model.tiny.TinyTransformer;
 import io.kvtier.server.ApiException;
 import io.kvtier.server.CompletionServer;
 import io.kvtier.serving.EngineSettings;
 import io.kvtier.serving.GenerationEngine;
-import io.kvtier.serving.ModelProvider;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -32,6 +29,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
@@ -46,21 +44,23 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code kvtier serve}: an HTTP server embedding kvtier with the tiny transformer, until the
- * process is stopped (Ctrl-C, SIGTERM), then a graceful shutdown.
+ * {@code kvtier serve}: an HTTP server embedding kvtier with a model (the tiny transformer, or a
+ * GGUF file's), until the process is stopped (Ctrl-C, SIGTERM), then a graceful shutdown.
  */
 @Command(
     name = "serve",
     mixinStandardHelpOptions = true,
     description = {
-      "Serves the tiny transformer over OpenAI's HTTP API, with kvtier caching its KV:",
+      "Serves a model over OpenAI's HTTP API, with kvtier caching its KV: the tiny transformer"
+          + " (--model tiny, the default) or a GGUF file's llama or qwen2 model (--model"
+          + " FILE.gguf, docs/MODELS.md).",
       "  POST /v1/completions, POST /v1/chat/completions (\"stream\": true for server-sent"
           + " events), GET /v1/models",
       "  GET /metrics (Prometheus text), GET or HEAD /health",
-      "Text is one token per UTF-8 byte; decoding is greedy. See docs/SERVE.md.",
-      "The model fixes kvtier.layers (the layers of --model-layers, 2 by default),"
-          + " kvtier.kv-heads, kvtier.head-dim and kvtier.dtype-bytes (4, 16, 4) and"
-          + " kvtier.vocab-size (512); --ranks splits its 4 KV heads.",
+      "Decoding is greedy. See docs/SERVE.md.",
+      "The model fixes kvtier.layers, kvtier.kv-heads, kvtier.head-dim, kvtier.dtype-bytes and"
+          + " kvtier.vocab-size: for the tiny transformer the layers of --model-layers (2 by"
+          + " default), 4, 16, 4 and 512; --ranks splits its KV heads.",
       "Exit status: 0 after a graceful stop, 1 if the rank group failed (the cause on stderr),"
           + " 2 for an option or address that cannot be used."
     })
@@ -110,10 +110,29 @@ final class ServeCommand implements Callable<Integer> {
   private String apiKey;
 
   @Option(
+      names = "--model",
+      paramLabel = "MODEL",
+      defaultValue = "tiny",
+      description =
+          "tiny (the tiny transformer, random weights; the default) or the path of a GGUF file"
+              + " of a llama or qwen2 model (docs/MODELS.md).")
+  private String modelOption;
+
+  @Option(
+      names = "--max-context",
+      paramLabel = "TOKENS",
+      description =
+          "The most tokens (prompt and output) of one sequence (default: the model's context:"
+              + " a GGUF file's context length, 256 for the tiny transformer).")
+  private Integer maxContext;
+
+  @Option(
       names = "--served-model-name",
       paramLabel = "NAME",
-      defaultValue = CompletionServer.Options.DEFAULT_MODEL,
-      description = "The model id of /v1/models, which requests name (default: ${DEFAULT-VALUE}).")
+      description =
+          "The model id of /v1/models, which requests name (default: the model's name: "
+              + ServedModel.TINY_NAME
+              + " for the tiny transformer, a GGUF file's general.name).")
   private String modelName;
 
   @Option(
@@ -209,14 +228,11 @@ final class ServeCommand implements Callable<Integer> {
   private Path createdStore;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile CompletionServer server;
-  // The parsed --model-layers, for the startup line.
-  private LayerMix mix;
+  // The model served.
+  private ServedModel served;
 
-  // Whether --swa-cache windows was given, for the startup line.
-  private boolean windowed;
-
-  // The model served, for the startup warnings.
-  private ModelConfig served;
+  // The model id of /v1/models: --served-model-name, else the model's name.
+  private String servedName;
 
   @Override
   public Integer call() throws IOException, InterruptedException {
@@ -230,7 +246,7 @@ final class ServeCommand implements Callable<Integer> {
     if (readTimeoutSeconds < 1) {
       return usage(err, "--read-timeout=" + readTimeoutSeconds + " must be at least 1 second");
     }
-    if (modelName.isBlank()) {
+    if (modelName != null && modelName.isBlank()) {
       return usage(err, "--served-model-name must not be blank");
     }
     Optional<String> key = Optional.ofNullable(apiKey).filter(k -> !k.isEmpty());
@@ -245,6 +261,24 @@ final class ServeCommand implements Callable<Integer> {
               + " is not a known host name or address: give an address of this machine, such as"
               + " 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)");
     }
+    boolean tiny = modelOption.strip().equals("tiny");
+    if (!tiny) {
+      for (String tinyOnly : List.of("--model-seed", "--model-layers", "--swa-cache")) {
+        if (spec.commandLine().getParseResult().hasMatchedOption(tinyOnly)) {
+          return usage(
+              err,
+              tinyOnly
+                  + " is an option of the tiny transformer, but --model is "
+                  + modelOption
+                  + ", whose file fixes its weights and layers: drop "
+                  + tinyOnly);
+        }
+      }
+    }
+    if (maxContext != null && maxContext < 1) {
+      return usage(err, "--max-context=" + maxContext + " must be at least 1");
+    }
+    LayerMix mix;
     try {
       mix = LayerMix.parse(modelLayers, "--model-layers");
     } catch (IllegalArgumentException e) {
@@ -263,7 +297,6 @@ final class ServeCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       return usage(err, e.getMessage());
     }
-    windowed = windows;
     if (windows && !mix.hasSwa()) {
       return usage(
           err,
@@ -272,22 +305,51 @@ final class ServeCommand implements Callable<Integer> {
               + " has none: drop --swa-cache, or give a mix with an SWA layer such as"
               + " full,swa:64");
     }
-    // The model is found by name through ServiceLoader, as an embedder finds one; serve sizes
-    // the pools from the tiny model's shape, so it serves that one.
-    TinyTransformer model =
-        (TinyTransformer)
-            ModelProvider.open(
-                TinyModelProvider.NAME,
-                Map.of(
-                    "seed", Long.toString(modelSeed),
-                    "layer-mix", mix.toString(),
-                    "swa-cache", windows ? HybridOptions.WINDOWS : HybridOptions.PAGES));
-    served = model.config();
+    // The model is found by name through ServiceLoader, as an embedder finds one.
+    try {
+      served =
+          tiny
+              ? ServedModel.tiny(
+                  modelSeed,
+                  mix,
+                  windows ? HybridOptions.WINDOWS : HybridOptions.PAGES,
+                  windows,
+                  Optional.ofNullable(maxContext))
+              : ServedModel.gguf(Path.of(modelOption.strip()), Optional.ofNullable(maxContext));
+    } catch (IllegalArgumentException e) {
+      return usage(err, "--model " + modelOption + ": " + e.getMessage());
+    }
+    servedName = modelName != null ? modelName.strip() : served.name();
     Optional<Path> temporaryStore = Optional.empty();
     PrintWriter out = spec.commandLine().getOut();
-    try {
-      KvTierConfig kvtier = configFor(model.config());
+    try (ServedModel model = served) {
+      KvTierConfig kvtier = configFor(model);
       temporaryStore = Optional.ofNullable(createdStore);
+      long poolTokens = (long) kvtier.cache().devicePages() * kvtier.cache().pageSize();
+      // A GGUF model's context is what its file says or --max-context asks: one sequence of it
+      // must fit a rank's device pool. The tiny transformer's pools are often made small on
+      // purpose (to evict), and its context is then the pool's (GenerationEngine.contextLimit).
+      if (model.tiny().isEmpty() && poolTokens < model.model().maxContext()) {
+        return usage(
+            err,
+            "the device pool holds "
+                + poolTokens
+                + " tokens ("
+                + KvTierKeys.DEVICE_PAGES
+                + "="
+                + kvtier.cache().devicePages()
+                + " pages of "
+                + kvtier.cache().pageSize()
+                + "), less than one sequence of the model's context of "
+                + model.model().maxContext()
+                + " tokens: give "
+                + KvTierKeys.DEVICE_PAGES
+                + " of at least "
+                + ceilDiv(model.model().maxContext(), kvtier.cache().pageSize())
+                + ", or --max-context "
+                + poolTokens
+                + " or less");
+      }
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
       EngineSettings settings = engineOptions.settings(kvtier, queue, System.getenv());
       Optional<GenerationEngine> serving;
@@ -354,12 +416,12 @@ final class ServeCommand implements Callable<Integer> {
                 registry,
                 new InetSocketAddress(address, port),
                 new CompletionServer.Options(
-                    modelName.strip(),
+                    servedName,
                     key,
                     1 << 20,
                     Duration.ofSeconds(readTimeoutSeconds),
                     Duration.ofMinutes(2),
-                    Optional.of(mix.toString())));
+                    served.layerMix()));
       } catch (IOException e) {
         return usage(
             err,
@@ -423,9 +485,9 @@ final class ServeCommand implements Callable<Integer> {
    * runs that rank until rank 0 stops, then empty. The one call into the engine's code.
    */
   private Optional<GenerationEngine> openEngine(
-      TinyTransformer model, KvTierConfig kvtier, PrometheusMeterRegistry registry) {
+      ServedModel model, KvTierConfig kvtier, PrometheusMeterRegistry registry) {
     return engineOptions.openOrFollow(
-        model,
+        model.model(),
         kvtier,
         queue,
         new MicrometerBackendMetrics(registry),
@@ -444,13 +506,12 @@ final class ServeCommand implements Callable<Integer> {
       server = started;
       InetSocketAddress at = started.address();
       out.printf(
-          "kvtier serve: listening on http://%s:%d, model %s (layers %s%s; device %d pages, host %d"
+          "kvtier serve: listening on http://%s:%d, model %s (%s; device %d pages, host %d"
               + " pages of %d tokens; write %s, eviction %s; L3 %s)%n",
           at.getHostString(),
           at.getPort(),
-          modelName.strip(),
-          mix,
-          windowed ? ", SWA windows" : "",
+          servedName,
+          served.description(),
           kvtier.cache().devicePages(),
           kvtier.cache().hostPages(),
           kvtier.cache().pageSize(),
@@ -481,6 +542,10 @@ final class ServeCommand implements Callable<Integer> {
     out.println("kvtier serve: stopped after " + engine.stats().requests() + " requests");
     out.flush();
     return 0;
+  }
+
+  private static long ceilDiv(long a, long b) {
+    return (a + b - 1) / b;
   }
 
   private static int usage(PrintWriter err, String message) {
@@ -517,15 +582,16 @@ final class ServeCommand implements Callable<Integer> {
    * pages of the full-attention blocks plus a snapshot of S slots (tails aside).
    */
   private Optional<String> windowsWarning(KvTierConfig kvtier) {
-    if (!served.windowedSwa()) {
+    if (served.tiny().isEmpty() || !served.tiny().get().windowedSwa()) {
       return Optional.empty();
     }
+    ModelConfig tiny = served.tiny().get();
     int k = kvtier.cache().snapshotIntervalPages();
     int slots =
         TinyModelRunner.snapshotSlots(
-            served, served.kvLayout(kvtier.cache().pageSize(), kvtier.ranks()));
-    long all = served.layers();
-    long kept = served.pageLayers();
+            tiny, tiny.kvLayout(kvtier.cache().pageSize(), kvtier.ranks()));
+    long all = tiny.layers();
+    long kept = tiny.pageLayers();
     if ((long) k * kept + slots * kept < k * all) {
       return Optional.empty();
     }
@@ -534,7 +600,7 @@ final class ServeCommand implements Callable<Integer> {
             ? "give --snapshot-interval "
                 + (slots * kept / (all - kept) + 1)
                 + " or more, or --swa-cache pages"
-            : "a page of " + served.layerMix() + " has one block either way: use --swa-cache pages";
+            : "a page of " + tiny.layerMix() + " has one block either way: use --swa-cache pages";
     return Optional.of(
         "kvtier serve: warning: --swa-cache windows saves no device memory here: a snapshot every"
             + " "
@@ -556,22 +622,16 @@ final class ServeCommand implements Callable<Integer> {
     return server;
   }
 
-  private KvTierConfig configFor(ModelConfig model) {
+  private KvTierConfig configFor(ServedModel model) {
     KvTierConfigBuilder builder = KvTierConfig.builder();
-    Map<String, String> fixed =
-        Map.of(
-            KvTierKeys.LAYERS, Integer.toString(model.pageLayers()),
-            KvTierKeys.KV_HEADS, Integer.toString(model.heads()),
-            KvTierKeys.HEAD_DIM, Integer.toString(model.headDim()),
-            KvTierKeys.DTYPE_BYTES, Integer.toString(Float.BYTES),
-            KvTierKeys.VOCAB_SIZE, Integer.toString(model.vocabSize()));
+    Map<String, String> fixed = model.fixedKeys();
     if (config != null) {
       builder.propertiesFile(config);
-      checkFixed(fileProperties(config), fixed, "--config " + config);
+      checkFixed(fileProperties(config), fixed, "--config " + config, model);
     }
     Properties system = System.getProperties();
     builder.systemProperties(system);
-    checkFixed(system, fixed, "the system properties");
+    checkFixed(system, fixed, "the system properties", model);
     fixed.forEach(builder::set);
     engineOptions.applyTo(builder, System.getenv());
     l3Options(builder, model);
@@ -587,7 +647,7 @@ final class ServeCommand implements Callable<Integer> {
    * pages of differently seeded weights, or of another mix (a layer's KV depends on the kinds of
    * the layers below it), must never be shared through a store that outlives the process.
    */
-  private void l3Options(KvTierConfigBuilder builder, ModelConfig model) {
+  private void l3Options(KvTierConfigBuilder builder, ServedModel model) {
     Properties configured = config == null ? new Properties() : fileProperties(config);
     configured.putAll(System.getProperties());
     if (configured.getProperty(KvTierKeys.L3_MODEL_ID) == null) {
@@ -676,7 +736,8 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   /** A source that sets a key the model fixes to another value is a mistake: say so. */
-  private static void checkFixed(Properties source, Map<String, String> fixed, String origin) {
+  private static void checkFixed(
+      Properties source, Map<String, String> fixed, String origin, ServedModel model) {
     fixed.forEach(
         (key, value) -> {
           String set = source.getProperty(key);
@@ -687,7 +748,9 @@ final class ServeCommand implements Callable<Integer> {
                     + set.strip()
                     + " in "
                     + origin
-                    + " does not fit the tiny transformer, which needs "
+                    + " does not fit the model ("
+                    + model.description()
+                    + "), which needs "
                     + key
                     + "="
                     + value

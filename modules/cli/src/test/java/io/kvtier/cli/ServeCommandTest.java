@@ -281,6 +281,26 @@ class ServeCommandTest {
         .doesNotContain("\tat ");
   }
 
+  @Test
+  void aGgufModelWhoseContextDoesNotFitTheDevicePoolExits2SayingWhatToGive(@TempDir Path dir)
+      throws Exception {
+    Path model = SharedTraces.root().resolve("../shared/models/tinyllamas-stories-260k-f32.gguf");
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        Files.isRegularFile(model), "skipped: no " + model + " (the stories260K model)");
+    Path config = dir.resolve("kvtier.properties");
+    Files.writeString(config, "kvtier.page-size=16\nkvtier.device-pages=8\n");
+
+    CliRun run = serve("--model", model.toString(), "--config", config.toString(), "--port", "0");
+
+    assertThat(run.status()).as(run.err()).isEqualTo(ServeCommand.EXIT_USAGE);
+    assertThat(run.firstErrLine())
+        .startsWith(
+            "kvtier serve: the device pool holds 128 tokens (kvtier.device-pages=8 pages of 16),"
+                + " less than one sequence of the model's context of 512 tokens: give"
+                + " kvtier.device-pages of at least 32, or --max-context 128 or less");
+    assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
+  }
+
   /** One in-process {@code kvtier serve} run with {@code args}. */
   private static CliRun serve(String... args) {
     String[] all = new String[args.length + 1];
@@ -299,6 +319,11 @@ class ServeCommandTest {
       --queue 0          | --queue=0 must be at least 1
       --read-timeout 0   | --read-timeout=0 must be at least 1 second
       --bind nosuchhost.invalid | --bind=nosuchhost.invalid is not a known host name or address
+      --max-context 0    | --max-context=0 must be at least 1
+      --model no-such-model.gguf | --model no-such-model.gguf: model gguf: file=no-such-model.gguf does not exist or is not a file
+      --model pom.xml    | --model pom.xml: model gguf: file=pom.xml is not a GGUF file this model runs
+      --model x.gguf --model-layers full | --model-layers is an option of the tiny transformer, but --model is x.gguf
+      --model x.gguf --swa-cache windows | --swa-cache is an option of the tiny transformer, but --model is x.gguf
       """)
   void anUnusableOptionExits2WithOneClearLine(String args, String message) {
     CliRun run = serve(args.split(" "));
