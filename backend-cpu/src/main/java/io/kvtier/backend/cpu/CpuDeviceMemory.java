@@ -23,6 +23,10 @@ public final class CpuDeviceMemory implements DeviceMemory {
     this.pool = new CpuPool("device", spec);
   }
 
+  CpuPool pool() {
+    return pool;
+  }
+
   @Override
   public PoolSpec spec() {
     return pool.spec();

@@ -45,12 +45,24 @@ public final class CpuTransferEngine implements TransferEngine {
     this.threads =
         Executors.newFixedThreadPool(
             config.copyThreads(), copierThreads(ENGINES.incrementAndGet(), context.rank()));
+    // Fewer threads than directions: the lanes share a thread and must take turns.
+    boolean handBack = config.copyThreads() < TransferDirection.values().length;
     this.hostToDevice =
         new CpuCopyLane(
-            TransferDirection.HOST_TO_DEVICE, copier, threads, context.time(), context.metrics());
+            TransferDirection.HOST_TO_DEVICE,
+            copier,
+            threads,
+            handBack,
+            context.time(),
+            context.metrics());
     this.deviceToHost =
         new CpuCopyLane(
-            TransferDirection.DEVICE_TO_HOST, copier, threads, context.time(), context.metrics());
+            TransferDirection.DEVICE_TO_HOST,
+            copier,
+            threads,
+            handBack,
+            context.time(),
+            context.metrics());
     device.register(this);
     if (host instanceof CpuHostMemory cpuHost) {
       cpuHost.pool().register(this);
