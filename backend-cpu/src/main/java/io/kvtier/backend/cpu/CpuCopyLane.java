@@ -19,7 +19,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * task runs until the lane is empty. When the two lanes share one thread ({@code handBack}) it
  * hands itself back to the executor after each batch, so the directions take turns batch by
  * batch and a long run of backups cannot starve a load-back. Why not always hand back: the hop
- * through the executor's queue cost about 4 us per batch in {@link CpuCopyBenchmark}'s one-block
+ * through the executor's queue cost about 6 us per batch in {@link CpuCopyBenchmark}'s one-block
  * batches on a loaded 2-core machine, as much as copying a 64 KiB block.
  *
  * <p>The head stays in {@code pending} while it copies and is removed, under the lock, just
