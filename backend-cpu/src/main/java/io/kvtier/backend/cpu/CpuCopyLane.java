@@ -28,6 +28,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class CpuCopyLane {
 
+  private static final System.Logger LOG = System.getLogger(CpuCopyLane.class.getName());
+
   private final TransferDirection direction;
   private final CpuBlockCopier copier;
   private final Executor executor;
@@ -157,14 +159,27 @@ final class CpuCopyLane {
       } finally {
         lock.unlock();
       }
+      report(head, latency, copies, failure);
+      head = handBack ? null : next;
+    }
+  }
+
+  /**
+   * Reports one batch. A metrics sink that throws must not kill the drain task: the lane would
+   * keep its batches forever and close() would never return.
+   */
+  private void report(
+      CpuTransferHandle h, long latency, int copies, TransferFailedException failure) {
+    try {
       metrics.recordNanos(latencyMetric, latency);
       if (failure == null) {
-        metrics.increment(bytesMetric, head.bytes());
+        metrics.increment(bytesMetric, h.bytes());
         metrics.increment(copiesMetric, copies);
       } else {
         metrics.increment(failuresMetric, 1);
       }
-      head = handBack ? null : next;
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "the metrics of " + describe(h) + " were lost", e);
     }
   }
 

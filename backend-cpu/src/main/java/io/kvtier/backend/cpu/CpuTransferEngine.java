@@ -8,8 +8,9 @@ import io.kvtier.spi.TransferEngine;
 import io.kvtier.spi.TransferHandle;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -30,6 +31,9 @@ public final class CpuTransferEngine implements TransferEngine {
 
   private static final AtomicInteger ENGINES = new AtomicInteger();
 
+  /** How long an idle copier thread lives; the next batch after that starts a new one. */
+  private static final long IDLE_SECONDS = 60;
+
   private final CpuPool device;
   private final HostMemory host;
   private final CpuBlockCopier copier;
@@ -42,9 +46,17 @@ public final class CpuTransferEngine implements TransferEngine {
     this.device = device;
     this.host = host;
     this.copier = new CpuBlockCopier(device, host);
-    this.threads =
-        Executors.newFixedThreadPool(
-            config.copyThreads(), copierThreads(ENGINES.incrementAndGet(), context.rank()));
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
+            config.copyThreads(),
+            config.copyThreads(),
+            IDLE_SECONDS,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            copierThreads(ENGINES.incrementAndGet(), context.rank()));
+    // An engine that copies nothing for a while (or was forgotten) holds no thread.
+    pool.allowCoreThreadTimeOut(true);
+    this.threads = pool;
     // Fewer threads than directions: the lanes share a thread and must take turns.
     boolean handBack = config.copyThreads() < TransferDirection.values().length;
     this.hostToDevice =
@@ -136,7 +148,7 @@ public final class CpuTransferEngine implements TransferEngine {
       Thread t =
           new Thread(
               task, "kvtier-cpu-copy-r" + rank + "-e" + engine + "-" + count.incrementAndGet());
-      // A forgotten engine must not keep the JVM alive; close() is what stops the threads.
+      // A forgotten engine must not keep the JVM alive.
       t.setDaemon(true);
       return t;
     };

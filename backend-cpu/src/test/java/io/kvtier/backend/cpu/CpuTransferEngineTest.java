@@ -213,6 +213,37 @@ class CpuTransferEngineTest {
   }
 
   @Test
+  void aMetricsSinkThatThrowsLosesItsFiguresNotTheCopies(Random random) throws Exception {
+    BackendMetrics broken =
+        new BackendMetrics() {
+          @Override
+          public void increment(String name, long delta) {
+            throw new IllegalStateException("broken sink: " + name);
+          }
+
+          @Override
+          public void recordNanos(String name, long nanos) {
+            throw new IllegalStateException("broken sink: " + name);
+          }
+        };
+    BackendContext context = new BackendContext(0, Map.of(), TimeSource.SYSTEM, broken);
+    try (CpuDeviceMemory device = device(context);
+        CpuHostMemory host =
+            new CpuHostMemoryProvider()
+                .open(new PoolSpec(LAYOUT, 8, MemoryLayout.LAYER_FIRST), context)) {
+      CpuTransferEngine engine = device.transferEngine(host);
+      byte[][] original = fill(device, 2, random);
+      TransferHandle first = engine.submit(single(DEVICE_TO_HOST, 2, 3));
+      TransferHandle second = engine.submit(single(DEVICE_TO_HOST, 2, 4));
+      first.await();
+      second.await();
+      assertThat(read(host, 4, 2)).isEqualTo(original[2]);
+      engine.close();
+      assertThat(engine.inFlight()).isZero();
+    }
+  }
+
+  @Test
   void aBadCopyThreadsValueFailsOpenNamingKeyAndValue() {
     BackendContext bad =
         new BackendContext(
