@@ -30,6 +30,9 @@ final class CpuPool implements AutoCloseable {
   private final Set<CpuTransferEngine> engines = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
+  /** Guarded by this: set when close() starts, before the engines are closed. */
+  private boolean closing;
+
   /**
    * Allocates a zero-filled pool.
    *
@@ -149,8 +152,17 @@ final class CpuPool implements AutoCloseable {
     }
   }
 
-  /** Remembers an engine to close before the memory is freed. */
-  void register(CpuTransferEngine engine) {
+  /**
+   * Remembers an engine to close before the memory is freed.
+   *
+   * @throws IllegalStateException if the pool is closing or closed
+   */
+  synchronized void register(CpuTransferEngine engine) {
+    if (closing) {
+      checkOpen();
+      throw new IllegalStateException(
+          "the cpu " + kind + " pool is closing: open a new one for a new transfer engine");
+    }
     engines.add(engine);
   }
 
@@ -163,9 +175,11 @@ final class CpuPool implements AutoCloseable {
   public void close() {
     List<CpuTransferEngine> open;
     synchronized (this) {
-      if (closed) {
+      if (closing) {
         return;
       }
+      // From here on no engine registers, so the snapshot is every engine there will be.
+      closing = true;
       open = List.copyOf(engines);
     }
     // Outside the lock: an engine's close unregisters itself from both of its pools.
@@ -173,10 +187,8 @@ final class CpuPool implements AutoCloseable {
       engine.close();
     }
     synchronized (this) {
-      if (!closed) {
-        closed = true;
-        arena.close();
-      }
+      closed = true;
+      arena.close();
     }
   }
 

@@ -77,7 +77,12 @@ public final class CpuTransferEngine implements TransferEngine {
             context.metrics());
     device.register(this);
     if (host instanceof CpuHostMemory cpuHost) {
-      cpuHost.pool().register(this);
+      try {
+        cpuHost.pool().register(this);
+      } catch (IllegalStateException e) {
+        device.unregister(this);
+        throw e;
+      }
     }
   }
 
