@@ -20,7 +20,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * hands itself back to the executor after each batch, so the directions take turns batch by
  * batch and a long run of backups cannot starve a load-back. Why not always hand back: the hop
  * through the executor's queue cost about 6 us per batch in {@link CpuCopyBenchmark}'s one-block
- * batches on a loaded 2-core machine, as much as copying a 64 KiB block.
+ * batches on a loaded 2-core machine, more than copying one 64 KiB block (about 4 us).
  *
  * <p>The head stays in {@code pending} while it copies and is removed, under the lock, just
  * before its handle is completed; so {@link #inFlight()} never counts a done batch and is zero as
