@@ -61,6 +61,7 @@ class RuntimeModulePathTest {
             "io.kvtier:kvtier-metrics",
             "io.kvtier:kvtier-asserting",
             "io.kvtier:kvtier-backend-sim",
+            "io.kvtier:kvtier-backend-cpu",
             "io.kvtier:kvtier-backend-cuda",
             "io.kvtier:kvtier-stores",
             "io.kvtier:kvtier-collective-hazelcast",
