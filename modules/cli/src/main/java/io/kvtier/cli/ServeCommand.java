@@ -633,6 +633,16 @@ final class ServeCommand implements Callable<Integer> {
     builder.systemProperties(system);
     checkFixed(system, fixed, "the system properties", model);
     fixed.forEach(builder::set);
+    if (model.tiny().isEmpty()) {
+      // A GGUF model computes on the CPU: its pools default to RAM with real copies (cpu), not
+      // the simulator's modelled delays (sim), unless the config or a property names others.
+      Properties configured = config == null ? new Properties() : fileProperties(config);
+      for (String key : List.of(KvTierKeys.DEVICE, KvTierKeys.HOST)) {
+        if (configured.getProperty(key) == null && system.getProperty(key) == null) {
+          builder.set(key, "cpu");
+        }
+      }
+    }
     engineOptions.applyTo(builder, System.getenv());
     l3Options(builder, model);
     if (snapshotInterval != null) {
