@@ -28,6 +28,7 @@ Not run, each with its reason printed:
     without mpirun), and as root mpirun refuses to start without --allow-run-as-root;
   - lines that need a GPU (--device cuda);
   - lines with a placeholder a reader fills in (--rank r, <words in angle brackets>);
+  - lines that name ../shared/ (models, traces) where it is absent beside the repository;
 The commands of docs/PERFORMANCE.md are measurements that take minutes each (the figures there
 are their record). They run in smoke form: the same command with its sizes cut by the table in
 smoke() (fewer ticks, conversations, iterations; one JMH iteration of one fork) and SMOKE_ENV
@@ -78,9 +79,9 @@ def smoke(command):
 
     Returns (command to run, None), or (None, why it is not run)."""
     code = re.sub(r"\s+#.*$", "", command)
-    if "mooncake-synthetic" in code and not os.path.isdir(os.path.join(os.path.dirname(ROOT),
-                                                                       "shared")):
-        return None, "skipped: needs ../shared/traces (the Mooncake trace), absent here"
+    if "mooncake-synthetic-x4" in code and not os.path.isdir(os.path.join(os.path.dirname(ROOT),
+                                                                          "shared")):
+        return None, "skipped: made from ../shared/traces (the Mooncake trace), absent here"
     if re.search(r"\./mvnw\b.*\btest\b.*-Dtest=", code):
         return None, "excluded: a test the Maven stage ran before this script"
     if re.search(r"\bbin/kvtier simulate\b", code):
@@ -178,6 +179,8 @@ def verdict(command):
         return "skipped: needs mpirun ranks (SimulateRankProcessesTest runs them)"
     if "--device cuda" in code:
         return "skipped: needs a GPU"
+    if "../shared/" in code and not os.path.isdir(os.path.join(os.path.dirname(ROOT), "shared")):
+        return "skipped: needs ../shared beside the repository (models, traces), absent here"
     if re.search(r"--rank r\b", code):
         return "skipped: a placeholder (--rank r) for the reader to fill in"
     # Words in angle brackets, with a space among them: <PID that rank 0 printed>, not a
