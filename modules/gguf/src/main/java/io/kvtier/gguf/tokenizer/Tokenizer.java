@@ -59,6 +59,12 @@ public sealed interface Tokenizer permits SentencePieceTokenizer, BytePairTokeni
   /** The text of {@code ids}; with {@code renderSpecial} control tokens render as their text. */
   String decode(int[] ids, boolean renderSpecial);
 
+  /**
+   * A decoder of one sequence, id by id, whose pieces joined equal {@link #decode(int[],
+   * boolean)} of all the ids: it holds back the bytes of a character not yet complete.
+   */
+  StreamingDecoder decoder(boolean renderSpecial);
+
   /** A one-line description for startup lines: kind, vocabulary size, pre-tokenizer. */
   String describe();
 }
