@@ -88,7 +88,7 @@ final class Completions {
     Choice(CompletionRequest request, ModelText model) {
       text =
           new ChoiceText(
-              model.decoder(),
+              model.decoder(request.chat()),
               request.chat() ? model.endOfReply() : model.endOfGeneration(),
               request.stops());
     }

@@ -97,7 +97,7 @@ final class FakeEngine implements GenerationEngine {
       made[i] = out[i % out.length];
     }
     StringBuilder s = new StringBuilder();
-    ModelText.Decoder d = TinyText.INSTANCE.decoder();
+    ModelText.Decoder d = TinyText.INSTANCE.decoder(false);
     Arrays.stream(made).forEach(t -> s.append(d.add(t)));
     return s.append(d.finish()).toString();
   }

@@ -52,9 +52,12 @@ public interface ModelText {
   /**
    * A decoder for one generated sequence.
    *
+   * @param reply true for a chat reply, a text of its own (a SentencePiece model drops the
+   *     leading space of its first piece, as decoding a whole text does); false for a completion,
+   *     whose text continues the prompt's (the space is kept, as llama.cpp and vLLM keep it)
    * @return a new decoder
    */
-  Decoder decoder();
+  Decoder decoder(boolean reply);
 
   /**
    * The tokens that end any generation (a completion's too): the model has finished its text,

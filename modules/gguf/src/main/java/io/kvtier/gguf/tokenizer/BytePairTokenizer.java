@@ -208,8 +208,9 @@ public final class BytePairTokenizer implements Tokenizer {
     return text.append(decoder.finish()).toString();
   }
 
+  /** Byte-level BPE keeps every space: {@code startOfText} changes nothing. */
   @Override
-  public StreamingDecoder decoder(boolean renderSpecial) {
+  public StreamingDecoder decoder(boolean renderSpecial, boolean startOfText) {
     return new StreamingDecoder(
         (id, stripSpace, bytes) -> {
           writePiece(id, renderSpecial, bytes);

@@ -156,10 +156,10 @@ public final class SentencePieceTokenizer implements Tokenizer {
    * Hugging Face's decoding of a SentencePiece sequence.
    */
   @Override
-  public StreamingDecoder decoder(boolean renderSpecial) {
+  public StreamingDecoder decoder(boolean renderSpecial, boolean startOfText) {
     return new StreamingDecoder(
         (id, stripSpace, bytes) -> writePiece(id, renderSpecial, stripSpace, bytes),
-        addSpacePrefix);
+        addSpacePrefix && startOfText);
   }
 
   private boolean writePiece(

@@ -95,8 +95,9 @@ public final class TinyText implements ModelText {
     return tokens.add(ASSISTANT).build().toArray();
   }
 
+  /** Bytes have no space rule: {@code reply} changes nothing. */
   @Override
-  public ModelText.Decoder decoder() {
+  public ModelText.Decoder decoder(boolean reply) {
     return new Decoder();
   }
 
