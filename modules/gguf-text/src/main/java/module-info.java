@@ -14,6 +14,8 @@ module io.kvtier.gguf.text {
   requires com.fasterxml.jackson.databind;
   requires org.apache.commons.lang3;
   requires org.slf4j;
+  // Jinjava's expression resolvers (PythonStringMethods is one) name java.beans types.
+  requires java.desktop;
 
   exports io.kvtier.gguf.text;
 

@@ -2,6 +2,7 @@ package io.kvtier.gguf.text;
 
 import com.hubspot.jinjava.Jinjava;
 import com.hubspot.jinjava.JinjavaConfig;
+import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
 import com.hubspot.jinjava.lib.fn.ELFunctionDefinition;
@@ -12,6 +13,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import jinjava.javax.el.CompositeELResolver;
+import jinjava.javax.el.ELResolver;
 
 /**
  * A Hugging Face chat template (the Jinja source of {@code tokenizer.chat_template}) rendered by
@@ -25,10 +28,12 @@ import java.util.Objects;
  * OpenAI's new name. No {@code strftime_now} is given, so templates that print today's date fall
  * back to their fixed one: a prompt that changed daily would never hit the KV cache.
  *
- * <p>Jinjava is not Python: a template that calls Python's string methods beyond those Java's
- * {@link String} shares ({@code strip()}, {@code split()}, {@code replace()} work; {@code
- * startswith()}, {@code lstrip()}, {@code upper()} do not) fails with a {@link
- * ChatTemplateException} naming the method. Immutable and thread-safe.
+ * <p>Jinjava is not Python: the string methods templates call ({@code startswith}, {@code
+ * endswith}, {@code strip}/{@code lstrip}/{@code rstrip} with or without characters, {@code
+ * split}, {@code join}, {@code upper}, {@code lower}, {@code title}, {@code capitalize}, {@code
+ * find}) are given Python's meaning ({@link PythonStringMethods}); another Python method, or a
+ * construct Jinjava lacks, fails with a {@link ChatTemplateException} naming it. Immutable and
+ * thread-safe.
  */
 public final class JinjaChatTemplate {
   private final String source;
@@ -58,12 +63,21 @@ public final class JinjaChatTemplate {
                 .withLstripBlocks(true)
                 // Jinjava's false strips the output's trailing newline, not the source's
                 .withKeepTrailingNewline(true)
+                .withElResolver(resolver())
                 .build());
     jinjava
         .getGlobalContext()
         .registerFunction(
             new ELFunctionDefinition(
                 "", "raise_exception", JinjaChatTemplate.class, "raiseException", String.class));
+  }
+
+  /** Python's string methods first, then Jinjava's own resolution (read-only, as HF's sandbox). */
+  private static ELResolver resolver() {
+    CompositeELResolver resolver = new CompositeELResolver();
+    resolver.add(new PythonStringMethods());
+    resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_ONLY);
+    return resolver;
   }
 
   /** The Jinja source. */

@@ -182,11 +182,26 @@ class ChatTemplateTest {
   }
 
   @Test
+  void pythonStringMethodsHaveTheirPythonMeaning() {
+    JinjaChatTemplate template =
+        new JinjaChatTemplate(
+            "{% set c = messages[0]['content'] %}{{ c.startswith('<think>') }}|{{"
+                + " c.endswith(('x', 'answer')) }}|{{ c.split('</think>')[-1].lstrip() }}|{{"
+                + " 'a.b'.split('.') | length }}|{{ '  a  b '.split() | join(',') }}|{{"
+                + " 'xxhixx'.strip('x') }}|{{ 'hi'.upper() }}|{{ 'hello world'.title() }}|{{"
+                + " '-'.join(['a', 'b']) }}|{{ c.find('</think>') }}",
+            "", "");
+
+    assertThat(template.render(List.of(new Message("user", "<think>hm</think> answer")), true))
+        .isEqualTo("true|true|answer|2|a,b|hi|HI|Hello World|a-b|9");
+  }
+
+  @Test
   void aTemplateJinjavaCannotRenderIsTheServersFaultNamingTheMethod() throws IOException {
-    GgufText text = open("qwen2", "{{ messages[0]['content'].startswith('a') }}");
+    GgufText text = open("qwen2", "{{ messages[0]['content'].zfill(3) }}");
 
     assertThatThrownBy(() -> text.chat(List.of(new Message("user", "abc"))))
         .isInstanceOf(ChatTemplateException.class)
-        .hasMessageContaining("startswith");
+        .hasMessageContaining("zfill");
   }
 }
