@@ -31,9 +31,12 @@ final class FakeEngine implements GenerationEngine {
   /** Empty: free running; else one permit per token. */
   volatile Semaphore tokens;
 
+  /** The vocabulary: the tiny model's, unless a test serves another model's text. */
+  volatile int vocabulary = 512;
+
   @Override
   public int vocabularySize() {
-    return 512;
+    return vocabulary;
   }
 
   @Override
