@@ -18,7 +18,7 @@
 # its jar or target/lib is missing (package, never install); KVTIER_REBUILD=1 forces it.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+here="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd -P)"
 root="$(cd "$here/.." && pwd -P)"
 
 repeats=3 args=()

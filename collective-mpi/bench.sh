@@ -27,7 +27,7 @@
 # module first when its jar is missing. Loopback only (btl self,vader), oversubscribed, unbound.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+here="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd -P)"
 root="$(cd "$here/.." && pwd -P)"
 
 repeats=3 ranks_list="2 4" lengths=1,64 op=MIN iterations=10000 warmup=100000 rounds=31 inline=128

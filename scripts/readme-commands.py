@@ -28,8 +28,11 @@ Not run, each with its reason printed:
     without mpirun), and as root mpirun refuses to start without --allow-run-as-root;
   - lines that need a GPU (--device cuda);
   - lines with a placeholder a reader fills in (--rank r, <words in angle brackets>);
-  - the commands of docs/PERFORMANCE.md: measurements that take minutes each (the figures there
-    are their record); --list shows them.
+The commands of docs/PERFORMANCE.md are measurements that take minutes each (the figures there
+are their record). They run in smoke form: the same command with its sizes cut by the table in
+smoke() (fewer ticks, conversations, iterations; one JMH iteration of one fork) and SMOKE_ENV
+set, so that every benchmark tool, option and file it names is checked on each run while the
+figures themselves are not; --list shows each command as it would run.
 Exit status: 0 when every command run ended as expected, 1 otherwise.
 """
 import os
@@ -48,8 +51,60 @@ TIMEOUT_SECONDS = 600
 # The files whose bash blocks run, from the repository root; docs/*.md are added in order.
 FILES = ["README.md", "backend-cuda/README.md", "collective-hazelcast/README.md",
          "collective-mpi/README.md", "examples/README.md"]
-# Files whose commands are measurements, minutes each: listed, never run.
+# Files whose commands are measurements, minutes each: they run in smoke form (smoke()).
 MEASUREMENTS = {"docs/PERFORMANCE.md"}
+# The environment of a smoke run: scripts/hybrid-sweep.sh's sweep cut to one interval, short
+# simulate runs and one workload.
+SMOKE_ENV = {"INTERVALS": "8", "SIM_OPTS": "--ticks 2000", "WORKLOADS": "multiturn|",
+             "DEVICE": "1M"}
+
+
+def set_option(code, name, value):
+    """The command with option name's value replaced by value, or the option added."""
+    pattern = r"(?<!\S)" + re.escape(name) + r"(\s+|=)\S+"
+    if re.search(pattern, code):
+        return re.sub(pattern, lambda m: name + m.group(1) + value, code, count=1)
+    return code + " " + name + " " + value
+
+
+def first_of_list(code, name):
+    """Keeps the first value of a comma-separated option (a sweep cut to one point)."""
+    return re.sub(r"(?<!\S)(" + re.escape(name) + r"\s+)([^\s,]+)(,\S+)",
+                  lambda m: m.group(1) + m.group(2), code)
+
+
+def smoke(command):
+    """A measurement's command as its smoke run: the same tool and options, sizes cut.
+
+    Returns (command to run, None), or (None, why it is not run)."""
+    code = re.sub(r"\s+#.*$", "", command)
+    if "mooncake-synthetic" in code and not os.path.isdir(os.path.join(os.path.dirname(ROOT),
+                                                                       "shared")):
+        return None, "skipped: needs ../shared/traces (the Mooncake trace), absent here"
+    if re.search(r"\./mvnw\b.*\btest\b.*-Dtest=", code):
+        return None, "excluded: a test the Maven stage ran before this script"
+    if re.search(r"\bbin/kvtier simulate\b", code):
+        code = set_option(code, "--ticks", "3000")
+    if re.search(r"\bbin/kvtier replay\b", code):
+        for name in ("--device-tokens", "--host-ratio", "--eviction"):
+            code = first_of_list(code, name)
+    if "modules/bench/run.sh" in code:
+        code = code + " -f 1 -wi 1 -i 1 -w 1s -r 1s"
+    if "scripts/serve-bench.sh" in code:
+        code = set_option(set_option(code, "--conversations", "2"), "--turns", "2")
+    if "scripts/route-bench.sh" in code:
+        for name, value in (("--conversations", "2"), ("--turns", "2"), ("--requests", "8"),
+                            ("--clients", "2"), ("--documents", "2")):
+            code = set_option(code, name, value)
+    if "collective-mpi/bench.sh" in code:
+        for name, value in (("--repeats", "1"), ("--ranks", "2"), ("--iterations", "50"),
+                            ("--warmup", "100"), ("--rounds", "3")):
+            code = set_option(code, name, value)
+    if "collective-hazelcast/bench.sh" in code:
+        for name, value in (("--repeats", "1"), ("--blocks", "2"), ("--per-block", "20"),
+                            ("--warmup", "20")):
+            code = set_option(code, name, value)
+    return code, None
 
 
 def doc_files():
@@ -132,6 +187,10 @@ def verdict(command):
     return None
 
 
+# The benchmark launchers the docs name by their path from the repository root.
+TOOLS = ["modules/bench/run.sh", "collective-mpi/bench.sh", "collective-hazelcast/bench.sh"]
+
+
 def link_tools(scratch):
     # A link per file, not per folder: bin/kvtier and the scripts find the repository root
     # from their own path, following a link to the file but not one to its folder.
@@ -139,6 +198,14 @@ def link_tools(scratch):
         os.makedirs(os.path.join(scratch, name))
         for f in os.listdir(os.path.join(ROOT, name)):
             os.symlink(os.path.join(ROOT, name, f), os.path.join(scratch, name, f))
+    for tool in TOOLS:
+        os.makedirs(os.path.join(scratch, os.path.dirname(tool)), exist_ok=True)
+        os.symlink(os.path.join(ROOT, tool), os.path.join(scratch, tool))
+    # ../shared (traces, models) as the docs name it from the repository root, where it exists.
+    shared = os.path.join(os.path.dirname(ROOT), "shared")
+    beside = os.path.join(os.path.dirname(scratch), "shared")
+    if os.path.isdir(shared) and not os.path.exists(beside):
+        os.symlink(shared, beside)
 
 
 def is_server(command):
@@ -250,7 +317,7 @@ def run_file(name, listing, base_env, scratch_root):
             if not listing:
                 os.makedirs(scratch)
                 link_tools(scratch)
-            if is_session(by_block[block]) and name not in MEASUREMENTS:
+            if is_session(by_block[block]):
                 lines = by_block[block]
                 what = f"lines {lines[0][0]}-{lines[-1][0]} as one session"
                 if listing:
@@ -266,28 +333,30 @@ def run_file(name, listing, base_env, scratch_root):
                     failed += 1
                     print(f"{where}: FAIL ({what}): exit {status} ({took:.0f} s)")
                     print("  " + "\n  ".join(output.rstrip().splitlines()[-15:]))
-        if is_session(by_block[block]) and name not in MEASUREMENTS:
+        if is_session(by_block[block]):
             continue
         shown = command.replace("\n", " \\n ")
-        if name in MEASUREMENTS:
-            print(f"{where}: skipped: a measurement (minutes; the figures of {name} are its"
-                  f" record): {shown[:120]}")
-            continue
         m = re.match(r"^export (\w+)=(\S+)$", command)
         if m:
             env[m.group(1)] = m.group(2)
             print(f"{where}: applied: {command}")
             continue
         why = verdict(command)
+        want = expected_status(command)
+        run_env = env
+        if not why and name in MEASUREMENTS:
+            command, why = smoke(command)
+            if command:
+                shown = "(smoke) " + command.replace("\n", " \\n ")
+                run_env = dict(env, **SMOKE_ENV)
         if why:
             print(f"{where}: {why}: {shown}")
             continue
-        want = expected_status(command)
         if listing:
             print(f"{where}: would run (expect exit {want}): {shown}")
             continue
         start = time.time()
-        status, output, served = run(command, env, scratch)
+        status, output, served = run(command, run_env, scratch)
         ran += 1
         took = time.time() - start
         if status == want:

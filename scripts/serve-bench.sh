@@ -8,7 +8,7 @@
 # Servers' options: SERVE_OPTIONS (default below). Build first: ./mvnw -B -q package -DskipTests
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 jar="$root/modules/bench/target/benchmarks.jar"
 if [[ ! -f "$jar" || ! -d "$root/modules/cli/target/lib" ]]; then

@@ -40,7 +40,7 @@ for arg in "$@"; do
   esac
 done
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd -P)"
 kvtier="$root/bin/kvtier"
 port="${KVTIER_HAZELCAST_PORT:-5701}"
 out="${KVTIER_SIM_DIR:-$(mktemp -d -t kvtier-ranks.XXXXXX)}"

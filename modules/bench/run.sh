@@ -9,7 +9,7 @@
 # BENCH_SKIP_BUILD=1 runs the jar as it is, even when stale.
 set -euo pipefail
 
-bench_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bench_dir=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
 root=$(cd "$bench_dir/../.." && pwd)
 jar="$bench_dir/target/benchmarks.jar"
 

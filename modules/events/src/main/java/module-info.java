@@ -19,4 +19,7 @@ module io.kvtier.events {
   requires java.logging;
 
   exports io.kvtier.events;
+
+  provides io.kvtier.core.cache.CacheEventPublisherProvider with
+      io.kvtier.events.KvEventsProvider;
 }

@@ -7,10 +7,11 @@
  */
 module io.kvtier.serving {
   requires transitive io.kvtier.core;
-  // Rank 0 publishes the cache's KV events (kvtier.events.*, docs/EVENTS.md).
-  requires io.kvtier.events;
 
   exports io.kvtier.serving;
 
   uses io.kvtier.serving.ModelProvider;
+  // Rank 0 publishes the cache's KV events (kvtier.events.*, docs/EVENTS.md) where kvtier-events
+  // is on the module path.
+  uses io.kvtier.core.cache.CacheEventPublisherProvider;
 }

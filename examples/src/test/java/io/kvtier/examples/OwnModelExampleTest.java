@@ -14,7 +14,8 @@ class OwnModelExampleTest {
   @Test
   void aModelOfOnesOwnIsServedOnTheModulePathWithoutTheCli() throws Exception {
     // The examples run as named modules, and neither the command line nor the HTTP server nor
-    // the tiny transformer is there: the serving engine and a backend are all it takes.
+    // the tiny transformer nor the KV event publishers (ZeroMQ, Hazelcast) are there: the
+    // serving engine and a backend are all it takes.
     assertThat(OwnModelExample.class.getModule().isNamed()).isTrue();
     ModuleLayer layer = OwnModelExample.class.getModule().getLayer();
     assertThat(layer.findModule("io.kvtier.serving")).isPresent();
@@ -22,6 +23,8 @@ class OwnModelExampleTest {
     assertThat(layer.findModule("io.kvtier.server")).isEmpty();
     assertThat(layer.findModule("io.kvtier.model.tiny")).isEmpty();
     assertThat(layer.findModule("info.picocli")).isEmpty();
+    assertThat(layer.findModule("io.kvtier.events")).isEmpty();
+    assertThat(layer.findModule("com.hazelcast.core")).isEmpty();
 
     List<Completion> completions = OwnModelExample.run(RankLoop.config(Map.of()));
 

@@ -93,7 +93,7 @@ final class SimulationJson {
     j.writeNumberField("usableOfMatched", CliJson.fraction(r.usableOfMatched()));
     // What the cache did for the mix (HYBRID.md §8): "" for all full attention; swaCache is
     // pages unless --swa-cache windows; the slots of one snapshot and its interval, 0 without.
-    j.writeStringField("layerMix", config.layerMix());
+    j.writeStringField("layerMix", config.layerMix().map(Object::toString).orElse(""));
     j.writeStringField(
         "swaCache", config.windowedSwa() ? HybridOptions.WINDOWS : HybridOptions.PAGES);
     j.writeNumberField("snapshotSlots", config.snapshotSlots());

@@ -1,6 +1,7 @@
 package io.kvtier.cli;
 
 import io.kvtier.cli.report.TtftModel;
+import io.kvtier.core.config.LayerMix;
 import io.kvtier.simulator.SimulationConfig;
 import io.kvtier.simulator.SimulationFailure;
 import io.kvtier.simulator.SimulationResult;
@@ -61,7 +62,7 @@ final class SimulationSummary {
     }
     if (hybrid(config)) {
       s.append("layers    ")
-          .append(config.layerMix().isEmpty() ? "full attention" : config.layerMix())
+          .append(config.layerMix().map(LayerMix::toString).orElse("full attention"))
           .append(
               config.windowedSwa()
                   ? String.format(
@@ -287,21 +288,19 @@ final class SimulationSummary {
     return r.failure().name();
   }
 
-  /** Whether the mix has an SWA layer (the mix's text names one as {@code swa:W}). */
+  /** Whether the mix has an SWA layer. */
   private static boolean hasSwa(SimulationConfig config) {
-    return java.util.Arrays.stream(config.layerMix().split(","))
-        .anyMatch(l -> l.startsWith("swa:"));
+    return config.layerMix().map(LayerMix::hasSwa).orElse(false);
   }
 
   /** Whether the mix has a recurrent layer. */
   private static boolean hasRecurrent(SimulationConfig config) {
-    return java.util.Arrays.stream(config.layerMix().split(","))
-        .anyMatch(l -> l.startsWith("recurrent"));
+    return config.layerMix().map(LayerMix::hasRecurrent).orElse(false);
   }
 
   /** Whether the run has a layer mix: the summary then prints usable beside matched hits. */
   private static boolean hybrid(SimulationConfig config) {
-    return config.snapshots() || !config.layerMix().isEmpty();
+    return config.snapshots() || config.layerMix().isPresent();
   }
 
   /** The snapshot checks of the checks line: resumes checked and wrong, with snapshots only. */

@@ -37,7 +37,7 @@ class SimulationJsonTest {
   /** A run with SWA windows and recurrent states, 5 slots a snapshot, one every 2 pages. */
   private static final SimulationConfig WINDOWS =
       SimulationConfig.builder()
-          .layerMix("full,swa:64,recurrent")
+          .layerMix(io.kvtier.core.config.LayerMix.parse("full,swa:64,recurrent", "test"))
           .snapshots(5, 2)
           .windowedSwa(true)
           .build();

@@ -4,6 +4,7 @@ import com.hazelcast.client.HazelcastClient;
 import com.hazelcast.client.config.ClientConfig;
 import com.hazelcast.core.HazelcastInstance;
 import io.kvtier.core.cache.CacheEventListener;
+import io.kvtier.core.cache.CacheEventPublisher;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -24,7 +25,7 @@ import java.util.Optional;
  * would report the same stream; rank 0 publishes and the others get {@link
  * CacheEventListener#NONE}, which costs the cache nothing.
  */
-public final class KvEvents implements AutoCloseable {
+public final class KvEvents implements CacheEventPublisher {
   private final KvEventsConfig config;
   private final Optional<KvEventStream> stream;
   private final Optional<ZmqKvEventSink> zmq;
@@ -139,6 +140,7 @@ public final class KvEvents implements AutoCloseable {
   }
 
   /** The listener to register with the cache; {@link CacheEventListener#NONE} if not publishing. */
+  @Override
   public CacheEventListener listener() {
     return stream.<CacheEventListener>map(s -> s).orElse(CacheEventListener.NONE);
   }

@@ -1,6 +1,7 @@
 package io.kvtier.serving;
 
 import io.kvtier.core.KvTierBackends;
+import io.kvtier.core.cache.CacheEventPublisher;
 import io.kvtier.core.cache.L3Executor;
 import io.kvtier.core.cache.L3Setup;
 import io.kvtier.core.cache.RankCache;
@@ -12,7 +13,6 @@ import io.kvtier.core.discovery.ProviderRegistries;
 import io.kvtier.core.rank.ModelRunner;
 import io.kvtier.core.rank.RankEngine;
 import io.kvtier.core.rank.RankEngineConfig;
-import io.kvtier.events.KvEvents;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.CollectiveProvider;
@@ -41,7 +41,7 @@ final class RankSlot implements AutoCloseable {
   final StepCounter runner;
   final RankEngine engine;
   final Optional<KvStore> store;
-  final KvEvents events;
+  final CacheEventPublisher events;
 
   /** Test hooks: the L3 store and executor, and a wrapper around each rank's model runner. */
   record Hooks(
@@ -91,7 +91,7 @@ final class RankSlot implements AutoCloseable {
       StepCounter runner,
       RankEngine engine,
       Optional<KvStore> store,
-      KvEvents events) {
+      CacheEventPublisher events) {
     this.rank = rank;
     this.backends = backends;
     this.collective = collective;
@@ -127,12 +127,12 @@ final class RankSlot implements AutoCloseable {
             config, ProviderRegistries.discover(), rank, TimeSource.SYSTEM, metrics);
     Collective collective = null;
     L3Executor executor = null;
-    KvEvents events = null;
+    CacheEventPublisher events = null;
     try {
       // The kvtier.events.* keys (docs/EVENTS.md): rank 0 publishes, the others get a no-op.
       Map<String, String> properties = config.propertiesFor("kvtier");
       events =
-          KvEvents.open(
+          EventPublishers.open(
               properties, rank, properties.getOrDefault(KvTierKeys.STORE, "none").strip());
       CollectiveProvider provider = backends.providers().collective();
       collective =

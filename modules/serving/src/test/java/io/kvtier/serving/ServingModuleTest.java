@@ -2,6 +2,7 @@ package io.kvtier.serving;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.core.cache.CacheEventPublisherProvider;
 import io.kvtier.testkit.ModuleSuite;
 import java.lang.module.ModuleDescriptor.Requires;
 import org.junit.jupiter.api.Test;
@@ -26,9 +27,14 @@ class ServingModuleTest extends ModuleSuite {
                     || name.startsWith("io.kvtier.model")
                     || name.equals("io.kvtier.server")
                     || name.equals("io.kvtier.metrics")
+                    || name.equals("io.kvtier.events")
+                    || name.startsWith("com.hazelcast")
+                    || name.startsWith("org.zeromq")
                     || name.startsWith("info.picocli")
                     || name.startsWith("org.eclipse.jetty")
                     || name.startsWith("micrometer"));
-    assertThat(module().getDescriptor().uses()).containsExactly(ModelProvider.class.getName());
+    assertThat(module().getDescriptor().uses())
+        .containsExactlyInAnyOrder(
+            ModelProvider.class.getName(), CacheEventPublisherProvider.class.getName());
   }
 }

@@ -1,12 +1,14 @@
 package io.kvtier.simulator;
 
 import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.LayerMix;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.rank.ProtocolDefect;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -62,10 +64,10 @@ import java.util.TreeMap;
  *     nothing arrives ({@link io.kvtier.core.rank.TickCommands#skippedTicks()}); the engine's
  *     decisions are the same either way, only the collective calls and the tick counters of the
  *     skipped ticks are left out (default true)
- * @param layerMix the model's layer mix as {@code kvtier simulate --layer-mix} was given it
- *     ({@code LayerMix.toString()} form, e.g. {@code full,swa:64,recurrent}), or empty for all
- *     full attention (the default, and any mix of full layers only): it enters the L3 model id
- *     of a non-empty mix and the reports; what the cache does for it is {@code snapshotSlots}
+ * @param layerMix the model's layer mix as {@code kvtier simulate --layer-mix} parsed it, or
+ *     empty for all full attention (the default; a mix of full layers only becomes empty): it
+ *     enters the L3 model id of a mix and the reports; what the cache does for it is {@code
+ *     snapshotSlots}
  * @param snapshotSlots page slots of one recurrent-state snapshot (HYBRID.md §5, {@code
  *     kvtier.snapshot-slots}): 1 for a mix with a recurrent layer, 0 without (the default:
  *     every decision the all-full-attention one); below {@code devicePages}
@@ -105,7 +107,7 @@ public record SimulationConfig(
     RankFailureInjection rankFailure,
     int fullCheckInterval,
     boolean skipIdleTicks,
-    String layerMix,
+    Optional<LayerMix> layerMix,
     int snapshotSlots,
     int snapshotIntervalPages,
     boolean windowedSwa) {
@@ -181,11 +183,7 @@ public record SimulationConfig(
           "collective is blank: give a provider name such as local, mpi or hazelcast");
     }
     collectiveProperties = checkProperties(collectiveProperties);
-    Objects.requireNonNull(layerMix, "layerMix");
-    if (!layerMix.equals(layerMix.strip())) {
-      throw new IllegalArgumentException(
-          "layerMix='" + layerMix + "' has spaces around it: give the mix as LayerMix writes it");
-    }
+    layerMix = Objects.requireNonNull(layerMix, "layerMix").filter(mix -> !mix.allFull());
     atLeast("snapshotSlots", snapshotSlots, 0);
     atLeast("snapshotIntervalPages", snapshotIntervalPages, 1);
     if (snapshotSlots >= devicePages) {
@@ -200,7 +198,7 @@ public record SimulationConfig(
       throw new IllegalArgumentException(
           "windowedSwa needs a layer mix with an SWA layer and snapshotSlots > 0 (the windows"
               + " live in the snapshots), but layerMix='"
-              + layerMix
+              + layerMix.map(LayerMix::toString).orElse("")
               + "', snapshotSlots="
               + snapshotSlots);
     }
@@ -301,7 +299,7 @@ public record SimulationConfig(
    */
   public String l3ModelId() {
     return "kvtier-sim"
-        + (layerMix.isEmpty() ? "" : "-layers-" + layerMix)
+        + layerMix.map(mix -> "-layers-" + mix).orElse("")
         + (windowedSwa ? "-swa-windows" : "");
   }
 

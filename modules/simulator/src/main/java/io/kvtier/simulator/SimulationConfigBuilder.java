@@ -42,7 +42,7 @@ public final class SimulationConfigBuilder {
   private RankFailureInjection rankFailure = RankFailureInjection.NONE;
   private int fullCheckInterval = SimulationConfig.DEFAULT_FULL_CHECK_INTERVAL;
   private boolean skipIdleTicks = true;
-  private String layerMix = "";
+  private java.util.Optional<io.kvtier.core.config.LayerMix> layerMix = java.util.Optional.empty();
   private int snapshotSlots;
   private int snapshotIntervalPages = SimulationConfig.DEFAULT_SNAPSHOT_INTERVAL_PAGES;
   private boolean windowedSwa;
@@ -382,17 +382,6 @@ public final class SimulationConfigBuilder {
   }
 
   /**
-   * Sets the layer mix's text, empty for all full attention (the L3 model id and the reports).
-   *
-   * @param v the mix as {@code LayerMix.toString()} writes it, or empty
-   * @return this
-   */
-  public SimulationConfigBuilder layerMix(String v) {
-    layerMix = java.util.Objects.requireNonNull(v, "layerMix");
-    return this;
-  }
-
-  /**
    * Sets the model's layer mix (docs/HYBRID.md): what {@code kvtier simulate --layer-mix} parsed.
    * A mix of full-attention layers only is the default, all full attention.
    *
@@ -401,7 +390,8 @@ public final class SimulationConfigBuilder {
    */
   public SimulationConfigBuilder layerMix(io.kvtier.core.config.LayerMix mix) {
     java.util.Objects.requireNonNull(mix, "mix");
-    return layerMix(mix.allFull() ? "" : mix.toString());
+    layerMix = mix.allFull() ? java.util.Optional.empty() : java.util.Optional.of(mix);
+    return this;
   }
 
   /**

@@ -3,6 +3,7 @@ package io.kvtier.simulator;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.core.config.L3PrefetchPolicy;
+import io.kvtier.core.config.LayerMix;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.rank.ModelRunner;
 import io.kvtier.core.rank.ModelStep;
@@ -54,7 +55,7 @@ class HybridSimulationTest {
                 .withStore("memory")
                 .withPrefetch(L3PrefetchPolicy.TIMEOUT, 8)
                 .withTiming(400, 0.5, Duration.ofMillis(6), 0))
-        .layerMix("full,recurrent")
+        .layerMix(LayerMix.parse("full,recurrent", "test"))
         .snapshots(1, interval)
         .build();
   }
@@ -96,7 +97,10 @@ class HybridSimulationTest {
   @Test
   void withoutSnapshotsUsableIsMatchedAndNothingIsChecked() {
     SimulationConfig c =
-        config(2, WritePolicy.WRITE_THROUGH, 2).toBuilder().layerMix("").snapshots(0, 8).build();
+        config(2, WritePolicy.WRITE_THROUGH, 2).toBuilder()
+            .layerMix(LayerMix.full(2))
+            .snapshots(0, 8)
+            .build();
     SimulationResult r = MultiRankSimulator.run(c);
 
     assertThat(r.passed()).as("%s", r).isTrue();

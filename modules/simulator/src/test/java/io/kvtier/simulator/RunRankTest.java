@@ -3,6 +3,7 @@ package io.kvtier.simulator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvtier.core.config.LayerMix;
 import io.kvtier.testkit.SeedExtension;
 import io.kvtier.testkit.TestSeeds;
 import java.time.Duration;
@@ -114,7 +115,7 @@ class RunRankTest {
         config(seed, 3).toBuilder()
             .failureProbability(0)
             .abortProbability(0.01)
-            .layerMix("full,recurrent")
+            .layerMix(LayerMix.parse("full,recurrent", "test"))
             .snapshots(1, 2)
             .build();
     SimulationResult threaded = MultiRankSimulator.run(config);

@@ -3,6 +3,7 @@ package io.kvtier.simulator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvtier.core.config.LayerMix;
 import io.kvtier.core.config.WritePolicy;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -36,11 +37,14 @@ class SimulationConfigTest {
     // All-full runs keep their L3 keys; any other mix gets keys of its own.
     assertThat(c.l3ModelId()).isEqualTo("kvtier-sim");
     SimulationConfig hybrid =
-        c.toBuilder().layerMix("full,swa:64,recurrent").snapshots(1, 4).build();
+        c.toBuilder()
+            .layerMix(LayerMix.parse("full,swa:64,recurrent", "test"))
+            .snapshots(1, 4)
+            .build();
     assertThat(hybrid.l3ModelId()).isEqualTo("kvtier-sim-layers-full,swa:64,recurrent");
     assertThat(hybrid.snapshots()).isTrue();
     assertThat(hybrid.toBuilder().build()).isEqualTo(hybrid);
-    assertThat(c.toBuilder().layerMix("full,swa:64").build().l3ModelId())
+    assertThat(c.toBuilder().layerMix(LayerMix.parse("full,swa:64", "test")).build().l3ModelId())
         .isEqualTo("kvtier-sim-layers-full,swa:64");
     assertThatThrownBy(() -> c.toBuilder().snapshots(-1, 8).build())
         .hasMessage("snapshotSlots=-1 must be >= 0");
@@ -48,8 +52,8 @@ class SimulationConfigTest {
         .hasMessage("snapshotIntervalPages=0 must be >= 1");
     assertThatThrownBy(() -> c.toBuilder().devicePages(1).snapshots(1, 8).build())
         .hasMessageContaining("snapshotSlots=1 must be below devicePages=1");
-    assertThatThrownBy(() -> c.toBuilder().layerMix(" full,recurrent").build())
-        .hasMessageContaining("has spaces around it");
+    // A mix of full layers only is no mix: the keys stay those of all-full runs.
+    assertThat(c.toBuilder().layerMix(LayerMix.full(3)).build()).isEqualTo(c);
   }
 
   @Test

@@ -155,4 +155,100 @@ public final class LlamaWeight {
   public String toString() {
     return name + " " + type + " " + rows + "x" + columns;
   }
+
+  /**
+   * The product with a block of the matrix, for one rank's share in tensor parallelism: {@code
+   * out[p*rowCount + i] = row (firstRow+i), columns [firstColumn, firstColumn+columnCount) · in[p
+   * *columnCount ..]} for positions {@code p < positions}. Each value is one {@link Kernels#dot}
+   * call, so a block that is the whole matrix gives the bits of {@link #multiply}, and no split
+   * of the work across threads changes any bit.
+   *
+   * @throws IllegalArgumentException if the block is outside the matrix, or its columns do not
+   *     start and end on the type's block boundaries (a quantized row splits only between
+   *     blocks), naming the tensor
+   */
+  public void multiplyBlock(
+      float[] in,
+      int positions,
+      float[] out,
+      int firstRow,
+      int rowCount,
+      int firstColumn,
+      int columnCount) {
+    if (firstRow < 0
+        || rowCount < 0
+        || firstRow + rowCount > rows
+        || firstColumn < 0
+        || columnCount < 0
+        || firstColumn + columnCount > columns) {
+      throw new IllegalArgumentException(
+          name
+              + ": rows ["
+              + firstRow
+              + ", "
+              + (firstRow + rowCount)
+              + ") columns ["
+              + firstColumn
+              + ", "
+              + (firstColumn + columnCount)
+              + ") are outside the "
+              + rows
+              + "x"
+              + columns
+              + " matrix");
+    }
+    checkColumnSplit(firstColumn, columnCount);
+    if (in.length < positions * columnCount || out.length < positions * rowCount) {
+      throw new IllegalArgumentException(
+          name
+              + ": positions="
+              + positions
+              + " need in="
+              + positions * columnCount
+              + " out="
+              + positions * rowCount
+              + " but got in="
+              + in.length
+              + " out="
+              + out.length);
+    }
+    long columnBytes = type.bytesFor(firstColumn);
+    java.util.function.IntConsumer row =
+        i -> {
+          long at = (firstRow + i) * rowBytes + columnBytes;
+          for (int p = 0; p < positions; p++) {
+            out[p * rowCount + i] = Kernels.dot(in, p * columnCount, data, at, type, columnCount);
+          }
+        };
+    java.util.stream.IntStream range = java.util.stream.IntStream.range(0, rowCount);
+    if ((long) rowCount * columnCount * positions >= PARALLEL_THRESHOLD) {
+      range = range.parallel();
+    }
+    range.forEach(row);
+  }
+
+  /**
+   * Checks that columns {@code [firstColumn, firstColumn+columnCount)} start and end on block
+   * boundaries of this matrix's type, so that a rank can take them.
+   *
+   * @throws IllegalArgumentException naming the tensor, its type and block size otherwise
+   */
+  public void checkColumnSplit(int firstColumn, int columnCount) {
+    int block = type.blockSize();
+    if (firstColumn % block != 0 || columnCount % block != 0) {
+      throw new IllegalArgumentException(
+          name
+              + " is "
+              + type
+              + " with blocks of "
+              + block
+              + " weights: columns ["
+              + firstColumn
+              + ", "
+              + (firstColumn + columnCount)
+              + ") do not start and end on block boundaries, so the rows cannot be split there"
+              + " across ranks; use fewer ranks or a file whose head size is a multiple of "
+              + block);
+    }
+  }
 }

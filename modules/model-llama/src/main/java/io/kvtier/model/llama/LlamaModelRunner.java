@@ -1,0 +1,291 @@
+package io.kvtier.model.llama;
+
+import io.kvtier.core.rank.ModelRunner;
+import io.kvtier.core.rank.ModelStep;
+import io.kvtier.spi.Collective;
+import io.kvtier.spi.PageMemory;
+import io.kvtier.spi.ReduceOp;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A {@link LlamaServingModel} as the {@link ModelRunner} of one rank: per request and step, layer
+ * 0 embeds the step's tokens {@code [from, to)}, each {@link #writeLayer} runs one layer over
+ * them (their K/V into the request's pages, attention over positions {@code 0..to-1} read back
+ * from the pages in order), and {@link #nextToken} takes the last position's logits and their
+ * argmax (ties to the lowest id). The hidden states of a step in progress live here, per
+ * request, until {@link #released}.
+ *
+ * <p>In a group of {@code R} ranks this rank holds its share of the heads and feed-forward rows
+ * (see {@link ShardPass}); each layer's two partial outputs are summed over the group through the
+ * engine's collective ({@link #combineThrough}): one SUM allReduce of {@code R} slots in which
+ * each rank fills its own with its floats' bits and leaves the others 0, so that every rank gets
+ * every rank's partials unchanged and adds them in rank order. The sums are then the same bits on
+ * every rank, and the tokens too, as the engine's replicated state needs.
+ *
+ * <p>{@link #verifyPrefix} recomputes a loaded-back prefix from its tokens and compares its K/V
+ * with the pages bit for bit. Not thread-safe: one per rank, on the rank's scheduler thread.
+ */
+public final class LlamaModelRunner implements ModelRunner {
+  /** Tag of the allReduce that sums a layer's partial outputs. */
+  public static final String COMBINE_TAG = "tp";
+
+  private final LlamaModel model;
+  private final int rank;
+  private final int ranks;
+  private final ShardPass pass;
+  private final PagedKvStore kv;
+  private final LogitsListener listener;
+  private final int dim;
+  private final Map<Long, Step> steps = new HashMap<>();
+  private PartialSums sums;
+
+  /** One request's step in progress. */
+  private static final class Step {
+    int from;
+    int to;
+    int nextLayer;
+    float[] hidden = new float[0];
+  }
+
+  /**
+   * The runner of rank {@code rank} of {@code ranks}. With more than one rank, call {@link
+   * #combineThrough} before the first step.
+   *
+   * @param model the model
+   * @param device the rank's device pool, with the share's KV layout
+   * @param rank the rank
+   * @param ranks the ranks, dividing the model's KV heads
+   * @param listener gets each generated token's logits
+   * @throws IllegalArgumentException if the ranks do not divide the KV heads, a matrix cannot
+   *     split, or the pool's layout is not the share's
+   */
+  public LlamaModelRunner(
+      LlamaServingModel model, PageMemory device, int rank, int ranks, LogitsListener listener) {
+    Objects.requireNonNull(model, "model");
+    Objects.requireNonNull(device, "device");
+    this.listener = Objects.requireNonNull(listener, "listener");
+    this.model = model.model();
+    this.rank = rank;
+    this.ranks = ranks;
+    ShardPass.checkRanks(this.model.hyperparameters(), ranks);
+    Objects.checkIndex(rank, ranks);
+    this.sums =
+        ranks == 1
+            ? PartialSums.WHOLE
+            : (values, length) -> {
+              throw new IllegalStateException(
+                  "rank "
+                      + rank
+                      + " of "
+                      + ranks
+                      + " has no collective to sum its partial outputs: call combineThrough"
+                      + " before the first step");
+            };
+    this.pass =
+        new ShardPass(this.model, rank, ranks, (values, length) -> sums.sum(values, length));
+    this.kv = new PagedKvStore(device, this.model.hyperparameters(), ranks);
+    this.dim = this.model.hyperparameters().embeddingLength();
+  }
+
+  /**
+   * Sums each layer's partial outputs over the group through {@code collective} (a SUM allReduce
+   * tagged {@value #COMBINE_TAG}, which every rank makes at the same point of the same step). Use
+   * the engine's collective, so that the calls join its schedule and a rank that fails stops the
+   * others at that call. A group of one needs none.
+   *
+   * @param collective the rank group, of this runner's size, as this rank
+   * @throws IllegalArgumentException if the group's size or rank differ from the runner's
+   */
+  public void combineThrough(Collective collective) {
+    Objects.requireNonNull(collective, "collective");
+    if (collective.size() != ranks || collective.rank() != rank) {
+      throw new IllegalArgumentException(
+          "the collective is rank "
+              + collective.rank()
+              + " of "
+              + collective.size()
+              + " but this runner is rank "
+              + rank
+              + " of "
+              + ranks
+              + ": give each rank's runner its own handle on the group");
+    }
+    if (ranks > 1) {
+      sums = (values, length) -> sumInRankOrder(collective, values, length);
+    }
+  }
+
+  private void sumInRankOrder(Collective collective, float[] values, int length) {
+    long[] slots = new long[ranks * length];
+    int mine = rank * length;
+    for (int i = 0; i < length; i++) {
+      slots[mine + i] = Float.floatToRawIntBits(values[i]) & 0xFFFF_FFFFL;
+    }
+    // Adding zeros to the other ranks' slots leaves their bits as they were sent.
+    collective.allReduceInto(ReduceOp.SUM, slots, slots, COMBINE_TAG);
+    for (int i = 0; i < length; i++) {
+      float sum = Float.intBitsToFloat((int) slots[i]);
+      for (int r = 1; r < ranks; r++) {
+        sum += Float.intBitsToFloat((int) slots[r * length + i]);
+      }
+      values[i] = sum;
+    }
+  }
+
+  @Override
+  public int layers() {
+    return model.hyperparameters().blockCount();
+  }
+
+  @Override
+  public void writeLayer(ModelStep step, int layer) {
+    if (step.to() == step.from()) {
+      return;
+    }
+    Step s = steps.computeIfAbsent(step.requestId(), id -> new Step());
+    if (layer == 0) {
+      s.from = step.from();
+      s.to = step.to();
+      s.nextLayer = 0;
+      int size = (step.to() - step.from()) * dim;
+      if (s.hidden.length < size) {
+        s.hidden = new float[size];
+      }
+      pass.embed(step.tokens(), step.from(), step.to(), s.hidden);
+    }
+    if (s.from != step.from() || s.to != step.to() || s.nextLayer != layer) {
+      throw new IllegalStateException(
+          "request id="
+              + step.requestId()
+              + ": layer "
+              + layer
+              + " of positions ["
+              + step.from()
+              + ", "
+              + step.to()
+              + ") but the step in progress is ["
+              + s.from
+              + ", "
+              + s.to
+              + ") at layer "
+              + s.nextLayer
+              + ": call writeLayer for layers 0.."
+              + (layers() - 1)
+              + " in order");
+    }
+    kv.bind(step.pageTable(), step.pageTable().length);
+    pass.layer(layer, s.hidden, step.from(), step.to() - step.from(), kv);
+    s.nextLayer++;
+  }
+
+  @Override
+  public int nextToken(ModelStep step) {
+    int last = step.to() - 1;
+    float[] logits;
+    if (step.to() > step.from()) {
+      Step s = steps.get(step.requestId());
+      if (s == null || s.to != step.to() || s.nextLayer != layers()) {
+        throw new IllegalStateException(
+            "request id="
+                + step.requestId()
+                + ": nextToken after position "
+                + last
+                + " before every layer of the step was written");
+      }
+      logits = pass.logits(s.hidden, s.to - s.from - 1, 1);
+    } else {
+      // The whole prompt was cached: the last position's hidden state is recomputed over the
+      // cached K/V, whose own row is in the pages already; nothing is written to shared pages.
+      float[] x = new float[dim];
+      pass.embed(step.tokens(), last, step.to(), x);
+      KvStore cached = new ReadOnly(kv.bind(step.pageTable(), step.pageTable().length));
+      for (int l = 0; l < layers(); l++) {
+        pass.layer(l, x, last, 1, cached);
+      }
+      logits = pass.logits(x, 0, 1);
+    }
+    listener.logits(rank, step.requestId(), last, logits);
+    return argmax(logits);
+  }
+
+  /** The index of the largest logit, the lowest such index on ties. */
+  static int argmax(float[] logits) {
+    int best = 0;
+    for (int i = 1; i < logits.length; i++) {
+      if (logits[i] > logits[best]) {
+        best = i;
+      }
+    }
+    return best;
+  }
+
+  @Override
+  public int verifyPrefix(ModelStep step) {
+    int length = step.to();
+    if (length == 0) {
+      return 0;
+    }
+    int width = pass.kvWidth();
+    ArrayKvStore reference = new ArrayKvStore(layers(), width, length);
+    float[] x = new float[length * dim];
+    pass.embed(step.tokens(), 0, length, x);
+    for (int l = 0; l < layers(); l++) {
+      pass.layer(l, x, 0, length, reference);
+    }
+    kv.bind(step.pageTable(), step.pageTable().length);
+    int pageSize = kv.pageSize();
+    int pages = (length + pageSize - 1) / pageSize;
+    boolean[] wrong = new boolean[pages];
+    float[][] scratch = new float[4][length * width];
+    for (int l = 0; l < layers(); l++) {
+      reference.read(l, length, scratch[0], scratch[1]);
+      kv.read(l, length, scratch[2], scratch[3]);
+      for (int p = 0; p < pages; p++) {
+        int from = p * pageSize * width;
+        int to = Math.min(length, (p + 1) * pageSize) * width;
+        wrong[p] |=
+            !Arrays.equals(scratch[0], from, to, scratch[2], from, to)
+                || !Arrays.equals(scratch[1], from, to, scratch[3], from, to);
+      }
+    }
+    int mismatches = 0;
+    for (boolean w : wrong) {
+      mismatches += w ? 1 : 0;
+    }
+    return mismatches;
+  }
+
+  @Override
+  public void released(long requestId) {
+    steps.remove(requestId);
+  }
+
+  /** Reads the pages; ignores writes, whose rows the pages hold already (a cached prompt). */
+  private record ReadOnly(KvStore pages) implements KvStore {
+    @Override
+    public int layers() {
+      return pages.layers();
+    }
+
+    @Override
+    public int kvDim() {
+      return pages.kvDim();
+    }
+
+    @Override
+    public int capacity() {
+      return pages.capacity();
+    }
+
+    @Override
+    public void write(int layer, int position, float[] keys, float[] values, int offset) {}
+
+    @Override
+    public void read(int layer, int count, float[] keys, float[] values) {
+      pages.read(layer, count, keys, values);
+    }
+  }
+}

@@ -1,0 +1,229 @@
+package io.kvtier.model.llama;
+
+import io.kvtier.core.rank.ModelRunner;
+import io.kvtier.gguf.GgufFile;
+import io.kvtier.gguf.GgufTensorInfo;
+import io.kvtier.gguf.GgufTensorType;
+import io.kvtier.gguf.ModelHyperparameters;
+import io.kvtier.serving.RankShard;
+import io.kvtier.serving.ServingModel;
+import io.kvtier.spi.KvLayout;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A {@link LlamaModel} as the serving engine's model: its K/V in kvtier's pages (F32, {@link
+ * PagedKvStore}), one {@link LlamaModelRunner} per rank holding the rank's share of the heads
+ * and feed-forward rows, greedy decoding. Also what a server shows of it ({@link #name}, the
+ * shape, {@link #tensorType}) and the {@link #file} for its tokenizer metadata.
+ *
+ * <p>Immutable and thread-safe. The weights are read in place from the mapped file: {@link
+ * #close} unmaps it, after the model's last use (a server keeps it open until it exits).
+ */
+public final class LlamaServingModel implements ServingModel, AutoCloseable {
+  private final GgufFile file;
+  private final LlamaModel model;
+  private final int maxContext;
+  private final LogitsListener listener;
+
+  private LlamaServingModel(
+      GgufFile file, LlamaModel model, int maxContext, LogitsListener listener) {
+    this.file = file;
+    this.model = model;
+    this.maxContext = maxContext;
+    this.listener = listener;
+  }
+
+  /**
+   * The model of an open file, serving up to {@code maxContext} tokens per sequence.
+   *
+   * @param file the file, which this model closes
+   * @param maxContext tokens per sequence, from 1 to the file's context length
+   * @return the model
+   * @throws IllegalArgumentException if {@code maxContext} is out of range
+   * @throws io.kvtier.gguf.GgufUnsupportedException if the file's architecture, RoPE scaling or
+   *     a tensor type is not supported
+   */
+  public static LlamaServingModel of(GgufFile file, int maxContext) {
+    Objects.requireNonNull(file, "file");
+    return of(file, LlamaModel.of(file), maxContext);
+  }
+
+  /**
+   * The model of an open file, serving its whole context length.
+   *
+   * @param file the file, which this model closes
+   * @return the model
+   */
+  public static LlamaServingModel of(GgufFile file) {
+    Objects.requireNonNull(file, "file");
+    LlamaModel model = LlamaModel.of(file);
+    return of(file, model, model.contextLength());
+  }
+
+  private static LlamaServingModel of(GgufFile file, LlamaModel model, int maxContext) {
+    if (maxContext < 1 || maxContext > model.contextLength()) {
+      throw new IllegalArgumentException(
+          "max-context="
+              + maxContext
+              + " is outside [1, "
+              + model.contextLength()
+              + "], the context length of "
+              + file.path());
+    }
+    return new LlamaServingModel(file, model, maxContext, LogitsListener.NONE);
+  }
+
+  /**
+   * This model with a listener that gets the logits of every generated token on every rank; the
+   * two share the file (close one).
+   *
+   * @param listener the listener
+   * @return the model that reports to it
+   */
+  public LlamaServingModel withLogitsListener(LogitsListener listener) {
+    return new LlamaServingModel(
+        file, model, maxContext, Objects.requireNonNull(listener, "listener"));
+  }
+
+  /** The forward pass. */
+  public LlamaModel model() {
+    return model;
+  }
+
+  /** The file, for its metadata (the tokenizer's {@code tokenizer.ggml.*} keys, templates). */
+  public GgufFile file() {
+    return file;
+  }
+
+  /** The file's hyperparameters. */
+  public ModelHyperparameters hyperparameters() {
+    return model.hyperparameters();
+  }
+
+  /** {@code general.name}, or the file name when absent. */
+  public String name() {
+    return hyperparameters().name();
+  }
+
+  /** {@code general.architecture}: {@code llama} or {@code qwen2}. */
+  public String architecture() {
+    return hyperparameters().architecture();
+  }
+
+  /** Transformer layers. */
+  public int layers() {
+    return hyperparameters().blockCount();
+  }
+
+  /** The embedding (hidden) size. */
+  public int dim() {
+    return hyperparameters().embeddingLength();
+  }
+
+  /** Query heads. */
+  public int heads() {
+    return hyperparameters().headCount();
+  }
+
+  /** KV heads; the rank count must divide them. */
+  public int kvHeads() {
+    return hyperparameters().headCountKv();
+  }
+
+  /** Floats per head. */
+  public int headSize() {
+    return hyperparameters().headSize();
+  }
+
+  /** The feed-forward's inner size. */
+  public int feedForwardLength() {
+    return hyperparameters().feedForwardLength();
+  }
+
+  /** The file's context length; {@link #maxContext()} may be less. */
+  public int contextLength() {
+    return model.contextLength();
+  }
+
+  /**
+   * The type of most of the layers' weight matrices (by count), for example {@code F32} or
+   * {@code Q8_0}.
+   */
+  public GgufTensorType tensorType() {
+    Map<GgufTensorType, Integer> counts = new EnumMap<>(GgufTensorType.class);
+    for (GgufTensorInfo info : file.tensorInfos()) {
+      if (info.name().startsWith("blk.") && info.dims().length == 2) {
+        counts.merge(info.type(), 1, Integer::sum);
+      }
+    }
+    return counts.entrySet().stream()
+        .max(Comparator.comparingInt(Map.Entry<GgufTensorType, Integer>::getValue))
+        .map(Map.Entry::getKey)
+        .orElseThrow();
+  }
+
+  /**
+   * The {@code kvtier.*} layout the config must have: the model's layers, KV heads and head
+   * size, F32, with any page size.
+   *
+   * @param pageSize tokens per page
+   * @return the layout
+   */
+  public KvLayout kvLayout(int pageSize) {
+    return PagedKvStore.layout(hyperparameters(), pageSize, 1);
+  }
+
+  @Override
+  public int vocabularySize() {
+    return model.vocabularySize();
+  }
+
+  @Override
+  public int maxContext() {
+    return maxContext;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Also that each rank's share splits every matrix: the feed-forward into whole blocks, the
+   * output projection's columns on block boundaries.
+   */
+  @Override
+  public void checkLayout(KvLayout layout, int ranks) {
+    Objects.requireNonNull(layout, "layout");
+    PagedKvStore.checkLayout(hyperparameters(), layout, 1, false);
+    ShardPass.checkRanks(hyperparameters(), ranks);
+    for (int r = 0; r < ranks; r++) {
+      new ShardPass(model, r, ranks, PartialSums.WHOLE);
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>A {@link LlamaModelRunner} on the rank's share, summing partial outputs through the
+   * engine's collective.
+   */
+  @Override
+  public ModelRunner openRunner(RankShard shard) {
+    LlamaModelRunner runner =
+        new LlamaModelRunner(this, shard.device(), shard.rank(), shard.ranks(), listener);
+    shard.whenJoined(runner::combineThrough);
+    return runner;
+  }
+
+  /** Unmaps the file; no runner may run after. */
+  @Override
+  public void close() {
+    file.close();
+  }
+
+  @Override
+  public String toString() {
+    return model + ", " + tensorType() + ", context " + maxContext;
+  }
+}

@@ -1,0 +1,324 @@
+package io.kvtier.model.llama;
+
+import io.kvtier.gguf.GgufTensor;
+import io.kvtier.gguf.ModelHyperparameters;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.stream.IntStream;
+
+/**
+ * One rank's share of a {@link LlamaModel} and the forward pass over it, one layer at a time:
+ * what {@link LlamaModel#forward} loops over layers, and what the serving runner steps layer by
+ * layer between the engine's calls.
+ *
+ * <p>Tensor parallelism (Megatron's layout). Rank {@code r} of {@code R} holds query heads and
+ * KV heads {@code [r*H/R, (r+1)*H/R)}: their rows of Q, K and V (and biases), their K/V in its
+ * store, their attention, and their inner columns of the output projection; and a share of the
+ * feed-forward: gate and up rows {@code [f0, f1)} and the same inner columns of down, {@code f0}
+ * and {@code f1} on whole blocks of down's type. The two projections' partial outputs are summed
+ * over the ranks by {@link PartialSums} in rank order; every rank then continues with the same
+ * hidden state, and the final norm and logits are computed whole on every rank. One rank ({@code
+ * R = 1}) is the whole model, with {@link LlamaWeight#multiply}.
+ *
+ * <p>Exactness (docs/MODELS.md): each output value of a product is one dot over its inner
+ * columns in one order, whatever the number of positions; a position's K/V is written to the
+ * store before any position attends and attention reads positions {@code 0..p} back from the
+ * store in position order; so a position's bits do not depend on the batch, nor on whether its
+ * prefix came from a cache. Immutable: the scratch arrays are per call.
+ */
+final class ShardPass {
+  /** Below this many multiply-adds attention runs on the calling thread. */
+  private static final long PARALLEL_ATTENTION_THRESHOLD = 1L << 16;
+
+  private final LlamaModel model;
+  private final ModelHyperparameters shape;
+  private final PartialSums sums;
+  private final boolean whole;
+  private final int dim;
+  private final int headSize;
+  private final int heads;
+  private final int firstHead;
+  private final int kvHeads;
+  private final int firstKvHead;
+  private final int qWidth;
+  private final int kvWidth;
+  private final int ffFirst;
+  private final int ffCount;
+  private final Optional<float[]>[] bq;
+  private final Optional<float[]>[] bk;
+  private final Optional<float[]>[] bv;
+
+  /**
+   * The share of rank {@code rank} of {@code ranks}.
+   *
+   * @throws IllegalArgumentException if the KV heads do not divide by {@code ranks}, or a
+   *     quantized matrix cannot be split on its block boundaries, saying which
+   */
+  @SuppressWarnings("unchecked")
+  ShardPass(LlamaModel model, int rank, int ranks, PartialSums sums) {
+    this.model = Objects.requireNonNull(model, "model");
+    this.sums = Objects.requireNonNull(sums, "sums");
+    this.shape = model.hyperparameters();
+    checkRanks(shape, ranks);
+    Objects.checkIndex(rank, ranks);
+    this.whole = ranks == 1;
+    this.dim = shape.embeddingLength();
+    this.headSize = shape.headSize();
+    this.kvHeads = shape.headCountKv() / ranks;
+    this.firstKvHead = rank * kvHeads;
+    this.heads = shape.headCount() / ranks;
+    this.firstHead = rank * heads;
+    this.qWidth = heads * headSize;
+    this.kvWidth = kvHeads * headSize;
+    int layers = shape.blockCount();
+    LlamaWeight down = model.layer(0).down();
+    int block = down.type().blockSize();
+    int blocks = shape.feedForwardLength() / block;
+    if (blocks < ranks) {
+      throw new IllegalArgumentException(
+          "the feed-forward's "
+              + shape.feedForwardLength()
+              + " rows ("
+              + blocks
+              + " blocks of "
+              + block
+              + " weights of "
+              + down
+              + ") cannot split over "
+              + ranks
+              + " ranks: use at most "
+              + blocks
+              + " ranks");
+    }
+    this.ffFirst = rank * blocks / ranks * block;
+    this.ffCount = (rank + 1) * blocks / ranks * block - ffFirst;
+    this.bq = new Optional[layers];
+    this.bk = new Optional[layers];
+    this.bv = new Optional[layers];
+    for (int l = 0; l < layers; l++) {
+      LlamaModel.Layer layer = model.layer(l);
+      layer.wo().checkColumnSplit(firstHead * headSize, qWidth);
+      layer.down().checkColumnSplit(ffFirst, ffCount);
+      bq[l] = layer.bq().map(b -> slice(b, firstHead * headSize, qWidth));
+      bk[l] = layer.bk().map(b -> slice(b, firstKvHead * headSize, kvWidth));
+      bv[l] = layer.bv().map(b -> slice(b, firstKvHead * headSize, kvWidth));
+    }
+  }
+
+  /**
+   * Checks that a model's KV heads split evenly over {@code ranks} ranks.
+   *
+   * @throws IllegalArgumentException naming the heads and the rank counts that work
+   */
+  static void checkRanks(ModelHyperparameters shape, int ranks) {
+    if (ranks < 1 || shape.headCountKv() % ranks != 0) {
+      throw new IllegalArgumentException(
+          "ranks="
+              + ranks
+              + " does not divide "
+              + shape.name()
+              + "'s "
+              + shape.headCountKv()
+              + " KV heads: each rank holds an equal share of the KV heads; use a divisor of "
+              + shape.headCountKv()
+              + " (kvtier.ranks)");
+    }
+  }
+
+  private static float[] slice(float[] v, int from, int length) {
+    float[] out = new float[length];
+    System.arraycopy(v, from, out, 0, length);
+    return out;
+  }
+
+  /** Floats of one position's K (or V) row in this share's store. */
+  int kvWidth() {
+    return kvWidth;
+  }
+
+  /**
+   * Checks that a store holds this share's K/V rows of every layer.
+   *
+   * @throws IllegalArgumentException naming both shapes
+   */
+  void checkStore(KvStore kv) {
+    if (kv.layers() != shape.blockCount() || kv.kvDim() != kvWidth) {
+      throw new IllegalArgumentException(
+          "KV store has layers="
+              + kv.layers()
+              + " kvDim="
+              + kv.kvDim()
+              + " but the model needs layers="
+              + shape.blockCount()
+              + " kvDim="
+              + kvWidth);
+    }
+  }
+
+  /**
+   * The embeddings of {@code tokens[from, to)} into {@code x}, one row of {@code dim} per position.
+   *
+   * @throws IllegalArgumentException for a token outside the vocabulary
+   */
+  void embed(int[] tokens, int from, int to, float[] x) {
+    GgufTensor embedding = model.tokenEmbedding();
+    long rows = embedding.info().rowCount();
+    for (int p = from; p < to; p++) {
+      int token = tokens[p];
+      if (token < 0 || token >= rows) {
+        throw new IllegalArgumentException("token=" + token + " outside the vocabulary of " + rows);
+      }
+      embedding.type().dequantize(embedding.data(), (long) token * dim, dim, x, (p - from) * dim);
+    }
+  }
+
+  /**
+   * Runs layer {@code l} over positions {@code start..start+n-1}, whose hidden states are the
+   * rows of {@code x} (updated in place): their K/V go to {@code kv}, which holds positions
+   * {@code 0..start-1} of this layer already, then each attends over {@code 0..p} read back from
+   * {@code kv}.
+   */
+  void layer(int l, float[] x, int start, int n, KvStore kv) {
+    LlamaModel.Layer layer = model.layer(l);
+    float eps = shape.rmsNormEpsilon();
+    float[] xb = new float[n * dim];
+    float[] q = new float[n * qWidth];
+    float[] k = new float[n * kvWidth];
+    float[] v = new float[n * kvWidth];
+    for (int p = 0; p < n; p++) {
+      Kernels.rmsNorm(x, p * dim, layer.attentionNorm(), eps, xb, p * dim, dim);
+    }
+    rows(layer.wq(), xb, n, q, firstHead * headSize, qWidth);
+    rows(layer.wk(), xb, n, k, firstKvHead * headSize, kvWidth);
+    rows(layer.wv(), xb, n, v, firstKvHead * headSize, kvWidth);
+    addBias(bq[l], q, n);
+    addBias(bk[l], k, n);
+    addBias(bv[l], v, n);
+    for (int p = 0; p < n; p++) {
+      rotate(q, p * qWidth, heads, start + p);
+      rotate(k, p * kvWidth, kvHeads, start + p);
+      kv.write(l, start + p, k, v, p * kvWidth);
+    }
+    int total = start + n;
+    float[] keys = new float[total * kvWidth];
+    float[] values = new float[total * kvWidth];
+    kv.read(l, total, keys, values);
+    float[] attended = new float[n * qWidth];
+    attend(q, keys, values, attended, n, start);
+    float[] residual = new float[n * dim];
+    columns(layer.wo(), attended, n, residual, firstHead * headSize, qWidth);
+    sums.sum(residual, n * dim);
+    add(x, residual, n * dim);
+    for (int p = 0; p < n; p++) {
+      Kernels.rmsNorm(x, p * dim, layer.ffnNorm(), eps, xb, p * dim, dim);
+    }
+    float[] gate = new float[n * ffCount];
+    float[] up = new float[n * ffCount];
+    rows(layer.gate(), xb, n, gate, ffFirst, ffCount);
+    rows(layer.up(), xb, n, up, ffFirst, ffCount);
+    Kernels.swiglu(gate, 0, up, 0, n * ffCount);
+    columns(layer.down(), gate, n, residual, ffFirst, ffCount);
+    sums.sum(residual, n * dim);
+    add(x, residual, n * dim);
+  }
+
+  /**
+   * The logits of rows {@code first..first+rows-1} of {@code x} after the last layer: {@code rows
+   * * vocabulary} floats, row-major. Whole on every rank.
+   */
+  float[] logits(float[] x, int first, int rows) {
+    float[] normed = new float[rows * dim];
+    for (int p = 0; p < rows; p++) {
+      Kernels.rmsNorm(
+          x, (first + p) * dim, model.outputNorm(), shape.rmsNormEpsilon(), normed, p * dim, dim);
+    }
+    LlamaWeight output = model.output();
+    float[] flat = new float[rows * output.rows()];
+    output.multiply(normed, rows, flat);
+    return flat;
+  }
+
+  /** This share's rows {@code [first, first+count)} of {@code w} times every column. */
+  private void rows(LlamaWeight w, float[] in, int n, float[] out, int first, int count) {
+    if (whole) {
+      w.multiply(in, n, out);
+    } else {
+      w.multiplyBlock(in, n, out, first, count, 0, w.columns());
+    }
+  }
+
+  /** Every row of {@code w} times this share's columns {@code [first, first+count)}. */
+  private void columns(LlamaWeight w, float[] in, int n, float[] out, int first, int count) {
+    if (whole) {
+      w.multiply(in, n, out);
+    } else {
+      w.multiplyBlock(in, n, out, 0, w.rows(), first, count);
+    }
+  }
+
+  private void rotate(float[] v, int offset, int count, int position) {
+    float pos = position / shape.ropeScaling().factor();
+    for (int h = 0; h < count; h++) {
+      Kernels.rope(
+          v,
+          offset + h * headSize,
+          shape.ropeDimensionCount(),
+          pos,
+          shape.ropeFreqBase(),
+          model.neox());
+    }
+  }
+
+  /**
+   * Causal grouped-query attention of each batch position over positions 0..p, in order. The
+   * (position, head) pairs are independent and each is computed the same way on any thread, so
+   * running them in parallel changes no bit.
+   */
+  private void attend(float[] q, float[] keys, float[] values, float[] out, int n, int start) {
+    long work = (long) n * heads * (start + n) * headSize;
+    IntStream pairs = IntStream.range(0, n * heads);
+    if (work >= PARALLEL_ATTENTION_THRESHOLD) {
+      pairs = pairs.parallel();
+    }
+    pairs.forEach(pair -> attendHead(q, keys, values, out, pair / heads, pair % heads, start));
+  }
+
+  private void attendHead(
+      float[] q, float[] keys, float[] values, float[] out, int p, int h, int start) {
+    int group = shape.headCount() / shape.headCountKv();
+    float scale = (float) (1.0 / Math.sqrt(headSize));
+    int count = start + p + 1;
+    float[] scores = new float[count];
+    int qAt = p * qWidth + h * headSize;
+    int kvAt = (h / group) * headSize;
+    for (int t = 0; t < count; t++) {
+      scores[t] = Kernels.dot(q, qAt, keys, t * kvWidth + kvAt, headSize) * scale;
+    }
+    Kernels.softmax(scores, 0, count);
+    for (int i = 0; i < headSize; i++) {
+      float sum = 0f;
+      for (int t = 0; t < count; t++) {
+        sum += scores[t] * values[t * kvWidth + kvAt + i];
+      }
+      out[qAt + i] = sum;
+    }
+  }
+
+  private static void addBias(Optional<float[]> bias, float[] v, int n) {
+    if (bias.isEmpty()) {
+      return;
+    }
+    float[] b = bias.get();
+    for (int p = 0; p < n; p++) {
+      for (int i = 0; i < b.length; i++) {
+        v[p * b.length + i] += b[i];
+      }
+    }
+  }
+
+  private static void add(float[] x, float[] delta, int n) {
+    for (int i = 0; i < n; i++) {
+      x[i] += delta[i];
+    }
+  }
+}

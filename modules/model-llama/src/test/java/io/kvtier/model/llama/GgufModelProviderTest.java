@@ -1,0 +1,127 @@
+package io.kvtier.model.llama;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvtier.gguf.GgufTensorType;
+import io.kvtier.serving.ModelProvider;
+import io.kvtier.serving.ServingModel;
+import io.kvtier.spi.KvLayout;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Model {@code gguf} found by name: its options, what it tells a server about the file, and each
+ * way of giving it a wrong file or option failing in one line that names the path or option and
+ * what is supported.
+ */
+class GgufModelProviderTest {
+  @TempDir Path dir;
+
+  private Path synthetic() throws IOException {
+    return SyntheticGguf.llama().write(dir.resolve("model.gguf"), 7);
+  }
+
+  @Test
+  void theEngineFindsTheModelByNameAndItDescribesTheFile() throws IOException {
+    Path path = synthetic();
+    ServingModel opened =
+        ModelProvider.open("gguf", Map.of("file", path.toString(), "max-context", "100"));
+    try (LlamaServingModel model = (LlamaServingModel) opened) {
+      assertThat(model.name()).isEqualTo("synthetic-llama");
+      assertThat(model.architecture()).isEqualTo("llama");
+      assertThat(model.layers()).isEqualTo(2);
+      assertThat(model.dim()).isEqualTo(64);
+      assertThat(model.heads()).isEqualTo(8);
+      assertThat(model.kvHeads()).isEqualTo(4);
+      assertThat(model.headSize()).isEqualTo(8);
+      assertThat(model.feedForwardLength()).isEqualTo(96);
+      assertThat(model.tensorType()).isEqualTo(GgufTensorType.F32);
+      assertThat(model.contextLength()).isEqualTo(512);
+      assertThat(model.maxContext()).isEqualTo(100);
+      assertThat(model.vocabularySize()).isEqualTo(64);
+      assertThat(model.file().path()).isEqualTo(path);
+      assertThat(model.kvLayout(16)).isEqualTo(new KvLayout(2, 4, 8, Float.BYTES, 16));
+    }
+    try (LlamaServingModel model =
+        (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", path.toString()))) {
+      assertThat(model.maxContext()).as("the file's context by default").isEqualTo(512);
+    }
+  }
+
+  @Test
+  void aQuantizedFileReportsItsTensorType() throws IOException {
+    Path path =
+        SyntheticGguf.llama().withType(GgufTensorType.Q8_0).write(dir.resolve("q8.gguf"), 7);
+    try (LlamaServingModel model =
+        (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", path.toString()))) {
+      assertThat(model.tensorType()).isEqualTo(GgufTensorType.Q8_0);
+    }
+  }
+
+  @Test
+  void anUnknownOptionIsRefusedByName() throws IOException {
+    String path = synthetic().toString();
+    assertThatThrownBy(() -> ModelProvider.open("gguf", Map.of("file", path, "heads", "8")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("model gguf has no option(s) [heads]: drop them");
+  }
+
+  @Test
+  void noFileOptionSaysWhatToGive() {
+    assertThatThrownBy(() -> ModelProvider.open("gguf", Map.of()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("model gguf needs option file=PATH, the .gguf file of a llama or qwen2 model");
+  }
+
+  @Test
+  void aMissingFileIsNamed() {
+    String missing = dir.resolve("absent.gguf").toString();
+    assertThatThrownBy(() -> ModelProvider.open("gguf", Map.of("file", missing)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "model gguf: file="
+                + missing
+                + " does not exist or is not a file: give a .gguf file's path");
+  }
+
+  @Test
+  void aFileThatIsNotGgufSaysWhatIsSupported() throws IOException {
+    Path text = Files.writeString(dir.resolve("notes.gguf"), "not a model, just some text");
+    assertThatThrownBy(() -> ModelProvider.open("gguf", Map.of("file", text.toString())))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("model gguf: file=" + text + " is not a GGUF file this model runs")
+        .hasMessageContaining("supported: GGUF versions 1 to 3, architectures llama, qwen2")
+        .hasMessageNotContaining("\n");
+  }
+
+  @Test
+  void anUnsupportedArchitectureSaysWhatIsSupported() throws IOException {
+    Path gpt2 = SyntheticGguf.llama().withArch("gpt2").write(dir.resolve("gpt2.gguf"), 7);
+    assertThatThrownBy(() -> ModelProvider.open("gguf", Map.of("file", gpt2.toString())))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("model gguf: file=" + gpt2 + " holds no model kvtier runs")
+        .hasMessageContaining("architecture 'gpt2' is not supported")
+        .hasMessageContaining("architectures llama, qwen2")
+        .hasMessageNotContaining("\n");
+  }
+
+  @Test
+  void aMaxContextOutsideTheFilesContextIsRefused() throws IOException {
+    String path = synthetic().toString();
+    assertThatThrownBy(() -> ModelProvider.open("gguf", Map.of("file", path, "max-context", "513")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "model gguf: file="
+                + path
+                + ": max-context=513 is outside [1, 512], the context length of "
+                + path);
+    assertThatThrownBy(() -> ModelProvider.open("gguf", Map.of("file", path, "max-context", "x")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("model option max-context=x is not an integer: give a whole number");
+  }
+}

@@ -1,0 +1,449 @@
+package io.kvtier.model.llama;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.KvTierConfigBuilder;
+import io.kvtier.core.config.KvTierKeys;
+import io.kvtier.core.config.L3PrefetchPolicy;
+import io.kvtier.core.config.WritePolicy;
+import io.kvtier.core.rank.RankEngineStats;
+import io.kvtier.gguf.GgufFile;
+import io.kvtier.gguf.GgufTensorType;
+import io.kvtier.serving.Completion;
+import io.kvtier.serving.EngineSettings;
+import io.kvtier.serving.EngineStats;
+import io.kvtier.serving.GenerationEngine;
+import io.kvtier.serving.GenerationEngine.GenerationRequest;
+import io.kvtier.serving.GenerationEngines;
+import io.kvtier.serving.ModelEngine;
+import io.kvtier.spi.BackendMetrics;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The exactness rule (docs/MODELS.md) for model {@code gguf} served by the engine: over seeded
+ * multi-turn chats (each turn's prompt is the previous prompt, its answer and new tokens, the
+ * chats sharing a system prefix), the logits of every generated token with the prefix cache on
+ * are bit for bit those with it off, on 1, 2 and 4 ranks, with the cache on the device only,
+ * with a device pool too small for the working set (evictions to the host and load-backs, which
+ * the runner verifies bit for bit), and with a {@code memory}
+ * and a {@code file} L3 store under a host tier that is too small too. Every rank computes the
+ * same logits, and the greedy tokens on 2 and 4 ranks are those of 1 rank.
+ *
+ * <p>And the batch does not matter: the same chats submitted a turn at a time, four requests
+ * running together and prompts prefilled 16 tokens per tick, give the sequential run's bits.
+ *
+ * <p>The models are synthetic files (8 query, 4 KV heads) written with the GGUF writer, so the
+ * test runs without ../shared: an F32 {@code llama} on every tier, and on the host tier or L3 a
+ * {@code qwen2} (QKV biases, split with the heads; NeoX RoPE; tied output), a Q8_0 {@code llama}
+ * and a Q4_0 {@code qwen2} (quantized rows split on block boundaries). {@code
+ * -Dkvtier.tests.seed} picks the weights and the chats.
+ */
+class ServedExactnessTest {
+  private static final long SEED = Long.getLong("kvtier.tests.seed", 42L);
+  private static final int CHATS = 6;
+  private static final int TURNS = 3;
+  private static final int ANSWER = 6;
+
+  @TempDir static Path dir;
+
+  /** The chats of each model variant, built on first use. */
+  private static final Map<String, Chats> CHATS_BY_VARIANT = new HashMap<>();
+
+  /**
+   * A model and its chats: the prompts in the order they are submitted, the 1-rank cache-off
+   * answers, and the cache-off logits per rank count.
+   */
+  private record Chats(
+      String name,
+      GgufFile file,
+      LlamaServingModel model,
+      List<int[]> prompts,
+      List<int[]> answers,
+      Map<Integer, Run> references) {}
+
+  /** The synthetic files the test runs: F32 llama, and qwen2's biases and quantized types. */
+  private static SyntheticGguf variant(String name) {
+    return switch (name) {
+      case "llama-f32" -> SyntheticGguf.llama();
+      case "qwen2-f32" -> SyntheticGguf.llama().withArch("qwen2");
+      case "llama-q8_0" -> SyntheticGguf.llama().withType(GgufTensorType.Q8_0);
+      case "qwen2-q4_0" -> SyntheticGguf.llama().withArch("qwen2").withType(GgufTensorType.Q4_0);
+      default -> throw new IllegalArgumentException(name);
+    };
+  }
+
+  private static synchronized Chats chats(String name) throws Exception {
+    Chats chats = CHATS_BY_VARIANT.get(name);
+    if (chats == null) {
+      chats = buildTheChats(name);
+      CHATS_BY_VARIANT.put(name, chats);
+    }
+    return chats;
+  }
+
+  private static Chats buildTheChats(String name) throws Exception {
+    GgufFile file = GgufFile.open(variant(name).write(dir.resolve(name + ".gguf"), SEED));
+    LlamaServingModel model = LlamaServingModel.of(file);
+    Random random = new Random(SEED * 31 + 7);
+    int vocabulary = model.vocabularySize();
+    int[] system = tokens(random, 24, vocabulary);
+    int[][] history = new int[CHATS][];
+    for (int c = 0; c < CHATS; c++) {
+      history[c] = system;
+    }
+    List<int[]> prompts = new ArrayList<>();
+    List<int[]> answers = new ArrayList<>();
+    // Turn t of every chat, then turn t+1: a chat comes back after the others pushed it out.
+    try (GenerationEngine engine =
+        open(model, 1, deviceOnly(model, 1), new Recorder(), EngineSettings.DEFAULTS)) {
+      for (int t = 0; t < TURNS; t++) {
+        for (int c = 0; c < CHATS; c++) {
+          int[] prompt = concat(history[c], tokens(random, 5 + random.nextInt(25), vocabulary));
+          int[] answer = generate(engine, prompt).tokens();
+          prompts.add(prompt);
+          answers.add(answer);
+          history[c] = concat(prompt, answer);
+        }
+      }
+    }
+    return new Chats(name, file, model, prompts, answers, new HashMap<>());
+  }
+
+  @AfterAll
+  static void close() {
+    CHATS_BY_VARIANT.values().forEach(c -> c.file().close());
+  }
+
+  static Stream<Arguments> cases() {
+    List<Arguments> cases = new ArrayList<>();
+    for (int ranks : new int[] {1, 2, 4}) {
+      for (String tier : new String[] {"device", "host", "memory", "file"}) {
+        cases.add(Arguments.of("llama-f32", ranks, tier));
+      }
+      cases.add(Arguments.of("qwen2-f32", ranks, "host"));
+    }
+    // 96 feed-forward rows are 3 blocks of 32: at most 3 ranks, so 1 and 2.
+    for (int ranks : new int[] {1, 2}) {
+      cases.add(Arguments.of("llama-q8_0", ranks, "host"));
+      cases.add(Arguments.of("qwen2-q4_0", ranks, "memory"));
+    }
+    return cases.stream();
+  }
+
+  @ParameterizedTest(name = "{0}, {1} ranks, {2}")
+  @MethodSource("cases")
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void logitsWithTheCacheAreThoseWithout(
+      String variant, int ranks, String tier, @TempDir Path store) throws Exception {
+    Chats chats = chats(variant);
+    LlamaServingModel model = chats.model();
+    List<int[]> prompts = chats.prompts();
+    List<int[]> answers = chats.answers();
+    Run reference = reference(chats, ranks);
+    Recorder recorder = new Recorder();
+    long device = 0;
+    long host = 0;
+    long l3 = 0;
+    RankEngineStats stats;
+    try (ModelEngine engine =
+        ModelEngine.open(
+            model.withLogitsListener(recorder),
+            config(model, ranks, tier, store),
+            BackendMetrics.NOOP)) {
+      for (int i = 0; i < prompts.size(); i++) {
+        Completion c = engine.generate(prompts.get(i), ANSWER);
+        assertThat(c.tokens())
+            .as("%s request %d on %d ranks, %s, seed %d", variant, i, ranks, tier, SEED)
+            .containsExactly(answers.get(i));
+        device += c.deviceHitTokens();
+        host += c.hostHitTokens();
+        l3 += c.l3HitTokens();
+      }
+      engine.drain();
+      stats = engine.engineStats();
+    }
+    Run cached = recorder.run(ranks);
+    assertThat(cached.logits()).hasSameSizeAs(reference.logits());
+    for (int i = 0; i < prompts.size(); i++) {
+      Map<Integer, int[]> want = reference.logits().get(i);
+      Map<Integer, int[]> got = cached.logits().get(i);
+      assertThat(got.keySet()).as("positions of request %d", i).isEqualTo(want.keySet());
+      for (int position : want.keySet()) {
+        assertThat(got.get(position))
+            .as(
+                "%s logit bits of request %d position %d, %d ranks, %s",
+                variant, i, position, ranks, tier)
+            .containsExactly(want.get(position));
+      }
+    }
+    System.out.printf(
+        "[gguf-exact] %s, %d ranks, %s: %d device, %d host, %d L3 hit tokens; %d pages verified,"
+            + " %d wrong%n",
+        variant, ranks, tier, device, host, l3, stats.kvVerifiedPages(), stats.kvMismatches());
+    assertThat(stats.kvMismatches()).as("loaded-back pages whose KV differs").isZero();
+    switch (tier) {
+      case "device" -> assertThat(device).as("tokens reused on the device").isPositive();
+      case "host" -> {
+        assertThat(host).as("tokens loaded back from the host").isPositive();
+        assertThat(stats.kvVerifiedPages()).as("loaded-back pages verified").isPositive();
+      }
+      default -> assertThat(l3).as("tokens fetched from L3").isPositive();
+    }
+  }
+
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {1, 2, 4})
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void concurrentChunkedRequestsGiveTheLogitsOfSequentialWholeOnes(int ranks) throws Exception {
+    Chats chats = chats("llama-f32");
+    Run reference = reference(chats, ranks);
+    Recorder recorder = new Recorder();
+    // Each turn of every chat at once, four running together, prompts prefilled 16 tokens per
+    // tick: the steps' ranges and batches differ from the reference's, the bits must not.
+    EngineSettings settings = EngineSettings.DEFAULTS.withBatching(4, 16);
+    EngineStats stats;
+    try (GenerationEngine engine =
+        open(
+            chats.model(), ranks, config(chats.model(), ranks, "host", null), recorder, settings)) {
+      List<CompletableFuture<Completion>> wave = new ArrayList<>();
+      for (int i = 0; i < chats.prompts().size(); i++) {
+        wave.add(submit(engine, chats.prompts().get(i)));
+        if (wave.size() == CHATS) {
+          for (CompletableFuture<Completion> c : wave) {
+            c.get(2, TimeUnit.MINUTES);
+          }
+          wave.clear();
+        }
+      }
+      stats = engine.stats();
+    }
+    Run run = recorder.run(ranks);
+    for (int i = 0; i < chats.prompts().size(); i++) {
+      Map<Integer, int[]> want = reference.logits().get(i);
+      Map<Integer, int[]> got = run.logits().get(i);
+      assertThat(got.keySet()).as("positions of request %d", i).isEqualTo(want.keySet());
+      for (int position : want.keySet()) {
+        assertThat(got.get(position))
+            .as("logit bits of request %d position %d, %d ranks, seed %d", i, position, ranks, SEED)
+            .containsExactly(want.get(position));
+      }
+    }
+    System.out.printf(
+        "[gguf-exact] waves on %d ranks: up to %d requests per tick, %d host hit tokens%n",
+        ranks, stats.maxBatch(), stats.hostHitTokens());
+    assertThat(stats.maxBatch()).as("requests advanced in one tick").isGreaterThan(1);
+    assertThat(stats.hostHitTokens()).as("tokens loaded back from the host").isPositive();
+  }
+
+  /** The cache-off run on {@code ranks} ranks, once per rank count. */
+  private static synchronized Run reference(Chats chats, int ranks) throws Exception {
+    Run run = chats.references().get(ranks);
+    if (run == null) {
+      Recorder recorder = new Recorder();
+      try (GenerationEngine engine =
+          open(
+              chats.model(),
+              ranks,
+              deviceOnly(chats.model(), ranks),
+              recorder,
+              EngineSettings.DEFAULTS.withPrefixCaching(false))) {
+        for (int i = 0; i < chats.prompts().size(); i++) {
+          assertThat(generate(engine, chats.prompts().get(i)).tokens())
+              .as("cache-off request %d on %d ranks: the tokens of 1 rank, seed %d", i, ranks, SEED)
+              .containsExactly(chats.answers().get(i));
+        }
+      }
+      run = recorder.run(ranks);
+      chats.references().put(ranks, run);
+      if (ranks > 1) {
+        assertCloseToOneRank(chats.name(), run, reference(chats, 1), ranks);
+      }
+    }
+    return run;
+  }
+
+  /**
+   * Tensor parallelism sums in another order than one rank, so the bits may differ, but only by
+   * rounding: a wrong share of a matrix would move logits by far more.
+   */
+  private static void assertCloseToOneRank(String variant, Run run, Run one, int ranks) {
+    double worst = 0;
+    for (int i = 0; i < one.logits().size(); i++) {
+      for (Map.Entry<Integer, int[]> e : one.logits().get(i).entrySet()) {
+        int[] other = run.logits().get(i).get(e.getKey());
+        for (int v = 0; v < other.length; v++) {
+          float a = Float.intBitsToFloat(e.getValue()[v]);
+          float b = Float.intBitsToFloat(other[v]);
+          worst = Math.max(worst, Math.abs(a - b));
+        }
+      }
+    }
+    System.out.printf(
+        "[gguf-exact] %s, %d ranks: largest logit difference to 1 rank %.3g%n",
+        variant, ranks, worst);
+    assertThat(worst)
+        .as("%s: largest logit difference of %d ranks to 1", variant, ranks)
+        .isLessThan(1e-3);
+  }
+
+  private static GenerationEngine open(
+      LlamaServingModel model,
+      int ranks,
+      KvTierConfig config,
+      Recorder recorder,
+      EngineSettings s) {
+    return GenerationEngines.open(
+        model.withLogitsListener(recorder),
+        config,
+        s.withGroup("gguf-exact-" + ranks),
+        BackendMetrics.NOOP,
+        UnaryOperator.identity());
+  }
+
+  private static Completion generate(GenerationEngine engine, int[] prompt) throws Exception {
+    return submit(engine, prompt).get(2, TimeUnit.MINUTES);
+  }
+
+  private static CompletableFuture<Completion> submit(GenerationEngine engine, int[] prompt) {
+    CompletableFuture<Completion> done = new CompletableFuture<>();
+    engine.submit(
+        new GenerationRequest(prompt, ANSWER),
+        new GenerationEngine.TokenStream() {
+          @Override
+          public void token(int token) {}
+
+          @Override
+          public void finished(Completion completion) {
+            done.complete(completion);
+          }
+
+          @Override
+          public void failed(Throwable cause) {
+            done.completeExceptionally(cause);
+          }
+        });
+    return done;
+  }
+
+  private static KvTierConfigBuilder builder(
+      LlamaServingModel model, int ranks, int pageSize, int devicePages, int host) {
+    return KvTierConfig.builder()
+        .device("sim")
+        .host("sim")
+        .collective("local")
+        .ranks(ranks)
+        .layout(model.layers(), model.kvHeads(), model.headSize(), Float.BYTES, pageSize)
+        .devicePages(devicePages)
+        .hostPages(host)
+        .writePolicy(WritePolicy.WRITE_THROUGH)
+        .evictionPolicy(EvictionPolicy.LRU)
+        .vocabSize(model.vocabularySize())
+        .collectiveTimeout(Duration.ofSeconds(60));
+  }
+
+  /** A device pool that holds every chat: nothing is evicted. */
+  private static KvTierConfig deviceOnly(LlamaServingModel model, int ranks) {
+    return builder(model, ranks, 16, 128, 128).build();
+  }
+
+  private static KvTierConfig config(LlamaServingModel model, int ranks, String tier, Path store) {
+    return switch (tier) {
+      case "device" -> deviceOnly(model, ranks);
+      // About a fifth of the working set on the device, all of it in the host tier.
+      case "host" -> builder(model, ranks, 8, 24, 160).build();
+      default -> {
+        // The host tier only a quarter larger than the device pool: chats fall out of it and
+        // come back from the store.
+        KvTierConfigBuilder b = builder(model, ranks, 4, 40, 50);
+        b.set(KvTierKeys.STORE, tier);
+        b.set(KvTierKeys.L3_PREFETCH_POLICY, L3PrefetchPolicy.WAIT_COMPLETE.configName());
+        b.set(KvTierKeys.L3_PREFETCH_THRESHOLD, "4");
+        b.set(KvTierKeys.L3_MODEL_ID, "synthetic-llama");
+        if (tier.equals("file")) {
+          b.set("file.directory", store.toString());
+        }
+        yield b.build();
+      }
+    };
+  }
+
+  private static int[] tokens(Random random, int n, int vocabulary) {
+    int[] t = new int[n];
+    for (int i = 0; i < n; i++) {
+      t[i] = random.nextInt(vocabulary);
+    }
+    return t;
+  }
+
+  private static int[] concat(int[] a, int[] b) {
+    int[] c = new int[a.length + b.length];
+    System.arraycopy(a, 0, c, 0, a.length);
+    System.arraycopy(b, 0, c, a.length, b.length);
+    return c;
+  }
+
+  /**
+   * Logit bits per request (in submission order), then per position.
+   *
+   * @param logits by request index
+   */
+  record Run(List<Map<Integer, int[]>> logits) {}
+
+  /** Keeps every rank's logits by request id and position. */
+  static final class Recorder implements LogitsListener {
+    private final Map<Integer, Map<Long, Map<Integer, int[]>>> byRank = new ConcurrentHashMap<>();
+
+    @Override
+    public void logits(int rank, long requestId, int position, float[] logits) {
+      int[] bits = new int[logits.length];
+      for (int i = 0; i < bits.length; i++) {
+        bits[i] = Float.floatToRawIntBits(logits[i]);
+      }
+      byRank
+          .computeIfAbsent(rank, r -> new ConcurrentHashMap<>())
+          .computeIfAbsent(requestId, id -> new ConcurrentHashMap<>())
+          .put(position, bits);
+    }
+
+    /** Rank 0's logits, after checking that every rank had the same. */
+    Run run(int ranks) {
+      assertThat(byRank.keySet()).as("ranks that reported logits").hasSize(ranks);
+      Map<Long, Map<Integer, int[]>> first = new TreeMap<>(byRank.get(0));
+      for (int r = 1; r < ranks; r++) {
+        Map<Long, Map<Integer, int[]>> other = byRank.get(r);
+        assertThat(other.keySet()).isEqualTo(first.keySet());
+        for (long id : first.keySet()) {
+          for (int position : first.get(id).keySet()) {
+            assertThat(other.get(id).get(position))
+                .as("rank %d's logits of request %d position %d", r, id, position)
+                .containsExactly(first.get(id).get(position));
+          }
+        }
+      }
+      List<Map<Integer, int[]>> logits = new ArrayList<>();
+      first.values().forEach(m -> logits.add(new TreeMap<>(m)));
+      return new Run(logits);
+    }
+  }
+}
