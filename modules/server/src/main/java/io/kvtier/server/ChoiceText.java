@@ -8,9 +8,9 @@ import java.util.Set;
 /**
  * One choice's text as its tokens come: decoded by the model's {@link ModelText.Decoder}, ended at
  * the model's end-of-generation tokens, cut before the first stop sequence, and handed out in
- * pieces that are final. A piece never ends in text that could
- * still turn out to start a stop sequence, so a stream never sends what the complete text would
- * not hold. Not thread-safe: the exchange's thread owns it.
+ * pieces that are final. A piece never ends in text that could still turn out to start a stop
+ * sequence, so a stream never sends what the complete text would not hold. Not thread-safe: the
+ * exchange's thread owns it.
  */
 final class ChoiceText {
   private final ModelText.Decoder decoder;
