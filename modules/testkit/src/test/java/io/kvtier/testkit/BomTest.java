@@ -40,7 +40,8 @@ class BomTest {
     }
     String bom = read(root.resolve("bom/pom.xml"));
     String managed =
-        bom.substring(bom.indexOf("<dependencyManagement>"), bom.indexOf("</dependencyManagement>"));
+        bom.substring(
+            bom.indexOf("<dependencyManagement>"), bom.indexOf("</dependencyManagement>"));
     assertThat(new TreeSet<>(all(ARTIFACT, managed)))
         .as("bom/pom.xml's dependencyManagement: add or remove modules to match the reactor")
         .isEqualTo(published);
