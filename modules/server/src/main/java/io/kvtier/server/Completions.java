@@ -12,6 +12,7 @@ import io.kvtier.serving.RequestFailedException;
 import io.kvtier.spi.CollectiveException;
 import java.io.IOException;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.ThreadLocalRandom;
@@ -85,10 +86,10 @@ final class Completions {
     boolean ended;
     String finishReason;
 
-    Choice(CompletionRequest request, ModelText model) {
+    Choice(CompletionRequest request, int[] prompt, ModelText model) {
       text =
           new ChoiceText(
-              model.decoder(request.chat()),
+              model.decoder(prompt, request.chat()),
               request.chat() ? model.endOfReply() : model.endOfGeneration(),
               request.stops());
     }
@@ -110,17 +111,18 @@ final class Completions {
         (request.chat() ? "chatcmpl-" : "cmpl-")
             + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
     long created = Instant.now().getEpochSecond();
-    int promptTokens = request.prompts().stream().mapToInt(p -> p.length).sum();
+    List<int[]> prompts = request.prompts();
+    int promptTokens = prompts.stream().mapToInt(p -> p.length).sum();
     GenerationCall call;
     try {
-      call = GenerationCall.submit(engine, request.prompts(), maxTokens, listener);
+      call = GenerationCall.submit(engine, prompts, maxTokens, listener);
     } catch (RuntimeException e) {
       return fail(reply, translate(e));
     }
     meters.promptTokens(promptTokens);
     Choice[] choices = new Choice[call.size()];
     for (int i = 0; i < choices.length; i++) {
-      choices[i] = new Choice(request, engine.text());
+      choices[i] = new Choice(request, prompts.get(i), engine.text());
     }
     Stream stream = new Stream(request, reply, id, created);
     int open = choices.length;

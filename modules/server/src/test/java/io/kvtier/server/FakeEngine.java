@@ -100,7 +100,7 @@ final class FakeEngine implements GenerationEngine {
       made[i] = out[i % out.length];
     }
     StringBuilder s = new StringBuilder();
-    ModelText.Decoder d = TinyText.INSTANCE.decoder(false);
+    ModelText.Decoder d = TinyText.INSTANCE.decoder(new int[0], false);
     Arrays.stream(made).forEach(t -> s.append(d.add(t)));
     return s.append(d.finish()).toString();
   }

@@ -120,7 +120,7 @@ class OpenAiSdkTest {
   }
 
   private static String expectedText(int[] prompt, int maxTokens) {
-    ModelText.Decoder decoder = TinyText.INSTANCE.decoder(false);
+    ModelText.Decoder decoder = TinyText.INSTANCE.decoder(prompt, false);
     StringBuilder text = new StringBuilder();
     for (int t : new NoCacheRunner(MODEL).generate(prompt, maxTokens)) {
       text.append(decoder.add(t));

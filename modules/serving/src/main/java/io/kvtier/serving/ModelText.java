@@ -52,12 +52,15 @@ public interface ModelText {
   /**
    * A decoder for one generated sequence.
    *
+   * @param prompt the prompt the sequence follows
    * @param reply true for a chat reply, a text of its own (a SentencePiece model drops the
    *     leading space of its first piece, as decoding a whole text does); false for a completion,
-   *     whose text continues the prompt's (the space is kept, as llama.cpp and vLLM keep it)
+   *     whose text continues the prompt's: the space is kept (as llama.cpp and vLLM keep it)
+   *     unless the prompt has no text before it (as decoding prompt and completion together
+   *     would drop it)
    * @return a new decoder
    */
-  Decoder decoder(boolean reply);
+  Decoder decoder(int[] prompt, boolean reply);
 
   /**
    * The tokens that end any generation (a completion's too): the model has finished its text,

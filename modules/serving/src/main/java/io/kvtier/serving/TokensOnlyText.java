@@ -33,7 +33,7 @@ record TokensOnlyText(String name) implements ModelText {
   }
 
   @Override
-  public Decoder decoder(boolean reply) {
+  public Decoder decoder(int[] prompt, boolean reply) {
     return new Decoder() {
       @Override
       public String add(int token) {

@@ -2,6 +2,7 @@ package io.kvtier.gguf.text;
 
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.tokenizer.StreamingDecoder;
+import io.kvtier.gguf.tokenizer.TokenType;
 import io.kvtier.gguf.tokenizer.Tokenizer;
 import io.kvtier.gguf.tokenizer.Vocabulary;
 import io.kvtier.serving.ModelText;
@@ -130,13 +131,16 @@ public final class GgufText implements ModelText {
   /**
    * {@inheritDoc}
    *
-   * <p>Ids outside the tokenizer's vocabulary (a model whose output rows pad the vocabulary)
-   * decode as nothing.
+   * <p>A completion's prompt "has no text before" the sequence where it is empty or ends in a
+   * control or user-defined token (BOS alone, say), after which SentencePiece's decoding drops a
+   * piece's leading space. Ids outside the tokenizer's vocabulary (a model whose output rows pad
+   * the vocabulary) decode as nothing.
    */
   @Override
-  public Decoder decoder(boolean reply) {
-    StreamingDecoder decoder = tokenizer.decoder(false, reply);
+  public Decoder decoder(int[] prompt, boolean reply) {
     int size = tokenizer.vocabulary().size();
+    boolean startOfText = reply || prompt.length == 0 || special(prompt[prompt.length - 1]);
+    StreamingDecoder decoder = tokenizer.decoder(false, startOfText);
     return new Decoder() {
       @Override
       public String add(int token) {
@@ -148,6 +152,14 @@ public final class GgufText implements ModelText {
         return decoder.finish();
       }
     };
+  }
+
+  private boolean special(int token) {
+    if (token < 0 || token >= tokenizer.vocabulary().size()) {
+      return false;
+    }
+    TokenType type = tokenizer.vocabulary().type(token);
+    return type == TokenType.CONTROL || type == TokenType.USER_DEFINED;
   }
 
   @Override

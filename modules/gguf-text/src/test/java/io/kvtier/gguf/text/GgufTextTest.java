@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -53,7 +54,7 @@ class GgufTextTest {
     assertThat(cases).hasSizeGreaterThan(40);
     for (String c : cases) {
       int[] prompt = text.encode(c);
-      assertThat(stream(text.decoder(true), prompt))
+      assertThat(stream(text.decoder(new int[0], true), prompt))
           .as("%s: %s", name, c)
           .isEqualTo(text.tokenizer().decode(prompt))
           .isEqualTo(c);
@@ -72,16 +73,26 @@ class GgufTextTest {
   }
 
   @Test
-  void aReplyDropsSentencePiecesFirstSpaceAndACompletionKeepsIt() throws IOException {
+  void aReplyDropsSentencePiecesFirstSpaceAndACompletionKeepsItAfterText() throws IOException {
     GgufText spm = open("tokenizers/ggml-vocab-llama-spm.gguf");
     int[] hello = {15043, 3186}; // "▁Hello", "▁world"
+    int[] prompt = spm.encode("Say"); // BOS, "▁Say"
 
-    assertThat(stream(spm.decoder(true), hello)).isEqualTo("Hello world");
-    assertThat(stream(spm.decoder(false), hello)).isEqualTo(" Hello world");
+    assertThat(stream(spm.decoder(prompt, true), hello)).isEqualTo("Hello world");
+    assertThat(stream(spm.decoder(prompt, false), hello))
+        .as("as decode(prompt + completion) adds to decode(prompt)")
+        .isEqualTo(" Hello world")
+        .isEqualTo(
+            spm.tokenizer()
+                .decode(IntStream.concat(IntStream.of(prompt), IntStream.of(hello)).toArray())
+                .substring(spm.tokenizer().decode(prompt).length()));
+    assertThat(stream(spm.decoder(new int[] {1}, false), hello))
+        .as("after BOS alone the completion starts the text")
+        .isEqualTo("Hello world");
     // byte-level BPE keeps every space either way
     GgufText gpt2 = open("tokenizers/ggml-vocab-gpt-2.gguf");
     int[] ids = gpt2.tokenizer().encode(" Hello", false);
-    assertThat(stream(gpt2.decoder(true), ids)).isEqualTo(" Hello");
+    assertThat(stream(gpt2.decoder(new int[0], true), ids)).isEqualTo(" Hello");
   }
 
   @Test

@@ -95,9 +95,9 @@ public final class TinyText implements ModelText {
     return tokens.add(ASSISTANT).build().toArray();
   }
 
-  /** Bytes have no space rule: {@code reply} changes nothing. */
+  /** Bytes have no space rule: the prompt and {@code reply} change nothing. */
   @Override
-  public ModelText.Decoder decoder(boolean reply) {
+  public ModelText.Decoder decoder(int[] prompt, boolean reply) {
     return new Decoder();
   }
 
