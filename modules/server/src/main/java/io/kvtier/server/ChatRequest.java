@@ -1,6 +1,7 @@
 package io.kvtier.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvtier.serving.ModelText;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalInt;
@@ -8,7 +9,7 @@ import java.util.Set;
 
 /**
  * Parses a {@code POST /v1/chat/completions} body into a {@link CompletionRequest} whose one
- * prompt is the messages under {@link ByteTokenizer#chat the chat template}. Messages have a
+ * prompt is the messages under {@link ModelText#chat the model's chat template}. Messages have a
  * {@code role} (system, developer, user or assistant), a {@code content} (a string or an array of
  * {@code {"type": "text", "text": ...}} parts) and an optional {@code name}; tools, images and
  * audio are a 400 naming the field.
@@ -49,10 +50,12 @@ final class ChatRequest {
    * Parses a chat body.
    *
    * @param body the parsed JSON
+   * @param text the model's text, whose chat template renders the messages
    * @return the request, {@link CompletionRequest#chat()} true
-   * @throws ApiException a 400 naming what is wrong
+   * @throws ApiException a 400 naming what is wrong: also a model without a chat template, and a
+   *     conversation the template refuses (its reason in the message)
    */
-  static CompletionRequest parse(JsonNode body) {
+  static CompletionRequest parse(JsonNode body, ModelText text) {
     BodyFields f =
         BodyFields.of(
             body,
@@ -68,7 +71,7 @@ final class ChatRequest {
           "messages must be a non-empty array of {\"role\", \"content\"} objects, not "
               + (messages.isArray() ? "an empty array" : BodyFields.describe(messages)));
     }
-    List<ByteTokenizer.Message> parsed = new ArrayList<>(messages.size());
+    List<ModelText.Message> parsed = new ArrayList<>(messages.size());
     for (int i = 0; i < messages.size(); i++) {
       parsed.add(message(messages.get(i), "messages[" + i + "]"));
     }
@@ -112,7 +115,7 @@ final class ChatRequest {
     boolean stream = f.bool("stream").orElse(false);
     return new CompletionRequest(
         model,
-        List.of(ByteTokenizer.chat(parsed)),
+        List.of(render(text, parsed)),
         maxTokens,
         stream,
         CompletionRequest.includeUsage(f),
@@ -120,7 +123,18 @@ final class ChatRequest {
         true);
   }
 
-  private static ByteTokenizer.Message message(JsonNode value, String path) {
+  private static int[] render(ModelText text, List<ModelText.Message> messages) {
+    try {
+      return text.chat(messages);
+    } catch (ModelText.TextUnavailableException e) {
+      throw ApiException.badField("messages", e.getMessage());
+    } catch (IllegalArgumentException e) {
+      throw ApiException.badField(
+          "messages", "the model's chat template refuses the messages: " + e.getMessage());
+    }
+  }
+
+  private static ModelText.Message message(JsonNode value, String path) {
     BodyFields m =
         BodyFields.of(value, path, "{\"role\": \"user\", \"content\": \"Hello\"}", MESSAGE_FIELDS);
     String role =
@@ -137,7 +151,7 @@ final class ChatRequest {
     m.string("name");
     JsonNode content = m.required("content", "the message's text");
     if (content.isTextual()) {
-      return new ByteTokenizer.Message(role, content.textValue());
+      return new ModelText.Message(role, content.textValue());
     }
     if (!content.isArray()) {
       throw ApiException.badField(
@@ -163,6 +177,6 @@ final class ChatRequest {
       }
       text.append(BodyFields.string(part.required("text", "the part's text"), part.param("text")));
     }
-    return new ByteTokenizer.Message(role, text.toString());
+    return new ModelText.Message(role, text.toString());
   }
 }

@@ -1,29 +1,36 @@
 package io.kvtier.server;
 
+import io.kvtier.serving.ModelText;
 import java.util.List;
+import java.util.Objects;
+import java.util.Set;
 
 /**
- * One choice's text as its tokens come: decoded by the {@link ByteTokenizer}, cut before the first
- * stop sequence, and handed out in pieces that are final. A piece never ends in text that could
- * still turn out to start a stop sequence, so a stream never sends what the complete text would
- * not hold. Not thread-safe: the exchange's thread owns it.
+ * One choice's text as its tokens come: decoded by the model's {@link ModelText.Decoder}, ended at
+ * the model's end-of-generation tokens, cut before the first stop sequence, and handed out in
+ * pieces that are final. A piece never ends in text that could still turn out to start a stop
+ * sequence, so a stream never sends what the complete text would not hold. Not thread-safe: the
+ * exchange's thread owns it.
  */
 final class ChoiceText {
-  private final ByteTokenizer.Decoder decoder = new ByteTokenizer.Decoder();
+  private final ModelText.Decoder decoder;
+  private final Set<Integer> endTokens;
   private final List<String> stops;
-  private final boolean endsAtEndToken;
   private final StringBuilder text = new StringBuilder();
   private int handedOut;
   private int tokens;
   private boolean stopped;
 
   /**
+   * @param decoder the model's decoder of this sequence
+   * @param endTokens the tokens that stop the text ({@link ModelText#endOfReply()} for a chat
+   *     reply, {@link ModelText#endOfGeneration()} for a completion); they add no text
    * @param stops the stop sequences
-   * @param endsAtEndToken whether a generated {@code <|end|>} stops the text (a chat reply)
    */
-  ChoiceText(List<String> stops, boolean endsAtEndToken) {
+  ChoiceText(ModelText.Decoder decoder, Set<Integer> endTokens, List<String> stops) {
+    this.decoder = Objects.requireNonNull(decoder, "decoder");
+    this.endTokens = Set.copyOf(endTokens);
     this.stops = List.copyOf(stops);
-    this.endsAtEndToken = endsAtEndToken;
   }
 
   /**
@@ -37,7 +44,7 @@ final class ChoiceText {
       return "";
     }
     tokens++;
-    if (endsAtEndToken && token == ByteTokenizer.END) {
+    if (endTokens.contains(token)) {
       text.append(decoder.finish());
       stopped = true;
       cutAtStop();
@@ -61,7 +68,7 @@ final class ChoiceText {
     return handOut(text.length());
   }
 
-  /** Whether a stop sequence or the end marker ended the text. */
+  /** Whether a stop sequence or an end-of-generation token ended the text. */
   boolean stopped() {
     return stopped;
   }

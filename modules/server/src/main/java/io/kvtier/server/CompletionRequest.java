@@ -1,6 +1,7 @@
 package io.kvtier.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvtier.serving.ModelText;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -9,7 +10,8 @@ import java.util.Set;
 
 /**
  * A parsed {@code POST /v1/completions} or {@code /v1/chat/completions} body: one or more prompts
- * as token ids and how to generate. Parsing checks the grammar and the types ({@link #parse} here,
+ * as token ids and how to generate. A text prompt is encoded by the model's {@link ModelText}
+ * (with BOS where the model adds one); a prompt of token ids is taken exactly as given. Parsing checks the grammar and the types ({@link #parse} here,
  * {@link ChatRequest#parse} for chat); {@link #check} checks the model's limits. Every failure is
  * a 400 whose {@code param} names the field.
  *
@@ -23,7 +25,8 @@ import java.util.Set;
  * @param stream whether to answer with server-sent events
  * @param includeUsage whether a streamed answer ends with a usage chunk
  * @param stops stop sequences: the text ends before the first one
- * @param chat whether the body came to the chat endpoint (its reply ends at {@code <|end|>})
+ * @param chat whether the body came to the chat endpoint (its reply ends at the model's {@link
+ *     ModelText#endOfReply() end of a reply})
  */
 public record CompletionRequest(
     String model,
@@ -72,15 +75,16 @@ public record CompletionRequest(
    * Parses a {@code /v1/completions} body.
    *
    * @param body the parsed JSON
+   * @param text the model's text, which encodes text prompts
    * @return the request
    * @throws ApiException a 400 naming what is wrong
    */
-  static CompletionRequest parse(JsonNode body) {
+  static CompletionRequest parse(JsonNode body, ModelText text) {
     BodyFields f =
         BodyFields.of(body, "", "{\"model\": \"kvtier-tiny\", \"prompt\": \"Hello\"}", FIELDS);
     String model = model(f);
     List<int[]> prompts =
-        prompts(f.required("prompt", "a string, token ids, or an array of either"));
+        prompts(f.required("prompt", "a string, token ids, or an array of either"), text);
     OptionalInt maxTokens = f.integer("max_tokens");
     sampling(f);
     f.integer("best_of")
@@ -140,9 +144,9 @@ public record CompletionRequest(
         .orElse(false);
   }
 
-  private static List<int[]> prompts(JsonNode prompt) {
+  private static List<int[]> prompts(JsonNode prompt, ModelText text) {
     if (prompt.isTextual()) {
-      return List.of(ByteTokenizer.encode(prompt.textValue()));
+      return List.of(encode(text, prompt.textValue(), "prompt"));
     }
     if (!prompt.isArray()) {
       throw ApiException.badField(
@@ -163,7 +167,7 @@ public record CompletionRequest(
       JsonNode p = prompt.get(i);
       String param = "prompt[" + i + "]";
       if (p.isTextual()) {
-        prompts.add(ByteTokenizer.encode(p.textValue()));
+        prompts.add(encode(text, p.textValue(), param));
       } else if (p.isArray()) {
         prompts.add(tokens(p, param));
       } else {
@@ -175,6 +179,14 @@ public record CompletionRequest(
       }
     }
     return prompts;
+  }
+
+  private static int[] encode(ModelText text, String prompt, String param) {
+    try {
+      return text.encode(prompt);
+    } catch (ModelText.TextUnavailableException e) {
+      throw ApiException.badField(param, e.getMessage());
+    }
   }
 
   private static int[] tokens(JsonNode array, String param) {

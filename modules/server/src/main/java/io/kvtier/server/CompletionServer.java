@@ -3,6 +3,7 @@ package io.kvtier.server;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvtier.metrics.ServeMeters;
 import io.kvtier.serving.GenerationEngine;
+import io.kvtier.serving.ModelText;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -42,7 +43,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * <ul>
  *   <li>{@code POST /v1/completions} and {@code POST /v1/chat/completions}, streamed as
  *       server-sent events with {@code "stream": true} ({@link Completions});
- *   <li>{@code GET /v1/models}, {@code GET /v1/models/{id}}: the one model served;
+ *   <li>{@code GET /v1/models}, {@code GET /v1/models/{id}}: the one model served, its {@code id}
+ *       the served name and its {@code root} the model's own ({@link ModelText#name()});
  *   <li>{@code GET /metrics}: the Prometheus text exposition of the registry;
  *   <li>{@code GET} or {@code HEAD /health}: {@code {"status": "ok", ...}}.
  * </ul>
@@ -353,8 +355,8 @@ public final class CompletionServer implements AutoCloseable {
         }
         CompletionRequest parsed =
             path.equals("/v1/completions")
-                ? CompletionRequest.parse(ApiJson.parse(readBody(request)))
-                : ChatRequest.parse(ApiJson.parse(readBody(request)));
+                ? CompletionRequest.parse(ApiJson.parse(readBody(request)), engine.text())
+                : ChatRequest.parse(ApiJson.parse(readBody(request)), engine.text());
         if (!parsed.model().equals(options.modelName())) {
           throw modelNotFound(parsed.model());
         }
@@ -409,6 +411,7 @@ public final class CompletionServer implements AutoCloseable {
             .put("object", "model")
             .put("created", created)
             .put("owned_by", "kvtier")
+            .put("root", engine.text().name())
             .put("max_model_len", engine.contextLimit());
     options.layerMix().ifPresent(mix -> model.putObject("kvtier").put("layers", mix));
     return model;

@@ -7,10 +7,12 @@ import io.kvtier.core.rank.RankGroupFailedException;
 import io.kvtier.metrics.ServeMeters;
 import io.kvtier.serving.Completion;
 import io.kvtier.serving.GenerationEngine;
+import io.kvtier.serving.ModelText;
 import io.kvtier.serving.RequestFailedException;
 import io.kvtier.spi.CollectiveException;
 import java.io.IOException;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.ThreadLocalRandom;
@@ -22,8 +24,8 @@ import java.util.stream.IntStream;
  * Serves one completion or chat request: submits its prompts, reads their events, and answers in
  * OpenAI's shape, whole or as server-sent events ending in {@code data: [DONE]}.
  *
- * <p>Beyond OpenAI's fields, each choice carries {@code token_ids} (the generated ids, since ids
- * past the bytes have no text), and the answer a {@code kvtier} object with the cached prompt
+ * <p>Beyond OpenAI's fields, each choice carries {@code token_ids} (the generated ids, since some
+ * ids have no text, and a model without a tokenizer has none at all), and the answer a {@code kvtier} object with the cached prompt
  * tokens by the tier that supplied them: {@code {"cached_tokens": {"device", "host", "l3"}}}, and
  * their sum {@code matched_tokens}: the cache's match, which is more than {@code usage}'s {@code
  * cached_tokens} (the usable part, not computed) where a hybrid model cannot resume at the match
@@ -84,8 +86,12 @@ final class Completions {
     boolean ended;
     String finishReason;
 
-    Choice(CompletionRequest request) {
-      text = new ChoiceText(request.stops(), request.chat());
+    Choice(CompletionRequest request, int[] prompt, ModelText model) {
+      text =
+          new ChoiceText(
+              model.decoder(prompt, request.chat()),
+              request.chat() ? model.endOfReply() : model.endOfGeneration(),
+              request.stops());
     }
   }
 
@@ -105,17 +111,18 @@ final class Completions {
         (request.chat() ? "chatcmpl-" : "cmpl-")
             + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
     long created = Instant.now().getEpochSecond();
-    int promptTokens = request.prompts().stream().mapToInt(p -> p.length).sum();
+    List<int[]> prompts = request.prompts();
+    int promptTokens = prompts.stream().mapToInt(p -> p.length).sum();
     GenerationCall call;
     try {
-      call = GenerationCall.submit(engine, request.prompts(), maxTokens, listener);
+      call = GenerationCall.submit(engine, prompts, maxTokens, listener);
     } catch (RuntimeException e) {
       return fail(reply, translate(e));
     }
     meters.promptTokens(promptTokens);
     Choice[] choices = new Choice[call.size()];
     for (int i = 0; i < choices.length; i++) {
-      choices[i] = new Choice(request);
+      choices[i] = new Choice(request, prompts.get(i), engine.text());
     }
     Stream stream = new Stream(request, reply, id, created);
     int open = choices.length;

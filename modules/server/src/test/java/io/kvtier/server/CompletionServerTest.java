@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvtier.core.rank.RankGroupFailedException;
 import io.kvtier.core.rank.RequestOutcome;
 import io.kvtier.core.rank.TickStep;
+import io.kvtier.model.tiny.TinyText;
+import io.kvtier.serving.ModelText;
 import io.kvtier.serving.RequestFailedException;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -262,7 +264,7 @@ class CompletionServerTest {
 
   @Test
   void aChatReplyEndsAtTheEndMarkerWithFinishReasonStop() throws Exception {
-    engine.script.set(new int[] {'O', 'k', ByteTokenizer.END, 'z', 'z'});
+    engine.script.set(new int[] {'O', 'k', TinyText.END, 'z', 'z'});
     String body =
         "{\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"system\", \"content\": \"Be"
             + " brief.\"}, {\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\":"
@@ -410,10 +412,46 @@ class CompletionServerTest {
     assertThat(list.get("data")).hasSize(1);
     assertThat(list.get("data").get(0).get("id").asText()).isEqualTo("kvtier-tiny");
     assertThat(list.get("data").get(0).get("object").asText()).isEqualTo("model");
+    assertThat(list.get("data").get(0).get("root").asText())
+        .as("the model's own name")
+        .isEqualTo(TinyText.NAME);
     // Options without a layer mix report none (serve always gives one).
     assertThat(list.get("data").get(0).has("kvtier")).isFalse();
     assertThat(json(get("/v1/models/kvtier-tiny")).get("id").asText()).isEqualTo("kvtier-tiny");
     assertThat(get("/v1/models/other").statusCode()).isEqualTo(404);
+  }
+
+  @Test
+  void aModelWithoutATokenizerTakesTokenIdsAndSaysWhyItRefusesText() throws Exception {
+    engine.text = ModelText.tokensOnly("ids-only");
+
+    HttpResponse<String> text =
+        post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": [\"a\", \"b\"]}");
+    HttpResponse<String> chat =
+        post(
+            "/v1/chat/completions",
+            "{\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"user\", \"content\":"
+                + " \"Hi\"}]}");
+    JsonNode ids =
+        json(
+            post(
+                "/v1/completions",
+                "{\"model\": \"kvtier-tiny\", \"prompt\": [1, 2], \"max_tokens\": 3}"));
+
+    assertThat(text.statusCode()).isEqualTo(400);
+    JsonNode error = json(text).get("error");
+    assertThat(error.get("param").asText()).isEqualTo("prompt[0]");
+    assertThat(error.get("message").asText())
+        .isEqualTo(
+            "model ids-only has no tokenizer, so a text prompt cannot be encoded: send the prompt"
+                + " as an array of token ids");
+    assertThat(chat.statusCode()).isEqualTo(400);
+    assertThat(json(chat).get("error").get("param").asText()).isEqualTo("messages");
+    JsonNode choice = ids.get("choices").get(0);
+    assertThat(choice.get("text").asText()).as("no text, only ids").isEmpty();
+    assertThat(choice.get("token_ids")).hasSize(3);
+    assertThat(json(get("/v1/models")).get("data").get(0).get("root").asText())
+        .isEqualTo("ids-only");
   }
 
   @Test

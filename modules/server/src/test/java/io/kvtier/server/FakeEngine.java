@@ -1,8 +1,10 @@
 package io.kvtier.server;
 
+import io.kvtier.model.tiny.TinyText;
 import io.kvtier.serving.Completion;
 import io.kvtier.serving.EngineStats;
 import io.kvtier.serving.GenerationEngine;
+import io.kvtier.serving.ModelText;
 import java.util.Arrays;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -20,7 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
 final class FakeEngine implements GenerationEngine {
   private final ExecutorService thread = Executors.newSingleThreadExecutor();
   final AtomicReference<int[]> script =
-      new AtomicReference<>(ByteTokenizer.encode("Hello, world!"));
+      new AtomicReference<>(TinyText.INSTANCE.encode("Hello, world!"));
   final AtomicBoolean busy = new AtomicBoolean();
   final AtomicReference<RuntimeException> failure = new AtomicReference<>();
   final AtomicInteger cancelled = new AtomicInteger();
@@ -29,14 +31,25 @@ final class FakeEngine implements GenerationEngine {
   /** Empty: free running; else one permit per token. */
   volatile Semaphore tokens;
 
+  /** The vocabulary: the tiny model's, unless a test serves another model's text. */
+  volatile int vocabulary = 512;
+
   @Override
   public int vocabularySize() {
-    return 512;
+    return vocabulary;
   }
 
   @Override
   public int contextLimit() {
     return 256;
+  }
+
+  /** The model's text: the tiny model's, which the script is written in, unless a test says. */
+  volatile ModelText text = TinyText.INSTANCE;
+
+  @Override
+  public ModelText text() {
+    return text;
   }
 
   @Override
@@ -87,7 +100,7 @@ final class FakeEngine implements GenerationEngine {
       made[i] = out[i % out.length];
     }
     StringBuilder s = new StringBuilder();
-    ByteTokenizer.Decoder d = new ByteTokenizer.Decoder();
+    ModelText.Decoder d = TinyText.INSTANCE.decoder(new int[0], false);
     Arrays.stream(made).forEach(t -> s.append(d.add(t)));
     return s.append(d.finish()).toString();
   }

@@ -22,10 +22,12 @@ import io.kvtier.core.config.WritePolicy;
 import io.kvtier.metrics.KvTierMeters;
 import io.kvtier.model.tiny.ModelConfig;
 import io.kvtier.model.tiny.NoCacheRunner;
+import io.kvtier.model.tiny.TinyText;
 import io.kvtier.model.tiny.TinyTransformer;
 import io.kvtier.serving.EngineSettings;
 import io.kvtier.serving.GenerationEngine;
 import io.kvtier.serving.GenerationEngines;
+import io.kvtier.serving.ModelText;
 import io.kvtier.spi.BackendMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -118,7 +120,7 @@ class OpenAiSdkTest {
   }
 
   private static String expectedText(int[] prompt, int maxTokens) {
-    ByteTokenizer.Decoder decoder = new ByteTokenizer.Decoder();
+    ModelText.Decoder decoder = TinyText.INSTANCE.decoder(prompt, false);
     StringBuilder text = new StringBuilder();
     for (int t : new NoCacheRunner(MODEL).generate(prompt, maxTokens)) {
       text.append(decoder.add(t));
@@ -143,7 +145,7 @@ class OpenAiSdkTest {
     assertThat(c.model()).isEqualTo("kvtier-tiny");
     assertThat(c.choices()).hasSize(1);
     assertThat(c.choices().get(0).text())
-        .isEqualTo(expectedText(ByteTokenizer.encode("The cache is warm"), 6));
+        .isEqualTo(expectedText(TinyText.INSTANCE.encode("The cache is warm"), 6));
     assertThat(c.choices().get(0).finishReason().toString()).isEqualTo("length");
     assertThat(c.usage().orElseThrow().promptTokens()).isEqualTo(17);
     assertThat(c.usage().orElseThrow().completionTokens()).isEqualTo(6);
@@ -226,11 +228,11 @@ class OpenAiSdkTest {
     String reply = whole.choices().get(0).message().content().orElseThrow();
     assertThat(whole.model()).isEqualTo("kvtier-tiny");
     assertThat(streamed.toString()).isEqualTo(reply);
-    List<ByteTokenizer.Message> messages =
+    List<ModelText.Message> messages =
         List.of(
-            new ByteTokenizer.Message("system", "You are terse."),
-            new ByteTokenizer.Message("user", "Hi!"));
-    int[] prompt = ByteTokenizer.chat(messages);
+            new ModelText.Message("system", "You are terse."),
+            new ModelText.Message("user", "Hi!"));
+    int[] prompt = TinyText.INSTANCE.chat(messages);
     assertThat(whole.usage().orElseThrow().promptTokens()).isEqualTo(prompt.length);
   }
 

@@ -28,6 +28,13 @@ public interface GenerationEngine extends AutoCloseable {
   int contextLimit();
 
   /**
+   * The served model's text: its name, tokenizer and chat template ({@link ServingModel#text()}).
+   *
+   * @return the text
+   */
+  ModelText text();
+
+  /**
    * Starts a generation and returns at once; never waits for the model. The stream's callbacks
    * run on the engine's thread, in order: at most one {@link TokenStream#admitted}, then {@link
    * TokenStream#token} per generated token, then exactly one of {@link TokenStream#finished} or

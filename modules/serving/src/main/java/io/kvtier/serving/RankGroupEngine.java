@@ -401,6 +401,11 @@ final class RankGroupEngine implements GenerationEngine {
   }
 
   @Override
+  public ModelText text() {
+    return model.text();
+  }
+
+  @Override
   public int contextLimit() {
     return contextLimit;
   }

@@ -102,6 +102,18 @@ public interface ServingModel {
   }
 
   /**
+   * The model's text: its name, tokenizer and chat template, through which the HTTP server reads
+   * text prompts and chat messages and writes the generated text. The default is {@link
+   * ModelText#tokensOnly} (named after the class): a model without a tokenizer serves prompts of
+   * token ids, and the server answers a text prompt or a chat with a 400 that says so.
+   *
+   * @return the text, an equal one on every call
+   */
+  default ModelText text() {
+    return ModelText.tokensOnly(getClass().getSimpleName());
+  }
+
+  /**
    * Opens the runner of one rank, on that rank's thread.
    *
    * @param shard the rank, its device pool and, from the first step, its collective

@@ -200,31 +200,47 @@ public final class BytePairTokenizer implements Tokenizer {
 
   @Override
   public String decode(int[] ids, boolean renderSpecial) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    StreamingDecoder decoder = decoder(renderSpecial);
+    StringBuilder text = new StringBuilder();
     for (int id : ids) {
-      String text = vocabulary.text(id);
-      switch (vocabulary.type(id)) {
-        case CONTROL, UNKNOWN, UNUSED -> {
-          if (renderSpecial) {
-            bytes.writeBytes(text.getBytes(StandardCharsets.UTF_8));
-          }
+      text.append(decoder.add(id));
+    }
+    return text.append(decoder.finish()).toString();
+  }
+
+  /** Byte-level BPE keeps every space: {@code startOfText} changes nothing. */
+  @Override
+  public StreamingDecoder decoder(boolean renderSpecial, boolean startOfText) {
+    return new StreamingDecoder(
+        (id, stripSpace, bytes) -> {
+          writePiece(id, renderSpecial, bytes);
+          return false;
+        },
+        false);
+  }
+
+  private void writePiece(int id, boolean renderSpecial, ByteArrayOutputStream bytes) {
+    String text = vocabulary.text(id);
+    switch (vocabulary.type(id)) {
+      case CONTROL, UNKNOWN, UNUSED -> {
+        if (renderSpecial) {
+          bytes.writeBytes(text.getBytes(StandardCharsets.UTF_8));
         }
-        case USER_DEFINED -> bytes.writeBytes(text.getBytes(StandardCharsets.UTF_8));
-        default -> {
-          for (int i = 0; i < text.length(); ) {
-            int cp = text.codePointAt(i);
-            int b = cp < CHAR_TO_BYTE.length ? CHAR_TO_BYTE[cp] : -1;
-            if (b >= 0) {
-              bytes.write(b);
-            } else {
-              bytes.writeBytes(Character.toString(cp).getBytes(StandardCharsets.UTF_8));
-            }
-            i += Character.charCount(cp);
+      }
+      case USER_DEFINED -> bytes.writeBytes(text.getBytes(StandardCharsets.UTF_8));
+      default -> {
+        for (int i = 0; i < text.length(); ) {
+          int cp = text.codePointAt(i);
+          int b = cp < CHAR_TO_BYTE.length ? CHAR_TO_BYTE[cp] : -1;
+          if (b >= 0) {
+            bytes.write(b);
+          } else {
+            bytes.writeBytes(Character.toString(cp).getBytes(StandardCharsets.UTF_8));
           }
+          i += Character.charCount(cp);
         }
       }
     }
-    return bytes.toString(StandardCharsets.UTF_8);
   }
 
   @Override

@@ -9,9 +9,11 @@ import java.util.stream.Collectors;
 
 /**
  * The pre-tokenizers of byte-level BPE, by the name {@code tokenizer.ggml.pre} gives them: the
- * regular expression that splits text into words before merges, as llama.cpp defines it. With
- * {@link Pattern#UNICODE_CHARACTER_CLASS}, {@code \s} is Unicode White_Space, which is
- * llama.cpp's whitespace class.
+ * regular expressions that split text into words before merges, as llama.cpp defines them. Where
+ * there are several, each splits the words of the one before (llama.cpp's {@code
+ * unicode_regex_split}). With {@link Pattern#UNICODE_CHARACTER_CLASS}, {@code \s} is Unicode
+ * White_Space, which is llama.cpp's whitespace class, and {@code \p{P}} is Unicode punctuation,
+ * which is llama.cpp's (so {@code $ + < = > ^ ~ |}, symbols, are named apart where it names them).
  */
 public enum PreTokenizer {
   /** Llama 3: contractions, letters with one leading non-letter, digits in threes. */
@@ -30,16 +32,37 @@ public enum PreTokenizer {
   GPT2(
       "gpt-2",
       false,
-      "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+");
+      "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"),
+  /**
+   * SmolLM (and StarCoder's family in llama.cpp): every digit alone, then GPT-2's words. llama.cpp
+   * also turns off the clean-up of spaces for it, which decoding here never does.
+   */
+  SMOLLM("smollm", false, "\\p{N}", Words.GPT2),
+  /**
+   * llama.cpp's default, for a file that names none or {@code default}: runs of punctuation and
+   * the symbols {@code $+<=>^~|} apart, then GPT-2's words, then runs of digits, then each three
+   * ASCII digits apart.
+   */
+  DEFAULT("default", false, "[\\p{P}\\$\\+<=>\\^~\\|]+", Words.GPT2, "\\p{N}+", "[0-9][0-9][0-9]");
+
+  /** Expressions more than one pre-tokenizer uses (enum constants cannot read static fields). */
+  private static final class Words {
+    /** GPT-2's words, as llama.cpp writes them. */
+    static final String GPT2 =
+        "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
+  }
 
   private final String ggufName;
   private final boolean ignoreMerges;
-  private final Pattern pattern;
+  private final List<Pattern> patterns;
 
-  PreTokenizer(String ggufName, boolean ignoreMerges, String regex) {
+  PreTokenizer(String ggufName, boolean ignoreMerges, String... regexes) {
     this.ggufName = ggufName;
     this.ignoreMerges = ignoreMerges;
-    this.pattern = Pattern.compile(regex, Pattern.UNICODE_CHARACTER_CLASS);
+    this.patterns =
+        Arrays.stream(regexes)
+            .map(r -> Pattern.compile(r, Pattern.UNICODE_CHARACTER_CLASS))
+            .toList();
   }
 
   /** The name {@code tokenizer.ggml.pre} uses. */
@@ -69,9 +92,23 @@ public enum PreTokenizer {
     return Arrays.stream(values()).map(PreTokenizer::ggufName).collect(Collectors.joining(", "));
   }
 
-  /** The words of {@code text}: every match, and any text between matches as a word of its own. */
+  /**
+   * The words of {@code text}: the first expression's matches, and any text between matches as a
+   * word of its own; each further expression splits each word so again.
+   */
   List<String> split(String text) {
-    List<String> words = new ArrayList<>();
+    List<String> words = List.of(text);
+    for (Pattern pattern : patterns) {
+      List<String> next = new ArrayList<>();
+      for (String word : words) {
+        split(pattern, word, next);
+      }
+      words = next;
+    }
+    return words;
+  }
+
+  private static void split(Pattern pattern, String text, List<String> words) {
     Matcher m = pattern.matcher(text);
     int end = 0;
     while (m.find()) {
@@ -84,6 +121,5 @@ public enum PreTokenizer {
     if (end < text.length()) {
       words.add(text.substring(end));
     }
-    return words;
   }
 }

@@ -140,38 +140,54 @@ public final class SentencePieceTokenizer implements Tokenizer {
 
   @Override
   public String decode(int[] ids, boolean renderSpecial) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    boolean stripSpace = addSpacePrefix;
+    StreamingDecoder decoder = decoder(renderSpecial);
+    StringBuilder text = new StringBuilder();
     for (int id : ids) {
-      String piece;
-      switch (vocabulary.type(id)) {
-        case BYTE -> {
-          bytes.write(Integer.parseInt(vocabulary.text(id), 3, 5, 16));
-          stripSpace = false;
-          continue;
-        }
-        case CONTROL -> {
-          if (renderSpecial) {
-            bytes.writeBytes(vocabulary.text(id).getBytes(StandardCharsets.UTF_8));
-          }
-          stripSpace = addSpacePrefix; // encode put a space after each special token
-          continue;
-        }
-        case USER_DEFINED -> {
-          bytes.writeBytes(vocabulary.text(id).getBytes(StandardCharsets.UTF_8));
-          stripSpace = addSpacePrefix;
-          continue;
-        }
-        case UNKNOWN -> piece = renderSpecial ? vocabulary.text(id) : "\u2585";
-        default -> piece = vocabulary.text(id).replace(SPACE, " ");
-      }
-      if (stripSpace && piece.startsWith(" ")) {
-        piece = piece.substring(1);
-      }
-      stripSpace = false;
-      bytes.writeBytes(piece.getBytes(StandardCharsets.UTF_8));
+      text.append(decoder.add(id));
     }
-    return bytes.toString(StandardCharsets.UTF_8);
+    return text.append(decoder.finish()).toString();
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The first text piece loses its leading space, as does the first after a control or
+   * user-defined token, since encoding put one there (with {@code add_space_prefix}); so does
+   * Hugging Face's decoding of a SentencePiece sequence.
+   */
+  @Override
+  public StreamingDecoder decoder(boolean renderSpecial, boolean startOfText) {
+    return new StreamingDecoder(
+        (id, stripSpace, bytes) -> writePiece(id, renderSpecial, stripSpace, bytes),
+        addSpacePrefix && startOfText);
+  }
+
+  private boolean writePiece(
+      int id, boolean renderSpecial, boolean stripSpace, ByteArrayOutputStream bytes) {
+    String piece;
+    switch (vocabulary.type(id)) {
+      case BYTE -> {
+        bytes.write(Integer.parseInt(vocabulary.text(id), 3, 5, 16));
+        return false;
+      }
+      case CONTROL -> {
+        if (renderSpecial) {
+          bytes.writeBytes(vocabulary.text(id).getBytes(StandardCharsets.UTF_8));
+        }
+        return addSpacePrefix; // encode put a space after each special token
+      }
+      case USER_DEFINED -> {
+        bytes.writeBytes(vocabulary.text(id).getBytes(StandardCharsets.UTF_8));
+        return addSpacePrefix;
+      }
+      case UNKNOWN -> piece = renderSpecial ? vocabulary.text(id) : "\u2585";
+      default -> piece = vocabulary.text(id).replace(SPACE, " ");
+    }
+    if (stripSpace && piece.startsWith(" ")) {
+      piece = piece.substring(1);
+    }
+    bytes.writeBytes(piece.getBytes(StandardCharsets.UTF_8));
+    return false;
   }
 
   @Override

@@ -59,6 +59,24 @@ public sealed interface Tokenizer permits SentencePieceTokenizer, BytePairTokeni
   /** The text of {@code ids}; with {@code renderSpecial} control tokens render as their text. */
   String decode(int[] ids, boolean renderSpecial);
 
+  /**
+   * A decoder of one sequence, id by id, whose pieces joined equal {@link #decode(int[],
+   * boolean)} of all the ids: it holds back the bytes of a character not yet complete.
+   */
+  default StreamingDecoder decoder(boolean renderSpecial) {
+    return decoder(renderSpecial, true);
+  }
+
+  /**
+   * A decoder of one sequence, id by id.
+   *
+   * @param startOfText true where the ids start a text (as {@link #decode} takes them: a
+   *     SentencePiece vocabulary that puts a space before a text drops the first piece's leading
+   *     space); false where they continue a text already there (generated after a prompt), whose
+   *     spaces are all kept
+   */
+  StreamingDecoder decoder(boolean renderSpecial, boolean startOfText);
+
   /** A one-line description for startup lines: kind, vocabulary size, pre-tokenizer. */
   String describe();
 }

@@ -142,7 +142,7 @@ class TokenizerBehaviourTest {
           .hasMessage(
               path
                   + ": tokenizer.ggml.pre 'deepseek-llm' is not supported; supported:"
-                  + " llama-bpe, qwen2, gpt-2");
+                  + " llama-bpe, qwen2, gpt-2, smollm, default");
     }
   }
 }

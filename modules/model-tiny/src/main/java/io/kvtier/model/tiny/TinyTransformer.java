@@ -89,6 +89,12 @@ public final class TinyTransformer implements ServingModel {
     return config.maxContext();
   }
 
+  /** {@link TinyText}: bytes, and the tiny chat format. */
+  @Override
+  public TinyText text() {
+    return TinyText.INSTANCE;
+  }
+
   @Override
   public void checkLayout(KvLayout layout, int ranks) {
     config.checkLayout(layout);
