@@ -8,6 +8,8 @@
 module io.kvtier.model.llama {
   requires transitive io.kvtier.gguf;
   requires transitive io.kvtier.serving;
+  // The model's text: the file's tokenizer and chat template (ServingModel.text()).
+  requires io.kvtier.gguf.text;
   requires jdk.incubator.vector;
 
   exports io.kvtier.model.llama;

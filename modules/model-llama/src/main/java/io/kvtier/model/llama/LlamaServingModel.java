@@ -5,6 +5,8 @@ import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorInfo;
 import io.kvtier.gguf.GgufTensorType;
 import io.kvtier.gguf.ModelHyperparameters;
+import io.kvtier.gguf.text.GgufText;
+import io.kvtier.serving.ModelText;
 import io.kvtier.serving.RankShard;
 import io.kvtier.serving.ServingModel;
 import io.kvtier.spi.KvLayout;
@@ -27,13 +29,15 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   private final LlamaModel model;
   private final int maxContext;
   private final LogitsListener listener;
+  private final GgufText text;
 
   private LlamaServingModel(
-      GgufFile file, LlamaModel model, int maxContext, LogitsListener listener) {
+      GgufFile file, LlamaModel model, int maxContext, LogitsListener listener, GgufText text) {
     this.file = file;
     this.model = model;
     this.maxContext = maxContext;
     this.listener = listener;
+    this.text = text;
   }
 
   /**
@@ -73,7 +77,9 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
               + "], the context length of "
               + file.path());
     }
-    return new LlamaServingModel(file, model, maxContext, LogitsListener.NONE);
+    // The text reads the tokenizer's metadata and chat template once, here.
+    GgufText text = GgufText.of(file, model.hyperparameters().name());
+    return new LlamaServingModel(file, model, maxContext, LogitsListener.NONE, text);
   }
 
   /**
@@ -85,7 +91,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
    */
   public LlamaServingModel withLogitsListener(LogitsListener listener) {
     return new LlamaServingModel(
-        file, model, maxContext, Objects.requireNonNull(listener, "listener"));
+        file, model, maxContext, Objects.requireNonNull(listener, "listener"), text);
   }
 
   /** The forward pass. */
@@ -174,6 +180,16 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
    */
   public KvLayout kvLayout(int pageSize) {
     return PagedKvStore.layout(hyperparameters(), pageSize, 1);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The file's tokenizer, BOS/EOS rules and chat template ({@link GgufText}).
+   */
+  @Override
+  public ModelText text() {
+    return text;
   }
 
   @Override
