@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorType;
 import io.kvtier.gguf.GgufWriter;
+import io.kvtier.gguf.LlamaShape;
+import io.kvtier.gguf.RandomLlamaWriter;
 import io.kvtier.gguf.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorType;
+import io.kvtier.gguf.LlamaShape;
 import io.kvtier.gguf.ModelHyperparameters;
+import io.kvtier.gguf.RandomLlamaWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

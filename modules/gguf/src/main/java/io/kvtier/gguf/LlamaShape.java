@@ -1,4 +1,4 @@
-package io.kvtier.model.llama;
+package io.kvtier.gguf;
 
 import java.util.List;
 import java.util.Objects;

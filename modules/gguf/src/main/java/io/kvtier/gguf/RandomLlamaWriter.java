@@ -1,9 +1,5 @@
-package io.kvtier.model.llama;
+package io.kvtier.gguf;
 
-import io.kvtier.gguf.GgufFile;
-import io.kvtier.gguf.GgufTensorType;
-import io.kvtier.gguf.GgufValue;
-import io.kvtier.gguf.GgufWriter;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Objects;
