@@ -22,7 +22,8 @@ if [[ ! -f "$jar" || "${BENCH_SKIP_BUILD:-0}" != 1 && -n $(find "$root/pom.xml" 
 fi
 
 cd "$root"
-# kvtier's products run on the common fork-join pool plus the calling thread
+# kvtier's products run on the common fork-join pool; the calling thread waits for them (measured:
+# parallelism 1 gave half the prefill rate of 2 on 2 cores), so the pool gets all the threads
 exec "$jdk/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
-  -Djava.util.concurrent.ForkJoinPool.common.parallelism=$((threads - 1)) \
+  -Djava.util.concurrent.ForkJoinPool.common.parallelism="$threads" \
   -cp "$jar" io.kvtier.bench.LlamaSpeed --threads "$threads" "$@"

@@ -33,7 +33,7 @@ import java.util.stream.Collectors;
  * (llama.cpp, prompt cache off, so it includes one sampled token); decode is the steady rate of
  * the following tokens. Both sides get the same thread count: llama.cpp through
  * {@code --threads}/{@code --threads-batch}, kvtier through the common fork-join pool, whose
- * parallelism the script sets to that count minus one (the calling thread is the other one). Each
+ * parallelism the script sets to that count (the calling thread only waits for the pool). Each
  * side runs once to warm up (the JIT for kvtier, the caches for both), then {@code --repeats}
  * times; the best run is reported.
  */

@@ -14,7 +14,9 @@ import java.util.concurrent.RecursiveAction;
  *
  * <p>Products split work across cores by output rows only: each (row, position) value is one
  * {@link Kernels#dot} call whatever the batch size or the split, so the split cannot change any
- * bit of the result. Positions are the inner loop so a weight row is read once per batch.
+ * bit of the result. Positions are the inner loop, four at a time ({@link Kernels#dot4}, the
+ * same bits as one {@link Kernels#dot} each), so a weight row is read and widened once per four
+ * positions of a batch.
  */
 public final class LlamaWeight {
   /** Below this many multiply-adds a product runs on the calling thread. */
@@ -116,9 +118,13 @@ public final class LlamaWeight {
   }
 
   private void multiplyRows(float[] in, int positions, float[] out, int from, int to) {
+    int fours = positions - positions % 4;
     for (int r = from; r < to; r++) {
       long at = r * rowBytes;
-      for (int p = 0; p < positions; p++) {
+      for (int p = 0; p < fours; p += 4) {
+        Kernels.dot4(in, p * columns, columns, data, at, type, columns, out, p * rows + r, rows);
+      }
+      for (int p = fours; p < positions; p++) {
         out[p * rows + r] = Kernels.dot(in, p * columns, data, at, type, columns);
       }
     }
