@@ -22,7 +22,15 @@ public final class LlamaWeight {
   /** Below this many multiply-adds a product runs on the calling thread. */
   private static final long PARALLEL_THRESHOLD = 1L << 17;
 
-  private static final int ROWS_PER_TASK = 16;
+  /**
+   * Tasks per pool thread of one product. Why not 16 rows a task, as before: a decode step runs
+   * about 200 products of a few hundred rows, and thousands of tiny tasks cost more in handing out
+   * than in computing; a few tasks per thread still balance a core that is busy elsewhere. Each
+   * row is still one dot, so the split changes no bit. Figures in docs/PERFORMANCE.md.
+   */
+  private static final int TASKS_PER_THREAD = 4;
+
+  private static final int MIN_ROWS_PER_TASK = 16;
 
   private final String name;
   private final MemorySegment data;
@@ -113,7 +121,10 @@ public final class LlamaWeight {
     if ((long) rows * columns * positions < PARALLEL_THRESHOLD) {
       multiplyRows(in, positions, out, 0, rows);
     } else {
-      ForkJoinPool.commonPool().invoke(new RowsTask(in, positions, out, 0, rows));
+      ForkJoinPool pool = ForkJoinPool.commonPool();
+      int tasks = TASKS_PER_THREAD * Math.max(1, pool.getParallelism());
+      int grain = Math.max(MIN_ROWS_PER_TASK, (rows + tasks - 1) / tasks);
+      pool.invoke(new RowsTask(in, positions, out, 0, rows, grain));
     }
   }
 
@@ -136,24 +147,27 @@ public final class LlamaWeight {
     private final float[] out;
     private final int from;
     private final int to;
+    private final int grain;
 
-    RowsTask(float[] in, int positions, float[] out, int from, int to) {
+    RowsTask(float[] in, int positions, float[] out, int from, int to, int grain) {
       this.in = in;
       this.positions = positions;
       this.out = out;
       this.from = from;
       this.to = to;
+      this.grain = grain;
     }
 
     @Override
     protected void compute() {
-      if (to - from <= ROWS_PER_TASK) {
+      if (to - from <= grain) {
         multiplyRows(in, positions, out, from, to);
         return;
       }
       int mid = (from + to) >>> 1;
       invokeAll(
-          new RowsTask(in, positions, out, from, mid), new RowsTask(in, positions, out, mid, to));
+          new RowsTask(in, positions, out, from, mid, grain),
+          new RowsTask(in, positions, out, mid, to, grain));
     }
   }
 
