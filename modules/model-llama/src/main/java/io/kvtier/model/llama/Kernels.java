@@ -185,9 +185,10 @@ public final class Kernels {
    * dot(x, xo + k * xStride, data, rowOffset, type, n)} for {@code k < 4}, each bit for bit what
    * {@link #dot} returns. Why: a prefill batch multiplies every weight row by many positions, and
    * widening a quantized block to floats costs more than the multiply-adds it feeds; widened once
-   * for four positions, the prefill of smollm-135m Q8_0 ran several times faster (docs/PERFORMANCE.md,
-   * "kvtier's llama runner against llama.cpp"). Each position keeps its own accumulators and the
-   * single dot's order of operations, so batching changes no bit.
+   * for four positions, the prefill of smollm-135m Q8_0 ran about twice as fast (best of 5 runs,
+   * 94 to 190 tokens/s on 2 cores; docs/PERFORMANCE.md, "Llama runner against llama.cpp"). Each
+   * position keeps its own accumulators and the single dot's order of operations, so batching
+   * changes no bit.
    */
   public static void dot4(
       float[] x,

@@ -26,7 +26,8 @@ public final class LlamaWeight {
    * Tasks per pool thread of one product. Why not 16 rows a task, as before: a decode step runs
    * about 200 products of a few hundred rows, and thousands of tiny tasks cost more in handing out
    * than in computing; a few tasks per thread still balance a core that is busy elsewhere. Each
-   * row is still one dot, so the split changes no bit. Figures in docs/PERFORMANCE.md.
+   * row is still one dot, so the split changes no bit. Measured only together with
+   * {@link Kernels#dot4} (docs/PERFORMANCE.md, "Llama runner against llama.cpp").
    */
   private static final int TASKS_PER_THREAD = 4;
 
