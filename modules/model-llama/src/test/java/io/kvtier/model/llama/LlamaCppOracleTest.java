@@ -126,7 +126,7 @@ class LlamaCppOracleTest {
       }
       System.out.printf(
           "test-tiny %s: llama.cpp's greedy token is kvtier's argmax at %d of %d steps;"
-              + " largest logit gap %.5f (tolerance %.3f)%n",
+              + " largest logit gap %.5f (tolerance %s)%n",
           type, same, steps, worst, tolerance(type));
       assertThat(same).as("steps where the choices are equal").isGreaterThan(steps * 9 / 10);
     }
