@@ -33,6 +33,9 @@ public final class LlamaWeight {
 
   private static final int MIN_ROWS_PER_TASK = 16;
 
+  /** Input bytes of one block of positions: most of a 32 KB L1 data cache. */
+  private static final long INPUT_BLOCK_BYTES = 24 * 1024;
+
   private final String name;
   private final MemorySegment data;
   private final GgufTensorType type;
@@ -131,15 +134,32 @@ public final class LlamaWeight {
 
   private void multiplyRows(float[] in, int positions, float[] out, int from, int to) {
     int fours = positions - positions % 4;
+    int block = positionBlock();
+    // A block of positions' inputs stays in the L1 cache while the rows stream past it.
+    for (int first = 0; first < fours; first += block) {
+      int end = Math.min(fours, first + block);
+      for (int r = from; r < to; r++) {
+        long at = r * rowBytes;
+        for (int p = first; p < end; p += 4) {
+          Kernels.dot4(in, p * columns, columns, data, at, type, columns, out, p * rows + r, rows);
+        }
+      }
+    }
     for (int r = from; r < to; r++) {
       long at = r * rowBytes;
-      for (int p = 0; p < fours; p += 4) {
-        Kernels.dot4(in, p * columns, columns, data, at, type, columns, out, p * rows + r, rows);
-      }
       for (int p = fours; p < positions; p++) {
         out[p * rows + r] = Kernels.dot(in, p * columns, data, at, type, columns);
       }
     }
+  }
+
+  /**
+   * Positions (a multiple of 4) whose inputs fit in {@link #INPUT_BLOCK_BYTES}. Why: with all of a
+   * prefill's positions in the inner loop, every row read the whole input (128 positions of
+   * smollm-135m: 295 KB) from the L2 cache, one load per multiply-add.
+   */
+  private int positionBlock() {
+    return Math.max(4, (int) (INPUT_BLOCK_BYTES / (4L * columns)) / 4 * 4);
   }
 
   private final class RowsTask extends RecursiveAction {
