@@ -19,8 +19,13 @@ import java.util.concurrent.RecursiveAction;
  * positions of a batch.
  */
 public final class LlamaWeight {
-  /** Below this many multiply-adds a product runs on the calling thread. */
-  private static final long PARALLEL_THRESHOLD = 1L << 17;
+  /**
+   * Below this many multiply-adds a product runs on the calling thread. Why 2^19 (was 2^17): a
+   * decode step's attention products (smollm-135m: 332K and 110K multiply-adds, about 25 us on
+   * one core) took longer to hand to a parked pool thread and back than to compute; on the
+   * calling thread Q8_0 decode went from 41-57 to 63-65 tokens/s (2 cores; docs/PERFORMANCE.md).
+   */
+  private static final long PARALLEL_THRESHOLD = 1L << 19;
 
   /**
    * Tasks per pool thread of one product. Why not 16 rows a task, as before: a decode step runs
