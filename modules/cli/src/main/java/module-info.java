@@ -1,6 +1,6 @@
 /**
  * The {@code kvtier} command: {@code backends}, {@code simulate}, {@code replay}, {@code serve},
- * {@code route} and {@code cp-member}, and the simulation report. The serving engine, the models,
+ * {@code route}, {@code model synth} and {@code cp-member}, and the simulation report. The serving engine, the models,
  * the HTTP API and the meters are modules of their own ({@code io.kvtier.serving}, {@code
  * io.kvtier.model.tiny}, {@code io.kvtier.server}, {@code io.kvtier.metrics}). Its run-time module path holds no test library.
  */
@@ -27,6 +27,8 @@ module io.kvtier.cli {
   requires io.kvtier.events;
   // kvtier route: the cache-aware router over serve replicas.
   requires io.kvtier.route;
+  // kvtier model synth: random-weight llama files at real shapes.
+  requires io.kvtier.gguf;
   // kvtier route --hazelcast-addresses: the client that reads the replicas' ringbuffers.
   requires com.hazelcast.core;
   requires micrometer.core;

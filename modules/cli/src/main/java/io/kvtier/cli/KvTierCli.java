@@ -34,6 +34,7 @@ import picocli.CommandLine.Spec;
       SimulateCommand.class,
       ReplayCommand.class,
       CpMemberCommand.class,
+      ModelCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class KvTierCli implements Callable<Integer> {

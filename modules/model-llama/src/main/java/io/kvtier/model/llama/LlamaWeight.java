@@ -14,13 +14,32 @@ import java.util.concurrent.RecursiveAction;
  *
  * <p>Products split work across cores by output rows only: each (row, position) value is one
  * {@link Kernels#dot} call whatever the batch size or the split, so the split cannot change any
- * bit of the result. Positions are the inner loop so a weight row is read once per batch.
+ * bit of the result. Positions are the inner loop, four at a time ({@link Kernels#dot4}, the
+ * same bits as one {@link Kernels#dot} each), so a weight row is read and widened once per four
+ * positions of a batch.
  */
 public final class LlamaWeight {
-  /** Below this many multiply-adds a product runs on the calling thread. */
-  private static final long PARALLEL_THRESHOLD = 1L << 17;
+  /**
+   * Below this many multiply-adds a product runs on the calling thread. Why 2^19 (was 2^17): a
+   * decode step's attention products (smollm-135m: 332K and 110K multiply-adds, about 25 us on
+   * one core) took longer to hand to a parked pool thread and back than to compute; on the
+   * calling thread Q8_0 decode went from 41-57 to 63-65 tokens/s (2 cores; docs/PERFORMANCE.md).
+   */
+  private static final long PARALLEL_THRESHOLD = 1L << 19;
 
-  private static final int ROWS_PER_TASK = 16;
+  /**
+   * Tasks per pool thread of one product. Why not 16 rows a task, as before: a decode step runs
+   * about 200 products of a few hundred rows, and thousands of tiny tasks cost more in handing out
+   * than in computing; a few tasks per thread still balance a core that is busy elsewhere. Each
+   * row is still one dot, so the split changes no bit. Measured only together with
+   * {@link Kernels#dot4} (docs/PERFORMANCE.md, "Llama runner against llama.cpp").
+   */
+  private static final int TASKS_PER_THREAD = 4;
+
+  private static final int MIN_ROWS_PER_TASK = 16;
+
+  /** Input bytes of one block of positions: most of a 32 KB L1 data cache. */
+  private static final long INPUT_BLOCK_BYTES = 24 * 1024;
 
   private final String name;
   private final MemorySegment data;
@@ -111,17 +130,41 @@ public final class LlamaWeight {
     if ((long) rows * columns * positions < PARALLEL_THRESHOLD) {
       multiplyRows(in, positions, out, 0, rows);
     } else {
-      ForkJoinPool.commonPool().invoke(new RowsTask(in, positions, out, 0, rows));
+      ForkJoinPool pool = ForkJoinPool.commonPool();
+      int tasks = TASKS_PER_THREAD * Math.max(1, pool.getParallelism());
+      int grain = Math.max(MIN_ROWS_PER_TASK, (rows + tasks - 1) / tasks);
+      pool.invoke(new RowsTask(in, positions, out, 0, rows, grain));
     }
   }
 
   private void multiplyRows(float[] in, int positions, float[] out, int from, int to) {
+    int fours = positions - positions % 4;
+    int block = positionBlock();
+    // A block of positions' inputs stays in the L1 cache while the rows stream past it.
+    for (int first = 0; first < fours; first += block) {
+      int end = Math.min(fours, first + block);
+      for (int r = from; r < to; r++) {
+        long at = r * rowBytes;
+        for (int p = first; p < end; p += 4) {
+          Kernels.dot4(in, p * columns, columns, data, at, type, columns, out, p * rows + r, rows);
+        }
+      }
+    }
     for (int r = from; r < to; r++) {
       long at = r * rowBytes;
-      for (int p = 0; p < positions; p++) {
+      for (int p = fours; p < positions; p++) {
         out[p * rows + r] = Kernels.dot(in, p * columns, data, at, type, columns);
       }
     }
+  }
+
+  /**
+   * Positions (a multiple of 4) whose inputs fit in {@link #INPUT_BLOCK_BYTES}. Why: with all of a
+   * prefill's positions in the inner loop, every row read the whole input (128 positions of
+   * smollm-135m: 295 KB) from the L2 cache, one load per multiply-add.
+   */
+  private int positionBlock() {
+    return Math.max(4, (int) (INPUT_BLOCK_BYTES / (4L * columns)) / 4 * 4);
   }
 
   private final class RowsTask extends RecursiveAction {
@@ -130,24 +173,27 @@ public final class LlamaWeight {
     private final float[] out;
     private final int from;
     private final int to;
+    private final int grain;
 
-    RowsTask(float[] in, int positions, float[] out, int from, int to) {
+    RowsTask(float[] in, int positions, float[] out, int from, int to, int grain) {
       this.in = in;
       this.positions = positions;
       this.out = out;
       this.from = from;
       this.to = to;
+      this.grain = grain;
     }
 
     @Override
     protected void compute() {
-      if (to - from <= ROWS_PER_TASK) {
+      if (to - from <= grain) {
         multiplyRows(in, positions, out, from, to);
         return;
       }
       int mid = (from + to) >>> 1;
       invokeAll(
-          new RowsTask(in, positions, out, from, mid), new RowsTask(in, positions, out, mid, to));
+          new RowsTask(in, positions, out, from, mid, grain),
+          new RowsTask(in, positions, out, mid, to, grain));
     }
   }
 

@@ -174,4 +174,28 @@ class KernelsTest {
       }
     }
   }
+
+  @ParameterizedTest
+  @EnumSource(names = {"F32", "F16", "BF16", "Q8_0", "Q4_0"})
+  void dot4IsFourDotsBitForBit(GgufTensorType type) {
+    Random random = new Random(SEED);
+    int[] lengths =
+        type == GgufTensorType.F32 || type == GgufTensorType.F16 || type == GgufTensorType.BF16
+            ? new int[] {8, 172, 576}
+            : new int[] {32, 576, 1536};
+    for (int n : lengths) {
+      int stride = n + 5;
+      float[] x = randoms(random, 3 + 4 * stride);
+      try (Arena arena = Arena.ofConfined()) {
+        MemorySegment seg = quantized(arena, type, randoms(random, n));
+        float[] out = new float[1 + 4 * 3];
+        Kernels.dot4(x, 3, stride, seg, 0, type, n, out, 1, 3);
+        for (int k = 0; k < 4; k++) {
+          assertThat(Float.floatToRawIntBits(out[1 + 3 * k]))
+              .as("%s n=%d position %d seed=%d", type, n, k, SEED)
+              .isEqualTo(Float.floatToRawIntBits(Kernels.dot(x, 3 + k * stride, seg, 0, type, n)));
+        }
+      }
+    }
+  }
 }

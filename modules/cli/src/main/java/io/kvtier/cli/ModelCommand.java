@@ -1,0 +1,171 @@
+package io.kvtier.cli;
+
+import io.kvtier.gguf.GgufException;
+import io.kvtier.gguf.GgufFile;
+import io.kvtier.gguf.GgufTensorType;
+import io.kvtier.gguf.LlamaShape;
+import io.kvtier.gguf.RandomLlamaWriter;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** {@code kvtier model}: model files; {@code synth} writes a random-weight one at a real shape. */
+@Command(
+    name = "model",
+    mixinStandardHelpOptions = true,
+    description = "Model files. `kvtier model synth` writes a random-weight llama GGUF file.",
+    subcommands = {ModelCommand.Synth.class})
+final class ModelCommand implements Callable<Integer> {
+
+  @Spec private CommandSpec spec;
+
+  @Override
+  public Integer call() {
+    throw new ParameterException(
+        spec.commandLine(),
+        "a subcommand is needed: " + String.join(", ", spec.subcommands().keySet()));
+  }
+
+  /** {@code kvtier model synth}: {@link RandomLlamaWriter} from the command line. */
+  @Command(
+      name = "synth",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Writes a llama GGUF file (version 3, which llama.cpp reads too) of seeded random weights"
+            + " at a real model's shape, with the tokenizer of a vocabulary file, for benchmarks:"
+            + " it costs what the real model costs to run, but its text is noise (its"
+            + " general.name says \"random weights\" and kvtier.random_weights is true).",
+        "Example: kvtier model synth --shape smollm-135m"
+            + " --vocab ../shared/tokenizers/ggml-vocab-llama-bpe.gguf --type q8_0 --seed 1"
+            + " --out smollm-135m-q8_0.gguf",
+        "Exit status: 0, or 2 on a bad option or an unusable --vocab or --out."
+      })
+  static final class Synth implements Callable<Integer> {
+    @Spec private CommandSpec spec;
+
+    @Option(
+        names = "--shape",
+        required = true,
+        paramLabel = "NAME",
+        description = "The model shape: smollm-135m, llama-1b, or test-tiny (2 small layers).")
+    private String shape;
+
+    @Option(
+        names = "--vocab",
+        required = true,
+        paramLabel = "FILE",
+        description =
+            "A GGUF file whose tokenizer.* metadata (tokens, scores, types, merges, BOS/EOS) is"
+                + " copied: a vocabulary file such as ggml-vocab-llama-bpe.gguf, or a model.")
+    private Path vocabulary;
+
+    @Option(
+        names = "--type",
+        paramLabel = "TYPE",
+        defaultValue = "q8_0",
+        description =
+            "The weights' tensor type: f32, f16, bf16, q8_0 or q4_0 (default: ${DEFAULT-VALUE});"
+                + " norm weights stay f32.")
+    private String type;
+
+    @Option(
+        names = "--seed",
+        paramLabel = "N",
+        defaultValue = "1",
+        description = "The weights' seed: the same arguments write the same bytes (default: 1).")
+    private long seed;
+
+    @Option(
+        names = "--out",
+        required = true,
+        paramLabel = "FILE",
+        description = "The file to write (replaced if present).")
+    private Path out;
+
+    @Override
+    public Integer call() throws IOException {
+      LlamaShape llamaShape = shape();
+      GgufTensorType tensorType = tensorType();
+      if (!Files.isRegularFile(vocabulary)) {
+        throw new UnusableInputException("--vocab " + vocabulary + ": no such file");
+      }
+      Path parent = out.toAbsolutePath().getParent();
+      if (parent == null || !Files.isDirectory(parent)) {
+        throw new UnusableInputException(
+            "--out " + out + ": the directory " + parent + " does not exist; create it first");
+      }
+      long started = System.nanoTime();
+      int vocabularySize;
+      try (GgufFile vocab = GgufFile.open(vocabulary)) {
+        if (!vocab.has("tokenizer.ggml.tokens")) {
+          throw new UnusableInputException(
+              "--vocab "
+                  + vocabulary
+                  + ": has no tokenizer.ggml.tokens; give a vocabulary GGUF file such as"
+                  + " ggml-vocab-llama-bpe.gguf");
+        }
+        vocabularySize = vocab.getArray("tokenizer.ggml.tokens").size();
+        RandomLlamaWriter.write(llamaShape, vocab, tensorType, seed, out);
+      } catch (GgufException e) {
+        throw new UnusableInputException("--vocab " + vocabulary + ": " + e.getMessage(), e);
+      }
+      double seconds = (System.nanoTime() - started) / 1e9;
+      PrintWriter printer = spec.commandLine().getOut();
+      printer.printf(
+          Locale.ROOT,
+          "wrote %s: %s (random weights), %d layers, width %d, heads %d/%d, feed-forward %d,"
+              + " vocabulary %d from %s, %s, seed %d: %.1fM weights, %.1f MB in %.1f s%n",
+          out,
+          llamaShape.name(),
+          llamaShape.blockCount(),
+          llamaShape.embeddingLength(),
+          llamaShape.headCount(),
+          llamaShape.headCountKv(),
+          llamaShape.feedForwardLength(),
+          vocabularySize,
+          vocabulary.getFileName(),
+          tensorType.name().toLowerCase(Locale.ROOT),
+          seed,
+          llamaShape.parameterCount(vocabularySize) / 1e6,
+          Files.size(out) / 1e6,
+          seconds);
+      printer.flush();
+      return 0;
+    }
+
+    private LlamaShape shape() {
+      try {
+        return LlamaShape.of(shape);
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(spec.commandLine(), "--shape: " + e.getMessage());
+      }
+    }
+
+    private GgufTensorType tensorType() {
+      String supported =
+          RandomLlamaWriter.TYPES.stream()
+              .map(t -> t.name().toLowerCase(Locale.ROOT))
+              .sorted()
+              .collect(Collectors.joining(", "));
+      try {
+        GgufTensorType t = GgufTensorType.valueOf(type.toUpperCase(Locale.ROOT));
+        if (RandomLlamaWriter.TYPES.contains(t)) {
+          return t;
+        }
+      } catch (IllegalArgumentException e) {
+        // an unknown name: the same answer as a known type that cannot be written
+      }
+      throw new ParameterException(
+          spec.commandLine(), "--type: '" + type + "' cannot be written; give one of " + supported);
+    }
+  }
+}

@@ -1,0 +1,151 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.gguf.GgufArray;
+import io.kvtier.gguf.GgufFile;
+import io.kvtier.gguf.GgufTensorType;
+import io.kvtier.gguf.GgufValue;
+import io.kvtier.gguf.GgufWriter;
+import io.kvtier.model.llama.ArrayKvStore;
+import io.kvtier.model.llama.LlamaModel;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code kvtier model synth}: a test-tiny file that reads back and runs; bad options exit 2. */
+class ModelCommandTest {
+  @TempDir Path dir;
+  private Path vocabulary;
+
+  @BeforeEach
+  void writeVocabulary() throws IOException {
+    String[] tokens = new String[32];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = "t" + i;
+    }
+    vocabulary = dir.resolve("vocab.gguf");
+    new GgufWriter(3)
+        .put("tokenizer.ggml.model", GgufValue.ofString("gpt2"))
+        .put("tokenizer.ggml.tokens", GgufValue.ofArray(GgufArray.ofStrings(tokens)))
+        .put("tokenizer.ggml.bos_token_id", GgufValue.ofUint32(1))
+        .put("tokenizer.ggml.eos_token_id", GgufValue.ofUint32(2))
+        .write(vocabulary);
+  }
+
+  @Test
+  void synthWritesATestTinyFileThatRuns() throws IOException {
+    Path out = dir.resolve("tiny.gguf");
+    CliRun run =
+        CliRun.run(
+            "model",
+            "synth",
+            "--shape",
+            "test-tiny",
+            "--vocab",
+            vocabulary.toString(),
+            "--type",
+            "q4_0",
+            "--seed",
+            "5",
+            "--out",
+            out.toString());
+    assertThat(run.status()).as(run.err()).isZero();
+    assertThat(run.out()).startsWith("wrote " + out + ": test-tiny (random weights), 2 layers");
+    try (GgufFile file = GgufFile.open(out)) {
+      assertThat(file.getString("general.name")).contains("random weights");
+      assertThat(file.getBoolean("kvtier.random_weights")).isTrue();
+      assertThat(file.getLong("kvtier.random_seed")).isEqualTo(5);
+      assertThat(file.getInt("tokenizer.ggml.eos_token_id")).isEqualTo(2);
+      assertThat(file.tensor("blk.0.attn_q.weight").type()).isEqualTo(GgufTensorType.Q4_0);
+      LlamaModel model = LlamaModel.of(file);
+      float[] logits = model.decode(1, 0, ArrayKvStore.forModel(model));
+      assertThat(logits).hasSize(32);
+      for (float logit : logits) {
+        assertThat(Float.isFinite(logit)).as("logit %s", logit).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void badOptionsFailWithOneLineNamingTheOption() throws IOException {
+    String out = dir.resolve("x.gguf").toString();
+    String vocab = vocabulary.toString();
+    assertUsage(
+        "kvtier model synth: --shape: unknown shape 'llama-70b'; known: smollm-135m, llama-1b,"
+            + " test-tiny",
+        "--shape",
+        "llama-70b",
+        "--vocab",
+        vocab,
+        "--out",
+        out);
+    assertUsage(
+        "kvtier model synth: --type: 'q4_k' cannot be written; give one of bf16, f16, f32, q4_0,"
+            + " q8_0",
+        "--shape",
+        "test-tiny",
+        "--type",
+        "q4_k",
+        "--vocab",
+        vocab,
+        "--out",
+        out);
+    assertUsage(
+        "kvtier model synth: --vocab " + dir.resolve("none.gguf") + ": no such file",
+        "--shape",
+        "test-tiny",
+        "--vocab",
+        dir.resolve("none.gguf").toString(),
+        "--out",
+        out);
+    Path notVocabulary = dir.resolve("empty.gguf");
+    new GgufWriter(3).put("general.name", GgufValue.ofString("empty")).write(notVocabulary);
+    assertUsage(
+        "kvtier model synth: --vocab "
+            + notVocabulary
+            + ": has no tokenizer.ggml.tokens; give a vocabulary GGUF file such as"
+            + " ggml-vocab-llama-bpe.gguf",
+        "--shape",
+        "test-tiny",
+        "--vocab",
+        notVocabulary.toString(),
+        "--out",
+        out);
+    Path text = dir.resolve("text.gguf");
+    Files.writeString(text, "not a gguf file");
+    CliRun run =
+        CliRun.run(
+            "model", "synth", "--shape", "test-tiny", "--vocab", text.toString(), "--out", out);
+    assertThat(run.status()).isEqualTo(KvTierCli.EXIT_USAGE);
+    assertThat(run.firstErrLine()).startsWith("kvtier model synth: --vocab " + text + ": ");
+    assertUsage(
+        "kvtier model synth: --out "
+            + dir.resolve("no/x.gguf")
+            + ": the directory "
+            + dir.resolve("no")
+            + " does not exist; create it first",
+        "--shape",
+        "test-tiny",
+        "--vocab",
+        vocab,
+        "--out",
+        dir.resolve("no/x.gguf").toString());
+    CliRun missing = CliRun.run("model", "synth", "--shape", "test-tiny");
+    assertThat(missing.status()).isEqualTo(KvTierCli.EXIT_USAGE);
+    assertThat(missing.firstErrLine()).contains("Missing required options").contains("--vocab");
+  }
+
+  private static void assertUsage(String line, String... options) {
+    String[] args = new String[options.length + 2];
+    args[0] = "model";
+    args[1] = "synth";
+    System.arraycopy(options, 0, args, 2, options.length);
+    CliRun run = CliRun.run(args);
+    assertThat(run.status()).as(run.err()).isEqualTo(KvTierCli.EXIT_USAGE);
+    assertThat(run.firstErrLine()).isEqualTo(line);
+  }
+}

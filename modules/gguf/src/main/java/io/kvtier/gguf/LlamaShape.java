@@ -1,0 +1,137 @@
+package io.kvtier.gguf;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The shape of a {@code llama}-architecture model: what {@link RandomLlamaWriter} needs to write
+ * a file whose every matrix has a real model's size. The vocabulary is not part of the shape; it
+ * comes from a vocabulary file.
+ *
+ * @param name the shape's name ({@code smollm-135m})
+ * @param blockCount transformer layers
+ * @param embeddingLength the model width
+ * @param headCount query heads
+ * @param headCountKv key/value heads (grouped-query attention)
+ * @param feedForwardLength the SwiGLU hidden width
+ * @param contextLength positions the file declares
+ * @param ropeFreqBase RoPE's base
+ * @param tiedOutput whether the output matrix is the token embedding (no {@code output.weight})
+ */
+public record LlamaShape(
+    String name,
+    int blockCount,
+    int embeddingLength,
+    int headCount,
+    int headCountKv,
+    int feedForwardLength,
+    int contextLength,
+    float ropeFreqBase,
+    boolean tiedOutput) {
+
+  /**
+   * SmolLM-135M (HuggingFaceTB/SmolLM-135M's config.json): 30 layers, width 576, 9 heads of 64,
+   * 3 KV heads, SwiGLU 1536, RoPE base 10000, tied output; context 2048.
+   */
+  public static final LlamaShape SMOLLM_135M =
+      new LlamaShape("smollm-135m", 30, 576, 9, 3, 1536, 2048, 10_000f, true);
+
+  /**
+   * Llama 3.2 1B (meta-llama/Llama-3.2-1B's config.json): 16 layers, width 2048, 32 heads of 64,
+   * 8 KV heads, SwiGLU 8192, RoPE base 500000, tied output; context cut to 2048. Its "llama3"
+   * RoPE frequency scaling is left out: the shape, not the numerics, is what a benchmark needs.
+   */
+  public static final LlamaShape LLAMA_1B =
+      new LlamaShape("llama-1b", 16, 2048, 32, 8, 8192, 2048, 500_000f, true);
+
+  /**
+   * A shape for tests: 2 layers, width 64, 4 heads of 16, 2 KV heads, SwiGLU 96 (whole 32-weight
+   * blocks everywhere, so every writable type applies), separate output, context 64.
+   */
+  public static final LlamaShape TEST_TINY =
+      new LlamaShape("test-tiny", 2, 64, 4, 2, 96, 64, 10_000f, false);
+
+  /** The named shapes, in the order {@link #of} lists them. */
+  public static final List<LlamaShape> KNOWN = List.of(SMOLLM_135M, LLAMA_1B, TEST_TINY);
+
+  /** RMSNorm's epsilon in every named shape (the value both reference configs use). */
+  public static final float RMS_NORM_EPSILON = 1e-5f;
+
+  /** Validates the sizes. */
+  public LlamaShape {
+    Objects.requireNonNull(name, "name");
+    if (blockCount <= 0
+        || embeddingLength <= 0
+        || headCount <= 0
+        || headCountKv <= 0
+        || feedForwardLength <= 0
+        || contextLength <= 0) {
+      throw new IllegalArgumentException(
+          "shape "
+              + name
+              + ": sizes must be positive: blocks="
+              + blockCount
+              + " embedding="
+              + embeddingLength
+              + " heads="
+              + headCount
+              + "/"
+              + headCountKv
+              + " feedForward="
+              + feedForwardLength
+              + " context="
+              + contextLength);
+    }
+    if (embeddingLength % headCount != 0 || headCount % headCountKv != 0) {
+      throw new IllegalArgumentException(
+          "shape "
+              + name
+              + ": embedding "
+              + embeddingLength
+              + " must divide into "
+              + headCount
+              + " heads, and those into "
+              + headCountKv
+              + " KV heads");
+    }
+  }
+
+  /**
+   * The named shape.
+   *
+   * @throws IllegalArgumentException naming the known shapes if {@code name} is not one
+   */
+  public static LlamaShape of(String name) {
+    Objects.requireNonNull(name, "name");
+    for (LlamaShape shape : KNOWN) {
+      if (shape.name.equals(name)) {
+        return shape;
+      }
+    }
+    throw new IllegalArgumentException(
+        "unknown shape '" + name + "'; known: " + String.join(", ", names()));
+  }
+
+  /** The names of {@link #KNOWN}. */
+  public static List<String> names() {
+    return KNOWN.stream().map(LlamaShape::name).toList();
+  }
+
+  /** The size of one attention head. */
+  public int headSize() {
+    return embeddingLength / headCount;
+  }
+
+  /** Floats per key (or value) row: KV heads times head size. */
+  public int kvDim() {
+    return headCountKv * headSize();
+  }
+
+  /** Weights in the file for a vocabulary of {@code vocabularySize} tokens. */
+  public long parameterCount(int vocabularySize) {
+    long d = embeddingLength;
+    long perLayer = 2 * d + d * d + 2 * d * kvDim() + d * d + 3 * d * (long) feedForwardLength;
+    long embedding = d * vocabularySize;
+    return embedding + (tiedOutput ? 0 : embedding) + d + blockCount * perLayer;
+  }
+}

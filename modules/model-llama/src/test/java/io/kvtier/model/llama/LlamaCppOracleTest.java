@@ -1,0 +1,165 @@
+package io.kvtier.model.llama;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.gguf.GgufFile;
+import io.kvtier.gguf.GgufTensorType;
+import io.kvtier.gguf.GgufWriter;
+import io.kvtier.gguf.LlamaShape;
+import io.kvtier.gguf.RandomLlamaWriter;
+import io.kvtier.gguf.tokenizer.Tokenizer;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * kvtier's runner against llama.cpp ({@link LlamaCpp}) on the same files and the same prompt ids.
+ *
+ * <p>stories260K (a GGUF v1 file, copied to v3 for llama.cpp): the greedy tokens are equal,
+ * compared as the pieces llama.cpp renders, 80 per prompt. Synthetic {@link LlamaShape#TEST_TINY}
+ * files of each type kvtier runs: llama.cpp exposes no logits, so its greedy choice at each step is
+ * checked against kvtier's logits for the same prefix: it must be kvtier's argmax or within
+ * {@link #tolerance} of kvtier's largest logit. Q4_K and Q6_K are left out: kvtier can neither
+ * write nor multiply them.
+ */
+class LlamaCppOracleTest {
+  private static final long SEED = Long.getLong("kvtier.tests.seed", 7L);
+  private static final int THREADS = 2;
+  private static final int STORY_TOKENS = 80;
+  private static final List<String> STORY_PROMPTS =
+      List.of("", "Once upon a time", "The little dog", "Tom and Sue went to the park. They");
+
+  @Test
+  void storiesGreedyTokensEqualLlamaCpps(@TempDir Path dir) throws IOException {
+    Path v1 = SharedFiles.require(StoriesGreedyTest.STORIES);
+    Path v3 = dir.resolve("stories260k-v3.gguf");
+    try (GgufFile file = GgufFile.open(v1)) {
+      GgufWriter.copyOf(file, 3).write(v3);
+      LlamaModel model = LlamaModel.of(file);
+      Tokenizer tokenizer = Tokenizer.of(file);
+      int bos = file.getInt("tokenizer.ggml.bos_token_id");
+      int eos = file.getInt("tokenizer.ggml.eos_token_id");
+      try (LlamaCpp cpp = LlamaCpp.open(v3, THREADS, model.contextLength())) {
+        for (String text : STORY_PROMPTS) {
+          int[] prompt = withBos(bos, tokenizer.encode(text, false));
+          List<String> expected = cpp.greedyPieces(prompt, STORY_TOKENS, true);
+          int[] ids = greedy(model, prompt, STORY_TOKENS, eos);
+          List<String> got = Arrays.stream(ids).mapToObj(cpp::piece).toList();
+          System.out.printf(
+              "stories260K prompt %s: %s%n", Arrays.toString(prompt), String.join("", got));
+          assertThat(got)
+              .as("kvtier ids %s after prompt %s", Arrays.toString(ids), Arrays.toString(prompt))
+              .hasSize(STORY_TOKENS)
+              .containsExactlyElementsOf(expected);
+        }
+      }
+    }
+  }
+
+  /**
+   * Largest allowed gap between kvtier's top logit and its logit for llama.cpp's choice. llama.cpp
+   * rounds activations to the weights' dot type (F16, BF16, or 8-bit blocks for Q8_0 and Q4_0)
+   * before a product, kvtier keeps them F32. Measured on seed 7: F32, F16 and BF16 choose as
+   * kvtier at every step (gap 0); Q8_0 differs at 2 of 169 steps (gap 0.0005), Q4_0 at 3 (0.013).
+   */
+  static float tolerance(GgufTensorType type) {
+    return switch (type) {
+      case F32 -> 1e-4f;
+      case F16, BF16, Q8_0 -> 0.01f;
+      default -> 0.05f;
+    };
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = GgufTensorType.class,
+      names = {"F32", "F16", "BF16", "Q8_0", "Q4_0"})
+  void syntheticGreedyChoicesAreKvtiersWithinTolerance(GgufTensorType type, @TempDir Path dir)
+      throws IOException {
+    Path vocabulary = dir.resolve("vocabulary.gguf");
+    WordVocabulary.write(vocabulary, 256);
+    Path path = dir.resolve("tiny-" + type.name().toLowerCase() + ".gguf");
+    try (GgufFile vocab = GgufFile.open(vocabulary)) {
+      RandomLlamaWriter.write(LlamaShape.TEST_TINY, vocab, type, SEED, path);
+    }
+    int[][] prompts = {{1}, {1, 17, 42, 200}, {1, 99, 3, 3, 150, 7}};
+    try (GgufFile file = GgufFile.open(path);
+        LlamaCpp cpp = LlamaCpp.open(path, THREADS, LlamaShape.TEST_TINY.contextLength())) {
+      LlamaModel model = LlamaModel.of(file);
+      float worst = 0f;
+      int same = 0;
+      int steps = 0;
+      for (int[] prompt : prompts) {
+        int count = LlamaShape.TEST_TINY.contextLength() - prompt.length - 4;
+        List<String> pieces = cpp.greedyPieces(prompt, count, true, Set.of(0, 1));
+        assertThat(pieces)
+            .as("llama.cpp's tokens after %s", Arrays.toString(prompt))
+            .hasSize(count);
+        int[] chosen = pieces.stream().mapToInt(LlamaCppOracleTest::syntheticId).toArray();
+        int[] all = new int[prompt.length + count - 1];
+        System.arraycopy(prompt, 0, all, 0, prompt.length);
+        System.arraycopy(chosen, 0, all, prompt.length, count - 1);
+        float[][] logits = model.forward(all, 0, ArrayKvStore.forModel(model), true);
+        for (int i = 0; i < count; i++) {
+          float[] row = logits[prompt.length - 1 + i];
+          // masked on both sides: EOS (ignore_eos), and <unk> and BOS, whose pieces are empty
+          row[0] = Float.NEGATIVE_INFINITY;
+          row[1] = Float.NEGATIVE_INFINITY;
+          row[2] = Float.NEGATIVE_INFINITY;
+          int best = StoriesGreedyTest.argmax(row);
+          float gap = row[best] - row[chosen[i]];
+          worst = Math.max(worst, gap);
+          same += best == chosen[i] ? 1 : 0;
+          steps++;
+          assertThat(gap)
+              .as(
+                  "%s step %d after %s: llama.cpp chose %d, kvtier's argmax %d (seed %d)",
+                  type, i, Arrays.toString(prompt), chosen[i], best, SEED)
+              .isLessThanOrEqualTo(tolerance(type));
+        }
+      }
+      System.out.printf(
+          "test-tiny %s: llama.cpp's greedy token is kvtier's argmax at %d of %d steps;"
+              + " largest logit gap %.5f (tolerance %s)%n",
+          type, same, steps, worst, tolerance(type));
+      assertThat(same).as("steps where the choices are equal").isGreaterThan(steps * 9 / 10);
+    }
+  }
+
+  private static int[] withBos(int bos, int[] ids) {
+    int[] prompt = new int[ids.length + 1];
+    prompt[0] = bos;
+    System.arraycopy(ids, 0, prompt, 1, ids.length);
+    return prompt;
+  }
+
+  /** Greedy after {@code prompt}, never choosing EOS (llama.cpp's ignore_eos masks it). */
+  static int[] greedy(LlamaModel model, int[] prompt, int count, int eos) {
+    KvStore kv = ArrayKvStore.forModel(model);
+    float[] logits = model.forward(prompt, 0, kv, false)[0];
+    int[] ids = new int[count];
+    for (int i = 0; i < count; i++) {
+      logits[eos] = Float.NEGATIVE_INFINITY;
+      ids[i] = StoriesGreedyTest.argmax(logits);
+      if (i + 1 < count) {
+        logits = model.decode(ids[i], prompt.length + i, kv);
+      }
+    }
+    return ids;
+  }
+
+  /** The id of a {@link WordVocabulary} piece as llama.cpp renders it (" w17"). */
+  static int syntheticId(String piece) {
+    String word = piece.strip();
+    if (!word.startsWith("w")) {
+      throw new AssertionError("llama.cpp produced '" + piece + "', not a word of the vocabulary");
+    }
+    return Integer.parseInt(word.substring(1));
+  }
+}
