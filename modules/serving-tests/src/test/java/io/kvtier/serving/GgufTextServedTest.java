@@ -8,13 +8,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.WritePolicy;
-import io.kvtier.core.rank.ModelRunner;
-import io.kvtier.gguf.GgufFile;
-import io.kvtier.gguf.text.GgufText;
 import io.kvtier.model.llama.LlamaServingModel;
 import io.kvtier.server.CompletionServer;
 import io.kvtier.spi.BackendMetrics;
-import io.kvtier.spi.KvLayout;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.InetSocketAddress;
@@ -33,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * stories260K served over OpenAI's API with its own text: the model {@code gguf} ({@link
- * LlamaServingModel}) given the file's {@link GgufText}, as the model will give it itself. A
+ * LlamaServingModel}) with the file's text ({@code GgufText}, from {@code ServingModel.text()}). A
  * completion of an empty prompt (BOS alone) is the model's known greedy start, in words; a chat
  * on this template-less base model is its contents continued, the same tokens as the completion
  * of the same text. The file comes from {@code ../shared} (skipped, saying so, where absent).
@@ -41,39 +37,6 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class GgufTextServedTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-
-  /** A model with another text: what {@code LlamaServingModel.text()} will return. */
-  private record WithText(ServingModel model, ModelText text) implements ServingModel {
-    @Override
-    public int vocabularySize() {
-      return model.vocabularySize();
-    }
-
-    @Override
-    public int maxContext() {
-      return model.maxContext();
-    }
-
-    @Override
-    public void checkRequest(int[] prompt, int maxTokens, int contextLimit) {
-      model.checkRequest(prompt, maxTokens, contextLimit);
-    }
-
-    @Override
-    public void checkLayout(KvLayout layout, int ranks) {
-      model.checkLayout(layout, ranks);
-    }
-
-    @Override
-    public int snapshotSlots(KvLayout rankLayout, int devicePages) {
-      return model.snapshotSlots(rankLayout, devicePages);
-    }
-
-    @Override
-    public ModelRunner openRunner(RankShard shard) {
-      return model.openRunner(shard);
-    }
-  }
 
   private static Path stories() {
     for (Path d = Path.of(System.getProperty("user.dir")).toAbsolutePath();
@@ -103,10 +66,6 @@ class GgufTextServedTest {
   @Test
   void storiesAnswersInWordsThroughItsOwnText() throws Exception {
     Path path = stories();
-    GgufText text;
-    try (GgufFile file = GgufFile.open(path)) {
-      text = GgufText.of(file);
-    }
     try (LlamaServingModel llama =
         (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", path.toString()))) {
       KvTierConfig config =
@@ -124,7 +83,7 @@ class GgufTextServedTest {
               .build();
       try (GenerationEngine engine =
               GenerationEngines.open(
-                  new WithText(llama, text),
+                  llama,
                   config,
                   EngineSettings.DEFAULTS.withGroup("gguf-text-" + System.nanoTime()),
                   BackendMetrics.NOOP);
@@ -176,7 +135,7 @@ class GgufTextServedTest {
             .isEqualTo(continuation.startsWith(" ") ? continuation.substring(1) : continuation);
         assertThat(chat.get("usage").get("prompt_tokens").asInt())
             .isEqualTo(completion.get("usage").get("prompt_tokens").asInt())
-            .isEqualTo(text.encode("Once upon a time").length);
+            .isEqualTo(llama.text().encode("Once upon a time").length);
       }
     }
   }

@@ -29,10 +29,10 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   private final LlamaModel model;
   private final int maxContext;
   private final LogitsListener listener;
-  private final GgufText text;
+  private final ModelText text;
 
   private LlamaServingModel(
-      GgufFile file, LlamaModel model, int maxContext, LogitsListener listener, GgufText text) {
+      GgufFile file, LlamaModel model, int maxContext, LogitsListener listener, ModelText text) {
     this.file = file;
     this.model = model;
     this.maxContext = maxContext;
@@ -77,8 +77,11 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
               + "], the context length of "
               + file.path());
     }
-    // The text reads the tokenizer's metadata and chat template once, here.
-    GgufText text = GgufText.of(file, model.hyperparameters().name());
+    // The text reads the tokenizer's metadata and chat template once, here. A file without a
+    // tokenizer (weights only) serves prompts of token ids.
+    String name = model.hyperparameters().name();
+    ModelText text =
+        file.has("tokenizer.ggml.model") ? GgufText.of(file, name) : ModelText.tokensOnly(name);
     return new LlamaServingModel(file, model, maxContext, LogitsListener.NONE, text);
   }
 
@@ -185,7 +188,8 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   /**
    * {@inheritDoc}
    *
-   * <p>The file's tokenizer, BOS/EOS rules and chat template ({@link GgufText}).
+   * <p>The file's tokenizer, BOS/EOS rules and chat template ({@link GgufText}); for a file
+   * without a tokenizer, {@link ModelText#tokensOnly}: prompts of token ids.
    */
   @Override
   public ModelText text() {

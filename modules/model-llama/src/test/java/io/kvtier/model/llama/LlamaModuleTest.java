@@ -19,7 +19,7 @@ class LlamaModuleTest extends ModuleSuite {
   }
 
   @Test
-  void requiresOnlyGgufTheServingEngineAndTheJdk() {
+  void requiresOnlyGgufItsTextTheServingEngineAndTheJdk() {
     ModuleDescriptor descriptor = module().getDescriptor();
     assertThat(descriptor.name()).isEqualTo("io.kvtier.model.llama");
     assertThat(descriptor.requires())
@@ -30,6 +30,7 @@ class LlamaModuleTest extends ModuleSuite {
                         name.startsWith("java.")
                             || name.equals("jdk.incubator.vector")
                             || name.equals("io.kvtier.gguf")
+                            || name.equals("io.kvtier.gguf.text")
                             || name.equals("io.kvtier.serving"))
                     .as(name)
                     .isTrue());

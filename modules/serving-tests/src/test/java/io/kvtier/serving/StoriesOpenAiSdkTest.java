@@ -1,0 +1,171 @@
+package io.kvtier.serving;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.openai.client.OpenAIClient;
+import com.openai.client.okhttp.OpenAIOkHttpClient;
+import com.openai.models.chat.completions.ChatCompletion;
+import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.WritePolicy;
+import io.kvtier.model.llama.ArrayKvStore;
+import io.kvtier.model.llama.LlamaModel;
+import io.kvtier.model.llama.LlamaServingModel;
+import io.kvtier.server.CompletionServer;
+import io.kvtier.spi.BackendMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The acceptance of a real model through a real client: OpenAI's Java SDK chats with stories260K
+ * served by kvtier (its own tokenizer, no chat template: the fallback joins the messages' text)
+ * on two ranks, and gets the model's greedy story, the words of {@link LlamaModel}'s own greedy
+ * decode of the same prompt (the engine-independent reference); asked again, the reply is the
+ * same and the prompt's whole pages come from the cache.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class StoriesOpenAiSdkTest {
+  private static final int TOKENS = 48;
+
+  private static Path stories() {
+    for (Path d = Path.of(System.getProperty("user.dir")).toAbsolutePath();
+        d.getParent() != null;
+        d = d.getParent()) {
+      Path file = d.resolveSibling("shared").resolve("models/tinyllamas-stories-260k-f32.gguf");
+      if (Files.isRegularFile(file)) {
+        return file;
+      }
+    }
+    assumeTrue(false, "skipped: ../shared/models/tinyllamas-stories-260k-f32.gguf is absent");
+    return null;
+  }
+
+  @Test
+  void theSdkChatsWithStoriesAndGetsItsGreedyStory() throws Exception {
+    Path path = stories();
+    String question = "Once upon a time, there was a little dog named";
+    try (LlamaServingModel llama =
+        (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", path.toString()))) {
+      int[] prompt = llama.text().chat(List.of(new ModelText.Message("user", question)));
+      String expected = greedyText(llama, prompt);
+
+      KvTierConfig config =
+          KvTierConfig.builder()
+              .device("sim")
+              .host("sim")
+              .collective("local")
+              .ranks(2)
+              .layout(llama.layers(), llama.kvHeads(), llama.headSize(), Float.BYTES, 4)
+              .devicePages(256)
+              .hostPages(512)
+              .writePolicy(WritePolicy.WRITE_THROUGH)
+              .evictionPolicy(EvictionPolicy.LRU)
+              .vocabSize(llama.vocabularySize())
+              .collectiveTimeout(Duration.ofSeconds(60))
+              .build();
+      try (GenerationEngine engine =
+              GenerationEngines.open(
+                  llama,
+                  config,
+                  EngineSettings.DEFAULTS.withGroup("stories-sdk-" + System.nanoTime()),
+                  BackendMetrics.NOOP);
+          CompletionServer server =
+              CompletionServer.start(
+                  engine,
+                  new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+                  new InetSocketAddress("127.0.0.1", 0),
+                  new CompletionServer.Options(
+                      llama.name(),
+                      java.util.Optional.empty(),
+                      1 << 20,
+                      Duration.ofSeconds(30),
+                      Duration.ofMinutes(2),
+                      java.util.Optional.empty()))) {
+        OpenAIClient client =
+            OpenAIOkHttpClient.builder()
+                .baseUrl("http://127.0.0.1:" + server.address().getPort() + "/v1")
+                .apiKey("unused")
+                .maxRetries(0)
+                .timeout(Duration.ofSeconds(60))
+                .build();
+        try {
+          ChatCompletionCreateParams params =
+              ChatCompletionCreateParams.builder()
+                  .model(llama.name())
+                  .addUserMessage(question)
+                  .maxCompletionTokens(TOKENS)
+                  .build();
+          ChatCompletion first = client.chat().completions().create(params);
+          ChatCompletion again = client.chat().completions().create(params);
+
+          String reply = first.choices().get(0).message().content().orElseThrow();
+          System.out.println("[stories] " + question + " -> " + reply);
+          assertThat(reply).isEqualTo(expected).isNotBlank();
+          assertThat(again.choices().get(0).message().content()).contains(reply);
+          assertThat(first.usage().orElseThrow().promptTokens()).isEqualTo(prompt.length);
+          long cached =
+              again
+                  .usage()
+                  .orElseThrow()
+                  .promptTokensDetails()
+                  .orElseThrow()
+                  .cachedTokens()
+                  .orElseThrow();
+          assertThat(cached).isEqualTo((prompt.length - 1) / 4 * 4L);
+        } finally {
+          client.close();
+        }
+      }
+    }
+  }
+
+  /** The reply's text as the model itself decodes greedily, cut at an end-of-generation token. */
+  private static String greedyText(LlamaServingModel llama, int[] prompt) {
+    LlamaModel model = llama.model();
+    ArrayKvStore kv =
+        new ArrayKvStore(
+            model.hyperparameters().blockCount(), model.kvDim(), prompt.length + TOKENS);
+    float[][] logits = model.forward(prompt, 0, kv, false);
+    float[] last = logits[0];
+    int[] out = new int[TOKENS];
+    int n = 0;
+    for (int position = prompt.length; n < TOKENS; position++) {
+      int token = argmax(last);
+      if (llama.text().endOfReply().contains(token)) {
+        break;
+      }
+      out[n++] = token;
+      if (n < TOKENS) {
+        last = model.decode(token, position, kv);
+      }
+    }
+    ModelText.Decoder decoder = llama.text().decoder(prompt, true);
+    StringBuilder text = new StringBuilder();
+    for (int token : Arrays.copyOf(out, n)) {
+      text.append(decoder.add(token));
+    }
+    return text.append(decoder.finish()).toString();
+  }
+
+  private static int argmax(float[] logits) {
+    int best = 0;
+    for (int i = 1; i < logits.length; i++) {
+      if (logits[i] > logits[best]) {
+        best = i;
+      }
+    }
+    return best;
+  }
+}
