@@ -323,6 +323,11 @@ def run_file(name, listing, base_env, scratch_root):
             if is_session(by_block[block]):
                 lines = by_block[block]
                 what = f"lines {lines[0][0]}-{lines[-1][0]} as one session"
+                absent = [why for why in (verdict(c) for _, c in lines)
+                          if why and "../shared" in why]
+                if absent:
+                    print(f"{where}: {absent[0]}: {what}")
+                    continue
                 if listing:
                     print(f"{where}: would run {what}: {command} ...")
                     continue
