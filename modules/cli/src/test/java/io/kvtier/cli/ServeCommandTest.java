@@ -284,9 +284,7 @@ class ServeCommandTest {
   @Test
   void aGgufModelWhoseContextDoesNotFitTheDevicePoolExits2SayingWhatToGive(@TempDir Path dir)
       throws Exception {
-    Path model = SharedTraces.root().resolve("../shared/models/tinyllamas-stories-260k-f32.gguf");
-    org.junit.jupiter.api.Assumptions.assumeTrue(
-        Files.isRegularFile(model), "skipped: no " + model + " (the stories260K model)");
+    Path model = io.kvtier.testkit.SharedFiles.require("models/tinyllamas-stories-260k-f32.gguf");
     Path config = dir.resolve("kvtier.properties");
     Files.writeString(config, "kvtier.page-size=16\nkvtier.device-pages=8\n");
 

@@ -3,6 +3,7 @@ package io.kvtier.gguf;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.gguf.tokenizer.Tokenizer;
+import io.kvtier.testkit.SharedFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

@@ -2,6 +2,7 @@ package io.kvtier.gguf;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.testkit.SharedFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;

@@ -1,7 +1,6 @@
 package io.kvtier.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -10,6 +9,7 @@ import io.kvtier.gguf.GgufValue;
 import io.kvtier.gguf.GgufWriter;
 import io.kvtier.gguf.text.GgufText;
 import io.kvtier.serving.ModelText;
+import io.kvtier.testkit.SharedFiles;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -18,7 +18,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -62,16 +61,7 @@ class GgufTextServingTest {
   }
 
   private static Path qwen2() {
-    for (Path d = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        d.getParent() != null;
-        d = d.getParent()) {
-      Path file = d.resolveSibling("shared").resolve("tokenizers/ggml-vocab-qwen2.gguf");
-      if (Files.isRegularFile(file)) {
-        return file;
-      }
-    }
-    assumeTrue(false, "skipped: ../shared/tokenizers/ggml-vocab-qwen2.gguf is absent");
-    return null;
+    return SharedFiles.require("tokenizers/ggml-vocab-qwen2.gguf");
   }
 
   private GgufText serveQwen2() throws IOException {

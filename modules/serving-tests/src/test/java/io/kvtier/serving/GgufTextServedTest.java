@@ -1,7 +1,6 @@
 package io.kvtier.serving;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -11,6 +10,7 @@ import io.kvtier.core.config.WritePolicy;
 import io.kvtier.model.llama.LlamaServingModel;
 import io.kvtier.server.CompletionServer;
 import io.kvtier.spi.BackendMetrics;
+import io.kvtier.testkit.SharedFiles;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.InetSocketAddress;
@@ -18,7 +18,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -39,16 +38,7 @@ class GgufTextServedTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private static Path stories() {
-    for (Path d = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        d.getParent() != null;
-        d = d.getParent()) {
-      Path file = d.resolveSibling("shared").resolve("models/tinyllamas-stories-260k-f32.gguf");
-      if (Files.isRegularFile(file)) {
-        return file;
-      }
-    }
-    assumeTrue(false, "skipped: ../shared/models/tinyllamas-stories-260k-f32.gguf is absent");
-    return null;
+    return SharedFiles.require("models/tinyllamas-stories-260k-f32.gguf");
   }
 
   private static JsonNode post(HttpClient client, URI base, String path, String body)

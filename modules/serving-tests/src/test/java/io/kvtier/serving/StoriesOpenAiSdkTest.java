@@ -1,7 +1,6 @@
 package io.kvtier.serving;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
@@ -15,10 +14,10 @@ import io.kvtier.model.llama.LlamaModel;
 import io.kvtier.model.llama.LlamaServingModel;
 import io.kvtier.server.CompletionServer;
 import io.kvtier.spi.BackendMetrics;
+import io.kvtier.testkit.SharedFiles;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -40,16 +39,7 @@ class StoriesOpenAiSdkTest {
   private static final int TOKENS = 48;
 
   private static Path stories() {
-    for (Path d = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        d.getParent() != null;
-        d = d.getParent()) {
-      Path file = d.resolveSibling("shared").resolve("models/tinyllamas-stories-260k-f32.gguf");
-      if (Files.isRegularFile(file)) {
-        return file;
-      }
-    }
-    assumeTrue(false, "skipped: ../shared/models/tinyllamas-stories-260k-f32.gguf is absent");
-    return null;
+    return SharedFiles.require("models/tinyllamas-stories-260k-f32.gguf");
   }
 
   @Test

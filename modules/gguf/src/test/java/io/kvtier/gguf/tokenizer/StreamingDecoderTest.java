@@ -3,7 +3,7 @@ package io.kvtier.gguf.tokenizer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.gguf.GgufFile;
-import io.kvtier.gguf.SharedFiles;
+import io.kvtier.testkit.SharedFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;

@@ -7,7 +7,7 @@ import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufUnsupportedException;
 import io.kvtier.gguf.GgufValue;
 import io.kvtier.gguf.GgufWriter;
-import io.kvtier.gguf.SharedFiles;
+import io.kvtier.testkit.SharedFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;

@@ -8,6 +8,7 @@ import io.kvtier.gguf.GgufWriter;
 import io.kvtier.gguf.LlamaShape;
 import io.kvtier.gguf.RandomLlamaWriter;
 import io.kvtier.gguf.tokenizer.Tokenizer;
+import io.kvtier.testkit.SharedFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.tokenizer.Tokenizer;
+import io.kvtier.testkit.SharedFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;

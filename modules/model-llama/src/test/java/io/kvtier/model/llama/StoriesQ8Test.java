@@ -7,6 +7,7 @@ import io.kvtier.gguf.GgufTensor;
 import io.kvtier.gguf.GgufTensorInfo;
 import io.kvtier.gguf.GgufTensorType;
 import io.kvtier.gguf.GgufWriter;
+import io.kvtier.testkit.SharedFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

@@ -11,6 +11,7 @@ import io.kvtier.serving.ModelEngine;
 import io.kvtier.serving.ModelProvider;
 import io.kvtier.serving.ServingModel;
 import io.kvtier.spi.BackendMetrics;
+import io.kvtier.testkit.SharedFiles;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.kvtier.model.llama;
+package io.kvtier.testkit;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -10,14 +10,13 @@ import java.util.Optional;
  * Finds the project's shared test material ({@code ../shared} beside the repository root), which
  * is never copied into the project. {@code -Dkvtier.shared=DIR} names it directly; otherwise the
  * directories from {@code user.dir} upwards are tried for a {@code shared} sibling. Tests that
- * need a file skip, with the reason, where it is absent. (The same lookup as kvtier-gguf's
- * tests, whose test classes are not shared.)
+ * need a file skip, with the reason, where it is absent.
  */
-final class SharedFiles {
+public final class SharedFiles {
   private SharedFiles() {}
 
   /** The shared directory, if found. */
-  static Optional<Path> root() {
+  public static Optional<Path> root() {
     String property = System.getProperty("kvtier.shared");
     if (property != null && !property.isBlank()) {
       Path p = Path.of(property);
@@ -36,7 +35,7 @@ final class SharedFiles {
   }
 
   /** The shared file at {@code relative}, or the test is skipped saying what is missing. */
-  static Path require(String relative) {
+  public static Path require(String relative) {
     String property = System.getProperty("kvtier.shared");
     Optional<Path> root = root();
     assumeTrue(
