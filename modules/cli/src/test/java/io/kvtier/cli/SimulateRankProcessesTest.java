@@ -372,6 +372,10 @@ class SimulateRankProcessesTest {
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
         "--enable-native-access=ALL-UNNAMED",
+        // The gguf model's Vector API: on the class path, named as bin/kvtier's module path
+        // resolves it through io.kvtier.model.llama.
+        "--add-modules",
+        "jdk.incubator.vector",
         "-cp",
         String.join(File.pathSeparator, entries),
         KvTierCli.class.getName());

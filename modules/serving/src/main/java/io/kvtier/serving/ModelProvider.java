@@ -1,5 +1,7 @@
 package io.kvtier.serving;
 
+import io.kvtier.spi.ProviderName;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -60,23 +62,34 @@ public interface ModelProvider {
    *     why the named one is unavailable
    */
   static ModelProvider named(String name) {
-    List<ModelProvider> installed = installed();
-    for (ModelProvider p : installed) {
-      if (p.name().equals(name)) {
-        p.unavailableReason()
-            .ifPresent(
-                why -> {
-                  throw new IllegalArgumentException(
-                      "model " + name + " is installed but unavailable: " + why);
-                });
-        return p;
+    // Selected by the class's @ProviderName without instantiating the others: a model's
+    // provider may need what another model does not (gguf's needs jdk.incubator.vector).
+    List<ServiceLoader.Provider<ModelProvider>> found =
+        ServiceLoader.load(ModelProvider.class).stream().toList();
+    List<String> names = new ArrayList<>();
+    for (ServiceLoader.Provider<ModelProvider> candidate : found) {
+      ProviderName annotation = candidate.type().getAnnotation(ProviderName.class);
+      ModelProvider p = annotation == null ? candidate.get() : null;
+      String candidateName = annotation != null ? annotation.value() : p.name();
+      names.add(candidateName);
+      if (!candidateName.equals(name)) {
+        continue;
       }
+      ModelProvider provider = p != null ? p : candidate.get();
+      provider
+          .unavailableReason()
+          .ifPresent(
+              why -> {
+                throw new IllegalArgumentException(
+                    "model " + name + " is installed but unavailable: " + why);
+              });
+      return provider;
     }
     throw new IllegalArgumentException(
         "no model named "
             + name
             + " is installed: give one of "
-            + installed.stream().map(ModelProvider::name).sorted().collect(Collectors.toList())
+            + names.stream().sorted().collect(Collectors.toList())
             + " (models are found through ServiceLoader: put the model's module on the module"
             + " path)");
   }

@@ -10,6 +10,7 @@ import io.kvtier.spi.ProviderName;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Optional;
 
 /**
  * A GGUF {@code llama} or {@code qwen2} file as {@code kvtier serve --model gguf}: option {@code
@@ -24,11 +25,14 @@ public final class GgufModelProvider implements ModelProvider {
   public static final String NAME = "gguf";
 
   /** What the provider reads, for its messages. */
-  private static final String SUPPORTED =
-      "supported: GGUF versions 1 to 3, architectures "
-          + String.join(", ", ModelHyperparameters.SUPPORTED_ARCHITECTURES)
-          + ", weights "
-          + Kernels.SUPPORTED_TYPES;
+  private static String supported() {
+    // A method, not a constant: the kernels' class needs the Vector API, and the provider must
+    // be instantiable without it to say so (unavailableReason).
+    return "supported: GGUF versions 1 to 3, architectures "
+        + String.join(", ", ModelHyperparameters.SUPPORTED_ARCHITECTURES)
+        + ", weights "
+        + Kernels.SUPPORTED_TYPES;
+  }
 
   /** A provider, for {@link java.util.ServiceLoader}. */
   public GgufModelProvider() {}
@@ -36,6 +40,19 @@ public final class GgufModelProvider implements ModelProvider {
   @Override
   public String name() {
     return NAME;
+  }
+
+  /** Unavailable where the JVM has not resolved the Vector API (a class-path launch). */
+  @Override
+  public Optional<String> unavailableReason() {
+    ModuleLayer layer =
+        Optional.ofNullable(GgufModelProvider.class.getModule().getLayer())
+            .orElse(ModuleLayer.boot());
+    return layer.findModule("jdk.incubator.vector").isPresent()
+        ? Optional.empty()
+        : Optional.of(
+            "it computes with the Vector API (jdk.incubator.vector), which this JVM has not"
+                + " resolved: start java with --add-modules jdk.incubator.vector");
   }
 
   /**
@@ -74,7 +91,7 @@ public final class GgufModelProvider implements ModelProvider {
               + " is not a GGUF file this model runs: "
               + e.getMessage()
               + " ("
-              + SUPPORTED
+              + supported()
               + ")",
           e);
     }
@@ -90,7 +107,7 @@ public final class GgufModelProvider implements ModelProvider {
               + " holds no model kvtier runs: "
               + e.getMessage()
               + " ("
-              + SUPPORTED
+              + supported()
               + ")",
           e);
     } catch (RuntimeException e) {
