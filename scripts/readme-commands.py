@@ -5,8 +5,8 @@
     scripts/readme-commands.py --list     # only say what would run, skip or be excluded, and why
     scripts/readme-commands.py docs/SERVE.md   # only the files named
 
-The files: README.md, every docs/*.md, the backend READMEs (backend-cuda, collective-hazelcast,
-collective-mpi) and examples/README.md; each output line starts with FILE:LINE. Each command (a
+The files: README.md, every docs/*.md, the backend READMEs (backend-cpu, backend-cuda,
+collective-hazelcast, collective-mpi) and examples/README.md; each output line starts with FILE:LINE. Each command (a
 line, with its backslash continuations, or more lines while a quote or a here-document is open)
 runs on its own with bash, in a scratch directory made fresh for its block, which holds links to
 bin/ and scripts/ (so that out.json and the like land there, not in the checkout, and a file one
@@ -50,8 +50,8 @@ TIMEOUT_SECONDS = 600
 
 
 # The files whose bash blocks run, from the repository root; docs/*.md are added in order.
-FILES = ["README.md", "backend-cuda/README.md", "collective-hazelcast/README.md",
-         "collective-mpi/README.md", "examples/README.md"]
+FILES = ["README.md", "backend-cpu/README.md", "backend-cuda/README.md",
+         "collective-hazelcast/README.md", "collective-mpi/README.md", "examples/README.md"]
 # Files whose commands are measurements, minutes each: they run in smoke form (smoke()).
 MEASUREMENTS = {"docs/PERFORMANCE.md"}
 # The environment of a smoke run: scripts/hybrid-sweep.sh's sweep cut to one interval, short
@@ -193,7 +193,8 @@ def verdict(command):
 
 
 # The benchmark launchers the docs name by their path from the repository root.
-TOOLS = ["modules/bench/run.sh", "collective-mpi/bench.sh", "collective-hazelcast/bench.sh"]
+TOOLS = ["modules/bench/run.sh", "collective-mpi/bench.sh", "collective-hazelcast/bench.sh",
+         "backend-cpu/bench.sh"]
 
 
 def link_tools(scratch):
