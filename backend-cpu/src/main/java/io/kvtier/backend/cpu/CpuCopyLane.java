@@ -1,6 +1,7 @@
 package io.kvtier.backend.cpu;
 
 import io.kvtier.spi.BackendMetrics;
+import io.kvtier.spi.CopyCheck;
 import io.kvtier.spi.TimeSource;
 import io.kvtier.spi.TransferBatch;
 import io.kvtier.spi.TransferDirection;
@@ -74,14 +75,14 @@ final class CpuCopyLane {
    *
    * @throws IllegalStateException if the lane is closed
    */
-  CpuTransferHandle submit(TransferBatch batch, long bytes) {
+  CpuTransferHandle submit(TransferBatch batch, long bytes, CopyCheck check) {
     lock.lock();
     try {
       if (closed) {
         throw CpuTransferEngine.closedException();
       }
       CpuTransferHandle handle =
-          new CpuTransferHandle(batch, nextSequence++, bytes, time.nanoTime(), time);
+          new CpuTransferHandle(batch, nextSequence++, bytes, time.nanoTime(), time, check);
       pending.addLast(handle);
       if (!scheduled) {
         scheduled = true;
@@ -143,6 +144,9 @@ final class CpuCopyLane {
                     + " before closing its pools",
                 e);
       }
+      if (failure == null && head.check() != null) {
+        failure = runCheck(head);
+      }
       long latency = time.nanoTime() - head.submitNanos();
       CpuTransferHandle next;
       lock.lock();
@@ -161,6 +165,18 @@ final class CpuCopyLane {
       }
       report(head, latency, copies, failure);
       head = handBack ? null : next;
+    }
+  }
+
+  /** Runs the batch's check on this copier thread; its failure fails the batch. */
+  private TransferFailedException runCheck(CpuTransferHandle h) {
+    try {
+      h.check().afterCopy(h.batch());
+      return null;
+    } catch (TransferFailedException e) {
+      return e;
+    } catch (RuntimeException | Error e) {
+      return new TransferFailedException(describe(h) + ": its check failed: " + e, e);
     }
   }
 

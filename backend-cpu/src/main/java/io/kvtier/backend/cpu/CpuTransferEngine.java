@@ -1,6 +1,7 @@
 package io.kvtier.backend.cpu;
 
 import io.kvtier.spi.BackendContext;
+import io.kvtier.spi.CopyCheck;
 import io.kvtier.spi.HostMemory;
 import io.kvtier.spi.TransferBatch;
 import io.kvtier.spi.TransferDirection;
@@ -94,7 +95,20 @@ public final class CpuTransferEngine implements TransferEngine {
       throw closedException();
     }
     device.checkOpen();
-    return lane(batch.direction()).submit(batch, bytes);
+    return lane(batch.direction()).submit(batch, bytes, null);
+  }
+
+  /** Runs {@code check} on the copier thread, right after the copy and before completion. */
+  @Override
+  public TransferHandle submit(TransferBatch batch, CopyCheck check) {
+    Objects.requireNonNull(batch, "batch");
+    Objects.requireNonNull(check, "check");
+    long bytes = copier.checkAndMeasure(batch);
+    if (closed) {
+      throw closedException();
+    }
+    device.checkOpen();
+    return lane(batch.direction()).submit(batch, bytes, check);
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.kvtier.backend.cpu;
 
+import io.kvtier.spi.CopyCheck;
 import io.kvtier.spi.TimeSource;
 import io.kvtier.spi.TransferBatch;
 import io.kvtier.spi.TransferFailedException;
@@ -31,9 +32,16 @@ final class CpuTransferHandle implements TransferHandle {
   private final CountDownLatch latch = new CountDownLatch(1);
   private volatile TransferFailedException failure;
   private volatile boolean done;
+  private final CopyCheck check;
 
   CpuTransferHandle(
-      TransferBatch batch, long sequence, long bytes, long submitNanos, TimeSource time) {
+      TransferBatch batch,
+      long sequence,
+      long bytes,
+      long submitNanos,
+      TimeSource time,
+      CopyCheck check) {
+    this.check = check;
     this.batch = batch;
     this.sequence = sequence;
     this.bytes = bytes;
@@ -49,6 +57,11 @@ final class CpuTransferHandle implements TransferHandle {
   @Override
   public TransferBatch batch() {
     return batch;
+  }
+
+  /** The check to run after the copy, or null. */
+  CopyCheck check() {
+    return check;
   }
 
   long bytes() {

@@ -193,6 +193,50 @@ class CpuTransferEngineTest {
   }
 
   @Test
+  void aCheckRunsOnTheCopierThreadAfterTheBytesAndItsFailureFailsTheBatch(Random random)
+      throws Exception {
+    BackendContext context = context(2);
+    try (CpuDeviceMemory device = device(context);
+        GatedHostMemory host = gatedHost(context);
+        CpuTransferEngine engine = device.transferEngine(host)) {
+      byte[][] original = fill(device, 2, random);
+      List<String> seen = new ArrayList<>();
+      TransferHandle checked =
+          engine.submit(
+              single(DEVICE_TO_HOST, 2, 3),
+              batch -> seen.add(Thread.currentThread().getName() + " " + read(host, 3, 0).length));
+      checked.await();
+      assertThat(seen).singleElement().asString().startsWith("kvtier-cpu-copy-");
+      assertThat(read(host, 3, 0)).isEqualTo(original[0]);
+
+      TransferHandle refused =
+          engine.submit(
+              single(HOST_TO_DEVICE, 4, 3),
+              batch -> {
+                throw new TransferFailedException("host page 3 changed since it was written", null);
+              });
+      TransferHandle next = engine.submit(single(HOST_TO_DEVICE, 5, 3));
+      assertThatThrownBy(refused::await)
+          .isInstanceOf(TransferFailedException.class)
+          .hasMessageContaining("host page 3 changed");
+      assertThat(refused.failure()).isPresent();
+      next.await();
+      assertThat(next.failure()).isEmpty();
+
+      TransferHandle broken =
+          engine.submit(
+              single(HOST_TO_DEVICE, 6, 3),
+              batch -> {
+                throw new IllegalStateException("a check with a bug");
+              });
+      assertThatThrownBy(broken::await)
+          .isInstanceOf(TransferFailedException.class)
+          .hasMessageContaining("its check failed")
+          .hasMessageContaining("a check with a bug");
+    }
+  }
+
+  @Test
   void closingAPoolClosesItsEnginesFirst(Random random) throws Exception {
     BackendContext context = context(2);
     CpuDeviceMemory device = device(context);
