@@ -59,6 +59,21 @@ final class SimBlockCopier {
   }
 
   /**
+   * Flips the lowest bit of the first byte of the batch's first host block (its layer, or layer
+   * 0): corruption of the host tier at rest, for {@link SimFaults#flipNext}.
+   */
+  void flipSourceBit(TransferBatch batch) {
+    if (batch.size() == 0) {
+      return;
+    }
+    MemorySegment block = host.block(batch.hostPage(0), batch.layer().orElse(0));
+    block.set(
+        java.lang.foreign.ValueLayout.JAVA_BYTE,
+        0,
+        (byte) (block.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0) ^ 1));
+  }
+
+  /**
    * Copies every block of the batch in its direction.
    *
    * @throws RuntimeException if a pool was closed under the engine

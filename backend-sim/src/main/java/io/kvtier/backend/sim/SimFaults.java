@@ -26,9 +26,19 @@ import java.util.function.Predicate;
  */
 public final class SimFaults {
 
+  /** What {@link #take} returns for a batch a fail rule took. */
+  static final int FAIL = 1;
+
+  /** What {@link #take} returns for a batch a stall rule took. */
+  static final int STALL = -1;
+
+  /** What {@link #take} returns for a batch a flip rule took. */
+  static final int FLIP = 2;
+
   private enum Kind {
     FAIL,
-    STALL
+    STALL,
+    FLIP
   }
 
   private static final class Rule {
@@ -80,6 +90,19 @@ public final class SimFaults {
    */
   public SimFaults failMatching(Predicate<? super TransferBatch> predicate, int count) {
     return add(Kind.FAIL, predicate, count);
+  }
+
+  /**
+   * Corrupts the host tier at rest: before each of the next {@code count} host-to-device batches
+   * copies, one bit of its first host page's first block (its layer, or layer 0) is flipped, and
+   * the batch then copies as usual. The copy itself succeeds; only a cache that checks what it
+   * restores (docs/CACHE.md, "Verified restores") can notice.
+   *
+   * @param count how many batches, at least 1
+   * @return this
+   */
+  public SimFaults flipNext(int count) {
+    return add(Kind.FLIP, inDirection(TransferDirection.HOST_TO_DEVICE), count);
   }
 
   /**
@@ -174,7 +197,7 @@ public final class SimFaults {
   /**
    * What the rules do with a batch being submitted; called under the engine lock.
    *
-   * @return +1 fail, -1 stall, 0 no rule matched
+   * @return {@link #FAIL}, {@link #STALL}, {@link #FLIP}, or 0: no rule matched
    */
   int take(TransferBatch batch) {
     for (Iterator<Rule> it = rules.iterator(); it.hasNext(); ) {
@@ -183,7 +206,11 @@ public final class SimFaults {
         if (--rule.remaining == 0) {
           it.remove();
         }
-        return rule.kind == Kind.FAIL ? 1 : -1;
+        return switch (rule.kind) {
+          case FAIL -> FAIL;
+          case STALL -> STALL;
+          case FLIP -> FLIP;
+        };
       }
     }
     return 0;

@@ -137,13 +137,16 @@ public final class SimTransferEngine implements TransferEngine {
           model.completionNanos(lane.direction, sequence, bytes, now, lane.lastModelledCompletion);
       lane.lastModelledCompletion = due;
       SimTransferHandle.Plan plan =
-          rule > 0
-              ? SimTransferHandle.Plan.FAIL_INJECTED
-              : rule == 0 && model.randomFailure(lane.direction, sequence)
-                  ? SimTransferHandle.Plan.FAIL_RANDOM
-                  : SimTransferHandle.Plan.COPY;
+          rule == SimFaults.FLIP
+              ? SimTransferHandle.Plan.FLIP_AND_COPY
+              : rule > 0
+                  ? SimTransferHandle.Plan.FAIL_INJECTED
+                  : rule == 0 && model.randomFailure(lane.direction, sequence)
+                      ? SimTransferHandle.Plan.FAIL_RANDOM
+                      : SimTransferHandle.Plan.COPY;
       SimTransferHandle handle =
-          new SimTransferHandle(this, batch, sequence, bytes, now, due, plan, rule < 0);
+          new SimTransferHandle(
+              this, batch, sequence, bytes, now, due, plan, rule == SimFaults.STALL);
       lane.pending.addLast(handle);
       return handle;
     } finally {
@@ -400,6 +403,10 @@ public final class SimTransferEngine implements TransferEngine {
                   + " rank="
                   + model.rank());
       case COPY -> copy(h);
+      case FLIP_AND_COPY -> {
+        copier.flipSourceBit(h.batch());
+        yield copy(h);
+      }
     };
   }
 

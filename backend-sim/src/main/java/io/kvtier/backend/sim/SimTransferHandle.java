@@ -18,6 +18,8 @@ final class SimTransferHandle implements TransferHandle {
   /** What a batch was planned to do when it was submitted. */
   enum Plan {
     COPY,
+    /** Flip one bit of the first source host block, then copy (host-to-device only). */
+    FLIP_AND_COPY,
     FAIL_INJECTED,
     FAIL_RANDOM
   }

@@ -4,6 +4,7 @@ import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.discovery.ProviderKind;
+import io.kvtier.core.rank.LoadFailurePolicy;
 import io.kvtier.serving.EngineSettings;
 import io.kvtier.serving.GenerationEngine;
 import io.kvtier.serving.GenerationEngines;
@@ -86,6 +87,24 @@ public final class EngineOptions {
   boolean noPrefixCache;
 
   @Option(
+      names = "--verify-restores",
+      paramLabel = "checksum|recompute",
+      description =
+          "How a prefix loaded back from the host tier is checked: checksum (the CRC32C every"
+              + " host page carries; default) or recompute (also recompute the prefix and"
+              + " compare its K/V bit for bit, a debug check that costs what the hit saved).")
+  String verifyRestores = "checksum";
+
+  @Option(
+      names = "--on-load-failure",
+      paramLabel = "recompute|fail",
+      description =
+          "What a request whose load-back from the host tier failed (a copy error, or a page"
+              + " whose checksum no longer matches) does: recompute (the client only waits"
+              + " longer; default) or fail (503 load_failed).")
+  String onLoadFailure = "recompute";
+
+  @Option(
       names = "--device-pages",
       description = "Device pool pages per rank (sets kvtier.device-pages).")
   Integer devicePages;
@@ -147,7 +166,35 @@ public final class EngineOptions {
         .withBatching(maxRunning, chunk)
         .withQueueCapacity(queueCapacity)
         .withGroup(group)
-        .withPrefixCaching(!noPrefixCache);
+        .withPrefixCaching(!noPrefixCache)
+        .withVerifyByRecompute(verifyByRecompute())
+        .withOnLoadFailure(onLoadFailure());
+  }
+
+  /**
+   * The {@code --on-load-failure} policy.
+   *
+   * @throws IllegalArgumentException naming the option if its value is neither policy
+   */
+  LoadFailurePolicy onLoadFailure() {
+    return LoadFailurePolicy.parse(onLoadFailure, "--on-load-failure");
+  }
+
+  /**
+   * Whether {@code --verify-restores} asks for the recompute check.
+   *
+   * @throws IllegalArgumentException naming the option if its value is neither check
+   */
+  boolean verifyByRecompute() {
+    return switch (verifyRestores.strip()) {
+      case "checksum" -> false;
+      case "recompute" -> true;
+      default ->
+          throw new IllegalArgumentException(
+              "--verify-restores "
+                  + verifyRestores
+                  + " is not a check kvtier knows: use checksum or recompute");
+    };
   }
 
   /**

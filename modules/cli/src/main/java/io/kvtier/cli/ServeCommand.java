@@ -243,6 +243,12 @@ final class ServeCommand implements Callable<Integer> {
     if (queue < 1) {
       return usage(err, "--queue=" + queue + " must be at least 1");
     }
+    try {
+      engineOptions.verifyByRecompute();
+      engineOptions.onLoadFailure();
+    } catch (IllegalArgumentException e) {
+      return usage(err, e.getMessage());
+    }
     if (readTimeoutSeconds < 1) {
       return usage(err, "--read-timeout=" + readTimeoutSeconds + " must be at least 1 second");
     }

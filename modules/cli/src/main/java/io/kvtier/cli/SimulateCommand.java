@@ -7,6 +7,7 @@ import io.kvtier.cli.report.TtftModel;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.L3PrefetchPolicy;
 import io.kvtier.core.config.WritePolicy;
+import io.kvtier.core.rank.LoadFailurePolicy;
 import io.kvtier.core.rank.TickStep;
 import io.kvtier.simulator.AckDelay;
 import io.kvtier.simulator.L3Simulation;
@@ -199,6 +200,15 @@ final class SimulateCommand implements Callable<Integer> {
       names = "--failure-probability",
       description = "Chance that a copy batch fails (default: ${DEFAULT-VALUE}).")
   private double failureProbability = DEFAULTS.failureProbability();
+
+  @Option(
+      names = "--on-load-failure",
+      paramLabel = "recompute|fail",
+      description =
+          "What a request whose load-back failed does: recompute (back to the queue; the"
+              + " failed prefix has left the cache) or fail (ends, as a 503 would in serve)"
+              + " (default: ${DEFAULT-VALUE}).")
+  private String onLoadFailure = "recompute";
 
   @Option(
       names = "--chunk",
@@ -707,6 +717,7 @@ final class SimulateCommand implements Callable<Integer> {
               .fullCheckInterval(fullCheckInterval)
               .abortProbability(abortProbability)
               .failureProbability(failureProbability)
+              .onLoadFailure(LoadFailurePolicy.parse(onLoadFailure, "--on-load-failure"))
               .chunkTokens(chunk)
               .maxRunning(maxRunning)
               .l3(l3Simulation())

@@ -67,6 +67,8 @@ final class SimulationJson {
     j.writeNumberField("aborted", r.aborted());
     j.writeNumberField("rejected", r.rejected());
     j.writeNumberField("loadFailureAborts", r.loadFailureAborts());
+    j.writeNumberField("loadFailureRecomputes", r.loadFailureRecomputes());
+    j.writeNumberField("loadFailureLostTokens", r.loadFailureLostTokens());
     j.writeNumberField("ticks", r.ticks());
     j.writeNumberField("promptTokens", r.promptTokens());
     j.writeObjectFieldStart("hitTokens");

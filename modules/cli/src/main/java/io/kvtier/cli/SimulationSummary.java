@@ -97,6 +97,15 @@ final class SimulationSummary {
             r.aborted(),
             r.loadFailureAborts(),
             r.rejected()));
+    if (r.loadFailureRecomputes() > 0) {
+      s.append(
+          String.format(
+              Locale.ROOT,
+              "recompute %d failed load-backs sent their requests back to the queue: %d tokens"
+                  + " they were to bring back were recomputed instead%n",
+              r.loadFailureRecomputes(),
+              r.loadFailureLostTokens()));
+    }
     s.append(
         r.unreadRequests() == 0
             ? String.format(

@@ -318,6 +318,8 @@ class ServeCommandTest {
       --read-timeout 0   | --read-timeout=0 must be at least 1 second
       --bind nosuchhost.invalid | --bind=nosuchhost.invalid is not a known host name or address
       --max-context 0    | --max-context=0 must be at least 1
+      --on-load-failure retry | --on-load-failure retry is not a policy kvtier knows: use recompute or fail
+      --verify-restores never | --verify-restores never is not a check kvtier knows: use checksum or recompute
       --model no-such-model.gguf | --model no-such-model.gguf: model gguf: file=no-such-model.gguf does not exist or is not a file
       --model pom.xml    | --model pom.xml: model gguf: file=pom.xml is not a GGUF file this model runs
       --model x.gguf --model-layers full | --model-layers is an option of the tiny transformer, but --model is x.gguf

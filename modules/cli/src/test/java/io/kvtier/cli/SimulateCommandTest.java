@@ -119,6 +119,57 @@ class SimulateCommandTest {
     assertThat((Long) j.get("kvVerifiedPages")).isPositive();
   }
 
+  /**
+   * Issue 31's acceptance: with copies failing, every request whose load-back failed is
+   * recomputed (no aborts, tokens recomputed) and every check passes; {@code fail} ends them.
+   */
+  @Test
+  void failedLoadBacksAreRecomputedByDefaultAndEndRequestsUnderFail(@TempDir Path dir)
+      throws IOException {
+    Map<String, Map<String, Object>> runs = new java.util.LinkedHashMap<>();
+    for (String policy : new String[] {"recompute", "fail"}) {
+      Path file = dir.resolve(policy + ".json");
+      CliRun run =
+          run(
+              "simulate",
+              "--ranks",
+              "2",
+              "--seed",
+              "3",
+              "--failure-probability",
+              "0.05",
+              "--on-load-failure",
+              policy,
+              "--device-pages",
+              "96",
+              "--page-size",
+              "16",
+              "--ticks",
+              "400",
+              "--json",
+              file.toString());
+      assertThat(run.status()).as(run.out() + run.err()).isZero();
+      Map<String, Object> j = json(file);
+      assertThat(j)
+          .containsEntry("replicaDigestsEqual", true)
+          .containsEntry("leakedPages", 0L)
+          .containsEntry("kvMismatches", 0L);
+      runs.put(policy, j);
+      if (policy.equals("recompute")) {
+        assertThat(run.out()).contains("failed load-backs sent their requests back to the queue");
+      }
+    }
+    assertThat(runs.get("recompute")).containsEntry("loadFailureAborts", 0L);
+    assertThat((Long) runs.get("recompute").get("loadFailureRecomputes")).isPositive();
+    assertThat((Long) runs.get("recompute").get("loadFailureLostTokens")).isPositive();
+    assertThat((Long) runs.get("fail").get("loadFailureAborts")).isPositive();
+    assertThat(runs.get("fail")).containsEntry("loadFailureRecomputes", 0L);
+    CliRun bad = run("simulate", "--on-load-failure", "retry");
+    assertThat(bad.status()).isEqualTo(2);
+    assertThat(bad.firstErrLine())
+        .contains("--on-load-failure retry is not a policy kvtier knows: use recompute or fail");
+  }
+
   @Test
   void badOptionsAreUsageErrorsNamingTheValue() {
     CliRun delay = run("simulate", "--ack-delay", "slow");

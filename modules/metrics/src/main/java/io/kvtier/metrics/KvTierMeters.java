@@ -29,13 +29,22 @@ import java.util.function.ToDoubleFunction;
  *       <td>pages freed by eviction</td></tr>
  *   <tr><td>kvtier.cache.backups, kvtier.cache.loads</td><td>counter</td>
  *       <td>outcome=committed|failed</td><td>device-to-host backups and load-backs</td></tr>
+ *   <tr><td>kvtier.cache.restore.checks</td><td>counter</td><td>outcome=checked|mismatch</td>
+ *       <td>host blocks (page, layer) whose CRC32C the serving rank checked before a load-back or
+ *       an L3 write read them, and those whose bytes had changed (docs/CACHE.md, "Verified
+ *       restores"); rank 0's own</td></tr>
+ *   <tr><td>kvtier.cache.load.recomputes</td><td>counter</td><td></td>
+ *       <td>requests whose load-back failed (a copy error or a checksum mismatch) and that went
+ *       back to the queue to be recomputed ({@code --on-load-failure recompute}, the default);
+ *       {@code kvtier.tokens{kind=recomputed_after_load_failure}} counts the prompt tokens those
+ *       load-backs were to bring back</td></tr>
  *   <tr><td>kvtier.pool.pages</td><td>gauge</td><td>tier, state=free|evictable|protected</td>
  *       <td>tier occupancy</td></tr>
  *   <tr><td>kvtier.pool.capacity</td><td>gauge</td><td>tier</td><td>pages of the pool</td></tr>
  *   <tr><td>kvtier.requests</td><td>counter</td><td></td><td>completed requests</td></tr>
  *   <tr><td>kvtier.requests.failed</td><td>counter</td><td>reason</td>
  *       <td>pool_exhausted, load_failed</td></tr>
- *   <tr><td>kvtier.tokens</td><td>counter</td><td>kind=prompt|computed|generated</td>
+ *   <tr><td>kvtier.tokens</td><td>counter</td><td>kind=prompt|computed|generated|recomputed_after_load_failure</td>
  *       <td>tokens processed</td></tr>
  * </table>
  *
@@ -167,6 +176,36 @@ public final class KvTierMeters {
         s -> s.cacheStats().loadsFailed(),
         "outcome",
         "failed");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.restore.checks",
+        "host blocks (page, layer) checked by CRC32C before a load-back or L3 write read them",
+        EngineStats::checkedHostBlocks,
+        "outcome",
+        "checked");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.restore.checks",
+        "host blocks (page, layer) checked by CRC32C before a load-back or L3 write read them",
+        EngineStats::hostChecksumMismatches,
+        "outcome",
+        "mismatch");
+    counter(
+        registry,
+        stats,
+        "kvtier.cache.load.recomputes",
+        "requests whose load-back failed and that were recomputed instead",
+        EngineStats::loadFailureRecomputes);
+    counter(
+        registry,
+        stats,
+        "kvtier.tokens",
+        "tokens processed",
+        EngineStats::loadFailureLostTokens,
+        "kind",
+        "recomputed_after_load_failure");
     counter(registry, stats, "kvtier.requests", "completed requests", EngineStats::requests);
     counter(
         registry,

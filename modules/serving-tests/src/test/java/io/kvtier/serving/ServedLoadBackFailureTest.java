@@ -10,6 +10,7 @@ import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.config.WritePolicy;
+import io.kvtier.core.rank.LoadFailurePolicy;
 import io.kvtier.model.tiny.ModelConfig;
 import io.kvtier.model.tiny.NoCacheRunner;
 import io.kvtier.model.tiny.TinyTransformer;
@@ -35,18 +36,67 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A load-back that fails inside the real rank group engine (two ranks as threads, their copies
+ * Under {@code --on-load-failure fail}, a load-back that fails inside the real rank group engine (two ranks as threads, their copies
  * through a {@link FaultyTransferEngine}) reaches the HTTP client as OpenAI's 503 {@code
- * load_failed} with the cause and a {@code Retry-After}; the pages stay on the host, so the same
- * request sent again is served from there and gives the uncached model's tokens.
+ * load_failed} with the cause and a {@code Retry-After}; the failed load's pages leave the cache
+ * (host copy included: the ranks cannot tell a failed copy from a host page gone bad), so the
+ * same request sent again is recomputed and gives the uncached model's tokens. Under the default
+ * ({@code recompute}) the client gets those tokens the first time.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ServedLoadBackFailureTest {
   private static final TinyTransformer MODEL = new TinyTransformer(ModelConfig.DEFAULTS);
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int[] FIRST = IntStream.range(0, 40).map(i -> 1 + (i * 37) % 500).toArray();
+  private static final int[] SECOND = IntStream.range(0, 60).map(i -> 2 + (i * 53) % 500).toArray();
+  private static final int[] REFERENCE = new NoCacheRunner(MODEL).generate(FIRST, 4);
 
   @Test
   void aFailedLoadBackIsA503WithTheCauseAndTheSameRequestThenSucceeds() throws Exception {
+    withAFailedLoadBack(
+        LoadFailurePolicy.FAIL,
+        (engine, failed) -> {
+          assertThat(failed.statusCode()).as(failed.body()).isEqualTo(503);
+          assertThat(failed.headers().firstValue("Retry-After")).hasValue("1");
+          JsonNode error = JSON.readTree(failed.body()).get("error");
+          assertThat(error.get("code").asText()).isEqualTo("load_failed");
+          assertThat(error.get("type").asText()).isEqualTo("server_error");
+          assertThat(error.get("message").asText())
+              .contains("a load-back of its cached prefix from the host tier failed to copy")
+              .contains("send it again");
+          return true;
+        });
+  }
+
+  @Test
+  void underTheDefaultPolicyAFailedLoadBackCostsTimeNotTheAnswer() throws Exception {
+    withAFailedLoadBack(
+        LoadFailurePolicy.RECOMPUTE,
+        (engine, answered) -> {
+          assertThat(answered.statusCode()).as(answered.body()).isEqualTo(200);
+          JsonNode body = JSON.readTree(answered.body());
+          assertThat(body.at("/choices/0/token_ids").toString())
+              .isEqualTo(Arrays.toString(REFERENCE).replace(" ", ""));
+          assertThat(body.at("/kvtier/cached_tokens/host").asInt()).isZero();
+          engine.drain();
+          assertThat(engine.stats().loadFailures()).isZero();
+          return false;
+        });
+  }
+
+  /** What the test checks of the answer to the request whose load-back failed. */
+  private interface Outcome {
+    /** Checks the answer; returns whether to send the request once more afterwards. */
+    boolean check(RankGroupEngine engine, HttpResponse<String> answer) throws Exception;
+  }
+
+  /**
+   * Serves two prompts on two ranks so that the first goes to the host, fails every rank's next
+   * host-to-device copy, sends the first prompt again and hands its answer to {@code outcome};
+   * then, if asked, sends it once more and checks that it is recomputed right.
+   */
+  private static void withAFailedLoadBack(LoadFailurePolicy policy, Outcome outcome)
+      throws Exception {
     // 16 device pages of 4 tokens and 32 host pages: a 60-token prompt pushes a 40-token one
     // out of the device to the host.
     KvTierConfig config =
@@ -64,15 +114,13 @@ class ServedLoadBackFailureTest {
             .set(KvTierKeys.RANKS, "2")
             .build();
     List<FaultyTransferEngine> transfers = new CopyOnWriteArrayList<>();
-    int[] first = IntStream.range(0, 40).map(i -> 1 + (i * 37) % 500).toArray();
-    int[] second = IntStream.range(0, 60).map(i -> 2 + (i * 53) % 500).toArray();
-    int[] reference = new NoCacheRunner(MODEL).generate(first, 4);
-
     try (RankGroupEngine engine =
             GenerationEngines.open(
                 MODEL,
                 config,
-                EngineSettings.DEFAULTS.withGroup("served-load-back-" + System.nanoTime()),
+                EngineSettings.DEFAULTS
+                    .withGroup("served-load-back-" + System.nanoTime())
+                    .withOnLoadFailure(policy),
                 BackendMetrics.NOOP,
                 RankSlot.Hooks.NONE.withTransfers(
                     t -> {
@@ -89,33 +137,24 @@ class ServedLoadBackFailureTest {
                 CompletionServer.Options.DEFAULTS);
         HttpClient client = HttpClient.newHttpClient()) {
       URI base = URI.create("http://127.0.0.1:" + server.address().getPort());
-      assertThat(complete(client, base, first).statusCode()).isEqualTo(200);
-      assertThat(complete(client, base, second).statusCode()).isEqualTo(200);
+      assertThat(complete(client, base, FIRST).statusCode()).isEqualTo(200);
+      assertThat(complete(client, base, SECOND).statusCode()).isEqualTo(200);
       engine.drain();
       assertThat(transfers).hasSize(2);
       // Every rank's copy fails, as a fault of the replicated pages would.
       transfers.forEach(t -> t.failNext(TransferDirection.HOST_TO_DEVICE));
 
-      HttpResponse<String> failed = complete(client, base, first);
+      boolean again = outcome.check(engine, complete(client, base, FIRST));
 
-      assertThat(failed.statusCode()).as(failed.body()).isEqualTo(503);
-      assertThat(failed.headers().firstValue("Retry-After")).hasValue("1");
-      JsonNode error = JSON.readTree(failed.body()).get("error");
-      assertThat(error.get("code").asText()).isEqualTo("load_failed");
-      assertThat(error.get("type").asText()).isEqualTo("server_error");
-      assertThat(error.get("message").asText())
-          .contains("a load-back of its cached prefix from the host tier failed to copy")
-          .contains("send it again");
       assertThat(transfers.get(0).count(FaultyTransferEngine.Fault.FAIL)).isEqualTo(1);
-
-      HttpResponse<String> again = complete(client, base, first);
-
-      assertThat(again.statusCode()).as(again.body()).isEqualTo(200);
-      JsonNode body = JSON.readTree(again.body());
-      assertThat(body.at("/choices/0/token_ids").toString())
-          .isEqualTo(Arrays.toString(reference).replace(" ", ""));
-      assertThat(body.at("/kvtier/cached_tokens/host").asInt()).isPositive();
-      assertThat(body.at("/usage/prompt_tokens_details/cached_tokens").asInt()).isPositive();
+      if (again) {
+        HttpResponse<String> retried = complete(client, base, FIRST);
+        assertThat(retried.statusCode()).as(retried.body()).isEqualTo(200);
+        JsonNode body = JSON.readTree(retried.body());
+        assertThat(body.at("/choices/0/token_ids").toString())
+            .isEqualTo(Arrays.toString(REFERENCE).replace(" ", ""));
+        assertThat(body.at("/kvtier/cached_tokens/host").asInt()).isZero();
+      }
     }
   }
 

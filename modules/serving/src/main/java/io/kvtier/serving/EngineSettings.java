@@ -1,5 +1,6 @@
 package io.kvtier.serving;
 
+import io.kvtier.core.rank.LoadFailurePolicy;
 import io.kvtier.core.rank.RankEngineConfig;
 import java.time.Duration;
 import java.util.Objects;
@@ -24,6 +25,12 @@ import java.util.Objects;
  * @param prefixCaching whether requests share cached prefixes; off, each request gets a cache
  *     namespace of its own, so nothing is ever reused (the baseline of a benchmark, as vLLM's
  *     {@code --no-enable-prefix-caching})
+ * @param verifyByRecompute whether a request whose prefix came back from the host tier recomputes
+ *     it first and compares its K/V bit for bit ({@link RankEngineConfig#verifyByRecompute()}):
+ *     a debug check that costs the prefill the hit saved. Off by default: every restored host
+ *     page is checked by its CRC32C anyway (docs/CACHE.md, "Verified restores")
+ * @param onLoadFailure what a request whose load-back failed does: recompute (the default; the
+ *     client only waits longer) or fail (the client gets 503 {@code load_failed})
  */
 public record EngineSettings(
     int rank,
@@ -32,7 +39,9 @@ public record EngineSettings(
     int queueCapacity,
     String group,
     Duration stallTimeout,
-    boolean prefixCaching) {
+    boolean prefixCaching,
+    boolean verifyByRecompute,
+    LoadFailurePolicy onLoadFailure) {
 
   /** {@link #rank()} of a process that runs every rank as a thread. */
   public static final int ALL_RANKS = -1;
@@ -56,7 +65,9 @@ public record EngineSettings(
           DEFAULT_QUEUE_CAPACITY,
           "kvtier-serve",
           DEFAULT_STALL_TIMEOUT,
-          true);
+          true,
+          false,
+          LoadFailurePolicy.RECOMPUTE);
 
   /** Validates the fields; each message names the field and its value. */
   public EngineSettings {
@@ -68,6 +79,7 @@ public record EngineSettings(
     atLeast("chunkTokens", chunkTokens);
     atLeast("queueCapacity", queueCapacity);
     Objects.requireNonNull(group, "group");
+    Objects.requireNonNull(onLoadFailure, "onLoadFailure");
     if (group.isBlank()) {
       throw new IllegalArgumentException("group is blank: give the rank group a name");
     }
@@ -91,7 +103,15 @@ public record EngineSettings(
    */
   public EngineSettings withRank(int processRank) {
     return new EngineSettings(
-        processRank, maxRunning, chunkTokens, queueCapacity, group, stallTimeout, prefixCaching);
+        processRank,
+        maxRunning,
+        chunkTokens,
+        queueCapacity,
+        group,
+        stallTimeout,
+        prefixCaching,
+        verifyByRecompute,
+        onLoadFailure);
   }
 
   /**
@@ -103,7 +123,15 @@ public record EngineSettings(
    */
   public EngineSettings withBatching(int running, int chunk) {
     return new EngineSettings(
-        rank, running, chunk, queueCapacity, group, stallTimeout, prefixCaching);
+        rank,
+        running,
+        chunk,
+        queueCapacity,
+        group,
+        stallTimeout,
+        prefixCaching,
+        verifyByRecompute,
+        onLoadFailure);
   }
 
   /**
@@ -114,7 +142,15 @@ public record EngineSettings(
    */
   public EngineSettings withQueueCapacity(int capacity) {
     return new EngineSettings(
-        rank, maxRunning, chunkTokens, capacity, group, stallTimeout, prefixCaching);
+        rank,
+        maxRunning,
+        chunkTokens,
+        capacity,
+        group,
+        stallTimeout,
+        prefixCaching,
+        verifyByRecompute,
+        onLoadFailure);
   }
 
   /**
@@ -125,7 +161,15 @@ public record EngineSettings(
    */
   public EngineSettings withGroup(String name) {
     return new EngineSettings(
-        rank, maxRunning, chunkTokens, queueCapacity, name, stallTimeout, prefixCaching);
+        rank,
+        maxRunning,
+        chunkTokens,
+        queueCapacity,
+        name,
+        stallTimeout,
+        prefixCaching,
+        verifyByRecompute,
+        onLoadFailure);
   }
 
   /**
@@ -136,7 +180,15 @@ public record EngineSettings(
    */
   public EngineSettings withStallTimeout(Duration timeout) {
     return new EngineSettings(
-        rank, maxRunning, chunkTokens, queueCapacity, group, timeout, prefixCaching);
+        rank,
+        maxRunning,
+        chunkTokens,
+        queueCapacity,
+        group,
+        timeout,
+        prefixCaching,
+        verifyByRecompute,
+        onLoadFailure);
   }
 
   /**
@@ -147,7 +199,53 @@ public record EngineSettings(
    */
   public EngineSettings withPrefixCaching(boolean enabled) {
     return new EngineSettings(
-        rank, maxRunning, chunkTokens, queueCapacity, group, stallTimeout, enabled);
+        rank,
+        maxRunning,
+        chunkTokens,
+        queueCapacity,
+        group,
+        stallTimeout,
+        enabled,
+        verifyByRecompute,
+        onLoadFailure);
+  }
+
+  /**
+   * These settings with the recompute check of restored prefixes on or off.
+   *
+   * @param enabled whether a prefix loaded back from the host is recomputed and compared first
+   * @return a copy
+   */
+  public EngineSettings withVerifyByRecompute(boolean enabled) {
+    return new EngineSettings(
+        rank,
+        maxRunning,
+        chunkTokens,
+        queueCapacity,
+        group,
+        stallTimeout,
+        prefixCaching,
+        enabled,
+        onLoadFailure);
+  }
+
+  /**
+   * These settings with another policy for a failed load-back.
+   *
+   * @param policy recompute or fail
+   * @return a copy
+   */
+  public EngineSettings withOnLoadFailure(LoadFailurePolicy policy) {
+    return new EngineSettings(
+        rank,
+        maxRunning,
+        chunkTokens,
+        queueCapacity,
+        group,
+        stallTimeout,
+        prefixCaching,
+        verifyByRecompute,
+        policy);
   }
 
   /**
@@ -168,7 +266,11 @@ public record EngineSettings(
    */
   RankEngineConfig engineConfig(int ranks) {
     RankEngineConfig c =
-        RankEngineConfig.DEFAULTS.withMaxRunning(maxRunning).withChunkTokens(chunkTokens);
+        RankEngineConfig.DEFAULTS
+            .withMaxRunning(maxRunning)
+            .withChunkTokens(chunkTokens)
+            .withVerifyByRecompute(verifyByRecompute)
+            .withOnLoadFailure(onLoadFailure);
     return ranks == 1 ? c.withDigestInterval(0).withGuardCollective(false) : c;
   }
 }

@@ -28,6 +28,10 @@ public final class EngineStats {
   private volatile PoolUsage host;
   private volatile CacheStats cache;
   private volatile L3Stats l3;
+  private volatile long checkedHostBlocks;
+  private volatile long hostChecksumMismatches;
+  private volatile long loadFailureRecomputes;
+  private volatile long loadFailureLostTokens;
   private volatile long ticks;
   private volatile long batchedTicks;
   private volatile long maxBatch;
@@ -100,7 +104,18 @@ public final class EngineStats {
   }
 
   void recordUsage(
-      PoolUsage deviceUsage, PoolUsage hostUsage, CacheStats cacheStats, L3Stats l3Stats) {
+      PoolUsage deviceUsage,
+      PoolUsage hostUsage,
+      CacheStats cacheStats,
+      L3Stats l3Stats,
+      long checkedBlocks,
+      long checksumMismatches,
+      long recomputes,
+      long lostTokens) {
+    loadFailureRecomputes = recomputes;
+    loadFailureLostTokens = lostTokens;
+    checkedHostBlocks = checkedBlocks;
+    hostChecksumMismatches = checksumMismatches;
     device = deviceUsage;
     host = hostUsage;
     cache = cacheStats;
@@ -195,13 +210,33 @@ public final class EngineStats {
   }
 
   /**
-   * Requests the engine ended because a load-back of their cached prefix failed to copy (the
-   * engine's rule: such a request is aborted, and the client may send it again).
+   * Requests the engine ended because a load-back of their cached prefix failed (only under
+   * {@code --on-load-failure fail}; the client may send the request again).
    *
    * @return the count
    */
   public long loadFailures() {
     return loadFailures;
+  }
+
+  /**
+   * Times a request whose load-back failed went back to the queue to be recomputed (the default
+   * policy): the client waited longer and got the same answer.
+   *
+   * @return the count
+   */
+  public long loadFailureRecomputes() {
+    return loadFailureRecomputes;
+  }
+
+  /**
+   * The prompt tokens those failed load-backs were to bring back from the host, recomputed (or
+   * fetched from L3) instead.
+   *
+   * @return tokens
+   */
+  public long loadFailureLostTokens() {
+    return loadFailureLostTokens;
   }
 
   /**
@@ -240,6 +275,27 @@ public final class EngineStats {
    */
   public CacheStats cacheStats() {
     return cache;
+  }
+
+  /**
+   * Host blocks (page, layer) whose CRC32C the serving rank checked before a load-back or an L3
+   * write read them (docs/CACHE.md, "Verified restores"). Rank-local: the serving rank's own.
+   *
+   * @return the count
+   */
+  public long checkedHostBlocks() {
+    return checkedHostBlocks;
+  }
+
+  /**
+   * Checked host blocks whose bytes no longer matched their CRC32C on the serving rank: each
+   * failed its load-back (the request is then recomputed or fails, as the engine decides) or its
+   * L3 write. Rank-local.
+   *
+   * @return the count
+   */
+  public long hostChecksumMismatches() {
+    return hostChecksumMismatches;
   }
 
   /**

@@ -117,7 +117,11 @@ public final class ModelEngine implements AutoCloseable {
         GenerationEngines.open(
             model,
             config,
-            EngineSettings.DEFAULTS.withGroup("kvtier-model-engine-" + System.nanoTime()),
+            // Restored prefixes are recomputed and compared too: this engine is the one tests
+            // and examples check the cache with (a server leaves it to the CRC32C check).
+            EngineSettings.DEFAULTS
+                .withGroup("kvtier-model-engine-" + System.nanoTime())
+                .withVerifyByRecompute(true),
             metrics,
             hooks));
   }
@@ -187,8 +191,8 @@ public final class ModelEngine implements AutoCloseable {
    * @param maxTokens tokens to generate, at least 1
    * @return the tokens and where the prompt's KV came from
    * @throws IllegalArgumentException if the request does not fit the model or the context limit
-   * @throws RequestFailedException if the engine rejected the request or a load-back it needed
-   *     failed to copy
+   * @throws RequestFailedException if the engine rejected the request (a load-back that fails
+   *     sends the request back to be recomputed: it costs time, never the answer)
    * @throws IllegalStateException if the request made no progress for a long time (a stuck copy)
    *     and was aborted, or the engine is closed
    * @throws io.kvtier.core.rank.RankGroupFailedException if the rank group failed; every later

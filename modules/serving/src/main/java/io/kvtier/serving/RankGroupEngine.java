@@ -229,11 +229,16 @@ final class RankGroupEngine implements GenerationEngine {
       int advanced = (int) (slot.runner.steps() - stepsBefore);
       // The stats first: a client that has its answer and then reads /metrics must find it counted.
       stats.recordTick(advanced, engine.runningRequests(), waiting.get());
+      RankEngineStats counts = engine.stats();
       stats.recordUsage(
           slot.cache.deviceUsage(),
           slot.cache.hostUsage(),
           slot.cache.stats(),
-          slot.cache.l3Stats());
+          slot.cache.l3Stats(),
+          slot.cache.checkedHostBlocks(),
+          slot.cache.hostChecksumMismatches(),
+          counts.loadFailureRecomputes(),
+          counts.loadFailureLostTokens());
       deliver();
       if (endSent && engine.isDrained()) {
         return;

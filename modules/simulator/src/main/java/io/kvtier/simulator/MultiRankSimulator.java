@@ -492,6 +492,8 @@ public final class MultiRankSimulator {
         .set(SimulationCounter.ABORTED, s.aborted())
         .set(SimulationCounter.REJECTED, s.rejected())
         .set(SimulationCounter.LOAD_FAILURE_ABORTS, s.loadFailureAborts())
+        .set(SimulationCounter.LOAD_FAILURE_RECOMPUTES, s.loadFailureRecomputes())
+        .set(SimulationCounter.LOAD_FAILURE_LOST_TOKENS, s.loadFailureLostTokens())
         .set(SimulationCounter.TICKS, s.ticks())
         .set(SimulationCounter.PROMPT_TOKENS, s.promptTokens())
         .set(SimulationCounter.COMPUTED_TOKENS, s.computedTokens())

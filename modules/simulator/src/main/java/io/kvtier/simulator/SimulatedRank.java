@@ -186,6 +186,7 @@ final class SimulatedRank implements AutoCloseable {
             .withMaxRunning(config.maxRunning())
             .withDigestInterval(config.digestInterval())
             .withGuardCollective(false)
+            .withOnLoadFailure(config.onLoadFailure())
             .withDefect(config.protocolDefect());
     this.injector = new FailureInjector(config.rankFailure(), rank);
     this.engineCollective = new EngineCollective(collective, injector);

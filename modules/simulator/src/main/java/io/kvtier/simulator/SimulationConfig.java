@@ -3,6 +3,7 @@ package io.kvtier.simulator;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.LayerMix;
 import io.kvtier.core.config.WritePolicy;
+import io.kvtier.core.rank.LoadFailurePolicy;
 import io.kvtier.core.rank.ProtocolDefect;
 import java.time.Duration;
 import java.util.Collections;
@@ -78,6 +79,8 @@ import java.util.TreeMap;
  *     match is usable only at a snapshot and {@code snapshotSlots} counts the windows' slots; it
  *     enters the L3 model id ({@code -swa-windows}) and the reports. The pools keep {@link
  *     #kvLayout()} either way. Needs {@code snapshotSlots > 0} and a layer mix.
+ * @param onLoadFailure what a request whose load-back failed does: go back to the queue and
+ *     recompute (the default) or end with {@code LOAD_FAILED} ({@code --on-load-failure})
  */
 public record SimulationConfig(
     int ranks,
@@ -110,7 +113,8 @@ public record SimulationConfig(
     Optional<LayerMix> layerMix,
     int snapshotSlots,
     int snapshotIntervalPages,
-    boolean windowedSwa) {
+    boolean windowedSwa,
+    LoadFailurePolicy onLoadFailure) {
 
   /** The default of {@link #fullCheckInterval()}. */
   public static final int DEFAULT_FULL_CHECK_INTERVAL = 1000;

@@ -2,6 +2,7 @@ package io.kvtier.simulator;
 
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.WritePolicy;
+import io.kvtier.core.rank.LoadFailurePolicy;
 import io.kvtier.core.rank.ProtocolDefect;
 import java.time.Duration;
 import java.util.Map;
@@ -46,6 +47,7 @@ public final class SimulationConfigBuilder {
   private int snapshotSlots;
   private int snapshotIntervalPages = SimulationConfig.DEFAULT_SNAPSHOT_INTERVAL_PAGES;
   private boolean windowedSwa;
+  private LoadFailurePolicy onLoadFailure = LoadFailurePolicy.RECOMPUTE;
 
   SimulationConfigBuilder() {}
 
@@ -81,6 +83,7 @@ public final class SimulationConfigBuilder {
     snapshotSlots = c.snapshotSlots();
     snapshotIntervalPages = c.snapshotIntervalPages();
     windowedSwa = c.windowedSwa();
+    onLoadFailure = c.onLoadFailure();
   }
 
   /**
@@ -421,6 +424,17 @@ public final class SimulationConfigBuilder {
   }
 
   /**
+   * Sets what a request whose load-back failed does ({@code --on-load-failure}).
+   *
+   * @param v recompute (the default) or fail
+   * @return this
+   */
+  public SimulationConfigBuilder onLoadFailure(LoadFailurePolicy v) {
+    onLoadFailure = v;
+    return this;
+  }
+
+  /**
    * The config.
    *
    * @return the validated config
@@ -458,6 +472,7 @@ public final class SimulationConfigBuilder {
         layerMix,
         snapshotSlots,
         snapshotIntervalPages,
-        windowedSwa);
+        windowedSwa,
+        onLoadFailure);
   }
 }

@@ -18,8 +18,12 @@ public enum SimulationCounter {
   ABORTED,
   /** Requests dropped because they could never get their pages. */
   REJECTED,
-  /** Requests aborted because a load-back they needed failed to copy. */
+  /** Requests ended because a load-back they needed failed ({@code --on-load-failure fail}). */
   LOAD_FAILURE_ABORTS,
+  /** Requests whose load-back failed and that went back to the queue to be recomputed. */
+  LOAD_FAILURE_RECOMPUTES,
+  /** Tokens those failed load-backs were to bring back, recomputed (or fetched) instead. */
+  LOAD_FAILURE_LOST_TOKENS,
   /** Ticks run, the drain included. */
   TICKS,
   /** Prompt tokens of admitted requests. */

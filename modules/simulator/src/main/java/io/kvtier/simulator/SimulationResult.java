@@ -153,6 +153,16 @@ public record SimulationResult(
     return counts.get(SimulationCounter.LOAD_FAILURE_ABORTS);
   }
 
+  /** @return {@link SimulationCounter#LOAD_FAILURE_RECOMPUTES} */
+  public long loadFailureRecomputes() {
+    return counts.get(SimulationCounter.LOAD_FAILURE_RECOMPUTES);
+  }
+
+  /** @return {@link SimulationCounter#LOAD_FAILURE_LOST_TOKENS} */
+  public long loadFailureLostTokens() {
+    return counts.get(SimulationCounter.LOAD_FAILURE_LOST_TOKENS);
+  }
+
   /** @return {@link SimulationCounter#TICKS} */
   public long ticks() {
     return counts.get(SimulationCounter.TICKS);

@@ -598,8 +598,8 @@ final class CacheTree {
   }
 
   /**
-   * Takes an invalid node (after a failed load) out of the device once nothing holds it: a
-   * loaded node is demoted to its good host copy, a node computed on top of bad pages is deleted.
+   * Deletes an invalid node (part of a failed load, or computed on top of one), host copy
+   * included, once nothing holds it.
    */
   void releaseInvalid(RadixNode n) {
     if (n.parent == null
@@ -610,12 +610,7 @@ final class CacheTree {
         || n.residentChildren != 0) {
       return;
     }
-    if (n.invalid == RadixNode.DEVICE_INVALID) {
-      ledger.account(n, -1);
-      n.invalid = 0;
-      ledger.account(n, +1);
-      demote(n);
-    } else if (n.childCount == 0 && n.hostRef == 0) {
+    if (n.childCount == 0 && n.hostRef == 0) {
       // An L3 write still reads the host copy: deleted at that write's commit instead.
       delete(n);
     } else if (n.hostRef == 0 && idleHostOnlyBelow(n)) {

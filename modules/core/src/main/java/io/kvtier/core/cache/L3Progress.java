@@ -4,6 +4,7 @@ import io.kvtier.core.config.L3PrefetchPolicy;
 import io.kvtier.spi.HostMemory;
 import io.kvtier.spi.KvStore;
 import io.kvtier.spi.PageKey;
+import io.kvtier.spi.TransferFailedException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,12 +19,18 @@ import java.util.List;
  * which the rank protocol reduces across ranks before they come back as commit arguments.
  */
 final class L3Progress implements L3Sink {
+  private static final System.Logger LOG = System.getLogger(L3Progress.class.getName());
+
   /** Pages per fetch step: how finely the ranks see a fetch's progress. */
   static final int FETCH_STEP_PAGES = 8;
 
   private final L3Setup setup;
   private final KvStore store;
   private final HostMemory host;
+
+  /** The host blocks' sums: taken on what a fetch writes, checked on what a put reads. */
+  private final HostChecksums sums;
+
   private final byte[] salt;
   private final ArrayDeque<L3Job> puts = new ArrayDeque<>();
   private final LongMap<Local> prefetches = new LongMap<>(8);
@@ -44,8 +51,9 @@ final class L3Progress implements L3Sink {
     }
   }
 
-  L3Progress(L3Setup setup, HostMemory host) {
+  L3Progress(L3Setup setup, HostMemory host, HostChecksums sums) {
     this.setup = setup;
+    this.sums = sums;
     this.store = setup.store();
     this.host = host;
     this.salt =
@@ -288,6 +296,14 @@ final class L3Progress implements L3Sink {
       for (byte[] h : snapshots) {
         keys.addAll(snapshotKeys(h, perSnapshot));
       }
+      // A host page whose bytes changed since its backup must not reach the store: the write
+      // fails (and is counted) like one the store refused.
+      try {
+        sums.verifyPages(slots);
+      } catch (TransferFailedException e) {
+        LOG.log(System.Logger.Level.WARNING, e.getMessage());
+        return false;
+      }
       return store.put(keys, host, slots) == keys.size();
     }
   }
@@ -394,12 +410,16 @@ final class L3Progress implements L3Sink {
                 host,
                 Arrays.copyOfRange(slots, pages, pages + snapshotSlots));
         snapshotLoaded = n == snapshotSlots;
+        if (snapshotLoaded) {
+          sums.recordPages(slots, pages, pages + snapshotSlots);
+        }
         return snapshotLoaded;
       }
       int from = index * FETCH_STEP_PAGES;
       int to = Math.min(pages, from + FETCH_STEP_PAGES);
       int n = store.get(keys(hashes, from, to), host, Arrays.copyOfRange(slots, from, to));
       n = Math.max(0, Math.min(n, to - from));
+      sums.recordPages(slots, from, from + n);
       loaded = from + n;
       return n == to - from;
     }

@@ -31,11 +31,12 @@ final class L3Room implements L3Port {
   static L3Room of(
       L3Setup setup,
       io.kvtier.spi.HostMemory host,
+      HostChecksums sums,
       CacheTree tree,
       PoolLedger ledger,
       Evictor evictor,
       int snapshotSlots) {
-    L3Progress progress = new L3Progress(setup, host);
+    L3Progress progress = new L3Progress(setup, host, sums);
     return new L3Room(
         new L3Tier(setup.config(), tree, ledger, evictor, progress, snapshotSlots), progress);
   }

@@ -18,9 +18,9 @@ import java.util.Comparator;
  * <p>Replicated state only, by type: the FIFO of {@link LoadBack} (which holds no copy handles)
  * and its sequence counter; copies go out through the write-only {@link CopySink}, and copy
  * completion enters only through {@link #commitLoads} with the agreed count and failures. A
- * failed load marks the loaded nodes device-invalid and every node below them untrusted; neither
- * is matched or inserted through again, and each leaves the device (loaded nodes are demoted to
- * their good host copy, untrusted nodes are deleted) as soon as no lock holds it.
+ * failed load marks the loaded nodes and every node below them untrusted: none is matched or
+ * inserted through again, and each is deleted, host copy included, as soon as no lock holds it
+ * (a failed copy and a host page whose checksum no longer matches look alike to the ranks).
  */
 final class LoadBacks {
   private static final System.Logger LOG = System.getLogger(LoadBacks.class.getName());
@@ -225,8 +225,12 @@ final class LoadBacks {
   private ArrayList<RadixNode> markFailed(LoadBack op) {
     ArrayList<RadixNode> ops = new ArrayList<>(op.nodes);
     ops.sort(Comparator.comparingInt((RadixNode n) -> n.depth).reversed());
+    // The host copy goes too: a load fails on a copy error or on host bytes that no longer
+    // match their checksum (HostChecksums), and the agreed failure bit cannot tell which, so a
+    // second load of the same host pages could fail the same way forever. The next request
+    // recomputes what the failed load would have supplied.
     for (RadixNode n : ops) {
-      tree.markInvalid(n, RadixNode.DEVICE_INVALID);
+      tree.markInvalid(n, RadixNode.UNTRUSTED);
     }
     ArrayList<RadixNode> affected = new ArrayList<>();
     for (RadixNode n : ops) {

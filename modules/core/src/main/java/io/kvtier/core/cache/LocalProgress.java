@@ -39,15 +39,22 @@ final class LocalProgress implements CopySink {
   /** Layer copies of prepared backups not yet attached or retired, by request id. */
   private final LongMap<TransferHandle[]> streamed = new LongMap<>(8);
 
-  LocalProgress(TransferEngine engine) {
+  /** The sums of the host pool's blocks; null exactly when {@link #engine} is. */
+  private final HostChecksums sums;
+
+  LocalProgress(TransferEngine engine, HostChecksums sums) {
+    if ((engine == null) != (sums == null)) {
+      throw new IllegalArgumentException("a transfer engine needs the host pool's checksums");
+    }
     this.engine = engine;
+    this.sums = sums;
   }
 
   // ---------------------------------------------------------------- in: the sink
 
   @Override
   public void write(TransferBatch batch) {
-    writes.addLast(new TransferHandle[] {engine.submit(batch)});
+    writes.addLast(new TransferHandle[] {engine.submit(batch, sums.record)});
   }
 
   @Override
@@ -55,7 +62,7 @@ final class LocalProgress implements CopySink {
     TransferHandle[] group = new TransferHandle[layers.length];
     for (int i = 0; i < layers.length; i++) {
       try {
-        group[i] = engine.submit(layers[i]);
+        group[i] = engine.submit(layers[i], sums.verify);
       } catch (RuntimeException e) {
         throw new SubmitFailure(i, e);
       }
@@ -65,7 +72,7 @@ final class LocalProgress implements CopySink {
 
   @Override
   public void stream(long requestId, int layers, TransferBatch batch) {
-    TransferHandle copy = engine.submit(batch);
+    TransferHandle copy = engine.submit(batch, sums.record);
     TransferHandle[] copies = streamed.get(requestId);
     if (copies == null) {
       copies = new TransferHandle[layers];
@@ -94,7 +101,7 @@ final class LocalProgress implements CopySink {
     }
     try {
       for (TransferBatch b : catchUp) {
-        group[i] = engine.submit(b);
+        group[i] = engine.submit(b, sums.record);
         i++;
       }
     } finally {

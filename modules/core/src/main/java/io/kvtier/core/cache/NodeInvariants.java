@@ -79,10 +79,6 @@ final class NodeInvariants {
     if (n.pendingLoad == null && queues.loadOf.containsKey(n)) {
       fail(n + " is in pending load " + queues.loadOf.get(n) + " but does not name it");
     }
-    if (n.invalid == RadixNode.DEVICE_INVALID
-        && (!resident || n.backupState != BackupState.COMMITTED)) {
-      fail(n + " is device-invalid but not a resident committed node");
-    }
     snapshots.l3(n);
     l3Write(n);
     snapshots.node(n);

@@ -56,7 +56,7 @@ public final class RadixNode {
   boolean evictAfterBackup;
   LoadBack pendingLoad;
 
-  /** 0 valid; {@link #DEVICE_INVALID} or {@link #UNTRUSTED} after a failed load. */
+  /** 0 valid; {@link #UNTRUSTED} after a failed load. */
   byte invalid;
 
   int lockRef;
@@ -111,10 +111,10 @@ public final class RadixNode {
   /** Chained SHA-256 page hashes as 32-byte digests, computed on demand; may be null. */
   byte[][] pageHashes;
 
-  /** The device pages hold bytes of a failed load; the host copy is still good. */
-  static final byte DEVICE_INVALID = 1;
-
-  /** Computed on top of a failed load: neither the device nor the host copy may be used. */
+  /**
+   * Part of a failed load, or computed on top of one: neither the device nor the host copy may be
+   * used.
+   */
   static final byte UNTRUSTED = 2;
 
   /** Not in L3 (or a write failed). */

@@ -65,6 +65,9 @@ public final class RankCache implements CacheView {
   private final Rooms rooms;
   private final CacheView readOnly = new ReadOnlyCache(this);
 
+  /** The sums of the host pool's blocks; null without a host pool. */
+  private final HostChecksums hostSums;
+
   /** Who may change the replicated state: anyone until an engine binds it. */
   private CacheSchedule schedule = CacheSchedule.UNBOUND;
 
@@ -81,7 +84,9 @@ public final class RankCache implements CacheView {
             ledger,
             CacheEvents.of(listener, config.pageSize()),
             rules);
-    LocalProgress progress = new LocalProgress(memory.flatMap(KvMemory::engine).orElse(null));
+    this.hostSums = memory.flatMap(KvMemory::host).map(HostChecksums::new).orElse(null);
+    LocalProgress progress =
+        new LocalProgress(memory.flatMap(KvMemory::engine).orElse(null), hostSums);
     int layers = memory.map(KvMemory::layers).orElse(0);
     boolean hostTier = config.hostPages() > 0 && memory.flatMap(KvMemory::engine).isPresent();
     Evictor evictor = new Evictor(tree, counters);
@@ -91,6 +96,7 @@ public final class RankCache implements CacheView {
             : L3Room.of(
                 l3Setup,
                 memory.orElseThrow().host().orElseThrow(),
+                hostSums,
                 tree,
                 ledger,
                 evictor,
@@ -620,6 +626,22 @@ public final class RankCache implements CacheView {
    */
   public long replicaDigest() {
     return ReplicaDigest.of(this);
+  }
+
+  /**
+   * Rank-local: host blocks (page, layer) whose CRC32C was checked before a load-back or an L3
+   * write read them (docs/CACHE.md, "Verified restores"); 0 without a host tier.
+   */
+  public long checkedHostBlocks() {
+    return hostSums == null ? 0 : hostSums.checkedBlocks();
+  }
+
+  /**
+   * Rank-local: checked host blocks whose bytes did not match the sum taken when they were
+   * written; each failed its load-back or L3 write. 0 without a host tier.
+   */
+  public long hostChecksumMismatches() {
+    return hostSums == null ? 0 : hostSums.mismatches();
   }
 
   /** The replicated counters of this cache (prepared backups, backups, loads, evictions). */

@@ -9,6 +9,8 @@ final class EngineCounters {
   long aborted;
   long rejected;
   long loadFailureAborts;
+  long loadFailureRecomputes;
+  long loadFailureLostTokens;
   long promptTokens;
   long deviceHitTokens;
   long hostHitTokens;
@@ -51,7 +53,9 @@ final class EngineCounters {
         l3HitTokens,
         prefillTokens,
         skippedTicks,
-        usableHitTokens);
+        usableHitTokens,
+        loadFailureRecomputes,
+        loadFailureLostTokens);
   }
 
   /**
@@ -78,6 +82,10 @@ final class EngineCounters {
         .add(idleTicks)
         .add(idleTickCalls)
         .add(l3HitTokens);
+    // Only when there are any, so that a run without failed loads keeps its digest.
+    if (loadFailureRecomputes != 0) {
+      d.add(loadFailureRecomputes).add(loadFailureLostTokens);
+    }
     // Only when there are any, so that a run without skips keeps the digest it always had.
     if (skippedTicks != 0) {
       d.add(skippedTicks);

@@ -20,6 +20,14 @@ import java.util.Objects;
  * @param guardCollective wrap the collective in a {@link GuardedCollective} (one extra 4-element
  *     reduction per call) for providers that do not check tags and sequence numbers themselves;
  *     the {@code local} provider does, so the simulator turns this off
+ * @param verifyByRecompute whether a request whose prefix came (partly) back from the host
+ *     recomputes that prefix before it runs and compares the K/V bit for bit ({@link
+ *     ModelRunner#verifyPrefix}, counted in {@link RankEngineStats#kvVerifiedPages()}): a debug
+ *     check that costs the whole prefill the hit saved. Host pages are checked by CRC32C on
+ *     every restore whatever this says (docs/CACHE.md, "Verified restores"); on by default, which
+ *     the simulator keeps, and {@code kvtier serve} turns off unless asked
+ * @param onLoadFailure what a request whose load-back failed does: recompute (the default) or
+ *     fail ({@link LoadFailurePolicy})
  * @param defect a deliberate protocol defect, for tests; {@link ProtocolDefect#NONE} otherwise
  */
 public record RankEngineConfig(
@@ -30,6 +38,8 @@ public record RankEngineConfig(
     boolean preparedBackups,
     boolean cacheChunks,
     boolean guardCollective,
+    boolean verifyByRecompute,
+    LoadFailurePolicy onLoadFailure,
     ProtocolDefect defect) {
 
   /** Default of {@link #chunkTokens()}. */
@@ -43,7 +53,7 @@ public record RankEngineConfig(
 
   /**
    * Chunks of 512 tokens, 16 running, a digest check every 64 ticks, any load-back, prepared
-   * backups, guarded.
+   * backups, guarded, restores verified by recompute, a failed load-back recomputed.
    */
   public static final RankEngineConfig DEFAULTS =
       new RankEngineConfig(
@@ -54,6 +64,8 @@ public record RankEngineConfig(
           true,
           true,
           true,
+          true,
+          LoadFailurePolicy.RECOMPUTE,
           ProtocolDefect.NONE);
 
   /** Validates the fields. */
@@ -62,6 +74,7 @@ public record RankEngineConfig(
     atLeast("maxRunning", maxRunning, 1);
     atLeast("digestInterval", digestInterval, 0);
     atLeast("loadBackQuotaPages", loadBackQuotaPages, 0);
+    Objects.requireNonNull(onLoadFailure, "onLoadFailure");
     Objects.requireNonNull(defect, "defect");
   }
 
@@ -86,6 +99,8 @@ public record RankEngineConfig(
         preparedBackups,
         cacheChunks,
         guardCollective,
+        verifyByRecompute,
+        onLoadFailure,
         defect);
   }
 
@@ -104,6 +119,8 @@ public record RankEngineConfig(
         preparedBackups,
         cacheChunks,
         guardCollective,
+        verifyByRecompute,
+        onLoadFailure,
         defect);
   }
 
@@ -122,6 +139,8 @@ public record RankEngineConfig(
         preparedBackups,
         cacheChunks,
         guardCollective,
+        verifyByRecompute,
+        onLoadFailure,
         defect);
   }
 
@@ -140,6 +159,8 @@ public record RankEngineConfig(
         preparedBackups,
         cacheChunks,
         guardCollective,
+        verifyByRecompute,
+        onLoadFailure,
         defect);
   }
 
@@ -158,6 +179,8 @@ public record RankEngineConfig(
         enabled,
         cacheChunks,
         guardCollective,
+        verifyByRecompute,
+        onLoadFailure,
         defect);
   }
 
@@ -176,6 +199,8 @@ public record RankEngineConfig(
         preparedBackups,
         enabled,
         guardCollective,
+        verifyByRecompute,
+        onLoadFailure,
         defect);
   }
 
@@ -194,6 +219,48 @@ public record RankEngineConfig(
         preparedBackups,
         cacheChunks,
         enabled,
+        verifyByRecompute,
+        onLoadFailure,
+        defect);
+  }
+
+  /**
+   * With the recompute check of restored prefixes on or off.
+   *
+   * @param enabled whether a restored prefix is recomputed and compared before its request runs
+   * @return a copy
+   */
+  public RankEngineConfig withVerifyByRecompute(boolean enabled) {
+    return new RankEngineConfig(
+        chunkTokens,
+        maxRunning,
+        digestInterval,
+        loadBackQuotaPages,
+        preparedBackups,
+        cacheChunks,
+        guardCollective,
+        enabled,
+        onLoadFailure,
+        defect);
+  }
+
+  /**
+   * With another policy for a failed load-back.
+   *
+   * @param policy recompute or fail
+   * @return a copy
+   */
+  public RankEngineConfig withOnLoadFailure(LoadFailurePolicy policy) {
+    return new RankEngineConfig(
+        chunkTokens,
+        maxRunning,
+        digestInterval,
+        loadBackQuotaPages,
+        preparedBackups,
+        cacheChunks,
+        guardCollective,
+        verifyByRecompute,
+        policy,
         defect);
   }
 
@@ -212,6 +279,8 @@ public record RankEngineConfig(
         preparedBackups,
         cacheChunks,
         guardCollective,
+        verifyByRecompute,
+        onLoadFailure,
         injected);
   }
 }

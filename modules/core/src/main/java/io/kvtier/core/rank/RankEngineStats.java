@@ -12,7 +12,8 @@ package io.kvtier.core.rank;
  * @param rejected requests dropped with {@link RequestOutcome#REJECTED}: at entry (a token
  *     outside the vocabulary, too long), or because they can never get their pages (larger
  *     than what the device pool can free with nothing else running)
- * @param loadFailureAborts requests aborted because a load-back they needed failed to copy
+ * @param loadFailureAborts requests that ended because a load-back they needed failed ({@link
+ *     LoadFailurePolicy#FAIL}; 0 under the default, which recomputes)
  * @param promptTokens prompt tokens of admitted requests
  * @param deviceHitTokens prompt tokens found on the device at admission
  * @param hostHitTokens prompt tokens loaded back from the host at admission, L3 hits excluded
@@ -41,6 +42,11 @@ package io.kvtier.core.rank;
  * @param usableHitTokens prompt tokens admitted requests resumed from (HYBRID.md §5): {@link
  *     #reusedTokens()} for a model without recurrent state; with snapshots the matched prefix
  *     up to the deepest snapshot, so that a low usable rate shows beside the matched one
+ * @param loadFailureRecomputes times a request whose load-back failed went back to the queue to
+ *     be recomputed ({@link LoadFailurePolicy#RECOMPUTE}); its admission's counts were taken
+ *     back, so the hit and prompt counters hold only the admission that ran
+ * @param loadFailureLostTokens the tokens those failed load-backs were to bring back from the
+ *     host: what the requests recomputed (or found again in L3) instead
  */
 public record RankEngineStats(
     long ticks,
@@ -66,7 +72,9 @@ public record RankEngineStats(
     long l3HitTokens,
     long prefillTokens,
     long skippedTicks,
-    long usableHitTokens) {
+    long usableHitTokens,
+    long loadFailureRecomputes,
+    long loadFailureLostTokens) {
 
   /**
    * Prompt tokens reused from the cache (device, host and L3 hits).

@@ -34,6 +34,12 @@ final class RunningRequest {
   final int hostHitLength;
   final List<LoadBack> pendingLoads;
   final boolean verifyOnStart;
+
+  /** The hit tokens the admission counted (device, host, L3): taken back on a requeue. */
+  int countedDeviceHits;
+
+  int countedHostHits;
+  int countedL3Hits;
   boolean prepared;
   boolean started;
   int computed;

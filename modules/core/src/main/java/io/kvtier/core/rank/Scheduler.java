@@ -236,6 +236,9 @@ final class Scheduler {
       counters.l3HitTokens += l3;
       counters.hostHitTokens += hostTo - hostFrom - l3;
       counters.usableHitTokens += rr.prefixLength;
+      rr.countedDeviceHits = hostFrom;
+      rr.countedHostHits = hostTo - hostFrom - l3;
+      rr.countedL3Hits = l3;
       // L3 pages reach the device as a load-back from the host like any host hit.
       listener.admitted(tick, r.id(), hostFrom, hostTo - hostFrom - l3, l3, rr.prefixLength);
     }
@@ -352,8 +355,12 @@ final class Scheduler {
       if (r.loadFailed()) {
         it.remove();
         release(r, false);
-        counters.loadFailureAborts++;
-        listener.ended(tick, r.id, RequestOutcome.LOAD_FAILED);
+        if (config.onLoadFailure() == LoadFailurePolicy.RECOMPUTE) {
+          requeue(r);
+        } else {
+          counters.loadFailureAborts++;
+          listener.ended(tick, r.id, RequestOutcome.LOAD_FAILED);
+        }
         continue;
       }
       boolean first = !r.started;
@@ -364,10 +371,27 @@ final class Scheduler {
     }
   }
 
+  /**
+   * A request whose load-back failed goes back to the head of the queue (replicated: the failure
+   * was agreed), its admission's counts taken back; the failed prefix has left the cache, so its
+   * next admission recomputes it, or with an L3 tier first probes the store for it again.
+   */
+  private void requeue(RunningRequest r) {
+    counters.admitted--;
+    counters.promptTokens -= r.promptLength;
+    counters.deviceHitTokens -= r.countedDeviceHits;
+    counters.hostHitTokens -= r.countedHostHits;
+    counters.l3HitTokens -= r.countedL3Hits;
+    counters.usableHitTokens -= r.prefixLength;
+    counters.loadFailureRecomputes++;
+    counters.loadFailureLostTokens += r.hostLoadedLength;
+    waiting.addFirst(r.request);
+  }
+
   private void start(RunningRequest r) {
     r.started = true;
     locallyLoaded.remove(r.id);
-    if (r.verifyOnStart && r.prefixLength > 0) {
+    if (config.verifyByRecompute() && r.verifyOnStart && r.prefixLength > 0) {
       int mismatches =
           model.verifyPrefix(
               new ModelStep(

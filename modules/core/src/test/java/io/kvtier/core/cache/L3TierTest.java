@@ -140,6 +140,33 @@ class L3TierTest {
   }
 
   @Test
+  void aHostPageChangedSinceItsBackupNeverReachesTheStore() {
+    FakeKvStore store = new FakeKvStore();
+    L3Rank r = rank(store, L3);
+    int[] t = tokens(8, 5);
+    r.serve(1, t);
+    L3Rank.sync(r);
+    RadixNode node = nodeAt(r.cache, t);
+    assertThat(node.l3State).isEqualTo(RadixNode.L3_WRITING);
+    // One bit of the host copy flips at rest, after its checksum was taken.
+    int slot = node.hostSlots()[0];
+    java.lang.foreign.MemorySegment block = r.memory.host.block(slot, 0);
+    block.set(
+        java.lang.foreign.ValueLayout.JAVA_BYTE,
+        3,
+        (byte) (block.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 3) ^ 0x10));
+
+    r.executor.runAll();
+    L3Rank.sync(r);
+
+    assertThat(store.size()).as("pages the store took").isZero();
+    assertThat(r.cache.l3Stats().writesFailed()).isEqualTo(1);
+    assertThat(r.cache.hostChecksumMismatches()).isEqualTo(1);
+    assertThat(node.l3State).isEqualTo(RadixNode.L3_NONE);
+    CacheInvariants.checkIdle(r.cache);
+  }
+
+  @Test
   void aPutFailedOnOneRankIsFailedOnAll() {
     FakeKvStore good = new FakeKvStore();
     FakeKvStore bad = new FakeKvStore();

@@ -148,7 +148,7 @@ class ReplicaDigestTest {
     flips.put("pending write", f -> f.peek(0, X).pendingWrite = null);
     flips.put("pending load", f -> f.peek(0, A).pendingLoad = null);
     flips.put("write-back flag", f -> f.peek(0, X).evictAfterBackup = true);
-    flips.put("failed-load mark", f -> f.peek(0, A).invalid = RadixNode.DEVICE_INVALID);
+    flips.put("failed-load mark", f -> f.peek(0, A).invalid = RadixNode.UNTRUSTED);
     flips.put("lockRef", f -> f.peek(0, X).lockRef++);
     flips.put("hostRef", f -> f.peek(0, A).hostRef++);
     flips.put("hitCount", f -> f.peek(0, X).hitCount++);
