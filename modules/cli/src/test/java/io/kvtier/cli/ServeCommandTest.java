@@ -299,6 +299,21 @@ class ServeCommandTest {
     assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
   }
 
+  @Test
+  void aGgufModelWhoseKvHeadsDoNotSplitOverTheRanksExits2WithOneLine() {
+    Path model = io.kvtier.testkit.SharedFiles.require("models/tinyllamas-stories-260k-f32.gguf");
+
+    CliRun run = serve("--model", model.toString(), "--ranks", "3", "--port", "0");
+
+    assertThat(run.status()).as(run.err()).isEqualTo(ServeCommand.EXIT_USAGE);
+    assertThat(run.firstErrLine())
+        .isEqualTo(
+            "kvtier serve: ranks=3 does not divide tinyllamas-stories-260k's 4 KV heads: each"
+                + " rank holds an equal share of the KV heads; use a divisor of 4"
+                + " (kvtier.ranks); see kvtier serve --help");
+    assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
+  }
+
   /** One in-process {@code kvtier serve} run with {@code args}. */
   private static CliRun serve(String... args) {
     String[] all = new String[args.length + 1];
@@ -318,6 +333,7 @@ class ServeCommandTest {
       --read-timeout 0   | --read-timeout=0 must be at least 1 second
       --bind nosuchhost.invalid | --bind=nosuchhost.invalid is not a known host name or address
       --max-context 0    | --max-context=0 must be at least 1
+      --ranks 3          | ranks=3 does not divide the tiny transformer's 4 attention heads
       --model no-such-model.gguf | --model no-such-model.gguf: model gguf: file=no-such-model.gguf does not exist or is not a file
       --model pom.xml    | --model pom.xml: model gguf: file=pom.xml is not a GGUF file this model runs
       --model x.gguf --model-layers full | --model-layers is an option of the tiny transformer, but --model is x.gguf
