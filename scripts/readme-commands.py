@@ -99,6 +99,13 @@ def smoke(command):
         for name, value in (("--conversations", "2"), ("--turns", "2"), ("--requests", "8"),
                             ("--clients", "2"), ("--documents", "2")):
             code = set_option(code, name, value)
+    if "scripts/collective-cost.py" in code:
+        # Its own options go before "--" (what follows is kvtier serve's).
+        own, sep, serve = code.partition(" -- ")
+        for name, value in (("--prompt", "8"), ("--tokens", "2"), ("--repeats", "1"),
+                            ("--warmup", "0")):
+            own = set_option(own, name, value)
+        code = own + sep + serve
     if "collective-mpi/bench.sh" in code:
         for name, value in (("--repeats", "1"), ("--ranks", "2"), ("--iterations", "50"),
                             ("--warmup", "100"), ("--rounds", "3")):

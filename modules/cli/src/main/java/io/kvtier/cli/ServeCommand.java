@@ -331,6 +331,14 @@ final class ServeCommand implements Callable<Integer> {
     try (ServedModel model = served) {
       KvTierConfig kvtier = configFor(model);
       temporaryStore = Optional.ofNullable(createdStore);
+      try {
+        // The engine checks this again when it opens, where a failure is the run's (exit 1);
+        // the rank count is an option (--ranks, kvtier.ranks or mpirun's -np), so it is checked
+        // here first, on every rank process alike.
+        model.model().checkLayout(kvtier.layout(), kvtier.ranks());
+      } catch (IllegalArgumentException e) {
+        return usage(err, e.getMessage());
+      }
       long poolTokens = (long) kvtier.cache().devicePages() * kvtier.cache().pageSize();
       // A GGUF model's context is what its file says or --max-context asks: one sequence of it
       // must fit a rank's device pool. The tiny transformer's pools are often made small on

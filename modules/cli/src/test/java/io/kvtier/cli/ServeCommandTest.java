@@ -299,6 +299,21 @@ class ServeCommandTest {
     assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
   }
 
+  @Test
+  void aGgufModelWhoseKvHeadsDoNotSplitOverTheRanksExits2WithOneLine() {
+    Path model = io.kvtier.testkit.SharedFiles.require("models/tinyllamas-stories-260k-f32.gguf");
+
+    CliRun run = serve("--model", model.toString(), "--ranks", "3", "--port", "0");
+
+    assertThat(run.status()).as(run.err()).isEqualTo(ServeCommand.EXIT_USAGE);
+    assertThat(run.firstErrLine())
+        .isEqualTo(
+            "kvtier serve: ranks=3 does not divide tinyllamas-stories-260k's 4 KV heads: each"
+                + " rank holds an equal share of the KV heads; use a divisor of 4"
+                + " (kvtier.ranks); see kvtier serve --help");
+    assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
+  }
+
   /** One in-process {@code kvtier serve} run with {@code args}. */
   private static CliRun serve(String... args) {
     String[] all = new String[args.length + 1];
@@ -320,6 +335,7 @@ class ServeCommandTest {
       --max-context 0    | --max-context=0 must be at least 1
       --on-load-failure retry | --on-load-failure retry is not a policy kvtier knows: use recompute or fail
       --verify-restores never | --verify-restores never is not a check kvtier knows: use checksum or recompute
+      --ranks 3          | ranks=3 does not divide the tiny transformer's 4 attention heads
       --model no-such-model.gguf | --model no-such-model.gguf: model gguf: file=no-such-model.gguf does not exist or is not a file
       --model pom.xml    | --model pom.xml: model gguf: file=pom.xml is not a GGUF file this model runs
       --model x.gguf --model-layers full | --model-layers is an option of the tiny transformer, but --model is x.gguf

@@ -6,31 +6,24 @@ import static io.kvtier.cli.RankProcesses.awaitServing;
 import static io.kvtier.cli.RankProcesses.output;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.server.CompletionServer;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * {@code kvtier serve} with one rank per process: 2 processes under {@code mpirun} over the {@code
@@ -266,54 +259,14 @@ class ServeRankProcessesTest {
 
   /** The completions of {@link #REQUESTS} from a one-rank server in this JVM. */
   private Map<String, Object> oneRankCompletions() throws Exception {
-    ServeCommand command = new ServeCommand();
-    StringWriter out = new StringWriter();
-    CommandLine cli = new CommandLine(command);
-    cli.setOut(new PrintWriter(out, true));
-    cli.setErr(new PrintWriter(out, true));
-    AtomicInteger status = new AtomicInteger(-1);
-    List<String> args = serveOptions().subList(1, serveOptions().size());
-    Thread running =
-        Thread.ofPlatform().start(() -> status.set(cli.execute(args.toArray(String[]::new))));
-    CompletionServer server;
-    while ((server = command.server()) == null) {
-      assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
-      Thread.sleep(5);
-    }
-    try {
-      return completions(URI.create("http://127.0.0.1:" + server.address().getPort()));
-    } finally {
-      command.stop();
-      running.join();
-      assertThat(status.get()).as(out.toString()).isZero();
-    }
+    return ServedCompletions.ofOneRank(serveOptions().subList(1, serveOptions().size()), REQUESTS);
   }
 
-  /** Each request's choices (text, token ids, finish reason), in order. */
-  @SuppressWarnings("unchecked")
   private static Map<String, Object> completions(URI base) throws Exception {
-    Map<String, Object> choices = new LinkedHashMap<>();
-    try (HttpClient client = HttpClient.newHttpClient()) {
-      for (String request : REQUESTS) {
-        int space = request.indexOf(' ');
-        HttpResponse<String> answer =
-            client.send(
-                post(base, request.substring(0, space), request.substring(space + 1)),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
-        Map<String, Object> body = (Map<String, Object>) TestJson.parse(answer.body());
-        choices.put(request, body.get("choices"));
-      }
-    }
-    return choices;
+    return ServedCompletions.of(base, REQUESTS);
   }
 
   private static HttpRequest post(URI base, String path, String body) {
-    return HttpRequest.newBuilder(base.resolve(path))
-        .timeout(Duration.ofSeconds(HANG_GUARD_SECONDS))
-        .header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(body))
-        .build();
+    return ServedCompletions.post(base, path, body);
   }
-  /** Waits for a process; past the hang guard, kills it and fails with what it printed. */
 }
