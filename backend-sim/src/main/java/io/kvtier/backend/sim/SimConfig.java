@@ -39,6 +39,9 @@ import java.util.stream.Collectors;
  *     its duration ({@value #STALL_PROBABILITY})
  * @param stallDuration how long a random stall lasts ({@value #STALL_DURATION})
  * @param failureProbability probability that a batch fails ({@value #FAILURE_PROBABILITY})
+ * @param flipProbability probability that a host-to-device batch finds one bit of its first
+ *     source block flipped before it copies: the host tier corrupted at rest, which the copy does
+ *     not notice and only a cache that checks what it restores can ({@value #FLIP_PROBABILITY})
  */
 public record SimConfig(
     long h2dBandwidth,
@@ -52,7 +55,8 @@ public record SimConfig(
     long seed,
     double stallProbability,
     Duration stallDuration,
-    double failureProbability) {
+    double failureProbability,
+    double flipProbability) {
 
   /** The namespace of every key, without the dot. */
   public static final String NAMESPACE = "sim";
@@ -93,6 +97,9 @@ public record SimConfig(
   /** Key of {@link #failureProbability()}. */
   public static final String FAILURE_PROBABILITY = "sim.failure-probability";
 
+  /** Key of {@link #flipProbability()}. */
+  public static final String FLIP_PROBABILITY = "sim.flip-probability";
+
   /** Every key this config knows, in documentation order. */
   public static final List<String> KEYS =
       List.of(
@@ -107,7 +114,8 @@ public record SimConfig(
           SEED,
           STALL_PROBABILITY,
           STALL_DURATION,
-          FAILURE_PROBABILITY);
+          FAILURE_PROBABILITY,
+          FLIP_PROBABILITY);
 
   /** Default of {@link #h2dBandwidth()}: 25 GB/s, a PCIe 4.0 x16 link in practice. */
   public static final long DEFAULT_H2D_BANDWIDTH = 25_000_000_000L;
@@ -145,6 +153,9 @@ public record SimConfig(
   /** Default of {@link #failureProbability()}: never. */
   public static final double DEFAULT_FAILURE_PROBABILITY = 0.0;
 
+  /** Default of {@link #flipProbability()}: never. */
+  public static final double DEFAULT_FLIP_PROBABILITY = 0.0;
+
   /** The configuration with every default. */
   public static final SimConfig DEFAULTS =
       new SimConfig(
@@ -159,7 +170,8 @@ public record SimConfig(
           DEFAULT_SEED,
           DEFAULT_STALL_PROBABILITY,
           DEFAULT_STALL_DURATION,
-          DEFAULT_FAILURE_PROBABILITY);
+          DEFAULT_FAILURE_PROBABILITY,
+          DEFAULT_FLIP_PROBABILITY);
 
   /** Reads the {@code sim.*} keys; {@link #fromProperties} and the config tests use it. */
   public static final ConfigParser<SimConfig> PARSER = ConfigParser.of(NAMESPACE, SimConfig::read);
@@ -193,6 +205,7 @@ public record SimConfig(
     probability(STALL_PROBABILITY, stallProbability);
     notNegative(STALL_DURATION, stallDuration);
     probability(FAILURE_PROBABILITY, failureProbability);
+    probability(FLIP_PROBABILITY, flipProbability);
   }
 
   /**
@@ -221,7 +234,8 @@ public record SimConfig(
         r.getLong(SEED, DEFAULT_SEED),
         r.getDouble(STALL_PROBABILITY, DEFAULT_STALL_PROBABILITY),
         r.getDuration(STALL_DURATION, DEFAULT_STALL_DURATION),
-        r.getDouble(FAILURE_PROBABILITY, DEFAULT_FAILURE_PROBABILITY));
+        r.getDouble(FAILURE_PROBABILITY, DEFAULT_FAILURE_PROBABILITY),
+        r.getDouble(FLIP_PROBABILITY, DEFAULT_FLIP_PROBABILITY));
   }
 
   /**
@@ -257,6 +271,7 @@ public record SimConfig(
     out.put(STALL_PROBABILITY, Double.toString(stallProbability));
     out.put(STALL_DURATION, ConfigValues.formatDuration(stallDuration));
     out.put(FAILURE_PROBABILITY, Double.toString(failureProbability));
+    out.put(FLIP_PROBABILITY, Double.toString(flipProbability));
     return out;
   }
 

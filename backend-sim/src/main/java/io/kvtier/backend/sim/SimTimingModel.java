@@ -116,6 +116,21 @@ public final class SimTimingModel {
   }
 
   /**
+   * Whether a host-to-device batch draws a random bit flip of its source ({@link
+   * SimConfig#flipProbability()}); a device-to-host batch never does.
+   *
+   * @param direction the direction
+   * @param sequence the batch's sequence number
+   * @return true if one bit of its first source block is flipped before it copies
+   */
+  public boolean randomFlip(TransferDirection direction, long sequence) {
+    double p = config.flipProbability();
+    return p > 0
+        && direction == TransferDirection.HOST_TO_DEVICE
+        && SimRandom.unit(config.seed(), rank, flipStream(direction), sequence) < p;
+  }
+
+  /**
    * Whether a batch draws a random stall ({@link SimConfig#stallProbability()}), which adds
    * {@link SimConfig#stallDuration()} to its duration.
    *
@@ -143,6 +158,14 @@ public final class SimTimingModel {
 
   private static int stream(TransferDirection direction, int kind) {
     return direction.ordinal() * STREAMS_PER_DIRECTION + kind;
+  }
+
+  /**
+   * The flips' stream, after every direction's {@link #stream}s: numbering it among them would
+   * move the other streams, and with them every draw of a run recorded before flips existed.
+   */
+  private static int flipStream(TransferDirection direction) {
+    return TransferDirection.values().length * STREAMS_PER_DIRECTION + direction.ordinal();
   }
 
   @Override

@@ -143,7 +143,9 @@ public final class SimTransferEngine implements TransferEngine {
                   ? SimTransferHandle.Plan.FAIL_INJECTED
                   : rule == 0 && model.randomFailure(lane.direction, sequence)
                       ? SimTransferHandle.Plan.FAIL_RANDOM
-                      : SimTransferHandle.Plan.COPY;
+                      : rule == 0 && model.randomFlip(lane.direction, sequence)
+                          ? SimTransferHandle.Plan.FLIP_AND_COPY
+                          : SimTransferHandle.Plan.COPY;
       SimTransferHandle handle =
           new SimTransferHandle(
               this, batch, sequence, bytes, now, due, plan, rule == SimFaults.STALL);

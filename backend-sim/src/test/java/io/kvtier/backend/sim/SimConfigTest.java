@@ -31,6 +31,7 @@ class SimConfigTest {
             0,
             0,
             Duration.ofMillis(10),
+            0,
             0));
     assertThat(SimConfig.DEFAULTS.toProperties().keySet())
         .containsExactlyElementsOf(SimConfig.KEYS);
@@ -51,7 +52,8 @@ class SimConfigTest {
             Map.entry("sim.seed", "-42"),
             Map.entry("sim.stall-probability", "0.01"),
             Map.entry("sim.stall-duration", "1s"),
-            Map.entry("sim.failure-probability", "1"));
+            Map.entry("sim.failure-probability", "1"),
+            Map.entry("sim.flip-probability", "0.5"));
     SimConfig expected =
         new SimConfig(
             12_500_000_000L,
@@ -65,7 +67,8 @@ class SimConfigTest {
             -42L,
             0.01,
             Duration.ofSeconds(1),
-            1.0);
+            1.0,
+            0.5);
     ConfigAssertions.assertFullMapping(SimConfig.PARSER, properties, expected);
     assertThat(SimConfig.fromProperties(expected.toProperties())).isEqualTo(expected);
   }
@@ -200,6 +203,7 @@ class SimConfigTest {
                     0,
                     0,
                     Duration.ZERO,
+                    0,
                     0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("sim.rank-skew");
@@ -217,6 +221,7 @@ class SimConfigTest {
                     0,
                     0,
                     Duration.ZERO,
+                    0,
                     0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("sim.d2h-latency");

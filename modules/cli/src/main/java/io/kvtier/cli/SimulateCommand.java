@@ -202,6 +202,14 @@ final class SimulateCommand implements Callable<Integer> {
   private double failureProbability = DEFAULTS.failureProbability();
 
   @Option(
+      names = "--flip-probability",
+      description =
+          "Chance that a host-to-device copy finds one bit of its source host page flipped:"
+              + " the host tier corrupted at rest, which every restore's CRC32C must catch"
+              + " (default: ${DEFAULT-VALUE}).")
+  private double flipProbability = DEFAULTS.flipProbability();
+
+  @Option(
       names = "--on-load-failure",
       paramLabel = "recompute|fail",
       description =
@@ -717,6 +725,7 @@ final class SimulateCommand implements Callable<Integer> {
               .fullCheckInterval(fullCheckInterval)
               .abortProbability(abortProbability)
               .failureProbability(failureProbability)
+              .flipProbability(flipProbability)
               .onLoadFailure(LoadFailurePolicy.parse(onLoadFailure, "--on-load-failure"))
               .chunkTokens(chunk)
               .maxRunning(maxRunning)
@@ -792,6 +801,8 @@ final class SimulateCommand implements Callable<Integer> {
         "--full-check-interval", fullCheckInterval, 1, "ticks between full invariant checks");
     OptionCheck.probability("--abort-probability", abortProbability, "chance per tick");
     OptionCheck.probability("--failure-probability", failureProbability, "chance per copy batch");
+    OptionCheck.probability(
+        "--flip-probability", flipProbability, "chance per host-to-device copy batch");
     OptionCheck.atLeast("--chunk", chunk, 1, "prompt tokens prefilled per tick");
     OptionCheck.atLeast("--max-running", maxRunning, 1, "requests running at once");
     OptionCheck.atLeast("--watchdog", watchdogSeconds, 1, "seconds one collective may wait");

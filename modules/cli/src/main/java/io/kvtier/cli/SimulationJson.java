@@ -139,6 +139,7 @@ final class SimulationJson {
     j.writeNumberField("leakedPages", r.leakedPages());
     j.writeNumberField("kvVerifiedPages", r.kvVerifiedPages());
     j.writeNumberField("kvMismatches", r.kvMismatches());
+    j.writeNumberField("hostChecksumMismatches", r.hostChecksumMismatches());
     j.writeNumberField("snapshotsVerified", r.snapshotsVerified());
     j.writeNumberField("snapshotMismatches", r.snapshotMismatches());
     j.writeBooleanField("checksPassed", r.passed());

@@ -97,14 +97,16 @@ final class SimulationSummary {
             r.aborted(),
             r.loadFailureAborts(),
             r.rejected()));
-    if (r.loadFailureRecomputes() > 0) {
+    if (r.loadFailureRecomputes() > 0 || r.hostChecksumMismatches() > 0) {
       s.append(
           String.format(
               Locale.ROOT,
               "recompute %d failed load-backs sent their requests back to the queue: %d tokens"
-                  + " they were to bring back were recomputed instead%n",
+                  + " they were to bring back were recomputed instead; %d host blocks failed"
+                  + " their checksum%n",
               r.loadFailureRecomputes(),
-              r.loadFailureLostTokens()));
+              r.loadFailureLostTokens(),
+              r.hostChecksumMismatches()));
     }
     s.append(
         r.unreadRequests() == 0

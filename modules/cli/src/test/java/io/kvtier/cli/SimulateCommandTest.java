@@ -120,8 +120,9 @@ class SimulateCommandTest {
   }
 
   /**
-   * Issue 31's acceptance: with copies failing, every request whose load-back failed is
-   * recomputed (no aborts, tokens recomputed) and every check passes; {@code fail} ends them.
+   * Issue 31's acceptance: with copies failing and host pages flipping at rest, every flip is
+   * caught by its checksum, every request whose load-back failed is recomputed (no aborts, tokens
+   * recomputed) and every check passes (no KV mismatch); {@code fail} ends them.
    */
   @Test
   void failedLoadBacksAreRecomputedByDefaultAndEndRequestsUnderFail(@TempDir Path dir)
@@ -138,6 +139,8 @@ class SimulateCommandTest {
               "3",
               "--failure-probability",
               "0.05",
+              "--flip-probability",
+              "0.2",
               "--on-load-failure",
               policy,
               "--device-pages",
@@ -162,6 +165,8 @@ class SimulateCommandTest {
     assertThat(runs.get("recompute")).containsEntry("loadFailureAborts", 0L);
     assertThat((Long) runs.get("recompute").get("loadFailureRecomputes")).isPositive();
     assertThat((Long) runs.get("recompute").get("loadFailureLostTokens")).isPositive();
+    // Every flipped host page was caught by its checksum: none reached a request's KV.
+    assertThat((Long) runs.get("recompute").get("hostChecksumMismatches")).isPositive();
     assertThat((Long) runs.get("fail").get("loadFailureAborts")).isPositive();
     assertThat(runs.get("fail")).containsEntry("loadFailureRecomputes", 0L);
     CliRun bad = run("simulate", "--on-load-failure", "retry");

@@ -85,14 +85,20 @@ public enum AckDelay {
    * @param ranks the number of ranks
    * @param seed the seed of jitter, random stalls and failures
    * @param failureProbability the chance that a copy batch fails
+   * @param flipProbability the chance that a host-to-device batch finds a bit of its source
+   *     flipped; the key is left out at 0, so that every earlier run keeps its properties
    * @return the properties, in a stable order
    */
-  public Map<String, String> simProperties(int ranks, long seed, double failureProbability) {
+  public Map<String, String> simProperties(
+      int ranks, long seed, double failureProbability, double flipProbability) {
     Map<String, String> p = new LinkedHashMap<>();
     p.put("sim.seed", Long.toString(seed));
     p.put("sim.h2d-latency", LATENCY_MICROS + "us");
     p.put("sim.d2h-latency", LATENCY_MICROS + "us");
     p.put("sim.failure-probability", Double.toString(failureProbability));
+    if (flipProbability > 0) {
+      p.put("sim.flip-probability", Double.toString(flipProbability));
+    }
     switch (this) {
       case UNIFORM -> p.put("sim.jitter", "8");
       case SKEWED -> {

@@ -54,6 +54,9 @@ public final class MultiRankSimulator {
   /** Rank 0's L3 counters after the last run (equal on every rank); NONE without L3. */
   private volatile io.kvtier.core.cache.L3Stats l3Stats = io.kvtier.core.cache.L3Stats.NONE;
 
+  /** Host blocks whose checksum did not match, summed over the ranks before {@link #result}. */
+  private long hostChecksumMismatches;
+
   private record Failure(int rank, long tick, Throwable cause, SimulationFailure kind) {}
 
   /**
@@ -251,7 +254,8 @@ public final class MultiRankSimulator {
         rank.leakedDevicePages(),
         sent,
         rank.model().snapshotsVerified(),
-        rank.model().snapshotMismatches()
+        rank.model().snapshotMismatches(),
+        rank.cache().hostChecksumMismatches()
       };
       long digest = rank.engine().replicaDigest();
       boolean digestsEqual = true;
@@ -310,6 +314,7 @@ public final class MultiRankSimulator {
           fail(r, rank, e, classify(e));
         }
       }
+      hostChecksumMismatches = sums[6];
       return result(
           workload,
           rank,
@@ -418,11 +423,13 @@ public final class MultiRankSimulator {
     long leaked = 0;
     long snapshotsVerified = 0;
     long snapshotMismatches = 0;
+    hostChecksumMismatches = 0;
     for (SimulatedRank rank : ranks) {
       RankEngineStats rs = rank.engine().stats();
       verified += rs.kvVerifiedPages();
       mismatches += rs.kvMismatches();
       leaked += rank.leakedDevicePages();
+      hostChecksumMismatches += rank.cache().hostChecksumMismatches();
       snapshotsVerified += rank.model().snapshotsVerified();
       snapshotMismatches += rank.model().snapshotMismatches();
     }
@@ -505,6 +512,7 @@ public final class MultiRankSimulator {
         .set(SimulationCounter.LEAKED_PAGES, stoppedEarly(kind) ? 0 : leaked)
         .set(SimulationCounter.KV_VERIFIED_PAGES, verified)
         .set(SimulationCounter.KV_MISMATCHES, mismatches)
+        .set(SimulationCounter.HOST_CHECKSUM_MISMATCHES, hostChecksumMismatches)
         .set(SimulationCounter.SNAPSHOTS_VERIFIED, snapshotsVerified)
         .set(SimulationCounter.SNAPSHOT_MISMATCHES, snapshotMismatches)
         .hitTokens(

@@ -111,7 +111,13 @@ final class SimulatedRank implements AutoCloseable {
     this.config = config;
     this.rank = rank;
     Map<String, String> sim =
-        config.ackDelay().simProperties(config.ranks(), config.seed(), config.failureProbability());
+        config
+            .ackDelay()
+            .simProperties(
+                config.ranks(),
+                config.seed(),
+                config.failureProbability(),
+                config.flipProbability());
     BackendContext context = new BackendContext(rank, sim, clock, BackendMetrics.NOOP);
     BackendContext poolContext =
         new BackendContext(rank, poolProperties(config.device(), sim), clock, BackendMetrics.NOOP);

@@ -31,6 +31,8 @@ import java.util.TreeMap;
  * @param eviction the eviction policy of both tiers
  * @param ackDelay the per-rank copy delay distribution
  * @param failureProbability the chance that a copy batch fails, 0 to 1
+ * @param flipProbability the chance that a host-to-device batch finds one bit of its source host
+ *     page flipped (the host tier corrupted at rest; {@code sim.flip-probability}), 0 to 1
  * @param abortProbability the chance per tick that rank 0 aborts one live request, 0 to 1
  * @param chunkTokens prompt tokens a request prefills per tick
  * @param maxRunning requests running at once per rank
@@ -94,6 +96,7 @@ public record SimulationConfig(
     EvictionPolicy eviction,
     AckDelay ackDelay,
     double failureProbability,
+    double flipProbability,
     double abortProbability,
     int chunkTokens,
     int maxRunning,
@@ -156,6 +159,7 @@ public record SimulationConfig(
     Objects.requireNonNull(eviction, "eviction");
     Objects.requireNonNull(ackDelay, "ackDelay");
     probability("failureProbability", failureProbability);
+    probability("flipProbability", flipProbability);
     probability("abortProbability", abortProbability);
     atLeast("chunkTokens", chunkTokens, 1);
     atLeast("maxRunning", maxRunning, 1);

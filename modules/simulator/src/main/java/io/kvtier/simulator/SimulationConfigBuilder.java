@@ -27,6 +27,7 @@ public final class SimulationConfigBuilder {
   private EvictionPolicy eviction = EvictionPolicy.LRU;
   private AckDelay ackDelay = AckDelay.UNIFORM;
   private double failureProbability;
+  private double flipProbability;
   private double abortProbability = 0.01;
   private int chunkTokens = 64;
   private int maxRunning = 8;
@@ -63,6 +64,7 @@ public final class SimulationConfigBuilder {
     eviction = c.eviction();
     ackDelay = c.ackDelay();
     failureProbability = c.failureProbability();
+    flipProbability = c.flipProbability();
     abortProbability = c.abortProbability();
     chunkTokens = c.chunkTokens();
     maxRunning = c.maxRunning();
@@ -204,6 +206,17 @@ public final class SimulationConfigBuilder {
    */
   public SimulationConfigBuilder failureProbability(double v) {
     failureProbability = v;
+    return this;
+  }
+
+  /**
+   * Sets the chance that a host-to-device batch finds a bit of its source flipped.
+   *
+   * @param v 0 to 1
+   * @return this
+   */
+  public SimulationConfigBuilder flipProbability(double v) {
+    flipProbability = v;
     return this;
   }
 
@@ -453,6 +466,7 @@ public final class SimulationConfigBuilder {
         eviction,
         ackDelay,
         failureProbability,
+        flipProbability,
         abortProbability,
         chunkTokens,
         maxRunning,

@@ -56,6 +56,12 @@ public enum SimulationCounter {
   /** Checked pages whose KV was wrong. */
   KV_MISMATCHES,
   /**
+   * Host blocks (page, layer) whose bytes no longer matched their CRC32C when a load-back or an
+   * L3 write read them, summed over ranks: each failed its load (docs/CACHE.md, "Verified
+   * restores"). Not a failed check: {@code --flip-probability} injects exactly these.
+   */
+  HOST_CHECKSUM_MISMATCHES,
+  /**
    * Resumes from a recurrent-state snapshot that the model checked (a request's first step from a
    * position above 0); 0 without snapshots.
    */

@@ -203,6 +203,11 @@ public record SimulationResult(
     return counts.get(SimulationCounter.KV_VERIFIED_PAGES);
   }
 
+  /** @return {@link SimulationCounter#HOST_CHECKSUM_MISMATCHES} */
+  public long hostChecksumMismatches() {
+    return counts.get(SimulationCounter.HOST_CHECKSUM_MISMATCHES);
+  }
+
   /** @return {@link SimulationCounter#KV_MISMATCHES} */
   public long kvMismatches() {
     return counts.get(SimulationCounter.KV_MISMATCHES);

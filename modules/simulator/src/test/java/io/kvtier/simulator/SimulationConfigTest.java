@@ -77,12 +77,12 @@ class SimulationConfigTest {
   @Test
   void ackDelaysMapToSimProperties() {
     assertThat(AckDelay.parse("heavy_tail")).isEqualTo(AckDelay.HEAVY_TAIL);
-    Map<String, String> skewed = AckDelay.SKEWED.simProperties(8, 7, 0);
+    Map<String, String> skewed = AckDelay.SKEWED.simProperties(8, 7, 0, 0);
     assertThat(skewed)
         .containsEntry("sim.slow-rank", "7")
         .containsEntry("sim.seed", "7")
         .containsEntry("sim.slow-factor", "6");
-    assertThat(AckDelay.HEAVY_TAIL.simProperties(2, 1, 0))
+    assertThat(AckDelay.HEAVY_TAIL.simProperties(2, 1, 0, 0))
         .containsEntry("sim.stall-probability", "0.03");
     assertThat(AckDelay.STALL.injectsStalls()).isTrue();
     assertThat(AckDelay.UNIFORM.injectsStalls()).isFalse();
