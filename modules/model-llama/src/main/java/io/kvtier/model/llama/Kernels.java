@@ -381,14 +381,15 @@ public final class Kernels {
   /**
    * Lanes summed in lane order. Why not {@code reduceLanes(ADD)}: its float order is unspecified
    * and differs between the intrinsic and the interpreter's fallback, which broke bit-identity of
-   * one position computed early (interpreted) and late (compiled) in KernelsTest.
+   * one position computed early (interpreted) and late (compiled) in KernelsTest. Why lane by
+   * lane, not through an array: C2 did not scalar-replace the array that {@code intoArray}
+   * filled, so every dot allocated one, most of the served heap's garbage (JFR: 11 of 14 GB
+   * sampled in a short serve of smollm-135m; docs/PERFORMANCE.md).
    */
   private static float sumLanes(FloatVector acc) {
-    float[] lanes = new float[F.length()];
-    acc.intoArray(lanes, 0);
     float sum = 0f;
-    for (float lane : lanes) {
-      sum += lane;
+    for (int i = 0; i < F.length(); i++) {
+      sum += acc.lane(i);
     }
     return sum;
   }

@@ -154,14 +154,15 @@ public final class LlamaModel {
     whole.checkStore(kv);
     int dim = shape.embeddingLength();
     float[] x = new float[n * dim];
+    PassScratch scratch = new PassScratch();
     whole.embed(tokens, 0, n, x);
     for (int l = 0; l < layers.length; l++) {
-      whole.layer(l, x, start, n, kv);
+      whole.layer(l, x, start, n, kv, scratch);
     }
     int first = allLogits ? 0 : n - 1;
     int rows = n - first;
     int vocabulary = vocabularySize();
-    float[] flat = whole.logits(x, first, rows);
+    float[] flat = whole.logits(x, first, rows, scratch);
     float[][] logits = new float[rows][];
     for (int r = 0; r < rows; r++) {
       logits[r] = Arrays.copyOfRange(flat, r * vocabulary, (r + 1) * vocabulary);

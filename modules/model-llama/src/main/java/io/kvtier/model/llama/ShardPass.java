@@ -4,6 +4,7 @@ import io.kvtier.gguf.GgufTensor;
 import io.kvtier.gguf.ModelHyperparameters;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ForkJoinPool;
 import java.util.stream.IntStream;
 
 /**
@@ -24,11 +25,22 @@ import java.util.stream.IntStream;
  * columns in one order, whatever the number of positions; a position's K/V is written to the
  * store before any position attends and attention reads positions {@code 0..p} back from the
  * store in position order; so a position's bits do not depend on the batch, nor on whether its
- * prefix came from a cache. Immutable: the scratch arrays are per call.
+ * prefix came from a cache. Immutable: the working arrays are the caller's ({@link PassScratch}).
  */
 final class ShardPass {
   /** Below this many multiply-adds attention runs on the calling thread. */
   private static final long PARALLEL_ATTENTION_THRESHOLD = 1L << 16;
+
+  /** Attention tasks per thread of the pool and the caller: a few, so a busy core is no tail. */
+  private static final int TASKS_PER_THREAD = 2;
+
+  /**
+   * Positions a layer runs at once. Why: the working arrays ({@link PassScratch}) grow to a chunk
+   * (smollm-135m: 6 MB at 256 positions, the feed-forward's most) rather than to the longest
+   * prompt (a 32K-token prompt of an 8192-wide feed-forward would need 2 GB), and a row of weights
+   * is read once per 4 positions whatever the chunk ({@link LlamaWeight}), so nothing slows.
+   */
+  static final int CHUNK = 256;
 
   private final LlamaModel model;
   private final ModelHyperparameters shape;
@@ -176,17 +188,32 @@ final class ShardPass {
    * Runs layer {@code l} over positions {@code start..start+n-1}, whose hidden states are the
    * rows of {@code x} (updated in place): their K/V go to {@code kv}, which holds positions
    * {@code 0..start-1} of this layer already, then each attends over {@code 0..p} read back from
-   * {@code kv}.
+   * {@code kv}. The positions go through in chunks of {@link #CHUNK}, in order.
    */
-  void layer(int l, float[] x, int start, int n, KvStore kv) {
+  void layer(int l, float[] x, int start, int n, KvStore kv, PassScratch s) {
+    for (int first = 0; first < n; first += CHUNK) {
+      chunk(l, x, first, start + first, Math.min(CHUNK, n - first), kv, s);
+    }
+  }
+
+  /** Layer {@code l} over positions {@code start..start+n-1}, the rows from {@code row} of x. */
+  private void chunk(int l, float[] x, int row, int start, int n, KvStore kv, PassScratch s) {
     LlamaModel.Layer layer = model.layer(l);
     float eps = shape.rmsNormEpsilon();
-    float[] xb = new float[n * dim];
-    float[] q = new float[n * qWidth];
-    float[] k = new float[n * kvWidth];
-    float[] v = new float[n * kvWidth];
+    int at = row * dim;
+    int total = start + n;
+    float[] xb = s.normed = PassScratch.atLeast(s.normed, n * dim);
+    float[] q = s.q = PassScratch.atLeast(s.q, n * qWidth);
+    float[] k = s.k = PassScratch.atLeast(s.k, n * kvWidth);
+    float[] v = s.v = PassScratch.atLeast(s.v, n * kvWidth);
+    float[] keys = s.keys = PassScratch.atLeast(s.keys, total * kvWidth);
+    float[] values = s.values = PassScratch.atLeast(s.values, total * kvWidth);
+    float[] attended = s.attended = PassScratch.atLeast(s.attended, n * qWidth);
+    float[] residual = s.residual = PassScratch.atLeast(s.residual, n * dim);
+    float[] gate = s.gate = PassScratch.atLeast(s.gate, n * ffCount);
+    float[] up = s.up = PassScratch.atLeast(s.up, n * ffCount);
     for (int p = 0; p < n; p++) {
-      Kernels.rmsNorm(x, p * dim, layer.attentionNorm(), eps, xb, p * dim, dim);
+      Kernels.rmsNorm(x, at + p * dim, layer.attentionNorm(), eps, xb, p * dim, dim);
     }
     rows(layer.wq(), xb, n, q, firstHead * headSize, qWidth);
     rows(layer.wk(), xb, n, k, firstKvHead * headSize, kvWidth);
@@ -199,41 +226,35 @@ final class ShardPass {
       rotate(k, p * kvWidth, kvHeads, start + p);
       kv.write(l, start + p, k, v, p * kvWidth);
     }
-    int total = start + n;
-    float[] keys = new float[total * kvWidth];
-    float[] values = new float[total * kvWidth];
     kv.read(l, total, keys, values);
-    float[] attended = new float[n * qWidth];
-    attend(q, keys, values, attended, n, start);
-    float[] residual = new float[n * dim];
+    attend(q, keys, values, attended, n, start, s);
     columns(layer.wo(), attended, n, residual, firstHead * headSize, qWidth);
     sums.sum(residual, n * dim);
-    add(x, residual, n * dim);
+    add(x, at, residual, n * dim);
     for (int p = 0; p < n; p++) {
-      Kernels.rmsNorm(x, p * dim, layer.ffnNorm(), eps, xb, p * dim, dim);
+      Kernels.rmsNorm(x, at + p * dim, layer.ffnNorm(), eps, xb, p * dim, dim);
     }
-    float[] gate = new float[n * ffCount];
-    float[] up = new float[n * ffCount];
     rows(layer.gate(), xb, n, gate, ffFirst, ffCount);
     rows(layer.up(), xb, n, up, ffFirst, ffCount);
     Kernels.swiglu(gate, 0, up, 0, n * ffCount);
     columns(layer.down(), gate, n, residual, ffFirst, ffCount);
     sums.sum(residual, n * dim);
-    add(x, residual, n * dim);
+    add(x, at, residual, n * dim);
   }
 
   /**
    * The logits of rows {@code first..first+rows-1} of {@code x} after the last layer: {@code rows
-   * * vocabulary} floats, row-major. Whole on every rank.
+   * * vocabulary} floats, row-major, in an array of exactly that length that {@code s} keeps (the
+   * next call overwrites it). Whole on every rank.
    */
-  float[] logits(float[] x, int first, int rows) {
-    float[] normed = new float[rows * dim];
+  float[] logits(float[] x, int first, int rows, PassScratch s) {
+    float[] normed = s.normed = PassScratch.atLeast(s.normed, rows * dim);
     for (int p = 0; p < rows; p++) {
       Kernels.rmsNorm(
           x, (first + p) * dim, model.outputNorm(), shape.rmsNormEpsilon(), normed, p * dim, dim);
     }
     LlamaWeight output = model.output();
-    float[] flat = new float[rows * output.rows()];
+    float[] flat = s.logits = PassScratch.exactly(s.logits, rows * output.rows());
     output.multiply(normed, rows, flat);
     return flat;
   }
@@ -272,33 +293,55 @@ final class ShardPass {
   /**
    * Causal grouped-query attention of each batch position over positions 0..p, in order. The
    * (position, head) pairs are independent and each is computed the same way on any thread, so
-   * running them in parallel changes no bit.
+   * running them in parallel changes no bit. Each task takes every {@code tasks}-th pair (early
+   * and late positions alike, so the tasks' work is even) and its own row of scores.
    */
-  private void attend(float[] q, float[] keys, float[] values, float[] out, int n, int start) {
-    long work = (long) n * heads * (start + n) * headSize;
-    IntStream pairs = IntStream.range(0, n * heads);
-    if (work >= PARALLEL_ATTENTION_THRESHOLD) {
-      pairs = pairs.parallel();
+  private void attend(
+      float[] q, float[] keys, float[] values, float[] out, int n, int start, PassScratch s) {
+    int pairs = n * heads;
+    int total = start + n;
+    long work = (long) pairs * total * headSize;
+    int tasks =
+        work < PARALLEL_ATTENTION_THRESHOLD
+            ? 1
+            : Math.min(pairs, TASKS_PER_THREAD * (ForkJoinPool.getCommonPoolParallelism() + 1));
+    float[] scores = s.scores = PassScratch.atLeast(s.scores, tasks * total);
+    IntStream range = IntStream.range(0, tasks);
+    if (tasks > 1) {
+      range = range.parallel();
     }
-    pairs.forEach(pair -> attendHead(q, keys, values, out, pair / heads, pair % heads, start));
+    range.forEach(
+        task -> {
+          for (int pair = task; pair < pairs; pair += tasks) {
+            attendHead(
+                q, keys, values, out, pair / heads, pair % heads, start, scores, task * total);
+          }
+        });
   }
 
   private void attendHead(
-      float[] q, float[] keys, float[] values, float[] out, int p, int h, int start) {
+      float[] q,
+      float[] keys,
+      float[] values,
+      float[] out,
+      int p,
+      int h,
+      int start,
+      float[] scores,
+      int so) {
     int group = shape.headCount() / shape.headCountKv();
     float scale = (float) (1.0 / Math.sqrt(headSize));
     int count = start + p + 1;
-    float[] scores = new float[count];
     int qAt = p * qWidth + h * headSize;
     int kvAt = (h / group) * headSize;
     for (int t = 0; t < count; t++) {
-      scores[t] = Kernels.dot(q, qAt, keys, t * kvWidth + kvAt, headSize) * scale;
+      scores[so + t] = Kernels.dot(q, qAt, keys, t * kvWidth + kvAt, headSize) * scale;
     }
-    Kernels.softmax(scores, 0, count);
+    Kernels.softmax(scores, so, count);
     for (int i = 0; i < headSize; i++) {
       float sum = 0f;
       for (int t = 0; t < count; t++) {
-        sum += scores[t] * values[t * kvWidth + kvAt + i];
+        sum += scores[so + t] * values[t * kvWidth + kvAt + i];
       }
       out[qAt + i] = sum;
     }
@@ -316,9 +359,9 @@ final class ShardPass {
     }
   }
 
-  private static void add(float[] x, float[] delta, int n) {
+  private static void add(float[] x, int at, float[] delta, int n) {
     for (int i = 0; i < n; i++) {
-      x[i] += delta[i];
+      x[at + i] += delta[i];
     }
   }
 }

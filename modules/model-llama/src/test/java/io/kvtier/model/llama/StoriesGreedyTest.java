@@ -101,6 +101,28 @@ class StoriesGreedyTest {
     }
   }
 
+  @Test
+  void aBatchLongerThanAChunkHasTheBitsOfShorterBatches() {
+    // Past one chunk of positions, so that a layer runs the batch in two chunks.
+    int[] tokens = new int[ShardPass.CHUNK + 44];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = (i * 37 + 11) % model.vocabularySize();
+    }
+    float[][] whole = model.forward(tokens, 0, ArrayKvStore.forModel(model), true);
+    KvStore kv = ArrayKvStore.forModel(model);
+    int start = 0;
+    for (int length : new int[] {100, 100, 100}) {
+      float[][] part =
+          model.forward(Arrays.copyOfRange(tokens, start, start + length), start, kv, true);
+      for (int p = 0; p < length; p++) {
+        assertThat(bits(part[p]))
+            .as("position %d in batches of 100", start + p)
+            .containsExactly(bits(whole[start + p]));
+      }
+      start += length;
+    }
+  }
+
   private static int[] bits(float[] v) {
     int[] b = new int[v.length];
     for (int i = 0; i < v.length; i++) {
