@@ -94,12 +94,16 @@ final class PairedQ8Dot {
       ByteVector q01 = ByteVector.fromMemorySegment(B128, data, block + 2, ByteOrder.LITTLE_ENDIAN);
       ByteVector q23 =
           ByteVector.fromMemorySegment(B128, data, block + 18, ByteOrder.LITTLE_ENDIAN);
-      FloatVector w0 = widen(q01, FIRST_CHUNK);
-      FloatVector w1 = widen(q01, SECOND_CHUNK);
-      FloatVector w2 = widen(q23, FIRST_CHUNK);
-      FloatVector w3 = widen(q23, SECOND_CHUNK);
-      // Written out, not a helper per pair: a helper returning a vector was not inlined here and
-      // boxed every vector (one-thread loop: 3 against 17 GMAC/s).
+      FloatVector w0 =
+          (FloatVector) q01.rearrange(FIRST_CHUNK).convertShape(VectorOperators.B2F, F, 0);
+      FloatVector w1 =
+          (FloatVector) q01.rearrange(SECOND_CHUNK).convertShape(VectorOperators.B2F, F, 0);
+      FloatVector w2 =
+          (FloatVector) q23.rearrange(FIRST_CHUNK).convertShape(VectorOperators.B2F, F, 0);
+      FloatVector w3 =
+          (FloatVector) q23.rearrange(SECOND_CHUNK).convertShape(VectorOperators.B2F, F, 0);
+      // Written out, with no helper taking or returning a vector: such a helper was not inlined
+      // and boxed every vector (one-thread loop: 3 against 17 GMAC/s).
       int x = pairsAt + 64 * b;
       FloatVector p = FloatVector.zero(F);
       p = FloatVector.fromArray(F, pairs, x).fma(w0, p);
@@ -129,27 +133,20 @@ final class PairedQ8Dot {
       p = FloatVector.fromArray(F, pairs, x + 48).fma(w3, p);
       a3 = p.fma(d, a3);
     }
-    float[] lanes = new float[F.length()];
-    sumHalves(a0, lanes, out, outAt, outStride);
-    sumHalves(a1, lanes, out, outAt + 2 * outStride, outStride);
-    sumHalves(a2, lanes, out, outAt + 4 * outStride, outStride);
-    sumHalves(a3, lanes, out, outAt + 6 * outStride, outStride);
-  }
-
-  private static FloatVector widen(ByteVector bytes, VectorShuffle<Byte> chunk) {
-    return (FloatVector) bytes.rearrange(chunk).convertShape(VectorOperators.B2F, F, 0);
-  }
-
-  /** Each half's lanes summed in lane order, as {@code Kernels.sumLanes} sums one position's. */
-  private static void sumHalves(FloatVector acc, float[] lanes, float[] out, int at, int stride) {
-    acc.intoArray(lanes, 0);
-    float first = 0f;
-    float second = 0f;
-    for (int l = 0; l < 8; l++) {
-      first += lanes[l];
-      second += lanes[8 + l];
+    // Each half's lanes summed in lane order, as Kernels.sumLanes sums one position's; written
+    // here rather than in a helper taking a vector, which was not inlined (4% of a prefill's
+    // samples in its bounds checks)
+    float[] lanes = new float[4 * F.length()];
+    a0.intoArray(lanes, 0);
+    a1.intoArray(lanes, 16);
+    a2.intoArray(lanes, 32);
+    a3.intoArray(lanes, 48);
+    for (int k = 0; k < POSITIONS; k++) {
+      float sum = 0f;
+      for (int l = 8 * k; l < 8 * k + 8; l++) {
+        sum += lanes[l];
+      }
+      out[outAt + k * outStride] = sum;
     }
-    out[at] = first;
-    out[at + stride] = second;
   }
 }
