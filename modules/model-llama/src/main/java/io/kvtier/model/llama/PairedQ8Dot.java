@@ -20,10 +20,11 @@ import jdk.incubator.vector.VectorSpecies;
  * both halves. Every lane then sees exactly the operations of the 256-bit kernel in the same
  * order, so a position's value does not change with the batch it is in, and each multiply-add
  * instruction does twice the work. Why: the products of a Q8_0 prefill were about 70% of its time;
- * in a one-thread loop over a 1536 x 576 matrix and 128 positions this kernel ran 22-28 GMAC/s
+ * in a one-thread loop over a 1536 x 576 matrix and 128 positions this kernel ran 22-31 GMAC/s
  * against 12-21 for {@link Kernels#dot4}, whose tiles of 1 row x 8 or 2 rows x 4 positions at 256
- * bits were slower still (docs/PERFORMANCE.md, "Llama runner against llama.cpp"). Used only where
- * 512-bit vectors are native ({@link #AVAILABLE}): elsewhere the Vector API would emulate them.
+ * bits were no faster, and a prefill's median rose by a third (docs/PERFORMANCE.md, "Q8_0
+ * prefill: pairs of positions in 512-bit vectors"). Used only where 512-bit vectors are native
+ * ({@link #AVAILABLE}): elsewhere the Vector API would emulate them.
  */
 final class PairedQ8Dot {
   private PairedQ8Dot() {}
