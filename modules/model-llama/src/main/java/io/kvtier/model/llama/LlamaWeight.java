@@ -15,8 +15,9 @@ import java.util.concurrent.RecursiveAction;
  * <p>Products split work across cores by output rows only: each (row, position) value is one
  * {@link Kernels#dot} call whatever the batch size or the split, so the split cannot change any
  * bit of the result. Positions are the inner loop, four at a time ({@link Kernels#dot4}, the
- * same bits as one {@link Kernels#dot} each), so a weight row is read and widened once per four
- * positions of a batch.
+ * same bits as one {@link Kernels#dot} each), or eight for Q8_0 where 512-bit vectors are native
+ * ({@link PairedQ8Dot}, the same bits again), so a weight row is read and widened once per four or
+ * eight positions of a batch.
  */
 public final class LlamaWeight {
   /**
@@ -127,21 +128,42 @@ public final class LlamaWeight {
               + " out="
               + out.length);
     }
+    int eights =
+        type == GgufTensorType.Q8_0 && PairedQ8Dot.AVAILABLE
+            ? positions - positions % PairedQ8Dot.POSITIONS
+            : 0;
+    float[] pairs = eights == 0 ? in : PairedQ8Dot.interleave(in, eights, columns);
     if ((long) rows * columns * positions < PARALLEL_THRESHOLD) {
-      multiplyRows(in, positions, out, 0, rows);
+      multiplyRows(in, pairs, eights, positions, out, 0, rows);
     } else {
       ForkJoinPool pool = ForkJoinPool.commonPool();
       int tasks = TASKS_PER_THREAD * Math.max(1, pool.getParallelism());
       int grain = Math.max(MIN_ROWS_PER_TASK, (rows + tasks - 1) / tasks);
-      pool.invoke(new RowsTask(in, positions, out, 0, rows, grain));
+      pool.invoke(new RowsTask(in, pairs, eights, positions, out, 0, rows, grain));
     }
   }
 
-  private void multiplyRows(float[] in, int positions, float[] out, int from, int to) {
-    int fours = positions - positions % 4;
-    int block = positionBlock();
+  /**
+   * Rows {@code [from, to)} of the product: the first {@code eights} positions through {@link
+   * PairedQ8Dot} from their interleaved copy {@code pairs}, the rest four and then one at a time;
+   * every (row, position) value is {@link Kernels#dot}'s bits either way.
+   */
+  private void multiplyRows(
+      float[] in, float[] pairs, int eights, int positions, float[] out, int from, int to) {
+    int block8 = positionBlock(PairedQ8Dot.POSITIONS);
+    for (int first = 0; first < eights; first += block8) {
+      int end = Math.min(eights, first + block8);
+      for (int r = from; r < to; r++) {
+        long at = r * rowBytes;
+        for (int p = first; p < end; p += PairedQ8Dot.POSITIONS) {
+          PairedQ8Dot.dot8(pairs, p * columns, data, at, columns, out, p * rows + r, rows);
+        }
+      }
+    }
+    int fours = eights + (positions - eights) / 4 * 4;
+    int block = positionBlock(4);
     // A block of positions' inputs stays in the L1 cache while the rows stream past it.
-    for (int first = 0; first < fours; first += block) {
+    for (int first = eights; first < fours; first += block) {
       int end = Math.min(fours, first + block);
       for (int r = from; r < to; r++) {
         long at = r * rowBytes;
@@ -159,24 +181,36 @@ public final class LlamaWeight {
   }
 
   /**
-   * Positions (a multiple of 4) whose inputs fit in {@link #INPUT_BLOCK_BYTES}. Why: with all of a
-   * prefill's positions in the inner loop, every row read the whole input (128 positions of
-   * smollm-135m: 295 KB) from the L2 cache, one load per multiply-add.
+   * Positions (a multiple of {@code step}) whose inputs fit in {@link #INPUT_BLOCK_BYTES}. Why:
+   * with all of a prefill's positions in the inner loop, every row read the whole input (128
+   * positions of smollm-135m: 295 KB) from the L2 cache, one load per multiply-add.
    */
-  private int positionBlock() {
-    return Math.max(4, (int) (INPUT_BLOCK_BYTES / (4L * columns)) / 4 * 4);
+  private int positionBlock(int step) {
+    return Math.max(step, (int) (INPUT_BLOCK_BYTES / (4L * columns)) / step * step);
   }
 
   private final class RowsTask extends RecursiveAction {
     private final float[] in;
+    private final float[] pairs;
+    private final int eights;
     private final int positions;
     private final float[] out;
     private final int from;
     private final int to;
     private final int grain;
 
-    RowsTask(float[] in, int positions, float[] out, int from, int to, int grain) {
+    RowsTask(
+        float[] in,
+        float[] pairs,
+        int eights,
+        int positions,
+        float[] out,
+        int from,
+        int to,
+        int grain) {
       this.in = in;
+      this.pairs = pairs;
+      this.eights = eights;
       this.positions = positions;
       this.out = out;
       this.from = from;
@@ -187,13 +221,13 @@ public final class LlamaWeight {
     @Override
     protected void compute() {
       if (to - from <= grain) {
-        multiplyRows(in, positions, out, from, to);
+        multiplyRows(in, pairs, eights, positions, out, from, to);
         return;
       }
       int mid = (from + to) >>> 1;
       invokeAll(
-          new RowsTask(in, positions, out, from, mid, grain),
-          new RowsTask(in, positions, out, mid, to, grain));
+          new RowsTask(in, pairs, eights, positions, out, from, mid, grain),
+          new RowsTask(in, pairs, eights, positions, out, mid, to, grain));
     }
   }
 

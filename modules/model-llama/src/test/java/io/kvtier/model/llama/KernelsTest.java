@@ -198,4 +198,61 @@ class KernelsTest {
       }
     }
   }
+
+  @Test
+  void pairedQ8DotIsEightDotsBitForBit() {
+    Random random = new Random(SEED);
+    // 1, 3, 7 and 18 blocks: odd block counts and smollm-135m's 576
+    for (int n : new int[] {32, 96, 224, 576}) {
+      int positions = 16;
+      float[] in = randoms(random, positions * n);
+      float[] pairs = PairedQ8Dot.interleave(in, positions, n);
+      try (Arena arena = Arena.ofConfined()) {
+        MemorySegment seg = quantized(arena, GgufTensorType.Q8_0, randoms(random, 2 * n));
+        long secondRow = GgufTensorType.Q8_0.bytesFor(n);
+        for (int first = 0; first < positions; first += PairedQ8Dot.POSITIONS) {
+          float[] out = new float[2 + 8 * 3];
+          PairedQ8Dot.dot8(pairs, first * n, seg, secondRow, n, out, 2, 3);
+          for (int k = 0; k < PairedQ8Dot.POSITIONS; k++) {
+            float expected =
+                Kernels.dot(in, (first + k) * n, seg, secondRow, GgufTensorType.Q8_0, n);
+            assertThat(Float.floatToRawIntBits(out[2 + 3 * k]))
+                .as("n=%d position %d seed=%d", n, first + k, SEED)
+                .isEqualTo(Float.floatToRawIntBits(expected));
+          }
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(names = {"Q8_0", "Q4_0", "F32"})
+  void everyBatchSizeGivesEachPositionTheBitsOfItsOwnDot(GgufTensorType type) {
+    Random random = new Random(SEED);
+    for (int cols : new int[] {96, 224}) {
+      int rows = 37;
+      float[] w = randoms(random, rows * cols);
+      try (Arena arena = Arena.ofShared()) {
+        LlamaWeight weight =
+            new LlamaWeight(
+                new io.kvtier.gguf.GgufTensor(
+                    new io.kvtier.gguf.GgufTensorInfo("w", new long[] {cols, rows}, type, 0),
+                    quantized(arena, type, w)));
+        for (int positions = 1; positions <= 17; positions++) {
+          float[] in = randoms(random, positions * cols);
+          float[] out = new float[positions * rows];
+          weight.multiply(in, positions, out);
+          for (int p = 0; p < positions; p++) {
+            for (int r = 0; r < rows; r++) {
+              assertThat(Float.floatToRawIntBits(out[p * rows + r]))
+                  .as(
+                      "%s cols=%d batch=%d position %d row %d seed=%d",
+                      type, cols, positions, p, r, SEED)
+                  .isEqualTo(Float.floatToRawIntBits(weight.dotRow(r, in, p * cols)));
+            }
+          }
+        }
+      }
+    }
+  }
 }
