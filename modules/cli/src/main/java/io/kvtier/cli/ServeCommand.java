@@ -5,9 +5,9 @@ import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.config.LayerMix;
 import io.kvtier.core.config.WritePolicy;
+import io.kvtier.core.discovery.ProviderKind;
 import io.kvtier.core.tenant.ApiKeys;
 import io.kvtier.core.tenant.CacheNamespaces;
-import io.kvtier.core.discovery.ProviderKind;
 import io.kvtier.metrics.KvTierMeters;
 import io.kvtier.metrics.MicrometerBackendMetrics;
 import io.kvtier.metrics.TimedCollective;
@@ -434,16 +434,7 @@ final class ServeCommand implements Callable<Integer> {
           return 0;
         }
         return serve(
-            serving.get(),
-            settings,
-            kvtier,
-            registry,
-            address,
-            key,
-            tenants,
-            namespaces,
-            out,
-            err);
+            serving.get(), settings, kvtier, registry, address, key, tenants, namespaces, out, err);
       }
     } finally {
       stopped.countDown();
@@ -522,6 +513,13 @@ final class ServeCommand implements Callable<Integer> {
                 + bind
                 + " without an API key: anyone who can reach this address can use the server;"
                 + " set --api-key or KVTIER_API_KEY");
+        err.flush();
+      }
+      if (hasStore(kvtier) && tenants.isPresent() && !namespaces.configured()) {
+        err.println(
+            "kvtier serve: warning: the tenants' prefixes go to the L3 store in namespaces keyed"
+                + " by a secret made at start, which no other replica, nor this server after a"
+                + " restart, can find; give every replica the same --namespace-secret-file");
         err.flush();
       }
       if (hasStore(kvtier)
