@@ -95,11 +95,15 @@ class ServedTenantsTest {
   private record Replica(RankGroupEngine engine, CompletionServer server, URI base)
       implements AutoCloseable {
     static Replica open(KvTierConfig config) throws Exception {
+      return open(config, EngineSettings.DEFAULTS);
+    }
+
+    static Replica open(KvTierConfig config, EngineSettings settings) throws Exception {
       RankGroupEngine engine =
           GenerationEngines.open(
               MODEL,
               config,
-              EngineSettings.DEFAULTS.withGroup("served-tenants-" + GROUPS.incrementAndGet()),
+              settings.withGroup("served-tenants-" + GROUPS.incrementAndGet()),
               BackendMetrics.NOOP,
               RankSlot.Hooks.NONE);
       CompletionServer server =
@@ -252,6 +256,22 @@ class ServedTenantsTest {
         Cached publicHit = complete(client, b, "sk-b", p6, Optional.of("public"));
         assertThat(publicHit.total()).as("bob in the shared namespace").isPositive();
         assertNone(complete(client, b, "sk-b", p6), "bob outside the shared namespace");
+      }
+    }
+  }
+
+  @Test
+  void withoutPrefixCachingATenantsRepeatedPromptIsNotCachedEither(@TempDir Path store)
+      throws Exception {
+    try (HttpClient client = HttpClient.newHttpClient();
+        Replica a =
+            Replica.open(
+                config(store, Map.of()), EngineSettings.DEFAULTS.withPrefixCaching(false))) {
+      for (int i = 0; i < 2; i++) {
+        assertNone(complete(client, a, "sk-a", prompt(7)), "alice under --no-prefix-cache");
+        assertNone(
+            complete(client, a, "sk-a", prompt(7), Optional.of("public")),
+            "the shared salt under --no-prefix-cache");
       }
     }
   }
