@@ -15,6 +15,7 @@ module io.kvtier.core {
   exports io.kvtier.core.inject;
   exports io.kvtier.core.cache;
   exports io.kvtier.core.rank;
+  exports io.kvtier.core.tenant;
   exports io.kvtier.core.cache.testing to
       io.kvtier.simulator,
       io.kvtier.cli;

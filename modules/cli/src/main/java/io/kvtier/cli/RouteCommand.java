@@ -2,6 +2,8 @@ package io.kvtier.cli;
 
 import com.hazelcast.core.HazelcastInstance;
 import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.tenant.ApiKeys;
+import io.kvtier.core.tenant.CacheNamespaces;
 import io.kvtier.events.KvEvents;
 import io.kvtier.events.KvEventsConfig;
 import io.kvtier.route.KvRouter;
@@ -10,6 +12,7 @@ import io.kvtier.route.RoutePolicy;
 import io.kvtier.route.RouteScore;
 import java.io.PrintWriter;
 import java.net.BindException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -81,6 +84,29 @@ final class RouteCommand implements Callable<Integer> {
   private String replicaApiKey;
 
   @Option(
+      names = "--api-key-file",
+      paramLabel = "FILE",
+      description =
+          "The replicas' key file of tenants (KEY TENANT per line): clients must send one of its"
+              + " keys, which is forwarded to the replica, and each prompt is matched only"
+              + " against its own tenant's cached blocks. Not with --api-key.")
+  private Path apiKeyFile;
+
+  @Option(
+      names = "--namespace-secret-file",
+      paramLabel = "FILE",
+      description =
+          "The replicas' --namespace-secret-file: without it the router cannot name the"
+              + " namespaces of tenants and cache_salt values, and routes their prompts by load.")
+  private Path namespaceSecretFile;
+
+  @Option(
+      names = "--shared-cache-salt",
+      paramLabel = "SALT",
+      description = "The replicas' --shared-cache-salt.")
+  private String sharedCacheSalt;
+
+  @Option(
       names = "--overlap-weight",
       defaultValue = "16.0",
       description = "Weight of a cached block against a block of load (default: ${DEFAULT-VALUE}).")
@@ -147,6 +173,36 @@ final class RouteCommand implements Callable<Integer> {
               Duration.ofSeconds(replicaReadTimeout));
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+    }
+    Optional<ApiKeys> tenants = Optional.empty();
+    if (apiKeyFile != null) {
+      if (apiKey != null || replicaApiKey != null) {
+        throw new ParameterException(
+            spec.commandLine(),
+            "--api-key-file forwards each client's own key to the replicas: drop --api-key and"
+                + " --replica-api-key");
+      }
+      try {
+        tenants = Optional.of(ApiKeys.read(apiKeyFile));
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(spec.commandLine(), "--api-key-file " + e.getMessage(), e);
+      }
+    }
+    if (sharedCacheSalt != null && sharedCacheSalt.isEmpty()) {
+      throw new ParameterException(
+          spec.commandLine(), "--shared-cache-salt is empty: give a salt, or drop the option");
+    }
+    try {
+      Optional<String> shared = Optional.ofNullable(sharedCacheSalt);
+      options =
+          options.withTenants(
+              tenants,
+              namespaceSecretFile == null
+                  ? CacheNamespaces.random(shared)
+                  : CacheNamespaces.of(CacheNamespaces.readSecret(namespaceSecretFile), shared));
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(
+          spec.commandLine(), "--namespace-secret-file " + e.getMessage(), e);
     }
     Optional<HazelcastInstance> hazelcast = Optional.empty();
     KvRouter router;

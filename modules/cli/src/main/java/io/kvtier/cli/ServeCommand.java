@@ -6,6 +6,8 @@ import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.config.LayerMix;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.discovery.ProviderKind;
+import io.kvtier.core.tenant.ApiKeys;
+import io.kvtier.core.tenant.CacheNamespaces;
 import io.kvtier.metrics.KvTierMeters;
 import io.kvtier.metrics.MicrometerBackendMetrics;
 import io.kvtier.metrics.TimedCollective;
@@ -108,6 +110,33 @@ final class ServeCommand implements Callable<Integer> {
           "Every /v1 request must send Authorization: Bearer KEY (default: the KVTIER_API_KEY"
               + " environment variable, else no key). /health and /metrics stay open.")
   private String apiKey;
+
+  @Option(
+      names = "--api-key-file",
+      paramLabel = "FILE",
+      description =
+          "Tenants: one KEY TENANT per line (# comments). Every /v1 request must send one of the"
+              + " keys, and each tenant's prefixes are cached apart from every other's"
+              + " (docs/SERVE.md, Tenants). Not with --api-key.")
+  private Path apiKeyFile;
+
+  @Option(
+      names = "--namespace-secret-file",
+      paramLabel = "FILE",
+      description =
+          "The secret (16 bytes or more) that keys the cache namespaces of tenants and"
+              + " cache_salt values. Give every replica sharing an L3 store, and a router in front,"
+              + " the same file; without it a secret is made at start, good until the server"
+              + " stops.")
+  private Path namespaceSecretFile;
+
+  @Option(
+      names = "--shared-cache-salt",
+      paramLabel = "SALT",
+      description =
+          "A cache_salt that puts a request in the shared namespace 0, whatever its tenant: for"
+              + " prefixes all tenants may share on purpose (a public system prompt).")
+  private String sharedCacheSalt;
 
   @Option(
       names = "--model",
@@ -256,6 +285,33 @@ final class ServeCommand implements Callable<Integer> {
       return usage(err, "--served-model-name must not be blank");
     }
     Optional<String> key = Optional.ofNullable(apiKey).filter(k -> !k.isEmpty());
+    Optional<ApiKeys> tenants = Optional.empty();
+    if (apiKeyFile != null) {
+      if (key.isPresent()) {
+        return usage(
+            err,
+            "--api-key-file and --api-key (or KVTIER_API_KEY) both give keys: give the one key"
+                + " in the file, or drop the file");
+      }
+      try {
+        tenants = Optional.of(ApiKeys.read(apiKeyFile));
+      } catch (IllegalArgumentException e) {
+        return usage(err, "--api-key-file " + e.getMessage());
+      }
+    }
+    if (sharedCacheSalt != null && sharedCacheSalt.isEmpty()) {
+      return usage(err, "--shared-cache-salt is empty: give a salt, or drop the option");
+    }
+    Optional<String> shared = Optional.ofNullable(sharedCacheSalt);
+    CacheNamespaces namespaces;
+    try {
+      namespaces =
+          namespaceSecretFile == null
+              ? CacheNamespaces.random(shared)
+              : CacheNamespaces.of(CacheNamespaces.readSecret(namespaceSecretFile), shared);
+    } catch (IllegalArgumentException e) {
+      return usage(err, "--namespace-secret-file " + e.getMessage());
+    }
     InetAddress address;
     try {
       address = InetAddress.getByName(bind);
@@ -377,7 +433,8 @@ final class ServeCommand implements Callable<Integer> {
           out.flush();
           return 0;
         }
-        return serve(serving.get(), settings, kvtier, registry, address, key, out, err);
+        return serve(
+            serving.get(), settings, kvtier, registry, address, key, tenants, namespaces, out, err);
       }
     } finally {
       stopped.countDown();
@@ -417,6 +474,8 @@ final class ServeCommand implements Callable<Integer> {
       PrometheusMeterRegistry registry,
       InetAddress address,
       Optional<String> key,
+      Optional<ApiKeys> tenants,
+      CacheNamespaces namespaces,
       PrintWriter out,
       PrintWriter err)
       throws InterruptedException {
@@ -430,12 +489,13 @@ final class ServeCommand implements Callable<Integer> {
                 registry,
                 new InetSocketAddress(address, port),
                 new CompletionServer.Options(
-                    servedName,
-                    key,
-                    1 << 20,
-                    Duration.ofSeconds(readTimeoutSeconds),
-                    Duration.ofMinutes(2),
-                    served.layerMix()));
+                        servedName,
+                        key,
+                        1 << 20,
+                        Duration.ofSeconds(readTimeoutSeconds),
+                        Duration.ofMinutes(2),
+                        served.layerMix())
+                    .withTenants(tenants, namespaces));
       } catch (IOException e) {
         return usage(
             err,
@@ -447,12 +507,19 @@ final class ServeCommand implements Callable<Integer> {
                 + rootMessage(e)
                 + "): choose another --port, or 0 for a free one");
       }
-      if (!address.isLoopbackAddress() && key.isEmpty()) {
+      if (!address.isLoopbackAddress() && key.isEmpty() && tenants.isEmpty()) {
         err.println(
             "kvtier serve: warning: listening on "
                 + bind
                 + " without an API key: anyone who can reach this address can use the server;"
                 + " set --api-key or KVTIER_API_KEY");
+        err.flush();
+      }
+      if (hasStore(kvtier) && tenants.isPresent() && !namespaces.configured()) {
+        err.println(
+            "kvtier serve: warning: the tenants' prefixes go to the L3 store in namespaces keyed"
+                + " by a secret made at start, which no other replica, nor this server after a"
+                + " restart, can find; give every replica the same --namespace-secret-file");
         err.flush();
       }
       if (hasStore(kvtier)

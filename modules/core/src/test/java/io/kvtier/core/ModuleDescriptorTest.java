@@ -25,7 +25,8 @@ class ModuleDescriptorTest extends ModuleSuite {
         "io.kvtier.core.discovery",
         "io.kvtier.core.inject",
         "io.kvtier.core.cache",
-        "io.kvtier.core.rank");
+        "io.kvtier.core.rank",
+        "io.kvtier.core.tenant");
     // The deliberately broken rules, proving that the simulator and the cli's snapshot tests
     // catch them (the cli's main code does not use them).
     exportsTo("io.kvtier.core.cache.testing", "io.kvtier.simulator", "io.kvtier.cli");

@@ -5,6 +5,8 @@ import com.hazelcast.core.HazelcastInstance;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.kvtier.core.cache.PageHasher;
+import io.kvtier.core.tenant.ApiKeys;
+import io.kvtier.core.tenant.CacheNamespaces;
 import io.kvtier.spi.PageKey;
 import java.io.IOException;
 import java.io.InputStream;
@@ -63,6 +65,13 @@ public final class KvRouter implements AutoCloseable {
    * @param replicaReadTimeout how long a replica may send nothing: until a reply's headers, and
    *     between a reply's bytes; then the request fails there (and is retried if the client got
    *     nothing yet)
+   * @param tenants the keys of a key file ({@code --api-key-file}), each naming its tenant, as the
+   *     replicas have them: each client's own key is then forwarded to the replica (which needs it
+   *     to know the tenant), so neither {@code apiKey} nor {@code replicaApiKey} may be given;
+   *     empty: {@code apiKey} alone
+   * @param namespaces how a request's tenant and {@code cache_salt} choose its cache namespace,
+   *     the replicas' secret and shared salt: the namespace enters its prompt's block hashes, so a
+   *     request is matched only against blocks of its own namespace
    */
   public record Options(
       String bind,
@@ -73,7 +82,9 @@ public final class KvRouter implements AutoCloseable {
       Optional<String> apiKey,
       Optional<String> replicaApiKey,
       Duration replicaTimeout,
-      Duration replicaReadTimeout) {
+      Duration replicaReadTimeout,
+      Optional<ApiKeys> tenants,
+      CacheNamespaces namespaces) {
 
     /** Validates the fields. */
     public Options {
@@ -93,12 +104,86 @@ public final class KvRouter implements AutoCloseable {
         throw new IllegalArgumentException(
             "--replica-read-timeout " + replicaReadTimeout.toSeconds() + " must be >= 1 second");
       }
+      Objects.requireNonNull(tenants, "tenants");
+      Objects.requireNonNull(namespaces, "namespaces");
+      if (tenants.isPresent() && (apiKey.isPresent() || replicaApiKey.isPresent())) {
+        throw new IllegalArgumentException(
+            "--api-key-file forwards each client's own key to the replicas (their tenant):"
+                + " drop --api-key and --replica-api-key");
+      }
+    }
+
+    /**
+     * Options without tenants: every request is the default tenant, its namespace chosen by its
+     * {@code cache_salt} alone, under a secret made at start (so that a salted prompt is matched
+     * against no replica's blocks: it is routed by load).
+     *
+     * @param bind the address to listen on
+     * @param port the port; 0 picks a free one
+     * @param pageSize the replicas' page size in tokens
+     * @param score the scoring weights
+     * @param policy how a replica is picked
+     * @param apiKey the key clients must send; empty: none
+     * @param replicaApiKey the key sent to the replicas; empty: none
+     * @param replicaTimeout connect and health-check timeout per replica
+     * @param replicaReadTimeout how long a replica may send nothing
+     */
+    public Options(
+        String bind,
+        int port,
+        int pageSize,
+        RouteScore score,
+        RoutePolicy policy,
+        Optional<String> apiKey,
+        Optional<String> replicaApiKey,
+        Duration replicaTimeout,
+        Duration replicaReadTimeout) {
+      this(
+          bind,
+          port,
+          pageSize,
+          score,
+          policy,
+          apiKey,
+          replicaApiKey,
+          replicaTimeout,
+          replicaReadTimeout,
+          Optional.empty(),
+          CacheNamespaces.random(Optional.empty()));
+    }
+
+    /**
+     * These options with tenants and the replicas' namespaces.
+     *
+     * @param keys the key file's keys, or empty
+     * @param cacheNamespaces the replicas' secret and shared salt
+     * @return the options
+     */
+    public Options withTenants(Optional<ApiKeys> keys, CacheNamespaces cacheNamespaces) {
+      return new Options(
+          bind,
+          port,
+          pageSize,
+          score,
+          policy,
+          apiKey,
+          replicaApiKey,
+          replicaTimeout,
+          replicaReadTimeout,
+          keys,
+          cacheNamespaces);
+    }
+
+    /** The keys clients are checked against. */
+    ApiKeys keys() {
+      return tenants.orElseGet(() -> apiKey.map(ApiKeys::single).orElse(ApiKeys.open()));
     }
   }
 
   private final List<ReplicaSpec> replicas;
   private final Options options;
   private final PrefixIndex index;
+  private final ApiKeys keys;
   private final List<ReplicaEventSource> events = new ArrayList<>();
   private final boolean[] healthy;
   private final long[] loadBlocks;
@@ -153,6 +238,7 @@ public final class KvRouter implements AutoCloseable {
     }
     this.replicas = List.copyOf(replicas);
     this.options = Objects.requireNonNull(options, "options");
+    this.keys = options.keys();
     this.index = new PrefixIndex(this.replicas.size());
     this.healthy = new boolean[this.replicas.size()];
     this.loadBlocks = new long[this.replicas.size()];
@@ -228,8 +314,14 @@ public final class KvRouter implements AutoCloseable {
 
   /** The prompt's block hashes as the replicas publish them. */
   long[] blockHashes(int[] tokens) {
+    return blockHashes(tokens, CacheNamespaces.SHARED);
+  }
+
+  /** The block hashes of a prompt cached in {@code namespace}, as its replica's events name them. */
+  long[] blockHashes(int[] tokens, long namespace) {
     int aligned = tokens.length - tokens.length % options.pageSize();
-    List<PageKey> keys = PageHasher.pageKeys(0, Arrays.copyOf(tokens, aligned), options.pageSize());
+    List<PageKey> keys =
+        PageHasher.pageKeys(namespace, Arrays.copyOf(tokens, aligned), options.pageSize());
     return keys.stream().mapToLong(PageKey::h0).toArray();
   }
 
@@ -278,9 +370,14 @@ public final class KvRouter implements AutoCloseable {
 
   private void handle(HttpExchange exchange, String path) throws IOException {
     try (exchange) {
-      if (options.apiKey().isPresent()
-          && !("Bearer " + options.apiKey().get())
-              .equals(exchange.getRequestHeaders().getFirst("Authorization"))) {
+      String header = exchange.getRequestHeaders().getFirst("Authorization");
+      String given =
+          header != null && header.regionMatches(true, 0, "Bearer ", 0, 7)
+              ? header.substring(7).strip()
+              : "";
+      // Compared in constant time with every key, as serve does.
+      Optional<String> tenant = keys.tenant(given);
+      if (tenant.isEmpty()) {
         ReplyRelay.error(
             exchange,
             401,
@@ -299,14 +396,19 @@ public final class KvRouter implements AutoCloseable {
       if (post) {
         try {
           if (BODIES.readValue(body, Object.class) instanceof Map<?, ?> m) {
-            hashes = blockHashes(PromptTokens.of(m));
+            Object salt = m.get("cache_salt");
+            if (salt == null || salt instanceof String s && !s.isEmpty()) {
+              long namespace =
+                  options.namespaces().namespace(tenant.get(), Optional.ofNullable((String) salt));
+              hashes = blockHashes(PromptTokens.of(m), namespace);
+            }
           }
         } catch (IOException | IllegalArgumentException e) {
           // Not ours to judge: the replica answers a bad body with its own error.
           hashes = new long[0];
         }
       }
-      forward(exchange, path, body, hashes);
+      forward(exchange, path, body, hashes, options.tenants().isPresent() ? header : null);
     }
   }
 
@@ -318,7 +420,8 @@ public final class KvRouter implements AutoCloseable {
    * ({@code data: {"error": ...}}, code {@code replica_failed}, no {@code [DONE]}) and the end of
    * the stream.
    */
-  private void forward(HttpExchange exchange, String path, byte[] body, long[] hashes)
+  private void forward(
+      HttpExchange exchange, String path, byte[] body, long[] hashes, String clientKey)
       throws IOException {
     boolean[] tried = new boolean[replicas.size()];
     for (int attempt = 0; ; attempt++) {
@@ -337,7 +440,12 @@ public final class KvRouter implements AutoCloseable {
             HttpRequest.newBuilder(URI.create(replicas.get(r).http() + path))
                 .timeout(options.replicaReadTimeout())
                 .header("Content-Type", "application/json");
-        options.replicaApiKey().ifPresent(k -> request.header("Authorization", "Bearer " + k));
+        if (clientKey != null) {
+          // Tenants: the replica learns the tenant from the client's own key.
+          request.header("Authorization", clientKey);
+        } else {
+          options.replicaApiKey().ifPresent(k -> request.header("Authorization", "Bearer " + k));
+        }
         request.method(
             exchange.getRequestMethod(),
             body.length == 0

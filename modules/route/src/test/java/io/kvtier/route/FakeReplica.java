@@ -178,9 +178,14 @@ final class FakeReplica implements AutoCloseable {
 
   /** Publishes that the replica holds the page-aligned prefix of {@code tokens} in a medium. */
   void caches(int[] tokens, int pageSize, CacheMedium medium) {
-    List<PageKey> keys = PageHasher.pageKeys(0, tokens, pageSize);
+    caches(tokens, pageSize, medium, 0);
+  }
+
+  /** Publishes that the replica holds the prefix of {@code tokens} in a namespace. */
+  void caches(int[] tokens, int pageSize, CacheMedium medium, long namespace) {
+    List<PageKey> keys = PageHasher.pageKeys(namespace, tokens, pageSize);
     stream.onEvent(
-        new CacheEvent.BlocksStored(medium, 0, keys, Optional.empty(), tokens, pageSize));
+        new CacheEvent.BlocksStored(medium, namespace, keys, Optional.empty(), tokens, pageSize));
     stream.flush();
   }
 

@@ -39,7 +39,8 @@ final class ChatRequest {
           "parallel_tool_calls",
           "response_format",
           "store",
-          "metadata");
+          "metadata",
+          "cache_salt");
 
   private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name");
   private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
@@ -120,7 +121,8 @@ final class ChatRequest {
         stream,
         CompletionRequest.includeUsage(f),
         f.stops(),
-        true);
+        true,
+        CompletionRequest.cacheSalt(f));
   }
 
   private static int[] render(ModelText text, List<ModelText.Message> messages) {

@@ -5,6 +5,7 @@ import io.kvtier.serving.ModelText;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 
@@ -27,6 +28,8 @@ import java.util.Set;
  * @param stops stop sequences: the text ends before the first one
  * @param chat whether the body came to the chat endpoint (its reply ends at the model's {@link
  *     ModelText#endOfReply() end of a reply})
+ * @param cacheSalt the {@code cache_salt} (vLLM's field): with the tenant, it chooses the cache
+ *     namespace (docs/SERVE.md, "Tenants"); empty if not sent
  */
 public record CompletionRequest(
     String model,
@@ -35,7 +38,8 @@ public record CompletionRequest(
     boolean stream,
     boolean includeUsage,
     List<String> stops,
-    boolean chat) {
+    boolean chat,
+    Optional<String> cacheSalt) {
 
   /** OpenAI's default {@code max_tokens} of a completion. */
   static final int DEFAULT_COMPLETION_TOKENS = 16;
@@ -59,7 +63,8 @@ public record CompletionRequest(
           "frequency_penalty",
           "logprobs",
           "logit_bias",
-          "suffix");
+          "suffix",
+          "cache_salt");
 
   static final String GREEDY = "kvtier serve decodes greedily";
 
@@ -69,6 +74,7 @@ public record CompletionRequest(
     prompts = prompts.stream().map(int[]::clone).toList();
     Objects.requireNonNull(maxTokens, "maxTokens");
     stops = List.copyOf(stops);
+    Objects.requireNonNull(cacheSalt, "cacheSalt");
   }
 
   /**
@@ -108,7 +114,19 @@ public record CompletionRequest(
     f.string("user");
     boolean stream = f.bool("stream").orElse(false);
     return new CompletionRequest(
-        model, prompts, maxTokens, stream, includeUsage(f), f.stops(), false);
+        model, prompts, maxTokens, stream, includeUsage(f), f.stops(), false, cacheSalt(f));
+  }
+
+  /** The {@code cache_salt}: a non-empty string, as vLLM takes it. */
+  static Optional<String> cacheSalt(BodyFields f) {
+    Optional<String> salt = f.string("cache_salt");
+    if (salt.isPresent() && salt.get().isEmpty()) {
+      throw ApiException.badField(
+          "cache_salt",
+          "cache_salt is empty: send a non-empty string to keep the prompt's cache apart, or"
+              + " leave it out");
+    }
+    return salt;
   }
 
   static String model(BodyFields f) {

@@ -1,6 +1,8 @@
 package io.kvtier.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvtier.core.tenant.ApiKeys;
+import io.kvtier.core.tenant.CacheNamespaces;
 import io.kvtier.metrics.ServeMeters;
 import io.kvtier.serving.GenerationEngine;
 import io.kvtier.serving.ModelText;
@@ -13,8 +15,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -87,6 +87,9 @@ public final class CompletionServer implements AutoCloseable {
    * @param requestTimeout how long a request may wait and run before a 503
    * @param layerMix the model's layer mix as {@code /v1/models} reports it ({@code
    *     kvtier.layers}), or empty to report none
+   * @param tenants the keys of a key file ({@code --api-key-file}), each naming its tenant;
+   *     empty: {@code apiKey} alone, all requests the default tenant. Not with {@code apiKey}
+   * @param namespaces how a request's tenant and {@code cache_salt} choose its cache namespace
    */
   public record Options(
       String modelName,
@@ -94,7 +97,9 @@ public final class CompletionServer implements AutoCloseable {
       int maxBodyBytes,
       Duration readTimeout,
       Duration requestTimeout,
-      Optional<String> layerMix) {
+      Optional<String> layerMix,
+      Optional<ApiKeys> tenants,
+      CacheNamespaces namespaces) {
     /** The model id served by default. */
     public static final String DEFAULT_MODEL = "kvtier-tiny";
 
@@ -114,6 +119,11 @@ public final class CompletionServer implements AutoCloseable {
       Objects.requireNonNull(readTimeout, "readTimeout");
       Objects.requireNonNull(requestTimeout, "requestTimeout");
       Objects.requireNonNull(layerMix, "layerMix");
+      Objects.requireNonNull(tenants, "tenants");
+      Objects.requireNonNull(namespaces, "namespaces");
+      if (apiKey.isPresent() && tenants.isPresent()) {
+        throw new IllegalArgumentException("give one API key or a key file of tenants, not both");
+      }
       if (modelName.isBlank() || maxBodyBytes < 1) {
         throw new IllegalArgumentException(
             "modelName=\""
@@ -156,13 +166,70 @@ public final class CompletionServer implements AutoCloseable {
     }
 
     /**
+     * Options without tenants: every request is the default tenant, its namespace chosen by its
+     * {@code cache_salt} alone, under a secret made at start.
+     *
+     * @param modelName the model id the API serves ({@code /v1/models}); requests must name it
+     * @param apiKey the key every {@code /v1} request must send as {@code Authorization: Bearer};
+     *     empty: no key
+     * @param maxBodyBytes the largest request body accepted, at least 1
+     * @param readTimeout how long a connection may stay silent while the server reads from it or
+     *     writes to it
+     * @param requestTimeout how long a request may wait and run before a 503
+     * @param layerMix the model's layer mix as {@code /v1/models} reports it, or empty
+     */
+    public Options(
+        String modelName,
+        Optional<String> apiKey,
+        int maxBodyBytes,
+        Duration readTimeout,
+        Duration requestTimeout,
+        Optional<String> layerMix) {
+      this(
+          modelName,
+          apiKey,
+          maxBodyBytes,
+          readTimeout,
+          requestTimeout,
+          layerMix,
+          Optional.empty(),
+          CacheNamespaces.random(Optional.empty()));
+    }
+
+    /**
      * These options with another API key.
      *
      * @param key the key, or empty
      * @return the options
      */
     public Options withApiKey(Optional<String> key) {
-      return new Options(modelName, key, maxBodyBytes, readTimeout, requestTimeout, layerMix);
+      return new Options(
+          modelName, key, maxBodyBytes, readTimeout, requestTimeout, layerMix, tenants, namespaces);
+    }
+
+    /**
+     * These options with tenants: the keys of a key file (replacing any single key) and the
+     * namespaces their requests are cached in.
+     *
+     * @param keys the key file's keys, or empty for the single key or none
+     * @param cacheNamespaces how tenant and {@code cache_salt} choose a namespace
+     * @return the options
+     */
+    public Options withTenants(Optional<ApiKeys> keys, CacheNamespaces cacheNamespaces) {
+      return new Options(
+          modelName,
+          keys.isPresent() ? Optional.empty() : apiKey,
+          maxBodyBytes,
+          readTimeout,
+          requestTimeout,
+          layerMix,
+          keys,
+          cacheNamespaces);
+    }
+
+    /** The keys requests are checked against. */
+    ApiKeys keys() {
+      return tenants.orElseGet(() -> apiKey.map(ApiKeys::single).orElse(ApiKeys.open()));
     }
   }
 
@@ -173,7 +240,7 @@ public final class CompletionServer implements AutoCloseable {
   private final ServeMeters meters;
   private final Options options;
   private final Completions completions;
-  private final Optional<byte[]> keyDigest;
+  private final ApiKeys keys;
   private final long created = Instant.now().getEpochSecond();
   private final AtomicInteger active = new AtomicInteger();
   private final CompletableFuture<ApiException> failure = new CompletableFuture<>();
@@ -191,7 +258,7 @@ public final class CompletionServer implements AutoCloseable {
     this.options = options;
     this.meters = ServeMeters.register(registry);
     this.completions = new Completions(engine, meters, options, failure::complete);
-    this.keyDigest = options.apiKey().map(CompletionServer::sha256);
+    this.keys = options.keys();
     QueuedThreadPool threads = new QueuedThreadPool();
     threads.setName("kvtier-http");
     threads.setVirtualThreadsExecutor(Executors.newVirtualThreadPerTaskExecutor());
@@ -343,9 +410,7 @@ public final class CompletionServer implements AutoCloseable {
 
   private int route(String path, Request request, Response response, Callback callback)
       throws IOException {
-    if (path.startsWith("/v1/")) {
-      authorize(request);
-    }
+    String tenant = path.startsWith("/v1/") ? authorize(request) : ApiKeys.DEFAULT_TENANT;
     return switch (path) {
       case "/v1/completions", "/v1/chat/completions" -> {
         allow(request, response, "POST");
@@ -360,7 +425,9 @@ public final class CompletionServer implements AutoCloseable {
         if (!parsed.model().equals(options.modelName())) {
           throw modelNotFound(parsed.model());
         }
-        yield completions.serve(parsed, new Reply.JettyReply(request, response, callback));
+        long namespace = options.namespaces().namespace(tenant, parsed.cacheSalt());
+        yield completions.serve(
+            parsed, namespace, new Reply.JettyReply(request, response, callback));
       }
       case "/v1/models" -> {
         allow(request, response, "GET");
@@ -431,37 +498,43 @@ public final class CompletionServer implements AutoCloseable {
         OptionalInt.empty());
   }
 
-  private void authorize(Request request) {
-    if (keyDigest.isEmpty()) {
-      return;
+  /** Checks the request's key; returns its tenant. */
+  private String authorize(Request request) {
+    if (!keys.checked()) {
+      return ApiKeys.DEFAULT_TENANT;
     }
     String header = request.getHeaders().get(HttpHeader.AUTHORIZATION);
     String given =
         header != null && header.regionMatches(true, 0, "Bearer ", 0, 7)
             ? header.substring(7).strip()
             : "";
-    // Digests of equal length, compared in constant time: neither the key's length nor its
-    // first wrong byte shows in the answer's timing.
-    if (given.isEmpty() || !MessageDigest.isEqual(sha256(given), keyDigest.get())) {
+    // Digests of equal length, compared in constant time with every key: neither the key's
+    // length nor its first wrong byte nor which key it is shows in the answer's timing.
+    Optional<String> tenant = keys.tenant(given);
+    if (tenant.isEmpty()) {
+      String message;
+      if (keys.perTenant()) {
+        message =
+            given.isEmpty()
+                ? "no API key: send the header Authorization: Bearer KEY with a key of the"
+                    + " server's --api-key-file"
+                : "the API key is wrong: send a key of the server's --api-key-file";
+      } else {
+        message =
+            given.isEmpty()
+                ? "no API key: send the header Authorization: Bearer KEY with the key the server"
+                    + " was started with (--api-key or KVTIER_API_KEY)"
+                : "the API key is wrong: send the key the server was started with";
+      }
       throw new ApiException(
           401,
           ApiException.INVALID_REQUEST,
           "invalid_api_key",
           Optional.empty(),
-          given.isEmpty()
-              ? "no API key: send the header Authorization: Bearer KEY with the key the server"
-                  + " was started with (--api-key or KVTIER_API_KEY)"
-              : "the API key is wrong: send the key the server was started with",
+          message,
           OptionalInt.empty());
     }
-  }
-
-  private static byte[] sha256(String text) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every JDK has SHA-256", e);
-    }
+    return tenant.get();
   }
 
   private static void allow(Request request, Response response, String... allowed) {

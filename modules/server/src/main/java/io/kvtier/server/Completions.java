@@ -99,11 +99,12 @@ final class Completions {
    * Serves the request.
    *
    * @param request the parsed request
+   * @param namespace the cache namespace of its prompts (its tenant's and salt's)
    * @param reply where the answer goes
    * @return the HTTP status sent
    * @throws IOException if the client went away
    */
-  int serve(CompletionRequest request, Reply reply) throws IOException {
+  int serve(CompletionRequest request, long namespace, Reply reply) throws IOException {
     int maxTokens = request.check(engine.vocabularySize(), engine.contextLimit());
     long start = System.nanoTime();
     long deadline = start + options.requestTimeout().toNanos();
@@ -115,7 +116,7 @@ final class Completions {
     int promptTokens = prompts.stream().mapToInt(p -> p.length).sum();
     GenerationCall call;
     try {
-      call = GenerationCall.submit(engine, prompts, maxTokens, listener);
+      call = GenerationCall.submit(engine, prompts, maxTokens, namespace, listener);
     } catch (RuntimeException e) {
       return fail(reply, translate(e));
     }

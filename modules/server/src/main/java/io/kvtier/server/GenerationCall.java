@@ -58,11 +58,16 @@ final class GenerationCall {
    * @param engine the engine
    * @param prompts the prompts
    * @param maxTokens tokens per prompt
+   * @param namespace the prompts' cache namespace
    * @param listener told of admissions and ends
    * @return the call
    */
   static GenerationCall submit(
-      GenerationEngine engine, List<int[]> prompts, int maxTokens, Listener listener) {
+      GenerationEngine engine,
+      List<int[]> prompts,
+      int maxTokens,
+      long namespace,
+      Listener listener) {
     GenerationCall call = new GenerationCall();
     try {
       for (int i = 0; i < prompts.size(); i++) {
@@ -70,7 +75,8 @@ final class GenerationCall {
         try {
           call.generations.add(
               engine.submit(
-                  new GenerationRequest(prompts.get(i), maxTokens), call.stream(i, listener)));
+                  new GenerationRequest(prompts.get(i), maxTokens, namespace),
+                  call.stream(i, listener)));
         } catch (RuntimeException e) {
           listener.refused();
           throw e;

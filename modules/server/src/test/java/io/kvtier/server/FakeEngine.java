@@ -28,6 +28,10 @@ final class FakeEngine implements GenerationEngine {
   final AtomicInteger cancelled = new AtomicInteger();
   final AtomicInteger submitted = new AtomicInteger();
 
+  /** The namespace of each request submitted, in order. */
+  final java.util.concurrent.ConcurrentLinkedQueue<Long> namespaces =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
   /** Empty: free running; else one permit per token. */
   volatile Semaphore tokens;
 
@@ -58,6 +62,7 @@ final class FakeEngine implements GenerationEngine {
       throw new EngineBusyException("the request queue is full (2 requests waiting)");
     }
     submitted.incrementAndGet();
+    namespaces.add(request.namespace());
     AtomicBoolean cancel = new AtomicBoolean();
     int[] prompt = request.prompt();
     thread.execute(

@@ -69,14 +69,27 @@ public interface GenerationEngine extends AutoCloseable {
    *
    * @param prompt token ids, each in the vocabulary
    * @param maxTokens tokens to generate, at least 1
+   * @param namespace the cache namespace its prefix is matched and cached in (the tenant's and
+   *     {@code cache_salt}'s, {@code io.kvtier.core.tenant.CacheNamespaces}); 0, the shared one,
+   *     by default. An engine without prefix caching gives each request its own instead
    */
-  record GenerationRequest(int[] prompt, int maxTokens) {
+  record GenerationRequest(int[] prompt, int maxTokens, long namespace) {
     /** Validates the budget; the prompt's tokens are checked by {@link #submit}. */
     public GenerationRequest {
       Objects.requireNonNull(prompt, "prompt");
       if (maxTokens < 1) {
         throw new IllegalArgumentException("maxTokens=" + maxTokens + " must be at least 1");
       }
+    }
+
+    /**
+     * A request in the shared namespace 0.
+     *
+     * @param prompt token ids, each in the vocabulary
+     * @param maxTokens tokens to generate, at least 1
+     */
+    public GenerationRequest(int[] prompt, int maxTokens) {
+      this(prompt, maxTokens, 0);
     }
   }
 

@@ -431,9 +431,14 @@ final class RankGroupEngine implements GenerationEngine {
       }
       long id = ids.getAndIncrement();
       // Without prefix caching a namespace of its own per request: nothing matches another's.
+      // (Tenants' namespaces have their top bit set, so they never meet these small ones.)
       RankRequest r =
           new RankRequest(
-              id, settings.prefixCaching() ? 0 : id + 1, 0, request.maxTokens(), prompt);
+              id,
+              settings.prefixCaching() ? request.namespace() : id + 1,
+              0,
+              request.maxTokens(),
+              prompt);
       slot.engine.checkRequest(r);
       int w = waiting.get();
       if (w >= settings.queueCapacity()) {
