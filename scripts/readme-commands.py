@@ -95,6 +95,8 @@ def smoke(command):
         code = code + " -f 1 -wi 1 -i 1 -w 1s -r 1s"
     if "scripts/serve-bench.sh" in code:
         code = set_option(set_option(code, "--conversations", "2"), "--turns", "2")
+    if "scripts/fault-matrix.sh" in code:
+        code = 'RANKS=2 L3S=memory POLICIES=write_through MIXES=full TICKS=200 ' + code
     if "scripts/route-bench.sh" in code:
         for name, value in (("--conversations", "2"), ("--turns", "2"), ("--requests", "8"),
                             ("--clients", "2"), ("--documents", "2")):

@@ -379,10 +379,15 @@ class ServeCommandTest {
       assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
       Thread.sleep(5);
     }
-    while (!out.toString().contains("listening on")) {
-      Thread.sleep(5); // the line is printed just after the server is published
+    // The line is printed just after the server is published, and may be seen half written.
+    Pattern deleted = Pattern.compile(" in (\\S+) \\(deleted at stop\\)");
+    Matcher at = deleted.matcher(out.toString());
+    for (long end = System.nanoTime() + 10_000_000_000L;
+        !at.find() && System.nanoTime() < end;
+        at = deleted.matcher(out.toString())) {
+      Thread.sleep(5);
     }
-    Matcher at = Pattern.compile(" in (\\S+) \\(deleted at stop\\)").matcher(out.toString());
+    at = deleted.matcher(out.toString());
     assertThat(at.find()).as(out.toString()).isTrue();
     Path store = Path.of(at.group(1));
     assertThat(store).isDirectory();
