@@ -7,13 +7,16 @@ import io.kvtier.core.tenant.CacheNamespaces;
 import io.kvtier.events.KvEvents;
 import io.kvtier.events.KvEventsConfig;
 import io.kvtier.route.KvRouter;
+import io.kvtier.route.PromptTokens;
 import io.kvtier.route.ReplicaSpec;
 import io.kvtier.route.RoutePolicy;
 import io.kvtier.route.RouteScore;
+import io.kvtier.serving.ModelText;
 import java.io.PrintWriter;
 import java.net.BindException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -152,6 +155,16 @@ final class RouteCommand implements Callable<Integer> {
       description = "The cluster's name (default: ${DEFAULT-VALUE}).")
   private String hazelcastClusterName;
 
+  @Option(
+      names = "--model",
+      paramLabel = "tiny|FILE.gguf",
+      defaultValue = "tiny",
+      description =
+          "The replicas' model: its tokenizer and chat template turn a text prompt into the token"
+              + " ids the replicas cache, so that its prefix is found in their events; give the"
+              + " file the replicas serve (default: ${DEFAULT-VALUE}).")
+  private String model;
+
   @Override
   public Integer call() throws Exception {
     List<ReplicaSpec> specs;
@@ -203,6 +216,9 @@ final class RouteCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new ParameterException(
           spec.commandLine(), "--namespace-secret-file " + e.getMessage(), e);
+    }
+    if (!model.strip().equals("tiny")) {
+      options = options.withPrompts(modelPrompts(Path.of(model.strip())));
     }
     Optional<HazelcastInstance> hazelcast = Optional.empty();
     KvRouter router;
@@ -257,5 +273,49 @@ final class RouteCommand implements Callable<Integer> {
                 "kvtier-route-shutdown"));
     stop.await();
     return 0;
+  }
+
+  /**
+   * The prompt reader of a GGUF model, through the text that {@code kvtier serve --model} gives
+   * the same file: the router then hashes exactly the ids the replicas cache. The model stays
+   * open (its weights mapped, never read) for the router's life.
+   */
+  private PromptTokens modelPrompts(Path file) {
+    ServedModel served;
+    try {
+      served = ServedModel.gguf(file, Optional.empty());
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(
+          spec.commandLine(), "--model " + file + ": " + e.getMessage(), e);
+    }
+    return textPrompts(served.model().text());
+  }
+
+  /** A reader over a model's text; a prompt its tokenizer or template refuses gives no ids. */
+  static PromptTokens textPrompts(ModelText text) {
+    return PromptTokens.of(
+        new PromptTokens.Text() {
+          @Override
+          public int[] encode(String prompt) {
+            try {
+              return text.encode(prompt);
+            } catch (RuntimeException e) {
+              return new int[0];
+            }
+          }
+
+          @Override
+          public int[] chat(List<String> roles, List<String> contents) {
+            List<ModelText.Message> messages = new ArrayList<>();
+            for (int i = 0; i < roles.size(); i++) {
+              messages.add(new ModelText.Message(roles.get(i), contents.get(i)));
+            }
+            try {
+              return text.chat(messages);
+            } catch (RuntimeException e) {
+              return new int[0];
+            }
+          }
+        });
   }
 }

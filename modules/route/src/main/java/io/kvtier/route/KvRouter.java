@@ -72,6 +72,8 @@ public final class KvRouter implements AutoCloseable {
    * @param namespaces how a request's tenant and {@code cache_salt} choose its cache namespace,
    *     the replicas' secret and shared salt: the namespace enters its prompt's block hashes, so a
    *     request is matched only against blocks of its own namespace
+   * @param prompts how a request's prompt becomes the token ids the replicas cache: their model's
+   *     tokenizer and chat template ({@code kvtier route --model})
    */
   public record Options(
       String bind,
@@ -84,7 +86,8 @@ public final class KvRouter implements AutoCloseable {
       Duration replicaTimeout,
       Duration replicaReadTimeout,
       Optional<ApiKeys> tenants,
-      CacheNamespaces namespaces) {
+      CacheNamespaces namespaces,
+      PromptTokens prompts) {
 
     /** Validates the fields. */
     public Options {
@@ -106,6 +109,7 @@ public final class KvRouter implements AutoCloseable {
       }
       Objects.requireNonNull(tenants, "tenants");
       Objects.requireNonNull(namespaces, "namespaces");
+      Objects.requireNonNull(prompts, "prompts");
       if (tenants.isPresent() && (apiKey.isPresent() || replicaApiKey.isPresent())) {
         throw new IllegalArgumentException(
             "--api-key-file forwards each client's own key to the replicas (their tenant):"
@@ -149,7 +153,8 @@ public final class KvRouter implements AutoCloseable {
           replicaTimeout,
           replicaReadTimeout,
           Optional.empty(),
-          CacheNamespaces.random(Optional.empty()));
+          CacheNamespaces.random(Optional.empty()),
+          PromptTokens.BYTES);
     }
 
     /**
@@ -171,7 +176,31 @@ public final class KvRouter implements AutoCloseable {
           replicaTimeout,
           replicaReadTimeout,
           keys,
-          cacheNamespaces);
+          cacheNamespaces,
+          prompts);
+    }
+
+    /**
+     * These options with the replicas' model's text: how a prompt becomes the token ids they
+     * cache ({@link PromptTokens#BYTES} for the tiny transformer, the default).
+     *
+     * @param modelText the reader of the replicas' model
+     * @return the options
+     */
+    public Options withPrompts(PromptTokens modelText) {
+      return new Options(
+          bind,
+          port,
+          pageSize,
+          score,
+          policy,
+          apiKey,
+          replicaApiKey,
+          replicaTimeout,
+          replicaReadTimeout,
+          tenants,
+          namespaces,
+          modelText);
     }
 
     /** The keys clients are checked against. */
@@ -400,7 +429,7 @@ public final class KvRouter implements AutoCloseable {
             if (salt == null || salt instanceof String s && !s.isEmpty()) {
               long namespace =
                   options.namespaces().namespace(tenant.get(), Optional.ofNullable((String) salt));
-              hashes = blockHashes(PromptTokens.of(m), namespace);
+              hashes = blockHashes(options.prompts().tokens(m), namespace);
             }
           }
         } catch (IOException | IllegalArgumentException e) {
