@@ -125,7 +125,9 @@ public final class RankEngine {
             config.guardCollective() ? new GuardedCollective(collective) : collective);
     // From here on only this engine's steps change the cache (see CacheSchedule).
     this.schedule = cache.bindSchedule(collective.size());
-    this.scheduler = new Scheduler(cache, model, config, counters, this.collective);
+    // The model runs in a callback: a cache mutator it calls is refused (Callbacks).
+    this.scheduler =
+        new Scheduler(cache, Callbacks.model(model, schedule), config, counters, this.collective);
     this.commitSync = new CommitSync(cache.commits(), this.collective, config.defect());
     this.undescribed =
         new RankGroupFailedException(
@@ -472,13 +474,20 @@ public final class RankEngine {
    * Sets who is told of each request's milestones (arrival, admission, first token, end), from
    * the next step on. Call it between ticks on the scheduler thread. Without one the engine
    * reports to {@link RequestListener#NONE}, which costs a call that does nothing and no
-   * allocation.
+   * allocation. The listener is called inside the engine's steps: it may read the cache through
+   * {@link #view()}, and a replicated mutator of the cache it calls (a {@code match} included:
+   * it touches the nodes' clocks) throws {@link IllegalStateException}, whatever the rank, which
+   * fails the group like any other failure of a step if the listener lets it through. The same
+   * holds for the model's calls.
    *
    * @param listener the listener, or {@link RequestListener#NONE} to stop listening
    */
   public void setRequestListener(RequestListener listener) {
     scheduler.listener =
-        Objects.requireNonNull(listener, "listener: pass RequestListener.NONE to stop listening");
+        Callbacks.listener(
+            Objects.requireNonNull(
+                listener, "listener: pass RequestListener.NONE to stop listening"),
+            schedule);
   }
 
   // ---------------------------------------------------------------- inspection

@@ -94,6 +94,109 @@ class EmbeddingSurfaceTest {
     }
   }
 
+  /**
+   * A listener that looks a prompt up through {@code RankCache.match} inside a step, on one rank
+   * only: the match would touch that replica's clocks, so it is refused on the spot, and the
+   * listener's failure fails every rank together, naming it.
+   */
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {2, 4})
+  void aCacheMutatorCalledFromAListenerInsideAStepFailsTheGroupNamingTheRank(int n)
+      throws Exception {
+    try (RankHarness h = new RankHarness(n, CACHE, ENGINE.withDigestInterval(1))) {
+      RankCache cache = h.caches.get(1);
+      h.engines
+          .get(1)
+          .setRequestListener(
+              new RequestListener() {
+                @Override
+                public void admitted(long tick, long id, int deviceHitTokens, int hostHitTokens) {
+                  cache.match(0, prompt((int) id, 14));
+                }
+              });
+      List<Object> results =
+          h.onRanks(
+              (rank, e) -> {
+                for (long t = 0; t < 20; t++) {
+                  try {
+                    e.tick(rank == 0 ? (t == 0 ? arrive(1, 2) : TickCommands.NONE) : null);
+                  } catch (RuntimeException failed) {
+                    return failed;
+                  }
+                }
+                return "no failure in 20 ticks";
+              });
+      for (int r = 0; r < n; r++) {
+        assertThat(results.get(r))
+            .as("rank %d", r)
+            .isInstanceOfSatisfying(
+                RankGroupFailedException.class,
+                f -> {
+                  assertThat(f.failedRank()).isEqualTo(1);
+                  assertThat(f.step()).isEqualTo(TickStep.ADMIT);
+                  assertThat(f.causeDescription())
+                      .contains("RankCache.match called from a callback of a RankEngine step");
+                });
+      }
+    }
+  }
+
+  /**
+   * The refusal comes before any change, on every rank and on one rank alike: a listener or a
+   * model that catches it leaves every replica as it was, and the group goes on equal.
+   */
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {1, 2})
+  void aRefusedCallbackChangesNothing(int n) throws Exception {
+    List<String> refused = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<RankCache> caches = new ArrayList<>();
+    try (RankHarness h =
+        new RankHarness(
+            n,
+            CACHE,
+            ENGINE.withDigestInterval(1),
+            Map.of(),
+            (r, t) -> t,
+            r ->
+                new RankHarness.CountingModel() {
+                  @Override
+                  public void writeLayer(ModelStep step, int layer) {
+                    if (r == n - 1 && layer == 0) {
+                      try {
+                        caches.get(r).evictDevice(1);
+                      } catch (IllegalStateException e) {
+                        refused.add("model: " + e.getMessage());
+                      }
+                    }
+                    super.writeLayer(step, layer);
+                  }
+                })) {
+      caches.addAll(h.caches);
+      h.engines
+          .get(n - 1)
+          .setRequestListener(
+              new RequestListener() {
+                @Override
+                public void ended(long tick, long id, RequestOutcome outcome) {
+                  try {
+                    caches.get(n - 1).match(0, prompt((int) id, 14));
+                  } catch (IllegalStateException e) {
+                    refused.add("listener: " + e.getMessage());
+                  }
+                }
+              });
+      h.ticks(20, t -> t == 0 ? arrive(1, 2) : t == 10 ? TickCommands.END : TickCommands.NONE);
+      assertThat(refused)
+          .as("both callbacks were refused")
+          .anyMatch(m -> m.startsWith("model: RankCache.evictDevice called from a callback"))
+          .anyMatch(m -> m.startsWith("listener: RankCache.match called from a callback"));
+      for (int r = 1; r < n; r++) {
+        assertThat(h.engines.get(r).replicaDigest()).isEqualTo(h.engines.get(0).replicaDigest());
+      }
+      assertThat(h.engines.get(0).isDrained()).isTrue();
+    }
+  }
+
   @Test
   void theSingleRankCommitFormsAreRefusedOnSeveralRanksNamingTheAgreedForm() throws Exception {
     try (RankHarness h = new RankHarness(2, CACHE, ENGINE)) {
