@@ -47,6 +47,15 @@ class EmbeddingSurfaceTest {
     return p;
   }
 
+  /** A prompt that shares no page with {@link #prompt}'s. */
+  private static int[] distinct(int length) {
+    int[] p = new int[length];
+    for (int i = 0; i < length; i++) {
+      p[i] = 50_000 + i;
+    }
+    return p;
+  }
+
   private static TickCommands arrive(long... ids) {
     List<RankRequest> list = new ArrayList<>();
     for (long id : ids) {
@@ -264,9 +273,10 @@ class EmbeddingSurfaceTest {
 
   /**
    * The engine's documented sequence (receive, sync, admit, forward, finish, check per tick) on
-   * 2 and 4 ranks whose rank 1 fails its first backup copy and its first load-back copy (if the run
-   * loads one back): every tick ends with equal digests (the digest check runs every tick) and
-   * both ranks commit the same failures.
+   * 2 and 4 ranks whose rank 1 fails its first backup copy and its first load-back copy (a long
+   * prompt evicts the first prompts' pages from the device, and those prompts come again and load
+   * their pages back from the host): every tick ends with equal digests (the digest check runs
+   * every tick) and every rank commits the same failures.
    */
   @ParameterizedTest(name = "{0} ranks")
   @ValueSource(ints = {2, 4})
@@ -291,12 +301,22 @@ class EmbeddingSurfaceTest {
                 case 0 -> arrive(1, 2);
                 case 8 -> arrive(3, 4);
                 case 16 -> arrive(5, 6);
-                case 24 ->
+                // A long prompt of its own: its pages evict the others' from the device, which
+                // leaves their backed-up pages on the host only.
+                case 20 -> TickCommands.arrive(List.of(RankRequest.of(50, distinct(40), 2)));
+                // The first prompts again: their host pages are loaded back, and rank 1's first
+                // load-back copy fails.
+                case 32 ->
                     TickCommands.arrive(
                         List.of(
                             RankRequest.of(101, prompt(1, 14), 2),
                             RankRequest.of(102, prompt(2, 14), 2)));
-                case 30 -> TickCommands.END;
+                case 36 ->
+                    TickCommands.arrive(
+                        List.of(
+                            RankRequest.of(103, prompt(3, 14), 2),
+                            RankRequest.of(104, prompt(4, 14), 2)));
+                case 44 -> TickCommands.END;
                 default -> TickCommands.NONE;
               };
       List<Object> out =
@@ -324,6 +344,11 @@ class EmbeddingSurfaceTest {
         assertThat(h.engines.get(r).view().stats()).isEqualTo(a.stats());
       }
       assertThat(a.stats().backupsFailed()).as("rank 1's failed backup, agreed").isPositive();
+      assertThat(a.stats().loadsFailed()).as("rank 1's failed load-back, agreed").isPositive();
+      assertThat(a.stats().loadsCommitted()).as("a load-back that succeeded").isPositive();
+      assertThat(h.engines.get(0).stats().loadFailureRecomputes())
+          .as("the requests of the failed load computed their prefix again")
+          .isPositive();
     }
   }
 }
