@@ -11,7 +11,8 @@ package io.kvtier.core.cache;
  * apply this rank's own failures. On one rank nothing can diverge, and nothing is refused
  * between steps.
  *
- * <p>Inside a step, the owner's callbacks (a request listener, the model) run in a callback
+ * <p>Inside a step, the owner's callbacks (a request listener, the model, and the cache's own KV
+ * event listener) run in a callback
  * ({@link #enterCallback()}): a replicated mutator called from one, on the step's own thread, is
  * refused on every rank alike and whatever the number of ranks, since a listener or model that
  * does it on one rank only (a lookup through {@code match} touches the nodes' clocks and may
@@ -88,8 +89,8 @@ public final class CacheSchedule {
       throw new IllegalStateException(
           "RankCache."
               + method
-              + " called from a callback of a RankEngine step (a RequestListener or the"
-              + " ModelRunner): it would change the cache under the running step, and on one"
+              + " called from a callback of a RankEngine step (a RequestListener, the"
+              + " ModelRunner, the cache's CacheEventListener): it would change the cache under the running step, and on one"
               + " rank only the replicas would diverge; a callback may read through"
               + " RankEngine.view() (cachedLength is a lookup that touches nothing), and"
               + " changes go through the engine (requests and aborts in the tick's commands)");
