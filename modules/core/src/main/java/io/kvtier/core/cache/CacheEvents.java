@@ -4,6 +4,7 @@ import io.kvtier.spi.PageKey;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * The hook the rooms call where they decide that a node's pages entered or left a medium; turns
@@ -39,19 +40,43 @@ interface CacheEvents {
     }
   }
 
-  /** The hook for {@code listener}: {@link #NONE} for {@link CacheEventListener#NONE}. */
-  static CacheEvents of(CacheEventListener listener, int pageSize) {
-    return listener == CacheEventListener.NONE ? NONE : new Reporting(listener, pageSize);
+  /**
+   * The hook for {@code listener} ({@link #NONE} for {@link CacheEventListener#NONE}), which it
+   * calls in a callback of the cache's schedule once an
+   * engine bound it: a replicated mutator the listener calls is refused ({@link
+   * CacheSchedule#enterCallback()}), since it would change the cache in the middle of the change
+   * that the event reports.
+   */
+  static CacheEvents of(
+      CacheEventListener listener, int pageSize, Supplier<CacheSchedule> schedule) {
+    return listener == CacheEventListener.NONE ? NONE : new Reporting(listener, pageSize, schedule);
   }
 
   /** Hashes the node's pages (kept on the node, as L3 keys keep them) and reports them. */
   final class Reporting implements CacheEvents {
     private final CacheEventListener listener;
     private final int pageSize;
+    private final Supplier<CacheSchedule> schedule;
 
-    Reporting(CacheEventListener listener, int pageSize) {
+    Reporting(CacheEventListener listener, int pageSize, Supplier<CacheSchedule> schedule) {
       this.listener = listener;
       this.pageSize = pageSize;
+      this.schedule = schedule;
+    }
+
+    /** Tells the listener, in a callback of a bound cache's schedule. */
+    private void tell(CacheEvent event) {
+      CacheSchedule owner = schedule.get();
+      if (!owner.bound()) {
+        listener.onEvent(event);
+        return;
+      }
+      owner.enterCallback();
+      try {
+        listener.onEvent(event);
+      } finally {
+        owner.exitCallback();
+      }
     }
 
     @Override
@@ -63,14 +88,14 @@ interface CacheEvents {
               : Optional.of(last(PageHasher.nodeHashes(parent, pageSize)));
       int[] tokens =
           Arrays.copyOfRange(node.keyTokens, node.keyOffset, node.keyOffset + node.keyLength);
-      listener.onEvent(
+      tell(
           new CacheEvent.BlocksStored(
               medium, node.namespace, keys(node), parentHash, tokens, pageSize));
     }
 
     @Override
     public void removed(CacheMedium medium, RadixNode node) {
-      listener.onEvent(new CacheEvent.BlocksRemoved(medium, keys(node)));
+      tell(new CacheEvent.BlocksRemoved(medium, keys(node)));
     }
 
     private List<PageKey> keys(RadixNode node) {

@@ -8,7 +8,16 @@ package io.kvtier.core.cache;
  * engine, another thread) throws {@link IllegalStateException} naming the method, because that
  * change would happen on this rank only and the ranks would diverge; and the single-rank commit
  * forms ({@code commitWrites(int)}, {@code commitLoads(int)}, {@code sync()}) throw always: they
- * apply this rank's own failures. On one rank nothing can diverge, and nothing is refused.
+ * apply this rank's own failures. On one rank nothing can diverge, and nothing is refused
+ * between steps.
+ *
+ * <p>Inside a step, the owner's callbacks (a request listener, the model, and the cache's own KV
+ * event listener) run in a callback
+ * ({@link #enterCallback()}): a replicated mutator called from one, on the step's own thread, is
+ * refused on every rank alike and whatever the number of ranks, since a listener or model that
+ * does it on one rank only (a lookup through {@code match} touches the nodes' clocks and may
+ * split one) would change that replica alone, and one that does it on every rank would change
+ * the state under the step that is running.
  *
  * <p>An unbound cache (a single-rank user without an engine, a benchmark) has no owner and no
  * check.
@@ -22,6 +31,9 @@ public final class CacheSchedule {
 
   /** The thread inside a step of the owner; null between steps. */
   private Thread stepping;
+
+  /** How deep the owner is in callbacks of its step: 0 when it runs its own code. */
+  private int callbacks;
 
   CacheSchedule(int worldSize, boolean bound) {
     this.worldSize = worldSize;
@@ -49,6 +61,22 @@ public final class CacheSchedule {
   /** Leaves the step entered last. */
   public void exit() {
     stepping = null;
+    callbacks = 0;
+  }
+
+  /**
+   * The owner calls code of its user (a listener, the model) from inside a step: until {@link
+   * #exitCallback()}, every replicated mutator is refused. Callbacks may nest.
+   */
+  public void enterCallback() {
+    callbacks++;
+  }
+
+  /** The callback entered last returned (or threw). */
+  public void exitCallback() {
+    if (callbacks > 0) {
+      callbacks--;
+    }
   }
 
   /**
@@ -57,6 +85,16 @@ public final class CacheSchedule {
    * may still make one.
    */
   void checkMutation(String method) {
+    if (callbacks > 0) {
+      throw new IllegalStateException(
+          "RankCache."
+              + method
+              + " called from a callback of a RankEngine step (a RequestListener, the"
+              + " ModelRunner, the cache's CacheEventListener): it would change the cache under the running step, and on one"
+              + " rank only the replicas would diverge; a callback may read through"
+              + " RankEngine.view() (cachedLength is a lookup that touches nothing), and"
+              + " changes go through the engine (requests and aborts in the tick's commands)");
+    }
     if (worldSize > 1 && stepping != Thread.currentThread()) {
       throw new IllegalStateException(
           "RankCache."

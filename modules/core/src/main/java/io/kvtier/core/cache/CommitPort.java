@@ -36,11 +36,17 @@ public interface CommitPort {
 
   /**
    * Rank-local: write acks from the head of the write FIFO that have finished copying, asked
-   * without blocking. Decides nothing; feed it (or a MIN across ranks) to {@link #commitWrites}.
+   * without blocking. Decides nothing: the MIN of it across the ranks, with the failures agreed
+   * in the same reduction, goes to {@link #commitWrites(int, BitSet)}, as the engine's sync step
+   * does ({@code CommitSync}).
    */
   int readyWritePrefix();
 
-  /** Rank-local: load acks from the head of the load FIFO that have finished copying. */
+  /**
+   * Rank-local: load acks from the head of the load FIFO that have finished copying. Decides
+   * nothing: the MIN of it across the ranks, with the agreed failures, goes to {@link
+   * #commitLoads(int, BitSet)}.
+   */
   int readyLoadPrefix();
 
   /** Rank-local: L3 writes from the head of the FIFO that have finished on this rank. */

@@ -13,7 +13,8 @@ import java.util.ArrayList;
  * {@code i} on this rank.
  *
  * <p>The chain is resident and locked from registration until the load's ack is committed by
- * {@link CommitPort#commitLoads(int)}. Requests that match the chain before then see this load in
+ * {@link CommitPort#commitLoads(int, java.util.BitSet)}, with the count and failures agreed
+ * across the ranks (the engine's sync step). Requests that match the chain before then see this load in
  * {@link Admission#pendingLoads()} and must wait for each layer before reading it.
  */
 public final class LoadBack {

@@ -82,7 +82,7 @@ public final class RankCache implements CacheView {
             config.pageSize(),
             config.evictionPolicy(),
             ledger,
-            CacheEvents.of(listener, config.pageSize()),
+            CacheEvents.of(listener, config.pageSize(), this::schedule),
             rules);
     this.hostSums = memory.flatMap(KvMemory::host).map(HostChecksums::new).orElse(null);
     LocalProgress progress =

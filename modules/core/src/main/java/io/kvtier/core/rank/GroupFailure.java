@@ -30,6 +30,9 @@ record GroupFailure(int rank, long tick, TickStep step, String cause) {
   private static final Pattern TAG = Pattern.compile(Pattern.quote(PREFIX) + "([A-Za-z0-9_-]+)]");
   private static final int VERSION = 1;
 
+  /** Causes followed at most when looking for a tag (a chain may be long, or loop). */
+  private static final int MAX_CHAIN = 16;
+
   /**
    * The failure of a step on this rank.
    *
@@ -40,11 +43,54 @@ record GroupFailure(int rank, long tick, TickStep step, String cause) {
    * @return the failure, its cause shortened
    */
   static GroupFailure of(int rank, long tick, TickStep step, Throwable failure) {
-    String cause = String.valueOf(failure);
+    return of(rank, tick, step, describe(failure));
+  }
+
+  /**
+   * The failure of a step on this rank, described already.
+   *
+   * @param rank this rank
+   * @param tick the tick
+   * @param step the step
+   * @param cause the failure's description ({@link #describe}, {@link #fallback})
+   * @return the failure, its cause shortened
+   */
+  static GroupFailure of(int rank, long tick, TickStep step, String cause) {
     if (cause.length() > MAX_CAUSE) {
       cause = cause.substring(0, MAX_CAUSE - 3) + "...";
     }
     return new GroupFailure(rank, tick, step, cause);
+  }
+
+  /**
+   * A failure's {@code toString()}, or, when that throws (a broken override, an {@link
+   * OutOfMemoryError} while it builds the text), a description from its class alone, which cannot
+   * throw for a reason of the failure's own.
+   *
+   * @param failure what a step threw
+   * @return its class and message, or its class and why there is no message
+   */
+  static String describe(Throwable failure) {
+    try {
+      return String.valueOf(failure);
+    } catch (RuntimeException | Error broken) {
+      return fallback(failure, broken);
+    }
+  }
+
+  /**
+   * The description of a failure that calls none of its methods: its class, and the class of
+   * what describing it threw.
+   *
+   * @param failure what a step threw
+   * @param broken what describing it threw
+   * @return the description
+   */
+  static String fallback(Throwable failure, Throwable broken) {
+    return failure.getClass().getName()
+        + " (not described: describing it threw "
+        + broken.getClass().getName()
+        + ")";
   }
 
   /**
@@ -66,6 +112,44 @@ record GroupFailure(int rank, long tick, TickStep step, String cause) {
     return PREFIX
         + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.toByteArray())
         + "]";
+  }
+
+  /**
+   * The failure another rank told through a collective's message, found in a throwable or its
+   * causes (a model may wrap the collective's exception in its own): the lowest rank's, in the
+   * first message that names any.
+   *
+   * @param failure what a step threw
+   * @return the failure, or empty if no message in the chain names one
+   */
+  static Optional<GroupFailure> find(Throwable failure) {
+    Throwable t = failure;
+    for (int depth = 0; t != null && depth < MAX_CHAIN; depth++) {
+      Optional<GroupFailure> found = find(messageOf(t));
+      if (found.isPresent()) {
+        return found;
+      }
+      Throwable next;
+      try {
+        next = t.getCause();
+      } catch (RuntimeException | Error broken) {
+        return Optional.empty();
+      }
+      if (next == t) {
+        break;
+      }
+      t = next;
+    }
+    return Optional.empty();
+  }
+
+  /** A throwable's message, or null when its {@code getMessage()} throws. */
+  private static String messageOf(Throwable t) {
+    try {
+      return t.getMessage();
+    } catch (RuntimeException | Error broken) {
+      return null;
+    }
   }
 
   /**

@@ -8,6 +8,7 @@ import io.kvtier.spi.CollectiveException;
 import io.kvtier.spi.CollectiveRankLostException;
 import io.kvtier.spi.ReduceOp;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -40,8 +41,12 @@ import java.util.function.Supplier;
  * The rank tells the others through the collective (see {@link RankGroupFailedException}), so
  * every rank raises one {@link RankGroupFailedException}, naming the failed rank, tick, step and
  * cause, at the failed rank's next collective and not at the watchdog; every later step of a
- * failed engine throws that same exception. A collective's own failure (desync, watchdog) and a
- * {@link ReplicaDivergenceException} reach every rank by themselves and are thrown as they are.
+ * failed engine throws that same exception. Whether a failure reached every rank by itself is
+ * decided by where it came from: a failure of the group itself (a {@link CollectiveException}
+ * the group threw through the engine's handle, a desync or the watchdog) and the digest check's
+ * {@link ReplicaDivergenceException} do, and are thrown as they are; a {@link
+ * CollectiveException} from anywhere else (a model's own tensor-parallel collective) is this
+ * rank's failure like any other.
  *
  * <p>The embedding surface: a server drives the ranks only through these steps (or {@link
  * #tick}), and reads through {@link #view()}. The engine binds the cache it is given ({@link
@@ -74,6 +79,15 @@ public final class RankEngine {
 
   /** Set when a step failed; every later step throws it. */
   private RuntimeException failure;
+
+  /**
+   * What a failed step throws when even telling the group failed (memory exhausted twice):
+   * made at construction, so that marking the rank failed needs no allocation.
+   */
+  private final RankGroupFailedException undescribed;
+
+  /** The digest check's divergence, raised alike on every rank; see {@link #failTogether}. */
+  private ReplicaDivergenceException agreedDivergence;
 
   private long callsAtTickStart;
   private long digestCallsThisTick;
@@ -111,8 +125,20 @@ public final class RankEngine {
             config.guardCollective() ? new GuardedCollective(collective) : collective);
     // From here on only this engine's steps change the cache (see CacheSchedule).
     this.schedule = cache.bindSchedule(collective.size());
-    this.scheduler = new Scheduler(cache, model, config, counters, this.collective);
+    // The model runs in a callback: a cache mutator it calls is refused (Callbacks).
+    this.scheduler =
+        new Scheduler(cache, Callbacks.model(model, schedule), config, counters, this.collective);
     this.commitSync = new CommitSync(cache.commits(), this.collective, config.defect());
+    this.undescribed =
+        new RankGroupFailedException(
+            collective.rank(),
+            collective.rank(),
+            -1,
+            TickStep.RECEIVE,
+            "a step failed, and describing the failure failed too (memory exhausted?); tick and"
+                + " step unknown",
+            "an unknown step",
+            null);
   }
 
   /**
@@ -278,11 +304,14 @@ public final class RankEngine {
               + " check once each per tick, in this order");
     }
     schedule.enter();
+    collective.forgetGroupFailure();
     try {
       T result = body.get();
       next = next.next();
       return result;
     } catch (RuntimeException | Error e) {
+      // Failed for good before anything else can go wrong; then told and described.
+      failure = undescribed;
       failure = failTogether(step, e);
       throw failure;
     } finally {
@@ -291,31 +320,74 @@ public final class RankEngine {
   }
 
   /**
-   * What a failed step throws, on this rank, after the group has been told.
+   * What a failed step throws, on this rank, after the group has been told. Whether the failure
+   * reached the other ranks already is decided by where it came from, never by its type:
    *
    * <ul>
-   *   <li>A failure that every rank raises at the same call already (a collective's own
-   *       exception, a digest check's {@link ReplicaDivergenceException}) stays as it is,
-   *       unless it is the desync that carried another rank's failure: then it becomes that
-   *       rank's {@link RankGroupFailedException}.
-   *   <li>Anything else failed on this rank only (an exception or an {@link Error} of the model,
-   *       the cache, a listener, the commands): this rank makes the one call no healthy rank
-   *       makes, a barrier tagged with the encoded failure ({@link GroupFailure}). It meets the
-   *       other ranks' next call, whatever that is, at the same sequence number, and fails it on
-   *       every rank as a desync whose message names the tag; each of them raises the same
-   *       {@link RankGroupFailedException}. A matching flag in the engine's own calls cannot do
-   *       it: after a failure in step 3 to 5 on a rank other than 0 the next calls are rank 0's
-   *       {@code recv} broadcasts, which carry nothing from the other ranks, and whether the
-   *       next {@code sync} runs, and with what shape, depends on replicated state this rank
-   *       no longer has.
+   *   <li>The group's own failure: a {@link CollectiveException} that the group threw through the
+   *       engine's handle ({@link RecordingCollective#groupFailure()}), in the engine's calls or
+   *       in a model's sums through {@link #collective()}. By the {@link Collective} contract it
+   *       broke the group on every rank, so nothing more is said: when it is the desync that
+   *       carried another rank's failure it becomes that rank's {@link
+   *       RankGroupFailedException}, when the group found a rank gone it names that rank, and
+   *       otherwise (a desync, the watchdog) it is thrown as it is.
+   *   <li>The digest check's {@link ReplicaDivergenceException}, raised by this engine from a
+   *       reduction whose result every rank shares: every rank raises it alike.
+   *   <li>Anything else failed on this rank only, whatever its type: an exception or an {@link
+   *       Error} of the model, the cache, a listener, the commands, and a {@link
+   *       CollectiveException} that did not come from the group through the engine's handle (a
+   *       model's own tensor-parallel collective, a wrapper of its own). This rank makes the one
+   *       call no healthy rank makes, a barrier tagged with the encoded failure ({@link
+   *       GroupFailure}). It meets the other ranks' next call, whatever that is, at the same
+   *       sequence number, and fails it on every rank as a desync whose message names the tag;
+   *       each of them raises the same {@link RankGroupFailedException}. A matching flag in the
+   *       engine's own calls cannot do it: after a failure in step 3 to 5 on a rank other than 0
+   *       the next calls are rank 0's {@code recv} broadcasts, which carry nothing from the other
+   *       ranks, and whether the next {@code sync} runs, and with what shape, depends on
+   *       replicated state this rank no longer has.
    * </ul>
+   *
+   * <p>It does not throw, and the caller has marked the rank failed before calling it: a
+   * failure whose description throws (its {@code toString}, an {@link OutOfMemoryError} while
+   * the text is built) is told by its class alone; should even that fail, the rank throws an
+   * exception made at construction, and the others learn of it at the watchdog.
    */
   private RuntimeException failTogether(TickStep step, Throwable e) {
-    if (e instanceof RankGroupFailedException f) {
-      return f;
+    try {
+      return decide(step, e);
+    } catch (RuntimeException | Error handler) {
+      try {
+        return tellGroup(step, e, GroupFailure.fallback(e, handler));
+      } catch (RuntimeException | Error again) {
+        return undescribed;
+      }
     }
+  }
+
+  private RuntimeException decide(TickStep step, Throwable e) {
+    CollectiveException group = collective.groupFailure();
+    if (group != null) {
+      return groupFailed(step, e, group);
+    }
+    if (e == agreedDivergence) {
+      return agreedDivergence;
+    }
+    return tellGroup(step, e, GroupFailure.describe(e));
+  }
+
+  /** The group itself failed in this step: every rank knows already, or does at its next call. */
+  private RuntimeException groupFailed(TickStep step, Throwable e, CollectiveException group) {
     String seenIn = "tick " + tick + ", step " + step;
-    if (e instanceof CollectiveRankLostException lost) {
+    if (e != group) {
+      group.addSuppressed(e);
+    }
+    Optional<GroupFailure> told = GroupFailure.find(group);
+    if (told.isPresent()) {
+      GroupFailure f = told.get();
+      return new RankGroupFailedException(
+          rank(), f.rank(), f.tick(), f.step(), f.cause(), seenIn, group);
+    }
+    if (group instanceof CollectiveRankLostException lost) {
       // The collective's failure detection found a rank gone (its process or thread died): it
       // makes no call, so no tag carries its failure; the detection names it instead.
       return new RankGroupFailedException(
@@ -323,27 +395,28 @@ public final class RankEngine {
           lost.lostRank(),
           tick,
           step,
-          "rank " + lost.lostRank() + " is gone: " + e,
+          "rank " + lost.lostRank() + " is gone: " + GroupFailure.describe(group),
           seenIn,
-          e);
+          group);
     }
-    if (e instanceof CollectiveException || e instanceof ReplicaDivergenceException) {
-      return GroupFailure.find(e.getMessage())
-          .<RuntimeException>map(
-              f ->
-                  new RankGroupFailedException(
-                      rank(), f.rank(), f.tick(), f.step(), f.cause(), seenIn, e))
-          .orElse((RuntimeException) e);
-    }
-    GroupFailure own = GroupFailure.of(rank(), tick, step, e);
+    return group;
+  }
+
+  /** This rank's own failure: the barrier that tells the group, then the exception. */
+  private RuntimeException tellGroup(TickStep step, Throwable e, String description) {
+    GroupFailure own = GroupFailure.of(rank(), tick, step, description);
     try {
       collective.barrier(own.tag());
     } catch (RuntimeException | Error told) {
       // Expected: the others called something else, and now know.
-      e.addSuppressed(told);
+      try {
+        e.addSuppressed(told);
+      } catch (RuntimeException | Error ignored) {
+        // Nothing to keep it in; the barrier did its work.
+      }
     }
     return new RankGroupFailedException(
-        rank(), own.rank(), own.tick(), own.step(), own.cause(), seenIn, e);
+        rank(), own.rank(), own.tick(), own.step(), own.cause(), "tick " + tick, e);
   }
 
   private void checkDigest(String detail) {
@@ -354,7 +427,10 @@ public final class RankEngine {
     long min = reduced[0];
     long max = ~reduced[1];
     if (min != max) {
-      throw new ReplicaDivergenceException(collective.rank(), tick, min, max, digest, detail);
+      // Raised alike on every rank: each reduced the same values (see failTogether).
+      agreedDivergence =
+          new ReplicaDivergenceException(collective.rank(), tick, min, max, digest, detail);
+      throw agreedDivergence;
     }
   }
 
@@ -398,13 +474,20 @@ public final class RankEngine {
    * Sets who is told of each request's milestones (arrival, admission, first token, end), from
    * the next step on. Call it between ticks on the scheduler thread. Without one the engine
    * reports to {@link RequestListener#NONE}, which costs a call that does nothing and no
-   * allocation.
+   * allocation. The listener is called inside the engine's steps: it may read the cache through
+   * {@link #view()}, and a replicated mutator of the cache it calls (a {@code match} included:
+   * it touches the nodes' clocks) throws {@link IllegalStateException}, whatever the rank, which
+   * fails the group like any other failure of a step if the listener lets it through. The same
+   * holds for the model's calls.
    *
    * @param listener the listener, or {@link RequestListener#NONE} to stop listening
    */
   public void setRequestListener(RequestListener listener) {
     scheduler.listener =
-        Objects.requireNonNull(listener, "listener: pass RequestListener.NONE to stop listening");
+        Callbacks.listener(
+            Objects.requireNonNull(
+                listener, "listener: pass RequestListener.NONE to stop listening"),
+            schedule);
   }
 
   // ---------------------------------------------------------------- inspection

@@ -1,6 +1,7 @@
 package io.kvtier.core.rank;
 
 import io.kvtier.spi.Collective;
+import io.kvtier.spi.CollectiveException;
 import io.kvtier.spi.ForwardingCollective;
 import io.kvtier.spi.ReduceOp;
 import java.util.ArrayDeque;
@@ -42,6 +43,7 @@ public final class RecordingCollective extends ForwardingCollective {
   private final TreeMap<String, Long> byTag = new TreeMap<>();
   private final Digest schedule = new Digest(0x5CEDC0DEL);
   private long calls;
+  private CollectiveException groupFailure;
 
   /**
    * Wraps a collective.
@@ -57,7 +59,11 @@ public final class RecordingCollective extends ForwardingCollective {
     Objects.requireNonNull(op, "op");
     Objects.requireNonNull(values, "values");
     log(1, op.ordinal(), values.length, tag);
-    return super.allReduce(op, values, tag);
+    try {
+      return super.allReduce(op, values, tag);
+    } catch (CollectiveException e) {
+      throw failed(e);
+    }
   }
 
   /** Logged as {@link #allReduce} is (the forms may mix), then the delegate's own form. */
@@ -66,13 +72,21 @@ public final class RecordingCollective extends ForwardingCollective {
     Objects.requireNonNull(op, "op");
     Collective.checkIntoArguments(values, result);
     log(1, op.ordinal(), values.length, tag);
-    super.allReduceInto(op, values, result, tag);
+    try {
+      super.allReduceInto(op, values, result, tag);
+    } catch (CollectiveException e) {
+      throw failed(e);
+    }
   }
 
   @Override
   public byte[] broadcast(int root, byte[] payload, String tag) {
     log(2, 0, root, tag);
-    return super.broadcast(root, payload, tag);
+    try {
+      return super.broadcast(root, payload, tag);
+    } catch (CollectiveException e) {
+      throw failed(e);
+    }
   }
 
   /**
@@ -82,13 +96,45 @@ public final class RecordingCollective extends ForwardingCollective {
   @Override
   public byte[] awaitBroadcast(int root, byte[] payload, String tag) {
     log(2, 0, root, tag);
-    return delegate.awaitBroadcast(root, payload, tag);
+    try {
+      return delegate.awaitBroadcast(root, payload, tag);
+    } catch (CollectiveException e) {
+      throw failed(e);
+    }
   }
 
   @Override
   public void barrier(String tag) {
     log(3, 0, 0, tag);
-    super.barrier(tag);
+    try {
+      super.barrier(tag);
+    } catch (CollectiveException e) {
+      throw failed(e);
+    }
+  }
+
+  /** Notes a failure that the group itself reported through this handle, and returns it. */
+  private CollectiveException failed(CollectiveException e) {
+    groupFailure = e;
+    return e;
+  }
+
+  /**
+   * The last {@link CollectiveException} that the wrapped group threw through this handle, or
+   * null: a failure of the group itself, which by the {@link Collective} contract broke the group
+   * on every rank (every later call throws), unlike one that a caller's own collective or code
+   * threw on its rank alone. The engine decides by it, never by an exception's type, whether a
+   * failed step's cause already reached the other ranks.
+   *
+   * @return the failure, or null if none since {@link #forgetGroupFailure()}
+   */
+  CollectiveException groupFailure() {
+    return groupFailure;
+  }
+
+  /** Forgets the failure {@link #groupFailure()} returns; the engine does it as a step begins. */
+  void forgetGroupFailure() {
+    groupFailure = null;
   }
 
   /**

@@ -277,6 +277,63 @@ class CacheEventsTest {
     r.cache.finish(7);
   }
 
+  /**
+   * The event listener is called in the middle of the change it reports: once an engine bound the
+   * cache, a replicated mutator the listener calls (a {@code match}, which touches the nodes'
+   * clocks) is refused before it changes anything; an unbound cache refuses nothing.
+   */
+  @Test
+  void aCacheMutatorCalledFromTheEventListenerOfABoundCacheIsRefused() {
+    List<String> refused = new ArrayList<>();
+    List<CacheEvent> seen = new ArrayList<>();
+    RankCache[] cache = new RankCache[1];
+    CacheEventListener matching =
+        event -> {
+          seen.add(event);
+          try {
+            cache[0].match(0, A);
+          } catch (IllegalStateException e) {
+            refused.add(e.getMessage());
+          }
+        };
+    cache[0] = RankCache.builder(CacheConfig.of(2, 16, 0)).events(matching).build();
+    CacheSchedule token = cache[0].bindSchedule(1);
+    token.enter();
+    try {
+      cache[0].admit(1, A, RequestOptions.DEFAULT);
+      cache[0].allocateTokens(1, A.length);
+      long clock = cache[0].readOnly().logicalClock();
+      cache[0].finish(1);
+      assertThat(seen).hasSize(1);
+      assertThat(refused)
+          .singleElement()
+          .asString()
+          .startsWith("RankCache.match called from a callback of a RankEngine step");
+      assertThat(cache[0].readOnly().logicalClock())
+          .as("only the finish's own insert moved the clock")
+          .isEqualTo(clockAfterPlainFinish(clock));
+    } finally {
+      token.exit();
+    }
+    // Unbound: the listener's match goes through, as before.
+    refused.clear();
+    cache[0] = RankCache.builder(CacheConfig.of(2, 16, 0)).events(matching).build();
+    cache[0].admit(1, A, RequestOptions.DEFAULT);
+    cache[0].allocateTokens(1, A.length);
+    cache[0].finish(1);
+    assertThat(refused).isEmpty();
+  }
+
+  /** The logical clock a finish of request 1 leaves, measured on a cache without a listener. */
+  private static long clockAfterPlainFinish(long before) {
+    RankCache plain = RankCache.builder(CacheConfig.of(2, 16, 0)).build();
+    plain.admit(1, A, RequestOptions.DEFAULT);
+    plain.allocateTokens(1, A.length);
+    long start = plain.readOnly().logicalClock();
+    plain.finish(1);
+    return before + (plain.readOnly().logicalClock() - start);
+  }
+
   @Test
   void aNamespaceIsInTheFirstBlocksHash() {
     Replay replay = new Replay();

@@ -47,6 +47,15 @@ class EmbeddingSurfaceTest {
     return p;
   }
 
+  /** A prompt that shares no page with {@link #prompt}'s. */
+  private static int[] distinct(int length) {
+    int[] p = new int[length];
+    for (int i = 0; i < length; i++) {
+      p[i] = 50_000 + i;
+    }
+    return p;
+  }
+
   private static TickCommands arrive(long... ids) {
     List<RankRequest> list = new ArrayList<>();
     for (long id : ids) {
@@ -91,6 +100,109 @@ class EmbeddingSurfaceTest {
       for (int r = 1; r < n; r++) {
         assertThat(h.engines.get(r).replicaDigest()).isEqualTo(h.engines.get(0).replicaDigest());
       }
+    }
+  }
+
+  /**
+   * A listener that looks a prompt up through {@code RankCache.match} inside a step, on one rank
+   * only: the match would touch that replica's clocks, so it is refused on the spot, and the
+   * listener's failure fails every rank together, naming it.
+   */
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {2, 4})
+  void aCacheMutatorCalledFromAListenerInsideAStepFailsTheGroupNamingTheRank(int n)
+      throws Exception {
+    try (RankHarness h = new RankHarness(n, CACHE, ENGINE.withDigestInterval(1))) {
+      RankCache cache = h.caches.get(1);
+      h.engines
+          .get(1)
+          .setRequestListener(
+              new RequestListener() {
+                @Override
+                public void admitted(long tick, long id, int deviceHitTokens, int hostHitTokens) {
+                  cache.match(0, prompt((int) id, 14));
+                }
+              });
+      List<Object> results =
+          h.onRanks(
+              (rank, e) -> {
+                for (long t = 0; t < 20; t++) {
+                  try {
+                    e.tick(rank == 0 ? (t == 0 ? arrive(1, 2) : TickCommands.NONE) : null);
+                  } catch (RuntimeException failed) {
+                    return failed;
+                  }
+                }
+                return "no failure in 20 ticks";
+              });
+      for (int r = 0; r < n; r++) {
+        assertThat(results.get(r))
+            .as("rank %d", r)
+            .isInstanceOfSatisfying(
+                RankGroupFailedException.class,
+                f -> {
+                  assertThat(f.failedRank()).isEqualTo(1);
+                  assertThat(f.step()).isEqualTo(TickStep.ADMIT);
+                  assertThat(f.causeDescription())
+                      .contains("RankCache.match called from a callback of a RankEngine step");
+                });
+      }
+    }
+  }
+
+  /**
+   * The refusal comes before any change, on every rank and on one rank alike: a listener or a
+   * model that catches it leaves every replica as it was, and the group goes on equal.
+   */
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {1, 2})
+  void aRefusedCallbackChangesNothing(int n) throws Exception {
+    List<String> refused = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<RankCache> caches = new ArrayList<>();
+    try (RankHarness h =
+        new RankHarness(
+            n,
+            CACHE,
+            ENGINE.withDigestInterval(1),
+            Map.of(),
+            (r, t) -> t,
+            r ->
+                new RankHarness.CountingModel() {
+                  @Override
+                  public void writeLayer(ModelStep step, int layer) {
+                    if (r == n - 1 && layer == 0) {
+                      try {
+                        caches.get(r).evictDevice(1);
+                      } catch (IllegalStateException e) {
+                        refused.add("model: " + e.getMessage());
+                      }
+                    }
+                    super.writeLayer(step, layer);
+                  }
+                })) {
+      caches.addAll(h.caches);
+      h.engines
+          .get(n - 1)
+          .setRequestListener(
+              new RequestListener() {
+                @Override
+                public void ended(long tick, long id, RequestOutcome outcome) {
+                  try {
+                    caches.get(n - 1).match(0, prompt((int) id, 14));
+                  } catch (IllegalStateException e) {
+                    refused.add("listener: " + e.getMessage());
+                  }
+                }
+              });
+      h.ticks(20, t -> t == 0 ? arrive(1, 2) : t == 10 ? TickCommands.END : TickCommands.NONE);
+      assertThat(refused)
+          .as("both callbacks were refused")
+          .anyMatch(m -> m.startsWith("model: RankCache.evictDevice called from a callback"))
+          .anyMatch(m -> m.startsWith("listener: RankCache.match called from a callback"));
+      for (int r = 1; r < n; r++) {
+        assertThat(h.engines.get(r).replicaDigest()).isEqualTo(h.engines.get(0).replicaDigest());
+      }
+      assertThat(h.engines.get(0).isDrained()).isTrue();
     }
   }
 
@@ -161,9 +273,10 @@ class EmbeddingSurfaceTest {
 
   /**
    * The engine's documented sequence (receive, sync, admit, forward, finish, check per tick) on
-   * 2 and 4 ranks whose rank 1 fails its first backup copy and its first load-back copy (if the run
-   * loads one back): every tick ends with equal digests (the digest check runs every tick) and
-   * both ranks commit the same failures.
+   * 2 and 4 ranks whose rank 1 fails its first backup copy and its first load-back copy (a long
+   * prompt evicts the first prompts' pages from the device, and those prompts come again and load
+   * their pages back from the host): every tick ends with equal digests (the digest check runs
+   * every tick) and every rank commits the same failures.
    */
   @ParameterizedTest(name = "{0} ranks")
   @ValueSource(ints = {2, 4})
@@ -188,12 +301,22 @@ class EmbeddingSurfaceTest {
                 case 0 -> arrive(1, 2);
                 case 8 -> arrive(3, 4);
                 case 16 -> arrive(5, 6);
-                case 24 ->
+                // A long prompt of its own: its pages evict the others' from the device, which
+                // leaves their backed-up pages on the host only.
+                case 20 -> TickCommands.arrive(List.of(RankRequest.of(50, distinct(40), 2)));
+                // The first prompts again: their host pages are loaded back, and rank 1's first
+                // load-back copy fails.
+                case 32 ->
                     TickCommands.arrive(
                         List.of(
                             RankRequest.of(101, prompt(1, 14), 2),
                             RankRequest.of(102, prompt(2, 14), 2)));
-                case 30 -> TickCommands.END;
+                case 36 ->
+                    TickCommands.arrive(
+                        List.of(
+                            RankRequest.of(103, prompt(3, 14), 2),
+                            RankRequest.of(104, prompt(4, 14), 2)));
+                case 44 -> TickCommands.END;
                 default -> TickCommands.NONE;
               };
       List<Object> out =
@@ -221,6 +344,11 @@ class EmbeddingSurfaceTest {
         assertThat(h.engines.get(r).view().stats()).isEqualTo(a.stats());
       }
       assertThat(a.stats().backupsFailed()).as("rank 1's failed backup, agreed").isPositive();
+      assertThat(a.stats().loadsFailed()).as("rank 1's failed load-back, agreed").isPositive();
+      assertThat(a.stats().loadsCommitted()).as("a load-back that succeeded").isPositive();
+      assertThat(h.engines.get(0).stats().loadFailureRecomputes())
+          .as("the requests of the failed load computed their prefix again")
+          .isPositive();
     }
   }
 }

@@ -113,6 +113,21 @@ final class RankHarness implements AutoCloseable {
         watchdog);
   }
 
+  /**
+   * Builds the ranks with their own models and another collective watchdog.
+   *
+   * @param models rank r's model
+   * @param watchdog the {@code local} group's watchdog
+   */
+  RankHarness(
+      int ranks,
+      CacheConfig cacheConfig,
+      RankEngineConfig config,
+      java.util.function.IntFunction<ModelRunner> models,
+      Duration watchdog) {
+    this(ranks, cacheConfig, config, Map.of(), (r, t) -> t, models, null, watchdog);
+  }
+
   private RankHarness(
       int ranks,
       CacheConfig cacheConfig,
