@@ -89,6 +89,11 @@ public final class AssertingHostMemory implements HostMemory {
   }
 
   @Override
+  public boolean holdsBytes() {
+    return delegate.holdsBytes();
+  }
+
+  @Override
   public void write(int page, int layer, long offset, MemorySegment src) {
     ownership.checkWrite(page, OptionalInt.of(layer), "write()");
     ownership.checkRead(page, OptionalInt.of(layer), "write()");

@@ -25,4 +25,15 @@ public interface HostMemory extends PageMemory {
    * @return true if pinned
    */
   boolean pinned();
+
+  /**
+   * Whether the pool holds the pages' bytes, as every real pool does. A pool that only models
+   * slots (kvtier replay's, which measures the cache's decisions and never its KV) returns false,
+   * and the cache then takes no checksums of it (docs/CACHE.md, "Verified restores").
+   *
+   * @return true by default
+   */
+  default boolean holdsBytes() {
+    return true;
+  }
 }

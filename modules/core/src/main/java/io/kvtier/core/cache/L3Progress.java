@@ -28,7 +28,10 @@ final class L3Progress implements L3Sink {
   private final KvStore store;
   private final HostMemory host;
 
-  /** The host blocks' sums: taken on what a fetch writes, checked on what a put reads. */
+  /**
+   * The host blocks' sums: taken on what a fetch writes, checked on what a put reads; null for a
+   * host pool without bytes.
+   */
   private final HostChecksums sums;
 
   private final byte[] salt;
@@ -299,7 +302,9 @@ final class L3Progress implements L3Sink {
       // A host page whose bytes changed since its backup must not reach the store: the write
       // fails (and is counted) like one the store refused.
       try {
-        sums.verifyPages(slots);
+        if (sums != null) {
+          sums.verifyPages(slots);
+        }
       } catch (TransferFailedException e) {
         LOG.log(System.Logger.Level.WARNING, e.getMessage());
         return false;
@@ -410,7 +415,7 @@ final class L3Progress implements L3Sink {
                 host,
                 Arrays.copyOfRange(slots, pages, pages + snapshotSlots));
         snapshotLoaded = n == snapshotSlots;
-        if (snapshotLoaded) {
+        if (snapshotLoaded && sums != null) {
           sums.recordPages(slots, pages, pages + snapshotSlots);
         }
         return snapshotLoaded;
@@ -419,7 +424,9 @@ final class L3Progress implements L3Sink {
       int to = Math.min(pages, from + FETCH_STEP_PAGES);
       int n = store.get(keys(hashes, from, to), host, Arrays.copyOfRange(slots, from, to));
       n = Math.max(0, Math.min(n, to - from));
-      sums.recordPages(slots, from, from + n);
+      if (sums != null) {
+        sums.recordPages(slots, from, from + n);
+      }
       loaded = from + n;
       return n == to - from;
     }

@@ -39,22 +39,31 @@ final class LocalProgress implements CopySink {
   /** Layer copies of prepared backups not yet attached or retired, by request id. */
   private final LongMap<TransferHandle[]> streamed = new LongMap<>(8);
 
-  /** The sums of the host pool's blocks; null exactly when {@link #engine} is. */
+  /**
+   * The sums of the host pool's blocks; null without a host pool or for one that holds no bytes
+   * ({@code HostMemory.holdsBytes}), whose copies are then submitted unchecked.
+   */
   private final HostChecksums sums;
 
   LocalProgress(TransferEngine engine, HostChecksums sums) {
-    if ((engine == null) != (sums == null)) {
-      throw new IllegalArgumentException("a transfer engine needs the host pool's checksums");
+    if (engine == null && sums != null) {
+      throw new IllegalArgumentException("host checksums without a transfer engine");
     }
     this.engine = engine;
     this.sums = sums;
+  }
+
+  private TransferHandle submit(TransferBatch batch, boolean toHost) {
+    return sums == null
+        ? engine.submit(batch)
+        : engine.submit(batch, toHost ? sums.record : sums.verify);
   }
 
   // ---------------------------------------------------------------- in: the sink
 
   @Override
   public void write(TransferBatch batch) {
-    writes.addLast(new TransferHandle[] {engine.submit(batch, sums.record)});
+    writes.addLast(new TransferHandle[] {submit(batch, true)});
   }
 
   @Override
@@ -62,7 +71,7 @@ final class LocalProgress implements CopySink {
     TransferHandle[] group = new TransferHandle[layers.length];
     for (int i = 0; i < layers.length; i++) {
       try {
-        group[i] = engine.submit(layers[i], sums.verify);
+        group[i] = submit(layers[i], false);
       } catch (RuntimeException e) {
         throw new SubmitFailure(i, e);
       }
@@ -72,7 +81,7 @@ final class LocalProgress implements CopySink {
 
   @Override
   public void stream(long requestId, int layers, TransferBatch batch) {
-    TransferHandle copy = engine.submit(batch, sums.record);
+    TransferHandle copy = submit(batch, true);
     TransferHandle[] copies = streamed.get(requestId);
     if (copies == null) {
       copies = new TransferHandle[layers];
@@ -101,7 +110,7 @@ final class LocalProgress implements CopySink {
     }
     try {
       for (TransferBatch b : catchUp) {
-        group[i] = engine.submit(b, sums.record);
+        group[i] = submit(b, true);
         i++;
       }
     } finally {

@@ -65,7 +65,7 @@ public final class RankCache implements CacheView {
   private final Rooms rooms;
   private final CacheView readOnly = new ReadOnlyCache(this);
 
-  /** The sums of the host pool's blocks; null without a host pool. */
+  /** The sums of the host pool's blocks; null without a host pool, or one without bytes. */
   private final HostChecksums hostSums;
 
   /** Who may change the replicated state: anyone until an engine binds it. */
@@ -84,7 +84,12 @@ public final class RankCache implements CacheView {
             ledger,
             CacheEvents.of(listener, config.pageSize(), this::schedule),
             rules);
-    this.hostSums = memory.flatMap(KvMemory::host).map(HostChecksums::new).orElse(null);
+    this.hostSums =
+        memory
+            .flatMap(KvMemory::host)
+            .filter(HostMemory::holdsBytes)
+            .map(HostChecksums::new)
+            .orElse(null);
     LocalProgress progress =
         new LocalProgress(memory.flatMap(KvMemory::engine).orElse(null), hostSums);
     int layers = memory.map(KvMemory::layers).orElse(0);

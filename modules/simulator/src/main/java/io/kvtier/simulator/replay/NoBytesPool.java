@@ -61,6 +61,11 @@ final class NoBytesPool implements DeviceMemory, HostMemory {
   }
 
   @Override
+  public boolean holdsBytes() {
+    return false;
+  }
+
+  @Override
   public TransferEngine transferEngine(HostMemory host) {
     return new InstantTransfers();
   }
