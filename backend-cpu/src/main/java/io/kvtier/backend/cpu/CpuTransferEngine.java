@@ -89,20 +89,18 @@ public final class CpuTransferEngine implements TransferEngine {
 
   @Override
   public TransferHandle submit(TransferBatch batch) {
-    Objects.requireNonNull(batch, "batch");
-    long bytes = copier.checkAndMeasure(batch);
-    if (closed) {
-      throw closedException();
-    }
-    device.checkOpen();
-    return lane(batch.direction()).submit(batch, bytes, null);
+    return enqueue(batch, null);
   }
 
   /** Runs {@code check} on the copier thread, right after the copy and before completion. */
   @Override
   public TransferHandle submit(TransferBatch batch, CopyCheck check) {
+    return enqueue(batch, Objects.requireNonNull(check, "check"));
+  }
+
+  /** Checks and queues a batch on its direction's lane, with its check or null. */
+  private TransferHandle enqueue(TransferBatch batch, CopyCheck check) {
     Objects.requireNonNull(batch, "batch");
-    Objects.requireNonNull(check, "check");
     long bytes = copier.checkAndMeasure(batch);
     if (closed) {
       throw closedException();

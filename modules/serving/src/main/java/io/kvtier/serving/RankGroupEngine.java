@@ -169,7 +169,7 @@ final class RankGroupEngine implements GenerationEngine {
 
   private void loop() throws RuntimeException {
     RankEngine engine = slot.engine;
-    Progress progress = progress();
+    Progress progress = progress(engine.stats());
     long progressAt = System.nanoTime();
     long poll = POLL_NANOS;
     boolean endSent = false;
@@ -243,7 +243,7 @@ final class RankGroupEngine implements GenerationEngine {
       if (endSent && engine.isDrained()) {
         return;
       }
-      Progress now = progress();
+      Progress now = progress(counts);
       boolean progressed = !now.equals(progress);
       if (progressed || arrivals.size() > 0) {
         progress = now;
@@ -316,8 +316,8 @@ final class RankGroupEngine implements GenerationEngine {
     }
   }
 
-  private Progress progress() {
-    RankEngineStats s = slot.engine.stats();
+  /** The progress that {@code s}, the engine's counters after a tick, and the cache show. */
+  private Progress progress(RankEngineStats s) {
     return new Progress(
         s.arrived(),
         s.admitted(),

@@ -232,15 +232,16 @@ final class Scheduler {
           snapshots ? rr.matchedLength - rr.hostHitLength : rr.prefixLength - rr.hostLoadedLength;
       int hostTo = snapshots ? rr.matchedLength : rr.prefixLength;
       int l3 = outcome == null ? 0 : outcome.overlap(hostFrom, hostTo);
+      int host = hostTo - hostFrom - l3;
       counters.deviceHitTokens += hostFrom;
       counters.l3HitTokens += l3;
-      counters.hostHitTokens += hostTo - hostFrom - l3;
+      counters.hostHitTokens += host;
       counters.usableHitTokens += rr.prefixLength;
       rr.countedDeviceHits = hostFrom;
-      rr.countedHostHits = hostTo - hostFrom - l3;
+      rr.countedHostHits = host;
       rr.countedL3Hits = l3;
       // L3 pages reach the device as a load-back from the host like any host hit.
-      listener.admitted(tick, r.id(), hostFrom, hostTo - hostFrom - l3, l3, rr.prefixLength);
+      listener.admitted(tick, r.id(), hostFrom, host, l3, rr.prefixLength);
     }
   }
 
