@@ -212,7 +212,7 @@ public final class RouteLoadBenchmark {
   private static final class Tally {
     final Histogram ttftMicros = new Histogram(3_600_000_000L, 3);
     final AtomicLong requests = new AtomicLong();
-    final AtomicLong failed = new AtomicLong();
+    final TurnFailures failures = new TurnFailures();
     final AtomicLong prompt = new AtomicLong();
     final AtomicLong cached = new AtomicLong();
     final long start = System.nanoTime();
@@ -220,8 +220,8 @@ public final class RouteLoadBenchmark {
     /** Counts a call; returns it, or null if it failed. */
     StreamedTurn add(StreamedTurn t) {
       requests.incrementAndGet();
-      if (t == null) {
-        failed.incrementAndGet();
+      if (t.failed()) {
+        failures.add(t.failure());
         return null;
       }
       synchronized (ttftMicros) {
@@ -237,7 +237,7 @@ public final class RouteLoadBenchmark {
           label,
           workload,
           requests.get(),
-          failed.get(),
+          failures.total(),
           (System.nanoTime() - start) / 1e9,
           prompt.get(),
           cached.get(),
@@ -300,6 +300,7 @@ public final class RouteLoadBenchmark {
         f.get();
       }
     }
+    System.out.print(tally.failures.describe("  " + o.get("label") + " multiturn failed: "));
     return tally.result(o.get("label"), "multiturn");
   }
 
@@ -346,6 +347,7 @@ public final class RouteLoadBenchmark {
         f.get();
       }
     }
+    System.out.print(tally.failures.describe("  " + o.get("label") + " shared-prefix failed: "));
     return tally.result(o.get("label"), "shared-prefix");
   }
 }

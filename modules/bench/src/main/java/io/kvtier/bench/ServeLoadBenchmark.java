@@ -42,12 +42,16 @@ public final class ServeLoadBenchmark {
   /** One server's figures. */
   record Result(
       long requests,
-      long failed,
+      TurnFailures failures,
       double seconds,
       long promptTokens,
       long cachedTokens,
       long completionTokens,
       Histogram ttftMicros) {
+    long failed() {
+      return failures.total();
+    }
+
     double requestsPerSecond() {
       return requests / seconds;
     }
@@ -116,6 +120,7 @@ public final class ServeLoadBenchmark {
         r.cachedTokens(),
         r.promptTokens(),
         100.0 * r.cachedTokens() / Math.max(1, r.promptTokens()));
+    System.out.print(r.failures().describe("  failed: "));
   }
 
   private static Result run(String url, Map<String, String> o) throws Exception {
@@ -133,7 +138,7 @@ public final class ServeLoadBenchmark {
     }
     Histogram ttft = new Histogram(3_600_000_000L, 3);
     AtomicLong requests = new AtomicLong();
-    AtomicLong failed = new AtomicLong();
+    TurnFailures failures = new TurnFailures();
     AtomicLong prompt = new AtomicLong();
     AtomicLong cachedTokens = new AtomicLong();
     AtomicLong completion = new AtomicLong();
@@ -162,8 +167,8 @@ public final class ServeLoadBenchmark {
                     StreamedTurn turn =
                         StreamedTurn.send(client, endpoint, JSON.writeValueAsString(body));
                     requests.incrementAndGet();
-                    if (turn == null) {
-                      failed.incrementAndGet();
+                    if (turn.failed()) {
+                      failures.add(turn.failure());
                       return null;
                     }
                     synchronized (ttft) {
@@ -189,7 +194,7 @@ public final class ServeLoadBenchmark {
     double seconds = (System.nanoTime() - start) / 1e9;
     return new Result(
         requests.get(),
-        failed.get(),
+        failures,
         seconds,
         prompt.get(),
         cachedTokens.get(),

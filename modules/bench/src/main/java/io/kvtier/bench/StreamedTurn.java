@@ -22,18 +22,67 @@ import java.nio.charset.StandardCharsets;
  * @param promptTokens {@code usage.prompt_tokens}
  * @param cachedTokens {@code usage.prompt_tokens_details.cached_tokens}
  * @param completionTokens {@code usage.completion_tokens}
+ * @param failure why the call failed; null when it succeeded (the other fields are then 0)
  */
 record StreamedTurn(
-    long ttftNanos, String text, long promptTokens, long cachedTokens, long completionTokens) {
+    long ttftNanos,
+    String text,
+    long promptTokens,
+    long cachedTokens,
+    long completionTokens,
+    Failure failure) {
   private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** The longest error message a failure keeps. */
+  private static final int MESSAGE_CHARS = 160;
+
+  /**
+   * Why a call failed.
+   *
+   * @param kind the cause, to group by: {@code HTTP 400 context_length_exceeded}, {@code error
+   *     event server_error}, {@code stream without usage}, {@code I/O ConnectException}
+   * @param message the server's error message or the exception's, at most {@value
+   *     #MESSAGE_CHARS} characters
+   */
+  record Failure(String kind, String message) {}
+
+  boolean failed() {
+    return failure != null;
+  }
+
+  private static StreamedTurn failed(String kind, String message) {
+    String m = message == null ? "" : message.strip();
+    if (m.length() > MESSAGE_CHARS) {
+      m = m.substring(0, MESSAGE_CHARS) + "...";
+    }
+    return new StreamedTurn(0, "", 0, 0, 0, new Failure(kind, m));
+  }
+
+  /** The error object's code (or type) and message, from an OpenAI error body or event. */
+  private static StreamedTurn failedWith(String prefix, JsonNode error) {
+    String code = error.path("code").asText("");
+    if (code.isEmpty() || code.equals("null")) {
+      code = error.path("type").asText("");
+    }
+    return failed(code.isEmpty() ? prefix : prefix + " " + code, error.path("message").asText(""));
+  }
 
   /**
    * Sends {@code body} and reads its stream to the end.
    *
-   * @return the turn; null if the server refused it (a status other than 200), sent an error
-   *     event, or ended without usage
+   * @return the turn; a {@link #failed()} one, saying why, if the server refused it (a status
+   *     other than 200), sent an error event, ended without usage, or the connection failed
    */
   static StreamedTurn send(HttpClient client, URI endpoint, String body)
+      throws InterruptedException {
+    try {
+      return read(client, endpoint, body);
+    } catch (IOException e) {
+      return failed("I/O " + e.getClass().getSimpleName(), String.valueOf(e.getMessage()));
+    }
+  }
+
+  private static StreamedTurn read(HttpClient client, URI endpoint, String body)
       throws IOException, InterruptedException {
     long sent = System.nanoTime();
     HttpResponse<InputStream> response =
@@ -44,8 +93,20 @@ record StreamedTurn(
                 .build(),
             HttpResponse.BodyHandlers.ofInputStream());
     if (response.statusCode() != 200) {
-      response.body().close();
-      return null;
+      String text;
+      try (InputStream in = response.body()) {
+        text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      }
+      String prefix = "HTTP " + response.statusCode();
+      try {
+        JsonNode error = JSON.readTree(text).path("error");
+        if (error.isObject()) {
+          return failedWith(prefix, error);
+        }
+      } catch (IOException notJson) {
+        // the body is not JSON: its text is the message
+      }
+      return failed(prefix, text);
     }
     long first = 0;
     StringBuilder text = new StringBuilder();
@@ -59,7 +120,7 @@ record StreamedTurn(
         }
         JsonNode chunk = JSON.readTree(line.substring(6));
         if (chunk.has("error")) {
-          return null;
+          return failedWith("error event", chunk.get("error"));
         }
         if (chunk.hasNonNull("usage")) {
           usage = chunk.get("usage");
@@ -80,14 +141,15 @@ record StreamedTurn(
       }
     }
     if (usage == null) {
-      return null;
+      return failed("stream without usage", text.length() + " characters streamed");
     }
     return new StreamedTurn(
         (first == 0 ? System.nanoTime() : first) - sent,
         text.toString(),
         usage.path("prompt_tokens").asLong(),
         usage.path("prompt_tokens_details").path("cached_tokens").asLong(),
-        usage.path("completion_tokens").asLong());
+        usage.path("completion_tokens").asLong(),
+        null);
   }
 
   /**
