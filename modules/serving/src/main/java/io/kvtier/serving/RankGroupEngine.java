@@ -632,6 +632,14 @@ final class RankGroupEngine implements GenerationEngine {
       }
     }
 
+    /** Back in the waiting queue after a failed load-back, until admitted again. */
+    void reenterWaiting() {
+      if (!counted) {
+        counted = true;
+        waiting.incrementAndGet();
+      }
+    }
+
     void deliver() {
       if (delivered) {
         return;
@@ -741,6 +749,14 @@ final class RankGroupEngine implements GenerationEngine {
         l.usable = usableTokens;
         l.leaveWaiting();
         l.touch();
+      }
+    }
+
+    @Override
+    public void requeued(long tick, long requestId, int lostTokens) {
+      Live l = live.get(requestId);
+      if (l != null) {
+        l.reenterWaiting();
       }
     }
 

@@ -195,6 +195,16 @@ final class Callbacks {
     }
 
     @Override
+    public void requeued(long tick, long id, int lostTokens) {
+      schedule.enterCallback();
+      try {
+        listener.requeued(tick, id, lostTokens);
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
     public void ended(long tick, long id, RequestOutcome outcome) {
       schedule.enterCallback();
       try {

@@ -116,6 +116,20 @@ public interface RequestListener {
   default void rejected(long tick, long id, String reason) {}
 
   /**
+   * Step 4: the load-back of the request's cached prefix failed (a copy error, or host bytes
+   * whose checksum did not match, on any rank) and, under {@code LoadFailurePolicy.RECOMPUTE},
+   * the request went back to the head of the waiting queue; the counts of its admission were
+   * taken back, and it will be admitted again ({@link #admitted(long, long, int, int, int, int)}
+   * with the prefix that is left) and recompute the rest. Under {@code FAIL} the engine calls
+   * {@link #ended} with {@link RequestOutcome#LOAD_FAILED} instead.
+   *
+   * @param tick the tick
+   * @param id the request's id
+   * @param lostTokens the prompt tokens of the failed load-back, to be computed again
+   */
+  default void requeued(long tick, long id, int lostTokens) {}
+
+  /**
    * The request left the engine; called once per arrived request.
    *
    * @param tick the tick

@@ -358,6 +358,7 @@ final class Scheduler {
         release(r, false);
         if (config.onLoadFailure() == LoadFailurePolicy.RECOMPUTE) {
           requeue(r);
+          listener.requeued(tick, r.id, r.hostLoadedLength);
         } else {
           counters.loadFailureAborts++;
           listener.ended(tick, r.id, RequestOutcome.LOAD_FAILED);

@@ -323,6 +323,29 @@ class EmbeddingSurfaceTest {
           h.onRanks(
               (rank, e) -> {
                 List<Long> digests = new ArrayList<>();
+                List<String> requeues = new ArrayList<>();
+                e.setRequestListener(
+                    new RequestListener() {
+                      @Override
+                      public void requeued(long tick, long id, int lostTokens) {
+                        requeues.add("requeued " + id + " losing " + lostTokens);
+                      }
+
+                      @Override
+                      public void admitted(
+                          long tick, long id, int device, int host, int l3, int usable) {
+                        if (requeues.stream().anyMatch(q -> q.startsWith("requeued " + id + " "))) {
+                          requeues.add("admitted again " + id);
+                        }
+                      }
+
+                      @Override
+                      public void ended(long tick, long id, RequestOutcome outcome) {
+                        if (requeues.stream().anyMatch(q -> q.startsWith("requeued " + id + " "))) {
+                          requeues.add("ended " + id + " " + outcome);
+                        }
+                      }
+                    });
                 for (long t = 0; !e.isDrained(); t++) {
                   assertThat(t).as("ticks to drain").isLessThan(300);
                   h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
@@ -335,12 +358,22 @@ class EmbeddingSurfaceTest {
                   digests.add(e.view().replicaDigest());
                 }
                 CacheInvariants.checkIdle(h.caches.get(rank));
-                return digests;
+                return List.of(digests, requeues);
               });
       assertThat(out.get(0)).isInstanceOf(List.class);
+      @SuppressWarnings("unchecked")
+      List<String> requeues = (List<String>) ((List<?>) out.get(0)).get(1);
+      // Each requeued request is announced, admitted again and finished, on every rank alike.
+      assertThat(requeues).isNotEmpty();
+      for (String q : requeues.stream().filter(q -> q.startsWith("requeued ")).toList()) {
+        String id = q.split(" ")[1];
+        assertThat(Integer.parseInt(q.split(" ")[3])).as(q).isPositive();
+        assertThat(requeues).contains("admitted again " + id, "ended " + id + " FINISHED");
+        assertThat(requeues.indexOf("admitted again " + id)).isGreaterThan(requeues.indexOf(q));
+      }
       CacheView a = h.engines.get(0).view();
       for (int r = 1; r < n; r++) {
-        assertThat(out.get(r)).as("rank %d's digests", r).isEqualTo(out.get(0));
+        assertThat(out.get(r)).as("rank %d's digests and requeues", r).isEqualTo(out.get(0));
         assertThat(h.engines.get(r).view().stats()).isEqualTo(a.stats());
       }
       assertThat(a.stats().backupsFailed()).as("rank 1's failed backup, agreed").isPositive();
