@@ -73,8 +73,9 @@ final class ModelCommand implements Callable<Integer> {
         paramLabel = "TYPE",
         defaultValue = "q8_0",
         description =
-            "The weights' tensor type: f32, f16, bf16, q8_0 or q4_0 (default: ${DEFAULT-VALUE});"
-                + " norm weights stay f32.")
+            "The weights' tensor type: f32, f16, bf16, q8_0, q4_0, q4_k or q6_k (default:"
+                + " ${DEFAULT-VALUE}); norm weights stay f32. q4_k and q6_k take rows of whole"
+                + " 256-weight blocks: llama-1b, not smollm-135m or test-tiny.")
     private String type;
 
     @Option(
@@ -95,6 +96,23 @@ final class ModelCommand implements Callable<Integer> {
     public Integer call() throws IOException {
       LlamaShape llamaShape = shape();
       GgufTensorType tensorType = tensorType();
+      for (int columns : new int[] {llamaShape.embeddingLength(), llamaShape.feedForwardLength()}) {
+        if (columns % tensorType.blockSize() != 0) {
+          throw new ParameterException(
+              spec.commandLine(),
+              "--type "
+                  + type
+                  + ": shape "
+                  + llamaShape.name()
+                  + " has rows of "
+                  + columns
+                  + " weights, not whole "
+                  + tensorType.name().toLowerCase(Locale.ROOT)
+                  + " blocks of "
+                  + tensorType.blockSize()
+                  + "; give another --type or --shape");
+        }
+      }
       if (!Files.isRegularFile(vocabulary)) {
         throw new UnusableInputException("--vocab " + vocabulary + ": no such file");
       }

@@ -84,8 +84,19 @@ class ModelCommandTest {
         "--out",
         out);
     assertUsage(
-        "kvtier model synth: --type: 'q4_k' cannot be written; give one of bf16, f16, f32, q4_0,"
-            + " q8_0",
+        "kvtier model synth: --type: 'q5_k' cannot be written; give one of bf16, f16, f32, q4_0,"
+            + " q4_k, q6_k, q8_0",
+        "--shape",
+        "test-tiny",
+        "--type",
+        "q5_k",
+        "--vocab",
+        vocab,
+        "--out",
+        out);
+    assertUsage(
+        "kvtier model synth: --type q4_k: shape test-tiny has rows of 64 weights, not whole q4_k"
+            + " blocks of 256; give another --type or --shape",
         "--shape",
         "test-tiny",
         "--type",

@@ -154,10 +154,9 @@ public enum GgufTensorType {
 
   /**
    * Quantizes {@code count} floats from {@code src[from..]} into {@code dst} at byte
-   * {@code dstOffset}, with ggml's reference rounding ({@code quantize_row_*_ref}), for writing
-   * synthetic models. {@code count} must be a multiple of the block size.
-   *
-   * @throws GgufUnsupportedException for Q4_K and Q6_K, which are read but not written
+   * {@code dstOffset}, for writing synthetic models: ggml's reference rounding ({@code
+   * quantize_row_*_ref}) up to Q4_0, a plain min/max rounding for Q4_K and Q6_K (see {@link
+   * Quantizer}). {@code count} must be a multiple of the block size.
    */
   public void quantize(float[] src, int from, int count, MemorySegment dst, long dstOffset) {
     if (count % blockSize != 0) {

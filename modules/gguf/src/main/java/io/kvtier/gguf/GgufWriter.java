@@ -112,20 +112,11 @@ public final class GgufWriter {
 
   /**
    * Adds a tensor whose rows {@code source} makes at {@link #write} time, stored as {@code type}
-   * (quantized with ggml's reference rounding, see {@link GgufTensorType#quantize}).
-   *
-   * @throws GgufUnsupportedException if {@code type} cannot be written from floats
+   * (quantized as {@link GgufTensorType#quantize} says).
    */
   public GgufWriter addTensor(String name, GgufTensorType type, long[] dims, RowSource source) {
     Objects.requireNonNull(source, "source");
     GgufTensorInfo info = new GgufTensorInfo(name, dims, type, 0);
-    if (type == GgufTensorType.Q4_K || type == GgufTensorType.Q6_K) {
-      throw new GgufUnsupportedException(
-          "quantizing to "
-              + type
-              + " is not supported;"
-              + " supported: F32, F16, BF16, Q8_0, Q4_0");
-    }
     if (tensors.containsKey(name)) {
       throw new IllegalArgumentException("tensor " + name + " was already added");
     }

@@ -5,9 +5,12 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
- * ggml's reference quantizers ({@code quantize_row_*_ref}) for the types a writer of synthetic
- * models needs: the same rounding as llama.cpp, so a file written here holds the bits
- * {@code llama-quantize} would write from the same floats.
+ * Quantizers for the types a writer of synthetic models needs. F16, BF16, Q8_0 and Q4_0 follow
+ * ggml's reference quantizers ({@code quantize_row_*_ref}): the same rounding as llama.cpp, so a
+ * file written here holds the bits {@code llama-quantize} would write from the same floats. Q4_K
+ * and Q6_K use a plain min/max rounding instead of ggml's searched scales ({@code
+ * make_qkx2_quants}, {@code make_qx_quants}): valid blocks that any reader dequantizes alike, a
+ * little less accurate than llama-quantize's, which is all a synthetic model needs.
  */
 final class Quantizer {
   private static final ValueLayout.OfShort SHORT =
@@ -45,12 +48,16 @@ final class Quantizer {
           q4_0(src, from + 32 * b, dst, at + 18L * b);
         }
       }
-      default ->
-          throw new GgufUnsupportedException(
-              "quantizing to "
-                  + type
-                  + " is not supported;"
-                  + " supported: F32, F16, BF16, Q8_0, Q4_0");
+      case Q4_K -> {
+        for (int b = 0; b < count / 256; b++) {
+          q4K(src, from + 256 * b, dst, at + 144L * b);
+        }
+      }
+      case Q6_K -> {
+        for (int b = 0; b < count / 256; b++) {
+          q6K(src, from + 256 * b, dst, at + 210L * b);
+        }
+      }
     }
   }
 
@@ -101,5 +108,109 @@ final class Quantizer {
       int q1 = Math.min(15, (byte) (int) (x[from + 16 + j] * id + 8.5f));
       dst.set(ValueLayout.JAVA_BYTE, at + 2 + j, (byte) (q0 | q1 << 4));
     }
+  }
+
+  /**
+   * One Q4_K super-block: each sub-block of 32 maps [min(0, lowest), highest] onto 0..15; the
+   * eight scales and mins are rounded to 6 bits against the f16 super-block scales d and dmin.
+   */
+  private static void q4K(float[] x, int from, MemorySegment dst, long at) {
+    float[] scales = new float[8];
+    float[] mins = new float[8];
+    for (int j = 0; j < 8; j++) {
+      float lo = 0;
+      float hi = 0;
+      for (int l = 0; l < 32; l++) {
+        float v = x[from + 32 * j + l];
+        lo = Math.min(lo, v);
+        hi = Math.max(hi, v);
+      }
+      scales[j] = (hi - lo) / 15f;
+      mins[j] = -lo;
+    }
+    float d = Float.float16ToFloat(Float.floatToFloat16(max(scales) / 63f));
+    float dmin = Float.float16ToFloat(Float.floatToFloat16(max(mins) / 63f));
+    int[] sc = new int[8];
+    int[] m = new int[8];
+    for (int j = 0; j < 8; j++) {
+      sc[j] = d > 0 ? Math.min(63, roundf(scales[j] / d)) : 0;
+      m[j] = dmin > 0 ? Math.min(63, roundf(mins[j] / dmin)) : 0;
+    }
+    dst.set(SHORT, at, Float.floatToFloat16(d));
+    dst.set(SHORT, at + 2, Float.floatToFloat16(dmin));
+    for (int j = 0; j < 4; j++) {
+      dst.set(ValueLayout.JAVA_BYTE, at + 4 + j, (byte) ((sc[j] & 63) | (sc[j + 4] >> 4) << 6));
+      dst.set(ValueLayout.JAVA_BYTE, at + 8 + j, (byte) ((m[j] & 63) | (m[j + 4] >> 4) << 6));
+      dst.set(
+          ValueLayout.JAVA_BYTE, at + 12 + j, (byte) ((sc[j + 4] & 0xF) | (m[j + 4] & 0xF) << 4));
+    }
+    int[] q = new int[256];
+    for (int j = 0; j < 8; j++) {
+      float step = d * sc[j];
+      float offset = dmin * m[j];
+      for (int l = 0; l < 32; l++) {
+        int i = 32 * j + l;
+        q[i] = step > 0 ? Math.clamp(roundf((x[from + i] + offset) / step), 0, 15) : 0;
+      }
+    }
+    for (int g = 0; g < 4; g++) {
+      for (int l = 0; l < 32; l++) {
+        dst.set(
+            ValueLayout.JAVA_BYTE,
+            at + 16 + 32L * g + l,
+            (byte) (q[64 * g + l] | q[64 * g + 32 + l] << 4));
+      }
+    }
+  }
+
+  /**
+   * One Q6_K super-block: each sub-block of 16 maps its largest magnitude to 31; the sixteen
+   * scales are rounded to int8 against the f16 super-block scale d.
+   */
+  private static void q6K(float[] x, int from, MemorySegment dst, long at) {
+    float[] scales = new float[16];
+    for (int s = 0; s < 16; s++) {
+      float amax = 0;
+      for (int l = 0; l < 16; l++) {
+        amax = Math.max(amax, Math.abs(x[from + 16 * s + l]));
+      }
+      scales[s] = amax / 31f;
+    }
+    float d = Float.float16ToFloat(Float.floatToFloat16(max(scales) / 127f));
+    int[] q = new int[256];
+    for (int s = 0; s < 16; s++) {
+      int sc = d > 0 ? Math.min(127, roundf(scales[s] / d)) : 0;
+      dst.set(ValueLayout.JAVA_BYTE, at + 192 + s, (byte) sc);
+      float step = d * sc;
+      for (int l = 0; l < 16; l++) {
+        int i = 16 * s + l;
+        q[i] = (step > 0 ? Math.clamp(roundf(x[from + i] / step), -32, 31) : 0) + 32;
+      }
+    }
+    dst.set(SHORT, at + 208, Float.floatToFloat16(d));
+    for (int h = 0; h < 2; h++) {
+      for (int l = 0; l < 32; l++) {
+        int y = 128 * h + l;
+        int q1 = q[y];
+        int q2 = q[y + 32];
+        int q3 = q[y + 64];
+        int q4 = q[y + 96];
+        dst.set(ValueLayout.JAVA_BYTE, at + 64L * h + l, (byte) ((q1 & 0xF) | (q3 & 0xF) << 4));
+        dst.set(
+            ValueLayout.JAVA_BYTE, at + 64L * h + 32 + l, (byte) ((q2 & 0xF) | (q4 & 0xF) << 4));
+        dst.set(
+            ValueLayout.JAVA_BYTE,
+            at + 128 + 32L * h + l,
+            (byte) ((q1 >> 4) | (q2 >> 4) << 2 | (q3 >> 4) << 4 | (q4 >> 4) << 6));
+      }
+    }
+  }
+
+  private static float max(float[] values) {
+    float m = 0;
+    for (float v : values) {
+      m = Math.max(m, v);
+    }
+    return m;
   }
 }

@@ -29,7 +29,9 @@ public final class RandomLlamaWriter {
           GgufTensorType.F16,
           GgufTensorType.BF16,
           GgufTensorType.Q8_0,
-          GgufTensorType.Q4_0);
+          GgufTensorType.Q4_0,
+          GgufTensorType.Q4_K,
+          GgufTensorType.Q6_K);
 
   /** The metadata key marking a file's weights as random. */
   public static final String RANDOM_WEIGHTS_KEY = "kvtier.random_weights";

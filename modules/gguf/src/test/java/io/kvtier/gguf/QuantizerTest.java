@@ -1,7 +1,6 @@
 package io.kvtier.gguf;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import java.lang.foreign.Arena;
@@ -93,13 +92,57 @@ class QuantizerTest {
     assertThat(Quantizer.toBf16(Float.intBitsToFloat(0x3F80_8001))).isEqualTo((short) 0x3F81);
   }
 
-  @Test
-  void kQuantsAreReadOnly() {
+  /**
+   * Q4_K maps each sub-block of 32 onto 16 levels between its lowest (or 0) and highest value,
+   * with 6-bit scales and mins; Q6_K each sub-block of 16 onto 63 levels with int8 scales. A
+   * weight comes back within half a level plus the rounding of the scales (at most half a
+   * 6-bit or 8-bit step of the super-block scale, times the level).
+   */
+  @ParameterizedTest
+  @EnumSource(names = {"Q4_K", "Q6_K"})
+  void kQuantsComeBackWithinTheirStep(GgufTensorType type) {
+    Random random = new Random(13);
+    float[] x = new float[512];
+    for (int i = 0; i < x.length; i++) {
+      // sub-blocks of very different sizes, as real rows have
+      x[i] = (float) (random.nextGaussian() * (1 + (i / 32) % 5));
+    }
+    x[300] = 0;
     try (Arena arena = Arena.ofConfined()) {
-      assertThatThrownBy(
-              () -> GgufTensorType.Q4_K.quantize(new float[256], 0, 256, arena.allocate(144), 0))
-          .isInstanceOf(GgufUnsupportedException.class)
-          .hasMessage("quantizing to Q4_K is not supported; supported: F32, F16, BF16, Q8_0, Q4_0");
+      MemorySegment data = arena.allocate(type.bytesFor(x.length));
+      type.quantize(x, 0, x.length, data, 0);
+      float[] y = new float[x.length];
+      type.dequantize(data, 0, x.length, y, 0);
+      int sub = type == GgufTensorType.Q4_K ? 32 : 16;
+      for (int b = 0; b < x.length; b += sub) {
+        float lo = 0;
+        float hi = 0;
+        for (int j = 0; j < sub; j++) {
+          lo = Math.min(lo, x[b + j]);
+          hi = Math.max(hi, x[b + j]);
+        }
+        float range = type == GgufTensorType.Q4_K ? hi - lo : 2 * Math.max(hi, -lo);
+        float levels = type == GgufTensorType.Q4_K ? 15 : 62;
+        // half a level, plus the scale's and the min's 6-bit (Q4_K) or 8-bit (Q6_K) rounding
+        // over the largest of the super-block (bounded here by 5 sigma of the widest sub-block)
+        float tolerance = range / levels / 2 + (type == GgufTensorType.Q4_K ? 0.35f : 0.06f);
+        for (int j = 0; j < sub; j++) {
+          assertThat(y[b + j])
+              .as("%s weight %d", type, b + j)
+              .isCloseTo(x[b + j], within(tolerance));
+        }
+      }
+    }
+  }
+
+  @Test
+  void q6_KOfAZeroBlockIsZero() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment data = arena.allocate(210);
+      GgufTensorType.Q6_K.quantize(new float[256], 0, 256, data, 0);
+      float[] y = new float[256];
+      GgufTensorType.Q6_K.dequantize(data, 0, 256, y, 0);
+      assertThat(y).containsOnly(0f);
     }
   }
 }

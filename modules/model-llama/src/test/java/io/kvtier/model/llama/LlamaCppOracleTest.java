@@ -26,12 +26,17 @@ import org.junit.jupiter.params.provider.EnumSource;
  * compared as the pieces llama.cpp renders, 80 per prompt. Synthetic {@link LlamaShape#TEST_TINY}
  * files of each type kvtier runs: llama.cpp exposes no logits, so its greedy choice at each step is
  * checked against kvtier's logits for the same prefix: it must be kvtier's argmax or within
- * {@link #tolerance} of kvtier's largest logit. Q4_K and Q6_K are left out: kvtier can neither
- * write nor multiply them.
+ * {@link #tolerance} of kvtier's largest logit. Q4_K and Q6_K, whose super-blocks take rows of
+ * 256, run on {@link #K_SHAPE}, TEST_TINY four times as wide.
  */
 class LlamaCppOracleTest {
   private static final long SEED = Long.getLong("kvtier.tests.seed", 7L);
   private static final int THREADS = 2;
+
+  /** {@link LlamaShape#TEST_TINY} with rows of whole 256-weight super-blocks, for the K-quants. */
+  static final LlamaShape K_SHAPE =
+      new LlamaShape("test-tiny-k", 2, 256, 4, 2, 512, 64, 10_000f, false);
+
   private static final int STORY_TOKENS = 80;
   private static final List<String> STORY_PROMPTS =
       List.of("", "Once upon a time", "The little dog", "Tom and Sue went to the park. They");
@@ -67,7 +72,9 @@ class LlamaCppOracleTest {
    * Largest allowed gap between kvtier's top logit and its logit for llama.cpp's choice. llama.cpp
    * rounds activations to the weights' dot type (F16, BF16, or 8-bit blocks for Q8_0 and Q4_0)
    * before a product, kvtier keeps them F32. Measured on seed 7: F32, F16 and BF16 choose as
-   * kvtier at every step (gap 0); Q8_0 differs at 2 of 169 steps (gap 0.0005), Q4_0 at 3 (0.013).
+   * kvtier at every step (gap 0); Q8_0 differs at 2 of 169 steps (gap 0.0005), Q4_0 at 3 (0.013),
+   * and on {@link #K_SHAPE} (llama.cpp rounds activations to 8-bit blocks of 256 for both) Q4_K at
+   * 6 (0.037), Q6_K at 3 (0.040).
    */
   static float tolerance(GgufTensorType type) {
     return switch (type) {
@@ -80,24 +87,25 @@ class LlamaCppOracleTest {
   @ParameterizedTest
   @EnumSource(
       value = GgufTensorType.class,
-      names = {"F32", "F16", "BF16", "Q8_0", "Q4_0"})
+      names = {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"})
   void syntheticGreedyChoicesAreKvtiersWithinTolerance(GgufTensorType type, @TempDir Path dir)
       throws IOException {
+    LlamaShape shape = type.blockSize() == 256 ? K_SHAPE : LlamaShape.TEST_TINY;
     Path vocabulary = dir.resolve("vocabulary.gguf");
     WordVocabulary.write(vocabulary, 256);
     Path path = dir.resolve("tiny-" + type.name().toLowerCase() + ".gguf");
     try (GgufFile vocab = GgufFile.open(vocabulary)) {
-      RandomLlamaWriter.write(LlamaShape.TEST_TINY, vocab, type, SEED, path);
+      RandomLlamaWriter.write(shape, vocab, type, SEED, path);
     }
     int[][] prompts = {{1}, {1, 17, 42, 200}, {1, 99, 3, 3, 150, 7}};
     try (GgufFile file = GgufFile.open(path);
-        LlamaCpp cpp = LlamaCpp.open(path, THREADS, LlamaShape.TEST_TINY.contextLength())) {
+        LlamaCpp cpp = LlamaCpp.open(path, THREADS, shape.contextLength())) {
       LlamaModel model = LlamaModel.of(file);
       float worst = 0f;
       int same = 0;
       int steps = 0;
       for (int[] prompt : prompts) {
-        int count = LlamaShape.TEST_TINY.contextLength() - prompt.length - 4;
+        int count = shape.contextLength() - prompt.length - 4;
         List<String> pieces = cpp.greedyPieces(prompt, count, true, Set.of(0, 1));
         assertThat(pieces)
             .as("llama.cpp's tokens after %s", Arrays.toString(prompt))
@@ -126,9 +134,9 @@ class LlamaCppOracleTest {
         }
       }
       System.out.printf(
-          "test-tiny %s: llama.cpp's greedy token is kvtier's argmax at %d of %d steps;"
+          "%s %s: llama.cpp's greedy token is kvtier's argmax at %d of %d steps;"
               + " largest logit gap %.5f (tolerance %s)%n",
-          type, same, steps, worst, tolerance(type));
+          shape.name(), type, same, steps, worst, tolerance(type));
       assertThat(same).as("steps where the choices are equal").isGreaterThan(steps * 9 / 10);
     }
   }
