@@ -43,6 +43,24 @@ final class StepCounter implements ModelRunner {
   }
 
   @Override
+  public boolean batchesDecode() {
+    return model.batchesDecode();
+  }
+
+  @Override
+  public void writeDecodeLayer(java.util.List<ModelStep> batch, int layer) {
+    if (layer == 0) {
+      steps += batch.size();
+    }
+    model.writeDecodeLayer(batch, layer);
+  }
+
+  @Override
+  public void nextDecodeTokens(java.util.List<ModelStep> batch, int[] tokens) {
+    model.nextDecodeTokens(batch, tokens);
+  }
+
+  @Override
   public int verifyPrefix(ModelStep step) {
     return model.verifyPrefix(step);
   }

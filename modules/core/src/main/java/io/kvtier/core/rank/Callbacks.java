@@ -65,6 +65,36 @@ final class Callbacks {
     }
 
     @Override
+    public boolean batchesDecode() {
+      schedule.enterCallback();
+      try {
+        return model.batchesDecode();
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
+    public void writeDecodeLayer(java.util.List<ModelStep> steps, int layer) {
+      schedule.enterCallback();
+      try {
+        model.writeDecodeLayer(steps, layer);
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
+    public void nextDecodeTokens(java.util.List<ModelStep> steps, int[] tokens) {
+      schedule.enterCallback();
+      try {
+        model.nextDecodeTokens(steps, tokens);
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
     public int verifyPrefix(ModelStep step) {
       schedule.enterCallback();
       try {

@@ -1,5 +1,7 @@
 package io.kvtier.core.rank;
 
+import java.util.List;
+
 /**
  * What the model does in step 4 ({@code forward}) of a tick, for one rank: for each running
  * request it computes the KV of the request's new tokens, layer by layer, into the request's
@@ -39,6 +41,52 @@ public interface ModelRunner {
    * @return a token id, at least 0 and below the vocabulary size of the cache
    */
   int nextToken(ModelStep step);
+
+  /**
+   * Whether the engine may hand this model the decode steps of several requests together
+   * ({@link #writeDecodeLayer}, {@link #nextDecodeTokens}) rather than one request at a time.
+   * Why: a decode step computes one position, so a model that multiplies each weight row by
+   * every request's position in one pass reads its weights once per tick instead of once per
+   * request, and sums a layer's partial outputs across ranks in one collective for them all.
+   * The results must be the bits the one-at-a-time calls give (MODELS.md's exactness rule).
+   * False by default: the engine then calls {@link #writeLayer} and {@link #nextToken} per
+   * request, in running order, as always.
+   *
+   * @return whether to batch decode steps
+   */
+  default boolean batchesDecode() {
+    return false;
+  }
+
+  /**
+   * Computes one layer of several requests' decode steps: each step one new position (its last
+   * generated token, {@code to() == from() + 1}, past the prompt). Called, when {@link
+   * #batchesDecode} is true, for layers 0 to {@code layers() - 1} in order with the same steps
+   * in the same order, on every rank alike, after the tick's other steps. By default calls
+   * {@link #writeLayer} for each step in order.
+   *
+   * @param steps the steps, at least one, of distinct requests
+   * @param layer the layer
+   */
+  default void writeDecodeLayer(List<ModelStep> steps, int layer) {
+    for (ModelStep step : steps) {
+      writeLayer(step, layer);
+    }
+  }
+
+  /**
+   * The next token of each step of {@link #writeDecodeLayer}, after its last layer: {@code
+   * tokens[i]} follows {@code steps.get(i)}, as {@link #nextToken} would give it. By default
+   * calls {@link #nextToken} for each.
+   *
+   * @param steps the steps of the layers just written, in the same order
+   * @param tokens where the tokens go, at least {@code steps.size()} long
+   */
+  default void nextDecodeTokens(List<ModelStep> steps, int[] tokens) {
+    for (int i = 0; i < steps.size(); i++) {
+      tokens[i] = nextToken(steps.get(i));
+    }
+  }
 
   /**
    * Checks the KV of a cached prefix that came (partly) from the host tier, when the request is

@@ -71,7 +71,21 @@ final class Scheduler {
     this.collective = collective;
     this.pageSize = cache.config().pageSize();
     this.snapshots = cache.config().snapshotSlots() > 0;
+    this.batchDecode = !snapshots && model.batchesDecode();
   }
+
+  /**
+   * Whether this tick's decode steps go to the model together ({@link
+   * ModelRunner#batchesDecode}); never with recurrent-state snapshots, whose targets a decode step
+   * may carry.
+   */
+  private final boolean batchDecode;
+
+  /** The decode steps of the tick in progress, batched (reused; empty between ticks). */
+  private final ArrayList<RunningRequest> decodes = new ArrayList<>();
+
+  private final ArrayList<ModelStep> decodeSteps = new ArrayList<>();
+  private int[] decodeTokens = new int[0];
 
   // ---------------------------------------------------------------- step 1: commands
 
@@ -369,7 +383,68 @@ final class Scheduler {
       if (first) {
         start(r);
       }
+      if (batchDecode && !first && decodes(r)) {
+        decodes.add(r);
+        continue;
+      }
       step(r, first, tick);
+    }
+    if (!decodes.isEmpty()) {
+      decodeTogether(tick);
+    }
+  }
+
+  /**
+   * Whether the request's step this tick is a plain decode step: one position past the prompt
+   * (the last generated token's KV) and then its next token, as {@link #step} would run it.
+   */
+  private static boolean decodes(RunningRequest r) {
+    return !r.inPrefill()
+        && r.computed < r.kvTarget
+        && r.computed + 1 == r.promptLength + r.generated
+        && r.generated < r.request.maxOutputTokens();
+  }
+
+  /**
+   * The tick's decode steps in one pass of the model, layer by layer ({@link
+   * ModelRunner#writeDecodeLayer}), then their tokens in running order: what {@link #step} does
+   * for each, the model's work shared. A decode step streams no backup (its position is past the
+   * prompt) and completes no prefill.
+   */
+  private void decodeTogether(long tick) {
+    try {
+      for (RunningRequest r : decodes) {
+        decodeSteps.add(
+            new ModelStep(
+                r.id,
+                r.request.namespace(),
+                r.tokens,
+                r.computed,
+                r.computed + 1,
+                cache.pageTable(r.id)));
+      }
+      for (int layer = 0; layer < model.layers(); layer++) {
+        model.writeDecodeLayer(decodeSteps, layer);
+      }
+      if (decodeTokens.length < decodes.size()) {
+        decodeTokens = new int[decodes.size()];
+      }
+      for (RunningRequest r : decodes) {
+        r.computed++;
+        counters.computedTokens++;
+      }
+      model.nextDecodeTokens(decodeSteps, decodeTokens);
+      for (int i = 0; i < decodes.size(); i++) {
+        RunningRequest r = decodes.get(i);
+        int token = decodeTokens[i];
+        r.tokens[r.promptLength + r.generated] = token;
+        r.generated++;
+        counters.generatedTokens++;
+        listener.token(tick, r.id, token);
+      }
+    } finally {
+      decodes.clear();
+      decodeSteps.clear();
     }
   }
 

@@ -7,6 +7,7 @@ import io.kvtier.spi.PageMemory;
 import io.kvtier.spi.ReduceOp;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -49,6 +50,15 @@ public final class LlamaModelRunner implements ModelRunner {
   private float[] pageValues = new float[0];
   private long[] slots = new long[0];
   private PartialSums sums;
+
+  /** The decode batch in progress ({@link #writeDecodeLayer}): its hidden rows and positions. */
+  private float[] batchHidden = new float[0];
+
+  private int[] batchPositions = new int[0];
+  private int batchSize;
+
+  /** The batch's next layer; {@code -1} when no batch is in progress. */
+  private int batchLayer = -1;
 
   /** One request's step in progress. */
   private static final class Step {
@@ -196,6 +206,103 @@ public final class LlamaModelRunner implements ModelRunner {
     s.nextLayer++;
   }
 
+  /** Decode steps of several requests share one pass: see {@link #writeDecodeLayer}. */
+  @Override
+  public boolean batchesDecode() {
+    return true;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Every weight row is read once for all the steps' positions (the products take four
+   * positions per row pass, as a prefill does), and each layer's two partial outputs are summed
+   * across ranks in one call for them all. A position's logits are the bits {@link #writeLayer}
+   * gives it alone (ShardPass.decodeLayer).
+   *
+   * @throws IllegalArgumentException if a step is not one position
+   * @throws IllegalStateException if the layers are not called in order with the same steps
+   */
+  @Override
+  public void writeDecodeLayer(List<ModelStep> batch, int layer) {
+    int n = batch.size();
+    if (layer == 0) {
+      batchHidden = PassScratch.atLeast(batchHidden, n * dim);
+      if (batchPositions.length < n) {
+        batchPositions = new int[n];
+      }
+      for (int i = 0; i < n; i++) {
+        ModelStep step = batch.get(i);
+        if (step.to() != step.from() + 1) {
+          throw new IllegalArgumentException(
+              "request id="
+                  + step.requestId()
+                  + ": a decode step computes one position, not ["
+                  + step.from()
+                  + ", "
+                  + step.to()
+                  + ")");
+        }
+        batchPositions[i] = step.from();
+        pass.embed(step.tokens(), step.from(), step.to(), batchHidden, i);
+      }
+      batchSize = n;
+      batchLayer = 0;
+    }
+    if (layer != batchLayer || n != batchSize) {
+      throw new IllegalStateException(
+          "a decode batch of "
+              + n
+              + " steps at layer "
+              + layer
+              + " but the batch in progress has "
+              + batchSize
+              + " steps at layer "
+              + batchLayer
+              + ": call writeDecodeLayer for layers 0.."
+              + (layers() - 1)
+              + " in order with the same steps");
+    }
+    pass.decodeLayer(
+        layer,
+        batchHidden,
+        n,
+        batchPositions,
+        i -> kv.bind(batch.get(i).pageTable(), batch.get(i).pageTable().length),
+        scratch);
+    batchLayer++;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The output matrix is read once for every step's last position.
+   *
+   * @throws IllegalStateException unless every layer of these steps was written
+   */
+  @Override
+  public void nextDecodeTokens(List<ModelStep> batch, int[] tokens) {
+    int n = batch.size();
+    if (batchLayer != layers() || n != batchSize) {
+      throw new IllegalStateException(
+          "nextDecodeTokens of " + n + " steps before every layer of the decode batch was written");
+    }
+    batchLayer = -1;
+    float[] logits = pass.logits(batchHidden, 0, n, scratch);
+    int vocabulary = logits.length / n;
+    for (int i = 0; i < n; i++) {
+      ModelStep step = batch.get(i);
+      if (listener != LogitsListener.NONE) {
+        listener.logits(
+            rank,
+            step.requestId(),
+            step.to() - 1,
+            Arrays.copyOfRange(logits, i * vocabulary, (i + 1) * vocabulary));
+      }
+      tokens[i] = argmax(logits, i * vocabulary, vocabulary);
+    }
+  }
+
   @Override
   public int nextToken(ModelStep step) {
     int last = step.to() - 1;
@@ -228,9 +335,14 @@ public final class LlamaModelRunner implements ModelRunner {
 
   /** The index of the largest logit, the lowest such index on ties. */
   static int argmax(float[] logits) {
+    return argmax(logits, 0, logits.length);
+  }
+
+  /** The index in {@code [0, length)} of the largest of {@code logits[from..from+length)}. */
+  static int argmax(float[] logits, int from, int length) {
     int best = 0;
-    for (int i = 1; i < logits.length; i++) {
-      if (logits[i] > logits[best]) {
+    for (int i = 1; i < length; i++) {
+      if (logits[from + i] > logits[from + best]) {
         best = i;
       }
     }

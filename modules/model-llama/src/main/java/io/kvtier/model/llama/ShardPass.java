@@ -5,6 +5,7 @@ import io.kvtier.gguf.ModelHyperparameters;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ForkJoinPool;
+import java.util.function.IntFunction;
 import java.util.stream.IntStream;
 
 /**
@@ -173,6 +174,11 @@ final class ShardPass {
    * @throws IllegalArgumentException for a token outside the vocabulary
    */
   void embed(int[] tokens, int from, int to, float[] x) {
+    embed(tokens, from, to, x, 0);
+  }
+
+  /** {@link #embed(int[], int, int, float[])} into the rows of {@code x} from {@code row}. */
+  void embed(int[] tokens, int from, int to, float[] x, int row) {
     GgufTensor embedding = model.tokenEmbedding();
     long rows = embedding.info().rowCount();
     for (int p = from; p < to; p++) {
@@ -180,7 +186,9 @@ final class ShardPass {
       if (token < 0 || token >= rows) {
         throw new IllegalArgumentException("token=" + token + " outside the vocabulary of " + rows);
       }
-      embedding.type().dequantize(embedding.data(), (long) token * dim, dim, x, (p - from) * dim);
+      embedding
+          .type()
+          .dequantize(embedding.data(), (long) token * dim, dim, x, (row + p - from) * dim);
     }
   }
 
@@ -198,22 +206,66 @@ final class ShardPass {
 
   /** Layer {@code l} over positions {@code start..start+n-1}, the rows from {@code row} of x. */
   private void chunk(int l, float[] x, int row, int start, int n, KvStore kv, PassScratch s) {
-    LlamaModel.Layer layer = model.layer(l);
-    float eps = shape.rmsNormEpsilon();
-    int at = row * dim;
     int total = start + n;
+    project(l, x, row * dim, n, s);
+    float[] q = s.q;
+    float[] k = s.k;
+    float[] keys = s.keys = PassScratch.atLeast(s.keys, total * kvWidth);
+    float[] values = s.values = PassScratch.atLeast(s.values, total * kvWidth);
+    float[] attended = s.attended = PassScratch.atLeast(s.attended, n * qWidth);
+    for (int p = 0; p < n; p++) {
+      rotate(q, p * qWidth, heads, start + p);
+      rotate(k, p * kvWidth, kvHeads, start + p);
+      kv.write(l, start + p, k, s.v, p * kvWidth);
+    }
+    kv.read(l, total, keys, values);
+    attend(q, keys, values, attended, n, start, s);
+    finish(l, x, row * dim, n, s);
+  }
+
+  /**
+   * Layer {@code l} over one position of each of {@code n} sequences, a batch of decode steps:
+   * row {@code p} of {@code x} is the hidden state of position {@code positions[p]} of the
+   * sequence whose K/V {@code stores.apply(p)} holds (positions {@code 0..positions[p]-1} of this
+   * layer already). Each row's value is the bits {@link #layer} gives for that position alone:
+   * the matrix products take each row on its own whatever the batch, and each row attends over
+   * its own sequence in the same order; only the weights are read once for all rows, and the
+   * partial outputs are summed across ranks in one call.
+   */
+  void decodeLayer(
+      int l, float[] x, int n, int[] positions, IntFunction<KvStore> stores, PassScratch s) {
+    project(l, x, 0, n, s);
+    float[] q = s.q;
+    float[] k = s.k;
+    float[] attended = s.attended = PassScratch.atLeast(s.attended, n * qWidth);
+    for (int p = 0; p < n; p++) {
+      rotate(q, p * qWidth, heads, positions[p]);
+      rotate(k, p * kvWidth, kvHeads, positions[p]);
+      stores.apply(p).write(l, positions[p], k, s.v, p * kvWidth);
+    }
+    for (int p = 0; p < n; p++) {
+      int count = positions[p] + 1;
+      float[] keys = s.keys = PassScratch.atLeast(s.keys, count * kvWidth);
+      float[] values = s.values = PassScratch.atLeast(s.values, count * kvWidth);
+      float[] scores = s.scores = PassScratch.atLeast(s.scores, count);
+      stores.apply(p).read(l, count, keys, values);
+      for (int h = 0; h < heads; h++) {
+        attendHead(q, keys, values, attended, p, h, count, scores, 0);
+      }
+    }
+    finish(l, x, 0, n, s);
+  }
+
+  /** The attention norm of rows {@code at..} of x and their q, k, v (biased) into {@code s}. */
+  private void project(int l, float[] x, int at, int n, PassScratch s) {
+    LlamaModel.Layer layer = model.layer(l);
     float[] xb = s.normed = PassScratch.atLeast(s.normed, n * dim);
     float[] q = s.q = PassScratch.atLeast(s.q, n * qWidth);
     float[] k = s.k = PassScratch.atLeast(s.k, n * kvWidth);
     float[] v = s.v = PassScratch.atLeast(s.v, n * kvWidth);
-    float[] keys = s.keys = PassScratch.atLeast(s.keys, total * kvWidth);
-    float[] values = s.values = PassScratch.atLeast(s.values, total * kvWidth);
-    float[] attended = s.attended = PassScratch.atLeast(s.attended, n * qWidth);
-    float[] residual = s.residual = PassScratch.atLeast(s.residual, n * dim);
-    float[] gate = s.gate = PassScratch.atLeast(s.gate, n * ffCount);
-    float[] up = s.up = PassScratch.atLeast(s.up, n * ffCount);
     for (int p = 0; p < n; p++) {
-      Kernels.rmsNorm(x, at + p * dim, layer.attentionNorm(), eps, xb, p * dim, dim);
+      Kernels.rmsNorm(
+          x, at + p * dim, layer.attentionNorm(), shape.rmsNormEpsilon(), xb, p * dim, dim);
     }
     rows(layer.wq(), xb, n, q, firstHead * headSize, qWidth);
     rows(layer.wk(), xb, n, k, firstKvHead * headSize, kvWidth);
@@ -221,13 +273,20 @@ final class ShardPass {
     addBias(bq[l], q, n);
     addBias(bk[l], k, n);
     addBias(bv[l], v, n);
-    for (int p = 0; p < n; p++) {
-      rotate(q, p * qWidth, heads, start + p);
-      rotate(k, p * kvWidth, kvHeads, start + p);
-      kv.write(l, start + p, k, v, p * kvWidth);
-    }
-    kv.read(l, total, keys, values);
-    attend(q, keys, values, attended, n, start, s);
+  }
+
+  /**
+   * The attention output of {@code s.attended} and the feed-forward, each summed across ranks
+   * and added to rows {@code at..} of x.
+   */
+  private void finish(int l, float[] x, int at, int n, PassScratch s) {
+    LlamaModel.Layer layer = model.layer(l);
+    float eps = shape.rmsNormEpsilon();
+    float[] xb = s.normed;
+    float[] attended = s.attended;
+    float[] residual = s.residual = PassScratch.atLeast(s.residual, n * dim);
+    float[] gate = s.gate = PassScratch.atLeast(s.gate, n * ffCount);
+    float[] up = s.up = PassScratch.atLeast(s.up, n * ffCount);
     columns(layer.wo(), attended, n, residual, firstHead * headSize, qWidth);
     sums.sum(residual, n * dim);
     add(x, at, residual, n * dim);
@@ -313,8 +372,8 @@ final class ShardPass {
     range.forEach(
         task -> {
           for (int pair = task; pair < pairs; pair += tasks) {
-            attendHead(
-                q, keys, values, out, pair / heads, pair % heads, start, scores, task * total);
+            int p = pair / heads;
+            attendHead(q, keys, values, out, p, pair % heads, start + p + 1, scores, task * total);
           }
         });
   }
@@ -326,12 +385,11 @@ final class ShardPass {
       float[] out,
       int p,
       int h,
-      int start,
+      int count,
       float[] scores,
       int so) {
     int group = shape.headCount() / shape.headCountKv();
     float scale = (float) (1.0 / Math.sqrt(headSize));
-    int count = start + p + 1;
     int qAt = p * qWidth + h * headSize;
     int kvAt = (h / group) * headSize;
     for (int t = 0; t < count; t++) {

@@ -16,6 +16,7 @@ import io.kvtier.spi.ReduceOp;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -129,6 +130,77 @@ class LlamaRunnerTest {
       assertThatThrownBy(() -> runner.writeLayer(new ModelStep(6, 0, tokens, 0, 3, new int[0]), 0))
           .isInstanceOf(IndexOutOfBoundsException.class)
           .hasMessageContaining("allocate the request's pages before running the model");
+    }
+  }
+
+  /**
+   * Three requests' decode steps in one batch give each position the logits and token that the
+   * same step alone gives (the prompts prefilled alike in pages of their own).
+   */
+  @Test
+  void aDecodeBatchGivesEachStepTheBitsOfItsOwnStep() {
+    int[][] prompts = {{1, 9, 33, 2, 19}, {1, 4, 4}, {1, 30, 31, 32, 33, 34, 35}};
+    java.util.Map<Long, float[]> seen = new java.util.HashMap<>();
+    LogitsListener listener = (rank, id, position, logits) -> seen.put(id, logits.clone());
+    try (KvTierBackends backends = KvTierBackends.open(pools(4, 8, 4))) {
+      LlamaModelRunner runner = new LlamaModelRunner(model, backends.device(), 0, 1, listener);
+      List<ModelStep> batch = new java.util.ArrayList<>();
+      List<ModelStep> alone = new java.util.ArrayList<>();
+      for (int r = 0; r < prompts.length; r++) {
+        int[] tokens = java.util.Arrays.copyOf(prompts[r], prompts[r].length + 1);
+        // the same prompt twice, in pages of its own: once for the batch, once alone
+        int[] batchPages = {2 * r, 10 + 2 * r};
+        int[] alonePages = {2 * r + 1, 11 + 2 * r};
+        for (int[] table : new int[][] {batchPages, alonePages}) {
+          ModelStep prefill = new ModelStep(table[0], 0, tokens, 0, prompts[r].length, table);
+          run(runner, prefill);
+          tokens[prompts[r].length] = runner.nextToken(prefill);
+        }
+        int n = prompts[r].length;
+        batch.add(new ModelStep(100 + r, 0, tokens, n, n + 1, batchPages));
+        alone.add(new ModelStep(200 + r, 0, tokens, n, n + 1, alonePages));
+      }
+      for (int l = 0; l < runner.layers(); l++) {
+        runner.writeDecodeLayer(batch, l);
+      }
+      int[] tokens = new int[3];
+      runner.nextDecodeTokens(batch, tokens);
+      for (int r = 0; r < prompts.length; r++) {
+        run(runner, alone.get(r));
+        assertThat(tokens[r]).as("request %d's token", r).isEqualTo(runner.nextToken(alone.get(r)));
+        assertThat(bits(seen.get(100L + r)))
+            .as("request %d's logits", r)
+            .isEqualTo(bits(seen.get(200L + r)));
+      }
+    }
+  }
+
+  @Test
+  void aDecodeBatchOutOfOrderIsRefused() {
+    int[] tokens = {1, 2, 3, 4};
+    try (KvTierBackends backends = KvTierBackends.open(pools(4, 8, 4))) {
+      LlamaModelRunner runner =
+          new LlamaModelRunner(model, backends.device(), 0, 1, LogitsListener.NONE);
+      assertThat(runner.batchesDecode()).isTrue();
+      List<ModelStep> two = List.of(new ModelStep(5, 0, tokens, 1, 3, pages(1)));
+      assertThatThrownBy(() -> runner.writeDecodeLayer(two, 0))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("request id=5: a decode step computes one position, not [1, 3)");
+      List<ModelStep> one = List.of(new ModelStep(6, 0, tokens, 3, 4, pages(1)));
+      assertThatThrownBy(() -> runner.nextDecodeTokens(one, new int[1]))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessage(
+              "nextDecodeTokens of 1 steps before every layer of the decode batch was written");
+      runner.writeDecodeLayer(one, 0);
+      List<ModelStep> other = List.of(one.get(0), new ModelStep(7, 0, tokens, 3, 4, new int[] {2}));
+      assertThatThrownBy(() -> runner.writeDecodeLayer(other, 1))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessage(
+              "a decode batch of 2 steps at layer 1 but the batch in progress has 1 steps at"
+                  + " layer 1: call writeDecodeLayer for layers 0..1 in order with the same"
+                  + " steps");
+      assertThatThrownBy(() -> runner.nextDecodeTokens(one, new int[1]))
+          .isInstanceOf(IllegalStateException.class);
     }
   }
 
