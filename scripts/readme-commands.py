@@ -97,6 +97,10 @@ def smoke(command):
         code = set_option(set_option(code, "--conversations", "2"), "--turns", "2")
     if "scripts/fault-matrix.sh" in code:
         code = 'RANKS=2 L3S=memory POLICIES=write_through MIXES=full TICKS=200 ' + code
+    if "scripts/chaos-soak.sh" in code:
+        # The soak's length is DURATION (seconds): 10 s checks the servers, faults and client.
+        code = re.sub(r"\bDURATION=\S+\s*", "", code)
+        code = "DURATION=10 " + code
     if "scripts/route-bench.sh" in code:
         for name, value in (("--conversations", "2"), ("--turns", "2"), ("--requests", "8"),
                             ("--clients", "2"), ("--documents", "2")):

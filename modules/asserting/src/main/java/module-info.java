@@ -21,4 +21,7 @@ module io.kvtier.asserting {
       io.kvtier.asserting.AssertingDeviceMemoryProvider;
   provides io.kvtier.spi.HostMemoryProvider with
       io.kvtier.asserting.AssertingHostMemoryProvider;
+  // kvtier.store=faulty: an L3 store that drops, fails and slows its calls (soak tests).
+  provides io.kvtier.spi.KvStoreProvider with
+      io.kvtier.asserting.FaultyKvStoreProvider;
 }

@@ -82,7 +82,10 @@ class KvTierCliTest {
         .anySatisfy(
             l -> assertThat(l).matches("device +asserting +available +io\\.kvtier\\.asserting .*"))
         .anySatisfy(
-            l -> assertThat(l).matches("host +asserting +available +io\\.kvtier\\.asserting .*"));
+            l -> assertThat(l).matches("host +asserting +available +io\\.kvtier\\.asserting .*"))
+        .anySatisfy(
+            l -> assertThat(l).matches("store +faulty +available +io\\.kvtier\\.asserting .*"));
+    assertThat(plain.out()).doesNotContain("faulty");
   }
 
   @Test

@@ -30,7 +30,10 @@ class ModuleDescriptorsTest {
   void assertingProvidesWhatItsServiceFilesListAndExportsOnePackage() {
     ModuleDescriptors.assertProvidesMatchServiceFiles(ASSERTING);
     assertThat(ModuleDescriptors.serviceFileNames(ASSERTING))
-        .containsExactly("io.kvtier.spi.DeviceMemoryProvider", "io.kvtier.spi.HostMemoryProvider");
+        .containsExactly(
+            "io.kvtier.spi.DeviceMemoryProvider",
+            "io.kvtier.spi.HostMemoryProvider",
+            "io.kvtier.spi.KvStoreProvider");
     assertThat(ModuleDescriptors.serviceFileLines(ASSERTING, "io.kvtier.spi.DeviceMemoryProvider"))
         .containsExactly(AssertingDeviceMemoryProvider.class.getName());
     ModuleDescriptors.assertProviderNames(ASSERTING);

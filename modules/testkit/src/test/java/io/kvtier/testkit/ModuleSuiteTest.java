@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.asserting.AssertingDeviceMemoryProvider;
 import io.kvtier.asserting.AssertingHostMemoryProvider;
+import io.kvtier.asserting.FaultyKvStoreProvider;
 import io.kvtier.spi.DeviceMemoryProvider;
 import io.kvtier.spi.HostMemoryProvider;
+import io.kvtier.spi.KvStoreProvider;
 import org.junit.jupiter.api.Test;
 
 /** The suite fails, naming the difference, when a module differs from its declaration. */
@@ -36,7 +38,8 @@ class ModuleSuiteTest {
     Declared suite =
         new Declared(ASSERTING, "io.kvtier.asserting")
             .providing(DeviceMemoryProvider.class, AssertingDeviceMemoryProvider.class)
-            .providing(HostMemoryProvider.class, AssertingHostMemoryProvider.class);
+            .providing(HostMemoryProvider.class, AssertingHostMemoryProvider.class)
+            .providing(KvStoreProvider.class, FaultyKvStoreProvider.class);
     assertThatCode(
             () -> {
               suite.theModuleIsNamed();
