@@ -1,23 +1,36 @@
 package io.kvtier.asserting;
 
+import io.kvtier.spi.DamageableKvStore;
 import io.kvtier.spi.HostMemory;
 import io.kvtier.spi.KvStore;
 import io.kvtier.spi.KvStoreStats;
 import io.kvtier.spi.PageKey;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An L3 store wrapper that injects faults, deterministically per (seed, page key): a put that
  * silently drops some pages (a shard that lost them: the next probe finds a shorter prefix), a
  * get that fails on some pages (read as corrupt: a miss), and calls that throw. Since every
  * rank's keys are salted with its rank, the faults differ between ranks, as real shards would.
+ *
+ * <p>With a flip probability it also damages stored pages at rest: before a get reads a page
+ * drawn for it (per page and get call), one bit of the page's stored form is flipped through the
+ * store's {@link DamageableKvStore} hook, and the page is read at once, alone, so that the store's
+ * own check meets every flip: a store that checks counts each one in {@code
+ * KvStoreStats.corrupt()} and answers a miss there ({@link #flipsInjected()} equals the corrupt
+ * pages it counted); a store that does not check returns the damaged bytes.
  */
 public final class FaultyKvStore implements KvStore {
   private final KvStore delegate;
   private final long seed;
   private final double probability;
+  private final double flipProbability;
+  private final AtomicLong getCalls = new AtomicLong();
+  private final AtomicLong flips = new AtomicLong();
 
   /**
    * Wraps a store.
@@ -28,20 +41,63 @@ public final class FaultyKvStore implements KvStore {
    *     or (a tenth of it) that a whole call throws
    */
   public FaultyKvStore(KvStore delegate, long seed, double probability) {
+    this(delegate, seed, probability, 0);
+  }
+
+  /**
+   * Wraps a store, and flips bits of its stored pages.
+   *
+   * @param delegate the real store; a {@link DamageableKvStore} if {@code flipProbability > 0}
+   * @param seed the seed of the fault draws
+   * @param probability the chance, 0 to 1, that a page is dropped at its put, fails at a get,
+   *     or (a tenth of it) that a whole call throws
+   * @param flipProbability the chance, 0 to 1, that a page a get is about to read has one bit of
+   *     its stored form flipped first
+   * @throws IllegalArgumentException for a probability outside [0, 1], or flips asked of a store
+   *     that cannot be damaged
+   */
+  public FaultyKvStore(KvStore delegate, long seed, double probability, double flipProbability) {
     this.delegate = Objects.requireNonNull(delegate, "delegate");
     if (!(probability >= 0 && probability <= 1)) {
       throw new IllegalArgumentException("probability=" + probability + " must be in [0, 1]");
     }
+    if (!(flipProbability >= 0 && flipProbability <= 1)) {
+      throw new IllegalArgumentException(
+          "flipProbability=" + flipProbability + " must be in [0, 1]");
+    }
+    if (flipProbability > 0 && !(delegate instanceof DamageableKvStore)) {
+      throw new IllegalArgumentException(
+          "cannot flip bits of stored pages in "
+              + delegate.getClass().getName()
+              + ": it is not a DamageableKvStore (the memory, file and hazelcast stores are)");
+    }
     this.seed = seed;
     this.probability = probability;
+    this.flipProbability = flipProbability;
+  }
+
+  /**
+   * Bits flipped in stored pages so far, each in a page that a get read right after.
+   *
+   * @return the count
+   */
+  public long flipsInjected() {
+    return flips.get();
   }
 
   private boolean draw(PageKey key, long salt) {
+    return unit(key, salt) < probability;
+  }
+
+  private double unit(PageKey key, long salt) {
+    return (mix(key, salt) >>> 11) * 0x1.0p-53;
+  }
+
+  private long mix(PageKey key, long salt) {
     long z = key.h0() ^ key.h3() ^ seed ^ salt * 0x9E3779B97F4A7C15L;
     z = (z ^ (z >>> 33)) * 0xFF51AFD7ED558CCDL;
     z = (z ^ (z >>> 33)) * 0xC4CEB9FE1A85EC53L;
-    z ^= z >>> 33;
-    return (z >>> 11) * 0x1.0p-53 < probability;
+    return z ^ (z >>> 33);
   }
 
   private void maybeThrow(List<PageKey> keys, String call) {
@@ -70,7 +126,38 @@ public final class FaultyKvStore implements KvStore {
     if (n == 0) {
       return 0;
     }
-    return delegate.get(keys.subList(0, n), host, java.util.Arrays.copyOf(hostPages, n));
+    if (flipProbability == 0) {
+      return delegate.get(keys.subList(0, n), host, Arrays.copyOf(hostPages, n));
+    }
+    // Salted by the call too: a page dropped as damaged and put again may read fine next time.
+    long call = getCalls.getAndIncrement() * 4 + 5;
+    int done = 0;
+    while (done < n) {
+      int flip = done;
+      while (flip < n && !(unit(keys.get(flip), call) < flipProbability)) {
+        flip++;
+      }
+      if (flip > done) {
+        int got =
+            delegate.get(keys.subList(done, flip), host, Arrays.copyOfRange(hostPages, done, flip));
+        done += Math.max(0, Math.min(got, flip - done));
+        if (done < flip) {
+          return done;
+        }
+      }
+      if (flip == n) {
+        return done;
+      }
+      PageKey key = keys.get(flip);
+      if (((DamageableKvStore) delegate).flipStoredBit(key, mix(key, call + 2))) {
+        flips.incrementAndGet();
+      }
+      if (delegate.get(List.of(key), host, new int[] {hostPages[flip]}) < 1) {
+        return done;
+      }
+      done++;
+    }
+    return done;
   }
 
   @Override
@@ -85,7 +172,7 @@ public final class FaultyKvStore implements KvStore {
       }
     }
     if (!kept.isEmpty()) {
-      delegate.put(kept, host, java.util.Arrays.copyOf(slots, kept.size()));
+      delegate.put(kept, host, Arrays.copyOf(slots, kept.size()));
     }
     return delegate.existsPrefix(keys);
   }
