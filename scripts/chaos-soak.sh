@@ -2,7 +2,8 @@
 # Chaos under load (docs/PERFORMANCE.md, "Chaos soak"): kvtier serve on 2 ranks answers concurrent
 # multi-turn conversations for DURATION seconds while copies fail (sim.failure-probability), host
 # pages flip at rest (sim.flip-probability), the L3 store drops pages, fails reads and throws
-# (faulty.probability, faulty.throw-probability) and is slow (faulty.slow-delay): the testing store `faulty` of
+# (faulty.probability, faulty.throw-probability), has bits of its stored pages flipped, which its
+# CRC32C must catch (faulty.flip-probability), and is slow (faulty.slow-delay): the testing store `faulty` of
 # modules/asserting around the memory store. Every answer is compared, token id by token id,
 # with a reference server's (2 ranks, --no-prefix-cache, no faults; greedy decoding). Prints the
 # requests, the faults the chaos server saw, wrong answers, failed requests and their reasons,
@@ -10,7 +11,7 @@
 # Exit status 1 on any wrong answer or failed request (scripts/chaos_soak.py).
 #   scripts/chaos-soak.sh                        # 60 s, 8 clients
 #   DURATION=600 CLIENTS=8 scripts/chaos-soak.sh # the 10-minute soak of docs/PERFORMANCE.md
-#   FAILURE=0.05 FLIP=0.08 L3_FAULTS=0.05 L3_THROWS=0.01 L3_SLOW=2ms SEED=7 scripts/chaos-soak.sh
+#   FAILURE=0.05 FLIP=0.08 L3_FAULTS=0.05 L3_THROWS=0.01 L3_FLIP=0.05 L3_SLOW=2ms SEED=7 scripts/chaos-soak.sh
 # CHAOS_OPTIONS replace the chaos server's pool and L3 options (default below); SOAK_JSON=FILE
 # also writes the summary, with the memory series, as JSON. Runs bin/kvtier from the repository
 # (build it first: ./mvnw -B -q package -DskipTests).
@@ -22,6 +23,7 @@ failure=${FAILURE:-0.05}
 flip=${FLIP:-0.08}
 l3_faults=${L3_FAULTS:-0.05}
 l3_throws=${L3_THROWS:-0.01}
+l3_flip=${L3_FLIP:-0.05}
 l3_slow=${L3_SLOW:-2ms}
 seed=${SEED:-7}
 # 2 ranks; 64 device pages of 16 tokens (4 running conversations of up to 256 tokens) and 96 host
@@ -54,6 +56,7 @@ sim.seed=$seed
 faulty.delegate=memory
 faulty.probability=$l3_faults
 faulty.throw-probability=$l3_throws
+faulty.flip-probability=$l3_flip
 faulty.slow-delay=$l3_slow
 faulty.seed=$seed
 EOF
@@ -93,7 +96,7 @@ reference=$(url_of reference)
 chaos=$(url_of chaos)
 # bin/kvtier execs java: the server's pid is the launcher's.
 echo "chaos-soak: reference $reference (2 ranks, no cache), chaos $chaos (2 ranks, $chaos_options;" \
-  "copies fail $failure, host flips $flip, L3 faults $l3_faults, L3 throws $l3_throws," \
+  "copies fail $failure, host flips $flip, L3 faults $l3_faults, L3 throws $l3_throws, L3 flips $l3_flip," \
   "L3 delay $l3_slow, seed $seed)," \
   "$clients clients for $duration s"
 

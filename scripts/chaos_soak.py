@@ -293,6 +293,8 @@ def main():
         "L3 pages dropped at put (injected)": delta("kvtier_store_faulty_dropped_total"),
         "L3 gets cut short (injected)": delta("kvtier_store_faulty_failed_total"),
         "L3 calls thrown (injected)": delta("kvtier_store_faulty_thrown_total"),
+        "L3 stored bits flipped (injected)": delta("kvtier_store_faulty_flipped_total"),
+        "L3 pages the store found corrupt": delta('kvtier_l3_store_reads_total{outcome="corrupt"}'),
         "L3 writes failed": delta('kvtier_l3_writes_total{outcome="failed"}'),
         "L3 prefetches timed out": delta('kvtier_l3_prefetches_total{outcome="timed_out"}'),
         "L3 prefetches aborted": delta('kvtier_l3_prefetches_total{outcome="aborted"}'),

@@ -5,9 +5,9 @@ import com.hazelcast.config.InvalidConfigurationException;
 import com.hazelcast.config.MapConfig;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
+import io.kvtier.spi.DamageableKvStore;
 import io.kvtier.spi.HostMemory;
 import io.kvtier.spi.KvLayout;
-import io.kvtier.spi.KvStore;
 import io.kvtier.spi.KvStoreSpec;
 import io.kvtier.spi.KvStoreStats;
 import io.kvtier.spi.PageKey;
@@ -39,7 +39,7 @@ import java.util.concurrent.atomic.LongAdder;
  * never exceptions from {@code get} or {@code existsPrefix} and never data; a damaged page is
  * removed from the map when found.
  */
-final class HazelcastKvStore implements KvStore {
+final class HazelcastKvStore implements DamageableKvStore {
 
   private static final System.Logger LOG = System.getLogger(HazelcastKvStore.class.getName());
 
@@ -235,6 +235,22 @@ final class HazelcastKvStore implements KvStore {
         excess--;
       }
     }
+  }
+
+  /** Flips a bit of the map's value: its header or payload, each covered by a CRC32C. */
+  @Override
+  public boolean flipStoredBit(PageKey key, long bit) {
+    checkOpen();
+    String hex = key.toHex();
+    byte[] value = map.get(hex);
+    if (value == null || value.length == 0) {
+      return false;
+    }
+    long at = Math.floorMod(bit, 8L * value.length);
+    byte[] flipped = value.clone();
+    flipped[(int) (at / 8)] ^= (byte) (1 << (int) (at % 8));
+    // Only if the stored value is still the one read: a put meanwhile must stay whole.
+    return map.replace(hex, value, flipped);
   }
 
   private void dropDamaged(String hex, byte[] value) {

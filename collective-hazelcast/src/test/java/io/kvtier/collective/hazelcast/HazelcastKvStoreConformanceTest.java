@@ -58,9 +58,12 @@ class HazelcastKvStoreConformanceTest extends KvStoreConformanceSuite {
       case TRUNCATED ->
           map.set(key.toHex(), Arrays.copyOf(value, 1 + random.nextInt(value.length - 1)));
       case FLIPPED_BIT -> {
-        int bit = random.nextInt(8 * value.length);
-        value[bit / 8] ^= (byte) (1 << (bit % 8));
-        map.set(key.toHex(), value);
+        // Through the store's own hook (DamageableKvStore), from a second store on the map.
+        try (var other = (io.kvtier.spi.DamageableKvStore) provider().open(spec, context)) {
+          if (!other.flipStoredBit(key, random.nextLong())) {
+            throw new IllegalStateException("the map does not hold " + key);
+          }
+        }
       }
       case EMPTIED -> map.set(key.toHex(), new byte[0]);
       case REMOVED -> map.delete(key.toHex());

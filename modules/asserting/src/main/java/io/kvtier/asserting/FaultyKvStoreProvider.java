@@ -25,6 +25,9 @@ import java.util.Optional;
  *       at a get (default 0);
  *   <li>{@code faulty.throw-probability}: the chance, 0 to 1, that a whole probe, get or put throws
  *       (default: the cube of {@code faulty.probability});
+ *   <li>{@code faulty.flip-probability}: the chance, 0 to 1, that a page a get is about to read
+ *       has a bit of its stored form flipped first, which the store's own CRC32C must catch
+ *       (default 0; the memory, file and hazelcast stores can be damaged);
  *   <li>{@code faulty.seed}: the seed of the fault draws, mixed with the rank (default 0);
  *   <li>{@code faulty.slow-delay}: the wait before every probe, get and put, such as {@code 5ms}
  *       (default 0);
@@ -96,6 +99,8 @@ public final class FaultyKvStoreProvider implements KvStoreProvider {
     double probability = probability(rest.remove(NAMESPACE + ".probability"), "probability");
     String throwKey = rest.remove(NAMESPACE + ".throw-probability");
     double throwProbability = throwKey == null ? -1 : probability(throwKey, "throw-probability");
+    double flipProbability =
+        probability(rest.remove(NAMESPACE + ".flip-probability"), "flip-probability");
     long seed = seed(rest.remove(NAMESPACE + ".seed"));
     Duration delay =
         Optional.ofNullable(rest.remove(NAMESPACE + ".slow-delay"))
@@ -113,7 +118,7 @@ public final class FaultyKvStoreProvider implements KvStoreProvider {
                     + "="
                     + value
                     + ": the faulty store knows"
-                    + " faulty.{delegate,probability,throw-probability,seed,slow-delay}"
+                    + " faulty.{delegate,probability,throw-probability,flip-probability,seed,slow-delay}"
                     + " and keys "
                     + prefix
                     + "* for the delegate '"
@@ -126,9 +131,14 @@ public final class FaultyKvStoreProvider implements KvStoreProvider {
         delegate.open(
             spec, new BackendContext(context.rank(), forwarded, context.time(), context.metrics()));
     KvStore faulty =
-        probability > 0 || throwProbability > 0
+        probability > 0 || throwProbability > 0 || flipProbability > 0
             ? new FaultyKvStore(
-                store, seed * 31 + context.rank(), probability, throwProbability, context.metrics())
+                store,
+                seed * 31 + context.rank(),
+                probability,
+                throwProbability,
+                flipProbability,
+                context.metrics())
             : store;
     return delay.isZero() ? faulty : new SlowKvStore(faulty, delay);
   }

@@ -45,6 +45,10 @@ class FaultyKvStoreProviderTest {
             () -> provider.open(SPEC, context(Map.of("faulty.throw-probability", "often"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("faulty.throw-probability='often'");
+    assertThatThrownBy(
+            () -> provider.open(SPEC, context(Map.of("faulty.flip-probability", "-0.1"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("faulty.flip-probability='-0.1' must be a number between 0 and 1");
     assertThatThrownBy(() -> provider.open(SPEC, context(Map.of("faulty.seed", "x"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("faulty.seed='x' must be an integer");

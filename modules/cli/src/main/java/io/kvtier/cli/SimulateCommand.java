@@ -331,6 +331,14 @@ final class SimulateCommand implements Callable<Integer> {
   private double l3Faults = L3Simulation.NONE.faultProbability();
 
   @Option(
+      names = "--l3-flip-probability",
+      description =
+          "Chance that a page an L3 read is about to fetch has one bit of its stored form"
+              + " flipped first: the store corrupted at rest, which the store's own CRC32C must"
+              + " catch, as a counted miss (default: ${DEFAULT-VALUE}).")
+  private double l3FlipProbability = L3Simulation.NONE.flipProbability();
+
+  @Option(
       names = "--json",
       paramLabel = "FILE",
       description = "Also write the result as one JSON object to FILE.")
@@ -813,6 +821,12 @@ final class SimulateCommand implements Callable<Integer> {
     OptionCheck.finiteAtLeast("--l3-skew", l3Skew, 0, "how much slower each further rank is");
     OptionCheck.atLeast("--l3-timeout-ms", l3TimeoutMs, 1, "base of the prefetch timeout");
     OptionCheck.probability("--l3-faults", l3Faults, "chance per page");
+    OptionCheck.probability("--l3-flip-probability", l3FlipProbability, "chance per page read");
+    if (l3FlipProbability > 0 && l3.equals("none")) {
+      throw new IllegalArgumentException(
+          "--l3-flip-probability flips bits of stored L3 pages, but --l3 is none: give --l3"
+              + " memory or --l3 file");
+    }
     if (hostRatio == 0 && !l3.equals("none")) {
       throw new IllegalArgumentException(
           "--l3 "
@@ -914,7 +928,8 @@ final class SimulateCommand implements Callable<Integer> {
             .withPrefetch(
                 OptionCheck.parse("--l3-prefetch-policy", l3Policy, L3PrefetchPolicy::parse),
                 l3Threshold)
-            .withTiming(l3StepMicros, l3Skew, java.time.Duration.ofMillis(l3TimeoutMs), l3Faults);
+            .withTiming(l3StepMicros, l3Skew, java.time.Duration.ofMillis(l3TimeoutMs), l3Faults)
+            .withFlipProbability(l3FlipProbability);
     return l3Dir == null ? s : s.withDirectory(l3Dir);
   }
 }

@@ -140,6 +140,14 @@ final class SimulationJson {
     j.writeNumberField("kvVerifiedPages", r.kvVerifiedPages());
     j.writeNumberField("kvMismatches", r.kvMismatches());
     j.writeNumberField("hostChecksumMismatches", r.hostChecksumMismatches());
+    // Why L3 gave less than it promised: pages reserved and not fetched in time (any cause),
+    // timeouts, and pages the stores found damaged by their checksum (flips injected at rest).
+    j.writeObjectFieldStart("l3");
+    j.writeNumberField("pagesMissed", r.l3PagesMissed());
+    j.writeNumberField("prefetchesTimedOut", r.l3PrefetchesTimedOut());
+    j.writeNumberField("corruptPages", r.l3CorruptPages());
+    j.writeNumberField("flipsInjected", r.l3FlipsInjected());
+    j.writeEndObject();
     j.writeNumberField("snapshotsVerified", r.snapshotsVerified());
     j.writeNumberField("snapshotMismatches", r.snapshotMismatches());
     j.writeBooleanField("checksPassed", r.passed());

@@ -108,6 +108,18 @@ final class SimulationSummary {
               r.loadFailureLostTokens(),
               r.hostChecksumMismatches()));
     }
+    if (r.l3PagesMissed() > 0 || r.l3CorruptPages() > 0 || r.l3FlipsInjected() > 0) {
+      s.append(
+          String.format(
+              Locale.ROOT,
+              "l3 loss   %d pages reserved for prefetches were not fetched (%d prefetches timed"
+                  + " out) and were computed instead; %d stored pages failed their store's"
+                  + " checksum (%d bits flipped at rest)%n",
+              r.l3PagesMissed(),
+              r.l3PrefetchesTimedOut(),
+              r.l3CorruptPages(),
+              r.l3FlipsInjected()));
+    }
     s.append(
         r.unreadRequests() == 0
             ? String.format(

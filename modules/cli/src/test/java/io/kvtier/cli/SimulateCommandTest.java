@@ -175,6 +175,55 @@ class SimulateCommandTest {
         .contains("--on-load-failure retry is not a policy kvtier knows: use recompute or fail");
   }
 
+  /**
+   * Issue 31 item 2, the L3 half: bits flipped in stored pages of the memory store are each
+   * caught by the store's CRC32C and counted, and every check passes; flips without a store are
+   * a usage error.
+   */
+  @Test
+  @SuppressWarnings("unchecked")
+  void bitsFlippedInStoredL3PagesAreCountedAndCaught(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("flips.json");
+    CliRun run =
+        run(
+            "simulate",
+            "--ranks",
+            "2",
+            "--seed",
+            "5",
+            "--l3",
+            "memory",
+            "--l3-prefetch-threshold",
+            "8",
+            "--l3-flip-probability",
+            "0.2",
+            "--device-pages",
+            "48",
+            "--host-ratio",
+            "1.5",
+            "--page-size",
+            "4",
+            "--chunk",
+            "16",
+            "--workload",
+            "multiturn:conversations=24,turns=5,first=64,answer=8,question=16",
+            "--ticks",
+            "400",
+            "--json",
+            file.toString());
+    assertThat(run.status()).as(run.out() + run.err()).isZero();
+    Map<String, Object> j = json(file);
+    assertThat(j).containsEntry("checksPassed", true).containsEntry("kvMismatches", 0L);
+    Map<String, Object> l3 = (Map<String, Object>) j.get("l3");
+    assertThat((Long) l3.get("flipsInjected")).isPositive();
+    assertThat(l3.get("corruptPages")).isEqualTo(l3.get("flipsInjected"));
+    assertThat((Long) l3.get("pagesMissed")).isPositive();
+    assertThat(run.out()).contains("stored pages failed their store's checksum");
+    CliRun none = run("simulate", "--l3-flip-probability", "0.1");
+    assertThat(none.status()).isEqualTo(2);
+    assertThat(none.firstErrLine()).contains("--l3-flip-probability").contains("--l3 is none");
+  }
+
   @Test
   void badOptionsAreUsageErrorsNamingTheValue() {
     CliRun delay = run("simulate", "--ack-delay", "slow");

@@ -62,7 +62,10 @@ import java.util.function.ToDoubleFunction;
  *       <td>pages written to the store, fetched into the host tier, and reserved but not
  *       fetched in time</td></tr>
  *   <tr><td>kvtier.l3.store.reads</td><td>counter</td><td>outcome=hit|miss|corrupt</td>
- *       <td>the store's own count of pages read</td></tr>
+ *       <td>the store's own count of pages read: miss is every page not returned, corrupt the
+ *       ones among them that failed the store's CRC32C (damaged at rest; docs/CACHE.md,
+ *       "Verified restores"); with {@code kvtier.l3.pages{kind=missed}} and {@code
+ *       kvtier.l3.prefetches{outcome=timed_out}} they say why L3 gave less than it had</td></tr>
  *   <tr><td>kvtier.l3.store.puts, kvtier.l3.store.evictions</td><td>counter</td><td></td>
  *       <td>pages the store stored and dropped for its capacity</td></tr>
  *   <tr><td>kvtier.l3.store.bytes</td><td>gauge</td><td></td>

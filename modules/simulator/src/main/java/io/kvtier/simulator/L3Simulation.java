@@ -28,6 +28,9 @@ import java.util.Optional;
  *     * (1 + rankSkew * r)}
  * @param faultProbability the chance that a page is dropped at its put, fails at its get, and
  *     (rarely) that a whole store call throws
+ * @param flipProbability the chance that a page a get is about to read has one bit of its stored
+ *     form flipped first (damage at rest, which the store's own CRC32C must catch: a counted
+ *     corrupt page and a miss); 0 to 1
  */
 public record L3Simulation(
     String store,
@@ -39,7 +42,8 @@ public record L3Simulation(
     Duration timeout,
     long stepMicros,
     double rankSkew,
-    double faultProbability) {
+    double faultProbability,
+    double flipProbability) {
 
   /** No L3 tier. */
   public static final L3Simulation NONE =
@@ -53,6 +57,7 @@ public record L3Simulation(
           Duration.ofMillis(20),
           500,
           0.5,
+          0,
           0);
 
   /** Validates the fields. */
@@ -70,6 +75,7 @@ public record L3Simulation(
         || stepMicros < 0
         || !(rankSkew >= 0)
         || !(faultProbability >= 0 && faultProbability <= 1)
+        || !(flipProbability >= 0 && flipProbability <= 1)
         || timeout.isNegative()
         || timeout.isZero()) {
       throw new IllegalArgumentException(
@@ -85,6 +91,8 @@ public record L3Simulation(
               + rankSkew
               + " faultProbability="
               + faultProbability
+              + " flipProbability="
+              + flipProbability
               + " timeout="
               + timeout);
     }
@@ -116,7 +124,8 @@ public record L3Simulation(
         timeout,
         stepMicros,
         rankSkew,
-        faultProbability);
+        faultProbability,
+        flipProbability);
   }
 
   /**
@@ -136,7 +145,8 @@ public record L3Simulation(
         timeout,
         stepMicros,
         rankSkew,
-        faultProbability);
+        faultProbability,
+        flipProbability);
   }
 
   /**
@@ -156,7 +166,8 @@ public record L3Simulation(
         timeout,
         stepMicros,
         rankSkew,
-        faultProbability);
+        faultProbability,
+        flipProbability);
   }
 
   /**
@@ -177,7 +188,8 @@ public record L3Simulation(
         timeout,
         stepMicros,
         rankSkew,
-        faultProbability);
+        faultProbability,
+        flipProbability);
   }
 
   /**
@@ -200,7 +212,38 @@ public record L3Simulation(
         timeoutBase,
         micros,
         skew,
-        faults);
+        faults,
+        flipProbability);
+  }
+
+  /**
+   * With stored pages damaged at rest.
+   *
+   * @param probability the chance per page a get reads, 0 to 1
+   * @return a copy
+   */
+  public L3Simulation withFlipProbability(double probability) {
+    return new L3Simulation(
+        store,
+        capacityBytes,
+        directory,
+        prefetchPolicy,
+        prefetchThreshold,
+        backupThreshold,
+        timeout,
+        stepMicros,
+        rankSkew,
+        faultProbability,
+        probability);
+  }
+
+  /**
+   * Whether the store is wrapped in the fault injector.
+   *
+   * @return true if pages are lost, reads fail or stored pages are flipped
+   */
+  public boolean injectsFaults() {
+    return faultProbability > 0 || flipProbability > 0;
   }
 
   /**

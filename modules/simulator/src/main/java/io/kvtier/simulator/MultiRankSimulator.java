@@ -57,6 +57,9 @@ public final class MultiRankSimulator {
   /** Host blocks whose checksum did not match, summed over the ranks before {@link #result}. */
   private long hostChecksumMismatches;
 
+  private long l3CorruptPages;
+  private long l3FlipsInjected;
+
   private record Failure(int rank, long tick, Throwable cause, SimulationFailure kind) {}
 
   /**
@@ -255,7 +258,9 @@ public final class MultiRankSimulator {
         sent,
         rank.model().snapshotsVerified(),
         rank.model().snapshotMismatches(),
-        rank.cache().hostChecksumMismatches()
+        rank.cache().hostChecksumMismatches(),
+        l3Corrupt(rank),
+        rank.l3FlipsInjected()
       };
       long digest = rank.engine().replicaDigest();
       boolean digestsEqual = true;
@@ -315,6 +320,8 @@ public final class MultiRankSimulator {
         }
       }
       hostChecksumMismatches = sums[6];
+      l3CorruptPages = sums[7];
+      l3FlipsInjected = sums[8];
       return result(
           workload,
           rank,
@@ -408,6 +415,12 @@ public final class MultiRankSimulator {
     return l3Stats;
   }
 
+  /** The damaged pages a rank's L3 store found, 0 without a store. */
+  private static long l3Corrupt(SimulatedRank rank) {
+    io.kvtier.spi.KvStoreStats stats = rank.l3StoreStats();
+    return stats == null ? 0 : stats.corrupt();
+  }
+
   /** Whether a failure stops the run before the leak check after its drain. */
   private static boolean stoppedEarly(SimulationFailure kind) {
     return switch (kind) {
@@ -424,7 +437,11 @@ public final class MultiRankSimulator {
     long snapshotsVerified = 0;
     long snapshotMismatches = 0;
     hostChecksumMismatches = 0;
+    l3CorruptPages = 0;
+    l3FlipsInjected = 0;
     for (SimulatedRank rank : ranks) {
+      l3CorruptPages += l3Corrupt(rank);
+      l3FlipsInjected += rank.l3FlipsInjected();
       RankEngineStats rs = rank.engine().stats();
       verified += rs.kvVerifiedPages();
       mismatches += rs.kvMismatches();
@@ -513,6 +530,10 @@ public final class MultiRankSimulator {
         .set(SimulationCounter.KV_VERIFIED_PAGES, verified)
         .set(SimulationCounter.KV_MISMATCHES, mismatches)
         .set(SimulationCounter.HOST_CHECKSUM_MISMATCHES, hostChecksumMismatches)
+        .set(SimulationCounter.L3_PAGES_MISSED, l3Stats.pagesMissed())
+        .set(SimulationCounter.L3_PREFETCHES_TIMED_OUT, l3Stats.prefetchesTimedOut())
+        .set(SimulationCounter.L3_CORRUPT_PAGES, l3CorruptPages)
+        .set(SimulationCounter.L3_FLIPS_INJECTED, l3FlipsInjected)
         .set(SimulationCounter.SNAPSHOTS_VERIFIED, snapshotsVerified)
         .set(SimulationCounter.SNAPSHOT_MISMATCHES, snapshotMismatches)
         .hitTokens(

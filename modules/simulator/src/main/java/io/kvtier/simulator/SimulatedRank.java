@@ -91,6 +91,9 @@ final class SimulatedRank implements AutoCloseable {
   /** This rank's L3 store and executor, or null without an L3 tier. */
   private KvStore l3Store;
 
+  /** The fault injector around {@link #l3Store}'s store, or null without L3 faults. */
+  private FaultyKvStore l3Faults;
+
   private io.kvtier.core.cache.L3Executor l3Executor;
 
   /** The file store's directory when this rank created it; deleted at {@link #close()}. */
@@ -255,10 +258,12 @@ final class SimulatedRank implements AutoCloseable {
             .open(
                 new KvStoreSpec(layout, l3.capacityBytes(), "kvtier-sim-seed-" + config.seed()),
                 new BackendContext(rank, properties, clock, BackendMetrics.NOOP));
-    l3Store =
-        l3.faultProbability() > 0
-            ? new FaultyKvStore(store, config.seed() * 31 + rank, l3.faultProbability())
-            : store;
+    l3Faults =
+        l3.injectsFaults()
+            ? new FaultyKvStore(
+                store, config.seed() * 31 + rank, l3.faultProbability(), l3.flipProbability())
+            : null;
+    l3Store = l3Faults != null ? l3Faults : store;
     l3Executor = new VirtualTimeL3Executor(clock, l3.stepNanos(rank));
   }
 
@@ -286,6 +291,16 @@ final class SimulatedRank implements AutoCloseable {
 
   RankEngine engine() {
     return engine;
+  }
+
+  /** This rank's L3 store's own counters; null without a store. */
+  io.kvtier.spi.KvStoreStats l3StoreStats() {
+    return l3Store == null ? null : l3Store.stats();
+  }
+
+  /** Bits this rank's fault injector flipped in stored L3 pages. */
+  long l3FlipsInjected() {
+    return l3Faults == null ? 0 : l3Faults.flipsInjected();
   }
 
   RankCache cache() {

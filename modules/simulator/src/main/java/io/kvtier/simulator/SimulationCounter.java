@@ -67,7 +67,23 @@ public enum SimulationCounter {
    */
   SNAPSHOTS_VERIFIED,
   /** Checked resumes whose state was wrong or missing. */
-  SNAPSHOT_MISMATCHES;
+  SNAPSHOT_MISMATCHES,
+  /**
+   * Pages reserved for an L3 prefetch and not taken: some rank had not fetched them by the
+   * decision (slow, failed, lost, or damaged in its store); replicated. The request computes
+   * those tokens instead.
+   */
+  L3_PAGES_MISSED,
+  /** L3 prefetches decided because some rank gave up waiting (timeout); replicated. */
+  L3_PREFETCHES_TIMED_OUT,
+  /**
+   * Pages the L3 stores found damaged by their own CRC32C and answered as a miss, summed over
+   * ranks (the stores' {@code corrupt} counters). Not a failed check: {@code
+   * --l3-flip-probability} injects exactly these.
+   */
+  L3_CORRUPT_PAGES,
+  /** Bits the fault injector flipped in stored L3 pages, summed over ranks. */
+  L3_FLIPS_INJECTED;
 
   private final String key = key(name());
 

@@ -203,6 +203,26 @@ public record SimulationResult(
     return counts.get(SimulationCounter.KV_VERIFIED_PAGES);
   }
 
+  /** @return {@link SimulationCounter#L3_PAGES_MISSED} */
+  public long l3PagesMissed() {
+    return counts.get(SimulationCounter.L3_PAGES_MISSED);
+  }
+
+  /** @return {@link SimulationCounter#L3_PREFETCHES_TIMED_OUT} */
+  public long l3PrefetchesTimedOut() {
+    return counts.get(SimulationCounter.L3_PREFETCHES_TIMED_OUT);
+  }
+
+  /** @return {@link SimulationCounter#L3_CORRUPT_PAGES} */
+  public long l3CorruptPages() {
+    return counts.get(SimulationCounter.L3_CORRUPT_PAGES);
+  }
+
+  /** @return {@link SimulationCounter#L3_FLIPS_INJECTED} */
+  public long l3FlipsInjected() {
+    return counts.get(SimulationCounter.L3_FLIPS_INJECTED);
+  }
+
   /** @return {@link SimulationCounter#HOST_CHECKSUM_MISMATCHES} */
   public long hostChecksumMismatches() {
     return counts.get(SimulationCounter.HOST_CHECKSUM_MISMATCHES);

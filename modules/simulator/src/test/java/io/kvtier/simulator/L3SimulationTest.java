@@ -179,4 +179,30 @@ class L3SimulationTest {
     assertHealthy(file);
     assertThat(file.hitTokens().l3()).isPositive();
   }
+
+  /**
+   * Issue 31 item 2: bits flipped in stored pages of the memory and the file store are each
+   * caught by the store's CRC32C (counted corrupt, a miss): the prefetch ends where the valid
+   * pages end, the request computes the rest, and every K/V the model checks is right.
+   */
+  @Test
+  void bitsFlippedInStoredPagesAreEachCaughtAndTheRunStaysCorrect(@TempDir Path dir) {
+    long seed = FAULTS_SEED;
+    for (L3Simulation l3 :
+        new L3Simulation[] {memory(), memory().withStore("file").withDirectory(dir)}) {
+      SimulationResult clean = MultiRankSimulator.run(config(seed, l3));
+      SimulationResult flipped = MultiRankSimulator.run(config(seed, l3.withFlipProbability(0.2)));
+      assertHealthy(flipped);
+      assertThat(clean.l3FlipsInjected()).isZero();
+      assertThat(clean.l3CorruptPages()).isZero();
+      assertThat(flipped.l3FlipsInjected()).as("%s flips", l3.store()).isPositive();
+      assertThat(flipped.l3CorruptPages())
+          .as("%s: every flipped page found damaged by its store", l3.store())
+          .isEqualTo(flipped.l3FlipsInjected());
+      assertThat(flipped.l3PagesMissed()).as("%s", l3.store()).isPositive();
+      assertThat(flipped.hitTokens().l3())
+          .as("%s: damaged pages are not served", l3.store())
+          .isLessThan(clean.hitTokens().l3());
+    }
+  }
 }

@@ -9,10 +9,13 @@ import io.kvtier.store.internal.StoreCounters;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
@@ -105,6 +108,31 @@ final class FileKvStore extends AbstractKvStore {
   @Override
   protected boolean holds(PageKey key) {
     return indexed(key);
+  }
+
+  /** Flips a bit of the page file in place: header or payload, each covered by a CRC32C. */
+  @Override
+  protected boolean flip(PageKey key, long bit) {
+    Path file = FilePageFormat.pageFile(root, key);
+    try (FileChannel channel =
+        FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      long size = channel.size();
+      if (size == 0) {
+        return false;
+      }
+      long at = Math.floorMod(bit, 8 * size);
+      ByteBuffer one = ByteBuffer.allocate(1);
+      if (channel.read(one, at / 8) != 1) {
+        return false;
+      }
+      one.put(0, (byte) (one.get(0) ^ (1 << (int) (at % 8)))).rewind();
+      channel.write(one, at / 8);
+      return true;
+    } catch (NoSuchFileException e) {
+      return false;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot damage the page file " + file, e);
+    }
   }
 
   @Override

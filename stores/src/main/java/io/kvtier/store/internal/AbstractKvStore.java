@@ -1,5 +1,6 @@
 package io.kvtier.store.internal;
 
+import io.kvtier.spi.DamageableKvStore;
 import io.kvtier.spi.HostMemory;
 import io.kvtier.spi.KvLayout;
 import io.kvtier.spi.KvStore;
@@ -15,11 +16,15 @@ import java.util.Objects;
  * hits, misses and puts ({@link StoreCounters}). A store says only how its medium finds, reads,
  * writes and releases one page.
  *
+ * <p>Each store checks every page it reads against a CRC32C taken when the page was stored, and
+ * counts a page that fails in {@link KvStoreStats#corrupt()}: a miss, never data. {@link
+ * #flipStoredBit} damages a stored page at rest (a testing hook) so that tests can prove it.
+ *
  * <p>The prefix rules of the SPI live here once: {@code existsPrefix} and {@code get} stop at the
  * first page missing, a {@code put} stops at the first page it could not write (pages after it
  * are useless as a prefix) and returns how long a prefix of its keys the store now holds.
  */
-public abstract class AbstractKvStore implements KvStore {
+public abstract class AbstractKvStore implements DamageableKvStore {
   /** What became of one page of a put. */
   protected enum Written {
     /** Written, and new to the store. */
@@ -94,6 +99,16 @@ public abstract class AbstractKvStore implements KvStore {
    */
   protected abstract long bytesStored();
 
+  /**
+   * Flips one bit of the stored form of a page, behind the store's back ({@link
+   * DamageableKvStore#flipStoredBit}).
+   *
+   * @param key the page's key
+   * @param bit which bit, modulo the bits of the stored form
+   * @return true if the page was held and a bit flipped
+   */
+  protected abstract boolean flip(PageKey key, long bit);
+
   /** After the writes of a put, before its prefix is counted; also before {@link #stats()}. */
   protected void settle() {}
 
@@ -154,6 +169,16 @@ public abstract class AbstractKvStore implements KvStore {
         n++;
       }
       return n;
+    } finally {
+      gate.exit();
+    }
+  }
+
+  @Override
+  public final boolean flipStoredBit(PageKey key, long bit) {
+    gate.enter("flipStoredBit");
+    try {
+      return flip(Objects.requireNonNull(key, "key"), bit);
     } finally {
       gate.exit();
     }

@@ -11,7 +11,9 @@ import io.kvtier.store.internal.AbstractKvStore;
 import io.kvtier.store.internal.StoreArguments;
 import io.kvtier.store.internal.StoreCounters;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32C;
 
 /**
  * The {@code memory} store.
@@ -25,6 +27,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * calling thread ({@code executor(Runnable::run)}): evictions, their counts and the recycling
  * are done when {@code put} returns, which keeps memory and {@link #stats()} exact without a
  * background pool.
+ *
+ * <p>Every page carries a CRC32C of its bytes, taken over the host page on the put's thread (the
+ * copy path) just before the copy; a get checks the bytes it copied into the host page against
+ * it, so damage at rest (or a host page changed under the put) is a miss counted as {@code
+ * corrupt}, and the page is dropped, never returned as data.
  *
  * <p>A put of a key that is present is skipped: a key is the hash of the page's tokens, so the
  * stored bytes are already the right ones.
@@ -80,6 +87,23 @@ final class MemoryKvStore extends AbstractKvStore {
   }
 
   @Override
+  protected boolean flip(PageKey key, long bit) {
+    MemoryPage page = cache.policy().getIfPresentQuietly(key);
+    if (page == null || !page.pin()) {
+      return false;
+    }
+    try {
+      long at = Math.floorMod(bit, 8L * pageBytes);
+      MemorySegment data = page.data();
+      byte b = data.get(ValueLayout.JAVA_BYTE, at / 8);
+      data.set(ValueLayout.JAVA_BYTE, at / 8, (byte) (b ^ (1 << (int) (at % 8))));
+      return true;
+    } finally {
+      page.release();
+    }
+  }
+
+  @Override
   protected boolean holds(PageKey key) {
     return present(key);
   }
@@ -124,15 +148,24 @@ final class MemoryKvStore extends AbstractKvStore {
     if (page == null || !page.pin()) {
       return false;
     }
+    CRC32C crc = new CRC32C();
     try {
       MemorySegment data = page.data();
       for (int layer = 0; layer < layout.layers(); layer++) {
-        MemorySegment.copy(data, layer * blockBytes, host.block(hostPage, layer), 0, blockBytes);
+        MemorySegment block = host.block(hostPage, layer);
+        MemorySegment.copy(data, layer * blockBytes, block, 0, blockBytes);
+        crc.update(block.asSlice(0, blockBytes).asByteBuffer());
       }
-      return true;
     } finally {
       page.release();
     }
+    if ((int) crc.getValue() != page.crc()) {
+      // Damaged at rest: counted, dropped (a later put stores it afresh), and a miss.
+      counters.corrupt(1);
+      cache.asMap().remove(key, page);
+      return false;
+    }
+    return true;
   }
 
   /** Stores one page unless its key is present; true if this call stored it. */
@@ -141,10 +174,15 @@ final class MemoryKvStore extends AbstractKvStore {
       return false;
     }
     MemorySegment data = slab.take();
+    CRC32C crc = new CRC32C();
     for (int layer = 0; layer < layout.layers(); layer++) {
-      MemorySegment.copy(host.block(hostPage, layer), 0, data, layer * blockBytes, blockBytes);
+      MemorySegment block = host.block(hostPage, layer);
+      // The checksum is of the host bytes, taken before they are copied: if the engine changed
+      // the host page in between (it must not), the stored page fails its check at get.
+      crc.update(block.asSlice(0, blockBytes).asByteBuffer());
+      MemorySegment.copy(block, 0, data, layer * blockBytes, blockBytes);
     }
-    MemoryPage fresh = new MemoryPage(data, slab);
+    MemoryPage fresh = new MemoryPage(data, slab, (int) crc.getValue());
     // Count before inserting: the insertion may evict this very page at once, and its removal
     // must not drive the byte count below what is stored.
     storedBytes.addAndGet(pageBytes);

@@ -12,7 +12,8 @@ import java.util.Objects;
  * The {@code memory} store: pages copied into off-heap memory of this JVM and kept by a Caffeine
  * cache whose weight is bytes, so that at most {@code capacityBytes} of page data stay stored.
  * Each {@link #open} is a separate, empty store; it is neither persistent nor shared between
- * ranks (sharded KV, whose keys differ per rank, needs neither).
+ * ranks (sharded KV, whose keys differ per rank, needs neither). Each page carries a CRC32C of its
+ * bytes, checked at every read: a page damaged at rest is a counted corrupt miss, never data.
  */
 @ProviderName("memory")
 public final class MemoryKvStoreProvider implements KvStoreProvider {

@@ -9,6 +9,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The segment goes back to the slab when the last reference is released, so eviction never
  * frees, and a later put never overwrites, a segment that a reader is copying.
  *
+ * <p>The page carries the CRC32C of its bytes, taken from the host page on the put's thread
+ * before the copy ({@link MemoryKvStore}); a read checks the bytes it copied out against it.
+ *
  * <p>The count lives on this object, not on the segment: once it reaches zero it stays zero, so
  * a reader holding a stale {@code MemoryPage} whose segment was recycled fails to {@link #pin()}
  * and reports a miss instead of reading another page's bytes.
@@ -17,12 +20,23 @@ final class MemoryPage {
 
   private final MemorySegment data;
   private final MemorySlab slab;
+  private final int crc;
   private final AtomicInteger references = new AtomicInteger(1);
 
-  /** A page holding the cache's reference; {@code data} must already hold the page's bytes. */
-  MemoryPage(MemorySegment data, MemorySlab slab) {
+  /**
+   * A page holding the cache's reference; {@code data} must already hold the page's bytes.
+   *
+   * @param crc the CRC32C of the bytes that were to be stored
+   */
+  MemoryPage(MemorySegment data, MemorySlab slab, int crc) {
     this.data = data;
     this.slab = slab;
+    this.crc = crc;
+  }
+
+  /** The CRC32C of the page's bytes as they were put. */
+  int crc() {
+    return crc;
   }
 
   /**

@@ -172,4 +172,24 @@ class FileKvStoreTest {
         .hasMessageContaining("cannot create the file store directory " + blocker)
         .hasMessageContaining("set file.directory to another directory");
   }
+
+  @Test
+  void aBitFlippedInAPageFileByTheHookIsACountedMissAndTheFileIsDeleted() throws Exception {
+    List<PageKey> keys = TestHostMemory.keys(2, 6);
+    long fileBytes = FilePageFormat.HEADER_BYTES + LAYOUT.pageBytes();
+    // A bit of the header's key, of the header's checksum, and of the payload.
+    long[] bits = {8L * 40 + 3, 8L * 81, 8 * fileBytes - 1};
+    try (KvStore store = open(LAYOUT, 4)) {
+      io.kvtier.spi.DamageableKvStore damageable = (io.kvtier.spi.DamageableKvStore) store;
+      long corrupt = 0;
+      for (long bit : bits) {
+        put(store, keys);
+        assertThat(damageable.flipStoredBit(keys.get(1), bit)).isTrue();
+        assertThat(store.get(keys, host, new int[] {4, 5})).as("bit %d", bit).isEqualTo(1);
+        assertThat(store.stats().corrupt()).isEqualTo(++corrupt);
+        assertThat(fileOf(keys.get(1))).doesNotExist();
+      }
+      assertThat(damageable.flipStoredBit(keys.get(1), 0)).as("no file").isFalse();
+    }
+  }
 }

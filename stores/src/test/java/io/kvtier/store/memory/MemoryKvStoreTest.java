@@ -115,4 +115,43 @@ class MemoryKvStoreTest {
       assertThat(host.bytes(5)).isEqualTo(TestHostMemory.content(key, LAYOUT));
     }
   }
+
+  @Test
+  void aBitFlippedAtRestIsACountedMissAndThePageIsDropped() {
+    try (MemoryKvStore store = open(4)) {
+      List<PageKey> keys = TestHostMemory.keys(3, 4);
+      for (PageKey key : keys) {
+        put(store, key);
+      }
+      // Every bit of the page is covered: the first, one in the second layer's block, the last.
+      long[] bits = {0, 8L * LAYOUT.pageBytesPerLayer() + 5, 8L * LAYOUT.pageBytes() - 1};
+      long corrupt = 0;
+      for (long bit : bits) {
+        assertThat(store.flipStoredBit(keys.get(1), bit)).isTrue();
+        assertThat(store.get(keys, host, new int[] {4, 5, 6})).as("bit %d", bit).isEqualTo(1);
+        assertThat(store.stats().corrupt()).isEqualTo(++corrupt);
+        assertThat(store.existsPrefix(keys)).as("the damaged page is dropped").isEqualTo(1);
+        assertThat(store.stats().bytesStored()).isEqualTo(2 * LAYOUT.pageBytes());
+        put(store, keys.get(1));
+        assertThat(store.get(keys, host, new int[] {4, 5, 6})).isEqualTo(3);
+        assertThat(host.bytes(5)).isEqualTo(TestHostMemory.content(keys.get(1), LAYOUT));
+      }
+      assertThat(store.stats().misses()).isEqualTo(2L * bits.length);
+      assertThat(store.flipStoredBit(TestHostMemory.keys(1, 99).getFirst(), 0))
+          .as("a page the store does not hold")
+          .isFalse();
+    }
+  }
+
+  @Test
+  void aBitFlippedTwiceIsWholeAgain() {
+    try (MemoryKvStore store = open(4)) {
+      PageKey key = TestHostMemory.keys(1, 5).getFirst();
+      put(store, key);
+      assertThat(store.flipStoredBit(key, -3)).isTrue();
+      assertThat(store.flipStoredBit(key, 8L * LAYOUT.pageBytes() - 3)).isTrue();
+      assertThat(store.get(List.of(key), host, new int[] {3})).isEqualTo(1);
+      assertThat(store.stats().corrupt()).isZero();
+    }
+  }
 }

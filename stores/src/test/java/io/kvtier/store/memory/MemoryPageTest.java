@@ -19,7 +19,7 @@ class MemoryPageTest {
   @Test
   void theLastReleaseRecyclesTheSegmentAndNothingEarlier() {
     MemorySegment data = slab.take();
-    MemoryPage page = new MemoryPage(data, slab);
+    MemoryPage page = new MemoryPage(data, slab, 0);
     assertThat(page.pin()).isTrue();
     assertThat(page.pin()).isTrue();
     page.release();
@@ -32,7 +32,7 @@ class MemoryPageTest {
 
   @Test
   void aReleasedPageCannotBePinnedAgain() {
-    MemoryPage page = new MemoryPage(slab.take(), slab);
+    MemoryPage page = new MemoryPage(slab.take(), slab, 0);
     page.release();
     assertThat(page.pin()).as("a stale page whose segment may hold another page").isFalse();
     assertThatThrownBy(page::release)

@@ -20,8 +20,9 @@ public enum KvStoreCapability {
   SHARED,
   /**
    * The suite can damage a stored page through {@link KvStoreSuiteBase#damage}, to check that
-   * damage is a counted miss and never data. A store that keeps no copy outside its own memory
-   * ({@code memory}) cannot be damaged from outside and does not declare it.
+   * damage is a counted miss and never data ({@code file}, {@code hazelcast}; {@code memory}
+   * through its {@link io.kvtier.spi.DamageableKvStore} hook, for the damage a segment of fixed
+   * size can take: a flipped bit, a removed page).
    */
   DAMAGEABLE
 }
