@@ -35,11 +35,14 @@ final class HazelcastCollective implements Collective {
   /** How often a waiting rank looks at the watch. */
   private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-  /**
-   * Bound on best-effort cluster calls while failing or closing: on each call of a healthy close,
-   * and on all of them together once the group broke (see {@link #bounded}).
-   */
+  /** Bound on each best-effort cluster call while the group is whole (closing, a timeout's read). */
   private static final long CLEANUP_MILLIS = 2_000;
+
+  /**
+   * Bound on all best-effort cluster calls together once the group broke (see {@link #bounded}):
+   * on a whole cluster they take milliseconds; on one that lost a member they wait for it.
+   */
+  private static final long FAILURE_CLEANUP_MILLIS = 1_000;
 
   /**
    * How a timeout's message starts; the group's broken mark repeats the message, so that a rank
@@ -384,7 +387,7 @@ final class HazelcastCollective implements Collective {
       // a group that just lost another waits for Raft), and the cause is news before that.
       LOG.log(System.Logger.Level.WARNING, failure.getMessage());
       broken = failure.getMessage().lines().findFirst().orElse("failed");
-      afterFailure = CleanupBudget.start(CLEANUP_MILLIS);
+      afterFailure = CleanupBudget.start(FAILURE_CLEANUP_MILLIS);
       String reason = "rank " + rank + " failed: " + failure.getMessage();
       bounded(() -> group.markBroken(reason));
     }
@@ -393,8 +396,8 @@ final class HazelcastCollective implements Collective {
 
   /**
    * Runs a best-effort cluster call on a helper thread and waits for it with a bound: {@link
-   * #CLEANUP_MILLIS} while the group is whole, else what is left of the one budget all calls after
-   * the failure share. A cluster that just lost a member holds calls on its partitions until it
+   * #CLEANUP_MILLIS} while the group is whole, else what is left of the one budget ({@link
+   * #FAILURE_CLEANUP_MILLIS}) all calls after the failure share. A cluster that just lost a member holds calls on its partitions until it
    * has reassigned them, and a CP group without majority holds them for good: three calls with a
    * bound each kept a survivor of a {@code kill -9} alive 5 to 8 s after it had named the dead
    * rank.
