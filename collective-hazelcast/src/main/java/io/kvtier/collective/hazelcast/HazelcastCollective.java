@@ -397,10 +397,10 @@ final class HazelcastCollective implements Collective {
   /**
    * Runs a best-effort cluster call on a helper thread and waits for it with a bound: {@link
    * #CLEANUP_MILLIS} while the group is whole, else what is left of the one budget ({@link
-   * #FAILURE_CLEANUP_MILLIS}) all calls after the failure share. A cluster that just lost a member holds calls on its partitions until it
-   * has reassigned them, and a CP group without majority holds them for good: three calls with a
-   * bound each kept a survivor of a {@code kill -9} alive 5 to 8 s after it had named the dead
-   * rank.
+   * #FAILURE_CLEANUP_MILLIS}) all calls after the failure share. A cluster that just lost a
+   * member holds calls on its partitions until it has reassigned them, and a CP group without
+   * majority holds them for good: three calls of 2 s each kept a survivor of a {@code kill -9}
+   * alive up to 6 s after it had named the dead rank.
    */
   private void bounded(Runnable clusterCall) {
     long waitNanos =
