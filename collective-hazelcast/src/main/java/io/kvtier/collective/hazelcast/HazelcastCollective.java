@@ -35,8 +35,14 @@ final class HazelcastCollective implements Collective {
   /** How often a waiting rank looks at the watch. */
   private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-  /** Bound on best-effort cluster calls while failing or closing. */
+  /** Bound on each best-effort cluster call while the group is whole (closing, a timeout's read). */
   private static final long CLEANUP_MILLIS = 2_000;
+
+  /**
+   * Bound on all best-effort cluster calls together once the group broke (see {@link #bounded}):
+   * on a whole cluster they take milliseconds; on one that lost a member they wait for it.
+   */
+  private static final long FAILURE_CLEANUP_MILLIS = 1_000;
 
   /**
    * How a timeout's message starts; the group's broken mark repeats the message, so that a rank
@@ -69,6 +75,12 @@ final class HazelcastCollective implements Collective {
   private String lastCall = "none";
   private String broken;
   private boolean closed;
+
+  /**
+   * The time left for the best-effort cluster calls after the group broke (mark it broken, stop
+   * the watch, leave), all of them together; null while the group is whole.
+   */
+  private CleanupBudget afterFailure;
 
   HazelcastCollective(
       HazelcastGroup group,
@@ -375,15 +387,31 @@ final class HazelcastCollective implements Collective {
       // a group that just lost another waits for Raft), and the cause is news before that.
       LOG.log(System.Logger.Level.WARNING, failure.getMessage());
       broken = failure.getMessage().lines().findFirst().orElse("failed");
+      afterFailure = CleanupBudget.start(FAILURE_CLEANUP_MILLIS);
       String reason = "rank " + rank + " failed: " + failure.getMessage();
       bounded(() -> group.markBroken(reason));
     }
     return failure;
   }
 
+  /**
+   * Runs a best-effort cluster call on a helper thread and waits for it with a bound: {@link
+   * #CLEANUP_MILLIS} while the group is whole, else what is left of the one budget ({@link
+   * #FAILURE_CLEANUP_MILLIS}) all calls after the failure share. A cluster that just lost a
+   * member holds calls on its partitions until it has reassigned them, and a CP group without
+   * majority holds them for good: three calls of 2 s each kept a survivor of a {@code kill -9}
+   * alive up to 6 s after it had named the dead rank.
+   */
   private void bounded(Runnable clusterCall) {
+    long waitNanos =
+        afterFailure == null
+            ? TimeUnit.MILLISECONDS.toNanos(CLEANUP_MILLIS)
+            : afterFailure.remainingNanos();
+    if (waitNanos <= 0) {
+      return; // the budget is spent: the process is ending with the failure already named
+    }
     try {
-      helpers.submit(clusterCall).get(CLEANUP_MILLIS, TimeUnit.MILLISECONDS);
+      helpers.submit(clusterCall).get(waitNanos, TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException e) {

@@ -8,6 +8,8 @@ import io.kvtier.simulator.workload.Workload;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Spliterator;
+import java.util.Spliterators;
 import java.util.SplittableRandom;
 
 /**
@@ -29,6 +31,13 @@ import java.util.SplittableRandom;
  */
 final class ArrivalFeed {
   private final Iterator<Request> requests;
+
+  /** The workload's request count when its stream knows it (a trace, a generator), else -1. */
+  private final long total;
+
+  /** Requests taken from {@link #requests} so far. */
+  private long taken;
+
   private final SplittableRandom random;
   private final SimulationConfig config;
   private final long maxRequests;
@@ -37,7 +46,9 @@ final class ArrivalFeed {
   private boolean ended;
 
   ArrivalFeed(Workload workload, SimulationConfig config) {
-    this.requests = workload.requests().iterator();
+    Spliterator<Request> source = workload.requests().spliterator();
+    this.total = source.getExactSizeIfKnown();
+    this.requests = Spliterators.iterator(source);
     this.random = new SplittableRandom(config.seed() ^ 0xA11CE5L);
     this.config = config;
     this.maxRequests = config.requests() == 0 ? Long.MAX_VALUE : config.requests();
@@ -77,7 +88,7 @@ final class ArrivalFeed {
       if (!requests.hasNext()) {
         return tick;
       }
-      pending = requests.next();
+      pending = take();
     }
     // The first tick whose time in whole milliseconds reaches the arrival (see at()).
     long dueTick = Math.ceilDiv(pending.arrivalMillis() * 1000, AckDelay.TICK_MICROS);
@@ -104,7 +115,7 @@ final class ArrivalFeed {
         if (!requests.hasNext()) {
           break;
         }
-        pending = requests.next();
+        pending = take();
       }
       if (pending.arrivalMillis() > nowMillis) {
         break;
@@ -127,13 +138,24 @@ final class ArrivalFeed {
     return new TickCommands(arrivals, aborts, exhausted);
   }
 
+  private Request take() {
+    Request next = requests.next();
+    taken++;
+    return next;
+  }
+
   /**
-   * Requests of the workload that have not arrived (and, the run over, never will). Reads the
-   * rest of the workload to count them: call it once, after the run.
+   * Requests of the workload that have not arrived (and, the run over, never will): call it once,
+   * after the run. A workload whose stream knows its size is counted without reading the rest; any
+   * other is read to its end. Making the rest of a Mooncake trace's prompts took seconds, after a
+   * failure too, so a rank process that had named a dead rank stayed alive that long.
    */
   long unread() {
     long left = pending != null ? 1 : 0;
     pending = null;
+    if (total >= 0) {
+      return left + total - taken;
+    }
     while (requests.hasNext()) {
       requests.next();
       left++;
