@@ -85,24 +85,19 @@ final class L3Prefetches {
     if (pages <= 0 || (long) pages * pageSize < config.prefetchThreshold()) {
       return false;
     }
+    // Only the chain's start is hashed here: the rank hashes the candidate pages themselves, as
+    // far as its probe and fetch look (most probes stop at the first page).
     byte[] prior = root ? PageHasher.seed(namespace) : last(tree.pageHashes(anchor));
-    byte[][] hashes = PageHasher.chain(prior, tokens, anchor.depth, pages, pageSize);
+    CandidatePages candidates = new CandidatePages(prior, tokens, anchor.depth, pages, pageSize);
     Prefetch op =
         new Prefetch(
-            sequence++,
-            requestId,
-            namespace,
-            tokens,
-            anchor.depth,
-            pages,
-            hashes,
-            snapshotSlots,
-            anchor);
+            sequence++, requestId, namespace, tokens, anchor.depth, pages, snapshotSlots, anchor);
     tree.lock(anchor);
     pending.add(op);
     byRequest.put(requestId, op);
     counters.increment(L3Counter.PREFETCHES_STARTED);
-    sink.probe(op.sequence, hashes, snapshotSlots, config.timeoutNanos((long) pages * pageSize));
+    sink.probe(
+        op.sequence, candidates, snapshotSlots, config.timeoutNanos((long) pages * pageSize));
     return true;
   }
 
@@ -284,7 +279,7 @@ final class L3Prefetches {
     op.heldFrom = 0;
     op.state = Prefetch.State.FETCHING;
     counters.add(L3Counter.PAGES_RESERVED, pages);
-    sink.fetch(op.sequence, op.pageHashes, pages, slots, 0);
+    sink.fetch(op.sequence, pages, slots, 0);
   }
 
   /**
@@ -312,7 +307,7 @@ final class L3Prefetches {
     op.heldFrom = 0;
     op.state = Prefetch.State.FETCHING;
     counters.add(L3Counter.PAGES_RESERVED, pages);
-    sink.fetch(op.sequence, op.pageHashes, pages, slots, op.snapshotSlots);
+    sink.fetch(op.sequence, pages, slots, op.snapshotSlots);
   }
 
   /**
@@ -376,7 +371,6 @@ final class L3Prefetches {
               op.tokens,
               op.startToken,
               op.candidatePages,
-              op.pageHashes,
               op.snapshotSlots,
               null);
       done.lockNode = op.lockNode;

@@ -5,11 +5,14 @@ import io.kvtier.spi.HostMemory;
 import io.kvtier.spi.KvStore;
 import io.kvtier.spi.PageKey;
 import io.kvtier.spi.TransferFailedException;
+import java.security.MessageDigest;
+import java.util.AbstractList;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Rank-local progress of this rank's L3 store work (ARCHITECTURE.md §4, right column): the store,
@@ -42,15 +45,17 @@ final class L3Progress implements L3Sink {
   private static final class Local {
     final long startNanos;
     final long timeoutNanos;
+    final Candidates candidates;
     ProbeWork probe;
     L3Job probeJob;
     FetchWork fetch;
     L3Job fetchJob;
     boolean cancelled;
 
-    Local(long startNanos, long timeoutNanos) {
+    Local(long startNanos, long timeoutNanos, Candidates candidates) {
       this.startNanos = startNanos;
       this.timeoutNanos = timeoutNanos;
+      this.candidates = candidates;
     }
   }
 
@@ -89,9 +94,11 @@ final class L3Progress implements L3Sink {
   }
 
   @Override
-  public void probe(long sequence, byte[][] pageHashes, int snapshotSlots, long timeoutNanos) {
-    Local local = new Local(setup.time().nanoTime(), timeoutNanos);
-    local.probe = new ProbeWork(pageHashes, pageHashes.length, snapshotSlots, -1);
+  public void probe(
+      long sequence, CandidatePages candidates, int snapshotSlots, long timeoutNanos) {
+    Local local =
+        new Local(setup.time().nanoTime(), timeoutNanos, new Candidates(candidates, salt));
+    local.probe = new ProbeWork(local.candidates, candidates.pages(), snapshotSlots, -1);
     local.probeJob = setup.executor().submit(local.probe);
     prefetches.put(sequence, local);
   }
@@ -103,15 +110,14 @@ final class L3Progress implements L3Sink {
     // The page prefix is what the first probe found (a failed probe found none): only the
     // snapshot keys are asked again.
     int pageHits = local.probeJob.stepsDone() == 1 ? last.pageHits : 0;
-    local.probe = new ProbeWork(last.hashes, bound, last.snapshotSlots, pageHits);
+    local.probe = new ProbeWork(local.candidates, bound, last.snapshotSlots, pageHits);
     local.probeJob = setup.executor().submit(local.probe);
   }
 
   @Override
-  public void fetch(
-      long sequence, byte[][] pageHashes, int pages, int[] hostSlots, int snapshotSlots) {
+  public void fetch(long sequence, int pages, int[] hostSlots, int snapshotSlots) {
     Local local = prefetches.get(sequence);
-    local.fetch = new FetchWork(pageHashes, pages, hostSlots, snapshotSlots);
+    local.fetch = new FetchWork(local.candidates, pages, hostSlots, snapshotSlots);
     local.fetchJob = setup.executor().submit(local.fetch);
   }
 
@@ -268,6 +274,84 @@ final class L3Progress implements L3Sink {
     return keys;
   }
 
+  /**
+   * A prefetch's candidate pages on this rank: each page's chained hash and L3 key computed when
+   * a work first asks for it, and kept for the next (CACHE.md §12). A probe computes them only as
+   * far as the store looks (to the first miss), a reprobe and the fetch reuse them. Synchronized,
+   * since a store may read a key list on a thread of its own; the works themselves run one at a
+   * time.
+   */
+  static final class Candidates {
+    private final CandidatePages pages;
+    private final byte[] salt;
+    private final byte[][] hashes;
+    private final PageKey[] keys;
+
+    /** Pages hashed so far, from the first. */
+    private int hashed;
+
+    private MessageDigest md;
+    private byte[] buffer;
+
+    Candidates(CandidatePages pages, byte[] salt) {
+      this.pages = pages;
+      this.salt = salt;
+      this.hashes = new byte[pages.pages()][];
+      this.keys = new PageKey[pages.pages()];
+    }
+
+    /** Candidate page {@code i}'s chained hash, hashing the pages before it first if needed. */
+    synchronized byte[] hash(int i) {
+      Objects.checkIndex(i, hashes.length);
+      if (hashed <= i) {
+        int pageSize = pages.pageSize();
+        if (md == null) {
+          md = PageHasher.sha256();
+          buffer = new byte[4 * pageSize];
+        }
+        byte[] previous = hashed == 0 ? pages.prior() : hashes[hashed - 1];
+        while (hashed <= i) {
+          previous =
+              PageHasher.next(
+                  md, buffer, previous, pages.tokens(), pages.from() + hashed * pageSize, pageSize);
+          hashes[hashed++] = previous;
+        }
+      }
+      return hashes[i];
+    }
+
+    /** Candidate page {@code i}'s L3 key, computed once. */
+    synchronized PageKey key(int i) {
+      PageKey key = keys[Objects.checkIndex(i, keys.length)];
+      if (key == null) {
+        key = L3Keys.key(salt, hash(i));
+        keys[i] = key;
+      }
+      return key;
+    }
+
+    /** The keys of pages {@code [from, to)}, each computed when the list's reader gets it. */
+    List<PageKey> keys(int from, int to) {
+      Objects.checkFromToIndex(from, to, keys.length);
+      return new AbstractList<>() {
+        @Override
+        public PageKey get(int index) {
+          return key(from + Objects.checkIndex(index, to - from));
+        }
+
+        @Override
+        public int size() {
+          return to - from;
+        }
+      };
+    }
+
+    /** Pages hashed so far (for tests). */
+    synchronized int hashed() {
+      return hashed;
+    }
+  }
+
   /** One put of a chain's pages and the snapshots at the ends of some of them. */
   private final class PutWork implements L3Work {
     private final byte[][] hashes;
@@ -318,7 +402,7 @@ final class L3Progress implements L3Sink {
    * candidate ends from the deepest found (at most {@code bound}) down, until one is present.
    */
   private final class ProbeWork implements L3Work {
-    final byte[][] hashes;
+    final Candidates candidates;
     final int bound;
     final int snapshotSlots;
 
@@ -331,8 +415,8 @@ final class L3Progress implements L3Sink {
     /** The pages found, or with snapshots the deepest end with its snapshot (0 if none). */
     volatile int hits;
 
-    ProbeWork(byte[][] hashes, int bound, int snapshotSlots, int knownPageHits) {
-      this.hashes = hashes;
+    ProbeWork(Candidates candidates, int bound, int snapshotSlots, int knownPageHits) {
+      this.candidates = candidates;
       this.bound = bound;
       this.snapshotSlots = snapshotSlots;
       this.knownPageHits = knownPageHits;
@@ -348,7 +432,7 @@ final class L3Progress implements L3Sink {
       int n =
           knownPageHits >= 0
               ? knownPageHits
-              : Math.max(0, Math.min(store.existsPrefix(keys(hashes, 0, bound)), bound));
+              : Math.max(0, Math.min(store.existsPrefix(candidates.keys(0, bound)), bound));
       pageHits = n;
       if (snapshotSlots == 0) {
         hits = n;
@@ -356,7 +440,8 @@ final class L3Progress implements L3Sink {
       }
       int end = Math.min(n, bound);
       while (end > 0
-          && store.existsPrefix(snapshotKeys(hashes[end - 1], snapshotSlots)) < snapshotSlots) {
+          && store.existsPrefix(snapshotKeys(candidates.hash(end - 1), snapshotSlots))
+              < snapshotSlots) {
         end--;
       }
       hits = end;
@@ -369,7 +454,7 @@ final class L3Progress implements L3Sink {
    * snapshots, one more step fetches the snapshot at the end of the last page.
    */
   private final class FetchWork implements L3Work {
-    private final byte[][] hashes;
+    private final Candidates candidates;
     private final int pages;
     private final int[] slots;
     private final int snapshotSlots;
@@ -381,8 +466,8 @@ final class L3Progress implements L3Sink {
     /** Whether the snapshot is loaded; final once the job is finished. */
     volatile boolean snapshotLoaded;
 
-    FetchWork(byte[][] hashes, int pages, int[] slots, int snapshotSlots) {
-      this.hashes = hashes;
+    FetchWork(Candidates candidates, int pages, int[] slots, int snapshotSlots) {
+      this.candidates = candidates;
       this.pages = pages;
       this.slots = slots;
       this.snapshotSlots = snapshotSlots;
@@ -411,7 +496,7 @@ final class L3Progress implements L3Sink {
       if (index == pageSteps) {
         int n =
             store.get(
-                snapshotKeys(hashes[pages - 1], snapshotSlots),
+                snapshotKeys(candidates.hash(pages - 1), snapshotSlots),
                 host,
                 Arrays.copyOfRange(slots, pages, pages + snapshotSlots));
         snapshotLoaded = n == snapshotSlots;
@@ -422,7 +507,7 @@ final class L3Progress implements L3Sink {
       }
       int from = index * FETCH_STEP_PAGES;
       int to = Math.min(pages, from + FETCH_STEP_PAGES);
-      int n = store.get(keys(hashes, from, to), host, Arrays.copyOfRange(slots, from, to));
+      int n = store.get(candidates.keys(from, to), host, Arrays.copyOfRange(slots, from, to));
       n = Math.max(0, Math.min(n, to - from));
       if (sums != null) {
         sums.recordPages(slots, from, from + n);

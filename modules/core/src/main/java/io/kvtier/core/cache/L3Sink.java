@@ -18,11 +18,12 @@ interface L3Sink {
   void committedPuts(int n);
 
   /**
-   * Starts prefetch {@code sequence}'s probe of its candidate pages; its clock starts now. With
+   * Starts prefetch {@code sequence}'s probe of its candidate pages, whose hashes and keys the
+   * rank computes as far as it needs them; its clock starts now. With
    * {@code snapshotSlots > 0} the probe then looks for the deepest candidate end whose snapshot
    * the store has (HYBRID.md §6).
    */
-  void probe(long sequence, byte[][] pageHashes, int snapshotSlots, long timeoutNanos);
+  void probe(long sequence, CandidatePages candidates, int snapshotSlots, long timeoutNanos);
 
   /**
    * Probes prefetch {@code sequence}'s snapshots again, at candidate ends of at most {@code
@@ -35,7 +36,7 @@ interface L3Sink {
    * {@code snapshotSlots > 0}, the snapshot at the end of page {@code pages - 1} into the
    * {@code snapshotSlots} slots after them.
    */
-  void fetch(long sequence, byte[][] pageHashes, int pages, int[] hostSlots, int snapshotSlots);
+  void fetch(long sequence, int pages, int[] hostSlots, int snapshotSlots);
 
   /** Asks prefetch {@code sequence}'s work to stop. */
   void cancel(long sequence);

@@ -63,25 +63,34 @@ public final class PageHasher {
     byte[][] out = new byte[pages][];
     byte[] previous = prior;
     for (int p = 0; p < pages; p++) {
-      if (previous != null) {
-        md.update(previous);
-      }
-      int base = offset + p * pageSize;
-      for (int i = 0; i < pageSize; i++) {
-        int t = tokens[base + i];
-        buffer[4 * i] = (byte) t;
-        buffer[4 * i + 1] = (byte) (t >>> 8);
-        buffer[4 * i + 2] = (byte) (t >>> 16);
-        buffer[4 * i + 3] = (byte) (t >>> 24);
-      }
-      md.update(buffer);
-      previous = md.digest();
+      previous = next(md, buffer, previous, tokens, offset + p * pageSize, pageSize);
       out[p] = previous;
     }
     return out;
   }
 
-  private static MessageDigest sha256() {
+  /**
+   * The hash of the page {@code tokens[base, base + pageSize)} chained to {@code previous} (null
+   * for none), with {@code md} (reset by the call) and {@code buffer} ({@code 4 * pageSize} bytes)
+   * as scratch.
+   */
+  static byte[] next(
+      MessageDigest md, byte[] buffer, byte[] previous, int[] tokens, int base, int pageSize) {
+    if (previous != null) {
+      md.update(previous);
+    }
+    for (int i = 0; i < pageSize; i++) {
+      int t = tokens[base + i];
+      buffer[4 * i] = (byte) t;
+      buffer[4 * i + 1] = (byte) (t >>> 8);
+      buffer[4 * i + 2] = (byte) (t >>> 16);
+      buffer[4 * i + 3] = (byte) (t >>> 24);
+    }
+    md.update(buffer, 0, 4 * pageSize);
+    return md.digest();
+  }
+
+  static MessageDigest sha256() {
     try {
       return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {

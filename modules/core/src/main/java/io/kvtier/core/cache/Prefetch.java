@@ -43,9 +43,6 @@ final class Prefetch {
   /** Pages being fetched (the agreed usable end); {@link #reservedPages} adds the snapshot. */
   int fetchPages;
 
-  /** Chained page hashes of the candidate pages (replicated; salted per rank for the keys). */
-  final byte[][] pageHashes;
-
   State state = State.PROBING;
 
   /** The lock this op holds: the anchor until decided, then the deepest inserted node; or null. */
@@ -70,7 +67,6 @@ final class Prefetch {
       int[] tokens,
       int startToken,
       int candidatePages,
-      byte[][] pageHashes,
       int snapshotSlots,
       RadixNode anchor) {
     this.sequence = sequence;
@@ -79,7 +75,6 @@ final class Prefetch {
     this.tokens = tokens;
     this.startToken = startToken;
     this.candidatePages = candidatePages;
-    this.pageHashes = pageHashes;
     this.snapshotSlots = snapshotSlots;
     this.probeBound = candidatePages;
     this.lockNode = anchor;

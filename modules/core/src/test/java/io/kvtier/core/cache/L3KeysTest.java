@@ -100,4 +100,44 @@ class L3KeysTest {
       pool.shutdownNow();
     }
   }
+
+  @Test
+  void aPrefetchHashesAndKeysItsCandidatePagesOnceAndOnlyAsFarAsAsked() {
+    byte[] salt = L3Keys.salt("m", 0, 1, false);
+    int pageSize = 4;
+    int[] tokens = new int[6 * pageSize];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = 1000 + i;
+    }
+    byte[] prior = PageHasher.seed(3);
+    byte[][] chain = PageHasher.chain(prior, tokens, pageSize, 5, pageSize);
+    L3Progress.Candidates candidates =
+        new L3Progress.Candidates(new CandidatePages(prior, tokens, pageSize, 5, pageSize), salt);
+    List<PageKey> keys = candidates.keys(1, 4);
+    assertThat(keys).hasSize(3);
+    assertThat(candidates.hashed()).isZero();
+    // A probe that stops at the list's first key hashes the pages up to it only.
+    assertThat(keys.get(0)).isEqualTo(L3Keys.key(salt, chain[1]));
+    assertThat(candidates.hashed()).isEqualTo(2);
+    assertThat(candidates.key(1)).isSameAs(keys.get(0));
+    for (int p = 0; p < 5; p++) {
+      assertThat(candidates.hash(p)).isEqualTo(chain[p]);
+      assertThat(candidates.key(p)).isEqualTo(L3Keys.key(salt, chain[p]));
+    }
+    assertThat(candidates.keys(0, 5)).isEqualTo(PageHasherKeys.of(salt, chain));
+    assertThatThrownBy(() -> keys.get(3)).isInstanceOf(IndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> candidates.hash(5)).isInstanceOf(IndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> candidates.keys(4, 6)).isInstanceOf(IndexOutOfBoundsException.class);
+  }
+
+  /** The keys of whole hashes, one by one. */
+  private static final class PageHasherKeys {
+    static List<PageKey> of(byte[] salt, byte[][] hashes) {
+      List<PageKey> keys = new ArrayList<>();
+      for (byte[] h : hashes) {
+        keys.add(L3Keys.key(salt, h));
+      }
+      return keys;
+    }
+  }
 }
