@@ -361,7 +361,7 @@ def main():
         fd_growth = memory["fds_last"] - memory["fds_warm"]
         print("  over the second half: VmRSS %+d MB, open files %+d (%s)"
               % (rss_growth, fd_growth,
-                 "flat" if abs(fd_growth) <= 4 and rss_growth <= max(64, 0.15 * memory["rss_mb_warm"])
+                 "flat" if fd_growth <= 4 and rss_growth <= max(64, 0.15 * memory["rss_mb_warm"])
                  else "GROWING: look at memory_series of --json"))
     if stats.requests == 0:
         print("chaos soak: FAILED: no request was answered")
