@@ -211,8 +211,17 @@ public enum GgufTensorType {
     }
   }
 
-  /** Sub-block j's 6-bit scale (or min) from Q4_K's 12 packed bytes. */
-  private static int scaleK4(MemorySegment data, long scales, int j, boolean min) {
+  /**
+   * Sub-block {@code j}'s 6-bit scale ({@code min} false) or min of a Q4_K block, from the 12
+   * packed bytes at {@code scales} (the block's start + 4): ggml's {@code get_scale_min_k4}.
+   *
+   * @param data the tensor's bytes
+   * @param scales where the block's packed scales start
+   * @param j the sub-block, 0 to 7
+   * @param min whether to read the min rather than the scale
+   * @return 0 to 63
+   */
+  public static int scaleK4(MemorySegment data, long scales, int j, boolean min) {
     if (j < 4) {
       return u8(data, scales + j + (min ? 4 : 0)) & 63;
     }

@@ -208,16 +208,16 @@ public final class Kernels {
                 x,
                 xb + 64 * g,
                 low,
-                d * scaleK4(data, scales, j, false),
-                dmin * scaleK4(data, scales, j, true),
+                d * GgufTensorType.scaleK4(data, scales, j, false),
+                dmin * GgufTensorType.scaleK4(data, scales, j, true),
                 acc);
         acc =
             q4kSubBlock(
                 x,
                 xb + 64 * g + 32,
                 high,
-                d * scaleK4(data, scales, j + 1, false),
-                dmin * scaleK4(data, scales, j + 1, true),
+                d * GgufTensorType.scaleK4(data, scales, j + 1, false),
+                dmin * GgufTensorType.scaleK4(data, scales, j + 1, true),
                 acc);
       }
     }
@@ -234,21 +234,6 @@ public final class Kernels {
       sum = sum.add(xv);
     }
     return sum.fma(FloatVector.broadcast(F, -min), part.fma(FloatVector.broadcast(F, scale), acc));
-  }
-
-  /** Sub-block j's 6-bit scale ({@code min} false) or min from Q4_K's 12 packed bytes. */
-  private static int scaleK4(MemorySegment data, long scales, int j, boolean min) {
-    if (j < 4) {
-      return u8(data, scales + j + (min ? 4 : 0)) & 63;
-    }
-    if (!min) {
-      return (u8(data, scales + j + 4) & 0xF) | ((u8(data, scales + j - 4) >> 6) << 4);
-    }
-    return (u8(data, scales + j + 4) >> 4) | ((u8(data, scales + j) >> 6) << 4);
-  }
-
-  private static int u8(MemorySegment data, long at) {
-    return data.get(ValueLayout.JAVA_BYTE, at) & 0xFF;
   }
 
   /**
