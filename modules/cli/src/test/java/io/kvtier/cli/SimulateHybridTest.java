@@ -174,6 +174,7 @@ class SimulateHybridTest {
   @Test
   void replayWithARecurrentMixSweepsTheIntervalAndReportsUsable(@TempDir Path dir)
       throws IOException {
+    SharedTraces.assumeMooncakeSynthetic();
     Path file = dir.resolve("replay.json");
     CliRun run =
         run(
@@ -442,6 +443,7 @@ class SimulateHybridTest {
 
   @Test
   void replayWithSwaWindowsSweepsTheIntervalAndReportsUsable(@TempDir Path dir) throws IOException {
+    SharedTraces.assumeMooncakeSynthetic();
     Path file = dir.resolve("replay.json");
     CliRun run =
         run(
