@@ -435,12 +435,7 @@ final class Scheduler {
       }
       model.nextDecodeTokens(decodeSteps, decodeTokens);
       for (int i = 0; i < decodes.size(); i++) {
-        RunningRequest r = decodes.get(i);
-        int token = decodeTokens[i];
-        r.tokens[r.promptLength + r.generated] = token;
-        r.generated++;
-        counters.generatedTokens++;
-        listener.token(tick, r.id, token);
+        appendToken(decodes.get(i), decodeTokens[i], tick);
       }
     } finally {
       decodes.clear();
@@ -522,17 +517,21 @@ final class Scheduler {
       }
     }
     if (r.computed == r.promptLength + r.generated && r.generated < r.request.maxOutputTokens()) {
-      int token = model.nextToken(step);
-      r.tokens[r.promptLength + r.generated] = token;
-      r.generated++;
-      counters.generatedTokens++;
-      listener.token(tick, r.id, token);
+      appendToken(r, model.nextToken(step), tick);
     }
     // Once per request: the step that completes the prompt, or the first step of a request whose
     // whole prompt was cached (one that generates nothing may match all of it).
     if (r.computed >= r.promptLength && (first || from < r.promptLength)) {
       listener.prefilled(tick, r.id);
     }
+  }
+
+  /** The model's next token joins the request's output, counted and reported. */
+  private void appendToken(RunningRequest r, int token, long tick) {
+    r.tokens[r.promptLength + r.generated] = token;
+    r.generated++;
+    counters.generatedTokens++;
+    listener.token(tick, r.id, token);
   }
 
   private static final int[] NO_SLOTS = new int[0];
