@@ -174,6 +174,16 @@ final class ServeCommand implements Callable<Integer> {
   private int readTimeoutSeconds;
 
   @Option(
+      names = "--request-timeout",
+      paramLabel = "SECONDS",
+      defaultValue = "120",
+      description =
+          "How long a request may wait in the queue and run before it is cancelled and answered"
+              + " 503 timeout (default: ${DEFAULT-VALUE}); raise it for long prompts on a slow"
+              + " model.")
+  private int requestTimeoutSeconds;
+
+  @Option(
       names = "--model-seed",
       defaultValue = "42",
       description = "Seed of the tiny transformer's weights (default: ${DEFAULT-VALUE}).")
@@ -280,6 +290,10 @@ final class ServeCommand implements Callable<Integer> {
     }
     if (readTimeoutSeconds < 1) {
       return usage(err, "--read-timeout=" + readTimeoutSeconds + " must be at least 1 second");
+    }
+    if (requestTimeoutSeconds < 1) {
+      return usage(
+          err, "--request-timeout=" + requestTimeoutSeconds + " must be at least 1 second");
     }
     if (modelName != null && modelName.isBlank()) {
       return usage(err, "--served-model-name must not be blank");
@@ -493,7 +507,7 @@ final class ServeCommand implements Callable<Integer> {
                         key,
                         1 << 20,
                         Duration.ofSeconds(readTimeoutSeconds),
-                        Duration.ofMinutes(2),
+                        Duration.ofSeconds(requestTimeoutSeconds),
                         served.layerMix())
                     .withTenants(tenants, namespaces));
       } catch (IOException e) {

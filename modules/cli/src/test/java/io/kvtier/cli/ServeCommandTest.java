@@ -331,6 +331,7 @@ class ServeCommandTest {
       --port -1          | --port=-1 must be between 0 and 65535
       --queue 0          | --queue=0 must be at least 1
       --read-timeout 0   | --read-timeout=0 must be at least 1 second
+      --request-timeout 0 | --request-timeout=0 must be at least 1 second
       --bind nosuchhost.invalid | --bind=nosuchhost.invalid is not a known host name or address
       --max-context 0    | --max-context=0 must be at least 1
       --on-load-failure retry | --on-load-failure retry is not a policy kvtier knows: use recompute or fail
