@@ -5,6 +5,7 @@ import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.rank.RankEngineConfig;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.Collective;
+import io.kvtier.spi.KvLayout;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
@@ -206,13 +207,23 @@ public final class GenerationEngines {
     Objects.requireNonNull(model, "model");
     Objects.requireNonNull(config, "config");
     int ranks = config.ranks();
-    model.checkLayout(config.layout(), ranks);
+    KvLayout rank = model.rankLayout(config.layout(), ranks);
     if (ranks == 1) {
       return config;
     }
+    if (rank.pageSize() != config.layout().pageSize()) {
+      throw new IllegalStateException(
+          "the model's rank layout "
+              + rank
+              + " changes the page size of "
+              + config.layout()
+              + ": every rank's pages are the replicated tree's");
+    }
     return KvTierConfig.builder()
         .properties(config.toProperties())
-        .set(KvTierKeys.KV_HEADS, Integer.toString(config.layout().kvHeads() / ranks))
+        .set(KvTierKeys.KV_HEADS, Integer.toString(rank.kvHeads()))
+        .set(KvTierKeys.HEAD_DIM, Integer.toString(rank.headDim()))
+        .set(KvTierKeys.DTYPE_BYTES, Integer.toString(rank.dtypeBytes()))
         .build();
   }
 }

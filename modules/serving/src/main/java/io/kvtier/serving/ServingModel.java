@@ -88,6 +88,27 @@ public interface ServingModel {
   void checkLayout(KvLayout layout, int ranks);
 
   /**
+   * The KV layout of one rank's pools in a group of {@code ranks}: by default the heads' shard,
+   * {@code kvHeads / ranks} heads (tensor parallelism). A model that splits otherwise (context
+   * parallelism: every head, a share of the positions) says so here; the page size is the
+   * config's, since the replicated tree allocates the same pages on every rank.
+   *
+   * @param layout {@code kvtier.*}'s layout, checked by {@link #checkLayout}
+   * @param ranks the ranks of the group
+   * @return the layout of each rank's pools, with {@code layout}'s page size
+   * @throws IllegalArgumentException as {@link #checkLayout}
+   */
+  default KvLayout rankLayout(KvLayout layout, int ranks) {
+    checkLayout(layout, ranks);
+    return new KvLayout(
+        layout.layers(),
+        layout.kvHeads() / ranks,
+        layout.headDim(),
+        layout.dtypeBytes(),
+        layout.pageSize());
+  }
+
+  /**
    * The page slots one snapshot of the model's per-sequence state takes in one rank's pools
    * (docs/HYBRID.md §5): 0 for a model of attention layers only, whose cached KV is all it needs.
    *

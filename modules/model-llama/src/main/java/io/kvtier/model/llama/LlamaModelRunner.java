@@ -38,6 +38,8 @@ public final class LlamaModelRunner implements ModelRunner {
   private final LlamaModel model;
   private final int rank;
   private final int ranks;
+  private final Parallelism parallelism;
+  private final Stripe stripe;
   private final ShardPass pass;
   private final PagedKvStore kv;
   private final LogitsListener listener;
@@ -50,6 +52,8 @@ public final class LlamaModelRunner implements ModelRunner {
   private float[] pageValues = new float[0];
   private long[] slots = new long[0];
   private PartialSums sums;
+  private PartialGather gather;
+  private float[] gathered = new float[0];
 
   /** The decode batch in progress ({@link #writeDecodeLayer}): its hidden rows and positions. */
   private float[] batchHidden = new float[0];
@@ -82,31 +86,78 @@ public final class LlamaModelRunner implements ModelRunner {
    */
   public LlamaModelRunner(
       LlamaServingModel model, PageMemory device, int rank, int ranks, LogitsListener listener) {
+    this(model, device, rank, ranks, Parallelism.TP, listener);
+  }
+
+  /**
+   * The runner of rank {@code rank} of {@code ranks}, the model split as {@code parallelism}
+   * says: under tp a share of the heads and feed-forward rows; under cp the whole weights and
+   * the K/V of the rank's positions ({@link Stripe}). With more than one rank, call {@link
+   * #combineThrough} before the first step.
+   *
+   * @param model the model
+   * @param device the rank's device pool, with the rank's KV layout ({@link PagedKvStore#layout(
+   *     io.kvtier.gguf.ModelHyperparameters, int, int, Parallelism)})
+   * @param rank the rank
+   * @param ranks the ranks
+   * @param parallelism tp or cp
+   * @param listener gets each generated token's logits
+   * @throws IllegalArgumentException if the ranks cannot split the model so, or the pool's
+   *     layout is not the rank's
+   */
+  public LlamaModelRunner(
+      LlamaServingModel model,
+      PageMemory device,
+      int rank,
+      int ranks,
+      Parallelism parallelism,
+      LogitsListener listener) {
     Objects.requireNonNull(model, "model");
     Objects.requireNonNull(device, "device");
     this.listener = Objects.requireNonNull(listener, "listener");
+    this.parallelism = Objects.requireNonNull(parallelism, "parallelism");
     this.model = model.model();
     this.rank = rank;
     this.ranks = ranks;
-    ShardPass.checkRanks(this.model.hyperparameters(), ranks);
     Objects.checkIndex(rank, ranks);
+    this.kv = new PagedKvStore(device, this.model.hyperparameters(), rank, ranks, parallelism);
+    this.stripe = kv.stripe();
     this.sums =
         ranks == 1
             ? PartialSums.WHOLE
             : (values, length) -> {
-              throw new IllegalStateException(
-                  "rank "
-                      + rank
-                      + " of "
-                      + ranks
-                      + " has no collective to sum its partial outputs: call combineThrough"
-                      + " before the first step");
+              throw notJoined();
             };
-    this.pass =
-        new ShardPass(this.model, rank, ranks, (values, length) -> sums.sum(values, length));
-    this.kv = new PagedKvStore(device, this.model.hyperparameters(), ranks);
+    this.gather =
+        (values, length) -> {
+          throw notJoined();
+        };
+    if (stripe.whole()) {
+      ShardPass.checkRanks(this.model.hyperparameters(), ranks);
+      this.pass =
+          new ShardPass(this.model, rank, ranks, (values, length) -> sums.sum(values, length));
+    } else {
+      this.pass =
+          ShardPass.striped(this.model, stripe, (values, length) -> gather.gather(values, length));
+    }
     this.dim = this.model.hyperparameters().embeddingLength();
-    this.reference = new OneLayer(layers(), pass.kvWidth());
+    this.reference = new OneLayer(layers(), pass.kvWidth(), stripe);
+  }
+
+  private IllegalStateException notJoined() {
+    return new IllegalStateException(
+        "rank "
+            + rank
+            + " of "
+            + ranks
+            + " has no collective to "
+            + (stripe.whole() ? "sum its partial outputs" : "merge its partial attention")
+            + ": call combineThrough before the first step");
+  }
+
+  /** How this runner's group splits the model. */
+  public Parallelism parallelism() {
+    return parallelism;
   }
 
   /**
@@ -134,10 +185,26 @@ public final class LlamaModelRunner implements ModelRunner {
     }
     if (ranks > 1) {
       sums = (values, length) -> sumInRankOrder(collective, values, length);
+      gather = (values, length) -> gatherInRankOrder(collective, values, length);
     }
   }
 
-  private void sumInRankOrder(Collective collective, float[] values, int length) {
+  /** Every rank's {@code values[0, length)}, unchanged, in rank order (one allReduce). */
+  private float[] gatherInRankOrder(Collective collective, float[] values, int length) {
+    exchange(collective, values, length);
+    gathered = PassScratch.atLeast(gathered, ranks * length);
+    for (int i = 0; i < ranks * length; i++) {
+      gathered[i] = Float.intBitsToFloat((int) slots[i]);
+    }
+    return gathered;
+  }
+
+  /**
+   * Leaves every rank's {@code values[0, length)} in {@code slots}, rank {@code r}'s bits from
+   * {@code r * length}: one SUM allReduce in which each rank fills its own slots and leaves the
+   * others 0, so that the sums are every rank's bits unchanged.
+   */
+  private void exchange(Collective collective, float[] values, int length) {
     // The message is the whole array: reused while the length repeats (every decode step, every
     // whole chunk of a prefill).
     if (slots.length != ranks * length) {
@@ -151,6 +218,10 @@ public final class LlamaModelRunner implements ModelRunner {
     }
     // Adding zeros to the other ranks' slots leaves their bits as they were sent.
     collective.allReduceInto(ReduceOp.SUM, slots, slots, COMBINE_TAG);
+  }
+
+  private void sumInRankOrder(Collective collective, float[] values, int length) {
+    exchange(collective, values, length);
     for (int i = 0; i < length; i++) {
       float sum = Float.intBitsToFloat((int) slots[i]);
       for (int r = 1; r < ranks; r++) {
@@ -363,9 +434,10 @@ public final class LlamaModelRunner implements ModelRunner {
       return 0;
     }
     int width = pass.kvWidth();
+    int held = stripe.owned(length);
     float[] x = verifyHidden = PassScratch.atLeast(verifyHidden, length * dim);
-    float[] keys = pageKeys = PassScratch.atLeast(pageKeys, length * width);
-    float[] values = pageValues = PassScratch.atLeast(pageValues, length * width);
+    float[] keys = pageKeys = PassScratch.atLeast(pageKeys, held * width);
+    float[] values = pageValues = PassScratch.atLeast(pageValues, held * width);
     pass.embed(step.tokens(), 0, length, x);
     kv.bind(step.pageTable(), step.pageTable().length);
     int pageSize = kv.pageSize();
@@ -374,10 +446,11 @@ public final class LlamaModelRunner implements ModelRunner {
     for (int l = 0; l < layers(); l++) {
       reference.start(l, length);
       pass.layer(l, x, 0, length, reference, scratch);
-      kv.read(l, length, keys, values);
+      kv.read(l, held, keys, values);
       for (int p = 0; p < pages; p++) {
-        int from = p * pageSize * width;
-        int to = Math.min(length, (p + 1) * pageSize) * width;
+        // This rank's rows of page p.
+        int from = stripe.owned(p * pageSize) * width;
+        int to = stripe.owned(Math.min(length, (p + 1) * pageSize)) * width;
         wrong[p] |=
             !Arrays.equals(reference.keys, from, to, keys, from, to)
                 || !Arrays.equals(reference.values, from, to, values, from, to);
@@ -402,22 +475,25 @@ public final class LlamaModelRunner implements ModelRunner {
   private static final class OneLayer implements KvStore {
     private final int layers;
     private final int kvDim;
+    private final Stripe stripe;
     private int layer;
     private int capacity;
     float[] keys = new float[0];
     float[] values = new float[0];
 
-    OneLayer(int layers, int kvDim) {
+    OneLayer(int layers, int kvDim, Stripe stripe) {
       this.layers = layers;
       this.kvDim = kvDim;
+      this.stripe = stripe;
     }
 
-    /** Holds layer {@code l}'s rows of {@code positions} positions from now on. */
+    /** Holds layer {@code l}'s rows of {@code positions} positions (the stripe's) from now on. */
     void start(int l, int positions) {
       layer = l;
       capacity = positions;
-      keys = PassScratch.atLeast(keys, positions * kvDim);
-      values = PassScratch.atLeast(values, positions * kvDim);
+      int rows = stripe.owned(positions);
+      keys = PassScratch.atLeast(keys, rows * kvDim);
+      values = PassScratch.atLeast(values, rows * kvDim);
     }
 
     @Override
@@ -438,8 +514,9 @@ public final class LlamaModelRunner implements ModelRunner {
     @Override
     public void write(int l, int position, float[] k, float[] v, int offset) {
       check(l, position, 1);
-      System.arraycopy(k, offset, keys, position * kvDim, kvDim);
-      System.arraycopy(v, offset, values, position * kvDim, kvDim);
+      int row = stripe.localIndex(position);
+      System.arraycopy(k, offset, keys, row * kvDim, kvDim);
+      System.arraycopy(v, offset, values, row * kvDim, kvDim);
     }
 
     @Override

@@ -30,9 +30,16 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   private final int maxContext;
   private final LogitsListener listener;
   private final ModelText text;
+  private final Parallelism parallelism;
 
   private LlamaServingModel(
-      GgufFile file, LlamaModel model, int maxContext, LogitsListener listener, ModelText text) {
+      GgufFile file,
+      LlamaModel model,
+      int maxContext,
+      LogitsListener listener,
+      ModelText text,
+      Parallelism parallelism) {
+    this.parallelism = parallelism;
     this.file = file;
     this.model = model;
     this.maxContext = maxContext;
@@ -82,7 +89,8 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
     String name = model.hyperparameters().name();
     ModelText text =
         file.has("tokenizer.ggml.model") ? GgufText.of(file, name) : ModelText.tokensOnly(name);
-    return new LlamaServingModel(file, model, maxContext, LogitsListener.NONE, text);
+    return new LlamaServingModel(
+        file, model, maxContext, LogitsListener.NONE, text, Parallelism.TP);
   }
 
   /**
@@ -94,7 +102,29 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
    */
   public LlamaServingModel withLogitsListener(LogitsListener listener) {
     return new LlamaServingModel(
-        file, model, maxContext, Objects.requireNonNull(listener, "listener"), text);
+        file, model, maxContext, Objects.requireNonNull(listener, "listener"), text, parallelism);
+  }
+
+  /**
+   * This model split over a group of ranks as {@code parallelism} says ({@code --parallel});
+   * the two share the file (close one). The default is {@link Parallelism#TP}.
+   *
+   * @param parallelism tp, or cp with its interleave
+   * @return the model that runs so
+   */
+  public LlamaServingModel withParallelism(Parallelism parallelism) {
+    return new LlamaServingModel(
+        file,
+        model,
+        maxContext,
+        listener,
+        text,
+        Objects.requireNonNull(parallelism, "parallelism"));
+  }
+
+  /** How a group of ranks splits this model. */
+  public Parallelism parallelism() {
+    return parallelism;
   }
 
   /** The forward pass. */
@@ -209,13 +239,20 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   /**
    * {@inheritDoc}
    *
-   * <p>Also that each rank's share splits every matrix: the feed-forward into whole blocks, the
-   * output projection's columns on block boundaries.
+   * <p>Under tp also that each rank's share splits every matrix: the feed-forward into whole
+   * blocks, the output projection's columns on block boundaries. Under cp ({@link
+   * #withParallelism}) that the ranks and the interleave divide the page size and a rank's share
+   * of a row ({@link PagedKvStore#layout(ModelHyperparameters, int, int, Parallelism)}).
    */
   @Override
   public void checkLayout(KvLayout layout, int ranks) {
     Objects.requireNonNull(layout, "layout");
     PagedKvStore.checkLayout(hyperparameters(), layout, 1, false);
+    if (parallelism.cp() && ranks > 1) {
+      PagedKvStore.checkStripes(
+          hyperparameters(), layout.pageSize(), ranks, parallelism.interleave());
+      return;
+    }
     ShardPass.checkRanks(hyperparameters(), ranks);
     for (int r = 0; r < ranks; r++) {
       new ShardPass(model, r, ranks, PartialSums.WHOLE);
@@ -225,13 +262,26 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   /**
    * {@inheritDoc}
    *
-   * <p>A {@link LlamaModelRunner} on the rank's share, summing partial outputs through the
+   * <p>Under cp a page of every head and {@code 1/ranks} of the positions ({@link
+   * PagedKvStore#layout(ModelHyperparameters, int, int, Parallelism)}).
+   */
+  @Override
+  public KvLayout rankLayout(KvLayout layout, int ranks) {
+    checkLayout(layout, ranks);
+    return PagedKvStore.layout(hyperparameters(), layout.pageSize(), ranks, parallelism);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>A {@link LlamaModelRunner} on the rank's share, merging partial outputs through the
    * engine's collective.
    */
   @Override
   public ModelRunner openRunner(RankShard shard) {
     LlamaModelRunner runner =
-        new LlamaModelRunner(this, shard.device(), shard.rank(), shard.ranks(), listener);
+        new LlamaModelRunner(
+            this, shard.device(), shard.rank(), shard.ranks(), parallelism, listener);
     shard.whenJoined(runner::combineThrough);
     return runner;
   }
@@ -244,6 +294,11 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
 
   @Override
   public String toString() {
-    return model + ", " + tensorType() + ", context " + maxContext;
+    return model
+        + ", "
+        + tensorType()
+        + ", context "
+        + maxContext
+        + (parallelism.cp() ? ", " + parallelism : "");
   }
 }

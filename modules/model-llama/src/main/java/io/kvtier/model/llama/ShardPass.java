@@ -61,14 +61,41 @@ final class ShardPass {
   private final Optional<float[]>[] bk;
   private final Optional<float[]>[] bv;
 
+  /** The positions whose K/V this rank holds: every one, except under context parallelism. */
+  private final Stripe stripe;
+
+  /** Under context parallelism, how the ranks' partial attention outputs meet. */
+  private final PartialGather gather;
+
   /**
    * The share of rank {@code rank} of {@code ranks}.
    *
    * @throws IllegalArgumentException if the KV heads do not divide by {@code ranks}, or a
    *     quantized matrix cannot be split on its block boundaries, saying which
    */
-  @SuppressWarnings("unchecked")
   ShardPass(LlamaModel model, int rank, int ranks, PartialSums sums) {
+    this(model, rank, ranks, sums, Stripe.WHOLE, (values, length) -> values);
+  }
+
+  /**
+   * A rank of a context-parallel group: the whole model, the K/V of {@code stripe}'s positions,
+   * and each query's attention merged from every rank's partial over its own positions, which
+   * {@code gather} brings.
+   */
+  static ShardPass striped(LlamaModel model, Stripe stripe, PartialGather gather) {
+    return new ShardPass(model, 0, 1, PartialSums.WHOLE, stripe, gather);
+  }
+
+  @SuppressWarnings("unchecked")
+  private ShardPass(
+      LlamaModel model,
+      int rank,
+      int ranks,
+      PartialSums sums,
+      Stripe stripe,
+      PartialGather gather) {
+    this.stripe = Objects.requireNonNull(stripe, "stripe");
+    this.gather = Objects.requireNonNull(gather, "gather");
     this.model = Objects.requireNonNull(model, "model");
     this.sums = Objects.requireNonNull(sums, "sums");
     this.shape = model.hyperparameters();
@@ -210,16 +237,25 @@ final class ShardPass {
     project(l, x, row * dim, n, s);
     float[] q = s.q;
     float[] k = s.k;
-    float[] keys = s.keys = PassScratch.atLeast(s.keys, total * kvWidth);
-    float[] values = s.values = PassScratch.atLeast(s.values, total * kvWidth);
+    int held = stripe.owned(total);
+    float[] keys = s.keys = PassScratch.atLeast(s.keys, held * kvWidth);
+    float[] values = s.values = PassScratch.atLeast(s.values, held * kvWidth);
     float[] attended = s.attended = PassScratch.atLeast(s.attended, n * qWidth);
     for (int p = 0; p < n; p++) {
       rotate(q, p * qWidth, heads, start + p);
       rotate(k, p * kvWidth, kvHeads, start + p);
-      kv.write(l, start + p, k, s.v, p * kvWidth);
+      if (stripe.owns(start + p)) {
+        kv.write(l, start + p, k, s.v, p * kvWidth);
+      }
     }
-    kv.read(l, total, keys, values);
-    attend(q, keys, values, attended, n, start, s);
+    kv.read(l, held, keys, values);
+    if (stripe.whole()) {
+      attend(q, keys, values, attended, n, start, s);
+    } else {
+      float[] partials = s.partials = PassScratch.atLeast(s.partials, n * heads * partialWidth());
+      attend(q, keys, values, partials, n, start, s);
+      merge(gather.gather(partials, n * heads * partialWidth()), n, attended);
+    }
     finish(l, x, row * dim, n, s);
   }
 
@@ -241,17 +277,26 @@ final class ShardPass {
     for (int p = 0; p < n; p++) {
       rotate(q, p * qWidth, heads, positions[p]);
       rotate(k, p * kvWidth, kvHeads, positions[p]);
-      stores.apply(p).write(l, positions[p], k, s.v, p * kvWidth);
+      if (stripe.owns(positions[p])) {
+        stores.apply(p).write(l, positions[p], k, s.v, p * kvWidth);
+      }
+    }
+    float[] out = attended;
+    if (!stripe.whole()) {
+      out = s.partials = PassScratch.atLeast(s.partials, n * heads * partialWidth());
     }
     for (int p = 0; p < n; p++) {
-      int count = positions[p] + 1;
+      int count = stripe.owned(positions[p] + 1);
       float[] keys = s.keys = PassScratch.atLeast(s.keys, count * kvWidth);
       float[] values = s.values = PassScratch.atLeast(s.values, count * kvWidth);
       float[] scores = s.scores = PassScratch.atLeast(s.scores, count);
       stores.apply(p).read(l, count, keys, values);
       for (int h = 0; h < heads; h++) {
-        attendHead(q, keys, values, attended, p, h, count, scores, 0);
+        attendHead(q, keys, values, out, p, h, count, scores, 0);
       }
+    }
+    if (!stripe.whole()) {
+      merge(gather.gather(out, n * heads * partialWidth()), n, attended);
     }
     finish(l, x, 0, n, s);
   }
@@ -373,11 +418,25 @@ final class ShardPass {
         task -> {
           for (int pair = task; pair < pairs; pair += tasks) {
             int p = pair / heads;
-            attendHead(q, keys, values, out, p, pair % heads, start + p + 1, scores, task * total);
+            attendHead(
+                q,
+                keys,
+                values,
+                out,
+                p,
+                pair % heads,
+                stripe.owned(start + p + 1),
+                scores,
+                task * total);
           }
         });
   }
 
+  /**
+   * Head {@code h} of batch position {@code p} over the first {@code count} rows of {@code keys}
+   * and {@code values}, in order: its output into {@code out}, or under context parallelism its
+   * partial ({@link #partialWidth}) over this rank's rows.
+   */
   private void attendHead(
       float[] q,
       float[] keys,
@@ -395,6 +454,10 @@ final class ShardPass {
     for (int t = 0; t < count; t++) {
       scores[so + t] = Kernels.dot(q, qAt, keys, t * kvWidth + kvAt, headSize) * scale;
     }
+    if (!stripe.whole()) {
+      partialHead(values, out, (p * heads + h) * partialWidth(), kvAt, count, scores, so);
+      return;
+    }
     Kernels.softmax(scores, so, count);
     for (int i = 0; i < headSize; i++) {
       float sum = 0f;
@@ -402,6 +465,79 @@ final class ShardPass {
         sum += scores[so + t] * values[t * kvWidth + kvAt + i];
       }
       out[qAt + i] = sum;
+    }
+  }
+
+  /**
+   * Floats of one (position, head)'s partial attention under context parallelism: the largest
+   * score {@code m} of the rank's rows, the sum {@code s} of their {@code exp(score - m)}, and
+   * the {@code headSize} sums of their values weighted so (unnormalized).
+   */
+  private int partialWidth() {
+    return headSize + 2;
+  }
+
+  /**
+   * The partial of scores {@code count} rows at {@code out[at..]}: {@code m}, {@code s}, then
+   * the weighted value sums. A rank with no rows yet (the query comes before its first
+   * position) gives {@code m = -inf}, {@code s = 0} and zeros, which the merge weighs 0.
+   */
+  private void partialHead(
+      float[] values, float[] out, int at, int kvAt, int count, float[] scores, int so) {
+    float max = Float.NEGATIVE_INFINITY;
+    for (int t = 0; t < count; t++) {
+      max = Math.max(max, scores[so + t]);
+    }
+    float sum = 0f;
+    for (int t = 0; t < count; t++) {
+      float e = (float) Math.exp(scores[so + t] - max);
+      scores[so + t] = e;
+      sum += e;
+    }
+    out[at] = max;
+    out[at + 1] = sum;
+    for (int i = 0; i < headSize; i++) {
+      float acc = 0f;
+      for (int t = 0; t < count; t++) {
+        acc += scores[so + t] * values[t * kvWidth + kvAt + i];
+      }
+      out[at + 2 + i] = acc;
+    }
+  }
+
+  /**
+   * Merges every rank's partials ({@code all}: rank {@code r}'s {@code n * heads} partials from
+   * {@code r * n * heads * partialWidth()}) into each (position, head)'s attention output, in rank
+   * order: with {@code M} the largest {@code m}, the output is {@code sum_r exp(m_r - M) o_r /
+   * sum_r exp(m_r - M) s_r}. The same arithmetic on the same bits on every rank.
+   */
+  private void merge(float[] all, int n, float[] attended) {
+    int width = partialWidth();
+    int rankStride = n * heads * width;
+    int ranks = stripe.ranks();
+    float[] weights = new float[ranks];
+    for (int pair = 0; pair < n * heads; pair++) {
+      int at = pair * width;
+      float max = Float.NEGATIVE_INFINITY;
+      for (int r = 0; r < ranks; r++) {
+        max = Math.max(max, all[r * rankStride + at]);
+      }
+      float sum = 0f;
+      for (int r = 0; r < ranks; r++) {
+        float m = all[r * rankStride + at];
+        weights[r] = m == Float.NEGATIVE_INFINITY ? 0f : (float) Math.exp(m - max);
+        sum += weights[r] * all[r * rankStride + at + 1];
+      }
+      float inv = 1f / sum;
+      int p = pair / heads;
+      int out = p * qWidth + (pair % heads) * headSize;
+      for (int i = 0; i < headSize; i++) {
+        float acc = 0f;
+        for (int r = 0; r < ranks; r++) {
+          acc += weights[r] * all[r * rankStride + at + 2 + i];
+        }
+        attended[out + i] = acc * inv;
+      }
     }
   }
 
