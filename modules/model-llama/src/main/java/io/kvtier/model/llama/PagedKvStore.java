@@ -186,7 +186,13 @@ public final class PagedKvStore implements KvStore {
           "the KV layout "
               + layout
               + " is not "
-              + (shard ? "one rank's " + parallelism + " share over " + ranks + " ranks of " : "")
+              + (shard
+                  ? "one rank's "
+                      + (parallelism.cp() ? parallelism + " " : "")
+                      + "share over "
+                      + ranks
+                      + " ranks of "
+                  : "")
               + shape.name()
               + "'s "
               + expected
