@@ -1,5 +1,6 @@
 package io.kvtier.model.llama;
 
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.rank.ModelRunner;
 import io.kvtier.core.rank.ModelStep;
 import io.kvtier.spi.Collective;

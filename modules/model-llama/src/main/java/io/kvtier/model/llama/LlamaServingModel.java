@@ -1,5 +1,6 @@
 package io.kvtier.model.llama;
 
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.rank.ModelRunner;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorInfo;
@@ -30,16 +31,9 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   private final int maxContext;
   private final LogitsListener listener;
   private final ModelText text;
-  private final Parallelism parallelism;
 
   private LlamaServingModel(
-      GgufFile file,
-      LlamaModel model,
-      int maxContext,
-      LogitsListener listener,
-      ModelText text,
-      Parallelism parallelism) {
-    this.parallelism = parallelism;
+      GgufFile file, LlamaModel model, int maxContext, LogitsListener listener, ModelText text) {
     this.file = file;
     this.model = model;
     this.maxContext = maxContext;
@@ -89,8 +83,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
     String name = model.hyperparameters().name();
     ModelText text =
         file.has("tokenizer.ggml.model") ? GgufText.of(file, name) : ModelText.tokensOnly(name);
-    return new LlamaServingModel(
-        file, model, maxContext, LogitsListener.NONE, text, Parallelism.TP);
+    return new LlamaServingModel(file, model, maxContext, LogitsListener.NONE, text);
   }
 
   /**
@@ -102,29 +95,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
    */
   public LlamaServingModel withLogitsListener(LogitsListener listener) {
     return new LlamaServingModel(
-        file, model, maxContext, Objects.requireNonNull(listener, "listener"), text, parallelism);
-  }
-
-  /**
-   * This model split over a group of ranks as {@code parallelism} says ({@code --parallel});
-   * the two share the file (close one). The default is {@link Parallelism#TP}.
-   *
-   * @param parallelism tp, or cp with its interleave
-   * @return the model that runs so
-   */
-  public LlamaServingModel withParallelism(Parallelism parallelism) {
-    return new LlamaServingModel(
-        file,
-        model,
-        maxContext,
-        listener,
-        text,
-        Objects.requireNonNull(parallelism, "parallelism"));
-  }
-
-  /** How a group of ranks splits this model. */
-  public Parallelism parallelism() {
-    return parallelism;
+        file, model, maxContext, Objects.requireNonNull(listener, "listener"), text);
   }
 
   /** The forward pass. */
@@ -239,20 +210,13 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   /**
    * {@inheritDoc}
    *
-   * <p>Under tp also that each rank's share splits every matrix: the feed-forward into whole
-   * blocks, the output projection's columns on block boundaries. Under cp ({@link
-   * #withParallelism}) that the ranks and the interleave divide the page size and a rank's share
-   * of a row ({@link PagedKvStore#layout(ModelHyperparameters, int, int, Parallelism)}).
+   * <p>Also that each rank's share splits every matrix (tensor parallelism): the feed-forward
+   * into whole blocks, the output projection's columns on block boundaries.
    */
   @Override
   public void checkLayout(KvLayout layout, int ranks) {
     Objects.requireNonNull(layout, "layout");
     PagedKvStore.checkLayout(hyperparameters(), layout, 1, false);
-    if (parallelism.cp() && ranks > 1) {
-      PagedKvStore.checkStripes(
-          hyperparameters(), layout.pageSize(), ranks, parallelism.interleave());
-      return;
-    }
     ShardPass.checkRanks(hyperparameters(), ranks);
     for (int r = 0; r < ranks; r++) {
       new ShardPass(model, r, ranks, PartialSums.WHOLE);
@@ -262,26 +226,34 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   /**
    * {@inheritDoc}
    *
-   * <p>Under cp a page of every head and {@code 1/ranks} of the positions ({@link
-   * PagedKvStore#layout(ModelHyperparameters, int, int, Parallelism)}).
+   * <p>Under tp each rank's share of the heads ({@link #checkLayout}). Under cp every rank holds
+   * the whole weights, and a page of every head and {@code 1/ranks} of the positions ({@link
+   * PagedKvStore#layout(ModelHyperparameters, int, int, Parallelism)}): the ranks times the
+   * interleave must divide the page size, and the ranks a row's floats; the KV heads need not
+   * divide by the ranks, nor the matrices split.
    */
   @Override
-  public KvLayout rankLayout(KvLayout layout, int ranks) {
-    checkLayout(layout, ranks);
+  public KvLayout rankLayout(KvLayout layout, int ranks, Parallelism parallelism) {
+    Objects.requireNonNull(layout, "layout");
+    if (!parallelism.cp() || ranks == 1) {
+      checkLayout(layout, ranks);
+    } else {
+      PagedKvStore.checkLayout(hyperparameters(), layout, 1, false);
+    }
     return PagedKvStore.layout(hyperparameters(), layout.pageSize(), ranks, parallelism);
   }
 
   /**
    * {@inheritDoc}
    *
-   * <p>A {@link LlamaModelRunner} on the rank's share, merging partial outputs through the
-   * engine's collective.
+   * <p>A {@link LlamaModelRunner} on the rank's share ({@link RankShard#parallelism}), merging
+   * partial outputs through the engine's collective.
    */
   @Override
   public ModelRunner openRunner(RankShard shard) {
     LlamaModelRunner runner =
         new LlamaModelRunner(
-            this, shard.device(), shard.rank(), shard.ranks(), parallelism, listener);
+            this, shard.device(), shard.rank(), shard.ranks(), shard.parallelism(), listener);
     shard.whenJoined(runner::combineThrough);
     return runner;
   }
@@ -294,11 +266,6 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
 
   @Override
   public String toString() {
-    return model
-        + ", "
-        + tensorType()
-        + ", context "
-        + maxContext
-        + (parallelism.cp() ? ", " + parallelism : "");
+    return model + ", " + tensorType() + ", context " + maxContext;
   }
 }

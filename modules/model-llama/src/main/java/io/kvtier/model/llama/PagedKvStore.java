@@ -1,5 +1,6 @@
 package io.kvtier.model.llama;
 
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.gguf.ModelHyperparameters;
 import io.kvtier.spi.KvLayout;
 import io.kvtier.spi.PageMemory;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.core.KvTierBackends;
 import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.rank.ModelStep;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.serving.ModelEngine;
@@ -79,14 +80,14 @@ class ContextParallelTest {
   @ParameterizedTest(name = "{0} ranks")
   @CsvSource({"1", "2", "4", "8", "16"})
   void aRankPageHoldsItsShareOfTheBytes(int ranks) {
-    LlamaServingModel cp = model.withParallelism(Parallelism.cp(1));
     KvLayout whole = model.kvLayout(16);
-    KvLayout rank = cp.rankLayout(whole, ranks);
+    KvLayout rank = model.rankLayout(whole, ranks, Parallelism.cp(1));
     assertThat(rank.pageSize()).as("the replicated tree's page size").isEqualTo(16);
     assertThat(rank.pageBytes() * ranks).isEqualTo(whole.pageBytes());
     // Tensor parallelism stops at the 4 KV heads.
     if (ranks <= 4) {
-      assertThat(model.rankLayout(whole, ranks).pageBytes() * ranks).isEqualTo(whole.pageBytes());
+      assertThat(model.rankLayout(whole, ranks, Parallelism.TP).pageBytes() * ranks)
+          .isEqualTo(whole.pageBytes());
     }
   }
 
@@ -95,20 +96,19 @@ class ContextParallelTest {
     assertThatThrownBy(() -> Parallelism.parse("sp", 1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
-            "parallel=sp is neither tp (a share of the KV heads per rank) nor cp (a share of the"
+            "kvtier.parallel=sp is neither tp (a share of the KV heads per rank) nor cp (a share of the"
                 + " positions per rank): set --parallel (kvtier.parallel) to tp or cp");
     assertThatThrownBy(() -> Parallelism.cp(0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
-            "interleave=0 must be >= 1: the positions a rank takes per turn under --parallel cp"
-                + " (kvtier.cp-interleave)");
+            "kvtier.cp-interleave=0 must be >= 1: the positions a rank takes per turn under"
+                + " --parallel cp");
     assertThatThrownBy(() -> Parallelism.parse("tp", 2))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("interleave=2 is for --parallel cp only");
+        .hasMessageContaining("kvtier.cp-interleave=2 is for --parallel cp");
     assertThat(Parallelism.parse(" CP ", 4)).isEqualTo(Parallelism.cp(4));
 
-    LlamaServingModel cp4 = model.withParallelism(Parallelism.cp(4));
-    assertThatThrownBy(() -> cp4.checkLayout(model.kvLayout(PAGE), 4))
+    assertThatThrownBy(() -> model.rankLayout(model.kvLayout(PAGE), 4, Parallelism.cp(4)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "--parallel cp over 4 ranks with interleave 4 needs a page size that is a multiple of"
@@ -116,8 +116,7 @@ class ContextParallelTest {
                 + " page; kvtier.page-size is 8: change kvtier.page-size, kvtier.ranks or"
                 + " kvtier.cp-interleave");
     // 3 ranks cannot take a third of 4 heads of 8 floats.
-    LlamaServingModel cp1 = model.withParallelism(Parallelism.cp(1));
-    assertThatThrownBy(() -> cp1.checkLayout(model.kvLayout(6), 3))
+    assertThatThrownBy(() -> model.rankLayout(model.kvLayout(6), 3, Parallelism.cp(1)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("--parallel cp over 3 ranks")
         .hasMessageContaining("use a number of ranks (kvtier.ranks) that divides 4 KV heads x 8");
@@ -127,8 +126,9 @@ class ContextParallelTest {
             .properties(pools(model.kvLayout(PAGE)).toProperties())
             .set("kvtier.ranks", "4")
             .set("kvtier.collective", "local")
+            .parallelism(Parallelism.cp(4))
             .build();
-    assertThatThrownBy(() -> ModelEngine.open(cp4, config, BackendMetrics.NOOP))
+    assertThatThrownBy(() -> ModelEngine.open(model, config, BackendMetrics.NOOP))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvtier.cp-interleave");
     // A runner on a pool of the whole model's layout: twice a rank's bytes.
@@ -144,9 +144,8 @@ class ContextParallelTest {
 
   @Test
   void aRankWritesItsOwnPositionsOnly() {
-    LlamaServingModel cp = model.withParallelism(Parallelism.cp(1));
     try (KvTierBackends backends =
-        KvTierBackends.open(pools(cp.rankLayout(cp.kvLayout(PAGE), 2)))) {
+        KvTierBackends.open(pools(model.rankLayout(model.kvLayout(PAGE), 2, Parallelism.cp(1))))) {
       PagedKvStore store =
           new PagedKvStore(backends.device(), model.hyperparameters(), 1, 2, Parallelism.cp(1));
       store.bind(new int[] {0}, 1);
@@ -174,8 +173,8 @@ class ContextParallelTest {
     int decoded = 6;
     int length = prompt.length + decoded;
     int[] direct = directGreedy(prompt, decoded);
-    LlamaServingModel cp = model.withParallelism(Parallelism.cp(interleave));
-    KvLayout layout = cp.rankLayout(cp.kvLayout(PAGE), ranks);
+    Parallelism cp = Parallelism.cp(interleave);
+    KvLayout layout = model.rankLayout(model.kvLayout(PAGE), ranks, cp);
     TestGroup group = new TestGroup(ranks);
     float[][][] logits = new float[ranks][length][];
     int[] table = {5, 1, 7};
@@ -188,11 +187,11 @@ class ContextParallelTest {
         pools.add(KvTierBackends.open(pools(layout)));
         LlamaModelRunner runner =
             new LlamaModelRunner(
-                cp,
+                model,
                 pools.get(r).device(),
                 r,
                 ranks,
-                cp.parallelism(),
+                cp,
                 (at, id, position, l) -> logits[rank][position] = l.clone());
         runner.combineThrough(group.member(r));
         runners.add(runner);

@@ -7,6 +7,7 @@ import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.config.L3PrefetchPolicy;
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.rank.RankEngineStats;
 import io.kvtier.gguf.GgufFile;
@@ -118,7 +119,12 @@ class ServedExactnessTest {
     List<int[]> answers = new ArrayList<>();
     // Turn t of every chat, then turn t+1: a chat comes back after the others pushed it out.
     try (GenerationEngine engine =
-        open(model, 1, deviceOnly(model, 1), new Recorder(), EngineSettings.DEFAULTS)) {
+        open(
+            model,
+            1,
+            deviceOnly(model, 1, Parallelism.TP),
+            new Recorder(),
+            EngineSettings.DEFAULTS)) {
       for (int t = 0; t < TURNS; t++) {
         for (int c = 0; c < CHATS; c++) {
           int[] prompt = concat(history[c], tokens(random, 5 + random.nextInt(25), vocabulary));
@@ -177,7 +183,7 @@ class ServedExactnessTest {
       String variant, String parallel, int ranks, String tier, @TempDir Path store)
       throws Exception {
     Chats chats = chats(variant);
-    LlamaServingModel model = chats.model().withParallelism(parallelism(parallel));
+    LlamaServingModel model = chats.model();
     List<int[]> prompts = chats.prompts();
     List<int[]> answers = chats.answers();
     Run reference = reference(chats, parallel, ranks);
@@ -189,7 +195,7 @@ class ServedExactnessTest {
     try (ModelEngine engine =
         ModelEngine.open(
             model.withLogitsListener(recorder),
-            config(model, ranks, tier, store),
+            config(model, ranks, parallelism(parallel), tier, store),
             BackendMetrics.NOOP)) {
       for (int i = 0; i < prompts.size(); i++) {
         Completion c = engine.generate(prompts.get(i), ANSWER);
@@ -248,7 +254,7 @@ class ServedExactnessTest {
   void concurrentChunkedRequestsGiveTheLogitsOfSequentialWholeOnes(String parallel, int ranks)
       throws Exception {
     Chats chats = chats("llama-f32");
-    LlamaServingModel model = chats.model().withParallelism(parallelism(parallel));
+    LlamaServingModel model = chats.model();
     Run reference = reference(chats, parallel, ranks);
     Recorder recorder = new Recorder();
     // Each turn of every chat at once, four running together, prompts prefilled 16 tokens per
@@ -256,7 +262,12 @@ class ServedExactnessTest {
     EngineSettings settings = EngineSettings.DEFAULTS.withBatching(4, 16);
     EngineStats stats;
     try (GenerationEngine engine =
-        open(model, ranks, config(model, ranks, "host", null), recorder, settings)) {
+        open(
+            model,
+            ranks,
+            config(model, ranks, parallelism(parallel), "host", null),
+            recorder,
+            settings)) {
       List<CompletableFuture<Completion>> wave = new ArrayList<>();
       for (int i = 0; i < chats.prompts().size(); i++) {
         wave.add(submit(engine, chats.prompts().get(i)));
@@ -296,12 +307,12 @@ class ServedExactnessTest {
     Run run = chats.references().get(key);
     if (run == null) {
       Recorder recorder = new Recorder();
-      LlamaServingModel model = chats.model().withParallelism(parallelism(parallel));
+      LlamaServingModel model = chats.model();
       try (GenerationEngine engine =
           open(
               model,
               ranks,
-              deviceOnly(model, ranks),
+              deviceOnly(model, ranks, parallelism(parallel)),
               recorder,
               EngineSettings.DEFAULTS.withPrefixCaching(false))) {
         for (int i = 0; i < chats.prompts().size(); i++) {
@@ -385,8 +396,14 @@ class ServedExactnessTest {
   }
 
   private static KvTierConfigBuilder builder(
-      LlamaServingModel model, int ranks, int pageSize, int devicePages, int host) {
+      LlamaServingModel model,
+      int ranks,
+      Parallelism parallel,
+      int pageSize,
+      int devicePages,
+      int host) {
     return KvTierConfig.builder()
+        .parallelism(parallel)
         .device("sim")
         .host("sim")
         .collective("local")
@@ -401,19 +418,20 @@ class ServedExactnessTest {
   }
 
   /** A device pool that holds every chat: nothing is evicted. */
-  private static KvTierConfig deviceOnly(LlamaServingModel model, int ranks) {
-    return builder(model, ranks, 16, 128, 128).build();
+  private static KvTierConfig deviceOnly(LlamaServingModel model, int ranks, Parallelism parallel) {
+    return builder(model, ranks, parallel, 16, 128, 128).build();
   }
 
-  private static KvTierConfig config(LlamaServingModel model, int ranks, String tier, Path store) {
+  private static KvTierConfig config(
+      LlamaServingModel model, int ranks, Parallelism parallel, String tier, Path store) {
     return switch (tier) {
-      case "device" -> deviceOnly(model, ranks);
+      case "device" -> deviceOnly(model, ranks, parallel);
       // About a fifth of the working set on the device, all of it in the host tier.
-      case "host" -> builder(model, ranks, 8, 24, 160).build();
+      case "host" -> builder(model, ranks, parallel, 8, 24, 160).build();
       default -> {
         // The host tier only a quarter larger than the device pool: chats fall out of it and
         // come back from the store.
-        KvTierConfigBuilder b = builder(model, ranks, 4, 40, 50);
+        KvTierConfigBuilder b = builder(model, ranks, parallel, 4, 40, 50);
         b.set(KvTierKeys.STORE, tier);
         b.set(KvTierKeys.L3_PREFETCH_POLICY, L3PrefetchPolicy.WAIT_COMPLETE.configName());
         b.set(KvTierKeys.L3_PREFETCH_THRESHOLD, "4");

@@ -57,12 +57,15 @@ class StoriesServedTest {
           }
         };
     ServingModel opened = ModelProvider.open("gguf", Map.of("file", path.toString()));
-    try (LlamaServingModel whole = (LlamaServingModel) opened) {
-      LlamaServingModel model = whole.withParallelism(ServedExactnessTest.parallelism(parallel));
+    try (LlamaServingModel model = (LlamaServingModel) opened) {
       assertThat(model.name()).isNotBlank();
       assertThat(model.vocabularySize()).isEqualTo(512);
       assertThat(model.maxContext()).isEqualTo(512);
-      KvTierConfig config = config(model, ranks, 16, 64, WritePolicy.WRITE_THROUGH);
+      KvTierConfig config =
+          KvTierConfig.builder()
+              .properties(config(model, ranks, 16, 64, WritePolicy.WRITE_THROUGH).toProperties())
+              .parallelism(ServedExactnessTest.parallelism(parallel))
+              .build();
       int[] served;
       try (ModelEngine engine =
           ModelEngine.open(model.withLogitsListener(rank0), config, BackendMetrics.NOOP)) {

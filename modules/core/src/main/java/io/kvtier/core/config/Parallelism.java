@@ -1,10 +1,13 @@
-package io.kvtier.model.llama;
+package io.kvtier.core.config;
 
 import java.util.Locale;
 import java.util.Objects;
 
 /**
- * How a group of ranks splits the model ({@code --parallel}, {@code kvtier.parallel}).
+ * How a group of ranks splits the model ({@value KvTierKeys#PARALLEL}, {@value
+ * KvTierKeys#CP_INTERLEAVE}; {@code --parallel} and {@code --cp-interleave} of the commands). The
+ * engine hands it to the model, which lays out each rank's pools and computes accordingly; the
+ * replicated radix tree, its pages and the rank protocol are the same either way.
  *
  * <ul>
  *   <li>{@link Mode#TP tp} (tensor parallelism): each rank holds a share of the KV heads and of
@@ -12,7 +15,7 @@ import java.util.Objects;
  *       the KV heads.
  *   <li>{@link Mode#CP cp} (context parallelism): each rank holds the whole weights and, of every
  *       sequence, the KV of its positions only: position {@code p} is rank {@code (p /
- *       interleave) mod ranks}'s ({@link Stripe}). Each rank's page of {@code page-size} tokens
+ *       interleave) mod ranks}'s. Each rank's page of {@code page-size} tokens
  *       holds {@code page-size / ranks} positions of every head, so its pools take {@code 1/ranks}
  *       of the KV bytes per token. {@code ranks * interleave} must divide the page size.
  * </ul>
@@ -41,17 +44,16 @@ public record Parallelism(Mode mode, int interleave) {
     Objects.requireNonNull(mode, "mode");
     if (interleave < 1) {
       throw new IllegalArgumentException(
-          "interleave="
+          "kvtier.cp-interleave="
               + interleave
-              + " must be >= 1: the positions a rank takes per turn under --parallel cp"
-              + " (kvtier.cp-interleave)");
+              + " must be >= 1: the positions a rank takes per turn under --parallel cp");
     }
     if (mode == Mode.TP && interleave != 1) {
       throw new IllegalArgumentException(
-          "interleave="
+          "kvtier.cp-interleave="
               + interleave
-              + " is for --parallel cp only: tensor parallelism splits heads, not positions"
-              + " (kvtier.cp-interleave)");
+              + " is for --parallel cp (kvtier.parallel=cp) only: tensor parallelism splits"
+              + " heads, not positions; drop it or set kvtier.parallel=cp");
     }
   }
 
@@ -72,7 +74,7 @@ public record Parallelism(Mode mode, int interleave) {
       case "cp" -> cp(interleave);
       default ->
           throw new IllegalArgumentException(
-              "parallel="
+              "kvtier.parallel="
                   + name
                   + " is neither tp (a share of the KV heads per rank) nor cp (a share of the"
                   + " positions per rank): set --parallel (kvtier.parallel) to tp or cp");
@@ -82,6 +84,11 @@ public record Parallelism(Mode mode, int interleave) {
   /** Whether this is context parallelism. */
   public boolean cp() {
     return mode == Mode.CP;
+  }
+
+  /** {@code tp} or {@code cp}, the value of {@value KvTierKeys#PARALLEL}. */
+  public String configName() {
+    return mode.name().toLowerCase(Locale.ROOT);
   }
 
   @Override
