@@ -340,6 +340,11 @@ final class ServeCommand implements Callable<Integer> {
     if (maxContext != null && maxContext < 1) {
       return usage(err, "--max-context=" + maxContext + " must be at least 1");
     }
+    try {
+      engineOptions.checkParallel();
+    } catch (IllegalArgumentException e) {
+      return usage(err, e.getMessage());
+    }
     LayerMix mix;
     try {
       mix = LayerMix.parse(modelLayers, "--model-layers");
@@ -391,7 +396,7 @@ final class ServeCommand implements Callable<Integer> {
         // The engine checks this again when it opens, where a failure is the run's (exit 1);
         // the rank count is an option (--ranks, kvtier.ranks or mpirun's -np), so it is checked
         // here first, on every rank process alike.
-        model.model().checkLayout(kvtier.layout(), kvtier.ranks());
+        model.model().rankLayout(kvtier.layout(), kvtier.ranks(), kvtier.parallelism());
       } catch (IllegalArgumentException e) {
         return usage(err, e.getMessage());
       }
@@ -587,12 +592,13 @@ final class ServeCommand implements Callable<Integer> {
       server = started;
       InetSocketAddress at = started.address();
       out.printf(
-          "kvtier serve: listening on http://%s:%d, model %s (%s; device %d pages, host %d"
+          "kvtier serve: listening on http://%s:%d, model %s (%s; %sdevice %d pages, host %d"
               + " pages of %d tokens; write %s, eviction %s; L3 %s)%n",
           at.getHostString(),
           at.getPort(),
           servedName,
           served.description(),
+          kvtier.ranks() > 1 ? kvtier.ranks() + " ranks " + kvtier.parallelism() + "; " : "",
           kvtier.cache().devicePages(),
           kvtier.cache().hostPages(),
           kvtier.cache().pageSize(),
