@@ -54,6 +54,7 @@ public final class LlamaModelRunner implements ModelRunner {
   private long[] slots = new long[0];
   private PartialSums sums;
   private PartialGather gather;
+  private boolean replicatedPrefill;
   private float[] gathered = new float[0];
 
   /** The decode batch in progress ({@link #writeDecodeLayer}): its hidden rows and positions. */
@@ -143,6 +144,20 @@ public final class LlamaModelRunner implements ModelRunner {
     }
     this.dim = this.model.hyperparameters().embeddingLength();
     this.reference = new OneLayer(layers(), pass.kvWidth(), stripe);
+  }
+
+  /** Whether a prefill's rows are split by position over the ranks (cp, unless replicated). */
+  private boolean split() {
+    return !stripe.whole() && !replicatedPrefill;
+  }
+
+  /**
+   * Under cp, has every rank compute every row of a prefill (as a decode step does), writing
+   * only its own positions' K/V: the bits of the split prefill, at {@code R} times the work. For
+   * the tests that show the two equal.
+   */
+  void replicatePrefill() {
+    replicatedPrefill = true;
   }
 
   private IllegalStateException notJoined() {
@@ -247,11 +262,12 @@ public final class LlamaModelRunner implements ModelRunner {
       s.from = step.from();
       s.to = step.to();
       s.nextLayer = 0;
-      int size = (step.to() - step.from()) * dim;
+      int rows = split() ? stripe.owned(step.from(), step.to()) : step.to() - step.from();
+      int size = rows * dim;
       if (s.hidden.length < size) {
         s.hidden = new float[size];
       }
-      pass.embed(step.tokens(), step.from(), step.to(), s.hidden);
+      embedOwn(step.tokens(), step.from(), step.to(), s.hidden);
     }
     if (s.from != step.from() || s.to != step.to() || s.nextLayer != layer) {
       throw new IllegalStateException(
@@ -274,8 +290,56 @@ public final class LlamaModelRunner implements ModelRunner {
               + " in order");
     }
     kv.bind(step.pageTable(), step.pageTable().length);
-    pass.layer(layer, s.hidden, step.from(), step.to() - step.from(), kv, scratch);
+    layer(layer, s.hidden, step.from(), step.to() - step.from(), kv);
     s.nextLayer++;
+  }
+
+  /**
+   * The embeddings of this rank's positions of {@code [from, to)} into the rows of {@code x}, in
+   * order: every position, or under cp the rank's (whose rows it computes in a prefill).
+   */
+  private void embedOwn(int[] tokens, int from, int to, float[] x) {
+    if (!split()) {
+      pass.embed(tokens, from, to, x);
+      return;
+    }
+    int row = 0;
+    for (int p = from; p < to; p++) {
+      if (stripe.owns(p)) {
+        pass.embed(tokens, p, p + 1, x, row++);
+      }
+    }
+  }
+
+  /**
+   * Layer {@code l} over positions {@code [start, start+n)}, {@code x} holding the rows {@link
+   * #embedOwn} gives: the whole pass, or under cp the prefill split by position ({@link
+   * ShardPass#stripedLayer}).
+   */
+  private void layer(int l, float[] x, int start, int n, KvStore store) {
+    if (!split()) {
+      pass.layer(l, x, start, n, store, scratch);
+    } else {
+      pass.stripedLayer(l, x, start, n, store, scratch);
+    }
+  }
+
+  /**
+   * Under cp, position {@code position}'s hidden row, which only its owner computed (at row
+   * {@code row} of {@code x} there), on every rank: one gather in which the owner sends the row
+   * and the others zeros. Otherwise the row itself.
+   */
+  private float[] lastRow(float[] x, int row, int position) {
+    if (!split()) {
+      return x;
+    }
+    float[] sent = new float[dim];
+    if (stripe.owns(position)) {
+      System.arraycopy(x, row * dim, sent, 0, dim);
+    }
+    float[] all = gather.gather(sent, dim);
+    System.arraycopy(all, stripe.owner(position) * dim, sent, 0, dim);
+    return sent;
   }
 
   /** Decode steps of several requests share one pass: see {@link #writeDecodeLayer}. */
@@ -389,17 +453,22 @@ public final class LlamaModelRunner implements ModelRunner {
                 + last
                 + " before every layer of the step was written");
       }
-      logits = pass.logits(s.hidden, s.to - s.from - 1, 1, scratch);
+      if (!split()) {
+        logits = pass.logits(s.hidden, s.to - s.from - 1, 1, scratch);
+      } else {
+        int row = stripe.owned(s.from, last);
+        logits = pass.logits(lastRow(s.hidden, row, last), 0, 1, scratch);
+      }
     } else {
       // The whole prompt was cached: the last position's hidden state is recomputed over the
       // cached K/V, whose own row is in the pages already; nothing is written to shared pages.
       float[] x = new float[dim];
-      pass.embed(step.tokens(), last, step.to(), x);
+      embedOwn(step.tokens(), last, step.to(), x);
       KvStore cached = new ReadOnly(kv.bind(step.pageTable(), step.pageTable().length));
       for (int l = 0; l < layers(); l++) {
-        pass.layer(l, x, last, 1, cached, scratch);
+        layer(l, x, last, 1, cached);
       }
-      logits = pass.logits(x, 0, 1, scratch);
+      logits = pass.logits(lastRow(x, 0, last), 0, 1, scratch);
     }
     listener.logits(rank, step.requestId(), last, logits);
     return argmax(logits);
@@ -436,17 +505,17 @@ public final class LlamaModelRunner implements ModelRunner {
     }
     int width = pass.kvWidth();
     int held = stripe.owned(length);
-    float[] x = verifyHidden = PassScratch.atLeast(verifyHidden, length * dim);
+    float[] x = verifyHidden = PassScratch.atLeast(verifyHidden, (split() ? held : length) * dim);
     float[] keys = pageKeys = PassScratch.atLeast(pageKeys, held * width);
     float[] values = pageValues = PassScratch.atLeast(pageValues, held * width);
-    pass.embed(step.tokens(), 0, length, x);
+    embedOwn(step.tokens(), 0, length, x);
     kv.bind(step.pageTable(), step.pageTable().length);
     int pageSize = kv.pageSize();
     int pages = (length + pageSize - 1) / pageSize;
     boolean[] wrong = new boolean[pages];
     for (int l = 0; l < layers(); l++) {
       reference.start(l, length);
-      pass.layer(l, x, 0, length, reference, scratch);
+      layer(l, x, 0, length, reference);
       kv.read(l, held, keys, values);
       for (int p = 0; p < pages; p++) {
         // This rank's rows of page p.

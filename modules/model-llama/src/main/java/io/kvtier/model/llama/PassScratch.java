@@ -31,6 +31,8 @@ final class PassScratch {
   float[] up = EMPTY;
   float[] logits = EMPTY;
   float[] partials = EMPTY;
+  float[] sentQ = EMPTY;
+  float[] chunkQ = EMPTY;
 
   /** {@code array} if it holds {@code size} floats, else a new one of that size. */
   static float[] atLeast(float[] array, int size) {

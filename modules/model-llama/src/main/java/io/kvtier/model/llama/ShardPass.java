@@ -254,9 +254,74 @@ final class ShardPass {
     } else {
       float[] partials = s.partials = PassScratch.atLeast(s.partials, n * heads * partialWidth());
       attend(q, keys, values, partials, n, start, s);
-      merge(gather.gather(partials, n * heads * partialWidth()), n, attended);
+      merge(gather.gather(partials, n * heads * partialWidth()), n, start, attended, false);
     }
     finish(l, x, row * dim, n, s);
+  }
+
+  /**
+   * Under context parallelism, layer {@code l} over positions {@code start..start+n-1} with the
+   * work split by position: {@code x} holds the rows of this rank's positions among them only,
+   * in order (updated in place). Each rank projects its own rows, writes their K/V, and sends
+   * their queries to every rank (one gather per chunk); every rank then attends all the chunk's
+   * queries over its own positions, the partials meet as in {@link #layer}, and each rank merges
+   * and finishes (output projection, feed-forward) its own rows. Each row is the bits that
+   * {@link #layer} gives it on every rank: the products take each row on its own, and the
+   * attention and merge are the same arithmetic on the same values.
+   *
+   * @throws IllegalStateException if this pass is not context parallel
+   */
+  void stripedLayer(int l, float[] x, int start, int n, KvStore kv, PassScratch s) {
+    if (stripe.whole()) {
+      throw new IllegalStateException("stripedLayer of a pass that holds every position");
+    }
+    for (int first = 0; first < n; first += CHUNK) {
+      int from = start + first;
+      stripedChunk(l, x, stripe.owned(start, from), from, Math.min(CHUNK, n - first), kv, s);
+    }
+  }
+
+  /** {@link #stripedLayer}'s positions {@code start..start+n-1}, own rows from {@code row}. */
+  private void stripedChunk(
+      int l, float[] x, int row, int start, int n, KvStore kv, PassScratch s) {
+    int total = start + n;
+    int mine = stripe.owned(start, total);
+    int before = stripe.owned(start);
+    if (mine > 0) {
+      project(l, x, row * dim, mine, s);
+      for (int i = 0; i < mine; i++) {
+        int p = stripe.position(before + i);
+        rotate(s.q, i * qWidth, heads, p);
+        rotate(s.k, i * kvWidth, kvHeads, p);
+        kv.write(l, p, s.k, s.v, i * kvWidth);
+      }
+    }
+    // Every rank's queries of the chunk, each rank's in a slot of the most any rank has.
+    int most = 0;
+    for (int r = 0; r < stripe.ranks(); r++) {
+      most = Math.max(most, stripe.of(r).owned(start, total));
+    }
+    float[] sent = s.sentQ = PassScratch.atLeast(s.sentQ, most * qWidth);
+    System.arraycopy(s.q, 0, sent, 0, mine * qWidth);
+    java.util.Arrays.fill(sent, mine * qWidth, most * qWidth, 0f);
+    float[] all = gather.gather(sent, most * qWidth);
+    float[] q = s.chunkQ = PassScratch.atLeast(s.chunkQ, n * qWidth);
+    for (int p = start; p < total; p++) {
+      Stripe owner = stripe.of(stripe.owner(p));
+      int at = (owner.rank() * most + owner.owned(start, p)) * qWidth;
+      System.arraycopy(all, at, q, (p - start) * qWidth, qWidth);
+    }
+    int held = stripe.owned(total);
+    float[] keys = s.keys = PassScratch.atLeast(s.keys, held * kvWidth);
+    float[] values = s.values = PassScratch.atLeast(s.values, held * kvWidth);
+    kv.read(l, held, keys, values);
+    float[] partials = s.partials = PassScratch.atLeast(s.partials, n * heads * partialWidth());
+    attend(q, keys, values, partials, n, start, s);
+    float[] attended = s.attended = PassScratch.atLeast(s.attended, Math.max(1, mine) * qWidth);
+    merge(gather.gather(partials, n * heads * partialWidth()), n, start, attended, true);
+    if (mine > 0) {
+      finish(l, x, row * dim, mine, s);
+    }
   }
 
   /**
@@ -296,7 +361,7 @@ final class ShardPass {
       }
     }
     if (!stripe.whole()) {
-      merge(gather.gather(out, n * heads * partialWidth()), n, attended);
+      merge(gather.gather(out, n * heads * partialWidth()), n, 0, attended, false);
     }
     finish(l, x, 0, n, s);
   }
@@ -507,16 +572,22 @@ final class ShardPass {
 
   /**
    * Merges every rank's partials ({@code all}: rank {@code r}'s {@code n * heads} partials from
-   * {@code r * n * heads * partialWidth()}) into each (position, head)'s attention output, in rank
-   * order: with {@code M} the largest {@code m}, the output is {@code sum_r exp(m_r - M) o_r /
+   * {@code r * n * heads * partialWidth()}) into each (position, head)'s attention output (with
+   * {@code ownRows}, only this rank's positions of {@code start..start+n-1}, into its rows in
+   * order), in rank order: with {@code M} the largest {@code m}, the output is {@code sum_r exp(m_r - M) o_r /
    * sum_r exp(m_r - M) s_r}. The same arithmetic on the same bits on every rank.
    */
-  private void merge(float[] all, int n, float[] attended) {
+  private void merge(float[] all, int n, int start, float[] attended, boolean ownRows) {
     int width = partialWidth();
     int rankStride = n * heads * width;
     int ranks = stripe.ranks();
+    int before = stripe.owned(start);
     float[] weights = new float[ranks];
     for (int pair = 0; pair < n * heads; pair++) {
+      int p = pair / heads;
+      if (ownRows && !stripe.owns(start + p)) {
+        continue;
+      }
       int at = pair * width;
       float max = Float.NEGATIVE_INFINITY;
       for (int r = 0; r < ranks; r++) {
@@ -529,8 +600,8 @@ final class ShardPass {
         sum += weights[r] * all[r * rankStride + at + 1];
       }
       float inv = 1f / sum;
-      int p = pair / heads;
-      int out = p * qWidth + (pair % heads) * headSize;
+      int row = ownRows ? stripe.owned(start + p) - before : p;
+      int out = row * qWidth + (pair % heads) * headSize;
       for (int i = 0; i < headSize; i++) {
         float acc = 0f;
         for (int r = 0; r < ranks; r++) {

@@ -52,6 +52,16 @@ record Stripe(int rank, int ranks, int interleave) {
     return turns * interleave + Math.clamp(rest, 0, interleave);
   }
 
+  /** How many of positions {@code from..to-1} are this rank's. */
+  int owned(int from, int to) {
+    return owned(to) - owned(from);
+  }
+
+  /** The stripe of another rank of the same group. */
+  Stripe of(int otherRank) {
+    return new Stripe(otherRank, ranks, interleave);
+  }
+
   /** The index of an owned {@code position} among this rank's positions. */
   int localIndex(int position) {
     return position / cycle() * interleave + position % interleave;

@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -255,6 +256,92 @@ class ContextParallelTest {
     }
   }
 
+  /**
+   * The split prefill (each rank its own positions' rows) gives the bits of the replicated one
+   * (every rank every row): prompts in chunks of 1, 5 and 300 positions (past a pass's chunk),
+   * then decode steps, and a check of the prefix.
+   */
+  @ParameterizedTest(name = "{0} ranks, interleave {1}")
+  @CsvSource({"2,1", "4,2"})
+  void aPrefillSplitByPositionGivesTheBitsOfAReplicatedOne(int ranks, int interleave)
+      throws Exception {
+    Parallelism cp = Parallelism.cp(interleave);
+    KvLayout layout = model.rankLayout(model.kvLayout(PAGE), ranks, cp);
+    java.util.Random random = new java.util.Random(9);
+    int[] seq = new int[320];
+    for (int i = 0; i < seq.length; i++) {
+      seq[i] = random.nextInt(model.vocabularySize());
+    }
+    int[] cuts = {0, 1, 6, 306, 316};
+    int[] table = new int[seq.length / PAGE];
+    for (int i = 0; i < table.length; i++) {
+      table[i] = table.length - 1 - i;
+    }
+    List<float[][]> runs = new ArrayList<>();
+    for (boolean replicated : new boolean[] {false, true}) {
+      float[][] logits = new float[seq.length][];
+      TestGroup group = new TestGroup(ranks);
+      List<KvTierBackends> pools = new ArrayList<>();
+      ExecutorService threads = Executors.newFixedThreadPool(ranks);
+      try {
+        List<LlamaModelRunner> runners = new ArrayList<>();
+        for (int r = 0; r < ranks; r++) {
+          int rank = r;
+          pools.add(KvTierBackends.open(pools(layout, table.length)));
+          LlamaModelRunner runner =
+              new LlamaModelRunner(
+                  model,
+                  pools.get(r).device(),
+                  r,
+                  ranks,
+                  cp,
+                  (at, id, position, l) -> {
+                    if (rank == ranks - 1) {
+                      logits[position] = l.clone();
+                    }
+                  });
+          runner.combineThrough(group.member(r));
+          if (replicated) {
+            runner.replicatePrefill();
+          }
+          runners.add(runner);
+        }
+        List<Integer> wrong =
+            onEveryRank(
+                threads,
+                ranks,
+                r -> {
+                  LlamaModelRunner runner = runners.get(r);
+                  for (int c = 0; c + 1 < cuts.length; c++) {
+                    ModelStep step = new ModelStep(1, 0, seq, cuts[c], cuts[c + 1], table);
+                    run(runner, step);
+                    runner.nextToken(step);
+                  }
+                  for (int p = cuts[cuts.length - 1]; p < seq.length; p++) {
+                    List<ModelStep> batch = List.of(new ModelStep(1, 0, seq, p, p + 1, table));
+                    for (int l = 0; l < runner.layers(); l++) {
+                      runner.writeDecodeLayer(batch, l);
+                    }
+                    runner.nextDecodeTokens(batch, new int[1]);
+                  }
+                  return runner.verifyPrefix(new ModelStep(2, 0, seq, 0, seq.length, table));
+                });
+        assertThat(wrong).containsOnly(0);
+      } finally {
+        threads.shutdownNow();
+        pools.forEach(KvTierBackends::close);
+      }
+      runs.add(logits);
+    }
+    for (int p = 0; p < seq.length; p++) {
+      if (runs.get(1)[p] != null) {
+        assertThat(bits(runs.get(0)[p])).as("position %d", p).isEqualTo(bits(runs.get(1)[p]));
+      }
+    }
+    assertThat(Arrays.stream(runs.get(0)).filter(java.util.Objects::nonNull).count())
+        .isEqualTo(cuts.length - 1 + seq.length - cuts[cuts.length - 1]);
+  }
+
   private int[] directGreedy(int[] prompt, int count) {
     LlamaModel m = model.model();
     KvStore kv = ArrayKvStore.forModel(m);
@@ -274,9 +361,21 @@ class ContextParallelTest {
       int rank = r;
       futures.add(threads.submit(() -> work.apply(rank)));
     }
+    // A rank that fails leaves the others waiting at the group: report its failure, not theirs.
     List<T> results = new ArrayList<>();
+    Exception first = null;
     for (Future<T> f : futures) {
-      results.add(f.get(60, TimeUnit.SECONDS));
+      try {
+        results.add(f.get(60, TimeUnit.SECONDS));
+      } catch (java.util.concurrent.ExecutionException e) {
+        boolean waiting = e.getCause() instanceof IllegalStateException i && i.getCause() != null;
+        if (first == null || !waiting) {
+          first = e;
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
     }
     return results;
   }
@@ -288,6 +387,10 @@ class ContextParallelTest {
   }
 
   private KvTierConfig pools(KvLayout layout) {
+    return pools(layout, 16);
+  }
+
+  private KvTierConfig pools(KvLayout layout, int pages) {
     return KvTierConfig.builder()
         .device("sim")
         .host("sim")
@@ -297,8 +400,8 @@ class ContextParallelTest {
             layout.headDim(),
             layout.dtypeBytes(),
             layout.pageSize())
-        .devicePages(16)
-        .hostPages(16)
+        .devicePages(pages)
+        .hostPages(pages)
         .vocabSize(model.vocabularySize())
         .build();
   }
