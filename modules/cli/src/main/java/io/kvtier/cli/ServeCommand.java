@@ -17,6 +17,8 @@ import io.kvtier.server.ApiException;
 import io.kvtier.server.CompletionServer;
 import io.kvtier.serving.EngineSettings;
 import io.kvtier.serving.GenerationEngine;
+import io.kvtier.spi.KvLayout;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -76,6 +78,9 @@ final class ServeCommand implements Callable<Integer> {
   @Spec private CommandSpec spec;
 
   @Mixin private EngineOptions engineOptions = new EngineOptions();
+
+  /** One rank's pools' KV layout, known once the config is checked. */
+  private KvLayout rankLayout;
 
   @Option(
       names = "--port",
@@ -396,7 +401,8 @@ final class ServeCommand implements Callable<Integer> {
         // The engine checks this again when it opens, where a failure is the run's (exit 1);
         // the rank count is an option (--ranks, kvtier.ranks or mpirun's -np), so it is checked
         // here first, on every rank process alike.
-        model.model().rankLayout(kvtier.layout(), kvtier.ranks(), kvtier.parallelism());
+        rankLayout =
+            model.model().rankLayout(kvtier.layout(), kvtier.ranks(), kvtier.parallelism());
       } catch (IllegalArgumentException e) {
         return usage(err, e.getMessage());
       }
@@ -486,6 +492,13 @@ final class ServeCommand implements Callable<Integer> {
       throws InterruptedException {
     try (GenerationEngine engine = opened) {
       KvTierMeters.bind(registry, engine::stats);
+      KvLayout rank = rankLayout;
+      Gauge.builder("kvtier.kv.bytes.per.token", () -> (double) rank.pageBytes() / rank.pageSize())
+          .description(
+              "KV bytes of one token (K and V of every layer) in one rank's pools: the model's"
+                  + " over the ranks, by heads (tp) or by positions (cp)")
+          .strongReference(true)
+          .register(registry);
       CompletionServer started;
       try {
         started =

@@ -382,6 +382,63 @@ class ServeCommandTest {
     }
   }
 
+  /**
+   * The metrics say what a rank's pools hold per token: stories260K's 5 layers x 2 x 4 heads x 8
+   * floats x 4 bytes = 1,280 bytes on one rank, a quarter of it on each of 4 cp ranks.
+   */
+  @Test
+  void theMetricsGiveARanksKvBytesPerToken() throws Exception {
+    Path model = io.kvtier.testkit.SharedFiles.require("models/tinyllamas-stories-260k-f32.gguf");
+    for (String ranks : List.of("1", "4")) {
+      ServeCommand command = new ServeCommand();
+      StringWriter out = new StringWriter();
+      CommandLine cli = new CommandLine(command);
+      cli.setOut(new PrintWriter(out, true));
+      cli.setErr(new PrintWriter(out, true));
+      AtomicInteger status = new AtomicInteger(-1);
+      Thread running =
+          Thread.ofPlatform()
+              .start(
+                  () ->
+                      status.set(
+                          cli.execute(
+                              "--port",
+                              "0",
+                              "--model",
+                              model.toString(),
+                              "--ranks",
+                              ranks,
+                              "--parallel",
+                              "cp",
+                              "--max-context",
+                              "128",
+                              "--device-pages",
+                              "16")));
+      CompletionServer server;
+      while ((server = command.server()) == null) {
+        assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
+        Thread.sleep(5);
+      }
+      URI base = URI.create("http://127.0.0.1:" + server.address().getPort());
+      String metrics;
+      try (HttpClient client = HttpClient.newHttpClient()) {
+        metrics =
+            client
+                .send(
+                    HttpRequest.newBuilder(base.resolve("/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .body();
+      } finally {
+        command.stop();
+        running.join();
+      }
+      assertThat(status.get()).as(out.toString()).isZero();
+      assertThat(metrics.lines().filter(l -> l.startsWith("kvtier_kv_bytes_per_token ")))
+          .as(ranks + " ranks")
+          .containsExactly("kvtier_kv_bytes_per_token " + (ranks.equals("1") ? "1280.0" : "320.0"));
+    }
+  }
+
   @Test
   void theTinyTransformerRefusesContextParallelism() {
     CliRun run = serve("--ranks", "2", "--parallel", "cp", "--port", "0");
