@@ -145,6 +145,13 @@ public record KvTierConfig(
       throw new IllegalArgumentException(KvTierKeys.RANKS + "=" + ranks + " must be >= 1");
     }
     Objects.requireNonNull(parallelism, "parallelism");
+    if (parallelism.cp() && l3.replicatedKv()) {
+      throw new IllegalArgumentException(
+          KvTierKeys.PARALLEL
+              + "=cp gives each rank other positions' KV, but "
+              + KvTierKeys.L3_REPLICATED_KV
+              + "=true says every rank holds the same KV: set one of them otherwise");
+    }
     if (digestInterval < 0) {
       throw new IllegalArgumentException(
           KvTierKeys.DIGEST_INTERVAL + "=" + digestInterval + " must be >= 0 (0 turns it off)");

@@ -552,5 +552,15 @@ class KvTierConfigTest {
                     .build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvtier.cp-interleave");
+    assertThatThrownBy(
+            () ->
+                KvTierConfig.builder()
+                    .properties(Map.of("kvtier.parallel", "cp", "kvtier.l3-replicated-kv", "true"))
+                    .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "kvtier.parallel=cp gives each rank other positions' KV, but"
+                + " kvtier.l3-replicated-kv=true says every rank holds the same KV: set one of"
+                + " them otherwise");
   }
 }
