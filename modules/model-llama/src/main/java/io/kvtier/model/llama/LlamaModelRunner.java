@@ -27,6 +27,13 @@ import java.util.Objects;
  * every rank's partials unchanged and adds them in rank order. The sums are then the same bits on
  * every rank, and the tokens too, as the engine's replicated state needs.
  *
+ * <p>Under context parallelism ({@link Parallelism}, {@code kvtier.parallel=cp}) the rank holds
+ * the whole weights and the K/V of its positions ({@link Stripe}); the ranks' partial attention
+ * outputs meet through the same collective, every rank's bits in rank order, and each merges
+ * them alike. A prefill's rows are split by position: each rank computes its own positions'
+ * rows, the chunk's queries and the last hidden row travel through the collective ({@link
+ * ShardPass#stripedLayer}). A decode step is computed by every rank.
+ *
  * <p>{@link #verifyPrefix} recomputes a loaded-back prefix from its tokens and compares its K/V
  * with the pages bit for bit. Not thread-safe: one per rank, on the rank's scheduler thread;
  * its requests' steps share one set of working arrays ({@link PassScratch}), which a rank's

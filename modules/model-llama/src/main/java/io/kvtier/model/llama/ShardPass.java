@@ -22,6 +22,12 @@ import java.util.stream.IntStream;
  * hidden state, and the final norm and logits are computed whole on every rank. One rank ({@code
  * R = 1}) is the whole model, with {@link LlamaWeight#multiply}.
  *
+ * <p>Context parallelism ({@link #striped}): the rank holds the whole weights and the K/V of its
+ * {@link Stripe}'s positions only; each query attends over those, and every rank's partial (its
+ * largest score, the sum of the exponentials, the weighted values) meets the others' through
+ * {@link PartialGather} and is merged in rank order ({@link #merge}). A prefill's rows can be
+ * split by position too ({@link #stripedLayer}).
+ *
  * <p>Exactness (docs/MODELS.md): each output value of a product is one dot over its inner
  * columns in one order, whatever the number of positions; a position's K/V is written to the
  * store before any position attends and attention reads positions {@code 0..p} back from the
