@@ -167,6 +167,7 @@ class ServedExactnessTest {
       cases.add(Arguments.of("llama-q8_0", "cp1", ranks, "host"));
     }
     cases.add(Arguments.of("llama-f32", "cp2", 2, "memory"));
+    cases.add(Arguments.of("llama-f32", "cp1", 2, "file"));
     cases.add(Arguments.of("llama-f32", "cp2", 4, "host"));
     return cases.stream();
   }
