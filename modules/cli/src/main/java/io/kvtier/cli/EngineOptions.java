@@ -3,6 +3,7 @@ package io.kvtier.cli;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.KvTierKeys;
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.discovery.ProviderKind;
 import io.kvtier.core.rank.LoadFailurePolicy;
 import io.kvtier.serving.EngineSettings;
@@ -27,10 +28,30 @@ public final class EngineOptions {
   @Option(
       names = "--ranks",
       description =
-          "Ranks of the tensor-parallel group, each holding its share of the model's"
-              + " KV heads; a divisor of the heads (1, 2 or 4; sets kvtier.ranks; default:"
-              + " kvtier.ranks of the config, else 1). Under mpirun it is taken from mpirun.")
+          "Ranks of the group, each holding its share of the model's KV heads (--parallel tp:"
+              + " a divisor of the heads, 1, 2 or 4 for the tiny transformer) or of every"
+              + " sequence's positions (--parallel cp); sets kvtier.ranks (default: kvtier.ranks"
+              + " of the config, else 1). Under mpirun it is taken from mpirun.")
   Integer ranks;
+
+  @Option(
+      names = "--parallel",
+      paramLabel = "tp|cp",
+      description =
+          "How the ranks split the model (sets kvtier.parallel; default: the config's, else tp):"
+              + " tp, each rank a share of the KV heads and feed-forward rows; cp (GGUF models),"
+              + " each rank the whole weights and the KV of its share of every sequence's"
+              + " positions, 1/ranks of the KV bytes per token (docs/MODELS.md).")
+  String parallel;
+
+  @Option(
+      names = "--cp-interleave",
+      paramLabel = "N",
+      description =
+          "Under --parallel cp, the consecutive positions a rank takes per turn: rank"
+              + " (p / N) mod ranks owns position p; ranks x N must divide kvtier.page-size (sets"
+              + " kvtier.cp-interleave; default: the config's, else 1).")
+  Integer cpInterleave;
 
   @Option(
       names = "--collective",
@@ -115,6 +136,19 @@ public final class EngineOptions {
   Integer hostPages;
 
   /**
+   * Checks {@code --parallel} and {@code --cp-interleave} as given on the command line.
+   *
+   * @throws IllegalArgumentException naming the option and the values it takes
+   */
+  void checkParallel() {
+    if (parallel != null) {
+      Parallelism.parse(parallel, cpInterleave == null ? 1 : cpInterleave);
+    } else if (cpInterleave != null && cpInterleave < 1) {
+      Parallelism.cp(cpInterleave);
+    }
+  }
+
+  /**
    * Sets the options that are config keys ({@code kvtier.ranks}, {@code kvtier.collective}, pool
    * sizes, collective properties) on a builder, over what the file and system properties said.
    * Under mpirun the world size is mpirun's.
@@ -126,6 +160,12 @@ public final class EngineOptions {
     builder.collective(collective.strip());
     if (ranks != null) {
       builder.ranks(ranks);
+    }
+    if (parallel != null) {
+      builder.set(KvTierKeys.PARALLEL, parallel.strip());
+    }
+    if (cpInterleave != null) {
+      builder.set(KvTierKeys.CP_INTERLEAVE, Integer.toString(cpInterleave));
     }
     if (devicePages != null) {
       builder.devicePages(devicePages);

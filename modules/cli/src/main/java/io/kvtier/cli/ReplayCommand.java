@@ -3,6 +3,7 @@ package io.kvtier.cli;
 import io.kvtier.cli.report.Progress;
 import io.kvtier.cli.report.ReplayReport;
 import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.simulator.replay.Replay;
 import io.kvtier.simulator.replay.ReplayConfiguration;
@@ -134,6 +135,27 @@ final class ReplayCommand implements Callable<Integer> {
               + " layers=N,kv-heads=N,head-dim=N,dtype-bytes=N (K and V of every layer), e.g."
               + " layers=32,kv-heads=8,head-dim=128,dtype-bytes=2 (128 KiB per token).")
   private String kvLayout;
+
+  @Option(
+      names = "--ranks",
+      paramLabel = "R",
+      defaultValue = "1",
+      description =
+          "Ranks of the group: --device-bytes, --host-bytes and --l3-bytes are then one rank's,"
+              + " and a rank holds 1/R of each token's KV, so they hold R times the tokens; by"
+              + " heads (--parallel tp: R divides kv-heads) or by positions (--parallel cp: R"
+              + " divides kv-heads x head-dim and every --page-size). Needs --kv-layout above 1"
+              + " (default: ${DEFAULT-VALUE}).")
+  private int ranks;
+
+  @Option(
+      names = "--parallel",
+      paramLabel = "tp|cp",
+      defaultValue = "tp",
+      description =
+          "How the --ranks split the KV: tp (heads) or cp (positions) (default:"
+              + " ${DEFAULT-VALUE}; docs/MODELS.md).")
+  private String parallel;
 
   @Option(
       names = "--eviction",
@@ -337,6 +359,20 @@ final class ReplayCommand implements Callable<Integer> {
     }
     Function<String, Long> toTokens = layoutTokens();
     List<Integer> pages = list("--page-size", pageSize, v -> positiveInt("--page-size", v));
+    if (parallelism().cp()) {
+      for (int page : pages) {
+        if (page % ranks != 0) {
+          throw usage(
+              "--parallel cp over --ranks "
+                  + ranks
+                  + " needs every --page-size to be a multiple of "
+                  + ranks
+                  + " (each rank the same share of every page), but "
+                  + page
+                  + " is not");
+        }
+      }
+    }
     List<Long> device =
         exactlyOne(
             "--device-tokens",
@@ -483,11 +519,47 @@ final class ReplayCommand implements Callable<Integer> {
 
   /** Tokens from a token count, or from bytes with the layout; the function sees raw text. */
   private Function<String, Long> layoutTokens() {
+    if (ranks < 1) {
+      throw usage("--ranks=" + ranks + " must be at least 1");
+    }
+    Parallelism parallelism = parallelism();
     if (kvLayout == null) {
+      if (ranks > 1) {
+        throw usage(
+            "--ranks "
+                + ranks
+                + " makes the byte capacities one rank's: give them with --device-bytes and"
+                + " --kv-layout (a token capacity is the group's whatever the ranks)");
+      }
       return null;
     }
-    long bytesPerToken = layout(kvLayout);
+    KvLayout shape = parseLayout(kvLayout);
+    if (parallelism.cp()) {
+      if ((long) shape.kvHeads() * shape.headDim() % ranks != 0) {
+        throw usage(
+            "--parallel cp over --ranks "
+                + ranks
+                + ": a rank holds 1/"
+                + ranks
+                + " of each position's kv-heads x head-dim = "
+                + (long) shape.kvHeads() * shape.headDim()
+                + " elements, which do not divide");
+      }
+    } else if (shape.kvHeads() % ranks != 0) {
+      throw usage(
+          "--parallel tp over --ranks "
+              + ranks
+              + ": the ranks must divide kv-heads="
+              + shape.kvHeads()
+              + "; --parallel cp splits positions instead");
+    }
+    // One token's bytes on one rank: the layout's over the ranks, either way.
+    long bytesPerToken = shape.pageBytes() / ranks;
     return v -> bytes(v) / bytesPerToken;
+  }
+
+  private Parallelism parallelism() {
+    return parse("--parallel", parallel, v -> Parallelism.parse(v, 1));
   }
 
   private List<Long> exactlyOne(
@@ -617,11 +689,6 @@ final class ReplayCommand implements Callable<Integer> {
   private static KvLayout windowShape(KvLayout given, int page) {
     KvLayout s = given != null ? given : io.kvtier.simulator.SimulationConfig.kvLayout(page);
     return new KvLayout(s.layers(), s.kvHeads(), s.headDim(), s.dtypeBytes(), page);
-  }
-
-  /** Bytes of K and V of one token over all layers. */
-  private long layout(String value) {
-    return parseLayout(value).pageBytes();
   }
 
   /** {@code --kv-layout}, with a page of one token. */

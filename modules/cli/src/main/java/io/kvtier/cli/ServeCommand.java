@@ -17,6 +17,8 @@ import io.kvtier.server.ApiException;
 import io.kvtier.server.CompletionServer;
 import io.kvtier.serving.EngineSettings;
 import io.kvtier.serving.GenerationEngine;
+import io.kvtier.spi.KvLayout;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -76,6 +78,9 @@ final class ServeCommand implements Callable<Integer> {
   @Spec private CommandSpec spec;
 
   @Mixin private EngineOptions engineOptions = new EngineOptions();
+
+  /** One rank's pools' KV layout, known once the config is checked. */
+  private KvLayout rankLayout;
 
   @Option(
       names = "--port",
@@ -354,6 +359,11 @@ final class ServeCommand implements Callable<Integer> {
     if (maxContext != null && maxContext < 1) {
       return usage(err, "--max-context=" + maxContext + " must be at least 1");
     }
+    try {
+      engineOptions.checkParallel();
+    } catch (IllegalArgumentException e) {
+      return usage(err, e.getMessage());
+    }
     LayerMix mix;
     try {
       mix = LayerMix.parse(modelLayers, "--model-layers");
@@ -405,7 +415,8 @@ final class ServeCommand implements Callable<Integer> {
         // The engine checks this again when it opens, where a failure is the run's (exit 1);
         // the rank count is an option (--ranks, kvtier.ranks or mpirun's -np), so it is checked
         // here first, on every rank process alike.
-        model.model().checkLayout(kvtier.layout(), kvtier.ranks());
+        rankLayout =
+            model.model().rankLayout(kvtier.layout(), kvtier.ranks(), kvtier.parallelism());
       } catch (IllegalArgumentException e) {
         return usage(err, e.getMessage());
       }
@@ -495,6 +506,13 @@ final class ServeCommand implements Callable<Integer> {
       throws InterruptedException {
     try (GenerationEngine engine = opened) {
       KvTierMeters.bind(registry, engine::stats);
+      KvLayout rank = rankLayout;
+      Gauge.builder("kvtier.kv.bytes.per.token", () -> (double) rank.pageBytes() / rank.pageSize())
+          .description(
+              "KV bytes of one token (K and V of every layer) in one rank's pools: the model's"
+                  + " over the ranks, by heads (tp) or by positions (cp)")
+          .strongReference(true)
+          .register(registry);
       CompletionServer started;
       try {
         started =
@@ -601,12 +619,13 @@ final class ServeCommand implements Callable<Integer> {
       server = started;
       InetSocketAddress at = started.address();
       out.printf(
-          "kvtier serve: listening on http://%s:%d, model %s (%s; device %d pages, host %d"
+          "kvtier serve: listening on http://%s:%d, model %s (%s; %sdevice %d pages, host %d"
               + " pages of %d tokens; write %s, eviction %s; L3 %s)%n",
           at.getHostString(),
           at.getPort(),
           servedName,
           served.description(),
+          kvtier.ranks() > 1 ? kvtier.ranks() + " ranks " + kvtier.parallelism() + "; " : "",
           kvtier.cache().devicePages(),
           kvtier.cache().hostPages(),
           kvtier.cache().pageSize(),

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.discovery.ProviderKind;
 import io.kvtier.serving.EngineSettings;
 import java.util.Map;
@@ -50,6 +51,15 @@ class EngineOptionsTest {
     assertThat(settings.queueCapacity()).isEqualTo(7);
     assertThat(settings.prefixCaching()).isTrue();
     assertThat(parse("--no-prefix-cache").settings(config, 1, Map.of()).prefixCaching()).isFalse();
+  }
+
+  @Test
+  void parallelAndInterleaveSetTheirKeys() {
+    KvTierConfig cp =
+        config(parse("--ranks", "8", "--parallel", "cp", "--cp-interleave", "2"), Map.of());
+    assertThat(cp.ranks()).isEqualTo(8);
+    assertThat(cp.parallelism()).isEqualTo(Parallelism.cp(2));
+    assertThat(config(parse(), Map.of()).parallelism()).isEqualTo(Parallelism.TP);
   }
 
   @Test

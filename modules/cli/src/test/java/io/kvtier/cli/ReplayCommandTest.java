@@ -198,6 +198,15 @@ class ReplayCommandTest {
             + " is not given",
         "--write-policy write_back --host-ratio 0,2|--host-ratio includes 0",
         "--l3-tokens 10M|--l3-tokens needs a host tier",
+        "--ranks 2|--ranks 2 makes the byte capacities one rank's",
+        "--ranks 0|--ranks=0 must be at least 1",
+        "--device-bytes 1GiB --kv-layout layers=2,kv-heads=1,head-dim=8,dtype-bytes=2 --ranks 2|"
+            + "--parallel tp over --ranks 2: the ranks must divide kv-heads=1; --parallel cp",
+        "--device-bytes 1GiB --kv-layout layers=2,kv-heads=1,head-dim=8,dtype-bytes=2 --ranks 3"
+            + " --parallel cp|--parallel cp over --ranks 3: a rank holds 1/3 of each position's",
+        "--device-bytes 1GiB --kv-layout layers=2,kv-heads=1,head-dim=8,dtype-bytes=2 --ranks 4"
+            + " --parallel cp --page-size 16,18|every --page-size to be a multiple of 4",
+        "--parallel sp|--parallel: kvtier.parallel=sp is neither tp",
         "--threads 0|--threads=0 must be at least 1",
         "--requests 0|--requests=0 must be at least 1",
         "--layer-mix full,swa|element 2 of --layer-mix='full,swa' is 'swa'",
@@ -218,6 +227,44 @@ class ReplayCommandTest {
     CliRun run = run(args.toArray(String[]::new));
     assertThat(run.status()).as(run.out() + run.err()).isEqualTo(2);
     assertThat(run.err()).contains(message).contains("see `kvtier replay --help`");
+  }
+
+  /**
+   * With {@code --ranks 4 --parallel cp} the byte capacities are one rank's, which holds a
+   * quarter of each token's KV: four times the tokens of one rank.
+   */
+  @Test
+  void contextParallelRanksHoldTheirShareOfEachToken(@TempDir Path dir) throws IOException {
+    List<Long> tokens = new ArrayList<>();
+    for (String ranks : List.of("1", "4")) {
+      Path json = dir.resolve("out-" + ranks + ".json");
+      CliRun run =
+          run(
+              "replay",
+              "--workload",
+              GENERATED,
+              "--requests",
+              "20",
+              "--kv-layout",
+              "layers=2,kv-heads=1,head-dim=8,dtype-bytes=2",
+              "--device-bytes",
+              "1MiB",
+              "--ranks",
+              ranks,
+              "--parallel",
+              "cp",
+              "--threads",
+              "1",
+              "--json",
+              json.toString());
+      assertThat(run.status()).as(run.err()).isZero();
+      Map<String, Object> c =
+          object(
+              array(object(TestJson.parse(Files.readString(json))).get("configurations")).get(0));
+      tokens.add((Long) c.get("deviceTokens"));
+    }
+    // 64 bytes per token on one rank, 16 on each of 4.
+    assertThat(tokens).containsExactly((1L << 20) / 64, (1L << 20) / 16);
   }
 
   @Test

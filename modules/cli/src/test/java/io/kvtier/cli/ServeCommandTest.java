@@ -13,6 +13,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
@@ -314,6 +317,138 @@ class ServeCommandTest {
     assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
   }
 
+  @Test
+  void aContextParallelGroupWhoseTurnDoesNotDivideThePageExits2NamingTheOptions() {
+    Path model = io.kvtier.testkit.SharedFiles.require("models/tinyllamas-stories-260k-f32.gguf");
+
+    CliRun run =
+        serve(
+            "--model",
+            model.toString(),
+            "--ranks",
+            "8",
+            "--parallel",
+            "cp",
+            "--cp-interleave",
+            "4",
+            "--port",
+            "0");
+
+    assertThat(run.status()).as(run.err()).isEqualTo(ServeCommand.EXIT_USAGE);
+    assertThat(run.firstErrLine())
+        .isEqualTo(
+            "kvtier serve: --parallel cp over 8 ranks with interleave 4 needs a page size that is"
+                + " a multiple of ranks x interleave = 32, so that each rank holds the same share"
+                + " of every page; kvtier.page-size is 16: change kvtier.page-size, kvtier.ranks"
+                + " or kvtier.cp-interleave; see kvtier serve --help");
+    assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
+  }
+
+  /**
+   * stories260K context parallel on 4 rank threads, one position per turn and then blocks of 2:
+   * the greedy completions (text, then a prompt whose first pages the first left cached, then BOS
+   * alone) are those of one rank.
+   */
+  @Test
+  void aContextParallelGroupAnswersTheOneRankGreedyCompletions(@TempDir Path dir) throws Exception {
+    Path model = io.kvtier.testkit.SharedFiles.require("models/tinyllamas-stories-260k-f32.gguf");
+    Path config = dir.resolve("kvtier.properties");
+    Files.writeString(config, "kvtier.page-size=8\nkvtier.device-pages=40\nkvtier.host-pages=80\n");
+    List<String> options =
+        List.of(
+            "--port",
+            "0",
+            "--model",
+            model.toString(),
+            "--max-context",
+            "128",
+            "--config",
+            config.toString());
+    List<String> requests =
+        List.of(
+            "/v1/completions {\"model\": \"tinyllamas-stories-260k\", \"prompt\": \"Once upon a"
+                + " time, there was a little girl\", \"max_tokens\": 12}",
+            "/v1/completions {\"model\": \"tinyllamas-stories-260k\", \"prompt\": \"Once upon a"
+                + " time, there was a little girl named Lily. She loved\", \"max_tokens\": 12}",
+            "/v1/completions {\"model\": \"tinyllamas-stories-260k\", \"prompt\": [1],"
+                + " \"max_tokens\": 12}");
+    Map<String, Object> oneRank = ServedCompletions.ofOneRank(options, requests);
+    for (String interleave : List.of("1", "2")) {
+      List<String> cp = new ArrayList<>(options);
+      cp.addAll(List.of("--ranks", "4", "--parallel", "cp", "--cp-interleave", interleave));
+      assertThat(ServedCompletions.ofOneRank(cp, requests))
+          .as("4 ranks cp, interleave %s", interleave)
+          .isEqualTo(oneRank);
+    }
+  }
+
+  /**
+   * The metrics say what a rank's pools hold per token: stories260K's 5 layers x 2 x 4 heads x 8
+   * floats x 4 bytes = 1,280 bytes on one rank, a quarter of it on each of 4 cp ranks.
+   */
+  @Test
+  void theMetricsGiveARanksKvBytesPerToken() throws Exception {
+    Path model = io.kvtier.testkit.SharedFiles.require("models/tinyllamas-stories-260k-f32.gguf");
+    for (String ranks : List.of("1", "4")) {
+      ServeCommand command = new ServeCommand();
+      StringWriter out = new StringWriter();
+      CommandLine cli = new CommandLine(command);
+      cli.setOut(new PrintWriter(out, true));
+      cli.setErr(new PrintWriter(out, true));
+      AtomicInteger status = new AtomicInteger(-1);
+      Thread running =
+          Thread.ofPlatform()
+              .start(
+                  () ->
+                      status.set(
+                          cli.execute(
+                              "--port",
+                              "0",
+                              "--model",
+                              model.toString(),
+                              "--ranks",
+                              ranks,
+                              "--parallel",
+                              "cp",
+                              "--max-context",
+                              "128",
+                              "--device-pages",
+                              "16")));
+      CompletionServer server;
+      while ((server = command.server()) == null) {
+        assertThat(running.isAlive()).as("serve exited early: %s", out).isTrue();
+        Thread.sleep(5);
+      }
+      URI base = URI.create("http://127.0.0.1:" + server.address().getPort());
+      String metrics;
+      try (HttpClient client = HttpClient.newHttpClient()) {
+        metrics =
+            client
+                .send(
+                    HttpRequest.newBuilder(base.resolve("/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .body();
+      } finally {
+        command.stop();
+        running.join();
+      }
+      assertThat(status.get()).as(out.toString()).isZero();
+      assertThat(metrics.lines().filter(l -> l.startsWith("kvtier_kv_bytes_per_token ")))
+          .as(ranks + " ranks")
+          .containsExactly("kvtier_kv_bytes_per_token " + (ranks.equals("1") ? "1280.0" : "320.0"));
+    }
+  }
+
+  @Test
+  void theTinyTransformerRefusesContextParallelism() {
+    CliRun run = serve("--ranks", "2", "--parallel", "cp", "--port", "0");
+
+    assertThat(run.status()).as(run.err()).isEqualTo(ServeCommand.EXIT_USAGE);
+    assertThat(run.firstErrLine())
+        .startsWith("kvtier serve: kvtier.parallel=cp: ")
+        .contains("splits over ranks by its KV heads only");
+  }
+
   /** One in-process {@code kvtier serve} run with {@code args}. */
   private static CliRun serve(String... args) {
     String[] all = new String[args.length + 1];
@@ -334,6 +469,9 @@ class ServeCommandTest {
       --request-timeout 0 | --request-timeout=0 must be at least 1 second
       --bind nosuchhost.invalid | --bind=nosuchhost.invalid is not a known host name or address
       --max-context 0    | --max-context=0 must be at least 1
+      --parallel dp      | kvtier.parallel=dp is neither tp (a share of the KV heads per rank) nor cp (a share of the positions per rank): set --parallel (kvtier.parallel) to tp or cp
+      --parallel cp --cp-interleave 0 | kvtier.cp-interleave=0 must be >= 1: the positions a rank takes per turn under --parallel cp
+      --parallel tp --cp-interleave 2 | kvtier.cp-interleave=2 is for --parallel cp (kvtier.parallel=cp) only
       --on-load-failure retry | --on-load-failure retry is not a policy kvtier knows: use recompute or fail
       --verify-restores never | --verify-restores never is not a check kvtier knows: use checksum or recompute
       --ranks 3          | ranks=3 does not divide the tiny transformer's 4 attention heads

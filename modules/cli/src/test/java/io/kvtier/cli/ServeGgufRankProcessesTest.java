@@ -110,6 +110,45 @@ class ServeGgufRankProcessesTest {
     assertThat(await(ranks.process(1), logs.get(1))).as(output(logs.get(1))).isZero();
   }
 
+  /** Two MPI rank processes context parallel, in blocks of 2 positions. */
+  @Test
+  void twoMpiRankProcessesUnderContextParallelismAnswerTheOneRankGreedyCompletions()
+      throws Exception {
+    RankProcesses.mpirun(); // skips here, before the one-rank run, without mpirun
+    Map<String, Object> oneRank = oneRankCompletions();
+
+    List<String> cp = new ArrayList<>(serve);
+    cp.addAll(List.of("--parallel", "cp", "--cp-interleave", "2"));
+    Path log = dir.resolve("mpi-cp.log");
+    Process job = ranks.startMpiJob(cp, log);
+    RankProcesses.Serving serving = awaitServing(job, log);
+
+    assertThat(ServedCompletions.of(serving.base(), REQUESTS)).as(output(log)).isEqualTo(oneRank);
+    assertThat(output(log)).contains("2 ranks cp (interleave 2)");
+    assertThat(ProcessHandle.of(serving.pid()).orElseThrow().destroy()).isTrue();
+    assertThat(await(job, log)).as("mpirun's exit status; %s", output(log)).isZero();
+  }
+
+  /** The same with the two processes context parallel: each holds every other position's KV. */
+  @Test
+  void twoHazelcastRankProcessesUnderContextParallelismAnswerTheOneRankGreedyCompletions()
+      throws Exception {
+    Map<String, Object> oneRank = oneRankCompletions();
+
+    List<String> cp = new ArrayList<>(serve);
+    cp.addAll(List.of("--parallel", "cp"));
+    List<Path> logs = ranks.startHazelcastRanks(cp, "kvtier-serve-gguf-cp-test-");
+    RankProcesses.Serving serving = awaitServing(ranks.process(0), logs.get(0));
+
+    assertThat(ServedCompletions.of(serving.base(), REQUESTS))
+        .as(output(logs.get(0)))
+        .isEqualTo(oneRank);
+    assertThat(output(logs.get(0))).contains("2 ranks cp (interleave 1)");
+    assertThat(ranks.process(0).toHandle().destroy()).isTrue();
+    assertThat(await(ranks.process(0), logs.get(0))).as(output(logs.get(0))).isZero();
+    assertThat(await(ranks.process(1), logs.get(1))).as(output(logs.get(1))).isZero();
+  }
+
   /**
    * The one-rank server's completions, checked to be the model's known greedy tokens after BOS,
    * so that the comparison is with the model's real answers.

@@ -1,10 +1,12 @@
 package io.kvtier.serving;
 
 import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.rank.RankEngineConfig;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.Collective;
+import io.kvtier.spi.KvLayout;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
@@ -24,9 +26,10 @@ import java.util.function.UnaryOperator;
  * </ul>
  *
  * <p>The config describes the model's whole KV layout ({@code kvtier.kv-heads} the model's
- * heads); each rank's pools hold its shard, {@code kv-heads / ranks} heads (tensor parallelism:
- * {@link ServingModel#checkLayout}), so the pools of a rank are {@code ranks} times smaller per
- * page.
+ * heads); each rank's pools hold its shard ({@link ServingModel#rankLayout}): {@code kv-heads /
+ * ranks} heads under tensor parallelism, or under context parallelism ({@code kvtier.parallel=cp})
+ * every head of {@code 1/ranks} of each page's positions; either way the pools of a rank are
+ * {@code ranks} times smaller per page.
  */
 public final class GenerationEngines {
   private static final AtomicLong GROUPS = new AtomicLong();
@@ -199,20 +202,39 @@ public final class GenerationEngines {
   }
 
   /**
-   * One rank's config: the model's layout checked, then {@code kvtier.kv-heads} set to the
-   * shard's heads.
+   * One rank's config: the model's layout checked, then the layout keys set to the rank's
+   * ({@link ServingModel#rankLayout}: under tp its shard of the heads, under cp every head of
+   * {@code 1/ranks} of the positions), and under cp the L3 model id suffixed {@code -cpN}.
    */
   static KvTierConfig shardConfig(ServingModel model, KvTierConfig config) {
     Objects.requireNonNull(model, "model");
     Objects.requireNonNull(config, "config");
     int ranks = config.ranks();
-    model.checkLayout(config.layout(), ranks);
+    KvLayout rank = model.rankLayout(config.layout(), ranks, config.parallelism());
     if (ranks == 1) {
       return config;
     }
-    return KvTierConfig.builder()
-        .properties(config.toProperties())
-        .set(KvTierKeys.KV_HEADS, Integer.toString(config.layout().kvHeads() / ranks))
-        .build();
+    if (rank.pageSize() != config.layout().pageSize()) {
+      throw new IllegalStateException(
+          "the model's rank layout "
+              + rank
+              + " changes the page size of "
+              + config.layout()
+              + ": every rank's pages are the replicated tree's");
+    }
+    KvTierConfigBuilder shard =
+        KvTierConfig.builder()
+            .properties(config.toProperties())
+            .set(KvTierKeys.KV_HEADS, Integer.toString(rank.kvHeads()))
+            .set(KvTierKeys.HEAD_DIM, Integer.toString(rank.headDim()))
+            .set(KvTierKeys.DTYPE_BYTES, Integer.toString(rank.dtypeBytes()));
+    if (config.parallelism().cp()) {
+      // A cp rank's page of a layout that may be a tp share's too (kv-heads divisible by the
+      // ranks) holds other bytes: its L3 keys must not meet a tp group's.
+      shard.set(
+          KvTierKeys.L3_MODEL_ID,
+          config.l3().modelId() + "-cp" + config.parallelism().interleave());
+    }
+    return shard.build();
   }
 }

@@ -1,5 +1,6 @@
 package io.kvtier.serving;
 
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.PageMemory;
 import java.util.ArrayList;
@@ -18,14 +19,25 @@ public final class RankShard {
   private final int rank;
   private final int ranks;
   private final PageMemory device;
+  private final Parallelism parallelism;
   private final List<Consumer<Collective>> joined = new ArrayList<>();
   private Collective collective;
 
-  RankShard(int rank, int ranks, PageMemory device) {
+  RankShard(int rank, int ranks, Parallelism parallelism, PageMemory device) {
     Objects.checkIndex(rank, ranks);
     this.rank = rank;
     this.ranks = ranks;
+    this.parallelism = Objects.requireNonNull(parallelism, "parallelism");
     this.device = Objects.requireNonNull(device, "device");
+  }
+
+  /**
+   * How the group splits the model ({@code kvtier.parallel}): by KV heads or by positions.
+   *
+   * @return the config's parallelism
+   */
+  public Parallelism parallelism() {
+    return parallelism;
   }
 
   /**
@@ -38,7 +50,8 @@ public final class RankShard {
   }
 
   /**
-   * The ranks of the group, each holding {@code kvHeads / ranks} heads.
+   * The ranks of the group, each holding {@code kvHeads / ranks} heads (tp) or {@code 1/ranks}
+   * of each sequence's positions (cp).
    *
    * @return at least 1
    */
@@ -47,7 +60,7 @@ public final class RankShard {
   }
 
   /**
-   * The rank's device pool, with its shard's KV layout.
+   * The rank's device pool, with its KV layout ({@link ServingModel#rankLayout}).
    *
    * @return the pool
    */

@@ -167,7 +167,8 @@ final class RankSlot implements AutoCloseable {
                 opened.worldSize()));
       }
       RankCache cache = builder.events(events.listener()).build();
-      RankShard shard = new RankShard(rank, config.ranks(), backends.device());
+      RankShard shard =
+          new RankShard(rank, config.ranks(), config.parallelism(), backends.device());
       StepCounter runner = new StepCounter(hooks.wrapRunner().wrap(rank, model.openRunner(shard)));
       RankEngine engine = new RankEngine(cache, collective, runner, engineConfig);
       // The model's partial sums go through the engine's collective: they join its schedule, so

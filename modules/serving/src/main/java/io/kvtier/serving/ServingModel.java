@@ -1,5 +1,6 @@
 package io.kvtier.serving;
 
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.rank.ModelRunner;
 import io.kvtier.spi.KvLayout;
 import java.util.Objects;
@@ -86,6 +87,38 @@ public interface ServingModel {
    * @throws IllegalArgumentException naming the keys to set, or the ranks to give
    */
   void checkLayout(KvLayout layout, int ranks);
+
+  /**
+   * The KV layout of one rank's pools in a group of {@code ranks} that splits the model as
+   * {@code parallelism} says ({@code kvtier.parallel}). The default runs tensor parallelism only:
+   * each rank's pools hold its shard of the heads, {@code kvHeads / ranks}; a model that can
+   * split otherwise (context parallelism: every head, a share of each sequence's positions)
+   * overrides this. The page size is the config's, since the replicated tree allocates the same
+   * pages on every rank.
+   *
+   * @param layout {@code kvtier.*}'s layout, checked by {@link #checkLayout}
+   * @param ranks the ranks of the group
+   * @param parallelism how the ranks split the model
+   * @return the layout of each rank's pools, with {@code layout}'s page size
+   * @throws IllegalArgumentException as {@link #checkLayout}, or for a parallelism this model
+   *     does not run, naming the key
+   */
+  default KvLayout rankLayout(KvLayout layout, int ranks, Parallelism parallelism) {
+    if (parallelism.cp() && ranks > 1) {
+      throw new IllegalArgumentException(
+          "kvtier.parallel=cp: "
+              + text().name()
+              + " splits over ranks by its KV heads only (tensor parallelism); set"
+              + " kvtier.parallel=tp (--parallel tp), or serve a GGUF model");
+    }
+    checkLayout(layout, ranks);
+    return new KvLayout(
+        layout.layers(),
+        layout.kvHeads() / ranks,
+        layout.headDim(),
+        layout.dtypeBytes(),
+        layout.pageSize());
+  }
 
   /**
    * The page slots one snapshot of the model's per-sequence state takes in one rank's pools

@@ -32,6 +32,7 @@ import java.util.regex.Pattern;
  * @param memoryLayout the block order of both pools
  * @param cache the radix cache's settings, with the pool sizes in pages
  * @param ranks ranks in the group, at least 1
+ * @param parallelism how the ranks split the model: by KV heads (tp) or by positions (cp)
  * @param digestInterval ticks between replica digest checks, 0 for none
  * @param collectiveTimeout how long one collective call may wait, positive
  * @param l3 how the engine uses the L3 store (when {@code kvtier.store} names one)
@@ -44,6 +45,7 @@ public record KvTierConfig(
     MemoryLayout memoryLayout,
     CacheConfig cache,
     int ranks,
+    Parallelism parallelism,
     int digestInterval,
     Duration collectiveTimeout,
     L3Config l3,
@@ -141,6 +143,14 @@ public record KvTierConfig(
     new PoolSpec(layout, cache.hostPages(), memoryLayout);
     if (ranks < 1) {
       throw new IllegalArgumentException(KvTierKeys.RANKS + "=" + ranks + " must be >= 1");
+    }
+    Objects.requireNonNull(parallelism, "parallelism");
+    if (parallelism.cp() && l3.replicatedKv()) {
+      throw new IllegalArgumentException(
+          KvTierKeys.PARALLEL
+              + "=cp gives each rank other positions' KV, but "
+              + KvTierKeys.L3_REPLICATED_KV
+              + "=true says every rank holds the same KV: set one of them otherwise");
     }
     if (digestInterval < 0) {
       throw new IllegalArgumentException(
@@ -300,6 +310,8 @@ public record KvTierConfig(
     out.put(KvTierKeys.SNAPSHOT_SLOTS, Integer.toString(cache.snapshotSlots()));
     out.put(KvTierKeys.SNAPSHOT_INTERVAL_PAGES, Integer.toString(cache.snapshotIntervalPages()));
     out.put(KvTierKeys.RANKS, Integer.toString(ranks));
+    out.put(KvTierKeys.PARALLEL, parallelism.configName());
+    out.put(KvTierKeys.CP_INTERLEAVE, Integer.toString(parallelism.interleave()));
     out.put(KvTierKeys.DIGEST_INTERVAL, Integer.toString(digestInterval));
     out.put(KvTierKeys.COLLECTIVE_TIMEOUT, ConfigValues.formatDuration(collectiveTimeout));
     out.put(KvTierKeys.L3_BYTES, Long.toString(l3.capacityBytes()));

@@ -387,6 +387,17 @@ public final class KvTierConfigBuilder {
   }
 
   /**
+   * Sets {@value KvTierKeys#PARALLEL} and {@value KvTierKeys#CP_INTERLEAVE}.
+   *
+   * @param parallelism how the ranks split the model
+   * @return this builder
+   */
+  public KvTierConfigBuilder parallelism(Parallelism parallelism) {
+    set(KvTierKeys.PARALLEL, parallelism.configName());
+    return set(KvTierKeys.CP_INTERLEAVE, Integer.toString(parallelism.interleave()));
+  }
+
+  /**
    * Sets {@value KvTierKeys#COLLECTIVE_TIMEOUT}.
    *
    * @param timeout how long one collective call may wait

@@ -76,6 +76,10 @@ final class KvTierConfigParser {
                 CacheConfig.DEFAULT_SNAPSHOT_INTERVAL_PAGES,
                 1));
     int ranks = integer(KvTierKeys.RANKS, KvTierConfig.DEFAULT_RANKS, 1);
+    Parallelism parallelism =
+        Parallelism.parse(
+            text(KvTierKeys.PARALLEL, Parallelism.TP.configName()),
+            integer(KvTierKeys.CP_INTERLEAVE, 1, 1));
     int digestInterval =
         integer(KvTierKeys.DIGEST_INTERVAL, KvTierConfig.DEFAULT_DIGEST_INTERVAL, 0);
     Duration timeout =
@@ -101,6 +105,7 @@ final class KvTierConfigParser {
         memoryLayout,
         cache,
         ranks,
+        parallelism,
         digestInterval,
         timeout,
         l3,

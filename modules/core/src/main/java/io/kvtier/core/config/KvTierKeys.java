@@ -29,6 +29,15 @@ public final class KvTierKeys {
   /** The L3 store provider: a name, {@code auto} or {@code none}. */
   public static final String STORE = "kvtier.store";
 
+  /**
+   * How the ranks split the model: {@code tp} (a share of the KV heads each, the default) or
+   * {@code cp} (a share of every sequence's positions each); see {@link Parallelism}.
+   */
+  public static final String PARALLEL = "kvtier.parallel";
+
+  /** Under {@code kvtier.parallel=cp}, consecutive positions per rank turn (default 1). */
+  public static final String CP_INTERLEAVE = "kvtier.cp-interleave";
+
   /** Transformer layers. */
   public static final String LAYERS = "kvtier.layers";
 
@@ -148,6 +157,8 @@ public final class KvTierKeys {
           SNAPSHOT_SLOTS,
           SNAPSHOT_INTERVAL_PAGES,
           RANKS,
+          PARALLEL,
+          CP_INTERLEAVE,
           DIGEST_INTERVAL,
           COLLECTIVE_TIMEOUT,
           L3_BYTES,

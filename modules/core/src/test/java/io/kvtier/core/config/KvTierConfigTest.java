@@ -50,6 +50,8 @@ class KvTierConfigTest {
             "kvtier.snapshot-slots",
             "kvtier.snapshot-interval-pages",
             "kvtier.ranks",
+            "kvtier.parallel",
+            "kvtier.cp-interleave",
             "kvtier.digest-interval",
             "kvtier.collective-timeout",
             "kvtier.l3-bytes",
@@ -89,6 +91,8 @@ class KvTierConfigTest {
             entry("kvtier.snapshot-slots", "0"),
             entry("kvtier.snapshot-interval-pages", "8"),
             entry("kvtier.ranks", "1"),
+            entry("kvtier.parallel", "tp"),
+            entry("kvtier.cp-interleave", "1"),
             entry("kvtier.digest-interval", "64"),
             entry("kvtier.collective-timeout", "30s"),
             entry("kvtier.l3-bytes", Long.toString(1L << 30)),
@@ -514,11 +518,49 @@ class KvTierConfigTest {
                     defaults.memoryLayout(),
                     defaults.cache(),
                     1,
+                    Parallelism.TP,
                     0,
                     Duration.ofSeconds(1),
                     L3Config.DEFAULTS,
                     Map.of("kvtier.page-size", "1")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("backend property 'kvtier.page-size'");
+  }
+
+  @Test
+  void parallelismIsReadAndABadValueNamesItsKey() {
+    KvTierConfig cp =
+        KvTierConfig.builder()
+            .properties(Map.of("kvtier.parallel", "cp", "kvtier.cp-interleave", "4"))
+            .build();
+    assertThat(cp.parallelism()).isEqualTo(Parallelism.cp(4));
+    assertThat(KvTierConfig.builder().properties(cp.toProperties()).build().parallelism())
+        .isEqualTo(Parallelism.cp(4));
+    assertThat(KvTierConfig.defaults().parallelism()).isEqualTo(Parallelism.TP);
+    assertThatThrownBy(
+            () -> KvTierConfig.builder().properties(Map.of("kvtier.parallel", "dp")).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kvtier.parallel=dp is neither tp");
+    assertThatThrownBy(
+            () -> KvTierConfig.builder().properties(Map.of("kvtier.cp-interleave", "2")).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kvtier.cp-interleave=2 is for --parallel cp");
+    assertThatThrownBy(
+            () ->
+                KvTierConfig.builder()
+                    .properties(Map.of("kvtier.parallel", "cp", "kvtier.cp-interleave", "0"))
+                    .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kvtier.cp-interleave");
+    assertThatThrownBy(
+            () ->
+                KvTierConfig.builder()
+                    .properties(Map.of("kvtier.parallel", "cp", "kvtier.l3-replicated-kv", "true"))
+                    .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "kvtier.parallel=cp gives each rank other positions' KV, but"
+                + " kvtier.l3-replicated-kv=true says every rank holds the same KV: set one of"
+                + " them otherwise");
   }
 }

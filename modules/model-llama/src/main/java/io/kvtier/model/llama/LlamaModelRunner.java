@@ -1,5 +1,6 @@
 package io.kvtier.model.llama;
 
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.rank.ModelRunner;
 import io.kvtier.core.rank.ModelStep;
 import io.kvtier.spi.Collective;
@@ -26,6 +27,13 @@ import java.util.Objects;
  * every rank's partials unchanged and adds them in rank order. The sums are then the same bits on
  * every rank, and the tokens too, as the engine's replicated state needs.
  *
+ * <p>Under context parallelism ({@link Parallelism}, {@code kvtier.parallel=cp}) the rank holds
+ * the whole weights and the K/V of its positions ({@link Stripe}); the ranks' partial attention
+ * outputs meet through the same collective, every rank's bits in rank order, and each merges
+ * them alike. A prefill's rows are split by position: each rank computes its own positions'
+ * rows, the chunk's queries and the last hidden row travel through the collective ({@link
+ * ShardPass#stripedLayer}). A decode step is computed by every rank.
+ *
  * <p>{@link #verifyPrefix} recomputes a loaded-back prefix from its tokens and compares its K/V
  * with the pages bit for bit. Not thread-safe: one per rank, on the rank's scheduler thread;
  * its requests' steps share one set of working arrays ({@link PassScratch}), which a rank's
@@ -38,6 +46,8 @@ public final class LlamaModelRunner implements ModelRunner {
   private final LlamaModel model;
   private final int rank;
   private final int ranks;
+  private final Parallelism parallelism;
+  private final Stripe stripe;
   private final ShardPass pass;
   private final PagedKvStore kv;
   private final LogitsListener listener;
@@ -50,6 +60,9 @@ public final class LlamaModelRunner implements ModelRunner {
   private float[] pageValues = new float[0];
   private long[] slots = new long[0];
   private PartialSums sums;
+  private PartialGather gather;
+  private boolean replicatedPrefill;
+  private float[] gathered = new float[0];
 
   /** The decode batch in progress ({@link #writeDecodeLayer}): its hidden rows and positions. */
   private float[] batchHidden = new float[0];
@@ -82,31 +95,92 @@ public final class LlamaModelRunner implements ModelRunner {
    */
   public LlamaModelRunner(
       LlamaServingModel model, PageMemory device, int rank, int ranks, LogitsListener listener) {
+    this(model, device, rank, ranks, Parallelism.TP, listener);
+  }
+
+  /**
+   * The runner of rank {@code rank} of {@code ranks}, the model split as {@code parallelism}
+   * says: under tp a share of the heads and feed-forward rows; under cp the whole weights and
+   * the K/V of the rank's positions ({@link Stripe}). With more than one rank, call {@link
+   * #combineThrough} before the first step.
+   *
+   * @param model the model
+   * @param device the rank's device pool, with the rank's KV layout ({@link PagedKvStore#layout(
+   *     io.kvtier.gguf.ModelHyperparameters, int, int, Parallelism)})
+   * @param rank the rank
+   * @param ranks the ranks
+   * @param parallelism tp or cp
+   * @param listener gets each generated token's logits
+   * @throws IllegalArgumentException if the ranks cannot split the model so, or the pool's
+   *     layout is not the rank's
+   */
+  public LlamaModelRunner(
+      LlamaServingModel model,
+      PageMemory device,
+      int rank,
+      int ranks,
+      Parallelism parallelism,
+      LogitsListener listener) {
     Objects.requireNonNull(model, "model");
     Objects.requireNonNull(device, "device");
     this.listener = Objects.requireNonNull(listener, "listener");
+    this.parallelism = Objects.requireNonNull(parallelism, "parallelism");
     this.model = model.model();
     this.rank = rank;
     this.ranks = ranks;
-    ShardPass.checkRanks(this.model.hyperparameters(), ranks);
     Objects.checkIndex(rank, ranks);
+    this.kv = new PagedKvStore(device, this.model.hyperparameters(), rank, ranks, parallelism);
+    this.stripe = kv.stripe();
     this.sums =
         ranks == 1
             ? PartialSums.WHOLE
             : (values, length) -> {
-              throw new IllegalStateException(
-                  "rank "
-                      + rank
-                      + " of "
-                      + ranks
-                      + " has no collective to sum its partial outputs: call combineThrough"
-                      + " before the first step");
+              throw notJoined();
             };
-    this.pass =
-        new ShardPass(this.model, rank, ranks, (values, length) -> sums.sum(values, length));
-    this.kv = new PagedKvStore(device, this.model.hyperparameters(), ranks);
+    this.gather =
+        (values, length) -> {
+          throw notJoined();
+        };
+    if (stripe.whole()) {
+      ShardPass.checkRanks(this.model.hyperparameters(), ranks);
+      this.pass =
+          new ShardPass(this.model, rank, ranks, (values, length) -> sums.sum(values, length));
+    } else {
+      this.pass =
+          ShardPass.striped(this.model, stripe, (values, length) -> gather.gather(values, length));
+    }
     this.dim = this.model.hyperparameters().embeddingLength();
-    this.reference = new OneLayer(layers(), pass.kvWidth());
+    this.reference = new OneLayer(layers(), pass.kvWidth(), stripe);
+  }
+
+  /** Whether a prefill's rows are split by position over the ranks (cp, unless replicated). */
+  private boolean split() {
+    return !stripe.whole() && !replicatedPrefill;
+  }
+
+  /**
+   * Under cp, has every rank compute every row of a prefill (as a decode step does), writing
+   * only its own positions' K/V: the bits of the split prefill, at {@code R} times the work. For
+   * the tests that show the two equal.
+   */
+  void replicatePrefill() {
+    replicatedPrefill = true;
+  }
+
+  private IllegalStateException notJoined() {
+    return new IllegalStateException(
+        "rank "
+            + rank
+            + " of "
+            + ranks
+            + " has no collective to "
+            + (stripe.whole() ? "sum its partial outputs" : "merge its partial attention")
+            + ": call combineThrough before the first step");
+  }
+
+  /** How this runner's group splits the model. */
+  public Parallelism parallelism() {
+    return parallelism;
   }
 
   /**
@@ -134,10 +208,26 @@ public final class LlamaModelRunner implements ModelRunner {
     }
     if (ranks > 1) {
       sums = (values, length) -> sumInRankOrder(collective, values, length);
+      gather = (values, length) -> gatherInRankOrder(collective, values, length);
     }
   }
 
-  private void sumInRankOrder(Collective collective, float[] values, int length) {
+  /** Every rank's {@code values[0, length)}, unchanged, in rank order (one allReduce). */
+  private float[] gatherInRankOrder(Collective collective, float[] values, int length) {
+    exchange(collective, values, length);
+    gathered = PassScratch.atLeast(gathered, ranks * length);
+    for (int i = 0; i < ranks * length; i++) {
+      gathered[i] = Float.intBitsToFloat((int) slots[i]);
+    }
+    return gathered;
+  }
+
+  /**
+   * Leaves every rank's {@code values[0, length)} in {@code slots}, rank {@code r}'s bits from
+   * {@code r * length}: one SUM allReduce in which each rank fills its own slots and leaves the
+   * others 0, so that the sums are every rank's bits unchanged.
+   */
+  private void exchange(Collective collective, float[] values, int length) {
     // The message is the whole array: reused while the length repeats (every decode step, every
     // whole chunk of a prefill).
     if (slots.length != ranks * length) {
@@ -151,6 +241,10 @@ public final class LlamaModelRunner implements ModelRunner {
     }
     // Adding zeros to the other ranks' slots leaves their bits as they were sent.
     collective.allReduceInto(ReduceOp.SUM, slots, slots, COMBINE_TAG);
+  }
+
+  private void sumInRankOrder(Collective collective, float[] values, int length) {
+    exchange(collective, values, length);
     for (int i = 0; i < length; i++) {
       float sum = Float.intBitsToFloat((int) slots[i]);
       for (int r = 1; r < ranks; r++) {
@@ -175,11 +269,12 @@ public final class LlamaModelRunner implements ModelRunner {
       s.from = step.from();
       s.to = step.to();
       s.nextLayer = 0;
-      int size = (step.to() - step.from()) * dim;
+      int rows = split() ? stripe.owned(step.from(), step.to()) : step.to() - step.from();
+      int size = rows * dim;
       if (s.hidden.length < size) {
         s.hidden = new float[size];
       }
-      pass.embed(step.tokens(), step.from(), step.to(), s.hidden);
+      embedOwn(step.tokens(), step.from(), step.to(), s.hidden);
     }
     if (s.from != step.from() || s.to != step.to() || s.nextLayer != layer) {
       throw new IllegalStateException(
@@ -202,8 +297,56 @@ public final class LlamaModelRunner implements ModelRunner {
               + " in order");
     }
     kv.bind(step.pageTable(), step.pageTable().length);
-    pass.layer(layer, s.hidden, step.from(), step.to() - step.from(), kv, scratch);
+    layer(layer, s.hidden, step.from(), step.to() - step.from(), kv);
     s.nextLayer++;
+  }
+
+  /**
+   * The embeddings of this rank's positions of {@code [from, to)} into the rows of {@code x}, in
+   * order: every position, or under cp the rank's (whose rows it computes in a prefill).
+   */
+  private void embedOwn(int[] tokens, int from, int to, float[] x) {
+    if (!split()) {
+      pass.embed(tokens, from, to, x);
+      return;
+    }
+    int row = 0;
+    for (int p = from; p < to; p++) {
+      if (stripe.owns(p)) {
+        pass.embed(tokens, p, p + 1, x, row++);
+      }
+    }
+  }
+
+  /**
+   * Layer {@code l} over positions {@code [start, start+n)}, {@code x} holding the rows {@link
+   * #embedOwn} gives: the whole pass, or under cp the prefill split by position ({@link
+   * ShardPass#stripedLayer}).
+   */
+  private void layer(int l, float[] x, int start, int n, KvStore store) {
+    if (!split()) {
+      pass.layer(l, x, start, n, store, scratch);
+    } else {
+      pass.stripedLayer(l, x, start, n, store, scratch);
+    }
+  }
+
+  /**
+   * Under cp, position {@code position}'s hidden row, which only its owner computed (at row
+   * {@code row} of {@code x} there), on every rank: one gather in which the owner sends the row
+   * and the others zeros. Otherwise the row itself.
+   */
+  private float[] lastRow(float[] x, int row, int position) {
+    if (!split()) {
+      return x;
+    }
+    float[] sent = new float[dim];
+    if (stripe.owns(position)) {
+      System.arraycopy(x, row * dim, sent, 0, dim);
+    }
+    float[] all = gather.gather(sent, dim);
+    System.arraycopy(all, stripe.owner(position) * dim, sent, 0, dim);
+    return sent;
   }
 
   /** Decode steps of several requests share one pass: see {@link #writeDecodeLayer}. */
@@ -317,17 +460,22 @@ public final class LlamaModelRunner implements ModelRunner {
                 + last
                 + " before every layer of the step was written");
       }
-      logits = pass.logits(s.hidden, s.to - s.from - 1, 1, scratch);
+      if (!split()) {
+        logits = pass.logits(s.hidden, s.to - s.from - 1, 1, scratch);
+      } else {
+        int row = stripe.owned(s.from, last);
+        logits = pass.logits(lastRow(s.hidden, row, last), 0, 1, scratch);
+      }
     } else {
       // The whole prompt was cached: the last position's hidden state is recomputed over the
       // cached K/V, whose own row is in the pages already; nothing is written to shared pages.
       float[] x = new float[dim];
-      pass.embed(step.tokens(), last, step.to(), x);
+      embedOwn(step.tokens(), last, step.to(), x);
       KvStore cached = new ReadOnly(kv.bind(step.pageTable(), step.pageTable().length));
       for (int l = 0; l < layers(); l++) {
-        pass.layer(l, x, last, 1, cached, scratch);
+        layer(l, x, last, 1, cached);
       }
-      logits = pass.logits(x, 0, 1, scratch);
+      logits = pass.logits(lastRow(x, 0, last), 0, 1, scratch);
     }
     listener.logits(rank, step.requestId(), last, logits);
     return argmax(logits);
@@ -363,21 +511,23 @@ public final class LlamaModelRunner implements ModelRunner {
       return 0;
     }
     int width = pass.kvWidth();
-    float[] x = verifyHidden = PassScratch.atLeast(verifyHidden, length * dim);
-    float[] keys = pageKeys = PassScratch.atLeast(pageKeys, length * width);
-    float[] values = pageValues = PassScratch.atLeast(pageValues, length * width);
-    pass.embed(step.tokens(), 0, length, x);
+    int held = stripe.owned(length);
+    float[] x = verifyHidden = PassScratch.atLeast(verifyHidden, (split() ? held : length) * dim);
+    float[] keys = pageKeys = PassScratch.atLeast(pageKeys, held * width);
+    float[] values = pageValues = PassScratch.atLeast(pageValues, held * width);
+    embedOwn(step.tokens(), 0, length, x);
     kv.bind(step.pageTable(), step.pageTable().length);
     int pageSize = kv.pageSize();
     int pages = (length + pageSize - 1) / pageSize;
     boolean[] wrong = new boolean[pages];
     for (int l = 0; l < layers(); l++) {
       reference.start(l, length);
-      pass.layer(l, x, 0, length, reference, scratch);
-      kv.read(l, length, keys, values);
+      layer(l, x, 0, length, reference);
+      kv.read(l, held, keys, values);
       for (int p = 0; p < pages; p++) {
-        int from = p * pageSize * width;
-        int to = Math.min(length, (p + 1) * pageSize) * width;
+        // This rank's rows of page p.
+        int from = stripe.owned(p * pageSize) * width;
+        int to = stripe.owned(Math.min(length, (p + 1) * pageSize)) * width;
         wrong[p] |=
             !Arrays.equals(reference.keys, from, to, keys, from, to)
                 || !Arrays.equals(reference.values, from, to, values, from, to);
@@ -402,22 +552,25 @@ public final class LlamaModelRunner implements ModelRunner {
   private static final class OneLayer implements KvStore {
     private final int layers;
     private final int kvDim;
+    private final Stripe stripe;
     private int layer;
     private int capacity;
     float[] keys = new float[0];
     float[] values = new float[0];
 
-    OneLayer(int layers, int kvDim) {
+    OneLayer(int layers, int kvDim, Stripe stripe) {
       this.layers = layers;
       this.kvDim = kvDim;
+      this.stripe = stripe;
     }
 
-    /** Holds layer {@code l}'s rows of {@code positions} positions from now on. */
+    /** Holds layer {@code l}'s rows of {@code positions} positions (the stripe's) from now on. */
     void start(int l, int positions) {
       layer = l;
       capacity = positions;
-      keys = PassScratch.atLeast(keys, positions * kvDim);
-      values = PassScratch.atLeast(values, positions * kvDim);
+      int rows = stripe.owned(positions);
+      keys = PassScratch.atLeast(keys, rows * kvDim);
+      values = PassScratch.atLeast(values, rows * kvDim);
     }
 
     @Override
@@ -438,8 +591,9 @@ public final class LlamaModelRunner implements ModelRunner {
     @Override
     public void write(int l, int position, float[] k, float[] v, int offset) {
       check(l, position, 1);
-      System.arraycopy(k, offset, keys, position * kvDim, kvDim);
-      System.arraycopy(v, offset, values, position * kvDim, kvDim);
+      int row = stripe.localIndex(position);
+      System.arraycopy(k, offset, keys, row * kvDim, kvDim);
+      System.arraycopy(v, offset, values, row * kvDim, kvDim);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.kvtier.model.llama;
 
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.rank.ModelRunner;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorInfo;
@@ -209,8 +210,8 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   /**
    * {@inheritDoc}
    *
-   * <p>Also that each rank's share splits every matrix: the feed-forward into whole blocks, the
-   * output projection's columns on block boundaries.
+   * <p>Also that each rank's share splits every matrix (tensor parallelism): the feed-forward
+   * into whole blocks, the output projection's columns on block boundaries.
    */
   @Override
   public void checkLayout(KvLayout layout, int ranks) {
@@ -225,13 +226,34 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   /**
    * {@inheritDoc}
    *
-   * <p>A {@link LlamaModelRunner} on the rank's share, summing partial outputs through the
-   * engine's collective.
+   * <p>Under tp each rank's share of the heads ({@link #checkLayout}). Under cp every rank holds
+   * the whole weights, and a page of every head and {@code 1/ranks} of the positions ({@link
+   * PagedKvStore#layout(ModelHyperparameters, int, int, Parallelism)}): the ranks times the
+   * interleave must divide the page size, and the ranks a row's floats; the KV heads need not
+   * divide by the ranks, nor the matrices split.
+   */
+  @Override
+  public KvLayout rankLayout(KvLayout layout, int ranks, Parallelism parallelism) {
+    Objects.requireNonNull(layout, "layout");
+    if (!parallelism.cp() || ranks == 1) {
+      checkLayout(layout, ranks);
+    } else {
+      PagedKvStore.checkLayout(hyperparameters(), layout, 1, false);
+    }
+    return PagedKvStore.layout(hyperparameters(), layout.pageSize(), ranks, parallelism);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>A {@link LlamaModelRunner} on the rank's share ({@link RankShard#parallelism}), merging
+   * partial outputs through the engine's collective.
    */
   @Override
   public ModelRunner openRunner(RankShard shard) {
     LlamaModelRunner runner =
-        new LlamaModelRunner(this, shard.device(), shard.rank(), shard.ranks(), listener);
+        new LlamaModelRunner(
+            this, shard.device(), shard.rank(), shard.ranks(), shard.parallelism(), listener);
     shard.whenJoined(runner::combineThrough);
     return runner;
   }

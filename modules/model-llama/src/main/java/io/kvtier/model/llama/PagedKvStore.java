@@ -1,5 +1,6 @@
 package io.kvtier.model.llama;
 
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.gguf.ModelHyperparameters;
 import io.kvtier.spi.KvLayout;
 import io.kvtier.spi.PageMemory;
@@ -8,26 +9,31 @@ import java.util.Objects;
 
 /**
  * A sequence's K/V in kvtier's device pages, F32: position {@code p} lives in page {@code
- * table[p / pageSize]} at {@link KvLayout#keyOffset(int) keyOffset(p % pageSize)} and {@link
- * KvLayout#valueOffset(int) valueOffset(p % pageSize)} of layer {@code l}'s block {@code l}. The
- * page table is the request's (the cached prefix's pages, then its own). Reads gather whole
- * pages with two copies per page (all K, then all V).
+ * table[p / pageSize]} of layer {@code l}'s block {@code l}, all K rows of the page then all V
+ * rows. The page table is the request's (the cached prefix's pages, then its own). Reads gather
+ * whole pages with two copies per page (all K, then all V).
  *
  * <p>In a tensor-parallel group the pool holds the rank's share of the KV heads ({@code kvHeads /
- * ranks}), and so does a row of this store. Not thread-safe; reused across requests with {@link
- * #bind}.
+ * ranks}), and so does a row of this store: row {@code p % pageSize} of the page at {@link
+ * KvLayout#keyOffset(int) keyOffset} and {@link KvLayout#valueOffset(int) valueOffset}. In a
+ * context-parallel group ({@link Parallelism}) a row is every head, and the store holds the
+ * rank's positions only ({@link Stripe}): its page holds {@code pageSize / ranks} rows, its
+ * positions of that page in order, and {@link #read} returns the rank's rows. Not thread-safe;
+ * reused across requests with {@link #bind}.
  */
 public final class PagedKvStore implements KvStore {
   private final PageMemory device;
   private final KvLayout layout;
   private final int pageSize;
+  private final Stripe stripe;
+  private final int rowsPerPage;
   private final long vectorBytes;
   private final int kvDim;
   private int[] table = new int[0];
   private int pages;
 
   /**
-   * A view of one rank's device pool.
+   * A view of one rank's device pool, the KV heads split over {@code ranks} (tensor parallelism).
    *
    * @param device the pool, whose layout must be the rank's share of the model's
    * @param shape the model
@@ -36,17 +42,37 @@ public final class PagedKvStore implements KvStore {
    *     kvtier.*} keys to set
    */
   public PagedKvStore(PageMemory device, ModelHyperparameters shape, int ranks) {
-    this.device = Objects.requireNonNull(device, "device");
-    this.layout = device.spec().layout();
-    checkLayout(shape, layout, ranks, true);
-    this.pageSize = layout.pageSize();
-    this.vectorBytes = layout.vectorBytes();
-    this.kvDim = layout.kvHeads() * layout.headDim();
+    this(device, shape, 0, ranks, Parallelism.TP);
   }
 
   /**
-   * The layout of one rank's pools: the model's layers, its KV heads over {@code ranks}, its head
-   * size, 4-byte (F32) elements, and the page size given (free).
+   * A view of rank {@code rank}'s device pool in a group of {@code ranks} split as {@code
+   * parallelism} says.
+   *
+   * @param device the pool, whose layout must be the rank's
+   * @param shape the model
+   * @param rank the rank
+   * @param ranks the ranks
+   * @param parallelism tp or cp
+   * @throws IllegalArgumentException if the pool's layout is not the rank's or the ranks cannot
+   *     split the model so, naming the keys to set
+   */
+  public PagedKvStore(
+      PageMemory device, ModelHyperparameters shape, int rank, int ranks, Parallelism parallelism) {
+    this.device = Objects.requireNonNull(device, "device");
+    this.layout = device.spec().layout();
+    checkLayout(shape, layout, ranks, parallelism, true);
+    this.pageSize = layout.pageSize();
+    boolean striped = parallelism.cp() && ranks > 1;
+    this.stripe = striped ? new Stripe(rank, ranks, parallelism.interleave()) : Stripe.WHOLE;
+    this.rowsPerPage = pageSize / stripe.ranks();
+    this.vectorBytes = layout.vectorBytes() * stripe.ranks();
+    this.kvDim = (int) (vectorBytes / Float.BYTES);
+  }
+
+  /**
+   * The layout of one rank's pools under tensor parallelism: the model's layers, its KV heads
+   * over {@code ranks}, its head size, 4-byte (F32) elements, and the page size given (free).
    *
    * @param shape the model
    * @param pageSize tokens per page
@@ -55,25 +81,119 @@ public final class PagedKvStore implements KvStore {
    * @throws IllegalArgumentException if the KV heads do not divide by {@code ranks}
    */
   public static KvLayout layout(ModelHyperparameters shape, int pageSize, int ranks) {
-    ShardPass.checkRanks(shape, ranks);
+    return layout(shape, pageSize, ranks, Parallelism.TP);
+  }
+
+  /**
+   * The layout of one rank's pools: under tp, the KV heads over {@code ranks}; under cp, a page
+   * of {@code pageSize} tokens of which the rank holds {@code pageSize / ranks} positions of
+   * every head, written as {@code kvHeads / g} heads of {@code headSize / (ranks / g)} floats
+   * ({@code g} the greatest common divisor of the KV heads and the ranks), so that a page is
+   * {@code 1/ranks} of the model's bytes.
+   *
+   * @param shape the model
+   * @param pageSize tokens per page
+   * @param ranks the ranks
+   * @param parallelism tp or cp
+   * @return the layout
+   * @throws IllegalArgumentException if the ranks cannot split the model so, naming the option
+   */
+  public static KvLayout layout(
+      ModelHyperparameters shape, int pageSize, int ranks, Parallelism parallelism) {
+    if (!parallelism.cp() || ranks == 1) {
+      ShardPass.checkRanks(shape, ranks);
+      return new KvLayout(
+          shape.blockCount(), shape.headCountKv() / ranks, shape.headSize(), Float.BYTES, pageSize);
+    }
+    checkStripes(shape, pageSize, ranks, parallelism.interleave());
+    int g = gcd(shape.headCountKv(), ranks);
     return new KvLayout(
-        shape.blockCount(), shape.headCountKv() / ranks, shape.headSize(), Float.BYTES, pageSize);
+        shape.blockCount(),
+        shape.headCountKv() / g,
+        shape.headSize() / (ranks / g),
+        Float.BYTES,
+        pageSize);
+  }
+
+  /**
+   * Checks that {@code ranks} ranks can stripe a sequence in blocks of {@code interleave}
+   * positions over pages of {@code pageSize} tokens: every page must hold the same number of each
+   * rank's positions, and a rank's share of a row must be whole floats of every head's split.
+   *
+   * @throws IllegalArgumentException naming the options to change
+   */
+  static void checkStripes(ModelHyperparameters shape, int pageSize, int ranks, int interleave) {
+    if (ranks < 1) {
+      throw new IllegalArgumentException("ranks=" + ranks + " must be >= 1 (kvtier.ranks)");
+    }
+    long cycle = (long) ranks * interleave;
+    if (pageSize % cycle != 0) {
+      throw new IllegalArgumentException(
+          "--parallel cp over "
+              + ranks
+              + " ranks with interleave "
+              + interleave
+              + " needs a page size that is a multiple of ranks x interleave = "
+              + cycle
+              + ", so that each rank holds the same share of every page; kvtier.page-size is "
+              + pageSize
+              + ": change kvtier.page-size, kvtier.ranks or kvtier.cp-interleave");
+    }
+    int split = ranks / gcd(shape.headCountKv(), ranks);
+    if (shape.headSize() % split != 0) {
+      throw new IllegalArgumentException(
+          "--parallel cp over "
+              + ranks
+              + " ranks: a rank's page holds 1/"
+              + ranks
+              + " of the bytes of "
+              + shape.name()
+              + "'s pages, written as heads of "
+              + shape.headSize()
+              + " / "
+              + split
+              + " floats, which do not divide: use a number of ranks (kvtier.ranks) that"
+              + " divides "
+              + shape.headCountKv()
+              + " KV heads x "
+              + shape.headSize()
+              + " floats");
+    }
+  }
+
+  private static int gcd(int a, int b) {
+    return b == 0 ? a : gcd(b, a % b);
   }
 
   /**
    * Checks a layout against the model's: the whole model's ({@code shard} false: the config's
-   * {@code kvtier.*} layout, as the engine checks it before splitting) or one rank's share.
+   * {@code kvtier.*} layout, as the engine checks it before splitting) or one rank's.
    *
    * @throws IllegalArgumentException naming both layouts and the keys to set
    */
   static void checkLayout(ModelHyperparameters shape, KvLayout layout, int ranks, boolean shard) {
-    KvLayout expected = layout(shape, layout.pageSize(), shard ? ranks : 1);
+    checkLayout(shape, layout, ranks, Parallelism.TP, shard);
+  }
+
+  static void checkLayout(
+      ModelHyperparameters shape,
+      KvLayout layout,
+      int ranks,
+      Parallelism parallelism,
+      boolean shard) {
+    KvLayout expected = layout(shape, layout.pageSize(), shard ? ranks : 1, parallelism);
     if (!expected.equals(layout)) {
       throw new IllegalArgumentException(
           "the KV layout "
               + layout
               + " is not "
-              + (shard ? "one rank's share over " + ranks + " ranks of " : "")
+              + (shard
+                  ? "one rank's "
+                      + (parallelism.cp() ? parallelism + " " : "")
+                      + "share over "
+                      + ranks
+                      + " ranks of "
+                  : "")
               + shape.name()
               + "'s "
               + expected
@@ -118,10 +238,15 @@ public final class PagedKvStore implements KvStore {
     return kvDim;
   }
 
-  /** The positions the bound page table covers. */
+  /** The positions the bound page table covers (this rank's and the others'). */
   @Override
   public int capacity() {
     return pages * pageSize;
+  }
+
+  /** The positions this store holds rows of: every position, or under cp the rank's. */
+  Stripe stripe() {
+    return stripe;
   }
 
   private int page(int position) {
@@ -141,33 +266,50 @@ public final class PagedKvStore implements KvStore {
     return table[index];
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IllegalArgumentException under cp, for a position of another rank
+   */
   @Override
   public void write(int layer, int position, float[] keys, float[] values, int offset) {
     int slot = page(position);
-    int inPage = position % pageSize;
+    if (!stripe.owns(position)) {
+      throw new IllegalArgumentException(
+          "position="
+              + position
+              + " is rank "
+              + stripe.owner(position)
+              + "'s, not rank "
+              + stripe.rank()
+              + "'s: under cp a rank writes its own positions only");
+    }
+    long row = stripe.localIndex(position) % rowsPerPage;
     long at = (long) offset * Float.BYTES;
     device.write(
-        slot,
-        layer,
-        layout.keyOffset(inPage),
-        MemorySegment.ofArray(keys).asSlice(at, vectorBytes));
+        slot, layer, row * vectorBytes, MemorySegment.ofArray(keys).asSlice(at, vectorBytes));
     device.write(
         slot,
         layer,
-        layout.valueOffset(inPage),
+        (rowsPerPage + row) * vectorBytes,
         MemorySegment.ofArray(values).asSlice(at, vectorBytes));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Under cp the rows are this rank's: the first {@code count} of its positions, in order.
+   */
   @Override
   public void read(int layer, int count, float[] keys, float[] values) {
     MemorySegment k = MemorySegment.ofArray(keys);
     MemorySegment v = MemorySegment.ofArray(values);
-    for (int first = 0; first < count; first += pageSize) {
-      int slot = page(first);
-      long bytes = Math.min(pageSize, count - first) * vectorBytes;
+    for (int first = 0; first < count; first += rowsPerPage) {
+      int slot = page(first / rowsPerPage * pageSize);
+      long bytes = Math.min(rowsPerPage, count - first) * vectorBytes;
       long at = first * vectorBytes;
-      device.read(slot, layer, layout.keyOffset(0), k.asSlice(at, bytes));
-      device.read(slot, layer, layout.valueOffset(0), v.asSlice(at, bytes));
+      device.read(slot, layer, 0, k.asSlice(at, bytes));
+      device.read(slot, layer, rowsPerPage * vectorBytes, v.asSlice(at, bytes));
     }
   }
 }

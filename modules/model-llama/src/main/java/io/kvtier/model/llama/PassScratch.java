@@ -30,6 +30,9 @@ final class PassScratch {
   float[] gate = EMPTY;
   float[] up = EMPTY;
   float[] logits = EMPTY;
+  float[] partials = EMPTY;
+  float[] sentQ = EMPTY;
+  float[] chunkQ = EMPTY;
 
   /** {@code array} if it holds {@code size} floats, else a new one of that size. */
   static float[] atLeast(float[] array, int size) {

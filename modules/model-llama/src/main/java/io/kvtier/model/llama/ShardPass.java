@@ -22,6 +22,12 @@ import java.util.stream.IntStream;
  * hidden state, and the final norm and logits are computed whole on every rank. One rank ({@code
  * R = 1}) is the whole model, with {@link LlamaWeight#multiply}.
  *
+ * <p>Context parallelism ({@link #striped}): the rank holds the whole weights and the K/V of its
+ * {@link Stripe}'s positions only; each query attends over those, and every rank's partial (its
+ * largest score, the sum of the exponentials, the weighted values) meets the others' through
+ * {@link PartialGather} and is merged in rank order ({@link #merge}). A prefill's rows can be
+ * split by position too ({@link #stripedLayer}).
+ *
  * <p>Exactness (docs/MODELS.md): each output value of a product is one dot over its inner
  * columns in one order, whatever the number of positions; a position's K/V is written to the
  * store before any position attends and attention reads positions {@code 0..p} back from the
@@ -61,14 +67,41 @@ final class ShardPass {
   private final Optional<float[]>[] bk;
   private final Optional<float[]>[] bv;
 
+  /** The positions whose K/V this rank holds: every one, except under context parallelism. */
+  private final Stripe stripe;
+
+  /** Under context parallelism, how the ranks' partial attention outputs meet. */
+  private final PartialGather gather;
+
   /**
    * The share of rank {@code rank} of {@code ranks}.
    *
    * @throws IllegalArgumentException if the KV heads do not divide by {@code ranks}, or a
    *     quantized matrix cannot be split on its block boundaries, saying which
    */
-  @SuppressWarnings("unchecked")
   ShardPass(LlamaModel model, int rank, int ranks, PartialSums sums) {
+    this(model, rank, ranks, sums, Stripe.WHOLE, (values, length) -> values);
+  }
+
+  /**
+   * A rank of a context-parallel group: the whole model, the K/V of {@code stripe}'s positions,
+   * and each query's attention merged from every rank's partial over its own positions, which
+   * {@code gather} brings.
+   */
+  static ShardPass striped(LlamaModel model, Stripe stripe, PartialGather gather) {
+    return new ShardPass(model, 0, 1, PartialSums.WHOLE, stripe, gather);
+  }
+
+  @SuppressWarnings("unchecked")
+  private ShardPass(
+      LlamaModel model,
+      int rank,
+      int ranks,
+      PartialSums sums,
+      Stripe stripe,
+      PartialGather gather) {
+    this.stripe = Objects.requireNonNull(stripe, "stripe");
+    this.gather = Objects.requireNonNull(gather, "gather");
     this.model = Objects.requireNonNull(model, "model");
     this.sums = Objects.requireNonNull(sums, "sums");
     this.shape = model.hyperparameters();
@@ -210,17 +243,91 @@ final class ShardPass {
     project(l, x, row * dim, n, s);
     float[] q = s.q;
     float[] k = s.k;
-    float[] keys = s.keys = PassScratch.atLeast(s.keys, total * kvWidth);
-    float[] values = s.values = PassScratch.atLeast(s.values, total * kvWidth);
+    int held = stripe.owned(total);
+    float[] keys = s.keys = PassScratch.atLeast(s.keys, held * kvWidth);
+    float[] values = s.values = PassScratch.atLeast(s.values, held * kvWidth);
     float[] attended = s.attended = PassScratch.atLeast(s.attended, n * qWidth);
     for (int p = 0; p < n; p++) {
       rotate(q, p * qWidth, heads, start + p);
       rotate(k, p * kvWidth, kvHeads, start + p);
-      kv.write(l, start + p, k, s.v, p * kvWidth);
+      if (stripe.owns(start + p)) {
+        kv.write(l, start + p, k, s.v, p * kvWidth);
+      }
     }
-    kv.read(l, total, keys, values);
-    attend(q, keys, values, attended, n, start, s);
+    kv.read(l, held, keys, values);
+    if (stripe.whole()) {
+      attend(q, keys, values, attended, n, start, s);
+    } else {
+      float[] partials = s.partials = PassScratch.atLeast(s.partials, n * heads * partialWidth());
+      attend(q, keys, values, partials, n, start, s);
+      merge(gather.gather(partials, n * heads * partialWidth()), n, start, attended, false);
+    }
     finish(l, x, row * dim, n, s);
+  }
+
+  /**
+   * Under context parallelism, layer {@code l} over positions {@code start..start+n-1} with the
+   * work split by position: {@code x} holds the rows of this rank's positions among them only,
+   * in order (updated in place). Each rank projects its own rows, writes their K/V, and sends
+   * their queries to every rank (one gather per chunk); every rank then attends all the chunk's
+   * queries over its own positions, the partials meet as in {@link #layer}, and each rank merges
+   * and finishes (output projection, feed-forward) its own rows. Each row is the bits that
+   * {@link #layer} gives it on every rank: the products take each row on its own, and the
+   * attention and merge are the same arithmetic on the same values.
+   *
+   * @throws IllegalStateException if this pass is not context parallel
+   */
+  void stripedLayer(int l, float[] x, int start, int n, KvStore kv, PassScratch s) {
+    if (stripe.whole()) {
+      throw new IllegalStateException("stripedLayer of a pass that holds every position");
+    }
+    for (int first = 0; first < n; first += CHUNK) {
+      int from = start + first;
+      stripedChunk(l, x, stripe.owned(start, from), from, Math.min(CHUNK, n - first), kv, s);
+    }
+  }
+
+  /** {@link #stripedLayer}'s positions {@code start..start+n-1}, own rows from {@code row}. */
+  private void stripedChunk(
+      int l, float[] x, int row, int start, int n, KvStore kv, PassScratch s) {
+    int total = start + n;
+    int mine = stripe.owned(start, total);
+    int before = stripe.owned(start);
+    if (mine > 0) {
+      project(l, x, row * dim, mine, s);
+      for (int i = 0; i < mine; i++) {
+        int p = stripe.position(before + i);
+        rotate(s.q, i * qWidth, heads, p);
+        rotate(s.k, i * kvWidth, kvHeads, p);
+        kv.write(l, p, s.k, s.v, i * kvWidth);
+      }
+    }
+    // Every rank's queries of the chunk, each rank's in a slot of the most any rank has.
+    int most = 0;
+    for (int r = 0; r < stripe.ranks(); r++) {
+      most = Math.max(most, stripe.of(r).owned(start, total));
+    }
+    float[] sent = s.sentQ = PassScratch.atLeast(s.sentQ, most * qWidth);
+    System.arraycopy(s.q, 0, sent, 0, mine * qWidth);
+    java.util.Arrays.fill(sent, mine * qWidth, most * qWidth, 0f);
+    float[] all = gather.gather(sent, most * qWidth);
+    float[] q = s.chunkQ = PassScratch.atLeast(s.chunkQ, n * qWidth);
+    for (int p = start; p < total; p++) {
+      Stripe owner = stripe.of(stripe.owner(p));
+      int at = (owner.rank() * most + owner.owned(start, p)) * qWidth;
+      System.arraycopy(all, at, q, (p - start) * qWidth, qWidth);
+    }
+    int held = stripe.owned(total);
+    float[] keys = s.keys = PassScratch.atLeast(s.keys, held * kvWidth);
+    float[] values = s.values = PassScratch.atLeast(s.values, held * kvWidth);
+    kv.read(l, held, keys, values);
+    float[] partials = s.partials = PassScratch.atLeast(s.partials, n * heads * partialWidth());
+    attend(q, keys, values, partials, n, start, s);
+    float[] attended = s.attended = PassScratch.atLeast(s.attended, Math.max(1, mine) * qWidth);
+    merge(gather.gather(partials, n * heads * partialWidth()), n, start, attended, true);
+    if (mine > 0) {
+      finish(l, x, row * dim, mine, s);
+    }
   }
 
   /**
@@ -241,17 +348,26 @@ final class ShardPass {
     for (int p = 0; p < n; p++) {
       rotate(q, p * qWidth, heads, positions[p]);
       rotate(k, p * kvWidth, kvHeads, positions[p]);
-      stores.apply(p).write(l, positions[p], k, s.v, p * kvWidth);
+      if (stripe.owns(positions[p])) {
+        stores.apply(p).write(l, positions[p], k, s.v, p * kvWidth);
+      }
+    }
+    float[] out = attended;
+    if (!stripe.whole()) {
+      out = s.partials = PassScratch.atLeast(s.partials, n * heads * partialWidth());
     }
     for (int p = 0; p < n; p++) {
-      int count = positions[p] + 1;
+      int count = stripe.owned(positions[p] + 1);
       float[] keys = s.keys = PassScratch.atLeast(s.keys, count * kvWidth);
       float[] values = s.values = PassScratch.atLeast(s.values, count * kvWidth);
       float[] scores = s.scores = PassScratch.atLeast(s.scores, count);
       stores.apply(p).read(l, count, keys, values);
       for (int h = 0; h < heads; h++) {
-        attendHead(q, keys, values, attended, p, h, count, scores, 0);
+        attendHead(q, keys, values, out, p, h, count, scores, 0);
       }
+    }
+    if (!stripe.whole()) {
+      merge(gather.gather(out, n * heads * partialWidth()), n, 0, attended, false);
     }
     finish(l, x, 0, n, s);
   }
@@ -373,11 +489,25 @@ final class ShardPass {
         task -> {
           for (int pair = task; pair < pairs; pair += tasks) {
             int p = pair / heads;
-            attendHead(q, keys, values, out, p, pair % heads, start + p + 1, scores, task * total);
+            attendHead(
+                q,
+                keys,
+                values,
+                out,
+                p,
+                pair % heads,
+                stripe.owned(start + p + 1),
+                scores,
+                task * total);
           }
         });
   }
 
+  /**
+   * Head {@code h} of batch position {@code p} over the first {@code count} rows of {@code keys}
+   * and {@code values}, in order: its output into {@code out}, or under context parallelism its
+   * partial ({@link #partialWidth}) over this rank's rows.
+   */
   private void attendHead(
       float[] q,
       float[] keys,
@@ -395,6 +525,10 @@ final class ShardPass {
     for (int t = 0; t < count; t++) {
       scores[so + t] = Kernels.dot(q, qAt, keys, t * kvWidth + kvAt, headSize) * scale;
     }
+    if (!stripe.whole()) {
+      partialHead(values, out, (p * heads + h) * partialWidth(), kvAt, count, scores, so);
+      return;
+    }
     Kernels.softmax(scores, so, count);
     for (int i = 0; i < headSize; i++) {
       float sum = 0f;
@@ -402,6 +536,85 @@ final class ShardPass {
         sum += scores[so + t] * values[t * kvWidth + kvAt + i];
       }
       out[qAt + i] = sum;
+    }
+  }
+
+  /**
+   * Floats of one (position, head)'s partial attention under context parallelism: the largest
+   * score {@code m} of the rank's rows, the sum {@code s} of their {@code exp(score - m)}, and
+   * the {@code headSize} sums of their values weighted so (unnormalized).
+   */
+  private int partialWidth() {
+    return headSize + 2;
+  }
+
+  /**
+   * The partial of scores {@code count} rows at {@code out[at..]}: {@code m}, {@code s}, then
+   * the weighted value sums. A rank with no rows yet (the query comes before its first
+   * position) gives {@code m = -inf}, {@code s = 0} and zeros, which the merge weighs 0.
+   */
+  private void partialHead(
+      float[] values, float[] out, int at, int kvAt, int count, float[] scores, int so) {
+    float max = Float.NEGATIVE_INFINITY;
+    for (int t = 0; t < count; t++) {
+      max = Math.max(max, scores[so + t]);
+    }
+    float sum = 0f;
+    for (int t = 0; t < count; t++) {
+      float e = (float) Math.exp(scores[so + t] - max);
+      scores[so + t] = e;
+      sum += e;
+    }
+    out[at] = max;
+    out[at + 1] = sum;
+    for (int i = 0; i < headSize; i++) {
+      float acc = 0f;
+      for (int t = 0; t < count; t++) {
+        acc += scores[so + t] * values[t * kvWidth + kvAt + i];
+      }
+      out[at + 2 + i] = acc;
+    }
+  }
+
+  /**
+   * Merges every rank's partials ({@code all}: rank {@code r}'s {@code n * heads} partials from
+   * {@code r * n * heads * partialWidth()}) into each (position, head)'s attention output (with
+   * {@code ownRows}, only this rank's positions of {@code start..start+n-1}, into its rows in
+   * order), in rank order: with {@code M} the largest {@code m}, the output is {@code sum_r exp(m_r - M) o_r /
+   * sum_r exp(m_r - M) s_r}. The same arithmetic on the same bits on every rank.
+   */
+  private void merge(float[] all, int n, int start, float[] attended, boolean ownRows) {
+    int width = partialWidth();
+    int rankStride = n * heads * width;
+    int ranks = stripe.ranks();
+    int before = stripe.owned(start);
+    float[] weights = new float[ranks];
+    for (int pair = 0; pair < n * heads; pair++) {
+      int p = pair / heads;
+      if (ownRows && !stripe.owns(start + p)) {
+        continue;
+      }
+      int at = pair * width;
+      float max = Float.NEGATIVE_INFINITY;
+      for (int r = 0; r < ranks; r++) {
+        max = Math.max(max, all[r * rankStride + at]);
+      }
+      float sum = 0f;
+      for (int r = 0; r < ranks; r++) {
+        float m = all[r * rankStride + at];
+        weights[r] = m == Float.NEGATIVE_INFINITY ? 0f : (float) Math.exp(m - max);
+        sum += weights[r] * all[r * rankStride + at + 1];
+      }
+      float inv = 1f / sum;
+      int row = ownRows ? stripe.owned(start + p) - before : p;
+      int out = row * qWidth + (pair % heads) * headSize;
+      for (int i = 0; i < headSize; i++) {
+        float acc = 0f;
+        for (int r = 0; r < ranks; r++) {
+          acc += weights[r] * all[r * rankStride + at + 2 + i];
+        }
+        attended[out + i] = acc * inv;
+      }
     }
   }
 

@@ -7,6 +7,7 @@ import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.config.L3PrefetchPolicy;
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.rank.RankEngineStats;
 import io.kvtier.gguf.GgufFile;
@@ -37,8 +38,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The exactness rule (docs/MODELS.md) for model {@code gguf} served by the engine: over seeded
@@ -48,7 +49,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * with a device pool too small for the working set (evictions to the host and load-backs, which
  * the runner verifies bit for bit), and with a {@code memory}
  * and a {@code file} L3 store under a host tier that is too small too. Every rank computes the
- * same logits, and the greedy tokens on 2 and 4 ranks are those of 1 rank.
+ * same logits, and the greedy tokens on 2 and 4 ranks are those of 1 rank, with the model split
+ * by heads (tensor parallelism) or by positions (context parallelism, {@link Parallelism}: each
+ * rank holds its positions' KV and the ranks' partial attention merges through its log-sum-exp).
  *
  * <p>And the batch does not matter: the same chats submitted a turn at a time, four requests
  * running together and prompts prefilled 16 tokens per tick, give the sequential run's bits.
@@ -80,7 +83,7 @@ class ServedExactnessTest {
       LlamaServingModel model,
       List<int[]> prompts,
       List<int[]> answers,
-      Map<Integer, Run> references) {}
+      Map<String, Run> references) {}
 
   /** The synthetic files the test runs: F32 llama, and qwen2's biases and quantized types. */
   private static SyntheticGguf variant(String name) {
@@ -116,7 +119,12 @@ class ServedExactnessTest {
     List<int[]> answers = new ArrayList<>();
     // Turn t of every chat, then turn t+1: a chat comes back after the others pushed it out.
     try (GenerationEngine engine =
-        open(model, 1, deviceOnly(model, 1), new Recorder(), EngineSettings.DEFAULTS)) {
+        open(
+            model,
+            1,
+            deviceOnly(model, 1, Parallelism.TP),
+            new Recorder(),
+            EngineSettings.DEFAULTS)) {
       for (int t = 0; t < TURNS; t++) {
         for (int c = 0; c < CHATS; c++) {
           int[] prompt = concat(history[c], tokens(random, 5 + random.nextInt(25), vocabulary));
@@ -139,28 +147,47 @@ class ServedExactnessTest {
     List<Arguments> cases = new ArrayList<>();
     for (int ranks : new int[] {1, 2, 4}) {
       for (String tier : new String[] {"device", "host", "memory", "file"}) {
-        cases.add(Arguments.of("llama-f32", ranks, tier));
+        cases.add(Arguments.of("llama-f32", "tp", ranks, tier));
       }
-      cases.add(Arguments.of("qwen2-f32", ranks, "host"));
+      cases.add(Arguments.of("qwen2-f32", "tp", ranks, "host"));
     }
     // 96 feed-forward rows are 3 blocks of 32: at most 3 ranks, so 1 and 2.
     for (int ranks : new int[] {1, 2}) {
-      cases.add(Arguments.of("llama-q8_0", ranks, "host"));
-      cases.add(Arguments.of("qwen2-q4_0", ranks, "memory"));
+      cases.add(Arguments.of("llama-q8_0", "tp", ranks, "host"));
+      cases.add(Arguments.of("qwen2-q4_0", "tp", ranks, "memory"));
     }
+    // Context parallelism: positions striped one at a time (cp1) or in pairs (cp2); pages of 4,
+    // 8 and 16 tokens hold a whole turn of 2 and 4 ranks. It splits no matrix, so a Q8_0 model
+    // runs on 4 ranks too.
+    for (int ranks : new int[] {2, 4}) {
+      for (String tier : new String[] {"device", "host", "memory"}) {
+        cases.add(Arguments.of("llama-f32", "cp1", ranks, tier));
+      }
+      cases.add(Arguments.of("qwen2-f32", "cp1", ranks, "host"));
+      cases.add(Arguments.of("llama-q8_0", "cp1", ranks, "host"));
+    }
+    cases.add(Arguments.of("llama-f32", "cp2", 2, "memory"));
+    cases.add(Arguments.of("llama-f32", "cp1", 2, "file"));
+    cases.add(Arguments.of("llama-f32", "cp2", 4, "host"));
     return cases.stream();
   }
 
-  @ParameterizedTest(name = "{0}, {1} ranks, {2}")
+  /** {@code tp}, or {@code cp} and its interleave ({@code cp2}: two positions per turn). */
+  static Parallelism parallelism(String name) {
+    return name.equals("tp") ? Parallelism.TP : Parallelism.cp(Integer.parseInt(name.substring(2)));
+  }
+
+  @ParameterizedTest(name = "{0}, {1}, {2} ranks, {3}")
   @MethodSource("cases")
   @Timeout(value = 3, unit = TimeUnit.MINUTES)
   void logitsWithTheCacheAreThoseWithout(
-      String variant, int ranks, String tier, @TempDir Path store) throws Exception {
+      String variant, String parallel, int ranks, String tier, @TempDir Path store)
+      throws Exception {
     Chats chats = chats(variant);
     LlamaServingModel model = chats.model();
     List<int[]> prompts = chats.prompts();
     List<int[]> answers = chats.answers();
-    Run reference = reference(chats, ranks);
+    Run reference = reference(chats, parallel, ranks);
     Recorder recorder = new Recorder();
     long device = 0;
     long host = 0;
@@ -169,12 +196,14 @@ class ServedExactnessTest {
     try (ModelEngine engine =
         ModelEngine.open(
             model.withLogitsListener(recorder),
-            config(model, ranks, tier, store),
+            config(model, ranks, parallelism(parallel), tier, store),
             BackendMetrics.NOOP)) {
       for (int i = 0; i < prompts.size(); i++) {
         Completion c = engine.generate(prompts.get(i), ANSWER);
         assertThat(c.tokens())
-            .as("%s request %d on %d ranks, %s, seed %d", variant, i, ranks, tier, SEED)
+            .as(
+                "%s request %d on %d ranks %s, %s, seed %d",
+                variant, i, ranks, parallel, tier, SEED)
             .containsExactly(answers.get(i));
         device += c.deviceHitTokens();
         host += c.hostHitTokens();
@@ -192,15 +221,23 @@ class ServedExactnessTest {
       for (int position : want.keySet()) {
         assertThat(got.get(position))
             .as(
-                "%s logit bits of request %d position %d, %d ranks, %s",
-                variant, i, position, ranks, tier)
+                "%s logit bits of request %d position %d, %d ranks %s, %s",
+                variant, i, position, ranks, parallel, tier)
             .containsExactly(want.get(position));
       }
     }
     System.out.printf(
-        "[gguf-exact] %s, %d ranks, %s: %d device, %d host, %d L3 hit tokens; %d pages verified,"
-            + " %d wrong%n",
-        variant, ranks, tier, device, host, l3, stats.kvVerifiedPages(), stats.kvMismatches());
+        "[gguf-exact] %s, %s, %d ranks, %s: %d device, %d host, %d L3 hit tokens; %d pages"
+            + " verified, %d wrong%n",
+        variant,
+        parallel,
+        ranks,
+        tier,
+        device,
+        host,
+        l3,
+        stats.kvVerifiedPages(),
+        stats.kvMismatches());
     assertThat(stats.kvMismatches()).as("loaded-back pages whose KV differs").isZero();
     switch (tier) {
       case "device" -> assertThat(device).as("tokens reused on the device").isPositive();
@@ -212,12 +249,14 @@ class ServedExactnessTest {
     }
   }
 
-  @ParameterizedTest(name = "{0} ranks")
-  @ValueSource(ints = {1, 2, 4})
+  @ParameterizedTest(name = "{0}, {1} ranks")
+  @CsvSource({"tp,1", "tp,2", "tp,4", "cp1,2", "cp2,4"})
   @Timeout(value = 3, unit = TimeUnit.MINUTES)
-  void concurrentChunkedRequestsGiveTheLogitsOfSequentialWholeOnes(int ranks) throws Exception {
+  void concurrentChunkedRequestsGiveTheLogitsOfSequentialWholeOnes(String parallel, int ranks)
+      throws Exception {
     Chats chats = chats("llama-f32");
-    Run reference = reference(chats, ranks);
+    LlamaServingModel model = chats.model();
+    Run reference = reference(chats, parallel, ranks);
     Recorder recorder = new Recorder();
     // Each turn of every chat at once, four running together, prompts prefilled 16 tokens per
     // tick: the steps' ranges and batches differ from the reference's, the bits must not.
@@ -225,7 +264,11 @@ class ServedExactnessTest {
     EngineStats stats;
     try (GenerationEngine engine =
         open(
-            chats.model(), ranks, config(chats.model(), ranks, "host", null), recorder, settings)) {
+            model,
+            ranks,
+            config(model, ranks, parallelism(parallel), "host", null),
+            recorder,
+            settings)) {
       List<CompletableFuture<Completion>> wave = new ArrayList<>();
       for (int i = 0; i < chats.prompts().size(); i++) {
         wave.add(submit(engine, chats.prompts().get(i)));
@@ -245,7 +288,9 @@ class ServedExactnessTest {
       assertThat(got.keySet()).as("positions of request %d", i).isEqualTo(want.keySet());
       for (int position : want.keySet()) {
         assertThat(got.get(position))
-            .as("logit bits of request %d position %d, %d ranks, seed %d", i, position, ranks, SEED)
+            .as(
+                "logit bits of request %d position %d, %d ranks %s, seed %d",
+                i, position, ranks, parallel, SEED)
             .containsExactly(want.get(position));
       }
     }
@@ -256,28 +301,33 @@ class ServedExactnessTest {
     assertThat(stats.hostHitTokens()).as("tokens loaded back from the host").isPositive();
   }
 
-  /** The cache-off run on {@code ranks} ranks, once per rank count. */
-  private static synchronized Run reference(Chats chats, int ranks) throws Exception {
-    Run run = chats.references().get(ranks);
+  /** The cache-off run on {@code ranks} ranks split as {@code parallel} says, once each. */
+  private static synchronized Run reference(Chats chats, String parallel, int ranks)
+      throws Exception {
+    String key = ranks == 1 ? "1" : parallel + "-" + ranks;
+    Run run = chats.references().get(key);
     if (run == null) {
       Recorder recorder = new Recorder();
+      LlamaServingModel model = chats.model();
       try (GenerationEngine engine =
           open(
-              chats.model(),
+              model,
               ranks,
-              deviceOnly(chats.model(), ranks),
+              deviceOnly(model, ranks, parallelism(parallel)),
               recorder,
               EngineSettings.DEFAULTS.withPrefixCaching(false))) {
         for (int i = 0; i < chats.prompts().size(); i++) {
           assertThat(generate(engine, chats.prompts().get(i)).tokens())
-              .as("cache-off request %d on %d ranks: the tokens of 1 rank, seed %d", i, ranks, SEED)
+              .as(
+                  "cache-off request %d on %d ranks %s: the tokens of 1 rank, seed %d",
+                  i, ranks, parallel, SEED)
               .containsExactly(chats.answers().get(i));
         }
       }
       run = recorder.run(ranks);
-      chats.references().put(ranks, run);
+      chats.references().put(key, run);
       if (ranks > 1) {
-        assertCloseToOneRank(chats.name(), run, reference(chats, 1), ranks);
+        assertCloseToOneRank(chats.name() + " " + parallel, run, reference(chats, "tp", 1), ranks);
       }
     }
     return run;
@@ -347,8 +397,14 @@ class ServedExactnessTest {
   }
 
   private static KvTierConfigBuilder builder(
-      LlamaServingModel model, int ranks, int pageSize, int devicePages, int host) {
+      LlamaServingModel model,
+      int ranks,
+      Parallelism parallel,
+      int pageSize,
+      int devicePages,
+      int host) {
     return KvTierConfig.builder()
+        .parallelism(parallel)
         .device("sim")
         .host("sim")
         .collective("local")
@@ -363,19 +419,20 @@ class ServedExactnessTest {
   }
 
   /** A device pool that holds every chat: nothing is evicted. */
-  private static KvTierConfig deviceOnly(LlamaServingModel model, int ranks) {
-    return builder(model, ranks, 16, 128, 128).build();
+  private static KvTierConfig deviceOnly(LlamaServingModel model, int ranks, Parallelism parallel) {
+    return builder(model, ranks, parallel, 16, 128, 128).build();
   }
 
-  private static KvTierConfig config(LlamaServingModel model, int ranks, String tier, Path store) {
+  private static KvTierConfig config(
+      LlamaServingModel model, int ranks, Parallelism parallel, String tier, Path store) {
     return switch (tier) {
-      case "device" -> deviceOnly(model, ranks);
+      case "device" -> deviceOnly(model, ranks, parallel);
       // About a fifth of the working set on the device, all of it in the host tier.
-      case "host" -> builder(model, ranks, 8, 24, 160).build();
+      case "host" -> builder(model, ranks, parallel, 8, 24, 160).build();
       default -> {
         // The host tier only a quarter larger than the device pool: chats fall out of it and
         // come back from the store.
-        KvTierConfigBuilder b = builder(model, ranks, 4, 40, 50);
+        KvTierConfigBuilder b = builder(model, ranks, parallel, 4, 40, 50);
         b.set(KvTierKeys.STORE, tier);
         b.set(KvTierKeys.L3_PREFETCH_POLICY, L3PrefetchPolicy.WAIT_COMPLETE.configName());
         b.set(KvTierKeys.L3_PREFETCH_THRESHOLD, "4");

@@ -17,20 +17,23 @@ import java.util.Arrays;
 import java.util.Map;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * stories260K served by the engine as model {@code gguf} (sim pools, its KV in kvtier's pages):
  * greedy from BOS, 80 tokens, equals {@link LlamaModel}'s direct greedy decoding and starts as
  * llama.cpp's does, on 1 rank (the same logits, so the same tokens) and on 2 and 4 ranks (its 4 KV
- * heads and 172 feed-forward rows split; sums in another order, the same tokens).
+ * heads and 172 feed-forward rows split; sums in another order, the same tokens); and context
+ * parallel ({@link Parallelism}) on 2, 4 and 8 ranks, past its 4 KV heads, one position or a
+ * block of 4 per turn (attention merged through its log-sum-exp, the same tokens).
  */
 class StoriesServedTest {
 
-  @ParameterizedTest(name = "{0} ranks")
-  @ValueSource(ints = {1, 2, 4})
+  @ParameterizedTest(name = "{0}, {1} ranks")
+  @CsvSource({"tp,1", "tp,2", "tp,4", "cp1,2", "cp1,4", "cp1,8", "cp4,2", "cp2,4"})
   @Timeout(120)
-  void greedyFromBosThroughTheEngineEqualsTheDirectGreedy(int ranks) throws Exception {
+  void greedyFromBosThroughTheEngineEqualsTheDirectGreedy(String parallel, int ranks)
+      throws Exception {
     Path path = SharedFiles.require(StoriesGreedyTest.STORIES);
     int[] direct = new int[80];
     float[][] directLogits = new float[80][];
@@ -58,7 +61,11 @@ class StoriesServedTest {
       assertThat(model.name()).isNotBlank();
       assertThat(model.vocabularySize()).isEqualTo(512);
       assertThat(model.maxContext()).isEqualTo(512);
-      KvTierConfig config = config(model, ranks, 16, 64, WritePolicy.WRITE_THROUGH);
+      KvTierConfig config =
+          KvTierConfig.builder()
+              .properties(config(model, ranks, 16, 64, WritePolicy.WRITE_THROUGH).toProperties())
+              .parallelism(ServedExactnessTest.parallelism(parallel))
+              .build();
       int[] served;
       try (ModelEngine engine =
           ModelEngine.open(model.withLogitsListener(rank0), config, BackendMetrics.NOOP)) {
@@ -67,10 +74,16 @@ class StoriesServedTest {
         long elapsed = System.nanoTime() - started;
         served = c.tokens();
         // A figure for the report, not an assertion: one cold request, JIT warm-up included.
-        System.out.printf("stories260K on %d ranks: 80 tokens in %.1f ms%n", ranks, elapsed / 1e6);
+        System.out.printf(
+            "stories260K on %d ranks %s: 80 tokens in %.1f ms%n", ranks, parallel, elapsed / 1e6);
       }
       System.out.println(
-          "stories260K served greedy on " + ranks + " ranks: " + Arrays.toString(served));
+          "stories260K served greedy on "
+              + ranks
+              + " ranks "
+              + parallel
+              + ": "
+              + Arrays.toString(served));
       assertThat(served).containsExactly(direct);
       assertThat(Arrays.copyOf(served, StoriesGreedyTest.EXPECTED_PREFIX.length))
           .containsExactly(StoriesGreedyTest.EXPECTED_PREFIX);
@@ -85,7 +98,8 @@ class StoriesServedTest {
           }
         }
       }
-      System.out.printf("stories260K on %d ranks: largest logit difference %.3g%n", ranks, worst);
+      System.out.printf(
+          "stories260K on %d ranks %s: largest logit difference %.3g%n", ranks, parallel, worst);
       assertThat(worst).as("largest logit difference to 1 rank").isLessThan(1e-3);
     }
   }
