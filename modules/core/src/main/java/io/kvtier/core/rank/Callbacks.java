@@ -65,6 +65,36 @@ final class Callbacks {
     }
 
     @Override
+    public int speculativeTokens() {
+      schedule.enterCallback();
+      try {
+        return model.speculativeTokens();
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
+    public void propose(ModelStep step, int count, int[] proposals) {
+      schedule.enterCallback();
+      try {
+        model.propose(step, count, proposals);
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
+    public void verifyTokens(ModelStep step, int[] tokens) {
+      schedule.enterCallback();
+      try {
+        model.verifyTokens(step, tokens);
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
     public boolean batchesDecode() {
       schedule.enterCallback();
       try {

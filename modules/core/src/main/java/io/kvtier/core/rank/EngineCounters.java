@@ -28,6 +28,16 @@ final class EngineCounters {
   long skippedTicks;
   long usableHitTokens;
 
+  /** Speculative decoding's counts per {@link SpeculationStats.Tier} (not in the digest). */
+  final long[] specSteps = new long[SpeculationStats.Tier.values().length];
+
+  final long[] specProposed = new long[SpeculationStats.Tier.values().length];
+  final long[] specAccepted = new long[SpeculationStats.Tier.values().length];
+
+  SpeculationStats speculation() {
+    return new SpeculationStats(specSteps, specProposed, specAccepted);
+  }
+
   RankEngineStats snapshot(long collectiveCalls) {
     return new RankEngineStats(
         ticks,

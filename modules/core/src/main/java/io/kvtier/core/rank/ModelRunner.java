@@ -89,6 +89,56 @@ public interface ModelRunner {
   }
 
   /**
+   * Tokens a draft proposes per decode step (speculative decoding, docs/MODELS.md): 0, the
+   * default, for none. With {@code k > 0} a decode step of a request is {@link #propose} of up to
+   * {@code k} tokens, then one pass of every layer ({@link #writeLayer}) over the last known token
+   * and the proposals, then {@link #verifyTokens}; the engine keeps the longest run of proposals
+   * that agrees with the target's own tokens and the target's next token after it, so the output
+   * is the non-speculative output token for token. Positions past the kept run are rolled back:
+   * the request's computed length does not pass them, so their K/V is never inserted, backed up
+   * or matched, and the next step writes them again before anyone reads them.
+   *
+   * @return at least 0
+   */
+  default int speculativeTokens() {
+    return 0;
+  }
+
+  /**
+   * Drafts {@code count} tokens after the step's last known token: {@code proposals[i]} is the
+   * draft's guess for the token at position {@code step.from() + 1 + i}. {@code step} is the one
+   * position {@code [from, from + 1)} whose token is known and whose K/V is not yet computed. The
+   * draft may write K/V of the request's pages at positions {@code >= step.from()} only (they are
+   * the request's own, past its computed length). Must be a pure function of the tokens and the
+   * pages, the same on every rank.
+   *
+   * @param step the position the proposals follow
+   * @param count tokens to propose, at least 1
+   * @param proposals where they go, at least {@code count} long
+   * @throws UnsupportedOperationException if {@link #speculativeTokens()} is 0 (the default)
+   */
+  default void propose(ModelStep step, int count, int[] proposals) {
+    throw new UnsupportedOperationException("this model has no draft");
+  }
+
+  /**
+   * After every layer of {@code step} was written: the target's greedy token after each of its
+   * positions, {@code tokens[i]} following position {@code step.from() + i}, as {@link
+   * #nextToken} would give each alone. By default, for a step of one position, {@link
+   * #nextToken}.
+   *
+   * @param step the step just written, of {@code n = to - from >= 1} positions
+   * @param tokens where the tokens go, at least {@code n} long
+   * @throws UnsupportedOperationException by default, for more than one position
+   */
+  default void verifyTokens(ModelStep step, int[] tokens) {
+    if (step.to() - step.from() != 1) {
+      throw new UnsupportedOperationException("this model verifies one position at a time");
+    }
+    tokens[0] = nextToken(step);
+  }
+
+  /**
    * Checks the KV of a cached prefix that came (partly) from the host tier, when the request is
    * about to run for the first time after its load-backs committed. A model that cannot check
    * returns 0.

@@ -570,6 +570,16 @@ public final class RankEngine {
   }
 
   /**
+   * Speculative decoding's counts so far, per tier a request's prefix came from (all zero for a
+   * model without a draft: {@link ModelRunner#speculativeTokens}).
+   *
+   * @return a snapshot
+   */
+  public SpeculationStats speculation() {
+    return counters.speculation();
+  }
+
+  /**
    * The tick in progress, or the next one between ticks; from 0.
    *
    * @return the tick

@@ -71,8 +71,25 @@ final class Scheduler {
     this.collective = collective;
     this.pageSize = cache.config().pageSize();
     this.snapshots = cache.config().snapshotSlots() > 0;
-    this.batchDecode = !snapshots && model.batchesDecode();
+    this.speculative = snapshots ? 0 : model.speculativeTokens();
+    if (speculative < 0) {
+      throw new IllegalArgumentException(
+          "the model proposes " + speculative + " speculative tokens a step: give 0 or more");
+    }
+    this.batchDecode = !snapshots && speculative == 0 && model.batchesDecode();
+    this.proposals = new int[speculative];
+    this.verified = new int[speculative + 1];
   }
+
+  /**
+   * Tokens the model's draft proposes per decode step ({@link ModelRunner#speculativeTokens}); 0
+   * without a draft, and with recurrent-state snapshots (whose state a rolled-back position would
+   * have advanced).
+   */
+  private final int speculative;
+
+  private final int[] proposals;
+  private final int[] verified;
 
   /**
    * Whether this tick's decode steps go to the model together ({@link
@@ -387,6 +404,9 @@ final class Scheduler {
         decodes.add(r);
         continue;
       }
+      if (speculative > 0 && !first && decodes(r) && speculate(r, tick)) {
+        continue;
+      }
       step(r, first, tick);
     }
     if (!decodes.isEmpty()) {
@@ -441,6 +461,54 @@ final class Scheduler {
       decodes.clear();
       decodeSteps.clear();
     }
+  }
+
+  /**
+   * One speculative decode step ({@link ModelRunner#speculativeTokens}): the draft proposes up
+   * to {@code k} tokens after the request's last token (as many as its output budget leaves room
+   * for past the target's own next token), the target computes every layer over the last token
+   * and the proposals in one pass and gives its token after each; the longest agreeing run of
+   * proposals is kept, then the target's token after it. The request's computed length moves to
+   * the end of the kept positions only: the rejected positions' K/V (and their tokens, cleared
+   * here) stay past it, where the cache never inserts, backs up or matches them, and the next
+   * step writes them again. Returns false, having done nothing, when no proposal fits (the last
+   * token), for the plain step to run.
+   */
+  private boolean speculate(RunningRequest r, long tick) {
+    int anchor = r.computed;
+    int count = Math.min(speculative, r.request.maxOutputTokens() - r.generated - 1);
+    if (count <= 0) {
+      return false;
+    }
+    int[] pageTable = cache.pageTable(r.id);
+    long namespace = r.request.namespace();
+    model.propose(
+        new ModelStep(r.id, namespace, r.tokens, anchor, anchor + 1, pageTable), count, proposals);
+    System.arraycopy(proposals, 0, r.tokens, anchor + 1, count);
+    ModelStep verify =
+        new ModelStep(r.id, namespace, r.tokens, anchor, anchor + 1 + count, pageTable);
+    for (int layer = 0; layer < model.layers(); layer++) {
+      model.writeLayer(verify, layer);
+    }
+    model.verifyTokens(verify, verified);
+    int kept = 0;
+    while (kept < count && proposals[kept] == verified[kept]) {
+      kept++;
+    }
+    // Roll back: only positions anchor..anchor+kept hold K/V of final tokens.
+    r.computed = anchor + kept + 1;
+    java.util.Arrays.fill(r.tokens, anchor + 1, anchor + 1 + count, 0);
+    counters.computedTokens += kept + 1;
+    int tier =
+        SpeculationStats.Tier.of(r.countedDeviceHits, r.countedHostHits, r.countedL3Hits).ordinal();
+    counters.specSteps[tier]++;
+    counters.specProposed[tier] += count;
+    counters.specAccepted[tier] += kept;
+    for (int i = 0; i < kept; i++) {
+      appendToken(r, proposals[i], tick);
+    }
+    appendToken(r, verified[kept], tick);
+    return true;
   }
 
   /**
