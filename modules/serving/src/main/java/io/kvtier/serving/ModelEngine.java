@@ -173,6 +173,17 @@ public final class ModelEngine implements AutoCloseable {
     return engine.onEngineThread(s -> s.engine.stats());
   }
 
+  /**
+   * Rank 0's speculative decoding counts, per tier a request's prefix came from (all zero for a
+   * model without a draft), read on rank 0's thread.
+   *
+   * @return the counts
+   * @throws InterruptedException if interrupted while waiting for that thread
+   */
+  public io.kvtier.core.rank.SpeculationStats speculation() throws InterruptedException {
+    return engine.onEngineThread(s -> s.engine.speculation());
+  }
+
   /** Shortens the no-progress bound, for tests of a stuck copy. */
   void stallTimeout(Duration timeout) {
     engine.stallTimeout(timeout);

@@ -43,6 +43,22 @@ final class StepCounter implements ModelRunner {
   }
 
   @Override
+  public int speculativeTokens() {
+    return model.speculativeTokens();
+  }
+
+  @Override
+  public void propose(ModelStep step, int count, int[] proposals) {
+    model.propose(step, count, proposals);
+  }
+
+  /** A verification pass counts once, at its layer 0 ({@link #writeLayer}). */
+  @Override
+  public void verifyTokens(ModelStep step, int[] tokens) {
+    model.verifyTokens(step, tokens);
+  }
+
+  @Override
   public boolean batchesDecode() {
     return model.batchesDecode();
   }

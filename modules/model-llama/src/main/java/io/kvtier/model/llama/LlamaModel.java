@@ -61,21 +61,7 @@ public final class LlamaModel {
     this.tokenEmbedding = file.tensor("token_embd.weight");
     this.layers = new Layer[shape.blockCount()];
     for (int l = 0; l < layers.length; l++) {
-      String p = "blk." + l + ".";
-      layers[l] =
-          new Layer(
-              vector(file, p + "attn_norm.weight"),
-              weight(file, p + "attn_q.weight"),
-              weight(file, p + "attn_k.weight"),
-              weight(file, p + "attn_v.weight"),
-              optionalVector(file, p + "attn_q.bias"),
-              optionalVector(file, p + "attn_k.bias"),
-              optionalVector(file, p + "attn_v.bias"),
-              weight(file, p + "attn_output.weight"),
-              vector(file, p + "ffn_norm.weight"),
-              weight(file, p + "ffn_gate.weight"),
-              weight(file, p + "ffn_up.weight"),
-              weight(file, p + "ffn_down.weight"));
+      layers[l] = readLayer(file, l);
     }
     this.outputNorm = vector(file, "output_norm.weight");
     this.output =
@@ -83,6 +69,116 @@ public final class LlamaModel {
             ? weight(file, "output.weight")
             : new LlamaWeight(tokenEmbedding);
     this.whole = new ShardPass(this, 0, 1, PartialSums.WHOLE);
+    this.draft = "";
+  }
+
+  /** {@code target}'s weights with {@code draftLayer} after its layers (the draft's), named. */
+  private LlamaModel(LlamaModel target, Layer draftLayer, String draft) {
+    this.shape = target.shape;
+    this.neox = target.neox;
+    this.tokenEmbedding = target.tokenEmbedding;
+    this.layers = Arrays.copyOf(target.layers, target.layers.length + 1);
+    this.layers[target.layers.length] = draftLayer;
+    this.outputNorm = target.outputNorm;
+    this.output = target.output;
+    this.whole = target.whole;
+    this.draft = draft;
+  }
+
+  /** What the draft layer is ({@link #withDraftLayer}), or empty without one. */
+  private final String draft;
+
+  /**
+   * This model with a draft layer (speculative decoding, docs/MODELS.md): tensors {@code
+   * blk.N.*} of {@code file}, {@code N} being the block count (the layer after the target's
+   * last), shaped as a layer of this model.
+   *
+   * @throws GgufUnsupportedException if the file has no such layer, naming the tensor
+   */
+  LlamaModel withDraftLayer(GgufFile file) {
+    int n = shape.blockCount();
+    String first = "blk." + n + ".attn_q.weight";
+    if (!file.hasTensor(first)) {
+      throw new GgufUnsupportedException(
+          file.path()
+              + " has no draft layer: speculative=draft-layer reads tensors blk."
+              + n
+              + ".* (the layer after the "
+              + n
+              + " of "
+              + shape.name()
+              + "), and "
+              + first
+              + " is missing; use draft-layer:copy-last for a copy of the last layer");
+    }
+    return new LlamaModel(this, readLayer(file, n), "draft-layer");
+  }
+
+  /**
+   * This model with a draft layer that is a copy of its last layer's weights: the draft then
+   * computes exactly what the target's last layer does, so its proposals are the target's tokens
+   * whenever its K/V is intact (100% acceptance), which shows a tier that loses it.
+   */
+  LlamaModel withDraftCopyOfLast() {
+    return new LlamaModel(this, layers[shape.blockCount() - 1], "draft-copy-last");
+  }
+
+  /** Whether this model has a draft layer (block {@link #blockCount()} of its KV). */
+  boolean hasDraft() {
+    return !draft.isEmpty();
+  }
+
+  /** The draft's identity, for the L3 model id: {@code draft-layer}, {@code draft-copy-last}. */
+  String draftName() {
+    return draft;
+  }
+
+  /** The target's layers. */
+  int blockCount() {
+    return shape.blockCount();
+  }
+
+  /** The blocks of a page's KV: the target's layers, and the draft layer's when it has one. */
+  int kvBlocks() {
+    return layers.length;
+  }
+
+  /** The KV shape: the target's, with {@link #kvBlocks()} blocks. */
+  ModelHyperparameters kvShape() {
+    if (!hasDraft()) {
+      return shape;
+    }
+    return new ModelHyperparameters(
+        shape.architecture(),
+        shape.name(),
+        shape.contextLength(),
+        shape.embeddingLength(),
+        layers.length,
+        shape.feedForwardLength(),
+        shape.headCount(),
+        shape.headCountKv(),
+        shape.rmsNormEpsilon(),
+        shape.ropeFreqBase(),
+        shape.ropeDimensionCount(),
+        shape.ropeScaling(),
+        shape.vocabularySize());
+  }
+
+  private static Layer readLayer(GgufFile file, int l) {
+    String p = "blk." + l + ".";
+    return new Layer(
+        vector(file, p + "attn_norm.weight"),
+        weight(file, p + "attn_q.weight"),
+        weight(file, p + "attn_k.weight"),
+        weight(file, p + "attn_v.weight"),
+        optionalVector(file, p + "attn_q.bias"),
+        optionalVector(file, p + "attn_k.bias"),
+        optionalVector(file, p + "attn_v.bias"),
+        weight(file, p + "attn_output.weight"),
+        vector(file, p + "ffn_norm.weight"),
+        weight(file, p + "ffn_gate.weight"),
+        weight(file, p + "ffn_up.weight"),
+        weight(file, p + "ffn_down.weight"));
   }
 
   /**
@@ -156,7 +252,7 @@ public final class LlamaModel {
     float[] x = new float[n * dim];
     PassScratch scratch = new PassScratch();
     whole.embed(tokens, 0, n, x);
-    for (int l = 0; l < layers.length; l++) {
+    for (int l = 0; l < shape.blockCount(); l++) {
       whole.layer(l, x, start, n, kv, scratch);
     }
     int first = allLogits ? 0 : n - 1;
@@ -198,8 +294,10 @@ public final class LlamaModel {
         + " "
         + shape.name()
         + ": "
-        + layers.length
-        + " layers, dim "
+        + shape.blockCount()
+        + " layers"
+        + (hasDraft() ? " + " + draft : "")
+        + ", dim "
         + shape.embeddingLength()
         + ", heads "
         + shape.headCount()

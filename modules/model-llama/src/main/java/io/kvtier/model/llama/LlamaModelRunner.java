@@ -129,7 +129,12 @@ public final class LlamaModelRunner implements ModelRunner {
     this.rank = rank;
     this.ranks = ranks;
     Objects.checkIndex(rank, ranks);
-    this.kv = new PagedKvStore(device, this.model.hyperparameters(), rank, ranks, parallelism);
+    if (this.model.hasDraft() && parallelism.cp() && ranks > 1) {
+      model.checkNotContextParallel(ranks);
+    }
+    this.speculativeTokens = model.speculativeTokens();
+    this.draftBlock = this.model.hasDraft() ? this.model.blockCount() : -1;
+    this.kv = new PagedKvStore(device, this.model.kvShape(), rank, ranks, parallelism);
     this.stripe = kv.stripe();
     this.sums =
         ranks == 1
@@ -150,8 +155,25 @@ public final class LlamaModelRunner implements ModelRunner {
           ShardPass.striped(this.model, stripe, (values, length) -> gather.gather(values, length));
     }
     this.dim = this.model.hyperparameters().embeddingLength();
-    this.reference = new OneLayer(layers(), pass.kvWidth(), stripe);
+    this.reference = new OneLayer(this.model.kvBlocks(), pass.kvWidth(), stripe);
   }
+
+  /** Tokens the draft proposes per decode step; 0 without a draft. */
+  private final int speculativeTokens;
+
+  /** The draft layer's block of the pages (after the target's layers), or -1 without one. */
+  private final int draftBlock;
+
+  /** The draft layer's rows of the step in progress: layer {@code L-1}'s input, copied. */
+  private float[] draftHidden = new float[0];
+
+  /**
+   * Testing only: the broken tier of docs/MODELS.md's speculative decoding, which restores a
+   * prefix without its draft block (as a tier that keeps only the target's layers would): {@link
+   * #verifyPrefix}, which the engine calls for a loaded-back prefix, zeroes the draft block of its
+   * pages.
+   */
+  boolean dropDraftBlockOnRestore;
 
   /** Whether a prefill's rows are split by position over the ranks (cp, unless replicated). */
   private boolean split() {
@@ -297,8 +319,90 @@ public final class LlamaModelRunner implements ModelRunner {
               + " in order");
     }
     kv.bind(step.pageTable(), step.pageTable().length);
-    layer(layer, s.hidden, step.from(), step.to() - step.from(), kv);
+    int n = step.to() - step.from();
+    if (layer == draftBlock - 1) {
+      // The draft layer reads what the target's last layer reads, and writes its own block.
+      draftHidden = PassScratch.atLeast(draftHidden, n * dim);
+      System.arraycopy(s.hidden, 0, draftHidden, 0, n * dim);
+      layer(draftBlock, draftHidden, step.from(), n, kv);
+    }
+    layer(layer, s.hidden, step.from(), n, kv);
     s.nextLayer++;
+  }
+
+  @Override
+  public int speculativeTokens() {
+    return speculativeTokens;
+  }
+
+  @Override
+  public int pageBlocks() {
+    return model.kvBlocks();
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The draft is the target's layers but the last, then the draft layer (block {@code L} of
+   * the pages) in place of the last, then the target's norm and output: position by position
+   * from the step's, each one's K/V written to the request's pages (past its computed length)
+   * and its greedy token the next position's input.
+   */
+  @Override
+  public void propose(ModelStep step, int count, int[] proposals) {
+    if (draftBlock < 0) {
+      throw new UnsupportedOperationException(model + " has no draft");
+    }
+    kv.bind(step.pageTable(), step.pageTable().length);
+    float[] x = draftHidden = PassScratch.atLeast(draftHidden, dim);
+    int[] token = {step.tokens()[step.from()]};
+    for (int i = 0; i < count; i++) {
+      int position = step.from() + i;
+      pass.embed(token, 0, 1, x);
+      for (int l = 0; l < draftBlock - 1; l++) {
+        pass.layer(l, x, position, 1, kv, scratch);
+      }
+      pass.layer(draftBlock, x, position, 1, kv, scratch);
+      token[0] = argmax(pass.logits(x, 0, 1, scratch));
+      proposals[i] = token[0];
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The logits of every position of the step, the output matrix read once for them all; each
+   * position's are the bits it gets alone (each product takes each row on its own).
+   */
+  @Override
+  public void verifyTokens(ModelStep step, int[] tokens) {
+    int n = step.to() - step.from();
+    Step s = steps.get(step.requestId());
+    if (s == null || s.from != step.from() || s.to != step.to() || s.nextLayer != layers()) {
+      throw new IllegalStateException(
+          "request id="
+              + step.requestId()
+              + ": verifyTokens of ["
+              + step.from()
+              + ", "
+              + step.to()
+              + ") before every layer of the step was written");
+    }
+    if (split()) {
+      throw new IllegalStateException("verifyTokens under context parallelism");
+    }
+    float[] logits = pass.logits(s.hidden, 0, n, scratch);
+    int vocabulary = logits.length / n;
+    for (int i = 0; i < n; i++) {
+      if (listener != LogitsListener.NONE) {
+        listener.logits(
+            rank,
+            step.requestId(),
+            step.from() + i,
+            Arrays.copyOfRange(logits, i * vocabulary, (i + 1) * vocabulary));
+      }
+      tokens[i] = argmax(logits, i * vocabulary, vocabulary);
+    }
   }
 
   /**
@@ -405,6 +509,18 @@ public final class LlamaModelRunner implements ModelRunner {
               + ": call writeDecodeLayer for layers 0.."
               + (layers() - 1)
               + " in order with the same steps");
+    }
+    if (layer == draftBlock - 1) {
+      // The draft block of these positions, from the last layer's input (as writeLayer does).
+      draftHidden = PassScratch.atLeast(draftHidden, n * dim);
+      System.arraycopy(batchHidden, 0, draftHidden, 0, n * dim);
+      pass.decodeLayer(
+          draftBlock,
+          draftHidden,
+          n,
+          batchPositions,
+          i -> kv.bind(batch.get(i).pageTable(), batch.get(i).pageTable().length),
+          scratch);
     }
     pass.decodeLayer(
         layer,
@@ -520,24 +636,51 @@ public final class LlamaModelRunner implements ModelRunner {
     int pageSize = kv.pageSize();
     int pages = (length + pageSize - 1) / pageSize;
     boolean[] wrong = new boolean[pages];
-    for (int l = 0; l < layers(); l++) {
-      reference.start(l, length);
-      layer(l, x, 0, length, reference);
-      kv.read(l, held, keys, values);
-      for (int p = 0; p < pages; p++) {
-        // This rank's rows of page p.
-        int from = stripe.owned(p * pageSize) * width;
-        int to = stripe.owned(Math.min(length, (p + 1) * pageSize)) * width;
-        wrong[p] |=
-            !Arrays.equals(reference.keys, from, to, keys, from, to)
-                || !Arrays.equals(reference.values, from, to, values, from, to);
+    if (dropDraftBlockOnRestore && draftBlock >= 0) {
+      float[] zeros = new float[width];
+      for (int p = 0; p < length; p++) {
+        kv.write(draftBlock, p, zeros, zeros, 0);
       }
+    }
+    for (int l = 0; l < layers(); l++) {
+      if (l == draftBlock - 1) {
+        // The draft block: the draft layer over the last layer's input.
+        float[] d = draftHidden = PassScratch.atLeast(draftHidden, length * dim);
+        System.arraycopy(x, 0, d, 0, length * dim);
+        compareLayer(draftBlock, d, length, held, width, pageSize, pages, keys, values, wrong);
+      }
+      compareLayer(l, x, length, held, width, pageSize, pages, keys, values, wrong);
     }
     int mismatches = 0;
     for (boolean w : wrong) {
       mismatches += w ? 1 : 0;
     }
     return mismatches;
+  }
+
+  /** Recomputes block {@code l} of the prefix over {@code x} and marks the pages it differs. */
+  private void compareLayer(
+      int l,
+      float[] x,
+      int length,
+      int held,
+      int width,
+      int pageSize,
+      int pages,
+      float[] keys,
+      float[] values,
+      boolean[] wrong) {
+    reference.start(l, length);
+    layer(l, x, 0, length, reference);
+    kv.read(l, held, keys, values);
+    for (int p = 0; p < pages; p++) {
+      // This rank's rows of page p.
+      int from = stripe.owned(p * pageSize) * width;
+      int to = stripe.owned(Math.min(length, (p + 1) * pageSize)) * width;
+      wrong[p] |=
+          !Arrays.equals(reference.keys, from, to, keys, from, to)
+              || !Arrays.equals(reference.values, from, to, values, from, to);
+    }
   }
 
   @Override

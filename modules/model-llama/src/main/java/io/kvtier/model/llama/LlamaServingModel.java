@@ -32,13 +32,90 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   private final LogitsListener listener;
   private final ModelText text;
 
+  /** Tokens the draft proposes per decode step; 0 without a draft. */
+  private final int speculativeTokens;
+
   private LlamaServingModel(
       GgufFile file, LlamaModel model, int maxContext, LogitsListener listener, ModelText text) {
+    this(file, model, maxContext, listener, text, 0);
+  }
+
+  private LlamaServingModel(
+      GgufFile file,
+      LlamaModel model,
+      int maxContext,
+      LogitsListener listener,
+      ModelText text,
+      int speculativeTokens) {
     this.file = file;
     this.model = model;
     this.maxContext = maxContext;
     this.listener = listener;
     this.text = text;
+    this.speculativeTokens = speculativeTokens;
+  }
+
+  /**
+   * This model decoding speculatively with a draft layer (docs/MODELS.md, "Speculative
+   * decoding"): the file's layer after the target's ({@code blk.N.*}), or with {@code copyOfLast}
+   * a copy of the target's last layer (a testing draft whose proposals are always the target's
+   * tokens while its K/V is intact).
+   *
+   * @param copyOfLast a copy of the last layer rather than the file's draft layer
+   * @param tokens tokens proposed per decode step, 1 to 64
+   * @return the model with the draft; the same file, not to be closed twice
+   * @throws IllegalArgumentException for a token count out of range, or a file without a draft
+   *     layer (naming the tensor), or a model that has a draft already
+   */
+  public LlamaServingModel withDraftLayer(boolean copyOfLast, int tokens) {
+    checkSpeculativeTokens(tokens);
+    if (model.hasDraft()) {
+      throw new IllegalArgumentException(name() + " has a draft already: " + model.draftName());
+    }
+    LlamaModel drafted;
+    try {
+      drafted = copyOfLast ? model.withDraftCopyOfLast() : model.withDraftLayer(file);
+    } catch (io.kvtier.gguf.GgufException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+    return new LlamaServingModel(file, drafted, maxContext, listener, text, tokens);
+  }
+
+  /** The most tokens a draft may propose per step. */
+  public static final int MAX_SPECULATIVE_TOKENS = 64;
+
+  /**
+   * Checks a number of speculative tokens.
+   *
+   * @throws IllegalArgumentException unless 1 to {@link #MAX_SPECULATIVE_TOKENS}
+   */
+  public static void checkSpeculativeTokens(int tokens) {
+    if (tokens < 1 || tokens > MAX_SPECULATIVE_TOKENS) {
+      throw new IllegalArgumentException(
+          "num-speculative-tokens="
+              + tokens
+              + " is outside [1, "
+              + MAX_SPECULATIVE_TOKENS
+              + "]: the draft proposes that many tokens a decode step");
+    }
+  }
+
+  /** Tokens the draft proposes per decode step; 0 without a draft. */
+  public int speculativeTokens() {
+    return speculativeTokens;
+  }
+
+  /**
+   * The draft's identity ({@code draft-layer}, {@code draft-copy-last}), which the L3 model id
+   * carries because the draft's K/V is in the pages; empty without a draft.
+   */
+  public String draftName() {
+    return model.draftName();
+  }
+
+  /** The blocks of a page's KV (kvtier.layers): {@link #layers()}, plus 1 with a draft layer. */
+  public int kvBlocks() {
+    return model.kvBlocks();
   }
 
   /**
@@ -95,7 +172,12 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
    */
   public LlamaServingModel withLogitsListener(LogitsListener listener) {
     return new LlamaServingModel(
-        file, model, maxContext, Objects.requireNonNull(listener, "listener"), text);
+        file,
+        model,
+        maxContext,
+        Objects.requireNonNull(listener, "listener"),
+        text,
+        speculativeTokens);
   }
 
   /** The forward pass. */
@@ -183,7 +265,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
    * @return the layout
    */
   public KvLayout kvLayout(int pageSize) {
-    return PagedKvStore.layout(hyperparameters(), pageSize, 1);
+    return PagedKvStore.layout(model.kvShape(), pageSize, 1);
   }
 
   /**
@@ -216,7 +298,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   @Override
   public void checkLayout(KvLayout layout, int ranks) {
     Objects.requireNonNull(layout, "layout");
-    PagedKvStore.checkLayout(hyperparameters(), layout, 1, false);
+    PagedKvStore.checkLayout(model.kvShape(), layout, 1, false);
     ShardPass.checkRanks(hyperparameters(), ranks);
     for (int r = 0; r < ranks; r++) {
       new ShardPass(model, r, ranks, PartialSums.WHOLE);
@@ -238,9 +320,10 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
     if (!parallelism.cp() || ranks == 1) {
       checkLayout(layout, ranks);
     } else {
-      PagedKvStore.checkLayout(hyperparameters(), layout, 1, false);
+      checkNotContextParallel(ranks);
+      PagedKvStore.checkLayout(model.kvShape(), layout, 1, false);
     }
-    return PagedKvStore.layout(hyperparameters(), layout.pageSize(), ranks, parallelism);
+    return PagedKvStore.layout(model.kvShape(), layout.pageSize(), ranks, parallelism);
   }
 
   /**
@@ -249,11 +332,32 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
    * <p>A {@link LlamaModelRunner} on the rank's share ({@link RankShard#parallelism}), merging
    * partial outputs through the engine's collective.
    */
+  /**
+   * Refuses a draft under context parallelism over several ranks.
+   *
+   * @throws IllegalArgumentException with a draft
+   */
+  void checkNotContextParallel(int ranks) {
+    if (model.hasDraft()) {
+      throw new IllegalArgumentException(
+          "speculative decoding ("
+              + model.draftName()
+              + ") runs on one rank or under --parallel tp, not over "
+              + ranks
+              + " cp ranks: a verification pass of several positions under cp is not built;"
+              + " use --parallel tp (kvtier.parallel=tp) or drop --speculative");
+    }
+  }
+
+  /** Testing only: runners that drop the draft block of a restored prefix (the broken tier). */
+  boolean dropDraftBlockOnRestore;
+
   @Override
   public ModelRunner openRunner(RankShard shard) {
     LlamaModelRunner runner =
         new LlamaModelRunner(
             this, shard.device(), shard.rank(), shard.ranks(), shard.parallelism(), listener);
+    runner.dropDraftBlockOnRestore = dropDraftBlockOnRestore;
     shard.whenJoined(runner::combineThrough);
     return runner;
   }
@@ -266,6 +370,11 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
 
   @Override
   public String toString() {
-    return model + ", " + tensorType() + ", context " + maxContext;
+    return model
+        + ", "
+        + tensorType()
+        + ", context "
+        + maxContext
+        + (speculativeTokens > 0 ? ", " + speculativeTokens + " speculative tokens" : "");
   }
 }

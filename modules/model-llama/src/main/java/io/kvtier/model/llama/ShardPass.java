@@ -116,7 +116,7 @@ final class ShardPass {
     this.firstHead = rank * heads;
     this.qWidth = heads * headSize;
     this.kvWidth = kvHeads * headSize;
-    int layers = shape.blockCount();
+    int layers = model.kvBlocks();
     LlamaWeight down = model.layer(0).down();
     int block = down.type().blockSize();
     int blocks = shape.feedForwardLength() / block;

@@ -1,0 +1,280 @@
+package io.kvtier.model.llama;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvtier.core.config.EvictionPolicy;
+import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.KvTierConfigBuilder;
+import io.kvtier.core.config.KvTierKeys;
+import io.kvtier.core.config.L3PrefetchPolicy;
+import io.kvtier.core.config.WritePolicy;
+import io.kvtier.core.rank.RankEngineStats;
+import io.kvtier.core.rank.SpeculationStats;
+import io.kvtier.core.rank.SpeculationStats.Tier;
+import io.kvtier.gguf.GgufFile;
+import io.kvtier.serving.Completion;
+import io.kvtier.serving.GenerationEngine;
+import io.kvtier.serving.GenerationEngine.GenerationRequest;
+import io.kvtier.serving.ModelEngine;
+import io.kvtier.spi.BackendMetrics;
+import io.kvtier.testkit.SharedFiles;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Speculative decoding with a draft layer (docs/MODELS.md, "Speculative decoding"): over seeded
+ * multi-turn chats, the tokens with speculation are those without, token for token, with the
+ * cache off and on the device, host and L3 tiers, on 1 and 2 ranks; and the draft that is a copy
+ * of the target's last layer proposes the target's own tokens at every step (100% acceptance)
+ * after device, host and L3 hits, because its K/V block goes through every tier with the pages.
+ * A broken tier that restores a prefix without the draft block shows as lost acceptance.
+ *
+ * <p>The models: a synthetic F32 llama (no ../shared needed) and stories260K (skipped with the
+ * reason where ../shared lacks it).
+ */
+class SpeculativeServedTest {
+  private static final long SEED = Long.getLong("kvtier.tests.seed", 42L);
+  private static final int CHATS = 4;
+  private static final int TURNS = 3;
+  private static final int ANSWER = 10;
+  private static final int K = 3;
+
+  @TempDir static Path dir;
+
+  private static final Map<String, Chats> CHATS_BY_MODEL = new HashMap<>();
+
+  /** The prompts in submission order and the plain model's answers, cache on the device. */
+  private record Chats(LlamaServingModel model, List<int[]> prompts, List<int[]> answers) {}
+
+  private static synchronized Chats chats(String name) throws Exception {
+    Chats chats = CHATS_BY_MODEL.get(name);
+    if (chats == null) {
+      GgufFile file =
+          GgufFile.open(
+              name.equals("stories")
+                  ? SharedFiles.require(StoriesGreedyTest.STORIES)
+                  : SyntheticGguf.llama().write(dir.resolve(name + ".gguf"), SEED));
+      LlamaServingModel model = LlamaServingModel.of(file);
+      Random random = new Random(SEED * 17 + 3);
+      int vocabulary = model.vocabularySize();
+      int[] system = tokens(random, 24, vocabulary);
+      int[][] history = new int[CHATS][];
+      for (int c = 0; c < CHATS; c++) {
+        history[c] = system;
+      }
+      List<int[]> prompts = new ArrayList<>();
+      List<int[]> answers = new ArrayList<>();
+      try (ModelEngine engine =
+          ModelEngine.open(model, config(model, 1, "off", dir), BackendMetrics.NOOP)) {
+        for (int t = 0; t < TURNS; t++) {
+          for (int c = 0; c < CHATS; c++) {
+            int[] prompt = concat(history[c], tokens(random, 5 + random.nextInt(20), vocabulary));
+            int[] answer = generate(engine, prompt, 1000 + prompts.size());
+            prompts.add(prompt);
+            answers.add(answer);
+            history[c] = concat(prompt, answer);
+          }
+        }
+      }
+      chats = new Chats(model, prompts, answers);
+      CHATS_BY_MODEL.put(name, chats);
+    }
+    return chats;
+  }
+
+  @AfterAll
+  static void close() {
+    CHATS_BY_MODEL.values().forEach(c -> c.model().close());
+  }
+
+  @ParameterizedTest(name = "{0}, {1} ranks, {2}")
+  @CsvSource({
+    "synthetic,1,off", "synthetic,1,device", "synthetic,1,host", "synthetic,1,memory",
+    "synthetic,2,off", "synthetic,2,device", "synthetic,2,host", "synthetic,2,memory",
+    "stories,1,off", "stories,1,device", "stories,1,host", "stories,1,memory",
+    "stories,2,device", "stories,2,host", "stories,2,memory"
+  })
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void speculationGivesTheTokensWithoutItAndTheCopyDraftIsAlwaysRight(
+      String name, int ranks, String tier, @TempDir Path store) throws Exception {
+    Chats chats = chats(name);
+    LlamaServingModel model = chats.model().withDraftLayer(true, K);
+    Result r = run(model, chats, ranks, tier, store);
+    System.out.printf(
+        "[speculative] %s, %d ranks, %s: %s; %d pages verified, %d wrong%n",
+        name, ranks, tier, r.speculation(), r.stats().kvVerifiedPages(), r.stats().kvMismatches());
+    SpeculationStats s = r.speculation();
+    assertThat(s.totalProposed()).isPositive();
+    assertThat(s.acceptanceRate()).as("a copy of the last layer, every tier").isEqualTo(1.0);
+    assertThat(r.stats().kvMismatches()).as("restored pages, the draft block's too").isZero();
+    Tier expected =
+        switch (tier) {
+          case "off" -> Tier.NONE;
+          case "device" -> Tier.DEVICE;
+          case "host" -> Tier.HOST;
+          default -> Tier.L3;
+        };
+    assertThat(s.steps(expected))
+        .as("steps of requests whose prefix came from " + tier)
+        .isPositive();
+    assertThat(s.meanAcceptedLength(expected)).isGreaterThan(1.0);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"host", "memory"})
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void aTierThatDropsTheDraftBlockLosesAcceptanceButNotTokens(String tier, @TempDir Path store)
+      throws Exception {
+    Chats chats = chats("synthetic");
+    LlamaServingModel model = chats.model().withDraftLayer(true, K);
+    model.dropDraftBlockOnRestore = true;
+    Result r = run(model, chats, 1, tier, store);
+    System.out.printf("[speculative] broken %s: %s%n", tier, r.speculation());
+    Tier restored = tier.equals("host") ? Tier.HOST : Tier.L3;
+    SpeculationStats s = r.speculation();
+    assertThat(s.steps(restored)).isPositive();
+    assertThat(s.acceptanceRate(restored))
+        .as("acceptance after a restore that lost the draft block")
+        .isLessThan(1.0);
+    assertThat(r.stats().kvMismatches()).as("the recompute check sees the block").isPositive();
+  }
+
+  @Test
+  void badDraftsAndTokenCountsAreRefusedInOneLine() throws Exception {
+    LlamaServingModel model = chats("synthetic").model();
+    assertThatThrownBy(() -> model.withDraftLayer(false, K))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("has no draft layer")
+        .hasMessageContaining("blk.2.attn_q.weight")
+        .hasMessageContaining("draft-layer:copy-last");
+    for (int bad : new int[] {0, -1, 65}) {
+      assertThatThrownBy(() -> model.withDraftLayer(true, bad))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("num-speculative-tokens=" + bad + " is outside [1, 64]");
+    }
+    LlamaServingModel drafted = model.withDraftLayer(true, K);
+    assertThatThrownBy(() -> drafted.withDraftLayer(true, K))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("has a draft already");
+    assertThat(drafted.kvBlocks()).isEqualTo(model.layers() + 1);
+    assertThatThrownBy(
+            () ->
+                drafted.rankLayout(
+                    drafted.kvLayout(16), 2, io.kvtier.core.config.Parallelism.cp(1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("not over 2 cp ranks")
+        .hasMessageContaining("--parallel tp");
+    // One cp rank is one rank: allowed.
+    assertThat(drafted.rankLayout(drafted.kvLayout(16), 1, io.kvtier.core.config.Parallelism.cp(1)))
+        .isEqualTo(drafted.kvLayout(16));
+    // A layout without the draft block is refused, naming the layers it needs.
+    assertThatThrownBy(() -> drafted.checkLayout(model.kvLayout(16), 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kvtier.layers=" + (model.layers() + 1));
+  }
+
+  private record Result(SpeculationStats speculation, RankEngineStats stats) {}
+
+  /** Runs every prompt with {@code model}, checking each answer against the plain model's. */
+  private static Result run(
+      LlamaServingModel model, Chats chats, int ranks, String tier, Path store) throws Exception {
+    try (ModelEngine engine =
+        ModelEngine.open(model, config(model, ranks, tier, store), BackendMetrics.NOOP)) {
+      for (int i = 0; i < chats.prompts().size(); i++) {
+        int[] answer = generate(engine, chats.prompts().get(i), tier.equals("off") ? 1000 + i : 0);
+        assertThat(answer)
+            .as("request %d, %d ranks, %s, seed %d", i, ranks, tier, SEED)
+            .containsExactly(chats.answers().get(i));
+      }
+      engine.drain();
+      return new Result(engine.speculation(), engine.engineStats());
+    }
+  }
+
+  private static int[] generate(ModelEngine engine, int[] prompt, long namespace) throws Exception {
+    CompletableFuture<Completion> done = new CompletableFuture<>();
+    engine
+        .engine()
+        .submit(
+            new GenerationRequest(prompt, ANSWER, namespace),
+            new GenerationEngine.TokenStream() {
+              @Override
+              public void token(int token) {}
+
+              @Override
+              public void finished(Completion completion) {
+                done.complete(completion);
+              }
+
+              @Override
+              public void failed(Throwable cause) {
+                done.completeExceptionally(cause);
+              }
+            });
+    return done.get(2, TimeUnit.MINUTES).tokens();
+  }
+
+  private static KvTierConfigBuilder builder(
+      LlamaServingModel model, int ranks, int pageSize, int devicePages, int host) {
+    return KvTierConfig.builder()
+        .device("sim")
+        .host("sim")
+        .collective("local")
+        .ranks(ranks)
+        .layout(model.kvBlocks(), model.kvHeads(), model.headSize(), Float.BYTES, pageSize)
+        .devicePages(devicePages)
+        .hostPages(host)
+        .writePolicy(WritePolicy.WRITE_THROUGH)
+        .evictionPolicy(EvictionPolicy.LRU)
+        .vocabSize(model.vocabularySize())
+        .collectiveTimeout(Duration.ofSeconds(60));
+  }
+
+  private static KvTierConfig config(LlamaServingModel model, int ranks, String tier, Path store) {
+    return switch (tier) {
+      case "off", "device" -> builder(model, ranks, 16, 128, 128).build();
+      // About a fifth of the working set on the device, all of it in the host tier.
+      case "host" -> builder(model, ranks, 8, 24, 160).build();
+      default -> {
+        KvTierConfigBuilder b = builder(model, ranks, 4, 40, 50);
+        b.set(KvTierKeys.STORE, tier);
+        b.set(KvTierKeys.L3_PREFETCH_POLICY, L3PrefetchPolicy.WAIT_COMPLETE.configName());
+        b.set(KvTierKeys.L3_PREFETCH_THRESHOLD, "4");
+        b.set(KvTierKeys.L3_MODEL_ID, "speculative-" + model.draftName());
+        if (tier.equals("file")) {
+          b.set("file.directory", store.toString());
+        }
+        yield b.build();
+      }
+    };
+  }
+
+  private static int[] tokens(Random random, int n, int vocabulary) {
+    int[] t = new int[n];
+    for (int i = 0; i < n; i++) {
+      t[i] = random.nextInt(vocabulary);
+    }
+    return t;
+  }
+
+  private static int[] concat(int[] a, int[] b) {
+    int[] c = new int[a.length + b.length];
+    System.arraycopy(a, 0, c, 0, a.length);
+    System.arraycopy(b, 0, c, a.length, b.length);
+    return c;
+  }
+}
