@@ -161,6 +161,22 @@ final class ServeCommand implements Callable<Integer> {
   private Integer maxContext;
 
   @Option(
+      names = "--speculative",
+      paramLabel = "DRAFT",
+      description =
+          "Speculative decoding with a draft of a GGUF model (docs/MODELS.md): draft-layer (the"
+              + " file's layer after its last, blk.N.*) or draft-layer:copy-last (a copy of the"
+              + " last layer: always right, a test of the tiers). Output is the same token for"
+              + " token.")
+  private String speculative;
+
+  @Option(
+      names = "--num-speculative-tokens",
+      paramLabel = "K",
+      description = "Tokens the draft proposes per decode step, 1 to 64 (default: 4).")
+  private Integer speculativeTokens;
+
+  @Option(
       names = "--served-model-name",
       paramLabel = "NAME",
       description =
@@ -359,6 +375,19 @@ final class ServeCommand implements Callable<Integer> {
     if (maxContext != null && maxContext < 1) {
       return usage(err, "--max-context=" + maxContext + " must be at least 1");
     }
+    if (tiny && (speculative != null || speculativeTokens != null)) {
+      return usage(
+          err,
+          (speculative != null ? "--speculative" : "--num-speculative-tokens")
+              + " needs a GGUF model (--model FILE.gguf): the tiny transformer has no draft");
+    }
+    if (speculative == null && speculativeTokens != null) {
+      return usage(
+          err,
+          "--num-speculative-tokens="
+              + speculativeTokens
+              + " without --speculative: give --speculative draft-layer too, or drop it");
+    }
     try {
       engineOptions.checkParallel();
     } catch (IllegalArgumentException e) {
@@ -401,7 +430,11 @@ final class ServeCommand implements Callable<Integer> {
                   windows ? HybridOptions.WINDOWS : HybridOptions.PAGES,
                   windows,
                   Optional.ofNullable(maxContext))
-              : ServedModel.gguf(Path.of(modelOption.strip()), Optional.ofNullable(maxContext));
+              : ServedModel.gguf(
+                  Path.of(modelOption.strip()),
+                  Optional.ofNullable(maxContext),
+                  Optional.ofNullable(speculative).map(String::strip),
+                  Optional.ofNullable(speculativeTokens));
     } catch (IllegalArgumentException e) {
       return usage(err, "--model " + modelOption + ": " + e.getMessage());
     }

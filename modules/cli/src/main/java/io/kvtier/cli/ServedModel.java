@@ -94,9 +94,32 @@ record ServedModel(
    *     model kvtier does not run (with what it runs)
    */
   static ServedModel gguf(Path file, Optional<Integer> maxContext) {
+    return gguf(file, maxContext, Optional.empty(), Optional.empty());
+  }
+
+  /**
+   * A GGUF file's model, decoding speculatively with a draft when {@code speculative} names one
+   * (docs/MODELS.md, "Speculative decoding"): the model options {@code speculative} and {@code
+   * num-speculative-tokens}.
+   *
+   * @param file the {@code .gguf} file
+   * @param maxContext the most tokens of one sequence; empty for the file's context length
+   * @param speculative the draft: {@code draft-layer} or {@code draft-layer:copy-last}; empty for
+   *     none
+   * @param speculativeTokens tokens the draft proposes a step; empty for the default
+   * @return the served model; close it when the server has stopped
+   * @throws IllegalArgumentException in one line, naming the file or the option
+   */
+  static ServedModel gguf(
+      Path file,
+      Optional<Integer> maxContext,
+      Optional<String> speculative,
+      Optional<Integer> speculativeTokens) {
     Map<String, String> options = new LinkedHashMap<>();
     options.put("file", file.toString());
     maxContext.ifPresent(m -> options.put("max-context", Integer.toString(m)));
+    speculative.ifPresent(d -> options.put("speculative", d));
+    speculativeTokens.ifPresent(k -> options.put("num-speculative-tokens", Integer.toString(k)));
     LlamaServingModel model =
         (LlamaServingModel) ModelProvider.open(GgufModelProvider.NAME, options);
     try {
@@ -112,7 +135,7 @@ record ServedModel(
       String description =
           String.format(
               "%s %s%s: %d layers, dim %d, %d/%d heads of %d, feed-forward %d, %s, %s"
-                  + " vocabulary of %d, context %d",
+                  + " vocabulary of %d, context %d%s",
               model.architecture(),
               file.getFileName(),
               random ? ", random weights" : "",
@@ -125,16 +148,26 @@ record ServedModel(
               model.tensorType(),
               tokenizer,
               model.vocabularySize(),
-              model.maxContext());
+              model.maxContext(),
+              model.speculativeTokens() > 0
+                  ? "; speculative: "
+                      + model.draftName()
+                      + " (K/V block "
+                      + model.layers()
+                      + "), "
+                      + model.speculativeTokens()
+                      + " tokens a step"
+                  : "");
       return new ServedModel(
           model,
           layout(
-              model.layers(),
+              model.kvBlocks(),
               model.kvHeads(),
               model.headSize(),
               Float.BYTES,
               model.vocabularySize()),
-          "gguf-" + contentId(file),
+          // The draft's K/V is in the pages: its identity is in the L3 keys' model id.
+          "gguf-" + contentId(file) + (model.draftName().isEmpty() ? "" : "-" + model.draftName()),
           description,
           Optional.empty(),
           Optional.empty(),

@@ -479,6 +479,9 @@ class ServeCommandTest {
       --model pom.xml    | --model pom.xml: model gguf: file=pom.xml is not a GGUF file this model runs
       --model x.gguf --model-layers full | --model-layers is an option of the tiny transformer, but --model is x.gguf
       --model x.gguf --swa-cache windows | --swa-cache is an option of the tiny transformer, but --model is x.gguf
+      --speculative draft-layer | --speculative needs a GGUF model (--model FILE.gguf): the tiny transformer has no draft
+      --num-speculative-tokens 3 | --num-speculative-tokens needs a GGUF model (--model FILE.gguf)
+      --model x.gguf --num-speculative-tokens 3 | --num-speculative-tokens=3 without --speculative: give --speculative draft-layer too, or drop it
       """)
   void anUnusableOptionExits2WithOneClearLine(String args, String message) {
     CliRun run = serve(args.split(" "));

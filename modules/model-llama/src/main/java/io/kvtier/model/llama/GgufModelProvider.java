@@ -65,7 +65,10 @@ public final class GgufModelProvider implements ModelProvider {
   public ServingModel create(ModelOptions options) {
     String file = options.string("file", null);
     String maxContextText = options.string("max-context", null);
+    String speculative = options.string("speculative", null);
+    String tokensText = options.string("num-speculative-tokens", null);
     options.checkAllRead(NAME);
+    int speculativeTokens = speculativeTokens(speculative, tokensText);
     int maxContext = maxContextText == null ? 0 : parse(maxContextText);
     if (file == null || file.isEmpty()) {
       throw new IllegalArgumentException(
@@ -96,9 +99,13 @@ public final class GgufModelProvider implements ModelProvider {
           e);
     }
     try {
-      return maxContextText == null
-          ? LlamaServingModel.of(opened)
-          : LlamaServingModel.of(opened, maxContext);
+      LlamaServingModel model =
+          maxContextText == null
+              ? LlamaServingModel.of(opened)
+              : LlamaServingModel.of(opened, maxContext);
+      return speculative == null
+          ? model
+          : model.withDraftLayer(speculative.equals(DRAFT_COPY_LAST), speculativeTokens);
     } catch (GgufException e) {
       opened.close();
       throw new IllegalArgumentException(
@@ -114,6 +121,63 @@ public final class GgufModelProvider implements ModelProvider {
       opened.close();
       throw new IllegalArgumentException("model gguf: file=" + file + ": " + e.getMessage(), e);
     }
+  }
+
+  /** Option {@code speculative}'s value for the file's draft layer. */
+  public static final String DRAFT_LAYER = "draft-layer";
+
+  /** Option {@code speculative}'s value for a copy of the last layer (a testing draft). */
+  public static final String DRAFT_COPY_LAST = "draft-layer:copy-last";
+
+  /** Default of {@code num-speculative-tokens}. */
+  public static final int DEFAULT_SPECULATIVE_TOKENS = 4;
+
+  /**
+   * Checks options {@code speculative} and {@code num-speculative-tokens}.
+   *
+   * @return the tokens per step
+   * @throws IllegalArgumentException for a draft kind this model does not offer, a token count
+   *     that is not an integer in range, or a token count without a draft
+   */
+  static int speculativeTokens(String speculative, String tokens) {
+    if (speculative == null) {
+      if (tokens != null) {
+        throw new IllegalArgumentException(
+            "model gguf: num-speculative-tokens="
+                + tokens
+                + " without speculative: give speculative="
+                + DRAFT_LAYER
+                + " (--speculative) too, or drop it");
+      }
+      return 0;
+    }
+    if (speculative.startsWith("model")) {
+      throw new IllegalArgumentException(
+          "model gguf: speculative="
+              + speculative
+              + ": a separate draft model is not built yet; use "
+              + DRAFT_LAYER
+              + " (the file's blk.N.* layer) or "
+              + DRAFT_COPY_LAST);
+    }
+    if (!speculative.equals(DRAFT_LAYER) && !speculative.equals(DRAFT_COPY_LAST)) {
+      throw new IllegalArgumentException(
+          "model gguf: speculative="
+              + speculative
+              + " is not a draft: give "
+              + DRAFT_LAYER
+              + " or "
+              + DRAFT_COPY_LAST);
+    }
+    int n;
+    try {
+      n = tokens == null ? DEFAULT_SPECULATIVE_TOKENS : Integer.parseInt(tokens.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          "model gguf: num-speculative-tokens=" + tokens + " is not an integer: give 1 to 64", e);
+    }
+    LlamaServingModel.checkSpeculativeTokens(n);
+    return n;
   }
 
   private static int parse(String maxContext) {

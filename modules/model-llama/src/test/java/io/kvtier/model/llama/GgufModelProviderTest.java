@@ -124,4 +124,54 @@ class GgufModelProviderTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("model option max-context=x is not an integer: give a whole number");
   }
+
+  @Test
+  void speculativeOptionsMakeADraftAndBadValuesAreRefused() throws IOException {
+    Path path = synthetic();
+    String file = path.toString();
+    try (LlamaServingModel model =
+        (LlamaServingModel)
+            ModelProvider.open(
+                "gguf",
+                Map.of(
+                    "file", file,
+                    "speculative", "draft-layer:copy-last",
+                    "num-speculative-tokens", "5"))) {
+      assertThat(model.speculativeTokens()).isEqualTo(5);
+      assertThat(model.draftName()).isEqualTo("draft-copy-last");
+      assertThat(model.kvBlocks()).isEqualTo(model.layers() + 1);
+      assertThat(model.kvLayout(16).layers()).isEqualTo(model.layers() + 1);
+    }
+    try (LlamaServingModel model =
+        (LlamaServingModel)
+            ModelProvider.open(
+                "gguf", Map.of("file", file, "speculative", "draft-layer:copy-last"))) {
+      assertThat(model.speculativeTokens()).isEqualTo(GgufModelProvider.DEFAULT_SPECULATIVE_TOKENS);
+    }
+    record Bad(Map<String, String> options, String message) {}
+    for (Bad bad :
+        java.util.List.of(
+            new Bad(Map.of("speculative", "eagle"), "speculative=eagle is not a draft"),
+            new Bad(
+                Map.of("speculative", "model:/tmp/draft.gguf"),
+                "a separate draft model is not built yet"),
+            new Bad(Map.of("speculative", "draft-layer"), "has no draft layer"),
+            new Bad(
+                Map.of("speculative", "draft-layer:copy-last", "num-speculative-tokens", "0"),
+                "num-speculative-tokens=0 is outside [1, 64]"),
+            new Bad(
+                Map.of("speculative", "draft-layer:copy-last", "num-speculative-tokens", "65"),
+                "num-speculative-tokens=65 is outside [1, 64]"),
+            new Bad(
+                Map.of("speculative", "draft-layer:copy-last", "num-speculative-tokens", "two"),
+                "num-speculative-tokens=two is not an integer"),
+            new Bad(Map.of("num-speculative-tokens", "3"), "without speculative"))) {
+      Map<String, String> options = new java.util.HashMap<>(bad.options());
+      options.put("file", file);
+      assertThatThrownBy(() -> ModelProvider.open("gguf", options))
+          .as("%s", bad.options())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining(bad.message());
+    }
+  }
 }
