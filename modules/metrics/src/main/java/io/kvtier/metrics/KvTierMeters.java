@@ -255,6 +255,65 @@ public final class KvTierMeters {
     if (stats.get().hasL3()) {
       bindL3(registry, stats);
     }
+    if (stats.get().speculative()) {
+      bindSpeculation(registry, stats);
+    }
+  }
+
+  /**
+   * Speculative decoding's meters, each per tier a request's prefix came from ({@code none},
+   * {@code device}, {@code host}, {@code l3}), so that a tier that loses the draft's state shows
+   * as a lower acceptance there (docs/SERVE.md).
+   */
+  private static void bindSpeculation(MeterRegistry registry, StatsSource stats) {
+    for (io.kvtier.core.rank.SpeculationStats.Tier tier :
+        io.kvtier.core.rank.SpeculationStats.Tier.values()) {
+      String label = tier.label();
+      counter(
+          registry,
+          stats,
+          "kvtier.speculative.tokens",
+          "draft tokens proposed, and those the target accepted",
+          s -> s.speculation().proposed(tier),
+          "kind",
+          "proposed",
+          "tier",
+          label);
+      counter(
+          registry,
+          stats,
+          "kvtier.speculative.tokens",
+          "draft tokens proposed, and those the target accepted",
+          s -> s.speculation().accepted(tier),
+          "kind",
+          "accepted",
+          "tier",
+          label);
+      counter(
+          registry,
+          stats,
+          "kvtier.speculative.steps",
+          "verification passes (one per speculative decode step)",
+          s -> s.speculation().steps(tier),
+          "tier",
+          label);
+      Gauge.builder(
+              "kvtier.speculative.acceptance.rate",
+              stats,
+              s -> s.get().speculation().acceptanceRate(tier))
+          .description("accepted over proposed draft tokens (0 before any)")
+          .tags("tier", label)
+          .strongReference(true)
+          .register(registry);
+      Gauge.builder(
+              "kvtier.speculative.accepted.length",
+              stats,
+              s -> s.get().speculation().meanAcceptedLength(tier))
+          .description("mean draft tokens accepted per verification step (0 before any)")
+          .tags("tier", label)
+          .strongReference(true)
+          .register(registry);
+    }
   }
 
   private static void bindL3(MeterRegistry registry, StatsSource stats) {

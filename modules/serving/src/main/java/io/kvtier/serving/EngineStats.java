@@ -40,6 +40,11 @@ public final class EngineStats {
   private volatile int waiting;
   private volatile boolean idle;
   private final int ranks;
+  private final boolean speculative;
+  private volatile io.kvtier.core.rank.SpeculationStats speculation = NO_SPECULATION;
+
+  private static final io.kvtier.core.rank.SpeculationStats NO_SPECULATION =
+      new io.kvtier.core.rank.SpeculationStats(new long[4], new long[4], new long[4]);
   // Read on the reader's thread (stores are thread-safe): a remote store's stats may cost a
   // round trip that the engine's thread should not pay per request.
   private final Optional<KvStore> store;
@@ -51,6 +56,18 @@ public final class EngineStats {
       L3Stats l3,
       Optional<KvStore> store,
       int ranks) {
+    this(device, host, cache, l3, store, ranks, false);
+  }
+
+  EngineStats(
+      PoolUsage device,
+      PoolUsage host,
+      CacheStats cache,
+      L3Stats l3,
+      Optional<KvStore> store,
+      int ranks,
+      boolean speculative) {
+    this.speculative = speculative;
     this.ranks = ranks;
     this.device = device;
     this.host = host;
@@ -89,6 +106,30 @@ public final class EngineStats {
     }
     running = runningNow;
     waiting = waitingNow;
+  }
+
+  void recordSpeculation(io.kvtier.core.rank.SpeculationStats counts) {
+    speculation = counts;
+  }
+
+  /**
+   * Whether the model decodes speculatively ({@link
+   * io.kvtier.core.rank.ModelRunner#speculativeTokens}): the speculation meters are bound then.
+   *
+   * @return whether it has a draft
+   */
+  public boolean speculative() {
+    return speculative;
+  }
+
+  /**
+   * Speculative decoding's counts, rank 0's (replicated), per tier a request's prefix came from:
+   * proposed, accepted, verification steps.
+   *
+   * @return the counts; all zero without a draft
+   */
+  public io.kvtier.core.rank.SpeculationStats speculation() {
+    return speculation;
   }
 
   void recordIdle(boolean parked) {

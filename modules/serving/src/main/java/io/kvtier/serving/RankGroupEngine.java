@@ -114,7 +114,8 @@ final class RankGroupEngine implements GenerationEngine {
             opened.cache.stats(),
             opened.cache.l3Stats(),
             opened.store,
-            ranks);
+            ranks,
+            opened.runner.speculativeTokens() > 0);
     opened.engine.setRequestListener(listener);
     ready.complete(null);
     RuntimeException cause = null;
@@ -239,6 +240,9 @@ final class RankGroupEngine implements GenerationEngine {
           slot.cache.hostChecksumMismatches(),
           counts.loadFailureRecomputes(),
           counts.loadFailureLostTokens());
+      if (stats.speculative()) {
+        stats.recordSpeculation(engine.speculation());
+      }
       deliver();
       if (endSent && engine.isDrained()) {
         return;
