@@ -165,9 +165,10 @@ final class ServeCommand implements Callable<Integer> {
       paramLabel = "DRAFT",
       description =
           "Speculative decoding with a draft of a GGUF model (docs/MODELS.md): draft-layer (the"
-              + " file's layer after its last, blk.N.*) or draft-layer:copy-last (a copy of the"
-              + " last layer: always right, a test of the tiers). Output is the same token for"
-              + " token.")
+              + " file's layer after its last, blk.N.*, its K/V in every tier),"
+              + " draft-layer:copy-last (a copy of the last layer: always right, a test of the"
+              + " tiers) or model:FILE.gguf (a small model of the same vocabulary, its K/V"
+              + " outside the tiers). Output is the same token for token.")
   private String speculative;
 
   @Option(

@@ -104,8 +104,8 @@ record ServedModel(
    *
    * @param file the {@code .gguf} file
    * @param maxContext the most tokens of one sequence; empty for the file's context length
-   * @param speculative the draft: {@code draft-layer} or {@code draft-layer:copy-last}; empty for
-   *     none
+   * @param speculative the draft: {@code draft-layer}, {@code draft-layer:copy-last} or {@code
+   *     model:FILE}; empty for none
    * @param speculativeTokens tokens the draft proposes a step; empty for the default
    * @return the served model; close it when the server has stopped
    * @throws IllegalArgumentException in one line, naming the file or the option
@@ -151,10 +151,8 @@ record ServedModel(
               model.maxContext(),
               model.speculativeTokens() > 0
                   ? "; speculative: "
-                      + model.draftName()
-                      + " (K/V block "
-                      + model.layers()
-                      + "), "
+                      + model.draftDescription()
+                      + ", "
                       + model.speculativeTokens()
                       + " tokens a step"
                   : "");

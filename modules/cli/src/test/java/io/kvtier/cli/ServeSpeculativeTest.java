@@ -142,8 +142,8 @@ class ServeSpeculativeTest {
       delimiter = '|',
       textBlock =
           """
-      --speculative eagle | model gguf: speculative=eagle is not a draft: give draft-layer or draft-layer:copy-last
-      --speculative model:draft.gguf | model gguf: speculative=model:draft.gguf: a separate draft model is not built yet
+      --speculative eagle | model gguf: speculative=eagle is not a draft: give draft-layer, draft-layer:copy-last or model:FILE.gguf
+      --speculative model:draft.gguf | speculative=model:draft.gguf: the draft model's file does not exist or is not a file
       --speculative draft-layer | has no draft layer: speculative=draft-layer reads tensors blk.5.*
       --speculative draft-layer:copy-last --num-speculative-tokens 0 | num-speculative-tokens=0 is outside [1, 64]
       --speculative draft-layer:copy-last --num-speculative-tokens 65 | num-speculative-tokens=65 is outside [1, 64]

@@ -103,9 +103,14 @@ public final class GgufModelProvider implements ModelProvider {
           maxContextText == null
               ? LlamaServingModel.of(opened)
               : LlamaServingModel.of(opened, maxContext);
-      return speculative == null
-          ? model
-          : model.withDraftLayer(speculative.equals(DRAFT_COPY_LAST), speculativeTokens);
+      if (speculative == null) {
+        return model;
+      }
+      if (speculative.startsWith(DRAFT_MODEL + ":")) {
+        return model.withDraftModel(
+            openDraft(speculative.substring(DRAFT_MODEL.length() + 1)), speculativeTokens);
+      }
+      return model.withDraftLayer(speculative.equals(DRAFT_COPY_LAST), speculativeTokens);
     } catch (GgufException e) {
       opened.close();
       throw new IllegalArgumentException(
@@ -129,6 +134,9 @@ public final class GgufModelProvider implements ModelProvider {
   /** Option {@code speculative}'s value for a copy of the last layer (a testing draft). */
   public static final String DRAFT_COPY_LAST = "draft-layer:copy-last";
 
+  /** Option {@code speculative}'s prefix of a separate draft model's file: {@code model:FILE}. */
+  public static final String DRAFT_MODEL = "model";
+
   /** Default of {@code num-speculative-tokens}. */
   public static final int DEFAULT_SPECULATIVE_TOKENS = 4;
 
@@ -151,23 +159,21 @@ public final class GgufModelProvider implements ModelProvider {
       }
       return 0;
     }
-    if (speculative.startsWith("model")) {
+    if (speculative.startsWith(DRAFT_MODEL) && speculative.length() == DRAFT_MODEL.length()) {
       throw new IllegalArgumentException(
-          "model gguf: speculative="
-              + speculative
-              + ": a separate draft model is not built yet; use "
-              + DRAFT_LAYER
-              + " (the file's blk.N.* layer) or "
-              + DRAFT_COPY_LAST);
+          "model gguf: speculative=model needs the draft's file: give model:FILE.gguf");
     }
-    if (!speculative.equals(DRAFT_LAYER) && !speculative.equals(DRAFT_COPY_LAST)) {
+    if (!speculative.equals(DRAFT_LAYER)
+        && !speculative.equals(DRAFT_COPY_LAST)
+        && !speculative.startsWith(DRAFT_MODEL + ":")) {
       throw new IllegalArgumentException(
           "model gguf: speculative="
               + speculative
               + " is not a draft: give "
               + DRAFT_LAYER
-              + " or "
-              + DRAFT_COPY_LAST);
+              + ", "
+              + DRAFT_COPY_LAST
+              + " or model:FILE.gguf");
     }
     int n;
     try {
@@ -178,6 +184,24 @@ public final class GgufModelProvider implements ModelProvider {
     }
     LlamaServingModel.checkSpeculativeTokens(n);
     return n;
+  }
+
+  /** The draft model's file, opened; refused in one line naming it. */
+  private static GgufFile openDraft(String draft) {
+    Path path = Path.of(draft);
+    if (!Files.isRegularFile(path)) {
+      throw new IllegalArgumentException(
+          "speculative=model:"
+              + draft
+              + ": the draft model's file does not exist or is not a file");
+    }
+    try {
+      return GgufFile.open(path);
+    } catch (IOException | GgufException e) {
+      throw new IllegalArgumentException(
+          "speculative=model:" + draft + " is not a GGUF file this model runs: " + e.getMessage(),
+          e);
+    }
   }
 
   private static int parse(String maxContext) {

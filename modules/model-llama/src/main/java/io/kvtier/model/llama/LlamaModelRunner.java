@@ -129,7 +129,9 @@ public final class LlamaModelRunner implements ModelRunner {
     this.rank = rank;
     this.ranks = ranks;
     Objects.checkIndex(rank, ranks);
-    if (this.model.hasDraft() && parallelism.cp() && ranks > 1) {
+    this.draftModel = model.draftModel();
+    this.draftCapacity = model.maxContext();
+    if ((this.model.hasDraft() || draftModel != null) && parallelism.cp() && ranks > 1) {
       model.checkNotContextParallel(ranks);
     }
     this.speculativeTokens = model.speculativeTokens();
@@ -160,6 +162,25 @@ public final class LlamaModelRunner implements ModelRunner {
 
   /** Tokens the draft proposes per decode step; 0 without a draft. */
   private final int speculativeTokens;
+
+  /** A separate draft model, whole on every rank, or null. */
+  private final LlamaModel draftModel;
+
+  /** Positions of a request's draft K/V arrays: the target's context. */
+  private final int draftCapacity;
+
+  /** Per request, the separate draft's K/V and the tokens it holds them for. */
+  private final Map<Long, DraftState> drafts = new HashMap<>();
+
+  private static final class DraftState {
+    final KvStore kv;
+    int[] tokens = new int[0];
+    int computed;
+
+    DraftState(KvStore kv) {
+      this.kv = kv;
+    }
+  }
 
   /** The draft layer's block of the pages (after the target's layers), or -1 without one. */
   private final int draftBlock;
@@ -350,6 +371,10 @@ public final class LlamaModelRunner implements ModelRunner {
    */
   @Override
   public void propose(ModelStep step, int count, int[] proposals) {
+    if (draftModel != null) {
+      proposeWithModel(step, count, proposals);
+      return;
+    }
     if (draftBlock < 0) {
       throw new UnsupportedOperationException(model + " has no draft");
     }
@@ -366,6 +391,43 @@ public final class LlamaModelRunner implements ModelRunner {
       token[0] = argmax(pass.logits(x, 0, 1, scratch));
       proposals[i] = token[0];
     }
+  }
+
+  /**
+   * The separate draft's proposals: its K/V (the request's own arrays) is kept for the tokens it
+   * saw, as far as they still agree with the request's (a rejected proposal and what follows is
+   * computed again), brought up to the step's position, then extended one proposal at a time.
+   */
+  private void proposeWithModel(ModelStep step, int count, int[] proposals) {
+    DraftState d =
+        drafts.computeIfAbsent(
+            step.requestId(),
+            id ->
+                new DraftState(
+                    new ArrayKvStore(
+                        draftModel.hyperparameters().blockCount(),
+                        draftModel.kvDim(),
+                        draftCapacity)));
+    int anchor = step.from();
+    int valid = Math.min(d.computed, anchor);
+    int differs = Arrays.mismatch(d.tokens, 0, valid, step.tokens(), 0, valid);
+    if (differs >= 0) {
+      valid = differs;
+    }
+    if (d.tokens.length < anchor + count) {
+      d.tokens = Arrays.copyOf(d.tokens, Math.max(anchor + count, 2 * d.tokens.length));
+    }
+    System.arraycopy(step.tokens(), valid, d.tokens, valid, anchor - valid);
+    if (anchor > valid) {
+      draftModel.forward(Arrays.copyOfRange(step.tokens(), valid, anchor), valid, d.kv, false);
+    }
+    int token = step.tokens()[anchor];
+    for (int i = 0; i < count; i++) {
+      d.tokens[anchor + i] = token;
+      token = argmax(draftModel.decode(token, anchor + i, d.kv));
+      proposals[i] = token;
+    }
+    d.computed = anchor + count;
   }
 
   /**
@@ -686,6 +748,7 @@ public final class LlamaModelRunner implements ModelRunner {
   @Override
   public void released(long requestId) {
     steps.remove(requestId);
+    drafts.remove(requestId);
   }
 
   /**

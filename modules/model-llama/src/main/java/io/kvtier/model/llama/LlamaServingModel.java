@@ -35,6 +35,11 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   /** Tokens the draft proposes per decode step; 0 without a draft. */
   private final int speculativeTokens;
 
+  /** A separate draft model and its file ({@link #withDraftModel}), or null. */
+  private final LlamaModel draftModel;
+
+  private final GgufFile draftFile;
+
   private LlamaServingModel(
       GgufFile file, LlamaModel model, int maxContext, LogitsListener listener, ModelText text) {
     this(file, model, maxContext, listener, text, 0);
@@ -47,6 +52,20 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
       LogitsListener listener,
       ModelText text,
       int speculativeTokens) {
+    this(file, model, maxContext, listener, text, speculativeTokens, null, null);
+  }
+
+  private LlamaServingModel(
+      GgufFile file,
+      LlamaModel model,
+      int maxContext,
+      LogitsListener listener,
+      ModelText text,
+      int speculativeTokens,
+      LlamaModel draftModel,
+      GgufFile draftFile) {
+    this.draftModel = draftModel;
+    this.draftFile = draftFile;
     this.file = file;
     this.model = model;
     this.maxContext = maxContext;
@@ -69,7 +88,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
    */
   public LlamaServingModel withDraftLayer(boolean copyOfLast, int tokens) {
     checkSpeculativeTokens(tokens);
-    if (model.hasDraft()) {
+    if (model.hasDraft() || draftModel != null) {
       throw new IllegalArgumentException(name() + " has a draft already: " + model.draftName());
     }
     LlamaModel drafted;
@@ -79,6 +98,60 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
       throw new IllegalArgumentException(e.getMessage(), e);
     }
     return new LlamaServingModel(file, drafted, maxContext, listener, text, tokens);
+  }
+
+  /**
+   * This model decoding speculatively with a separate draft model of the same vocabulary
+   * (docs/MODELS.md, "Speculative decoding"): every rank runs the whole draft, whose K/V lives in
+   * each request's own arrays, outside the pages and so in no tier (a request recomputes its
+   * draft K/V over its prefix, cached or not, at its first proposal).
+   *
+   * @param draft the draft's file, which this model closes with its own
+   * @param tokens tokens proposed per decode step, 1 to 64
+   * @return the model with the draft
+   * @throws IllegalArgumentException for a token count out of range, a draft whose vocabulary
+   *     differs, or a model that has a draft already
+   */
+  public LlamaServingModel withDraftModel(GgufFile draft, int tokens) {
+    Objects.requireNonNull(draft, "draft");
+    checkSpeculativeTokens(tokens);
+    if (model.hasDraft() || draftModel != null) {
+      throw new IllegalArgumentException(name() + " has a draft already");
+    }
+    LlamaModel d = LlamaModel.of(draft);
+    if (d.vocabularySize() != model.vocabularySize()) {
+      throw new IllegalArgumentException(
+          "the draft model "
+              + draft.path()
+              + " has a vocabulary of "
+              + d.vocabularySize()
+              + " tokens but "
+              + name()
+              + " has "
+              + model.vocabularySize()
+              + ": a draft must share the target's vocabulary");
+    }
+    return new LlamaServingModel(file, model, maxContext, listener, text, tokens, d, draft);
+  }
+
+  /** The separate draft model, or null ({@link #withDraftModel}). */
+  LlamaModel draftModel() {
+    return draftModel;
+  }
+
+  /**
+   * What the draft is, for a startup line: {@code draft-layer (K/V block N)}, {@code model NAME
+   * (K/V outside the tiers)}; empty without one.
+   */
+  public String draftDescription() {
+    if (draftModel != null) {
+      return "model "
+          + draftModel.hyperparameters().name()
+          + " ("
+          + draftFile.path().getFileName()
+          + ", K/V outside the tiers)";
+    }
+    return model.hasDraft() ? model.draftName() + " (K/V block " + layers() + ")" : "";
   }
 
   /** The most tokens a draft may propose per step. */
@@ -177,7 +250,9 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
         maxContext,
         Objects.requireNonNull(listener, "listener"),
         text,
-        speculativeTokens);
+        speculativeTokens,
+        draftModel,
+        draftFile);
   }
 
   /** The forward pass. */
@@ -338,10 +413,10 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
    * @throws IllegalArgumentException with a draft
    */
   void checkNotContextParallel(int ranks) {
-    if (model.hasDraft()) {
+    if (model.hasDraft() || draftModel != null) {
       throw new IllegalArgumentException(
           "speculative decoding ("
-              + model.draftName()
+              + (draftModel != null ? "draft model" : model.draftName())
               + ") runs on one rank or under --parallel tp, not over "
               + ranks
               + " cp ranks: a verification pass of several positions under cp is not built;"
@@ -365,6 +440,9 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   /** Unmaps the file; no runner may run after. */
   @Override
   public void close() {
+    if (draftFile != null) {
+      draftFile.close();
+    }
     file.close();
   }
 

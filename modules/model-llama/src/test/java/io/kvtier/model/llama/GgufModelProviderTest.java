@@ -145,6 +145,17 @@ class GgufModelProviderTest {
     try (LlamaServingModel model =
         (LlamaServingModel)
             ModelProvider.open(
+                "gguf",
+                Map.of(
+                    "file", file, "speculative", "model:" + file, "num-speculative-tokens", "2"))) {
+      assertThat(model.speculativeTokens()).isEqualTo(2);
+      assertThat(model.kvBlocks()).as("its K/V is not in the pages").isEqualTo(model.layers());
+      assertThat(model.draftName()).isEmpty();
+      assertThat(model.draftDescription()).contains("K/V outside the tiers");
+    }
+    try (LlamaServingModel model =
+        (LlamaServingModel)
+            ModelProvider.open(
                 "gguf", Map.of("file", file, "speculative", "draft-layer:copy-last"))) {
       assertThat(model.speculativeTokens()).isEqualTo(GgufModelProvider.DEFAULT_SPECULATIVE_TOKENS);
     }
@@ -153,8 +164,10 @@ class GgufModelProviderTest {
         java.util.List.of(
             new Bad(Map.of("speculative", "eagle"), "speculative=eagle is not a draft"),
             new Bad(
-                Map.of("speculative", "model:/tmp/draft.gguf"),
-                "a separate draft model is not built yet"),
+                Map.of("speculative", "model:" + dir.resolve("none.gguf")),
+                "the draft model's file does not exist or is not a file"),
+            new Bad(Map.of("speculative", "model"), "speculative=model needs the draft's file"),
+            new Bad(Map.of("speculative", "model:pom.xml"), "is not a GGUF file this model runs"),
             new Bad(Map.of("speculative", "draft-layer"), "has no draft layer"),
             new Bad(
                 Map.of("speculative", "draft-layer:copy-last", "num-speculative-tokens", "0"),

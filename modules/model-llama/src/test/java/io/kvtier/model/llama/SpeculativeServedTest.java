@@ -153,6 +153,43 @@ class SpeculativeServedTest {
     assertThat(r.stats().kvMismatches()).as("the recompute check sees the block").isPositive();
   }
 
+  /**
+   * A separate draft model: the target's own file (so its proposals are the target's tokens) or a
+   * model of other weights and the same vocabulary (mostly wrong). Its K/V is outside the pages,
+   * recomputed over each request's prefix, so its acceptance does not depend on the tier; the
+   * tokens are the plain model's either way.
+   */
+  @ParameterizedTest(name = "{0} draft, {1} ranks, {2}")
+  @CsvSource({
+    "same,1,device",
+    "same,1,host",
+    "same,2,memory",
+    "other,1,off",
+    "other,1,host",
+    "other,2,memory"
+  })
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void aSeparateDraftModelGivesTheTokensWithoutIt(
+      String draft, int ranks, String tier, @TempDir Path store) throws Exception {
+    Chats chats = chats("synthetic");
+    Path draftFile =
+        draft.equals("same")
+            ? dir.resolve("synthetic.gguf")
+            : SyntheticGguf.llama().write(store.resolve("other.gguf"), SEED + 99);
+    LlamaServingModel model = chats.model().withDraftModel(GgufFile.open(draftFile), K);
+    Result r = run(model, chats, ranks, tier, store);
+    System.out.printf(
+        "[speculative] model draft %s, %d ranks, %s: %s%n", draft, ranks, tier, r.speculation());
+    SpeculationStats s = r.speculation();
+    assertThat(s.totalProposed()).isPositive();
+    if (draft.equals("same")) {
+      assertThat(s.acceptanceRate()).isEqualTo(1.0);
+    } else {
+      assertThat(s.acceptanceRate()).isLessThan(1.0);
+    }
+    assertThat(r.stats().kvMismatches()).isZero();
+  }
+
   @Test
   void badDraftsAndTokenCountsAreRefusedInOneLine() throws Exception {
     LlamaServingModel model = chats("synthetic").model();
