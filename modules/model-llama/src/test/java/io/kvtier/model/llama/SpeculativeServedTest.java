@@ -218,6 +218,16 @@ class SpeculativeServedTest {
     // One cp rank is one rank: allowed.
     assertThat(drafted.rankLayout(drafted.kvLayout(16), 1, io.kvtier.core.config.Parallelism.cp(1)))
         .isEqualTo(drafted.kvLayout(16));
+    // A draft model of another vocabulary.
+    Path wide =
+        new SyntheticGguf("llama", 1, 4, 96, 80, 512, io.kvtier.gguf.GgufTensorType.F32)
+            .write(dir.resolve("wide.gguf"), SEED);
+    try (GgufFile wideFile = GgufFile.open(wide)) {
+      assertThatThrownBy(() -> model.withDraftModel(wideFile, K))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("has a vocabulary of 80 tokens but")
+          .hasMessageContaining("has 64: a draft must share the target's vocabulary");
+    }
     // A layout without the draft block is refused, naming the layers it needs.
     assertThatThrownBy(() -> drafted.checkLayout(model.kvLayout(16), 1))
         .isInstanceOf(IllegalArgumentException.class)
