@@ -123,6 +123,15 @@ public final class LlamaModel {
     return new LlamaModel(this, layers[shape.blockCount() - 1], "draft-copy-last");
   }
 
+  /**
+   * Testing only: a draft layer that is a copy of layer {@code layer}, which, other than the
+   * last, proposes wrong tokens most of the time (so steps roll back).
+   */
+  LlamaModel withDraftCopyOf(int layer) {
+    Objects.checkIndex(layer, shape.blockCount());
+    return new LlamaModel(this, layers[layer], "draft-copy-" + layer);
+  }
+
   /** Whether this model has a draft layer (block {@link #blockCount()} of its KV). */
   boolean hasDraft() {
     return !draft.isEmpty();

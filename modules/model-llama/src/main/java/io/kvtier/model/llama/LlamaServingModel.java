@@ -154,6 +154,13 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
     return model.hasDraft() ? model.draftName() + " (K/V block " + layers() + ")" : "";
   }
 
+  /** Testing only: a draft layer copied from layer {@code layer} (mostly wrong but for the last). */
+  LlamaServingModel withDraftCopyOf(int layer, int tokens) {
+    checkSpeculativeTokens(tokens);
+    return new LlamaServingModel(
+        file, model.withDraftCopyOf(layer), maxContext, listener, text, tokens);
+  }
+
   /** The most tokens a draft may propose per step. */
   public static final int MAX_SPECULATIVE_TOKENS = 64;
 

@@ -154,6 +154,31 @@ class SpeculativeServedTest {
   }
 
   /**
+   * A draft layer that is a copy of layer 0: mostly wrong, so most steps roll back positions
+   * whose K/V the draft (every block up to its own) and the verification wrote. The tokens are
+   * the plain model's, and every restored page (the draft block too) is the bits a recompute
+   * gives: no rejected position's K/V reached the tree.
+   */
+  @ParameterizedTest(name = "{0} ranks, {1}")
+  @CsvSource({"1,off", "1,host", "2,host", "1,memory", "2,memory"})
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void aWrongDraftLayerRollsBackAndLeavesNoRejectedKvInTheTiers(
+      int ranks, String tier, @TempDir Path store) throws Exception {
+    Chats chats = chats("synthetic");
+    LlamaServingModel model = chats.model().withDraftCopyOf(0, K);
+    Result r = run(model, chats, ranks, tier, store);
+    System.out.printf(
+        "[speculative] draft copy of layer 0, %d ranks, %s: %s; %d pages verified, %d wrong%n",
+        ranks, tier, r.speculation(), r.stats().kvVerifiedPages(), r.stats().kvMismatches());
+    SpeculationStats s = r.speculation();
+    assertThat(s.totalAccepted()).as("rejections").isLessThan(s.totalProposed());
+    assertThat(r.stats().kvMismatches()).as("restored pages that differ").isZero();
+    if (!tier.equals("off")) {
+      assertThat(r.stats().kvVerifiedPages()).isPositive();
+    }
+  }
+
+  /**
    * A separate draft model: the target's own file (so its proposals are the target's tokens) or a
    * model of other weights and the same vocabulary (mostly wrong). Its K/V is outside the pages,
    * recomputed over each request's prefix, so its acceptance does not depend on the tier; the
