@@ -71,30 +71,84 @@ public final class Kernels {
     };
   }
 
+  /**
+   * F32 weights: four accumulators of 8 lanes, chunk {@code c} of 8 values into accumulator
+   * {@code c % 4}, then {@code (a0 + a1) + (a2 + a3)} lane by lane, the lanes in order, the tail
+   * last. Why four (was one): one accumulator made each row a chain of dependent multiply-adds,
+   * and a decode step, which reads every F32 weight once, streamed at 11-17 GB/s on one core
+   * against 20-27 with four (docs/PERFORMANCE.md, "F32 decode: four accumulators").
+   */
   static float dotF32(float[] x, int xo, MemorySegment data, long at, int n) {
-    FloatVector acc = FloatVector.zero(F);
+    FloatVector a0 = FloatVector.zero(F);
+    FloatVector a1 = FloatVector.zero(F);
+    FloatVector a2 = FloatVector.zero(F);
+    FloatVector a3 = FloatVector.zero(F);
     int i = 0;
-    int bound = F.loopBound(n);
-    for (; i < bound; i += F.length()) {
-      FloatVector w = FloatVector.fromMemorySegment(F, data, at + 4L * i, ByteOrder.LITTLE_ENDIAN);
-      acc = FloatVector.fromArray(F, x, xo + i).fma(w, acc);
+    int width = F.length();
+    for (; i + 4 * width <= n; i += 4 * width) {
+      long w = at + 4L * i;
+      a0 = FloatVector.fromArray(F, x, xo + i).fma(fromF32(data, w), a0);
+      a1 = FloatVector.fromArray(F, x, xo + i + width).fma(fromF32(data, w + 4L * width), a1);
+      a2 = FloatVector.fromArray(F, x, xo + i + 2 * width).fma(fromF32(data, w + 8L * width), a2);
+      a3 = FloatVector.fromArray(F, x, xo + i + 3 * width).fma(fromF32(data, w + 12L * width), a3);
     }
-    float sum = sumLanes(acc);
+    // The chunks left (up to three) go on where the loop stopped: chunk c to accumulator c % 4.
+    if (i + width <= n) {
+      a0 = FloatVector.fromArray(F, x, xo + i).fma(fromF32(data, at + 4L * i), a0);
+      i += width;
+      if (i + width <= n) {
+        a1 = FloatVector.fromArray(F, x, xo + i).fma(fromF32(data, at + 4L * i), a1);
+        i += width;
+        if (i + width <= n) {
+          a2 = FloatVector.fromArray(F, x, xo + i).fma(fromF32(data, at + 4L * i), a2);
+          i += width;
+        }
+      }
+    }
+    float sum = sumLanes(a0.add(a1).add(a2.add(a3)));
     for (; i < n; i++) {
       sum += x[xo + i] * data.get(FLOAT_LE, at + 4L * i);
     }
     return sum;
   }
 
+  private static FloatVector fromF32(MemorySegment data, long at) {
+    return FloatVector.fromMemorySegment(F, data, at, ByteOrder.LITTLE_ENDIAN);
+  }
+
   /** Dot of two float arrays, in the same fixed order as {@link #dotF32}. */
   public static float dot(float[] a, int ao, float[] b, int bo, int n) {
-    FloatVector acc = FloatVector.zero(F);
+    FloatVector a0 = FloatVector.zero(F);
+    FloatVector a1 = FloatVector.zero(F);
+    FloatVector a2 = FloatVector.zero(F);
+    FloatVector a3 = FloatVector.zero(F);
     int i = 0;
-    int bound = F.loopBound(n);
-    for (; i < bound; i += F.length()) {
-      acc = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), acc);
+    int width = F.length();
+    for (; i + 4 * width <= n; i += 4 * width) {
+      a0 = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), a0);
+      a1 =
+          FloatVector.fromArray(F, a, ao + i + width)
+              .fma(FloatVector.fromArray(F, b, bo + i + width), a1);
+      a2 =
+          FloatVector.fromArray(F, a, ao + i + 2 * width)
+              .fma(FloatVector.fromArray(F, b, bo + i + 2 * width), a2);
+      a3 =
+          FloatVector.fromArray(F, a, ao + i + 3 * width)
+              .fma(FloatVector.fromArray(F, b, bo + i + 3 * width), a3);
     }
-    float sum = sumLanes(acc);
+    if (i + width <= n) {
+      a0 = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), a0);
+      i += width;
+      if (i + width <= n) {
+        a1 = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), a1);
+        i += width;
+        if (i + width <= n) {
+          a2 = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), a2);
+          i += width;
+        }
+      }
+    }
+    float sum = sumLanes(a0.add(a1).add(a2.add(a3)));
     for (; i < n; i++) {
       sum += a[ao + i] * b[bo + i];
     }
@@ -322,36 +376,74 @@ public final class Kernels {
     }
   }
 
+  /** Four positions against one F32 row, each in {@link #dotF32}'s order (the same bits). */
   private static void dot4F32(
+      float[] x, int xo, int xs, MemorySegment data, long at, int n, float[] out, int oo, int os) {
+    for (int k = 0; k < 4; k += 2) {
+      dot2F32(x, xo + k * xs, xs, data, at, n, out, oo + k * os, os);
+    }
+  }
+
+  /**
+   * Two positions against one F32 row in {@link #dotF32}'s order: eight accumulators, each row
+   * chunk loaded once for both. Two at a time rather than four: sixteen accumulators and the row's
+   * four chunks left too few vector registers on 256-bit machines.
+   */
+  private static void dot2F32(
       float[] x, int xo, int xs, MemorySegment data, long at, int n, float[] out, int oo, int os) {
     FloatVector a0 = FloatVector.zero(F);
     FloatVector a1 = FloatVector.zero(F);
     FloatVector a2 = FloatVector.zero(F);
     FloatVector a3 = FloatVector.zero(F);
+    FloatVector b0 = FloatVector.zero(F);
+    FloatVector b1 = FloatVector.zero(F);
+    FloatVector b2 = FloatVector.zero(F);
+    FloatVector b3 = FloatVector.zero(F);
+    int xb = xo + xs;
     int i = 0;
-    int bound = F.loopBound(n);
-    for (; i < bound; i += F.length()) {
-      FloatVector w = FloatVector.fromMemorySegment(F, data, at + 4L * i, ByteOrder.LITTLE_ENDIAN);
-      a0 = FloatVector.fromArray(F, x, xo + i).fma(w, a0);
-      a1 = FloatVector.fromArray(F, x, xo + xs + i).fma(w, a1);
-      a2 = FloatVector.fromArray(F, x, xo + 2 * xs + i).fma(w, a2);
-      a3 = FloatVector.fromArray(F, x, xo + 3 * xs + i).fma(w, a3);
+    int width = F.length();
+    for (; i + 4 * width <= n; i += 4 * width) {
+      long w = at + 4L * i;
+      FloatVector w0 = fromF32(data, w);
+      FloatVector w1 = fromF32(data, w + 4L * width);
+      FloatVector w2 = fromF32(data, w + 8L * width);
+      FloatVector w3 = fromF32(data, w + 12L * width);
+      a0 = FloatVector.fromArray(F, x, xo + i).fma(w0, a0);
+      b0 = FloatVector.fromArray(F, x, xb + i).fma(w0, b0);
+      a1 = FloatVector.fromArray(F, x, xo + i + width).fma(w1, a1);
+      b1 = FloatVector.fromArray(F, x, xb + i + width).fma(w1, b1);
+      a2 = FloatVector.fromArray(F, x, xo + i + 2 * width).fma(w2, a2);
+      b2 = FloatVector.fromArray(F, x, xb + i + 2 * width).fma(w2, b2);
+      a3 = FloatVector.fromArray(F, x, xo + i + 3 * width).fma(w3, a3);
+      b3 = FloatVector.fromArray(F, x, xb + i + 3 * width).fma(w3, b3);
     }
-    float s0 = sumLanes(a0);
-    float s1 = sumLanes(a1);
-    float s2 = sumLanes(a2);
-    float s3 = sumLanes(a3);
+    if (i + width <= n) {
+      FloatVector w0 = fromF32(data, at + 4L * i);
+      a0 = FloatVector.fromArray(F, x, xo + i).fma(w0, a0);
+      b0 = FloatVector.fromArray(F, x, xb + i).fma(w0, b0);
+      i += width;
+      if (i + width <= n) {
+        FloatVector w1 = fromF32(data, at + 4L * i);
+        a1 = FloatVector.fromArray(F, x, xo + i).fma(w1, a1);
+        b1 = FloatVector.fromArray(F, x, xb + i).fma(w1, b1);
+        i += width;
+        if (i + width <= n) {
+          FloatVector w2 = fromF32(data, at + 4L * i);
+          a2 = FloatVector.fromArray(F, x, xo + i).fma(w2, a2);
+          b2 = FloatVector.fromArray(F, x, xb + i).fma(w2, b2);
+          i += width;
+        }
+      }
+    }
+    float s0 = sumLanes(a0.add(a1).add(a2.add(a3)));
+    float s1 = sumLanes(b0.add(b1).add(b2.add(b3)));
     for (; i < n; i++) {
       float w = data.get(FLOAT_LE, at + 4L * i);
       s0 += x[xo + i] * w;
-      s1 += x[xo + xs + i] * w;
-      s2 += x[xo + 2 * xs + i] * w;
-      s3 += x[xo + 3 * xs + i] * w;
+      s1 += x[xb + i] * w;
     }
     out[oo] = s0;
     out[oo + os] = s1;
-    out[oo + 2 * os] = s2;
-    out[oo + 3 * os] = s3;
   }
 
   private static void dot4Half(
