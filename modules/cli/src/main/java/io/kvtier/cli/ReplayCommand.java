@@ -359,17 +359,13 @@ final class ReplayCommand implements Callable<Integer> {
     }
     Function<String, Long> toTokens = layoutTokens();
     List<Integer> pages = list("--page-size", pageSize, v -> positiveInt("--page-size", v));
-    if (parallelism().cp()) {
+    RankKvShare share = rankShare();
+    if (share != null) {
       for (int page : pages) {
-        if (page % ranks != 0) {
-          throw usage(
-              "--parallel cp over --ranks "
-                  + ranks
-                  + " needs every --page-size to be a multiple of "
-                  + ranks
-                  + " (each rank the same share of every page), but "
-                  + page
-                  + " is not");
+        try {
+          share.checkPageSize(page);
+        } catch (IllegalArgumentException e) {
+          throw usage(e.getMessage());
         }
       }
     }
@@ -522,7 +518,7 @@ final class ReplayCommand implements Callable<Integer> {
     if (ranks < 1) {
       throw usage("--ranks=" + ranks + " must be at least 1");
     }
-    Parallelism parallelism = parallelism();
+    parallelism(); // a bad --parallel is an error even without --kv-layout
     if (kvLayout == null) {
       if (ranks > 1) {
         throw usage(
@@ -533,33 +529,26 @@ final class ReplayCommand implements Callable<Integer> {
       }
       return null;
     }
-    KvLayout shape = parseLayout(kvLayout);
-    if (parallelism.cp()) {
-      if ((long) shape.kvHeads() * shape.headDim() % ranks != 0) {
-        throw usage(
-            "--parallel cp over --ranks "
-                + ranks
-                + ": a rank holds 1/"
-                + ranks
-                + " of each position's kv-heads x head-dim = "
-                + (long) shape.kvHeads() * shape.headDim()
-                + " elements, which do not divide");
-      }
-    } else if (shape.kvHeads() % ranks != 0) {
-      throw usage(
-          "--parallel tp over --ranks "
-              + ranks
-              + ": the ranks must divide kv-heads="
-              + shape.kvHeads()
-              + "; --parallel cp splits positions instead");
-    }
     // One token's bytes on one rank: the layout's over the ranks, either way.
-    long bytesPerToken = shape.pageBytes() / ranks;
+    long bytesPerToken = rankShare().bytesPerToken();
     return v -> bytes(v) / bytesPerToken;
   }
 
   private Parallelism parallelism() {
     return parse("--parallel", parallel, v -> Parallelism.parse(v, 1));
+  }
+
+  /** One rank's share of the --kv-layout, checked against --ranks and --parallel; null without. */
+  private RankKvShare rankShare() {
+    if (kvLayout == null) {
+      return null;
+    }
+    KvLayout shape = parseLayout(kvLayout);
+    try {
+      return new RankKvShare(shape, ranks, parallelism());
+    } catch (IllegalArgumentException e) {
+      throw usage(e.getMessage());
+    }
   }
 
   private List<Long> exactlyOne(
@@ -693,33 +682,10 @@ final class ReplayCommand implements Callable<Integer> {
 
   /** {@code --kv-layout}, with a page of one token. */
   private KvLayout parseLayout(String value) {
-    Map<String, Integer> fields = new LinkedHashMap<>();
-    List<String> keys = List.of("layers", "kv-heads", "head-dim", "dtype-bytes");
-    for (String part : value.split(",", -1)) {
-      String[] kv = part.split("=", 2);
-      String key = kv[0].strip();
-      if (kv.length != 2 || !keys.contains(key)) {
-        throw usage(
-            "--kv-layout: '"
-                + part
-                + "' is not one of layers=N, kv-heads=N, head-dim=N, dtype-bytes=N");
-      }
-      fields.put(key, positiveInt("--kv-layout " + key, kv[1].strip()));
-    }
-    for (String key : keys) {
-      if (!fields.containsKey(key)) {
-        throw usage("--kv-layout '" + value + "' lacks " + key + "=N: give all of " + keys);
-      }
-    }
     try {
-      return new KvLayout(
-          fields.get("layers"),
-          fields.get("kv-heads"),
-          fields.get("head-dim"),
-          fields.get("dtype-bytes"),
-          1);
+      return RankKvShare.parseLayout(value);
     } catch (IllegalArgumentException e) {
-      throw usage("--kv-layout: " + e.getMessage());
+      throw usage(e.getMessage());
     }
   }
 

@@ -6,6 +6,7 @@ import io.kvtier.cli.report.SimulationReport;
 import io.kvtier.cli.report.TtftModel;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.L3PrefetchPolicy;
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.rank.LoadFailurePolicy;
 import io.kvtier.core.rank.TickStep;
@@ -18,6 +19,7 @@ import io.kvtier.simulator.SimulationConfigBuilder;
 import io.kvtier.simulator.SimulationResult;
 import io.kvtier.spi.Availability;
 import io.kvtier.spi.CollectiveProvider;
+import io.kvtier.spi.config.ConfigValues;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -86,6 +88,9 @@ final class SimulateCommand implements Callable<Integer> {
 
   private Placement placement;
 
+  /** The byte capacity of --kv-layout, null without it. */
+  private ByteCapacity capacity;
+
   /** What the checks before the run did and the summary says: a directory created. */
   private final List<String> notes = new java.util.ArrayList<>();
 
@@ -130,6 +135,36 @@ final class SimulateCommand implements Callable<Integer> {
       names = "--device-pages",
       description = "Device pool pages per rank (default: ${DEFAULT-VALUE}).")
   private int devicePages = DEFAULTS.devicePages();
+
+  @Option(
+      names = "--kv-layout",
+      paramLabel = "SPEC",
+      description =
+          "A model's KV layout, layers=N,kv-heads=N,head-dim=N,dtype-bytes=N (for example"
+              + " layers=32,kv-heads=8,head-dim=128,dtype-bytes=2, 128 KiB per token), so that"
+              + " --device-bytes gives the device pages: one rank holds 1/R of each token's KV"
+              + " (--parallel). The simulated pools keep their own small pages; this sizes them."
+              + " The summary says the bytes per rank either way.")
+  private String kvLayout;
+
+  @Option(
+      names = "--device-bytes",
+      paramLabel = "SIZE",
+      description =
+          "Instead of --device-pages: one rank's device memory (1GiB, 80GB), which holds"
+              + " SIZE / (page-size x the layout's bytes per token / ranks) pages, so R ranks hold"
+              + " R times one rank's tokens. Needs --kv-layout.")
+  private String deviceBytes;
+
+  @Option(
+      names = "--parallel",
+      paramLabel = "tp|cp",
+      description =
+          "How the --ranks split each token's KV of --kv-layout: tp (by heads: the ranks divide"
+              + " kv-heads) or cp (by positions: the ranks divide kv-heads x head-dim and"
+              + " --page-size); a rank holds 1/R of the bytes either way (default: tp;"
+              + " docs/MODELS.md). Needs --kv-layout.")
+  private String parallel;
 
   @Option(
       names = "--host-ratio",
@@ -499,6 +534,9 @@ final class SimulateCommand implements Callable<Integer> {
     boolean passed = result.passed() && (warnings.none() || !strict);
     String summary = SimulationSummary.of(config, result, warnings, strict);
     out.print(summary);
+    if (capacity != null) {
+      out.println("capacity  " + capacity.line());
+    }
     for (String note : notes) {
       out.println("note      " + note);
     }
@@ -507,7 +545,7 @@ final class SimulateCommand implements Callable<Integer> {
       TtftModel.Estimate ttft = TtftModel.DEFAULT.estimate(result, config.pageSize());
       Files.writeString(
           json,
-          SimulationJson.of(result, ttft, warnings, passed, config) + "\n",
+          SimulationJson.of(result, ttft, warnings, passed, config, capacity) + "\n",
           StandardCharsets.UTF_8);
     }
     if (report != null) {
@@ -712,6 +750,8 @@ final class SimulateCommand implements Callable<Integer> {
         // Named before anything starts, so that a typo lists the collectives on the path.
         Providers.named(CollectiveProvider.class, collective);
       }
+      capacity = byteCapacity(placement.ranks());
+      int rankPages = capacity == null ? devicePages : capacity.devicePages();
       SimulationConfigBuilder builder =
           SimulationConfig.builder()
               .ranks(placement.ranks())
@@ -722,7 +762,7 @@ final class SimulateCommand implements Callable<Integer> {
               .workload(CliWorkloads.withDefaults(workload))
               .requests(requests)
               .pageSize(pageSize)
-              .devicePages(devicePages)
+              .devicePages(rankPages)
               .hostRatio(hostRatio)
               .writePolicy(OptionCheck.parse("--write-policy", writePolicy, WritePolicy::parse))
               .eviction(OptionCheck.parse("--eviction", eviction, EvictionPolicy::parse))
@@ -742,10 +782,10 @@ final class SimulateCommand implements Callable<Integer> {
       HybridOptions.Mix mix =
           HybridOptions.mix(
               layerMix, snapshotInterval, swaCache, SimulationConfig.kvLayout(pageSize));
-      if (mix.snapshotSlots() >= devicePages) {
+      if (mix.snapshotSlots() >= rankPages) {
         throw new IllegalArgumentException(
             "--device-pages="
-                + devicePages
+                + rankPages
                 + " is too small for --layer-mix "
                 + mix.text()
                 + (mix.windowedSwa()
@@ -842,6 +882,116 @@ final class SimulateCommand implements Callable<Integer> {
     if (l3Dir != null && !l3.equals("file")) {
       throw new IllegalArgumentException(
           "--l3-dir is the file store's directory, but --l3 is " + l3 + ": give --l3 file");
+    }
+  }
+
+  /**
+   * The device pages of {@code --device-bytes} with {@code --kv-layout} over the run's ranks, split
+   * as {@code --parallel} says; null without {@code --kv-layout}. Every message names the option.
+   */
+  private ByteCapacity byteCapacity(int worldSize) {
+    var parsed = spec.commandLine().getParseResult();
+    if (kvLayout == null) {
+      for (String option : List.of("--device-bytes", "--parallel")) {
+        if (parsed.hasMatchedOption(option)) {
+          throw new IllegalArgumentException(
+              option
+                  + " needs --kv-layout layers=N,kv-heads=N,head-dim=N,dtype-bytes=N: without it"
+                  + " the capacities are --device-pages per rank, pages of --page-size tokens on"
+                  + " every rank, the same for tp and cp");
+        }
+      }
+      return null;
+    }
+    if (deviceBytes != null && parsed.hasMatchedOption("--device-pages")) {
+      throw new IllegalArgumentException(
+          "--device-pages and --device-bytes both give the device pool: give one");
+    }
+    if (deviceBytes != null && benchmark) {
+      throw new IllegalArgumentException(
+          "--device-bytes gives the pages of one rank count, and --benchmark runs 1, 2, 4 and 8"
+              + " ranks with the same pages: give --device-pages");
+    }
+    Parallelism split =
+        OptionCheck.parse(
+            "--parallel", parallel == null ? "tp" : parallel, v -> Parallelism.parse(v, 1));
+    RankKvShare share = new RankKvShare(RankKvShare.parseLayout(kvLayout), worldSize, split);
+    share.checkPageSize(pageSize);
+    long pageBytes = Math.multiplyExact(share.bytesPerToken(), (long) pageSize);
+    int pages = devicePages;
+    if (deviceBytes != null) {
+      long bytes = ConfigValues.parseBytes("--device-bytes", deviceBytes);
+      long fit = bytes / pageBytes;
+      if (fit < 1) {
+        throw new IllegalArgumentException(
+            "--device-bytes="
+                + deviceBytes
+                + " holds no page: a page of "
+                + pageSize
+                + " tokens takes "
+                + pageBytes
+                + " bytes on each of "
+                + worldSize
+                + " "
+                + split.configName()
+                + " rank(s) of --kv-layout "
+                + kvLayout
+                + ": give at least "
+                + pageBytes);
+      }
+      if (fit > MAX_BYTE_PAGES) {
+        throw new IllegalArgumentException(
+            "--device-bytes="
+                + deviceBytes
+                + " holds "
+                + fit
+                + " pages of "
+                + pageSize
+                + " tokens per rank, more than the simulator's "
+                + MAX_BYTE_PAGES
+                + ": give a larger --page-size or fewer bytes");
+      }
+      pages = (int) fit;
+    }
+    return new ByteCapacity(kvLayout, share, pageSize, pages, deviceBytes);
+  }
+
+  /** The most device pages per rank that --device-bytes may give (a pool of 4 M pages). */
+  static final long MAX_BYTE_PAGES = 1L << 22;
+
+  /**
+   * What {@code --kv-layout} made of the device pool: the pages per rank and their bytes.
+   *
+   * @param kvLayout the option's text
+   * @param share one rank's share of each token's KV
+   * @param pageSize tokens per page
+   * @param devicePages device pages per rank
+   * @param deviceBytes {@code --device-bytes} as given, null if the pages came from {@code
+   *     --device-pages}
+   */
+  record ByteCapacity(
+      String kvLayout, RankKvShare share, int pageSize, int devicePages, String deviceBytes) {
+
+    /** The bytes of the device pages on one rank. */
+    long deviceBytesPerRank() {
+      return share.bytesPerToken() * pageSize * devicePages;
+    }
+
+    /** The summary's line. */
+    String line() {
+      return String.format(
+          Locale.ROOT,
+          "%,d KV bytes per token on each of %d %s rank(s) (%,d on one): %s%,d device pages of"
+              + " %d tokens per rank (%,d bytes), %,d tokens in the group's device pools",
+          share.bytesPerToken(),
+          share.ranks(),
+          share.parallelism().configName(),
+          share.modelBytesPerToken(),
+          deviceBytes == null ? "" : "--device-bytes " + deviceBytes + " holds ",
+          devicePages,
+          pageSize,
+          deviceBytesPerRank(),
+          (long) devicePages * pageSize);
     }
   }
 

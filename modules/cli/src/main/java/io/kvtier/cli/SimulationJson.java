@@ -45,7 +45,30 @@ final class SimulationJson {
       RunWarnings warnings,
       boolean passed,
       SimulationConfig config) {
-    return CliJson.write(j -> write(j, r, ttft, warnings, passed, config));
+    return of(r, ttft, warnings, passed, config, null);
+  }
+
+  /**
+   * The JSON text of a result with the byte capacity {@code --kv-layout} gave, as {@code
+   * "capacity"} at its end: {@code kvLayout}, {@code parallel}, {@code kvBytesPerToken} (the
+   * model's), {@code rankKvBytesPerToken} (one rank's share), {@code devicePages} (per rank) and
+   * {@code deviceBytesPerRank} (those pages' bytes on one rank).
+   *
+   * @param r the result
+   * @param ttft its TTFT estimate
+   * @param warnings its warnings, null to derive none
+   * @param passed the verdict
+   * @param config the run's config
+   * @param capacity the run's byte capacity, null without {@code --kv-layout}
+   */
+  static String of(
+      SimulationResult r,
+      TtftModel.Estimate ttft,
+      RunWarnings warnings,
+      boolean passed,
+      SimulationConfig config,
+      SimulateCommand.ByteCapacity capacity) {
+    return CliJson.write(j -> write(j, r, ttft, warnings, passed, config, capacity));
   }
 
   private static void write(
@@ -54,7 +77,8 @@ final class SimulationJson {
       TtftModel.Estimate ttft,
       RunWarnings warnings,
       boolean passed,
-      SimulationConfig config)
+      SimulationConfig config,
+      SimulateCommand.ByteCapacity capacity)
       throws IOException {
     j.writeStartObject();
     j.writeNumberField("ranks", r.ranks());
@@ -163,6 +187,16 @@ final class SimulationJson {
     j.writeNumberField("wallSeconds", CliJson.fraction(r.wallSeconds()));
     // A string: JSON readers lose the low bits of 64-bit numbers.
     j.writeStringField("replicaDigest", String.format(Locale.ROOT, "%016x", r.replicaDigest()));
+    if (capacity != null) {
+      j.writeObjectFieldStart("capacity");
+      j.writeStringField("kvLayout", capacity.kvLayout());
+      j.writeStringField("parallel", capacity.share().parallelism().configName());
+      j.writeNumberField("kvBytesPerToken", capacity.share().modelBytesPerToken());
+      j.writeNumberField("rankKvBytesPerToken", capacity.share().bytesPerToken());
+      j.writeNumberField("devicePages", capacity.devicePages());
+      j.writeNumberField("deviceBytesPerRank", capacity.deviceBytesPerRank());
+      j.writeEndObject();
+    }
     j.writeEndObject();
   }
 }
