@@ -56,7 +56,8 @@ final class ModelCommand implements Callable<Integer> {
         names = "--shape",
         required = true,
         paramLabel = "NAME",
-        description = "The model shape: smollm-135m, llama-1b, or test-tiny (2 small layers).")
+        description =
+            "The model shape: smollm-135m, llama-1b, qwen2.5-0.5b, or test-tiny (2 small layers).")
     private String shape;
 
     @Option(

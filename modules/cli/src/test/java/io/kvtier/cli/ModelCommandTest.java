@@ -76,7 +76,7 @@ class ModelCommandTest {
     String vocab = vocabulary.toString();
     assertUsage(
         "kvtier model synth: --shape: unknown shape 'llama-70b'; known: smollm-135m, llama-1b,"
-            + " test-tiny",
+            + " qwen2.5-0.5b, test-tiny",
         "--shape",
         "llama-70b",
         "--vocab",

@@ -45,6 +45,16 @@ public record LlamaShape(
       new LlamaShape("llama-1b", 16, 2048, 32, 8, 8192, 2048, 500_000f, true);
 
   /**
+   * Qwen2.5-0.5B's sizes (Qwen/Qwen2.5-0.5B's config.json): 24 layers, width 896, 14 heads of 64,
+   * 2 KV heads, SwiGLU 4864, RoPE base 1000000, tied output; context cut to 2048. Written as a
+   * llama-architecture file, without qwen2's Q/K/V biases (under 0.1% of its multiply-adds): the
+   * smallest real shape whose KV heads split over 2 tensor-parallel ranks, for comparing tp and cp
+   * on 2 ranks (docs/PERFORMANCE.md, "Context parallelism").
+   */
+  public static final LlamaShape QWEN25_05B =
+      new LlamaShape("qwen2.5-0.5b", 24, 896, 14, 2, 4864, 2048, 1_000_000f, true);
+
+  /**
    * A shape for tests: 2 layers, width 64, 4 heads of 16, 2 KV heads, SwiGLU 96 (whole 32-weight
    * blocks everywhere, so every writable type applies), separate output, context 64.
    */
@@ -52,7 +62,8 @@ public record LlamaShape(
       new LlamaShape("test-tiny", 2, 64, 4, 2, 96, 64, 10_000f, false);
 
   /** The named shapes, in the order {@link #of} lists them. */
-  public static final List<LlamaShape> KNOWN = List.of(SMOLLM_135M, LLAMA_1B, TEST_TINY);
+  public static final List<LlamaShape> KNOWN =
+      List.of(SMOLLM_135M, LLAMA_1B, QWEN25_05B, TEST_TINY);
 
   /** RMSNorm's epsilon in every named shape (the value both reference configs use). */
   public static final float RMS_NORM_EPSILON = 1e-5f;

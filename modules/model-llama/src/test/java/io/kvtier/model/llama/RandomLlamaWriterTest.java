@@ -96,7 +96,8 @@ class RandomLlamaWriterTest {
           .isEqualTo(-1L);
     }
     assertThatThrownBy(() -> LlamaShape.of("llama-70b"))
-        .hasMessage("unknown shape 'llama-70b'; known: smollm-135m, llama-1b, test-tiny");
+        .hasMessage(
+            "unknown shape 'llama-70b'; known: smollm-135m, llama-1b, qwen2.5-0.5b, test-tiny");
   }
 
   @Test
