@@ -46,13 +46,13 @@ public record LlamaShape(
 
   /**
    * Qwen2.5-0.5B's sizes (Qwen/Qwen2.5-0.5B's config.json): 24 layers, width 896, 14 heads of 64,
-   * 2 KV heads, SwiGLU 4864, RoPE base 1000000, tied output; context cut to 2048. Written as a
+   * 2 KV heads, SwiGLU 4864, RoPE base 1000000, tied output, context 32768. Written as a
    * llama-architecture file, without qwen2's Q/K/V biases (under 0.1% of its multiply-adds): the
    * smallest real shape whose KV heads split over 2 tensor-parallel ranks, for comparing tp and cp
    * on 2 ranks (docs/PERFORMANCE.md, "Context parallelism").
    */
   public static final LlamaShape QWEN25_05B =
-      new LlamaShape("qwen2.5-0.5b", 24, 896, 14, 2, 4864, 2048, 1_000_000f, true);
+      new LlamaShape("qwen2.5-0.5b", 24, 896, 14, 2, 4864, 32_768, 1_000_000f, true);
 
   /**
    * A shape for tests: 2 layers, width 64, 4 heads of 16, 2 KV heads, SwiGLU 96 (whole 32-weight
