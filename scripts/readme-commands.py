@@ -97,6 +97,9 @@ def smoke(command):
         code = set_option(set_option(code, "--conversations", "2"), "--turns", "2")
     if "scripts/fault-matrix.sh" in code:
         code = 'RANKS=2 L3S=memory POLICIES=write_through MIXES=full TICKS=200 ' + code
+    if "scripts/speculative-bench.sh" in code:
+        # Its second argument is the tokens a completion: 4 check the three servers and drafts.
+        code = re.sub(r"(scripts/speculative-bench\.sh\s+\S+)(\s+\d+)?", r"\1 4", code)
     if "scripts/chaos-soak.sh" in code:
         # The soak's length is DURATION (seconds): 10 s checks the servers, faults and client.
         code = re.sub(r"\bDURATION=\S+\s*", "", code)
