@@ -2,8 +2,9 @@
 # Generation speed of kvtier serve with and without speculative decoding on one GGUF file: one
 # server per setting (none, --speculative draft-layer:copy-last, --speculative model:FILE, k=4),
 # a warm-up completion, then three greedy completions of N tokens one after the other, timed end
-# to end; prints the seconds, the load average, the answers (hex prefix and token count: they must
-# be equal across settings) and the speculation metrics (docs/PERFORMANCE.md).
+# to end; prints the seconds, the load average, the answers (hex prefix and token count: they
+# must be equal across settings) and the speculation metrics (docs/PERFORMANCE.md). The pools
+# are 128 device and 256 host pages (the default pools took most of a run to allocate).
 #   scripts/speculative-bench.sh FILE.gguf [N]        N tokens a completion (default 64)
 # Build first: ./mvnw -B -q package -DskipTests
 set -euo pipefail
@@ -21,7 +22,7 @@ for setting in "" "--speculative draft-layer:copy-last --num-speculative-tokens 
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   # shellcheck disable=SC2086 # the setting is several options
   "$root/bin/kvtier" serve --model "$model" --served-model-name m --port "$port" \
-    --max-context 1024 $setting >"${TMPDIR:-/tmp}/speculative-bench-server.log" 2>&1 &
+    --max-context 1024 --device-pages 128 --host-pages 256 $setting >"${TMPDIR:-/tmp}/speculative-bench-server.log" 2>&1 &
   pid=$!
   timeout 120 bash -c "until curl -sf localhost:$port/health >/dev/null; do sleep 1; done"
   complete 300 >/dev/null
