@@ -3,6 +3,7 @@ package io.kvtier.serving;
 import io.kvtier.core.cache.CacheStats;
 import io.kvtier.core.cache.L3Stats;
 import io.kvtier.core.cache.PoolUsage;
+import io.kvtier.core.rank.SpeculationStats;
 import io.kvtier.spi.KvStore;
 import io.kvtier.spi.KvStoreStats;
 import java.util.Optional;
@@ -41,23 +42,16 @@ public final class EngineStats {
   private volatile boolean idle;
   private final int ranks;
   private final boolean speculative;
-  private volatile io.kvtier.core.rank.SpeculationStats speculation = NO_SPECULATION;
+  private volatile SpeculationStats speculation = NO_SPECULATION;
 
-  private static final io.kvtier.core.rank.SpeculationStats NO_SPECULATION =
-      new io.kvtier.core.rank.SpeculationStats(new long[4], new long[4], new long[4]);
+  private static final SpeculationStats NO_SPECULATION =
+      new SpeculationStats(
+          new long[SpeculationStats.Tier.values().length],
+          new long[SpeculationStats.Tier.values().length],
+          new long[SpeculationStats.Tier.values().length]);
   // Read on the reader's thread (stores are thread-safe): a remote store's stats may cost a
   // round trip that the engine's thread should not pay per request.
   private final Optional<KvStore> store;
-
-  EngineStats(
-      PoolUsage device,
-      PoolUsage host,
-      CacheStats cache,
-      L3Stats l3,
-      Optional<KvStore> store,
-      int ranks) {
-    this(device, host, cache, l3, store, ranks, false);
-  }
 
   EngineStats(
       PoolUsage device,
@@ -108,7 +102,7 @@ public final class EngineStats {
     waiting = waitingNow;
   }
 
-  void recordSpeculation(io.kvtier.core.rank.SpeculationStats counts) {
+  void recordSpeculation(SpeculationStats counts) {
     speculation = counts;
   }
 
@@ -128,7 +122,7 @@ public final class EngineStats {
    *
    * @return the counts; all zero without a draft
    */
-  public io.kvtier.core.rank.SpeculationStats speculation() {
+  public SpeculationStats speculation() {
     return speculation;
   }
 

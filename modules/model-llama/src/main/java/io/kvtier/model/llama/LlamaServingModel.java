@@ -41,21 +41,6 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   private final GgufFile draftFile;
 
   private LlamaServingModel(
-      GgufFile file, LlamaModel model, int maxContext, LogitsListener listener, ModelText text) {
-    this(file, model, maxContext, listener, text, 0);
-  }
-
-  private LlamaServingModel(
-      GgufFile file,
-      LlamaModel model,
-      int maxContext,
-      LogitsListener listener,
-      ModelText text,
-      int speculativeTokens) {
-    this(file, model, maxContext, listener, text, speculativeTokens, null, null);
-  }
-
-  private LlamaServingModel(
       GgufFile file,
       LlamaModel model,
       int maxContext,
@@ -97,7 +82,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
     } catch (io.kvtier.gguf.GgufException e) {
       throw new IllegalArgumentException(e.getMessage(), e);
     }
-    return new LlamaServingModel(file, drafted, maxContext, listener, text, tokens);
+    return new LlamaServingModel(file, drafted, maxContext, listener, text, tokens, null, null);
   }
 
   /**
@@ -158,7 +143,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   LlamaServingModel withDraftCopyOf(int layer, int tokens) {
     checkSpeculativeTokens(tokens);
     return new LlamaServingModel(
-        file, model.withDraftCopyOf(layer), maxContext, listener, text, tokens);
+        file, model.withDraftCopyOf(layer), maxContext, listener, text, tokens, null, null);
   }
 
   /** The most tokens a draft may propose per step. */
@@ -240,7 +225,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
     String name = model.hyperparameters().name();
     ModelText text =
         file.has("tokenizer.ggml.model") ? GgufText.of(file, name) : ModelText.tokensOnly(name);
-    return new LlamaServingModel(file, model, maxContext, LogitsListener.NONE, text);
+    return new LlamaServingModel(file, model, maxContext, LogitsListener.NONE, text, 0, null, null);
   }
 
   /**
