@@ -2,13 +2,8 @@ package io.kvtier.model.llama;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.KvTierConfig;
-import io.kvtier.core.config.KvTierConfigBuilder;
-import io.kvtier.core.config.KvTierKeys;
-import io.kvtier.core.config.L3PrefetchPolicy;
 import io.kvtier.core.config.Parallelism;
-import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.rank.RankEngineStats;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorType;
@@ -21,7 +16,6 @@ import io.kvtier.serving.GenerationEngines;
 import io.kvtier.serving.ModelEngine;
 import io.kvtier.spi.BackendMetrics;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -110,7 +104,7 @@ class ServedExactnessTest {
     LlamaServingModel model = LlamaServingModel.of(file);
     Random random = new Random(SEED * 31 + 7);
     int vocabulary = model.vocabularySize();
-    int[] system = tokens(random, 24, vocabulary);
+    int[] system = ServedTiers.tokens(random, 24, vocabulary);
     int[][] history = new int[CHATS][];
     for (int c = 0; c < CHATS; c++) {
       history[c] = system;
@@ -127,11 +121,13 @@ class ServedExactnessTest {
             EngineSettings.DEFAULTS)) {
       for (int t = 0; t < TURNS; t++) {
         for (int c = 0; c < CHATS; c++) {
-          int[] prompt = concat(history[c], tokens(random, 5 + random.nextInt(25), vocabulary));
+          int[] prompt =
+              ServedTiers.concat(
+                  history[c], ServedTiers.tokens(random, 5 + random.nextInt(25), vocabulary));
           int[] answer = generate(engine, prompt).tokens();
           prompts.add(prompt);
           answers.add(answer);
-          history[c] = concat(prompt, answer);
+          history[c] = ServedTiers.concat(prompt, answer);
         }
       }
     }
@@ -396,68 +392,16 @@ class ServedExactnessTest {
     return done;
   }
 
-  private static KvTierConfigBuilder builder(
-      LlamaServingModel model,
-      int ranks,
-      Parallelism parallel,
-      int pageSize,
-      int devicePages,
-      int host) {
-    return KvTierConfig.builder()
-        .parallelism(parallel)
-        .device("sim")
-        .host("sim")
-        .collective("local")
-        .ranks(ranks)
-        .layout(model.layers(), model.kvHeads(), model.headSize(), Float.BYTES, pageSize)
-        .devicePages(devicePages)
-        .hostPages(host)
-        .writePolicy(WritePolicy.WRITE_THROUGH)
-        .evictionPolicy(EvictionPolicy.LRU)
-        .vocabSize(model.vocabularySize())
-        .collectiveTimeout(Duration.ofSeconds(60));
-  }
-
   /** A device pool that holds every chat: nothing is evicted. */
   private static KvTierConfig deviceOnly(LlamaServingModel model, int ranks, Parallelism parallel) {
-    return builder(model, ranks, parallel, 16, 128, 128).build();
+    return ServedTiers.builder(model, ranks, parallel, 16, 128, 128).build();
   }
 
   private static KvTierConfig config(
       LlamaServingModel model, int ranks, Parallelism parallel, String tier, Path store) {
-    return switch (tier) {
-      case "device" -> deviceOnly(model, ranks, parallel);
-      // About a fifth of the working set on the device, all of it in the host tier.
-      case "host" -> builder(model, ranks, parallel, 8, 24, 160).build();
-      default -> {
-        // The host tier only a quarter larger than the device pool: chats fall out of it and
-        // come back from the store.
-        KvTierConfigBuilder b = builder(model, ranks, parallel, 4, 40, 50);
-        b.set(KvTierKeys.STORE, tier);
-        b.set(KvTierKeys.L3_PREFETCH_POLICY, L3PrefetchPolicy.WAIT_COMPLETE.configName());
-        b.set(KvTierKeys.L3_PREFETCH_THRESHOLD, "4");
-        b.set(KvTierKeys.L3_MODEL_ID, "synthetic-llama");
-        if (tier.equals("file")) {
-          b.set("file.directory", store.toString());
-        }
-        yield b.build();
-      }
-    };
-  }
-
-  private static int[] tokens(Random random, int n, int vocabulary) {
-    int[] t = new int[n];
-    for (int i = 0; i < n; i++) {
-      t[i] = random.nextInt(vocabulary);
-    }
-    return t;
-  }
-
-  private static int[] concat(int[] a, int[] b) {
-    int[] c = new int[a.length + b.length];
-    System.arraycopy(a, 0, c, 0, a.length);
-    System.arraycopy(b, 0, c, a.length, b.length);
-    return c;
+    return tier.equals("device")
+        ? deviceOnly(model, ranks, parallel)
+        : ServedTiers.evicting(model, ranks, parallel, tier, store, "synthetic-llama");
   }
 
   /**

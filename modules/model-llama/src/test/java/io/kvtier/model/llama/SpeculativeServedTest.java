@@ -3,12 +3,8 @@ package io.kvtier.model.llama;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.KvTierConfig;
-import io.kvtier.core.config.KvTierConfigBuilder;
-import io.kvtier.core.config.KvTierKeys;
-import io.kvtier.core.config.L3PrefetchPolicy;
-import io.kvtier.core.config.WritePolicy;
+import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.rank.RankEngineStats;
 import io.kvtier.core.rank.SpeculationStats;
 import io.kvtier.core.rank.SpeculationStats.Tier;
@@ -20,7 +16,6 @@ import io.kvtier.serving.ModelEngine;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.testkit.SharedFiles;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -71,7 +66,7 @@ class SpeculativeServedTest {
       LlamaServingModel model = LlamaServingModel.of(file);
       Random random = new Random(SEED * 17 + 3);
       int vocabulary = model.vocabularySize();
-      int[] system = tokens(random, 24, vocabulary);
+      int[] system = ServedTiers.tokens(random, 24, vocabulary);
       int[][] history = new int[CHATS][];
       for (int c = 0; c < CHATS; c++) {
         history[c] = system;
@@ -82,11 +77,13 @@ class SpeculativeServedTest {
           ModelEngine.open(model, config(model, 1, "off", dir), BackendMetrics.NOOP)) {
         for (int t = 0; t < TURNS; t++) {
           for (int c = 0; c < CHATS; c++) {
-            int[] prompt = concat(history[c], tokens(random, 5 + random.nextInt(20), vocabulary));
+            int[] prompt =
+                ServedTiers.concat(
+                    history[c], ServedTiers.tokens(random, 5 + random.nextInt(20), vocabulary));
             int[] answer = generate(engine, prompt, 1000 + prompts.size());
             prompts.add(prompt);
             answers.add(answer);
-            history[c] = concat(prompt, answer);
+            history[c] = ServedTiers.concat(prompt, answer);
           }
         }
       }
@@ -300,53 +297,13 @@ class SpeculativeServedTest {
     return done.get(2, TimeUnit.MINUTES).tokens();
   }
 
-  private static KvTierConfigBuilder builder(
-      LlamaServingModel model, int ranks, int pageSize, int devicePages, int host) {
-    return KvTierConfig.builder()
-        .device("sim")
-        .host("sim")
-        .collective("local")
-        .ranks(ranks)
-        .layout(model.kvBlocks(), model.kvHeads(), model.headSize(), Float.BYTES, pageSize)
-        .devicePages(devicePages)
-        .hostPages(host)
-        .writePolicy(WritePolicy.WRITE_THROUGH)
-        .evictionPolicy(EvictionPolicy.LRU)
-        .vocabSize(model.vocabularySize())
-        .collectiveTimeout(Duration.ofSeconds(60));
-  }
-
   private static KvTierConfig config(LlamaServingModel model, int ranks, String tier, Path store) {
     return switch (tier) {
-      case "off", "device" -> builder(model, ranks, 16, 128, 128).build();
-      // About a fifth of the working set on the device, all of it in the host tier.
-      case "host" -> builder(model, ranks, 8, 24, 160).build();
-      default -> {
-        KvTierConfigBuilder b = builder(model, ranks, 4, 40, 50);
-        b.set(KvTierKeys.STORE, tier);
-        b.set(KvTierKeys.L3_PREFETCH_POLICY, L3PrefetchPolicy.WAIT_COMPLETE.configName());
-        b.set(KvTierKeys.L3_PREFETCH_THRESHOLD, "4");
-        b.set(KvTierKeys.L3_MODEL_ID, "speculative-" + model.draftName());
-        if (tier.equals("file")) {
-          b.set("file.directory", store.toString());
-        }
-        yield b.build();
-      }
+      case "off", "device" ->
+          ServedTiers.builder(model, ranks, Parallelism.TP, 16, 128, 128).build();
+      default ->
+          ServedTiers.evicting(
+              model, ranks, Parallelism.TP, tier, store, "speculative-" + model.draftName());
     };
-  }
-
-  private static int[] tokens(Random random, int n, int vocabulary) {
-    int[] t = new int[n];
-    for (int i = 0; i < n; i++) {
-      t[i] = random.nextInt(vocabulary);
-    }
-    return t;
-  }
-
-  private static int[] concat(int[] a, int[] b) {
-    int[] c = new int[a.length + b.length];
-    System.arraycopy(a, 0, c, 0, a.length);
-    System.arraycopy(b, 0, c, a.length, b.length);
-    return c;
   }
 }
