@@ -49,6 +49,16 @@ final class FakeReplica implements AutoCloseable {
   final int id;
   volatile Answer answer = Answer.WHOLE;
   final ConcurrentLinkedQueue<String> authorizations = new ConcurrentLinkedQueue<>();
+
+  /** The role its {@code GET /health} names; null: none (a replica of before the roles). */
+  volatile String role = "both";
+
+  /** When set, answers {@code /v1/completions} and chat instead of {@link #answer}. */
+  volatile com.sun.net.httpserver.HttpHandler completions;
+
+  /** The bodies of the completions it was sent, in order. */
+  final ConcurrentLinkedQueue<String> bodies = new ConcurrentLinkedQueue<>();
+
   private final Optional<ZmqKvEventSink> zmq;
   private final Optional<String> ringbuffer;
   private final KvEventStream stream;
@@ -85,9 +95,22 @@ final class FakeReplica implements AutoCloseable {
     server.createContext(
         "/v1/models", e -> reply(e, "application/json", "{\"data\":[{\"id\":\"tiny\"}]}"));
     server.createContext(
+        "/health",
+        e ->
+            reply(
+                e,
+                "application/json",
+                role == null
+                    ? "{\"status\":\"ok\"}"
+                    : "{\"status\":\"ok\",\"role\":\"" + role + "\"}"));
+    server.createContext(
         "/v1/completions",
         e -> {
           authorizations.add(String.valueOf(e.getRequestHeaders().getFirst("Authorization")));
+          if (completions != null) {
+            completions.handle(e);
+            return;
+          }
           String body = new String(e.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
           boolean stream = body.contains("\"stream\":true");
           if (stream) {
@@ -142,12 +165,19 @@ final class FakeReplica implements AutoCloseable {
           }
         });
     server.createContext(
-        "/v1/chat/completions", e -> reply(e, "application/json", "{\"replica\":" + id + "}"));
+        "/v1/chat/completions",
+        e -> {
+          if (completions != null) {
+            completions.handle(e);
+            return;
+          }
+          reply(e, "application/json", "{\"replica\":" + id + "}");
+        });
     server.start();
     port = server.getAddress().getPort();
   }
 
-  private static void reply(com.sun.net.httpserver.HttpExchange e, String type, String text)
+  static void reply(com.sun.net.httpserver.HttpExchange e, String type, String text)
       throws IOException {
     byte[] b = text.getBytes(StandardCharsets.UTF_8);
     e.getResponseHeaders().set("Content-Type", type);
