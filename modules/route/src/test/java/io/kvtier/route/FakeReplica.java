@@ -40,7 +40,9 @@ final class FakeReplica implements AutoCloseable {
     /** Nothing, not even headers, until the replica closes (a frozen process). */
     SILENT,
     /** A stream's first event, then nothing until the replica closes. */
-    SILENT_AFTER_FIRST_EVENT
+    SILENT_AFTER_FIRST_EVENT,
+    /** A stream of events until writing one fails (its reader went away), at most 10 s. */
+    ENDLESS
   }
 
   private final java.util.concurrent.CountDownLatch closed =
@@ -138,6 +140,21 @@ final class FakeReplica implements AutoCloseable {
               Thread.currentThread().interrupt();
             }
             throw new IllegalStateException("replica " + id + " closed while silent");
+          }
+          if (a == Answer.ENDLESS) {
+            e.getResponseHeaders().set("Content-Type", "text/event-stream");
+            e.sendResponseHeaders(200, 0);
+            long end = System.nanoTime() + 10_000_000_000L;
+            try (OutputStream out = e.getResponseBody()) {
+              for (int i = 0; System.nanoTime() < end; i++) {
+                out.write(("data: {\"replica\":" + id + ",\"i\":" + i + "}\n\n").getBytes());
+                out.flush();
+                Thread.sleep(1);
+              }
+            } catch (IOException | InterruptedException gone) {
+              // The reader went away: what this answer is for.
+            }
+            return;
           }
           if (a != Answer.WHOLE) {
             byte[] first =
