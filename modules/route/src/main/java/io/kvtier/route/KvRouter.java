@@ -50,6 +50,15 @@ import java.util.concurrent.TimeUnit;
  * replica back once it answers, and its events fill the index again (its new stream begins with
  * AllBlocksCleared). The replicas' events come over ZeroMQ ({@link ReplicaEvents}) or Hazelcast
  * ringbuffers ({@link HazelcastReplicaEvents}), which several routers can share.
+ *
+ * <p>Over prefill and decode replicas ({@link #disaggregated}, {@code kvtier route --prefill ...
+ * --decode ...}) it keeps two {@link ReplicaPool}s, each with its own index, load and rotation:
+ * each request is prefilled on a prefill replica ({@code max_tokens} 1, not streamed, {@code
+ * "kv_transfer_params": {"do_remote_decode": true}}), then its body with that answer's {@code
+ * kv_transfer_params} goes to a decode replica, whose answer or stream is relayed. A failed
+ * prefill goes to the next prefill replica; a decode replica that fails before the client got
+ * anything passes the same handle to the next decode replica (docs/SERVE.md, "Prefill and
+ * decode replicas behind the router"). {@code GET /metrics} gives the router's meters.
  */
 public final class KvRouter implements AutoCloseable {
   /** Reads request bodies into maps, lists and numbers: only to find the prompt to route. */
