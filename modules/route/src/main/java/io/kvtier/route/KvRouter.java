@@ -593,6 +593,31 @@ public final class KvRouter implements AutoCloseable {
     return first().eventBatches();
   }
 
+  /** Requests sent to each replica of a pool (the last try of each). */
+  public long[] routed(Pool pool) {
+    return pool(pool).routed();
+  }
+
+  /** Requests the router has sent to each replica of a pool and not yet seen answered. */
+  public long[] inFlight(Pool pool) {
+    return pool(pool).inFlight();
+  }
+
+  /** Times each replica of a pool was found failing and taken out of rotation. */
+  public long[] failures(Pool pool) {
+    return pool(pool).failures();
+  }
+
+  /** Requests sent again to another replica of a pool after one failed them. */
+  public long retries(Pool pool) {
+    return pool(pool).retries();
+  }
+
+  /** Whether each replica of a pool is in rotation. */
+  public boolean[] healthy(Pool pool) {
+    return pool(pool).healthy();
+  }
+
   /** The router's meters in Prometheus' text format, as {@code GET /metrics} gives them. */
   public String scrape() {
     return registry.scrape();
