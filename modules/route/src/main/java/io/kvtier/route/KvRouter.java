@@ -725,6 +725,13 @@ public final class KvRouter implements AutoCloseable {
               + " replica yourself, send it to the decode replica, not through the router)");
       return;
     }
+    for (Pool p : List.of(Pool.PREFILL, Pool.DECODE)) {
+      // A prefill whose handle no decode replica could take would be work for nothing.
+      if (!pools.get(p).anyInRotation()) {
+        unavailable(exchange, pools.get(p), null);
+        return;
+      }
+    }
     ObjectNode prefillBody = request.deepCopy();
     if (prefillBody.has("max_completion_tokens")) {
       prefillBody.put("max_completion_tokens", 1);

@@ -178,6 +178,16 @@ final class ReplicaPool implements AutoCloseable {
     return healthy.clone();
   }
 
+  /** Whether any replica is in rotation. */
+  synchronized boolean anyInRotation() {
+    for (boolean h : healthy) {
+      if (h) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Batches of events applied per replica. */
   long[] eventBatches() {
     return events.stream().mapToLong(ReplicaEventSource::applied).toArray();

@@ -567,6 +567,12 @@ class DisaggregatedRouterTest {
     assertThat(error.get("message").asText())
         .contains("no decode replica (--decode) could take the request", "--decode http://");
     assertThat(router.pool(KvRouter.Pool.DECODE).failures()).containsExactly(1, 1);
+
+    // Both out of rotation now: the next request is not prefilled for nothing.
+    HttpResponse<String> again = complete(prompt(16, 19));
+    assertThat(again.statusCode()).isEqualTo(503);
+    assertThat(again.body()).contains("no_decode_replica", "none is in rotation");
+    assertThat(prefill.get(0).bodies()).hasSize(1);
   }
 
   @Test
