@@ -644,6 +644,36 @@ class DisaggregatedRouterTest {
   }
 
   @Test
+  void withTenantsBothReplicasGetTheClientsOwnKey() throws Exception {
+    stubs(1, 1);
+    router =
+        KvRouter.disaggregated(
+            List.of(prefill.get(0).replica.spec()),
+            List.of(decode.get(0).replica.spec()),
+            options()
+                .withTenants(
+                    Optional.of(
+                        io.kvtier.core.tenant.ApiKeys.parse(
+                            "keys", List.of("sk-a alice", "sk-b bob"))),
+                    io.kvtier.core.tenant.CacheNamespaces.random(Optional.empty())),
+            Optional.empty());
+    HttpResponse<String> r =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
+                .header("Authorization", "Bearer sk-b")
+                .POST(HttpRequest.BodyPublishers.ofString(body(prompt(16, 20), false)))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(prefill.get(0).replica.authorizations).containsExactly("Bearer sk-b");
+    assertThat(decode.get(0).replica.authorizations)
+        .as("the decode replica checks the handle in the tenant's namespace")
+        .containsExactly("Bearer sk-b");
+  }
+
+  @Test
   void theMetricsTimeBothPhasesPerPool() throws Exception {
     start(1, 1);
     assertThat(complete(prompt(16, 17)).statusCode()).isEqualTo(200);
