@@ -170,6 +170,16 @@ final class RouteCommand implements Callable<Integer> {
   private long replicaReadTimeout;
 
   @Option(
+      names = "--replica-answer-timeout",
+      paramLabel = "SECONDS",
+      description =
+          "With --prefill/--decode: how long a replica that still answers GET /health may take"
+              + " to begin its answer (a prefill answer comes whole, after the replica's queue, the"
+              + " prefill and the publish); past --replica-read-timeout without one the router asks"
+              + " /health, and a replica that does not answer fails the request (default: 900).")
+  private Long replicaAnswerTimeout;
+
+  @Option(
       names = "--hazelcast-addresses",
       paramLabel = "HOST:PORT[,...]",
       description =
@@ -221,6 +231,12 @@ final class RouteCommand implements Callable<Integer> {
           spec.commandLine(),
           "--decode needs at least one --prefill replica (replicas that do both: --replica)");
     }
+    if (!disaggregated && replicaAnswerTimeout != null) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--replica-answer-timeout bounds the prefill and decode replicas' answers: give it with"
+              + " --prefill and --decode (--replica-read-timeout bounds --replica's)");
+    }
     if (!disaggregated && decodeOverlapWeight != null) {
       throw new ParameterException(
           spec.commandLine(),
@@ -247,6 +263,9 @@ final class RouteCommand implements Callable<Integer> {
               Optional.ofNullable(replicaApiKey).or(() -> Optional.ofNullable(apiKey)),
               Duration.ofSeconds(2),
               Duration.ofSeconds(replicaReadTimeout));
+      if (replicaAnswerTimeout != null) {
+        options = options.withAnswerTimeout(Duration.ofSeconds(replicaAnswerTimeout));
+      }
       if (decodeOverlapWeight != null) {
         if (!(decodeOverlapWeight >= 0)) {
           throw new IllegalArgumentException(

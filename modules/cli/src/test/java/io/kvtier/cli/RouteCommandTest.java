@@ -127,6 +127,23 @@ class RouteCommandTest {
     String[] unified = run("route", "--replica", P, "--decode-overlap-weight", "2");
     assertThat(unified[0]).isEqualTo("2");
     assertThat(unified[2]).contains("--decode-overlap-weight weighs the decode pool");
+    String[] answer = run("route", "--replica", P, "--replica-answer-timeout", "60");
+    assertThat(answer[0]).isEqualTo("2");
+    assertThat(answer[2]).contains("--replica-answer-timeout bounds the prefill and decode");
+    String[] shorter =
+        run(
+            "route",
+            "--prefill",
+            P,
+            "--decode",
+            D,
+            "--replica-read-timeout",
+            "60",
+            "--replica-answer-timeout",
+            "30");
+    assertThat(shorter[0]).isEqualTo("2");
+    assertThat(shorter[2])
+        .contains("--replica-answer-timeout 30 must be at least --replica-read-timeout 60");
     String[] negative =
         run("route", "--prefill", P, "--decode", D, "--decode-overlap-weight", "-1");
     assertThat(negative[0]).isEqualTo("2");

@@ -32,11 +32,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * {@code kvtier route}: an OpenAI-compatible HTTP front ({@code POST /v1/completions}, {@code
@@ -94,6 +96,11 @@ public final class KvRouter implements AutoCloseable {
    *     tokenizer and chat template ({@code kvtier route --model})
    * @param decodeScore the decode pool's scoring weights ({@code --decode-overlap-weight}); the
    *     unified and prefill pools use {@code score}
+   * @param answerTimeout with prefill and decode pools, how long a replica that still answers
+   *     {@code GET /health} may take to begin its answer ({@code --replica-answer-timeout}): a
+   *     prefill answer comes whole, after the replica's queue, the prefill and the publish; past
+   *     {@code replicaReadTimeout} without headers the router asks {@code /health}, and a replica
+   *     that does not answer it fails the request as a silent one does
    */
   public record Options(
       String bind,
@@ -108,7 +115,8 @@ public final class KvRouter implements AutoCloseable {
       Optional<ApiKeys> tenants,
       CacheNamespaces namespaces,
       PromptTokens prompts,
-      RouteScore decodeScore) {
+      RouteScore decodeScore,
+      Duration answerTimeout) {
 
     /** Validates the fields. */
     public Options {
@@ -132,6 +140,14 @@ public final class KvRouter implements AutoCloseable {
       Objects.requireNonNull(namespaces, "namespaces");
       Objects.requireNonNull(prompts, "prompts");
       Objects.requireNonNull(decodeScore, "decodeScore");
+      Objects.requireNonNull(answerTimeout, "answerTimeout");
+      if (answerTimeout.compareTo(replicaReadTimeout) < 0) {
+        throw new IllegalArgumentException(
+            "--replica-answer-timeout "
+                + answerTimeout.toSeconds()
+                + " must be at least --replica-read-timeout "
+                + replicaReadTimeout.toSeconds());
+      }
       if (tenants.isPresent() && (apiKey.isPresent() || replicaApiKey.isPresent())) {
         throw new IllegalArgumentException(
             "--api-key-file forwards each client's own key to the replicas (their tenant):"
@@ -177,8 +193,12 @@ public final class KvRouter implements AutoCloseable {
           Optional.empty(),
           CacheNamespaces.random(Optional.empty()),
           PromptTokens.BYTES,
-          DECODE_SCORE);
+          DECODE_SCORE,
+          Duration.ofSeconds(Math.max(DEFAULT_ANSWER_SECONDS, replicaReadTimeout.toSeconds())));
     }
+
+    /** {@code --replica-answer-timeout}'s default, in seconds. */
+    public static final long DEFAULT_ANSWER_SECONDS = 900;
 
     /**
      * The decode pool's weights by default: a block a decode replica holds is worth one block of
@@ -210,7 +230,8 @@ public final class KvRouter implements AutoCloseable {
           keys,
           cacheNamespaces,
           prompts,
-          decodeScore);
+          decodeScore,
+          answerTimeout);
     }
 
     /**
@@ -234,7 +255,8 @@ public final class KvRouter implements AutoCloseable {
           tenants,
           namespaces,
           modelText,
-          decodeScore);
+          decodeScore,
+          answerTimeout);
     }
 
     /**
@@ -258,7 +280,32 @@ public final class KvRouter implements AutoCloseable {
           tenants,
           namespaces,
           prompts,
-          weights);
+          weights,
+          answerTimeout);
+    }
+
+    /**
+     * These options with another {@code --replica-answer-timeout}.
+     *
+     * @param timeout how long a replica alive by its {@code /health} may take to begin an answer
+     * @return the options
+     */
+    public Options withAnswerTimeout(Duration timeout) {
+      return new Options(
+          bind,
+          port,
+          pageSize,
+          score,
+          policy,
+          apiKey,
+          replicaApiKey,
+          replicaTimeout,
+          replicaReadTimeout,
+          tenants,
+          namespaces,
+          prompts,
+          decodeScore,
+          timeout);
     }
 
     /** The keys clients are checked against. */
@@ -787,10 +834,7 @@ public final class KvRouter implements AutoCloseable {
       HttpResponse<InputStream> response;
       byte[] answer;
       try {
-        response =
-            client.send(
-                request(pool, r, path, "POST", body, clientKey),
-                HttpResponse.BodyHandlers.ofInputStream());
+        response = answer(pool, r, request(pool, r, path, "POST", body, clientKey));
         answer = relay.readWhole(response);
       } catch (ReplyRelay.ReplicaFailedException e) {
         pool.markDown(r, e.getCause());
@@ -875,10 +919,11 @@ public final class KvRouter implements AutoCloseable {
         pool.countRetry();
       }
       try {
+        HttpRequest sent = request(pool, r, path, exchange.getRequestMethod(), body, clientKey);
         HttpResponse<InputStream> response =
-            client.send(
-                request(pool, r, path, exchange.getRequestMethod(), body, clientKey),
-                HttpResponse.BodyHandlers.ofInputStream());
+            disaggregated
+                ? answer(pool, r, sent)
+                : client.send(sent, HttpResponse.BodyHandlers.ofInputStream());
         if (decode && response.statusCode() >= 500) {
           byte[] refused = relay.readWhole(response);
           pool.index().unrouted(r, hashes);
@@ -931,7 +976,7 @@ public final class KvRouter implements AutoCloseable {
       ReplicaPool pool, int r, String path, String method, byte[] body, String clientKey) {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create(pool.replicas().get(r).http() + path))
-            .timeout(options.replicaReadTimeout())
+            .timeout(disaggregated ? options.answerTimeout() : options.replicaReadTimeout())
             .header("Content-Type", "application/json");
     if (clientKey != null) {
       // Tenants: the replica learns the tenant from the client's own key.
@@ -945,6 +990,41 @@ public final class KvRouter implements AutoCloseable {
             ? HttpRequest.BodyPublishers.noBody()
             : HttpRequest.BodyPublishers.ofByteArray(body));
     return request.build();
+  }
+
+  /**
+   * Sends a request of the prefill or decode pool and waits for its answer's headers: past
+   * {@code --replica-read-timeout} without them, and again after each such wait, asks the
+   * replica's {@code GET /health}; one that answers is busy (its queue, a long prefill, the
+   * publish) and is waited for, up to {@code --replica-answer-timeout}; one that does not is
+   * frozen or gone, and fails the request.
+   */
+  private HttpResponse<InputStream> answer(ReplicaPool pool, int r, HttpRequest request)
+      throws IOException, InterruptedException {
+    CompletableFuture<HttpResponse<InputStream>> answer =
+        client.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream());
+    URI base = pool.replicas().get(r).http();
+    while (true) {
+      try {
+        return answer.get(options.replicaReadTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      } catch (ExecutionException e) {
+        if (e.getCause() instanceof IOException io) {
+          throw io;
+        }
+        throw new IOException(e.getCause());
+      } catch (TimeoutException e) {
+        if (!ReplicaPool.health(client, base, options.replicaTimeout()).up()) {
+          answer.cancel(true);
+          throw new IOException(
+              "the replica sent nothing for "
+                  + options.replicaReadTimeout().toSeconds()
+                  + " s (--replica-read-timeout) and does not answer GET /health");
+        }
+      } catch (InterruptedException e) {
+        answer.cancel(true);
+        throw e;
+      }
+    }
   }
 
   /** How a replica failed a request, for the 503 if no other takes it. */

@@ -60,8 +60,10 @@ class DisaggregatedRouterTest {
     BREAK_BEFORE_BODY,
     /** Headers and the first bytes (a stream: its first event), then the connection breaks. */
     BREAK_AFTER_FIRST_BYTES,
-    /** Nothing, not even headers, until the test ends (a frozen process). */
+    /** Nothing, not even headers, until the test ends; nor on /health (a frozen process). */
     SILENT,
+    /** The answer after twice the read timeout; /health answers meanwhile (a busy replica). */
+    SLOW,
     /** A 200 answer without kv_transfer_params (a replica that does not disaggregate). */
     NO_HANDLE
   }
@@ -107,7 +109,15 @@ class DisaggregatedRouterTest {
           error(e, 500, "internal_error");
           return;
         }
+        case SLOW -> {
+          try {
+            Thread.sleep(2 * readTimeout.toMillis());
+          } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+          }
+        }
         case SILENT -> {
+          replica.healthFrozen = true;
           try {
             closing.await(60, TimeUnit.SECONDS);
           } catch (InterruptedException interrupted) {
@@ -425,6 +435,26 @@ class DisaggregatedRouterTest {
     assertThat(object(r.body()).get("handle_received").get("prefill_replica").asText())
         .isEqualTo("p1");
     assertThat(router.pool(KvRouter.Pool.PREFILL).failures()).containsExactly(1, 0);
+  }
+
+  @Test
+  void aBusyPrefillReplicaThatAnswersHealthIsWaitedForPastTheReadTimeout() throws Exception {
+    readTimeout = Duration.ofSeconds(1);
+    start(2, 1);
+    int[] p = prompt(32, 21);
+    prefill.get(0).replica.caches(p, PAGE, CacheMedium.DEVICE);
+    ReplicaPool prefills = router.pool(KvRouter.Pool.PREFILL);
+    await(() -> prefills.index().size(0, PrefixIndex.GPU) == 8, "prefill replica 0 indexed");
+    prefill.get(0).mode = Mode.SLOW;
+
+    HttpResponse<String> r = complete(p);
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(object(r.body()).get("handle_received").get("prefill_replica").asText())
+        .as("the busy replica's own handle")
+        .isEqualTo("p0");
+    assertThat(prefills.failures()).containsExactly(0, 0);
+    assertThat(prefills.retries()).isZero();
   }
 
   @Test

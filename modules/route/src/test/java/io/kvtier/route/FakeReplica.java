@@ -58,6 +58,9 @@ final class FakeReplica implements AutoCloseable {
   /** When set, answers {@code /v1/completions} and chat instead of {@link #answer}. */
   volatile com.sun.net.httpserver.HttpHandler completions;
 
+  /** While true, {@code GET /health} answers nothing until the replica closes (a frozen process). */
+  volatile boolean healthFrozen;
+
   /** The bodies of the completions it was sent, in order. */
   final ConcurrentLinkedQueue<String> bodies = new ConcurrentLinkedQueue<>();
 
@@ -98,13 +101,22 @@ final class FakeReplica implements AutoCloseable {
         "/v1/models", e -> reply(e, "application/json", "{\"data\":[{\"id\":\"tiny\"}]}"));
     server.createContext(
         "/health",
-        e ->
-            reply(
-                e,
-                "application/json",
-                role == null
-                    ? "{\"status\":\"ok\"}"
-                    : "{\"status\":\"ok\",\"role\":\"" + role + "\"}"));
+        e -> {
+          if (healthFrozen) {
+            try {
+              closed.await(60, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException interrupted) {
+              Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("replica " + id + " closed while frozen");
+          }
+          reply(
+              e,
+              "application/json",
+              role == null
+                  ? "{\"status\":\"ok\"}"
+                  : "{\"status\":\"ok\",\"role\":\"" + role + "\"}");
+        });
     server.createContext(
         "/v1/completions",
         e -> {
@@ -190,6 +202,8 @@ final class FakeReplica implements AutoCloseable {
           }
           reply(e, "application/json", "{\"replica\":" + id + "}");
         });
+    // Exchanges on threads of their own, as a real replica's: /health answers beside a slow one.
+    server.setExecutor(java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor());
     server.start();
     port = server.getAddress().getPort();
   }
