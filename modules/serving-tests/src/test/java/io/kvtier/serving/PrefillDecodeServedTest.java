@@ -37,7 +37,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -396,10 +395,5 @@ class PrefillDecodeServedTest {
           post(http, both, "/v1/completions", longer),
           "kv_transfer_params.prompts[0].prompt_tokens");
     }
-  }
-
-  @SuppressWarnings("unused")
-  private static String ids(int[] tokens) {
-    return Arrays.stream(tokens).mapToObj(Integer::toString).collect(Collectors.joining(","));
   }
 }
