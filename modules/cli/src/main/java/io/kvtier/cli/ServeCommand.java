@@ -15,6 +15,7 @@ import io.kvtier.model.tiny.ModelConfig;
 import io.kvtier.model.tiny.TinyModelRunner;
 import io.kvtier.server.ApiException;
 import io.kvtier.server.CompletionServer;
+import io.kvtier.server.TransferSettings;
 import io.kvtier.serving.EngineSettings;
 import io.kvtier.serving.GenerationEngine;
 import io.kvtier.spi.KvLayout;
@@ -255,6 +256,26 @@ final class ServeCommand implements Callable<Integer> {
   private String l3;
 
   @Option(
+      names = "--role",
+      paramLabel = "ROLE",
+      defaultValue = "both",
+      description =
+          "prefill, decode or both (default: ${DEFAULT-VALUE}). A prefill replica answers every"
+              + " request with one token and a kv_transfer_params handle, once its prompt's pages"
+              + " are in the L3 store; a decode replica takes the original request with that"
+              + " handle and decodes from the published pages. Both roles need an L3 store the"
+              + " replicas share: --l3 file --l3-dir DIR on one machine, --l3 hazelcast across"
+              + " machines (docs/SERVE.md, Prefill and decode replicas).")
+  private String role;
+
+  @Option(
+      names = "--replica-id",
+      paramLabel = "ID",
+      description =
+          "How this replica's transfer handles name it (prefill_replica; default: BIND:PORT).")
+  private String replicaId;
+
+  @Option(
       names = "--l3-dir",
       paramLabel = "DIR",
       description =
@@ -295,6 +316,9 @@ final class ServeCommand implements Callable<Integer> {
   // The model id of /v1/models: --served-model-name, else the model's name.
   private String servedName;
 
+  // The replica's role in prefill/decode disaggregation, known once the config is checked.
+  private TransferSettings transfers = TransferSettings.NONE;
+
   @Override
   public Integer call() throws IOException, InterruptedException {
     PrintWriter err = spec.commandLine().getErr();
@@ -319,6 +343,15 @@ final class ServeCommand implements Callable<Integer> {
     }
     if (modelName != null && modelName.isBlank()) {
       return usage(err, "--served-model-name must not be blank");
+    }
+    TransferSettings.Role replicaRole;
+    try {
+      replicaRole = TransferSettings.Role.parse(role);
+    } catch (IllegalArgumentException e) {
+      return usage(err, e.getMessage());
+    }
+    if (replicaId != null && replicaId.isBlank()) {
+      return usage(err, "--replica-id must not be blank");
     }
     Optional<String> key = Optional.ofNullable(apiKey).filter(k -> !k.isEmpty());
     Optional<ApiKeys> tenants = Optional.empty();
@@ -454,6 +487,19 @@ final class ServeCommand implements Callable<Integer> {
       } catch (IllegalArgumentException e) {
         return usage(err, e.getMessage());
       }
+      Optional<String> roleProblem = roleProblem(replicaRole, kvtier);
+      if (roleProblem.isPresent()) {
+        return usage(err, roleProblem.get());
+      }
+      transfers =
+          new TransferSettings(
+              replicaRole,
+              sharedStore(kvtier) && !engineOptions.noPrefixCache,
+              replicaId != null ? replicaId.strip() : bind + ":" + port,
+              kvtier.ranks(),
+              kvtier.parallelism().configName(),
+              kvtier.cache().pageSize(),
+              rankLayout.pageBytes() * kvtier.ranks());
       long poolTokens = (long) kvtier.cache().devicePages() * kvtier.cache().pageSize();
       // A GGUF model's context is what its file says or --max-context asks: one sequence of it
       // must fit a rank's device pool. The tiny transformer's pools are often made small on
@@ -561,7 +607,8 @@ final class ServeCommand implements Callable<Integer> {
                         Duration.ofSeconds(readTimeoutSeconds),
                         Duration.ofSeconds(requestTimeoutSeconds),
                         served.layerMix())
-                    .withTenants(tenants, namespaces));
+                    .withTenants(tenants, namespaces)
+                    .withTransfers(transfers));
       } catch (IOException e) {
         return usage(
             err,
@@ -654,7 +701,7 @@ final class ServeCommand implements Callable<Integer> {
       InetSocketAddress at = started.address();
       out.printf(
           "kvtier serve: listening on http://%s:%d, model %s (%s; %sdevice %d pages, host %d"
-              + " pages of %d tokens; write %s, eviction %s; L3 %s)%n",
+              + " pages of %d tokens; write %s, eviction %s; L3 %s)%s%n",
           at.getHostString(),
           at.getPort(),
           servedName,
@@ -665,7 +712,10 @@ final class ServeCommand implements Callable<Integer> {
           kvtier.cache().pageSize(),
           kvtier.cache().writePolicy().configName(),
           kvtier.cache().evictionPolicy().configName(),
-          l3Description(kvtier));
+          l3Description(kvtier),
+          transfers.role() == TransferSettings.Role.BOTH
+              ? ""
+              : ", role " + transfers.role().configName());
       out.flush();
       while (!stop.await(100, TimeUnit.MILLISECONDS)) {
         if (started.failure().isDone()) {
@@ -855,6 +905,50 @@ final class ServeCommand implements Callable<Integer> {
     if (l3Threshold != null) {
       builder.set(KvTierKeys.L3_PREFETCH_THRESHOLD, Integer.toString(l3Threshold));
     }
+  }
+
+  /**
+   * Why {@code role} cannot run with this configuration, or empty: a prefill or decode replica
+   * needs an L3 store the other replicas share (not {@code memory}, which is the process's own,
+   * nor a file store in a temporary directory of its own) and prefix caching.
+   */
+  private Optional<String> roleProblem(TransferSettings.Role role, KvTierConfig kvtier) {
+    if (role == TransferSettings.Role.BOTH) {
+      return Optional.empty();
+    }
+    String name = "--role " + role.configName();
+    String store = kvtier.providers().getOrDefault(ProviderKind.STORE, "none");
+    if (store.equals("none") || store.equals("memory")) {
+      return Optional.of(
+          name
+              + " moves prompts through an L3 store the prefill and decode replicas share, but"
+              + " the L3 store is "
+              + store
+              + (store.equals("memory") ? " (this process's own)" : "")
+              + ": add --l3 file --l3-dir DIR (replicas on one machine) or --l3 hazelcast"
+              + " (across machines)");
+    }
+    if (store.equals("file") && createdStore != null) {
+      return Optional.of(
+          name
+              + " with --l3 file needs the directory the replicas share: add --l3-dir DIR, the"
+              + " same on every prefill and decode replica");
+    }
+    if (engineOptions.noPrefixCache) {
+      return Optional.of(
+          name
+              + " finds the published prompt through the prefix cache, but --no-prefix-cache"
+              + " turns it off: drop --no-prefix-cache");
+    }
+    return Optional.empty();
+  }
+
+  /** Whether the L3 store is one other replicas can share. */
+  private boolean sharedStore(KvTierConfig kvtier) {
+    String store = kvtier.providers().getOrDefault(ProviderKind.STORE, "none");
+    return !store.equals("none")
+        && !store.equals("memory")
+        && !(store.equals("file") && createdStore != null);
   }
 
   /** Whether the configuration names an L3 store. */

@@ -29,6 +29,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       <td>from the request's arrival to its last token</td></tr>
  *   <tr><td>kvtier_num_requests_running, kvtier_num_requests_waiting</td><td>gauge</td>
  *       <td>generations admitted and advancing, and those queued for admission</td></tr>
+ *   <tr><td>kvtier_pd_requests_total{role_side=prefill|decode}</td><td>counter</td>
+ *       <td>prompts served as the prefill side (published) or the decode side (with a handle)
+ *       of a transfer between replicas</td></tr>
+ *   <tr><td>kvtier_pd_transfer_pages_total{direction=published|fetched|recomputed}</td>
+ *       <td>counter</td><td>prompt pages published to the L3 store, fetched from it for a
+ *       handle, and of a handle found in no tier and computed</td></tr>
+ *   <tr><td>kvtier_pd_transfer_bytes_total{direction=published|fetched}</td><td>counter</td>
+ *       <td>the KV bytes of those pages, over every rank</td></tr>
+ *   <tr><td>kvtier_pd_transfer_seconds{role_side=prefill|decode}</td><td>histogram</td>
+ *       <td>prefill: from the end of the prompt to the publish's agreed end; decode: from the
+ *       request's arrival to its admission (the wait for the handle's pages)</td></tr>
  * </table>
  */
 public final class ServeMeters {
@@ -84,6 +95,68 @@ public final class ServeMeters {
    */
   public static ServeMeters register(MeterRegistry registry) {
     return new ServeMeters(Objects.requireNonNull(registry, "registry"));
+  }
+
+  /**
+   * A prompt's publish ended (the prefill side of a transfer).
+   *
+   * @param pages pages published
+   * @param bytes their KV bytes over every rank
+   * @param nanos from the end of the prompt to the publish's end
+   */
+  public void pdPublished(int pages, long bytes, long nanos) {
+    pd("prefill", nanos);
+    pdPages("published", pages);
+    pdBytes("published", bytes);
+  }
+
+  /**
+   * A prompt with a handle was admitted (the decode side of a transfer).
+   *
+   * @param fetched pages fetched from the L3 store
+   * @param recomputed pages of the handle found in no tier
+   * @param bytes the fetched pages' KV bytes over every rank
+   * @param nanos from the request's arrival to its admission
+   */
+  public void pdAwaited(int fetched, int recomputed, long bytes, long nanos) {
+    pd("decode", nanos);
+    pdPages("fetched", fetched);
+    pdPages("recomputed", recomputed);
+    pdBytes("fetched", bytes);
+  }
+
+  private void pd(String side, long nanos) {
+    Counter.builder("kvtier.pd.requests")
+        .description("Prompts served as one side of a prefill/decode transfer between replicas")
+        .tag("role_side", side)
+        .register(registry)
+        .increment();
+    Timer.builder("kvtier.pd.transfer")
+        .description(
+            "Prefill: end of the prompt to the publish's agreed end; decode: arrival to"
+                + " admission, the wait for the handle's pages")
+        .tag("role_side", side)
+        .publishPercentileHistogram()
+        .minimumExpectedValue(Duration.ofMillis(1))
+        .maximumExpectedValue(Duration.ofMinutes(2))
+        .register(registry)
+        .record(Math.max(0, nanos), java.util.concurrent.TimeUnit.NANOSECONDS);
+  }
+
+  private void pdPages(String direction, long pages) {
+    Counter.builder("kvtier.pd.transfer.pages")
+        .description("Prompt pages of prefill/decode transfers: published, fetched, recomputed")
+        .tag("direction", direction)
+        .register(registry)
+        .increment(pages);
+  }
+
+  private void pdBytes(String direction, long bytes) {
+    Counter.builder("kvtier.pd.transfer.bytes")
+        .description("KV bytes of prefill/decode transfers over every rank: published, fetched")
+        .tag("direction", direction)
+        .register(registry)
+        .increment(bytes);
   }
 
   /** A generation was handed to the engine. */

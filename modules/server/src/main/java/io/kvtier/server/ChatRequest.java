@@ -40,7 +40,8 @@ final class ChatRequest {
           "response_format",
           "store",
           "metadata",
-          "cache_salt");
+          "cache_salt",
+          "kv_transfer_params");
 
   private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name");
   private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");

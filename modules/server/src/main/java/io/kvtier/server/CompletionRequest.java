@@ -64,7 +64,8 @@ public record CompletionRequest(
           "logprobs",
           "logit_bias",
           "suffix",
-          "cache_salt");
+          "cache_salt",
+          "kv_transfer_params");
 
   static final String GREEDY = "kvtier serve decodes greedily";
 

@@ -90,6 +90,8 @@ public final class CompletionServer implements AutoCloseable {
    * @param tenants the keys of a key file ({@code --api-key-file}), each naming its tenant;
    *     empty: {@code apiKey} alone, all requests the default tenant. Not with {@code apiKey}
    * @param namespaces how a request's tenant and {@code cache_salt} choose its cache namespace
+   * @param transfers the replica's role in prefill/decode disaggregation and what a transfer
+   *     handle must match ({@link TransferSettings#NONE}: serves everything, takes no handles)
    */
   public record Options(
       String modelName,
@@ -99,7 +101,8 @@ public final class CompletionServer implements AutoCloseable {
       Duration requestTimeout,
       Optional<String> layerMix,
       Optional<ApiKeys> tenants,
-      CacheNamespaces namespaces) {
+      CacheNamespaces namespaces,
+      TransferSettings transfers) {
     /** The model id served by default. */
     public static final String DEFAULT_MODEL = "kvtier-tiny";
 
@@ -121,6 +124,7 @@ public final class CompletionServer implements AutoCloseable {
       Objects.requireNonNull(layerMix, "layerMix");
       Objects.requireNonNull(tenants, "tenants");
       Objects.requireNonNull(namespaces, "namespaces");
+      Objects.requireNonNull(transfers, "transfers");
       if (apiKey.isPresent() && tenants.isPresent()) {
         throw new IllegalArgumentException("give one API key or a key file of tenants, not both");
       }
@@ -143,6 +147,58 @@ public final class CompletionServer implements AutoCloseable {
                 + requestTimeout
                 + " must be > 0");
       }
+    }
+
+    /**
+     * Options of a replica that takes no transfer handles ({@link TransferSettings#NONE}).
+     *
+     * @param modelName the model id the API serves
+     * @param apiKey the single key, or empty
+     * @param maxBodyBytes the largest request body accepted
+     * @param readTimeout how long a connection may stay silent
+     * @param requestTimeout how long a request may wait and run before a 503
+     * @param layerMix the model's layer mix, or empty
+     * @param tenants the keys of a key file, or empty
+     * @param namespaces how tenant and {@code cache_salt} choose a namespace
+     */
+    public Options(
+        String modelName,
+        Optional<String> apiKey,
+        int maxBodyBytes,
+        Duration readTimeout,
+        Duration requestTimeout,
+        Optional<String> layerMix,
+        Optional<ApiKeys> tenants,
+        CacheNamespaces namespaces) {
+      this(
+          modelName,
+          apiKey,
+          maxBodyBytes,
+          readTimeout,
+          requestTimeout,
+          layerMix,
+          tenants,
+          namespaces,
+          TransferSettings.NONE);
+    }
+
+    /**
+     * These options with a role in prefill/decode disaggregation.
+     *
+     * @param settings the role and what a handle must match
+     * @return the options
+     */
+    public Options withTransfers(TransferSettings settings) {
+      return new Options(
+          modelName,
+          apiKey,
+          maxBodyBytes,
+          readTimeout,
+          requestTimeout,
+          layerMix,
+          tenants,
+          namespaces,
+          settings);
     }
 
     /**
@@ -204,7 +260,15 @@ public final class CompletionServer implements AutoCloseable {
      */
     public Options withApiKey(Optional<String> key) {
       return new Options(
-          modelName, key, maxBodyBytes, readTimeout, requestTimeout, layerMix, tenants, namespaces);
+          modelName,
+          key,
+          maxBodyBytes,
+          readTimeout,
+          requestTimeout,
+          layerMix,
+          tenants,
+          namespaces,
+          transfers);
     }
 
     /**
@@ -224,7 +288,8 @@ public final class CompletionServer implements AutoCloseable {
           requestTimeout,
           layerMix,
           keys,
-          cacheNamespaces);
+          cacheNamespaces,
+          transfers);
     }
 
     /** The keys requests are checked against. */
@@ -418,16 +483,20 @@ public final class CompletionServer implements AutoCloseable {
           throw ApiException.unavailable(
               "shutting_down", "the server is shutting down", OptionalInt.empty());
         }
+        com.fasterxml.jackson.databind.JsonNode body = ApiJson.parse(readBody(request));
         CompletionRequest parsed =
             path.equals("/v1/completions")
-                ? CompletionRequest.parse(ApiJson.parse(readBody(request)), engine.text())
-                : ChatRequest.parse(ApiJson.parse(readBody(request)), engine.text());
+                ? CompletionRequest.parse(body, engine.text())
+                : ChatRequest.parse(body, engine.text());
         if (!parsed.model().equals(options.modelName())) {
           throw modelNotFound(parsed.model());
         }
         long namespace = options.namespaces().namespace(tenant, parsed.cacheSalt());
+        KvTransfer transfer =
+            KvTransfer.of(
+                body, options.transfers(), options.modelName(), parsed.prompts(), namespace);
         yield completions.serve(
-            parsed, namespace, new Reply.JettyReply(request, response, callback));
+            parsed, namespace, transfer, new Reply.JettyReply(request, response, callback));
       }
       case "/v1/models" -> {
         allow(request, response, "GET");
@@ -448,7 +517,8 @@ public final class CompletionServer implements AutoCloseable {
             ApiJson.object()
                 .put("status", closing ? "stopping" : "ok")
                 .put("running", meters.running())
-                .put("waiting", meters.waiting());
+                .put("waiting", meters.waiting())
+                .put("role", options.transfers().role().configName());
         yield sendJson(request, response, callback, closing ? 503 : 200, ApiJson.write(health));
       }
       default -> {

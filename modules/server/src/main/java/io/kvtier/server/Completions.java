@@ -105,7 +105,30 @@ final class Completions {
    * @throws IOException if the client went away
    */
   int serve(CompletionRequest request, long namespace, Reply reply) throws IOException {
+    return serve(request, namespace, KvTransfer.NONE, reply);
+  }
+
+  /**
+   * Serves the request with its part in a prompt KV transfer between replicas: a prefill request
+   * generates one token and answers, as one JSON body even if it asked for a stream, with the
+   * handle in {@code kv_transfer_params}; a decode request waits for the published pages.
+   *
+   * @param request the parsed request
+   * @param namespace the cache namespace of its prompts (its tenant's and salt's)
+   * @param transfer its part
+   * @param reply where the answer goes
+   * @return the HTTP status sent
+   * @throws IOException if the client went away
+   */
+  int serve(CompletionRequest request, long namespace, KvTransfer transfer, Reply reply)
+      throws IOException {
+    boolean prefill = transfer.kind() == KvTransfer.Kind.PREFILL;
+    // The limits as the decode request will meet them; a prefill then generates one token.
     int maxTokens = request.check(engine.vocabularySize(), engine.contextLimit());
+    if (prefill) {
+      maxTokens = 1;
+    }
+    boolean streaming = request.stream() && !prefill;
     long start = System.nanoTime();
     long deadline = start + options.requestTimeout().toNanos();
     String id =
@@ -116,7 +139,7 @@ final class Completions {
     int promptTokens = prompts.stream().mapToInt(p -> p.length).sum();
     GenerationCall call;
     try {
-      call = GenerationCall.submit(engine, prompts, maxTokens, namespace, listener);
+      call = GenerationCall.submit(engine, prompts, maxTokens, namespace, transfer, listener);
     } catch (RuntimeException e) {
       return fail(reply, translate(e));
     }
@@ -128,7 +151,7 @@ final class Completions {
     Stream stream = new Stream(request, reply, id, created);
     int open = choices.length;
     try {
-      if (request.stream()) {
+      if (streaming) {
         reply.startEvents();
         if (request.chat()) {
           for (int i = 0; i < choices.length; i++) {
@@ -153,10 +176,10 @@ final class Completions {
             c.lastTokenNanos = t.nanos();
             c.tokenIds.add(t.token());
             String piece = c.text.add(t.token());
-            if (request.stream() && !piece.isEmpty()) {
+            if (streaming && !piece.isEmpty()) {
               stream.text(event.index(), piece, null);
             }
-            if (c.text.stopped() && !c.cancelled) {
+            if (c.text.stopped() && !c.cancelled && !prefill) {
               c.cancelled = true;
               call.cancel(event.index());
             }
@@ -168,7 +191,7 @@ final class Completions {
             String piece = c.text.finish();
             c.finishReason = c.text.stopped() ? "stop" : "length";
             meters.finished(c.finishReason, start, f.nanos());
-            if (request.stream()) {
+            if (streaming) {
               stream.text(event.index(), piece, c.finishReason);
             }
           }
@@ -205,7 +228,8 @@ final class Completions {
     }
     ObjectNode usage = usage(promptTokens, choices);
     ObjectNode kvtier = kvtier(choices);
-    if (request.stream()) {
+    transferred(transfer, choices, kvtier);
+    if (streaming) {
       if (request.includeUsage()) {
         ObjectNode last = stream.envelope();
         last.putArray("choices");
@@ -238,8 +262,53 @@ final class Completions {
     }
     body.set("usage", usage);
     body.set("kvtier", kvtier);
+    if (prefill) {
+      List<Completion> done = new java.util.ArrayList<>(choices.length);
+      for (Choice c : choices) {
+        done.add(c.completion);
+      }
+      body.set(
+          KvTransfer.FIELD,
+          KvTransfer.handle(options.transfers(), options.modelName(), prompts, namespace, done));
+    }
     reply.json(200, ApiJson.write(body));
     return 200;
+  }
+
+  /**
+   * The transfer's counts into the meters and the answer's {@code kvtier.transfer}: a prefill
+   * request's pages published, a decode request's pages expected, fetched and recomputed.
+   */
+  private void transferred(KvTransfer transfer, Choice[] choices, ObjectNode kvtier) {
+    if (transfer.kind() == KvTransfer.Kind.NONE) {
+      return;
+    }
+    long pageBytes = options.transfers().pageBytes();
+    int published = 0;
+    int expected = 0;
+    int fetched = 0;
+    int recomputed = 0;
+    for (Choice c : choices) {
+      io.kvtier.serving.TransferOutcome t = c.completion.transfer();
+      if (t.published()) {
+        published += t.pagesPublished();
+        meters.pdPublished(t.pagesPublished(), t.pagesPublished() * pageBytes, t.nanos());
+      } else if (t.awaited()) {
+        expected += t.pagesExpected();
+        fetched += t.pagesFetched();
+        recomputed += t.pagesRecomputed();
+        meters.pdAwaited(
+            t.pagesFetched(), t.pagesRecomputed(), t.pagesFetched() * pageBytes, t.nanos());
+      }
+    }
+    ObjectNode node = kvtier.putObject("transfer");
+    if (transfer.kind() == KvTransfer.Kind.PREFILL) {
+      node.put("pages_published", published);
+    } else {
+      node.put("pages_expected", expected)
+          .put("pages_fetched", fetched)
+          .put("pages_recomputed", recomputed);
+    }
   }
 
   private static ObjectNode usage(int promptTokens, Choice[] choices) {

@@ -68,6 +68,28 @@ final class GenerationCall {
       int maxTokens,
       long namespace,
       Listener listener) {
+    return submit(engine, prompts, maxTokens, namespace, KvTransfer.NONE, listener);
+  }
+
+  /**
+   * Submits every prompt with its part in a prompt KV transfer; if one is refused, cancels those
+   * already submitted.
+   *
+   * @param engine the engine
+   * @param prompts the prompts
+   * @param maxTokens tokens per prompt
+   * @param namespace the prompts' cache namespace
+   * @param transfer each prompt's part
+   * @param listener told of admissions and ends
+   * @return the call
+   */
+  static GenerationCall submit(
+      GenerationEngine engine,
+      List<int[]> prompts,
+      int maxTokens,
+      long namespace,
+      KvTransfer transfer,
+      Listener listener) {
     GenerationCall call = new GenerationCall();
     try {
       for (int i = 0; i < prompts.size(); i++) {
@@ -75,7 +97,8 @@ final class GenerationCall {
         try {
           call.generations.add(
               engine.submit(
-                  new GenerationRequest(prompts.get(i), maxTokens, namespace),
+                  new GenerationRequest(
+                      prompts.get(i), maxTokens, namespace, transfer.role(i), transfer.pages(i)),
                   call.stream(i, listener)));
         } catch (RuntimeException e) {
           listener.refused();

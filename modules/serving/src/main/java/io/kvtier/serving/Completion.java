@@ -19,13 +19,21 @@ import java.util.Objects;
  *     request came (L3 hits excluded)
  * @param l3HitTokens matched tokens an L3 prefetch fetched from the store into the host tier for
  *     this request, then loaded back to the device
+ * @param transfer what its part in a prompt KV transfer between replicas did; {@link
+ *     TransferOutcome#NONE} without one
  */
 public record Completion(
-    int[] tokens, int cachedTokens, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {
+    int[] tokens,
+    int cachedTokens,
+    int deviceHitTokens,
+    int hostHitTokens,
+    int l3HitTokens,
+    TransferOutcome transfer) {
 
   /** Validates the fields and copies the tokens. */
   public Completion {
     tokens = Objects.requireNonNull(tokens, "tokens").clone();
+    Objects.requireNonNull(transfer, "transfer");
     if (deviceHitTokens < 0
         || hostHitTokens < 0
         || l3HitTokens < 0
@@ -42,6 +50,20 @@ public record Completion(
               + l3HitTokens
               + ", none negative");
     }
+  }
+
+  /**
+   * A completion without a transfer.
+   *
+   * @param tokens the generated token ids
+   * @param cachedTokens the usable prefix
+   * @param deviceHitTokens matched tokens on the device
+   * @param hostHitTokens matched tokens loaded back from the host tier
+   * @param l3HitTokens matched tokens fetched from L3
+   */
+  public Completion(
+      int[] tokens, int cachedTokens, int deviceHitTokens, int hostHitTokens, int l3HitTokens) {
+    this(tokens, cachedTokens, deviceHitTokens, hostHitTokens, l3HitTokens, TransferOutcome.NONE);
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.kvtier.serving;
 
+import io.kvtier.core.rank.TransferRole;
 import java.util.Objects;
 
 /**
@@ -72,14 +73,40 @@ public interface GenerationEngine extends AutoCloseable {
    * @param namespace the cache namespace its prefix is matched and cached in (the tenant's and
    *     {@code cache_salt}'s, {@code io.kvtier.core.tenant.CacheNamespaces}); 0, the shared one,
    *     by default. An engine without prefix caching gives each request its own instead
+   * @param transfer its part in moving the prompt's KV between replicas through the L3 store:
+   *     {@code PUBLISH} on a prefill replica (its {@link Completion#transfer()} says the pages
+   *     published, and it ends only once they are), {@code AWAIT} on a decode replica with the
+   *     pages the handle names; {@code NONE} by default
+   * @param transferPages with {@code AWAIT}, the pages the handle names; 0 otherwise
    */
-  record GenerationRequest(int[] prompt, int maxTokens, long namespace) {
+  record GenerationRequest(
+      int[] prompt, int maxTokens, long namespace, TransferRole transfer, int transferPages) {
     /** Validates the budget; the prompt's tokens are checked by {@link #submit}. */
     public GenerationRequest {
       Objects.requireNonNull(prompt, "prompt");
+      Objects.requireNonNull(transfer, "transfer");
       if (maxTokens < 1) {
         throw new IllegalArgumentException("maxTokens=" + maxTokens + " must be at least 1");
       }
+      if (transferPages < 0 || (transfer != TransferRole.AWAIT && transferPages != 0)) {
+        throw new IllegalArgumentException(
+            "transferPages="
+                + transferPages
+                + " with transfer "
+                + transfer
+                + ": give pages >= 0 with AWAIT only");
+      }
+    }
+
+    /**
+     * A request without a transfer.
+     *
+     * @param prompt token ids, each in the vocabulary
+     * @param maxTokens tokens to generate, at least 1
+     * @param namespace the cache namespace
+     */
+    public GenerationRequest(int[] prompt, int maxTokens, long namespace) {
+      this(prompt, maxTokens, namespace, TransferRole.NONE, 0);
     }
 
     /**

@@ -6,6 +6,7 @@ import io.kvtier.core.rank.RankRequest;
 import io.kvtier.core.rank.RequestListener;
 import io.kvtier.core.rank.RequestOutcome;
 import io.kvtier.core.rank.TickCommands;
+import io.kvtier.core.rank.TransferRole;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -433,6 +434,13 @@ final class RankGroupEngine implements GenerationEngine {
       if (closing || stopped) {
         throw new IllegalStateException("the engine is closed: it takes no more requests");
       }
+      if (request.transfer() != TransferRole.NONE && !settings.prefixCaching()) {
+        throw new IllegalArgumentException(
+            "a prompt KV transfer ("
+                + request.transfer()
+                + ") needs prefix caching: this engine gives every request a cache namespace of"
+                + " its own");
+      }
       long id = ids.getAndIncrement();
       // Without prefix caching a namespace of its own per request: nothing matches another's.
       // (Tenants' namespaces have their top bit set, so they never meet these small ones.)
@@ -442,7 +450,9 @@ final class RankGroupEngine implements GenerationEngine {
               settings.prefixCaching() ? request.namespace() : id + 1,
               0,
               request.maxTokens(),
-              prompt);
+              prompt,
+              request.transfer(),
+              request.transferPages());
       slot.engine.checkRequest(r);
       int w = waiting.get();
       if (w >= settings.queueCapacity()) {
@@ -455,6 +465,7 @@ final class RankGroupEngine implements GenerationEngine {
       }
       waiting.incrementAndGet();
       l = new Live(r, stream);
+      l.submittedNanos = System.nanoTime();
       submitted.add(l);
     }
     LockSupport.unpark(thread);
@@ -598,6 +609,17 @@ final class RankGroupEngine implements GenerationEngine {
     /** The prefix the request resumed from (HYBRID.md §5): the cached tokens it reports. */
     int usable;
 
+    /** Transfer milestones (TransferOutcome): -1 until known. */
+    long submittedNanos;
+
+    long admittedNanos;
+    long prefilledNanos;
+    long publishedNanos;
+    int pagesPublished = -1;
+    int pagesExpected = -1;
+    int pagesFetched;
+    int pagesRecomputed;
+
     String rejection;
     RequestOutcome outcome;
     RuntimeException failure;
@@ -694,9 +716,30 @@ final class RankGroupEngine implements GenerationEngine {
               usableTokens(),
               deviceHits,
               hostHits,
-              l3Hits);
+              l3Hits,
+              transferOutcome());
       stats.recordCompletion(request.promptLength(), c);
       stream.finished(c);
+    }
+
+    private TransferOutcome transferOutcome() {
+      return switch (request.transfer()) {
+        case NONE -> TransferOutcome.NONE;
+        case PUBLISH ->
+            new TransferOutcome(
+                Math.max(0, pagesPublished),
+                -1,
+                0,
+                0,
+                Math.max(0, publishedNanos - prefilledNanos));
+        case AWAIT ->
+            new TransferOutcome(
+                -1,
+                Math.max(0, pagesExpected),
+                pagesFetched,
+                pagesRecomputed,
+                Math.max(0, admittedNanos - submittedNanos));
+      };
     }
 
     /** The part of the match the model resumes from: the cached tokens it reports. */
@@ -751,8 +794,37 @@ final class RankGroupEngine implements GenerationEngine {
         l.hostHits = hostHitTokens;
         l.l3Hits = l3HitTokens;
         l.usable = usableTokens;
+        l.admittedNanos = System.nanoTime();
         l.leaveWaiting();
         l.touch();
+      }
+    }
+
+    @Override
+    public void prefilled(long tick, long requestId) {
+      Live l = live.get(requestId);
+      if (l != null) {
+        l.prefilledNanos = System.nanoTime();
+      }
+    }
+
+    @Override
+    public void awaited(
+        long tick, long requestId, int pagesExpected, int pagesFetched, int pagesRecomputed) {
+      Live l = live.get(requestId);
+      if (l != null) {
+        l.pagesExpected = pagesExpected;
+        l.pagesFetched = pagesFetched;
+        l.pagesRecomputed = pagesRecomputed;
+      }
+    }
+
+    @Override
+    public void published(long tick, long requestId, int pagesPublished) {
+      Live l = live.get(requestId);
+      if (l != null) {
+        l.pagesPublished = pagesPublished;
+        l.publishedNanos = System.nanoTime();
       }
     }
 

@@ -23,6 +23,12 @@ interface L3Port {
   void maybeWrite(RadixNode node);
 
   /**
+   * Writes a host-committed node and its ancestors not in L3 whatever their hit counts (a
+   * publish); false if nothing was registered (no tier, not host-committed, in L3 already).
+   */
+  boolean forceWrite(RadixNode node);
+
+  /**
    * Before an admission changes anything: fails if the request's prefetch is still running.
    *
    * @throws IllegalStateException if the request has a prefetch that is not {@code DONE}
@@ -35,8 +41,18 @@ interface L3Port {
   /** The outcome kept by the last {@link #admitted} of {@code requestId} that had a prefetch. */
   Optional<PrefetchOutcome> admittedPrefetch(long requestId);
 
-  /** Starts a prefetch of {@code tokens[anchor.depth, aligned)} below {@code anchor}. */
-  boolean start(long requestId, long namespace, int[] tokens, int aligned, RadixNode anchor);
+  /**
+   * Starts a prefetch of {@code tokens[anchor.depth, aligned)} below {@code anchor}; with {@code
+   * awaitTransfer} (a transfer's decode side) whatever the prefetch threshold, and waiting for
+   * every rank's fetch under the L3 timeout whatever the prefetch policy.
+   */
+  boolean start(
+      long requestId,
+      long namespace,
+      int[] tokens,
+      int aligned,
+      RadixNode anchor,
+      boolean awaitTransfer);
 
   /** Where the request's prefetch stands. */
   RankCache.PrefetchState state(long requestId);

@@ -69,7 +69,13 @@ final class L3Prefetches {
    * hit) if there are at least {@code prefetchThreshold} tokens of them and the anchor may take
    * host-only children (the root, or a valid host-committed node).
    */
-  boolean start(long requestId, long namespace, int[] tokens, int aligned, RadixNode anchor) {
+  boolean start(
+      long requestId,
+      long namespace,
+      int[] tokens,
+      int aligned,
+      RadixNode anchor,
+      boolean awaitTransfer) {
     if (byRequest.get(requestId) != null) {
       throw new IllegalStateException(
           "startPrefetch of request id="
@@ -82,7 +88,7 @@ final class L3Prefetches {
       return false;
     }
     int pages = (aligned - anchor.depth) / pageSize;
-    if (pages <= 0 || (long) pages * pageSize < config.prefetchThreshold()) {
+    if (pages <= 0 || (!awaitTransfer && (long) pages * pageSize < config.prefetchThreshold())) {
       return false;
     }
     // Only the chain's start is hashed here: the rank hashes the candidate pages themselves, as
@@ -92,6 +98,7 @@ final class L3Prefetches {
     Prefetch op =
         new Prefetch(
             sequence++, requestId, namespace, tokens, anchor.depth, pages, snapshotSlots, anchor);
+    op.awaitTransfer = awaitTransfer;
     tree.lock(anchor);
     pending.add(op);
     byRequest.put(requestId, op);
@@ -200,7 +207,8 @@ final class L3Prefetches {
           }
         }
         case FETCHING -> {
-          L3PrefetchPolicy policy = config.prefetchPolicy();
+          L3PrefetchPolicy policy =
+              op.awaitTransfer ? L3PrefetchPolicy.TIMEOUT : config.prefetchPolicy();
           if (finished
               || policy == L3PrefetchPolicy.BEST_EFFORT
               || (policy == L3PrefetchPolicy.TIMEOUT && gaveUp)) {
@@ -233,7 +241,7 @@ final class L3Prefetches {
   private void agreeOnSnapshot(Prefetch op, long least, long finishedValue) {
     int end = (int) Math.min(least, op.probeBound);
     long most = op.probeBound + 1L - finishedValue;
-    if (end == 0 || (long) end * pageSize < config.prefetchThreshold() || most == end) {
+    if (end == 0 || belowThreshold(op, end) || most == end) {
       reserveAndFetch(op, end);
       return;
     }
@@ -246,8 +254,16 @@ final class L3Prefetches {
     return op.fetchPages + (op.snapshotSlots > 0 ? 1 : 0);
   }
 
+  /**
+   * Whether {@code pages} are too few to fetch: below the prefetch threshold, or for a
+   * transfer's decode side none at all.
+   */
+  private boolean belowThreshold(Prefetch op, int pages) {
+    return op.awaitTransfer ? pages <= 0 : (long) pages * pageSize < config.prefetchThreshold();
+  }
+
   private void reserveAndFetch(Prefetch op, int hits) {
-    if ((long) hits * pageSize < config.prefetchThreshold()) {
+    if (belowThreshold(op, hits)) {
       counters.increment(L3Counter.PREFETCHES_SKIPPED);
       end(op, 0);
       return;
@@ -263,7 +279,7 @@ final class L3Prefetches {
       evictor.evictHost(hits - free);
     }
     int pages = Math.min(hits, ledger.hostPool.free());
-    if ((long) pages * pageSize < config.prefetchThreshold()) {
+    if (belowThreshold(op, pages)) {
       counters.add(L3Counter.PAGES_NO_HOST_ROOM, hits);
       counters.increment(L3Counter.PREFETCHES_SKIPPED);
       end(op, 0);

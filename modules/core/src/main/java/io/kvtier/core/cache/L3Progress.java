@@ -219,7 +219,8 @@ final class L3Progress implements L3Sink {
       Prefetch op = ops.get(i);
       Local local = prefetches.get(op.sequence);
       int at = offset + 3 * i;
-      boolean gaveUp = timeouts && now - local.startNanos >= local.timeoutNanos;
+      boolean gaveUp =
+          (timeouts || op.awaitTransfer) && now - local.startNanos >= local.timeoutNanos;
       switch (op.state) {
         case PROBING -> {
           boolean finished = local.probeJob.finished();

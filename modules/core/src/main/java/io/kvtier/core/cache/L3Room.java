@@ -65,6 +65,11 @@ final class L3Room implements L3Port {
   }
 
   @Override
+  public boolean forceWrite(RadixNode node) {
+    return tier.forceWrite(node);
+  }
+
+  @Override
   public void checkAdmittable(long requestId) {
     Prefetch p = tier.prefetches.byRequest.get(requestId);
     if (p != null && p.state != Prefetch.State.DONE) {
@@ -94,8 +99,13 @@ final class L3Room implements L3Port {
 
   @Override
   public boolean start(
-      long requestId, long namespace, int[] tokens, int aligned, RadixNode anchor) {
-    return tier.start(requestId, namespace, tokens, aligned, anchor);
+      long requestId,
+      long namespace,
+      int[] tokens,
+      int aligned,
+      RadixNode anchor,
+      boolean awaitTransfer) {
+    return tier.start(requestId, namespace, tokens, aligned, anchor, awaitTransfer);
   }
 
   @Override

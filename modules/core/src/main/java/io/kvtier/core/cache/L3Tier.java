@@ -46,14 +46,25 @@ final class L3Tier {
     writes.maybeWrite(node);
   }
 
+  /** See {@link L3Writes#write}: a forced write, whatever the node's hit count. */
+  boolean forceWrite(RadixNode node) {
+    return writes.write(node, true);
+  }
+
   /** See {@link L3Writes#commitWrites}. */
   void commitWrites(int n, BitSet failed) {
     writes.commitWrites(n, failed);
   }
 
   /** See {@link L3Prefetches#start}. */
-  boolean start(long requestId, long namespace, int[] tokens, int aligned, RadixNode anchor) {
-    return prefetches.start(requestId, namespace, tokens, aligned, anchor);
+  boolean start(
+      long requestId,
+      long namespace,
+      int[] tokens,
+      int aligned,
+      RadixNode anchor,
+      boolean awaitTransfer) {
+    return prefetches.start(requestId, namespace, tokens, aligned, anchor, awaitTransfer);
   }
 
   /** See {@link L3Prefetches#cancel}. */

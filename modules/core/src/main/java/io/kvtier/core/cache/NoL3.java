@@ -20,6 +20,11 @@ final class NoL3 implements L3Port {
   public void maybeWrite(RadixNode node) {}
 
   @Override
+  public boolean forceWrite(RadixNode node) {
+    return false;
+  }
+
+  @Override
   public void checkAdmittable(long requestId) {}
 
   @Override
@@ -32,7 +37,12 @@ final class NoL3 implements L3Port {
 
   @Override
   public boolean start(
-      long requestId, long namespace, int[] tokens, int aligned, RadixNode anchor) {
+      long requestId,
+      long namespace,
+      int[] tokens,
+      int aligned,
+      RadixNode anchor,
+      boolean awaitTransfer) {
     return false;
   }
 

@@ -37,6 +37,12 @@ final class Prefetch {
   /** Page slots of one snapshot ({@code kvtier.snapshot-slots}); 0 = pages only. */
   final int snapshotSlots;
 
+  /**
+   * A transfer's decode side ({@link RankCache#startPrefetch(long, int[], int, RequestOptions,
+   * boolean)}): no threshold, and the timeout policy whatever the configured one.
+   */
+  boolean awaitTransfer;
+
   /** With snapshots: the deepest candidate end (in pages) the current probe may name. */
   int probeBound;
 

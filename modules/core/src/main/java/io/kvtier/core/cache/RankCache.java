@@ -60,6 +60,7 @@ public final class RankCache implements CacheView {
   private final SnapshotRule snapshotRule;
   private final RequestTable requests;
   private final NodeLocks locks;
+  private final Publications publications;
   private final CommitProtocol protocol;
   private final CommitPort commits;
   private final Rooms rooms;
@@ -135,6 +136,7 @@ public final class RankCache implements CacheView {
             SnapshotPort.of(
                 config, tree, inserts, ledger, backups, prepared, triggers, rules, snapshotRule));
     this.locks = new NodeLocks(tree);
+    this.publications = new Publications(this, tree, backups, l3, locks);
     this.protocol = new CommitProtocol(progress, backups, loadBacks, l3, rules);
     this.commits = new CommitHandshake(this, protocol, backups, loadBacks, l3);
     this.rooms =
@@ -419,6 +421,50 @@ public final class RankCache implements CacheView {
     return locks.lock(this, node);
   }
 
+  /**
+   * Replicated: starts publishing a finished request's prompt (the prefill side of a transfer
+   * between replicas, docs/CACHE.md §12): the path of the first {@code pages} full pages of
+   * {@code tokens} in {@code namespace} is locked, its nodes without a host copy are backed up,
+   * and the host-committed path is written to L3 whatever the write thresholds. Call it right
+   * after {@link #finish} of the request, then {@link #publishProgress} once a step until it
+   * ends. Without an L3 tier, or with no such path, the publication ends at the first {@link
+   * #publishProgress} with 0 pages.
+   *
+   * @param requestId the finished request's id, naming the publication
+   * @param namespace the request's namespace
+   * @param tokens its tokens, the prompt first
+   * @param pages the prompt's full pages, at most {@code tokens.length / pageSize}
+   * @throws IllegalStateException if the request is being published already
+   */
+  public void publish(long requestId, long namespace, int[] tokens, int pages) {
+    schedule.checkMutation("publish");
+    Objects.requireNonNull(tokens, "tokens");
+    if (pages < 0 || (long) pages * config.pageSize() > tokens.length) {
+      throw new IllegalArgumentException(
+          "publish of request id="
+              + requestId
+              + ": pages="
+              + pages
+              + " must be 0.."
+              + tokens.length / config.pageSize()
+              + " (full pages of the tokens)");
+    }
+    publications.start(requestId, namespace, tokens, pages);
+  }
+
+  /**
+   * Replicated: advances a publication ({@link #publish}) as far as the agreed commits allow.
+   *
+   * @return -1 while its backup or L3 write is pending; else the prompt pages the L3 store holds
+   *     from the first (all of them, fewer when a write failed on some rank or host pages were
+   *     short, 0 without an L3 tier), and the publication has ended: its lock is released
+   * @throws IllegalStateException if the request is not being published
+   */
+  public int publishProgress(long requestId) {
+    schedule.checkMutation("publishProgress");
+    return publications.progress(requestId);
+  }
+
   /** Releases a lock taken with {@link #lock(RadixNode)}; a second release throws. */
   public void unlock(CacheLock lock) {
     schedule.checkMutation("unlock");
@@ -513,10 +559,22 @@ public final class RankCache implements CacheView {
    * the prefetch keeps the array by reference, which must not change meanwhile.
    */
   public boolean startPrefetch(long requestId, int[] tokens, int length, RequestOptions options) {
+    return startPrefetch(requestId, tokens, length, options, false);
+  }
+
+  /**
+   * {@link #startPrefetch(long, int[], int, RequestOptions)}; with {@code awaitTransfer} (the
+   * decode side of a transfer between replicas) the prefetch starts whatever the prefetch
+   * threshold (any candidate page), and once fetching waits until every rank has fetched its
+   * pages or given up, bounded by the L3 timeout ({@code kvtier.l3-timeout-*}), whatever {@code
+   * kvtier.l3-prefetch-policy}. Replicated, like the request it is asked for.
+   */
+  public boolean startPrefetch(
+      long requestId, int[] tokens, int length, RequestOptions options, boolean awaitTransfer) {
     schedule.checkMutation("startPrefetch");
     Objects.requireNonNull(tokens, "tokens");
     Objects.requireNonNull(options, "options");
-    return requests.startPrefetch(requestId, tokens, length, options);
+    return requests.startPrefetch(requestId, tokens, length, options, awaitTransfer);
   }
 
   /** Replicated: where a request's prefetch stands. */

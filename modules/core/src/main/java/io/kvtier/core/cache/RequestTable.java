@@ -167,7 +167,8 @@ final class RequestTable {
    * Starts the L3 prefetch of a request that is not active yet (see {@link
    * RankCache#startPrefetch}); false at once without an L3 tier, before anything is touched.
    */
-  boolean startPrefetch(long requestId, int[] tokens, int length, RequestOptions options) {
+  boolean startPrefetch(
+      long requestId, int[] tokens, int length, RequestOptions options, boolean awaitTransfer) {
     checkLength("startPrefetch", requestId, tokens, length);
     if (!l3.present()) {
       return false;
@@ -182,7 +183,8 @@ final class RequestTable {
     RadixNode root = matcher.rootFor(options.namespace(), tokens, length);
     PrefixMatcher.Scan scan = matcher.scan(root, tokens, length, false);
     int aligned = length - length % pageSize;
-    boolean started = l3.start(requestId, options.namespace(), tokens, aligned, scan.lastHost);
+    boolean started =
+        l3.start(requestId, options.namespace(), tokens, aligned, scan.lastHost, awaitTransfer);
     tree.maybeDropRoot(root);
     return started;
   }

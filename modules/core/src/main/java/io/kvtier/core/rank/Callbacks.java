@@ -265,6 +265,27 @@ final class Callbacks {
     }
 
     @Override
+    public void awaited(
+        long tick, long id, int pagesExpected, int pagesFetched, int pagesRecomputed) {
+      schedule.enterCallback();
+      try {
+        listener.awaited(tick, id, pagesExpected, pagesFetched, pagesRecomputed);
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
+    public void published(long tick, long id, int pagesPublished) {
+      schedule.enterCallback();
+      try {
+        listener.published(tick, id, pagesPublished);
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
     public void ended(long tick, long id, RequestOutcome outcome) {
       schedule.enterCallback();
       try {

@@ -38,6 +38,27 @@ final class EngineCounters {
     return new SpeculationStats(specSteps, specProposed, specAccepted);
   }
 
+  /** Transfer counts ({@link TransferStats}); in the digest only once any is not 0. */
+  long publishes;
+
+  long pagesPublished;
+  long publishFailures;
+  long awaits;
+  long transferPagesExpected;
+  long transferPagesFetched;
+  long transferPagesRecomputed;
+
+  TransferStats transfers() {
+    return new TransferStats(
+        publishes,
+        pagesPublished,
+        publishFailures,
+        awaits,
+        transferPagesExpected,
+        transferPagesFetched,
+        transferPagesRecomputed);
+  }
+
   RankEngineStats snapshot(long collectiveCalls) {
     return new RankEngineStats(
         ticks,
@@ -103,6 +124,16 @@ final class EngineCounters {
     // Likewise only where it differs from the reused tokens (with recurrent-state snapshots).
     if (usableHitTokens != deviceHitTokens + hostHitTokens + l3HitTokens) {
       d.add(usableHitTokens);
+    }
+    // Only with transfers, so that a run without keeps its digest.
+    if (publishes != 0 || awaits != 0) {
+      d.add(publishes)
+          .add(pagesPublished)
+          .add(publishFailures)
+          .add(awaits)
+          .add(transferPagesExpected)
+          .add(transferPagesFetched)
+          .add(transferPagesRecomputed);
     }
   }
 }

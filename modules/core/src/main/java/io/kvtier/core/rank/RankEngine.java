@@ -534,7 +534,8 @@ public final class RankEngine {
   }
 
   /**
-   * The ids of the live requests: waiting ones in queue order, then running ones. Replicated.
+   * The ids of the live requests: waiting ones in queue order, those prefetching, running ones,
+   * then finished ones whose prompt is being published. Replicated.
    *
    * @return a new array
    */
@@ -577,6 +578,15 @@ public final class RankEngine {
    */
   public SpeculationStats speculation() {
     return counters.speculation();
+  }
+
+  /**
+   * The counts of prompt KV transfers between replicas ({@link TransferRole}) so far.
+   *
+   * @return a snapshot
+   */
+  public TransferStats transfers() {
+    return counters.transfers();
   }
 
   /**

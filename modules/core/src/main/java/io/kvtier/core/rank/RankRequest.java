@@ -18,13 +18,34 @@ import java.util.Objects;
  * @param priority the eviction priority of the nodes the request inserts
  * @param maxOutputTokens tokens the request generates after its prompt, at least 0
  * @param prompt the prompt's token ids, at least one, each at least 0
+ * @param transfer its part in a transfer of the prompt's KV between replicas; {@link
+ *     TransferRole#NONE} by default
+ * @param transferPages with {@link TransferRole#AWAIT}, the prompt pages the transfer's handle
+ *     names (those the prefill side published), at least 0; 0 otherwise
  */
 public record RankRequest(
-    long id, long namespace, int priority, int maxOutputTokens, int[] prompt) {
+    long id,
+    long namespace,
+    int priority,
+    int maxOutputTokens,
+    int[] prompt,
+    TransferRole transfer,
+    int transferPages) {
 
   /** Validates the fields and copies the prompt. */
   public RankRequest {
     Objects.requireNonNull(prompt, "prompt");
+    Objects.requireNonNull(transfer, "transfer");
+    if (transferPages < 0 || (transfer != TransferRole.AWAIT && transferPages != 0)) {
+      throw new IllegalArgumentException(
+          "request id="
+              + id
+              + ": transferPages="
+              + transferPages
+              + " with transfer "
+              + transfer
+              + "; give pages >= 0 with AWAIT only");
+    }
     if (prompt.length == 0) {
       throw new IllegalArgumentException(
           "request id=" + id + " has an empty prompt: a request needs at least one token");
@@ -46,6 +67,40 @@ public record RankRequest(
                 + " is negative; token ids are >= 0");
       }
     }
+  }
+
+  /**
+   * An ordinary request ({@link TransferRole#NONE}).
+   *
+   * @param id the caller's id
+   * @param namespace the cache namespace
+   * @param priority the eviction priority
+   * @param maxOutputTokens tokens to generate
+   * @param prompt the prompt
+   */
+  public RankRequest(long id, long namespace, int priority, int maxOutputTokens, int[] prompt) {
+    this(id, namespace, priority, maxOutputTokens, prompt, TransferRole.NONE, 0);
+  }
+
+  /**
+   * This request as the prefill side of a transfer ({@link TransferRole#PUBLISH}).
+   *
+   * @return a copy
+   */
+  public RankRequest publishing() {
+    return new RankRequest(
+        id, namespace, priority, maxOutputTokens, prompt, TransferRole.PUBLISH, 0);
+  }
+
+  /**
+   * This request as the decode side of a transfer ({@link TransferRole#AWAIT}).
+   *
+   * @param pages the prompt pages the handle names
+   * @return a copy
+   */
+  public RankRequest awaitingTransfer(int pages) {
+    return new RankRequest(
+        id, namespace, priority, maxOutputTokens, prompt, TransferRole.AWAIT, pages);
   }
 
   /**
@@ -91,12 +146,15 @@ public record RankRequest(
         && namespace == r.namespace
         && priority == r.priority
         && maxOutputTokens == r.maxOutputTokens
+        && transfer == r.transfer
+        && transferPages == r.transferPages
         && Arrays.equals(prompt, r.prompt);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(id, namespace, priority, maxOutputTokens) * 31 + Arrays.hashCode(prompt);
+    int h = Objects.hash(id, namespace, priority, maxOutputTokens) * 31 + Arrays.hashCode(prompt);
+    return transfer == TransferRole.NONE ? h : h * 31 + Objects.hash(transfer, transferPages);
   }
 
   @Override
@@ -111,6 +169,11 @@ public record RankRequest(
         + maxOutputTokens
         + ", promptLength="
         + prompt.length
+        + (transfer == TransferRole.NONE
+            ? ""
+            : ", transfer="
+                + transfer
+                + (transfer == TransferRole.AWAIT ? "/" + transferPages : ""))
         + "]";
   }
 }

@@ -130,6 +130,35 @@ public interface RequestListener {
   default void requeued(long tick, long id, int lostTokens) {}
 
   /**
+   * Step 3: a request that awaits a transfer ({@link TransferRole#AWAIT}) was admitted, after
+   * {@link #admitted(long, long, int, int, int, int)}: how many of the pages its handle names it
+   * found. Pages it did not find are computed like any miss.
+   *
+   * @param tick the tick
+   * @param id the request's id
+   * @param pagesExpected the pages the handle names ({@link RankRequest#transferPages()})
+   * @param pagesFetched prompt pages its L3 prefetch fetched from the store and it resumes from
+   * @param pagesRecomputed pages of the handle, among those a cache hit may cover (all but a
+   *     last page that ends the prompt, which every hit computes again), that it found in no
+   *     tier and computes
+   */
+  default void awaited(
+      long tick, long id, int pagesExpected, int pagesFetched, int pagesRecomputed) {}
+
+  /**
+   * Step 5: the publish of a request's prompt ({@link TransferRole#PUBLISH}) reached its agreed
+   * end; {@link #ended} with {@link RequestOutcome#FINISHED} follows at once. Its pages were
+   * locked from the request's finish until now.
+   *
+   * @param tick the tick
+   * @param id the request's id
+   * @param pagesPublished the prompt's full pages the L3 store holds from the first: all of them,
+   *     fewer when the write failed on some rank (or host pages were short), 0 without an L3
+   *     store
+   */
+  default void published(long tick, long id, int pagesPublished) {}
+
+  /**
    * The request left the engine; called once per arrived request.
    *
    * @param tick the tick

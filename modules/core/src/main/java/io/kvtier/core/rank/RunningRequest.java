@@ -40,6 +40,11 @@ final class RunningRequest {
 
   int countedHostHits;
   int countedL3Hits;
+
+  /** The transfer pages this admission counted ({@link TransferStats}), taken back on requeue. */
+  int countedTransferFetched;
+
+  int countedTransferRecomputed;
   boolean prepared;
   boolean started;
   int computed;

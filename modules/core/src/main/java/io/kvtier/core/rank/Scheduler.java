@@ -47,6 +47,12 @@ final class Scheduler {
   /** Requests whose L3 prefetch runs, in start order; they rejoin the queue's head when done. */
   final ArrayList<RankRequest> prefetching = new ArrayList<>();
 
+  /**
+   * Finished requests whose prompt is being published ({@link TransferRole#PUBLISH}), in finish
+   * order: they end at their publish's agreed commit.
+   */
+  final ArrayList<RankRequest> publishing = new ArrayList<>();
+
   /** Requests already considered for a prefetch (never iterated: membership only). */
   private final HashMap<Long, PrefetchOutcome> prefetched = new HashMap<>();
 
@@ -144,6 +150,11 @@ final class Scheduler {
         return true;
       }
     }
+    for (RankRequest r : publishing) {
+      if (r.id() == id) {
+        return true;
+      }
+    }
     return indexOfRunning(id) >= 0;
   }
 
@@ -216,7 +227,8 @@ final class Scheduler {
         // Replicated: the queue, the tree and the count of prefetches are the same everywhere.
         prefetched.put(r.id(), NO_OUTCOME);
         if (prefetching.size() < config.maxRunning()
-            && cache.startPrefetch(r.id(), r.promptArray(), matchable, options)) {
+            && cache.startPrefetch(
+                r.id(), r.promptArray(), matchable, options, r.transfer() == TransferRole.AWAIT)) {
           waiting.pollFirst();
           prefetching.add(r);
           continue;
@@ -273,7 +285,29 @@ final class Scheduler {
       rr.countedL3Hits = l3;
       // L3 pages reach the device as a load-back from the host like any host hit.
       listener.admitted(tick, r.id(), hostFrom, host, l3, rr.prefixLength);
+      if (r.transfer() == TransferRole.AWAIT) {
+        awaited(rr, matchable, l3, tick);
+      }
     }
+  }
+
+  /**
+   * Counts what an admitted request that awaits a transfer found of its handle's pages: those
+   * its prefetch fetched, and those a hit could cover (every page before the last matchable
+   * token) that it found in no tier.
+   */
+  private void awaited(RunningRequest rr, int matchable, int l3Tokens, long tick) {
+    int expected = rr.request.transferPages();
+    int coverable = Math.min(expected, matchable / pageSize);
+    int fetched = Math.min(l3Tokens / pageSize, expected);
+    int recomputed = Math.max(0, coverable - rr.prefixLength / pageSize);
+    counters.awaits++;
+    counters.transferPagesExpected += expected;
+    counters.transferPagesFetched += fetched;
+    counters.transferPagesRecomputed += recomputed;
+    rr.countedTransferFetched = fetched;
+    rr.countedTransferRecomputed = recomputed;
+    listener.awaited(tick, rr.id, expected, fetched, recomputed);
   }
 
   /** Placeholder outcome of a request that was considered and did not prefetch. */
@@ -525,6 +559,12 @@ final class Scheduler {
     counters.usableHitTokens -= r.prefixLength;
     counters.loadFailureRecomputes++;
     counters.loadFailureLostTokens += r.hostLoadedLength;
+    if (r.request.transfer() == TransferRole.AWAIT) {
+      counters.awaits--;
+      counters.transferPagesExpected -= r.request.transferPages();
+      counters.transferPagesFetched -= r.countedTransferFetched;
+      counters.transferPagesRecomputed -= r.countedTransferRecomputed;
+    }
     waiting.addFirst(r.request);
   }
 
@@ -631,25 +671,60 @@ final class Scheduler {
   // ---------------------------------------------------------------- step 5: finish
 
   void finish(long tick) {
+    // Publishes advance on what this tick's sync committed, in the order they started.
+    for (Iterator<RankRequest> it = publishing.iterator(); it.hasNext(); ) {
+      RankRequest r = it.next();
+      if (published(r, tick)) {
+        it.remove();
+      }
+    }
     for (Iterator<RunningRequest> it = running.iterator(); it.hasNext(); ) {
       RunningRequest r = it.next();
       if (r.started && r.done()) {
         it.remove();
         release(r, true);
+        if (r.request.transfer() == TransferRole.PUBLISH) {
+          // The prompt's full pages, locked from here until the publish's agreed end.
+          cache.publish(r.id, r.request.namespace(), r.tokens, r.promptLength / pageSize);
+          if (!published(r.request, tick)) {
+            publishing.add(r.request);
+          }
+          continue;
+        }
         counters.finished++;
         listener.ended(tick, r.id, RequestOutcome.FINISHED);
       }
     }
   }
 
+  /**
+   * Advances a request's publish; once it has ended, reports it and the request's end and
+   * returns true.
+   */
+  private boolean published(RankRequest r, long tick) {
+    int pages = cache.publishProgress(r.id());
+    if (pages < 0) {
+      return false;
+    }
+    counters.publishes++;
+    counters.pagesPublished += pages;
+    if (pages < r.promptLength() / pageSize) {
+      counters.publishFailures++;
+    }
+    counters.finished++;
+    listener.published(tick, r.id(), pages);
+    listener.ended(tick, r.id(), RequestOutcome.FINISHED);
+    return true;
+  }
+
   // ---------------------------------------------------------------- replicated state
 
   boolean idle() {
-    return waiting.isEmpty() && running.isEmpty() && prefetching.isEmpty();
+    return waiting.isEmpty() && running.isEmpty() && prefetching.isEmpty() && publishing.isEmpty();
   }
 
   long[] liveIds() {
-    long[] ids = new long[waiting.size() + prefetching.size() + running.size()];
+    long[] ids = new long[waiting.size() + prefetching.size() + running.size() + publishing.size()];
     int i = 0;
     for (RankRequest r : waiting) {
       ids[i++] = r.id();
@@ -659,6 +734,9 @@ final class Scheduler {
     }
     for (RunningRequest r : running) {
       ids[i++] = r.id;
+    }
+    for (RankRequest r : publishing) {
+      ids[i++] = r.id();
     }
     return ids;
   }
@@ -675,6 +753,13 @@ final class Scheduler {
     d.add(running.size());
     for (RunningRequest r : running) {
       d.add(r.id).add(r.computed).add(r.generated).add(r.prepared).add(r.started);
+    }
+    // Only while any is publishing, so that a run without transfers keeps its digest.
+    if (!publishing.isEmpty()) {
+      d.add(publishing.size());
+      for (RankRequest r : publishing) {
+        d.add(r.id());
+      }
     }
   }
 }

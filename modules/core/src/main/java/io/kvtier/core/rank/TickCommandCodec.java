@@ -8,17 +8,21 @@ import java.util.List;
  * The bytes of {@link TickCommands} that rank 0 broadcasts every tick, kept small because the
  * broadcast runs every tick on every rank.
  *
- * <p>Format: a version byte, a flags byte (bit 0: end of input, bit 1: ticks skipped), then
+ * <p>Format: a version byte, a flags byte (bit 0: end of input, bit 1: ticks skipped, bit 2:
+ * the arrivals carry transfer roles), then
  * unsigned LEB128 varints: the skipped ticks if bit 1 is set (so a tick that skips none encodes
  * as it always did), then the arrivals.
  * Arrivals: count, then per request the zigzag delta of its id from the previous one (ids are
  * usually consecutive: one byte), zigzag namespace, zigzag priority, max output tokens, prompt
  * length, the length of the prompt prefix it shares with the previous arrival of the message
- * (shared-prefix and multi-turn floods repeat long prefixes), and the remaining tokens. Aborts:
+ * (shared-prefix and multi-turn floods repeat long prefixes), and the remaining tokens; with bit 2
+ * then its {@link TransferRole} ordinal and, for {@code AWAIT}, the handle's pages (so a message
+ * without transfers encodes as it always did). Aborts:
  * count, then zigzag deltas of the ids. An idle tick encodes in 4 bytes.
  */
 final class TickCommandCodec {
   private static final byte VERSION = 1;
+  private static final TransferRole[] TRANSFER_ROLES = TransferRole.values();
 
   private TickCommandCodec() {}
 
@@ -26,11 +30,16 @@ final class TickCommandCodec {
     Out out = new Out();
     out.bytes[out.size++] = VERSION;
     boolean skips = commands.skippedTicks() != 0;
-    out.bytes[out.size++] = (byte) ((commands.endOfInput() ? 1 : 0) | (skips ? 2 : 0));
+    List<RankRequest> arrivals = commands.arrivals();
+    boolean transfers = false;
+    for (RankRequest r : arrivals) {
+      transfers |= r.transfer() != TransferRole.NONE;
+    }
+    out.bytes[out.size++] =
+        (byte) ((commands.endOfInput() ? 1 : 0) | (skips ? 2 : 0) | (transfers ? 4 : 0));
     if (skips) {
       out.varint(commands.skippedTicks());
     }
-    List<RankRequest> arrivals = commands.arrivals();
     out.varint(arrivals.size());
     long previousId = 0;
     int[] previous = new int[0];
@@ -46,6 +55,12 @@ final class TickCommandCodec {
       out.varint(shared);
       for (int i = shared; i < prompt.length; i++) {
         out.varint(prompt[i]);
+      }
+      if (transfers) {
+        out.varint(r.transfer().ordinal());
+        if (r.transfer() == TransferRole.AWAIT) {
+          out.varint(r.transferPages());
+        }
       }
       previousId = r.id();
       previous = prompt;
@@ -72,7 +87,7 @@ final class TickCommandCodec {
               + ": every rank must run the same kvtier version");
     }
     int flags = in.readByte();
-    if ((flags & ~3) != 0) {
+    if ((flags & ~7) != 0) {
       throw in.malformed("unknown flags " + flags);
     }
     long skipped = 0;
@@ -112,7 +127,21 @@ final class TickCommandCodec {
       if (priority != (int) priority) {
         throw in.malformed("priority " + priority + " is not an int");
       }
-      arrivals.add(new RankRequest(id, namespace, (int) priority, maxOutput, prompt));
+      TransferRole transfer = TransferRole.NONE;
+      int transferPages = 0;
+      if ((flags & 4) != 0) {
+        int role = in.intValue("transfer role");
+        if (role >= TRANSFER_ROLES.length) {
+          throw in.malformed("transfer role " + role + " is unknown");
+        }
+        transfer = TRANSFER_ROLES[role];
+        if (transfer == TransferRole.AWAIT) {
+          transferPages = in.intValue("transfer pages");
+        }
+      }
+      arrivals.add(
+          new RankRequest(
+              id, namespace, (int) priority, maxOutput, prompt, transfer, transferPages));
       previousId = id;
       previous = prompt;
     }

@@ -42,6 +42,32 @@ class TickCommandCodecTest {
   }
 
   @Test
+  void transferRolesSurviveTheRoundTripAndCostNothingWithoutThem() {
+    int[] prompt = {5, 6, 7, 8, 9};
+    RankRequest plain = RankRequest.of(3, prompt, 2);
+    List<RankRequest> mixed =
+        List.of(plain, RankRequest.of(4, prompt, 1).publishing(), plain.awaitingTransfer(0));
+    List<RankRequest> awaiting =
+        List.of(RankRequest.of(5, prompt, 2).awaitingTransfer(300), RankRequest.of(6, prompt, 2));
+    for (List<RankRequest> arrivals : List.of(mixed, awaiting)) {
+      TickCommands c = new TickCommands(arrivals, new long[] {9}, false);
+      assertThat(TickCommands.decode(c.encode())).isEqualTo(c);
+    }
+    // Without transfers: the flags byte and the arrival as they always were (ids 3 then 4).
+    byte[] bytes = TickCommands.arrive(List.of(plain)).encode();
+    assertThat(bytes).containsExactly(1, 0, 1, 6, 0, 0, 2, 5, 0, 5, 6, 7, 8, 9, 0);
+    byte[] withRole = TickCommands.arrive(List.of(plain.awaitingTransfer(300))).encode();
+    assertThat(withRole[1]).isEqualTo((byte) 4);
+    assertThat(withRole).hasSize(bytes.length + 3);
+    // An unknown role is malformed.
+    byte[] bad = TickCommands.arrive(List.of(RankRequest.of(3, prompt, 2).publishing())).encode();
+    bad[bad.length - 2] = 9;
+    assertThatThrownBy(() -> TickCommands.decode(bad))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("transfer role 9 is unknown");
+  }
+
+  @Test
   void anIdleTickIsFourBytesAndASharedPrefixIsSentOnce() {
     assertThat(TickCommands.NONE.encode()).hasSize(4);
     int[] system = new int[2000];
