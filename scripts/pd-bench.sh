@@ -5,7 +5,8 @@
 # the same mixed load (io.kvtier.bench.PdLoadBenchmark: long prompts with short answers beside
 # short prompts with long answers); at the end a table of throughput, TTFT p50/p99 of each kind and
 # inter-token latency p50/p99, and, from the P/D replicas' and router's /metrics, the transfer
-# cost per token beside the prefill cost per token (docs/PERFORMANCE.md has the figures).
+# cost per token beside the prefill cost per token, for one long request alone (sent first, also
+# the warm-up of each setup) and for the mixed load (docs/PERFORMANCE.md has the figures).
 #   scripts/pd-bench.sh                                      the tiny model, the defaults
 #   scripts/pd-bench.sh --long 4 --short 4 --clients 4       options go to the benchmark
 # MODEL (default tiny) is served by every replica, with REPLICA_OPTIONS (default below); the
@@ -87,15 +88,39 @@ route() { # name, route options: the router in the background (url_of NAME waits
   pids+=($!)
 }
 
-bench() { # label, URL, served model, benchmark options
+bench() { # label, URL, served model, benchmark options: the mixed load
   local label=$1 url=$2 served=$3
   shift 3
   "$JAVA_HOME/bin/java" -cp "$jar" io.kvtier.bench.PdLoadBenchmark \
     --url "$url" --label "$label" --results "$results" --model "$served" "$@"
 }
 
+alone() { # label, URL, served model, benchmark options: one long request alone first (it warms
+  # the processes up, and gives the costs without queueing)
+  local label=$1 url=$2 served=$3
+  shift 3
+  "$JAVA_HOME/bin/java" -cp "$jar" io.kvtier.bench.PdLoadBenchmark \
+    --url "$url" --label "$label-alone" --results "$logs/alone.txt" --model "$served" "$@" \
+    --long 1 --short 0 --clients 1 --seed 999 # a prompt the mixed load does not send
+}
+
 metric() { # URL, metric name with its labels as /metrics prints them: the sum of its samples
   curl -sf "$1/metrics" | awk -v m="$2" 'index($0, m) == 1 {s += $NF} END {printf "%.6g\n", s + 0}'
+}
+
+snapshot() { # prefill URL, decode URL, router URL: the transfer figures' counters, in one line
+  local v=()
+  v+=("$(metric "$1" 'kvtier_pd_transfer_pages_total{direction="published"')")
+  v+=("$(metric "$2" 'kvtier_pd_transfer_pages_total{direction="fetched"')")
+  v+=("$(metric "$2" 'kvtier_pd_transfer_pages_total{direction="recomputed"')")
+  v+=("$(metric "$1" 'kvtier_pd_transfer_bytes_total{direction="published"')")
+  v+=("$(metric "$2" 'kvtier_pd_transfer_bytes_total{direction="fetched"')")
+  v+=("$(metric "$1" 'kvtier_pd_transfer_seconds_sum')")
+  v+=("$(metric "$2" 'kvtier_pd_transfer_seconds_sum')")
+  v+=("$(metric "$2" 'kvtier_kv_bytes_per_token')")
+  v+=("$(metric "$3" 'kvtier_route_phase_seconds_sum{phase="prefill"')")
+  v+=("$(metric "$1" 'kvtier_prompt_tokens_total')")
+  echo "${v[*]}"
 }
 
 for phase in ${PHASES:-unified pd}; do
@@ -111,6 +136,7 @@ for phase in ${PHASES:-unified pd}; do
       route route-unified --replica "$a" --replica "$b"
       url=$(url_of route-unified)
       echo "unified: route at $url over 2 replicas ($model; $replica_options)"
+      alone unified "$url" "$served" "$@"
       bench unified "$url" "$served" "$@"
       stop_all
       ;;
@@ -126,33 +152,35 @@ for phase in ${PHASES:-unified pd}; do
       route route-pd --prefill "$p" --decode "$d"
       url=$(url_of route-pd)
       echo "pd: route at $url over 1 prefill and 1 decode replica ($model; $replica_options; --l3 file)"
-      bench pd "$url" "$served" "$@"
+      alone pd "$url" "$served" "$@"
       prefill=${p%%,*}
       decode=${d%%,*}
-      page=$(curl -sf "$prefill/v1/models" | python3 -c 'import json, sys
-m = json.load(sys.stdin)["data"][0]
-print(m.get("kvtier", {}).get("page_size", 16))' 2>/dev/null || echo 16)
-      published=$(metric "$prefill" 'kvtier_pd_transfer_pages_total{direction="published"')
-      fetched=$(metric "$decode" 'kvtier_pd_transfer_pages_total{direction="fetched"')
-      recomputed=$(metric "$decode" 'kvtier_pd_transfer_pages_total{direction="recomputed"')
-      publish_s=$(metric "$prefill" 'kvtier_pd_transfer_seconds_sum')
-      fetch_s=$(metric "$decode" 'kvtier_pd_transfer_seconds_sum')
-      fetch_bytes=$(metric "$decode" 'kvtier_pd_transfer_bytes_total{direction="fetched"')
-      prefill_s=$(metric "$url" 'kvtier_route_phase_seconds_sum{phase="prefill"')
-      prompt_tokens=$(metric "$prefill" 'kvtier_prompt_tokens_total')
-      python3 - "$page" "$published" "$fetched" "$recomputed" "$publish_s" "$fetch_s" \
-        "$fetch_bytes" "$prefill_s" "$prompt_tokens" >>"$logs/transfer.txt" <<'PY'
+      snapshot "$prefill" "$decode" "$url" >"$logs/after-alone.txt"
+      bench pd "$url" "$served" "$@"
+      snapshot "$prefill" "$decode" "$url" >"$logs/after-mixed.txt"
+      python3 - "$logs/after-alone.txt" "$logs/after-mixed.txt" >"$logs/transfer.txt" <<'PY'
 import sys
-page, published, fetched, recomputed, publish_s, fetch_s, fetch_bytes, prefill_s, prompt = map(float, sys.argv[1:])
-def per(a, b):
-    return a / b * 1000 if b > 0 else float("nan")
-print(f"transfer: {published:.0f} pages published, {fetched:.0f} fetched ({fetch_bytes / 2**20:.1f} MiB),"
-      f" {recomputed:.0f} recomputed; page size {page:.0f}")
-print(f"  publish {per(publish_s, published * page):.4f} ms/token (prefill replica, end of prompt to"
-      f" the L3 commit), fetch {per(fetch_s, fetched * page):.4f} ms/token (decode replica's wait"
-      f" for the handle's pages)")
-print(f"  prefill {per(prefill_s, prompt):.4f} ms/token (router's prefill phase over the prompt"
-      f" tokens the prefill replica took, queueing included)")
+alone = [float(v) for v in open(sys.argv[1]).read().split()]
+mixed = [float(v) for v in open(sys.argv[2]).read().split()]
+def figures(what, v):
+    (published, fetched, recomputed, publish_bytes, fetch_bytes, publish_s, fetch_s, token_bytes,
+     prefill_s, prompt) = v
+    def ms_per(seconds, tokens):
+        return f"{seconds / tokens * 1000:.3f}" if tokens > 0 else "-"
+    published_tokens = publish_bytes / token_bytes if token_bytes > 0 else 0
+    fetched_tokens = fetch_bytes / token_bytes if token_bytes > 0 else 0
+    print(f"{what}: {published:.0f} pages published ({published_tokens:.0f} tokens,"
+          f" {publish_bytes / 2**20:.1f} MiB), {fetched:.0f} fetched ({fetched_tokens:.0f} tokens,"
+          f" {fetch_bytes / 2**20:.1f} MiB), {recomputed:.0f} recomputed;"
+          f" {token_bytes:.0f} KV bytes a token")
+    print(f"  per prompt token: prefill {ms_per(prefill_s, prompt)} ms (the router's prefill phase,"
+          f" queueing included), publish {ms_per(publish_s, published_tokens)} ms (end of prompt to"
+          f" the L3 commit), fetch {ms_per(fetch_s, fetched_tokens)} ms (decode replica: arrival to"
+          f" admission, the wait for the pages)")
+figures("one long request alone", alone)
+delta = [m - a for m, a in zip(mixed, alone)]
+delta[7] = mixed[7]  # the KV bytes a token: a gauge
+figures("the mixed load", delta)
 PY
       stop_all
       ;;
@@ -162,6 +190,13 @@ PY
       ;;
   esac
 done
+echo
+echo "one long request alone, before each load (the warm-up):"
+"$JAVA_HOME/bin/java" -cp "$jar" io.kvtier.bench.PdLoadBenchmark --compare "$logs/alone.txt"
+echo
+echo "the mixed load:"
 "$JAVA_HOME/bin/java" -cp "$jar" io.kvtier.bench.PdLoadBenchmark --compare "$results"
-[[ -f "$logs/transfer.txt" ]] && cat "$logs/transfer.txt"
+if [[ -f "$logs/transfer.txt" ]]; then
+  cat "$logs/transfer.txt"
+fi
 exit 0
