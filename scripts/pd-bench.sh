@@ -9,8 +9,9 @@
 # the warm-up of each setup) and for the mixed load (docs/PERFORMANCE.md has the figures).
 #   scripts/pd-bench.sh                                      the tiny model, the defaults
 #   scripts/pd-bench.sh --long 4 --short 4 --clients 4       options go to the benchmark
-# MODEL (default tiny) is served by every replica, with REPLICA_OPTIONS (default below); the
-# routers' extra options: ROUTE_OPTIONS; PHASES picks some of "unified pd" (the default, in that
+# MODEL (default tiny) is served by every replica, with REPLICA_OPTIONS (default below) and the
+# JVM options REPLICA_JAVA_OPTS (for example "-Dkvtier.l3-timeout-base=10s"); the routers' extra
+# options: ROUTE_OPTIONS; PHASES picks some of "unified pd" (the default, in that
 # order). Build first: ./mvnw -B -q package -DskipTests
 set -euo pipefail
 
@@ -65,7 +66,7 @@ serve() { # name, extra options: a replica publishing KV events; sets $spec to N
   replay=$(free_port)
   # shellcheck disable=SC2086
   KVTIER_JAVA_OPTS="-Dkvtier.events.publisher=zmq -Dkvtier.events.endpoint=tcp://*:$events \
--Dkvtier.events.replay-endpoint=tcp://127.0.0.1:$replay" \
+-Dkvtier.events.replay-endpoint=tcp://127.0.0.1:$replay ${REPLICA_JAVA_OPTS:-}" \
     "$root/bin/kvtier" serve --port 0 --model "$model" $replica_options "$@" >"$logs/$name.log" 2>&1 &
   pids+=($!)
   spec="$name,tcp://127.0.0.1:$events,tcp://127.0.0.1:$replay"
