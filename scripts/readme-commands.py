@@ -108,6 +108,11 @@ def smoke(command):
         for name, value in (("--conversations", "2"), ("--turns", "2"), ("--requests", "8"),
                             ("--clients", "2"), ("--documents", "2")):
             code = set_option(code, name, value)
+    if "scripts/pd-bench.sh" in code:
+        # Tiny loads: each setup's processes start, route and answer, the figures print.
+        for name, value in (("--long", "1"), ("--short", "1"), ("--clients", "2"),
+                            ("--long-prompt", "128"), ("--short-answer", "8")):
+            code = set_option(code, name, value)
     if "scripts/collective-cost.py" in code:
         # Its own options go before "--" (what follows is kvtier serve's).
         own, sep, serve = code.partition(" -- ")

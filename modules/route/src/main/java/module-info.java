@@ -12,6 +12,8 @@ module io.kvtier.route {
   requires jdk.httpserver;
   requires java.net.http;
   requires com.fasterxml.jackson.databind;
+  requires micrometer.core;
+  requires micrometer.registry.prometheus;
 
   exports io.kvtier.route;
 }

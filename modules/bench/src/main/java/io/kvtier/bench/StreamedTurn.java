@@ -23,6 +23,9 @@ import java.nio.charset.StandardCharsets;
  * @param cachedTokens {@code usage.prompt_tokens_details.cached_tokens}
  * @param completionTokens {@code usage.completion_tokens}
  * @param failure why the call failed; null when it succeeded (the other fields are then 0)
+ * @param tokenNanos when each chunk with text came, from sending (the first is {@code
+ *     ttftNanos} unless a finish came first): the inter-token latencies are their differences;
+ *     empty when it failed
  */
 record StreamedTurn(
     long ttftNanos,
@@ -30,7 +33,8 @@ record StreamedTurn(
     long promptTokens,
     long cachedTokens,
     long completionTokens,
-    Failure failure) {
+    Failure failure,
+    long[] tokenNanos) {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** The longest error message a failure keeps. */
@@ -55,7 +59,7 @@ record StreamedTurn(
     if (m.length() > MESSAGE_CHARS) {
       m = m.substring(0, MESSAGE_CHARS) + "...";
     }
-    return new StreamedTurn(0, "", 0, 0, 0, new Failure(kind, m));
+    return new StreamedTurn(0, "", 0, 0, 0, new Failure(kind, m), new long[0]);
   }
 
   /** The error object's code (or type) and message, from an OpenAI error body or event. */
@@ -109,6 +113,7 @@ record StreamedTurn(
       return failed(prefix, text);
     }
     long first = 0;
+    java.util.List<Long> tokens = new java.util.ArrayList<>();
     StringBuilder text = new StringBuilder();
     JsonNode usage = null;
     try (BufferedReader lines =
@@ -131,8 +136,14 @@ record StreamedTurn(
           boolean token =
               (content.isTextual() && !content.asText().isEmpty())
                   || !choice.path("finish_reason").isNull();
-          if (token && first == 0) {
-            first = System.nanoTime();
+          if (token) {
+            long now = System.nanoTime();
+            if (first == 0) {
+              first = now;
+            }
+            if (content.isTextual() && !content.asText().isEmpty()) {
+              tokens.add(now - sent);
+            }
           }
           if (content.isTextual()) {
             text.append(content.asText());
@@ -149,7 +160,8 @@ record StreamedTurn(
         usage.path("prompt_tokens").asLong(),
         usage.path("prompt_tokens_details").path("cached_tokens").asLong(),
         usage.path("completion_tokens").asLong(),
-        null);
+        null,
+        tokens.stream().mapToLong(Long::longValue).toArray());
   }
 
   /**

@@ -84,6 +84,8 @@ class StreamedTurnTest {
     assertThat(turn.promptTokens()).isEqualTo(12);
     assertThat(turn.cachedTokens()).isEqualTo(8);
     assertThat(turn.completionTokens()).isEqualTo(2);
+    assertThat(turn.tokenNanos()).as("the one chunk with text").hasSize(1);
+    assertThat(turn.tokenNanos()[0]).isEqualTo(turn.ttftNanos());
   }
 
   @Test

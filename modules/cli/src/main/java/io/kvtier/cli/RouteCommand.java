@@ -42,7 +42,11 @@ import picocli.CommandLine.Spec;
           + " (the uncached prompt blocks of its requests in flight), learned from the replicas'"
           + " KV events (docs/EVENTS.md). Streams pass through. A failing replica leaves the"
           + " rotation and its blocks are forgotten; a request it had not begun to answer goes"
-          + " to another, a stream it had begun ends with an error event."
+          + " to another, a stream it had begun ends with an error event.",
+      "With --prefill and --decode instead of --replica (prefill/decode disaggregation,"
+          + " docs/SERVE.md): each request is computed on a prefill replica (its prompt and one"
+          + " token), then sent with that answer's kv_transfer_params handle to a decode"
+          + " replica, whose answer or stream goes to the client."
     })
 final class RouteCommand implements Callable<Integer> {
 
@@ -50,13 +54,38 @@ final class RouteCommand implements Callable<Integer> {
 
   @Option(
       names = "--replica",
-      required = true,
       paramLabel = "HTTP,EVENTS[,REPLAY]",
       description =
           "A replica: its HTTP base, its kvtier.events.endpoint and kvtier.events.replay-endpoint,"
               + " for example http://h:8080,tcp://h:5557,tcp://h:5558, or its HTTP base and"
-              + " hazelcast:RINGBUFFER (with --hazelcast-addresses); repeat per replica.")
-  private List<String> replicas;
+              + " hazelcast:RINGBUFFER (with --hazelcast-addresses); repeat per replica. Not with"
+              + " --prefill/--decode.")
+  private List<String> replicas = new ArrayList<>();
+
+  @Option(
+      names = "--prefill",
+      paramLabel = "HTTP,EVENTS[,REPLAY]",
+      description =
+          "A prefill replica (kvtier serve --role prefill, or both), in --replica's form; repeat"
+              + " per replica. Needs --decode; not with --replica.")
+  private List<String> prefill = new ArrayList<>();
+
+  @Option(
+      names = "--decode",
+      paramLabel = "HTTP,EVENTS[,REPLAY]",
+      description =
+          "A decode replica (kvtier serve --role decode, or both), in --replica's form; repeat"
+              + " per replica. Needs --prefill; not with --replica.")
+  private List<String> decode = new ArrayList<>();
+
+  @Option(
+      names = "--decode-overlap-weight",
+      paramLabel = "WEIGHT",
+      description =
+          "With --decode: weight of a block a decode replica holds against a block of its load"
+              + " (the KV of its requests in flight) (default: 1.0; --overlap-weight weighs the"
+              + " prefill pool).")
+  private Double decodeOverlapWeight;
 
   @Option(
       names = "--port",
@@ -141,6 +170,16 @@ final class RouteCommand implements Callable<Integer> {
   private long replicaReadTimeout;
 
   @Option(
+      names = "--replica-answer-timeout",
+      paramLabel = "SECONDS",
+      description =
+          "With --prefill/--decode: how long a replica that still answers GET /health may take"
+              + " to begin its answer (a prefill answer comes whole, after the replica's queue, the"
+              + " prefill and the publish); past --replica-read-timeout without one the router asks"
+              + " /health, and a replica that does not answer fails the request (default: 900).")
+  private Long replicaAnswerTimeout;
+
+  @Option(
       names = "--hazelcast-addresses",
       paramLabel = "HOST:PORT[,...]",
       description =
@@ -167,11 +206,51 @@ final class RouteCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    boolean disaggregated = !prefill.isEmpty() || !decode.isEmpty();
+    if (disaggregated && !replicas.isEmpty()) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--replica and --prefill/--decode are exclusive: --replica routes to unified replicas"
+              + " (each prefills and decodes), --prefill with --decode to disaggregated pools;"
+              + " give one or the other");
+    }
+    if (!disaggregated && replicas.isEmpty()) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "give the replicas: --replica HTTP,EVENTS[,REPLAY] per unified replica, or --prefill"
+              + " and --decode (each HTTP,EVENTS[,REPLAY]) per prefill and decode replica");
+    }
+    if (disaggregated && decode.isEmpty()) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--prefill needs at least one --decode replica: a prefill replica answers only the"
+              + " first token, and its handle goes to a decode replica for the rest");
+    }
+    if (disaggregated && prefill.isEmpty()) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--decode needs at least one --prefill replica (replicas that do both: --replica)");
+    }
+    if (!disaggregated && replicaAnswerTimeout != null) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--replica-answer-timeout bounds the prefill and decode replicas' answers: give it with"
+              + " --prefill and --decode (--replica-read-timeout bounds --replica's)");
+    }
+    if (!disaggregated && decodeOverlapWeight != null) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--decode-overlap-weight weighs the decode pool: give it with --prefill and --decode");
+    }
     List<ReplicaSpec> specs;
+    List<ReplicaSpec> prefillSpecs;
+    List<ReplicaSpec> decodeSpecs;
     RouteScore score;
     KvRouter.Options options;
     try {
-      specs = replicas.stream().map(ReplicaSpec::parse).toList();
+      specs = replicas.stream().map(r -> ReplicaSpec.parse("--replica", r)).toList();
+      prefillSpecs = prefill.stream().map(r -> ReplicaSpec.parse("--prefill", r)).toList();
+      decodeSpecs = decode.stream().map(r -> ReplicaSpec.parse("--decode", r)).toList();
       score = new RouteScore(overlapWeight, hostWeight);
       options =
           new KvRouter.Options(
@@ -184,6 +263,20 @@ final class RouteCommand implements Callable<Integer> {
               Optional.ofNullable(replicaApiKey).or(() -> Optional.ofNullable(apiKey)),
               Duration.ofSeconds(2),
               Duration.ofSeconds(replicaReadTimeout));
+      if (replicaAnswerTimeout != null) {
+        options = options.withAnswerTimeout(Duration.ofSeconds(replicaAnswerTimeout));
+      }
+      if (decodeOverlapWeight != null) {
+        if (!(decodeOverlapWeight >= 0)) {
+          throw new IllegalArgumentException(
+              "--decode-overlap-weight " + decodeOverlapWeight + " must be >= 0");
+        }
+        options = options.withDecodeScore(new RouteScore(decodeOverlapWeight, hostWeight));
+      } else {
+        options =
+            options.withDecodeScore(
+                new RouteScore(KvRouter.Options.DECODE_SCORE.overlapWeight(), hostWeight));
+      }
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage(), e);
     }
@@ -236,7 +329,10 @@ final class RouteCommand implements Callable<Integer> {
                             KvEventsConfig.HAZELCAST_CLUSTER_NAME,
                             hazelcastClusterName))));
       }
-      router = new KvRouter(specs, options, hazelcast);
+      router =
+          disaggregated
+              ? KvRouter.disaggregated(prefillSpecs, decodeSpecs, options, hazelcast)
+              : new KvRouter(specs, options, hazelcast);
     } catch (BindException e) {
       hazelcast.ifPresent(HazelcastInstance::shutdown);
       throw new ParameterException(
@@ -257,9 +353,13 @@ final class RouteCommand implements Callable<Integer> {
             + bind
             + ":"
             + router.port()
-            + " over "
-            + specs.size()
-            + " replicas");
+            + (disaggregated
+                ? " over "
+                    + prefillSpecs.size()
+                    + " prefill and "
+                    + decodeSpecs.size()
+                    + " decode replicas"
+                : " over " + specs.size() + " replicas"));
     out.flush();
     CountDownLatch stop = new CountDownLatch(1);
     Runtime.getRuntime()

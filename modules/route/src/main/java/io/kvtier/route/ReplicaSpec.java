@@ -45,13 +45,28 @@ public record ReplicaSpec(URI http, String events, Optional<String> replay) {
    * @throws IllegalArgumentException naming the text and the expected form
    */
   public static ReplicaSpec parse(String text) {
+    return parse("--replica", text);
+  }
+
+  /**
+   * Parses a replica of a pool: {@code HTTP_BASE,EVENTS[,REPLAY]} or {@code
+   * HTTP_BASE,hazelcast:NAME}.
+   *
+   * @param option the option that gave it ({@code --replica}, {@code --prefill}, {@code
+   *     --decode}), for the message
+   * @param text the command-line form
+   * @return the replica
+   * @throws IllegalArgumentException naming the option, the text and the expected form
+   */
+  public static ReplicaSpec parse(String option, String text) {
     String[] parts = text.split(",");
     if (parts.length < 2
         || parts.length > 3
         || !(parts[1].contains("://")
             || (parts[1].strip().startsWith(HAZELCAST) && parts.length == 2))) {
       throw new IllegalArgumentException(
-          "--replica "
+          option
+              + " "
               + text
               + ": write HTTP_BASE,EVENTS_ENDPOINT[,REPLAY_ENDPOINT], for example"
               + " http://host:8000,tcp://host:5557,tcp://host:5558, or"
@@ -61,7 +76,7 @@ public record ReplicaSpec(URI http, String events, Optional<String> replay) {
     try {
       http = URI.create(parts[0].strip());
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("--replica " + text + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(option + " " + text + ": " + e.getMessage(), e);
     }
     return new ReplicaSpec(
         http,

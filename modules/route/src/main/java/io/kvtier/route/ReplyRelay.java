@@ -43,14 +43,33 @@ final class ReplyRelay {
   }
 
   /**
+   * Writing to the client failed (it went away): not the replica's fault, and nothing to retry.
+   */
+  static final class ClientGoneException extends IOException {
+    ClientGoneException(IOException cause) {
+      super("the client went away: " + cause, cause);
+    }
+  }
+
+  /**
    * Copies status, content type and body (a server-sent stream as it comes, event by event).
    *
    * @return null once the client got the reply; the replica's failure if a stream broke off
    *     after its first bytes (the client got an error event and the stream's end)
    * @throws ReplicaFailedException if the replica failed before the client got anything: retry
-   * @throws IOException if writing to the client failed
+   * @throws ClientGoneException if writing to the client failed
+   * @throws IOException if closing the replica's reply failed
    */
   IOException relay(HttpExchange exchange, HttpResponse<InputStream> response)
+      throws IOException, ReplicaFailedException {
+    return relay(exchange, response, () -> {});
+  }
+
+  /**
+   * As {@link #relay(HttpExchange, HttpResponse)}, calling {@code firstBytes} just before the
+   * client gets the reply's first bytes (its headers).
+   */
+  IOException relay(HttpExchange exchange, HttpResponse<InputStream> response, Runnable firstBytes)
       throws IOException, ReplicaFailedException {
     Optional<String> type = response.headers().firstValue("Content-Type");
     type.ifPresent(t -> exchange.getResponseHeaders().set("Content-Type", t));
@@ -66,8 +85,14 @@ final class ReplyRelay {
         if (watch.silenced()) {
           throw new ReplicaFailedException(silent());
         }
-        exchange.sendResponseHeaders(response.statusCode(), whole.length == 0 ? -1 : whole.length);
-        exchange.getResponseBody().write(whole);
+        firstBytes.run();
+        try {
+          exchange.sendResponseHeaders(
+              response.statusCode(), whole.length == 0 ? -1 : whole.length);
+          exchange.getResponseBody().write(whole);
+        } catch (IOException e) {
+          throw new ClientGoneException(e);
+        }
         return null;
       }
       byte[] buffer = new byte[8192];
@@ -81,11 +106,20 @@ final class ReplyRelay {
         throw new ReplicaFailedException(silent());
       }
       watch.heard();
-      exchange.sendResponseHeaders(response.statusCode(), 0);
+      firstBytes.run();
       OutputStream out = exchange.getResponseBody();
+      try {
+        exchange.sendResponseHeaders(response.statusCode(), 0);
+      } catch (IOException e) {
+        throw new ClientGoneException(e);
+      }
       while (n >= 0) {
-        out.write(buffer, 0, n);
-        out.flush();
+        try {
+          out.write(buffer, 0, n);
+          out.flush();
+        } catch (IOException e) {
+          throw new ClientGoneException(e);
+        }
         IOException failed = null;
         try {
           n = in.read(buffer);
@@ -97,13 +131,54 @@ final class ReplyRelay {
           failed = silent();
         }
         if (failed != null) {
-          out.write(streamError(failed));
-          out.flush();
+          try {
+            out.write(streamError(failed));
+            out.flush();
+          } catch (IOException e) {
+            // The client is gone too: the replica's failure is what to report.
+          }
           return failed;
         }
       }
       return null;
     }
+  }
+
+  /**
+   * Reads a reply whole, under the same silence watch, without passing it on: the prefill
+   * replica's answer, whose handle the router sends on, and a failed reply it may retry.
+   *
+   * @return the body
+   * @throws ReplicaFailedException if the replica failed or fell silent before its end
+   */
+  byte[] readWhole(HttpResponse<InputStream> response) throws ReplicaFailedException {
+    try (InputStream in = response.body();
+        SilenceWatch.Watched watch = silence.watch(in)) {
+      byte[] whole;
+      try {
+        whole = in.readAllBytes();
+      } catch (IOException e) {
+        throw new ReplicaFailedException(watch.silenced() ? silent() : e);
+      }
+      if (watch.silenced()) {
+        throw new ReplicaFailedException(silent());
+      }
+      return whole;
+    } catch (IOException e) {
+      // Closing the body failed after it was read: the body is what counts.
+      throw new ReplicaFailedException(e);
+    }
+  }
+
+  /** Sends a reply the router read whole (a replica's refusal) to the client unchanged. */
+  static void send(HttpExchange exchange, HttpResponse<?> response, byte[] body)
+      throws IOException {
+    response
+        .headers()
+        .firstValue("Content-Type")
+        .ifPresent(t -> exchange.getResponseHeaders().set("Content-Type", t));
+    exchange.sendResponseHeaders(response.statusCode(), body.length == 0 ? -1 : body.length);
+    exchange.getResponseBody().write(body);
   }
 
   private IOException silent() {

@@ -40,7 +40,9 @@ final class FakeReplica implements AutoCloseable {
     /** Nothing, not even headers, until the replica closes (a frozen process). */
     SILENT,
     /** A stream's first event, then nothing until the replica closes. */
-    SILENT_AFTER_FIRST_EVENT
+    SILENT_AFTER_FIRST_EVENT,
+    /** A stream of events until writing one fails (its reader went away), at most 10 s. */
+    ENDLESS
   }
 
   private final java.util.concurrent.CountDownLatch closed =
@@ -49,6 +51,19 @@ final class FakeReplica implements AutoCloseable {
   final int id;
   volatile Answer answer = Answer.WHOLE;
   final ConcurrentLinkedQueue<String> authorizations = new ConcurrentLinkedQueue<>();
+
+  /** The role its {@code GET /health} names; null: none (a replica of before the roles). */
+  volatile String role = "both";
+
+  /** When set, answers {@code /v1/completions} and chat instead of {@link #answer}. */
+  volatile com.sun.net.httpserver.HttpHandler completions;
+
+  /** While true, {@code GET /health} answers nothing until the replica closes (a frozen process). */
+  volatile boolean healthFrozen;
+
+  /** The bodies of the completions it was sent, in order. */
+  final ConcurrentLinkedQueue<String> bodies = new ConcurrentLinkedQueue<>();
+
   private final Optional<ZmqKvEventSink> zmq;
   private final Optional<String> ringbuffer;
   private final KvEventStream stream;
@@ -85,9 +100,31 @@ final class FakeReplica implements AutoCloseable {
     server.createContext(
         "/v1/models", e -> reply(e, "application/json", "{\"data\":[{\"id\":\"tiny\"}]}"));
     server.createContext(
+        "/health",
+        e -> {
+          if (healthFrozen) {
+            try {
+              closed.await(60, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException interrupted) {
+              Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("replica " + id + " closed while frozen");
+          }
+          reply(
+              e,
+              "application/json",
+              role == null
+                  ? "{\"status\":\"ok\"}"
+                  : "{\"status\":\"ok\",\"role\":\"" + role + "\"}");
+        });
+    server.createContext(
         "/v1/completions",
         e -> {
           authorizations.add(String.valueOf(e.getRequestHeaders().getFirst("Authorization")));
+          if (completions != null) {
+            completions.handle(e);
+            return;
+          }
           String body = new String(e.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
           boolean stream = body.contains("\"stream\":true");
           if (stream) {
@@ -116,6 +153,21 @@ final class FakeReplica implements AutoCloseable {
             }
             throw new IllegalStateException("replica " + id + " closed while silent");
           }
+          if (a == Answer.ENDLESS) {
+            e.getResponseHeaders().set("Content-Type", "text/event-stream");
+            e.sendResponseHeaders(200, 0);
+            long end = System.nanoTime() + 10_000_000_000L;
+            try (OutputStream out = e.getResponseBody()) {
+              for (int i = 0; System.nanoTime() < end; i++) {
+                out.write(("data: {\"replica\":" + id + ",\"i\":" + i + "}\n\n").getBytes());
+                out.flush();
+                Thread.sleep(1);
+              }
+            } catch (IOException | InterruptedException gone) {
+              // The reader went away: what this answer is for.
+            }
+            return;
+          }
           if (a != Answer.WHOLE) {
             byte[] first =
                 (stream ? "data: {\"replica\":" + id + ",\"i\":0}\n\n" : "{\"replica\"")
@@ -142,12 +194,21 @@ final class FakeReplica implements AutoCloseable {
           }
         });
     server.createContext(
-        "/v1/chat/completions", e -> reply(e, "application/json", "{\"replica\":" + id + "}"));
+        "/v1/chat/completions",
+        e -> {
+          if (completions != null) {
+            completions.handle(e);
+            return;
+          }
+          reply(e, "application/json", "{\"replica\":" + id + "}");
+        });
+    // Exchanges on threads of their own, as a real replica's: /health answers beside a slow one.
+    server.setExecutor(java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor());
     server.start();
     port = server.getAddress().getPort();
   }
 
-  private static void reply(com.sun.net.httpserver.HttpExchange e, String type, String text)
+  static void reply(com.sun.net.httpserver.HttpExchange e, String type, String text)
       throws IOException {
     byte[] b = text.getBytes(StandardCharsets.UTF_8);
     e.getResponseHeaders().set("Content-Type", type);

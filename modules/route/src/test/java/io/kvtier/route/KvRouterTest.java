@@ -362,6 +362,31 @@ class KvRouterTest {
     assertThat(router.failures()).containsExactly(0, 1);
   }
 
+  @Test
+  void aClientThatGoesAwayMidStreamLeavesTheReplicaInRotationAndIsNotResent() throws Exception {
+    start(2, Optional.empty());
+    int[] p = prompt(32, 14);
+    replicas.get(0).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(0, PrefixIndex.GPU) == 8, "replica 0's blocks indexed");
+    replicas.get(0).answer = FakeReplica.Answer.ENDLESS;
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
+            .POST(
+                HttpRequest.BodyPublishers.ofString(
+                    "{\"prompt\":" + Arrays.toString(p) + ",\"stream\":true}"))
+            .build();
+    HttpResponse<java.io.InputStream> r =
+        http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+    try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body()))) {
+      assertThat(in.readLine()).isEqualTo("data: {\"replica\":0,\"i\":0}");
+    }
+
+    await(() -> router.inFlight()[0] == 0, "the router let the stream go");
+    assertThat(router.failures()).as("the client went, not the replica").containsExactly(0, 0);
+    assertThat(router.retries()).isZero();
+    assertThat(router.routed()).containsExactly(1, 0);
+  }
+
   /** The non-blank lines of a streamed completion, to the end of the stream. */
   private List<String> stream(int[] tokens) throws Exception {
     HttpRequest request =
