@@ -327,8 +327,14 @@ class HybridEndToEndTest {
       assertThat(stats.cacheStats().deviceEvictions()).as("eviction pressure").isPositive();
     }
     // The equality proves something only if the cache matched, from the host where there is one.
+    // Selective write-through backs up only the nodes hit often enough, and whether one of those
+    // is then evicted from the device and matched again depends on the workload's draw (MRU on 4
+    // ranks with SWA windows drew none for seed -4317934944091550803): there the host tier is not
+    // bound to be hit, only the device's match is.
     assertThat(matched).isPositive();
-    if (hostRatio > 0 && !extra.containsKey(KvTierKeys.STORE)) {
+    boolean selective =
+        WritePolicy.WRITE_THROUGH_SELECTIVE.configName().equals(extra.get(KvTierKeys.WRITE_POLICY));
+    if (hostRatio > 0 && !extra.containsKey(KvTierKeys.STORE) && !selective) {
       assertThat(host).isPositive();
     }
     if (m.needsSnapshots()) {
