@@ -7,8 +7,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -114,46 +112,28 @@ public final class PdLoadBenchmark {
    * @throws Exception if the target cannot be reached
    */
   public static void main(String[] args) throws Exception {
-    Map<String, String> o = new LinkedHashMap<>();
-    o.put("long", "8");
-    o.put("long-prompt", "768");
-    o.put("long-answer", "4");
-    o.put("short", "8");
-    o.put("short-prompt", "32");
-    o.put("short-answer", "64");
-    o.put("clients", "4");
-    o.put("seed", "1");
-    o.put("model", "kvtier-tiny");
-    for (int i = 0; i < args.length; i += 2) {
-      if (!args[i].startsWith("--") || i + 1 >= args.length) {
-        throw new IllegalArgumentException(args[i] + " is not an option: use --name value");
-      }
-      o.put(args[i].substring(2), args[i + 1]);
-    }
+    Map<String, String> defaults = new LinkedHashMap<>();
+    defaults.put("long", "8");
+    defaults.put("long-prompt", "768");
+    defaults.put("long-answer", "4");
+    defaults.put("short", "8");
+    defaults.put("short-prompt", "32");
+    defaults.put("short-answer", "64");
+    defaults.put("clients", "4");
+    defaults.put("seed", "1");
+    defaults.put("model", "kvtier-tiny");
+    Map<String, String> o = LoadOptions.parse(args, defaults);
     if (o.containsKey("compare")) {
       compare(Files.readAllLines(Path.of(o.get("compare"))).stream().map(Result::parse).toList());
       return;
     }
-    for (String key : List.of("url", "label", "results")) {
-      if (!o.containsKey(key)) {
-        throw new IllegalArgumentException(
-            "give --url URL --label NAME --results FILE (or --compare FILE)");
-      }
-    }
+    LoadOptions.requireTarget(o);
     Result r;
-    try (HttpClient client =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10))
-            .build()) {
+    try (HttpClient client = LoadOptions.client()) {
       r = run(client, o);
     }
     print(r);
-    Files.writeString(
-        Path.of(o.get("results")),
-        r.line() + "\n",
-        StandardOpenOption.CREATE,
-        StandardOpenOption.APPEND);
+    LoadOptions.append(o, r.line());
   }
 
   /** The load's calls, in the order they are sent: the same for every label of one seed. */
