@@ -2,6 +2,7 @@ package io.kvtier.route;
 
 import static io.kvtier.route.RouteTesting.PAGE;
 import static io.kvtier.route.RouteTesting.await;
+import static io.kvtier.route.RouteTesting.lines;
 import static io.kvtier.route.RouteTesting.options;
 import static io.kvtier.route.RouteTesting.prompt;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -12,10 +13,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import io.kvtier.core.cache.CacheMedium;
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -259,15 +258,7 @@ class DisaggregatedRouterTest {
             HttpResponse.BodyHandlers.ofInputStream());
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(r.headers().firstValue("Content-Type")).contains("text/event-stream");
-    List<String> lines = new ArrayList<>();
-    try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body()))) {
-      for (String line; (line = in.readLine()) != null; ) {
-        if (!line.isEmpty()) {
-          lines.add(line);
-        }
-      }
-    }
-    return lines;
+    return lines(r.body());
   }
 
   /**

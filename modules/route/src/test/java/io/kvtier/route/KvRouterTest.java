@@ -2,6 +2,7 @@ package io.kvtier.route;
 
 import static io.kvtier.route.RouteTesting.PAGE;
 import static io.kvtier.route.RouteTesting.await;
+import static io.kvtier.route.RouteTesting.lines;
 import static io.kvtier.route.RouteTesting.options;
 import static io.kvtier.route.RouteTesting.prompt;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -146,15 +147,7 @@ class KvRouterTest {
     HttpResponse<java.io.InputStream> r =
         http.send(request, HttpResponse.BodyHandlers.ofInputStream());
     assertThat(r.headers().firstValue("Content-Type")).contains("text/event-stream");
-    List<String> lines = new ArrayList<>();
-    try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body()))) {
-      for (String line; (line = in.readLine()) != null; ) {
-        if (!line.isEmpty()) {
-          lines.add(line);
-        }
-      }
-    }
-    assertThat(lines)
+    assertThat(lines(r.body()))
         .containsExactly(
             "data: {\"replica\":0,\"i\":0}",
             "data: {\"replica\":0,\"i\":1}",
@@ -361,15 +354,7 @@ class KvRouterTest {
     HttpResponse<java.io.InputStream> r =
         http.send(request, HttpResponse.BodyHandlers.ofInputStream());
     assertThat(r.statusCode()).isEqualTo(200);
-    List<String> lines = new ArrayList<>();
-    try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body()))) {
-      for (String line; (line = in.readLine()) != null; ) {
-        if (!line.isEmpty()) {
-          lines.add(line);
-        }
-      }
-    }
-    return lines;
+    return lines(r.body());
   }
 
   @Test
@@ -391,18 +376,7 @@ class KvRouterTest {
         .hasMessageContaining("http://host:port");
     assertThat(ReplicaSpec.parse("http://h:8000,tcp://h:5557,tcp://h:5558").replay())
         .contains("tcp://h:5558");
-    assertThatThrownBy(
-            () ->
-                new KvRouter.Options(
-                    "127.0.0.1",
-                    0,
-                    PAGE,
-                    RouteScore.DEFAULT,
-                    RoutePolicy.PREFIX,
-                    Optional.empty(),
-                    Optional.empty(),
-                    Duration.ofSeconds(2),
-                    Duration.ZERO))
+    assertThatThrownBy(() -> options(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("--replica-read-timeout 0 must be >= 1 second");
     assertThatThrownBy(() -> new RouteScore(1, 2))

@@ -2,7 +2,13 @@ package io.kvtier.route;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 
@@ -45,6 +51,19 @@ final class RouteTesting {
       t[i] = 1 + (i * 31 + salt * 7919) % 50_000;
     }
     return t;
+  }
+
+  /** The non-empty lines of a streamed answer, to its end. */
+  static List<String> lines(InputStream stream) throws IOException {
+    List<String> lines = new ArrayList<>();
+    try (BufferedReader in = new BufferedReader(new InputStreamReader(stream))) {
+      for (String line; (line = in.readLine()) != null; ) {
+        if (!line.isEmpty()) {
+          lines.add(line);
+        }
+      }
+    }
+    return lines;
   }
 
   /** Waits up to 10 s for {@code condition}, then fails naming {@code what}. */
