@@ -112,17 +112,17 @@ public final class PdLoadBenchmark {
    * @throws Exception if the target cannot be reached
    */
   public static void main(String[] args) throws Exception {
-    Map<String, String> defaults = new LinkedHashMap<>();
-    defaults.put("long", "8");
-    defaults.put("long-prompt", "768");
-    defaults.put("long-answer", "4");
-    defaults.put("short", "8");
-    defaults.put("short-prompt", "32");
-    defaults.put("short-answer", "64");
-    defaults.put("clients", "4");
-    defaults.put("seed", "1");
-    defaults.put("model", "kvtier-tiny");
-    Map<String, String> o = LoadOptions.parse(args, defaults);
+    Map<String, String> o = new LinkedHashMap<>();
+    o.put("long", "8");
+    o.put("long-prompt", "768");
+    o.put("long-answer", "4");
+    o.put("short", "8");
+    o.put("short-prompt", "32");
+    o.put("short-answer", "64");
+    o.put("clients", "4");
+    o.put("seed", "1");
+    o.put("model", "kvtier-tiny");
+    o = LoadOptions.parse(args, o);
     if (o.containsKey("compare")) {
       compare(Files.readAllLines(Path.of(o.get("compare"))).stream().map(Result::parse).toList());
       return;

@@ -100,20 +100,20 @@ public final class RouteLoadBenchmark {
    * @throws Exception if the target cannot be reached
    */
   public static void main(String[] args) throws Exception {
-    Map<String, String> defaults = new LinkedHashMap<>();
-    defaults.put("conversations", "64");
-    defaults.put("turns", "4");
-    defaults.put("first", "96");
-    defaults.put("question", "16");
-    defaults.put("answer", "8");
-    defaults.put("requests", "256");
-    defaults.put("clients", "32");
-    defaults.put("documents", "64");
-    defaults.put("document", "160");
-    defaults.put("seed", "1");
-    defaults.put("model", "kvtier-tiny");
-    defaults.put("workloads", "multiturn,shared-prefix");
-    Map<String, String> o = LoadOptions.parse(args, defaults);
+    Map<String, String> o = new LinkedHashMap<>();
+    o.put("conversations", "64");
+    o.put("turns", "4");
+    o.put("first", "96");
+    o.put("question", "16");
+    o.put("answer", "8");
+    o.put("requests", "256");
+    o.put("clients", "32");
+    o.put("documents", "64");
+    o.put("document", "160");
+    o.put("seed", "1");
+    o.put("model", "kvtier-tiny");
+    o.put("workloads", "multiturn,shared-prefix");
+    o = LoadOptions.parse(args, o);
     if (o.containsKey("compare")) {
       compare(Files.readAllLines(Path.of(o.get("compare"))).stream().map(Result::parse).toList());
       return;

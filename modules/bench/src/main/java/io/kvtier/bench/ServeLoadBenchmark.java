@@ -68,15 +68,15 @@ public final class ServeLoadBenchmark {
    * @throws Exception if a server cannot be reached
    */
   public static void main(String[] args) throws Exception {
-    Map<String, String> defaults = new LinkedHashMap<>();
-    defaults.put("conversations", "32");
-    defaults.put("turns", "4");
-    defaults.put("system", "100");
-    defaults.put("question", "16");
-    defaults.put("answer", "8");
-    defaults.put("seed", "1");
-    defaults.put("model", "kvtier-tiny");
-    Map<String, String> o = LoadOptions.parse(args, defaults);
+    Map<String, String> o = new LinkedHashMap<>();
+    o.put("conversations", "32");
+    o.put("turns", "4");
+    o.put("system", "100");
+    o.put("question", "16");
+    o.put("answer", "8");
+    o.put("seed", "1");
+    o.put("model", "kvtier-tiny");
+    o = LoadOptions.parse(args, o);
     if (!o.containsKey("cached") || !o.containsKey("uncached")) {
       throw new IllegalArgumentException(
           "give --cached URL and --uncached URL (servers with and without --no-prefix-cache)");
