@@ -1,5 +1,6 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.ReplicaProcesses.lines;
 import static io.kvtier.cli.ReplicaProcesses.prompt;
 import static io.kvtier.cli.ReplicaProcesses.signal;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -14,7 +15,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -116,19 +116,12 @@ class PdRouteKillTest {
   }
 
   private HttpRequest request(String prompt, boolean stream, int maxTokens) {
-    return HttpRequest.newBuilder(
-            URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
-        .POST(
-            HttpRequest.BodyPublishers.ofString(
-                "{\"model\":\"kvtier-tiny\",\"prompt\":\""
-                    + prompt
-                    + "\",\"max_tokens\":"
-                    + maxTokens
-                    + ",\"temperature\":0,\"stream\":"
-                    + stream
-                    + (stream ? ",\"stream_options\":{\"include_usage\":true}" : "")
-                    + "}"))
-        .build();
+    return ReplicaProcesses.completion(
+        router.port(),
+        prompt,
+        maxTokens,
+        stream,
+        ",\"temperature\":0" + (stream ? ",\"stream_options\":{\"include_usage\":true}" : ""));
   }
 
   /**
@@ -141,17 +134,6 @@ class PdRouteKillTest {
 
   private HttpResponse<String> complete(String prompt) throws Exception {
     return http.send(request(prompt, false, 4), HttpResponse.BodyHandlers.ofString());
-  }
-
-  /** The non-blank lines of a streamed completion, to its end. */
-  private List<String> lines(BufferedReader stream) throws IOException {
-    List<String> lines = new ArrayList<>();
-    for (String line; (line = stream.readLine()) != null; ) {
-      if (!line.isBlank()) {
-        lines.add(line);
-      }
-    }
-    return lines;
   }
 
   /** The replica of a pool that holds a request now, or -1. */

@@ -3,10 +3,12 @@ package io.kvtier.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.route.ReplicaSpec;
+import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.net.http.HttpRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -149,6 +151,38 @@ final class ReplicaProcesses implements AutoCloseable {
       s.append((char) ('a' + random.nextInt(26)));
     }
     return s.toString();
+  }
+
+  /**
+   * A {@code POST /v1/completions} of the tiny model to the router on {@code port}.
+   *
+   * @param fields more members of the body, each with its leading comma, or ""
+   */
+  static HttpRequest completion(
+      int port, String prompt, int maxTokens, boolean stream, String fields) {
+    return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/completions"))
+        .POST(
+            HttpRequest.BodyPublishers.ofString(
+                "{\"model\":\"kvtier-tiny\",\"prompt\":\""
+                    + prompt
+                    + "\",\"max_tokens\":"
+                    + maxTokens
+                    + ",\"stream\":"
+                    + stream
+                    + fields
+                    + "}"))
+        .build();
+  }
+
+  /** The non-blank lines of a streamed completion, to its end. */
+  static List<String> lines(BufferedReader stream) throws IOException {
+    List<String> lines = new ArrayList<>();
+    for (String line; (line = stream.readLine()) != null; ) {
+      if (!line.isBlank()) {
+        lines.add(line);
+      }
+    }
+    return lines;
   }
 
   /** Sends {@code kill -SIGNAL} to a replica ({@code STOP} freezes it). */

@@ -1,5 +1,6 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.ReplicaProcesses.lines;
 import static io.kvtier.cli.ReplicaProcesses.prompt;
 import static io.kvtier.cli.ReplicaProcesses.signal;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -13,7 +14,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -87,18 +87,7 @@ class RouteReplicaFailureTest {
   }
 
   private HttpRequest request(String prompt, boolean stream, int maxTokens) {
-    return HttpRequest.newBuilder(
-            URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
-        .POST(
-            HttpRequest.BodyPublishers.ofString(
-                "{\"model\":\"kvtier-tiny\",\"prompt\":\""
-                    + prompt
-                    + "\",\"max_tokens\":"
-                    + maxTokens
-                    + ",\"stream\":"
-                    + stream
-                    + "}"))
-        .build();
+    return ReplicaProcesses.completion(router.port(), prompt, maxTokens, stream, "");
   }
 
   private int complete(String prompt) throws Exception {
@@ -175,12 +164,7 @@ class RouteReplicaFailureTest {
         assertThat(f.get(120, TimeUnit.SECONDS)).as("a request retried elsewhere").isEqualTo(200);
       }
       assertThat(router.retries()).isGreaterThanOrEqualTo(4);
-      List<String> rest = new ArrayList<>();
-      for (String line; (line = stream.readLine()) != null; ) {
-        if (!line.isBlank()) {
-          rest.add(line);
-        }
-      }
+      List<String> rest = lines(stream);
       assertThat(rest).as("the begun stream's end").isNotEmpty();
       assertThat(rest.getLast())
           .startsWith("data: {\"error\":")
