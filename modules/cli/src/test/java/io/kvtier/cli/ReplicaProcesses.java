@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.route.ReplicaSpec;
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -23,8 +22,8 @@ import java.util.regex.Pattern;
 /**
  * Real {@code kvtier serve} processes publishing KV events over ZeroMQ, for the tests that put
  * {@code kvtier route} in front of them and freeze or kill them ({@code RouteReplicaFailureTest},
- * {@code PdRouteKillTest}): each runs {@link KvTierCli} on this test JVM's class path (as in
- * {@code SimulateRankProcessesTest}) with its log in the test's directory. Every wait is bounded
+ * {@code PdRouteKillTest}): each runs {@link KvTierCli} in the small JVM of {@link
+ * SimulateRankProcessesTest#java()} (this test JVM's class path) with its log in the test's directory. Every wait is bounded
  * (120 s) and a failed one prints the test's view and every replica's log; {@link #close} kills
  * every process started.
  */
@@ -70,24 +69,15 @@ final class ReplicaProcesses implements AutoCloseable {
    */
   Process serve(String name, Ports ports, String... options)
       throws IOException, InterruptedException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    List<String> command = new ArrayList<>(SimulateRankProcessesTest.java());
+    // Where the replica publishes its events: JVM properties, before the main class.
     command.addAll(
+        1,
         List.of(
-            "-Xss4m",
-            "-Xmx256m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "--enable-native-access=ALL-UNNAMED",
             "-Dkvtier.events.publisher=zmq",
             "-Dkvtier.events.endpoint=tcp://*:" + ports.events(),
-            "-Dkvtier.events.replay-endpoint=tcp://127.0.0.1:" + ports.replay(),
-            "-cp",
-            classPath(),
-            KvTierCli.class.getName(),
-            "serve",
-            "--port",
-            Integer.toString(ports.http())));
+            "-Dkvtier.events.replay-endpoint=tcp://127.0.0.1:" + ports.replay()));
+    command.addAll(List.of("serve", "--port", Integer.toString(ports.http())));
     command.addAll(List.of(options));
     Path log = dir.resolve(name + ".log");
     Process p =
@@ -106,19 +96,6 @@ final class ReplicaProcesses implements AutoCloseable {
         .as("%s's log: %s", name, Files.readString(log))
         .isTrue();
     return p;
-  }
-
-  private static String classPath() {
-    List<String> entries = new ArrayList<>();
-    entries.add(Path.of("target", "classes").toAbsolutePath().toString());
-    for (String property : List.of("jdk.module.path", "java.class.path")) {
-      for (String entry : System.getProperty(property, "").split(File.pathSeparator)) {
-        if (!entry.isBlank() && !entries.contains(entry) && !entry.contains("surefire")) {
-          entries.add(entry);
-        }
-      }
-    }
-    return String.join(File.pathSeparator, entries);
   }
 
   /** Waits up to 120 s for {@code condition}; fails with the test's view and the logs. */
