@@ -15,50 +15,17 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
-jar="$root/modules/bench/target/benchmarks.jar"
-if [[ ! -f "$jar" || ! -d "$root/modules/cli/target/lib" ]]; then
-  echo "route-bench: build the jars first: ./mvnw -B -q package -DskipTests" >&2
-  exit 2
-fi
+bench=route-bench
+url_wait=1200 # tenths of a second for a process to listen
+# shellcheck source=lib/bench-common.sh
+source "$root/scripts/lib/bench-common.sh"
+bench_init
 # Pages of 16 tokens. A replica holds 64 + 192 = 256 pages; the workloads' working sets are
 # ~64 chats x 13 pages and 64 documents x 10 pages: a quarter of either fits one replica, the
 # whole does not, and fits the ideal's 4x (256 + 768 pages).
 route_options=${ROUTE_OPTIONS:-}
 replica_options=${REPLICA_OPTIONS:---device-pages 64 --host-pages 192 --max-running 8 --queue 512}
 ideal_options=${IDEAL_OPTIONS:---device-pages 256 --host-pages 768 --max-running 32 --queue 2048}
-
-logs=$(mktemp -d "${TMPDIR:-/tmp}/kvtier-route-bench-XXXXXX")
-results="$logs/results.txt"
-pids=()
-stop_all() {
-  for pid in "${pids[@]}"; do
-    kill "$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  pids=()
-}
-trap 'stop_all; rm -rf "$logs"' EXIT
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-url_of() { # log name: waits for the "listening on" line, prints its URL
-  local url
-  for _ in $(seq 1200); do
-    url=$(grep -o 'http://[0-9.]*:[0-9]*' "$logs/$1.log" 2>/dev/null | head -1 || true)
-    if [[ -n "$url" ]]; then
-      echo "$url"
-      return
-    fi
-    sleep 0.1
-  done
-  echo "route-bench: $1 did not start:" >&2
-  cat "$logs/$1.log" >&2
-  exit 1
-}
 
 serve() { # name, options: a replica publishing KV events; sets $replica to its --replica spec
   local name=$1 options=$2 events replay

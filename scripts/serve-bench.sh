@@ -15,11 +15,10 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
-jar="$root/modules/bench/target/benchmarks.jar"
-if [[ ! -f "$jar" || ! -d "$root/modules/cli/target/lib" ]]; then
-  echo "serve-bench: build the jars first: ./mvnw -B -q package -DskipTests" >&2
-  exit 2
-fi
+bench=serve-bench
+# shellcheck source=lib/bench-common.sh
+source "$root/scripts/lib/bench-common.sh"
+bench_jars
 # 48 device pages of 16 tokens (768 tokens) against ~32 x 210 tokens of conversations; 2048 host
 # pages hold them all.
 options=${SERVE_OPTIONS:---device-pages 48 --host-pages 2048 --max-running 8 --queue 256}
@@ -43,21 +42,6 @@ start() { # name, extra options: a server in the background, its pid kept for th
   "$root/bin/kvtier" serve --port 0 $options "$@" >"$logs/$name.log" 2>&1 &
   pids+=($!)
   pid_of[$name]=$!
-}
-
-url_of() { # name: waits for the server's "listening on" line, prints its URL
-  local url
-  for _ in $(seq 600); do
-    url=$(grep -o 'http://[0-9.]*:[0-9]*' "$logs/$1.log" 2>/dev/null | head -1 || true)
-    if [[ -n "$url" ]]; then
-      echo "$url"
-      return
-    fi
-    sleep 0.1
-  done
-  echo "serve-bench: the $1 server did not start:" >&2
-  cat "$logs/$1.log" >&2
-  exit 1
 }
 
 start cached

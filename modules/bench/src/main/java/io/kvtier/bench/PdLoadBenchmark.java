@@ -7,8 +7,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -124,36 +122,18 @@ public final class PdLoadBenchmark {
     o.put("clients", "4");
     o.put("seed", "1");
     o.put("model", "kvtier-tiny");
-    for (int i = 0; i < args.length; i += 2) {
-      if (!args[i].startsWith("--") || i + 1 >= args.length) {
-        throw new IllegalArgumentException(args[i] + " is not an option: use --name value");
-      }
-      o.put(args[i].substring(2), args[i + 1]);
-    }
+    o = LoadOptions.parse(args, o);
     if (o.containsKey("compare")) {
       compare(Files.readAllLines(Path.of(o.get("compare"))).stream().map(Result::parse).toList());
       return;
     }
-    for (String key : List.of("url", "label", "results")) {
-      if (!o.containsKey(key)) {
-        throw new IllegalArgumentException(
-            "give --url URL --label NAME --results FILE (or --compare FILE)");
-      }
-    }
+    LoadOptions.requireTarget(o);
     Result r;
-    try (HttpClient client =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10))
-            .build()) {
+    try (HttpClient client = LoadOptions.client()) {
       r = run(client, o);
     }
     print(r);
-    Files.writeString(
-        Path.of(o.get("results")),
-        r.line() + "\n",
-        StandardOpenOption.CREATE,
-        StandardOpenOption.APPEND);
+    LoadOptions.append(o, r.line());
   }
 
   /** The load's calls, in the order they are sent: the same for every label of one seed. */

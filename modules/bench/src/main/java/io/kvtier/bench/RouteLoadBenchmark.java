@@ -7,8 +7,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -115,27 +113,13 @@ public final class RouteLoadBenchmark {
     o.put("seed", "1");
     o.put("model", "kvtier-tiny");
     o.put("workloads", "multiturn,shared-prefix");
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      if (!args[i].startsWith("--")) {
-        throw new IllegalArgumentException(args[i] + " is not an option: use --name value");
-      }
-      o.put(args[i].substring(2), args[i + 1]);
-    }
+    o = LoadOptions.parse(args, o);
     if (o.containsKey("compare")) {
       compare(Files.readAllLines(Path.of(o.get("compare"))).stream().map(Result::parse).toList());
       return;
     }
-    for (String key : List.of("url", "label", "results")) {
-      if (!o.containsKey(key)) {
-        throw new IllegalArgumentException(
-            "give --url URL --label NAME --results FILE (or --compare FILE)");
-      }
-    }
-    try (HttpClient client =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10))
-            .build()) {
+    LoadOptions.requireTarget(o);
+    try (HttpClient client = LoadOptions.client()) {
       for (String workload : o.get("workloads").split(",")) {
         Result r =
             switch (workload) {
@@ -146,11 +130,7 @@ public final class RouteLoadBenchmark {
                       "--workloads " + workload + ": use multiturn and/or shared-prefix");
             };
         print(r);
-        Files.writeString(
-            Path.of(o.get("results")),
-            r.line() + "\n",
-            StandardOpenOption.CREATE,
-            StandardOpenOption.APPEND);
+        LoadOptions.append(o, r.line());
       }
     }
   }

@@ -76,12 +76,7 @@ public final class ServeLoadBenchmark {
     o.put("answer", "8");
     o.put("seed", "1");
     o.put("model", "kvtier-tiny");
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      if (!args[i].startsWith("--")) {
-        throw new IllegalArgumentException(args[i] + " is not an option: use --name value");
-      }
-      o.put(args[i].substring(2), args[i + 1]);
-    }
+    o = LoadOptions.parse(args, o);
     if (!o.containsKey("cached") || !o.containsKey("uncached")) {
       throw new IllegalArgumentException(
           "give --cached URL and --uncached URL (servers with and without --no-prefix-cache)");

@@ -1,5 +1,8 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.ReplicaProcesses.lines;
+import static io.kvtier.cli.ReplicaProcesses.prompt;
+import static io.kvtier.cli.ReplicaProcesses.signal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -9,12 +12,9 @@ import io.kvtier.route.ReplicaSpec;
 import io.kvtier.route.RoutePolicy;
 import io.kvtier.route.RouteScore;
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.net.ServerSocket;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -26,14 +26,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
-import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,59 +47,40 @@ import org.junit.jupiter.api.io.TempDir;
  * pool before anything is prefilled (an empty prefill pool: {@code DisaggregatedRouterTest}). No
  * wait is unbounded and nothing is timed.
  *
- * <p>The replicas run {@link KvTierCli} on this test JVM's class path, as in {@code
- * RouteReplicaFailureTest}; the router runs in the test JVM.
+ * <p>The replicas are {@link ReplicaProcesses}; the router runs in the test JVM.
  */
 @Timeout(300)
 class PdRouteKillTest {
-  private static final Pattern LISTENING = Pattern.compile("listening on (http://[0-9.]+:[0-9]+)");
   private static final ObjectMapper JSON = new ObjectMapper();
 
   @TempDir Path dir;
 
-  private final List<Process> processes = new ArrayList<>();
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private ReplicaProcesses replicas;
   private KvRouter router;
+
+  @BeforeEach
+  void start() {
+    replicas = new ReplicaProcesses(dir, this::state);
+  }
 
   @AfterEach
   void stop() {
     if (router != null) {
       router.close();
     }
-    for (Process p : processes) {
-      p.destroyForcibly();
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+    replicas.close();
   }
 
   /** Starts a replica of a role over the shared L3 directory; waits until it listens. */
   private Process serve(String name, String role, List<ReplicaSpec> pool)
       throws IOException, InterruptedException {
-    int http = freePort();
-    int events = freePort();
-    int replay = freePort();
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(
-        List.of(
-            "-Xss4m",
-            "-Xmx256m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "--enable-native-access=ALL-UNNAMED",
-            "-Dkvtier.events.publisher=zmq",
-            "-Dkvtier.events.endpoint=tcp://*:" + events,
-            "-Dkvtier.events.replay-endpoint=tcp://127.0.0.1:" + replay,
-            "-cp",
-            classPath(),
-            KvTierCli.class.getName(),
-            "serve",
+    ReplicaProcesses.Ports ports = ReplicaProcesses.Ports.free();
+    Process p =
+        replicas.serve(
+            name,
+            ports,
             "--role",
             role,
             "--l3",
@@ -110,58 +89,15 @@ class PdRouteKillTest {
             dir.resolve("l3").toString(),
             "--replica-id",
             name,
-            "--port",
-            Integer.toString(http),
             "--device-pages",
             "128",
             "--host-pages",
-            "128"));
-    Path log = dir.resolve(name + ".log");
-    Process p =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    processes.add(p);
-    await(
-        () -> {
-          try {
-            return LISTENING.matcher(Files.readString(log)).find() || !p.isAlive();
-          } catch (IOException e) {
-            return false;
-          }
-        },
-        name + " starts");
-    assertThat(LISTENING.matcher(Files.readString(log)).find())
-        .as("%s's log: %s", name, Files.readString(log))
-        .isTrue();
-    pool.add(
-        new ReplicaSpec(
-            URI.create("http://127.0.0.1:" + http),
-            "tcp://127.0.0.1:" + events,
-            Optional.of("tcp://127.0.0.1:" + replay)));
+            "128");
+    pool.add(ports.spec());
     return p;
   }
 
-  private static String classPath() {
-    List<String> entries = new ArrayList<>();
-    entries.add(Path.of("target", "classes").toAbsolutePath().toString());
-    for (String property : List.of("jdk.module.path", "java.class.path")) {
-      for (String entry : System.getProperty(property, "").split(File.pathSeparator)) {
-        if (!entry.isBlank() && !entries.contains(entry) && !entry.contains("surefire")) {
-          entries.add(entry);
-        }
-      }
-    }
-    return String.join(File.pathSeparator, entries);
-  }
-
-  private void await(BooleanSupplier condition, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-    while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-    }
-    assertThat(condition.getAsBoolean()).as(() -> what + state()).isTrue();
-  }
-
-  /** What a failed wait prints: the router's view of both pools and the replicas' logs. */
+  /** What a failed wait prints before the logs: the router's view of both pools. */
   private String state() {
     StringBuilder b = new StringBuilder();
     if (router != null) {
@@ -176,30 +112,16 @@ class PdRouteKillTest {
             .append(Arrays.toString(router.healthy(pool)));
       }
     }
-    try (var logs = Files.list(dir)) {
-      for (Path log : logs.filter(p -> p.toString().endsWith(".log")).sorted().toList()) {
-        b.append("\n--- ").append(log.getFileName()).append(":\n").append(Files.readString(log));
-      }
-    } catch (IOException e) {
-      b.append("; logs unreadable: ").append(e);
-    }
     return b.toString();
   }
 
   private HttpRequest request(String prompt, boolean stream, int maxTokens) {
-    return HttpRequest.newBuilder(
-            URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
-        .POST(
-            HttpRequest.BodyPublishers.ofString(
-                "{\"model\":\"kvtier-tiny\",\"prompt\":\""
-                    + prompt
-                    + "\",\"max_tokens\":"
-                    + maxTokens
-                    + ",\"temperature\":0,\"stream\":"
-                    + stream
-                    + (stream ? ",\"stream_options\":{\"include_usage\":true}" : "")
-                    + "}"))
-        .build();
+    return ReplicaProcesses.completion(
+        router.port(),
+        prompt,
+        maxTokens,
+        stream,
+        ",\"temperature\":0" + (stream ? ",\"stream_options\":{\"include_usage\":true}" : ""));
   }
 
   /**
@@ -212,32 +134,6 @@ class PdRouteKillTest {
 
   private HttpResponse<String> complete(String prompt) throws Exception {
     return http.send(request(prompt, false, 4), HttpResponse.BodyHandlers.ofString());
-  }
-
-  /** The non-blank lines of a streamed completion, to its end. */
-  private List<String> lines(BufferedReader stream) throws IOException {
-    List<String> lines = new ArrayList<>();
-    for (String line; (line = stream.readLine()) != null; ) {
-      if (!line.isBlank()) {
-        lines.add(line);
-      }
-    }
-    return lines;
-  }
-
-  /** A prompt of {@code bytes} letters, distinct per salt. */
-  private static String prompt(int salt, int bytes) {
-    Random random = new Random(salt);
-    StringBuilder s = new StringBuilder();
-    for (int i = 0; i < bytes; i++) {
-      s.append((char) ('a' + random.nextInt(26)));
-    }
-    return s.toString();
-  }
-
-  private static void signal(Process p, String signal) throws Exception {
-    assertThat(new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).start().waitFor())
-        .isZero();
   }
 
   /** The replica of a pool that holds a request now, or -1. */
@@ -290,7 +186,8 @@ class PdRouteKillTest {
         String p = prompt(100 + i, 64);
         waiting.add(clients.submit(() -> complete(p)));
       }
-      await(() -> router.inFlight(KvRouter.Pool.PREFILL)[0] >= 1, "a prefill waits on prefill-0");
+      replicas.await(
+          () -> router.inFlight(KvRouter.Pool.PREFILL)[0] >= 1, "a prefill waits on prefill-0");
       prefill.get(0).destroyForcibly().waitFor();
       for (Future<HttpResponse<String>> f : waiting) {
         HttpResponse<String> r = f.get(120, TimeUnit.SECONDS);
@@ -322,7 +219,8 @@ class PdRouteKillTest {
                   }
                 }));
       }
-      await(() -> router.inFlight(KvRouter.Pool.DECODE)[0] >= 1, "a decode waits on decode-0");
+      replicas.await(
+          () -> router.inFlight(KvRouter.Pool.DECODE)[0] >= 1, "a decode waits on decode-0");
       decode.get(0).destroyForcibly().waitFor();
       for (Future<List<String>> f : streams) {
         List<String> lines = f.get(120, TimeUnit.SECONDS);

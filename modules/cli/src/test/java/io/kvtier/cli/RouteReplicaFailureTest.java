@@ -1,24 +1,23 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.ReplicaProcesses.lines;
+import static io.kvtier.cli.ReplicaProcesses.prompt;
+import static io.kvtier.cli.ReplicaProcesses.signal;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.cli.ReplicaProcesses.Ports;
 import io.kvtier.route.KvRouter;
 import io.kvtier.route.PrefixIndex;
-import io.kvtier.route.ReplicaSpec;
 import io.kvtier.route.RoutePolicy;
 import io.kvtier.route.RouteScore;
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.net.ServerSocket;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,10 +27,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -43,110 +40,39 @@ import org.junit.jupiter.api.io.TempDir;
  * index forgets its blocks, and once it runs again (a new event stream that begins with
  * AllBlocksCleared) it rejoins the rotation and the index. Waits are bounded; nothing is timed.
  *
- * <p>The replicas run {@link KvTierCli} on this test JVM's class path, as in {@code
- * SimulateRankProcessesTest}.
+ * <p>The replicas are {@link ReplicaProcesses}; the router runs in the test JVM.
  */
 @Timeout(300)
 class RouteReplicaFailureTest {
-  private static final Pattern LISTENING = Pattern.compile("listening on (http://[0-9.]+:[0-9]+)");
   private static final int REPLICAS = 3;
 
   @TempDir Path dir;
 
-  private final List<Process> processes = new ArrayList<>();
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private ReplicaProcesses replicas;
   private KvRouter router;
+  private int lives;
+
+  @BeforeEach
+  void start() {
+    replicas = new ReplicaProcesses(dir, this::state);
+  }
 
   @AfterEach
   void stop() {
     if (router != null) {
       router.close();
     }
-    for (Process p : processes) {
-      p.destroyForcibly();
-    }
-  }
-
-  /** One replica's fixed ports, so that it can come back on the same addresses. */
-  private record Ports(int http, int events, int replay) {
-    ReplicaSpec spec() {
-      return new ReplicaSpec(
-          URI.create("http://127.0.0.1:" + http),
-          "tcp://127.0.0.1:" + events,
-          Optional.of("tcp://127.0.0.1:" + replay));
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+    replicas.close();
   }
 
   private Process serve(int i, Ports ports) throws IOException, InterruptedException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(
-        List.of(
-            "-Xss4m",
-            "-Xmx256m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "--enable-native-access=ALL-UNNAMED",
-            "-Dkvtier.events.publisher=zmq",
-            "-Dkvtier.events.endpoint=tcp://*:" + ports.events(),
-            "-Dkvtier.events.replay-endpoint=tcp://127.0.0.1:" + ports.replay(),
-            "-cp",
-            classPath(),
-            KvTierCli.class.getName(),
-            "serve",
-            "--port",
-            Integer.toString(ports.http()),
-            "--device-pages",
-            "64",
-            "--host-pages",
-            "64"));
-    Path log = dir.resolve("replica-" + i + "-" + processes.size() + ".log");
-    Process p =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    processes.add(p);
-    await(
-        () -> {
-          try {
-            return LISTENING.matcher(Files.readString(log)).find() || !p.isAlive();
-          } catch (IOException e) {
-            return false;
-          }
-        },
-        "replica " + i + " starts");
-    Matcher m = LISTENING.matcher(Files.readString(log));
-    assertThat(m.find()).as("replica %d's log: %s", i, Files.readString(log)).isTrue();
-    return p;
+    return replicas.serve(
+        "replica-" + i + "-" + lives++, ports, "--device-pages", "64", "--host-pages", "64");
   }
 
-  private static String classPath() {
-    List<String> entries = new ArrayList<>();
-    entries.add(Path.of("target", "classes").toAbsolutePath().toString());
-    for (String property : List.of("jdk.module.path", "java.class.path")) {
-      for (String entry : System.getProperty(property, "").split(File.pathSeparator)) {
-        if (!entry.isBlank() && !entries.contains(entry) && !entry.contains("surefire")) {
-          entries.add(entry);
-        }
-      }
-    }
-    return String.join(File.pathSeparator, entries);
-  }
-
-  private void await(BooleanSupplier condition, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-    while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-    }
-    assertThat(condition.getAsBoolean()).as(() -> what + state()).isTrue();
-  }
-
-  /** What a failed wait prints: the router's view and the replicas' logs. */
+  /** What a failed wait prints before the logs: the router's view. */
   private String state() {
     StringBuilder b = new StringBuilder();
     if (router != null) {
@@ -157,49 +83,16 @@ class RouteReplicaFailureTest {
           .append(", healthy ")
           .append(java.util.Arrays.toString(router.healthy()));
     }
-    try (var logs = Files.list(dir)) {
-      for (Path log : logs.sorted().toList()) {
-        b.append("\n--- ").append(log.getFileName()).append(":\n").append(Files.readString(log));
-      }
-    } catch (IOException e) {
-      b.append("; logs unreadable: ").append(e);
-    }
     return b.toString();
   }
 
   private HttpRequest request(String prompt, boolean stream, int maxTokens) {
-    return HttpRequest.newBuilder(
-            URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
-        .POST(
-            HttpRequest.BodyPublishers.ofString(
-                "{\"model\":\"kvtier-tiny\",\"prompt\":\""
-                    + prompt
-                    + "\",\"max_tokens\":"
-                    + maxTokens
-                    + ",\"stream\":"
-                    + stream
-                    + "}"))
-        .build();
+    return ReplicaProcesses.completion(router.port(), prompt, maxTokens, stream, "");
   }
 
   private int complete(String prompt) throws Exception {
     return http.send(request(prompt, false, 4), HttpResponse.BodyHandlers.discarding())
         .statusCode();
-  }
-
-  /** A prompt of {@code bytes} letters, distinct per salt. */
-  private static String prompt(int salt, int bytes) {
-    java.util.Random random = new java.util.Random(salt);
-    StringBuilder s = new StringBuilder();
-    for (int i = 0; i < bytes; i++) {
-      s.append((char) ('a' + random.nextInt(26)));
-    }
-    return s.toString();
-  }
-
-  private static void signal(Process p, String signal) throws Exception {
-    assertThat(new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).start().waitFor())
-        .isZero();
   }
 
   private int cachedBlocks(int replica) {
@@ -213,7 +106,7 @@ class RouteReplicaFailureTest {
     List<Ports> ports = new ArrayList<>();
     List<Process> replica = new ArrayList<>();
     for (int i = 0; i < REPLICAS; i++) {
-      ports.add(new Ports(freePort(), freePort(), freePort()));
+      ports.add(Ports.free());
       replica.add(serve(i, ports.get(i)));
     }
     router =
@@ -233,7 +126,7 @@ class RouteReplicaFailureTest {
     for (int i = 0; i < 6; i++) {
       assertThat(complete(prompt(i, 64))).isEqualTo(200);
     }
-    await(
+    replicas.await(
         () -> cachedBlocks(0) > 0 && cachedBlocks(1) > 0 && cachedBlocks(2) > 0,
         "every replica's blocks indexed");
     String shared = prompt(100, 96);
@@ -263,19 +156,15 @@ class RouteReplicaFailureTest {
         String p = shared + "q" + i;
         waiting.add(clients.submit(() -> complete(p)));
       }
-      await(() -> router.inFlight()[v] >= 1 + 4, "the requests wait on the frozen replica");
+      replicas.await(
+          () -> router.inFlight()[v] >= 1 + 4, "the requests wait on the frozen replica");
       replica.get(v).destroyForcibly().waitFor();
 
       for (Future<Integer> f : waiting) {
         assertThat(f.get(120, TimeUnit.SECONDS)).as("a request retried elsewhere").isEqualTo(200);
       }
       assertThat(router.retries()).isGreaterThanOrEqualTo(4);
-      List<String> rest = new ArrayList<>();
-      for (String line; (line = stream.readLine()) != null; ) {
-        if (!line.isBlank()) {
-          rest.add(line);
-        }
-      }
+      List<String> rest = lines(stream);
       assertThat(rest).as("the begun stream's end").isNotEmpty();
       assertThat(rest.getLast())
           .startsWith("data: {\"error\":")
@@ -283,7 +172,7 @@ class RouteReplicaFailureTest {
           .doesNotContain("[DONE]");
     }
     assertThat(router.healthy()[v]).isFalse();
-    await(() -> cachedBlocks(v) == 0, "the dead replica's blocks forgotten");
+    replicas.await(() -> cachedBlocks(v) == 0, "the dead replica's blocks forgotten");
     for (int i = 0; i < 6; i++) {
       assertThat(complete(prompt(200 + i, 64))).as("served by the others").isEqualTo(200);
     }
@@ -292,13 +181,13 @@ class RouteReplicaFailureTest {
     // It comes back on the same addresses: the health check returns it to the rotation, and the
     // events of its new life (from AllBlocksCleared on) fill the index again.
     replica.set(v, serve(v, ports.get(v)));
-    await(() -> router.healthy()[v], "the replica back in rotation");
+    replicas.await(() -> router.healthy()[v], "the replica back in rotation");
     long routedAgain = router.routed()[v];
     for (int i = 0; i < 12 && router.routed()[v] == routedAgain; i++) {
       assertThat(complete(prompt(300 + i, 64))).isEqualTo(200);
     }
     assertThat(router.routed()[v]).as("requests reach it again").isGreaterThan(routedAgain);
-    await(() -> cachedBlocks(v) > 0, "its new blocks indexed");
+    replicas.await(() -> cachedBlocks(v) > 0, "its new blocks indexed");
   }
 
   /** The replica whose device holds the prompt's blocks, or -1. */

@@ -1,5 +1,7 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.CliRun.assertServeUsage;
+import static io.kvtier.cli.CliRun.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.server.CompletionServer;
@@ -449,14 +451,6 @@ class ServeCommandTest {
         .contains("splits over ranks by its KV heads only");
   }
 
-  /** One in-process {@code kvtier serve} run with {@code args}. */
-  private static CliRun serve(String... args) {
-    String[] all = new String[args.length + 1];
-    all[0] = "serve";
-    System.arraycopy(args, 0, all, 1, args.length);
-    return CliRun.run(all);
-  }
-
   @ParameterizedTest(name = "{0}")
   @CsvSource(
       delimiter = '|',
@@ -484,13 +478,7 @@ class ServeCommandTest {
       --model x.gguf --num-speculative-tokens 3 | --num-speculative-tokens=3 without --speculative: give --speculative draft-layer too, or drop it
       """)
   void anUnusableOptionExits2WithOneClearLine(String args, String message) {
-    CliRun run = serve(args.split(" "));
-
-    assertThat(run.status()).as(run.err()).isEqualTo(ServeCommand.EXIT_USAGE);
-    assertThat(run.firstErrLine())
-        .startsWith("kvtier serve: " + message)
-        .endsWith("see kvtier serve --help");
-    assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
+    assertServeUsage(serve(args.split(" ")), message);
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.kvtier.cli;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import static io.kvtier.cli.CliRun.assertServeUsage;
+import static io.kvtier.cli.CliRun.serve;
 
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -16,39 +17,24 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ServeRoleCommandTest {
 
-  private static CliRun serve(String... args) {
-    String[] all = new String[args.length + 1];
-    all[0] = "serve";
-    System.arraycopy(args, 0, all, 1, args.length);
-    return CliRun.run(all);
-  }
-
-  private static void assertUsage(CliRun run, String message) {
-    assertThat(run.status()).as(run.err()).isEqualTo(ServeCommand.EXIT_USAGE);
-    assertThat(run.firstErrLine())
-        .startsWith("kvtier serve: " + message)
-        .endsWith("see kvtier serve --help");
-    assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
-  }
-
   @Test
   void anUnknownRoleOrABlankReplicaIdExits2() {
-    assertUsage(
+    assertServeUsage(
         serve("--role", "middle", "--port", "0"),
         "--role=middle is not a role: give one of prefill, decode, both");
-    assertUsage(
+    assertServeUsage(
         serve("--role", "prefill", "--replica-id", " ", "--port", "0"),
         "--replica-id must not be blank");
   }
 
   @Test
   void aPrefillOrDecodeReplicaWithoutASharedStoreExits2SayingWhatToAdd() {
-    assertUsage(
+    assertServeUsage(
         serve("--role", "prefill", "--port", "0"),
         "--role prefill moves prompts through an L3 store the prefill and decode replicas share,"
             + " but the L3 store is none: add --l3 file --l3-dir DIR (replicas on one machine) or"
             + " --l3 hazelcast (across machines)");
-    assertUsage(
+    assertServeUsage(
         serve("--role", "decode", "--l3", "memory", "--port", "0"),
         "--role decode moves prompts through an L3 store the prefill and decode replicas share,"
             + " but the L3 store is memory (this process's own): add --l3 file --l3-dir DIR");
@@ -56,7 +42,7 @@ class ServeRoleCommandTest {
 
   @Test
   void aFileStoreInATemporaryDirectoryIsNotShared() {
-    assertUsage(
+    assertServeUsage(
         serve("--role", "prefill", "--l3", "file", "--port", "0"),
         "--role prefill with --l3 file needs the directory the replicas share: add --l3-dir DIR,"
             + " the same on every prefill and decode replica");
@@ -64,7 +50,7 @@ class ServeRoleCommandTest {
 
   @Test
   void aReplicaWithoutPrefixCachingExits2(@TempDir Path dir) {
-    assertUsage(
+    assertServeUsage(
         serve(
             "--role",
             "decode",

@@ -1,5 +1,7 @@
 package io.kvtier.cli;
 
+import static io.kvtier.cli.CliRun.assertServeUsage;
+import static io.kvtier.cli.CliRun.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.server.CompletionServer;
@@ -27,46 +29,31 @@ import picocli.CommandLine;
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ServeTenantsCommandTest {
 
-  private static CliRun serve(String... args) {
-    String[] all = new String[args.length + 1];
-    all[0] = "serve";
-    System.arraycopy(args, 0, all, 1, args.length);
-    return CliRun.run(all);
-  }
-
-  private static void assertUsage(CliRun run, String message) {
-    assertThat(run.status()).as(run.err()).isEqualTo(ServeCommand.EXIT_USAGE);
-    assertThat(run.firstErrLine())
-        .startsWith("kvtier serve: " + message)
-        .endsWith("see kvtier serve --help");
-    assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
-  }
-
   @Test
   void anUnusableKeyFileExits2WithOneClearLine(@TempDir Path dir) throws Exception {
     Path keys = dir.resolve("keys");
     Files.writeString(keys, "sk-a alice\nsk-b\n");
-    assertUsage(
+    assertServeUsage(
         serve("--api-key-file", keys.toString()),
         "--api-key-file " + keys + " line 2 has 1 field, not KEY TENANT");
     assertThat(serve("--api-key-file", keys.toString()).err()).doesNotContain("sk-b");
 
     Files.writeString(keys, "sk-a alice\nsk-a bob\n");
-    assertUsage(
+    assertServeUsage(
         serve("--api-key-file", keys.toString()),
         "--api-key-file " + keys + " line 2 repeats a key of an earlier line");
 
     Files.writeString(keys, "# nobody yet\n");
-    assertUsage(
+    assertServeUsage(
         serve("--api-key-file", keys.toString()), "--api-key-file " + keys + " holds no key");
 
     Path missing = dir.resolve("missing");
-    assertUsage(
+    assertServeUsage(
         serve("--api-key-file", missing.toString()),
         "--api-key-file " + missing + " cannot be read (NoSuchFileException)");
 
     Files.writeString(keys, "sk-a alice\n");
-    assertUsage(
+    assertServeUsage(
         serve("--api-key-file", keys.toString(), "--api-key", "k"),
         "--api-key-file and --api-key (or KVTIER_API_KEY) both give keys");
   }
@@ -75,14 +62,14 @@ class ServeTenantsCommandTest {
   void anUnusableSecretOrSharedSaltExits2WithOneClearLine(@TempDir Path dir) throws Exception {
     Path secret = dir.resolve("secret");
     Files.writeString(secret, "too short\n");
-    assertUsage(
+    assertServeUsage(
         serve("--namespace-secret-file", secret.toString()),
         "--namespace-secret-file " + secret + " holds 9 bytes, fewer than 16");
     Path missing = dir.resolve("missing");
-    assertUsage(
+    assertServeUsage(
         serve("--namespace-secret-file", missing.toString()),
         "--namespace-secret-file " + missing + " cannot be read (NoSuchFileException)");
-    assertUsage(serve("--shared-cache-salt", ""), "--shared-cache-salt is empty");
+    assertServeUsage(serve("--shared-cache-salt", ""), "--shared-cache-salt is empty");
   }
 
   @Test

@@ -217,6 +217,48 @@ public final class KvRouter implements AutoCloseable {
      * @return the options
      */
     public Options withTenants(Optional<ApiKeys> keys, CacheNamespaces cacheNamespaces) {
+      return with(keys, cacheNamespaces, prompts, decodeScore, answerTimeout);
+    }
+
+    /**
+     * These options with the replicas' model's text: how a prompt becomes the token ids they
+     * cache ({@link PromptTokens#BYTES} for the tiny transformer, the default).
+     *
+     * @param modelText the reader of the replicas' model
+     * @return the options
+     */
+    public Options withPrompts(PromptTokens modelText) {
+      return with(tenants, namespaces, modelText, decodeScore, answerTimeout);
+    }
+
+    /**
+     * These options with the decode pool's weights ({@code kvtier route
+     * --decode-overlap-weight}).
+     *
+     * @param weights the decode pool's scoring weights
+     * @return the options
+     */
+    public Options withDecodeScore(RouteScore weights) {
+      return with(tenants, namespaces, prompts, weights, answerTimeout);
+    }
+
+    /**
+     * These options with another {@code --replica-answer-timeout}.
+     *
+     * @param timeout how long a replica alive by its {@code /health} may take to begin an answer
+     * @return the options
+     */
+    public Options withAnswerTimeout(Duration timeout) {
+      return with(tenants, namespaces, prompts, decodeScore, timeout);
+    }
+
+    /** These options with other tenants, namespaces, prompts, decode weights and answer timeout. */
+    private Options with(
+        Optional<ApiKeys> keys,
+        CacheNamespaces cacheNamespaces,
+        PromptTokens modelText,
+        RouteScore weights,
+        Duration timeout) {
       return new Options(
           bind,
           port,
@@ -229,82 +271,8 @@ public final class KvRouter implements AutoCloseable {
           replicaReadTimeout,
           keys,
           cacheNamespaces,
-          prompts,
-          decodeScore,
-          answerTimeout);
-    }
-
-    /**
-     * These options with the replicas' model's text: how a prompt becomes the token ids they
-     * cache ({@link PromptTokens#BYTES} for the tiny transformer, the default).
-     *
-     * @param modelText the reader of the replicas' model
-     * @return the options
-     */
-    public Options withPrompts(PromptTokens modelText) {
-      return new Options(
-          bind,
-          port,
-          pageSize,
-          score,
-          policy,
-          apiKey,
-          replicaApiKey,
-          replicaTimeout,
-          replicaReadTimeout,
-          tenants,
-          namespaces,
           modelText,
-          decodeScore,
-          answerTimeout);
-    }
-
-    /**
-     * These options with the decode pool's weights ({@code kvtier route
-     * --decode-overlap-weight}).
-     *
-     * @param weights the decode pool's scoring weights
-     * @return the options
-     */
-    public Options withDecodeScore(RouteScore weights) {
-      return new Options(
-          bind,
-          port,
-          pageSize,
-          score,
-          policy,
-          apiKey,
-          replicaApiKey,
-          replicaTimeout,
-          replicaReadTimeout,
-          tenants,
-          namespaces,
-          prompts,
           weights,
-          answerTimeout);
-    }
-
-    /**
-     * These options with another {@code --replica-answer-timeout}.
-     *
-     * @param timeout how long a replica alive by its {@code /health} may take to begin an answer
-     * @return the options
-     */
-    public Options withAnswerTimeout(Duration timeout) {
-      return new Options(
-          bind,
-          port,
-          pageSize,
-          score,
-          policy,
-          apiKey,
-          replicaApiKey,
-          replicaTimeout,
-          replicaReadTimeout,
-          tenants,
-          namespaces,
-          prompts,
-          decodeScore,
           timeout);
     }
 
@@ -818,43 +786,33 @@ public final class KvRouter implements AutoCloseable {
       HttpExchange exchange, String path, byte[] body, long[] hashes, String clientKey)
       throws IOException {
     ReplicaPool pool = pools.get(Pool.PREFILL);
-    boolean[] tried = new boolean[pool.replicas().size()];
-    String last = null;
-    for (int attempt = 0; ; attempt++) {
-      ReplicaPool.Choice choice = pool.choose(hashes, tried);
+    Tries tries = new Tries(pool, hashes);
+    while (true) {
+      ReplicaPool.Choice choice = tries.next(exchange);
       if (choice == null) {
-        unavailable(exchange, pool, last);
         return null;
       }
       int r = choice.replica();
-      tried[r] = true;
-      if (attempt > 0) {
-        pool.countRetry();
-      }
       HttpResponse<InputStream> response;
       byte[] answer;
       try {
         response = answer(pool, r, request(pool, r, path, "POST", body, clientKey));
         answer = relay.readWhole(response);
       } catch (ReplyRelay.ReplicaFailedException e) {
-        pool.markDown(r, e.getCause());
-        last = failed(pool, r, e.getCause().toString());
+        tries.broke(r, e.getCause());
         continue;
       } catch (IOException e) {
-        pool.markDown(r, e);
-        last = failed(pool, r, e.toString());
+        tries.broke(r, e);
         continue;
       } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        ReplyRelay.error(exchange, 503, "interrupted", "the router is stopping");
+        stopping(exchange);
         return null;
       } finally {
         pool.done(choice);
       }
       int status = response.statusCode();
       if (status >= 500) {
-        pool.index().unrouted(r, hashes);
-        last = failed(pool, r, "status " + status + " " + snippet(answer));
+        tries.failed(r, status, answer);
         continue;
       }
       pool.countRouted(r);
@@ -905,19 +863,13 @@ public final class KvRouter implements AutoCloseable {
       throws IOException {
     boolean decode = pool.pool() == Pool.DECODE;
     long started = System.nanoTime();
-    boolean[] tried = new boolean[pool.replicas().size()];
-    String last = null;
-    for (int attempt = 0; ; attempt++) {
-      ReplicaPool.Choice choice = pool.choose(hashes, tried);
+    Tries tries = new Tries(pool, hashes);
+    while (true) {
+      ReplicaPool.Choice choice = tries.next(exchange);
       if (choice == null) {
-        unavailable(exchange, pool, last);
         return;
       }
       int r = choice.replica();
-      tried[r] = true;
-      if (attempt > 0) {
-        pool.countRetry();
-      }
       try {
         HttpRequest sent = request(pool, r, path, exchange.getRequestMethod(), body, clientKey);
         HttpResponse<InputStream> response =
@@ -925,9 +877,7 @@ public final class KvRouter implements AutoCloseable {
                 ? answer(pool, r, sent)
                 : client.send(sent, HttpResponse.BodyHandlers.ofInputStream());
         if (decode && response.statusCode() >= 500) {
-          byte[] refused = relay.readWhole(response);
-          pool.index().unrouted(r, hashes);
-          last = failed(pool, r, "status " + response.statusCode() + " " + snippet(refused));
+          tries.failed(r, response.statusCode(), relay.readWhole(response));
           continue;
         }
         IOException broken;
@@ -957,14 +907,11 @@ public final class KvRouter implements AutoCloseable {
         }
         return;
       } catch (ReplyRelay.ReplicaFailedException e) {
-        pool.markDown(r, e.getCause());
-        last = failed(pool, r, e.getCause().toString());
+        tries.broke(r, e.getCause());
       } catch (IOException e) {
-        pool.markDown(r, e);
-        last = failed(pool, r, e.toString());
+        tries.broke(r, e);
       } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        ReplyRelay.error(exchange, 503, "interrupted", "the router is stopping");
+        stopping(exchange);
         return;
       } finally {
         pool.done(choice);
@@ -1027,9 +974,63 @@ public final class KvRouter implements AutoCloseable {
     }
   }
 
-  /** How a replica failed a request, for the 503 if no other takes it. */
-  private static String failed(ReplicaPool pool, int r, String what) {
-    return pool.pool().option() + " " + pool.replicas().get(r).http() + ": " + what;
+  /**
+   * One request's tries over a pool, the same for a prefill and a forward: the replicas tried
+   * (each at most once), the retries counted, and how the last one failed, for the 503 once no
+   * other takes the request.
+   */
+  private final class Tries {
+    private final ReplicaPool pool;
+    private final long[] hashes;
+    private final boolean[] tried;
+    private int attempts;
+    private String last;
+
+    Tries(ReplicaPool pool, long[] hashes) {
+      this.pool = pool;
+      this.hashes = hashes;
+      this.tried = new boolean[pool.replicas().size()];
+    }
+
+    /**
+     * The best replica not tried yet (its {@link ReplicaPool#done} is the caller's), a retry
+     * counted after the first; null once none is left and the client got the 503.
+     */
+    ReplicaPool.Choice next(HttpExchange exchange) throws IOException {
+      ReplicaPool.Choice choice = pool.choose(hashes, tried);
+      if (choice == null) {
+        unavailable(exchange, pool, last);
+        return null;
+      }
+      tried[choice.replica()] = true;
+      if (attempts++ > 0) {
+        pool.countRetry();
+      }
+      return choice;
+    }
+
+    /** Replica {@code r} broke off or fell silent: out of rotation, the next one tries. */
+    void broke(int r, IOException e) {
+      pool.markDown(r, e);
+      last = describe(r, e.toString());
+    }
+
+    /** Replica {@code r} answered a status of 500 or more: it caches nothing, the next one tries. */
+    void failed(int r, int status, byte[] answer) {
+      pool.index().unrouted(r, hashes);
+      last = describe(r, "status " + status + " " + snippet(answer));
+    }
+
+    /** How a replica failed a request, for the 503 if no other takes it. */
+    private String describe(int r, String what) {
+      return pool.pool().option() + " " + pool.replicas().get(r).http() + ": " + what;
+    }
+  }
+
+  /** The router was interrupted (it is stopping) while a replica had the request. */
+  private static void stopping(HttpExchange exchange) throws IOException {
+    Thread.currentThread().interrupt();
+    ReplyRelay.error(exchange, 503, "interrupted", "the router is stopping");
   }
 
   /** The start of a replica's error body, for a message. */

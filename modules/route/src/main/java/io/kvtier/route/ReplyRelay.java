@@ -76,15 +76,7 @@ final class ReplyRelay {
     try (InputStream in = response.body();
         SilenceWatch.Watched watch = silence.watch(in)) {
       if (!type.orElse("").startsWith("text/event-stream")) {
-        byte[] whole;
-        try {
-          whole = in.readAllBytes();
-        } catch (IOException e) {
-          throw new ReplicaFailedException(watch.silenced() ? silent() : e);
-        }
-        if (watch.silenced()) {
-          throw new ReplicaFailedException(silent());
-        }
+        byte[] whole = beforeClient(watch, in::readAllBytes);
         firstBytes.run();
         try {
           exchange.sendResponseHeaders(
@@ -96,15 +88,7 @@ final class ReplyRelay {
         return null;
       }
       byte[] buffer = new byte[8192];
-      int n;
-      try {
-        n = in.read(buffer);
-      } catch (IOException e) {
-        throw new ReplicaFailedException(watch.silenced() ? silent() : e);
-      }
-      if (watch.silenced()) {
-        throw new ReplicaFailedException(silent());
-      }
+      int n = beforeClient(watch, () -> in.read(buffer));
       watch.heard();
       firstBytes.run();
       OutputStream out = exchange.getResponseBody();
@@ -154,20 +138,35 @@ final class ReplyRelay {
   byte[] readWhole(HttpResponse<InputStream> response) throws ReplicaFailedException {
     try (InputStream in = response.body();
         SilenceWatch.Watched watch = silence.watch(in)) {
-      byte[] whole;
-      try {
-        whole = in.readAllBytes();
-      } catch (IOException e) {
-        throw new ReplicaFailedException(watch.silenced() ? silent() : e);
-      }
-      if (watch.silenced()) {
-        throw new ReplicaFailedException(silent());
-      }
-      return whole;
+      return beforeClient(watch, in::readAllBytes);
     } catch (IOException e) {
       // Closing the body failed after it was read: the body is what counts.
       throw new ReplicaFailedException(e);
     }
+  }
+
+  /** A read from a replica's reply. */
+  @FunctionalInterface
+  private interface Read<T> {
+    T read() throws IOException;
+  }
+
+  /**
+   * A read before the client got anything: a failure, or silence past the read timeout, is the
+   * replica's, and the request may go to another one.
+   */
+  private <T> T beforeClient(SilenceWatch.Watched watch, Read<T> read)
+      throws ReplicaFailedException {
+    T got;
+    try {
+      got = read.read();
+    } catch (IOException e) {
+      throw new ReplicaFailedException(watch.silenced() ? silent() : e);
+    }
+    if (watch.silenced()) {
+      throw new ReplicaFailedException(silent());
+    }
+    return got;
   }
 
   /** Sends a reply the router read whole (a replica's refusal) to the client unchanged. */

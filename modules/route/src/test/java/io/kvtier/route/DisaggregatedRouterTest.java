@@ -1,5 +1,10 @@
 package io.kvtier.route;
 
+import static io.kvtier.route.RouteTesting.PAGE;
+import static io.kvtier.route.RouteTesting.await;
+import static io.kvtier.route.RouteTesting.lines;
+import static io.kvtier.route.RouteTesting.options;
+import static io.kvtier.route.RouteTesting.prompt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -8,10 +13,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import io.kvtier.core.cache.CacheMedium;
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -26,7 +29,6 @@ import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -37,7 +39,6 @@ import org.junit.jupiter.api.Test;
  * handle. Each failure of either pool is made to happen.
  */
 class DisaggregatedRouterTest {
-  private static final int PAGE = 4;
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final List<Stub> prefill = new ArrayList<>();
@@ -203,19 +204,6 @@ class DisaggregatedRouterTest {
     decode.forEach(s -> s.replica.close());
   }
 
-  private KvRouter.Options options() {
-    return new KvRouter.Options(
-        "127.0.0.1",
-        0,
-        PAGE,
-        RouteScore.DEFAULT,
-        RoutePolicy.PREFIX,
-        Optional.empty(),
-        Optional.empty(),
-        Duration.ofSeconds(2),
-        readTimeout);
-  }
-
   private void stubs(int prefills, int decodes) throws IOException {
     for (int i = 0; i < prefills; i++) {
       prefill.add(new Stub(i, "prefill"));
@@ -230,7 +218,7 @@ class DisaggregatedRouterTest {
         KvRouter.disaggregated(
             prefill.stream().map(s -> s.replica.spec()).toList(),
             decode.stream().map(s -> s.replica.spec()).toList(),
-            options(),
+            options(readTimeout),
             Optional.empty());
     return router;
   }
@@ -238,14 +226,6 @@ class DisaggregatedRouterTest {
   private void start(int prefills, int decodes) throws IOException {
     stubs(prefills, decodes);
     startRouter();
-  }
-
-  private static int[] prompt(int length, int salt) {
-    int[] t = new int[length];
-    for (int i = 0; i < length; i++) {
-      t[i] = 1 + (i * 31 + salt * 7919) % 50_000;
-    }
-    return t;
   }
 
   private static String body(int[] tokens, boolean stream) {
@@ -278,23 +258,39 @@ class DisaggregatedRouterTest {
             HttpResponse.BodyHandlers.ofInputStream());
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(r.headers().firstValue("Content-Type")).contains("text/event-stream");
-    List<String> lines = new ArrayList<>();
-    try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body()))) {
-      for (String line; (line = in.readLine()) != null; ) {
-        if (!line.isEmpty()) {
-          lines.add(line);
-        }
-      }
-    }
-    return lines;
+    return lines(r.body());
   }
 
-  private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-    for (int i = 0; i < 400 && !condition.getAsBoolean(); i++) {
-      Thread.sleep(25);
-    }
-    assertThat(condition.getAsBoolean()).as(what).isTrue();
+  /**
+   * Stand-in {@code r} of a pool caches {@code p} on its device, and the pool's index holds its
+   * blocks.
+   *
+   * @return the pool
+   */
+  private ReplicaPool indexed(KvRouter.Pool pool, int r, int[] p) throws InterruptedException {
+    (pool == KvRouter.Pool.PREFILL ? prefill : decode)
+        .get(r)
+        .replica
+        .caches(p, PAGE, CacheMedium.DEVICE);
+    ReplicaPool replicas = router.pool(pool);
+    await(
+        () -> replicas.index().size(r, PrefixIndex.GPU) == p.length / PAGE,
+        pool.label() + " replica " + r + "'s blocks indexed");
+    return replicas;
   }
+
+  /** Which prefill stand-in made the handle a decode stand-in answered with. */
+  private static String prefilledBy(HttpResponse<String> r) {
+    return object(r.body()).get("handle_received").get("prefill_replica").asText();
+  }
+
+  /** The whole stream of decode stand-in 0. */
+  private static final List<String> D0_STREAM =
+      List.of(
+          "data: {\"replica\":\"d0\",\"i\":0}",
+          "data: {\"replica\":\"d0\",\"i\":1}",
+          "data: {\"replica\":\"d0\",\"i\":2}",
+          "data: [DONE]");
 
   @Test
   void thePrefillReplicaGetsOneTokenUnstreamedAndTheDecodeReplicaTheBodyWithItsHandle()
@@ -333,12 +329,7 @@ class DisaggregatedRouterTest {
 
     List<String> lines = stream("/v1/chat/completions", chat);
 
-    assertThat(lines)
-        .containsExactly(
-            "data: {\"replica\":\"d0\",\"i\":0}",
-            "data: {\"replica\":\"d0\",\"i\":1}",
-            "data: {\"replica\":\"d0\",\"i\":2}",
-            "data: [DONE]");
+    assertThat(lines).isEqualTo(D0_STREAM);
     ObjectNode sentToPrefill = prefill.get(0).bodies().getFirst();
     assertThat(sentToPrefill.get("max_completion_tokens").asInt()).isEqualTo(1);
     assertThat(sentToPrefill.has("max_tokens"))
@@ -357,16 +348,8 @@ class DisaggregatedRouterTest {
   void eachPoolHasItsOwnIndexPrefillFollowsThePrefixDecodeTheLoad() throws Exception {
     start(2, 2);
     int[] p = prompt(32, 2);
-    prefill.get(1).replica.caches(p, PAGE, CacheMedium.DEVICE);
-    decode.get(0).replica.caches(p, PAGE, CacheMedium.DEVICE);
-    ReplicaPool prefills = router.pool(KvRouter.Pool.PREFILL);
-    ReplicaPool decodes = router.pool(KvRouter.Pool.DECODE);
-    await(
-        () -> prefills.index().size(1, PrefixIndex.GPU) == 8,
-        "prefill replica 1's blocks in the prefill index");
-    await(
-        () -> decodes.index().size(0, PrefixIndex.GPU) == 8,
-        "decode replica 0's blocks in the decode index");
+    ReplicaPool prefills = indexed(KvRouter.Pool.PREFILL, 1, p);
+    ReplicaPool decodes = indexed(KvRouter.Pool.DECODE, 0, p);
     assertThat(prefills.index().size(0, PrefixIndex.GPU)).isZero();
     assertThat(decodes.index().size(1, PrefixIndex.GPU)).isZero();
 
@@ -410,8 +393,7 @@ class DisaggregatedRouterTest {
     HttpResponse<String> r = complete(p);
 
     assertThat(r.statusCode()).isEqualTo(200);
-    assertThat(object(r.body()).get("handle_received").get("prefill_replica").asText())
-        .isEqualTo("p2");
+    assertThat(prefilledBy(r)).isEqualTo("p2");
     assertThat(prefills.failures()).containsExactly(1, 1, 0);
     assertThat(prefills.retries()).isEqualTo(2);
     assertThat(prefills.index().size(0, PrefixIndex.GPU)).as("the dead one's blocks").isZero();
@@ -423,17 +405,13 @@ class DisaggregatedRouterTest {
     readTimeout = Duration.ofSeconds(1);
     start(2, 1);
     int[] p = prompt(32, 4);
-    prefill.get(0).replica.caches(p, PAGE, CacheMedium.DEVICE);
-    await(
-        () -> router.pool(KvRouter.Pool.PREFILL).index().size(0, PrefixIndex.GPU) == 8,
-        "prefill replica 0's blocks indexed");
+    indexed(KvRouter.Pool.PREFILL, 0, p);
     prefill.get(0).mode = Mode.SILENT;
 
     HttpResponse<String> r = complete(p);
 
     assertThat(r.statusCode()).isEqualTo(200);
-    assertThat(object(r.body()).get("handle_received").get("prefill_replica").asText())
-        .isEqualTo("p1");
+    assertThat(prefilledBy(r)).isEqualTo("p1");
     assertThat(router.pool(KvRouter.Pool.PREFILL).failures()).containsExactly(1, 0);
   }
 
@@ -442,17 +420,13 @@ class DisaggregatedRouterTest {
     readTimeout = Duration.ofSeconds(1);
     start(2, 1);
     int[] p = prompt(32, 21);
-    prefill.get(0).replica.caches(p, PAGE, CacheMedium.DEVICE);
-    ReplicaPool prefills = router.pool(KvRouter.Pool.PREFILL);
-    await(() -> prefills.index().size(0, PrefixIndex.GPU) == 8, "prefill replica 0 indexed");
+    ReplicaPool prefills = indexed(KvRouter.Pool.PREFILL, 0, p);
     prefill.get(0).mode = Mode.SLOW;
 
     HttpResponse<String> r = complete(p);
 
     assertThat(r.statusCode()).isEqualTo(200);
-    assertThat(object(r.body()).get("handle_received").get("prefill_replica").asText())
-        .as("the busy replica's own handle")
-        .isEqualTo("p0");
+    assertThat(prefilledBy(r)).as("the busy replica's own handle").isEqualTo("p0");
     assertThat(prefills.failures()).containsExactly(0, 0);
     assertThat(prefills.retries()).isZero();
   }
@@ -461,16 +435,13 @@ class DisaggregatedRouterTest {
   void aPrefillReplicasServerErrorGoesToAnotherWithoutTakingItOut() throws Exception {
     start(2, 1);
     int[] p = prompt(32, 5);
-    prefill.get(1).replica.caches(p, PAGE, CacheMedium.DEVICE);
-    ReplicaPool prefills = router.pool(KvRouter.Pool.PREFILL);
-    await(() -> prefills.index().size(1, PrefixIndex.GPU) == 8, "prefill replica 1 indexed");
+    ReplicaPool prefills = indexed(KvRouter.Pool.PREFILL, 1, p);
     prefill.get(1).mode = Mode.SERVER_ERROR;
 
     HttpResponse<String> r = complete(p);
 
     assertThat(r.statusCode()).isEqualTo(200);
-    assertThat(object(r.body()).get("handle_received").get("prefill_replica").asText())
-        .isEqualTo("p0");
+    assertThat(prefilledBy(r)).isEqualTo("p0");
     assertThat(prefills.retries()).isEqualTo(1);
     assertThat(prefills.failures()).as("it answered: still in rotation").containsExactly(0, 0);
     assertThat(prefills.healthy()).containsExactly(true, true);
@@ -526,19 +497,12 @@ class DisaggregatedRouterTest {
   void aDecodeReplicaThatDiesBeforeItsFirstByteHandsTheSameHandleToAnother() throws Exception {
     start(1, 2);
     int[] p = prompt(32, 9);
-    decode.get(1).replica.caches(p, PAGE, CacheMedium.DEVICE);
-    ReplicaPool decodes = router.pool(KvRouter.Pool.DECODE);
-    await(() -> decodes.index().size(1, PrefixIndex.GPU) == 8, "decode replica 1 indexed");
+    ReplicaPool decodes = indexed(KvRouter.Pool.DECODE, 1, p);
     decode.get(1).mode = Mode.BREAK_BEFORE_BODY;
 
     List<String> lines = stream("/v1/completions", body(p, true));
 
-    assertThat(lines)
-        .containsExactly(
-            "data: {\"replica\":\"d0\",\"i\":0}",
-            "data: {\"replica\":\"d0\",\"i\":1}",
-            "data: {\"replica\":\"d0\",\"i\":2}",
-            "data: [DONE]");
+    assertThat(lines).isEqualTo(D0_STREAM);
     assertThat(prefill.get(0).bodies()).as("prefilled once").hasSize(1);
     JsonNode first = decode.get(1).bodies().getFirst().get("kv_transfer_params");
     JsonNode second = decode.get(0).bodies().getFirst().get("kv_transfer_params");
@@ -551,9 +515,7 @@ class DisaggregatedRouterTest {
   void aDecodeReplicasServerErrorHandsTheSameHandleToAnother() throws Exception {
     start(1, 2);
     int[] p = prompt(32, 10);
-    decode.get(0).replica.caches(p, PAGE, CacheMedium.DEVICE);
-    ReplicaPool decodes = router.pool(KvRouter.Pool.DECODE);
-    await(() -> decodes.index().size(0, PrefixIndex.GPU) == 8, "decode replica 0 indexed");
+    ReplicaPool decodes = indexed(KvRouter.Pool.DECODE, 0, p);
     decode.get(0).mode = Mode.SERVER_ERROR;
 
     HttpResponse<String> r = complete(p);
@@ -680,7 +642,7 @@ class DisaggregatedRouterTest {
         KvRouter.disaggregated(
             List.of(prefill.get(0).replica.spec()),
             List.of(decode.get(0).replica.spec()),
-            options()
+            options(readTimeout)
                 .withTenants(
                     Optional.of(
                         io.kvtier.core.tenant.ApiKeys.parse(

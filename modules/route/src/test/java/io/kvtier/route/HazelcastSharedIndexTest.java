@@ -1,5 +1,8 @@
 package io.kvtier.route;
 
+import static io.kvtier.route.RouteTesting.PAGE;
+import static io.kvtier.route.RouteTesting.options;
+import static io.kvtier.route.RouteTesting.prompt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -14,7 +17,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -31,7 +33,6 @@ import org.junit.jupiter.api.Test;
  * same blocks and route a prompt to the same replica.
  */
 class HazelcastSharedIndexTest {
-  private static final int PAGE = 4;
   private static final String CLUSTER = "kvtier-route-test-" + ProcessHandle.current().pid();
   private static HazelcastInstance member;
 
@@ -75,28 +76,9 @@ class HazelcastSharedIndexTest {
   private KvRouter router() throws Exception {
     KvRouter r =
         new KvRouter(
-            replicas.stream().map(FakeReplica::spec).toList(),
-            new KvRouter.Options(
-                "127.0.0.1",
-                0,
-                PAGE,
-                RouteScore.DEFAULT,
-                RoutePolicy.PREFIX,
-                Optional.empty(),
-                Optional.empty(),
-                Duration.ofSeconds(2),
-                Duration.ofSeconds(60)),
-            Optional.of(member));
+            replicas.stream().map(FakeReplica::spec).toList(), options(), Optional.of(member));
     routers.add(r);
     return r;
-  }
-
-  private static int[] prompt(int length, int salt) {
-    int[] t = new int[length];
-    for (int i = 0; i < length; i++) {
-      t[i] = 1 + (i * 31 + salt * 7919) % 50_000;
-    }
-    return t;
   }
 
   private String complete(KvRouter router, int[] tokens) throws Exception {
@@ -169,20 +151,7 @@ class HazelcastSharedIndexTest {
   @Test
   void aRingbufferReplicaWithoutAClusterIsRefused() throws Exception {
     replicas.add(new FakeReplica(0, member, "refused-" + System.nanoTime()));
-    assertThatThrownBy(
-            () ->
-                new KvRouter(
-                    List.of(replicas.get(0).spec()),
-                    new KvRouter.Options(
-                        "127.0.0.1",
-                        0,
-                        PAGE,
-                        RouteScore.DEFAULT,
-                        RoutePolicy.PREFIX,
-                        Optional.empty(),
-                        Optional.empty(),
-                        Duration.ofSeconds(2),
-                        Duration.ofSeconds(60))))
+    assertThatThrownBy(() -> new KvRouter(List.of(replicas.get(0).spec()), options()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("--hazelcast-addresses");
     assertThat(ReplicaSpec.parse("http://h:8000,hazelcast:kvtier-events-0").ringbuffer())

@@ -1,5 +1,10 @@
 package io.kvtier.route;
 
+import static io.kvtier.route.RouteTesting.PAGE;
+import static io.kvtier.route.RouteTesting.await;
+import static io.kvtier.route.RouteTesting.lines;
+import static io.kvtier.route.RouteTesting.options;
+import static io.kvtier.route.RouteTesting.prompt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -15,13 +20,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** The router against fake replicas that publish real KV events. */
 class KvRouterTest {
-  private static final int PAGE = 4;
   private final List<FakeReplica> replicas = new ArrayList<>();
   private KvRouter router;
   private Duration readTimeout = Duration.ofSeconds(60);
@@ -58,14 +61,6 @@ class KvRouterTest {
                 readTimeout));
   }
 
-  private static int[] prompt(int length, int salt) {
-    int[] t = new int[length];
-    for (int i = 0; i < length; i++) {
-      t[i] = 1 + (i * 31 + salt * 7919) % 50_000;
-    }
-    return t;
-  }
-
   private HttpResponse<String> complete(int[] tokens, Optional<String> key) throws Exception {
     HttpRequest.Builder b =
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + router.port() + "/v1/completions"))
@@ -78,13 +73,6 @@ class KvRouterTest {
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-    for (int i = 0; i < 400 && !condition.getAsBoolean(); i++) {
-      Thread.sleep(25);
-    }
-    assertThat(condition.getAsBoolean()).as(what).isTrue();
-  }
-
   @Test
   void aPromptGoesToTheReplicaThatCachesItsPrefixEvenIfItsEventsCameBeforeTheRouter()
       throws Exception {
@@ -94,19 +82,7 @@ class KvRouterTest {
     int[] shared = prompt(32, 1);
     replicas.get(2).caches(shared, PAGE, CacheMedium.DEVICE);
     Thread.sleep(100);
-    router =
-        new KvRouter(
-            replicas.stream().map(FakeReplica::spec).toList(),
-            new KvRouter.Options(
-                "127.0.0.1",
-                0,
-                PAGE,
-                RouteScore.DEFAULT,
-                RoutePolicy.PREFIX,
-                Optional.empty(),
-                Optional.empty(),
-                Duration.ofSeconds(2),
-                Duration.ofSeconds(60)));
+    router = new KvRouter(replicas.stream().map(FakeReplica::spec).toList(), options());
     // A later batch shows the router the gap before it; the replay fills it.
     for (int i = 0; router.index().size(2, PrefixIndex.GPU) < 8 + 2; i++) {
       assertThat(i).as("waits for the replayed prefix").isLessThan(400);
@@ -171,15 +147,7 @@ class KvRouterTest {
     HttpResponse<java.io.InputStream> r =
         http.send(request, HttpResponse.BodyHandlers.ofInputStream());
     assertThat(r.headers().firstValue("Content-Type")).contains("text/event-stream");
-    List<String> lines = new ArrayList<>();
-    try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body()))) {
-      for (String line; (line = in.readLine()) != null; ) {
-        if (!line.isEmpty()) {
-          lines.add(line);
-        }
-      }
-    }
-    assertThat(lines)
+    assertThat(lines(r.body()))
         .containsExactly(
             "data: {\"replica\":0,\"i\":0}",
             "data: {\"replica\":0,\"i\":1}",
@@ -224,19 +192,7 @@ class KvRouterTest {
       replicas.get(0).caches(prompt(8, 20 + i), PAGE, CacheMedium.DEVICE);
     }
     Thread.sleep(100);
-    router =
-        new KvRouter(
-            List.of(replicas.get(0).spec()),
-            new KvRouter.Options(
-                "127.0.0.1",
-                0,
-                PAGE,
-                RouteScore.DEFAULT,
-                RoutePolicy.PREFIX,
-                Optional.empty(),
-                Optional.empty(),
-                Duration.ofSeconds(2),
-                Duration.ofSeconds(60)));
+    router = new KvRouter(List.of(replicas.get(0).spec()), options());
     // Batch 0 (AllBlocksCleared and the first prompt) and the next two are gone from the replay
     // buffer of 2: the router keeps only the two prompts it could replay.
     await(() -> router.eventBatches()[0] == 2, "the two replayable batches applied");
@@ -398,15 +354,7 @@ class KvRouterTest {
     HttpResponse<java.io.InputStream> r =
         http.send(request, HttpResponse.BodyHandlers.ofInputStream());
     assertThat(r.statusCode()).isEqualTo(200);
-    List<String> lines = new ArrayList<>();
-    try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body()))) {
-      for (String line; (line = in.readLine()) != null; ) {
-        if (!line.isEmpty()) {
-          lines.add(line);
-        }
-      }
-    }
-    return lines;
+    return lines(r.body());
   }
 
   @Test
@@ -428,18 +376,7 @@ class KvRouterTest {
         .hasMessageContaining("http://host:port");
     assertThat(ReplicaSpec.parse("http://h:8000,tcp://h:5557,tcp://h:5558").replay())
         .contains("tcp://h:5558");
-    assertThatThrownBy(
-            () ->
-                new KvRouter.Options(
-                    "127.0.0.1",
-                    0,
-                    PAGE,
-                    RouteScore.DEFAULT,
-                    RoutePolicy.PREFIX,
-                    Optional.empty(),
-                    Optional.empty(),
-                    Duration.ofSeconds(2),
-                    Duration.ZERO))
+    assertThatThrownBy(() -> options(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("--replica-read-timeout 0 must be >= 1 second");
     assertThatThrownBy(() -> new RouteScore(1, 2))

@@ -1,5 +1,8 @@
 package io.kvtier.route;
 
+import static io.kvtier.route.RouteTesting.PAGE;
+import static io.kvtier.route.RouteTesting.options;
+import static io.kvtier.route.RouteTesting.prompt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -25,7 +28,6 @@ import org.junit.jupiter.api.Test;
  * each client's own key to the replica.
  */
 class RouterTenantsTest {
-  private static final int PAGE = 4;
   private static final CacheNamespaces NAMESPACES =
       CacheNamespaces.of(
           "router-tenants-secret-0123".getBytes(StandardCharsets.UTF_8), Optional.of("public"));
@@ -42,27 +44,6 @@ class RouterTenantsTest {
     }
     replicas.forEach(FakeReplica::close);
     http.close();
-  }
-
-  private static KvRouter.Options options() {
-    return new KvRouter.Options(
-        "127.0.0.1",
-        0,
-        PAGE,
-        RouteScore.DEFAULT,
-        RoutePolicy.PREFIX,
-        Optional.empty(),
-        Optional.empty(),
-        Duration.ofSeconds(2),
-        Duration.ofSeconds(60));
-  }
-
-  private static int[] prompt(int length, int salt) {
-    int[] t = new int[length];
-    for (int i = 0; i < length; i++) {
-      t[i] = 1 + (i * 31 + salt * 7919) % 50_000;
-    }
-    return t;
   }
 
   private HttpResponse<String> complete(int[] tokens, String key, Optional<String> salt)

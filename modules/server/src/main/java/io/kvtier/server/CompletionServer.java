@@ -150,55 +150,13 @@ public final class CompletionServer implements AutoCloseable {
     }
 
     /**
-     * Options of a replica that takes no transfer handles ({@link TransferSettings#NONE}).
-     *
-     * @param modelName the model id the API serves
-     * @param apiKey the single key, or empty
-     * @param maxBodyBytes the largest request body accepted
-     * @param readTimeout how long a connection may stay silent
-     * @param requestTimeout how long a request may wait and run before a 503
-     * @param layerMix the model's layer mix, or empty
-     * @param tenants the keys of a key file, or empty
-     * @param namespaces how tenant and {@code cache_salt} choose a namespace
-     */
-    public Options(
-        String modelName,
-        Optional<String> apiKey,
-        int maxBodyBytes,
-        Duration readTimeout,
-        Duration requestTimeout,
-        Optional<String> layerMix,
-        Optional<ApiKeys> tenants,
-        CacheNamespaces namespaces) {
-      this(
-          modelName,
-          apiKey,
-          maxBodyBytes,
-          readTimeout,
-          requestTimeout,
-          layerMix,
-          tenants,
-          namespaces,
-          TransferSettings.NONE);
-    }
-
-    /**
      * These options with a role in prefill/decode disaggregation.
      *
      * @param settings the role and what a handle must match
      * @return the options
      */
     public Options withTransfers(TransferSettings settings) {
-      return new Options(
-          modelName,
-          apiKey,
-          maxBodyBytes,
-          readTimeout,
-          requestTimeout,
-          layerMix,
-          tenants,
-          namespaces,
-          settings);
+      return with(apiKey, tenants, namespaces, settings);
     }
 
     /**
@@ -249,7 +207,8 @@ public final class CompletionServer implements AutoCloseable {
           requestTimeout,
           layerMix,
           Optional.empty(),
-          CacheNamespaces.random(Optional.empty()));
+          CacheNamespaces.random(Optional.empty()),
+          TransferSettings.NONE);
     }
 
     /**
@@ -259,16 +218,7 @@ public final class CompletionServer implements AutoCloseable {
      * @return the options
      */
     public Options withApiKey(Optional<String> key) {
-      return new Options(
-          modelName,
-          key,
-          maxBodyBytes,
-          readTimeout,
-          requestTimeout,
-          layerMix,
-          tenants,
-          namespaces,
-          transfers);
+      return with(key, tenants, namespaces, transfers);
     }
 
     /**
@@ -280,16 +230,25 @@ public final class CompletionServer implements AutoCloseable {
      * @return the options
      */
     public Options withTenants(Optional<ApiKeys> keys, CacheNamespaces cacheNamespaces) {
+      return with(keys.isPresent() ? Optional.empty() : apiKey, keys, cacheNamespaces, transfers);
+    }
+
+    /** These options with other keys, namespaces and transfer settings. */
+    private Options with(
+        Optional<String> key,
+        Optional<ApiKeys> keys,
+        CacheNamespaces cacheNamespaces,
+        TransferSettings settings) {
       return new Options(
           modelName,
-          keys.isPresent() ? Optional.empty() : apiKey,
+          key,
           maxBodyBytes,
           readTimeout,
           requestTimeout,
           layerMix,
           keys,
           cacheNamespaces,
-          transfers);
+          settings);
     }
 
     /** The keys requests are checked against. */
