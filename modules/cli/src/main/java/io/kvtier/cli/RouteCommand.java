@@ -173,10 +173,11 @@ final class RouteCommand implements Callable<Integer> {
       names = "--replica-answer-timeout",
       paramLabel = "SECONDS",
       description =
-          "With --prefill/--decode: how long a replica that still answers GET /health may take"
-              + " to begin its answer (a prefill answer comes whole, after the replica's queue, the"
-              + " prefill and the publish); past --replica-read-timeout without one the router asks"
-              + " /health, and a replica that does not answer fails the request (default: 900).")
+          "How long a replica that still answers GET /health may take to begin its answer (an"
+              + " answer that is not streamed, and every prefill answer, comes whole, after the"
+              + " replica's queue and the generation); past --replica-read-timeout without one the"
+              + " router asks /health, and a replica that does not answer fails the request"
+              + " (default: 900, or --replica-read-timeout if longer).")
   private Long replicaAnswerTimeout;
 
   @Option(
@@ -230,12 +231,6 @@ final class RouteCommand implements Callable<Integer> {
       throw new ParameterException(
           spec.commandLine(),
           "--decode needs at least one --prefill replica (replicas that do both: --replica)");
-    }
-    if (!disaggregated && replicaAnswerTimeout != null) {
-      throw new ParameterException(
-          spec.commandLine(),
-          "--replica-answer-timeout bounds the prefill and decode replicas' answers: give it with"
-              + " --prefill and --decode (--replica-read-timeout bounds --replica's)");
     }
     if (!disaggregated && decodeOverlapWeight != null) {
       throw new ParameterException(

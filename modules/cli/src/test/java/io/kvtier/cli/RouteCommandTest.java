@@ -127,9 +127,19 @@ class RouteCommandTest {
     String[] unified = run("route", "--replica", P, "--decode-overlap-weight", "2");
     assertThat(unified[0]).isEqualTo("2");
     assertThat(unified[2]).contains("--decode-overlap-weight weighs the decode pool");
-    String[] answer = run("route", "--replica", P, "--replica-answer-timeout", "60");
-    assertThat(answer[0]).isEqualTo("2");
-    assertThat(answer[2]).contains("--replica-answer-timeout bounds the prefill and decode");
+    // --replica's answers are bounded by it too, so it is checked there as well.
+    String[] unifiedShorter =
+        run(
+            "route",
+            "--replica",
+            P,
+            "--replica-read-timeout",
+            "60",
+            "--replica-answer-timeout",
+            "30");
+    assertThat(unifiedShorter[0]).isEqualTo("2");
+    assertThat(unifiedShorter[2])
+        .contains("--replica-answer-timeout 30 must be at least --replica-read-timeout 60");
     String[] shorter =
         run(
             "route",

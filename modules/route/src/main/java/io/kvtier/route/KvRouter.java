@@ -96,9 +96,9 @@ public final class KvRouter implements AutoCloseable {
    *     tokenizer and chat template ({@code kvtier route --model})
    * @param decodeScore the decode pool's scoring weights ({@code --decode-overlap-weight}); the
    *     unified and prefill pools use {@code score}
-   * @param answerTimeout with prefill and decode pools, how long a replica that still answers
-   *     {@code GET /health} may take to begin its answer ({@code --replica-answer-timeout}): a
-   *     prefill answer comes whole, after the replica's queue, the prefill and the publish; past
+   * @param answerTimeout how long a replica that still answers {@code GET /health} may take to
+   *     begin its answer ({@code --replica-answer-timeout}): an answer that is not streamed
+   *     (every prefill answer) comes whole, after the replica's queue and the generation; past
    *     {@code replicaReadTimeout} without headers the router asks {@code /health}, and a replica
    *     that does not answer it fails the request as a silent one does
    */
@@ -872,10 +872,7 @@ public final class KvRouter implements AutoCloseable {
       int r = choice.replica();
       try {
         HttpRequest sent = request(pool, r, path, exchange.getRequestMethod(), body, clientKey);
-        HttpResponse<InputStream> response =
-            disaggregated
-                ? answer(pool, r, sent)
-                : client.send(sent, HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> response = answer(pool, r, sent);
         if (decode && response.statusCode() >= 500) {
           tries.failed(r, response.statusCode(), relay.readWhole(response));
           continue;
@@ -923,7 +920,7 @@ public final class KvRouter implements AutoCloseable {
       ReplicaPool pool, int r, String path, String method, byte[] body, String clientKey) {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create(pool.replicas().get(r).http() + path))
-            .timeout(disaggregated ? options.answerTimeout() : options.replicaReadTimeout())
+            .timeout(options.answerTimeout())
             .header("Content-Type", "application/json");
     if (clientKey != null) {
       // Tenants: the replica learns the tenant from the client's own key.
@@ -940,11 +937,12 @@ public final class KvRouter implements AutoCloseable {
   }
 
   /**
-   * Sends a request of the prefill or decode pool and waits for its answer's headers: past
+   * Sends a request to a replica of any pool and waits for its answer's headers: past
    * {@code --replica-read-timeout} without them, and again after each such wait, asks the
    * replica's {@code GET /health}; one that answers is busy (its queue, a long prefill, the
-   * publish) and is waited for, up to {@code --replica-answer-timeout}; one that does not is
-   * frozen or gone, and fails the request.
+   * publish, a long answer that is not streamed and so sends its headers only at its end) and is
+   * waited for, up to {@code --replica-answer-timeout}; one that does not is frozen or gone, and
+   * fails the request.
    */
   private HttpResponse<InputStream> answer(ReplicaPool pool, int r, HttpRequest request)
       throws IOException, InterruptedException {

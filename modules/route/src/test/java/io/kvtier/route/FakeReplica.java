@@ -39,6 +39,11 @@ final class FakeReplica implements AutoCloseable {
     REFUSE,
     /** Nothing, not even headers, until the replica closes (a frozen process). */
     SILENT,
+    /**
+     * In full after 2.5 s (past a 1-second read timeout): a busy replica, or a long answer that is
+     * not streamed; {@code /health} answers meanwhile.
+     */
+    SLOW,
     /** A stream's first event, then nothing until the replica closes. */
     SILENT_AFTER_FIRST_EVENT,
     /** A stream of events until writing one fails (its reader went away), at most 10 s. */
@@ -131,6 +136,15 @@ final class FakeReplica implements AutoCloseable {
             e.getResponseHeaders().set("Content-Type", "text/event-stream");
           }
           Answer a = answer;
+          if (a == Answer.SLOW) {
+            try {
+              Thread.sleep(2500);
+            } catch (InterruptedException interrupted) {
+              Thread.currentThread().interrupt();
+              throw new IllegalStateException("replica " + id + " interrupted while slow");
+            }
+            a = Answer.WHOLE;
+          }
           if (a == Answer.REFUSE) {
             byte[] b = "{\"error\":{\"code\":\"queue_full\"}}".getBytes(StandardCharsets.UTF_8);
             e.getResponseHeaders().set("Content-Type", "application/json");

@@ -28,6 +28,10 @@ class KvRouterTest {
   private final List<FakeReplica> replicas = new ArrayList<>();
   private KvRouter router;
   private Duration readTimeout = Duration.ofSeconds(60);
+
+  /** {@code --replica-answer-timeout}; null: the default. */
+  private Duration answerTimeout;
+
   private final HttpClient http = HttpClient.newHttpClient();
 
   @AfterEach
@@ -46,19 +50,21 @@ class KvRouterTest {
     for (int i = 0; i < n; i++) {
       replicas.add(new FakeReplica(i));
     }
-    router =
-        new KvRouter(
-            replicas.stream().map(FakeReplica::spec).toList(),
-            new KvRouter.Options(
-                "127.0.0.1",
-                0,
-                PAGE,
-                RouteScore.DEFAULT,
-                policy,
-                key,
-                key.map(k -> "replica-" + k),
-                Duration.ofSeconds(2),
-                readTimeout));
+    KvRouter.Options options =
+        new KvRouter.Options(
+            "127.0.0.1",
+            0,
+            PAGE,
+            RouteScore.DEFAULT,
+            policy,
+            key,
+            key.map(k -> "replica-" + k),
+            Duration.ofSeconds(2),
+            readTimeout);
+    if (answerTimeout != null) {
+      options = options.withAnswerTimeout(answerTimeout);
+    }
+    router = new KvRouter(replicas.stream().map(FakeReplica::spec).toList(), options);
   }
 
   private HttpResponse<String> complete(int[] tokens, Optional<String> key) throws Exception {
@@ -286,7 +292,9 @@ class KvRouterTest {
 
   @Test
   void aReplicaSilentBeforeItsHeadersTimesOutAndTheRequestIsRetried() throws Exception {
+    // Its GET /health answers: it is waited for until the answer timeout, then retried.
     readTimeout = Duration.ofSeconds(1);
+    answerTimeout = Duration.ofSeconds(2);
     start(2, Optional.empty());
     int[] p = prompt(32, 10);
     replicas.get(0).caches(p, PAGE, CacheMedium.DEVICE);
@@ -298,6 +306,23 @@ class KvRouterTest {
     assertThat(r.body()).isEqualTo("{\"replica\":1}");
     assertThat(router.retries()).isEqualTo(1);
     assertThat(router.failures()).containsExactly(1, 0);
+  }
+
+  @Test
+  void aBusyReplicaThatAnswersHealthIsWaitedForPastTheReadTimeout() throws Exception {
+    readTimeout = Duration.ofSeconds(1);
+    start(2, Optional.empty());
+    int[] p = prompt(32, 14);
+    replicas.get(0).caches(p, PAGE, CacheMedium.DEVICE);
+    await(() -> router.index().size(0, PrefixIndex.GPU) == 8, "replica 0's blocks indexed");
+    // A whole answer 2.5 s late (a long generation that is not streamed), /health answering.
+    replicas.get(0).answer = FakeReplica.Answer.SLOW;
+
+    HttpResponse<String> r = complete(p, Optional.empty());
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).as("the busy replica's own answer").isEqualTo("{\"replica\":0}");
+    assertThat(router.retries()).isZero();
+    assertThat(router.failures()).containsExactly(0, 0);
   }
 
   @Test
