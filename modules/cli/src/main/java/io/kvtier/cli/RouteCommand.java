@@ -165,8 +165,9 @@ final class RouteCommand implements Callable<Integer> {
       description =
           "How long a replica may send nothing (until a reply's headers, between a stream's"
               + " events) before the request fails there; one not yet answered goes to another"
-              + " replica, a stream already begun ends with an error event"
-              + " (default: ${DEFAULT-VALUE}).")
+              + " replica, a stream already begun ends with an error event. Before the headers a"
+              + " replica that still answers GET /health is busy and waited for, up to"
+              + " --replica-answer-timeout (default: ${DEFAULT-VALUE}).")
   private long replicaReadTimeout;
 
   @Option(
