@@ -24,9 +24,9 @@ interface L3Port {
 
   /**
    * Writes a host-committed node and its ancestors not in L3 whatever their hit counts (a
-   * publish); false if nothing was registered (no tier, not host-committed, in L3 already).
+   * publish); nothing without a tier, or for a node not host-committed or in L3 already.
    */
-  boolean forceWrite(RadixNode node);
+  void forceWrite(RadixNode node);
 
   /**
    * Before an admission changes anything: fails if the request's prefetch is still running.

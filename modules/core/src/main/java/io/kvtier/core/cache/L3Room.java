@@ -65,8 +65,8 @@ final class L3Room implements L3Port {
   }
 
   @Override
-  public boolean forceWrite(RadixNode node) {
-    return tier.forceWrite(node);
+  public void forceWrite(RadixNode node) {
+    tier.forceWrite(node);
   }
 
   @Override

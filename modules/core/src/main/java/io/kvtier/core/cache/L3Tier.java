@@ -47,8 +47,8 @@ final class L3Tier {
   }
 
   /** See {@link L3Writes#write}: a forced write, whatever the node's hit count. */
-  boolean forceWrite(RadixNode node) {
-    return writes.write(node, true);
+  void forceWrite(RadixNode node) {
+    writes.write(node, true);
   }
 
   /** See {@link L3Writes#commitWrites}. */

@@ -53,15 +53,15 @@ final class L3Writes {
   /**
    * Writes a host-committed node and its ancestors not in L3, as {@link #maybeWrite} does, but
    * with {@code force} whatever its hit count: the publish of a prompt's pages (a transfer's
-   * prefill side, {@link Publications}). Returns whether a write was registered.
+   * prefill side, {@link Publications}).
    */
-  boolean write(RadixNode node, boolean force) {
+  void write(RadixNode node, boolean force) {
     if (node.l3State != RadixNode.L3_NONE
         || node.backupState != BackupState.COMMITTED
         || node.invalid != 0
         || (!force && node.hitCount < backupThreshold)
         || node.parent == null) {
-      return false;
+      return;
     }
     int count = 1;
     int pages = node.pageCount;
@@ -69,7 +69,7 @@ final class L3Writes {
     while (top.parent.parent != null && top.parent.l3State == RadixNode.L3_NONE) {
       top = top.parent;
       if (top.backupState != BackupState.COMMITTED || top.invalid != 0) {
-        return false;
+        return;
       }
       count++;
       pages += top.pageCount;
@@ -108,7 +108,6 @@ final class L3Writes {
     sink.put(hashes, slots, snapshotHashes, snapshotSlotsOf);
     queue.add(write);
     counters.increment(L3Counter.WRITES_REGISTERED);
-    return true;
   }
 
   /** Commits exactly {@code n} writes from the head; those in {@code failed} are not stored. */

@@ -20,9 +20,7 @@ final class NoL3 implements L3Port {
   public void maybeWrite(RadixNode node) {}
 
   @Override
-  public boolean forceWrite(RadixNode node) {
-    return false;
-  }
+  public void forceWrite(RadixNode node) {}
 
   @Override
   public void checkAdmittable(long requestId) {}
