@@ -609,7 +609,7 @@ final class RankGroupEngine implements GenerationEngine {
     /** The prefix the request resumed from (HYBRID.md §5): the cached tokens it reports. */
     int usable;
 
-    /** Transfer milestones (TransferOutcome), in nanoseconds; the page counts below -1 until known. */
+    /** Transfer milestones in nanoseconds (TransferOutcome); page counts below: -1 until known. */
     long submittedNanos;
 
     long admittedNanos;
