@@ -251,8 +251,7 @@ record KvTransfer(Kind kind, int[] awaitPages) {
               + pages
               + " hex strings: send the handle the prefill replica answered, unchanged");
     }
-    List<PageKey> ours =
-        PageHasher.pageKeys(namespace, Arrays.copyOf(prompt, pages * pageSize), pageSize);
+    List<PageKey> ours = pageKeys(namespace, prompt, pages, pageSize);
     for (int p = 0; p < pages; p++) {
       JsonNode given = hashes.get(p);
       if (!given.isTextual()
@@ -373,8 +372,7 @@ record KvTransfer(Kind kind, int[] awaitPages) {
       publishedSum += published;
       ObjectNode e = entries.addObject().put("prompt_tokens", prompt.length).put("pages", pages);
       ArrayNode hashes = e.putArray("page_hashes");
-      for (PageKey k :
-          PageHasher.pageKeys(namespace, Arrays.copyOf(prompt, pages * pageSize), pageSize)) {
+      for (PageKey k : pageKeys(namespace, prompt, pages, pageSize)) {
         hashes.add(k.toHex());
       }
       e.put("published_pages", published);
@@ -382,5 +380,13 @@ record KvTransfer(Kind kind, int[] awaitPages) {
     h.put("published_pages", publishedSum);
     h.put("prefill_replica", settings.replicaId());
     return h;
+  }
+
+  /**
+   * The chained hashes of the first {@code pages} full pages of a prompt in {@code namespace}: the
+   * handle's {@code page_hashes}, written by the prefill side and checked by the decode side.
+   */
+  private static List<PageKey> pageKeys(long namespace, int[] prompt, int pages, int pageSize) {
+    return PageHasher.pageKeys(namespace, Arrays.copyOf(prompt, pages * pageSize), pageSize);
   }
 }
