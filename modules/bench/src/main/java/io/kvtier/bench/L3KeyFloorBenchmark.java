@@ -22,10 +22,11 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The floor under an L3 tier's cost per page written: the page's chained SHA-256 ({@link
  * PageHasher}, 32 bytes of the previous page's hash and 16 token ids) and its L3 key ({@link
- * L3Keys#key}, SHA-256 of the 32-byte salt and the page's hash), per page. {@code kvtier replay}
- * writes millions of pages to its L3 tier while the rest of a page's replay costs tens of
- * nanoseconds, so these two figures bound how close a replay with an L3 tier can come to one
- * without (docs/PERFORMANCE.md, "L3 keys once").
+ * L3Keys#key}, the 32-byte salt XOR the page's hash since 2026-12-05; a second SHA-256 before),
+ * per page. {@code kvtier replay} writes millions of pages to its L3 tier while the rest of a
+ * page's replay costs tens of nanoseconds, so these two figures bound how close a replay with an
+ * L3 tier can come to one without (docs/PERFORMANCE.md, "L3 keys once" and "One digest per L3
+ * page").
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)

@@ -1,6 +1,9 @@
 package io.kvtier.core.cache;
 
 import io.kvtier.spi.PageKey;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -14,8 +17,18 @@ import java.util.Objects;
  *
  * <pre>
  *   salt = SHA-256("kvtier-l3" | modelId (UTF-8, length-prefixed) | rank | worldSize)
- *   key  = SHA-256(salt | pageHash)
+ *   key  = salt XOR pageHash
  * </pre>
+ *
+ * <p>The key is the page hash itself, made distinct per salt by a fixed XOR: no digest beyond the
+ * chain's one per page (a second SHA-256 per key was the largest cost of an L3 tier,
+ * docs/PERFORMANCE.md, "One digest per L3 page"). For one salt it is a bijection of the page
+ * hash, so two keys are equal exactly when two page hashes are (a SHA-256 collision: the
+ * namespace, and with it the tenant, is inside the page hash). Across salts, two keys are equal
+ * when two page hashes differ by the two salts' XOR, a fixed 256-bit difference between SHA-256
+ * outputs, which no attack finds faster than the generic 2^128 of a collision. Keys of the
+ * earlier form ({@code SHA-256(salt | pageHash)}, before 2026-12-05) are never asked for again: a
+ * store written then keeps them as cold pages its own eviction removes.
  *
  * <p>For replicated KV (MLA) the rank is written as -1, so every rank computes the same keys.
  *
@@ -31,12 +44,15 @@ import java.util.Objects;
  */
 public final class L3Keys {
   /**
-   * One digest per thread, reused for every key it computes ({@code digest()} resets it): the
-   * keys of a probe, put or fetch are computed one after another on the thread that runs the
+   * One digest per thread, reused for every snapshot key it computes ({@code digest()} resets it):
+   * the keys of a probe, put or fetch are computed one after another on the thread that runs the
    * store work, and {@code MessageDigest.getInstance} per key cost more than the hash itself
    * (docs/PERFORMANCE.md, "L3 keys").
    */
   private static final ThreadLocal<MessageDigest> DIGEST = ThreadLocal.withInitial(L3Keys::sha256);
+
+  private static final VarHandle BIG_ENDIAN_LONG =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
   /** The kind byte of snapshot keys (HYBRID.md §6; 0x01 is reserved for SWA pages). */
   private static final byte SNAPSHOT_KIND = 0x02;
@@ -76,10 +92,24 @@ public final class L3Keys {
    * @return the key
    */
   public static PageKey key(byte[] salt, byte[] pageHash) {
-    MessageDigest md = DIGEST.get();
-    md.update(salt);
-    md.update(pageHash);
-    return PageKey.of(md.digest());
+    if (salt.length != 32 || pageHash.length != 32) {
+      throw new IllegalArgumentException(
+          "salt.length="
+              + salt.length
+              + " and pageHash.length="
+              + pageHash.length
+              + " must both be 32");
+    }
+    return new PageKey(
+        word(salt, 0) ^ word(pageHash, 0),
+        word(salt, 8) ^ word(pageHash, 8),
+        word(salt, 16) ^ word(pageHash, 16),
+        word(salt, 24) ^ word(pageHash, 24));
+  }
+
+  /** The big-endian 64-bit word at {@code at}, as {@link PageKey#of} reads it. */
+  private static long word(byte[] bytes, int at) {
+    return (long) BIG_ENDIAN_LONG.get(bytes, at);
   }
 
   /**

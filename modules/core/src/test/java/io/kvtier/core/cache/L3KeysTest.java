@@ -31,12 +31,32 @@ class L3KeysTest {
   }
 
   @Test
-  void aPageKeyIsThePinnedDigestOfSaltAndPageHash() {
+  void aPageKeyIsThePinnedSaltXorPageHash() {
     byte[] salt = L3Keys.salt("model-x", 1, 2, false);
-    // SHA-256("kvtier-l3" | 7 | "model-x" | 1 | 2) then SHA-256(salt | 00 01 .. 1f), computed
-    // once with a fresh MessageDigest outside this code.
+    // SHA-256("kvtier-l3" | 7 | "model-x" | 1 | 2) XOR 00 01 .. 1f, computed once with Python's
+    // hashlib outside this code.
     assertThat(L3Keys.key(salt, hash(0)).toHex())
-        .isEqualTo("2c61aae26ebb0b5b2a5de2f491776cc338a53499d5985cb4ec324d74001bbe0e");
+        .isEqualTo("e0f6ed1e00251bd549c37fcb0cbb51c03e17e11b6430a38e86b39540acd10a89");
+  }
+
+  @Test
+  void pageKeysDifferPerSaltAndAreDistinctForDistinctPageHashes() {
+    byte[] rank0 = L3Keys.salt("m", 0, 2, false);
+    byte[] rank1 = L3Keys.salt("m", 1, 2, false);
+    byte[] otherModel = L3Keys.salt("n", 0, 2, false);
+    List<PageKey> all = new ArrayList<>();
+    for (int page = 0; page < 64; page++) {
+      all.add(L3Keys.key(rank0, hash(page)));
+      all.add(L3Keys.key(rank1, hash(page)));
+      all.add(L3Keys.key(otherModel, hash(page)));
+    }
+    assertThat(all).hasSize(192).doesNotHaveDuplicates();
+    // Replicated KV: every rank has the same keys.
+    assertThat(L3Keys.key(L3Keys.salt("m", 1, 2, true), hash(5)))
+        .isEqualTo(L3Keys.key(L3Keys.salt("m", 0, 2, true), hash(5)));
+    assertThatThrownBy(() -> L3Keys.key(rank0, new byte[16]))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("pageHash.length=16");
   }
 
   @Test
