@@ -6,6 +6,7 @@ import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.discovery.ProviderKind;
 import io.kvtier.core.rank.LoadFailurePolicy;
+import io.kvtier.core.rank.RankEngineConfig;
 import io.kvtier.serving.EngineSettings;
 import io.kvtier.serving.GenerationEngine;
 import io.kvtier.serving.GenerationEngines;
@@ -99,6 +100,15 @@ public final class EngineOptions {
           "Prompt tokens one request prefills per tick (chunked prefill; default:"
               + " ${DEFAULT-VALUE}).")
   int chunk = EngineSettings.DEFAULTS.chunkTokens();
+
+  @Option(
+      names = "--max-prefill-tokens",
+      paramLabel = "TOKENS",
+      description =
+          "Prompt tokens all running requests together prefill per tick, taken in admission"
+              + " order, each at most --chunk; a smaller budget keeps long prompts from holding"
+              + " up every decode in their tick (default: no budget, each request its --chunk).")
+  Integer maxPrefillTokens;
 
   @Option(
       names = "--no-prefix-cache",
@@ -204,11 +214,31 @@ public final class EngineOptions {
     return EngineSettings.DEFAULTS
         .withRank(placement.rank())
         .withBatching(maxRunning, chunk)
+        .withMaxPrefillTokens(maxPrefillTokens())
         .withQueueCapacity(queueCapacity)
         .withGroup(group)
         .withPrefixCaching(!noPrefixCache)
         .withVerifyByRecompute(verifyByRecompute())
         .withOnLoadFailure(onLoadFailure());
+  }
+
+  /**
+   * The {@code --max-prefill-tokens} budget.
+   *
+   * @return the tokens, or {@link RankEngineConfig#NO_PREFILL_BUDGET} when not given
+   * @throws IllegalArgumentException if it is below 1, naming the option
+   */
+  int maxPrefillTokens() {
+    if (maxPrefillTokens == null) {
+      return RankEngineConfig.NO_PREFILL_BUDGET;
+    }
+    if (maxPrefillTokens < 1) {
+      throw new IllegalArgumentException(
+          "--max-prefill-tokens="
+              + maxPrefillTokens
+              + " must be at least 1 (leave it out for no budget)");
+    }
+    return maxPrefillTokens;
   }
 
   /**

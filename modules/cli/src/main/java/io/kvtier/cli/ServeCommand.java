@@ -331,6 +331,7 @@ final class ServeCommand implements Callable<Integer> {
     try {
       engineOptions.verifyByRecompute();
       engineOptions.onLoadFailure();
+      engineOptions.maxPrefillTokens();
     } catch (IllegalArgumentException e) {
       return usage(err, e.getMessage());
     }

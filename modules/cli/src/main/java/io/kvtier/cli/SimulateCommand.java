@@ -9,6 +9,7 @@ import io.kvtier.core.config.L3PrefetchPolicy;
 import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.rank.LoadFailurePolicy;
+import io.kvtier.core.rank.RankEngineConfig;
 import io.kvtier.core.rank.TickStep;
 import io.kvtier.simulator.AckDelay;
 import io.kvtier.simulator.L3Simulation;
@@ -263,6 +264,14 @@ final class SimulateCommand implements Callable<Integer> {
       names = "--max-running",
       description = "Requests running at once (default: ${DEFAULT-VALUE}).")
   private int maxRunning = DEFAULTS.maxRunning();
+
+  @Option(
+      names = "--max-prefill-tokens",
+      paramLabel = "TOKENS",
+      description =
+          "Prompt tokens all running requests together prefill per tick, taken in admission"
+              + " order, each at most --chunk (default: no budget, each request its --chunk).")
+  private Integer maxPrefillTokens;
 
   @Option(
       names = "--layer-mix",
@@ -777,6 +786,8 @@ final class SimulateCommand implements Callable<Integer> {
               .onLoadFailure(LoadFailurePolicy.parse(onLoadFailure, "--on-load-failure"))
               .chunkTokens(chunk)
               .maxRunning(maxRunning)
+              .maxPrefillTokens(
+                  maxPrefillTokens == null ? RankEngineConfig.NO_PREFILL_BUDGET : maxPrefillTokens)
               .l3(l3Simulation())
               .rankFailure(rankFailure(placement.ranks()));
       HybridOptions.Mix mix =
@@ -853,6 +864,10 @@ final class SimulateCommand implements Callable<Integer> {
         "--flip-probability", flipProbability, "chance per host-to-device copy batch");
     OptionCheck.atLeast("--chunk", chunk, 1, "prompt tokens prefilled per tick");
     OptionCheck.atLeast("--max-running", maxRunning, 1, "requests running at once");
+    if (maxPrefillTokens != null) {
+      OptionCheck.atLeast(
+          "--max-prefill-tokens", maxPrefillTokens, 1, "prompt tokens prefilled per tick");
+    }
     OptionCheck.atLeast("--watchdog", watchdogSeconds, 1, "seconds one collective may wait");
     OptionCheck.atLeast("--l3-mib", l3Mib, 1, "L3 store capacity per rank in MiB");
     OptionCheck.atLeast(

@@ -7,6 +7,7 @@ import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.KvTierConfigBuilder;
 import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.discovery.ProviderKind;
+import io.kvtier.core.rank.RankEngineConfig;
 import io.kvtier.serving.EngineSettings;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -48,6 +49,9 @@ class EngineOptionsTest {
     assertThat(settings.isServingRank()).isTrue();
     assertThat(settings.maxRunning()).isEqualTo(8);
     assertThat(settings.chunkTokens()).isEqualTo(32);
+    assertThat(settings.maxPrefillTokens()).isEqualTo(RankEngineConfig.NO_PREFILL_BUDGET);
+    assertThat(parse("--max-prefill-tokens", "96").settings(config, 1, Map.of()).maxPrefillTokens())
+        .isEqualTo(96);
     assertThat(settings.queueCapacity()).isEqualTo(7);
     assertThat(settings.prefixCaching()).isTrue();
     assertThat(parse("--no-prefix-cache").settings(config, 1, Map.of()).prefixCaching()).isFalse();

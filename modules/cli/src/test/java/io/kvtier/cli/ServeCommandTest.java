@@ -459,6 +459,7 @@ class ServeCommandTest {
       --port 70000       | --port=70000 must be between 0 and 65535
       --port -1          | --port=-1 must be between 0 and 65535
       --queue 0          | --queue=0 must be at least 1
+      --max-prefill-tokens 0 | --max-prefill-tokens=0 must be at least 1 (leave it out for no budget)
       --read-timeout 0   | --read-timeout=0 must be at least 1 second
       --request-timeout 0 | --request-timeout=0 must be at least 1 second
       --bind nosuchhost.invalid | --bind=nosuchhost.invalid is not a known host name or address

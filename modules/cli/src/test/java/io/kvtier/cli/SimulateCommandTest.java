@@ -236,6 +236,47 @@ class SimulateCommandTest {
         .isEqualTo("kvtier simulate: --ranks=9 is out of range: give 1 to 8 (ranks in the run)");
   }
 
+  /**
+   * A per-tick prefill budget below the chunk, on 4 ranks with failing copies and an L3 tier:
+   * every check passes, and a budget below 1 is a usage error naming the flag.
+   */
+  @Test
+  void aPrefillBudgetRunPassesEveryCheckAndZeroIsRefused(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("budget.json");
+    CliRun run =
+        run(
+            "simulate",
+            "--ranks",
+            "4",
+            "--seed",
+            "7",
+            "--chunk",
+            "64",
+            "--max-prefill-tokens",
+            "40",
+            "--failure-probability",
+            "0.05",
+            "--l3",
+            "memory",
+            "--ticks",
+            "400",
+            "--json",
+            file.toString());
+    assertThat(run.status()).as(run.out() + run.err()).isZero();
+    Map<String, Object> j = json(file);
+    assertThat(j)
+        .containsEntry("checksPassed", true)
+        .containsEntry("replicaDigestsEqual", true)
+        .containsEntry("leakedPages", 0L);
+    assertThat((Long) j.get("finished")).isPositive();
+    CliRun bad = run("simulate", "--max-prefill-tokens", "0");
+    assertThat(bad.status()).isEqualTo(2);
+    assertThat(bad.firstErrLine())
+        .isEqualTo(
+            "kvtier simulate: --max-prefill-tokens=0 is out of range: give 1 or more (prompt"
+                + " tokens prefilled per tick)");
+  }
+
   @Test
   void aFullCheckIntervalBelowOneIsAUsageErrorNamingTheFlag() {
     for (String n : new String[] {"0", "-3"}) {

@@ -15,6 +15,9 @@ import java.util.Objects;
  *     hazelcast}); {@link #ALL_RANKS} to run every rank as a thread of this process ({@code local})
  * @param maxRunning the most requests that advance in one tick (continuous batching), at least 1
  * @param chunkTokens the most prompt tokens one request prefills in one tick, at least 1
+ * @param maxPrefillTokens the most prompt tokens all running requests together prefill in one
+ *     tick, at least 1, or {@link RankEngineConfig#NO_PREFILL_BUDGET} for no budget ({@link
+ *     RankEngineConfig#maxPrefillTokens()})
  * @param queueCapacity the most requests that may wait for admission before {@link
  *     GenerationEngine#submit} refuses one ({@link GenerationEngine.EngineBusyException}), at
  *     least 1
@@ -36,6 +39,7 @@ public record EngineSettings(
     int rank,
     int maxRunning,
     int chunkTokens,
+    int maxPrefillTokens,
     int queueCapacity,
     String group,
     Duration stallTimeout,
@@ -62,6 +66,7 @@ public record EngineSettings(
           ALL_RANKS,
           RankEngineConfig.DEFAULT_MAX_RUNNING,
           RankEngineConfig.DEFAULT_CHUNK_TOKENS,
+          RankEngineConfig.DEFAULT_MAX_PREFILL_TOKENS,
           DEFAULT_QUEUE_CAPACITY,
           "kvtier-serve",
           DEFAULT_STALL_TIMEOUT,
@@ -77,6 +82,7 @@ public record EngineSettings(
     }
     atLeast("maxRunning", maxRunning);
     atLeast("chunkTokens", chunkTokens);
+    atLeast("maxPrefillTokens", maxPrefillTokens);
     atLeast("queueCapacity", queueCapacity);
     Objects.requireNonNull(group, "group");
     Objects.requireNonNull(onLoadFailure, "onLoadFailure");
@@ -106,6 +112,7 @@ public record EngineSettings(
         processRank,
         maxRunning,
         chunkTokens,
+        maxPrefillTokens,
         queueCapacity,
         group,
         stallTimeout,
@@ -126,6 +133,28 @@ public record EngineSettings(
         rank,
         running,
         chunk,
+        maxPrefillTokens,
+        queueCapacity,
+        group,
+        stallTimeout,
+        prefixCaching,
+        verifyByRecompute,
+        onLoadFailure);
+  }
+
+  /**
+   * These settings with another per-tick prefill budget.
+   *
+   * @param tokens prompt tokens of all running requests together per tick, at least 1, or {@link
+   *     RankEngineConfig#NO_PREFILL_BUDGET}
+   * @return a copy
+   */
+  public EngineSettings withMaxPrefillTokens(int tokens) {
+    return new EngineSettings(
+        rank,
+        maxRunning,
+        chunkTokens,
+        tokens,
         queueCapacity,
         group,
         stallTimeout,
@@ -145,6 +174,7 @@ public record EngineSettings(
         rank,
         maxRunning,
         chunkTokens,
+        maxPrefillTokens,
         capacity,
         group,
         stallTimeout,
@@ -164,6 +194,7 @@ public record EngineSettings(
         rank,
         maxRunning,
         chunkTokens,
+        maxPrefillTokens,
         queueCapacity,
         name,
         stallTimeout,
@@ -183,6 +214,7 @@ public record EngineSettings(
         rank,
         maxRunning,
         chunkTokens,
+        maxPrefillTokens,
         queueCapacity,
         group,
         timeout,
@@ -202,6 +234,7 @@ public record EngineSettings(
         rank,
         maxRunning,
         chunkTokens,
+        maxPrefillTokens,
         queueCapacity,
         group,
         stallTimeout,
@@ -221,6 +254,7 @@ public record EngineSettings(
         rank,
         maxRunning,
         chunkTokens,
+        maxPrefillTokens,
         queueCapacity,
         group,
         stallTimeout,
@@ -240,6 +274,7 @@ public record EngineSettings(
         rank,
         maxRunning,
         chunkTokens,
+        maxPrefillTokens,
         queueCapacity,
         group,
         stallTimeout,
@@ -269,6 +304,7 @@ public record EngineSettings(
         RankEngineConfig.DEFAULTS
             .withMaxRunning(maxRunning)
             .withChunkTokens(chunkTokens)
+            .withMaxPrefillTokens(maxPrefillTokens)
             .withVerifyByRecompute(verifyByRecompute)
             .withOnLoadFailure(onLoadFailure);
     return ranks == 1 ? c.withDigestInterval(0).withGuardCollective(false) : c;

@@ -193,6 +193,7 @@ final class SimulatedRank implements AutoCloseable {
         RankEngineConfig.DEFAULTS
             .withChunkTokens(config.chunkTokens())
             .withMaxRunning(config.maxRunning())
+            .withMaxPrefillTokens(config.maxPrefillTokens())
             .withDigestInterval(config.digestInterval())
             .withGuardCollective(false)
             .withOnLoadFailure(config.onLoadFailure())

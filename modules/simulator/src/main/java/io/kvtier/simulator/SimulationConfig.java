@@ -36,6 +36,9 @@ import java.util.TreeMap;
  * @param abortProbability the chance per tick that rank 0 aborts one live request, 0 to 1
  * @param chunkTokens prompt tokens a request prefills per tick
  * @param maxRunning requests running at once per rank
+ * @param maxPrefillTokens prompt tokens all running requests together prefill per tick ({@link
+ *     io.kvtier.core.rank.RankEngineConfig#maxPrefillTokens()}), {@link
+ *     io.kvtier.core.rank.RankEngineConfig#NO_PREFILL_BUDGET} for no budget
  * @param arrivalsPerTick the most requests rank 0 lets arrive per tick
  * @param digestInterval ticks between the engine's in-band digest checks, 0 for none (the
  *     simulator's own check after every tick runs regardless)
@@ -100,6 +103,7 @@ public record SimulationConfig(
     double abortProbability,
     int chunkTokens,
     int maxRunning,
+    int maxPrefillTokens,
     int arrivalsPerTick,
     int digestInterval,
     int ticks,
@@ -163,6 +167,7 @@ public record SimulationConfig(
     probability("abortProbability", abortProbability);
     atLeast("chunkTokens", chunkTokens, 1);
     atLeast("maxRunning", maxRunning, 1);
+    atLeast("maxPrefillTokens", maxPrefillTokens, 1);
     atLeast("arrivalsPerTick", arrivalsPerTick, 1);
     atLeast("digestInterval", digestInterval, 0);
     atLeast("ticks", ticks, 1);

@@ -4,6 +4,7 @@ import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.WritePolicy;
 import io.kvtier.core.rank.LoadFailurePolicy;
 import io.kvtier.core.rank.ProtocolDefect;
+import io.kvtier.core.rank.RankEngineConfig;
 import java.time.Duration;
 import java.util.Map;
 
@@ -31,6 +32,7 @@ public final class SimulationConfigBuilder {
   private double abortProbability = 0.01;
   private int chunkTokens = 64;
   private int maxRunning = 8;
+  private int maxPrefillTokens = RankEngineConfig.NO_PREFILL_BUDGET;
   private int arrivalsPerTick = 2;
   private int digestInterval = 1;
   private int ticks = 600;
@@ -68,6 +70,7 @@ public final class SimulationConfigBuilder {
     abortProbability = c.abortProbability();
     chunkTokens = c.chunkTokens();
     maxRunning = c.maxRunning();
+    maxPrefillTokens = c.maxPrefillTokens();
     arrivalsPerTick = c.arrivalsPerTick();
     digestInterval = c.digestInterval();
     ticks = c.ticks();
@@ -239,6 +242,17 @@ public final class SimulationConfigBuilder {
    */
   public SimulationConfigBuilder chunkTokens(int v) {
     chunkTokens = v;
+    return this;
+  }
+
+  /**
+   * Sets the prompt tokens all running requests together prefill per tick.
+   *
+   * @param v at least 1; {@link RankEngineConfig#NO_PREFILL_BUDGET} for no budget (the default)
+   * @return this
+   */
+  public SimulationConfigBuilder maxPrefillTokens(int v) {
+    maxPrefillTokens = v;
     return this;
   }
 
@@ -470,6 +484,7 @@ public final class SimulationConfigBuilder {
         abortProbability,
         chunkTokens,
         maxRunning,
+        maxPrefillTokens,
         arrivalsPerTick,
         digestInterval,
         ticks,

@@ -8,6 +8,13 @@ import java.util.Objects;
  * @param chunkTokens the most prompt tokens a request prefills per tick (chunked prefill), at
  *     least 1
  * @param maxRunning the most requests running at once, at least 1
+ * @param maxPrefillTokens the most prompt tokens all running requests together prefill in one
+ *     tick, at least 1 (compare SGLang's {@code --max-prefill-tokens}, vLLM's {@code
+ *     max_num_batched_tokens}); {@link #NO_PREFILL_BUDGET} (the default) for no budget beyond each request's chunk. The running requests take it in
+ *     admission order, each at most {@code chunkTokens}; one left without any waits for the next
+ *     tick, and so does a prepared backup's whole-prompt step that the rest would split. Decode
+ *     steps are not counted: a tick of long prefill chunks delays every decode in it, which is
+ *     what the budget bounds (docs/SERVE.md, "The prefill budget")
  * @param digestInterval ticks between replica digest checks (step 6); 0 turns the check off.
  *     On by default ({@value #DEFAULT_DIGEST_INTERVAL}): a check is one 2-element reduction and a
  *     hash of the replicated state, about 1/64 more collective calls per tick and no difference
@@ -33,6 +40,7 @@ import java.util.Objects;
 public record RankEngineConfig(
     int chunkTokens,
     int maxRunning,
+    int maxPrefillTokens,
     int digestInterval,
     int loadBackQuotaPages,
     boolean preparedBackups,
@@ -48,6 +56,12 @@ public record RankEngineConfig(
   /** Default of {@link #maxRunning()}. */
   public static final int DEFAULT_MAX_RUNNING = 16;
 
+  /** {@link #maxPrefillTokens()} of no budget: each running request prefills its chunk. */
+  public static final int NO_PREFILL_BUDGET = Integer.MAX_VALUE;
+
+  /** Default of {@link #maxPrefillTokens()}: no budget. */
+  public static final int DEFAULT_MAX_PREFILL_TOKENS = NO_PREFILL_BUDGET;
+
   /** Default of {@link #digestInterval()}: a digest check every 64 ticks. */
   public static final int DEFAULT_DIGEST_INTERVAL = 64;
 
@@ -59,6 +73,7 @@ public record RankEngineConfig(
       new RankEngineConfig(
           DEFAULT_CHUNK_TOKENS,
           DEFAULT_MAX_RUNNING,
+          DEFAULT_MAX_PREFILL_TOKENS,
           DEFAULT_DIGEST_INTERVAL,
           Integer.MAX_VALUE,
           true,
@@ -72,6 +87,7 @@ public record RankEngineConfig(
   public RankEngineConfig {
     atLeast("chunkTokens", chunkTokens, 1);
     atLeast("maxRunning", maxRunning, 1);
+    atLeast("maxPrefillTokens", maxPrefillTokens, 1);
     atLeast("digestInterval", digestInterval, 0);
     atLeast("loadBackQuotaPages", loadBackQuotaPages, 0);
     Objects.requireNonNull(onLoadFailure, "onLoadFailure");
@@ -94,6 +110,7 @@ public record RankEngineConfig(
     return new RankEngineConfig(
         tokens,
         maxRunning,
+        maxPrefillTokens,
         digestInterval,
         loadBackQuotaPages,
         preparedBackups,
@@ -114,6 +131,29 @@ public record RankEngineConfig(
     return new RankEngineConfig(
         chunkTokens,
         requests,
+        maxPrefillTokens,
+        digestInterval,
+        loadBackQuotaPages,
+        preparedBackups,
+        cacheChunks,
+        guardCollective,
+        verifyByRecompute,
+        onLoadFailure,
+        defect);
+  }
+
+  /**
+   * With another per-tick prefill budget.
+   *
+   * @param tokens prompt tokens of all requests together per tick, at least 1; {@link
+   *     #NO_PREFILL_BUDGET} for none
+   * @return a copy
+   */
+  public RankEngineConfig withMaxPrefillTokens(int tokens) {
+    return new RankEngineConfig(
+        chunkTokens,
+        maxRunning,
+        tokens,
         digestInterval,
         loadBackQuotaPages,
         preparedBackups,
@@ -134,6 +174,7 @@ public record RankEngineConfig(
     return new RankEngineConfig(
         chunkTokens,
         maxRunning,
+        maxPrefillTokens,
         ticks,
         loadBackQuotaPages,
         preparedBackups,
@@ -154,6 +195,7 @@ public record RankEngineConfig(
     return new RankEngineConfig(
         chunkTokens,
         maxRunning,
+        maxPrefillTokens,
         digestInterval,
         pages,
         preparedBackups,
@@ -174,6 +216,7 @@ public record RankEngineConfig(
     return new RankEngineConfig(
         chunkTokens,
         maxRunning,
+        maxPrefillTokens,
         digestInterval,
         loadBackQuotaPages,
         enabled,
@@ -194,6 +237,7 @@ public record RankEngineConfig(
     return new RankEngineConfig(
         chunkTokens,
         maxRunning,
+        maxPrefillTokens,
         digestInterval,
         loadBackQuotaPages,
         preparedBackups,
@@ -214,6 +258,7 @@ public record RankEngineConfig(
     return new RankEngineConfig(
         chunkTokens,
         maxRunning,
+        maxPrefillTokens,
         digestInterval,
         loadBackQuotaPages,
         preparedBackups,
@@ -234,6 +279,7 @@ public record RankEngineConfig(
     return new RankEngineConfig(
         chunkTokens,
         maxRunning,
+        maxPrefillTokens,
         digestInterval,
         loadBackQuotaPages,
         preparedBackups,
@@ -254,6 +300,7 @@ public record RankEngineConfig(
     return new RankEngineConfig(
         chunkTokens,
         maxRunning,
+        maxPrefillTokens,
         digestInterval,
         loadBackQuotaPages,
         preparedBackups,
@@ -274,6 +321,7 @@ public record RankEngineConfig(
     return new RankEngineConfig(
         chunkTokens,
         maxRunning,
+        maxPrefillTokens,
         digestInterval,
         loadBackQuotaPages,
         preparedBackups,

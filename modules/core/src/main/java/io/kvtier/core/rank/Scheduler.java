@@ -244,7 +244,8 @@ final class Scheduler {
         cache.allocateTokens(r.id(), r.promptLength());
         rr.prepared =
             config.preparedBackups()
-                && r.promptLength() - rr.prefixLength <= config.chunkTokens()
+                && r.promptLength() - rr.prefixLength
+                    <= Math.min(config.chunkTokens(), config.maxPrefillTokens())
                 && r.promptLength() > rr.prefixLength
                 && cache.prepareBackup(r.id());
         cache.allocateTokens(r.id(), kvTarget);
@@ -413,6 +414,8 @@ final class Scheduler {
     if (config.defect() == ProtocolDefect.REDUCE_FOR_LOCALLY_LOADED_REQUESTS) {
       voteOnLocallyLoaded();
     }
+    // The tick's prefill budget, taken in running (admission) order; replicated like the order.
+    int prefillBudget = config.maxPrefillTokens();
     for (Iterator<RunningRequest> it = running.iterator(); it.hasNext(); ) {
       RunningRequest r = it.next();
       if (!r.loadsCommitted()) {
@@ -430,6 +433,17 @@ final class Scheduler {
         }
         continue;
       }
+      int prefill = 0;
+      if (r.inPrefill()) {
+        int remaining = r.promptLength - r.computed;
+        prefill = Math.min(remaining, Math.min(config.chunkTokens(), prefillBudget));
+        if (prefill == 0 || (r.prepared && prefill < remaining)) {
+          // Waits for a later tick's budget: none is left, or a prepared backup's one-step
+          // prefill would be split (it fits a whole budget, so it runs once it comes first).
+          continue;
+        }
+        prefillBudget -= prefill;
+      }
       boolean first = !r.started;
       if (first) {
         start(r);
@@ -441,7 +455,7 @@ final class Scheduler {
       if (speculative > 0 && !first && decodes(r) && speculate(r, tick)) {
         continue;
       }
-      step(r, first, tick);
+      step(r, first, tick, prefill);
     }
     if (!decodes.isEmpty()) {
       decodeTogether(tick);
@@ -581,12 +595,13 @@ final class Scheduler {
     }
   }
 
-  private void step(RunningRequest r, boolean first, long tick) {
+  /**
+   * One step of a request: {@code prefill} prompt tokens while it is in prefill (its share of
+   * the tick's budget, at least 1), else one decode position.
+   */
+  private void step(RunningRequest r, boolean first, long tick, int prefill) {
     int from = r.computed;
-    int to =
-        r.inPrefill()
-            ? Math.min(r.promptLength, from + config.chunkTokens())
-            : r.computed < r.kvTarget ? from + 1 : from;
+    int to = r.inPrefill() ? from + prefill : r.computed < r.kvTarget ? from + 1 : from;
     int[] pageTable = cache.pageTable(r.id);
     ModelStep step =
         snapshots
