@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -106,33 +105,12 @@ class DecodeBatchTest {
   }
 
   /** Each request's tokens, in the order the listener saw them, from rank 0 and rank 1. */
-  @SuppressWarnings("unchecked")
   private static List<Map<Long, List<Integer>>> run(java.util.function.IntFunction<TokenModel> m)
       throws Exception {
     List<TokenModel> models = new ArrayList<>(List.of(m.apply(0), m.apply(1)));
     try (RankHarness h = new RankHarness(2, CACHE, ENGINE, models::get, Duration.ofSeconds(20))) {
-      List<Object> out =
-          h.onRanks(
-              (rank, e) -> {
-                Map<Long, List<Integer>> tokens = new TreeMap<>();
-                e.setRequestListener(
-                    new RequestListener() {
-                      @Override
-                      public void token(long tick, long id, int token) {
-                        tokens.computeIfAbsent(id, k -> new ArrayList<>()).add(token);
-                      }
-                    });
-                for (long t = 0; !e.isDrained(); t++) {
-                  assertThat(t).as("ticks to drain").isLessThan(300);
-                  h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
-                  e.tick(rank == 0 ? commands(t) : null);
-                }
-                return tokens;
-              });
-      List<Map<Long, List<Integer>>> result = new ArrayList<>();
-      for (Object o : out) {
-        result.add((Map<Long, List<Integer>>) o);
-      }
+      List<Map<Long, List<Integer>>> result =
+          h.tokensUntilDrained(DecodeBatchTest::commands, 300, (rank, tick) -> {});
       if (models.get(0) instanceof BatchingModel b) {
         assertThat(((BatchingModel) models.get(1)).batchSizes).isEqualTo(b.batchSizes);
         assertThat(b.batchSizes).as("a tick that decoded several requests together").contains(4);

@@ -33,41 +33,35 @@ class PrefillBudgetTest {
   record Step(long tick, long id, int from, int to) {}
 
   /**
-   * Next token: a function of every token so far; records every step with its tick, and the
-   * steps that streamed a prepared backup (the scheduler asks {@link #streamedBlock} only then).
+   * {@link DecodeBatchTest.TokenModel} (next token: a function of every token so far) that also
+   * records every step with its tick, and the steps that streamed a prepared backup (the
+   * scheduler asks {@link #streamedBlock} only then).
    */
-  static final class RecordingModel implements ModelRunner {
-    final List<Step> steps = new ArrayList<>();
+  static final class RecordingModel extends DecodeBatchTest.TokenModel {
+    final List<Step> ticked = new ArrayList<>();
     final List<Step> streamed = new ArrayList<>();
     long tick;
 
-    @Override
-    public int streamedBlock(int layer) {
-      if (layer == 0) {
-        streamed.add(steps.getLast());
-      }
-      return layer;
-    }
-
+    /** The harness's KV layout has two layers, whose blocks a prepared backup streams. */
     @Override
     public int layers() {
       return 2;
     }
 
     @Override
-    public void writeLayer(ModelStep step, int layer) {
+    public int streamedBlock(int layer) {
       if (layer == 0) {
-        steps.add(new Step(tick, step.requestId(), step.from(), step.to()));
+        streamed.add(ticked.getLast());
       }
+      return layer;
     }
 
     @Override
-    public int nextToken(ModelStep step) {
-      long h = 17;
-      for (int i = 0; i < step.to(); i++) {
-        h = h * 31 + step.tokens()[i];
+    public void writeLayer(ModelStep step, int layer) {
+      super.writeLayer(step, layer);
+      if (layer == 0) {
+        ticked.add(new Step(tick, step.requestId(), step.from(), step.to()));
       }
-      return Math.floorMod(h, 400) + 1;
     }
   }
 
@@ -124,39 +118,13 @@ class PrefillBudgetTest {
     return run(engine, PrefillBudgetTest::commands);
   }
 
-  @SuppressWarnings("unchecked")
-  private static Run run(RankEngineConfig engine, java.util.function.LongFunction<TickCommands> at)
-      throws Exception {
+  private static Run run(RankEngineConfig engine, RankHarness.TickFeed feed) throws Exception {
     List<RecordingModel> models = List.of(new RecordingModel(), new RecordingModel());
     try (RankHarness h = new RankHarness(2, CACHE, engine, models::get, Duration.ofSeconds(20))) {
-      List<Object> out =
-          h.onRanks(
-              (rank, e) -> {
-                Map<Long, List<Integer>> tokens = new TreeMap<>();
-                e.setRequestListener(
-                    new RequestListener() {
-                      @Override
-                      public void token(long tick, long id, int token) {
-                        tokens.computeIfAbsent(id, k -> new ArrayList<>()).add(token);
-                      }
-                    });
-                for (long t = 0; !e.isDrained(); t++) {
-                  assertThat(t).as("ticks to drain").isLessThan(300);
-                  h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
-                  models.get(rank).tick = t;
-                  e.tick(rank == 0 ? at.apply(t) : null);
-                }
-                return tokens;
-              });
-      List<Map<Long, List<Integer>>> tokens = new ArrayList<>();
-      for (Object o : out) {
-        if (o instanceof Throwable failure) {
-          throw new AssertionError("a rank failed", failure);
-        }
-        tokens.add((Map<Long, List<Integer>>) o);
-      }
-      assertThat(models.get(1).steps).as("rank 1's steps").isEqualTo(models.get(0).steps);
-      return new Run(tokens, models.get(0).steps, models.get(0).streamed);
+      List<Map<Long, List<Integer>>> tokens =
+          h.tokensUntilDrained(feed, 300, (rank, tick) -> models.get(rank).tick = tick);
+      assertThat(models.get(1).ticked).as("rank 1's steps").isEqualTo(models.get(0).ticked);
+      return new Run(tokens, models.get(0).ticked, models.get(0).streamed);
     }
   }
 

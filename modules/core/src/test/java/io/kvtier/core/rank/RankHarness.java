@@ -233,6 +233,50 @@ final class RankHarness implements AutoCloseable {
         });
   }
 
+  /**
+   * Ticks every rank until it drains (at most {@code maxTicks} ticks), rank 0 fed by {@code
+   * feed}, and collects the tokens each rank's listener hears, per request in order; {@code
+   * beforeTick} runs on the rank's thread before each of its ticks (rank, tick).
+   *
+   * @return each rank's tokens by request id, in rank order
+   * @throws AssertionError if a rank failed or did not drain in time
+   */
+  @SuppressWarnings("unchecked")
+  List<Map<Long, List<Integer>>> tokensUntilDrained(
+      TickFeed feed, int maxTicks, java.util.function.ObjLongConsumer<Integer> beforeTick)
+      throws InterruptedException {
+    List<Object> out =
+        onRanks(
+            (rank, e) -> {
+              Map<Long, List<Integer>> tokens = new java.util.TreeMap<>();
+              e.setRequestListener(
+                  new RequestListener() {
+                    @Override
+                    public void token(long tick, long id, int token) {
+                      tokens.computeIfAbsent(id, k -> new ArrayList<>()).add(token);
+                    }
+                  });
+              for (long t = 0; !e.isDrained(); t++) {
+                if (t >= maxTicks) {
+                  throw new AssertionError(
+                      "rank " + rank + " did not drain in " + maxTicks + " ticks");
+                }
+                clocks.get(rank).set(t * TICK_NANOS);
+                beforeTick.accept(rank, t);
+                e.tick(rank == 0 ? feed.commands(t) : null);
+              }
+              return tokens;
+            });
+    List<Map<Long, List<Integer>>> tokens = new ArrayList<>();
+    for (int rank = 0; rank < out.size(); rank++) {
+      if (out.get(rank) instanceof Throwable failure) {
+        throw new AssertionError("rank " + rank + " failed", failure);
+      }
+      tokens.add((Map<Long, List<Integer>>) out.get(rank));
+    }
+    return tokens;
+  }
+
   /** Rank 0's commands per tick. */
   interface TickFeed {
     TickCommands commands(long tick);

@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -94,35 +93,15 @@ class SpeculativeDecodeTest {
   /** Each rank's tokens per request, and each rank's speculation counts. */
   private record Run(List<Map<Long, List<Integer>>> tokens, List<SpeculationStats> stats) {}
 
-  @SuppressWarnings("unchecked")
   private static Run run(java.util.function.IntFunction<DecodeBatchTest.TokenModel> m)
       throws Exception {
     List<DecodeBatchTest.TokenModel> models = new ArrayList<>(List.of(m.apply(0), m.apply(1)));
     try (RankHarness h = new RankHarness(2, CACHE, ENGINE, models::get, Duration.ofSeconds(20))) {
-      List<Object> out =
-          h.onRanks(
-              (rank, e) -> {
-                Map<Long, List<Integer>> tokens = new TreeMap<>();
-                e.setRequestListener(
-                    new RequestListener() {
-                      @Override
-                      public void token(long tick, long id, int token) {
-                        tokens.computeIfAbsent(id, k -> new ArrayList<>()).add(token);
-                      }
-                    });
-                for (long t = 0; !e.isDrained(); t++) {
-                  assertThat(t).as("ticks to drain").isLessThan(300);
-                  h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
-                  e.tick(rank == 0 ? commands(t) : null);
-                }
-                return new Object[] {tokens, e.speculation()};
-              });
-      List<Map<Long, List<Integer>>> tokens = new ArrayList<>();
+      List<Map<Long, List<Integer>>> tokens =
+          h.tokensUntilDrained(SpeculativeDecodeTest::commands, 300, (rank, tick) -> {});
       List<SpeculationStats> stats = new ArrayList<>();
-      for (Object o : out) {
-        Object[] pair = (Object[]) o;
-        tokens.add((Map<Long, List<Integer>>) pair[0]);
-        stats.add((SpeculationStats) pair[1]);
+      for (RankEngine e : h.engines) {
+        stats.add(e.speculation());
       }
       return new Run(tokens, stats);
     }
