@@ -10,11 +10,12 @@ import java.util.Objects;
  * @param maxRunning the most requests running at once, at least 1
  * @param maxPrefillTokens the most prompt tokens all running requests together prefill in one
  *     tick, at least 1 (compare SGLang's {@code --max-prefill-tokens}, vLLM's {@code
- *     max_num_batched_tokens}); {@link #NO_PREFILL_BUDGET} (the default) for no budget beyond each request's chunk. The running requests take it in
- *     admission order, each at most {@code chunkTokens}; one left without any waits for the next
- *     tick, and so does a prepared backup's whole-prompt step that the rest would split. Decode
- *     steps are not counted: a tick of long prefill chunks delays every decode in it, which is
- *     what the budget bounds (docs/SERVE.md, "The prefill budget")
+ *     max_num_batched_tokens}); {@link #NO_PREFILL_BUDGET} (the default) for no budget beyond
+ *     each request's chunk. The running requests take it in admission order, each at most {@code
+ *     chunkTokens}; one left without any waits for the next tick, and so does a prepared backup's
+ *     whole-prompt step that the rest would split. Decode steps are not counted: a tick of long
+ *     prefill chunks delays every decode in it, which is what the budget bounds (docs/SERVE.md,
+ *     "The prefill budget")
  * @param digestInterval ticks between replica digest checks (step 6); 0 turns the check off.
  *     On by default ({@value #DEFAULT_DIGEST_INTERVAL}): a check is one 2-element reduction and a
  *     hash of the replicated state, about 1/64 more collective calls per tick and no difference
