@@ -18,6 +18,13 @@ or N where the line ends with a comment "# exit N". A command that serves until 
 A block whose first command ends with "&" is a session (a server in the background, clients,
 then "kill %1"): it runs as one bash script with "set -e", and passes when the script exits 0;
 background jobs still alive at its end are stopped.
+A command that is, as it would run (after smoke()), byte for byte one that has passed earlier
+in the same run, with the same environment, the same expected status and a scratch directory
+holding the same files (names, link targets, contents) as before that run, which it left
+unchanged, is not run again: it prints "ok (same as FILE:LINE, not run again)". Commands that
+run in the repository root (./mvnw), name an absolute path (a file outside the scratch
+directory, which a command in between may have changed) or write into the scratch directory
+always run.
 
 Not run, each with its reason printed:
   - the README's test command and its variants (./mvnw ... verify): they are what runs this
@@ -36,6 +43,7 @@ set, so that every benchmark tool, option and file it names is checked on each r
 figures themselves are not; --list shows each command as it would run.
 Exit status: 0 when every command run ended as expected, 1 otherwise.
 """
+import hashlib
 import os
 import re
 import shutil
@@ -239,6 +247,32 @@ def is_server(command):
     return re.search(r"bin/kvtier (serve|cp-member)\b", command) is not None
 
 
+def scratch_state(scratch):
+    """What a command can read from its scratch directory: each path, link target and content."""
+    digest = hashlib.sha256()
+    for top, dirs, files in os.walk(scratch):
+        dirs.sort()
+        for name in sorted(files) + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
+            path = os.path.join(top, name)
+            digest.update(os.path.relpath(path, scratch).encode() + b"\0")
+            if os.path.islink(path):
+                digest.update(b"link " + os.readlink(path).encode() + b"\0")
+            else:
+                with open(path, "rb") as f:
+                    for chunk in iter(lambda: f.read(1 << 20), b""):
+                        digest.update(chunk)
+                digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def run_key(command, env, want, scratch):
+    """The key under which a passed command is remembered, or None for one that always runs."""
+    code = re.sub(r"\s+#.*$", "", command)
+    if code.startswith("./mvnw") or "./mvnw " in code or re.search(r"(?<![\w.~])/\w", code):
+        return None
+    return (command, tuple(sorted(env.items())), want, scratch_state(scratch))
+
+
 def run(command, env, scratch):
     code = re.sub(r"\s+#.*$", "", command)
     cwd = ROOT if code.startswith("./mvnw") or "./mvnw " in code else scratch
@@ -304,13 +338,14 @@ def main():
         files = [f for f in files if f in {os.path.normpath(n) for n in named}]
     # As written: a line gets JAVA_HOME only if it (or an export before it) sets it.
     base_env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    passed = {}  # run_key -> FILE:LINE of the command that passed with it
     failed = 0
     ran = 0
     scratch_root = tempfile.mkdtemp(prefix="kvtier-readme-")
     started = time.time()
     try:
         for name in files:
-            counts = run_file(name, listing, base_env, scratch_root)
+            counts = run_file(name, listing, base_env, scratch_root, passed)
             ran += counts[0]
             failed += counts[1]
     finally:
@@ -321,8 +356,10 @@ def main():
     return 1 if failed else 0
 
 
-def run_file(name, listing, base_env, scratch_root):
-    """Runs (or lists) one file's commands; returns (commands run, failed)."""
+def run_file(name, listing, base_env, scratch_root, passed):
+    """Runs (or lists) one file's commands; returns (commands run, failed).
+
+    passed maps the run_key of each command that has passed in this run to its FILE:LINE."""
     all_commands = commands(os.path.join(ROOT, name))
     if listing:
         print(f"{name}: {len(all_commands)} commands in "
@@ -387,6 +424,10 @@ def run_file(name, listing, base_env, scratch_root):
         if listing:
             print(f"{where}: would run (expect exit {want}): {shown}")
             continue
+        key = run_key(command, run_env, want, scratch)
+        if key in passed:
+            print(f"{where}: ok (same as {passed[key]}, not run again): {shown}")
+            continue
         start = time.time()
         status, output, served = run(command, run_env, scratch)
         ran += 1
@@ -394,6 +435,10 @@ def run_file(name, listing, base_env, scratch_root):
         if status == want:
             what = f"still serving after {SERVER_SECONDS} s" if served else f"exit {status}"
             print(f"{where}: ok ({what}, {took:.0f} s): {shown}")
+            # Only a command that left its scratch directory as it found it: a repeat that is
+            # not run must not leave out files the commands after it read.
+            if key is not None and key[-1] == scratch_state(scratch):
+                passed[key] = where
         else:
             failed += 1
             print(f"{where}: FAIL: exit {status}, expected {want} ({took:.0f} s): {shown}")
