@@ -14,7 +14,8 @@ command of a block writes is there for the next); ./mvnw lines run in the reposi
 Lines that export a variable apply to the commands after them in the same block; JAVA_HOME is
 removed from the environment, so a line works only if it works as written. The expected exit status is 0,
 or N where the line ends with a comment "# exit N". A command that serves until stopped
-(kvtier serve, kvtier cp-member) passes when it is still running after SERVER_SECONDS.
+(kvtier serve, kvtier cp-member) passes when it is still running after SERVER_SECONDS, or
+READY_SECONDS after it printed that it listens ("kvtier serve: listening on http://...").
 A block whose first command ends with "&" is a session (a server in the background, clients,
 then "kill %1"): it runs as one bash script with "set -e", and passes when the script exits 0;
 background jobs still alive at its end are stopped.
@@ -54,6 +55,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER_SECONDS = 15
+# A server that has printed READY passes when it still runs READY_SECONDS later (with no
+# client, nothing it does after that line differs from what it did before it).
+READY = re.compile(rb"(?m)^kvtier serve: listening on http://")
+READY_SECONDS = 3
 TIMEOUT_SECONDS = 600
 
 
@@ -285,12 +290,23 @@ def run(command, env, scratch):
     code = re.sub(r"\s+#.*$", "", command)
     cwd = ROOT if code.startswith("./mvnw") or "./mvnw " in code else scratch
     if is_server(code):
+        log = tempfile.TemporaryFile()
         p = subprocess.Popen(
-            ["bash", "-c", code], cwd=cwd, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True)
-        time.sleep(SERVER_SECONDS)
+            ["bash", "-c", code], cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        # Until SERVER_SECONDS have passed, or READY_SECONDS after the server said it listens.
+        started = time.monotonic()
+        deadline = started + SERVER_SECONDS
+        ready = False
+        while p.poll() is None and time.monotonic() < deadline:
+            if not ready:
+                log.seek(0)
+                ready = READY.search(log.read()) is not None
+                if ready:
+                    deadline = min(deadline, time.monotonic() + READY_SECONDS)
+            time.sleep(0.2)
         alive = p.poll() is None
-        output = b""
+        waited = time.monotonic() - started
         # A server stops at SIGTERM; a follower rank waits for its rank 0 at the first and ends
         # at the second (docs/SERVE.md); whatever still runs then is killed.
         for sig in (15, 15, 9) if alive else ():
@@ -299,17 +315,25 @@ def run(command, env, scratch):
             except ProcessLookupError:
                 pass
             try:
-                output = p.communicate(timeout=20)[0]
+                p.wait(timeout=20)
                 break
             except subprocess.TimeoutExpired:
                 continue
         if not alive:
-            output = p.communicate(timeout=60)[0]
-        return (0 if alive else p.returncode), output.decode(errors="replace"), alive
+            p.wait(timeout=60)
+        try:  # what of its process group outlived it
+            os.killpg(p.pid, 9)
+        except ProcessLookupError:
+            pass
+        log.seek(0)
+        output = log.read()
+        log.close()
+        return (0 if alive else p.returncode), output.decode(errors="replace"), (
+            waited if alive else None)
     p = subprocess.run(
         ["bash", "-c", code], cwd=cwd, env=env, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, timeout=TIMEOUT_SECONDS)
-    return p.returncode, p.stdout.decode(errors="replace"), False
+    return p.returncode, p.stdout.decode(errors="replace"), None
 
 
 def is_session(block_commands):
@@ -441,7 +465,8 @@ def run_file(name, listing, base_env, scratch_root, passed):
         ran += 1
         took = time.time() - start
         if status == want:
-            what = f"still serving after {SERVER_SECONDS} s" if served else f"exit {status}"
+            what = (f"still serving after {served:.0f} s" if served is not None
+                    else f"exit {status}")
             print(f"{where}: ok ({what}, {took:.0f} s): {shown}")
             # Only a command that left its scratch directory as it found it: a repeat that is
             # not run must not leave out files the commands after it read.
