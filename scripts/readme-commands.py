@@ -59,6 +59,9 @@ SERVER_SECONDS = 15
 # client, nothing it does after that line differs from what it did before it).
 READY = re.compile(rb"(?m)^kvtier serve: listening on http://")
 READY_SECONDS = 3
+# What a follower rank prints at a first SIGTERM (it waits for its rank 0; a second ends it).
+FOLLOWER = re.compile(rb"(?m)^kvtier serve: rank \d+ stops when rank 0 stops the group; signal it"
+                      rb" again to end it now")
 TIMEOUT_SECONDS = 600
 
 
@@ -308,17 +311,24 @@ def run(command, env, scratch):
         alive = p.poll() is None
         waited = time.monotonic() - started
         # A server stops at SIGTERM; a follower rank waits for its rank 0 at the first and ends
-        # at the second (docs/SERVE.md); whatever still runs then is killed.
-        for sig in (15, 15, 9) if alive else ():
+        # at the second (docs/SERVE.md), sent as soon as it says so; whatever still runs then
+        # is killed.
+        for first, sig in ((True, 15), (False, 15), (False, 9)) if alive else ():
+            log.seek(0)
+            waits = len(FOLLOWER.findall(log.read()))
             try:
                 os.killpg(p.pid, sig)
             except ProcessLookupError:
                 pass
-            try:
-                p.wait(timeout=20)
+            stop_by = time.monotonic() + 20
+            while p.poll() is None and time.monotonic() < stop_by:
+                log.seek(0)
+                if first and len(FOLLOWER.findall(log.read())) > waits:
+                    break
+                time.sleep(0.2)
+            if p.poll() is not None:
+                p.wait()
                 break
-            except subprocess.TimeoutExpired:
-                continue
         if not alive:
             p.wait(timeout=60)
         try:  # what of its process group outlived it
