@@ -14,10 +14,18 @@ command of a block writes is there for the next); ./mvnw lines run in the reposi
 Lines that export a variable apply to the commands after them in the same block; JAVA_HOME is
 removed from the environment, so a line works only if it works as written. The expected exit status is 0,
 or N where the line ends with a comment "# exit N". A command that serves until stopped
-(kvtier serve, kvtier cp-member) passes when it is still running after SERVER_SECONDS.
+(kvtier serve, kvtier cp-member) passes when it is still running after SERVER_SECONDS, or
+READY_SECONDS after it printed that it listens ("kvtier serve: listening on http://...").
 A block whose first command ends with "&" is a session (a server in the background, clients,
 then "kill %1"): it runs as one bash script with "set -e", and passes when the script exits 0;
 background jobs still alive at its end are stopped.
+A command that is, as it would run (after smoke()), byte for byte one that has passed earlier
+in the same run, with the same environment, the same expected status and a scratch directory
+holding the same files (names, link targets, contents) as before that run, which it left
+unchanged, is not run again: it prints "ok (same as FILE:LINE, not run again)". Commands that
+run in the repository root (./mvnw), name an absolute path (a file outside the scratch
+directory, which a command in between may have changed) or write into the scratch directory
+always run.
 
 Not run, each with its reason printed:
   - the README's test command and its variants (./mvnw ... verify): they are what runs this
@@ -31,11 +39,12 @@ Not run, each with its reason printed:
   - lines that name ../shared/ (models, traces) where it is absent beside the repository;
 The commands of docs/PERFORMANCE.md are measurements that take minutes each (the figures there
 are their record). They run in smoke form: the same command with its sizes cut by the table in
-smoke() (fewer ticks, conversations, iterations; one JMH iteration of one fork) and SMOKE_ENV
-set, so that every benchmark tool, option and file it names is checked on each run while the
-figures themselves are not; --list shows each command as it would run.
+smoke() (fewer ticks, conversations, iterations; one 100 ms JMH iteration of one fork, no
+warmup) and SMOKE_ENV set, so that every benchmark tool, option and file it names is checked
+on each run while the figures themselves are not; --list shows each command as it would run.
 Exit status: 0 when every command run ended as expected, 1 otherwise.
 """
+import hashlib
 import os
 import re
 import shutil
@@ -46,6 +55,13 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER_SECONDS = 15
+# A server that has printed READY passes when it still runs READY_SECONDS later (with no
+# client, nothing it does after that line differs from what it did before it).
+READY = re.compile(rb"(?m)^kvtier serve: listening on http://")
+READY_SECONDS = 3
+# What a follower rank prints at a first SIGTERM (it waits for its rank 0; a second ends it).
+FOLLOWER = re.compile(rb"(?m)^kvtier serve: rank \d+ stops when rank 0 stops the group; signal it"
+                      rb" again to end it now")
 TIMEOUT_SECONDS = 600
 
 
@@ -92,9 +108,17 @@ def smoke(command):
         for name in ("--device-tokens", "--host-ratio", "--eviction"):
             code = first_of_list(code, name)
     if "modules/bench/run.sh" in code:
-        code = code + " -f 1 -wi 1 -i 1 -w 1s -r 1s"
+        # Every benchmark and parameter set still runs, in a fork of its own (its setup, its
+        # @Benchmark and the result file); the time is the forks' start-ups, not 2 s each.
+        code = code + " -f 1 -wi 0 -i 1 -r 100ms"
     if "scripts/serve-bench.sh" in code:
         code = set_option(set_option(code, "--conversations", "2"), "--turns", "2")
+        # Prompts cut to the benchmark's defaults (about 40 tokens of system prompt, more than
+        # two pages, and 16-byte questions): the 135M model's prefill of 400-token prompts is
+        # most of its smoke run otherwise.
+        for name, value in (("--system", "100"), ("--question", "16")):
+            if re.search(r"(?<!\S)" + re.escape(name) + r"(\s|=)", code):
+                code = set_option(code, name, value)
     if "scripts/fault-matrix.sh" in code:
         code = 'RANKS=2 L3S=memory POLICIES=write_through MIXES=full TICKS=200 ' + code
     if "scripts/speculative-bench.sh" in code:
@@ -239,35 +263,87 @@ def is_server(command):
     return re.search(r"bin/kvtier (serve|cp-member)\b", command) is not None
 
 
+def scratch_state(scratch):
+    """What a command can read from its scratch directory: each path, link target and content."""
+    digest = hashlib.sha256()
+    for top, dirs, files in os.walk(scratch):
+        dirs.sort()
+        for name in sorted(files) + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
+            path = os.path.join(top, name)
+            digest.update(os.path.relpath(path, scratch).encode() + b"\0")
+            if os.path.islink(path):
+                digest.update(b"link " + os.readlink(path).encode() + b"\0")
+            else:
+                with open(path, "rb") as f:
+                    for chunk in iter(lambda: f.read(1 << 20), b""):
+                        digest.update(chunk)
+                digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def run_key(command, env, want, scratch):
+    """The key under which a passed command is remembered, or None for one that always runs."""
+    code = re.sub(r"\s+#.*$", "", command)
+    if code.startswith("./mvnw") or "./mvnw " in code or re.search(r"(?<![\w.~])/\w", code):
+        return None
+    return (command, tuple(sorted(env.items())), want, scratch_state(scratch))
+
+
 def run(command, env, scratch):
     code = re.sub(r"\s+#.*$", "", command)
     cwd = ROOT if code.startswith("./mvnw") or "./mvnw " in code else scratch
     if is_server(code):
+        log = tempfile.TemporaryFile()
         p = subprocess.Popen(
-            ["bash", "-c", code], cwd=cwd, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True)
-        time.sleep(SERVER_SECONDS)
+            ["bash", "-c", code], cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        # Until SERVER_SECONDS have passed, or READY_SECONDS after the server said it listens.
+        started = time.monotonic()
+        deadline = started + SERVER_SECONDS
+        ready = False
+        while p.poll() is None and time.monotonic() < deadline:
+            if not ready:
+                log.seek(0)
+                ready = READY.search(log.read()) is not None
+                if ready:
+                    deadline = min(deadline, time.monotonic() + READY_SECONDS)
+            time.sleep(0.2)
         alive = p.poll() is None
-        output = b""
+        waited = time.monotonic() - started
         # A server stops at SIGTERM; a follower rank waits for its rank 0 at the first and ends
-        # at the second (docs/SERVE.md); whatever still runs then is killed.
-        for sig in (15, 15, 9) if alive else ():
+        # at the second (docs/SERVE.md), sent as soon as it says so; whatever still runs then
+        # is killed.
+        for first, sig in ((True, 15), (False, 15), (False, 9)) if alive else ():
+            log.seek(0)
+            waits = len(FOLLOWER.findall(log.read()))
             try:
                 os.killpg(p.pid, sig)
             except ProcessLookupError:
                 pass
-            try:
-                output = p.communicate(timeout=20)[0]
+            stop_by = time.monotonic() + 20
+            while p.poll() is None and time.monotonic() < stop_by:
+                log.seek(0)
+                if first and len(FOLLOWER.findall(log.read())) > waits:
+                    break
+                time.sleep(0.2)
+            if p.poll() is not None:
+                p.wait()
                 break
-            except subprocess.TimeoutExpired:
-                continue
         if not alive:
-            output = p.communicate(timeout=60)[0]
-        return (0 if alive else p.returncode), output.decode(errors="replace"), alive
+            p.wait(timeout=60)
+        try:  # what of its process group outlived it
+            os.killpg(p.pid, 9)
+        except ProcessLookupError:
+            pass
+        log.seek(0)
+        output = log.read()
+        log.close()
+        return (0 if alive else p.returncode), output.decode(errors="replace"), (
+            waited if alive else None)
     p = subprocess.run(
         ["bash", "-c", code], cwd=cwd, env=env, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, timeout=TIMEOUT_SECONDS)
-    return p.returncode, p.stdout.decode(errors="replace"), False
+    return p.returncode, p.stdout.decode(errors="replace"), None
 
 
 def is_session(block_commands):
@@ -304,13 +380,14 @@ def main():
         files = [f for f in files if f in {os.path.normpath(n) for n in named}]
     # As written: a line gets JAVA_HOME only if it (or an export before it) sets it.
     base_env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    passed = {}  # run_key -> FILE:LINE of the command that passed with it
     failed = 0
     ran = 0
     scratch_root = tempfile.mkdtemp(prefix="kvtier-readme-")
     started = time.time()
     try:
         for name in files:
-            counts = run_file(name, listing, base_env, scratch_root)
+            counts = run_file(name, listing, base_env, scratch_root, passed)
             ran += counts[0]
             failed += counts[1]
     finally:
@@ -321,8 +398,10 @@ def main():
     return 1 if failed else 0
 
 
-def run_file(name, listing, base_env, scratch_root):
-    """Runs (or lists) one file's commands; returns (commands run, failed)."""
+def run_file(name, listing, base_env, scratch_root, passed):
+    """Runs (or lists) one file's commands; returns (commands run, failed).
+
+    passed maps the run_key of each command that has passed in this run to its FILE:LINE."""
     all_commands = commands(os.path.join(ROOT, name))
     if listing:
         print(f"{name}: {len(all_commands)} commands in "
@@ -387,13 +466,22 @@ def run_file(name, listing, base_env, scratch_root):
         if listing:
             print(f"{where}: would run (expect exit {want}): {shown}")
             continue
+        key = run_key(command, run_env, want, scratch)
+        if key in passed:
+            print(f"{where}: ok (same as {passed[key]}, not run again): {shown}")
+            continue
         start = time.time()
         status, output, served = run(command, run_env, scratch)
         ran += 1
         took = time.time() - start
         if status == want:
-            what = f"still serving after {SERVER_SECONDS} s" if served else f"exit {status}"
+            what = (f"still serving after {served:.0f} s" if served is not None
+                    else f"exit {status}")
             print(f"{where}: ok ({what}, {took:.0f} s): {shown}")
+            # Only a command that left its scratch directory as it found it: a repeat that is
+            # not run must not leave out files the commands after it read.
+            if key is not None and key[-1] == scratch_state(scratch):
+                passed[key] = where
         else:
             failed += 1
             print(f"{where}: FAIL: exit {status}, expected {want} ({took:.0f} s): {shown}")
