@@ -367,13 +367,20 @@ final class CacheTree {
    * pages are {@code slots[0..]} (one per page, in order): the pages of an L3 prefetch. A matched
    * node that is host-committed is passed through and the slots of its pages are released as
    * duplicates ({@code out.hostDuplicates}); the walk stops before a node that is not committed
-   * or is invalid (a host-only child there would break I3), and the rest becomes a new leaf.
-   * {@code out} says where it ended.
+   * or is invalid (a host-only child there would break I3), and the rest becomes a new leaf,
+   * which keeps its pages' chained hashes from {@code hashes} (the prefetch's candidates, from
+   * {@code hashes.from()}). {@code out} says where it ended.
    *
    * @return the position reached; the caller releases the slots of the pages after it
    */
   int insertHostOnly(
-      RadixNode from, int[] tokens, int pos, int end, int[] slots, InsertResult out) {
+      RadixNode from,
+      int[] tokens,
+      int pos,
+      int end,
+      int[] slots,
+      CandidatePages hashes,
+      InsertResult out) {
     int start = pos;
     int duplicates = 0;
     RadixNode node = from;
@@ -381,7 +388,12 @@ final class CacheTree {
       long key = firstPageKey(tokens, pos);
       RadixNode child = ChildMaps.find(node, tokens, pos, key, pageSize);
       if (child == null) {
-        node = newHostLeaf(node, tokens, pos, end, slots, (pos - start) / pageSize, key);
+        // The pages' chained hashes are the candidates' (the probe computed them): kept, so
+        // that a write below the new leaf or an event does not hash them again.
+        int first = (pos - hashes.from()) / pageSize;
+        byte[][] pageHashes = hashes.hashes(first, first + (end - pos) / pageSize);
+        node =
+            newHostLeaf(node, tokens, pos, end, slots, (pos - start) / pageSize, key, pageHashes);
         pos = end;
         break;
       }
@@ -419,8 +431,16 @@ final class CacheTree {
   }
 
   private RadixNode newHostLeaf(
-      RadixNode parent, int[] tokens, int pos, int end, int[] slots, int slotIndex, long key) {
+      RadixNode parent,
+      int[] tokens,
+      int pos,
+      int end,
+      int[] slots,
+      int slotIndex,
+      long key,
+      byte[][] pageHashes) {
     RadixNode leaf = keyedLeaf(parent, tokens, pos, end, NO_COPY);
+    leaf.pageHashes = pageHashes;
     leaf.hostSlots = slots;
     leaf.hostOffset = slotIndex;
     leaf.backupState = BackupState.COMMITTED;

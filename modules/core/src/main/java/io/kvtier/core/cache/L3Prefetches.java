@@ -99,6 +99,7 @@ final class L3Prefetches {
         new Prefetch(
             sequence++, requestId, namespace, tokens, anchor.depth, pages, snapshotSlots, anchor);
     op.awaitTransfer = awaitTransfer;
+    op.candidates = candidates;
     tree.lock(anchor);
     pending.add(op);
     byRequest.put(requestId, op);
@@ -339,7 +340,8 @@ final class L3Prefetches {
       int end = op.startToken + fetched * pageSize;
       InsertResult result = insertResult;
       int reached =
-          tree.insertHostOnly(op.lockNode, op.tokens, op.startToken, end, op.hostSlots, result);
+          tree.insertHostOnly(
+              op.lockNode, op.tokens, op.startToken, end, op.hostSlots, op.candidates, result);
       inserted = (reached - op.startToken) / pageSize;
       deepest = result.node;
       counters.add(L3Counter.PAGES_DUPLICATE, result.hostDuplicates);

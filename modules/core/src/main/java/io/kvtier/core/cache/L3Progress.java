@@ -5,7 +5,6 @@ import io.kvtier.spi.HostMemory;
 import io.kvtier.spi.KvStore;
 import io.kvtier.spi.PageKey;
 import io.kvtier.spi.TransferFailedException;
-import java.security.MessageDigest;
 import java.util.AbstractList;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -276,49 +275,26 @@ final class L3Progress implements L3Sink {
   }
 
   /**
-   * A prefetch's candidate pages on this rank: each page's chained hash and L3 key computed when
-   * a work first asks for it, and kept for the next (CACHE.md §12). A probe computes them only as
-   * far as the store looks (to the first miss), a reprobe and the fetch reuse them. Synchronized,
-   * since a store may read a key list on a thread of its own; the works themselves run one at a
-   * time.
+   * A prefetch's candidate pages on this rank: each page's L3 key computed when a work first asks
+   * for it, from the page's chained hash ({@link CandidatePages}, which the fetched pages' tree
+   * nodes take too), and kept for the next (CACHE.md §12). A probe computes them only as far as
+   * the store looks (to the first miss), a reprobe and the fetch reuse them. Synchronized, since a
+   * store may read a key list on a thread of its own; the works themselves run one at a time.
    */
   static final class Candidates {
     private final CandidatePages pages;
     private final byte[] salt;
-    private final byte[][] hashes;
     private final PageKey[] keys;
-
-    /** Pages hashed so far, from the first. */
-    private int hashed;
-
-    private MessageDigest md;
-    private byte[] buffer;
 
     Candidates(CandidatePages pages, byte[] salt) {
       this.pages = pages;
       this.salt = salt;
-      this.hashes = new byte[pages.pages()][];
       this.keys = new PageKey[pages.pages()];
     }
 
-    /** Candidate page {@code i}'s chained hash, hashing the pages before it first if needed. */
-    synchronized byte[] hash(int i) {
-      Objects.checkIndex(i, hashes.length);
-      if (hashed <= i) {
-        int pageSize = pages.pageSize();
-        if (md == null) {
-          md = PageHasher.sha256();
-          buffer = new byte[4 * pageSize];
-        }
-        byte[] previous = hashed == 0 ? pages.prior() : hashes[hashed - 1];
-        while (hashed <= i) {
-          previous =
-              PageHasher.next(
-                  md, buffer, previous, pages.tokens(), pages.from() + hashed * pageSize, pageSize);
-          hashes[hashed++] = previous;
-        }
-      }
-      return hashes[i];
+    /** Candidate page {@code i}'s chained hash ({@link CandidatePages#hash}). */
+    byte[] hash(int i) {
+      return pages.hash(i);
     }
 
     /** Candidate page {@code i}'s L3 key, computed once. */
@@ -348,8 +324,8 @@ final class L3Progress implements L3Sink {
     }
 
     /** Pages hashed so far (for tests). */
-    synchronized int hashed() {
-      return hashed;
+    int hashed() {
+      return pages.hashed();
     }
   }
 

@@ -43,6 +43,12 @@ final class Prefetch {
    */
   boolean awaitTransfer;
 
+  /**
+   * The candidate pages, whose hashes the probe computed and the inserted nodes take; null on a
+   * DONE record split off a draining op.
+   */
+  CandidatePages candidates;
+
   /** With snapshots: the deepest candidate end (in pages) the current probe may name. */
   int probeBound;
 

@@ -204,6 +204,10 @@ class L3TierTest {
     L3Rank.sync(r);
     assertThat(r.cache.prefetchState(7)).isEqualTo(RankCache.PrefetchState.DONE);
     assertThat(r.cache.l3Stats().pagesInserted()).isEqualTo(8);
+    // The new node keeps the hashes its probe computed (CACHE.md §12): a write below it or an
+    // event finds them, and nothing hashes these pages again.
+    assertThat(nodeAt(r.cache, t).pageHashes)
+        .isDeepEqualTo(PageHasher.chain(null, t, 0, 8, L3Rank.PAGE));
 
     Admission admission = r.cache.admit(7, t);
     assertThat(admission.hostHitLength()).isEqualTo(32);
@@ -476,6 +480,12 @@ class L3TierTest {
     assertThat(r.cache.prefetchState(5)).isEqualTo(RankCache.PrefetchState.DONE);
     assertThat(r.cache.l3Stats().pagesDuplicate()).isEqualTo(3);
     assertThat(r.cache.l3Stats().pagesInserted()).isEqualTo(5);
+    // The new leaf holds pages 3 to 7 of the candidates, and their hashes.
+    RadixNode leaf = nodeAt(r.cache, t);
+    assertThat(leaf.pageCount).isEqualTo(5);
+    assertThat(leaf.pageHashes)
+        .isDeepEqualTo(
+            java.util.Arrays.copyOfRange(PageHasher.chain(null, t, 0, 8, L3Rank.PAGE), 3, 8));
     Admission admission = r.cache.admit(5, t);
     assertThat(admission.devicePrefixLength()).isEqualTo(32);
     assertThat(r.cache.admittedPrefetch(5).orElseThrow().overlap(12, 32)).isEqualTo(20);
