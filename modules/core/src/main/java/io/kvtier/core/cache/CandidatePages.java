@@ -47,6 +47,10 @@ final class CandidatePages {
     this.hashes = new byte[pages][];
   }
 
+  int[] tokens() {
+    return tokens;
+  }
+
   int from() {
     return from;
   }

@@ -95,11 +95,8 @@ final class L3Prefetches {
     // far as its probe and fetch look (most probes stop at the first page).
     byte[] prior = root ? PageHasher.seed(namespace) : last(tree.pageHashes(anchor));
     CandidatePages candidates = new CandidatePages(prior, tokens, anchor.depth, pages, pageSize);
-    Prefetch op =
-        new Prefetch(
-            sequence++, requestId, namespace, tokens, anchor.depth, pages, snapshotSlots, anchor);
+    Prefetch op = new Prefetch(sequence++, requestId, namespace, candidates, snapshotSlots, anchor);
     op.awaitTransfer = awaitTransfer;
-    op.candidates = candidates;
     tree.lock(anchor);
     pending.add(op);
     byRequest.put(requestId, op);
@@ -383,14 +380,7 @@ final class L3Prefetches {
       // separate DONE record carries the outcome.
       Prefetch done =
           new Prefetch(
-              op.sequence,
-              op.requestId,
-              op.namespace,
-              op.tokens,
-              op.startToken,
-              op.candidatePages,
-              op.snapshotSlots,
-              null);
+              op.sequence, op.requestId, op.namespace, op.candidates, op.snapshotSlots, null);
       done.lockNode = op.lockNode;
       done.insertedTokens = op.insertedTokens;
       done.state = Prefetch.State.DONE;

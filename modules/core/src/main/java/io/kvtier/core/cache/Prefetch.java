@@ -43,11 +43,8 @@ final class Prefetch {
    */
   boolean awaitTransfer;
 
-  /**
-   * The candidate pages, whose hashes the probe computed and the inserted nodes take; null on a
-   * DONE record split off a draining op.
-   */
-  CandidatePages candidates;
+  /** The candidate pages, whose hashes the probe computes and the inserted nodes take. */
+  final CandidatePages candidates;
 
   /** With snapshots: the deepest candidate end (in pages) the current probe may name. */
   int probeBound;
@@ -76,17 +73,16 @@ final class Prefetch {
       long sequence,
       long requestId,
       long namespace,
-      int[] tokens,
-      int startToken,
-      int candidatePages,
+      CandidatePages candidates,
       int snapshotSlots,
       RadixNode anchor) {
     this.sequence = sequence;
     this.requestId = requestId;
     this.namespace = namespace;
-    this.tokens = tokens;
-    this.startToken = startToken;
-    this.candidatePages = candidatePages;
+    this.candidates = candidates;
+    this.tokens = candidates.tokens();
+    this.startToken = candidates.from();
+    this.candidatePages = candidates.pages();
     this.snapshotSlots = snapshotSlots;
     this.probeBound = candidatePages;
     this.lockNode = anchor;
