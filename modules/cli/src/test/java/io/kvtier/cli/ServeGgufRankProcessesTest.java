@@ -45,6 +45,10 @@ class ServeGgufRankProcessesTest {
               + " time, there was a little girl\", \"max_tokens\": 12}",
           "/v1/completions {\"model\": \"tinyllamas-stories-260k\", \"prompt\": \"Once upon a"
               + " time, there was a little girl named Lily. She loved\", \"max_tokens\": 12}",
+          // Sampled: every rank process draws the seed's tokens (the broadcast carries them).
+          "/v1/completions {\"model\": \"tinyllamas-stories-260k\", \"prompt\": \"Once upon a"
+              + " time\", \"max_tokens\": 12, \"temperature\": 0.8, \"top_p\": 0.95, \"seed\": 3}",
+          // Last: oneRankCompletions checks its tokens against the model's known greedy ones.
           "/v1/completions {\"model\": \"tinyllamas-stories-260k\", \"prompt\": [1],"
               + " \"max_tokens\": 12}");
 

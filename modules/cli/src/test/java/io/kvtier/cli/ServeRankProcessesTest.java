@@ -56,7 +56,11 @@ class ServeRankProcessesTest {
           "/v1/completions {\"model\": \"kvtier-tiny\", \"prompt\": [\"hello\", \"hello world\"],"
               + " \"max_tokens\": 6}",
           "/v1/chat/completions {\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"user\","
-              + " \"content\": \"hi there\"}], \"max_tokens\": 8}");
+              + " \"content\": \"hi there\"}], \"max_tokens\": 8}",
+          // Sampled: every rank process draws the seed's tokens (the broadcast carries them).
+          "/v1/completions {\"model\": \"kvtier-tiny\", \"prompt\": \"The quick brown fox\","
+              + " \"max_tokens\": 12, \"temperature\": 0.9, \"top_p\": 0.9, \"top_k\": 50,"
+              + " \"seed\": 5}");
 
   @TempDir Path dir;
 

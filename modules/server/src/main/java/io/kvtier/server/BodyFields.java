@@ -7,6 +7,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -96,6 +97,23 @@ final class BodyFields {
 
   OptionalInt integer(String name) {
     return get(name).map(v -> OptionalInt.of(integer(v, param(name)))).orElse(OptionalInt.empty());
+  }
+
+  OptionalLong longInteger(String name) {
+    return get(name)
+        .map(
+            v -> {
+              if (!v.isIntegralNumber()) {
+                throw ApiException.badField(
+                    param(name), param(name) + " must be an integer, not " + describe(v));
+              }
+              if (!v.canConvertToLong()) {
+                throw ApiException.badField(
+                    param(name), param(name) + "=" + v.asText() + " is out of range");
+              }
+              return OptionalLong.of(v.longValue());
+            })
+        .orElse(OptionalLong.empty());
   }
 
   Optional<Boolean> bool(String name) {

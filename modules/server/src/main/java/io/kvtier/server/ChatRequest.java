@@ -1,6 +1,7 @@
 package io.kvtier.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvtier.core.rank.Sampling;
 import io.kvtier.serving.ModelText;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,6 +26,7 @@ final class ChatRequest {
           "stream_options",
           "temperature",
           "top_p",
+          "top_k",
           "n",
           "stop",
           "user",
@@ -91,7 +93,7 @@ final class ChatRequest {
     if (maxTokens.isEmpty()) {
       maxTokens = deprecated;
     }
-    CompletionRequest.sampling(f);
+    Sampling sampling = CompletionRequest.sampling(f);
     f.unsupported("logprobs");
     f.unsupported("top_logprobs");
     f.unsupported("logit_bias");
@@ -123,7 +125,8 @@ final class ChatRequest {
         CompletionRequest.includeUsage(f),
         f.stops(),
         true,
-        CompletionRequest.cacheSalt(f));
+        CompletionRequest.cacheSalt(f),
+        sampling);
   }
 
   private static int[] render(ModelText text, List<ModelText.Message> messages) {

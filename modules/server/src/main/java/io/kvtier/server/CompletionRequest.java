@@ -1,13 +1,17 @@
 package io.kvtier.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvtier.core.rank.Sampling;
 import io.kvtier.serving.ModelText;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A parsed {@code POST /v1/completions} or {@code /v1/chat/completions} body: one or more prompts
@@ -16,9 +20,10 @@ import java.util.Set;
  * {@link ChatRequest#parse} for chat); {@link #check} checks the model's limits. Every failure is
  * a 400 whose {@code param} names the field.
  *
- * <p>Decoding is greedy, so the sampling fields pass only with the values that mean greedy
- * ({@code temperature} 0, {@code top_p} 1, penalties 0, {@code n} and {@code best_of} 1); {@code
- * seed} is accepted and has no effect (greedy output is the same for every seed).
+ * <p>Tokens are chosen greedily unless {@code temperature} is above 0 (the default is 0, not
+ * OpenAI's 1: a client that wants sampling asks for it); then {@code top_p}, {@code top_k} (vLLM's
+ * extension) and {@code seed} apply ({@link #sampling(BodyFields)}, docs/SERVE.md "Sampling").
+ * Penalties pass only as 0, {@code n} and {@code best_of} only as 1.
  *
  * @param model the model the client asked for
  * @param prompts the prompts, one choice each
@@ -30,6 +35,7 @@ import java.util.Set;
  *     ModelText#endOfReply() end of a reply})
  * @param cacheSalt the {@code cache_salt} (vLLM's field): with the tenant, it chooses the cache
  *     namespace (docs/SERVE.md, "Tenants"); empty if not sent
+ * @param sampling how tokens are chosen, the seed drawn here if the client sent none
  */
 public record CompletionRequest(
     String model,
@@ -39,7 +45,8 @@ public record CompletionRequest(
     boolean includeUsage,
     List<String> stops,
     boolean chat,
-    Optional<String> cacheSalt) {
+    Optional<String> cacheSalt,
+    Sampling sampling) {
 
   /** OpenAI's default {@code max_tokens} of a completion. */
   static final int DEFAULT_COMPLETION_TOKENS = 16;
@@ -53,6 +60,7 @@ public record CompletionRequest(
           "stream_options",
           "temperature",
           "top_p",
+          "top_k",
           "n",
           "best_of",
           "stop",
@@ -67,7 +75,7 @@ public record CompletionRequest(
           "cache_salt",
           "kv_transfer_params");
 
-  static final String GREEDY = "kvtier serve decodes greedily";
+  static final String ONE_CHOICE = "kvtier serve answers one choice per prompt";
 
   /** Validates and copies the fields. */
   public CompletionRequest {
@@ -76,6 +84,7 @@ public record CompletionRequest(
     Objects.requireNonNull(maxTokens, "maxTokens");
     stops = List.copyOf(stops);
     Objects.requireNonNull(cacheSalt, "cacheSalt");
+    Objects.requireNonNull(sampling, "sampling");
   }
 
   /**
@@ -93,13 +102,13 @@ public record CompletionRequest(
     List<int[]> prompts =
         prompts(f.required("prompt", "a string, token ids, or an array of either"), text);
     OptionalInt maxTokens = f.integer("max_tokens");
-    sampling(f);
+    Sampling sampling = sampling(f);
     f.integer("best_of")
         .ifPresent(
             b -> {
               if (b != 1) {
                 throw ApiException.badField(
-                    "best_of", "best_of=" + b + " is not supported: " + GREEDY + "; send 1");
+                    "best_of", "best_of=" + b + " is not supported: " + ONE_CHOICE + "; send 1");
               }
             });
     f.bool("echo")
@@ -115,7 +124,15 @@ public record CompletionRequest(
     f.string("user");
     boolean stream = f.bool("stream").orElse(false);
     return new CompletionRequest(
-        model, prompts, maxTokens, stream, includeUsage(f), f.stops(), false, cacheSalt(f));
+        model,
+        prompts,
+        maxTokens,
+        stream,
+        includeUsage(f),
+        f.stops(),
+        false,
+        cacheSalt(f),
+        sampling);
   }
 
   /** The {@code cache_salt}: a non-empty string, as vLLM takes it. */
@@ -135,21 +152,57 @@ public record CompletionRequest(
         f.required("model", "the model's id, as GET /v1/models lists it"), "model");
   }
 
-  /** The fields both endpoints share that only greedy decoding's values pass. */
-  static void sampling(BodyFields f) {
-    f.onlyNumber("temperature", 0, GREEDY);
-    f.onlyNumber("top_p", 1, GREEDY);
-    f.onlyNumber("presence_penalty", 0, GREEDY);
-    f.onlyNumber("frequency_penalty", 0, GREEDY);
+  /**
+   * The sampling fields both endpoints share: {@code temperature} 0 to 2 (0, the default, is
+   * greedy), {@code top_p} in (0, 1], {@code top_k} -1 or 0 (all tokens) or at least 1, {@code
+   * seed} any 64-bit integer (drawn here when absent, so a request without one is still the same
+   * on every rank); penalties only 0 and {@code n} only 1.
+   */
+  static Sampling sampling(BodyFields f) {
+    double temperature = f.number("temperature").map(BigDecimal::doubleValue).orElse(0.0);
+    if (!(temperature >= 0 && temperature <= 2)) {
+      throw ApiException.badField(
+          "temperature",
+          "temperature="
+              + f.number("temperature").orElseThrow().toPlainString()
+              + " is out of range: give 0 (greedy, the default) to 2");
+    }
+    double topP = f.number("top_p").map(BigDecimal::doubleValue).orElse(1.0);
+    if (!(topP > 0 && topP <= 1)) {
+      throw ApiException.badField(
+          "top_p",
+          "top_p="
+              + f.number("top_p").orElseThrow().toPlainString()
+              + " is out of range: give more than 0 and at most 1 (1, the default, keeps every"
+              + " token)");
+    }
+    int topK = f.integer("top_k").orElse(-1);
+    if (topK < -1) {
+      throw ApiException.badField(
+          "top_k",
+          "top_k="
+              + topK
+              + " is out of range: give -1 or 0 (every token, the default) or at least 1");
+    }
+    f.onlyNumber("presence_penalty", 0, "kvtier serve applies no penalties");
+    f.onlyNumber("frequency_penalty", 0, "kvtier serve applies no penalties");
     f.integer("n")
         .ifPresent(
             n -> {
               if (n != 1) {
                 throw ApiException.badField(
-                    "n", "n=" + n + " is not supported: " + GREEDY + ", so every choice is equal");
+                    "n", "n=" + n + " is not supported: " + ONE_CHOICE + "; send 1");
               }
             });
-    f.integer("seed");
+    OptionalLong seed = f.longInteger("seed");
+    if (temperature == 0) {
+      return Sampling.GREEDY;
+    }
+    return new Sampling(
+        (float) temperature,
+        (float) topP,
+        Math.max(0, topK),
+        seed.isPresent() ? seed.getAsLong() : ThreadLocalRandom.current().nextLong());
   }
 
   static boolean includeUsage(BodyFields f) {

@@ -139,7 +139,9 @@ final class Completions {
     int promptTokens = prompts.stream().mapToInt(p -> p.length).sum();
     GenerationCall call;
     try {
-      call = GenerationCall.submit(engine, prompts, maxTokens, namespace, transfer, listener);
+      call =
+          GenerationCall.submit(
+              engine, prompts, maxTokens, namespace, transfer, request.sampling(), listener);
     } catch (RuntimeException e) {
       return fail(reply, translate(e));
     }

@@ -1,5 +1,6 @@
 package io.kvtier.server;
 
+import io.kvtier.core.rank.Sampling;
 import io.kvtier.serving.Completion;
 import io.kvtier.serving.GenerationEngine;
 import io.kvtier.serving.GenerationEngine.Generation;
@@ -53,25 +54,6 @@ final class GenerationCall {
   private GenerationCall() {}
 
   /**
-   * Submits every prompt; if one is refused, cancels those already submitted.
-   *
-   * @param engine the engine
-   * @param prompts the prompts
-   * @param maxTokens tokens per prompt
-   * @param namespace the prompts' cache namespace
-   * @param listener told of admissions and ends
-   * @return the call
-   */
-  static GenerationCall submit(
-      GenerationEngine engine,
-      List<int[]> prompts,
-      int maxTokens,
-      long namespace,
-      Listener listener) {
-    return submit(engine, prompts, maxTokens, namespace, KvTransfer.NONE, listener);
-  }
-
-  /**
    * Submits every prompt with its part in a prompt KV transfer; if one is refused, cancels those
    * already submitted.
    *
@@ -80,6 +62,8 @@ final class GenerationCall {
    * @param maxTokens tokens per prompt
    * @param namespace the prompts' cache namespace
    * @param transfer each prompt's part
+   * @param sampling how tokens are chosen; prompt {@code i} draws with seed {@code seed + i}, so
+   *     two equal prompts of one request sample apart
    * @param listener told of admissions and ends
    * @return the call
    */
@@ -89,16 +73,27 @@ final class GenerationCall {
       int maxTokens,
       long namespace,
       KvTransfer transfer,
+      Sampling sampling,
       Listener listener) {
     GenerationCall call = new GenerationCall();
     try {
       for (int i = 0; i < prompts.size(); i++) {
         listener.submitted();
+        Sampling choice =
+            sampling.greedy()
+                ? sampling
+                : new Sampling(
+                    sampling.temperature(), sampling.topP(), sampling.topK(), sampling.seed() + i);
         try {
           call.generations.add(
               engine.submit(
                   new GenerationRequest(
-                      prompts.get(i), maxTokens, namespace, transfer.role(i), transfer.pages(i)),
+                      prompts.get(i),
+                      maxTokens,
+                      namespace,
+                      transfer.role(i),
+                      transfer.pages(i),
+                      choice),
                   call.stream(i, listener)));
         } catch (RuntimeException e) {
           listener.refused();

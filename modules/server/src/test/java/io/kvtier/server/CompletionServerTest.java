@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvtier.core.rank.RankGroupFailedException;
 import io.kvtier.core.rank.RequestOutcome;
+import io.kvtier.core.rank.Sampling;
 import io.kvtier.core.rank.TickStep;
 import io.kvtier.model.tiny.TinyText;
 import io.kvtier.serving.ModelText;
@@ -356,9 +357,18 @@ class CompletionServerTest {
       max_tokens str  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_tokens": "3"} | max_tokens | max_tokens must be an integer
       too long        | /v1/completions | {"model": "kvtier-tiny", "prompt": [1, 2, 3], "max_tokens": 254} | max_tokens | the context limit of 256
       unknown field   | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_token": 3}    | max_token | unknown field "max_token"
-      temperature     | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "temperature": 0.7} | temperature | temperature=0.7 is not supported
-      top_p           | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "top_p": 0.9}      | top_p | top_p=0.9 is not supported
-      n 2             | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "n": 2}            | n | n=2 is not supported
+      temperature 3   | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "temperature": 3}  | temperature | temperature=3 is out of range: give 0 (greedy, the default) to 2
+      temperature -1  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "temperature": -1} | temperature | temperature=-1 is out of range
+      temperature str | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "temperature": "hot"} | temperature | temperature must be a number
+      top_p 0         | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "top_p": 0}        | top_p | top_p=0 is out of range
+      top_p 1.5       | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "top_p": 1.5}      | top_p | top_p=1.5 is out of range
+      top_k -2        | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "top_k": -2}       | top_k | top_k=-2 is out of range
+      top_k 1.5       | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "top_k": 1.5}      | top_k | top_k must be an integer
+      seed 1.5        | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "seed": 1.5}       | seed | seed must be an integer
+      seed too big    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "seed": 99999999999999999999} | seed | seed=99999999999999999999 is out of range
+      penalty         | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "presence_penalty": 0.5} | presence_penalty | kvtier serve applies no penalties
+      n 2             | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "n": 2}            | n | n=2 is not supported: kvtier serve answers one choice per prompt
+      chat top_k      | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "temperature": 1, "top_k": -5} | top_k | top_k=-5 is out of range
       echo            | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "echo": true}      | echo | echo=true is not supported
       logprobs        | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logprobs": 2}     | logprobs | logprobs is not supported
       stream a string | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream": "yes"}   | stream | stream must be true or false
@@ -390,6 +400,42 @@ class CompletionServerTest {
             post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": \"ok\"}")
                 .statusCode())
         .isEqualTo(200);
+  }
+
+  @Test
+  void theSamplingFieldsReachTheEngineAndEachPromptDrawsWithItsOwnSeed() throws Exception {
+    assertThat(
+            post(
+                    "/v1/completions",
+                    "{\"model\": \"kvtier-tiny\", \"prompt\": [\"a\", \"a\"], \"temperature\":"
+                        + " 0.8, \"top_p\": 0.9, \"top_k\": 40, \"seed\": -7}")
+                .statusCode())
+        .isEqualTo(200);
+    assertThat(engine.samplings)
+        .containsExactly(new Sampling(0.8f, 0.9f, 40, -7), new Sampling(0.8f, 0.9f, 40, -6));
+    engine.samplings.clear();
+
+    // No temperature (or 0) is greedy whatever else is sent; top_k -1 and 0 keep every token.
+    post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": [1], \"top_p\": 0.5}");
+    post(
+        "/v1/chat/completions",
+        "{\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"user\", \"content\":"
+            + " \"x\"}], \"temperature\": 0, \"seed\": 3}");
+    post(
+        "/v1/chat/completions",
+        "{\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"user\", \"content\":"
+            + " \"x\"}], \"temperature\": 2, \"top_k\": -1, \"seed\": 3}");
+    assertThat(engine.samplings)
+        .containsExactly(Sampling.GREEDY, Sampling.GREEDY, new Sampling(2f, 1f, 0, 3));
+    engine.samplings.clear();
+
+    // Without a seed the server draws one, so that every rank still draws alike.
+    post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": [1], \"temperature\": 1}");
+    post("/v1/completions", "{\"model\": \"kvtier-tiny\", \"prompt\": [1], \"temperature\": 1}");
+    Sampling[] drawn = engine.samplings.toArray(Sampling[]::new);
+    assertThat(drawn).hasSize(2);
+    assertThat(drawn[0].temperature()).isEqualTo(1f);
+    assertThat(drawn[0].seed()).isNotEqualTo(drawn[1].seed());
   }
 
   @Test

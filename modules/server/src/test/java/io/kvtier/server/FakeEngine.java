@@ -32,6 +32,10 @@ final class FakeEngine implements GenerationEngine {
   final java.util.concurrent.ConcurrentLinkedQueue<Long> namespaces =
       new java.util.concurrent.ConcurrentLinkedQueue<>();
 
+  /** The sampling of each request submitted, in order. */
+  final java.util.concurrent.ConcurrentLinkedQueue<io.kvtier.core.rank.Sampling> samplings =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
   /** Empty: free running; else one permit per token. */
   volatile Semaphore tokens;
 
@@ -63,6 +67,7 @@ final class FakeEngine implements GenerationEngine {
     }
     submitted.incrementAndGet();
     namespaces.add(request.namespace());
+    samplings.add(request.sampling());
     AtomicBoolean cancel = new AtomicBoolean();
     int[] prompt = request.prompt();
     thread.execute(

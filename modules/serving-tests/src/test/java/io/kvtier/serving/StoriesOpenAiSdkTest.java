@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Timeout;
  * served by kvtier (its own tokenizer, no chat template: the fallback joins the messages' text)
  * on two ranks, and gets the model's greedy story, the words of {@link LlamaModel}'s own greedy
  * decode of the same prompt (the engine-independent reference); asked again, the reply is the
- * same and the prompt's whole pages come from the cache.
+ * same and the prompt's whole pages come from the cache. With a temperature and a seed, the same
+ * sampled story twice.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class StoriesOpenAiSdkTest {
@@ -114,6 +115,33 @@ class StoriesOpenAiSdkTest {
                   .cachedTokens()
                   .orElseThrow();
           assertThat(cached).isEqualTo((prompt.length - 1) / 4 * 4L);
+
+          // Sampling through the SDK: a seed tells the same story twice, not the greedy one.
+          ChatCompletionCreateParams sampled =
+              params.toBuilder().temperature(0.9).topP(0.95).seed(7L).build();
+          String once =
+              client
+                  .chat()
+                  .completions()
+                  .create(sampled)
+                  .choices()
+                  .get(0)
+                  .message()
+                  .content()
+                  .orElseThrow();
+          String twice =
+              client
+                  .chat()
+                  .completions()
+                  .create(sampled)
+                  .choices()
+                  .get(0)
+                  .message()
+                  .content()
+                  .orElseThrow();
+          System.out.println("[stories] sampled, seed 7: " + once);
+          assertThat(twice).isEqualTo(once);
+          assertThat(once).isNotBlank().isNotEqualTo(reply);
         } finally {
           client.close();
         }

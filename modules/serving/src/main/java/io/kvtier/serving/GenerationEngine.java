@@ -1,5 +1,6 @@
 package io.kvtier.serving;
 
+import io.kvtier.core.rank.Sampling;
 import io.kvtier.core.rank.TransferRole;
 import java.util.Objects;
 
@@ -78,13 +79,21 @@ public interface GenerationEngine extends AutoCloseable {
    *     published, and it ends only once they are), {@code AWAIT} on a decode replica with the
    *     pages the handle names; {@code NONE} by default
    * @param transferPages with {@code AWAIT}, the pages the handle names; 0 otherwise
+   * @param sampling how its tokens are chosen ({@link Sampling#GREEDY} by default); a model that
+   *     decodes greedily only refuses any other ({@link #submit} throws)
    */
   record GenerationRequest(
-      int[] prompt, int maxTokens, long namespace, TransferRole transfer, int transferPages) {
+      int[] prompt,
+      int maxTokens,
+      long namespace,
+      TransferRole transfer,
+      int transferPages,
+      Sampling sampling) {
     /** Validates the budget; the prompt's tokens are checked by {@link #submit}. */
     public GenerationRequest {
       Objects.requireNonNull(prompt, "prompt");
       Objects.requireNonNull(transfer, "transfer");
+      Objects.requireNonNull(sampling, "sampling");
       if (maxTokens < 1) {
         throw new IllegalArgumentException("maxTokens=" + maxTokens + " must be at least 1");
       }
@@ -96,6 +105,20 @@ public interface GenerationEngine extends AutoCloseable {
                 + transfer
                 + ": give pages >= 0 with AWAIT only");
       }
+    }
+
+    /**
+     * A greedy request.
+     *
+     * @param prompt token ids, each in the vocabulary
+     * @param maxTokens tokens to generate, at least 1
+     * @param namespace the cache namespace
+     * @param transfer its part in a prompt KV transfer
+     * @param transferPages with {@code AWAIT}, the pages the handle names; 0 otherwise
+     */
+    public GenerationRequest(
+        int[] prompt, int maxTokens, long namespace, TransferRole transfer, int transferPages) {
+      this(prompt, maxTokens, namespace, transfer, transferPages, Sampling.GREEDY);
     }
 
     /**

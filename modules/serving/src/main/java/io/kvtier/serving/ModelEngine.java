@@ -3,6 +3,8 @@ package io.kvtier.serving;
 import io.kvtier.core.cache.L3Executor;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.rank.RankEngineStats;
+import io.kvtier.core.rank.Sampling;
+import io.kvtier.core.rank.TransferRole;
 import io.kvtier.serving.GenerationEngine.GenerationRequest;
 import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.KvStore;
@@ -213,10 +215,33 @@ public final class ModelEngine implements AutoCloseable {
    *     ended
    */
   public Completion generate(int[] prompt, int maxTokens) throws InterruptedException {
+    return generate(prompt, maxTokens, Sampling.GREEDY);
+  }
+
+  /**
+   * Generates up to {@code maxTokens} tokens after {@code prompt}, chosen as {@code sampling}
+   * says (the same seed gives the same tokens, with or without the cache), and waits for them.
+   *
+   * @param prompt the prompt's token ids, not empty, each in the vocabulary
+   * @param maxTokens tokens to generate, at least 1
+   * @param sampling how tokens are chosen; other than {@link Sampling#GREEDY} only for a model
+   *     that samples
+   * @return the tokens and where the prompt's KV came from
+   * @throws IllegalArgumentException if the request does not fit the model or the context limit,
+   *     or it samples and the model decodes greedily only
+   * @throws RequestFailedException if the engine rejected the request
+   * @throws IllegalStateException if the request made no progress for a long time, or the engine
+   *     is closed
+   * @throws io.kvtier.core.rank.RankGroupFailedException if the rank group failed
+   * @throws GenerationEngine.EngineBusyException if too many requests wait
+   * @throws InterruptedException if interrupted while waiting; the request was cancelled
+   */
+  public Completion generate(int[] prompt, int maxTokens, Sampling sampling)
+      throws InterruptedException {
     CompletableFuture<Completion> result = new CompletableFuture<>();
     GenerationEngine.Generation generation =
         engine.submit(
-            new GenerationRequest(prompt, maxTokens),
+            new GenerationRequest(prompt, maxTokens, 0, TransferRole.NONE, 0, sampling),
             new GenerationEngine.TokenStream() {
               @Override
               public void token(int token) {}

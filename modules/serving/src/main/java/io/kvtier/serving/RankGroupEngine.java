@@ -452,7 +452,8 @@ final class RankGroupEngine implements GenerationEngine {
               request.maxTokens(),
               prompt,
               request.transfer(),
-              request.transferPages());
+              request.transferPages(),
+              request.sampling());
       slot.engine.checkRequest(r);
       int w = waiting.get();
       if (w >= settings.queueCapacity()) {

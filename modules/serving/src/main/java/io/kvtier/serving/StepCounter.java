@@ -59,6 +59,11 @@ final class StepCounter implements ModelRunner {
   }
 
   @Override
+  public boolean samples() {
+    return model.samples();
+  }
+
+  @Override
   public boolean batchesDecode() {
     return model.batchesDecode();
   }

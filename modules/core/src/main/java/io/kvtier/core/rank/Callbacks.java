@@ -95,6 +95,16 @@ final class Callbacks {
     }
 
     @Override
+    public boolean samples() {
+      schedule.enterCallback();
+      try {
+        return model.samples();
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
     public boolean batchesDecode() {
       schedule.enterCallback();
       try {

@@ -10,8 +10,9 @@ import java.util.List;
  * <p>The engine calls {@link #writeLayer} once per layer in layer order, and after each layer
  * streams that layer of a prepared backup to the host tier, which is why the model works layer
  * by layer. Everything a model returns ({@link #nextToken}) must be a pure function of the
- * tokens, identical on every rank, since the engine's replicated state depends on it; a real
- * model gets that from greedy decoding of replicated logits.
+ * tokens (and of the request's seed, for one that samples), identical on every rank, since the
+ * engine's replicated state depends on it; a real model gets that from replicated logits, read
+ * greedily or through {@link Sampler}.
  *
  * <p>Called from the rank's scheduler thread only.
  */
@@ -35,12 +36,25 @@ public interface ModelRunner {
 
   /**
    * The token that follows {@code step.tokens()[0 .. step.to())}, after every layer of the step
-   * was written: greedy decoding.
+   * was written: the largest logit, or, for a model that {@link #samples()}, {@link
+   * Sampler#choose} under {@code step.sampling()} at position {@code step.to()}.
    *
    * @param step the step that ended at the last known token
    * @return a token id, at least 0 and below the vocabulary size of the cache
    */
   int nextToken(ModelStep step);
+
+  /**
+   * Whether this model chooses tokens under a request's {@link ModelStep#sampling()} ({@link
+   * Sampler#choose} over its logits, where greedy decoding takes the largest): then the engine
+   * admits requests that sample, else it rejects them with a reason. False by default: a model
+   * that only decodes greedily serves greedy requests only.
+   *
+   * @return whether requests may sample
+   */
+  default boolean samples() {
+    return false;
+  }
 
   /**
    * Whether the engine may hand this model the decode steps of several requests together
@@ -106,7 +120,9 @@ public interface ModelRunner {
 
   /**
    * Drafts {@code count} tokens after the step's last known token: {@code proposals[i]} is the
-   * draft's guess for the token at position {@code step.from() + 1 + i}. {@code step} is the one
+   * draft's guess for the token at position {@code step.from() + 1 + i} (for a request that
+   * samples, best drawn by {@link Sampler} with the step's sampling at that position: the
+   * target's own draw, so close distributions agree). {@code step} is the one
    * position {@code [from, from + 1)} whose token is known and whose K/V is not yet computed. The
    * draft may write K/V of the request's pages at positions {@code >= step.from()} only (they are
    * the request's own, past its computed length). Must be a pure function of the tokens and the
@@ -122,9 +138,10 @@ public interface ModelRunner {
   }
 
   /**
-   * After every layer of {@code step} was written: the target's greedy token after each of its
-   * positions, {@code tokens[i]} following position {@code step.from() + i}, as {@link
-   * #nextToken} would give each alone. By default, for a step of one position, {@link
+   * After every layer of {@code step} was written: the target's token after each of its
+   * positions, {@code tokens[i]} following position {@code step.from() + i} (and chosen, for a
+   * sampling request, at position {@code step.from() + i + 1}), as {@link #nextToken} would give
+   * each alone. By default, for a step of one position, {@link
    * #nextToken}.
    *
    * @param step the step just written, of {@code n = to - from >= 1} positions

@@ -24,6 +24,10 @@ import java.util.Objects;
  * @param snapshots the snapshots this step takes, in position order: for each, once a recurrent
  *     layer has taken in position {@code position - 1}, the runner writes that layer's state
  *     into its block of the snapshot's slots; every position is in {@code (from, to]}
+ * @param sampling how the request's next tokens are chosen ({@link Sampler}): the token at
+ *     position {@code p} is {@code Sampler.choose(logits, .., sampling, p)}; {@link
+ *     Sampling#GREEDY} unless the request asked otherwise (only of a model that {@link
+ *     ModelRunner#samples()})
  */
 public record ModelStep(
     long requestId,
@@ -33,9 +37,35 @@ public record ModelStep(
     int to,
     int[] pageTable,
     int[] resumeSlots,
-    List<Snapshot> snapshots) {
+    List<Snapshot> snapshots,
+    Sampling sampling) {
 
   private static final int[] NONE = new int[0];
+
+  /**
+   * A step of a greedy request.
+   *
+   * @param requestId the request
+   * @param namespace the request's cache namespace
+   * @param tokens the request's known tokens
+   * @param from the first token this step computes
+   * @param to one past the last one
+   * @param pageTable the request's device page slots
+   * @param resumeSlots the slots of the recurrent state it resumes from, or none
+   * @param snapshots the snapshots it takes
+   */
+  public ModelStep(
+      long requestId,
+      long namespace,
+      int[] tokens,
+      int from,
+      int to,
+      int[] pageTable,
+      int[] resumeSlots,
+      List<Snapshot> snapshots) {
+    this(
+        requestId, namespace, tokens, from, to, pageTable, resumeSlots, snapshots, Sampling.GREEDY);
+  }
 
   /**
    * A snapshot of the recurrent state after positions {@code [0, position)}.
@@ -68,7 +98,30 @@ public record ModelStep(
    */
   public ModelStep(
       long requestId, long namespace, int[] tokens, int from, int to, int[] pageTable) {
-    this(requestId, namespace, tokens, from, to, pageTable, NONE, List.of());
+    this(requestId, namespace, tokens, from, to, pageTable, NONE, List.of(), Sampling.GREEDY);
+  }
+
+  /**
+   * A step that neither resumes nor takes a recurrent-state snapshot, of a request sampled as
+   * {@code sampling} says.
+   *
+   * @param requestId the request
+   * @param namespace the request's cache namespace
+   * @param tokens the request's known tokens
+   * @param from the first token this step computes
+   * @param to one past the last one
+   * @param pageTable the request's device page slots
+   * @param sampling how its next tokens are chosen
+   */
+  public ModelStep(
+      long requestId,
+      long namespace,
+      int[] tokens,
+      int from,
+      int to,
+      int[] pageTable,
+      Sampling sampling) {
+    this(requestId, namespace, tokens, from, to, pageTable, NONE, List.of(), sampling);
   }
 
   /** Validates the range. */
@@ -77,6 +130,7 @@ public record ModelStep(
     Objects.requireNonNull(pageTable, "pageTable");
     Objects.requireNonNull(resumeSlots, "resumeSlots");
     Objects.requireNonNull(snapshots, "snapshots");
+    Objects.requireNonNull(sampling, "sampling");
     if (from < 0 || from > to || to > tokens.length) {
       throw new IllegalArgumentException(
           "request id="

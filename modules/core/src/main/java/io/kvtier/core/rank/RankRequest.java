@@ -22,6 +22,8 @@ import java.util.Objects;
  *     TransferRole#NONE} by default
  * @param transferPages with {@link TransferRole#AWAIT}, the prompt pages the transfer's handle
  *     names (those the prefill side published), at least 0; 0 otherwise
+ * @param sampling how its tokens are chosen; {@link Sampling#GREEDY} by default. A request that
+ *     samples enters only where the model {@link ModelRunner#samples()}
  */
 public record RankRequest(
     long id,
@@ -30,12 +32,14 @@ public record RankRequest(
     int maxOutputTokens,
     int[] prompt,
     TransferRole transfer,
-    int transferPages) {
+    int transferPages,
+    Sampling sampling) {
 
   /** Validates the fields and copies the prompt. */
   public RankRequest {
     Objects.requireNonNull(prompt, "prompt");
     Objects.requireNonNull(transfer, "transfer");
+    Objects.requireNonNull(sampling, "sampling");
     if (transferPages < 0 || (transfer != TransferRole.AWAIT && transferPages != 0)) {
       throw new IllegalArgumentException(
           "request id="
@@ -83,13 +87,36 @@ public record RankRequest(
   }
 
   /**
+   * A greedy request.
+   *
+   * @param id the caller's id
+   * @param namespace the cache namespace
+   * @param priority the eviction priority
+   * @param maxOutputTokens tokens to generate
+   * @param prompt the prompt
+   * @param transfer its part in a transfer
+   * @param transferPages with AWAIT, the pages the handle names; 0 otherwise
+   */
+  public RankRequest(
+      long id,
+      long namespace,
+      int priority,
+      int maxOutputTokens,
+      int[] prompt,
+      TransferRole transfer,
+      int transferPages) {
+    this(
+        id, namespace, priority, maxOutputTokens, prompt, transfer, transferPages, Sampling.GREEDY);
+  }
+
+  /**
    * This request as the prefill side of a transfer ({@link TransferRole#PUBLISH}).
    *
    * @return a copy
    */
   public RankRequest publishing() {
     return new RankRequest(
-        id, namespace, priority, maxOutputTokens, prompt, TransferRole.PUBLISH, 0);
+        id, namespace, priority, maxOutputTokens, prompt, TransferRole.PUBLISH, 0, sampling);
   }
 
   /**
@@ -100,7 +127,7 @@ public record RankRequest(
    */
   public RankRequest awaitingTransfer(int pages) {
     return new RankRequest(
-        id, namespace, priority, maxOutputTokens, prompt, TransferRole.AWAIT, pages);
+        id, namespace, priority, maxOutputTokens, prompt, TransferRole.AWAIT, pages, sampling);
   }
 
   /**
@@ -148,13 +175,15 @@ public record RankRequest(
         && maxOutputTokens == r.maxOutputTokens
         && transfer == r.transfer
         && transferPages == r.transferPages
+        && sampling.equals(r.sampling)
         && Arrays.equals(prompt, r.prompt);
   }
 
   @Override
   public int hashCode() {
     int h = Objects.hash(id, namespace, priority, maxOutputTokens) * 31 + Arrays.hashCode(prompt);
-    return transfer == TransferRole.NONE ? h : h * 31 + Objects.hash(transfer, transferPages);
+    h = transfer == TransferRole.NONE ? h : h * 31 + Objects.hash(transfer, transferPages);
+    return sampling.equals(Sampling.GREEDY) ? h : h * 31 + sampling.hashCode();
   }
 
   @Override
@@ -174,6 +203,7 @@ public record RankRequest(
             : ", transfer="
                 + transfer
                 + (transfer == TransferRole.AWAIT ? "/" + transferPages : ""))
+        + (sampling.equals(Sampling.GREEDY) ? "" : ", " + sampling)
         + "]";
   }
 }

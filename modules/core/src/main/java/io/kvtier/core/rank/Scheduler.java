@@ -83,6 +83,7 @@ final class Scheduler {
           "the model proposes " + speculative + " speculative tokens a step: give 0 or more");
     }
     this.batchDecode = !snapshots && speculative == 0 && model.batchesDecode();
+    this.samples = model.samples();
     this.proposals = new int[speculative];
     this.verified = new int[speculative + 1];
   }
@@ -96,6 +97,13 @@ final class Scheduler {
 
   private final int[] proposals;
   private final int[] verified;
+
+  /**
+   * Whether the model samples ({@link ModelRunner#samples}), asked once here: {@link
+   * #entryProblem} runs on the caller's thread too ({@link RankEngine#checkRequest}), which must
+   * not enter the model's callbacks.
+   */
+  private final boolean samples;
 
   /**
    * Whether this tick's decode steps go to the model together ({@link
@@ -355,10 +363,16 @@ final class Scheduler {
 
   /**
    * Why a request cannot enter at all, from the request and the replicated config alone, or
-   * null: a token outside the vocabulary, or a prompt plus output budget longer than the token
-   * array the engine keeps. Namespaces need no check: any long names one.
+   * null: sampling asked of a model that decodes greedily only, a token outside the vocabulary,
+   * or a prompt plus output budget longer than the token array the engine keeps. Namespaces need no check: any long names one.
    */
   String entryProblem(RankRequest r) {
+    if (!r.sampling().greedy() && !samples) {
+      return "it samples ("
+          + r.sampling()
+          + ") but the model decodes greedily only: send temperature 0, or serve a model that"
+          + " samples";
+    }
     int vocab = cache.config().vocabSize();
     int[] prompt = r.promptArray();
     for (int i = 0; i < prompt.length; i++) {
@@ -489,7 +503,8 @@ final class Scheduler {
                 r.tokens,
                 r.computed,
                 r.computed + 1,
-                cache.pageTable(r.id)));
+                cache.pageTable(r.id),
+                r.request.sampling()));
       }
       for (int layer = 0; layer < model.layers(); layer++) {
         model.writeDecodeLayer(decodeSteps, layer);
@@ -531,10 +546,14 @@ final class Scheduler {
     int[] pageTable = cache.pageTable(r.id);
     long namespace = r.request.namespace();
     model.propose(
-        new ModelStep(r.id, namespace, r.tokens, anchor, anchor + 1, pageTable), count, proposals);
+        new ModelStep(
+            r.id, namespace, r.tokens, anchor, anchor + 1, pageTable, r.request.sampling()),
+        count,
+        proposals);
     System.arraycopy(proposals, 0, r.tokens, anchor + 1, count);
     ModelStep verify =
-        new ModelStep(r.id, namespace, r.tokens, anchor, anchor + 1 + count, pageTable);
+        new ModelStep(
+            r.id, namespace, r.tokens, anchor, anchor + 1 + count, pageTable, r.request.sampling());
     for (int layer = 0; layer < model.layers(); layer++) {
       model.writeLayer(verify, layer);
     }
@@ -613,8 +632,10 @@ final class Scheduler {
                 to,
                 pageTable,
                 first && from > 0 ? cache.resumeSlots(r.id) : NO_SLOTS,
-                snapshotsOf(cache.stepSnapshots(r.id, from, to)))
-            : new ModelStep(r.id, r.request.namespace(), r.tokens, from, to, pageTable);
+                snapshotsOf(cache.stepSnapshots(r.id, from, to)),
+                r.request.sampling())
+            : new ModelStep(
+                r.id, r.request.namespace(), r.tokens, from, to, pageTable, r.request.sampling());
     if (to > from) {
       boolean stream = r.prepared && from < r.promptLength;
       int streamed = 0;

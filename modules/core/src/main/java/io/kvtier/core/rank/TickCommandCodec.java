@@ -17,7 +17,9 @@ import java.util.List;
  * length, the length of the prompt prefix it shares with the previous arrival of the message
  * (shared-prefix and multi-turn floods repeat long prefixes), and the remaining tokens; with bit 2
  * then its {@link TransferRole} ordinal and, for {@code AWAIT}, the handle's pages (so a message
- * without transfers encodes as it always did). Aborts:
+ * without transfers encodes as it always did); with bit 3 (some arrival samples) then a byte, 1 if
+ * it samples, and if so its {@link Sampling}: the bits of temperature and top-p, top-k, and the
+ * zigzag seed (a message of greedy requests encodes as it always did). Aborts:
  * count, then zigzag deltas of the ids. An idle tick encodes in 4 bytes.
  */
 final class TickCommandCodec {
@@ -32,11 +34,17 @@ final class TickCommandCodec {
     boolean skips = commands.skippedTicks() != 0;
     List<RankRequest> arrivals = commands.arrivals();
     boolean transfers = false;
+    boolean sampled = false;
     for (RankRequest r : arrivals) {
       transfers |= r.transfer() != TransferRole.NONE;
+      sampled |= !r.sampling().equals(Sampling.GREEDY);
     }
     out.bytes[out.size++] =
-        (byte) ((commands.endOfInput() ? 1 : 0) | (skips ? 2 : 0) | (transfers ? 4 : 0));
+        (byte)
+            ((commands.endOfInput() ? 1 : 0)
+                | (skips ? 2 : 0)
+                | (transfers ? 4 : 0)
+                | (sampled ? 8 : 0));
     if (skips) {
       out.varint(commands.skippedTicks());
     }
@@ -60,6 +68,17 @@ final class TickCommandCodec {
         out.varint(r.transfer().ordinal());
         if (r.transfer() == TransferRole.AWAIT) {
           out.varint(r.transferPages());
+        }
+      }
+      if (sampled) {
+        Sampling sampling = r.sampling();
+        boolean greedy = sampling.equals(Sampling.GREEDY);
+        out.varint(greedy ? 0 : 1);
+        if (!greedy) {
+          out.varint(Integer.toUnsignedLong(Float.floatToIntBits(sampling.temperature())));
+          out.varint(Integer.toUnsignedLong(Float.floatToIntBits(sampling.topP())));
+          out.varint(sampling.topK());
+          out.varint(zigzag(sampling.seed()));
         }
       }
       previousId = r.id();
@@ -87,7 +106,7 @@ final class TickCommandCodec {
               + ": every rank must run the same kvtier version");
     }
     int flags = in.readByte();
-    if ((flags & ~7) != 0) {
+    if ((flags & ~15) != 0) {
       throw in.malformed("unknown flags " + flags);
     }
     long skipped = 0;
@@ -139,9 +158,27 @@ final class TickCommandCodec {
           transferPages = in.intValue("transfer pages");
         }
       }
+      Sampling sampling = Sampling.GREEDY;
+      if ((flags & 8) != 0) {
+        int samples = in.intValue("sampling flag");
+        if (samples > 1) {
+          throw in.malformed("sampling flag " + samples + " is neither 0 nor 1");
+        }
+        if (samples == 1) {
+          float temperature = Float.intBitsToFloat((int) in.varint());
+          float topP = Float.intBitsToFloat((int) in.varint());
+          int topK = in.intValue("top-k");
+          long seed = unzigzag(in.varint());
+          try {
+            sampling = new Sampling(temperature, topP, topK, seed);
+          } catch (IllegalArgumentException e) {
+            throw in.malformed("sampling: " + e.getMessage());
+          }
+        }
+      }
       arrivals.add(
           new RankRequest(
-              id, namespace, (int) priority, maxOutput, prompt, transfer, transferPages));
+              id, namespace, (int) priority, maxOutput, prompt, transfer, transferPages, sampling));
       previousId = id;
       previous = prompt;
     }

@@ -15,7 +15,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A client's bad request is a rejected request, never a dead group: a token outside the
- * vocabulary and output budgets up to {@code Integer.MAX_VALUE} are rejected with their reason
+ * vocabulary, output budgets up to {@code Integer.MAX_VALUE} and sampling from a model that
+ * decodes greedily only are rejected with their reason
  * on every rank alike, and the other requests of the same ticks finish.
  */
 @Timeout(60)
@@ -50,12 +51,15 @@ class RequestEntryCheckTest {
             RankRequest.of(4, prompt(4, 14), Integer.MAX_VALUE),
             RankRequest.of(5, prompt(5, 14), Integer.MAX_VALUE - 14),
             // Fits no overflow, but not the 32-page device pool either: rejected in step 3.
-            RankRequest.of(6, prompt(6, 14), 1000));
+            RankRequest.of(6, prompt(6, 14), 1000),
+            // Asks to sample from a model that decodes greedily only.
+            new RankRequest(
+                8, 0, 0, 2, prompt(8, 14), TransferRole.NONE, 0, new Sampling(0.7f, 1, 0, 5)));
   }
 
   private static TickCommands commands(long tick) {
     return switch ((int) tick) {
-      case 0 -> TickCommands.arrive(List.of(GOOD.get(0), BAD.get(0), BAD.get(1)));
+      case 0 -> TickCommands.arrive(List.of(GOOD.get(0), BAD.get(0), BAD.get(1), BAD.get(4)));
       case 1 -> TickCommands.arrive(List.of(BAD.get(2), GOOD.get(1), BAD.get(3)));
       case 2 -> new TickCommands(List.of(GOOD.get(2)), new long[0], true);
       default -> TickCommands.NONE;
@@ -113,13 +117,17 @@ class RequestEntryCheckTest {
       assertThat(ended)
           .containsEntry(3L, "REJECTED@0")
           .containsEntry(4L, "REJECTED@0")
+          .containsEntry(8L, "REJECTED@0")
           .containsEntry(5L, "REJECTED@1");
       // Step 3 rejects it when it reaches the head of the queue.
       assertThat(ended.get(6L)).startsWith("REJECTED@");
       assertThat(ended.get(1L)).startsWith("FINISHED");
       assertThat(ended.get(2L)).startsWith("FINISHED");
       assertThat(ended.get(7L)).startsWith("FINISHED");
-      assertThat(reasons.keySet()).containsExactly(3L, 4L, 5L, 6L);
+      assertThat(reasons.keySet()).containsExactly(3L, 4L, 5L, 6L, 8L);
+      assertThat(reasons.get(8L))
+          .contains("it samples (Sampling[temperature=0.7")
+          .contains("but the model decodes greedily only: send temperature 0");
       assertThat(reasons.get(3L)).contains("prompt[11]=5000 is outside the vocabulary [0, 5000)");
       assertThat(reasons.get(4L))
           .contains("maxOutputTokens (2147483647)")
@@ -127,7 +135,7 @@ class RequestEntryCheckTest {
       assertThat(reasons.get(5L)).contains("maxOutputTokens (2147483633)");
       assertThat(reasons.get(6L)).contains("needs 254 pages").contains("device pool has 32");
       assertThat(first.get(2)).isEqualTo(3L);
-      assertThat(first.get(3)).isEqualTo(4L);
+      assertThat(first.get(3)).isEqualTo(5L);
     }
   }
 
@@ -209,7 +217,7 @@ class RequestEntryCheckTest {
             .hasMessageStartingWith("request id=" + bad.id() + " would be rejected: ")
             .satisfies(t -> messages.add(t.getMessage()));
       }
-      assertThat(messages).hasSize(4);
+      assertThat(messages).hasSize(5);
     }
   }
 }

@@ -68,6 +68,38 @@ class TickCommandCodecTest {
   }
 
   @Test
+  void samplingSurvivesTheRoundTripAndCostsNothingWithoutIt() {
+    int[] prompt = {5, 6, 7, 8, 9};
+    RankRequest plain = RankRequest.of(3, prompt, 2);
+    RankRequest sampled =
+        new RankRequest(
+            4, 0, 0, 2, prompt, TransferRole.NONE, 0, new Sampling(0.7f, 0.9f, 40, Long.MIN_VALUE));
+    TickCommands c = TickCommands.arrive(List.of(plain, sampled, sampled.publishing()));
+    TickCommands back = TickCommands.decode(c.encode());
+    assertThat(back).isEqualTo(c);
+    assertThat(back.arrivals().get(1).sampling()).isEqualTo(sampled.sampling());
+    assertThat(back.arrivals().get(2).sampling()).isEqualTo(sampled.sampling());
+    assertThat(back.arrivals().get(0).sampling()).isEqualTo(Sampling.GREEDY);
+    // Greedy arrivals: the flags byte and the bytes as they always were.
+    assertThat(TickCommands.arrive(List.of(plain)).encode())
+        .containsExactly(1, 0, 1, 6, 0, 0, 2, 5, 0, 5, 6, 7, 8, 9, 0);
+    byte[] bytes = TickCommands.arrive(List.of(sampled)).encode();
+    assertThat(bytes[1]).isEqualTo((byte) 8);
+    byte[] bad = bytes.clone();
+    // From the end: the abort count (1 byte), the seed (-1 zigzagged: 10), top-k (1), the bits of
+    // top-p and temperature (5 each), the arrival's sampling flag (1).
+    int topK = bytes.length - 1 - 10 - 1;
+    assertThat(bad[topK]).isEqualTo((byte) 40);
+    bad[topK] = 2; // still a valid top-k
+    assertThat(TickCommands.decode(bad).arrivals().get(0).sampling().topK()).isEqualTo(2);
+    byte[] flag = bytes.clone();
+    flag[topK - 5 - 5 - 1] = 2;
+    assertThatThrownBy(() -> TickCommands.decode(flag))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("sampling flag 2 is neither 0 nor 1");
+  }
+
+  @Test
   void anIdleTickIsFourBytesAndASharedPrefixIsSentOnce() {
     assertThat(TickCommands.NONE.encode()).hasSize(4);
     int[] system = new int[2000];

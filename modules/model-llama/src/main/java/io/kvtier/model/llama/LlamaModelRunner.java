@@ -3,6 +3,7 @@ package io.kvtier.model.llama;
 import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.rank.ModelRunner;
 import io.kvtier.core.rank.ModelStep;
+import io.kvtier.core.rank.Sampler;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.PageMemory;
 import io.kvtier.spi.ReduceOp;
@@ -17,7 +18,8 @@ import java.util.Objects;
  * 0 embeds the step's tokens {@code [from, to)}, each {@link #writeLayer} runs one layer over
  * them (their K/V into the request's pages, attention over positions {@code 0..to-1} read back
  * from the pages in order), and {@link #nextToken} takes the last position's logits and their
- * argmax (ties to the lowest id). The hidden states of a step in progress live here, per
+ * argmax (ties to the lowest id), or for a request that samples the {@link Sampler}'s token at
+ * that position ({@link #samples()}). The hidden states of a step in progress live here, per
  * request, until {@link #released}.
  *
  * <p>In a group of {@code R} ranks this rank holds its share of the heads and feed-forward rows
@@ -388,7 +390,10 @@ public final class LlamaModelRunner implements ModelRunner {
         pass.layer(l, x, position, 1, kv, scratch);
       }
       pass.layer(draftBlock, x, position, 1, kv, scratch);
-      token[0] = argmax(pass.logits(x, 0, 1, scratch));
+      // A sampling request's draft draws with the target's own uniform number for the position,
+      // so where the two distributions are close it proposes the token the target will draw.
+      float[] logits = pass.logits(x, 0, 1, scratch);
+      token[0] = Sampler.choose(logits, 0, logits.length, step.sampling(), position + 1);
       proposals[i] = token[0];
     }
   }
@@ -424,7 +429,8 @@ public final class LlamaModelRunner implements ModelRunner {
     int token = step.tokens()[anchor];
     for (int i = 0; i < count; i++) {
       d.tokens[anchor + i] = token;
-      token = argmax(draftModel.decode(token, anchor + i, d.kv));
+      float[] logits = draftModel.decode(token, anchor + i, d.kv);
+      token = Sampler.choose(logits, 0, logits.length, step.sampling(), anchor + i + 1);
       proposals[i] = token;
     }
     d.computed = anchor + count;
@@ -463,7 +469,8 @@ public final class LlamaModelRunner implements ModelRunner {
             step.from() + i,
             Arrays.copyOfRange(logits, i * vocabulary, (i + 1) * vocabulary));
       }
-      tokens[i] = argmax(logits, i * vocabulary, vocabulary);
+      tokens[i] =
+          Sampler.choose(logits, i * vocabulary, vocabulary, step.sampling(), step.from() + i + 1);
     }
   }
 
@@ -513,6 +520,12 @@ public final class LlamaModelRunner implements ModelRunner {
     float[] all = gather.gather(sent, dim);
     System.arraycopy(all, stripe.owner(position) * dim, sent, 0, dim);
     return sent;
+  }
+
+  /** The logits every rank holds alike go through {@link Sampler}: any request may sample. */
+  @Override
+  public boolean samples() {
+    return true;
   }
 
   /** Decode steps of several requests share one pass: see {@link #writeDecodeLayer}. */
@@ -620,7 +633,7 @@ public final class LlamaModelRunner implements ModelRunner {
             step.to() - 1,
             Arrays.copyOfRange(logits, i * vocabulary, (i + 1) * vocabulary));
       }
-      tokens[i] = argmax(logits, i * vocabulary, vocabulary);
+      tokens[i] = Sampler.choose(logits, i * vocabulary, vocabulary, step.sampling(), step.to());
     }
   }
 
@@ -656,23 +669,12 @@ public final class LlamaModelRunner implements ModelRunner {
       logits = pass.logits(lastRow(x, 0, last), 0, 1, scratch);
     }
     listener.logits(rank, step.requestId(), last, logits);
-    return argmax(logits);
+    return Sampler.choose(logits, 0, logits.length, step.sampling(), step.to());
   }
 
-  /** The index of the largest logit, the lowest such index on ties. */
+  /** The index of the largest logit, the lowest such index on ties ({@link Sampler#argmax}). */
   static int argmax(float[] logits) {
-    return argmax(logits, 0, logits.length);
-  }
-
-  /** The index in {@code [0, length)} of the largest of {@code logits[from..from+length)}. */
-  static int argmax(float[] logits, int from, int length) {
-    int best = 0;
-    for (int i = 1; i < length; i++) {
-      if (logits[from + i] > logits[from + best]) {
-        best = i;
-      }
-    }
-    return best;
+    return Sampler.argmax(logits, 0, logits.length);
   }
 
   /**

@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.rank.RankEngineStats;
+import io.kvtier.core.rank.Sampling;
 import io.kvtier.core.rank.SpeculationStats;
 import io.kvtier.core.rank.SpeculationStats.Tier;
+import io.kvtier.core.rank.TransferRole;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.serving.Completion;
 import io.kvtier.serving.GenerationEngine;
@@ -129,6 +131,77 @@ class SpeculativeServedTest {
         .as("steps of requests whose prefix came from " + tier)
         .isPositive();
     assertThat(s.meanAcceptedLength(expected)).isGreaterThan(1.0);
+  }
+
+  /**
+   * Requests that sample (temperature, top-p, top-k, a seed each): the answers of the plain model
+   * with the cache off are the answers with the cache on in every tier, and with speculation; the
+   * draft that is a copy of the last layer draws with the target's own uniform numbers, so it is
+   * still always right. Compared on the same number of ranks (a sampled token depends on the
+   * logits' bits, which another split of the sums moves).
+   */
+  @ParameterizedTest(name = "{0}, {1} ranks, {2}")
+  @CsvSource({
+    "synthetic,1,device",
+    "synthetic,1,host",
+    "synthetic,2,memory",
+    "stories,1,host",
+    "stories,2,device"
+  })
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void sampledAnswersAreTheSameWithTheCacheAndWithSpeculation(
+      String name, int ranks, String tier, @TempDir Path store) throws Exception {
+    Chats chats = chats(name);
+    List<int[]> reference = answers(chats.model(), chats, ranks, "off", store, true);
+    int differ = 0;
+    for (int i = 0; i < reference.size(); i++) {
+      differ += java.util.Arrays.equals(reference.get(i), chats.answers().get(i)) ? 0 : 1;
+    }
+    assertThat(differ).as("sampled answers unlike the greedy ones").isPositive();
+    List<int[]> cached = answers(chats.model(), chats, ranks, tier, store.resolve("c"), true);
+    LlamaServingModel drafted = chats.model().withDraftLayer(true, K);
+    ModelEngine speculative =
+        ModelEngine.open(
+            drafted, config(drafted, ranks, tier, store.resolve("s")), BackendMetrics.NOOP);
+    List<int[]> speculated = new ArrayList<>();
+    try (speculative) {
+      for (int i = 0; i < chats.prompts().size(); i++) {
+        speculated.add(generate(speculative, chats.prompts().get(i), 0, sampling(i)));
+      }
+      speculative.drain();
+      SpeculationStats st = speculative.speculation();
+      System.out.printf("[speculative] sampled, %s, %d ranks, %s: %s%n", name, ranks, tier, st);
+      assertThat(st.totalProposed()).isPositive();
+      assertThat(st.acceptanceRate()).as("the copy draft draws as the target").isEqualTo(1.0);
+    }
+    for (int i = 0; i < reference.size(); i++) {
+      assertThat(cached.get(i)).as("request %d cached in %s", i, tier).isEqualTo(reference.get(i));
+      assertThat(speculated.get(i)).as("request %d speculated", i).isEqualTo(reference.get(i));
+    }
+  }
+
+  /** Request {@code i}'s sampling: its own seed; top-k on every other one. */
+  private static Sampling sampling(int i) {
+    return new Sampling(0.9f, 0.95f, i % 2 == 0 ? 0 : 20, 7_000 + i);
+  }
+
+  /** Every prompt's answer, in order; with the cache off each request its own namespace. */
+  private static List<int[]> answers(
+      LlamaServingModel model, Chats chats, int ranks, String tier, Path store, boolean sampled)
+      throws Exception {
+    List<int[]> out = new ArrayList<>();
+    try (ModelEngine engine =
+        ModelEngine.open(model, config(model, ranks, tier, store), BackendMetrics.NOOP)) {
+      for (int i = 0; i < chats.prompts().size(); i++) {
+        out.add(
+            generate(
+                engine,
+                chats.prompts().get(i),
+                tier.equals("off") ? 1000 + i : 0,
+                sampled ? sampling(i) : Sampling.GREEDY));
+      }
+    }
+    return out;
   }
 
   @ParameterizedTest(name = "{0}")
@@ -275,11 +348,16 @@ class SpeculativeServedTest {
   }
 
   private static int[] generate(ModelEngine engine, int[] prompt, long namespace) throws Exception {
+    return generate(engine, prompt, namespace, Sampling.GREEDY);
+  }
+
+  private static int[] generate(ModelEngine engine, int[] prompt, long namespace, Sampling sampling)
+      throws Exception {
     CompletableFuture<Completion> done = new CompletableFuture<>();
     engine
         .engine()
         .submit(
-            new GenerationRequest(prompt, ANSWER, namespace),
+            new GenerationRequest(prompt, ANSWER, namespace, TransferRole.NONE, 0, sampling),
             new GenerationEngine.TokenStream() {
               @Override
               public void token(int token) {}

@@ -376,6 +376,11 @@ public final class ForwardPass {
     }
   }
 
+  /** The logits of the last {@link #next} (the pass's own array, rewritten by the next call). */
+  float[] lastLogits() {
+    return logits;
+  }
+
   /** The argmax of the logits of row {@code row} of {@code h}, the lowest id on ties. */
   int next(float[] h, int row) {
     int vocab = model.config.vocabSize();

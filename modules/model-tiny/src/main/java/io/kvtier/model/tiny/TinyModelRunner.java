@@ -3,6 +3,7 @@ package io.kvtier.model.tiny;
 import io.kvtier.core.config.LayerMix;
 import io.kvtier.core.rank.ModelRunner;
 import io.kvtier.core.rank.ModelStep;
+import io.kvtier.core.rank.Sampler;
 import io.kvtier.spi.Collective;
 import io.kvtier.spi.PageMemory;
 import io.kvtier.spi.ReduceOp;
@@ -525,8 +526,23 @@ public final class TinyModelRunner implements ModelRunner {
     }
   }
 
-  private static int emit(ModelStep step, int token) {
-    return token;
+  /**
+   * The step's token: the greedy one each path computed, or for a request that samples the
+   * {@link Sampler}'s draw from the logits that path left in the pass (every path ends in {@link
+   * ForwardPass#next}).
+   */
+  private int emit(ModelStep step, int greedy) {
+    if (step.sampling().greedy()) {
+      return greedy;
+    }
+    float[] logits = pass.lastLogits();
+    return Sampler.choose(logits, 0, logits.length, step.sampling(), step.to());
+  }
+
+  /** Every rank holds the whole logits alike, so any request may sample. */
+  @Override
+  public boolean samples() {
+    return true;
   }
 
   @Override
