@@ -147,7 +147,7 @@ public final class Sampler {
     return Math.max(last, 0);
   }
 
-  /** Marks {@code ids[0, n)} kept (and every other token not) and sums their weights in id order. */
+  /** Marks {@code ids[0, n)} kept (every other token not) and sums their weights in id order. */
   private static double markedSum(int[] ids, int n, boolean[] kept, double[] w, int length) {
     java.util.Arrays.fill(kept, 0, length, false);
     for (int i = 0; i < n; i++) {

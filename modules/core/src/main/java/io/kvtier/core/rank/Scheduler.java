@@ -364,7 +364,8 @@ final class Scheduler {
   /**
    * Why a request cannot enter at all, from the request and the replicated config alone, or
    * null: sampling asked of a model that decodes greedily only, a token outside the vocabulary,
-   * or a prompt plus output budget longer than the token array the engine keeps. Namespaces need no check: any long names one.
+   * or a prompt plus output budget longer than the token array the engine keeps. Namespaces need
+   * no check: any long names one.
    */
   String entryProblem(RankRequest r) {
     if (!r.sampling().greedy() && !samples) {
