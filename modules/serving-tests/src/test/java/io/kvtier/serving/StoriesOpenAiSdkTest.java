@@ -119,26 +119,8 @@ class StoriesOpenAiSdkTest {
           // Sampling through the SDK: a seed tells the same story twice, not the greedy one.
           ChatCompletionCreateParams sampled =
               params.toBuilder().temperature(0.9).topP(0.95).seed(7L).build();
-          String once =
-              client
-                  .chat()
-                  .completions()
-                  .create(sampled)
-                  .choices()
-                  .get(0)
-                  .message()
-                  .content()
-                  .orElseThrow();
-          String twice =
-              client
-                  .chat()
-                  .completions()
-                  .create(sampled)
-                  .choices()
-                  .get(0)
-                  .message()
-                  .content()
-                  .orElseThrow();
+          String once = text(client.chat().completions().create(sampled));
+          String twice = text(client.chat().completions().create(sampled));
           System.out.println("[stories] sampled, seed 7: " + once);
           assertThat(twice).isEqualTo(once);
           assertThat(once).isNotBlank().isNotEqualTo(reply);
@@ -147,6 +129,10 @@ class StoriesOpenAiSdkTest {
         }
       }
     }
+  }
+
+  private static String text(ChatCompletion completion) {
+    return completion.choices().get(0).message().content().orElseThrow();
   }
 
   /** The reply's text as the model itself decodes greedily, cut at an end-of-generation token. */
