@@ -672,11 +672,6 @@ public final class LlamaModelRunner implements ModelRunner {
     return Sampler.choose(logits, 0, logits.length, step.sampling(), step.to());
   }
 
-  /** The index of the largest logit, the lowest such index on ties ({@link Sampler#argmax}). */
-  static int argmax(float[] logits) {
-    return Sampler.argmax(logits, 0, logits.length);
-  }
-
   /**
    * {@inheritDoc}
    *

@@ -347,9 +347,9 @@ class ContextParallelTest {
     KvStore kv = ArrayKvStore.forModel(m);
     float[][] logits = m.forward(prompt, 0, kv, true);
     int[] out = new int[count];
-    out[0] = LlamaModelRunner.argmax(logits[prompt.length - 1]);
+    out[0] = StoriesGreedyTest.argmax(logits[prompt.length - 1]);
     for (int i = 1; i < count; i++) {
-      out[i] = LlamaModelRunner.argmax(m.decode(out[i - 1], prompt.length + i - 1, kv));
+      out[i] = StoriesGreedyTest.argmax(m.decode(out[i - 1], prompt.length + i - 1, kv));
     }
     return out;
   }

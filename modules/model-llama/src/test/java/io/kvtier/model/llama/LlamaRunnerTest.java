@@ -89,8 +89,8 @@ class LlamaRunnerTest {
       int b = runner.nextToken(second);
       assertThat(bits(seen[5])).isEqualTo(bits(direct[5]));
       assertThat(bits(seen[10])).isEqualTo(bits(direct[10]));
-      assertThat(a).isEqualTo(LlamaModelRunner.argmax(direct[5]));
-      assertThat(b).isEqualTo(LlamaModelRunner.argmax(direct[10]));
+      assertThat(a).isEqualTo(StoriesGreedyTest.argmax(direct[5]));
+      assertThat(b).isEqualTo(StoriesGreedyTest.argmax(direct[10]));
       runner.released(1);
 
       seen[10] = null;
