@@ -94,6 +94,7 @@ final class ChatRequest {
       maxTokens = deprecated;
     }
     Sampling sampling = CompletionRequest.sampling(f);
+    int n = CompletionRequest.choices(f);
     f.unsupported("logprobs");
     f.unsupported("top_logprobs");
     f.unsupported("logit_bias");
@@ -126,7 +127,8 @@ final class ChatRequest {
         f.stops(),
         true,
         CompletionRequest.cacheSalt(f),
-        sampling);
+        sampling,
+        n);
   }
 
   private static int[] render(ModelText text, List<ModelText.Message> messages) {

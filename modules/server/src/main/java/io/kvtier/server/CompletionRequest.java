@@ -23,10 +23,11 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>Tokens are chosen greedily unless {@code temperature} is above 0 (the default is 0, not
  * OpenAI's 1: a client that wants sampling asks for it); then {@code top_p}, {@code top_k} (vLLM's
  * extension) and {@code seed} apply ({@link #sampling(BodyFields)}, docs/SERVE.md "Sampling").
- * Penalties pass only as 0, {@code n} and {@code best_of} only as 1.
+ * {@code n} asks for several choices per prompt ({@link #choices(BodyFields)}); {@code best_of}
+ * passes only as {@code n}, penalties only as 0.
  *
  * @param model the model the client asked for
- * @param prompts the prompts, one choice each
+ * @param prompts the prompts, {@code n} choices each
  * @param maxTokens tokens to generate per prompt; empty: the endpoint's default
  * @param stream whether to answer with server-sent events
  * @param includeUsage whether a streamed answer ends with a usage chunk
@@ -35,7 +36,9 @@ import java.util.concurrent.ThreadLocalRandom;
  *     ModelText#endOfReply() end of a reply})
  * @param cacheSalt the {@code cache_salt} (vLLM's field): with the tenant, it chooses the cache
  *     namespace (docs/SERVE.md, "Tenants"); empty if not sent
- * @param sampling how tokens are chosen, the seed drawn here if the client sent none
+ * @param sampling how tokens are chosen, the seed drawn here if the client sent none; choice
+ *     {@code i} (of prompt {@code i / n}) draws with {@code seed + i}
+ * @param n choices per prompt, 1 to {@value #MAX_CHOICES}
  */
 public record CompletionRequest(
     String model,
@@ -46,7 +49,8 @@ public record CompletionRequest(
     List<String> stops,
     boolean chat,
     Optional<String> cacheSalt,
-    Sampling sampling) {
+    Sampling sampling,
+    int n) {
 
   /** OpenAI's default {@code max_tokens} of a completion. */
   static final int DEFAULT_COMPLETION_TOKENS = 16;
@@ -75,7 +79,8 @@ public record CompletionRequest(
           "cache_salt",
           "kv_transfer_params");
 
-  static final String ONE_CHOICE = "kvtier serve answers one choice per prompt";
+  /** The most choices one prompt may ask for (OpenAI's bound on {@code n}). */
+  static final int MAX_CHOICES = 128;
 
   /** Validates and copies the fields. */
   public CompletionRequest {
@@ -85,6 +90,9 @@ public record CompletionRequest(
     stops = List.copyOf(stops);
     Objects.requireNonNull(cacheSalt, "cacheSalt");
     Objects.requireNonNull(sampling, "sampling");
+    if (n < 1 || n > MAX_CHOICES) {
+      throw new IllegalArgumentException("n=" + n + " is not in [1, " + MAX_CHOICES + "]");
+    }
   }
 
   /**
@@ -103,12 +111,20 @@ public record CompletionRequest(
         prompts(f.required("prompt", "a string, token ids, or an array of either"), text);
     OptionalInt maxTokens = f.integer("max_tokens");
     Sampling sampling = sampling(f);
+    int n = choices(f);
     f.integer("best_of")
         .ifPresent(
             b -> {
-              if (b != 1) {
+              if (b != n) {
                 throw ApiException.badField(
-                    "best_of", "best_of=" + b + " is not supported: " + ONE_CHOICE + "; send 1");
+                    "best_of",
+                    "best_of="
+                        + b
+                        + " with n="
+                        + n
+                        + " is not supported: kvtier serve does not rank choices by their"
+                        + " likelihood, it answers every one it generates; send best_of equal to n,"
+                        + " or leave it out");
               }
             });
     f.bool("echo")
@@ -132,7 +148,27 @@ public record CompletionRequest(
         f.stops(),
         false,
         cacheSalt(f),
-        sampling);
+        sampling,
+        n);
+  }
+
+  /**
+   * The {@code n} both endpoints share: choices per prompt, 1 (the default) to {@value
+   * #MAX_CHOICES}. Each choice draws with its own seed, so with a temperature they differ; greedy
+   * choices are all the same text.
+   */
+  static int choices(BodyFields f) {
+    int n = f.integer("n").orElse(1);
+    if (n < 1 || n > MAX_CHOICES) {
+      throw ApiException.badField(
+          "n",
+          "n="
+              + n
+              + " is out of range: give 1 (the default) to "
+              + MAX_CHOICES
+              + " choices per prompt");
+    }
+    return n;
   }
 
   /** The {@code cache_salt}: a non-empty string, as vLLM takes it. */
@@ -156,7 +192,7 @@ public record CompletionRequest(
    * The sampling fields both endpoints share: {@code temperature} 0 to 2 (0, the default, is
    * greedy), {@code top_p} in (0, 1], {@code top_k} -1 or 0 (all tokens) or at least 1, {@code
    * seed} any 64-bit integer (drawn here when absent, so a request without one is still the same
-   * on every rank); penalties only 0 and {@code n} only 1.
+   * on every rank); penalties only 0.
    */
   static Sampling sampling(BodyFields f) {
     double temperature = f.number("temperature").map(BigDecimal::doubleValue).orElse(0.0);
@@ -186,14 +222,6 @@ public record CompletionRequest(
     }
     f.onlyNumber("presence_penalty", 0, "kvtier serve applies no penalties");
     f.onlyNumber("frequency_penalty", 0, "kvtier serve applies no penalties");
-    f.integer("n")
-        .ifPresent(
-            n -> {
-              if (n != 1) {
-                throw ApiException.badField(
-                    "n", "n=" + n + " is not supported: " + ONE_CHOICE + "; send 1");
-              }
-            });
     OptionalLong seed = f.longInteger("seed");
     if (temperature == 0) {
       return Sampling.GREEDY;

@@ -123,6 +123,14 @@ final class Completions {
   int serve(CompletionRequest request, long namespace, KvTransfer transfer, Reply reply)
       throws IOException {
     boolean prefill = transfer.kind() == KvTransfer.Kind.PREFILL;
+    if (request.n() > 1 && transfer.kind() != KvTransfer.Kind.NONE) {
+      throw ApiException.badField(
+          "n",
+          "n="
+              + request.n()
+              + " with kv_transfer_params is not supported: a prompt moved between replicas"
+              + " answers one choice; send n=1");
+    }
     // The limits as the decode request will meet them; a prefill then generates one token.
     int maxTokens = request.check(engine.vocabularySize(), engine.contextLimit());
     if (prefill) {
@@ -141,15 +149,25 @@ final class Completions {
     try {
       call =
           GenerationCall.submit(
-              engine, prompts, maxTokens, namespace, transfer, request.sampling(), listener);
+              engine,
+              prompts,
+              request.n(),
+              maxTokens,
+              namespace,
+              transfer,
+              request.sampling(),
+              listener);
     } catch (RuntimeException e) {
       return fail(reply, translate(e));
     }
     meters.promptTokens(promptTokens);
     Choice[] choices = new Choice[call.size()];
     for (int i = 0; i < choices.length; i++) {
-      choices[i] = new Choice(request, prompts.get(i), engine.text());
+      choices[i] = new Choice(request, prompts.get(i / request.n()), engine.text());
     }
+    // What the cache held of each prompt when the call came: its primer's match, else its first
+    // choice's (every choice after a primer matches the pages the primer computed).
+    Completion[] promptMatches = new Completion[prompts.size()];
     Stream stream = new Stream(request, reply, id, created);
     int open = choices.length;
     try {
@@ -169,6 +187,16 @@ final class Completions {
         }
         switch (event) {
           case GenerationCall.Admitted a -> {}
+          case GenerationCall.Primed p -> {
+            // The prompt is cached: its choices start from it (the first is c, not yet started).
+            promptMatches[p.prompt()] = p.completion();
+            try {
+              call.startChoices(p.prompt());
+            } catch (RuntimeException e) {
+              call.cancelAll();
+              return fail(reply, translate(e));
+            }
+          }
           case GenerationCall.Token t -> {
             if (c.text.stopped()) {
               continue; // tokens the engine made before it saw the cancel
@@ -189,6 +217,10 @@ final class Completions {
           case GenerationCall.Finished f -> {
             c.completion = f.completion();
             c.ended = true;
+            if (event.index() % request.n() == 0
+                && promptMatches[event.index() / request.n()] == null) {
+              promptMatches[event.index() / request.n()] = f.completion(); // no primer: choice 0's
+            }
             open--;
             String piece = c.text.finish();
             c.finishReason = c.text.stopped() ? "stop" : "length";
@@ -228,8 +260,8 @@ final class Completions {
       meters.aborted();
       throw e;
     }
-    ObjectNode usage = usage(promptTokens, choices);
-    ObjectNode kvtier = kvtier(choices);
+    ObjectNode usage = usage(promptTokens, choices, promptMatches);
+    ObjectNode kvtier = kvtier(promptMatches);
     transferred(transfer, choices, kvtier);
     if (streaming) {
       if (request.includeUsage()) {
@@ -313,12 +345,18 @@ final class Completions {
     }
   }
 
-  private static ObjectNode usage(int promptTokens, Choice[] choices) {
+  /**
+   * OpenAI's usage: each prompt counts once, however many choices it has, and so do its cached
+   * tokens (what the cache held of it when the call came); every choice's tokens count.
+   */
+  private static ObjectNode usage(int promptTokens, Choice[] choices, Completion[] promptMatches) {
     int completionTokens = 0;
-    int cached = 0;
     for (Choice c : choices) {
       completionTokens += c.text.tokens();
-      cached += c.completion.cachedTokens();
+    }
+    int cached = 0;
+    for (Completion match : promptMatches) {
+      cached += match.cachedTokens();
     }
     ObjectNode usage =
         ApiJson.object()
@@ -329,14 +367,15 @@ final class Completions {
     return usage;
   }
 
-  private static ObjectNode kvtier(Choice[] choices) {
+  /** The cached tokens of each prompt by tier, each prompt once, as {@link #usage} counts them. */
+  private static ObjectNode kvtier(Completion[] promptMatches) {
     int device = 0;
     int host = 0;
     int l3 = 0;
-    for (Choice c : choices) {
-      device += c.completion.deviceHitTokens();
-      host += c.completion.hostHitTokens();
-      l3 += c.completion.l3HitTokens();
+    for (Completion match : promptMatches) {
+      device += match.deviceHitTokens();
+      host += match.hostHitTokens();
+      l3 += match.l3HitTokens();
     }
     ObjectNode kvtier = ApiJson.object();
     kvtier.putObject("cached_tokens").put("device", device).put("host", host).put("l3", l3);

@@ -367,7 +367,11 @@ class CompletionServerTest {
       seed 1.5        | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "seed": 1.5}       | seed | seed must be an integer
       seed too big    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "seed": 99999999999999999999} | seed | seed=99999999999999999999 is out of range
       penalty         | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "presence_penalty": 0.5} | presence_penalty | kvtier serve applies no penalties
-      n 2             | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "n": 2}            | n | n=2 is not supported: kvtier serve answers one choice per prompt
+      n 0             | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "n": 0}            | n | n=0 is out of range: give 1 (the default) to 128
+      n 129           | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "n": 129} | n | n=129 is out of range
+      n a string      | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "n": "2"}          | n | n must be an integer
+      best_of above n | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "n": 2, "best_of": 3} | best_of | best_of=3 with n=2 is not supported: kvtier serve does not rank choices
+      best_of alone   | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "best_of": 2}      | best_of | best_of=2 with n=1 is not supported
       chat top_k      | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "temperature": 1, "top_k": -5} | top_k | top_k=-5 is out of range
       echo            | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "echo": true}      | echo | echo=true is not supported
       logprobs        | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logprobs": 2}     | logprobs | logprobs is not supported
@@ -436,6 +440,135 @@ class CompletionServerTest {
     assertThat(drawn).hasSize(2);
     assertThat(drawn[0].temperature()).isEqualTo(1f);
     assertThat(drawn[0].seed()).isNotEqualTo(drawn[1].seed());
+  }
+
+  /**
+   * {@code n} choices per prompt on an engine that caches prefixes: each prompt's one-token greedy
+   * primer runs and ends first, then its choices start, choice {@code i} of prompt {@code i / n}
+   * drawing with {@code seed + i}; the usage counts each prompt, and its cached tokens, once.
+   */
+  @Test
+  void nChoicesStartAfterTheirPromptsPrimerAndDrawWithTheirOwnSeeds() throws Exception {
+    engine.cachesPrefixes = true;
+    HttpResponse<String> response =
+        post(
+            "/v1/completions",
+            "{\"model\": \"kvtier-tiny\", \"prompt\": [\"abcd\", \"efghij\"], \"n\": 2,"
+                + " \"best_of\": 2, \"max_tokens\": 3, \"temperature\": 0.5, \"seed\": 10}");
+
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    JsonNode body = json(response);
+    assertThat(body.get("choices")).hasSize(4);
+    for (int i = 0; i < 4; i++) {
+      JsonNode choice = body.get("choices").get(i);
+      assertThat(choice.get("index").asInt()).isEqualTo(i);
+      assertThat(choice.get("text").asText()).isEqualTo("Hel");
+    }
+    // Two primers (greedy, one token each), then each prompt's two choices after its primer.
+    List<Sampling> samplings = List.copyOf(engine.samplings);
+    assertThat(samplings.subList(0, 2)).containsOnly(Sampling.GREEDY);
+    assertThat(samplings.subList(2, 6))
+        .containsExactlyInAnyOrder(
+            new Sampling(0.5f, 1, 0, 10),
+            new Sampling(0.5f, 1, 0, 11),
+            new Sampling(0.5f, 1, 0, 12),
+            new Sampling(0.5f, 1, 0, 13));
+    List<String> log = List.copyOf(engine.log);
+    assertThat(log.subList(0, 2)).containsOnly("submit 1");
+    assertThat(log).filteredOn("submit 3"::equals).hasSize(4);
+    assertThat(log.indexOf("submit 3"))
+        .as("no choice starts before a primer ended: %s", log)
+        .isGreaterThan(log.indexOf("finish 1"));
+    JsonNode usage = body.get("usage");
+    assertThat(usage.get("prompt_tokens").asInt()).as("each prompt once").isEqualTo(10);
+    assertThat(usage.get("completion_tokens").asInt()).isEqualTo(12);
+    // The fake engine reports half of each prompt cached: 2 + 3, each prompt once.
+    assertThat(usage.get("prompt_tokens_details").get("cached_tokens").asInt()).isEqualTo(5);
+    assertThat(body.get("kvtier").get("matched_tokens").asInt()).isEqualTo(5);
+  }
+
+  /** Without prefix caching a primer would save nothing: the choices start at once. */
+  @Test
+  void withoutPrefixCachingTheChoicesStartAtOnce() throws Exception {
+    JsonNode body =
+        json(
+            post(
+                "/v1/completions",
+                "{\"model\": \"kvtier-tiny\", \"prompt\": \"abcd\", \"n\": 3,"
+                    + " \"max_tokens\": 2}"));
+
+    assertThat(body.get("choices")).hasSize(3);
+    assertThat(engine.log).filteredOn(e -> e.startsWith("submit")).containsOnly("submit 2");
+    assertThat(engine.samplings).containsOnly(Sampling.GREEDY);
+    assertThat(body.get("usage").get("prompt_tokens").asInt()).isEqualTo(4);
+    assertThat(body.get("usage").get("prompt_tokens_details").get("cached_tokens").asInt())
+        .isEqualTo(2);
+  }
+
+  /** A streamed chat with {@code n} 2: a role chunk, the text and a finish for each index. */
+  @Test
+  void aStreamedChatWithTwoChoicesSendsEachUnderItsIndex() throws Exception {
+    engine.cachesPrefixes = true;
+    HttpResponse<String> streamed =
+        post(
+            "/v1/chat/completions",
+            "{\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"user\", \"content\":"
+                + " \"hi\"}], \"n\": 2, \"max_tokens\": 5, \"stream\": true}");
+
+    assertThat(streamed.statusCode()).as(streamed.body()).isEqualTo(200);
+    List<String> events = events(streamed);
+    assertThat(events.getLast()).isEqualTo("[DONE]");
+    Map<Integer, StringBuilder> texts = new java.util.TreeMap<>();
+    Map<Integer, Integer> roles = new HashMap<>();
+    Map<Integer, String> finishes = new HashMap<>();
+    for (String e : events.subList(0, events.size() - 1)) {
+      JsonNode choice = JSON.readTree(e).get("choices").get(0);
+      int index = choice.get("index").asInt();
+      JsonNode delta = choice.get("delta");
+      if (delta.has("role")) {
+        roles.merge(index, 1, Integer::sum);
+      }
+      if (delta.has("content")) {
+        texts
+            .computeIfAbsent(index, i -> new StringBuilder())
+            .append(delta.get("content").asText());
+      }
+      if (!choice.get("finish_reason").isNull()) {
+        assertThat(finishes.put(index, choice.get("finish_reason").asText())).isNull();
+      }
+    }
+    assertThat(roles).containsOnlyKeys(0, 1).containsValues(1);
+    assertThat(texts.get(0).toString()).isEqualTo("Hello").isEqualTo(texts.get(1).toString());
+    assertThat(finishes).containsOnlyKeys(0, 1);
+  }
+
+  /**
+   * A choice the engine refuses after its prompt's primer ran is the call's answer (429), and no
+   * choice is left running; a primer that fails fails the call with its cause.
+   */
+  @Test
+  void aRefusedChoiceOrAFailedPrimerFailsTheCall() throws Exception {
+    engine.cachesPrefixes = true;
+    engine.accepts = 2; // the primer and one choice
+    HttpResponse<String> refused =
+        post(
+            "/v1/completions",
+            "{\"model\": \"kvtier-tiny\", \"prompt\": \"abcd\", \"n\": 3, \"max_tokens\": 2}");
+    assertThat(refused.statusCode()).as(refused.body()).isEqualTo(429);
+    assertThat(json(refused).get("error").get("code").asText()).isEqualTo("queue_full");
+    assertThat(engine.log).containsSubsequence("submit 1", "finish 1", "submit 2");
+    assertThat(engine.cancelled.get()).as("the choice that started was cancelled").isEqualTo(1);
+
+    engine.accepts = Integer.MAX_VALUE;
+    engine.failure.set(
+        new RequestFailedException(RequestOutcome.LOAD_FAILED, "the primer's load-back failed"));
+    HttpResponse<String> failed =
+        post(
+            "/v1/completions",
+            "{\"model\": \"kvtier-tiny\", \"prompt\": \"abcd\", \"n\": 3, \"stream\": true}");
+    List<String> events = events(failed);
+    assertThat(events.getLast()).isEqualTo("[DONE]");
+    assertThat(events.get(events.size() - 2)).contains("the primer's load-back failed");
   }
 
   @Test

@@ -36,6 +36,16 @@ final class FakeEngine implements GenerationEngine {
   final java.util.concurrent.ConcurrentLinkedQueue<io.kvtier.core.rank.Sampling> samplings =
       new java.util.concurrent.ConcurrentLinkedQueue<>();
 
+  /** What happened, in order: "submit N" and "finish N" for a generation of N tokens. */
+  final java.util.concurrent.ConcurrentLinkedQueue<String> log =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+  /** Whether it says it caches prefixes ({@link #cachesPrefixes}). */
+  volatile boolean cachesPrefixes;
+
+  /** Submissions it takes before it answers busy, like a queue that filled. */
+  volatile int accepts = Integer.MAX_VALUE;
+
   /** Empty: free running; else one permit per token. */
   volatile Semaphore tokens;
 
@@ -61,11 +71,17 @@ final class FakeEngine implements GenerationEngine {
   }
 
   @Override
+  public boolean cachesPrefixes() {
+    return cachesPrefixes;
+  }
+
+  @Override
   public Generation submit(GenerationRequest request, TokenStream stream) {
-    if (busy.get()) {
+    if (busy.get() || submitted.get() >= accepts) {
       throw new EngineBusyException("the request queue is full (2 requests waiting)");
     }
     submitted.incrementAndGet();
+    log.add("submit " + request.maxTokens());
     namespaces.add(request.namespace());
     samplings.add(request.sampling());
     AtomicBoolean cancel = new AtomicBoolean();
@@ -93,6 +109,7 @@ final class FakeEngine implements GenerationEngine {
           for (int i = 0; i < n; i++) {
             made[i] = out[i % out.length];
           }
+          log.add("finish " + request.maxTokens());
           stream.finished(new Completion(made, cached, cached, 0));
         });
     return () -> {

@@ -40,7 +40,9 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
@@ -234,6 +236,55 @@ class OpenAiSdkTest {
             new ModelText.Message("user", "Hi!"));
     int[] prompt = TinyText.INSTANCE.chat(messages);
     assertThat(whole.usage().orElseThrow().promptTokens()).isEqualTo(prompt.length);
+  }
+
+  /**
+   * The SDK's {@code n}: three sampled chat replies, each the reply a one-choice request with its
+   * seed gives ({@code seed + index}), whole and streamed alike.
+   */
+  @Test
+  void severalChoicesOfAChatAreEachTheirSeedsReply() {
+    ChatCompletionCreateParams params =
+        ChatCompletionCreateParams.builder()
+            .model("kvtier-tiny")
+            .addUserMessage("Tell me three things.")
+            .maxCompletionTokens(6)
+            .temperature(0.8)
+            .seed(5)
+            .n(3)
+            .build();
+
+    ChatCompletion whole = client.chat().completions().create(params);
+    Map<Long, StringBuilder> streamed = new TreeMap<>();
+    try (StreamResponse<ChatCompletionChunk> stream =
+        client.chat().completions().createStreaming(params)) {
+      stream.stream()
+          .flatMap(c -> c.choices().stream())
+          .forEach(
+              ch ->
+                  ch.delta()
+                      .content()
+                      .ifPresent(
+                          t ->
+                              streamed
+                                  .computeIfAbsent(ch.index(), i -> new StringBuilder())
+                                  .append(t)));
+    }
+
+    assertThat(whole.choices()).hasSize(3);
+    for (int i = 0; i < 3; i++) {
+      ChatCompletion.Choice choice = whole.choices().get(i);
+      assertThat(choice.index()).isEqualTo(i);
+      String reply = choice.message().content().orElseThrow();
+      ChatCompletion one =
+          client.chat().completions().create(params.toBuilder().n(1).seed(5 + i).build());
+      assertThat(reply).isEqualTo(one.choices().get(0).message().content().orElseThrow());
+      assertThat(streamed.get((long) i).toString()).isEqualTo(reply);
+    }
+    assertThat(whole.choices().stream().map(c -> c.message().content().orElseThrow()).distinct())
+        .as("the choices sample apart")
+        .hasSizeGreaterThan(1);
+    assertThat(whole.usage().orElseThrow().completionTokens()).isEqualTo(18);
   }
 
   @Test

@@ -33,6 +33,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -390,6 +391,17 @@ class PrefillDecodeServedTest {
       ObjectNode pageSize = decodeBody(client, handle);
       ((ObjectNode) pageSize.get("kv_transfer_params")).put("page_size", 16);
       assertInvalid(post(http, both, "/v1/completions", pageSize), "kv_transfer_params.page_size");
+      // A prompt moved between replicas answers one choice: n above 1 is refused on either side.
+      for (Answer many :
+          List.of(
+              post(http, both, "/v1/completions", prefillBody(client).put("n", 2)),
+              post(http, prefill, "/v1/completions", client.deepCopy().put("n", 2)),
+              post(http, both, "/v1/completions", decodeBody(client, handle).put("n", 2)))) {
+        assertThat(many.status()).as(many.body().toString()).isEqualTo(400);
+        assertThat(many.body().at("/error/param").asText()).isEqualTo("n");
+        assertThat(many.body().at("/error/message").asText())
+            .contains("n=2 with kv_transfer_params is not supported");
+      }
       ObjectNode longer = decodeBody(completion(served, prompt(24, 1, 512), 4), handle);
       assertInvalid(
           post(http, both, "/v1/completions", longer),

@@ -37,6 +37,19 @@ public interface GenerationEngine extends AutoCloseable {
   ModelText text();
 
   /**
+   * Whether requests in one namespace share cached prefixes: then a prompt that a finished
+   * request computed is matched, not computed again, by the requests after it. The server uses it
+   * to compute a prompt once for several choices ({@code n}: one one-token generation caches the
+   * prompt, then the choices start from it); an engine that gives each request a cache of its own
+   * says false, the default, and the choices run at once.
+   *
+   * @return whether prefixes are shared
+   */
+  default boolean cachesPrefixes() {
+    return false;
+  }
+
+  /**
    * Starts a generation and returns at once; never waits for the model. The stream's callbacks
    * run on the engine's thread, in order: at most one {@link TokenStream#admitted}, then {@link
    * TokenStream#token} per generated token, then exactly one of {@link TokenStream#finished} or

@@ -416,6 +416,11 @@ final class RankGroupEngine implements GenerationEngine {
   }
 
   @Override
+  public boolean cachesPrefixes() {
+    return settings.prefixCaching();
+  }
+
+  @Override
   public int contextLimit() {
     return contextLimit;
   }
