@@ -10,11 +10,6 @@ import io.kvtier.core.config.WritePolicy;
 import io.kvtier.model.tiny.ModelConfig;
 import io.kvtier.model.tiny.TinyTransformer;
 import io.kvtier.server.CompletionServer;
-import io.kvtier.spi.BackendMetrics;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.net.InetSocketAddress;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -109,9 +104,8 @@ class ParallelSamplingServedTest {
     return out;
   }
 
-  /** The engine behind the HTTP server, on loopback. */
-  private record Served(RankGroupEngine engine, CompletionServer server, URI base)
-      implements AutoCloseable {
+  /** The tiny model on 1 or 2 ranks behind the HTTP server, and its requests. */
+  private record Served(HttpServed http) implements AutoCloseable {
     static Served open(int ranks, EngineSettings settings) throws Exception {
       ModelConfig m = MODEL.config();
       KvTierConfig config =
@@ -127,21 +121,17 @@ class ParallelSamplingServedTest {
               .evictionPolicy(EvictionPolicy.LRU)
               .vocabSize(m.vocabSize())
               .build();
-      RankGroupEngine engine =
-          GenerationEngines.open(
+      return new Served(
+          HttpServed.open(
               MODEL,
               config,
               settings.withGroup("parallel-sampling-" + GROUPS.incrementAndGet()),
-              BackendMetrics.NOOP,
-              RankSlot.Hooks.NONE);
-      CompletionServer server =
-          CompletionServer.start(
-              engine,
-              new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
-              new InetSocketAddress("127.0.0.1", 0),
-              CompletionServer.Options.DEFAULTS);
-      return new Served(
-          engine, server, URI.create("http://127.0.0.1:" + server.address().getPort()));
+              RankSlot.Hooks.NONE,
+              CompletionServer.Options.DEFAULTS));
+    }
+
+    RankGroupEngine engine() {
+      return http.engine();
     }
 
     JsonNode complete(HttpClient client, int n, long seed) throws Exception {
@@ -149,7 +139,7 @@ class ParallelSamplingServedTest {
           Arrays.stream(PROMPT).mapToObj(Integer::toString).collect(Collectors.joining(","));
       HttpResponse<String> r =
           client.send(
-              HttpRequest.newBuilder(base.resolve("/v1/completions"))
+              HttpRequest.newBuilder(http.base().resolve("/v1/completions"))
                   .POST(
                       HttpRequest.BodyPublishers.ofString(
                           "{\"model\": \"kvtier-tiny\", \"prompt\": ["
@@ -169,8 +159,7 @@ class ParallelSamplingServedTest {
 
     @Override
     public void close() {
-      server.close();
-      engine.close();
+      http.close();
     }
   }
 }

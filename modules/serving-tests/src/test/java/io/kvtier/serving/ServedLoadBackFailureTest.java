@@ -15,12 +15,8 @@ import io.kvtier.model.tiny.ModelConfig;
 import io.kvtier.model.tiny.NoCacheRunner;
 import io.kvtier.model.tiny.TinyTransformer;
 import io.kvtier.server.CompletionServer;
-import io.kvtier.spi.BackendMetrics;
 import io.kvtier.spi.TimeSource;
 import io.kvtier.spi.TransferDirection;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -114,29 +110,24 @@ class ServedLoadBackFailureTest {
             .set(KvTierKeys.RANKS, "2")
             .build();
     List<FaultyTransferEngine> transfers = new CopyOnWriteArrayList<>();
-    try (RankGroupEngine engine =
-            GenerationEngines.open(
+    try (HttpServed served =
+            HttpServed.open(
                 MODEL,
                 config,
                 EngineSettings.DEFAULTS
                     .withGroup("served-load-back-" + System.nanoTime())
                     .withOnLoadFailure(policy),
-                BackendMetrics.NOOP,
                 RankSlot.Hooks.NONE.withTransfers(
                     t -> {
                       FaultyTransferEngine faulty =
                           new FaultyTransferEngine(t, FaultPlan.none(), TimeSource.SYSTEM);
                       transfers.add(faulty);
                       return faulty;
-                    }));
-        CompletionServer server =
-            CompletionServer.start(
-                engine,
-                new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
-                new InetSocketAddress("127.0.0.1", 0),
+                    }),
                 CompletionServer.Options.DEFAULTS);
         HttpClient client = HttpClient.newHttpClient()) {
-      URI base = URI.create("http://127.0.0.1:" + server.address().getPort());
+      RankGroupEngine engine = served.engine();
+      URI base = served.base();
       assertThat(complete(client, base, FIRST).statusCode()).isEqualTo(200);
       assertThat(complete(client, base, SECOND).statusCode()).isEqualTo(200);
       engine.drain();

@@ -17,11 +17,6 @@ import io.kvtier.events.ZmqKvEventSink;
 import io.kvtier.model.tiny.ModelConfig;
 import io.kvtier.model.tiny.TinyTransformer;
 import io.kvtier.server.CompletionServer;
-import io.kvtier.spi.BackendMetrics;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.net.InetSocketAddress;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -91,36 +86,18 @@ class ServedTenantsTest {
     return builder.build();
   }
 
-  /** One replica: an engine and its server. */
-  private record Replica(RankGroupEngine engine, CompletionServer server, URI base)
-      implements AutoCloseable {
-    static Replica open(KvTierConfig config) throws Exception {
-      return open(config, EngineSettings.DEFAULTS);
-    }
+  /** One replica: an engine and its server, with the tenants' keys. */
+  private static HttpServed replica(KvTierConfig config) throws Exception {
+    return replica(config, EngineSettings.DEFAULTS);
+  }
 
-    static Replica open(KvTierConfig config, EngineSettings settings) throws Exception {
-      RankGroupEngine engine =
-          GenerationEngines.open(
-              MODEL,
-              config,
-              settings.withGroup("served-tenants-" + GROUPS.incrementAndGet()),
-              BackendMetrics.NOOP,
-              RankSlot.Hooks.NONE);
-      CompletionServer server =
-          CompletionServer.start(
-              engine,
-              new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
-              new InetSocketAddress("127.0.0.1", 0),
-              CompletionServer.Options.DEFAULTS.withTenants(Optional.of(KEYS), NAMESPACES));
-      return new Replica(
-          engine, server, URI.create("http://127.0.0.1:" + server.address().getPort()));
-    }
-
-    @Override
-    public void close() {
-      server.close();
-      engine.close();
-    }
+  private static HttpServed replica(KvTierConfig config, EngineSettings settings) throws Exception {
+    return HttpServed.open(
+        MODEL,
+        config,
+        settings.withGroup("served-tenants-" + GROUPS.incrementAndGet()),
+        RankSlot.Hooks.NONE,
+        CompletionServer.Options.DEFAULTS.withTenants(Optional.of(KEYS), NAMESPACES));
   }
 
   /** The tokens of one answer's prompt that came from each tier, and the usage's sum. */
@@ -131,7 +108,7 @@ class ServedTenantsTest {
   }
 
   private static Cached complete(
-      HttpClient client, Replica replica, String key, int[] prompt, Optional<String> salt)
+      HttpClient client, HttpServed replica, String key, int[] prompt, Optional<String> salt)
       throws Exception {
     String tokens =
         Arrays.stream(prompt).mapToObj(Integer::toString).collect(Collectors.joining(","));
@@ -159,7 +136,7 @@ class ServedTenantsTest {
         body.at("/kvtier/cached_tokens/l3").asInt());
   }
 
-  private static Cached complete(HttpClient client, Replica replica, String key, int[] prompt)
+  private static Cached complete(HttpClient client, HttpServed replica, String key, int[] prompt)
       throws Exception {
     return complete(client, replica, key, prompt, Optional.empty());
   }
@@ -180,7 +157,7 @@ class ServedTenantsTest {
     long bob = NAMESPACES.namespace("bob", Optional.empty());
     List<List<Value>> stored;
     try (HttpClient client = HttpClient.newHttpClient()) {
-      try (Replica a = Replica.open(config(store, events))) {
+      try (HttpServed a = replica(config(store, events))) {
         // The device tier.
         int[] p1 = prompt(1);
         assertNone(complete(client, a, "sk-a", p1), "alice's first request");
@@ -238,7 +215,7 @@ class ServedTenantsTest {
       assertThat(firstHashes.get(bob)).contains(p1Bob).doesNotContain(p1Alice);
 
       // A second replica on the same L3 store, with the same secret.
-      try (Replica b = Replica.open(config(store, Map.of()))) {
+      try (HttpServed b = replica(config(store, Map.of()))) {
         int[] p3 = prompt(3);
         assertNone(complete(client, b, "sk-c", p3), "carol, on the replica sharing the store");
         Cached shared = complete(client, b, "sk-a", p3);
@@ -264,9 +241,8 @@ class ServedTenantsTest {
   void withoutPrefixCachingATenantsRepeatedPromptIsNotCachedEither(@TempDir Path store)
       throws Exception {
     try (HttpClient client = HttpClient.newHttpClient();
-        Replica a =
-            Replica.open(
-                config(store, Map.of()), EngineSettings.DEFAULTS.withPrefixCaching(false))) {
+        HttpServed a =
+            replica(config(store, Map.of()), EngineSettings.DEFAULTS.withPrefixCaching(false))) {
       for (int i = 0; i < 2; i++) {
         assertNone(complete(client, a, "sk-a", prompt(7)), "alice under --no-prefix-cache");
         assertNone(
