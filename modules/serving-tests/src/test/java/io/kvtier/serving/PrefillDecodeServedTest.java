@@ -18,12 +18,8 @@ import io.kvtier.model.tiny.ModelConfig;
 import io.kvtier.model.tiny.TinyTransformer;
 import io.kvtier.server.CompletionServer;
 import io.kvtier.server.TransferSettings;
-import io.kvtier.spi.BackendMetrics;
 import io.kvtier.testkit.SharedFiles;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -111,40 +107,29 @@ class PrefillDecodeServedTest {
       // No write threshold is met: only the publish writes to the store.
       builder.set(KvTierKeys.L3_BACKUP_THRESHOLD, "1000");
       KvTierConfig config = builder.build();
-      GenerationEngine engine =
-          GenerationEngines.open(
+      HttpServed http =
+          HttpServed.open(
               served.model(),
               config,
               EngineSettings.DEFAULTS.withGroup("prefill-decode-" + GROUPS.incrementAndGet()),
-              BackendMetrics.NOOP);
-      try {
-        CompletionServer server =
-            CompletionServer.start(
-                engine,
-                new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
-                new InetSocketAddress("127.0.0.1", 0),
-                new CompletionServer.Options(
-                        served.name(),
-                        Optional.empty(),
-                        1 << 20,
-                        Duration.ofSeconds(30),
-                        Duration.ofSeconds(60))
-                    .withTenants(Optional.empty(), NAMESPACES)
-                    .withTransfers(
-                        new TransferSettings(
-                            role,
-                            true,
-                            role.configName() + "-" + GROUPS.get(),
-                            ranks,
-                            config.parallelism().configName(),
-                            served.pageSize(),
-                            config.layout().pageBytes())));
-        return new Replica(
-            engine, server, URI.create("http://127.0.0.1:" + server.address().getPort()));
-      } catch (IOException | RuntimeException e) {
-        engine.close();
-        throw e;
-      }
+              RankSlot.Hooks.NONE,
+              new CompletionServer.Options(
+                      served.name(),
+                      Optional.empty(),
+                      1 << 20,
+                      Duration.ofSeconds(30),
+                      Duration.ofSeconds(60))
+                  .withTenants(Optional.empty(), NAMESPACES)
+                  .withTransfers(
+                      new TransferSettings(
+                          role,
+                          true,
+                          role.configName() + "-" + GROUPS.get(),
+                          ranks,
+                          config.parallelism().configName(),
+                          served.pageSize(),
+                          config.layout().pageBytes())));
+      return new Replica(http.engine(), http.server(), http.base());
     }
 
     static Replica open(Served served, int ranks, TransferSettings.Role role, Path store)
