@@ -2,6 +2,8 @@ package io.kvtier.bench;
 
 import io.kvtier.core.rank.Sampler;
 import io.kvtier.core.rank.Sampling;
+import io.kvtier.core.rank.TokenLogprob;
+import io.kvtier.core.rank.TokenLogprobs;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -92,6 +94,21 @@ public class SamplerBenchmark {
   @Benchmark
   public int topKTopP() {
     return Sampler.choose(logits, 0, vocabulary, new Sampling(0.8f, 0.95f, 40, 7), position++);
+  }
+
+  /**
+   * A greedy token and its log-probabilities with the 20 most likely tokens ({@link
+   * TokenLogprobs}, what {@code logprobs} or {@code top_logprobs} 20 costs a token on each rank).
+   *
+   * @return the record, for the blackhole
+   */
+  @Benchmark
+  public TokenLogprob logprobs20() {
+    int p = position++;
+    TokenLogprobs record = TokenLogprobs.of(Sampling.MAX_LOGPROBS);
+    record.record(
+        p, logits, 0, vocabulary, Sampler.choose(logits, 0, vocabulary, Sampling.GREEDY, p));
+    return record.take(p);
   }
 
   /**

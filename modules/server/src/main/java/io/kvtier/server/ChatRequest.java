@@ -95,8 +95,19 @@ final class ChatRequest {
     }
     Sampling sampling = CompletionRequest.sampling(f);
     int n = CompletionRequest.choices(f);
-    f.unsupported("logprobs");
-    f.unsupported("top_logprobs");
+    boolean logprobs = f.bool("logprobs").orElse(false);
+    OptionalInt top = f.integer("top_logprobs");
+    if (top.isPresent() && !logprobs) {
+      throw ApiException.badField(
+          "top_logprobs",
+          "top_logprobs="
+              + top.getAsInt()
+              + " needs logprobs: true; send both, or leave top_logprobs out");
+    }
+    if (logprobs) {
+      sampling =
+          sampling.withLogprobs(CompletionRequest.topLogprobs(top.orElse(0), "top_logprobs"));
+    }
     f.unsupported("logit_bias");
     f.unsupported("tools");
     f.unsupported("tool_choice");

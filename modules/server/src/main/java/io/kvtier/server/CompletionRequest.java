@@ -24,7 +24,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * OpenAI's 1: a client that wants sampling asks for it); then {@code top_p}, {@code top_k} (vLLM's
  * extension) and {@code seed} apply ({@link #sampling(BodyFields)}, docs/SERVE.md "Sampling").
  * {@code n} asks for several choices per prompt ({@link #choices(BodyFields)}); {@code best_of}
- * passes only as {@code n}, penalties only as 0.
+ * passes only as {@code n}, penalties only as 0. {@code logprobs} (a completion's count, a chat's
+ * {@code logprobs} and {@code top_logprobs}) asks for each token's log-probabilities, carried in
+ * the {@link Sampling}.
  *
  * @param model the model the client asked for
  * @param prompts the prompts, {@code n} choices each
@@ -111,6 +113,10 @@ public record CompletionRequest(
         prompts(f.required("prompt", "a string, token ids, or an array of either"), text);
     OptionalInt maxTokens = f.integer("max_tokens");
     Sampling sampling = sampling(f);
+    OptionalInt logprobs = f.integer("logprobs");
+    if (logprobs.isPresent()) {
+      sampling = sampling.withLogprobs(topLogprobs(logprobs.getAsInt(), "logprobs"));
+    }
     int n = choices(f);
     f.integer("best_of")
         .ifPresent(
@@ -134,7 +140,6 @@ public record CompletionRequest(
               throw ApiException.badField(
                   "echo", "echo=true is not supported by kvtier serve: send false or leave it out");
             });
-    f.unsupported("logprobs");
     f.unsupported("logit_bias");
     f.unsupported("suffix");
     f.string("user");
@@ -169,6 +174,24 @@ public record CompletionRequest(
               + " choices per prompt");
     }
     return n;
+  }
+
+  /**
+   * The most likely tokens to report beside each chosen one: 0 to {@value
+   * Sampling#MAX_LOGPROBS} (vLLM's default bound; OpenAI's is 5 for a completion, 20 for a chat).
+   */
+  static int topLogprobs(int top, String field) {
+    if (top < 0 || top > Sampling.MAX_LOGPROBS) {
+      throw ApiException.badField(
+          field,
+          field
+              + "="
+              + top
+              + " is out of range: give 0 (the chosen token's log-probability only) to "
+              + Sampling.MAX_LOGPROBS
+              + " most likely tokens");
+    }
+    return top;
   }
 
   /** The {@code cache_salt}: a non-empty string, as vLLM takes it. */

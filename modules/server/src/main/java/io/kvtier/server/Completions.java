@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvtier.core.cache.PoolExhaustedException;
 import io.kvtier.core.rank.RankGroupFailedException;
+import io.kvtier.core.rank.TokenLogprob;
 import io.kvtier.metrics.ServeMeters;
 import io.kvtier.serving.Completion;
 import io.kvtier.serving.GenerationEngine;
@@ -12,6 +13,7 @@ import io.kvtier.serving.RequestFailedException;
 import io.kvtier.spi.CollectiveException;
 import java.io.IOException;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -85,6 +87,12 @@ final class Completions {
     boolean cancelled;
     boolean ended;
     String finishReason;
+
+    /** Each token's log-probabilities (where asked), those sent in chunks so far, the offset. */
+    final List<TokenLogprob> logprobs = new ArrayList<>();
+
+    int logprobsSent;
+    final int[] textOffset = new int[1];
 
     Choice(CompletionRequest request, int[] prompt, ModelText model) {
       text =
@@ -169,13 +177,16 @@ final class Completions {
     // choice's (every choice after a primer matches the pages the primer computed).
     Completion[] promptMatches = new Completion[prompts.size()];
     Stream stream = new Stream(request, reply, id, created);
+    LogprobsJson logprobs =
+        request.sampling().logprobs() >= 0 ? new LogprobsJson(engine.text()) : null;
     int open = choices.length;
     try {
       if (streaming) {
         reply.startEvents();
         if (request.chat()) {
           for (int i = 0; i < choices.length; i++) {
-            stream.chunk(i, ApiJson.object().put("role", "assistant").put("content", ""), null);
+            stream.chunk(
+                i, ApiJson.object().put("role", "assistant").put("content", ""), null, null);
           }
         }
       }
@@ -205,9 +216,17 @@ final class Completions {
                 c.lastTokenNanos == 0 ? start : c.lastTokenNanos, t.nanos(), c.lastTokenNanos == 0);
             c.lastTokenNanos = t.nanos();
             c.tokenIds.add(t.token());
+            if (logprobs != null) {
+              if (t.logprob() == null) {
+                throw new IllegalStateException(
+                    "the engine reported no log-probabilities for a token of choice "
+                        + event.index());
+              }
+              c.logprobs.add(t.logprob());
+            }
             String piece = c.text.add(t.token());
             if (streaming && !piece.isEmpty()) {
-              stream.text(event.index(), piece, null);
+              stream.text(event.index(), piece, null, unsent(c, logprobs, request.chat()));
             }
             if (c.text.stopped() && !c.cancelled && !prefill) {
               c.cancelled = true;
@@ -226,7 +245,8 @@ final class Completions {
             c.finishReason = c.text.stopped() ? "stop" : "length";
             meters.finished(c.finishReason, start, f.nanos());
             if (streaming) {
-              stream.text(event.index(), piece, c.finishReason);
+              stream.text(
+                  event.index(), piece, c.finishReason, unsent(c, logprobs, request.chat()));
             }
           }
           case GenerationCall.Failed f -> {
@@ -290,7 +310,16 @@ final class Completions {
       } else {
         choice.put("text", c.text.text());
       }
-      choice.putNull("logprobs").put("finish_reason", c.finishReason);
+      if (logprobs == null) {
+        choice.putNull("logprobs");
+      } else {
+        choice.set(
+            "logprobs",
+            request.chat()
+                ? logprobs.chat(c.logprobs)
+                : logprobs.completion(c.logprobs, new int[1]));
+      }
+      choice.put("finish_reason", c.finishReason);
       ArrayNode ids = choice.putArray("token_ids");
       c.tokenIds.build().forEach(ids::add);
     }
@@ -307,6 +336,19 @@ final class Completions {
     }
     reply.json(200, ApiJson.write(body));
     return 200;
+  }
+
+  /**
+   * The log-probabilities of the choice's tokens not yet sent in a chunk, marked sent; null where
+   * the request did not ask.
+   */
+  private static ObjectNode unsent(Choice c, LogprobsJson logprobs, boolean chat) {
+    if (logprobs == null) {
+      return null;
+    }
+    List<TokenLogprob> entries = c.logprobs.subList(c.logprobsSent, c.logprobs.size());
+    c.logprobsSent = c.logprobs.size();
+    return chat ? logprobs.chat(entries) : logprobs.completion(entries, c.textOffset);
   }
 
   /**
@@ -473,27 +515,31 @@ final class Completions {
           .put("model", request.model());
     }
 
-    void text(int index, String piece, String finishReason) throws IOException {
+    void text(int index, String piece, String finishReason, ObjectNode logprobs)
+        throws IOException {
       if (request.chat()) {
         chunk(
             index,
             piece.isEmpty() ? ApiJson.object() : ApiJson.object().put("content", piece),
-            finishReason);
+            finishReason,
+            logprobs);
         return;
       }
       ObjectNode chunk = envelope();
       ObjectNode choice = chunk.putArray("choices").addObject();
-      choice.put("text", piece).put("index", index).putNull("logprobs");
+      choice.put("text", piece).put("index", index);
+      choice.set("logprobs", logprobs == null ? ApiJson.object().nullNode() : logprobs);
       choice.put("finish_reason", finishReason);
       reply.event(ApiJson.write(chunk));
     }
 
-    void chunk(int index, ObjectNode delta, String finishReason) throws IOException {
+    void chunk(int index, ObjectNode delta, String finishReason, ObjectNode logprobs)
+        throws IOException {
       ObjectNode chunk = envelope();
       ObjectNode choice = chunk.putArray("choices").addObject();
       choice.put("index", index);
       choice.set("delta", delta);
-      choice.putNull("logprobs");
+      choice.set("logprobs", logprobs == null ? ApiJson.object().nullNode() : logprobs);
       choice.put("finish_reason", finishReason);
       reply.event(ApiJson.write(chunk));
     }

@@ -1,6 +1,7 @@
 package io.kvtier.server;
 
 import io.kvtier.core.rank.Sampling;
+import io.kvtier.core.rank.TokenLogprob;
 import io.kvtier.serving.Completion;
 import io.kvtier.serving.GenerationEngine;
 import io.kvtier.serving.GenerationEngine.Generation;
@@ -34,7 +35,8 @@ final class GenerationCall {
 
   record Admitted(int index, long nanos) implements Event {}
 
-  record Token(int index, long nanos, int token) implements Event {}
+  /** A generated token, with its log-probabilities where the request asked (else null). */
+  record Token(int index, long nanos, int token, TokenLogprob logprob) implements Event {}
 
   record Finished(int index, long nanos, Completion completion) implements Event {}
 
@@ -193,11 +195,7 @@ final class GenerationCall {
     primers[p] = null; // ended: nothing to cancel
     for (int i = p * n; i < (p + 1) * n; i++) {
       listener.submitted();
-      Sampling choice =
-          sampling.greedy()
-              ? sampling
-              : new Sampling(
-                  sampling.temperature(), sampling.topP(), sampling.topK(), sampling.seed() + i);
+      Sampling choice = sampling.greedy() ? sampling : sampling.withSeed(sampling.seed() + i);
       try {
         generations[i] =
             engine.submit(
@@ -229,7 +227,12 @@ final class GenerationCall {
 
       @Override
       public void token(int token) {
-        events.add(new Token(index, System.nanoTime(), token));
+        token(token, null);
+      }
+
+      @Override
+      public void token(int token, TokenLogprob logprob) {
+        events.add(new Token(index, System.nanoTime(), token, logprob));
       }
 
       @Override

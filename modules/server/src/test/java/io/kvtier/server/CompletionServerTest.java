@@ -372,9 +372,15 @@ class CompletionServerTest {
       n a string      | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "n": "2"}          | n | n must be an integer
       best_of above n | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "n": 2, "best_of": 3} | best_of | best_of=3 with n=2 is not supported: kvtier serve does not rank choices
       best_of alone   | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "best_of": 2}      | best_of | best_of=2 with n=1 is not supported
+      logprobs 21     | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logprobs": 21}    | logprobs | logprobs=21 is out of range: give 0 (the chosen token's log-probability only) to 20
+      logprobs -1     | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logprobs": -1}    | logprobs | logprobs=-1 is out of range
+      logprobs true   | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logprobs": true}  | logprobs | logprobs must be an integer
+      top alone       | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "top_logprobs": 2} | top_logprobs | top_logprobs=2 needs logprobs: true
+      top 21          | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "logprobs": true, "top_logprobs": 21} | top_logprobs | top_logprobs=21 is out of range
+      chat logprobs 2 | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "logprobs": 2} | logprobs | logprobs must be true or false
+      logit_bias      | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logit_bias": {"1": 5}} | logit_bias | logit_bias is not supported
       chat top_k      | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "temperature": 1, "top_k": -5} | top_k | top_k=-5 is out of range
       echo            | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "echo": true}      | echo | echo=true is not supported
-      logprobs        | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logprobs": 2}     | logprobs | logprobs is not supported
       stream a string | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream": "yes"}   | stream | stream must be true or false
       five stops      | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stop": ["a","b","c","d","e"]} | stop | at most 4
       stream_options  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream_options": {"x": 1}} | stream_options.x | unknown field "stream_options.x"
@@ -569,6 +575,77 @@ class CompletionServerTest {
     List<String> events = events(failed);
     assertThat(events.getLast()).isEqualTo("[DONE]");
     assertThat(events.get(events.size() - 2)).contains("the primer's load-back failed");
+  }
+
+  /**
+   * A completion's {@code logprobs}: OpenAI's {@code tokens}, {@code token_logprobs}, {@code
+   * top_logprobs} and {@code text_offset}, a token that is half a character as {@code bytes:\xNN};
+   * streamed, the chunks' entries add up to the whole answer's.
+   */
+  @Test
+  void aCompletionsLogprobsHaveOpenAisShapeWholeAndStreamed() throws Exception {
+    String request =
+        "{\"model\": \"kvtier-tiny\", \"prompt\": \"a\", \"max_tokens\": 3, \"logprobs\": 3";
+    JsonNode whole = json(post("/v1/completions", request + "}"));
+    assertThat(engine.samplings).allSatisfy(s -> assertThat(s.logprobs()).isEqualTo(3));
+
+    JsonNode logprobs = whole.at("/choices/0/logprobs");
+    assertThat(logprobs.get("tokens").toString()).isEqualTo("[\"H\",\"e\",\"l\"]");
+    assertThat(logprobs.get("token_logprobs").toString()).isEqualTo("[-0.25,-0.5,-0.75]");
+    assertThat(logprobs.get("text_offset").toString()).isEqualTo("[0,1,2]");
+    assertThat(logprobs.get("top_logprobs").get(0).toString())
+        .isEqualTo("{\"H\":-0.25,\"bytes:\\\\xc3\":-0.75,\"<|300|>\":-1.25}");
+
+    List<String> events = events(post("/v1/completions", request + ", \"stream\": true}"));
+    List<String> tokens = new ArrayList<>();
+    List<String> offsets = new ArrayList<>();
+    for (String e : events.subList(0, events.size() - 1)) {
+      JsonNode lp = JSON.readTree(e).at("/choices/0/logprobs");
+      lp.get("tokens").forEach(t -> tokens.add(t.asText()));
+      lp.get("text_offset").forEach(t -> offsets.add(t.asText()));
+    }
+    assertThat(tokens).containsExactly("H", "e", "l");
+    assertThat(offsets).containsExactly("0", "1", "2");
+  }
+
+  /**
+   * A chat's {@code logprobs} and {@code top_logprobs}: each token's text, log-probability and
+   * bytes, and its most likely alternatives; without them, {@code logprobs} is null; a model
+   * without a tokenizer names its tokens {@code token_id:N}.
+   */
+  @Test
+  void aChatsLogprobsHaveOpenAisShape() throws Exception {
+    JsonNode body =
+        json(
+            post(
+                "/v1/chat/completions",
+                "{\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"user\", \"content\":"
+                    + " \"hi\"}], \"max_tokens\": 2, \"logprobs\": true, \"top_logprobs\": 2}"));
+    JsonNode content = body.at("/choices/0/logprobs/content");
+    assertThat(content).hasSize(2);
+    assertThat(content.get(0).toString())
+        .isEqualTo(
+            "{\"token\":\"H\",\"logprob\":-0.25,\"bytes\":[72],\"top_logprobs\":"
+                + "[{\"token\":\"H\",\"logprob\":-0.25,\"bytes\":[72]},"
+                + "{\"token\":\"bytes:\\\\xc3\",\"logprob\":-0.75,\"bytes\":[195]}]}");
+    assertThat(body.at("/choices/0/logprobs/refusal").isNull()).isTrue();
+
+    JsonNode without =
+        json(
+            post(
+                "/v1/chat/completions",
+                "{\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"user\", \"content\":"
+                    + " \"hi\"}], \"max_tokens\": 2, \"logprobs\": false}"));
+    assertThat(without.at("/choices/0/logprobs").isNull()).isTrue();
+
+    engine.text = ModelText.tokensOnly("ids-only");
+    JsonNode ids =
+        json(
+            post(
+                "/v1/completions",
+                "{\"model\": \"kvtier-tiny\", \"prompt\": [1, 2], \"max_tokens\": 1, \"logprobs\":"
+                    + " 1}"));
+    assertThat(ids.at("/choices/0/logprobs/tokens/0").asText()).isEqualTo("token_id:72");
   }
 
   @Test

@@ -102,7 +102,8 @@ final class FakeEngine implements GenerationEngine {
             if (gate != null) {
               gate.acquireUninterruptibly();
             }
-            stream.token(out[n % out.length]);
+            int token = out[n % out.length];
+            stream.token(token, logprob(request.sampling().logprobs(), token, n));
             n++;
           }
           int[] made = new int[n];
@@ -117,6 +118,24 @@ final class FakeEngine implements GenerationEngine {
         cancelled.incrementAndGet();
       }
     };
+  }
+
+  /**
+   * A made-up log-probability where the request asked: the token at -0.25 (n + 1), then the top
+   * list: the token, byte 0xC3 (half a character), marker 300, then ids 301 on, each 0.5 lower.
+   */
+  static io.kvtier.core.rank.TokenLogprob logprob(int top, int token, int n) {
+    if (top < 0) {
+      return null;
+    }
+    float logprob = -0.25f * (n + 1);
+    int[] ids = new int[top];
+    float[] lps = new float[top];
+    for (int i = 0; i < top; i++) {
+      ids[i] = i == 0 ? token : i == 1 ? 0xC3 : 298 + i;
+      lps[i] = logprob - 0.5f * i;
+    }
+    return new io.kvtier.core.rank.TokenLogprob(token, logprob, ids, lps);
   }
 
   /** The script's text for {@code n} tokens. */

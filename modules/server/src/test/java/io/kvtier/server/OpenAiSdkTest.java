@@ -13,6 +13,7 @@ import com.openai.errors.UnauthorizedException;
 import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import com.openai.models.chat.completions.ChatCompletionTokenLogprob;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionCreateParams;
 import com.openai.models.models.Model;
@@ -285,6 +286,48 @@ class OpenAiSdkTest {
         .as("the choices sample apart")
         .hasSizeGreaterThan(1);
     assertThat(whole.usage().orElseThrow().completionTokens()).isEqualTo(18);
+  }
+
+  /**
+   * The SDK reads a chat's log-probabilities: one per token, the greedy token the most likely of
+   * its top three, the streamed entries those of the whole answer.
+   */
+  @Test
+  void theSdkReadsAChatsLogprobs() {
+    ChatCompletionCreateParams params =
+        ChatCompletionCreateParams.builder()
+            .model("kvtier-tiny")
+            .addUserMessage("How sure are you?")
+            .maxCompletionTokens(5)
+            .logprobs(true)
+            .topLogprobs(3)
+            .build();
+
+    ChatCompletion whole = client.chat().completions().create(params);
+    List<ChatCompletionTokenLogprob> entries =
+        whole.choices().get(0).logprobs().orElseThrow().content().orElseThrow();
+    List<String> streamed = new ArrayList<>();
+    try (StreamResponse<ChatCompletionChunk> stream =
+        client.chat().completions().createStreaming(params)) {
+      stream.stream()
+          .flatMap(c -> c.choices().stream())
+          .forEach(
+              ch ->
+                  ch.logprobs()
+                      .flatMap(l -> l.content())
+                      .ifPresent(l -> l.forEach(e -> streamed.add(e.token() + e.logprob()))));
+    }
+
+    assertThat(entries).hasSize(5);
+    for (ChatCompletionTokenLogprob e : entries) {
+      assertThat(e.logprob()).isLessThanOrEqualTo(0);
+      assertThat(e.topLogprobs()).hasSize(3);
+      assertThat(e.topLogprobs().get(0).token()).isEqualTo(e.token());
+      assertThat(e.topLogprobs().get(0).logprob()).isEqualTo(e.logprob());
+      assertThat(e.topLogprobs().get(1).logprob()).isLessThanOrEqualTo(e.logprob());
+    }
+    assertThat(streamed)
+        .containsExactlyElementsOf(entries.stream().map(e -> e.token() + e.logprob()).toList());
   }
 
   @Test

@@ -1,5 +1,7 @@
 package io.kvtier.serving;
 
+import io.kvtier.core.rank.TokenLogprob;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -21,6 +23,8 @@ import java.util.Objects;
  *     this request, then loaded back to the device
  * @param transfer what its part in a prompt KV transfer between replicas did; {@link
  *     TransferOutcome#NONE} without one
+ * @param logprobs each generated token's log-probabilities where the request asked for them
+ *     ({@link io.kvtier.core.rank.Sampling#logprobs()}), one per token; empty otherwise
  */
 public record Completion(
     int[] tokens,
@@ -28,12 +32,18 @@ public record Completion(
     int deviceHitTokens,
     int hostHitTokens,
     int l3HitTokens,
-    TransferOutcome transfer) {
+    TransferOutcome transfer,
+    List<TokenLogprob> logprobs) {
 
   /** Validates the fields and copies the tokens. */
   public Completion {
     tokens = Objects.requireNonNull(tokens, "tokens").clone();
     Objects.requireNonNull(transfer, "transfer");
+    logprobs = List.copyOf(logprobs);
+    if (!logprobs.isEmpty() && logprobs.size() != tokens.length) {
+      throw new IllegalArgumentException(
+          logprobs.size() + " log-probabilities for " + tokens.length + " tokens");
+    }
     if (deviceHitTokens < 0
         || hostHitTokens < 0
         || l3HitTokens < 0
@@ -50,6 +60,26 @@ public record Completion(
               + l3HitTokens
               + ", none negative");
     }
+  }
+
+  /**
+   * A completion without log-probabilities.
+   *
+   * @param tokens the generated token ids
+   * @param cachedTokens the usable prefix
+   * @param deviceHitTokens matched tokens on the device
+   * @param hostHitTokens matched tokens loaded back from the host tier
+   * @param l3HitTokens matched tokens fetched from L3
+   * @param transfer what its part in a prompt KV transfer did
+   */
+  public Completion(
+      int[] tokens,
+      int cachedTokens,
+      int deviceHitTokens,
+      int hostHitTokens,
+      int l3HitTokens,
+      TransferOutcome transfer) {
+    this(tokens, cachedTokens, deviceHitTokens, hostHitTokens, l3HitTokens, transfer, List.of());
   }
 
   /**

@@ -178,6 +178,17 @@ public interface GenerationEngine extends AutoCloseable {
     void token(int token);
 
     /**
+     * One generated token with its log-probabilities, where the request asked for them ({@link
+     * Sampling#logprobs()}); the engine calls this one, whose default drops them.
+     *
+     * @param token the token id
+     * @param logprob its log-probabilities, or null where the request did not ask
+     */
+    default void token(int token, io.kvtier.core.rank.TokenLogprob logprob) {
+      token(token);
+    }
+
+    /**
      * The generation ended normally (its budget reached, or cancelled).
      *
      * @param completion every generated token and the cache split

@@ -63,6 +63,19 @@ public interface ModelText {
   Decoder decoder(int[] prompt, boolean reply);
 
   /**
+   * The bytes one token stands for alone, in the middle of a text, special tokens as their text:
+   * how a client is shown a token and its alternatives (OpenAI's log-probabilities). A token that
+   * is part of a character (a byte of UTF-8) gives that byte. The default, for a model without a
+   * tokenizer, is null: the server then names the token {@code token_id:N}.
+   *
+   * @param token a token id of the vocabulary
+   * @return its bytes, or null where the model has no text
+   */
+  default byte[] tokenBytes(int token) {
+    return null;
+  }
+
+  /**
    * The tokens that end any generation (a completion's too): the model has finished its text,
    * such as EOS. The token itself adds no text.
    *

@@ -6,6 +6,7 @@ import io.kvtier.core.rank.RankRequest;
 import io.kvtier.core.rank.RequestListener;
 import io.kvtier.core.rank.RequestOutcome;
 import io.kvtier.core.rank.TickCommands;
+import io.kvtier.core.rank.TokenLogprob;
 import io.kvtier.core.rank.TransferRole;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -602,6 +603,10 @@ final class RankGroupEngine implements GenerationEngine {
     final TokenStream stream;
     final int maxTokens;
     final int[] tokens;
+
+    /** Each token's log-probabilities, where the request asked for them; else null. */
+    final TokenLogprob[] logprobs;
+
     final AtomicBoolean cancelRequested = new AtomicBoolean();
     int generated;
     int sent;
@@ -638,6 +643,7 @@ final class RankGroupEngine implements GenerationEngine {
       this.stream = stream;
       this.maxTokens = request.maxOutputTokens();
       this.tokens = new int[maxTokens];
+      this.logprobs = request.sampling().logprobs() >= 0 ? new TokenLogprob[maxTokens] : null;
     }
 
     void cancel() {
@@ -681,7 +687,8 @@ final class RankGroupEngine implements GenerationEngine {
         stream.admitted(usableTokens(), deviceHits, hostHits, l3Hits);
       }
       while (sent < Math.min(generated, maxTokens)) {
-        stream.token(tokens[sent++]);
+        stream.token(tokens[sent], logprobs == null ? null : logprobs[sent]);
+        sent++;
       }
       if (outcome == null) {
         return;
@@ -716,14 +723,27 @@ final class RankGroupEngine implements GenerationEngine {
     }
 
     private void finish() {
+      int n = Math.min(generated, maxTokens);
+      for (int i = 0; logprobs != null && i < n; i++) {
+        if (logprobs[i] == null) {
+          throw new IllegalStateException(
+              "request id="
+                  + id
+                  + " asked for log-probabilities but the model reported none for its token "
+                  + i
+                  + ": a runner that reportsLogprobs() chooses every token through"
+                  + " Sampler.choose(logits, from, length, step, position)");
+        }
+      }
       Completion c =
           new Completion(
-              java.util.Arrays.copyOf(tokens, Math.min(generated, maxTokens)),
+              java.util.Arrays.copyOf(tokens, n),
               usableTokens(),
               deviceHits,
               hostHits,
               l3Hits,
-              transferOutcome());
+              transferOutcome(),
+              logprobs == null ? List.of() : java.util.Arrays.asList(logprobs).subList(0, n));
       stats.recordCompletion(request.promptLength(), c);
       stream.finished(c);
     }
@@ -774,11 +794,14 @@ final class RankGroupEngine implements GenerationEngine {
   /** Rank 0's engine reports here, inside the tick; streams are called after it. */
   private final class Listener implements RequestListener {
     @Override
-    public void token(long tick, long requestId, int token) {
+    public void token(long tick, long requestId, int token, TokenLogprob logprob) {
       Live l = live.get(requestId);
       if (l != null) {
         if (l.generated < l.maxTokens) {
           l.tokens[l.generated] = token;
+          if (l.logprobs != null) {
+            l.logprobs[l.generated] = logprob;
+          }
         }
         l.generated++;
         l.touch();

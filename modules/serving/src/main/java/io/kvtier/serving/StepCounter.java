@@ -64,6 +64,11 @@ final class StepCounter implements ModelRunner {
   }
 
   @Override
+  public boolean reportsLogprobs() {
+    return model.reportsLogprobs();
+  }
+
+  @Override
   public boolean batchesDecode() {
     return model.batchesDecode();
   }

@@ -105,6 +105,16 @@ final class Callbacks {
     }
 
     @Override
+    public boolean reportsLogprobs() {
+      schedule.enterCallback();
+      try {
+        return model.reportsLogprobs();
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
     public boolean batchesDecode() {
       schedule.enterCallback();
       try {
@@ -235,10 +245,10 @@ final class Callbacks {
     }
 
     @Override
-    public void token(long tick, long id, int token) {
+    public void token(long tick, long id, int token, TokenLogprob logprob) {
       schedule.enterCallback();
       try {
-        listener.token(tick, id, token);
+        listener.token(tick, id, token, logprob);
       } finally {
         schedule.exitCallback();
       }

@@ -57,6 +57,18 @@ public interface ModelRunner {
   }
 
   /**
+   * Whether this model reports the log-probabilities of the tokens it chooses: it chooses each
+   * through {@link Sampler#choose(float[], int, int, ModelStep, int)}, which records them in the
+   * step's {@link ModelStep#logprobs()} where the request asked ({@link Sampling#logprobs()}).
+   * Then the engine admits such requests, else it rejects them with a reason. False by default.
+   *
+   * @return whether requests may ask for log-probabilities
+   */
+  default boolean reportsLogprobs() {
+    return false;
+  }
+
+  /**
    * Whether the engine may hand this model the decode steps of several requests together
    * ({@link #writeDecodeLayer}, {@link #nextDecodeTokens}) rather than one request at a time.
    * Why: a decode step computes one position, so a model that multiplies each weight row by

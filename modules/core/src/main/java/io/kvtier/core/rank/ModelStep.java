@@ -28,6 +28,10 @@ import java.util.Objects;
  *     position {@code p} is {@code Sampler.choose(logits, .., sampling, p)}; {@link
  *     Sampling#GREEDY} unless the request asked otherwise (only of a model that {@link
  *     ModelRunner#samples()})
+ * @param logprobs where the log-probabilities of the chosen tokens go, for a request that asked
+ *     ({@link Sampling#logprobs()}); {@link TokenLogprobs#NONE} otherwise. {@link
+ *     Sampler#choose(float[], int, int, ModelStep, int)} records into it; it belongs to the engine
+ *     and, unlike the arrays, keeps what is recorded
  */
 public record ModelStep(
     long requestId,
@@ -38,9 +42,46 @@ public record ModelStep(
     int[] pageTable,
     int[] resumeSlots,
     List<Snapshot> snapshots,
-    Sampling sampling) {
+    Sampling sampling,
+    TokenLogprobs logprobs) {
 
   private static final int[] NONE = new int[0];
+
+  /**
+   * A step whose request reports nothing of its tokens.
+   *
+   * @param requestId the request
+   * @param namespace the request's cache namespace
+   * @param tokens the request's known tokens
+   * @param from the first token this step computes
+   * @param to one past the last one
+   * @param pageTable the request's device page slots
+   * @param resumeSlots the slots of the recurrent state it resumes from, or none
+   * @param snapshots the snapshots it takes
+   * @param sampling how its next tokens are chosen
+   */
+  public ModelStep(
+      long requestId,
+      long namespace,
+      int[] tokens,
+      int from,
+      int to,
+      int[] pageTable,
+      int[] resumeSlots,
+      List<Snapshot> snapshots,
+      Sampling sampling) {
+    this(
+        requestId,
+        namespace,
+        tokens,
+        from,
+        to,
+        pageTable,
+        resumeSlots,
+        snapshots,
+        sampling,
+        TokenLogprobs.NONE);
+  }
 
   /**
    * A step of a greedy request.
@@ -131,6 +172,7 @@ public record ModelStep(
     Objects.requireNonNull(resumeSlots, "resumeSlots");
     Objects.requireNonNull(snapshots, "snapshots");
     Objects.requireNonNull(sampling, "sampling");
+    Objects.requireNonNull(logprobs, "logprobs");
     if (from < 0 || from > to || to > tokens.length) {
       throw new IllegalArgumentException(
           "request id="

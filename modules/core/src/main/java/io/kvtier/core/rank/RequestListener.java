@@ -94,6 +94,21 @@ public interface RequestListener {
   default void token(long tick, long id, int token) {}
 
   /**
+   * Step 4: as {@link #token(long, long, int)}, with the token's log-probabilities where the
+   * request asked for them ({@link Sampling#logprobs()}); the engine calls this one, whose default
+   * drops them and calls the other. The log-probabilities are the model's on this rank (every
+   * rank's model has the same logits).
+   *
+   * @param tick the tick
+   * @param id the request's id
+   * @param token the token, the request's next output
+   * @param logprob its log-probabilities, or null where the request did not ask
+   */
+  default void token(long tick, long id, int token, TokenLogprob logprob) {
+    token(tick, id, token);
+  }
+
+  /**
    * Step 4: the request's prompt KV is complete. A request that generates produced its first
    * token in the same forward step, so this tick is its time to first token.
    *

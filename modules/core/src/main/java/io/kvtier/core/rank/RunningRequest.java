@@ -35,6 +35,9 @@ final class RunningRequest {
   final List<LoadBack> pendingLoads;
   final boolean verifyOnStart;
 
+  /** Where the model leaves its tokens' log-probabilities, if the request asked for them. */
+  final TokenLogprobs logprobs;
+
   /** The hit tokens the admission counted (device, host, L3): taken back on a requeue. */
   int countedDeviceHits;
 
@@ -58,6 +61,7 @@ final class RunningRequest {
   }
 
   RunningRequest(RankRequest request, int[] tokens, Admission admission, int kvTarget) {
+    this.logprobs = TokenLogprobs.of(request.sampling().logprobs());
     this.request = request;
     this.id = request.id();
     this.promptLength = request.promptLength();

@@ -28,6 +28,26 @@ public final class Sampler {
   private Sampler() {}
 
   /**
+   * The token at position {@code position} of the step's request from the logits {@code
+   * logits[from, from + length)}, chosen under {@code step.sampling()}; where the request asked
+   * for log-probabilities, they are recorded in {@code step.logprobs()}. What a model that {@link
+   * ModelRunner#reportsLogprobs()} calls for each token it chooses.
+   *
+   * @param logits the logits
+   * @param from the first logit of the row
+   * @param length the vocabulary size, at least 1
+   * @param step the step whose request the token is for
+   * @param position the position the token takes in the request's sequence
+   * @return a token id in {@code [0, length)}
+   * @throws IllegalStateException if a logit is NaN or infinite where sampling reads it
+   */
+  public static int choose(float[] logits, int from, int length, ModelStep step, int position) {
+    int token = choose(logits, from, length, step.sampling(), position);
+    step.logprobs().record(position, logits, from, length, token);
+    return token;
+  }
+
+  /**
    * The token at position {@code position} from the logits {@code logits[from, from + length)}.
    *
    * @param logits the logits

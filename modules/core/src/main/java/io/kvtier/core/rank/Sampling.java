@@ -13,11 +13,30 @@ package io.kvtier.core.rank;
  * @param topP the nucleus: in (0, 1], 1 for all
  * @param topK the most candidates, 0 for all; at least 0
  * @param seed the draws' seed; any value (the server draws one where a client sends none)
+ * @param logprobs what to report of each chosen token ({@link TokenLogprob}, vLLM's
+ *     SamplingParams has it too): -1 (the default) nothing, else its log-probability and those of
+ *     the {@code logprobs} most likely tokens, 0 to {@value #MAX_LOGPROBS}; it changes no choice.
+ *     Only of a model that {@link ModelRunner#reportsLogprobs()}
  */
-public record Sampling(float temperature, float topP, int topK, long seed) {
+public record Sampling(float temperature, float topP, int topK, long seed, int logprobs) {
 
-  /** Greedy decoding: the largest logit, the lowest token id on ties. */
-  public static final Sampling GREEDY = new Sampling(0, 1, 0, 0);
+  /** The most likely tokens a request may ask to be reported at each position (vLLM's default). */
+  public static final int MAX_LOGPROBS = 20;
+
+  /** Greedy decoding: the largest logit, the lowest token id on ties; nothing reported. */
+  public static final Sampling GREEDY = new Sampling(0, 1, 0, 0, -1);
+
+  /**
+   * Sampling that reports nothing of its tokens.
+   *
+   * @param temperature 0 for greedy decoding, else positive and finite
+   * @param topP the nucleus: in (0, 1], 1 for all
+   * @param topK the most candidates, 0 for all
+   * @param seed the draws' seed
+   */
+  public Sampling(float temperature, float topP, int topK, long seed) {
+    this(temperature, topP, topK, seed, -1);
+  }
 
   /** Validates the fields; each message names the field and the value. */
   public Sampling {
@@ -31,6 +50,31 @@ public record Sampling(float temperature, float topP, int topK, long seed) {
     if (topK < 0) {
       throw new IllegalArgumentException("topK=" + topK + " must be >= 0 (0 for all tokens)");
     }
+    if (logprobs < -1 || logprobs > MAX_LOGPROBS) {
+      throw new IllegalArgumentException(
+          "logprobs=" + logprobs + " must be -1 (none) or 0 to " + MAX_LOGPROBS);
+    }
+  }
+
+  /**
+   * The same choices, with another seed (the choices of one request draw apart).
+   *
+   * @param seed the seed
+   * @return a copy
+   */
+  public Sampling withSeed(long seed) {
+    return new Sampling(temperature, topP, topK, seed, logprobs);
+  }
+
+  /**
+   * The same choices, reporting their log-probabilities and those of the {@code top} most likely
+   * tokens.
+   *
+   * @param top -1 for none, else 0 to {@value #MAX_LOGPROBS}
+   * @return a copy
+   */
+  public Sampling withLogprobs(int top) {
+    return new Sampling(temperature, topP, topK, seed, top);
   }
 
   /**

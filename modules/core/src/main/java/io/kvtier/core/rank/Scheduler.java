@@ -84,6 +84,7 @@ final class Scheduler {
     }
     this.batchDecode = !snapshots && speculative == 0 && model.batchesDecode();
     this.samples = model.samples();
+    this.reportsLogprobs = model.reportsLogprobs();
     this.proposals = new int[speculative];
     this.verified = new int[speculative + 1];
   }
@@ -104,6 +105,9 @@ final class Scheduler {
    * not enter the model's callbacks.
    */
   private final boolean samples;
+
+  /** Whether the model reports log-probabilities ({@link ModelRunner#reportsLogprobs}), asked once. */
+  private final boolean reportsLogprobs;
 
   /**
    * Whether this tick's decode steps go to the model together ({@link
@@ -374,6 +378,12 @@ final class Scheduler {
           + ") but the model decodes greedily only: send temperature 0, or serve a model that"
           + " samples";
     }
+    if (r.sampling().logprobs() >= 0 && !reportsLogprobs) {
+      return "it asks for log-probabilities (logprobs="
+          + r.sampling().logprobs()
+          + ") but the model does not report them: leave them out, or serve a model that reports"
+          + " them";
+    }
     int vocab = cache.config().vocabSize();
     int[] prompt = r.promptArray();
     for (int i = 0; i < prompt.length; i++) {
@@ -505,7 +515,10 @@ final class Scheduler {
                 r.computed,
                 r.computed + 1,
                 cache.pageTable(r.id),
-                r.request.sampling()));
+                NO_SLOTS,
+                List.of(),
+                r.request.sampling(),
+                r.logprobs));
       }
       for (int layer = 0; layer < model.layers(); layer++) {
         model.writeDecodeLayer(decodeSteps, layer);
@@ -554,7 +567,16 @@ final class Scheduler {
     System.arraycopy(proposals, 0, r.tokens, anchor + 1, count);
     ModelStep verify =
         new ModelStep(
-            r.id, namespace, r.tokens, anchor, anchor + 1 + count, pageTable, r.request.sampling());
+            r.id,
+            namespace,
+            r.tokens,
+            anchor,
+            anchor + 1 + count,
+            pageTable,
+            NO_SLOTS,
+            List.of(),
+            r.request.sampling(),
+            r.logprobs);
     for (int layer = 0; layer < model.layers(); layer++) {
       model.writeLayer(verify, layer);
     }
@@ -634,9 +656,19 @@ final class Scheduler {
                 pageTable,
                 first && from > 0 ? cache.resumeSlots(r.id) : NO_SLOTS,
                 snapshotsOf(cache.stepSnapshots(r.id, from, to)),
-                r.request.sampling())
+                r.request.sampling(),
+                r.logprobs)
             : new ModelStep(
-                r.id, r.request.namespace(), r.tokens, from, to, pageTable, r.request.sampling());
+                r.id,
+                r.request.namespace(),
+                r.tokens,
+                from,
+                to,
+                pageTable,
+                NO_SLOTS,
+                List.of(),
+                r.request.sampling(),
+                r.logprobs);
     if (to > from) {
       boolean stream = r.prepared && from < r.promptLength;
       int streamed = 0;
@@ -674,9 +706,10 @@ final class Scheduler {
   /** The model's next token joins the request's output, counted and reported. */
   private void appendToken(RunningRequest r, int token, long tick) {
     r.tokens[r.promptLength + r.generated] = token;
+    TokenLogprob logprob = r.logprobs.take(r.promptLength + r.generated);
     r.generated++;
     counters.generatedTokens++;
-    listener.token(tick, r.id, token);
+    listener.token(tick, r.id, token, logprob);
   }
 
   private static final int[] NO_SLOTS = new int[0];

@@ -18,8 +18,9 @@ import java.util.List;
  * (shared-prefix and multi-turn floods repeat long prefixes), and the remaining tokens; with bit 2
  * then its {@link TransferRole} ordinal and, for {@code AWAIT}, the handle's pages (so a message
  * without transfers encodes as it always did); with bit 3 (some arrival samples) then a byte, 1 if
- * it samples, and if so its {@link Sampling}: the bits of temperature and top-p, top-k, and the
- * zigzag seed (a message of greedy requests encodes as it always did). Aborts:
+ * it samples, 2 if it also reports log-probabilities, and if not 0 its {@link Sampling}: the bits
+ * of temperature and top-p, top-k, the zigzag seed, and with 2 the count of most likely tokens
+ * (a message of greedy requests encodes as it always did). Aborts:
  * count, then zigzag deltas of the ids. An idle tick encodes in 4 bytes.
  */
 final class TickCommandCodec {
@@ -73,12 +74,16 @@ final class TickCommandCodec {
       if (sampled) {
         Sampling sampling = r.sampling();
         boolean greedy = sampling.equals(Sampling.GREEDY);
-        out.varint(greedy ? 0 : 1);
+        boolean logprobs = sampling.logprobs() >= 0;
+        out.varint(greedy ? 0 : logprobs ? 2 : 1);
         if (!greedy) {
           out.varint(Integer.toUnsignedLong(Float.floatToIntBits(sampling.temperature())));
           out.varint(Integer.toUnsignedLong(Float.floatToIntBits(sampling.topP())));
           out.varint(sampling.topK());
           out.varint(zigzag(sampling.seed()));
+          if (logprobs) {
+            out.varint(sampling.logprobs());
+          }
         }
       }
       previousId = r.id();
@@ -161,16 +166,17 @@ final class TickCommandCodec {
       Sampling sampling = Sampling.GREEDY;
       if ((flags & 8) != 0) {
         int samples = in.intValue("sampling flag");
-        if (samples > 1) {
-          throw in.malformed("sampling flag " + samples + " is neither 0 nor 1");
+        if (samples > 2) {
+          throw in.malformed("sampling flag " + samples + " is not 0, 1 or 2");
         }
-        if (samples == 1) {
+        if (samples >= 1) {
           float temperature = Float.intBitsToFloat((int) in.varint());
           float topP = Float.intBitsToFloat((int) in.varint());
           int topK = in.intValue("top-k");
           long seed = unzigzag(in.varint());
+          int logprobs = samples == 2 ? in.intValue("logprobs") : -1;
           try {
-            sampling = new Sampling(temperature, topP, topK, seed);
+            sampling = new Sampling(temperature, topP, topK, seed, logprobs);
           } catch (IllegalArgumentException e) {
             throw in.malformed("sampling: " + e.getMessage());
           }

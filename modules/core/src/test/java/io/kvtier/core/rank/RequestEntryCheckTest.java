@@ -15,8 +15,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A client's bad request is a rejected request, never a dead group: a token outside the
- * vocabulary, output budgets up to {@code Integer.MAX_VALUE} and sampling from a model that
- * decodes greedily only are rejected with their reason
+ * vocabulary, output budgets up to {@code Integer.MAX_VALUE}, sampling from a model that
+ * decodes greedily only and log-probabilities from a model that reports none are rejected with
+ * their reason
  * on every rank alike, and the other requests of the same ticks finish.
  */
 @Timeout(60)
@@ -54,13 +55,16 @@ class RequestEntryCheckTest {
             RankRequest.of(6, prompt(6, 14), 1000),
             // Asks to sample from a model that decodes greedily only.
             new RankRequest(
-                8, 0, 0, 2, prompt(8, 14), TransferRole.NONE, 0, new Sampling(0.7f, 1, 0, 5)));
+                8, 0, 0, 2, prompt(8, 14), TransferRole.NONE, 0, new Sampling(0.7f, 1, 0, 5)),
+            // Asks a model that reports none for log-probabilities.
+            new RankRequest(
+                9, 0, 0, 2, prompt(9, 14), TransferRole.NONE, 0, Sampling.GREEDY.withLogprobs(3)));
   }
 
   private static TickCommands commands(long tick) {
     return switch ((int) tick) {
       case 0 -> TickCommands.arrive(List.of(GOOD.get(0), BAD.get(0), BAD.get(1), BAD.get(4)));
-      case 1 -> TickCommands.arrive(List.of(BAD.get(2), GOOD.get(1), BAD.get(3)));
+      case 1 -> TickCommands.arrive(List.of(BAD.get(2), GOOD.get(1), BAD.get(3), BAD.get(5)));
       case 2 -> new TickCommands(List.of(GOOD.get(2)), new long[0], true);
       default -> TickCommands.NONE;
     };
@@ -118,13 +122,17 @@ class RequestEntryCheckTest {
           .containsEntry(3L, "REJECTED@0")
           .containsEntry(4L, "REJECTED@0")
           .containsEntry(8L, "REJECTED@0")
-          .containsEntry(5L, "REJECTED@1");
+          .containsEntry(5L, "REJECTED@1")
+          .containsEntry(9L, "REJECTED@1");
       // Step 3 rejects it when it reaches the head of the queue.
       assertThat(ended.get(6L)).startsWith("REJECTED@");
       assertThat(ended.get(1L)).startsWith("FINISHED");
       assertThat(ended.get(2L)).startsWith("FINISHED");
       assertThat(ended.get(7L)).startsWith("FINISHED");
-      assertThat(reasons.keySet()).containsExactly(3L, 4L, 5L, 6L, 8L);
+      assertThat(reasons.keySet()).containsExactly(3L, 4L, 5L, 6L, 8L, 9L);
+      assertThat(reasons.get(9L))
+          .contains("it asks for log-probabilities (logprobs=3)")
+          .contains("the model does not report them");
       assertThat(reasons.get(8L))
           .contains("it samples (Sampling[temperature=0.7")
           .contains("but the model decodes greedily only: send temperature 0");
@@ -135,7 +143,7 @@ class RequestEntryCheckTest {
       assertThat(reasons.get(5L)).contains("maxOutputTokens (2147483633)");
       assertThat(reasons.get(6L)).contains("needs 254 pages").contains("device pool has 32");
       assertThat(first.get(2)).isEqualTo(3L);
-      assertThat(first.get(3)).isEqualTo(5L);
+      assertThat(first.get(3)).isEqualTo(6L);
     }
   }
 
@@ -217,7 +225,7 @@ class RequestEntryCheckTest {
             .hasMessageStartingWith("request id=" + bad.id() + " would be rejected: ")
             .satisfies(t -> messages.add(t.getMessage()));
       }
-      assertThat(messages).hasSize(5);
+      assertThat(messages).hasSize(6);
     }
   }
 }

@@ -93,10 +93,42 @@ class TickCommandCodecTest {
     bad[topK] = 2; // still a valid top-k
     assertThat(TickCommands.decode(bad).arrivals().get(0).sampling().topK()).isEqualTo(2);
     byte[] flag = bytes.clone();
-    flag[topK - 5 - 5 - 1] = 2;
+    flag[topK - 5 - 5 - 1] = 3;
     assertThatThrownBy(() -> TickCommands.decode(flag))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("sampling flag 2 is neither 0 nor 1");
+        .hasMessageContaining("sampling flag 3 is not 0, 1 or 2");
+  }
+
+  @Test
+  void logprobsSurviveTheRoundTripGreedyOrSampled() {
+    int[] prompt = {5, 6, 7};
+    RankRequest greedy =
+        new RankRequest(1, 0, 0, 2, prompt, TransferRole.NONE, 0, Sampling.GREEDY.withLogprobs(0));
+    RankRequest sampled =
+        new RankRequest(
+            2,
+            0,
+            0,
+            2,
+            prompt,
+            TransferRole.NONE,
+            0,
+            new Sampling(0.7f, 0.9f, 40, 9).withLogprobs(Sampling.MAX_LOGPROBS));
+    TickCommands c = TickCommands.arrive(List.of(RankRequest.of(3, prompt, 2), greedy, sampled));
+    TickCommands back = TickCommands.decode(c.encode());
+    assertThat(back).isEqualTo(c);
+    assertThat(back.arrivals().get(1).sampling().logprobs()).isZero();
+    assertThat(back.arrivals().get(1).sampling().greedy()).isTrue();
+    assertThat(back.arrivals().get(2).sampling().logprobs()).isEqualTo(Sampling.MAX_LOGPROBS);
+    assertThat(back.arrivals().get(0).sampling()).isEqualTo(Sampling.GREEDY);
+    byte[] bytes = TickCommands.arrive(List.of(sampled)).encode();
+    // From the end: the abort count, then the logprobs count (20) the flag 2 announced.
+    assertThat(bytes[bytes.length - 2]).isEqualTo((byte) Sampling.MAX_LOGPROBS);
+    byte[] tooMany = bytes.clone();
+    tooMany[bytes.length - 2] = 21;
+    assertThatThrownBy(() -> TickCommands.decode(tooMany))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("logprobs=21 must be -1 (none) or 0 to 20");
   }
 
   @Test

@@ -154,6 +154,13 @@ public final class GgufText implements ModelText {
     };
   }
 
+  @Override
+  public byte[] tokenBytes(int token) {
+    return token >= 0 && token < tokenizer.vocabulary().size()
+        ? tokenizer.tokenBytes(token)
+        : new byte[0];
+  }
+
   private boolean special(int token) {
     if (token < 0 || token >= tokenizer.vocabulary().size()) {
       return false;

@@ -61,6 +61,21 @@ public final class StreamingDecoder {
   }
 
   /**
+   * The bytes of one id alone, as it would add them in the middle of a text (its leading space
+   * kept): a byte-fallback token's one byte, which may be part of a character. Leaves the
+   * sequence's state as it was.
+   *
+   * @param id a token id of the vocabulary
+   * @return its bytes, maybe none
+   * @throws IndexOutOfBoundsException if {@code id} is outside the vocabulary
+   */
+  public byte[] bytesOf(int id) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    pieces.write(id, false, out);
+    return out.toByteArray();
+  }
+
+  /**
    * Ends the sequence: held-back bytes that never formed a character become U+FFFD.
    *
    * @return the rest of the text, maybe empty

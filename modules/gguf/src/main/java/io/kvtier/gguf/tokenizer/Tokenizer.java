@@ -77,6 +77,17 @@ public sealed interface Tokenizer permits SentencePieceTokenizer, BytePairTokeni
    */
   StreamingDecoder decoder(boolean renderSpecial, boolean startOfText);
 
+  /**
+   * The bytes of one token in the middle of a text, control tokens as their text: what a token
+   * stands for where a client is shown tokens one by one (OpenAI's log-probabilities).
+   *
+   * @param id a token id of the vocabulary
+   * @return its bytes, maybe not a whole UTF-8 character
+   */
+  default byte[] tokenBytes(int id) {
+    return decoder(true, false).bytesOf(id);
+  }
+
   /** A one-line description for startup lines: kind, vocabulary size, pre-tokenizer. */
   String describe();
 }

@@ -45,6 +45,39 @@ class StreamingDecoderTest {
     }
   }
 
+  /**
+   * A token's bytes alone ({@link Tokenizer#tokenBytes}, what log-probabilities show): on every
+   * reference case their concatenation is the text a mid-text decoder streams for the ids, and a
+   * byte-fallback token is its one byte.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"llama-spm", "llama-bpe", "qwen2", "gpt-2"})
+  void eachTokensBytesJoinIntoTheMidTextDecoding(String name) throws IOException {
+    Path gguf = SharedFiles.require("tokenizers/ggml-vocab-" + name + ".gguf");
+    List<VocabularyReferenceTest.Case> cases = VocabularyReferenceTest.cases(gguf);
+    try (GgufFile file = GgufFile.open(gguf)) {
+      Tokenizer tokenizer = Tokenizer.of(file);
+      for (VocabularyReferenceTest.Case c : cases) {
+        java.io.ByteArrayOutputStream joined = new java.io.ByteArrayOutputStream();
+        StreamingDecoder decoder = tokenizer.decoder(true, false);
+        StringBuilder streamed = new StringBuilder();
+        for (int id : c.ids()) {
+          joined.writeBytes(tokenizer.tokenBytes(id));
+          streamed.append(decoder.add(id));
+        }
+        streamed.append(decoder.finish());
+        assertThat(joined.toString(java.nio.charset.StandardCharsets.UTF_8))
+            .as("%s %s", name, VocabularyReferenceTest.quote(c.text()))
+            .isEqualTo(streamed.toString());
+      }
+      if (name.equals("llama-spm")) {
+        int c3 = 3 + 0xC3; // Llama 2's byte-fallback ids: <0x00> is 3
+        assertThat(tokenizer.vocabulary().text(c3)).isEqualTo("<0xC3>");
+        assertThat(tokenizer.tokenBytes(c3)).containsExactly((byte) 0xC3);
+      }
+    }
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"llama-spm", "qwen2"})
   void randomIdsDecodeAlikeWholeAndStreamed(String name) throws IOException {

@@ -469,8 +469,7 @@ public final class LlamaModelRunner implements ModelRunner {
             step.from() + i,
             Arrays.copyOfRange(logits, i * vocabulary, (i + 1) * vocabulary));
       }
-      tokens[i] =
-          Sampler.choose(logits, i * vocabulary, vocabulary, step.sampling(), step.from() + i + 1);
+      tokens[i] = Sampler.choose(logits, i * vocabulary, vocabulary, step, step.from() + i + 1);
     }
   }
 
@@ -525,6 +524,12 @@ public final class LlamaModelRunner implements ModelRunner {
   /** The logits every rank holds alike go through {@link Sampler}: any request may sample. */
   @Override
   public boolean samples() {
+    return true;
+  }
+
+  /** Every chosen token goes through {@link Sampler#choose(float[], int, int, ModelStep, int)}. */
+  @Override
+  public boolean reportsLogprobs() {
     return true;
   }
 
@@ -633,7 +638,7 @@ public final class LlamaModelRunner implements ModelRunner {
             step.to() - 1,
             Arrays.copyOfRange(logits, i * vocabulary, (i + 1) * vocabulary));
       }
-      tokens[i] = Sampler.choose(logits, i * vocabulary, vocabulary, step.sampling(), step.to());
+      tokens[i] = Sampler.choose(logits, i * vocabulary, vocabulary, step, step.to());
     }
   }
 
@@ -669,7 +674,7 @@ public final class LlamaModelRunner implements ModelRunner {
       logits = pass.logits(lastRow(x, 0, last), 0, 1, scratch);
     }
     listener.logits(rank, step.requestId(), last, logits);
-    return Sampler.choose(logits, 0, logits.length, step.sampling(), step.to());
+    return Sampler.choose(logits, 0, logits.length, step, step.to());
   }
 
   /**

@@ -529,19 +529,29 @@ public final class TinyModelRunner implements ModelRunner {
   /**
    * The step's token: the greedy one each path computed, or for a request that samples the
    * {@link Sampler}'s draw from the logits that path left in the pass (every path ends in {@link
-   * ForwardPass#next}).
+   * ForwardPass#next}); with its log-probabilities where the request asked.
    */
   private int emit(ModelStep step, int greedy) {
-    if (step.sampling().greedy()) {
+    if (step.sampling().greedy() && !step.logprobs().wanted()) {
       return greedy;
     }
     float[] logits = pass.lastLogits();
-    return Sampler.choose(logits, 0, logits.length, step.sampling(), step.to());
+    if (step.sampling().greedy()) {
+      step.logprobs().record(step.to(), logits, 0, logits.length, greedy);
+      return greedy;
+    }
+    return Sampler.choose(logits, 0, logits.length, step, step.to());
   }
 
   /** Every rank holds the whole logits alike, so any request may sample. */
   @Override
   public boolean samples() {
+    return true;
+  }
+
+  /** {@link #emit} records each token's log-probabilities where the request asked. */
+  @Override
+  public boolean reportsLogprobs() {
     return true;
   }
 

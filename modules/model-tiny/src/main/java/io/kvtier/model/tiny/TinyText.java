@@ -101,6 +101,12 @@ public final class TinyText implements ModelText {
     return new Decoder();
   }
 
+  /** A byte's one byte; a marker's or another id's name ({@link #name}). */
+  @Override
+  public byte[] tokenBytes(int token) {
+    return token < 256 ? new byte[] {(byte) token} : name(token).getBytes(StandardCharsets.UTF_8);
+  }
+
   /** None: a completion runs to its budget or a stop sequence. */
   @Override
   public Set<Integer> endOfGeneration() {

@@ -1,0 +1,111 @@
+package io.kvtier.server;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvtier.core.rank.TokenLogprob;
+import io.kvtier.serving.ModelText;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * OpenAI's log-probability objects for a choice's tokens: a completion's {@code {"tokens",
+ * "token_logprobs", "top_logprobs", "text_offset"}} and a chat's {@code {"content": [{"token",
+ * "logprob", "bytes", "top_logprobs"}], "refusal"}}. A token is shown as its own text ({@link
+ * ModelText#tokenBytes}), as {@code bytes:\xNN} where its bytes are not whole UTF-8 characters (a
+ * byte-fallback token), and as {@code token_id:N} where the model has no text (vLLM's
+ * conventions).
+ */
+final class LogprobsJson {
+  private final ModelText text;
+
+  LogprobsJson(ModelText text) {
+    this.text = text;
+  }
+
+  /** How a client is shown the token. */
+  String token(int id) {
+    byte[] bytes = text.tokenBytes(id);
+    if (bytes == null) {
+      return "token_id:" + id;
+    }
+    try {
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes))
+          .toString();
+    } catch (CharacterCodingException e) {
+      StringBuilder s = new StringBuilder("bytes:");
+      for (byte b : bytes) {
+        s.append(String.format("\\x%02x", b & 0xff));
+      }
+      return s.toString();
+    }
+  }
+
+  /**
+   * A completion's object for {@code entries}, whose first token's text starts {@code offset}
+   * characters into the choice's text as the tokens' own texts lay it out.
+   *
+   * @return the object and the offset after the last token
+   */
+  ObjectNode completion(List<TokenLogprob> entries, int[] offset) {
+    ObjectNode node = ApiJson.object();
+    ArrayNode tokens = node.putArray("tokens");
+    ArrayNode logprobs = node.putArray("token_logprobs");
+    ArrayNode tops = node.putArray("top_logprobs");
+    ArrayNode offsets = node.putArray("text_offset");
+    for (TokenLogprob e : entries) {
+      String token = token(e.token());
+      tokens.add(token);
+      logprobs.add(e.logprob());
+      ObjectNode top = tops.addObject();
+      int[] ids = e.topTokens();
+      float[] lps = e.topLogprobs();
+      for (int i = 0; i < ids.length; i++) {
+        String t = token(ids[i]);
+        if (!top.has(t)) { // two ids of one text: the more likely stands for both
+          top.put(t, lps[i]);
+        }
+      }
+      offsets.add(offset[0]);
+      offset[0] += token.length();
+    }
+    return node;
+  }
+
+  /** A chat's object for {@code entries}. */
+  ObjectNode chat(List<TokenLogprob> entries) {
+    ObjectNode node = ApiJson.object();
+    ArrayNode content = node.putArray("content");
+    for (TokenLogprob e : entries) {
+      ObjectNode entry = content.addObject();
+      describe(entry, e.token(), e.logprob());
+      ArrayNode top = entry.putArray("top_logprobs");
+      int[] ids = e.topTokens();
+      float[] lps = e.topLogprobs();
+      for (int i = 0; i < ids.length; i++) {
+        describe(top.addObject(), ids[i], lps[i]);
+      }
+    }
+    node.putNull("refusal");
+    return node;
+  }
+
+  private void describe(ObjectNode entry, int id, float logprob) {
+    entry.put("token", token(id)).put("logprob", logprob);
+    byte[] bytes = text.tokenBytes(id);
+    if (bytes == null) {
+      entry.putNull("bytes");
+    } else {
+      ArrayNode array = entry.putArray("bytes");
+      for (byte b : bytes) {
+        array.add(b & 0xff);
+      }
+    }
+  }
+}
