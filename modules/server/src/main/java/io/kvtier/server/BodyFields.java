@@ -145,32 +145,6 @@ final class BodyFields {
   }
 
   /**
-   * A field that only one value is served for: absent, {@code null} or that value pass.
-   *
-   * @param name the field
-   * @param served the one value kvtier serve implements
-   * @param why the message's end: what kvtier does instead
-   */
-  void onlyNumber(String name, int served, String why) {
-    number(name)
-        .ifPresent(
-            v -> {
-              if (v.compareTo(BigDecimal.valueOf(served)) != 0) {
-                throw ApiException.badField(
-                    param(name),
-                    param(name)
-                        + "="
-                        + v.toPlainString()
-                        + " is not supported: "
-                        + why
-                        + "; send "
-                        + served
-                        + " or leave it out");
-              }
-            });
-  }
-
-  /**
    * A field kvtier serve does not implement: absent or {@code null} pass; so does an empty value
    * ({@code false}, {@code {}}, {@code []}) that asks for nothing.
    *

@@ -33,6 +33,7 @@ final class ChatRequest {
           "seed",
           "presence_penalty",
           "frequency_penalty",
+          "repetition_penalty",
           "logprobs",
           "top_logprobs",
           "logit_bias",

@@ -1,6 +1,7 @@
 package io.kvtier.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvtier.core.rank.Penalties;
 import io.kvtier.core.rank.Sampling;
 import io.kvtier.serving.ModelText;
 import java.math.BigDecimal;
@@ -24,7 +25,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * OpenAI's 1: a client that wants sampling asks for it); then {@code top_p}, {@code top_k} (vLLM's
  * extension) and {@code seed} apply ({@link #sampling(BodyFields)}, docs/SERVE.md "Sampling").
  * {@code n} asks for several choices per prompt ({@link #choices(BodyFields)}); {@code best_of}
- * passes only as {@code n}, penalties only as 0. {@code logprobs} (a completion's count, a chat's
+ * passes only as {@code n}. Penalties ({@code presence_penalty}, {@code frequency_penalty} and
+ * vLLM's {@code repetition_penalty}) apply greedy or sampled. {@code logprobs} (a completion's count, a chat's
  * {@code logprobs} and {@code top_logprobs}) asks for each token's log-probabilities, carried in
  * the {@link Sampling}.
  *
@@ -75,6 +77,7 @@ public record CompletionRequest(
           "seed",
           "presence_penalty",
           "frequency_penalty",
+          "repetition_penalty",
           "logprobs",
           "logit_bias",
           "suffix",
@@ -215,7 +218,8 @@ public record CompletionRequest(
    * The sampling fields both endpoints share: {@code temperature} 0 to 2 (0, the default, is
    * greedy), {@code top_p} in (0, 1], {@code top_k} -1 or 0 (all tokens) or at least 1, {@code
    * seed} any 64-bit integer (drawn here when absent, so a request without one is still the same
-   * on every rank); penalties only 0.
+   * on every rank); the penalties, {@code presence_penalty} and {@code frequency_penalty} -2 to 2
+   * and {@code repetition_penalty} above 0 to 10.
    */
   static Sampling sampling(BodyFields f) {
     double temperature = f.number("temperature").map(BigDecimal::doubleValue).orElse(0.0);
@@ -243,17 +247,45 @@ public record CompletionRequest(
               + topK
               + " is out of range: give -1 or 0 (every token, the default) or at least 1");
     }
-    f.onlyNumber("presence_penalty", 0, "kvtier serve applies no penalties");
-    f.onlyNumber("frequency_penalty", 0, "kvtier serve applies no penalties");
+    double presence = penalty(f, "presence_penalty", 0, -2, 2, "-2 to 2 (0, the default, is none)");
+    double frequency =
+        penalty(f, "frequency_penalty", 0, -2, 2, "-2 to 2 (0, the default, is none)");
+    double repetition =
+        penalty(
+            f,
+            "repetition_penalty",
+            1,
+            Double.MIN_VALUE,
+            10,
+            "more than 0 and at most 10 (1, the default, is none)");
+    Penalties penalties = new Penalties((float) presence, (float) frequency, (float) repetition);
     OptionalLong seed = f.longInteger("seed");
     if (temperature == 0) {
-      return Sampling.GREEDY;
+      return Sampling.GREEDY.withPenalties(penalties);
     }
     return new Sampling(
         (float) temperature,
         (float) topP,
         Math.max(0, topK),
-        seed.isPresent() ? seed.getAsLong() : ThreadLocalRandom.current().nextLong());
+        seed.isPresent() ? seed.getAsLong() : ThreadLocalRandom.current().nextLong(),
+        -1,
+        penalties);
+  }
+
+  /** A penalty field's value in {@code [min, max]}, else a 400 that gives the range. */
+  private static double penalty(
+      BodyFields f, String field, double absent, double min, double max, String range) {
+    double value = f.number(field).map(BigDecimal::doubleValue).orElse(absent);
+    if (!(value >= min && value <= max)) {
+      throw ApiException.badField(
+          field,
+          field
+              + "="
+              + f.number(field).orElseThrow().toPlainString()
+              + " is out of range: give "
+              + range);
+    }
+    return value;
   }
 
   static boolean includeUsage(BodyFields f) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvtier.core.rank.Penalties;
 import io.kvtier.core.rank.RankGroupFailedException;
 import io.kvtier.core.rank.RequestOutcome;
 import io.kvtier.core.rank.Sampling;
@@ -366,7 +367,10 @@ class CompletionServerTest {
       top_k 1.5       | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "top_k": 1.5}      | top_k | top_k must be an integer
       seed 1.5        | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "seed": 1.5}       | seed | seed must be an integer
       seed too big    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "seed": 99999999999999999999} | seed | seed=99999999999999999999 is out of range
-      penalty         | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "presence_penalty": 0.5} | presence_penalty | kvtier serve applies no penalties
+      presence 2.5    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "presence_penalty": 2.5} | presence_penalty | presence_penalty=2.5 is out of range: give -2 to 2
+      frequency -3    | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "frequency_penalty": -3} | frequency_penalty | frequency_penalty=-3 is out of range
+      repetition 0    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "repetition_penalty": 0} | repetition_penalty | repetition_penalty=0 is out of range: give more than 0 and at most 10
+      repetition str  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "repetition_penalty": "1.1"} | repetition_penalty | repetition_penalty must be a number
       n 0             | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "n": 0}            | n | n=0 is out of range: give 1 (the default) to 128
       n 129           | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "n": 129} | n | n=129 is out of range
       n a string      | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "n": "2"}          | n | n must be an integer
@@ -423,6 +427,21 @@ class CompletionServerTest {
         .isEqualTo(200);
     assertThat(engine.samplings)
         .containsExactly(new Sampling(0.8f, 0.9f, 40, -7), new Sampling(0.8f, 0.9f, 40, -6));
+    engine.samplings.clear();
+
+    // Penalties reach the engine, greedy or sampled.
+    post(
+        "/v1/completions",
+        "{\"model\": \"kvtier-tiny\", \"prompt\": [1], \"presence_penalty\": 0.5,"
+            + " \"frequency_penalty\": -1, \"repetition_penalty\": 1.2}");
+    post(
+        "/v1/chat/completions",
+        "{\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"user\", \"content\": \"x\"}],"
+            + " \"temperature\": 1, \"seed\": 4, \"frequency_penalty\": 2}");
+    assertThat(engine.samplings)
+        .containsExactly(
+            Sampling.GREEDY.withPenalties(new Penalties(0.5f, -1, 1.2f)),
+            new Sampling(1, 1, 0, 4).withPenalties(new Penalties(0, 2, 1)));
     engine.samplings.clear();
 
     // No temperature (or 0) is greedy whatever else is sent; top_k -1 and 0 keep every token.

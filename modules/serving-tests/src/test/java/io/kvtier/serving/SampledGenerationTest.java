@@ -53,6 +53,38 @@ class SampledGenerationTest {
     }
   }
 
+  /**
+   * Penalties change greedy decoding (the tiny runner then chooses through the {@link
+   * io.kvtier.core.rank.Sampler}), the same from a cold engine and from the cache, on 1 and 2
+   * ranks; and each choice's log-probability is reported, of the raw logits.
+   */
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {1, 2})
+  void penaltiesChangeGreedyAlikeColdAndCached(int ranks) throws Exception {
+    int[] prompt = IntStream.range(0, 40).map(i -> 1 + (i * 13) % 500).toArray();
+    Sampling penalized =
+        Sampling.GREEDY
+            .withPenalties(new io.kvtier.core.rank.Penalties(0.5f, 2, 1.5f))
+            .withLogprobs(1);
+    Completion cold;
+    Completion greedy;
+    try (ModelEngine engine = ModelEngine.open(MODEL, config(ranks), BackendMetrics.NOOP)) {
+      cold = engine.generate(prompt, 32, penalized);
+      greedy = engine.generate(prompt, 32);
+      Completion warm = engine.generate(prompt, 32, penalized);
+      assertThat(warm.cachedTokens()).isPositive();
+      assertThat(warm.tokens()).isEqualTo(cold.tokens());
+    }
+    assertThat(cold.tokens()).isNotEqualTo(greedy.tokens());
+    assertThat(Arrays.stream(cold.tokens()).distinct().count())
+        .isGreaterThanOrEqualTo(Arrays.stream(greedy.tokens()).distinct().count());
+    assertThat(cold.logprobs()).hasSize(32);
+    for (int i = 0; i < 32; i++) {
+      assertThat(cold.logprobs().get(i).token()).isEqualTo(cold.tokens()[i]);
+      assertThat(cold.logprobs().get(i).logprob()).isLessThanOrEqualTo(0);
+    }
+  }
+
   private static KvTierConfig config(int ranks) {
     ModelConfig m = MODEL.config();
     return KvTierConfig.builder()

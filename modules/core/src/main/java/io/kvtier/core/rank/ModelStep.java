@@ -32,6 +32,8 @@ import java.util.Objects;
  *     ({@link Sampling#logprobs()}); {@link TokenLogprobs#NONE} otherwise. {@link
  *     Sampler#choose(float[], int, int, ModelStep, int)} records into it; it belongs to the engine
  *     and, unlike the arrays, keeps what is recorded
+ * @param promptLength how many of {@code tokens} are the prompt (the rest were generated), which
+ *     {@link Penalties} tell apart; {@code to} where a caller does not say
  */
 public record ModelStep(
     long requestId,
@@ -43,9 +45,49 @@ public record ModelStep(
     int[] resumeSlots,
     List<Snapshot> snapshots,
     Sampling sampling,
-    TokenLogprobs logprobs) {
+    TokenLogprobs logprobs,
+    int promptLength) {
 
   private static final int[] NONE = new int[0];
+
+  /**
+   * A step whose tokens up to {@code to} all count as its prompt.
+   *
+   * @param requestId the request
+   * @param namespace the request's cache namespace
+   * @param tokens the request's known tokens
+   * @param from the first token this step computes
+   * @param to one past the last one
+   * @param pageTable the request's device page slots
+   * @param resumeSlots the slots of the recurrent state it resumes from, or none
+   * @param snapshots the snapshots it takes
+   * @param sampling how its next tokens are chosen
+   * @param logprobs where its tokens' log-probabilities go
+   */
+  public ModelStep(
+      long requestId,
+      long namespace,
+      int[] tokens,
+      int from,
+      int to,
+      int[] pageTable,
+      int[] resumeSlots,
+      List<Snapshot> snapshots,
+      Sampling sampling,
+      TokenLogprobs logprobs) {
+    this(
+        requestId,
+        namespace,
+        tokens,
+        from,
+        to,
+        pageTable,
+        resumeSlots,
+        snapshots,
+        sampling,
+        logprobs,
+        to);
+  }
 
   /**
    * A step whose request reports nothing of its tokens.
@@ -173,6 +215,16 @@ public record ModelStep(
     Objects.requireNonNull(snapshots, "snapshots");
     Objects.requireNonNull(sampling, "sampling");
     Objects.requireNonNull(logprobs, "logprobs");
+    if (promptLength < 0 || promptLength > tokens.length) {
+      throw new IllegalArgumentException(
+          "request id="
+              + requestId
+              + ": promptLength="
+              + promptLength
+              + " is not within the "
+              + tokens.length
+              + " tokens");
+    }
     if (from < 0 || from > to || to > tokens.length) {
       throw new IllegalArgumentException(
           "request id="

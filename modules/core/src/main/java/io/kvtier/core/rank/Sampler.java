@@ -31,7 +31,9 @@ public final class Sampler {
    * The token at position {@code position} of the step's request from the logits {@code
    * logits[from, from + length)}, chosen under {@code step.sampling()}; where the request asked
    * for log-probabilities, they are recorded in {@code step.logprobs()}. What a model that {@link
-   * ModelRunner#reportsLogprobs()} calls for each token it chooses.
+   * ModelRunner#reportsLogprobs()} calls for each token it chooses. The request's {@link
+   * Penalties} apply to a copy of the row first (the row is left as it is; the log-probabilities
+   * are the row's own).
    *
    * @param logits the logits
    * @param from the first logit of the row
@@ -42,7 +44,18 @@ public final class Sampler {
    * @throws IllegalStateException if a logit is NaN or infinite where sampling reads it
    */
   public static int choose(float[] logits, int from, int length, ModelStep step, int position) {
-    int token = choose(logits, from, length, step.sampling(), position);
+    Sampling sampling = step.sampling();
+    int token;
+    if (sampling.penalties().none()) {
+      token = choose(logits, from, length, sampling, position);
+    } else {
+      Scratch s = SCRATCH.get();
+      float[] row = s.penalized(length);
+      sampling
+          .penalties()
+          .apply(logits, from, length, step.tokens(), step.promptLength(), position, row);
+      token = choose(row, 0, length, sampling, position);
+    }
     step.logprobs().record(position, logits, from, length, token);
     return token;
   }
@@ -262,6 +275,15 @@ public final class Sampler {
     double[] weights = new double[0];
     int[] ids = new int[0];
     boolean[] kept = new boolean[0];
+    float[] penalized = new float[0];
+
+    /** A row for penalized logits, apart from the arrays {@link #size} gives. */
+    float[] penalized(int length) {
+      if (penalized.length < length) {
+        penalized = new float[length];
+      }
+      return penalized;
+    }
 
     Scratch size(int length) {
       if (weights.length < length) {

@@ -17,14 +17,17 @@ package io.kvtier.core.rank;
  *     SamplingParams has it too): -1 (the default) nothing, else its log-probability and those of
  *     the {@code logprobs} most likely tokens, 0 to {@value #MAX_LOGPROBS}; it changes no choice.
  *     Only of a model that {@link ModelRunner#reportsLogprobs()}
+ * @param penalties on tokens the request has seen, applied before the choice, greedy too ({@link
+ *     Penalties#NONE} by default); only of a model that {@link ModelRunner#samples()}
  */
-public record Sampling(float temperature, float topP, int topK, long seed, int logprobs) {
+public record Sampling(
+    float temperature, float topP, int topK, long seed, int logprobs, Penalties penalties) {
 
   /** The most likely tokens a request may ask to be reported at each position (vLLM's default). */
   public static final int MAX_LOGPROBS = 20;
 
   /** Greedy decoding: the largest logit, the lowest token id on ties; nothing reported. */
-  public static final Sampling GREEDY = new Sampling(0, 1, 0, 0, -1);
+  public static final Sampling GREEDY = new Sampling(0, 1, 0, 0, -1, Penalties.NONE);
 
   /**
    * Sampling that reports nothing of its tokens.
@@ -35,7 +38,21 @@ public record Sampling(float temperature, float topP, int topK, long seed, int l
    * @param seed the draws' seed
    */
   public Sampling(float temperature, float topP, int topK, long seed) {
-    this(temperature, topP, topK, seed, -1);
+    this(temperature, topP, topK, seed, -1, Penalties.NONE);
+  }
+
+  /**
+   * Sampling without penalties.
+   *
+   * @param temperature 0 for greedy decoding, else positive and finite
+   * @param topP the nucleus: in (0, 1], 1 for all
+   * @param topK the most candidates, 0 for all
+   * @param seed the draws' seed
+   * @param logprobs -1 for none, else the most likely tokens to report, 0 to {@value
+   *     #MAX_LOGPROBS}
+   */
+  public Sampling(float temperature, float topP, int topK, long seed, int logprobs) {
+    this(temperature, topP, topK, seed, logprobs, Penalties.NONE);
   }
 
   /** Validates the fields; each message names the field and the value. */
@@ -50,6 +67,7 @@ public record Sampling(float temperature, float topP, int topK, long seed, int l
     if (topK < 0) {
       throw new IllegalArgumentException("topK=" + topK + " must be >= 0 (0 for all tokens)");
     }
+    java.util.Objects.requireNonNull(penalties, "penalties");
     if (logprobs < -1 || logprobs > MAX_LOGPROBS) {
       throw new IllegalArgumentException(
           "logprobs=" + logprobs + " must be -1 (none) or 0 to " + MAX_LOGPROBS);
@@ -63,7 +81,7 @@ public record Sampling(float temperature, float topP, int topK, long seed, int l
    * @return a copy
    */
   public Sampling withSeed(long seed) {
-    return new Sampling(temperature, topP, topK, seed, logprobs);
+    return new Sampling(temperature, topP, topK, seed, logprobs, penalties);
   }
 
   /**
@@ -74,7 +92,17 @@ public record Sampling(float temperature, float topP, int topK, long seed, int l
    * @return a copy
    */
   public Sampling withLogprobs(int top) {
-    return new Sampling(temperature, topP, topK, seed, top);
+    return new Sampling(temperature, topP, topK, seed, top, penalties);
+  }
+
+  /**
+   * The same choices after these penalties.
+   *
+   * @param penalties the penalties
+   * @return a copy
+   */
+  public Sampling withPenalties(Penalties penalties) {
+    return new Sampling(temperature, topP, topK, seed, logprobs, penalties);
   }
 
   /**

@@ -378,6 +378,12 @@ final class Scheduler {
           + ") but the model decodes greedily only: send temperature 0, or serve a model that"
           + " samples";
     }
+    if (!r.sampling().penalties().none() && !samples) {
+      return "it asks for penalties ("
+          + r.sampling().penalties()
+          + ") but the model decodes greedily only (its runner does not choose through Sampler):"
+          + " leave them out, or serve a model that samples";
+    }
     if (r.sampling().logprobs() >= 0 && !reportsLogprobs) {
       return "it asks for log-probabilities (logprobs="
           + r.sampling().logprobs()
@@ -518,7 +524,8 @@ final class Scheduler {
                 NO_SLOTS,
                 List.of(),
                 r.request.sampling(),
-                r.logprobs));
+                r.logprobs,
+                r.promptLength));
       }
       for (int layer = 0; layer < model.layers(); layer++) {
         model.writeDecodeLayer(decodeSteps, layer);
@@ -576,7 +583,8 @@ final class Scheduler {
             NO_SLOTS,
             List.of(),
             r.request.sampling(),
-            r.logprobs);
+            r.logprobs,
+            r.promptLength);
     for (int layer = 0; layer < model.layers(); layer++) {
       model.writeLayer(verify, layer);
     }
@@ -657,7 +665,8 @@ final class Scheduler {
                 first && from > 0 ? cache.resumeSlots(r.id) : NO_SLOTS,
                 snapshotsOf(cache.stepSnapshots(r.id, from, to)),
                 r.request.sampling(),
-                r.logprobs)
+                r.logprobs,
+                r.promptLength)
             : new ModelStep(
                 r.id,
                 r.request.namespace(),
@@ -668,7 +677,8 @@ final class Scheduler {
                 NO_SLOTS,
                 List.of(),
                 r.request.sampling(),
-                r.logprobs);
+                r.logprobs,
+                r.promptLength);
     if (to > from) {
       boolean stream = r.prepared && from < r.promptLength;
       int streamed = 0;

@@ -18,9 +18,10 @@ import java.util.List;
  * (shared-prefix and multi-turn floods repeat long prefixes), and the remaining tokens; with bit 2
  * then its {@link TransferRole} ordinal and, for {@code AWAIT}, the handle's pages (so a message
  * without transfers encodes as it always did); with bit 3 (some arrival samples) then a byte, 1 if
- * it samples, 2 if it also reports log-probabilities, and if not 0 its {@link Sampling}: the bits
- * of temperature and top-p, top-k, the zigzag seed, and with 2 the count of most likely tokens
- * (a message of greedy requests encodes as it always did). Aborts:
+ * it is not plain greedy decoding, plus 2 if it reports log-probabilities and 4 if it has
+ * penalties, and if not 0 its {@link Sampling}: the bits of temperature and top-p, top-k, the
+ * zigzag seed, with 2 the count of most likely tokens, with 4 the bits of the presence, frequency
+ * and repetition penalties (a message of greedy requests encodes as it always did). Aborts:
  * count, then zigzag deltas of the ids. An idle tick encodes in 4 bytes.
  */
 final class TickCommandCodec {
@@ -75,7 +76,8 @@ final class TickCommandCodec {
         Sampling sampling = r.sampling();
         boolean greedy = sampling.equals(Sampling.GREEDY);
         boolean logprobs = sampling.logprobs() >= 0;
-        out.varint(greedy ? 0 : logprobs ? 2 : 1);
+        Penalties penalties = sampling.penalties();
+        out.varint(greedy ? 0 : 1 | (logprobs ? 2 : 0) | (penalties.none() ? 0 : 4));
         if (!greedy) {
           out.varint(Integer.toUnsignedLong(Float.floatToIntBits(sampling.temperature())));
           out.varint(Integer.toUnsignedLong(Float.floatToIntBits(sampling.topP())));
@@ -83,6 +85,11 @@ final class TickCommandCodec {
           out.varint(zigzag(sampling.seed()));
           if (logprobs) {
             out.varint(sampling.logprobs());
+          }
+          if (!penalties.none()) {
+            out.varint(Integer.toUnsignedLong(Float.floatToIntBits(penalties.presence())));
+            out.varint(Integer.toUnsignedLong(Float.floatToIntBits(penalties.frequency())));
+            out.varint(Integer.toUnsignedLong(Float.floatToIntBits(penalties.repetition())));
           }
         }
       }
@@ -166,17 +173,35 @@ final class TickCommandCodec {
       Sampling sampling = Sampling.GREEDY;
       if ((flags & 8) != 0) {
         int samples = in.intValue("sampling flag");
-        if (samples > 2) {
-          throw in.malformed("sampling flag " + samples + " is not 0, 1 or 2");
+        if (samples != 0 && (samples > 7 || (samples & 1) == 0)) {
+          throw in.malformed(
+              "sampling flag "
+                  + samples
+                  + " is neither 0 nor 1 plus the bits 2 (log-probabilities) and 4 (penalties)");
         }
-        if (samples >= 1) {
+        if (samples != 0) {
           float temperature = Float.intBitsToFloat((int) in.varint());
           float topP = Float.intBitsToFloat((int) in.varint());
           int topK = in.intValue("top-k");
           long seed = unzigzag(in.varint());
-          int logprobs = samples == 2 ? in.intValue("logprobs") : -1;
+          int logprobs = (samples & 2) != 0 ? in.intValue("logprobs") : -1;
+          float presence = 0;
+          float frequency = 0;
+          float repetition = 1;
+          if ((samples & 4) != 0) {
+            presence = Float.intBitsToFloat((int) in.varint());
+            frequency = Float.intBitsToFloat((int) in.varint());
+            repetition = Float.intBitsToFloat((int) in.varint());
+          }
           try {
-            sampling = new Sampling(temperature, topP, topK, seed, logprobs);
+            sampling =
+                new Sampling(
+                    temperature,
+                    topP,
+                    topK,
+                    seed,
+                    logprobs,
+                    new Penalties(presence, frequency, repetition));
           } catch (IllegalArgumentException e) {
             throw in.malformed("sampling: " + e.getMessage());
           }

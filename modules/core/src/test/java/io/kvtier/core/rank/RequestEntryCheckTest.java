@@ -58,13 +58,24 @@ class RequestEntryCheckTest {
                 8, 0, 0, 2, prompt(8, 14), TransferRole.NONE, 0, new Sampling(0.7f, 1, 0, 5)),
             // Asks a model that reports none for log-probabilities.
             new RankRequest(
-                9, 0, 0, 2, prompt(9, 14), TransferRole.NONE, 0, Sampling.GREEDY.withLogprobs(3)));
+                9, 0, 0, 2, prompt(9, 14), TransferRole.NONE, 0, Sampling.GREEDY.withLogprobs(3)),
+            // Asks a model that decodes greedily only for penalties.
+            new RankRequest(
+                10,
+                0,
+                0,
+                2,
+                prompt(10, 14),
+                TransferRole.NONE,
+                0,
+                Sampling.GREEDY.withPenalties(new Penalties(0, 1, 1))));
   }
 
   private static TickCommands commands(long tick) {
     return switch ((int) tick) {
       case 0 -> TickCommands.arrive(List.of(GOOD.get(0), BAD.get(0), BAD.get(1), BAD.get(4)));
-      case 1 -> TickCommands.arrive(List.of(BAD.get(2), GOOD.get(1), BAD.get(3), BAD.get(5)));
+      case 1 ->
+          TickCommands.arrive(List.of(BAD.get(2), GOOD.get(1), BAD.get(3), BAD.get(5), BAD.get(6)));
       case 2 -> new TickCommands(List.of(GOOD.get(2)), new long[0], true);
       default -> TickCommands.NONE;
     };
@@ -123,13 +134,17 @@ class RequestEntryCheckTest {
           .containsEntry(4L, "REJECTED@0")
           .containsEntry(8L, "REJECTED@0")
           .containsEntry(5L, "REJECTED@1")
-          .containsEntry(9L, "REJECTED@1");
+          .containsEntry(9L, "REJECTED@1")
+          .containsEntry(10L, "REJECTED@1");
       // Step 3 rejects it when it reaches the head of the queue.
       assertThat(ended.get(6L)).startsWith("REJECTED@");
       assertThat(ended.get(1L)).startsWith("FINISHED");
       assertThat(ended.get(2L)).startsWith("FINISHED");
       assertThat(ended.get(7L)).startsWith("FINISHED");
-      assertThat(reasons.keySet()).containsExactly(3L, 4L, 5L, 6L, 8L, 9L);
+      assertThat(reasons.keySet()).containsExactly(3L, 4L, 5L, 6L, 8L, 9L, 10L);
+      assertThat(reasons.get(10L))
+          .contains("it asks for penalties (Penalties[presence=0.0, frequency=1.0")
+          .contains("the model decodes greedily only");
       assertThat(reasons.get(9L))
           .contains("it asks for log-probabilities (logprobs=3)")
           .contains("the model does not report them");
@@ -143,7 +158,7 @@ class RequestEntryCheckTest {
       assertThat(reasons.get(5L)).contains("maxOutputTokens (2147483633)");
       assertThat(reasons.get(6L)).contains("needs 254 pages").contains("device pool has 32");
       assertThat(first.get(2)).isEqualTo(3L);
-      assertThat(first.get(3)).isEqualTo(6L);
+      assertThat(first.get(3)).isEqualTo(7L);
     }
   }
 
@@ -225,7 +240,7 @@ class RequestEntryCheckTest {
             .hasMessageStartingWith("request id=" + bad.id() + " would be rejected: ")
             .satisfies(t -> messages.add(t.getMessage()));
       }
-      assertThat(messages).hasSize(6);
+      assertThat(messages).hasSize(7);
     }
   }
 }

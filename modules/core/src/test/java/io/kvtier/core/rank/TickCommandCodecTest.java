@@ -93,10 +93,52 @@ class TickCommandCodecTest {
     bad[topK] = 2; // still a valid top-k
     assertThat(TickCommands.decode(bad).arrivals().get(0).sampling().topK()).isEqualTo(2);
     byte[] flag = bytes.clone();
-    flag[topK - 5 - 5 - 1] = 3;
+    flag[topK - 5 - 5 - 1] = 2;
     assertThatThrownBy(() -> TickCommands.decode(flag))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("sampling flag 3 is not 0, 1 or 2");
+        .hasMessageContaining(
+            "sampling flag 2 is neither 0 nor 1 plus the bits 2 (log-probabilities) and 4");
+  }
+
+  @Test
+  void penaltiesSurviveTheRoundTripGreedyOrSampled() {
+    int[] prompt = {5, 6, 7};
+    RankRequest greedy =
+        new RankRequest(
+            1,
+            0,
+            0,
+            2,
+            prompt,
+            TransferRole.NONE,
+            0,
+            Sampling.GREEDY.withPenalties(new Penalties(0.5f, -1.25f, 1.1f)));
+    RankRequest both =
+        new RankRequest(
+            2,
+            0,
+            0,
+            2,
+            prompt,
+            TransferRole.NONE,
+            0,
+            new Sampling(0.7f, 0.9f, 40, 9).withLogprobs(3).withPenalties(new Penalties(0, 2, 1)));
+    TickCommands c = TickCommands.arrive(List.of(greedy, both));
+    TickCommands back = TickCommands.decode(c.encode());
+    assertThat(back).isEqualTo(c);
+    assertThat(back.arrivals().get(0).sampling().penalties())
+        .isEqualTo(new Penalties(0.5f, -1.25f, 1.1f));
+    assertThat(back.arrivals().get(1).sampling()).isEqualTo(both.sampling());
+    byte[] bytes = TickCommands.arrive(List.of(greedy)).encode();
+    // From the end: the abort count, then the repetition penalty's bits (5 bytes): made 0.0.
+    int repetition = bytes.length - 1 - 5;
+    byte[] bad = new byte[bytes.length - 4];
+    System.arraycopy(bytes, 0, bad, 0, repetition);
+    bad[repetition] = 0;
+    bad[bad.length - 1] = bytes[bytes.length - 1];
+    assertThatThrownBy(() -> TickCommands.decode(bad))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("repetition=0.0 must be in (0, 10]");
   }
 
   @Test

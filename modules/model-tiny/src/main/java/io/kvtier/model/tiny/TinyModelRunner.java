@@ -529,14 +529,16 @@ public final class TinyModelRunner implements ModelRunner {
   /**
    * The step's token: the greedy one each path computed, or for a request that samples the
    * {@link Sampler}'s draw from the logits that path left in the pass (every path ends in {@link
-   * ForwardPass#next}); with its log-probabilities where the request asked.
+   * ForwardPass#next}); with its log-probabilities where the request asked. Penalties change the
+   * logits, so a greedy request with penalties chooses through the {@link Sampler} too.
    */
   private int emit(ModelStep step, int greedy) {
-    if (step.sampling().greedy() && !step.logprobs().wanted()) {
+    boolean plain = step.sampling().greedy() && step.sampling().penalties().none();
+    if (plain && !step.logprobs().wanted()) {
       return greedy;
     }
     float[] logits = pass.lastLogits();
-    if (step.sampling().greedy()) {
+    if (plain) {
       step.logprobs().record(step.to(), logits, 0, logits.length, greedy);
       return greedy;
     }
