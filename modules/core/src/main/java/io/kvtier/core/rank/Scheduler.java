@@ -513,19 +513,7 @@ final class Scheduler {
   private void decodeTogether(long tick) {
     try {
       for (RunningRequest r : decodes) {
-        decodeSteps.add(
-            new ModelStep(
-                r.id,
-                r.request.namespace(),
-                r.tokens,
-                r.computed,
-                r.computed + 1,
-                cache.pageTable(r.id),
-                NO_SLOTS,
-                List.of(),
-                r.request.sampling(),
-                r.logprobs,
-                r.promptLength));
+        decodeSteps.add(stepOf(r, r.computed, r.computed + 1, cache.pageTable(r.id)));
       }
       for (int layer = 0; layer < model.layers(); layer++) {
         model.writeDecodeLayer(decodeSteps, layer);
@@ -572,19 +560,7 @@ final class Scheduler {
         count,
         proposals);
     System.arraycopy(proposals, 0, r.tokens, anchor + 1, count);
-    ModelStep verify =
-        new ModelStep(
-            r.id,
-            namespace,
-            r.tokens,
-            anchor,
-            anchor + 1 + count,
-            pageTable,
-            NO_SLOTS,
-            List.of(),
-            r.request.sampling(),
-            r.logprobs,
-            r.promptLength);
+    ModelStep verify = stepOf(r, anchor, anchor + 1 + count, pageTable);
     for (int layer = 0; layer < model.layers(); layer++) {
       model.writeLayer(verify, layer);
     }
@@ -667,18 +643,7 @@ final class Scheduler {
                 r.request.sampling(),
                 r.logprobs,
                 r.promptLength)
-            : new ModelStep(
-                r.id,
-                r.request.namespace(),
-                r.tokens,
-                from,
-                to,
-                pageTable,
-                NO_SLOTS,
-                List.of(),
-                r.request.sampling(),
-                r.logprobs,
-                r.promptLength);
+            : stepOf(r, from, to, pageTable);
     if (to > from) {
       boolean stream = r.prepared && from < r.promptLength;
       int streamed = 0;
@@ -723,6 +688,25 @@ final class Scheduler {
   }
 
   private static final int[] NO_SLOTS = new int[0];
+
+  /**
+   * The step of {@code r} over {@code [from, to)} that neither resumes recurrent state nor takes a
+   * snapshot, with the request's sampling, log-probability record and prompt length.
+   */
+  private static ModelStep stepOf(RunningRequest r, int from, int to, int[] pageTable) {
+    return new ModelStep(
+        r.id,
+        r.request.namespace(),
+        r.tokens,
+        from,
+        to,
+        pageTable,
+        NO_SLOTS,
+        List.of(),
+        r.request.sampling(),
+        r.logprobs,
+        r.promptLength);
+  }
 
   /** The cache's snapshot targets as the model's: the cache decides, the scheduler passes. */
   private static List<ModelStep.Snapshot> snapshotsOf(List<SnapshotTarget> targets) {
