@@ -109,7 +109,6 @@ final class ChatRequest {
       sampling =
           sampling.withLogprobs(CompletionRequest.topLogprobs(top.orElse(0), "top_logprobs"));
     }
-    f.unsupported("logit_bias");
     f.unsupported("tools");
     f.unsupported("tool_choice");
     f.unsupported("parallel_tool_calls");

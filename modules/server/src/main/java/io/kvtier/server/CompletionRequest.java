@@ -1,6 +1,7 @@
 package io.kvtier.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvtier.core.rank.LogitBias;
 import io.kvtier.core.rank.Penalties;
 import io.kvtier.core.rank.Sampling;
 import io.kvtier.serving.ModelText;
@@ -143,7 +144,6 @@ public record CompletionRequest(
               throw ApiException.badField(
                   "echo", "echo=true is not supported by kvtier serve: send false or leave it out");
             });
-    f.unsupported("logit_bias");
     f.unsupported("suffix");
     f.string("user");
     boolean stream = f.bool("stream").orElse(false);
@@ -259,9 +259,10 @@ public record CompletionRequest(
             10,
             "more than 0 and at most 10 (1, the default, is none)");
     Penalties penalties = new Penalties((float) presence, (float) frequency, (float) repetition);
+    LogitBias bias = logitBias(f);
     OptionalLong seed = f.longInteger("seed");
     if (temperature == 0) {
-      return Sampling.GREEDY.withPenalties(penalties);
+      return Sampling.GREEDY.withPenalties(penalties).withLogitBias(bias);
     }
     return new Sampling(
         (float) temperature,
@@ -269,7 +270,54 @@ public record CompletionRequest(
         Math.max(0, topK),
         seed.isPresent() ? seed.getAsLong() : ThreadLocalRandom.current().nextLong(),
         -1,
-        penalties);
+        penalties,
+        bias);
+  }
+
+  /**
+   * OpenAI's {@code logit_bias}: an object from token ids (as strings) to biases, -100 to 100, at
+   * most {@value LogitBias#MAX_TOKENS} of them; the ids are checked against the vocabulary by
+   * {@link #check}.
+   */
+  private static LogitBias logitBias(BodyFields f) {
+    Optional<JsonNode> given = f.get("logit_bias");
+    if (given.isEmpty()) {
+      return LogitBias.NONE;
+    }
+    JsonNode node = given.get();
+    if (!node.isObject()) {
+      throw ApiException.badField(
+          "logit_bias",
+          "logit_bias must be an object from token ids to biases, like {\"50256\": -100}, not "
+              + BodyFields.describe(node));
+    }
+    if (node.size() > LogitBias.MAX_TOKENS) {
+      throw ApiException.badField(
+          "logit_bias",
+          "logit_bias has " + node.size() + " tokens: give at most " + LogitBias.MAX_TOKENS);
+    }
+    java.util.Map<Integer, Float> biases = new java.util.HashMap<>();
+    for (var it = node.properties().iterator(); it.hasNext(); ) {
+      var e = it.next();
+      String param = "logit_bias." + e.getKey();
+      int token;
+      try {
+        token = Integer.parseInt(e.getKey());
+      } catch (NumberFormatException ex) {
+        token = -1;
+      }
+      if (token < 0 || !e.getKey().equals(Integer.toString(token))) {
+        throw ApiException.badField(
+            param, param + ": the key must be a token id (a non-negative integer), not a word");
+      }
+      JsonNode value = e.getValue();
+      if (!value.isNumber() || !(value.doubleValue() >= -100 && value.doubleValue() <= 100)) {
+        throw ApiException.badField(
+            param, param + " must be a number from -100 to 100, not " + BodyFields.describe(value));
+      }
+      biases.put(token, value.floatValue());
+    }
+    return LogitBias.of(biases);
   }
 
   /** A penalty field's value in {@code [min, max]}, else a 400 that gives the range. */
@@ -393,6 +441,12 @@ public record CompletionRequest(
         }
       }
       longest = Math.max(longest, prompt.length);
+    }
+    int biased = sampling.logitBias().largestToken();
+    if (biased >= vocabSize) {
+      throw ApiException.badField(
+          "logit_bias." + biased,
+          "logit_bias." + biased + " is outside the vocabulary [0, " + vocabSize + ")");
     }
     int tokens = maxTokens.orElse(chat ? contextLimit - longest : DEFAULT_COMPLETION_TOKENS);
     long total = (long) longest + Math.max(tokens, 1);

@@ -382,7 +382,11 @@ class CompletionServerTest {
       top alone       | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "top_logprobs": 2} | top_logprobs | top_logprobs=2 needs logprobs: true
       top 21          | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "logprobs": true, "top_logprobs": 21} | top_logprobs | top_logprobs=21 is out of range
       chat logprobs 2 | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "logprobs": 2} | logprobs | logprobs must be true or false
-      logit_bias      | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logit_bias": {"1": 5}} | logit_bias | logit_bias is not supported
+      bias a list     | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logit_bias": [1]} | logit_bias | logit_bias must be an object from token ids to biases
+      bias a word     | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logit_bias": {"yes": 5}} | logit_bias.yes | logit_bias.yes: the key must be a token id
+      bias 200        | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "logit_bias": {"7": 200}} | logit_bias.7 | logit_bias.7 must be a number from -100 to 100
+      bias token 512  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logit_bias": {"512": 5}} | logit_bias.512 | logit_bias.512 is outside the vocabulary [0, 512)
+      suffix          | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "suffix": "x"}     | suffix | suffix is not supported
       chat top_k      | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "temperature": 1, "top_k": -5} | top_k | top_k=-5 is out of range
       echo            | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "echo": true}      | echo | echo=true is not supported
       stream a string | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream": "yes"}   | stream | stream must be true or false
@@ -437,11 +441,15 @@ class CompletionServerTest {
     post(
         "/v1/chat/completions",
         "{\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"user\", \"content\": \"x\"}],"
-            + " \"temperature\": 1, \"seed\": 4, \"frequency_penalty\": 2}");
+            + " \"temperature\": 1, \"seed\": 4, \"frequency_penalty\": 2, \"logit_bias\":"
+            + " {\"72\": -100, \"7\": 2.5}}");
     assertThat(engine.samplings)
         .containsExactly(
             Sampling.GREEDY.withPenalties(new Penalties(0.5f, -1, 1.2f)),
-            new Sampling(1, 1, 0, 4).withPenalties(new Penalties(0, 2, 1)));
+            new Sampling(1, 1, 0, 4)
+                .withPenalties(new Penalties(0, 2, 1))
+                .withLogitBias(
+                    io.kvtier.core.rank.LogitBias.of(java.util.Map.of(72, -100f, 7, 2.5f))));
     engine.samplings.clear();
 
     // No temperature (or 0) is greedy whatever else is sent; top_k -1 and 0 keep every token.
@@ -499,11 +507,15 @@ class CompletionServerTest {
             new Sampling(0.5f, 1, 0, 12),
             new Sampling(0.5f, 1, 0, 13));
     List<String> log = List.copyOf(engine.log);
-    assertThat(log.subList(0, 2)).containsOnly("submit 1");
+    assertThat(log).filteredOn("submit 1"::equals).hasSize(2);
     assertThat(log).filteredOn("submit 3"::equals).hasSize(4);
     assertThat(log.indexOf("submit 3"))
         .as("no choice starts before a primer ended: %s", log)
         .isGreaterThan(log.indexOf("finish 1"));
+    int secondPrimerEnd = log.lastIndexOf("finish 1");
+    assertThat(log.subList(0, secondPrimerEnd).stream().filter("submit 3"::equals).count())
+        .as("before the second primer ends, only the first prompt's two choices: %s", log)
+        .isLessThanOrEqualTo(2);
     JsonNode usage = body.get("usage");
     assertThat(usage.get("prompt_tokens").asInt()).as("each prompt once").isEqualTo(10);
     assertThat(usage.get("completion_tokens").asInt()).isEqualTo(12);

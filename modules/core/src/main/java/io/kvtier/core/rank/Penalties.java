@@ -42,27 +42,16 @@ public record Penalties(float presence, float frequency, float repetition) {
   }
 
   /**
-   * Applies the penalties to a copy of a row: {@code out[0, length)} from {@code logits[from,
-   * from + length)}, for the token at {@code position} of {@code tokens}, whose first {@code
-   * promptLength} are the prompt.
+   * Applies the penalties to {@code out[0, length)}, a copy of a row, for the token at {@code
+   * position} of {@code tokens}, whose first {@code promptLength} are the prompt.
    *
-   * @param logits the row's logits, left as they are
-   * @param from the row's first logit
+   * @param out the row
    * @param length the vocabulary size
    * @param tokens the request's tokens, at least {@code position} known
    * @param promptLength how many of them are the prompt
    * @param position the position the token chosen takes
-   * @param out at least {@code length} long
    */
-  void apply(
-      float[] logits,
-      int from,
-      int length,
-      int[] tokens,
-      int promptLength,
-      int position,
-      float[] out) {
-    System.arraycopy(logits, from, out, 0, length);
+  void apply(float[] out, int length, int[] tokens, int promptLength, int position) {
     if (repetition != 1) {
       boolean[] seen = new boolean[length];
       for (int i = 0; i < position; i++) {

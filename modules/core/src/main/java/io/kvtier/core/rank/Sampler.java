@@ -32,7 +32,7 @@ public final class Sampler {
    * logits[from, from + length)}, chosen under {@code step.sampling()}; where the request asked
    * for log-probabilities, they are recorded in {@code step.logprobs()}. What a model that {@link
    * ModelRunner#reportsLogprobs()} calls for each token it chooses. The request's {@link
-   * Penalties} apply to a copy of the row first (the row is left as it is; the log-probabilities
+   * LogitBias} and then its {@link Penalties} apply to a copy of the row first (the row is left as it is; the log-probabilities
    * are the row's own).
    *
    * @param logits the logits
@@ -46,14 +46,14 @@ public final class Sampler {
   public static int choose(float[] logits, int from, int length, ModelStep step, int position) {
     Sampling sampling = step.sampling();
     int token;
-    if (sampling.penalties().none()) {
+    if (!sampling.adjustsLogits()) {
       token = choose(logits, from, length, sampling, position);
     } else {
       Scratch s = SCRATCH.get();
       float[] row = s.penalized(length);
-      sampling
-          .penalties()
-          .apply(logits, from, length, step.tokens(), step.promptLength(), position, row);
+      System.arraycopy(logits, from, row, 0, length);
+      sampling.logitBias().apply(row, length);
+      sampling.penalties().apply(row, length, step.tokens(), step.promptLength(), position);
       token = choose(row, 0, length, sampling, position);
     }
     step.logprobs().record(position, logits, from, length, token);

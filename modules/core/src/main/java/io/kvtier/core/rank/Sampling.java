@@ -19,15 +19,24 @@ package io.kvtier.core.rank;
  *     Only of a model that {@link ModelRunner#reportsLogprobs()}
  * @param penalties on tokens the request has seen, applied before the choice, greedy too ({@link
  *     Penalties#NONE} by default); only of a model that {@link ModelRunner#samples()}
+ * @param logitBias biases added to tokens' logits before the penalties ({@link LogitBias#NONE} by
+ *     default); only of a model that {@link ModelRunner#samples()}
  */
 public record Sampling(
-    float temperature, float topP, int topK, long seed, int logprobs, Penalties penalties) {
+    float temperature,
+    float topP,
+    int topK,
+    long seed,
+    int logprobs,
+    Penalties penalties,
+    LogitBias logitBias) {
 
   /** The most likely tokens a request may ask to be reported at each position (vLLM's default). */
   public static final int MAX_LOGPROBS = 20;
 
   /** Greedy decoding: the largest logit, the lowest token id on ties; nothing reported. */
-  public static final Sampling GREEDY = new Sampling(0, 1, 0, 0, -1, Penalties.NONE);
+  public static final Sampling GREEDY =
+      new Sampling(0, 1, 0, 0, -1, Penalties.NONE, LogitBias.NONE);
 
   /**
    * Sampling that reports nothing of its tokens.
@@ -38,7 +47,7 @@ public record Sampling(
    * @param seed the draws' seed
    */
   public Sampling(float temperature, float topP, int topK, long seed) {
-    this(temperature, topP, topK, seed, -1, Penalties.NONE);
+    this(temperature, topP, topK, seed, -1, Penalties.NONE, LogitBias.NONE);
   }
 
   /**
@@ -52,7 +61,22 @@ public record Sampling(
    *     #MAX_LOGPROBS}
    */
   public Sampling(float temperature, float topP, int topK, long seed, int logprobs) {
-    this(temperature, topP, topK, seed, logprobs, Penalties.NONE);
+    this(temperature, topP, topK, seed, logprobs, Penalties.NONE, LogitBias.NONE);
+  }
+
+  /**
+   * Sampling without a logit bias.
+   *
+   * @param temperature 0 for greedy decoding, else positive and finite
+   * @param topP the nucleus: in (0, 1], 1 for all
+   * @param topK the most candidates, 0 for all
+   * @param seed the draws' seed
+   * @param logprobs -1 for none, else the most likely tokens to report
+   * @param penalties the penalties
+   */
+  public Sampling(
+      float temperature, float topP, int topK, long seed, int logprobs, Penalties penalties) {
+    this(temperature, topP, topK, seed, logprobs, penalties, LogitBias.NONE);
   }
 
   /** Validates the fields; each message names the field and the value. */
@@ -68,6 +92,7 @@ public record Sampling(
       throw new IllegalArgumentException("topK=" + topK + " must be >= 0 (0 for all tokens)");
     }
     java.util.Objects.requireNonNull(penalties, "penalties");
+    java.util.Objects.requireNonNull(logitBias, "logitBias");
     if (logprobs < -1 || logprobs > MAX_LOGPROBS) {
       throw new IllegalArgumentException(
           "logprobs=" + logprobs + " must be -1 (none) or 0 to " + MAX_LOGPROBS);
@@ -81,7 +106,7 @@ public record Sampling(
    * @return a copy
    */
   public Sampling withSeed(long seed) {
-    return new Sampling(temperature, topP, topK, seed, logprobs, penalties);
+    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, logitBias);
   }
 
   /**
@@ -92,7 +117,7 @@ public record Sampling(
    * @return a copy
    */
   public Sampling withLogprobs(int top) {
-    return new Sampling(temperature, topP, topK, seed, top, penalties);
+    return new Sampling(temperature, topP, topK, seed, top, penalties, logitBias);
   }
 
   /**
@@ -102,7 +127,26 @@ public record Sampling(
    * @return a copy
    */
   public Sampling withPenalties(Penalties penalties) {
-    return new Sampling(temperature, topP, topK, seed, logprobs, penalties);
+    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, logitBias);
+  }
+
+  /**
+   * The same choices after this logit bias.
+   *
+   * @param bias the bias
+   * @return a copy
+   */
+  public Sampling withLogitBias(LogitBias bias) {
+    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, bias);
+  }
+
+  /**
+   * Whether the logits are changed before the choice (penalties or a bias).
+   *
+   * @return false for the model's own logits
+   */
+  public boolean adjustsLogits() {
+    return !penalties.none() || !logitBias.none();
   }
 
   /**

@@ -384,6 +384,20 @@ final class Scheduler {
           + ") but the model decodes greedily only (its runner does not choose through Sampler):"
           + " leave them out, or serve a model that samples";
     }
+    LogitBias bias = r.sampling().logitBias();
+    if (bias.largestToken() >= cache.config().vocabSize()) {
+      return "its logit bias names token "
+          + bias.largestToken()
+          + ", outside the vocabulary [0, "
+          + cache.config().vocabSize()
+          + ")";
+    }
+    if (!bias.none() && !samples) {
+      return "it asks for a logit bias ("
+          + bias
+          + ") but the model decodes greedily only (its runner does not choose through Sampler):"
+          + " leave it out, or serve a model that samples";
+    }
     if (r.sampling().logprobs() >= 0 && !reportsLogprobs) {
       return "it asks for log-probabilities (logprobs="
           + r.sampling().logprobs()

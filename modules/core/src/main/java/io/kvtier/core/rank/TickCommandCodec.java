@@ -18,10 +18,12 @@ import java.util.List;
  * (shared-prefix and multi-turn floods repeat long prefixes), and the remaining tokens; with bit 2
  * then its {@link TransferRole} ordinal and, for {@code AWAIT}, the handle's pages (so a message
  * without transfers encodes as it always did); with bit 3 (some arrival samples) then a byte, 1 if
- * it is not plain greedy decoding, plus 2 if it reports log-probabilities and 4 if it has
- * penalties, and if not 0 its {@link Sampling}: the bits of temperature and top-p, top-k, the
- * zigzag seed, with 2 the count of most likely tokens, with 4 the bits of the presence, frequency
- * and repetition penalties (a message of greedy requests encodes as it always did). Aborts:
+ * it is not plain greedy decoding, plus 2 if it reports log-probabilities, 4 if it has penalties
+ * and 8 if it has a logit bias, and if not 0 its {@link Sampling}: the bits of temperature and
+ * top-p, top-k, the zigzag seed, with 2 the count of most likely tokens, with 4 the bits of the
+ * presence, frequency and repetition penalties, with 8 the count of biased tokens and for each the
+ * id's delta from the previous one and the bias's bits (a message of greedy requests encodes as
+ * it always did). Aborts:
  * count, then zigzag deltas of the ids. An idle tick encodes in 4 bytes.
  */
 final class TickCommandCodec {
@@ -77,7 +79,11 @@ final class TickCommandCodec {
         boolean greedy = sampling.equals(Sampling.GREEDY);
         boolean logprobs = sampling.logprobs() >= 0;
         Penalties penalties = sampling.penalties();
-        out.varint(greedy ? 0 : 1 | (logprobs ? 2 : 0) | (penalties.none() ? 0 : 4));
+        LogitBias bias = sampling.logitBias();
+        out.varint(
+            greedy
+                ? 0
+                : 1 | (logprobs ? 2 : 0) | (penalties.none() ? 0 : 4) | (bias.none() ? 0 : 8));
         if (!greedy) {
           out.varint(Integer.toUnsignedLong(Float.floatToIntBits(sampling.temperature())));
           out.varint(Integer.toUnsignedLong(Float.floatToIntBits(sampling.topP())));
@@ -90,6 +96,17 @@ final class TickCommandCodec {
             out.varint(Integer.toUnsignedLong(Float.floatToIntBits(penalties.presence())));
             out.varint(Integer.toUnsignedLong(Float.floatToIntBits(penalties.frequency())));
             out.varint(Integer.toUnsignedLong(Float.floatToIntBits(penalties.repetition())));
+          }
+          if (!bias.none()) {
+            int[] ids = bias.tokens();
+            float[] biases = bias.biases();
+            out.varint(ids.length);
+            int previousToken = 0;
+            for (int i = 0; i < ids.length; i++) {
+              out.varint(ids[i] - previousToken);
+              out.varint(Integer.toUnsignedLong(Float.floatToIntBits(biases[i])));
+              previousToken = ids[i];
+            }
           }
         }
       }
@@ -173,11 +190,12 @@ final class TickCommandCodec {
       Sampling sampling = Sampling.GREEDY;
       if ((flags & 8) != 0) {
         int samples = in.intValue("sampling flag");
-        if (samples != 0 && (samples > 7 || (samples & 1) == 0)) {
+        if (samples != 0 && (samples > 15 || (samples & 1) == 0)) {
           throw in.malformed(
               "sampling flag "
                   + samples
-                  + " is neither 0 nor 1 plus the bits 2 (log-probabilities) and 4 (penalties)");
+                  + " is neither 0 nor 1 plus the bits 2 (log-probabilities), 4 (penalties) and 8"
+                  + " (a logit bias)");
         }
         if (samples != 0) {
           float temperature = Float.intBitsToFloat((int) in.varint());
@@ -193,6 +211,23 @@ final class TickCommandCodec {
             frequency = Float.intBitsToFloat((int) in.varint());
             repetition = Float.intBitsToFloat((int) in.varint());
           }
+          LogitBias bias = LogitBias.NONE;
+          if ((samples & 8) != 0) {
+            int biased = in.count("biased tokens");
+            int[] ids = new int[biased];
+            float[] biases = new float[biased];
+            int previousToken = 0;
+            for (int i = 0; i < biased; i++) {
+              ids[i] = previousToken + in.intValue("biased token delta");
+              biases[i] = Float.intBitsToFloat((int) in.varint());
+              previousToken = ids[i];
+            }
+            try {
+              bias = new LogitBias(ids, biases);
+            } catch (IllegalArgumentException e) {
+              throw in.malformed("logit bias: " + e.getMessage());
+            }
+          }
           try {
             sampling =
                 new Sampling(
@@ -201,7 +236,8 @@ final class TickCommandCodec {
                     topK,
                     seed,
                     logprobs,
-                    new Penalties(presence, frequency, repetition));
+                    new Penalties(presence, frequency, repetition),
+                    bias);
           } catch (IllegalArgumentException e) {
             throw in.malformed("sampling: " + e.getMessage());
           }

@@ -68,14 +68,42 @@ class RequestEntryCheckTest {
                 prompt(10, 14),
                 TransferRole.NONE,
                 0,
-                Sampling.GREEDY.withPenalties(new Penalties(0, 1, 1))));
+                Sampling.GREEDY.withPenalties(new Penalties(0, 1, 1))),
+            // A logit bias on a token outside the vocabulary.
+            new RankRequest(
+                11,
+                0,
+                0,
+                2,
+                prompt(11, 14),
+                TransferRole.NONE,
+                0,
+                Sampling.GREEDY.withLogitBias(LogitBias.of(java.util.Map.of(VOCAB, 5f)))),
+            // A logit bias of a model that decodes greedily only.
+            new RankRequest(
+                12,
+                0,
+                0,
+                2,
+                prompt(12, 14),
+                TransferRole.NONE,
+                0,
+                Sampling.GREEDY.withLogitBias(LogitBias.of(java.util.Map.of(7, 5f)))));
   }
 
   private static TickCommands commands(long tick) {
     return switch ((int) tick) {
       case 0 -> TickCommands.arrive(List.of(GOOD.get(0), BAD.get(0), BAD.get(1), BAD.get(4)));
       case 1 ->
-          TickCommands.arrive(List.of(BAD.get(2), GOOD.get(1), BAD.get(3), BAD.get(5), BAD.get(6)));
+          TickCommands.arrive(
+              List.of(
+                  BAD.get(2),
+                  GOOD.get(1),
+                  BAD.get(3),
+                  BAD.get(5),
+                  BAD.get(6),
+                  BAD.get(7),
+                  BAD.get(8)));
       case 2 -> new TickCommands(List.of(GOOD.get(2)), new long[0], true);
       default -> TickCommands.NONE;
     };
@@ -135,13 +163,20 @@ class RequestEntryCheckTest {
           .containsEntry(8L, "REJECTED@0")
           .containsEntry(5L, "REJECTED@1")
           .containsEntry(9L, "REJECTED@1")
-          .containsEntry(10L, "REJECTED@1");
+          .containsEntry(10L, "REJECTED@1")
+          .containsEntry(11L, "REJECTED@1")
+          .containsEntry(12L, "REJECTED@1");
       // Step 3 rejects it when it reaches the head of the queue.
       assertThat(ended.get(6L)).startsWith("REJECTED@");
       assertThat(ended.get(1L)).startsWith("FINISHED");
       assertThat(ended.get(2L)).startsWith("FINISHED");
       assertThat(ended.get(7L)).startsWith("FINISHED");
-      assertThat(reasons.keySet()).containsExactly(3L, 4L, 5L, 6L, 8L, 9L, 10L);
+      assertThat(reasons.keySet()).containsExactly(3L, 4L, 5L, 6L, 8L, 9L, 10L, 11L, 12L);
+      assertThat(reasons.get(12L))
+          .contains("it asks for a logit bias (LogitBias{7=5.0})")
+          .contains("the model decodes greedily only");
+      assertThat(reasons.get(11L))
+          .contains("its logit bias names token 5000, outside the vocabulary [0, 5000)");
       assertThat(reasons.get(10L))
           .contains("it asks for penalties (Penalties[presence=0.0, frequency=1.0")
           .contains("the model decodes greedily only");
@@ -158,7 +193,7 @@ class RequestEntryCheckTest {
       assertThat(reasons.get(5L)).contains("maxOutputTokens (2147483633)");
       assertThat(reasons.get(6L)).contains("needs 254 pages").contains("device pool has 32");
       assertThat(first.get(2)).isEqualTo(3L);
-      assertThat(first.get(3)).isEqualTo(7L);
+      assertThat(first.get(3)).isEqualTo(9L);
     }
   }
 
@@ -240,7 +275,7 @@ class RequestEntryCheckTest {
             .hasMessageStartingWith("request id=" + bad.id() + " would be rejected: ")
             .satisfies(t -> messages.add(t.getMessage()));
       }
-      assertThat(messages).hasSize(7);
+      assertThat(messages).hasSize(9);
     }
   }
 }

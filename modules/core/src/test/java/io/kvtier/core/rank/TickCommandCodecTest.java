@@ -97,7 +97,7 @@ class TickCommandCodecTest {
     assertThatThrownBy(() -> TickCommands.decode(flag))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(
-            "sampling flag 2 is neither 0 nor 1 plus the bits 2 (log-probabilities) and 4");
+            "sampling flag 2 is neither 0 nor 1 plus the bits 2 (log-probabilities), 4");
   }
 
   @Test
@@ -139,6 +139,28 @@ class TickCommandCodecTest {
     assertThatThrownBy(() -> TickCommands.decode(bad))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("repetition=0.0 must be in (0, 10]");
+  }
+
+  @Test
+  void aLogitBiasSurvivesTheRoundTripAndABadOneIsMalformed() {
+    int[] prompt = {5, 6, 7};
+    LogitBias bias = LogitBias.of(java.util.Map.of(3, -100f, 70000, 2.5f, 9, 100f));
+    RankRequest biased =
+        new RankRequest(
+            1, 0, 0, 2, prompt, TransferRole.NONE, 0, Sampling.GREEDY.withLogitBias(bias));
+    TickCommands c = TickCommands.arrive(List.of(biased));
+    TickCommands back = TickCommands.decode(c.encode());
+    assertThat(back).isEqualTo(c);
+    assertThat(back.arrivals().getFirst().sampling().logitBias()).isEqualTo(bias);
+    assertThat(bias.tokens()).containsExactly(3, 9, 70000);
+    byte[] bytes = c.encode();
+    // From the end: the abort count, then the last bias's bits (5 bytes) and its id's delta.
+    byte[] bad = bytes.clone();
+    int delta = bytes.length - 1 - 5 - 3;
+    bad[delta] = 0; // 70000 - 9 as a 3-byte varint: 0 continues it, so the next bytes shift
+    assertThatThrownBy(() -> TickCommands.decode(bad))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("malformed tick commands");
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.kvtier.model.llama;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.core.config.Parallelism;
+import io.kvtier.core.rank.LogitBias;
 import io.kvtier.core.rank.Penalties;
 import io.kvtier.core.rank.Sampling;
 import io.kvtier.gguf.GgufFile;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Timeout;
  * repetition penalties equals a direct decode ({@link LlamaModel}) that penalizes its logits the
  * textbook way, token for token, and differs from plain greedy (the story repeats itself less);
  * from the cache, with a draft that proposes without penalties, and on two ranks, the same tokens.
+ * A logit bias bans or forces a token.
  */
 @Timeout(120)
 class StoriesPenaltiesTest {
@@ -61,6 +63,44 @@ class StoriesPenaltiesTest {
         assertThat(engine.generate(prompt, TOKENS, penalized).tokens())
             .as("two ranks")
             .containsExactly(reference);
+      }
+    }
+  }
+
+  /**
+   * A logit bias: -100 on plain greedy's first token makes the first token the model's second
+   * most likely (its own log-probabilities say which), and +100 on a token makes every token that
+   * one, on one rank and on two.
+   */
+  @Test
+  void aLogitBiasBansOrForcesATokenOnEveryRank() throws Exception {
+    Path path = SharedFiles.require(StoriesGreedyTest.STORIES);
+    try (LlamaServingModel model =
+        (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", path.toString()))) {
+      int[] prompt = model.text().encode("Once upon a time");
+      for (int ranks = 1; ranks <= 2; ranks++) {
+        try (ModelEngine engine =
+            ModelEngine.open(model, config(model, ranks), BackendMetrics.NOOP)) {
+          io.kvtier.serving.Completion plain =
+              engine.generate(prompt, 8, Sampling.GREEDY.withLogprobs(2));
+          int first = plain.tokens()[0];
+          int second = plain.logprobs().getFirst().topTokens()[1];
+          int[] banned =
+              engine
+                  .generate(
+                      prompt, 8, Sampling.GREEDY.withLogitBias(LogitBias.of(Map.of(first, -100f))))
+                  .tokens();
+          assertThat(banned[0]).as("%d ranks", ranks).isEqualTo(second);
+          assertThat(java.util.Arrays.stream(banned)).doesNotContain(first);
+          int[] forced =
+              engine
+                  .generate(
+                      prompt,
+                      8,
+                      new Sampling(0.8f, 1, 0, 3).withLogitBias(LogitBias.of(Map.of(300, 100f))))
+                  .tokens();
+          assertThat(forced).containsOnly(300);
+        }
       }
     }
   }

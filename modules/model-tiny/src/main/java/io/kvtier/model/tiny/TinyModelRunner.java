@@ -529,11 +529,12 @@ public final class TinyModelRunner implements ModelRunner {
   /**
    * The step's token: the greedy one each path computed, or for a request that samples the
    * {@link Sampler}'s draw from the logits that path left in the pass (every path ends in {@link
-   * ForwardPass#next}); with its log-probabilities where the request asked. Penalties change the
-   * logits, so a greedy request with penalties chooses through the {@link Sampler} too.
+   * ForwardPass#next}); with its log-probabilities where the request asked. Penalties and a logit
+   * bias change the logits, so a greedy request with them chooses through the {@link Sampler}
+   * too.
    */
   private int emit(ModelStep step, int greedy) {
-    boolean plain = step.sampling().greedy() && step.sampling().penalties().none();
+    boolean plain = step.sampling().greedy() && !step.sampling().adjustsLogits();
     if (plain && !step.logprobs().wanted()) {
       return greedy;
     }
