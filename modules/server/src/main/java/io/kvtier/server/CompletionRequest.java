@@ -27,9 +27,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * extension) and {@code seed} apply ({@link #sampling(BodyFields)}, docs/SERVE.md "Sampling").
  * {@code n} asks for several choices per prompt ({@link #choices(BodyFields)}); {@code best_of}
  * passes only as {@code n}. Penalties ({@code presence_penalty}, {@code frequency_penalty} and
- * vLLM's {@code repetition_penalty}) apply greedy or sampled. {@code logprobs} (a completion's count, a chat's
- * {@code logprobs} and {@code top_logprobs}) asks for each token's log-probabilities, carried in
- * the {@link Sampling}.
+ * vLLM's {@code repetition_penalty}) and {@code logit_bias} apply greedy or sampled. {@code
+ * logprobs} (a completion's count, a chat's {@code logprobs} and {@code top_logprobs}) asks for
+ * each token's log-probabilities, carried in the {@link Sampling}.
  *
  * @param model the model the client asked for
  * @param prompts the prompts, {@code n} choices each

@@ -40,7 +40,7 @@ final class GenerationCall {
 
   record Finished(int index, long nanos, Completion completion) implements Event {}
 
-  /** A generation failed: a choice's, or its prompt's primer's ({@code index}: the first choice). */
+  /** A choice's generation failed, or its prompt's primer's ({@code index}: its first choice). */
   record Failed(int index, long nanos, Throwable cause) implements Event {}
 
   /**

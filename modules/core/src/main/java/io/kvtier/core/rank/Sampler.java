@@ -32,8 +32,8 @@ public final class Sampler {
    * logits[from, from + length)}, chosen under {@code step.sampling()}; where the request asked
    * for log-probabilities, they are recorded in {@code step.logprobs()}. What a model that {@link
    * ModelRunner#reportsLogprobs()} calls for each token it chooses. The request's {@link
-   * LogitBias} and then its {@link Penalties} apply to a copy of the row first (the row is left as it is; the log-probabilities
-   * are the row's own).
+   * LogitBias} and then its {@link Penalties} apply to a copy of the row first (the row is left as
+   * it is; the log-probabilities are the row's own).
    *
    * @param logits the logits
    * @param from the first logit of the row

@@ -106,7 +106,7 @@ final class Scheduler {
    */
   private final boolean samples;
 
-  /** Whether the model reports log-probabilities ({@link ModelRunner#reportsLogprobs}), asked once. */
+  /** Whether the model reports log-probabilities ({@link ModelRunner#reportsLogprobs}). */
   private final boolean reportsLogprobs;
 
   /**

@@ -51,7 +51,8 @@ class StoriesLogprobsTest {
           model
               .text()
               .encode(
-                  "Once upon a time, there was a little dog named Max. He liked to run in the park.");
+                  "Once upon a time, there was a little dog named Max."
+                      + " He liked to run in the park.");
       Sampling sampled = new Sampling(0.9f, 0.95f, 0, 21);
       Completion greedy;
       Completion greedyCached;
