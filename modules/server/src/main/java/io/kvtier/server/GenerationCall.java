@@ -206,7 +206,7 @@ final class GenerationCall {
                     transfer.role(p),
                     transfer.pages(p),
                     choice),
-                stream(i, listener));
+                stream(i));
       } catch (RuntimeException e) {
         listener.refused();
         throw e;
@@ -214,7 +214,7 @@ final class GenerationCall {
     }
   }
 
-  private GenerationEngine.TokenStream stream(int index, Listener listener) {
+  private GenerationEngine.TokenStream stream(int index) {
     return new GenerationEngine.TokenStream() {
       private boolean admitted;
 

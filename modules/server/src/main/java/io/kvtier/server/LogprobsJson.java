@@ -27,7 +27,11 @@ final class LogprobsJson {
 
   /** How a client is shown the token. */
   String token(int id) {
-    byte[] bytes = text.tokenBytes(id);
+    return token(id, text.tokenBytes(id));
+  }
+
+  /** How a client is shown the token whose bytes ({@link ModelText#tokenBytes}) are these. */
+  private static String token(int id, byte[] bytes) {
     if (bytes == null) {
       return "token_id:" + id;
     }
@@ -97,8 +101,8 @@ final class LogprobsJson {
   }
 
   private void describe(ObjectNode entry, int id, float logprob) {
-    entry.put("token", token(id)).put("logprob", logprob);
     byte[] bytes = text.tokenBytes(id);
+    entry.put("token", token(id, bytes)).put("logprob", logprob);
     if (bytes == null) {
       entry.putNull("bytes");
     } else {

@@ -50,20 +50,26 @@ public record Penalties(float presence, float frequency, float repetition) {
    * @param tokens the request's tokens, at least {@code position} known
    * @param promptLength how many of them are the prompt
    * @param position the position the token chosen takes
+   * @param counts scratch of at least {@code length} zeros, left all zero again (a decode step
+   *     allocates no array of the vocabulary's size)
    */
-  void apply(float[] out, int length, int[] tokens, int promptLength, int position) {
+  void apply(float[] out, int length, int[] tokens, int promptLength, int position, int[] counts) {
     if (repetition != 1) {
-      boolean[] seen = new boolean[length];
       for (int i = 0; i < position; i++) {
         int t = tokens[i];
-        if (t >= 0 && t < length && !seen[t]) {
-          seen[t] = true;
+        if (t >= 0 && t < length && counts[t] == 0) {
+          counts[t] = 1; // seen
           out[t] = out[t] > 0 ? out[t] / repetition : out[t] * repetition;
+        }
+      }
+      for (int i = 0; i < position; i++) {
+        int t = tokens[i];
+        if (t >= 0 && t < length) {
+          counts[t] = 0;
         }
       }
     }
     if (presence != 0 || frequency != 0) {
-      int[] counts = new int[length];
       for (int i = Math.min(promptLength, position); i < position; i++) {
         int t = tokens[i];
         if (t >= 0 && t < length) {

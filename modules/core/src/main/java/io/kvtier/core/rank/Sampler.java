@@ -53,7 +53,9 @@ public final class Sampler {
       float[] row = s.penalized(length);
       System.arraycopy(logits, from, row, 0, length);
       sampling.logitBias().apply(row, length);
-      sampling.penalties().apply(row, length, step.tokens(), step.promptLength(), position);
+      sampling
+          .penalties()
+          .apply(row, length, step.tokens(), step.promptLength(), position, s.zeros(length));
       token = choose(row, 0, length, sampling, position);
     }
     step.logprobs().record(position, logits, from, length, token);
@@ -276,6 +278,15 @@ public final class Sampler {
     int[] ids = new int[0];
     boolean[] kept = new boolean[0];
     float[] penalized = new float[0];
+    int[] zeros = new int[0];
+
+    /** Counts that are all zero between uses ({@link Penalties#apply} leaves them so). */
+    int[] zeros(int length) {
+      if (zeros.length < length) {
+        zeros = new int[length];
+      }
+      return zeros;
+    }
 
     /** A row for penalized logits, apart from the arrays {@link #size} gives. */
     float[] penalized(int length) {
