@@ -255,6 +255,14 @@ final class SimulateCommand implements Callable<Integer> {
   private String onLoadFailure = "recompute";
 
   @Option(
+      names = "--insert-at-finish",
+      description =
+          "Insert a request's pages into the cache only when it finishes, not after each"
+              + " prefill step: requests that come while it decodes compute its prompt again"
+              + " (how the engine behaved before 2026-12-05; for comparison).")
+  private boolean insertAtFinish;
+
+  @Option(
       names = "--chunk",
       description =
           "Prompt tokens prefilled per tick (chunked prefill)" + " (default: ${DEFAULT-VALUE}).")
@@ -784,6 +792,7 @@ final class SimulateCommand implements Callable<Integer> {
               .failureProbability(failureProbability)
               .flipProbability(flipProbability)
               .onLoadFailure(LoadFailurePolicy.parse(onLoadFailure, "--on-load-failure"))
+              .cacheChunks(!insertAtFinish)
               .chunkTokens(chunk)
               .maxRunning(maxRunning)
               .maxPrefillTokens(

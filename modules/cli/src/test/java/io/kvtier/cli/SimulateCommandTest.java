@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -275,6 +277,49 @@ class SimulateCommandTest {
         .isEqualTo(
             "kvtier simulate: --max-prefill-tokens=0 is out of range: give 1 or more (prompt"
                 + " tokens prefilled per tick)");
+  }
+
+  /**
+   * Shared system prompts answered at length, arriving while earlier ones decode: by default each
+   * prompt's pages join the cache at its one-step prefill, so the later requests match them;
+   * {@code --insert-at-finish} inserts them only when a request ends, and more is computed. Both
+   * pass every check.
+   */
+  @Test
+  void insertingAtFinishComputesSharedPromptsAgain(@TempDir Path dir) throws IOException {
+    long[] computed = new long[2];
+    for (int i = 0; i < 2; i++) {
+      Path file = dir.resolve("run" + i + ".json");
+      List<String> args =
+          new ArrayList<>(
+              List.of(
+                  "simulate",
+                  "--ranks",
+                  "2",
+                  "--chunk",
+                  "512",
+                  "--max-running",
+                  "32",
+                  "--device-pages",
+                  "1024",
+                  "--workload",
+                  "shared-prefix:groups=4,system=256,question=32,requests=48,output=64,rate=100",
+                  "--ticks",
+                  "2000",
+                  "--json",
+                  file.toString()));
+      if (i == 1) {
+        args.add("--insert-at-finish");
+      }
+      CliRun run = run(args.toArray(String[]::new));
+      assertThat(run.status()).as(run.out() + run.err()).isZero();
+      Map<String, Object> j = json(file);
+      assertThat(j).containsEntry("checksPassed", true).containsEntry("finished", 48L);
+      computed[i] = (Long) j.get("computedPromptTokens");
+    }
+    // The floor: each system prompt once, then every question.
+    assertThat(computed[0]).isEqualTo(4 * 256 + 48 * 32);
+    assertThat(computed[1]).isGreaterThan(computed[0]);
   }
 
   @Test

@@ -75,7 +75,7 @@ class SimulateFailRankTest {
               "--fail-rank",
               Integer.toString(rank),
               "--fail-tick",
-              "20",
+              "12",
               "--fail-step",
               step,
               "--fail-kind",
@@ -96,7 +96,7 @@ class SimulateFailRankTest {
           .startsWith("RANK_FAILED: rank " + rank + " failed at tick " + j.get("failureTick"))
           .contains("in step " + step.toUpperCase(java.util.Locale.ROOT))
           .contains(kind.equals("error") ? "InjectedRankError" : "InjectedRankException");
-      assertThat((Long) j.get("failureTick")).isGreaterThanOrEqualTo(20L);
+      assertThat((Long) j.get("failureTick")).isGreaterThanOrEqualTo(12L);
       assertThat(run.out())
           .contains("result    FAIL: RANK_FAILED: rank " + rank + " failed at tick")
           .contains("checks    stopped at tick " + j.get("failureTick") + " when a rank failed")

@@ -35,6 +35,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -287,6 +288,63 @@ class RankGroupEngineTest {
       // The engine goes on serving.
       assertThat(Collected.generate(engine, prompt, 5).tokens())
           .containsExactly(java.util.Arrays.copyOf(expected, 5));
+    }
+  }
+
+  /**
+   * A prompt's whole pages join the cache at the end of its prefill: a request with the same
+   * prompt that comes while the first still decodes computes only the tail shorter than a page
+   * (until 2026-12-05 the pages joined when the first finished, and the second computed all).
+   */
+  @ParameterizedTest(name = "ranks={0} chunk={1}")
+  @CsvSource({"1, 16", "2, 16", "1, 512", "2, 512"})
+  void aPromptIsSharedWhileItsRequestStillDecodes(int ranks, int chunk, Random random)
+      throws Exception {
+    int[] prompt = TinyPrompts.tokens(random, 22, MODEL.config().vocabSize());
+    int max = 200;
+    int[] expected = new NoCacheRunner(MODEL).generate(prompt, max);
+    // Chunks of 16: the last chunk's pages join at its step; of 512: the whole prompt in one step
+    // with a prepared backup, which attaches there.
+    try (RankGroupEngine engine =
+        open(config(ranks, 4, 128, Map.of()), settings().withBatching(4, chunk))) {
+      CountDownLatch decoding = new CountDownLatch(1);
+      CountDownLatch secondSubmitted = new CountDownLatch(1);
+      Collected first =
+          new Collected() {
+            @Override
+            public synchronized void token(int token) {
+              super.token(token);
+              if (tokens.size() == 2) {
+                // Rank 0 waits here, so the first is still decoding when the second is admitted.
+                decoding.countDown();
+                awaitQuietly(secondSubmitted);
+              }
+            }
+          };
+      engine.submit(new GenerationEngine.GenerationRequest(prompt, max), first);
+      decoding.await();
+      AtomicInteger firstTokens = new AtomicInteger(-1);
+      Collected second =
+          new Collected() {
+            @Override
+            public synchronized void finished(Completion completion) {
+              // Rank 0's thread streams both: the first's tokens so far when the second ends.
+              firstTokens.set(first.tokens.size());
+              super.finished(completion);
+            }
+          };
+      engine.submit(new GenerationEngine.GenerationRequest(prompt, 3), second);
+      secondSubmitted.countDown();
+      Completion shared = second.get();
+      assertThat(firstTokens.get()).as("the first's tokens when the second ended").isBetween(2, 20);
+      // 22 prompt tokens on 4-token pages: 5 whole pages, the last token always computed.
+      assertThat(shared.cachedTokens()).isEqualTo(20);
+      assertThat(shared.tokens()).containsExactly(java.util.Arrays.copyOf(expected, 3));
+      if (chunk == 512) {
+        // The first's prepared backup attached at its prefill step, while it still decodes.
+        assertThat(engine.stats().cacheStats().preparedAttached()).isPositive();
+      }
+      assertThat(first.get().tokens()).containsExactly(expected);
     }
   }
 

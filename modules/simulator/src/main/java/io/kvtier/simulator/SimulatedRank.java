@@ -197,6 +197,7 @@ final class SimulatedRank implements AutoCloseable {
             .withDigestInterval(config.digestInterval())
             .withGuardCollective(false)
             .withOnLoadFailure(config.onLoadFailure())
+            .withCacheChunks(config.cacheChunks())
             .withDefect(config.protocolDefect());
     this.injector = new FailureInjector(config.rankFailure(), rank);
     this.engineCollective = new EngineCollective(collective, injector);

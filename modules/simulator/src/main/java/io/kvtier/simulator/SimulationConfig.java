@@ -86,6 +86,10 @@ import java.util.TreeMap;
  *     #kvLayout()} either way. Needs {@code snapshotSlots > 0} and a layer mix.
  * @param onLoadFailure what a request whose load-back failed does: go back to the queue and
  *     recompute (the default) or end with {@code LOAD_FAILED} ({@code --on-load-failure})
+ * @param cacheChunks whether a request's computed prompt pages join the cache after each prefill
+ *     step, its last included (the default, {@link
+ *     io.kvtier.core.rank.RankEngineConfig#cacheChunks()}), or only when it finishes ({@code
+ *     --insert-at-finish})
  */
 public record SimulationConfig(
     int ranks,
@@ -121,7 +125,8 @@ public record SimulationConfig(
     int snapshotSlots,
     int snapshotIntervalPages,
     boolean windowedSwa,
-    LoadFailurePolicy onLoadFailure) {
+    LoadFailurePolicy onLoadFailure,
+    boolean cacheChunks) {
 
   /** The default of {@link #fullCheckInterval()}. */
   public static final int DEFAULT_FULL_CHECK_INTERVAL = 1000;

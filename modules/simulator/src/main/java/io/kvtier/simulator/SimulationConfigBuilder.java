@@ -51,6 +51,7 @@ public final class SimulationConfigBuilder {
   private int snapshotIntervalPages = SimulationConfig.DEFAULT_SNAPSHOT_INTERVAL_PAGES;
   private boolean windowedSwa;
   private LoadFailurePolicy onLoadFailure = LoadFailurePolicy.RECOMPUTE;
+  private boolean cacheChunks = true;
 
   SimulationConfigBuilder() {}
 
@@ -89,6 +90,7 @@ public final class SimulationConfigBuilder {
     snapshotIntervalPages = c.snapshotIntervalPages();
     windowedSwa = c.windowedSwa();
     onLoadFailure = c.onLoadFailure();
+    cacheChunks = c.cacheChunks();
   }
 
   /**
@@ -462,6 +464,18 @@ public final class SimulationConfigBuilder {
   }
 
   /**
+   * Sets whether a request's prompt pages join the cache after each prefill step (the default)
+   * or only when it finishes ({@code --insert-at-finish}; {@link SimulationConfig#cacheChunks()}).
+   *
+   * @param v true for after each prefill step
+   * @return this
+   */
+  public SimulationConfigBuilder cacheChunks(boolean v) {
+    cacheChunks = v;
+    return this;
+  }
+
+  /**
    * The config.
    *
    * @return the validated config
@@ -502,6 +516,7 @@ public final class SimulationConfigBuilder {
         snapshotSlots,
         snapshotIntervalPages,
         windowedSwa,
-        onLoadFailure);
+        onLoadFailure,
+        cacheChunks);
   }
 }

@@ -117,6 +117,10 @@ class DefectDetectionTest {
               .ackDelay(DELAYS[i % DELAYS.length])
               .protocolDefect(protocol)
               .cacheDefect(cache)
+              // A prefill inserts its pages at its own step by default, where no streamed copy has
+              // completed on any rank in virtual time, so the drain-timed predicate answers alike
+              // everywhere; attached at finish, ticks later, it sees each rank's own progress.
+              .cacheChunks(cache != CacheDefect.DRAIN_TIMED_ATTACH)
               .build();
       MultiRankSimulator simulator = new MultiRankSimulator(config);
       SimulationResult result = simulator.run();

@@ -109,6 +109,10 @@ class IncrementalCheckDetectionTest {
               .ackDelay(DELAYS[i % DELAYS.length])
               .protocolDefect(protocol)
               .cacheDefect(cache)
+              // A prefill inserts its pages at its own step by default, where no streamed copy has
+              // completed on any rank in virtual time, so the drain-timed predicate answers alike
+              // everywhere; attached at finish, ticks later, it sees each rank's own progress.
+              .cacheChunks(cache != CacheDefect.DRAIN_TIMED_ATTACH)
               .build();
       SimulationConfig full =
           incremental.toBuilder().fullCheckInterval(1).skipIdleTicks(false).build();

@@ -23,8 +23,10 @@ import java.util.Objects;
  * @param loadBackQuotaPages the most pages one admission loads back from the host, 0 for none
  * @param preparedBackups whether a request whose whole prompt is prefilled in one tick reserves
  *     a prepared backup and streams each layer to the host as it is computed (CACHE.md §11)
- * @param cacheChunks whether a chunked prefill inserts its finished pages into the cache after
- *     each chunk (so concurrent requests share them), rather than only at finish
+ * @param cacheChunks whether a prefill inserts its computed pages into the cache after each step,
+ *     its last included (a prepared backup attaches there), so that requests that come while it
+ *     runs and decodes share them (SGLang's {@code cache_unfinished_req}; vLLM caches a block
+ *     once it is full), rather than only when it finishes (on by default)
  * @param guardCollective wrap the collective in a {@link GuardedCollective} (one extra 4-element
  *     reduction per call) for providers that do not check tags and sequence numbers themselves;
  *     the {@code local} provider does, so the simulator turns this off
@@ -68,7 +70,7 @@ public record RankEngineConfig(
 
   /**
    * Chunks of 512 tokens, 16 running, a digest check every 64 ticks, any load-back, prepared
-   * backups, guarded, restores verified by recompute, a failed load-back recomputed.
+   * backups, prefill pages inserted after each step, guarded, restores verified by recompute, a failed load-back recomputed.
    */
   public static final RankEngineConfig DEFAULTS =
       new RankEngineConfig(
@@ -229,9 +231,9 @@ public record RankEngineConfig(
   }
 
   /**
-   * With chunk caching on or off.
+   * With prefill pages inserted after each prefill step, or only at finish.
    *
-   * @param enabled whether chunked prefills insert each chunk
+   * @param enabled whether each prefill step inserts its computed pages
    * @return a copy
    */
   public RankEngineConfig withCacheChunks(boolean enabled) {

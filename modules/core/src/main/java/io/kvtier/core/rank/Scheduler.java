@@ -678,7 +678,10 @@ final class Scheduler {
       if (from < r.promptLength) {
         counters.prefillTokens += to - from;
       }
-      if (config.cacheChunks() && r.inPrefill() && !r.prepared) {
+      if (config.cacheChunks() && from < r.promptLength) {
+        // Every prefill step's whole pages join the tree now, the last chunk's (and a prepared
+        // prompt's, whose backup attaches here) too: a request that comes while this one decodes
+        // matches its prompt instead of computing it again.
         cache.cacheChunk(r.id, r.computed);
       }
     }
