@@ -44,6 +44,7 @@ final class ChatRequest {
           "store",
           "metadata",
           "cache_salt",
+          "ignore_eos",
           "kv_transfer_params");
 
   private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name");
@@ -139,7 +140,8 @@ final class ChatRequest {
         true,
         CompletionRequest.cacheSalt(f),
         sampling,
-        n);
+        n,
+        CompletionRequest.ignoreEos(f));
   }
 
   private static int[] render(ModelText text, List<ModelText.Message> messages) {

@@ -15,6 +15,7 @@ import java.util.Set;
 final class ChoiceText {
   private final ModelText.Decoder decoder;
   private final Set<Integer> endTokens;
+  private final boolean ignoreEnd;
   private final List<String> stops;
   private final StringBuilder text = new StringBuilder();
   private int handedOut;
@@ -25,11 +26,15 @@ final class ChoiceText {
    * @param decoder the model's decoder of this sequence
    * @param endTokens the tokens that stop the text ({@link ModelText#endOfReply()} for a chat
    *     reply, {@link ModelText#endOfGeneration()} for a completion); they add no text
+   * @param ignoreEnd whether the end tokens end nothing (the request's {@code ignore_eos}); they
+   *     add no text either way
    * @param stops the stop sequences
    */
-  ChoiceText(ModelText.Decoder decoder, Set<Integer> endTokens, List<String> stops) {
+  ChoiceText(
+      ModelText.Decoder decoder, Set<Integer> endTokens, boolean ignoreEnd, List<String> stops) {
     this.decoder = Objects.requireNonNull(decoder, "decoder");
     this.endTokens = Set.copyOf(endTokens);
+    this.ignoreEnd = ignoreEnd;
     this.stops = List.copyOf(stops);
   }
 
@@ -45,6 +50,9 @@ final class ChoiceText {
     }
     tokens++;
     if (endTokens.contains(token)) {
+      if (ignoreEnd) {
+        return "";
+      }
       text.append(decoder.finish());
       stopped = true;
       cutAtStop();

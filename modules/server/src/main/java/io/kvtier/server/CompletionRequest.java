@@ -44,6 +44,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param sampling how tokens are chosen, the seed drawn here if the client sent none; choice
  *     {@code i} (of prompt {@code i / n}) draws with {@code seed + i}
  * @param n choices per prompt, 1 to {@value #MAX_CHOICES}
+ * @param ignoreEos vLLM's {@code ignore_eos}: the model's end-of-generation (or end-of-reply)
+ *     tokens end nothing and add no text, so the choice runs to its budget or a stop sequence (how
+ *     benchmark clients ask for answers of a set length)
  */
 public record CompletionRequest(
     String model,
@@ -55,7 +58,8 @@ public record CompletionRequest(
     boolean chat,
     Optional<String> cacheSalt,
     Sampling sampling,
-    int n) {
+    int n,
+    boolean ignoreEos) {
 
   /** OpenAI's default {@code max_tokens} of a completion. */
   static final int DEFAULT_COMPLETION_TOKENS = 16;
@@ -83,6 +87,7 @@ public record CompletionRequest(
           "logit_bias",
           "suffix",
           "cache_salt",
+          "ignore_eos",
           "kv_transfer_params");
 
   /** The most choices one prompt may ask for (OpenAI's bound on {@code n}). */
@@ -157,7 +162,13 @@ public record CompletionRequest(
         false,
         cacheSalt(f),
         sampling,
-        n);
+        n,
+        ignoreEos(f));
+  }
+
+  /** {@code ignore_eos} (vLLM's), both endpoints: false unless sent. */
+  static boolean ignoreEos(BodyFields f) {
+    return f.bool("ignore_eos").orElse(false);
   }
 
   /**

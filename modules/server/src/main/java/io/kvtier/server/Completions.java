@@ -99,6 +99,7 @@ final class Completions {
           new ChoiceText(
               model.decoder(prompt, request.chat()),
               request.chat() ? model.endOfReply() : model.endOfGeneration(),
+              request.ignoreEos(),
               request.stops());
     }
   }

@@ -390,6 +390,8 @@ class CompletionServerTest {
       chat top_k      | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "temperature": 1, "top_k": -5} | top_k | top_k=-5 is out of range
       echo            | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "echo": true}      | echo | echo=true is not supported
       stream a string | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream": "yes"}   | stream | stream must be true or false
+      ignore_eos 1    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "ignore_eos": 1}   | ignore_eos | ignore_eos must be true or false
+      chat ignore_eos | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "ignore_eos": "true"} | ignore_eos | ignore_eos must be true or false
       five stops      | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stop": ["a","b","c","d","e"]} | stop | at most 4
       stream_options  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream_options": {"x": 1}} | stream_options.x | unknown field "stream_options.x"
       no messages     | /v1/chat/completions | {"model": "kvtier-tiny"}                    | messages | missing field messages

@@ -133,6 +133,45 @@ class GgufTextServingTest {
     assertThat(pieces.toString()).isEqualTo("Héllo 漢字 🦙!");
   }
 
+  /**
+   * With {@code ignore_eos} (vLLM's, which benchmark clients send) the end of a turn or of a
+   * generation ends nothing and shows nothing: both endpoints run to {@code max_tokens}.
+   */
+  @Test
+  void ignoreEosRunsPastTheEndTokensToTheBudget() throws Exception {
+    GgufText text = serveQwen2();
+    int length = text.tokenizer().encode("Héllo 漢字 🦙!", false).length + 3;
+
+    JsonNode chat =
+        JSON.readTree(
+            post(
+                    "/v1/chat/completions",
+                    "{\"model\": \"qwen2\", \"messages\": [{\"role\": \"user\", \"content\":"
+                        + " \"Hi\"}], \"ignore_eos\": true, \"max_tokens\": "
+                        + length
+                        + "}")
+                .body());
+    JsonNode completion =
+        JSON.readTree(
+            post(
+                    "/v1/completions",
+                    "{\"model\": \"qwen2\", \"prompt\": \"Hi\", \"ignore_eos\": true,"
+                        + " \"max_tokens\": "
+                        + length
+                        + "}")
+                .body());
+
+    String after = text.tokenizer().decode(new int[] {9707, 9707});
+    assertThat(after).isNotEmpty();
+    assertThat(chat.get("choices").get(0).get("message").get("content").asText())
+        .isEqualTo("Héllo 漢字 🦙!" + after);
+    assertThat(chat.get("choices").get(0).get("finish_reason").asText()).isEqualTo("length");
+    assertThat(chat.get("usage").get("completion_tokens").asInt()).isEqualTo(length);
+    assertThat(completion.get("choices").get(0).get("text").asText())
+        .isEqualTo("Héllo 漢字 🦙!" + after);
+    assertThat(completion.get("choices").get(0).get("finish_reason").asText()).isEqualTo("length");
+  }
+
   @Test
   void aCompletionEndsAtTheEndOfGenerationToo() throws Exception {
     serveQwen2();
