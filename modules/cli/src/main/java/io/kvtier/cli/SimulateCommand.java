@@ -269,6 +269,15 @@ final class SimulateCommand implements Callable<Integer> {
   private int chunk = DEFAULTS.chunkTokens();
 
   @Option(
+      names = "--arrivals-per-tick",
+      paramLabel = "N",
+      description =
+          "The most requests that arrive in one tick, while the queue has room: a burst of"
+              + " requests with one system prompt is one tick's arrivals (default:"
+              + " ${DEFAULT-VALUE}).")
+  private int arrivalsPerTick = DEFAULTS.arrivalsPerTick();
+
+  @Option(
       names = "--max-running",
       description = "Requests running at once (default: ${DEFAULT-VALUE}).")
   private int maxRunning = DEFAULTS.maxRunning();
@@ -794,6 +803,7 @@ final class SimulateCommand implements Callable<Integer> {
               .onLoadFailure(LoadFailurePolicy.parse(onLoadFailure, "--on-load-failure"))
               .cacheChunks(!insertAtFinish)
               .chunkTokens(chunk)
+              .arrivalsPerTick(arrivalsPerTick)
               .maxRunning(maxRunning)
               .maxPrefillTokens(
                   maxPrefillTokens == null ? RankEngineConfig.NO_PREFILL_BUDGET : maxPrefillTokens)
@@ -873,6 +883,8 @@ final class SimulateCommand implements Callable<Integer> {
         "--flip-probability", flipProbability, "chance per host-to-device copy batch");
     OptionCheck.atLeast("--chunk", chunk, 1, "prompt tokens prefilled per tick");
     OptionCheck.atLeast("--max-running", maxRunning, 1, "requests running at once");
+    OptionCheck.atLeast(
+        "--arrivals-per-tick", arrivalsPerTick, 1, "requests that arrive in one tick");
     if (maxPrefillTokens != null) {
       OptionCheck.atLeast(
           "--max-prefill-tokens", maxPrefillTokens, 1, "prompt tokens prefilled per tick");

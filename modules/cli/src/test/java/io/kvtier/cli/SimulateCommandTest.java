@@ -322,6 +322,50 @@ class SimulateCommandTest {
     assertThat(computed[1]).isGreaterThan(computed[0]);
   }
 
+  /**
+   * A burst: 32 requests over 4 system prompts arrive in one tick ({@code --arrivals-per-tick}).
+   * Those that share a prompt with one already running wait for its prefill step and then match
+   * it, so each system prompt is computed once; {@code --insert-at-finish} computes every one.
+   */
+  @Test
+  void aBurstWithSharedSystemPromptsComputesEachOnce(@TempDir Path dir) throws IOException {
+    long[] computed = new long[2];
+    for (int i = 0; i < 2; i++) {
+      Path file = dir.resolve("burst" + i + ".json");
+      List<String> args =
+          new ArrayList<>(
+              List.of(
+                  "simulate",
+                  "--ranks",
+                  "2",
+                  "--chunk",
+                  "2048",
+                  "--max-running",
+                  "32",
+                  "--device-pages",
+                  "1024",
+                  "--arrivals-per-tick",
+                  "32",
+                  "--workload",
+                  "shared-prefix:groups=4,system=256,question=32,requests=32,output=16",
+                  "--json",
+                  file.toString()));
+      if (i == 1) {
+        args.add("--insert-at-finish");
+      }
+      CliRun run = run(args.toArray(String[]::new));
+      assertThat(run.status()).as(run.out() + run.err()).isZero();
+      Map<String, Object> j = json(file);
+      assertThat(j).containsEntry("checksPassed", true).containsEntry("finished", 32L);
+      computed[i] = (Long) j.get("computedPromptTokens");
+    }
+    assertThat(computed[0]).isEqualTo(4 * 256 + 32 * 32);
+    assertThat(computed[1]).isEqualTo(32 * (256 + 32));
+    CliRun bad = run("simulate", "--arrivals-per-tick", "0");
+    assertThat(bad.status()).isEqualTo(2);
+    assertThat(bad.firstErrLine()).contains("--arrivals-per-tick=0 is out of range");
+  }
+
   @Test
   void aFullCheckIntervalBelowOneIsAUsageErrorNamingTheFlag() {
     for (String n : new String[] {"0", "-3"}) {

@@ -37,6 +37,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The serving engine over the rank group: the same completions, token for token, as the
@@ -345,6 +346,35 @@ class RankGroupEngineTest {
         assertThat(engine.stats().cacheStats().preparedAttached()).isPositive();
       }
       assertThat(first.get().tokens()).containsExactly(expected);
+    }
+  }
+
+  /**
+   * A burst of one prompt: the first computes it; each other request either comes in the same
+   * tick and waits for the first's prefill step, or comes later and finds its pages, so every one
+   * but the first resumes from the prompt's whole pages (until 2026-12-05 those that came while
+   * the first ran computed it all).
+   */
+  @ParameterizedTest(name = "ranks={0}")
+  @ValueSource(ints = {1, 2})
+  void aBurstOfOnePromptComputesItOnce(int ranks, Random random) throws Exception {
+    int[] prompt = TinyPrompts.tokens(random, 62, MODEL.config().vocabSize());
+    int max = 40;
+    int[] expected = new NoCacheRunner(MODEL).generate(prompt, max);
+    try (RankGroupEngine engine =
+        open(config(ranks, 4, 256, Map.of()), settings().withBatching(8, 512))) {
+      List<Collected> streams = new ArrayList<>();
+      for (int i = 0; i < 6; i++) {
+        Collected c = new Collected();
+        engine.submit(new GenerationEngine.GenerationRequest(prompt, max), c);
+        streams.add(c);
+      }
+      for (int i = 0; i < streams.size(); i++) {
+        Completion c = streams.get(i).get();
+        assertThat(c.tokens()).as("request %d", i).containsExactly(expected);
+        // 62 prompt tokens on 4-token pages: 15 whole pages, the last token always computed.
+        assertThat(c.cachedTokens()).as("request %d", i).isEqualTo(i == 0 ? 0 : 60);
+      }
     }
   }
 

@@ -26,7 +26,9 @@ import java.util.Objects;
  * @param cacheChunks whether a prefill inserts its computed pages into the cache after each step,
  *     its last included (a prepared backup attaches there), so that requests that come while it
  *     runs and decodes share them (SGLang's {@code cache_unfinished_req}; vLLM caches a block
- *     once it is full), rather than only when it finishes (on by default)
+ *     once it is full), rather than only when it finishes (on by default); with it, a waiting
+ *     request that shares 32 tokens or more with a running request's uncomputed prompt waits
+ *     for that one's step and matches them (docs/CACHE.md §3)
  * @param guardCollective wrap the collective in a {@link GuardedCollective} (one extra 4-element
  *     reduction per call) for providers that do not check tags and sequence numbers themselves;
  *     the {@code local} provider does, so the simulator turns this off

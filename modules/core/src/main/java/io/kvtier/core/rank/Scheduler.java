@@ -228,6 +228,11 @@ final class Scheduler {
         reject(tick, tooLarge);
         continue;
       }
+      if (config.cacheChunks() && waitsForSharedPrefill(r)) {
+        // Replicated (the queue and the running requests' progress): the head waits a tick, and
+        // the queue behind it with it, so that arrival order holds.
+        break;
+      }
       // Fits an int now: at most the device pool's tokens, and the entry check bounds the sum.
       int kvTarget = (int) kvTarget(r);
       RequestOptions options =
@@ -448,6 +453,47 @@ final class Scheduler {
           + cache.config().devicePages();
     }
     return null;
+  }
+
+  /**
+   * The fewest prompt tokens a waiting request must share with a running request's prompt, past
+   * what that one has computed, to wait for it (SGLang's in-batch prefix check uses 32 too).
+   */
+  static final int SHARED_PREFILL_MIN_TOKENS = 32;
+
+  /**
+   * Whether the waiting request {@code r} shares at least {@link #SHARED_PREFILL_MIN_TOKENS}
+   * tokens (and a page) of its prompt with a running request in its namespace whose prefill has
+   * not computed them yet: each prefill step inserts its pages (CACHE.md §3), so once that one has
+   * taken its step {@code r} matches them instead of computing them beside it. A burst of requests
+   * with one system prompt computes it once, the first admitted; the rest wait its step (one
+   * tick for a prompt prefilled in one step). Replicated: the queue, the namespaces and the
+   * running requests' computed lengths are the same on every rank.
+   */
+  private boolean waitsForSharedPrefill(RankRequest r) {
+    if (r.transfer() == TransferRole.AWAIT) {
+      return false;
+    }
+    int[] prompt = r.promptArray();
+    int matchable = r.maxOutputTokens() > 0 ? r.promptLength() - 1 : r.promptLength();
+    int least = Math.max(pageSize, SHARED_PREFILL_MIN_TOKENS);
+    for (RunningRequest x : running) {
+      if (!x.inPrefill() || x.request.namespace() != r.namespace()) {
+        continue;
+      }
+      int limit = Math.min(matchable, x.promptLength);
+      // Its whole computed pages are in the tree already: r matches those at admission.
+      int inserted = x.computed - x.computed % pageSize;
+      if (limit - inserted < least) {
+        continue;
+      }
+      int common = java.util.Arrays.mismatch(prompt, 0, limit, x.tokens, 0, limit);
+      int shared = common < 0 ? limit : common;
+      if (shared - shared % pageSize - inserted >= least) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The most tokens (prompt plus output) of a request: the longest int array a JVM allows. */
