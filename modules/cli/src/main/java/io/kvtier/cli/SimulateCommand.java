@@ -258,8 +258,9 @@ final class SimulateCommand implements Callable<Integer> {
       names = "--insert-at-finish",
       description =
           "Insert a request's pages into the cache only when it finishes, not after each"
-              + " prefill step: requests that come while it decodes compute its prompt again"
-              + " (how the engine behaved before 2026-12-05; for comparison).")
+              + " prefill step, and admit requests without waiting for a shared prompt's step:"
+              + " requests that come while it runs compute its prompt again (how the engine"
+              + " behaved before 2026-12-05; for comparison).")
   private boolean insertAtFinish;
 
   @Option(

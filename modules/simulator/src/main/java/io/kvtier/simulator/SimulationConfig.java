@@ -88,8 +88,8 @@ import java.util.TreeMap;
  *     recompute (the default) or end with {@code LOAD_FAILED} ({@code --on-load-failure})
  * @param cacheChunks whether a request's computed prompt pages join the cache after each prefill
  *     step, its last included (the default, {@link
- *     io.kvtier.core.rank.RankEngineConfig#cacheChunks()}), or only when it finishes ({@code
- *     --insert-at-finish})
+ *     io.kvtier.core.rank.RankEngineConfig#cacheChunks()}, which also has a request that shares
+ *     a running prompt wait for its step), or only when it finishes ({@code --insert-at-finish})
  */
 public record SimulationConfig(
     int ranks,

@@ -464,8 +464,9 @@ public final class SimulationConfigBuilder {
   }
 
   /**
-   * Sets whether a request's prompt pages join the cache after each prefill step (the default)
-   * or only when it finishes ({@code --insert-at-finish}; {@link SimulationConfig#cacheChunks()}).
+   * Sets whether a request's prompt pages join the cache after each prefill step, with requests
+   * that share a running prompt waiting for its step (the default), or only when it finishes
+   * ({@code --insert-at-finish}; {@link SimulationConfig#cacheChunks()}).
    *
    * @param v true for after each prefill step
    * @return this

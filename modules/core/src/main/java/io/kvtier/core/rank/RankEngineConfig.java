@@ -72,7 +72,8 @@ public record RankEngineConfig(
 
   /**
    * Chunks of 512 tokens, 16 running, a digest check every 64 ticks, any load-back, prepared
-   * backups, prefill pages inserted after each step, guarded, restores verified by recompute, a failed load-back recomputed.
+   * backups, prefill pages inserted after each step, guarded, restores verified by recompute, a
+   * failed load-back recomputed.
    */
   public static final RankEngineConfig DEFAULTS =
       new RankEngineConfig(

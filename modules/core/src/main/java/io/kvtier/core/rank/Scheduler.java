@@ -10,6 +10,7 @@ import io.kvtier.spi.Collective;
 import io.kvtier.spi.ReduceOp;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -487,7 +488,7 @@ final class Scheduler {
       if (limit - inserted < least) {
         continue;
       }
-      int common = java.util.Arrays.mismatch(prompt, 0, limit, x.tokens, 0, limit);
+      int common = Arrays.mismatch(prompt, 0, limit, x.tokens, 0, limit);
       int shared = common < 0 ? limit : common;
       if (shared - shared % pageSize - inserted >= least) {
         return true;
