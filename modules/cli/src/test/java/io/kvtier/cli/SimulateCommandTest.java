@@ -280,46 +280,55 @@ class SimulateCommandTest {
   }
 
   /**
+   * The prompt tokens a 2-rank run of shared system prompts computed (32 running, 1,024 device
+   * pages), with the default inserts or with {@code --insert-at-finish}; it must pass every check
+   * and finish every request.
+   */
+  private static long computedPromptTokens(
+      Path file, boolean atFinish, long requests, String... more) throws IOException {
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "simulate",
+                "--ranks",
+                "2",
+                "--max-running",
+                "32",
+                "--device-pages",
+                "1024",
+                "--json",
+                file.toString()));
+    args.addAll(List.of(more));
+    if (atFinish) {
+      args.add("--insert-at-finish");
+    }
+    CliRun run = run(args.toArray(String[]::new));
+    assertThat(run.status()).as(run.out() + run.err()).isZero();
+    Map<String, Object> j = json(file);
+    assertThat(j).containsEntry("checksPassed", true).containsEntry("finished", requests);
+    return (Long) j.get("computedPromptTokens");
+  }
+
+  /**
    * Shared system prompts answered at length, arriving while earlier ones decode: by default each
    * prompt's pages join the cache at its one-step prefill, so the later requests match them;
-   * {@code --insert-at-finish} inserts them only when a request ends, and more is computed. Both
-   * pass every check.
+   * {@code --insert-at-finish} inserts them only when a request ends, and more is computed.
    */
   @Test
   void insertingAtFinishComputesSharedPromptsAgain(@TempDir Path dir) throws IOException {
-    long[] computed = new long[2];
-    for (int i = 0; i < 2; i++) {
-      Path file = dir.resolve("run" + i + ".json");
-      List<String> args =
-          new ArrayList<>(
-              List.of(
-                  "simulate",
-                  "--ranks",
-                  "2",
-                  "--chunk",
-                  "512",
-                  "--max-running",
-                  "32",
-                  "--device-pages",
-                  "1024",
-                  "--workload",
-                  "shared-prefix:groups=4,system=256,question=32,requests=48,output=64,rate=100",
-                  "--ticks",
-                  "2000",
-                  "--json",
-                  file.toString()));
-      if (i == 1) {
-        args.add("--insert-at-finish");
-      }
-      CliRun run = run(args.toArray(String[]::new));
-      assertThat(run.status()).as(run.out() + run.err()).isZero();
-      Map<String, Object> j = json(file);
-      assertThat(j).containsEntry("checksPassed", true).containsEntry("finished", 48L);
-      computed[i] = (Long) j.get("computedPromptTokens");
-    }
+    String[] arriving = {
+      "--chunk",
+      "512",
+      "--ticks",
+      "2000",
+      "--workload",
+      "shared-prefix:groups=4,system=256,question=32,requests=48,output=64,rate=100"
+    };
+    long now = computedPromptTokens(dir.resolve("now.json"), false, 48, arriving);
+    long atFinish = computedPromptTokens(dir.resolve("finish.json"), true, 48, arriving);
     // The floor: each system prompt once, then every question.
-    assertThat(computed[0]).isEqualTo(4 * 256 + 48 * 32);
-    assertThat(computed[1]).isGreaterThan(computed[0]);
+    assertThat(now).isEqualTo(4 * 256 + 48 * 32);
+    assertThat(atFinish).isGreaterThan(now);
   }
 
   /**
@@ -329,38 +338,18 @@ class SimulateCommandTest {
    */
   @Test
   void aBurstWithSharedSystemPromptsComputesEachOnce(@TempDir Path dir) throws IOException {
-    long[] computed = new long[2];
-    for (int i = 0; i < 2; i++) {
-      Path file = dir.resolve("burst" + i + ".json");
-      List<String> args =
-          new ArrayList<>(
-              List.of(
-                  "simulate",
-                  "--ranks",
-                  "2",
-                  "--chunk",
-                  "2048",
-                  "--max-running",
-                  "32",
-                  "--device-pages",
-                  "1024",
-                  "--arrivals-per-tick",
-                  "32",
-                  "--workload",
-                  "shared-prefix:groups=4,system=256,question=32,requests=32,output=16",
-                  "--json",
-                  file.toString()));
-      if (i == 1) {
-        args.add("--insert-at-finish");
-      }
-      CliRun run = run(args.toArray(String[]::new));
-      assertThat(run.status()).as(run.out() + run.err()).isZero();
-      Map<String, Object> j = json(file);
-      assertThat(j).containsEntry("checksPassed", true).containsEntry("finished", 32L);
-      computed[i] = (Long) j.get("computedPromptTokens");
-    }
-    assertThat(computed[0]).isEqualTo(4 * 256 + 32 * 32);
-    assertThat(computed[1]).isEqualTo(32 * (256 + 32));
+    String[] burst = {
+      "--chunk",
+      "2048",
+      "--arrivals-per-tick",
+      "32",
+      "--workload",
+      "shared-prefix:groups=4,system=256,question=32,requests=32,output=16"
+    };
+    assertThat(computedPromptTokens(dir.resolve("now.json"), false, 32, burst))
+        .isEqualTo(4 * 256 + 32 * 32);
+    assertThat(computedPromptTokens(dir.resolve("finish.json"), true, 32, burst))
+        .isEqualTo(32 * (256 + 32));
     CliRun bad = run("simulate", "--arrivals-per-tick", "0");
     assertThat(bad.status()).isEqualTo(2);
     assertThat(bad.firstErrLine()).contains("--arrivals-per-tick=0 is out of range");
