@@ -238,9 +238,7 @@ final class Scheduler {
       int kvTarget = (int) kvTarget(r);
       RequestOptions options =
           new RequestOptions(r.namespace(), r.priority(), config.loadBackQuotaPages());
-      // The first output token comes from the last prompt token's forward pass, so a request
-      // that generates must compute at least that token: match all but the last prompt token.
-      int matchable = r.maxOutputTokens() > 0 ? r.promptLength() - 1 : r.promptLength();
+      int matchable = matchable(r);
       if (cache.hasL3() && !prefetched.containsKey(r.id())) {
         // Replicated: the queue, the tree and the count of prefetches are the same everywhere.
         prefetched.put(r.id(), NO_OUTCOME);
@@ -367,6 +365,15 @@ final class Scheduler {
   }
 
   /** Tokens whose KV the request computes: the prompt and each generated token but the last. */
+  /**
+   * The prompt tokens a request may match in the cache. The first output token comes from the last
+   * prompt token's forward pass, so a request that generates must compute at least that token:
+   * all but the last prompt token, or the whole prompt of one that generates nothing.
+   */
+  private static int matchable(RankRequest r) {
+    return r.maxOutputTokens() > 0 ? r.promptLength() - 1 : r.promptLength();
+  }
+
   private static long kvTarget(RankRequest r) {
     return (long) r.promptLength() + Math.max(0, r.maxOutputTokens() - 1);
   }
@@ -385,10 +392,7 @@ final class Scheduler {
           + " samples";
     }
     if (!r.sampling().penalties().none() && !samples) {
-      return "it asks for penalties ("
-          + r.sampling().penalties()
-          + ") but the model decodes greedily only (its runner does not choose through Sampler):"
-          + " leave them out, or serve a model that samples";
+      return "it asks for penalties (" + r.sampling().penalties() + greedyOnly("them");
     }
     LogitBias bias = r.sampling().logitBias();
     if (bias.largestToken() >= cache.config().vocabSize()) {
@@ -399,10 +403,7 @@ final class Scheduler {
           + ")";
     }
     if (!bias.none() && !samples) {
-      return "it asks for a logit bias ("
-          + bias
-          + ") but the model decodes greedily only (its runner does not choose through Sampler):"
-          + " leave it out, or serve a model that samples";
+      return "it asks for a logit bias (" + bias + greedyOnly("it");
     }
     if (r.sampling().logprobs() >= 0 && !reportsLogprobs) {
       return "it asks for log-probabilities (logprobs="
@@ -436,6 +437,17 @@ final class Scheduler {
           + " a request may have";
     }
     return null;
+  }
+
+  /**
+   * The end of the refusal of a logit adjustment that a model without a {@link Sampler} cannot
+   * apply, after the adjustment's description.
+   */
+  private static String greedyOnly(String what) {
+    return ") but the model decodes greedily only (its runner does not choose through Sampler):"
+        + " leave "
+        + what
+        + " out, or serve a model that samples";
   }
 
   /** Why a request can never fit the device pool, or null. */
@@ -476,7 +488,7 @@ final class Scheduler {
       return false;
     }
     int[] prompt = r.promptArray();
-    int matchable = r.maxOutputTokens() > 0 ? r.promptLength() - 1 : r.promptLength();
+    int matchable = matchable(r);
     int least = Math.max(pageSize, SHARED_PREFILL_MIN_TOKENS);
     for (RunningRequest x : running) {
       if (!x.inPrefill() || x.request.namespace() != r.namespace()) {
