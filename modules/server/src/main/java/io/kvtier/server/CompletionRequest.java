@@ -7,7 +7,9 @@ import io.kvtier.core.rank.Sampling;
 import io.kvtier.serving.ModelText;
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -307,9 +309,8 @@ public record CompletionRequest(
           "logit_bias",
           "logit_bias has " + node.size() + " tokens: give at most " + LogitBias.MAX_TOKENS);
     }
-    java.util.Map<Integer, Float> biases = new java.util.HashMap<>();
-    for (var it = node.properties().iterator(); it.hasNext(); ) {
-      var e = it.next();
+    Map<Integer, Float> biases = new HashMap<>();
+    for (Map.Entry<String, JsonNode> e : node.properties()) {
       String param = "logit_bias." + e.getKey();
       int token;
       try {
