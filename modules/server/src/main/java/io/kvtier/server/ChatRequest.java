@@ -45,6 +45,8 @@ final class ChatRequest {
           "metadata",
           "cache_salt",
           "ignore_eos",
+          "stop_token_ids",
+          "min_tokens",
           "kv_transfer_params");
 
   private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name");
@@ -130,6 +132,9 @@ final class ChatRequest {
             });
     f.string("user");
     boolean stream = f.bool("stream").orElse(false);
+    boolean ignoreEos = CompletionRequest.ignoreEos(f);
+    Set<Integer> stopTokenIds = CompletionRequest.stopTokenIds(f);
+    int minTokens = CompletionRequest.minTokens(f);
     return new CompletionRequest(
         model,
         List.of(render(text, parsed)),
@@ -139,9 +144,11 @@ final class ChatRequest {
         f.stops(),
         true,
         CompletionRequest.cacheSalt(f),
-        sampling,
+        CompletionRequest.holdBack(sampling, minTokens, stopTokenIds, text.endOfReply(), ignoreEos),
         n,
-        CompletionRequest.ignoreEos(f));
+        ignoreEos,
+        stopTokenIds,
+        minTokens);
   }
 
   private static int[] render(ModelText text, List<ModelText.Message> messages) {

@@ -7,20 +7,27 @@ import java.util.Set;
 
 /**
  * One choice's text as its tokens come: decoded by the model's {@link ModelText.Decoder}, ended at
- * the model's end-of-generation tokens, cut before the first stop sequence, and handed out in
- * pieces that are final. A piece never ends in text that could still turn out to start a stop
- * sequence, so a stream never sends what the complete text would not hold. Not thread-safe: the
+ * the model's end-of-generation tokens or a stop token id, cut before the first stop sequence, and
+ * handed out in pieces that are final. A piece never ends in text that could still turn out to
+ * start a stop sequence, so a stream never sends what the complete text would not hold. Before its
+ * {@code min_tokens} nothing ends it (vLLM's rule: the sampler holds the end tokens back, and stop
+ * sequences are looked for only in text that ends at or after that token). Not thread-safe: the
  * exchange's thread owns it.
  */
 final class ChoiceText {
   private final ModelText.Decoder decoder;
   private final Set<Integer> endTokens;
   private final boolean ignoreEnd;
+  private final Set<Integer> stopTokenIds;
+  private final int minTokens;
   private final List<String> stops;
   private final StringBuilder text = new StringBuilder();
   private int handedOut;
   private int tokens;
   private boolean stopped;
+
+  /** The text's length before the first token that may end it: stops end past it. */
+  private int searchedFrom;
 
   /**
    * @param decoder the model's decoder of this sequence
@@ -28,13 +35,23 @@ final class ChoiceText {
    *     reply, {@link ModelText#endOfGeneration()} for a completion); they add no text
    * @param ignoreEnd whether the end tokens end nothing (the request's {@code ignore_eos}); they
    *     add no text either way
+   * @param stopTokenIds the request's {@code stop_token_ids}: each ends the text after its own
+   *     text (a special token has none), whatever {@code ignoreEnd}
+   * @param minTokens the tokens before which nothing ends the text, at least 0
    * @param stops the stop sequences
    */
   ChoiceText(
-      ModelText.Decoder decoder, Set<Integer> endTokens, boolean ignoreEnd, List<String> stops) {
+      ModelText.Decoder decoder,
+      Set<Integer> endTokens,
+      boolean ignoreEnd,
+      Set<Integer> stopTokenIds,
+      int minTokens,
+      List<String> stops) {
     this.decoder = Objects.requireNonNull(decoder, "decoder");
     this.endTokens = Set.copyOf(endTokens);
     this.ignoreEnd = ignoreEnd;
+    this.stopTokenIds = Set.copyOf(stopTokenIds);
+    this.minTokens = minTokens;
     this.stops = List.copyOf(stops);
   }
 
@@ -48,9 +65,19 @@ final class ChoiceText {
     if (stopped) {
       return "";
     }
+    if (tokens < minTokens) {
+      searchedFrom = text.length();
+    }
     tokens++;
+    boolean mayEnd = tokens >= minTokens;
+    if (mayEnd && stopTokenIds.contains(token)) {
+      text.append(decoder.add(token)).append(decoder.finish());
+      stopped = true;
+      cutAtStop();
+      return handOut(text.length());
+    }
     if (endTokens.contains(token)) {
-      if (ignoreEnd) {
+      if (ignoreEnd || !mayEnd) {
         return "";
       }
       text.append(decoder.finish());
@@ -59,7 +86,9 @@ final class ChoiceText {
       return handOut(text.length());
     }
     text.append(decoder.add(token));
-    cutAtStop();
+    if (mayEnd) {
+      cutAtStop();
+    }
     return handOut(stopped ? text.length() : text.length() - heldBack());
   }
 
@@ -76,7 +105,7 @@ final class ChoiceText {
     return handOut(text.length());
   }
 
-  /** Whether a stop sequence or an end-of-generation token ended the text. */
+  /** Whether a stop sequence, a stop token id or an end-of-generation token ended the text. */
   boolean stopped() {
     return stopped;
   }
@@ -94,7 +123,7 @@ final class ChoiceText {
   private void cutAtStop() {
     int first = -1;
     for (String stop : stops) {
-      int at = text.indexOf(stop);
+      int at = text.indexOf(stop, Math.max(0, searchedFrom - stop.length() + 1));
       if (at >= 0 && (first < 0 || at < first)) {
         first = at;
       }

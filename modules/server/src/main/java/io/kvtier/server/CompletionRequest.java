@@ -2,6 +2,7 @@ package io.kvtier.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvtier.core.rank.LogitBias;
+import io.kvtier.core.rank.MinTokens;
 import io.kvtier.core.rank.Penalties;
 import io.kvtier.core.rank.Sampling;
 import io.kvtier.serving.ModelText;
@@ -15,6 +16,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -49,6 +51,11 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param ignoreEos vLLM's {@code ignore_eos}: the model's end-of-generation (or end-of-reply)
  *     tokens end nothing and add no text, so the choice runs to its budget or a stop sequence (how
  *     benchmark clients ask for answers of a set length)
+ * @param stopTokenIds vLLM's {@code stop_token_ids}: tokens that end a choice as the model's end
+ *     tokens do (whatever {@code ignoreEos}), their own text kept (a special token has none)
+ * @param minTokens vLLM's {@code min_tokens}: the tokens a choice generates before anything ends
+ *     it; until then the end tokens and {@code stopTokenIds} are never chosen ({@link
+ *     Sampling#minTokens()}) and no stop sequence is looked for; 0 for none
  */
 public record CompletionRequest(
     String model,
@@ -61,7 +68,9 @@ public record CompletionRequest(
     Optional<String> cacheSalt,
     Sampling sampling,
     int n,
-    boolean ignoreEos) {
+    boolean ignoreEos,
+    Set<Integer> stopTokenIds,
+    int minTokens) {
 
   /** OpenAI's default {@code max_tokens} of a completion. */
   static final int DEFAULT_COMPLETION_TOKENS = 16;
@@ -90,6 +99,8 @@ public record CompletionRequest(
           "suffix",
           "cache_salt",
           "ignore_eos",
+          "stop_token_ids",
+          "min_tokens",
           "kv_transfer_params");
 
   /** The most choices one prompt may ask for (OpenAI's bound on {@code n}). */
@@ -105,6 +116,10 @@ public record CompletionRequest(
     Objects.requireNonNull(sampling, "sampling");
     if (n < 1 || n > MAX_CHOICES) {
       throw new IllegalArgumentException("n=" + n + " is not in [1, " + MAX_CHOICES + "]");
+    }
+    stopTokenIds = Set.copyOf(stopTokenIds);
+    if (minTokens < 0) {
+      throw new IllegalArgumentException("minTokens=" + minTokens + " must be at least 0");
     }
   }
 
@@ -154,6 +169,9 @@ public record CompletionRequest(
     f.unsupported("suffix");
     f.string("user");
     boolean stream = f.bool("stream").orElse(false);
+    boolean ignoreEos = ignoreEos(f);
+    Set<Integer> stopTokenIds = stopTokenIds(f);
+    int minTokens = minTokens(f);
     return new CompletionRequest(
         model,
         prompts,
@@ -163,14 +181,91 @@ public record CompletionRequest(
         f.stops(),
         false,
         cacheSalt(f),
-        sampling,
+        holdBack(sampling, minTokens, stopTokenIds, text.endOfGeneration(), ignoreEos),
         n,
-        ignoreEos(f));
+        ignoreEos,
+        stopTokenIds,
+        minTokens);
   }
 
   /** {@code ignore_eos} (vLLM's), both endpoints: false unless sent. */
   static boolean ignoreEos(BodyFields f) {
     return f.bool("ignore_eos").orElse(false);
+  }
+
+  /** The most {@code stop_token_ids} one request may send. */
+  static final int MAX_STOP_TOKEN_IDS = 1024;
+
+  /**
+   * {@code stop_token_ids} (vLLM's), both endpoints: an array of token ids, at most {@value
+   * #MAX_STOP_TOKEN_IDS}; none unless sent. {@link #check} checks them against the vocabulary.
+   */
+  static Set<Integer> stopTokenIds(BodyFields f) {
+    Optional<JsonNode> given = f.get("stop_token_ids");
+    if (given.isEmpty()) {
+      return Set.of();
+    }
+    JsonNode node = given.get();
+    if (!node.isArray()) {
+      throw ApiException.badField(
+          "stop_token_ids",
+          "stop_token_ids must be an array of token ids, like [2], not "
+              + BodyFields.describe(node));
+    }
+    if (node.size() > MAX_STOP_TOKEN_IDS) {
+      throw ApiException.badField(
+          "stop_token_ids",
+          "stop_token_ids has " + node.size() + " ids: give at most " + MAX_STOP_TOKEN_IDS);
+    }
+    Set<Integer> ids = new TreeSet<>();
+    for (int i = 0; i < node.size(); i++) {
+      String param = "stop_token_ids[" + i + "]";
+      int id = BodyFields.integer(node.get(i), param);
+      if (id < 0) {
+        throw ApiException.badField(
+            param, param + "=" + id + " is not a token id: give a non-negative integer");
+      }
+      ids.add(id);
+    }
+    return ids;
+  }
+
+  /**
+   * {@code min_tokens} (vLLM's), both endpoints: at least 0, the default; {@link #check} holds it
+   * to the budget.
+   */
+  static int minTokens(BodyFields f) {
+    int min = f.integer("min_tokens").orElse(0);
+    if (min < 0) {
+      throw ApiException.badField(
+          "min_tokens", "min_tokens=" + min + " must be at least 0 (0, the default, is none)");
+    }
+    return min;
+  }
+
+  /**
+   * The sampling that holds back, for the first {@code minTokens} tokens of a choice, every token
+   * that would end it: the stop token ids, and the model's end tokens unless {@code ignore_eos}
+   * makes them end nothing (vLLM's min-tokens processor bans the same).
+   *
+   * @param sampling the request's sampling
+   * @param minTokens the tokens generated first
+   * @param stopTokenIds the request's stop token ids
+   * @param endTokens the model's end tokens of this endpoint
+   * @param ignoreEos whether the end tokens end nothing
+   * @return the sampling, with a {@link MinTokens}
+   */
+  static Sampling holdBack(
+      Sampling sampling,
+      int minTokens,
+      Set<Integer> stopTokenIds,
+      Set<Integer> endTokens,
+      boolean ignoreEos) {
+    Set<Integer> ending = new TreeSet<>(stopTokenIds);
+    if (!ignoreEos) {
+      ending.addAll(endTokens);
+    }
+    return sampling.withMinTokens(MinTokens.of(minTokens, ending));
   }
 
   /**
@@ -460,7 +555,33 @@ public record CompletionRequest(
           "logit_bias." + biased,
           "logit_bias." + biased + " is outside the vocabulary [0, " + vocabSize + ")");
     }
+    for (int id : stopTokenIds) {
+      if (id >= vocabSize) {
+        throw ApiException.badField(
+            "stop_token_ids",
+            "stop_token_ids holds " + id + ", outside the vocabulary [0, " + vocabSize + ")");
+      }
+    }
+    if (sampling.minTokens().tokens().length >= vocabSize) {
+      throw ApiException.badField(
+          "stop_token_ids",
+          "with min_tokens="
+              + minTokens
+              + ", stop_token_ids and the model's end tokens hold back every token of the"
+              + " vocabulary: nothing could be generated; send fewer stop token ids");
+    }
     int tokens = maxTokens.orElse(chat ? contextLimit - longest : DEFAULT_COMPLETION_TOKENS);
+    if (minTokens > tokens) {
+      throw ApiException.badField(
+          "min_tokens",
+          "min_tokens="
+              + minTokens
+              + " is more than "
+              + field
+              + "="
+              + tokens
+              + ": give at most as many as the choice may generate");
+    }
     long total = (long) longest + Math.max(tokens, 1);
     if (total > contextLimit || tokens < 1) {
       throw ApiException.badField(

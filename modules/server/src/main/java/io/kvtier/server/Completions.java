@@ -100,6 +100,8 @@ final class Completions {
               model.decoder(prompt, request.chat()),
               request.chat() ? model.endOfReply() : model.endOfGeneration(),
               request.ignoreEos(),
+              request.stopTokenIds(),
+              request.minTokens(),
               request.stops());
     }
   }

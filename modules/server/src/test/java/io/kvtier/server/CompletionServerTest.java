@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvtier.core.rank.MinTokens;
 import io.kvtier.core.rank.Penalties;
 import io.kvtier.core.rank.RankGroupFailedException;
 import io.kvtier.core.rank.RequestOutcome;
@@ -329,6 +330,116 @@ class CompletionServerTest {
     assertThat(engine.cancelled.get()).isEqualTo(2);
   }
 
+  /**
+   * vLLM's {@code stop_token_ids} end a choice after the stop token's own text, and its {@code
+   * min_tokens} lets nothing end a choice before that many tokens: a stop token id or a stop
+   * sequence that completes earlier is text like any other (a stop sequence that completes at or
+   * after it still ends the choice, though it began earlier).
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+      stop at ','              | "stop_token_ids": [44]                    | Hello,        | stop   | 6
+      not before min_tokens    | "stop_token_ids": [108], "min_tokens": 7  | Hello, worl   | stop   | 11
+      min_tokens, no stop      | "min_tokens": 13                          | Hello, world! | length | 13
+      stop string too early    | "stop": ["ll"], "min_tokens": 5           | Hello, world! | length | 13
+      stop string completes at | "stop": ["lo,"], "min_tokens": 6          | Hel           | stop   | 6
+      stop string before min   | "stop": ["lo,"], "min_tokens": 7          | Hello, world! | length | 13
+      """)
+  void stopTokenIdsEndAChoiceAndNothingEndsItBeforeMinTokens(
+      String name, String fields, String text, String finish, int tokens) throws Exception {
+    String body = "{\"model\": \"kvtier-tiny\", \"prompt\": \"x\", \"max_tokens\": 13, " + fields;
+
+    JsonNode whole = json(post("/v1/completions", body + "}"));
+    List<String> events = events(post("/v1/completions", body + ", \"stream\": true}"));
+
+    JsonNode choice = whole.get("choices").get(0);
+    assertThat(choice.get("text").asText()).isEqualTo(text);
+    assertThat(choice.get("finish_reason").asText()).isEqualTo(finish);
+    assertThat(whole.get("usage").get("completion_tokens").asInt()).isEqualTo(tokens);
+    StringBuilder streamed = new StringBuilder();
+    for (String e : events.subList(0, events.size() - 1)) {
+      streamed.append(JSON.readTree(e).get("choices").get(0).get("text").asText());
+    }
+    assertThat(streamed.toString()).isEqualTo(text);
+  }
+
+  /**
+   * The tokens {@code min_tokens} holds back reach the engine in the request's sampling: the
+   * stop token ids and the endpoint's end tokens (a chat's {@code <|end|>}; none of a tiny
+   * completion), less the end tokens where {@code ignore_eos} makes them end nothing.
+   */
+  @Test
+  void minTokensHoldsBackTheStopTokenIdsAndTheEndTokens() throws Exception {
+    String chat =
+        "{\"model\": \"kvtier-tiny\", \"messages\": [{\"role\": \"user\", \"content\":"
+            + " \"x\"}], \"min_tokens\": 2, \"stop_token_ids\": [9, 4, 9]";
+    assertThat(post("/v1/chat/completions", chat + "}").statusCode()).isEqualTo(200);
+    assertThat(post("/v1/chat/completions", chat + ", \"ignore_eos\": true}").statusCode())
+        .isEqualTo(200);
+    assertThat(
+            post(
+                    "/v1/completions",
+                    "{\"model\": \"kvtier-tiny\", \"prompt\": [1], \"min_tokens\": 3}")
+                .statusCode())
+        .isEqualTo(200);
+    assertThat(
+            post(
+                    "/v1/completions",
+                    "{\"model\": \"kvtier-tiny\", \"prompt\": [1], \"stop_token_ids\": [3]}")
+                .statusCode())
+        .isEqualTo(200);
+    assertThat(engine.samplings)
+        .containsExactly(
+            Sampling.GREEDY.withMinTokens(MinTokens.of(2, List.of(4, 9, TinyText.END))),
+            Sampling.GREEDY.withMinTokens(MinTokens.of(2, List.of(4, 9))),
+            Sampling.GREEDY,
+            Sampling.GREEDY);
+  }
+
+  /** Too many stop token ids, or ones that hold back the whole vocabulary, are a 400. */
+  @Test
+  void stopTokenIdsAreBoundedAndCannotHoldBackTheWholeVocabulary() throws Exception {
+    String many =
+        java.util.stream.IntStream.range(0, 1025)
+            .mapToObj(i -> Integer.toString(i % 10))
+            .collect(java.util.stream.Collectors.joining(","));
+    HttpResponse<String> tooMany =
+        post(
+            "/v1/completions",
+            "{\"model\": \"kvtier-tiny\", \"prompt\": [1], \"stop_token_ids\": [" + many + "]}");
+    assertThat(tooMany.statusCode()).isEqualTo(400);
+    assertThat(json(tooMany).get("error").get("message").asText())
+        .contains("stop_token_ids has 1025 ids: give at most 1024");
+    String all =
+        java.util.stream.IntStream.range(0, 512)
+            .mapToObj(Integer::toString)
+            .collect(java.util.stream.Collectors.joining(", "));
+    HttpResponse<String> every =
+        post(
+            "/v1/completions",
+            "{\"model\": \"kvtier-tiny\", \"prompt\": [1], \"min_tokens\": 1,"
+                + " \"stop_token_ids\": ["
+                + all
+                + "]}");
+    assertThat(every.statusCode()).isEqualTo(400);
+    JsonNode error = json(every).get("error");
+    assertThat(error.get("param").asText()).isEqualTo("stop_token_ids");
+    assertThat(error.get("message").asText())
+        .contains("hold back every token of the vocabulary: nothing could be generated");
+    assertThat(
+            post(
+                    "/v1/completions",
+                    "{\"model\": \"kvtier-tiny\", \"prompt\": [1], \"stop_token_ids\": ["
+                        + all
+                        + "]}")
+                .statusCode())
+        .as("without min_tokens nothing is held back")
+        .isEqualTo(200);
+  }
+
   @ParameterizedTest(name = "{0}")
   @CsvSource(
       delimiter = '|',
@@ -392,6 +503,15 @@ class CompletionServerTest {
       stream a string | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream": "yes"}   | stream | stream must be true or false
       ignore_eos 1    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "ignore_eos": 1}   | ignore_eos | ignore_eos must be true or false
       chat ignore_eos | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "ignore_eos": "true"} | ignore_eos | ignore_eos must be true or false
+      stop ids a number | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stop_token_ids": 7} | stop_token_ids | stop_token_ids must be an array of token ids, like [2], not 7
+      stop id -1      | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stop_token_ids": [3, -1]} | stop_token_ids[1] | stop_token_ids[1]=-1 is not a token id: give a non-negative integer
+      stop id a word  | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "stop_token_ids": ["7"]} | stop_token_ids[0] | stop_token_ids[0] must be an integer
+      stop id 512     | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stop_token_ids": [512]} | stop_token_ids | stop_token_ids holds 512, outside the vocabulary [0, 512)
+      min_tokens -1   | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "min_tokens": -1} | min_tokens | min_tokens=-1 must be at least 0 (0, the default, is none)
+      min_tokens str  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "min_tokens": "2"} | min_tokens | min_tokens must be an integer
+      min over max    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_tokens": 4, "min_tokens": 5} | min_tokens | min_tokens=5 is more than max_tokens=4: give at most as many as the choice may generate
+      min over default | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "min_tokens": 17} | min_tokens | min_tokens=17 is more than max_tokens=16
+      chat min over max | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "max_completion_tokens": 3, "min_tokens": 4} | min_tokens | min_tokens=4 is more than max_completion_tokens=3
       five stops      | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stop": ["a","b","c","d","e"]} | stop | at most 4
       stream_options  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream_options": {"x": 1}} | stream_options.x | unknown field "stream_options.x"
       no messages     | /v1/chat/completions | {"model": "kvtier-tiny"}                    | messages | missing field messages

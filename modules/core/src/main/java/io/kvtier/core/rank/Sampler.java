@@ -32,8 +32,8 @@ public final class Sampler {
    * logits[from, from + length)}, chosen under {@code step.sampling()}; where the request asked
    * for log-probabilities, they are recorded in {@code step.logprobs()}. What a model that {@link
    * ModelRunner#reportsLogprobs()} calls for each token it chooses. The request's {@link
-   * LogitBias} and then its {@link Penalties} apply to a copy of the row first (the row is left as
-   * it is; the log-probabilities are the row's own).
+   * LogitBias}, its {@link MinTokens} and then its {@link Penalties} apply to a copy of the row
+   * first (the row is left as it is; the log-probabilities are the row's own).
    *
    * @param logits the logits
    * @param from the first logit of the row
@@ -53,6 +53,7 @@ public final class Sampler {
       float[] row = s.penalized(length);
       System.arraycopy(logits, from, row, 0, length);
       sampling.logitBias().apply(row, length);
+      sampling.minTokens().apply(row, length, position - step.promptLength());
       sampling
           .penalties()
           .apply(row, length, step.tokens(), step.promptLength(), position, s.zeros(length));

@@ -21,6 +21,8 @@ package io.kvtier.core.rank;
  *     Penalties#NONE} by default); only of a model that {@link ModelRunner#samples()}
  * @param logitBias biases added to tokens' logits before the penalties ({@link LogitBias#NONE} by
  *     default); only of a model that {@link ModelRunner#samples()}
+ * @param minTokens the end tokens held back until the request has generated enough ({@link
+ *     MinTokens#NONE} by default); only of a model that {@link ModelRunner#samples()}
  */
 public record Sampling(
     float temperature,
@@ -29,14 +31,15 @@ public record Sampling(
     long seed,
     int logprobs,
     Penalties penalties,
-    LogitBias logitBias) {
+    LogitBias logitBias,
+    MinTokens minTokens) {
 
   /** The most likely tokens a request may ask to be reported at each position (vLLM's default). */
   public static final int MAX_LOGPROBS = 20;
 
   /** Greedy decoding: the largest logit, the lowest token id on ties; nothing reported. */
   public static final Sampling GREEDY =
-      new Sampling(0, 1, 0, 0, -1, Penalties.NONE, LogitBias.NONE);
+      new Sampling(0, 1, 0, 0, -1, Penalties.NONE, LogitBias.NONE, MinTokens.NONE);
 
   /**
    * Sampling that reports nothing of its tokens.
@@ -47,7 +50,7 @@ public record Sampling(
    * @param seed the draws' seed
    */
   public Sampling(float temperature, float topP, int topK, long seed) {
-    this(temperature, topP, topK, seed, -1, Penalties.NONE, LogitBias.NONE);
+    this(temperature, topP, topK, seed, -1, Penalties.NONE, LogitBias.NONE, MinTokens.NONE);
   }
 
   /**
@@ -61,7 +64,7 @@ public record Sampling(
    *     #MAX_LOGPROBS}
    */
   public Sampling(float temperature, float topP, int topK, long seed, int logprobs) {
-    this(temperature, topP, topK, seed, logprobs, Penalties.NONE, LogitBias.NONE);
+    this(temperature, topP, topK, seed, logprobs, Penalties.NONE, LogitBias.NONE, MinTokens.NONE);
   }
 
   /**
@@ -76,7 +79,29 @@ public record Sampling(
    */
   public Sampling(
       float temperature, float topP, int topK, long seed, int logprobs, Penalties penalties) {
-    this(temperature, topP, topK, seed, logprobs, penalties, LogitBias.NONE);
+    this(temperature, topP, topK, seed, logprobs, penalties, LogitBias.NONE, MinTokens.NONE);
+  }
+
+  /**
+   * Sampling that holds back no token.
+   *
+   * @param temperature 0 for greedy decoding, else positive and finite
+   * @param topP the nucleus: in (0, 1], 1 for all
+   * @param topK the most candidates, 0 for all
+   * @param seed the draws' seed
+   * @param logprobs -1 for none, else the most likely tokens to report
+   * @param penalties the penalties
+   * @param logitBias the logit bias
+   */
+  public Sampling(
+      float temperature,
+      float topP,
+      int topK,
+      long seed,
+      int logprobs,
+      Penalties penalties,
+      LogitBias logitBias) {
+    this(temperature, topP, topK, seed, logprobs, penalties, logitBias, MinTokens.NONE);
   }
 
   /** Validates the fields; each message names the field and the value. */
@@ -93,6 +118,7 @@ public record Sampling(
     }
     java.util.Objects.requireNonNull(penalties, "penalties");
     java.util.Objects.requireNonNull(logitBias, "logitBias");
+    java.util.Objects.requireNonNull(minTokens, "minTokens");
     if (logprobs < -1 || logprobs > MAX_LOGPROBS) {
       throw new IllegalArgumentException(
           "logprobs=" + logprobs + " must be -1 (none) or 0 to " + MAX_LOGPROBS);
@@ -106,7 +132,7 @@ public record Sampling(
    * @return a copy
    */
   public Sampling withSeed(long seed) {
-    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, logitBias);
+    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, logitBias, minTokens);
   }
 
   /**
@@ -117,7 +143,7 @@ public record Sampling(
    * @return a copy
    */
   public Sampling withLogprobs(int top) {
-    return new Sampling(temperature, topP, topK, seed, top, penalties, logitBias);
+    return new Sampling(temperature, topP, topK, seed, top, penalties, logitBias, minTokens);
   }
 
   /**
@@ -127,7 +153,7 @@ public record Sampling(
    * @return a copy
    */
   public Sampling withPenalties(Penalties penalties) {
-    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, logitBias);
+    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, logitBias, minTokens);
   }
 
   /**
@@ -137,16 +163,26 @@ public record Sampling(
    * @return a copy
    */
   public Sampling withLogitBias(LogitBias bias) {
-    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, bias);
+    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, bias, minTokens);
   }
 
   /**
-   * Whether the logits are changed before the choice (penalties or a bias).
+   * The same choices, holding these tokens back.
+   *
+   * @param held the held-back tokens
+   * @return a copy
+   */
+  public Sampling withMinTokens(MinTokens held) {
+    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, logitBias, held);
+  }
+
+  /**
+   * Whether the logits are changed before the choice (penalties, a bias or held-back tokens).
    *
    * @return false for the model's own logits
    */
   public boolean adjustsLogits() {
-    return !penalties.none() || !logitBias.none();
+    return !penalties.none() || !logitBias.none() || !minTokens.none();
   }
 
   /**

@@ -380,7 +380,8 @@ final class Scheduler {
 
   /**
    * Why a request cannot enter at all, from the request and the replicated config alone, or
-   * null: sampling asked of a model that decodes greedily only, a token outside the vocabulary,
+   * null: sampling asked of a model that decodes greedily only, a token outside the vocabulary
+   * (of the prompt, the logit bias or the held-back tokens),
    * or a prompt plus output budget longer than the token array the engine keeps. Namespaces need
    * no check: any long names one.
    */
@@ -404,6 +405,22 @@ final class Scheduler {
     }
     if (!bias.none() && !samples) {
       return "it asks for a logit bias (" + bias + greedyOnly("it");
+    }
+    MinTokens held = r.sampling().minTokens();
+    if (held.largestToken() >= cache.config().vocabSize()) {
+      return "it holds back token "
+          + held.largestToken()
+          + ", outside the vocabulary [0, "
+          + cache.config().vocabSize()
+          + ")";
+    }
+    if (held.tokens().length >= cache.config().vocabSize()) {
+      return "it holds back every token of the vocabulary ("
+          + held
+          + "): nothing could be chosen before its minimum is generated";
+    }
+    if (!held.none() && !samples) {
+      return "it holds tokens back (" + held + greedyOnly("min_tokens");
     }
     if (r.sampling().logprobs() >= 0 && !reportsLogprobs) {
       return "it asks for log-probabilities (logprobs="

@@ -18,12 +18,13 @@ import java.util.List;
  * (shared-prefix and multi-turn floods repeat long prefixes), and the remaining tokens; with bit 2
  * then its {@link TransferRole} ordinal and, for {@code AWAIT}, the handle's pages (so a message
  * without transfers encodes as it always did); with bit 3 (some arrival samples) then a byte, 1 if
- * it is not plain greedy decoding, plus 2 if it reports log-probabilities, 4 if it has penalties
- * and 8 if it has a logit bias, and if not 0 its {@link Sampling}: the bits of temperature and
- * top-p, top-k, the zigzag seed, with 2 the count of most likely tokens, with 4 the bits of the
- * presence, frequency and repetition penalties, with 8 the count of biased tokens and for each the
- * id's delta from the previous one and the bias's bits (a message of greedy requests encodes as
- * it always did). Aborts:
+ * it is not plain greedy decoding, plus 2 if it reports log-probabilities, 4 if it has penalties,
+ * 8 if it has a logit bias and 16 if it holds tokens back ({@link MinTokens}), and if not 0 its
+ * {@link Sampling}: the bits of temperature and top-p, top-k, the zigzag seed, with 2 the count of
+ * most likely tokens, with 4 the bits of the presence, frequency and repetition penalties, with 8
+ * the count of biased tokens and for each the id's delta from the previous one and the bias's
+ * bits, with 16 the count of tokens generated first, the count of held-back tokens and each id's
+ * delta from the previous one (a message of greedy requests encodes as it always did). Aborts:
  * count, then zigzag deltas of the ids. An idle tick encodes in 4 bytes.
  */
 final class TickCommandCodec {
@@ -80,10 +81,15 @@ final class TickCommandCodec {
         boolean logprobs = sampling.logprobs() >= 0;
         Penalties penalties = sampling.penalties();
         LogitBias bias = sampling.logitBias();
+        MinTokens held = sampling.minTokens();
         out.varint(
             greedy
                 ? 0
-                : 1 | (logprobs ? 2 : 0) | (penalties.none() ? 0 : 4) | (bias.none() ? 0 : 8));
+                : 1
+                    | (logprobs ? 2 : 0)
+                    | (penalties.none() ? 0 : 4)
+                    | (bias.none() ? 0 : 8)
+                    | (held.none() ? 0 : 16));
         if (!greedy) {
           out.varint(Integer.toUnsignedLong(Float.floatToIntBits(sampling.temperature())));
           out.varint(Integer.toUnsignedLong(Float.floatToIntBits(sampling.topP())));
@@ -106,6 +112,16 @@ final class TickCommandCodec {
               out.varint(ids[i] - previousToken);
               out.varint(Integer.toUnsignedLong(Float.floatToIntBits(biases[i])));
               previousToken = ids[i];
+            }
+          }
+          if (!held.none()) {
+            int[] ids = held.tokens();
+            out.varint(held.count());
+            out.varint(ids.length);
+            int previousToken = 0;
+            for (int id : ids) {
+              out.varint(id - previousToken);
+              previousToken = id;
             }
           }
         }
@@ -190,12 +206,12 @@ final class TickCommandCodec {
       Sampling sampling = Sampling.GREEDY;
       if ((flags & 8) != 0) {
         int samples = in.intValue("sampling flag");
-        if (samples != 0 && (samples > 15 || (samples & 1) == 0)) {
+        if (samples != 0 && (samples > 31 || (samples & 1) == 0)) {
           throw in.malformed(
               "sampling flag "
                   + samples
-                  + " is neither 0 nor 1 plus the bits 2 (log-probabilities), 4 (penalties) and 8"
-                  + " (a logit bias)");
+                  + " is neither 0 nor 1 plus the bits 2 (log-probabilities), 4 (penalties), 8"
+                  + " (a logit bias) and 16 (held-back tokens)");
         }
         if (samples != 0) {
           float temperature = Float.intBitsToFloat((int) in.varint());
@@ -228,6 +244,21 @@ final class TickCommandCodec {
               throw in.malformed("logit bias: " + e.getMessage());
             }
           }
+          MinTokens held = MinTokens.NONE;
+          if ((samples & 16) != 0) {
+            int first = in.intValue("min tokens");
+            int[] ids = new int[in.count("held-back tokens")];
+            int previousToken = 0;
+            for (int i = 0; i < ids.length; i++) {
+              ids[i] = previousToken + in.intValue("held-back token delta");
+              previousToken = ids[i];
+            }
+            try {
+              held = new MinTokens(first, ids);
+            } catch (IllegalArgumentException e) {
+              throw in.malformed("min tokens: " + e.getMessage());
+            }
+          }
           try {
             sampling =
                 new Sampling(
@@ -237,7 +268,8 @@ final class TickCommandCodec {
                     seed,
                     logprobs,
                     new Penalties(presence, frequency, repetition),
-                    bias);
+                    bias,
+                    held);
           } catch (IllegalArgumentException e) {
             throw in.malformed("sampling: " + e.getMessage());
           }

@@ -16,8 +16,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * A client's bad request is a rejected request, never a dead group: a token outside the
  * vocabulary, output budgets up to {@code Integer.MAX_VALUE}, sampling from a model that
- * decodes greedily only and log-probabilities from a model that reports none are rejected with
- * their reason
+ * decodes greedily only, log-probabilities from a model that reports none and held-back tokens
+ * outside the vocabulary (or all of it) are rejected with their reason
  * on every rank alike, and the other requests of the same ticks finish.
  */
 @Timeout(60)
@@ -88,7 +88,27 @@ class RequestEntryCheckTest {
                 prompt(12, 14),
                 TransferRole.NONE,
                 0,
-                Sampling.GREEDY.withLogitBias(LogitBias.of(java.util.Map.of(7, 5f)))));
+                Sampling.GREEDY.withLogitBias(LogitBias.of(java.util.Map.of(7, 5f)))),
+            // Holds back a token outside the vocabulary.
+            new RankRequest(
+                13,
+                0,
+                0,
+                2,
+                prompt(13, 14),
+                TransferRole.NONE,
+                0,
+                Sampling.GREEDY.withMinTokens(MinTokens.of(1, List.of(2, VOCAB)))),
+            // Holds tokens back on a model that decodes greedily only.
+            new RankRequest(
+                14,
+                0,
+                0,
+                2,
+                prompt(14, 14),
+                TransferRole.NONE,
+                0,
+                Sampling.GREEDY.withMinTokens(MinTokens.of(1, List.of(2)))));
   }
 
   private static TickCommands commands(long tick) {
@@ -103,7 +123,9 @@ class RequestEntryCheckTest {
                   BAD.get(5),
                   BAD.get(6),
                   BAD.get(7),
-                  BAD.get(8)));
+                  BAD.get(8),
+                  BAD.get(9),
+                  BAD.get(10)));
       case 2 -> new TickCommands(List.of(GOOD.get(2)), new long[0], true);
       default -> TickCommands.NONE;
     };
@@ -165,13 +187,21 @@ class RequestEntryCheckTest {
           .containsEntry(9L, "REJECTED@1")
           .containsEntry(10L, "REJECTED@1")
           .containsEntry(11L, "REJECTED@1")
-          .containsEntry(12L, "REJECTED@1");
+          .containsEntry(12L, "REJECTED@1")
+          .containsEntry(13L, "REJECTED@1")
+          .containsEntry(14L, "REJECTED@1");
       // Step 3 rejects it when it reaches the head of the queue.
       assertThat(ended.get(6L)).startsWith("REJECTED@");
       assertThat(ended.get(1L)).startsWith("FINISHED");
       assertThat(ended.get(2L)).startsWith("FINISHED");
       assertThat(ended.get(7L)).startsWith("FINISHED");
-      assertThat(reasons.keySet()).containsExactly(3L, 4L, 5L, 6L, 8L, 9L, 10L, 11L, 12L);
+      assertThat(reasons.keySet()).containsExactly(3L, 4L, 5L, 6L, 8L, 9L, 10L, 11L, 12L, 13L, 14L);
+      assertThat(reasons.get(13L))
+          .contains("it holds back token 5000, outside the vocabulary [0, 5000)");
+      assertThat(reasons.get(14L))
+          .contains("it holds tokens back (MinTokens{1 before [2]})")
+          .contains("the model decodes greedily only")
+          .contains("leave min_tokens out");
       assertThat(reasons.get(12L))
           .contains("it asks for a logit bias (LogitBias{7=5.0})")
           .contains("the model decodes greedily only");
@@ -193,7 +223,7 @@ class RequestEntryCheckTest {
       assertThat(reasons.get(5L)).contains("maxOutputTokens (2147483633)");
       assertThat(reasons.get(6L)).contains("needs 254 pages").contains("device pool has 32");
       assertThat(first.get(2)).isEqualTo(3L);
-      assertThat(first.get(3)).isEqualTo(9L);
+      assertThat(first.get(3)).isEqualTo(11L);
     }
   }
 
@@ -275,7 +305,30 @@ class RequestEntryCheckTest {
             .hasMessageStartingWith("request id=" + bad.id() + " would be rejected: ")
             .satisfies(t -> messages.add(t.getMessage()));
       }
-      assertThat(messages).hasSize(9);
+      assertThat(messages).hasSize(11);
     }
+  }
+
+  /** Holding back every token of the vocabulary would leave nothing to choose: refused. */
+  @Test
+  void holdingBackEveryTokenIsRefused() throws Exception {
+    int vocab = 16;
+    try (RankHarness h =
+        new RankHarness(1, CacheConfig.of(4, 32, 64).withVocabSize(vocab), ENGINE)) {
+      RankEngine e = h.engines.getFirst();
+      int[] all = java.util.stream.IntStream.range(0, vocab).toArray();
+      assertThatThrownBy(() -> e.checkRequest(holding(new MinTokens(2, all))))
+          .hasMessageContaining("it holds back every token of the vocabulary");
+      int[] allButOne = java.util.Arrays.copyOf(all, vocab - 1);
+      assertThatThrownBy(() -> e.checkRequest(holding(new MinTokens(2, allButOne))))
+          .as("one token left: refused only because this model decodes greedily only")
+          .hasMessageNotContaining("every token")
+          .hasMessageContaining("the model decodes greedily only");
+    }
+  }
+
+  private static RankRequest holding(MinTokens held) {
+    return new RankRequest(
+        1, 0, 0, 2, new int[] {1, 2, 3}, TransferRole.NONE, 0, Sampling.GREEDY.withMinTokens(held));
   }
 }

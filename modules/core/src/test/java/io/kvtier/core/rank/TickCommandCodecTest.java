@@ -164,6 +164,56 @@ class TickCommandCodecTest {
   }
 
   @Test
+  void heldBackTokensSurviveTheRoundTripAndABadFlagIsMalformed() {
+    int[] prompt = {5, 6, 7};
+    MinTokens held = MinTokens.of(12, List.of(2, 151645, 70000));
+    RankRequest greedy =
+        new RankRequest(
+            1, 0, 0, 20, prompt, TransferRole.NONE, 0, Sampling.GREEDY.withMinTokens(held));
+    RankRequest sampled =
+        new RankRequest(
+            2,
+            0,
+            0,
+            20,
+            prompt,
+            TransferRole.NONE,
+            0,
+            new Sampling(0.8f, 0.9f, 5, -3)
+                .withLogitBias(LogitBias.of(java.util.Map.of(4, 1f)))
+                .withMinTokens(held));
+    TickCommands c = TickCommands.arrive(List.of(greedy, sampled));
+    TickCommands back = TickCommands.decode(c.encode());
+    assertThat(back).isEqualTo(c);
+    assertThat(back.arrivals().get(0).sampling().minTokens()).isEqualTo(held);
+    assertThat(back.arrivals().get(1).sampling().minTokens()).isEqualTo(held);
+    assertThat(
+            TickCommands.arrive(
+                    List.of(
+                        new RankRequest(
+                            3, 0, 0, 20, prompt, TransferRole.NONE, 0, Sampling.GREEDY)))
+                .encode())
+        .as("a greedy request without held-back tokens encodes as it always did")
+        .hasSizeLessThan(c.encode().length);
+    // The second arrival's sampling flag (1 + 8 + 16 = 25) turned into 33: no such bit.
+    byte[] bytes = c.encode();
+    byte[] bad = bytes.clone();
+    int flag = -1;
+    for (int i = bytes.length - 1; i >= 0; i--) {
+      if (bytes[i] == 25) {
+        flag = i;
+        break;
+      }
+    }
+    assertThat(flag).isPositive();
+    bad[flag] = 33;
+    assertThatThrownBy(() -> TickCommands.decode(bad))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("sampling flag 33")
+        .hasMessageContaining("16 (held-back tokens)");
+  }
+
+  @Test
   void logprobsSurviveTheRoundTripGreedyOrSampled() {
     int[] prompt = {5, 6, 7};
     RankRequest greedy =
