@@ -31,15 +31,8 @@ public record LogitBias(int[] tokens, float[] biases) {
     if (tokens.length > MAX_TOKENS) {
       throw new IllegalArgumentException(tokens.length + " biased tokens: at most " + MAX_TOKENS);
     }
+    TokenIds.checkAscending(tokens);
     for (int i = 0; i < tokens.length; i++) {
-      if (tokens[i] < 0 || (i > 0 && tokens[i] <= tokens[i - 1])) {
-        throw new IllegalArgumentException(
-            "token "
-                + tokens[i]
-                + " at "
-                + i
-                + ": the ids must be at least 0, ascending, distinct");
-      }
       if (!(biases[i] >= -100 && biases[i] <= 100)) {
         throw new IllegalArgumentException(
             "the bias of token " + tokens[i] + " is " + biases[i] + ": give -100 to 100");

@@ -36,16 +36,7 @@ public record MinTokens(int count, int[] tokens) {
       throw new IllegalArgumentException(
           tokens.length + " held-back tokens: at most " + MAX_TOKENS);
     }
-    for (int i = 0; i < tokens.length; i++) {
-      if (tokens[i] < 0 || (i > 0 && tokens[i] <= tokens[i - 1])) {
-        throw new IllegalArgumentException(
-            "token "
-                + tokens[i]
-                + " at "
-                + i
-                + ": the ids must be at least 0, ascending, distinct");
-      }
-    }
+    TokenIds.checkAscending(tokens);
     if (count == 0 || tokens.length == 0) {
       count = 0;
       tokens = new int[0];

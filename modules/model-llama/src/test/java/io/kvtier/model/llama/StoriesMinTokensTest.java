@@ -2,7 +2,6 @@ package io.kvtier.model.llama;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.rank.MinTokens;
 import io.kvtier.core.rank.Sampling;
 import io.kvtier.gguf.GgufFile;
@@ -40,7 +39,8 @@ class StoriesMinTokensTest {
       assertThat(model.text().endOfGeneration()).containsExactly(2);
       Set<Integer> ending = Set.of(1, 2);
       int[] prompt = model.text().encode("Once upon a time, there was a little cat.");
-      try (ModelEngine engine = ModelEngine.open(model, config(model, 1), BackendMetrics.NOOP)) {
+      try (ModelEngine engine =
+          ModelEngine.open(model, StoriesPenaltiesTest.config(model, 1), BackendMetrics.NOOP)) {
         Completion plain = engine.generate(prompt, BUDGET, Sampling.GREEDY.withLogprobs(2));
         int k = firstOf(plain.tokens(), ending);
         assertThat(k).as("plain greedy ends its story within %d tokens", BUDGET).isPositive();
@@ -63,18 +63,13 @@ class StoriesMinTokensTest {
         assertThat(engine.generate(prompt, tokens, held).tokens())
             .as("from the cache")
             .containsExactly(reference);
-        LlamaServingModel drafted = model.withDraftLayer(true, 3);
-        try (ModelEngine speculated =
-            ModelEngine.open(drafted, config(drafted, 1), BackendMetrics.NOOP)) {
-          assertThat(speculated.generate(prompt, tokens, held).tokens())
-              .as("speculated: the draft may propose the end, the target holds it back")
-              .containsExactly(reference);
-        }
-        try (ModelEngine two = ModelEngine.open(model, config(model, 2), BackendMetrics.NOOP)) {
-          assertThat(two.generate(prompt, tokens, held).tokens())
-              .as("two ranks")
-              .containsExactly(reference);
-        }
+        StoriesPenaltiesTest.speculatedAndOnTwoRanks(
+            model,
+            prompt,
+            tokens,
+            held,
+            reference,
+            "speculated: the draft may propose the end, the target holds it back");
       }
     }
   }
@@ -110,9 +105,5 @@ class StoriesMinTokensTest {
       }
     }
     return out;
-  }
-
-  private static io.kvtier.core.config.KvTierConfig config(LlamaServingModel model, int ranks) {
-    return ServedTiers.builder(model, ranks, Parallelism.TP, 16, 64, 256).build();
   }
 }

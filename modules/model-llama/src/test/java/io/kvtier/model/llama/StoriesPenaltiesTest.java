@@ -52,18 +52,38 @@ class StoriesPenaltiesTest {
             .as("from the cache")
             .containsExactly(reference);
       }
-      LlamaServingModel drafted = model.withDraftLayer(true, 3);
-      try (ModelEngine engine =
-          ModelEngine.open(drafted, config(drafted, 1), BackendMetrics.NOOP)) {
-        assertThat(engine.generate(prompt, TOKENS, penalized).tokens())
-            .as("speculated: the draft proposes without penalties, the target keeps what it would")
-            .containsExactly(reference);
-      }
-      try (ModelEngine engine = ModelEngine.open(model, config(model, 2), BackendMetrics.NOOP)) {
-        assertThat(engine.generate(prompt, TOKENS, penalized).tokens())
-            .as("two ranks")
-            .containsExactly(reference);
-      }
+      speculatedAndOnTwoRanks(
+          model,
+          prompt,
+          TOKENS,
+          penalized,
+          reference,
+          "speculated: the draft proposes without penalties, the target keeps what it would");
+    }
+  }
+
+  /**
+   * Asserts that an engine whose draft layer proposes tokens (a copy of the last layer) and an
+   * engine on two ranks generate {@code reference} after {@code prompt} under {@code sampling}.
+   */
+  static void speculatedAndOnTwoRanks(
+      LlamaServingModel model,
+      int[] prompt,
+      int tokens,
+      Sampling sampling,
+      int[] reference,
+      String speculated)
+      throws Exception {
+    LlamaServingModel drafted = model.withDraftLayer(true, 3);
+    try (ModelEngine engine = ModelEngine.open(drafted, config(drafted, 1), BackendMetrics.NOOP)) {
+      assertThat(engine.generate(prompt, tokens, sampling).tokens())
+          .as(speculated)
+          .containsExactly(reference);
+    }
+    try (ModelEngine engine = ModelEngine.open(model, config(model, 2), BackendMetrics.NOOP)) {
+      assertThat(engine.generate(prompt, tokens, sampling).tokens())
+          .as("two ranks")
+          .containsExactly(reference);
     }
   }
 
@@ -146,7 +166,7 @@ class StoriesPenaltiesTest {
     return java.util.Arrays.stream(tokens).distinct().count();
   }
 
-  private static io.kvtier.core.config.KvTierConfig config(LlamaServingModel model, int ranks) {
+  static io.kvtier.core.config.KvTierConfig config(LlamaServingModel model, int ranks) {
     return ServedTiers.builder(model, ranks, Parallelism.TP, 16, 64, 256).build();
   }
 }
