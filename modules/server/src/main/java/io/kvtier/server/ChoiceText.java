@@ -25,6 +25,7 @@ final class ChoiceText {
   private int handedOut;
   private int tokens;
   private boolean stopped;
+  private Object stopReason;
 
   /** The text's length before the first token that may end it: stops end past it. */
   private int searchedFrom;
@@ -73,6 +74,7 @@ final class ChoiceText {
     if (mayEnd && stopTokenIds.contains(token)) {
       text.append(decoder.add(token)).append(decoder.finish());
       stopped = true;
+      stopReason = token;
       cutAtStop();
       return handOut(text.length());
     }
@@ -110,6 +112,14 @@ final class ChoiceText {
     return stopped;
   }
 
+  /**
+   * What ended the text, as vLLM's {@code stop_reason} says it: the stop sequence (a String) or
+   * the stop token id (an Integer); null where nothing did, or an end-of-generation token did.
+   */
+  Object stopReason() {
+    return stopReason;
+  }
+
   /** Tokens that count as generated: those up to the one that stopped the text. */
   int tokens() {
     return tokens;
@@ -126,6 +136,7 @@ final class ChoiceText {
       int at = text.indexOf(stop, Math.max(0, searchedFrom - stop.length() + 1));
       if (at >= 0 && (first < 0 || at < first)) {
         first = at;
+        stopReason = stop;
       }
     }
     if (first >= 0) {

@@ -189,7 +189,7 @@ final class Completions {
         if (request.chat()) {
           for (int i = 0; i < choices.length; i++) {
             stream.chunk(
-                i, ApiJson.object().put("role", "assistant").put("content", ""), null, null);
+                i, ApiJson.object().put("role", "assistant").put("content", ""), null, null, null);
           }
         }
       }
@@ -229,7 +229,7 @@ final class Completions {
             }
             String piece = c.text.add(t.token());
             if (streaming && !piece.isEmpty()) {
-              stream.text(event.index(), piece, null, unsent(c, logprobs, request.chat()));
+              stream.text(event.index(), piece, null, null, unsent(c, logprobs, request.chat()));
             }
             if (c.text.stopped() && !c.cancelled && !prefill) {
               c.cancelled = true;
@@ -249,7 +249,11 @@ final class Completions {
             meters.finished(c.finishReason, start, f.nanos());
             if (streaming) {
               stream.text(
-                  event.index(), piece, c.finishReason, unsent(c, logprobs, request.chat()));
+                  event.index(),
+                  piece,
+                  c.finishReason,
+                  c.text.stopReason(),
+                  unsent(c, logprobs, request.chat()));
             }
           }
           case GenerationCall.Failed f -> {
@@ -323,6 +327,7 @@ final class Completions {
                 : logprobs.completion(c.logprobs, new int[1]));
       }
       choice.put("finish_reason", c.finishReason);
+      stopReason(choice, c.text.stopReason());
       ArrayNode ids = choice.putArray("token_ids");
       c.tokenIds.build().forEach(ids::add);
     }
@@ -518,13 +523,14 @@ final class Completions {
           .put("model", request.model());
     }
 
-    void text(int index, String piece, String finishReason, ObjectNode logprobs)
+    void text(int index, String piece, String finishReason, Object stopReason, ObjectNode logprobs)
         throws IOException {
       if (request.chat()) {
         chunk(
             index,
             piece.isEmpty() ? ApiJson.object() : ApiJson.object().put("content", piece),
             finishReason,
+            stopReason,
             logprobs);
         return;
       }
@@ -533,10 +539,14 @@ final class Completions {
       choice.put("text", piece).put("index", index);
       choice.set("logprobs", logprobs == null ? ApiJson.object().nullNode() : logprobs);
       choice.put("finish_reason", finishReason);
+      if (finishReason != null) {
+        stopReason(choice, stopReason);
+      }
       reply.event(ApiJson.write(chunk));
     }
 
-    void chunk(int index, ObjectNode delta, String finishReason, ObjectNode logprobs)
+    void chunk(
+        int index, ObjectNode delta, String finishReason, Object stopReason, ObjectNode logprobs)
         throws IOException {
       ObjectNode chunk = envelope();
       ObjectNode choice = chunk.putArray("choices").addObject();
@@ -544,7 +554,23 @@ final class Completions {
       choice.set("delta", delta);
       choice.set("logprobs", logprobs == null ? ApiJson.object().nullNode() : logprobs);
       choice.put("finish_reason", finishReason);
+      if (finishReason != null) {
+        stopReason(choice, stopReason);
+      }
       reply.event(ApiJson.write(chunk));
+    }
+  }
+
+  /**
+   * vLLM's {@code stop_reason} of a finished choice: the stop sequence or the stop token id that
+   * ended it, null where it ended otherwise (its budget, or the model's end token).
+   */
+  private static void stopReason(ObjectNode choice, Object reason) {
+    switch (reason) {
+      case Integer token -> choice.put("stop_reason", token);
+      case String stop -> choice.put("stop_reason", stop);
+      case null -> choice.putNull("stop_reason");
+      default -> throw new IllegalArgumentException("stop reason " + reason);
     }
   }
 }

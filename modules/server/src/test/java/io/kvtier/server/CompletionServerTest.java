@@ -305,6 +305,7 @@ class CompletionServerTest {
     }
     assertThat(text.toString()).isEqualTo("Ok");
     assertThat(finish).isEqualTo("stop");
+    assertThat(choice.get("stop_reason").isNull()).as("the model's end token").isTrue();
     assertThat(engine.cancelled.get()).as("each reply cancelled at <|end|>").isEqualTo(2);
   }
 
@@ -341,15 +342,16 @@ class CompletionServerTest {
       delimiter = '|',
       textBlock =
           """
-      stop at ','              | "stop_token_ids": [44]                    | Hello,        | stop   | 6
-      not before min_tokens    | "stop_token_ids": [108], "min_tokens": 7  | Hello, worl   | stop   | 11
-      min_tokens, no stop      | "min_tokens": 13                          | Hello, world! | length | 13
-      stop string too early    | "stop": ["ll"], "min_tokens": 5           | Hello, world! | length | 13
-      stop string completes at | "stop": ["lo,"], "min_tokens": 6          | Hel           | stop   | 6
-      stop string before min   | "stop": ["lo,"], "min_tokens": 7          | Hello, world! | length | 13
+      stop at ','              | "stop_token_ids": [44]                    | Hello,        | stop   | 6  | 44
+      not before min_tokens    | "stop_token_ids": [108], "min_tokens": 7  | Hello, worl   | stop   | 11 | 108
+      min_tokens, no stop      | "min_tokens": 13                          | Hello, world! | length | 13 |
+      stop string too early    | "stop": ["ll"], "min_tokens": 5           | Hello, world! | length | 13 |
+      stop string completes at | "stop": ["lo,"], "min_tokens": 6          | Hel           | stop   | 6  | "lo,"
+      stop string before min   | "stop": ["lo,"], "min_tokens": 7          | Hello, world! | length | 13 |
       """)
   void stopTokenIdsEndAChoiceAndNothingEndsItBeforeMinTokens(
-      String name, String fields, String text, String finish, int tokens) throws Exception {
+      String name, String fields, String text, String finish, int tokens, String stopReason)
+      throws Exception {
     String body = "{\"model\": \"kvtier-tiny\", \"prompt\": \"x\", \"max_tokens\": 13, " + fields;
 
     JsonNode whole = json(post("/v1/completions", body + "}"));
@@ -359,11 +361,18 @@ class CompletionServerTest {
     assertThat(choice.get("text").asText()).isEqualTo(text);
     assertThat(choice.get("finish_reason").asText()).isEqualTo(finish);
     assertThat(whole.get("usage").get("completion_tokens").asInt()).isEqualTo(tokens);
+    // vLLM's stop_reason: the stop token id or sequence, null at the budget.
+    JsonNode reason = stopReason == null ? JSON.nullNode() : JSON.readTree(stopReason);
+    assertThat(choice.get("stop_reason")).isEqualTo(reason);
     StringBuilder streamed = new StringBuilder();
+    JsonNode last = null;
     for (String e : events.subList(0, events.size() - 1)) {
-      streamed.append(JSON.readTree(e).get("choices").get(0).get("text").asText());
+      last = JSON.readTree(e).get("choices").get(0);
+      streamed.append(last.get("text").asText());
     }
     assertThat(streamed.toString()).isEqualTo(text);
+    assertThat(last.get("finish_reason").asText()).isEqualTo(finish);
+    assertThat(last.get("stop_reason")).isEqualTo(reason);
   }
 
   /**
