@@ -128,6 +128,33 @@ class MultiRankEndToEndTest {
     }
   }
 
+  /**
+   * The drawn requests, then a tail that every write policy serves partly from the host, whatever
+   * the draw (some draws keep every prefix that write_through_selective backs up on the device): a
+   * 100-token prompt twice (its second use is the hit that policy backs up at), 800 tokens of
+   * other prompts that evict it from the 512-token device pool, and the prompt again.
+   */
+  private static List<Prompt> withHostTail(List<Prompt> drawn) {
+    List<Prompt> all = new java.util.ArrayList<>(drawn);
+    int[] again = fixedPrompt(0);
+    all.add(new Prompt(again, 1));
+    all.add(new Prompt(again.clone(), 1));
+    for (int f = 1; f <= 8; f++) {
+      all.add(new Prompt(fixedPrompt(f), 1));
+    }
+    all.add(new Prompt(again.clone(), 2));
+    return all;
+  }
+
+  /** A 100-token prompt of its own for each {@code salt}. */
+  private static int[] fixedPrompt(int salt) {
+    int[] p = new int[100];
+    for (int i = 0; i < p.length; i++) {
+      p[i] = 1 + (salt * 101 + i * 37) % (MODEL.config().vocabSize() - 1);
+    }
+    return p;
+  }
+
   @ParameterizedTest
   @EnumSource(WritePolicy.class)
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -141,6 +168,7 @@ class MultiRankEndToEndTest {
             new int[] {24, 120},
             new int[] {1, 30},
             new int[] {1, 8});
+    prompts = withHostTail(prompts);
     List<int[]> expected = reference(prompts);
     KvTierConfig config =
         config(
