@@ -148,7 +148,8 @@ final class ChatRequest {
         n,
         ignoreEos,
         stopTokenIds,
-        minTokens);
+        minTokens,
+        false);
   }
 
   private static int[] render(ModelText text, List<ModelText.Message> messages) {

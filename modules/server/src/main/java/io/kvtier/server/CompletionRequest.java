@@ -56,6 +56,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param minTokens vLLM's {@code min_tokens}: the tokens a choice generates before anything ends
  *     it; until then the end tokens and {@code stopTokenIds} are never chosen ({@link
  *     Sampling#minTokens()}) and no stop sequence is looked for; 0 for none
+ * @param echo OpenAI's {@code echo} (completions only): each choice's text starts with its prompt
+ *     (as the prompt's tokens decode), and with {@code logprobs} its log-probabilities start with
+ *     the prompt's tokens' ({@link Sampling#promptLogprobs()}: the first has none)
  */
 public record CompletionRequest(
     String model,
@@ -70,7 +73,8 @@ public record CompletionRequest(
     int n,
     boolean ignoreEos,
     Set<Integer> stopTokenIds,
-    int minTokens) {
+    int minTokens,
+    boolean echo) {
 
   /** OpenAI's default {@code max_tokens} of a completion. */
   static final int DEFAULT_COMPLETION_TOKENS = 16;
@@ -140,8 +144,12 @@ public record CompletionRequest(
     OptionalInt maxTokens = f.integer("max_tokens");
     Sampling sampling = sampling(f);
     OptionalInt logprobs = f.integer("logprobs");
+    boolean echo = f.bool("echo").orElse(false);
     if (logprobs.isPresent()) {
-      sampling = sampling.withLogprobs(topLogprobs(logprobs.getAsInt(), "logprobs"));
+      sampling =
+          sampling
+              .withLogprobs(topLogprobs(logprobs.getAsInt(), "logprobs"))
+              .withPromptLogprobs(echo);
     }
     int n = choices(f);
     f.integer("best_of")
@@ -158,13 +166,6 @@ public record CompletionRequest(
                         + " likelihood, it answers every one it generates; send best_of equal to n,"
                         + " or leave it out");
               }
-            });
-    f.bool("echo")
-        .filter(e -> e)
-        .ifPresent(
-            e -> {
-              throw ApiException.badField(
-                  "echo", "echo=true is not supported by kvtier serve: send false or leave it out");
             });
     f.unsupported("suffix");
     f.string("user");
@@ -185,7 +186,8 @@ public record CompletionRequest(
         n,
         ignoreEos,
         stopTokenIds,
-        minTokens);
+        minTokens,
+        echo);
   }
 
   /** {@code ignore_eos} (vLLM's), both endpoints: false unless sent. */

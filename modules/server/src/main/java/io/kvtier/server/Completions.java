@@ -94,7 +94,16 @@ final class Completions {
     int logprobsSent;
     final int[] textOffset = new int[1];
 
+    /** With echo: the prompt's text, its first token, its other tokens' log-probabilities. */
+    final String echoText;
+
+    final int firstPromptToken;
+    List<TokenLogprob> promptLogprobs;
+    boolean echoSent;
+
     Choice(CompletionRequest request, int[] prompt, ModelText model) {
+      echoText = request.echo() ? promptText(prompt, model) : "";
+      firstPromptToken = prompt[0];
       text =
           new ChoiceText(
               model.decoder(prompt, request.chat()),
@@ -134,6 +143,13 @@ final class Completions {
   int serve(CompletionRequest request, long namespace, KvTransfer transfer, Reply reply)
       throws IOException {
     boolean prefill = transfer.kind() == KvTransfer.Kind.PREFILL;
+    if (request.sampling().promptLogprobs() && transfer.kind() != KvTransfer.Kind.NONE) {
+      throw ApiException.badField(
+          "echo",
+          "echo with logprobs and kv_transfer_params is not supported: the prompt's"
+              + " log-probabilities need every prompt position computed on one replica; leave"
+              + " echo or logprobs out");
+    }
     if (request.n() > 1 && transfer.kind() != KvTransfer.Kind.NONE) {
       throw ApiException.badField(
           "n",
@@ -211,10 +227,15 @@ final class Completions {
               return fail(reply, translate(e));
             }
           }
+          case GenerationCall.PromptLogprobs pl -> {
+            c.promptLogprobs = pl.logprobs();
+            echo(streaming, stream, c, event.index(), logprobs);
+          }
           case GenerationCall.Token t -> {
             if (c.text.stopped()) {
               continue; // tokens the engine made before it saw the cancel
             }
+            echo(streaming, stream, c, event.index(), logprobs);
             meters.token(
                 c.lastTokenNanos == 0 ? start : c.lastTokenNanos, t.nanos(), c.lastTokenNanos == 0);
             c.lastTokenNanos = t.nanos();
@@ -244,6 +265,7 @@ final class Completions {
               promptMatches[event.index() / request.n()] = f.completion(); // no primer: choice 0's
             }
             open--;
+            echo(streaming, stream, c, event.index(), logprobs);
             String piece = c.text.finish();
             c.finishReason = c.text.stopped() ? "stop" : "length";
             meters.finished(c.finishReason, start, f.nanos());
@@ -315,16 +337,19 @@ final class Completions {
             .put("content", c.text.text())
             .putNull("refusal");
       } else {
-        choice.put("text", c.text.text());
+        choice.put("text", c.echoText + c.text.text());
       }
       if (logprobs == null) {
         choice.putNull("logprobs");
-      } else {
+      } else if (request.chat()) {
+        choice.set("logprobs", logprobs.chat(c.logprobs));
+      } else if (request.echo()) {
+        int[] offset = new int[1];
+        ObjectNode prompt = logprobs.prompt(c.firstPromptToken, promptLogprobs(c), offset);
         choice.set(
-            "logprobs",
-            request.chat()
-                ? logprobs.chat(c.logprobs)
-                : logprobs.completion(c.logprobs, new int[1]));
+            "logprobs", LogprobsJson.concat(prompt, logprobs.completion(c.logprobs, offset)));
+      } else {
+        choice.set("logprobs", logprobs.completion(c.logprobs, new int[1]));
       }
       choice.put("finish_reason", c.finishReason);
       stopReason(choice, c.text.stopReason());
@@ -350,6 +375,46 @@ final class Completions {
    * The log-probabilities of the choice's tokens not yet sent in a chunk, marked sent; null where
    * the request did not ask.
    */
+  /** The prompt as its tokens decode: what echo puts before a choice's text. */
+  private static String promptText(int[] prompt, ModelText model) {
+    ModelText.Decoder decoder = model.decoder(new int[0], false);
+    StringBuilder text = new StringBuilder();
+    for (int token : prompt) {
+      text.append(decoder.add(token));
+    }
+    return text.append(decoder.finish()).toString();
+  }
+
+  /** The prompt's log-probabilities the engine reported, which echo with logprobs needs. */
+  private static List<TokenLogprob> promptLogprobs(Choice c) {
+    if (c.promptLogprobs == null) {
+      throw new IllegalStateException(
+          "the engine reported no prompt log-probabilities before the choice's first token");
+    }
+    return c.promptLogprobs;
+  }
+
+  /**
+   * A stream's echo of the choice's prompt, once, before its first token's text: its text and,
+   * with logprobs, its tokens' log-probabilities (which come before the first token).
+   */
+  private static void echo(
+      boolean streaming, Stream stream, Choice c, int index, LogprobsJson logprobs)
+      throws IOException {
+    if (!streaming || !stream.request.echo() || c.echoSent) {
+      return;
+    }
+    if (logprobs != null && c.promptLogprobs == null) {
+      return; // the tokens' log-probabilities come first (RequestListener.promptLogprobs)
+    }
+    c.echoSent = true;
+    ObjectNode node =
+        logprobs == null
+            ? null
+            : logprobs.prompt(c.firstPromptToken, c.promptLogprobs, c.textOffset);
+    stream.text(index, c.echoText, null, null, node);
+  }
+
   private static ObjectNode unsent(Choice c, LogprobsJson logprobs, boolean chat) {
     if (logprobs == null) {
       return null;

@@ -38,6 +38,9 @@ final class GenerationCall {
   /** A generated token, with its log-probabilities where the request asked (else null). */
   record Token(int index, long nanos, int token, TokenLogprob logprob) implements Event {}
 
+  /** The prompt's log-probabilities, where the request asked (echo with logprobs). */
+  record PromptLogprobs(int index, long nanos, List<TokenLogprob> logprobs) implements Event {}
+
   record Finished(int index, long nanos, Completion completion) implements Event {}
 
   /** A choice's generation failed, or its prompt's primer's ({@code index}: its first choice). */
@@ -129,7 +132,8 @@ final class GenerationCall {
     }
     GenerationCall call =
         new GenerationCall(engine, prompts, n, maxTokens, namespace, transfer, sampling, listener);
-    boolean prime = n > 1 && engine.cachesPrefixes();
+    // A choice that asks for its prompt's log-probabilities matches no cached prefix: no primer.
+    boolean prime = n > 1 && engine.cachesPrefixes() && !sampling.promptLogprobs();
     try {
       for (int p = 0; p < prompts.size(); p++) {
         if (prime) {
@@ -233,6 +237,11 @@ final class GenerationCall {
       @Override
       public void token(int token, TokenLogprob logprob) {
         events.add(new Token(index, System.nanoTime(), token, logprob));
+      }
+
+      @Override
+      public void promptLogprobs(List<TokenLogprob> logprobs) {
+        events.add(new PromptLogprobs(index, System.nanoTime(), logprobs));
       }
 
       @Override

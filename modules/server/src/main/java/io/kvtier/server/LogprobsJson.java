@@ -58,11 +58,61 @@ final class LogprobsJson {
    * @return the object and the offset after the last token
    */
   ObjectNode completion(List<TokenLogprob> entries, int[] offset) {
+    ObjectNode node = emptyCompletion();
+    append(node, entries, offset);
+    return node;
+  }
+
+  /**
+   * A completion's object for an echoed prompt: its first token, which no position predicts
+   * (null log-probabilities, as OpenAI shows it), then {@code entries}, those of the prompt's
+   * other tokens.
+   *
+   * @param first the prompt's first token
+   * @param entries the prompt's other tokens' log-probabilities
+   * @param offset where the prompt's text starts in the choice's; advanced past it
+   * @return the object
+   */
+  ObjectNode prompt(int first, List<TokenLogprob> entries, int[] offset) {
+    ObjectNode node = emptyCompletion();
+    String token = token(first);
+    ((ArrayNode) node.get("tokens")).add(token);
+    ((ArrayNode) node.get("token_logprobs")).addNull();
+    ((ArrayNode) node.get("top_logprobs")).addNull();
+    ((ArrayNode) node.get("text_offset")).add(offset[0]);
+    offset[0] += token.length();
+    append(node, entries, offset);
+    return node;
+  }
+
+  /**
+   * Appends one completion object's arrays to another's (an echoed prompt's and its choice's).
+   *
+   * @param to the object appended to
+   * @param from the object whose entries follow
+   * @return {@code to}
+   */
+  static ObjectNode concat(ObjectNode to, ObjectNode from) {
+    for (String field : List.of("tokens", "token_logprobs", "top_logprobs", "text_offset")) {
+      ((ArrayNode) to.get(field)).addAll((ArrayNode) from.get(field));
+    }
+    return to;
+  }
+
+  private static ObjectNode emptyCompletion() {
     ObjectNode node = ApiJson.object();
-    ArrayNode tokens = node.putArray("tokens");
-    ArrayNode logprobs = node.putArray("token_logprobs");
-    ArrayNode tops = node.putArray("top_logprobs");
-    ArrayNode offsets = node.putArray("text_offset");
+    node.putArray("tokens");
+    node.putArray("token_logprobs");
+    node.putArray("top_logprobs");
+    node.putArray("text_offset");
+    return node;
+  }
+
+  private void append(ObjectNode node, List<TokenLogprob> entries, int[] offset) {
+    ArrayNode tokens = (ArrayNode) node.get("tokens");
+    ArrayNode logprobs = (ArrayNode) node.get("token_logprobs");
+    ArrayNode tops = (ArrayNode) node.get("top_logprobs");
+    ArrayNode offsets = (ArrayNode) node.get("text_offset");
     for (TokenLogprob e : entries) {
       String token = token(e.token());
       tokens.add(token);
@@ -79,7 +129,6 @@ final class LogprobsJson {
       offsets.add(offset[0]);
       offset[0] += token.length();
     }
-    return node;
   }
 
   /** A chat's object for {@code entries}. */

@@ -376,6 +376,79 @@ class CompletionServerTest {
   }
 
   /**
+   * OpenAI's {@code echo}: the choice's text starts with the prompt (as its tokens decode; a stop
+   * sequence in the prompt ends nothing), whole and streamed (the prompt first, in its own chunk).
+   */
+  @Test
+  void echoPutsThePromptBeforeTheChoicesText() throws Exception {
+    String body =
+        "{\"model\": \"kvtier-tiny\", \"prompt\": [72, 105], \"max_tokens\": 5, \"echo\":"
+            + " true, \"stop\": [\"Hi\"]";
+
+    JsonNode whole = json(post("/v1/completions", body + "}"));
+    List<String> events = events(post("/v1/completions", body + ", \"stream\": true}"));
+
+    assertThat(whole.get("choices").get(0).get("text").asText()).isEqualTo("HiHello");
+    assertThat(whole.get("usage").get("completion_tokens").asInt()).isEqualTo(5);
+    assertThat(JSON.readTree(events.getFirst()).get("choices").get(0).get("text").asText())
+        .as("the prompt's own chunk")
+        .isEqualTo("Hi");
+    StringBuilder streamed = new StringBuilder();
+    for (String e : events.subList(0, events.size() - 1)) {
+      streamed.append(JSON.readTree(e).get("choices").get(0).get("text").asText());
+    }
+    assertThat(streamed.toString()).isEqualTo("HiHello");
+    assertThat(engine.samplings).containsOnly(Sampling.GREEDY);
+  }
+
+  /**
+   * {@code echo} with {@code logprobs} (how lm-evaluation-harness scores a continuation): the
+   * request asks the engine for its prompt's log-probabilities, and the answer's {@code tokens}
+   * start with the prompt's, the first with null log-probabilities (no position predicts it), the
+   * text offsets running on through the choice's tokens; streamed, the prompt's entries come in
+   * its chunk.
+   */
+  @Test
+  void echoWithLogprobsReportsThePromptsTokensFirst() throws Exception {
+    String body =
+        "{\"model\": \"kvtier-tiny\", \"prompt\": [72, 105], \"max_tokens\": 3, \"echo\":"
+            + " true, \"logprobs\": 1";
+
+    JsonNode whole = json(post("/v1/completions", body + "}"));
+    List<String> events = events(post("/v1/completions", body + ", \"stream\": true}"));
+
+    JsonNode choice = whole.get("choices").get(0);
+    assertThat(choice.get("text").asText()).isEqualTo("HiHel");
+    JsonNode lp = choice.get("logprobs");
+    assertThat(lp.get("tokens"))
+        .containsExactly(
+            JSON.getNodeFactory().textNode("H"),
+            JSON.getNodeFactory().textNode("i"),
+            JSON.getNodeFactory().textNode("H"),
+            JSON.getNodeFactory().textNode("e"),
+            JSON.getNodeFactory().textNode("l"));
+    assertThat(lp.get("token_logprobs").get(0).isNull()).isTrue();
+    assertThat(lp.get("token_logprobs").get(1).floatValue()).isEqualTo(-0.1f);
+    assertThat(lp.get("token_logprobs").get(2).floatValue()).isEqualTo(-0.25f);
+    assertThat(lp.get("top_logprobs").get(0).isNull()).isTrue();
+    assertThat(lp.get("top_logprobs").get(1).has("i")).as("its top list").isTrue();
+    assertThat(lp.get("text_offset").toString()).isEqualTo("[0,1,2,3,4]");
+    assertThat(engine.samplings)
+        .containsOnly(Sampling.GREEDY.withLogprobs(1).withPromptLogprobs(true));
+    JsonNode first = JSON.readTree(events.getFirst()).get("choices").get(0);
+    assertThat(first.get("text").asText()).isEqualTo("Hi");
+    assertThat(first.get("logprobs").get("tokens").toString()).isEqualTo("[\"H\",\"i\"]");
+    StringBuilder offsets = new StringBuilder();
+    for (String e : events.subList(0, events.size() - 1)) {
+      JsonNode c = JSON.readTree(e).get("choices").get(0);
+      if (c.get("logprobs").isObject()) {
+        offsets.append(c.get("logprobs").get("text_offset"));
+      }
+    }
+    assertThat(offsets.toString()).as("the last chunk has none left").isEqualTo("[0,1][2][3][4][]");
+  }
+
+  /**
    * The tokens {@code min_tokens} holds back reach the engine in the request's sampling: the
    * stop token ids and the endpoint's end tokens (a chat's {@code <|end|>}; none of a tiny
    * completion), less the end tokens where {@code ignore_eos} makes them end nothing.
@@ -508,7 +581,7 @@ class CompletionServerTest {
       bias token 512  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "logit_bias": {"512": 5}} | logit_bias.512 | logit_bias.512 is outside the vocabulary [0, 512)
       suffix          | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "suffix": "x"}     | suffix | suffix is not supported
       chat top_k      | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "temperature": 1, "top_k": -5} | top_k | top_k=-5 is out of range
-      echo            | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "echo": true}      | echo | echo=true is not supported
+      echo a string   | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "echo": "yes"}     | echo | echo must be true or false
       stream a string | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream": "yes"}   | stream | stream must be true or false
       ignore_eos 1    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "ignore_eos": 1}   | ignore_eos | ignore_eos must be true or false
       chat ignore_eos | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "ignore_eos": "true"} | ignore_eos | ignore_eos must be true or false

@@ -5,7 +5,9 @@ import io.kvtier.serving.Completion;
 import io.kvtier.serving.EngineStats;
 import io.kvtier.serving.GenerationEngine;
 import io.kvtier.serving.ModelText;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -93,8 +95,20 @@ final class FakeEngine implements GenerationEngine {
             stream.failed(fail);
             return;
           }
-          int cached = prompt.length / 2;
+          int cached = request.sampling().promptLogprobs() ? 0 : prompt.length / 2;
           stream.admitted(cached, cached, 0, 0);
+          if (request.sampling().promptLogprobs()) {
+            // Prompt token i + 1 at -0.1 (i + 1), with the same made-up top list as a token's.
+            List<io.kvtier.core.rank.TokenLogprob> entries = new ArrayList<>();
+            for (int i = 1; i < prompt.length; i++) {
+              io.kvtier.core.rank.TokenLogprob lp =
+                  logprob(request.sampling().logprobs(), prompt[i], i - 1);
+              entries.add(
+                  new io.kvtier.core.rank.TokenLogprob(
+                      lp.token(), -0.1f * i, lp.topTokens(), lp.topLogprobs()));
+            }
+            stream.promptLogprobs(entries);
+          }
           int[] out = script.get();
           int n = 0;
           while (n < request.maxTokens() && !cancel.get()) {

@@ -387,6 +387,24 @@ class PrefillDecodeServedTest {
         assertThat(many.body().at("/error/message").asText())
             .contains("n=2 with kv_transfer_params is not supported");
       }
+      // The prompt's log-probabilities need every position computed on one replica.
+      for (Answer echoed :
+          List.of(
+              post(
+                  http,
+                  both,
+                  "/v1/completions",
+                  prefillBody(client).put("echo", true).put("logprobs", 1)),
+              post(
+                  http,
+                  prefill,
+                  "/v1/completions",
+                  client.deepCopy().put("echo", true).put("logprobs", 1)))) {
+        assertThat(echoed.status()).as(echoed.body().toString()).isEqualTo(400);
+        assertThat(echoed.body().at("/error/param").asText()).isEqualTo("echo");
+        assertThat(echoed.body().at("/error/message").asText())
+            .contains("echo with logprobs and kv_transfer_params is not supported");
+      }
       ObjectNode longer = decodeBody(completion(served, prompt(24, 1, 512), 4), handle);
       assertInvalid(
           post(http, both, "/v1/completions", longer),

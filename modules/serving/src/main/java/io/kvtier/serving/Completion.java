@@ -25,6 +25,9 @@ import java.util.Objects;
  *     TransferOutcome#NONE} without one
  * @param logprobs each generated token's log-probabilities where the request asked for them
  *     ({@link io.kvtier.core.rank.Sampling#logprobs()}), one per token; empty otherwise
+ * @param promptLogprobs the prompt's tokens' log-probabilities, from its second token on, where
+ *     the request asked for them ({@link io.kvtier.core.rank.Sampling#promptLogprobs()}); empty
+ *     otherwise
  */
 public record Completion(
     int[] tokens,
@@ -33,13 +36,15 @@ public record Completion(
     int hostHitTokens,
     int l3HitTokens,
     TransferOutcome transfer,
-    List<TokenLogprob> logprobs) {
+    List<TokenLogprob> logprobs,
+    List<TokenLogprob> promptLogprobs) {
 
   /** Validates the fields and copies the tokens. */
   public Completion {
     tokens = Objects.requireNonNull(tokens, "tokens").clone();
     Objects.requireNonNull(transfer, "transfer");
     logprobs = List.copyOf(logprobs);
+    promptLogprobs = List.copyOf(promptLogprobs);
     if (!logprobs.isEmpty() && logprobs.size() != tokens.length) {
       throw new IllegalArgumentException(
           logprobs.size() + " log-probabilities for " + tokens.length + " tokens");
@@ -60,6 +65,36 @@ public record Completion(
               + l3HitTokens
               + ", none negative");
     }
+  }
+
+  /**
+   * A completion without prompt log-probabilities.
+   *
+   * @param tokens the generated token ids
+   * @param cachedTokens the usable prefix
+   * @param deviceHitTokens matched tokens on the device
+   * @param hostHitTokens matched tokens loaded back from the host tier
+   * @param l3HitTokens matched tokens fetched from L3
+   * @param transfer what its part in a prompt KV transfer did
+   * @param logprobs each generated token's log-probabilities, or none
+   */
+  public Completion(
+      int[] tokens,
+      int cachedTokens,
+      int deviceHitTokens,
+      int hostHitTokens,
+      int l3HitTokens,
+      TransferOutcome transfer,
+      List<TokenLogprob> logprobs) {
+    this(
+        tokens,
+        cachedTokens,
+        deviceHitTokens,
+        hostHitTokens,
+        l3HitTokens,
+        transfer,
+        logprobs,
+        List.of());
   }
 
   /**

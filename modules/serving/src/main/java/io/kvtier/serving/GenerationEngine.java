@@ -189,6 +189,15 @@ public interface GenerationEngine extends AutoCloseable {
     }
 
     /**
+     * The prompt's tokens' log-probabilities, where the request asked for them ({@link
+     * Sampling#promptLogprobs()}): one per prompt token after the first, in order. Called once,
+     * before the first {@link #token}; the default drops them.
+     *
+     * @param logprobs the entries
+     */
+    default void promptLogprobs(java.util.List<io.kvtier.core.rank.TokenLogprob> logprobs) {}
+
+    /**
      * The generation ended normally (its budget reached, or cancelled).
      *
      * @param completion every generated token and the cache split

@@ -607,6 +607,11 @@ final class RankGroupEngine implements GenerationEngine {
     /** Each token's log-probabilities, where the request asked for them; else null. */
     final TokenLogprob[] logprobs;
 
+    /** The prompt's log-probabilities, once reported (where the request asked); else null. */
+    List<TokenLogprob> promptLogprobs;
+
+    boolean promptLogprobsSent;
+
     final AtomicBoolean cancelRequested = new AtomicBoolean();
     int generated;
     int sent;
@@ -686,6 +691,10 @@ final class RankGroupEngine implements GenerationEngine {
         admittedSent = true;
         stream.admitted(usableTokens(), deviceHits, hostHits, l3Hits);
       }
+      if (promptLogprobs != null && !promptLogprobsSent) {
+        promptLogprobsSent = true;
+        stream.promptLogprobs(promptLogprobs);
+      }
       while (sent < Math.min(generated, maxTokens)) {
         stream.token(tokens[sent], logprobs == null ? null : logprobs[sent]);
         sent++;
@@ -743,7 +752,8 @@ final class RankGroupEngine implements GenerationEngine {
               hostHits,
               l3Hits,
               transferOutcome(),
-              logprobs == null ? List.of() : java.util.Arrays.asList(logprobs).subList(0, n));
+              logprobs == null ? List.of() : java.util.Arrays.asList(logprobs).subList(0, n),
+              promptLogprobs == null ? List.of() : promptLogprobs);
       stats.recordCompletion(request.promptLength(), c);
       stream.finished(c);
     }
@@ -793,6 +803,15 @@ final class RankGroupEngine implements GenerationEngine {
 
   /** Rank 0's engine reports here, inside the tick; streams are called after it. */
   private final class Listener implements RequestListener {
+    @Override
+    public void promptLogprobs(long tick, long requestId, List<TokenLogprob> logprobs) {
+      Live l = live.get(requestId);
+      if (l != null) {
+        l.promptLogprobs = List.copyOf(logprobs);
+        l.touch();
+      }
+    }
+
     @Override
     public void token(long tick, long requestId, int token, TokenLogprob logprob) {
       Live l = live.get(requestId);

@@ -69,6 +69,16 @@ final class StepCounter implements ModelRunner {
   }
 
   @Override
+  public boolean reportsPromptLogprobs() {
+    return model.reportsPromptLogprobs();
+  }
+
+  @Override
+  public void recordPromptLogprobs(ModelStep step) {
+    model.recordPromptLogprobs(step);
+  }
+
+  @Override
   public boolean batchesDecode() {
     return model.batchesDecode();
   }

@@ -115,6 +115,26 @@ final class Callbacks {
     }
 
     @Override
+    public boolean reportsPromptLogprobs() {
+      schedule.enterCallback();
+      try {
+        return model.reportsPromptLogprobs();
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
+    public void recordPromptLogprobs(ModelStep step) {
+      schedule.enterCallback();
+      try {
+        model.recordPromptLogprobs(step);
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
     public boolean batchesDecode() {
       schedule.enterCallback();
       try {
@@ -239,6 +259,16 @@ final class Callbacks {
       schedule.enterCallback();
       try {
         listener.admitted(tick, id, deviceHitTokens, hostHitTokens, l3HitTokens, usableTokens);
+      } finally {
+        schedule.exitCallback();
+      }
+    }
+
+    @Override
+    public void promptLogprobs(long tick, long id, java.util.List<TokenLogprob> logprobs) {
+      schedule.enterCallback();
+      try {
+        listener.promptLogprobs(tick, id, logprobs);
       } finally {
         schedule.exitCallback();
       }

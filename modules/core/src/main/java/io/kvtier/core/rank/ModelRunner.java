@@ -69,6 +69,35 @@ public interface ModelRunner {
   }
 
   /**
+   * Whether this model reports the log-probabilities of a request's prompt tokens ({@link
+   * Sampling#promptLogprobs()}, OpenAI's {@code echo}) through {@link #recordPromptLogprobs}.
+   * Then the engine admits such requests, else it rejects them with a reason. False by default.
+   *
+   * @return whether requests may ask for their prompt's log-probabilities
+   */
+  default boolean reportsPromptLogprobs() {
+    return false;
+  }
+
+  /**
+   * Records the log-probability of each prompt token that a prefill step's positions predict:
+   * for every position {@code p} of {@code [step.from(), step.to())} with {@code p + 1 <
+   * step.promptLength()}, {@code step.logprobs().record(p + 1, logits, .., tokens[p + 1])} from
+   * the logits at {@code p} (the model's own, before any sampling adjustment). The engine calls
+   * it after every layer of each prefill step of a request that asked, before {@link #nextToken};
+   * the prompt's first token has no log-probability. Only of a model that {@link
+   * #reportsPromptLogprobs()}; the default throws.
+   *
+   * @param step the prefill step whose layers are all written
+   */
+  default void recordPromptLogprobs(ModelStep step) {
+    throw new UnsupportedOperationException(
+        "request id="
+            + step.requestId()
+            + " asks for its prompt's log-probabilities, which this model does not report");
+  }
+
+  /**
    * Whether the engine may hand this model the decode steps of several requests together
    * ({@link #writeDecodeLayer}, {@link #nextDecodeTokens}) rather than one request at a time.
    * Why: a decode step computes one position, so a model that multiplies each weight row by

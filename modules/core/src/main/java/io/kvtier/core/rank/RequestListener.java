@@ -109,6 +109,19 @@ public interface RequestListener {
   }
 
   /**
+   * Step 4: the log-probabilities of the prompt's tokens, for a request that asked ({@link
+   * Sampling#promptLogprobs()}): one per prompt token after the first (which no position
+   * predicts), in order, each from the logits of the position before it. Called once, in the
+   * step that completes the prompt, before {@link #token} for its first output token; the same on
+   * every rank.
+   *
+   * @param tick the tick
+   * @param id the request's id
+   * @param logprobs the entries of prompt tokens 1 to the prompt's length less one
+   */
+  default void promptLogprobs(long tick, long id, java.util.List<TokenLogprob> logprobs) {}
+
+  /**
    * Step 4: the request's prompt KV is complete. A request that generates produced its first
    * token in the same forward step, so this tick is its time to first token.
    *

@@ -23,6 +23,11 @@ package io.kvtier.core.rank;
  *     default); only of a model that {@link ModelRunner#samples()}
  * @param minTokens the end tokens held back until the request has generated enough ({@link
  *     MinTokens#NONE} by default); only of a model that {@link ModelRunner#samples()}
+ * @param promptLogprobs whether the log-probabilities of the prompt's tokens are reported too
+ *     (each from the logits of the position before it, with the {@code logprobs} most likely
+ *     tokens; OpenAI's {@code echo}); such a request matches no cached prefix, since a cached
+ *     position's logits are never computed. False by default; only of a model that {@link
+ *     ModelRunner#reportsPromptLogprobs()}, and with {@code logprobs} at least 0
  */
 public record Sampling(
     float temperature,
@@ -32,14 +37,15 @@ public record Sampling(
     int logprobs,
     Penalties penalties,
     LogitBias logitBias,
-    MinTokens minTokens) {
+    MinTokens minTokens,
+    boolean promptLogprobs) {
 
   /** The most likely tokens a request may ask to be reported at each position (vLLM's default). */
   public static final int MAX_LOGPROBS = 20;
 
   /** Greedy decoding: the largest logit, the lowest token id on ties; nothing reported. */
   public static final Sampling GREEDY =
-      new Sampling(0, 1, 0, 0, -1, Penalties.NONE, LogitBias.NONE, MinTokens.NONE);
+      new Sampling(0, 1, 0, 0, -1, Penalties.NONE, LogitBias.NONE, MinTokens.NONE, false);
 
   /**
    * Sampling that reports nothing of its tokens.
@@ -50,7 +56,7 @@ public record Sampling(
    * @param seed the draws' seed
    */
   public Sampling(float temperature, float topP, int topK, long seed) {
-    this(temperature, topP, topK, seed, -1, Penalties.NONE, LogitBias.NONE, MinTokens.NONE);
+    this(temperature, topP, topK, seed, -1, Penalties.NONE, LogitBias.NONE, MinTokens.NONE, false);
   }
 
   /**
@@ -64,7 +70,16 @@ public record Sampling(
    *     #MAX_LOGPROBS}
    */
   public Sampling(float temperature, float topP, int topK, long seed, int logprobs) {
-    this(temperature, topP, topK, seed, logprobs, Penalties.NONE, LogitBias.NONE, MinTokens.NONE);
+    this(
+        temperature,
+        topP,
+        topK,
+        seed,
+        logprobs,
+        Penalties.NONE,
+        LogitBias.NONE,
+        MinTokens.NONE,
+        false);
   }
 
   /**
@@ -79,7 +94,7 @@ public record Sampling(
    */
   public Sampling(
       float temperature, float topP, int topK, long seed, int logprobs, Penalties penalties) {
-    this(temperature, topP, topK, seed, logprobs, penalties, LogitBias.NONE, MinTokens.NONE);
+    this(temperature, topP, topK, seed, logprobs, penalties, LogitBias.NONE, MinTokens.NONE, false);
   }
 
   /**
@@ -101,7 +116,31 @@ public record Sampling(
       int logprobs,
       Penalties penalties,
       LogitBias logitBias) {
-    this(temperature, topP, topK, seed, logprobs, penalties, logitBias, MinTokens.NONE);
+    this(temperature, topP, topK, seed, logprobs, penalties, logitBias, MinTokens.NONE, false);
+  }
+
+  /**
+   * Sampling that reports no prompt log-probabilities.
+   *
+   * @param temperature 0 for greedy decoding, else positive and finite
+   * @param topP the nucleus: in (0, 1], 1 for all
+   * @param topK the most candidates, 0 for all
+   * @param seed the draws' seed
+   * @param logprobs -1 for none, else the most likely tokens to report
+   * @param penalties the penalties
+   * @param logitBias the logit bias
+   * @param minTokens the held-back tokens
+   */
+  public Sampling(
+      float temperature,
+      float topP,
+      int topK,
+      long seed,
+      int logprobs,
+      Penalties penalties,
+      LogitBias logitBias,
+      MinTokens minTokens) {
+    this(temperature, topP, topK, seed, logprobs, penalties, logitBias, minTokens, false);
   }
 
   /** Validates the fields; each message names the field and the value. */
@@ -123,6 +162,11 @@ public record Sampling(
       throw new IllegalArgumentException(
           "logprobs=" + logprobs + " must be -1 (none) or 0 to " + MAX_LOGPROBS);
     }
+    if (promptLogprobs && logprobs < 0) {
+      throw new IllegalArgumentException(
+          "promptLogprobs needs logprobs of at least 0 (the most likely tokens to report), not "
+              + logprobs);
+    }
   }
 
   /**
@@ -132,7 +176,8 @@ public record Sampling(
    * @return a copy
    */
   public Sampling withSeed(long seed) {
-    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, logitBias, minTokens);
+    return new Sampling(
+        temperature, topP, topK, seed, logprobs, penalties, logitBias, minTokens, promptLogprobs);
   }
 
   /**
@@ -143,7 +188,8 @@ public record Sampling(
    * @return a copy
    */
   public Sampling withLogprobs(int top) {
-    return new Sampling(temperature, topP, topK, seed, top, penalties, logitBias, minTokens);
+    return new Sampling(
+        temperature, topP, topK, seed, top, penalties, logitBias, minTokens, promptLogprobs);
   }
 
   /**
@@ -153,7 +199,8 @@ public record Sampling(
    * @return a copy
    */
   public Sampling withPenalties(Penalties penalties) {
-    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, logitBias, minTokens);
+    return new Sampling(
+        temperature, topP, topK, seed, logprobs, penalties, logitBias, minTokens, promptLogprobs);
   }
 
   /**
@@ -163,7 +210,8 @@ public record Sampling(
    * @return a copy
    */
   public Sampling withLogitBias(LogitBias bias) {
-    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, bias, minTokens);
+    return new Sampling(
+        temperature, topP, topK, seed, logprobs, penalties, bias, minTokens, promptLogprobs);
   }
 
   /**
@@ -173,7 +221,19 @@ public record Sampling(
    * @return a copy
    */
   public Sampling withMinTokens(MinTokens held) {
-    return new Sampling(temperature, topP, topK, seed, logprobs, penalties, logitBias, held);
+    return new Sampling(
+        temperature, topP, topK, seed, logprobs, penalties, logitBias, held, promptLogprobs);
+  }
+
+  /**
+   * The same choices, reporting the prompt's log-probabilities too, or not.
+   *
+   * @param prompt whether to report them; true needs {@code logprobs} of at least 0
+   * @return a copy
+   */
+  public Sampling withPromptLogprobs(boolean prompt) {
+    return new Sampling(
+        temperature, topP, topK, seed, logprobs, penalties, logitBias, minTokens, prompt);
   }
 
   /**

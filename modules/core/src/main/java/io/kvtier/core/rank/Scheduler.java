@@ -86,6 +86,7 @@ final class Scheduler {
     this.batchDecode = !snapshots && speculative == 0 && model.batchesDecode();
     this.samples = model.samples();
     this.reportsLogprobs = model.reportsLogprobs();
+    this.reportsPromptLogprobs = model.reportsPromptLogprobs();
     this.proposals = new int[speculative];
     this.verified = new int[speculative + 1];
   }
@@ -109,6 +110,9 @@ final class Scheduler {
 
   /** Whether the model reports log-probabilities ({@link ModelRunner#reportsLogprobs}). */
   private final boolean reportsLogprobs;
+
+  /** Whether the model reports prompt log-probabilities ({@link ModelRunner#reportsPromptLogprobs}). */
+  private final boolean reportsPromptLogprobs;
 
   /**
    * Whether this tick's decode steps go to the model together ({@link
@@ -371,6 +375,9 @@ final class Scheduler {
    * all but the last prompt token, or the whole prompt of one that generates nothing.
    */
   private static int matchable(RankRequest r) {
+    if (r.sampling().promptLogprobs()) {
+      return 0; // every prompt position's logits are needed, and a cached one has none
+    }
     return r.maxOutputTokens() > 0 ? r.promptLength() - 1 : r.promptLength();
   }
 
@@ -421,6 +428,10 @@ final class Scheduler {
     }
     if (!held.none() && !samples) {
       return "it holds tokens back (" + held + greedyOnly("min_tokens");
+    }
+    if (r.sampling().promptLogprobs() && !reportsPromptLogprobs) {
+      return "it asks for its prompt's log-probabilities but the model does not report them: leave"
+          + " them out (echo with logprobs), or serve a model that reports them";
     }
     if (r.sampling().logprobs() >= 0 && !reportsLogprobs) {
       return "it asks for log-probabilities (logprobs="
@@ -749,6 +760,9 @@ final class Scheduler {
       for (int block = streamed; stream && block < model.pageBlocks(); block++) {
         cache.streamLayer(r.id, block);
       }
+      if (from < r.promptLength && r.request.sampling().promptLogprobs()) {
+        promptLogprobs(r, step, to, tick);
+      }
       r.computed = to;
       counters.computedTokens += to - from;
       if (from < r.promptLength) {
@@ -769,6 +783,33 @@ final class Scheduler {
     if (r.computed >= r.promptLength && (first || from < r.promptLength)) {
       listener.prefilled(tick, r.id);
     }
+  }
+
+  /**
+   * The prompt log-probabilities of a prefill step: recorded by the model, and once the step
+   * completes the prompt, taken and reported in order (the prompt's tokens 1 to its end).
+   */
+  private void promptLogprobs(RunningRequest r, ModelStep step, int to, long tick) {
+    model.recordPromptLogprobs(step);
+    if (to < r.promptLength) {
+      return;
+    }
+    List<TokenLogprob> prompt = new ArrayList<>(r.promptLength - 1);
+    for (int p = 1; p < r.promptLength; p++) {
+      TokenLogprob lp = r.logprobs.take(p);
+      if (lp == null) {
+        throw new IllegalStateException(
+            "request id="
+                + r.id
+                + " asked for its prompt's log-probabilities but the model recorded none for"
+                + " position "
+                + p
+                + ": a runner that reportsPromptLogprobs() records every prompt position its"
+                + " prefill steps predict (ModelRunner.recordPromptLogprobs)");
+      }
+      prompt.add(lp);
+    }
+    listener.promptLogprobs(tick, r.id, prompt);
   }
 
   /** The model's next token joins the request's output, counted and reported. */

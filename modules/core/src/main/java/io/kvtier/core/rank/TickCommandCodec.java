@@ -19,7 +19,8 @@ import java.util.List;
  * then its {@link TransferRole} ordinal and, for {@code AWAIT}, the handle's pages (so a message
  * without transfers encodes as it always did); with bit 3 (some arrival samples) then a byte, 1 if
  * it is not plain greedy decoding, plus 2 if it reports log-probabilities, 4 if it has penalties,
- * 8 if it has a logit bias and 16 if it holds tokens back ({@link MinTokens}), and if not 0 its
+ * 8 if it has a logit bias, 16 if it holds tokens back ({@link MinTokens}) and 32 if it reports its
+ * prompt's log-probabilities (no more bytes), and if not 0 its
  * {@link Sampling}: the bits of temperature and top-p, top-k, the zigzag seed, with 2 the count of
  * most likely tokens, with 4 the bits of the presence, frequency and repetition penalties, with 8
  * the count of biased tokens and for each the id's delta from the previous one and the bias's
@@ -89,7 +90,8 @@ final class TickCommandCodec {
                     | (logprobs ? 2 : 0)
                     | (penalties.none() ? 0 : 4)
                     | (bias.none() ? 0 : 8)
-                    | (held.none() ? 0 : 16));
+                    | (held.none() ? 0 : 16)
+                    | (sampling.promptLogprobs() ? 32 : 0));
         if (!greedy) {
           out.varint(Integer.toUnsignedLong(Float.floatToIntBits(sampling.temperature())));
           out.varint(Integer.toUnsignedLong(Float.floatToIntBits(sampling.topP())));
@@ -206,12 +208,12 @@ final class TickCommandCodec {
       Sampling sampling = Sampling.GREEDY;
       if ((flags & 8) != 0) {
         int samples = in.intValue("sampling flag");
-        if (samples != 0 && (samples > 31 || (samples & 1) == 0)) {
+        if (samples != 0 && (samples > 63 || (samples & 1) == 0)) {
           throw in.malformed(
               "sampling flag "
                   + samples
                   + " is neither 0 nor 1 plus the bits 2 (log-probabilities), 4 (penalties), 8"
-                  + " (a logit bias) and 16 (held-back tokens)");
+                  + " (a logit bias), 16 (held-back tokens) and 32 (prompt log-probabilities)");
         }
         if (samples != 0) {
           float temperature = Float.intBitsToFloat((int) in.varint());
@@ -269,7 +271,8 @@ final class TickCommandCodec {
                     logprobs,
                     new Penalties(presence, frequency, repetition),
                     bias,
-                    held);
+                    held,
+                    (samples & 32) != 0);
           } catch (IllegalArgumentException e) {
             throw in.malformed("sampling: " + e.getMessage());
           }

@@ -195,7 +195,7 @@ class TickCommandCodecTest {
                 .encode())
         .as("a greedy request without held-back tokens encodes as it always did")
         .hasSizeLessThan(c.encode().length);
-    // The second arrival's sampling flag (1 + 8 + 16 = 25) turned into 33: no such bit.
+    // The second arrival's sampling flag (1 + 8 + 16 = 25) turned into 65: no such bit.
     byte[] bytes = c.encode();
     byte[] bad = bytes.clone();
     int flag = -1;
@@ -206,11 +206,23 @@ class TickCommandCodecTest {
       }
     }
     assertThat(flag).isPositive();
-    bad[flag] = 33;
+    bad[flag] = 65;
     assertThatThrownBy(() -> TickCommands.decode(bad))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("sampling flag 33")
+        .hasMessageContaining("sampling flag 65")
         .hasMessageContaining("16 (held-back tokens)");
+  }
+
+  @Test
+  void promptLogprobsSurviveTheRoundTrip() {
+    Sampling asking = Sampling.GREEDY.withLogprobs(2).withPromptLogprobs(true);
+    RankRequest r = new RankRequest(1, 0, 0, 2, new int[] {5, 6, 7}, TransferRole.NONE, 0, asking);
+    TickCommands c = TickCommands.arrive(List.of(r));
+    TickCommands back = TickCommands.decode(c.encode());
+    assertThat(back).isEqualTo(c);
+    assertThat(back.arrivals().getFirst().sampling().promptLogprobs()).isTrue();
+    assertThatThrownBy(() -> Sampling.GREEDY.withPromptLogprobs(true))
+        .hasMessageContaining("promptLogprobs needs logprobs of at least 0");
   }
 
   @Test

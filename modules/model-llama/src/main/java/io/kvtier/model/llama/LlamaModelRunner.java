@@ -533,6 +533,51 @@ public final class LlamaModelRunner implements ModelRunner {
     return true;
   }
 
+  /**
+   * A prefill's hidden states hold every position of the step on every rank under tensor
+   * parallelism (and on one rank), so each rank computes the prompt's log-probabilities alike;
+   * under context parallelism a rank holds only its stripe's rows: not reported there.
+   */
+  @Override
+  public boolean reportsPromptLogprobs() {
+    return stripe.whole();
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The output matrix is read once for all the step's positions that predict a prompt token.
+   */
+  @Override
+  public void recordPromptLogprobs(ModelStep step) {
+    Step s = steps.get(step.requestId());
+    if (s == null
+        || s.from != step.from()
+        || s.to != step.to()
+        || s.nextLayer != layers()
+        || !stripe.whole()) {
+      throw new IllegalStateException(
+          "request id="
+              + step.requestId()
+              + ": prompt log-probabilities of ["
+              + step.from()
+              + ", "
+              + step.to()
+              + ") before every layer of the step was written, or under context parallelism");
+    }
+    int rows = Math.min(step.to(), step.promptLength() - 1) - step.from();
+    if (rows <= 0) {
+      return;
+    }
+    float[] logits = pass.logits(s.hidden, 0, rows, scratch);
+    int vocabulary = logits.length / rows;
+    int[] tokens = step.tokens();
+    for (int i = 0; i < rows; i++) {
+      int position = step.from() + i + 1;
+      step.logprobs().record(position, logits, i * vocabulary, vocabulary, tokens[position]);
+    }
+  }
+
   /** Decode steps of several requests share one pass: see {@link #writeDecodeLayer}. */
   @Override
   public boolean batchesDecode() {

@@ -111,6 +111,80 @@ class StoriesLogprobsTest {
     }
   }
 
+  /**
+   * A request's prompt log-probabilities (OpenAI's {@code echo} with {@code logprobs}): one per
+   * prompt token after the first, each the log-softmax of a direct decode's logits at the position
+   * before it (within the rounding of a batched prefill), with its most likely tokens; the request
+   * matches nothing in the cache (a cached position has no logits) and still generates what plain
+   * greedy does; two tensor-parallel ranks and a speculating runner report the same, and a
+   * context-parallel engine rejects the request with its reason.
+   */
+  @Test
+  void promptLogprobsAreEachPositionsLogSoftmaxAndSkipTheCache() throws Exception {
+    Path path = SharedFiles.require(StoriesGreedyTest.STORIES);
+    try (LlamaServingModel model =
+        (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", path.toString()))) {
+      int[] prompt = model.text().encode("Once upon a time, there was a little dog named Max.");
+      List<float[]> rows = new ArrayList<>();
+      try (io.kvtier.gguf.GgufFile file = io.kvtier.gguf.GgufFile.open(path)) {
+        LlamaModel direct = LlamaModel.of(file);
+        KvStore kv = ArrayKvStore.forModel(direct);
+        for (int i = 0; i + 1 < prompt.length; i++) {
+          rows.add(direct.decode(prompt[i], i, kv));
+        }
+      }
+      Sampling asking = Sampling.GREEDY.withLogprobs(TOP).withPromptLogprobs(true);
+      Completion echoed;
+      try (ModelEngine engine = ModelEngine.open(model, config(model, 1), BackendMetrics.NOOP)) {
+        int[] plain = engine.generate(prompt, 4).tokens();
+        echoed = engine.generate(prompt, 4, asking);
+        assertThat(echoed.cachedTokens()).as("the cached prompt is not matched").isZero();
+        assertThat(echoed.tokens()).containsExactly(plain);
+        assertThat(engine.generate(prompt, 4).cachedTokens())
+            .as("a plain request still matches the prompt")
+            .isPositive();
+        assertThat(engine.generate(prompt, 4, Sampling.GREEDY.withLogprobs(TOP)).promptLogprobs())
+            .as("not asked, none")
+            .isEmpty();
+      }
+      assertThat(echoed.promptLogprobs()).hasSize(prompt.length - 1);
+      for (int i = 0; i + 1 < prompt.length; i++) {
+        TokenLogprob lp = echoed.promptLogprobs().get(i);
+        float[] row = rows.get(i);
+        assertThat(lp.token()).isEqualTo(prompt[i + 1]);
+        assertThat((double) lp.logprob())
+            .as("prompt token %d", i + 1)
+            .isCloseTo(logSoftmax(row, prompt[i + 1]), within(1e-4));
+        assertThat(lp.topTokens()).hasSize(TOP);
+        assertThat(lp.topTokens()[0]).isEqualTo(top(row, 1)[0]);
+      }
+      LlamaServingModel drafted = model.withDraftLayer(true, 3);
+      for (int ranks = 1; ranks <= 2; ranks++) {
+        for (LlamaServingModel served : List.of(model, drafted)) {
+          try (ModelEngine engine =
+              ModelEngine.open(served, config(served, ranks), BackendMetrics.NOOP)) {
+            Completion other = engine.generate(prompt, 4, asking);
+            assertThat(other.tokens()).containsExactly(echoed.tokens());
+            for (int i = 0; i + 1 < prompt.length; i++) {
+              assertThat(other.promptLogprobs().get(i).logprob())
+                  .as("%d ranks, drafted %s, prompt token %d", ranks, served == drafted, i + 1)
+                  .isCloseTo(echoed.promptLogprobs().get(i).logprob(), within(1e-4f));
+            }
+          }
+        }
+      }
+      try (ModelEngine engine =
+          ModelEngine.open(
+              model,
+              ServedTiers.builder(model, 2, Parallelism.cp(1), 16, 64, 256).build(),
+              BackendMetrics.NOOP)) {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> engine.generate(prompt, 4, asking))
+            .hasMessageContaining("it asks for its prompt's log-probabilities")
+            .hasMessageContaining("the model does not report them");
+      }
+    }
+  }
+
   /** Sim pools of the model's layout (a draft's block too), {@code ranks} threads. */
   private static KvTierConfig config(LlamaServingModel model, int ranks) {
     return ServedTiers.builder(model, ranks, Parallelism.TP, 16, 64, 256).build();
