@@ -323,11 +323,9 @@ class CompletionServerTest {
     assertThat(whole.get("usage").get("completion_tokens").asInt())
         .as("the 8th token, w, completes the stop sequence")
         .isEqualTo(8);
-    StringBuilder text = new StringBuilder();
-    for (String e : events.subList(0, events.size() - 1)) {
-      text.append(JSON.readTree(e).get("choices").get(0).get("text").asText());
-    }
-    assertThat(text.toString()).as("no piece of the stop sequence is ever sent").isEqualTo("Hell");
+    assertThat(streamedText(events))
+        .as("no piece of the stop sequence is ever sent")
+        .isEqualTo("Hell");
     assertThat(engine.cancelled.get()).isEqualTo(2);
   }
 
@@ -364,15 +362,19 @@ class CompletionServerTest {
     // vLLM's stop_reason: the stop token id or sequence, null at the budget.
     JsonNode reason = stopReason == null ? JSON.nullNode() : JSON.readTree(stopReason);
     assertThat(choice.get("stop_reason")).isEqualTo(reason);
-    StringBuilder streamed = new StringBuilder();
-    JsonNode last = null;
-    for (String e : events.subList(0, events.size() - 1)) {
-      last = JSON.readTree(e).get("choices").get(0);
-      streamed.append(last.get("text").asText());
-    }
-    assertThat(streamed.toString()).isEqualTo(text);
+    assertThat(streamedText(events)).isEqualTo(text);
+    JsonNode last = JSON.readTree(events.get(events.size() - 2)).get("choices").get(0);
     assertThat(last.get("finish_reason").asText()).isEqualTo(finish);
     assertThat(last.get("stop_reason")).isEqualTo(reason);
+  }
+
+  /** A streamed completion's text: its chunks' first choice's pieces, up to {@code [DONE]}. */
+  private static String streamedText(List<String> events) throws IOException {
+    StringBuilder text = new StringBuilder();
+    for (String e : events.subList(0, events.size() - 1)) {
+      text.append(JSON.readTree(e).get("choices").get(0).get("text").asText());
+    }
+    return text.toString();
   }
 
   /**
@@ -393,11 +395,7 @@ class CompletionServerTest {
     assertThat(JSON.readTree(events.getFirst()).get("choices").get(0).get("text").asText())
         .as("the prompt's own chunk")
         .isEqualTo("Hi");
-    StringBuilder streamed = new StringBuilder();
-    for (String e : events.subList(0, events.size() - 1)) {
-      streamed.append(JSON.readTree(e).get("choices").get(0).get("text").asText());
-    }
-    assertThat(streamed.toString()).isEqualTo("HiHello");
+    assertThat(streamedText(events)).isEqualTo("HiHello");
     assertThat(engine.samplings).containsOnly(Sampling.GREEDY);
   }
 

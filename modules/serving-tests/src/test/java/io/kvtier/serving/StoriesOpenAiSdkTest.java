@@ -6,6 +6,7 @@ import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import com.openai.models.completions.CompletionCreateParams;
 import io.kvtier.core.config.EvictionPolicy;
 import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.WritePolicy;
@@ -52,45 +53,9 @@ class StoriesOpenAiSdkTest {
       int[] prompt = llama.text().chat(List.of(new ModelText.Message("user", question)));
       String expected = greedyText(llama, prompt);
 
-      KvTierConfig config =
-          KvTierConfig.builder()
-              .device("sim")
-              .host("sim")
-              .collective("local")
-              .ranks(2)
-              .layout(llama.layers(), llama.kvHeads(), llama.headSize(), Float.BYTES, 4)
-              .devicePages(256)
-              .hostPages(512)
-              .writePolicy(WritePolicy.WRITE_THROUGH)
-              .evictionPolicy(EvictionPolicy.LRU)
-              .vocabSize(llama.vocabularySize())
-              .collectiveTimeout(Duration.ofSeconds(60))
-              .build();
-      try (GenerationEngine engine =
-              GenerationEngines.open(
-                  llama,
-                  config,
-                  EngineSettings.DEFAULTS.withGroup("stories-sdk-" + System.nanoTime()),
-                  BackendMetrics.NOOP);
-          CompletionServer server =
-              CompletionServer.start(
-                  engine,
-                  new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
-                  new InetSocketAddress("127.0.0.1", 0),
-                  new CompletionServer.Options(
-                      llama.name(),
-                      java.util.Optional.empty(),
-                      1 << 20,
-                      Duration.ofSeconds(30),
-                      Duration.ofMinutes(2),
-                      java.util.Optional.empty()))) {
-        OpenAIClient client =
-            OpenAIOkHttpClient.builder()
-                .baseUrl("http://127.0.0.1:" + server.address().getPort() + "/v1")
-                .apiKey("unused")
-                .maxRetries(0)
-                .timeout(Duration.ofSeconds(60))
-                .build();
+      try (GenerationEngine engine = open(llama, 2, "stories-sdk-");
+          CompletionServer server = serve(engine, llama)) {
+        OpenAIClient client = client(server);
         try {
           ChatCompletionCreateParams params =
               ChatCompletionCreateParams.builder()
@@ -129,6 +94,102 @@ class StoriesOpenAiSdkTest {
         }
       }
     }
+  }
+
+  /**
+   * OpenAI's {@code echo} through the SDK: the text starts with the prompt, and with {@code
+   * logprobs} the SDK reads the prompt's tokens first, the first with no log-probability, the
+   * others the model's own (held to a direct decode by StoriesLogprobsTest): how
+   * lm-evaluation-harness scores a continuation.
+   */
+  @Test
+  void theSdkGetsThePromptEchoedWithItsLogprobs() throws Exception {
+    Path path = stories();
+    try (LlamaServingModel llama =
+            (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", path.toString()));
+        GenerationEngine engine = open(llama, 1, "stories-echo-");
+        CompletionServer server = serve(engine, llama)) {
+      OpenAIClient client = client(server);
+      try {
+        String prompt = "Once upon a time, there was a cat";
+        com.openai.models.completions.Completion echoed =
+            client
+                .completions()
+                .create(
+                    CompletionCreateParams.builder()
+                        .model(llama.name())
+                        .prompt(prompt)
+                        .maxTokens(1)
+                        .echo(true)
+                        .logprobs(1)
+                        .build());
+        com.openai.models.completions.CompletionChoice choice = echoed.choices().get(0);
+        assertThat(choice.text()).startsWith(prompt).isNotEqualTo(prompt);
+        com.openai.models.completions.CompletionChoice.Logprobs lp =
+            choice.logprobs().orElseThrow();
+        int[] tokens = llama.text().encode(prompt);
+        List<String> shown = lp.tokens().orElseThrow();
+        List<Double> logprobs = lp.tokenLogprobs().orElseThrow();
+        assertThat(shown).hasSize(tokens.length + 1);
+        assertThat(logprobs).hasSize(tokens.length + 1);
+        assertThat(logprobs.get(0)).as("no position predicts the first token").isNull();
+        for (int i = 1; i < logprobs.size(); i++) {
+          assertThat(logprobs.get(i)).as("token %d", i).isNotNull().isNegative();
+        }
+        assertThat(String.join("", shown.subList(1, tokens.length)))
+            .as("the prompt's tokens after BOS")
+            .isEqualTo(" " + prompt);
+      } finally {
+        client.close();
+      }
+    }
+  }
+
+  /** An engine on sim pools of the model's layout, {@code ranks} threads. */
+  private static GenerationEngine open(LlamaServingModel llama, int ranks, String group) {
+    KvTierConfig config =
+        KvTierConfig.builder()
+            .device("sim")
+            .host("sim")
+            .collective("local")
+            .ranks(ranks)
+            .layout(llama.layers(), llama.kvHeads(), llama.headSize(), Float.BYTES, 4)
+            .devicePages(256)
+            .hostPages(512)
+            .writePolicy(WritePolicy.WRITE_THROUGH)
+            .evictionPolicy(EvictionPolicy.LRU)
+            .vocabSize(llama.vocabularySize())
+            .collectiveTimeout(Duration.ofSeconds(60))
+            .build();
+    return GenerationEngines.open(
+        llama,
+        config,
+        EngineSettings.DEFAULTS.withGroup(group + System.nanoTime()),
+        BackendMetrics.NOOP);
+  }
+
+  private static CompletionServer serve(GenerationEngine engine, LlamaServingModel llama)
+      throws java.io.IOException {
+    return CompletionServer.start(
+        engine,
+        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+        new InetSocketAddress("127.0.0.1", 0),
+        new CompletionServer.Options(
+            llama.name(),
+            java.util.Optional.empty(),
+            1 << 20,
+            Duration.ofSeconds(30),
+            Duration.ofMinutes(2),
+            java.util.Optional.empty()));
+  }
+
+  private static OpenAIClient client(CompletionServer server) {
+    return OpenAIOkHttpClient.builder()
+        .baseUrl("http://127.0.0.1:" + server.address().getPort() + "/v1")
+        .apiKey("unused")
+        .maxRetries(0)
+        .timeout(Duration.ofSeconds(60))
+        .build();
   }
 
   private static String text(ChatCompletion completion) {

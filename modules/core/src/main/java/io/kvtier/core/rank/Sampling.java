@@ -119,30 +119,6 @@ public record Sampling(
     this(temperature, topP, topK, seed, logprobs, penalties, logitBias, MinTokens.NONE, false);
   }
 
-  /**
-   * Sampling that reports no prompt log-probabilities.
-   *
-   * @param temperature 0 for greedy decoding, else positive and finite
-   * @param topP the nucleus: in (0, 1], 1 for all
-   * @param topK the most candidates, 0 for all
-   * @param seed the draws' seed
-   * @param logprobs -1 for none, else the most likely tokens to report
-   * @param penalties the penalties
-   * @param logitBias the logit bias
-   * @param minTokens the held-back tokens
-   */
-  public Sampling(
-      float temperature,
-      float topP,
-      int topK,
-      long seed,
-      int logprobs,
-      Penalties penalties,
-      LogitBias logitBias,
-      MinTokens minTokens) {
-    this(temperature, topP, topK, seed, logprobs, penalties, logitBias, minTokens, false);
-  }
-
   /** Validates the fields; each message names the field and the value. */
   public Sampling {
     if (!(temperature >= 0) || Float.isInfinite(temperature)) {

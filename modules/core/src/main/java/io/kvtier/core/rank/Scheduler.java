@@ -111,7 +111,10 @@ final class Scheduler {
   /** Whether the model reports log-probabilities ({@link ModelRunner#reportsLogprobs}). */
   private final boolean reportsLogprobs;
 
-  /** Whether the model reports prompt log-probabilities ({@link ModelRunner#reportsPromptLogprobs}). */
+  /**
+   * Whether the model reports prompt log-probabilities ({@link
+   * ModelRunner#reportsPromptLogprobs}).
+   */
   private final boolean reportsPromptLogprobs;
 
   /**
@@ -387,10 +390,11 @@ final class Scheduler {
 
   /**
    * Why a request cannot enter at all, from the request and the replicated config alone, or
-   * null: sampling asked of a model that decodes greedily only, a token outside the vocabulary
-   * (of the prompt, the logit bias or the held-back tokens),
-   * or a prompt plus output budget longer than the token array the engine keeps. Namespaces need
-   * no check: any long names one.
+   * null: sampling, penalties, a logit bias or held-back tokens asked of a model that decodes
+   * greedily only, log-probabilities (of the prompt too) of a model that does not report them, a
+   * token outside the vocabulary (of the prompt, the logit bias or the held-back tokens), or a
+   * prompt plus output budget longer than the token array the engine keeps. Namespaces need no
+   * check: any long names one.
    */
   String entryProblem(RankRequest r) {
     if (!r.sampling().greedy() && !samples) {
