@@ -525,14 +525,20 @@ public record CompletionRequest(
    * @param vocabSize token ids must be below it
    * @param contextLimit each prompt plus its output must fit it
    * @return the tokens to generate per prompt: {@code max_tokens}, else 16 for a completion and
-   *     the rest of the context for a chat reply
+   *     the rest of the context for a chat reply; 0 for an echo that asks for no token (OpenAI
+   *     allows {@code max_tokens} 0 with {@code echo}: the answer is the prompt alone)
    * @throws ApiException a 400 naming the limit
    */
   int check(int vocabSize, int contextLimit) {
     String field = chat ? "max_completion_tokens" : "max_tokens";
-    if (maxTokens.isPresent() && maxTokens.getAsInt() < 1) {
+    boolean echoOnly = echo && maxTokens.isPresent() && maxTokens.getAsInt() == 0;
+    if (maxTokens.isPresent() && maxTokens.getAsInt() < 1 && !echoOnly) {
       throw ApiException.badField(
-          field, field + "=" + maxTokens.getAsInt() + " must be at least 1");
+          field,
+          field
+              + "="
+              + maxTokens.getAsInt()
+              + " must be at least 1 (0 only with echo, which then answers the prompt alone)");
     }
     int longest = 0;
     for (int p = 0; p < prompts.size(); p++) {
@@ -573,6 +579,22 @@ public record CompletionRequest(
               + " vocabulary: nothing could be generated; send fewer stop token ids");
     }
     int tokens = maxTokens.orElse(chat ? contextLimit - longest : DEFAULT_COMPLETION_TOKENS);
+    if (echoOnly) {
+      if (minTokens > 0) {
+        throw ApiException.badField(
+            "min_tokens", "min_tokens=" + minTokens + " is more than max_tokens=0");
+      }
+      if ((long) longest + 1 > contextLimit) {
+        throw ApiException.badField(
+            "prompt",
+            "the prompt of "
+                + longest
+                + " tokens leaves no room in the context limit of "
+                + contextLimit
+                + " tokens: shorten it");
+      }
+      return 0;
+    }
     if (minTokens > tokens) {
       throw ApiException.badField(
           "min_tokens",

@@ -160,7 +160,10 @@ final class Completions {
     }
     // The limits as the decode request will meet them; a prefill then generates one token.
     int maxTokens = request.check(engine.vocabularySize(), engine.contextLimit());
-    if (prefill) {
+    // An echo of the prompt alone (max_tokens 0): the engine generates one token, which no one
+    // sees.
+    boolean promptOnly = maxTokens == 0;
+    if (prefill || promptOnly) {
       maxTokens = 1;
     }
     boolean streaming = request.stream() && !prefill;
@@ -232,10 +235,10 @@ final class Completions {
             echo(streaming, stream, c, event.index(), logprobs);
           }
           case GenerationCall.Token t -> {
-            if (c.text.stopped()) {
-              continue; // tokens the engine made before it saw the cancel
-            }
             echo(streaming, stream, c, event.index(), logprobs);
+            if (c.text.stopped() || promptOnly) {
+              continue; // made before the engine saw the cancel, or not asked for
+            }
             meters.token(
                 c.lastTokenNanos == 0 ? start : c.lastTokenNanos, t.nanos(), c.lastTokenNanos == 0);
             c.lastTokenNanos = t.nanos();

@@ -447,6 +447,40 @@ class CompletionServerTest {
   }
 
   /**
+   * {@code echo} with {@code max_tokens} 0 (OpenAI allows it; HELM-style harnesses send it to score
+   * a text): the answer is the prompt alone, with its log-probabilities where asked, no completion
+   * token counted or shown, whole and streamed.
+   */
+  @Test
+  void echoWithNoTokensAnswersThePromptAlone() throws Exception {
+    String body =
+        "{\"model\": \"kvtier-tiny\", \"prompt\": [72, 105], \"max_tokens\": 0, \"echo\":"
+            + " true, \"logprobs\": 0";
+
+    JsonNode whole = json(post("/v1/completions", body + "}"));
+    List<String> events = events(post("/v1/completions", body + ", \"stream\": true}"));
+
+    JsonNode choice = whole.get("choices").get(0);
+    assertThat(choice.get("text").asText()).isEqualTo("Hi");
+    assertThat(choice.get("finish_reason").asText()).isEqualTo("length");
+    assertThat(choice.get("token_ids")).isEmpty();
+    assertThat(choice.get("logprobs").get("tokens").toString()).isEqualTo("[\"H\",\"i\"]");
+    assertThat(choice.get("logprobs").get("token_logprobs").toString()).isEqualTo("[null,-0.1]");
+    assertThat(whole.get("usage").get("completion_tokens").asInt()).isZero();
+    assertThat(streamedText(events)).isEqualTo("Hi");
+    assertThat(engine.log)
+        .filteredOn("submit 1"::equals)
+        .as("one token asked of the engine")
+        .hasSize(2);
+    HttpResponse<String> plain =
+        post(
+            "/v1/completions",
+            "{\"model\": \"kvtier-tiny\", \"prompt\": [72, 105], \"max_tokens\": 0, \"echo\":"
+                + " true}");
+    assertThat(json(plain).get("choices").get(0).get("text").asText()).isEqualTo("Hi");
+  }
+
+  /**
    * The tokens {@code min_tokens} holds back reach the engine in the request's sampling: the
    * stop token ids and the endpoint's end tokens (a chat's {@code <|end|>}; none of a tiny
    * completion), less the end tokens where {@code ignore_eos} makes them end nothing.
@@ -587,6 +621,8 @@ class CompletionServerTest {
       stop id -1      | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stop_token_ids": [3, -1]} | stop_token_ids[1] | stop_token_ids[1]=-1 is not a token id: give a non-negative integer
       stop id a word  | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "stop_token_ids": ["7"]} | stop_token_ids[0] | stop_token_ids[0] must be an integer
       stop id 512     | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stop_token_ids": [512]} | stop_token_ids | stop_token_ids holds 512, outside the vocabulary [0, 512)
+      echo, 0, min    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "echo": true, "max_tokens": 0, "min_tokens": 1} | min_tokens | min_tokens=1 is more than max_tokens=0
+      max_tokens 0, no echo | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_tokens": 0, "echo": false} | max_tokens | max_tokens=0 must be at least 1 (0 only with echo
       min_tokens -1   | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "min_tokens": -1} | min_tokens | min_tokens=-1 must be at least 0 (0, the default, is none)
       min_tokens str  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "min_tokens": "2"} | min_tokens | min_tokens must be an integer
       min over max    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "max_tokens": 4, "min_tokens": 5} | min_tokens | min_tokens=5 is more than max_tokens=4: give at most as many as the choice may generate
