@@ -47,6 +47,7 @@ final class ChatRequest {
           "ignore_eos",
           "stop_token_ids",
           "min_tokens",
+          "include_stop_str_in_output",
           "kv_transfer_params");
 
   private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name");
@@ -132,23 +133,18 @@ final class ChatRequest {
             });
     f.string("user");
     boolean stream = f.bool("stream").orElse(false);
-    boolean ignoreEos = CompletionRequest.ignoreEos(f);
-    Set<Integer> stopTokenIds = CompletionRequest.stopTokenIds(f);
-    int minTokens = CompletionRequest.minTokens(f);
+    StopRules stopRules = StopRules.parse(f);
     return new CompletionRequest(
         model,
         List.of(render(text, parsed)),
         maxTokens,
         stream,
         CompletionRequest.includeUsage(f),
-        f.stops(),
         true,
         CompletionRequest.cacheSalt(f),
-        CompletionRequest.holdBack(sampling, minTokens, stopTokenIds, text.endOfReply(), ignoreEos),
+        stopRules.holdBack(sampling, text.endOfReply()),
         n,
-        ignoreEos,
-        stopTokenIds,
-        minTokens,
+        stopRules,
         false);
   }
 

@@ -9,7 +9,8 @@ import java.util.Set;
  * One choice's text as its tokens come: decoded by the model's {@link ModelText.Decoder}, ended at
  * the model's end-of-generation tokens or a stop token id, cut before the first stop sequence, and
  * handed out in pieces that are final. A piece never ends in text that could still turn out to
- * start a stop sequence, so a stream never sends what the complete text would not hold. Before its
+ * start a stop sequence, so a stream never sends what the complete text would not hold (with vLLM's
+ * {@code include_stop_str_in_output} the sequence stays at the end). Before its
  * {@code min_tokens} nothing ends it (vLLM's rule: the sampler holds the end tokens back, and stop
  * sequences are looked for only in text that ends at or after that token). Not thread-safe: the
  * exchange's thread owns it.
@@ -21,6 +22,7 @@ final class ChoiceText {
   private final Set<Integer> stopTokenIds;
   private final int minTokens;
   private final List<String> stops;
+  private final boolean includeStop;
   private final StringBuilder text = new StringBuilder();
   private int handedOut;
   private int tokens;
@@ -34,26 +36,19 @@ final class ChoiceText {
    * @param decoder the model's decoder of this sequence
    * @param endTokens the tokens that stop the text ({@link ModelText#endOfReply()} for a chat
    *     reply, {@link ModelText#endOfGeneration()} for a completion); they add no text
-   * @param ignoreEnd whether the end tokens end nothing (the request's {@code ignore_eos}); they
-   *     add no text either way
-   * @param stopTokenIds the request's {@code stop_token_ids}: each ends the text after its own
-   *     text (a special token has none), whatever {@code ignoreEnd}
-   * @param minTokens the tokens before which nothing ends the text, at least 0
-   * @param stops the stop sequences
+   * @param rules the request's: the end tokens end nothing with {@code ignoreEos} (they add no
+   *     text either way); each stop token id ends the text after its own text (a special token has
+   *     none), whatever {@code ignoreEos}; nothing ends it before {@code minTokens}; a stop
+   *     sequence cuts it before the sequence, or after it with {@code includeStopStr}
    */
-  ChoiceText(
-      ModelText.Decoder decoder,
-      Set<Integer> endTokens,
-      boolean ignoreEnd,
-      Set<Integer> stopTokenIds,
-      int minTokens,
-      List<String> stops) {
+  ChoiceText(ModelText.Decoder decoder, Set<Integer> endTokens, StopRules rules) {
     this.decoder = Objects.requireNonNull(decoder, "decoder");
     this.endTokens = Set.copyOf(endTokens);
-    this.ignoreEnd = ignoreEnd;
-    this.stopTokenIds = Set.copyOf(stopTokenIds);
-    this.minTokens = minTokens;
-    this.stops = List.copyOf(stops);
+    this.ignoreEnd = rules.ignoreEos();
+    this.stopTokenIds = rules.stopTokenIds();
+    this.minTokens = rules.minTokens();
+    this.stops = rules.stops();
+    this.includeStop = rules.includeStopStr();
   }
 
   /**
@@ -132,15 +127,17 @@ final class ChoiceText {
 
   private void cutAtStop() {
     int first = -1;
+    String matched = null;
     for (String stop : stops) {
       int at = text.indexOf(stop, Math.max(0, searchedFrom - stop.length() + 1));
       if (at >= 0 && (first < 0 || at < first)) {
         first = at;
-        stopReason = stop;
+        matched = stop;
       }
     }
     if (first >= 0) {
-      text.setLength(Math.max(first, handedOut));
+      stopReason = matched;
+      text.setLength(Math.max(includeStop ? first + matched.length() : first, handedOut));
       stopped = true;
     }
   }

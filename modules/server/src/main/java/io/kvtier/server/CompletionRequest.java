@@ -2,7 +2,6 @@ package io.kvtier.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvtier.core.rank.LogitBias;
-import io.kvtier.core.rank.MinTokens;
 import io.kvtier.core.rank.Penalties;
 import io.kvtier.core.rank.Sampling;
 import io.kvtier.serving.ModelText;
@@ -16,7 +15,6 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -40,7 +38,6 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param maxTokens tokens to generate per prompt; empty: the endpoint's default
  * @param stream whether to answer with server-sent events
  * @param includeUsage whether a streamed answer ends with a usage chunk
- * @param stops stop sequences: the text ends before the first one
  * @param chat whether the body came to the chat endpoint (its reply ends at the model's {@link
  *     ModelText#endOfReply() end of a reply})
  * @param cacheSalt the {@code cache_salt} (vLLM's field): with the tenant, it chooses the cache
@@ -48,14 +45,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param sampling how tokens are chosen, the seed drawn here if the client sent none; choice
  *     {@code i} (of prompt {@code i / n}) draws with {@code seed + i}
  * @param n choices per prompt, 1 to {@value #MAX_CHOICES}
- * @param ignoreEos vLLM's {@code ignore_eos}: the model's end-of-generation (or end-of-reply)
- *     tokens end nothing and add no text, so the choice runs to its budget or a stop sequence (how
- *     benchmark clients ask for answers of a set length)
- * @param stopTokenIds vLLM's {@code stop_token_ids}: tokens that end a choice as the model's end
- *     tokens do (whatever {@code ignoreEos}), their own text kept (a special token has none)
- * @param minTokens vLLM's {@code min_tokens}: the tokens a choice generates before anything ends
- *     it; until then the end tokens and {@code stopTokenIds} are never chosen ({@link
- *     Sampling#minTokens()}) and no stop sequence is looked for; 0 for none
+ * @param stopRules what ends a choice: stop sequences, vLLM's {@code stop_token_ids}, {@code
+ *     min_tokens}, {@code ignore_eos} and {@code include_stop_str_in_output}
  * @param echo OpenAI's {@code echo} (completions only): each choice's text starts with its prompt
  *     (as the prompt's tokens decode), and with {@code logprobs} its log-probabilities start with
  *     the prompt's tokens' ({@link Sampling#promptLogprobs()}: the first has none)
@@ -66,14 +57,11 @@ public record CompletionRequest(
     OptionalInt maxTokens,
     boolean stream,
     boolean includeUsage,
-    List<String> stops,
     boolean chat,
     Optional<String> cacheSalt,
     Sampling sampling,
     int n,
-    boolean ignoreEos,
-    Set<Integer> stopTokenIds,
-    int minTokens,
+    StopRules stopRules,
     boolean echo) {
 
   /** OpenAI's default {@code max_tokens} of a completion. */
@@ -105,6 +93,7 @@ public record CompletionRequest(
           "ignore_eos",
           "stop_token_ids",
           "min_tokens",
+          "include_stop_str_in_output",
           "kv_transfer_params");
 
   /** The most choices one prompt may ask for (OpenAI's bound on {@code n}). */
@@ -115,16 +104,12 @@ public record CompletionRequest(
     Objects.requireNonNull(model, "model");
     prompts = prompts.stream().map(int[]::clone).toList();
     Objects.requireNonNull(maxTokens, "maxTokens");
-    stops = List.copyOf(stops);
     Objects.requireNonNull(cacheSalt, "cacheSalt");
     Objects.requireNonNull(sampling, "sampling");
     if (n < 1 || n > MAX_CHOICES) {
       throw new IllegalArgumentException("n=" + n + " is not in [1, " + MAX_CHOICES + "]");
     }
-    stopTokenIds = Set.copyOf(stopTokenIds);
-    if (minTokens < 0) {
-      throw new IllegalArgumentException("minTokens=" + minTokens + " must be at least 0");
-    }
+    Objects.requireNonNull(stopRules, "stopRules");
   }
 
   /**
@@ -170,104 +155,19 @@ public record CompletionRequest(
     f.unsupported("suffix");
     f.string("user");
     boolean stream = f.bool("stream").orElse(false);
-    boolean ignoreEos = ignoreEos(f);
-    Set<Integer> stopTokenIds = stopTokenIds(f);
-    int minTokens = minTokens(f);
+    StopRules stopRules = StopRules.parse(f);
     return new CompletionRequest(
         model,
         prompts,
         maxTokens,
         stream,
         includeUsage(f),
-        f.stops(),
         false,
         cacheSalt(f),
-        holdBack(sampling, minTokens, stopTokenIds, text.endOfGeneration(), ignoreEos),
+        stopRules.holdBack(sampling, text.endOfGeneration()),
         n,
-        ignoreEos,
-        stopTokenIds,
-        minTokens,
+        stopRules,
         echo);
-  }
-
-  /** {@code ignore_eos} (vLLM's), both endpoints: false unless sent. */
-  static boolean ignoreEos(BodyFields f) {
-    return f.bool("ignore_eos").orElse(false);
-  }
-
-  /** The most {@code stop_token_ids} one request may send. */
-  static final int MAX_STOP_TOKEN_IDS = 1024;
-
-  /**
-   * {@code stop_token_ids} (vLLM's), both endpoints: an array of token ids, at most {@value
-   * #MAX_STOP_TOKEN_IDS}; none unless sent. {@link #check} checks them against the vocabulary.
-   */
-  static Set<Integer> stopTokenIds(BodyFields f) {
-    Optional<JsonNode> given = f.get("stop_token_ids");
-    if (given.isEmpty()) {
-      return Set.of();
-    }
-    JsonNode node = given.get();
-    if (!node.isArray()) {
-      throw ApiException.badField(
-          "stop_token_ids",
-          "stop_token_ids must be an array of token ids, like [2], not "
-              + BodyFields.describe(node));
-    }
-    if (node.size() > MAX_STOP_TOKEN_IDS) {
-      throw ApiException.badField(
-          "stop_token_ids",
-          "stop_token_ids has " + node.size() + " ids: give at most " + MAX_STOP_TOKEN_IDS);
-    }
-    Set<Integer> ids = new TreeSet<>();
-    for (int i = 0; i < node.size(); i++) {
-      String param = "stop_token_ids[" + i + "]";
-      int id = BodyFields.integer(node.get(i), param);
-      if (id < 0) {
-        throw ApiException.badField(
-            param, param + "=" + id + " is not a token id: give a non-negative integer");
-      }
-      ids.add(id);
-    }
-    return ids;
-  }
-
-  /**
-   * {@code min_tokens} (vLLM's), both endpoints: at least 0, the default; {@link #check} holds it
-   * to the budget.
-   */
-  static int minTokens(BodyFields f) {
-    int min = f.integer("min_tokens").orElse(0);
-    if (min < 0) {
-      throw ApiException.badField(
-          "min_tokens", "min_tokens=" + min + " must be at least 0 (0, the default, is none)");
-    }
-    return min;
-  }
-
-  /**
-   * The sampling that holds back, for the first {@code minTokens} tokens of a choice, every token
-   * that would end it: the stop token ids, and the model's end tokens unless {@code ignore_eos}
-   * makes them end nothing (vLLM's min-tokens processor bans the same).
-   *
-   * @param sampling the request's sampling
-   * @param minTokens the tokens generated first
-   * @param stopTokenIds the request's stop token ids
-   * @param endTokens the model's end tokens of this endpoint
-   * @param ignoreEos whether the end tokens end nothing
-   * @return the sampling, with a {@link MinTokens}
-   */
-  static Sampling holdBack(
-      Sampling sampling,
-      int minTokens,
-      Set<Integer> stopTokenIds,
-      Set<Integer> endTokens,
-      boolean ignoreEos) {
-    Set<Integer> ending = new TreeSet<>(stopTokenIds);
-    if (!ignoreEos) {
-      ending.addAll(endTokens);
-    }
-    return sampling.withMinTokens(MinTokens.of(minTokens, ending));
   }
 
   /**
@@ -563,7 +463,7 @@ public record CompletionRequest(
           "logit_bias." + biased,
           "logit_bias." + biased + " is outside the vocabulary [0, " + vocabSize + ")");
     }
-    for (int id : stopTokenIds) {
+    for (int id : stopRules.stopTokenIds()) {
       if (id >= vocabSize) {
         throw ApiException.badField(
             "stop_token_ids",
@@ -574,15 +474,15 @@ public record CompletionRequest(
       throw ApiException.badField(
           "stop_token_ids",
           "with min_tokens="
-              + minTokens
+              + stopRules.minTokens()
               + ", stop_token_ids and the model's end tokens hold back every token of the"
               + " vocabulary: nothing could be generated; send fewer stop token ids");
     }
     int tokens = maxTokens.orElse(chat ? contextLimit - longest : DEFAULT_COMPLETION_TOKENS);
     if (echoOnly) {
-      if (minTokens > 0) {
+      if (stopRules.minTokens() > 0) {
         throw ApiException.badField(
-            "min_tokens", "min_tokens=" + minTokens + " is more than max_tokens=0");
+            "min_tokens", "min_tokens=" + stopRules.minTokens() + " is more than max_tokens=0");
       }
       if ((long) longest + 1 > contextLimit) {
         throw ApiException.badField(
@@ -595,11 +495,11 @@ public record CompletionRequest(
       }
       return 0;
     }
-    if (minTokens > tokens) {
+    if (stopRules.minTokens() > tokens) {
       throw ApiException.badField(
           "min_tokens",
           "min_tokens="
-              + minTokens
+              + stopRules.minTokens()
               + " is more than "
               + field
               + "="

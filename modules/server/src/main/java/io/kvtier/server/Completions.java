@@ -108,10 +108,7 @@ final class Completions {
           new ChoiceText(
               model.decoder(prompt, request.chat()),
               request.chat() ? model.endOfReply() : model.endOfGeneration(),
-              request.ignoreEos(),
-              request.stopTokenIds(),
-              request.minTokens(),
-              request.stops());
+              request.stopRules());
     }
   }
 

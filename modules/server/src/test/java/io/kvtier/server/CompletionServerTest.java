@@ -330,8 +330,9 @@ class CompletionServerTest {
   }
 
   /**
-   * vLLM's {@code stop_token_ids} end a choice after the stop token's own text, and its {@code
-   * min_tokens} lets nothing end a choice before that many tokens: a stop token id or a stop
+   * vLLM's {@code stop_token_ids} end a choice after the stop token's own text, its {@code
+   * include_stop_str_in_output} keeps a stop sequence at the end, and its {@code min_tokens} lets
+   * nothing end a choice before that many tokens: a stop token id or a stop
    * sequence that completes earlier is text like any other (a stop sequence that completes at or
    * after it still ends the choice, though it began earlier).
    */
@@ -346,6 +347,7 @@ class CompletionServerTest {
       stop string too early    | "stop": ["ll"], "min_tokens": 5           | Hello, world! | length | 13 |
       stop string completes at | "stop": ["lo,"], "min_tokens": 6          | Hel           | stop   | 6  | "lo,"
       stop string before min   | "stop": ["lo,"], "min_tokens": 7          | Hello, world! | length | 13 |
+      stop string kept         | "stop": ["o, w"], "include_stop_str_in_output": true | Hello, w | stop | 8 | "o, w"
       """)
   void stopTokenIdsEndAChoiceAndNothingEndsItBeforeMinTokens(
       String name, String fields, String text, String finish, int tokens, String stopReason)
@@ -615,6 +617,7 @@ class CompletionServerTest {
       chat top_k      | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "temperature": 1, "top_k": -5} | top_k | top_k=-5 is out of range
       echo a string   | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "echo": "yes"}     | echo | echo must be true or false
       stream a string | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stream": "yes"}   | stream | stream must be true or false
+      include_stop 1  | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "include_stop_str_in_output": 1} | include_stop_str_in_output | include_stop_str_in_output must be true or false
       ignore_eos 1    | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "ignore_eos": 1}   | ignore_eos | ignore_eos must be true or false
       chat ignore_eos | /v1/chat/completions | {"model": "kvtier-tiny", "messages": [{"role": "user", "content": "x"}], "ignore_eos": "true"} | ignore_eos | ignore_eos must be true or false
       stop ids a number | /v1/completions | {"model": "kvtier-tiny", "prompt": [1], "stop_token_ids": 7} | stop_token_ids | stop_token_ids must be an array of token ids, like [2], not 7
