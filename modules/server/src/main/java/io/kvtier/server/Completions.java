@@ -371,10 +371,6 @@ final class Completions {
     return 200;
   }
 
-  /**
-   * The log-probabilities of the choice's tokens not yet sent in a chunk, marked sent; null where
-   * the request did not ask.
-   */
   /** The prompt as its tokens decode: what echo puts before a choice's text. */
   private static String promptText(int[] prompt, ModelText model) {
     ModelText.Decoder decoder = model.decoder(new int[0], false);
@@ -415,6 +411,10 @@ final class Completions {
     stream.text(index, c.echoText, null, null, node);
   }
 
+  /**
+   * The log-probabilities of the choice's tokens not yet sent in a chunk, marked sent; null where
+   * the request did not ask.
+   */
   private static ObjectNode unsent(Choice c, LogprobsJson logprobs, boolean chat) {
     if (logprobs == null) {
       return null;
