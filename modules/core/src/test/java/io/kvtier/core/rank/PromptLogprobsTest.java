@@ -105,23 +105,16 @@ class PromptLogprobsTest {
         e.setRequestListener(ev);
         events.add(ev);
       }
+      // The second request comes at tick 30, once the first has cached the prompt.
       List<Object> digests =
-          h.onRanks(
-              (rank, e) -> {
-                // The second request comes at tick 30, once the first has cached the prompt.
-                for (long t = 0; t <= 30 || !e.isDrained(); t++) {
-                  assertThat(t).as("ticks to drain").isLessThan(200);
-                  h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
-                  TickCommands c = TickCommands.NONE;
-                  if (t == 0) {
-                    c = TickCommands.arrive(List.of(requests.get(0)));
-                  } else if (t == 30) {
-                    c = new TickCommands(List.of(requests.get(1)), new long[0], true);
-                  }
-                  e.tick(rank == 0 ? c : null);
-                }
-                return e.replicaDigest();
-              });
+          h.digestsUntilDrained(
+              t ->
+                  t == 0
+                      ? TickCommands.arrive(List.of(requests.get(0)))
+                      : t == 30
+                          ? new TickCommands(List.of(requests.get(1)), new long[0], true)
+                          : TickCommands.NONE,
+              200);
       return List.of(digests, events);
     }
   }

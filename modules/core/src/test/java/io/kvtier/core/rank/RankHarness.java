@@ -256,25 +256,57 @@ final class RankHarness implements AutoCloseable {
                       tokens.computeIfAbsent(id, k -> new ArrayList<>()).add(token);
                     }
                   });
-              for (long t = 0; !e.isDrained(); t++) {
-                if (t >= maxTicks) {
-                  throw new AssertionError(
-                      "rank " + rank + " did not drain in " + maxTicks + " ticks");
-                }
-                clocks.get(rank).set(t * TICK_NANOS);
-                beforeTick.accept(rank, t);
-                e.tick(rank == 0 ? feed.commands(t) : null);
-              }
+              drain(rank, e, feed, maxTicks, beforeTick);
               return tokens;
             });
     List<Map<Long, List<Integer>>> tokens = new ArrayList<>();
+    for (Object o : succeeded(out)) {
+      tokens.add((Map<Long, List<Integer>>) o);
+    }
+    return tokens;
+  }
+
+  /**
+   * Ticks every rank until it drains (at most {@code maxTicks} ticks), rank 0 fed by {@code
+   * feed}, with the listeners the test set on the engines.
+   *
+   * @return each rank's replica digest, in rank order
+   * @throws AssertionError if a rank failed or did not drain in time
+   */
+  List<Object> digestsUntilDrained(TickFeed feed, int maxTicks) throws InterruptedException {
+    return succeeded(
+        onRanks(
+            (rank, e) -> {
+              drain(rank, e, feed, maxTicks, (r, t) -> {});
+              return e.replicaDigest();
+            }));
+  }
+
+  /** One rank's ticks until it drains, its clock at each tick's start. */
+  private void drain(
+      int rank,
+      RankEngine e,
+      TickFeed feed,
+      int maxTicks,
+      java.util.function.ObjLongConsumer<Integer> beforeTick) {
+    for (long t = 0; !e.isDrained(); t++) {
+      if (t >= maxTicks) {
+        throw new AssertionError("rank " + rank + " did not drain in " + maxTicks + " ticks");
+      }
+      clocks.get(rank).set(t * TICK_NANOS);
+      beforeTick.accept(rank, t);
+      e.tick(rank == 0 ? feed.commands(t) : null);
+    }
+  }
+
+  /** The ranks' results, or an AssertionError naming the first rank that failed. */
+  private static List<Object> succeeded(List<Object> out) {
     for (int rank = 0; rank < out.size(); rank++) {
       if (out.get(rank) instanceof Throwable failure) {
         throw new AssertionError("rank " + rank + " failed", failure);
       }
-      tokens.add((Map<Long, List<Integer>>) out.get(rank));
     }
-    return tokens;
+    return out;
   }
 
   /** Rank 0's commands per tick. */

@@ -52,20 +52,8 @@ class SharedPrefillTest {
         recorders.add(a);
       }
       List<Object> digests =
-          h.onRanks(
-              (rank, e) -> {
-                for (long t = 0; !e.isDrained(); t++) {
-                  assertThat(t).as("ticks to drain").isLessThan(200);
-                  h.clocks.get(rank).set(t * RankHarness.TICK_NANOS);
-                  e.tick(
-                      rank == 0
-                          ? (t == 0
-                              ? new TickCommands(burst, new long[0], true)
-                              : TickCommands.NONE)
-                          : null);
-                }
-                return e.replicaDigest();
-              });
+          h.digestsUntilDrained(
+              t -> t == 0 ? new TickCommands(burst, new long[0], true) : TickCommands.NONE, 200);
       for (Object d : digests) {
         assertThat(d).as("no rank failed, replicas equal").isEqualTo(digests.getFirst());
       }
