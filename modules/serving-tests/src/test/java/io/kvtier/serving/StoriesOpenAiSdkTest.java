@@ -14,11 +14,7 @@ import io.kvtier.model.llama.ArrayKvStore;
 import io.kvtier.model.llama.LlamaModel;
 import io.kvtier.model.llama.LlamaServingModel;
 import io.kvtier.server.CompletionServer;
-import io.kvtier.spi.BackendMetrics;
 import io.kvtier.testkit.SharedFiles;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -53,9 +49,8 @@ class StoriesOpenAiSdkTest {
       int[] prompt = llama.text().chat(List.of(new ModelText.Message("user", question)));
       String expected = greedyText(llama, prompt);
 
-      try (GenerationEngine engine = open(llama, 2, "stories-sdk-");
-          CompletionServer server = serve(engine, llama)) {
-        OpenAIClient client = client(server);
+      try (HttpServed served = serve(llama, 2, "stories-sdk-")) {
+        OpenAIClient client = client(served);
         try {
           ChatCompletionCreateParams params =
               ChatCompletionCreateParams.builder()
@@ -107,9 +102,8 @@ class StoriesOpenAiSdkTest {
     Path path = stories();
     try (LlamaServingModel llama =
             (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", path.toString()));
-        GenerationEngine engine = open(llama, 1, "stories-echo-");
-        CompletionServer server = serve(engine, llama)) {
-      OpenAIClient client = client(server);
+        HttpServed served = serve(llama, 1, "stories-echo-")) {
+      OpenAIClient client = client(served);
       try {
         String prompt = "Once upon a time, there was a cat";
         com.openai.models.completions.Completion echoed =
@@ -145,8 +139,9 @@ class StoriesOpenAiSdkTest {
     }
   }
 
-  /** An engine on sim pools of the model's layout, {@code ranks} threads. */
-  private static GenerationEngine open(LlamaServingModel llama, int ranks, String group) {
+  /** The engine on sim pools of the model's layout, {@code ranks} threads, behind the server. */
+  private static HttpServed serve(LlamaServingModel llama, int ranks, String group)
+      throws java.io.IOException {
     KvTierConfig config =
         KvTierConfig.builder()
             .device("sim")
@@ -161,19 +156,11 @@ class StoriesOpenAiSdkTest {
             .vocabSize(llama.vocabularySize())
             .collectiveTimeout(Duration.ofSeconds(60))
             .build();
-    return GenerationEngines.open(
+    return HttpServed.open(
         llama,
         config,
         EngineSettings.DEFAULTS.withGroup(group + System.nanoTime()),
-        BackendMetrics.NOOP);
-  }
-
-  private static CompletionServer serve(GenerationEngine engine, LlamaServingModel llama)
-      throws java.io.IOException {
-    return CompletionServer.start(
-        engine,
-        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
-        new InetSocketAddress("127.0.0.1", 0),
+        RankSlot.Hooks.NONE,
         new CompletionServer.Options(
             llama.name(),
             java.util.Optional.empty(),
@@ -183,9 +170,9 @@ class StoriesOpenAiSdkTest {
             java.util.Optional.empty()));
   }
 
-  private static OpenAIClient client(CompletionServer server) {
+  private static OpenAIClient client(HttpServed served) {
     return OpenAIOkHttpClient.builder()
-        .baseUrl("http://127.0.0.1:" + server.address().getPort() + "/v1")
+        .baseUrl(served.base() + "/v1")
         .apiKey("unused")
         .maxRetries(0)
         .timeout(Duration.ofSeconds(60))
