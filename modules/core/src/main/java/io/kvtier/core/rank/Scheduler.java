@@ -371,11 +371,11 @@ final class Scheduler {
     return (tokens + pageSize - 1) / pageSize;
   }
 
-  /** Tokens whose KV the request computes: the prompt and each generated token but the last. */
   /**
    * The prompt tokens a request may match in the cache. The first output token comes from the last
    * prompt token's forward pass, so a request that generates must compute at least that token:
-   * all but the last prompt token, or the whole prompt of one that generates nothing.
+   * all but the last prompt token, or the whole prompt of one that generates nothing; none of one
+   * that asks for its prompt's log-probabilities.
    */
   private static int matchable(RankRequest r) {
     if (r.sampling().promptLogprobs()) {
@@ -384,6 +384,7 @@ final class Scheduler {
     return r.maxOutputTokens() > 0 ? r.promptLength() - 1 : r.promptLength();
   }
 
+  /** Tokens whose KV the request computes: the prompt and each generated token but the last. */
   private static long kvTarget(RankRequest r) {
     return (long) r.promptLength() + Math.max(0, r.maxOutputTokens() - 1);
   }
