@@ -1,7 +1,6 @@
 package io.kvtier.server;
 
 import io.kvtier.serving.ModelText;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
@@ -18,11 +17,7 @@ import java.util.Set;
 final class ChoiceText {
   private final ModelText.Decoder decoder;
   private final Set<Integer> endTokens;
-  private final boolean ignoreEnd;
-  private final Set<Integer> stopTokenIds;
-  private final int minTokens;
-  private final List<String> stops;
-  private final boolean includeStop;
+  private final StopRules rules;
   private final StringBuilder text = new StringBuilder();
   private int handedOut;
   private int tokens;
@@ -44,11 +39,7 @@ final class ChoiceText {
   ChoiceText(ModelText.Decoder decoder, Set<Integer> endTokens, StopRules rules) {
     this.decoder = Objects.requireNonNull(decoder, "decoder");
     this.endTokens = Set.copyOf(endTokens);
-    this.ignoreEnd = rules.ignoreEos();
-    this.stopTokenIds = rules.stopTokenIds();
-    this.minTokens = rules.minTokens();
-    this.stops = rules.stops();
-    this.includeStop = rules.includeStopStr();
+    this.rules = Objects.requireNonNull(rules, "rules");
   }
 
   /**
@@ -61,12 +52,12 @@ final class ChoiceText {
     if (stopped) {
       return "";
     }
-    if (tokens < minTokens) {
+    if (tokens < rules.minTokens()) {
       searchedFrom = text.length();
     }
     tokens++;
-    boolean mayEnd = tokens >= minTokens;
-    if (mayEnd && stopTokenIds.contains(token)) {
+    boolean mayEnd = tokens >= rules.minTokens();
+    if (mayEnd && rules.stopTokenIds().contains(token)) {
       text.append(decoder.add(token)).append(decoder.finish());
       stopped = true;
       stopReason = token;
@@ -74,7 +65,7 @@ final class ChoiceText {
       return handOut(text.length());
     }
     if (endTokens.contains(token)) {
-      if (ignoreEnd || !mayEnd) {
+      if (rules.ignoreEos() || !mayEnd) {
         return "";
       }
       text.append(decoder.finish());
@@ -128,7 +119,7 @@ final class ChoiceText {
   private void cutAtStop() {
     int first = -1;
     String matched = null;
-    for (String stop : stops) {
+    for (String stop : rules.stops()) {
       int at = text.indexOf(stop, Math.max(0, searchedFrom - stop.length() + 1));
       if (at >= 0 && (first < 0 || at < first)) {
         first = at;
@@ -137,7 +128,8 @@ final class ChoiceText {
     }
     if (first >= 0) {
       stopReason = matched;
-      text.setLength(Math.max(includeStop ? first + matched.length() : first, handedOut));
+      text.setLength(
+          Math.max(rules.includeStopStr() ? first + matched.length() : first, handedOut));
       stopped = true;
     }
   }
@@ -146,7 +138,7 @@ final class ChoiceText {
   private int heldBack() {
     int held = 0;
     String whole = text.toString();
-    for (String stop : stops) {
+    for (String stop : rules.stops()) {
       for (int n = Math.min(stop.length() - 1, whole.length() - handedOut); n > held; n--) {
         if (whole.regionMatches(whole.length() - n, stop, 0, n)) {
           held = n;

@@ -94,15 +94,18 @@ final class Completions {
     int logprobsSent;
     final int[] textOffset = new int[1];
 
-    /** With echo: the prompt's text, its first token, its other tokens' log-probabilities. */
+    /**
+     * With echo ("" without): the prompt's text, its first token, its other tokens'
+     * log-probabilities.
+     */
     final String echoText;
 
     final int firstPromptToken;
     List<TokenLogprob> promptLogprobs;
     boolean echoSent;
 
-    Choice(CompletionRequest request, int[] prompt, ModelText model) {
-      echoText = request.echo() ? promptText(prompt, model) : "";
+    Choice(CompletionRequest request, int[] prompt, ModelText model, String echoText) {
+      this.echoText = echoText;
       firstPromptToken = prompt[0];
       text =
           new ChoiceText(
@@ -189,8 +192,14 @@ final class Completions {
     }
     meters.promptTokens(promptTokens);
     Choice[] choices = new Choice[call.size()];
+    // Each prompt's echo is decoded once; its n choices share it.
+    String[] echoes = new String[prompts.size()];
+    for (int p = 0; p < echoes.length; p++) {
+      echoes[p] = request.echo() ? promptText(prompts.get(p), engine.text()) : "";
+    }
     for (int i = 0; i < choices.length; i++) {
-      choices[i] = new Choice(request, prompts.get(i / request.n()), engine.text());
+      int p = i / request.n();
+      choices[i] = new Choice(request, prompts.get(p), engine.text(), echoes[p]);
     }
     // What the cache held of each prompt when the call came: its primer's match, else its first
     // choice's (every choice after a primer matches the pages the primer computed).
