@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -74,9 +75,12 @@ final class ModelCommand implements Callable<Integer> {
         paramLabel = "TYPE",
         defaultValue = "q8_0",
         description =
-            "The weights' tensor type: f32, f16, bf16, q8_0, q4_0, q4_k or q6_k (default:"
-                + " ${DEFAULT-VALUE}); norm weights stay f32. q4_k and q6_k take rows of whole"
-                + " 256-weight blocks: llama-1b, not smollm-135m or test-tiny.")
+            "The weights' tensor type: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k"
+                + " or q6_k (default: ${DEFAULT-VALUE}); norm weights stay f32. A matrix whose"
+                + " rows are not whole 256-weight blocks (smollm-135m's and qwen2.5-0.5b's"
+                + " attention, test-tiny's) takes llama-quantize's fallback for a k-quant: q5_0"
+                + " for q4_k, q5_1 for q5_k, q8_0 for q6_k, as in a downloaded Q4_K_M or Q5_K_M"
+                + " file of such a model.")
     private String type;
 
     @Option(
@@ -97,23 +101,6 @@ final class ModelCommand implements Callable<Integer> {
     public Integer call() throws IOException {
       LlamaShape llamaShape = shape();
       GgufTensorType tensorType = tensorType();
-      for (int columns : new int[] {llamaShape.embeddingLength(), llamaShape.feedForwardLength()}) {
-        if (columns % tensorType.blockSize() != 0) {
-          throw new ParameterException(
-              spec.commandLine(),
-              "--type "
-                  + type
-                  + ": shape "
-                  + llamaShape.name()
-                  + " has rows of "
-                  + columns
-                  + " weights, not whole "
-                  + tensorType.name().toLowerCase(Locale.ROOT)
-                  + " blocks of "
-                  + tensorType.blockSize()
-                  + "; give another --type or --shape");
-        }
-      }
       if (!Files.isRegularFile(vocabulary)) {
         throw new UnusableInputException("--vocab " + vocabulary + ": no such file");
       }
@@ -152,13 +139,28 @@ final class ModelCommand implements Callable<Integer> {
           llamaShape.feedForwardLength(),
           vocabularySize,
           vocabulary.getFileName(),
-          tensorType.name().toLowerCase(Locale.ROOT),
+          typesWritten(llamaShape, tensorType),
           seed,
           llamaShape.parameterCount(vocabularySize) / 1e6,
           Files.size(out) / 1e6,
           seconds);
       printer.flush();
       return 0;
+    }
+
+    /** The type asked for, and the fallbacks its rows took ({@link RandomLlamaWriter#typeFor}). */
+    private static String typesWritten(LlamaShape shape, GgufTensorType type) {
+      String fallbacks =
+          IntStream.of(shape.embeddingLength(), shape.feedForwardLength())
+              .mapToObj(columns -> RandomLlamaWriter.typeFor(type, columns))
+              .filter(t -> t != type)
+              .distinct()
+              .map(t -> t.name().toLowerCase(Locale.ROOT))
+              .collect(Collectors.joining(", "));
+      String name = type.name().toLowerCase(Locale.ROOT);
+      return fallbacks.isEmpty()
+          ? name
+          : name + " (" + fallbacks + " where rows are not whole 256-weight blocks)";
     }
 
     private LlamaShape shape() {

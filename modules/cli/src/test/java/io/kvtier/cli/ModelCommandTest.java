@@ -70,6 +70,40 @@ class ModelCommandTest {
     }
   }
 
+  /**
+   * A k-quant at a width that is not whole 256-weight super-blocks (test-tiny: rows of 64 and 96)
+   * takes llama-quantize's fallback, as a downloaded Q4_K_M file of such a model does, and says
+   * so.
+   */
+  @Test
+  void synthWritesAKQuantsFallbackWhereRowsAreNotWholeSuperBlocks() throws IOException {
+    Path out = dir.resolve("tiny-q5_k.gguf");
+    CliRun run =
+        CliRun.run(
+            "model",
+            "synth",
+            "--shape",
+            "test-tiny",
+            "--vocab",
+            vocabulary.toString(),
+            "--type",
+            "q5_k",
+            "--out",
+            out.toString());
+    assertThat(run.status()).as(run.err()).isZero();
+    assertThat(run.out())
+        .contains(", q5_k (q5_1 where rows are not whole 256-weight blocks), seed 1:");
+    try (GgufFile file = GgufFile.open(out)) {
+      assertThat(file.tensor("blk.0.attn_q.weight").type()).isEqualTo(GgufTensorType.Q5_1);
+      assertThat(file.tensor("blk.0.ffn_down.weight").type()).isEqualTo(GgufTensorType.Q5_1);
+      LlamaModel model = LlamaModel.of(file);
+      float[] logits = model.decode(1, 0, ArrayKvStore.forModel(model));
+      for (float logit : logits) {
+        assertThat(Float.isFinite(logit)).as("logit %s", logit).isTrue();
+      }
+    }
+  }
+
   @Test
   void badOptionsFailWithOneLineNamingTheOption() throws IOException {
     String out = dir.resolve("x.gguf").toString();
@@ -84,23 +118,12 @@ class ModelCommandTest {
         "--out",
         out);
     assertUsage(
-        "kvtier model synth: --type: 'q5_k' cannot be written; give one of bf16, f16, f32, q4_0,"
-            + " q4_k, q6_k, q8_0",
+        "kvtier model synth: --type: 'q3_k' cannot be written; give one of bf16, f16, f32, q4_0,"
+            + " q4_1, q4_k, q5_0, q5_1, q5_k, q6_k, q8_0",
         "--shape",
         "test-tiny",
         "--type",
-        "q5_k",
-        "--vocab",
-        vocab,
-        "--out",
-        out);
-    assertUsage(
-        "kvtier model synth: --type q4_k: shape test-tiny has rows of 64 weights, not whole q4_k"
-            + " blocks of 256; give another --type or --shape",
-        "--shape",
-        "test-tiny",
-        "--type",
-        "q4_k",
+        "q3_k",
         "--vocab",
         vocab,
         "--out",

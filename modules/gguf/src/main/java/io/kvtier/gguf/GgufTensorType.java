@@ -15,8 +15,16 @@ import java.util.stream.Collectors;
  *   <li>Q8_0: f16 scale d, then 32 int8 q; weight = q * d.
  *   <li>Q4_0: f16 scale d, then 16 bytes; low nibbles are weights 0-15, high nibbles 16-31;
  *       weight = (q - 8) * d.
+ *   <li>Q4_1: f16 scale d, f16 min m, then 16 bytes laid out as Q4_0's; weight = q * d + m.
+ *   <li>Q5_0: f16 scale d, 4 bytes qh (a little-endian u32 whose bit j is weight j's fifth bit),
+ *       then 16 bytes of low 4 bits laid out as Q4_0's; weight = (q - 16) * d.
+ *   <li>Q5_1: f16 scale d, f16 min m, then qh and the 16 bytes as Q5_0; weight = q * d + m.
  *   <li>Q4_K: 256 weights: f16 d, f16 dmin, 12 bytes of packed 6-bit scales and mins for eight
  *       sub-blocks of 32, then 128 bytes of nibbles (per 64 weights: 32 bytes, low nibbles first);
+ *       weight = d * scale * q - dmin * min.
+ *   <li>Q5_K: 256 weights: f16 d, f16 dmin, the 12 scale bytes of Q4_K, 32 bytes qh, then 128
+ *       bytes of low 4 bits laid out as Q4_K's; bit {@code 2g} of qh byte {@code l} is the fifth
+ *       bit of weight {@code 64g + l}, bit {@code 2g + 1} of weight {@code 64g + 32 + l};
  *       weight = d * scale * q - dmin * min.
  *   <li>Q6_K: 256 weights: 128 bytes of low 4 bits, 64 bytes of high 2 bits, 16 int8 scales (one
  *       per 16 weights), f16 d; weight = d * scale * (q - 32).
@@ -29,10 +37,18 @@ public enum GgufTensorType {
   F16(1, 1, 2),
   /** 4-bit blocks of 32 with an f16 scale and offset 8. */
   Q4_0(2, 32, 18),
+  /** 4-bit blocks of 32 with an f16 scale and an f16 min. */
+  Q4_1(3, 32, 20),
+  /** 5-bit blocks of 32 with an f16 scale and offset 16 (llama.cpp's fallback for Q4_K). */
+  Q5_0(6, 32, 22),
+  /** 5-bit blocks of 32 with an f16 scale and an f16 min (llama.cpp's fallback for Q5_K). */
+  Q5_1(7, 32, 24),
   /** 8-bit blocks of 32 with an f16 scale. */
   Q8_0(8, 32, 34),
   /** 4-bit super-blocks of 256 with 6-bit sub-block scales and mins. */
   Q4_K(12, 256, 144),
+  /** 5-bit super-blocks of 256 with 6-bit sub-block scales and mins. */
+  Q5_K(13, 256, 176),
   /** 6-bit super-blocks of 256 with int8 sub-block scales. */
   Q6_K(14, 256, 210),
   /** bfloat16: the upper half of an f32. */
@@ -40,6 +56,8 @@ public enum GgufTensorType {
 
   private static final ValueLayout.OfShort SHORT =
       ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfInt INT =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
   private static final ValueLayout.OfFloat FLOAT =
       ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
@@ -146,7 +164,11 @@ public enum GgufTensorType {
         case BF16 -> out[o] = Float.intBitsToFloat((data.get(SHORT, at) & 0xFFFF) << 16);
         case Q8_0 -> dequantizeQ8_0(data, at, out, o);
         case Q4_0 -> dequantizeQ4_0(data, at, out, o);
-        case Q4_K -> dequantizeQ4K(data, at, out, o);
+        case Q4_1 -> dequantizeQ4_1(data, at, out, o);
+        case Q5_0 -> dequantizeQ5(data, at, out, o, false);
+        case Q5_1 -> dequantizeQ5(data, at, out, o, true);
+        case Q4_K -> dequantizeK(data, at, out, o, false);
+        case Q5_K -> dequantizeK(data, at, out, o, true);
         case Q6_K -> dequantizeQ6K(data, at, out, o);
       }
     }
@@ -155,7 +177,7 @@ public enum GgufTensorType {
   /**
    * Quantizes {@code count} floats from {@code src[from..]} into {@code dst} at byte
    * {@code dstOffset}, for writing synthetic models: ggml's reference rounding ({@code
-   * quantize_row_*_ref}) up to Q4_0, a plain min/max rounding for Q4_K and Q6_K (see {@link
+   * quantize_row_*_ref}) for the blocks of 32, a plain min/max rounding for the K-quants (see {@link
    * Quantizer}). {@code count} must be a multiple of the block size.
    */
   public void quantize(float[] src, int from, int count, MemorySegment dst, long dstOffset) {
@@ -192,11 +214,41 @@ public enum GgufTensorType {
     }
   }
 
-  private static void dequantizeQ4K(MemorySegment data, long at, float[] out, int o) {
+  private static void dequantizeQ4_1(MemorySegment data, long at, float[] out, int o) {
+    float d = half(data, at);
+    float m = half(data, at + 2);
+    for (int i = 0; i < 16; i++) {
+      int q = u8(data, at + 4 + i);
+      out[o + i] = (q & 0xF) * d + m;
+      out[o + i + 16] = (q >> 4) * d + m;
+    }
+  }
+
+  /** Q5_0 ({@code withMin} false: weight (q - 16) * d) or Q5_1 (weight q * d + m). */
+  private static void dequantizeQ5(
+      MemorySegment data, long at, float[] out, int o, boolean withMin) {
+    float d = half(data, at);
+    float m = withMin ? half(data, at + 2) : 0f;
+    long qhAt = at + (withMin ? 4 : 2);
+    int qh = data.get(INT, qhAt);
+    long qs = qhAt + 4;
+    int offset = withMin ? 0 : 16;
+    for (int i = 0; i < 16; i++) {
+      int q = u8(data, qs + i);
+      int q0 = ((q & 0xF) | ((qh >>> i) & 1) << 4) - offset;
+      int q1 = ((q >> 4) | ((qh >>> (i + 16)) & 1) << 4) - offset;
+      out[o + i] = withMin ? q0 * d + m : q0 * d;
+      out[o + i + 16] = withMin ? q1 * d + m : q1 * d;
+    }
+  }
+
+  /** Q4_K ({@code five} false) or Q5_K, whose fifth bits come from its 32 qh bytes. */
+  private static void dequantizeK(MemorySegment data, long at, float[] out, int o, boolean five) {
     float d = half(data, at);
     float dmin = half(data, at + 2);
     long scales = at + 4;
-    long qs = at + 16;
+    long qh = at + 16;
+    long qs = at + (five ? 48 : 16);
     for (int group = 0; group < 4; group++) {
       int j = group * 2;
       float d1 = d * scaleK4(data, scales, j, false);
@@ -205,8 +257,11 @@ public enum GgufTensorType {
       float m2 = dmin * scaleK4(data, scales, j + 1, true);
       for (int l = 0; l < 32; l++) {
         int q = u8(data, qs + group * 32L + l);
-        out[o + group * 64 + l] = d1 * (q & 0xF) - m1;
-        out[o + group * 64 + 32 + l] = d2 * (q >> 4) - m2;
+        int h = five ? u8(data, qh + l) : 0;
+        int lo = (q & 0xF) | ((h >> j) & 1) << 4;
+        int hi = (q >> 4) | ((h >> (j + 1)) & 1) << 4;
+        out[o + group * 64 + l] = d1 * lo - m1;
+        out[o + group * 64 + 32 + l] = d2 * hi - m2;
       }
     }
   }

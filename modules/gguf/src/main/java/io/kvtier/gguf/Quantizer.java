@@ -5,16 +5,19 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
- * Quantizers for the types a writer of synthetic models needs. F16, BF16, Q8_0 and Q4_0 follow
- * ggml's reference quantizers ({@code quantize_row_*_ref}): the same rounding as llama.cpp, so a
- * file written here holds the bits {@code llama-quantize} would write from the same floats. Q4_K
- * and Q6_K use a plain min/max rounding instead of ggml's searched scales ({@code
- * make_qkx2_quants}, {@code make_qx_quants}): valid blocks that any reader dequantizes alike, a
- * little less accurate than llama-quantize's, which is all a synthetic model needs.
+ * Quantizers for the types a writer of synthetic models needs. F16, BF16 and the blocks of 32
+ * (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1) follow ggml's reference quantizers ({@code
+ * quantize_row_*_ref}): the same rounding as llama.cpp, so a file written here holds the bits
+ * {@code llama-quantize} would write from the same floats. The K-quants (Q4_K, Q5_K, Q6_K) use a
+ * plain min/max rounding instead of ggml's searched scales ({@code make_qkx2_quants}, {@code
+ * make_qx_quants}): valid blocks that any reader dequantizes alike, a little less accurate than
+ * llama-quantize's, which is all a synthetic model needs.
  */
 final class Quantizer {
   private static final ValueLayout.OfShort SHORT =
       ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfInt INT =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
   private static final ValueLayout.OfFloat FLOAT =
       ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
@@ -48,9 +51,29 @@ final class Quantizer {
           q4_0(src, from + 32 * b, dst, at + 18L * b);
         }
       }
+      case Q4_1 -> {
+        for (int b = 0; b < count / 32; b++) {
+          q4_1(src, from + 32 * b, dst, at + 20L * b);
+        }
+      }
+      case Q5_0 -> {
+        for (int b = 0; b < count / 32; b++) {
+          q5_0(src, from + 32 * b, dst, at + 22L * b);
+        }
+      }
+      case Q5_1 -> {
+        for (int b = 0; b < count / 32; b++) {
+          q5_1(src, from + 32 * b, dst, at + 24L * b);
+        }
+      }
       case Q4_K -> {
         for (int b = 0; b < count / 256; b++) {
-          q4K(src, from + 256 * b, dst, at + 144L * b);
+          kQuant(src, from + 256 * b, dst, at + 144L * b, 15);
+        }
+      }
+      case Q5_K -> {
+        for (int b = 0; b < count / 256; b++) {
+          kQuant(src, from + 256 * b, dst, at + 176L * b, 31);
         }
       }
       case Q6_K -> {
@@ -110,11 +133,83 @@ final class Quantizer {
     }
   }
 
+  private static void q4_1(float[] x, int from, MemorySegment dst, long at) {
+    float min = Float.MAX_VALUE;
+    float max = -Float.MAX_VALUE;
+    for (int j = 0; j < 32; j++) {
+      min = Math.min(min, x[from + j]);
+      max = Math.max(max, x[from + j]);
+    }
+    float d = (max - min) / 15f;
+    float id = d != 0 ? 1f / d : 0f;
+    dst.set(SHORT, at, Float.floatToFloat16(d));
+    dst.set(SHORT, at + 2, Float.floatToFloat16(min));
+    for (int j = 0; j < 16; j++) {
+      // C truncates (int8_t)(x + 0.5f) toward zero, then caps at 15
+      int q0 = Math.min(15, (byte) (int) ((x[from + j] - min) * id + 0.5f));
+      int q1 = Math.min(15, (byte) (int) ((x[from + 16 + j] - min) * id + 0.5f));
+      dst.set(ValueLayout.JAVA_BYTE, at + 4 + j, (byte) (q0 | q1 << 4));
+    }
+  }
+
+  private static void q5_0(float[] x, int from, MemorySegment dst, long at) {
+    float amax = 0;
+    float max = 0;
+    for (int j = 0; j < 32; j++) {
+      float v = x[from + j];
+      if (amax < Math.abs(v)) {
+        amax = Math.abs(v);
+        max = v;
+      }
+    }
+    float d = max / -16f;
+    float id = d != 0 ? 1f / d : 0f;
+    dst.set(SHORT, at, Float.floatToFloat16(d));
+    int[] q = new int[32];
+    for (int j = 0; j < 32; j++) {
+      // C truncates (int8_t)(x + 16.5f) toward zero, then caps at 31
+      q[j] = Math.min(31, (byte) (int) (x[from + j] * id + 16.5f));
+    }
+    put5(q, dst, at + 2);
+  }
+
+  private static void q5_1(float[] x, int from, MemorySegment dst, long at) {
+    float min = Float.MAX_VALUE;
+    float max = -Float.MAX_VALUE;
+    for (int j = 0; j < 32; j++) {
+      min = Math.min(min, x[from + j]);
+      max = Math.max(max, x[from + j]);
+    }
+    float d = (max - min) / 31f;
+    float id = d != 0 ? 1f / d : 0f;
+    dst.set(SHORT, at, Float.floatToFloat16(d));
+    dst.set(SHORT, at + 2, Float.floatToFloat16(min));
+    int[] q = new int[32];
+    for (int j = 0; j < 32; j++) {
+      // C converts (uint8_t)(x + 0.5f), no cap: at most 31 for values within [min, max]
+      q[j] = (int) ((x[from + j] - min) * id + 0.5f) & 0xFF;
+    }
+    put5(q, dst, at + 4);
+  }
+
+  /** Q5_0's and Q5_1's qh (bit j: weight j's fifth bit) and then the 16 bytes of low 4 bits. */
+  private static void put5(int[] q, MemorySegment dst, long at) {
+    int qh = 0;
+    for (int j = 0; j < 32; j++) {
+      qh |= ((q[j] >> 4) & 1) << j;
+    }
+    dst.set(INT, at, qh);
+    for (int j = 0; j < 16; j++) {
+      dst.set(ValueLayout.JAVA_BYTE, at + 4 + j, (byte) ((q[j] & 0xF) | (q[j + 16] & 0xF) << 4));
+    }
+  }
+
   /**
-   * One Q4_K super-block: each sub-block of 32 maps [min(0, lowest), highest] onto 0..15; the
-   * eight scales and mins are rounded to 6 bits against the f16 super-block scales d and dmin.
+   * One Q4_K ({@code top} 15) or Q5_K ({@code top} 31) super-block: each sub-block of 32 maps
+   * [min(0, lowest), highest] onto 0..top; the eight scales and mins are rounded to 6 bits
+   * against the f16 super-block scales d and dmin. Q5_K's fifth bits go to its 32 qh bytes.
    */
-  private static void q4K(float[] x, int from, MemorySegment dst, long at) {
+  private static void kQuant(float[] x, int from, MemorySegment dst, long at, int top) {
     float[] scales = new float[8];
     float[] mins = new float[8];
     for (int j = 0; j < 8; j++) {
@@ -125,7 +220,7 @@ final class Quantizer {
         lo = Math.min(lo, v);
         hi = Math.max(hi, v);
       }
-      scales[j] = (hi - lo) / 15f;
+      scales[j] = (hi - lo) / top;
       mins[j] = -lo;
     }
     float d = Float.float16ToFloat(Float.floatToFloat16(max(scales) / 63f));
@@ -150,15 +245,26 @@ final class Quantizer {
       float offset = dmin * m[j];
       for (int l = 0; l < 32; l++) {
         int i = 32 * j + l;
-        q[i] = step > 0 ? Math.clamp(roundf((x[from + i] + offset) / step), 0, 15) : 0;
+        q[i] = step > 0 ? Math.clamp(roundf((x[from + i] + offset) / step), 0, top) : 0;
       }
     }
+    long qs = at + (top == 15 ? 16 : 48);
     for (int g = 0; g < 4; g++) {
       for (int l = 0; l < 32; l++) {
-        dst.set(
-            ValueLayout.JAVA_BYTE,
-            at + 16 + 32L * g + l,
-            (byte) (q[64 * g + l] | q[64 * g + 32 + l] << 4));
+        int lo = q[64 * g + l];
+        int hi = q[64 * g + 32 + l];
+        dst.set(ValueLayout.JAVA_BYTE, qs + 32L * g + l, (byte) ((lo & 0xF) | (hi & 0xF) << 4));
+      }
+    }
+    if (top == 31) {
+      for (int l = 0; l < 32; l++) {
+        int h = 0;
+        for (int g = 0; g < 4; g++) {
+          h |=
+              ((q[64 * g + l] >> 4) & 1) << (2 * g)
+                  | ((q[64 * g + 32 + l] >> 4) & 1) << (2 * g + 1);
+        }
+        dst.set(ValueLayout.JAVA_BYTE, at + 16 + l, (byte) h);
       }
     }
   }

@@ -19,7 +19,8 @@ import java.util.SplittableRandom;
  * seed, the tensor's position in the file and the row, so the same arguments write the same
  * bytes. Values are uniform with standard deviation {@code 1/sqrt(columns)} for matrices (which
  * keeps activations near unit size through the layers) and 1 for the token embedding; norm weights
- * are 1 and stay F32, as llama.cpp's converter leaves 1-D tensors.
+ * are 1 and stay F32, as llama.cpp's converter leaves 1-D tensors. A K-quant's matrices whose rows
+ * are not whole super-blocks take llama-quantize's fallback type ({@link #typeFor}).
  */
 public final class RandomLlamaWriter {
   /** Tensor types the weights may be written as. */
@@ -30,7 +31,11 @@ public final class RandomLlamaWriter {
           GgufTensorType.BF16,
           GgufTensorType.Q8_0,
           GgufTensorType.Q4_0,
+          GgufTensorType.Q4_1,
+          GgufTensorType.Q5_0,
+          GgufTensorType.Q5_1,
           GgufTensorType.Q4_K,
+          GgufTensorType.Q5_K,
           GgufTensorType.Q6_K);
 
   /** The metadata key marking a file's weights as random. */
@@ -46,7 +51,8 @@ public final class RandomLlamaWriter {
    * {@code seed}, to {@code out} (replaced if present).
    *
    * @throws IllegalArgumentException if {@code vocabulary} has no {@code tokenizer.ggml.tokens},
-   *     {@code type} is not in {@link #TYPES}, or a row length is not whole blocks of it
+   *     {@code type} is not in {@link #TYPES}, or a row length is not whole blocks of it (a
+   *     K-quant's rows fall back instead: {@link #typeFor})
    */
   public static void write(
       LlamaShape shape, GgufFile vocabulary, GgufTensorType type, long seed, Path out)
@@ -64,16 +70,17 @@ public final class RandomLlamaWriter {
           vocabulary.path() + " has no tokenizer.ggml.tokens: not a vocabulary file");
     }
     for (int columns : new int[] {shape.embeddingLength(), shape.feedForwardLength()}) {
-      if (columns % type.blockSize() != 0) {
+      GgufTensorType written = typeFor(type, columns);
+      if (columns % written.blockSize() != 0) {
         throw new IllegalArgumentException(
             "shape "
                 + shape.name()
                 + ": row length "
                 + columns
                 + " is not a multiple of the "
-                + type
+                + written
                 + " block size "
-                + type.blockSize());
+                + written.blockSize());
       }
     }
     int vocabularySize = vocabulary.getArray("tokenizer.ggml.tokens").size();
@@ -99,6 +106,29 @@ public final class RandomLlamaWriter {
       tensors.matrix("output.weight", vocabularySize, d);
     }
     writer.write(out);
+  }
+
+  /**
+   * The type a matrix with rows of {@code columns} weights is written as when {@code type} is
+   * asked for: {@code type} itself, except that a K-quant whose 256-weight super-blocks do not
+   * divide the rows falls back as {@code llama-quantize} does (its {@code
+   * llama_tensor_get_type}): Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0, and to F16 where the
+   * fallback's blocks of 32 do not divide them either. So {@code Q4_K} at
+   * smollm-135m's width of 576 writes Q5_0 where a row is 576 weights and Q4_K where it is 1,536,
+   * as a downloaded {@code Q4_K_M} file of such a model holds them (beside its Q6_K tensors).
+   */
+  public static GgufTensorType typeFor(GgufTensorType type, int columns) {
+    if (type.blockSize() != 256 || columns % 256 == 0) {
+      return type;
+    }
+    GgufTensorType fallback =
+        switch (type) {
+          case Q4_K -> GgufTensorType.Q5_0;
+          case Q5_K -> GgufTensorType.Q5_1;
+          case Q6_K -> GgufTensorType.Q8_0;
+          default -> type;
+        };
+    return columns % fallback.blockSize() == 0 ? fallback : GgufTensorType.F16;
   }
 
   private static void metadata(
@@ -151,7 +181,7 @@ public final class RandomLlamaWriter {
       double half = deviation * SQRT3;
       writer.addTensor(
           name,
-          type,
+          typeFor(type, columns),
           new long[] {columns, rows},
           (row, values) -> {
             SplittableRandom random =

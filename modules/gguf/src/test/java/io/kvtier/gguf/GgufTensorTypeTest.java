@@ -8,6 +8,8 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** Each block layout is packed here from per-weight values and read back by the dequantizer. */
 class GgufTensorTypeTest {
@@ -69,9 +71,88 @@ class GgufTensorTypeTest {
   }
 
   @Test
-  void q4_K() {
+  void q4_1AddsTheMinToEachStep() {
     try (Arena arena = Arena.ofConfined()) {
-      MemorySegment block = arena.allocate(144);
+      MemorySegment block = arena.allocate(20);
+      block.set(SHORT, 0, Float.floatToFloat16(0.5f));
+      block.set(SHORT, 2, Float.floatToFloat16(-3f));
+      int[] q = new int[32];
+      for (int i = 0; i < 32; i++) {
+        q[i] = random.nextInt(16);
+      }
+      for (int i = 0; i < 16; i++) {
+        block.set(ValueLayout.JAVA_BYTE, 4 + i, (byte) (q[i] | q[i + 16] << 4));
+      }
+      float[] out = dequantize(GgufTensorType.Q4_1, block, 32);
+      for (int i = 0; i < 32; i++) {
+        assertThat(out[i]).as("weight %d", i).isEqualTo(q[i] * 0.5f - 3f);
+      }
+    }
+  }
+
+  /**
+   * Q5_0 and Q5_1: bit j of the little-endian u32 after the scale (and min) is weight j's fifth
+   * bit; weights 0-15 are the low nibbles of the 16 bytes that follow, 16-31 the high ones. Every
+   * bit of qh is exercised: a weight whose fifth bit were read from the wrong place would be 16
+   * steps off.
+   */
+  @Test
+  void q5_0AndQ5_1TakeTheFifthBitFromQh() {
+    for (GgufTensorType type : new GgufTensorType[] {GgufTensorType.Q5_0, GgufTensorType.Q5_1}) {
+      boolean withMin = type == GgufTensorType.Q5_1;
+      try (Arena arena = Arena.ofConfined()) {
+        MemorySegment block = arena.allocate(type.blockBytes());
+        block.set(SHORT, 0, Float.floatToFloat16(0.25f));
+        if (withMin) {
+          block.set(SHORT, 2, Float.floatToFloat16(1.5f));
+        }
+        int[] q = new int[32];
+        int qh = 0;
+        for (int i = 0; i < 32; i++) {
+          q[i] = random.nextInt(32);
+          qh |= (q[i] >> 4) << i;
+        }
+        long at = withMin ? 4 : 2;
+        block.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), at, qh);
+        for (int i = 0; i < 16; i++) {
+          block.set(
+              ValueLayout.JAVA_BYTE, at + 4 + i, (byte) ((q[i] & 0xF) | (q[i + 16] & 0xF) << 4));
+        }
+        float[] out = dequantize(type, block, 32);
+        for (int i = 0; i < 32; i++) {
+          float expected = withMin ? q[i] * 0.25f + 1.5f : (q[i] - 16) * 0.25f;
+          assertThat(out[i]).as("%s weight %d", type, i).isEqualTo(expected);
+        }
+      }
+    }
+  }
+
+  /**
+   * Q4_K's and Q5_K's 12 scale bytes: bytes 0-3 hold scales 0-3 (low 6 bits) with the top 2 bits
+   * of scales 4-7, bytes 4-7 the mins 0-3 with the top bits of mins 4-7, bytes 8-11 the low 4
+   * bits of scales 4-7 (low nibble) and mins 4-7 (high nibble).
+   */
+  private static byte[] packedK4Scales(int[] scale, int[] min) {
+    byte[] packed = new byte[12];
+    for (int j = 0; j < 4; j++) {
+      packed[j] = (byte) (scale[j] | (scale[j + 4] >> 4) << 6);
+      packed[j + 4] = (byte) (min[j] | (min[j + 4] >> 4) << 6);
+      packed[j + 8] = (byte) ((scale[j + 4] & 0xF) | (min[j + 4] & 0xF) << 4);
+    }
+    return packed;
+  }
+
+  /**
+   * Q4_K: per 64 weights, 32 bytes, weight i (i < 32) in the low nibble and weight 32 + i in the
+   * high. Q5_K: the same nibbles after 32 bytes qh, whose byte l holds in bit 2g the fifth bit of
+   * weight 64g + l and in bit 2g + 1 that of weight 64g + 32 + l.
+   */
+  @ParameterizedTest
+  @EnumSource(names = {"Q4_K", "Q5_K"})
+  void kQuantsWithMins(GgufTensorType type) {
+    boolean five = type == GgufTensorType.Q5_K;
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment block = arena.allocate(type.blockBytes());
       float d = 0.125f;
       float dmin = 0.5f;
       block.set(SHORT, 0, Float.floatToFloat16(d));
@@ -82,33 +163,33 @@ class GgufTensorTypeTest {
         scale[j] = random.nextInt(64);
         min[j] = random.nextInt(64);
       }
-      // 12 bytes: bytes 0-3 hold scales 0-3 (low 6 bits) with the top 2 bits of scales 4-7,
-      // bytes 4-7 the mins 0-3 with the top bits of mins 4-7, bytes 8-11 the low 4 bits of
-      // scales 4-7 (low nibble) and mins 4-7 (high nibble).
-      byte[] packed = new byte[12];
-      for (int j = 0; j < 4; j++) {
-        packed[j] = (byte) (scale[j] | (scale[j + 4] >> 4) << 6);
-        packed[j + 4] = (byte) (min[j] | (min[j + 4] >> 4) << 6);
-        packed[j + 8] = (byte) ((scale[j + 4] & 0xF) | (min[j + 4] & 0xF) << 4);
-      }
-      MemorySegment.copy(packed, 0, block, ValueLayout.JAVA_BYTE, 4, 12);
+      MemorySegment.copy(packedK4Scales(scale, min), 0, block, ValueLayout.JAVA_BYTE, 4, 12);
       int[] q = new int[256];
       for (int i = 0; i < 256; i++) {
-        q[i] = random.nextInt(16);
+        q[i] = random.nextInt(five ? 32 : 16);
       }
-      // per 64 weights, 32 bytes: weight i (i < 32) in the low nibble, weight 32 + i in the high
+      int nibbles = five ? 48 : 16;
       for (int g = 0; g < 4; g++) {
         for (int l = 0; l < 32; l++) {
           block.set(
               ValueLayout.JAVA_BYTE,
-              16 + g * 32 + l,
-              (byte) (q[g * 64 + l] | q[g * 64 + 32 + l] << 4));
+              nibbles + g * 32 + l,
+              (byte) ((q[g * 64 + l] & 0xF) | (q[g * 64 + 32 + l] & 0xF) << 4));
         }
       }
-      float[] out = dequantize(GgufTensorType.Q4_K, block, 256);
+      for (int l = 0; five && l < 32; l++) {
+        int h = 0;
+        for (int g = 0; g < 4; g++) {
+          h |= (q[64 * g + l] >> 4) << (2 * g) | (q[64 * g + 32 + l] >> 4) << (2 * g + 1);
+        }
+        block.set(ValueLayout.JAVA_BYTE, 16 + l, (byte) h);
+      }
+      float[] out = dequantize(type, block, 256);
       for (int i = 0; i < 256; i++) {
         int sub = i / 32;
-        assertThat(out[i]).as("weight %d", i).isEqualTo(d * scale[sub] * q[i] - dmin * min[sub]);
+        assertThat(out[i])
+            .as("%s weight %d", type, i)
+            .isEqualTo(d * scale[sub] * q[i] - dmin * min[sub]);
       }
     }
   }

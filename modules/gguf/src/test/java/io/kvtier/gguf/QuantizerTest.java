@@ -17,7 +17,7 @@ class QuantizerTest {
       ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
   @ParameterizedTest
-  @EnumSource(names = {"F32", "F16", "BF16", "Q8_0", "Q4_0"})
+  @EnumSource(names = {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1"})
   void quantizeThenDequantizeStaysWithinTheTypesStep(GgufTensorType type) {
     Random random = new Random(11);
     float[] x = new float[256];
@@ -31,17 +31,25 @@ class QuantizerTest {
       type.dequantize(data, 0, x.length, y, 0);
       for (int b = 0; b < x.length; b += 32) {
         float amax = 0;
+        float lo = Float.MAX_VALUE;
+        float hi = -Float.MAX_VALUE;
         for (int j = 0; j < 32; j++) {
           amax = Math.max(amax, Math.abs(x[b + j]));
+          lo = Math.min(lo, x[b + j]);
+          hi = Math.max(hi, x[b + j]);
         }
-        // half a step of the block scale plus the f16 rounding of the scale itself; Q4_0 caps q
-        // at 15, so a value opposite the signed maximum can be off by a whole step
+        // half a step of the block scale plus the f16 rounding of the scale (and min) itself; Q4_0
+        // and Q5_0 cap q at 15 and 31, so a value opposite the signed maximum can be off by a
+        // whole step; Q4_1 and Q5_1 step over [lowest, highest]
         float step =
             switch (type) {
               case F32 -> 0f;
               case F16 -> amax / 1024;
               case BF16 -> amax / 128;
               case Q8_0 -> amax / 127 / 2 + amax / 1024;
+              case Q5_0 -> amax / 16 + amax / 1024;
+              case Q4_1 -> (hi - lo) / 15 / 2 + (amax + hi - lo) / 1024;
+              case Q5_1 -> (hi - lo) / 31 / 2 + (amax + hi - lo) / 1024;
               default -> amax / 8 + amax / 1024;
             };
         for (int j = 0; j < 32; j++) {
@@ -94,13 +102,14 @@ class QuantizerTest {
 
   /**
    * Q4_K maps each sub-block of 32 onto 16 levels between its lowest (or 0) and highest value,
-   * with 6-bit scales and mins; Q6_K each sub-block of 16 onto 63 levels with int8 scales. A
+   * with 6-bit scales and mins, Q5_K onto 32 levels; Q6_K each sub-block of 16 onto 63 levels with int8 scales. A
    * weight comes back within half a level plus the rounding of the scales (at most half a
    * 6-bit or 8-bit step of the super-block scale, times the level).
    */
   @ParameterizedTest
-  @EnumSource(names = {"Q4_K", "Q6_K"})
+  @EnumSource(names = {"Q4_K", "Q5_K", "Q6_K"})
   void kQuantsComeBackWithinTheirStep(GgufTensorType type) {
+    boolean mins = type != GgufTensorType.Q6_K;
     Random random = new Random(13);
     float[] x = new float[512];
     for (int i = 0; i < x.length; i++) {
@@ -113,7 +122,7 @@ class QuantizerTest {
       type.quantize(x, 0, x.length, data, 0);
       float[] y = new float[x.length];
       type.dequantize(data, 0, x.length, y, 0);
-      int sub = type == GgufTensorType.Q4_K ? 32 : 16;
+      int sub = mins ? 32 : 16;
       for (int b = 0; b < x.length; b += sub) {
         float lo = 0;
         float hi = 0;
@@ -121,11 +130,17 @@ class QuantizerTest {
           lo = Math.min(lo, x[b + j]);
           hi = Math.max(hi, x[b + j]);
         }
-        float range = type == GgufTensorType.Q4_K ? hi - lo : 2 * Math.max(hi, -lo);
-        float levels = type == GgufTensorType.Q4_K ? 15 : 62;
-        // half a level, plus the scale's and the min's 6-bit (Q4_K) or 8-bit (Q6_K) rounding
-        // over the largest of the super-block (bounded here by 5 sigma of the widest sub-block)
-        float tolerance = range / levels / 2 + (type == GgufTensorType.Q4_K ? 0.35f : 0.06f);
+        float range = mins ? hi - lo : 2 * Math.max(hi, -lo);
+        float levels =
+            switch (type) {
+              case Q4_K -> 15;
+              case Q5_K -> 31;
+              default -> 62;
+            };
+        // half a level, plus the scale's and the min's 6-bit (Q4_K, Q5_K) or 8-bit (Q6_K)
+        // rounding over the largest of the super-block (bounded here by 5 sigma of the widest
+        // sub-block)
+        float tolerance = range / levels / 2 + (mins ? 0.35f : 0.06f);
         for (int j = 0; j < sub; j++) {
           assertThat(y[b + j])
               .as("%s weight %d", type, b + j)

@@ -9,6 +9,7 @@ import java.util.EnumSet;
 import java.util.Set;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -34,17 +35,22 @@ public final class Kernels {
               GgufTensorType.BF16,
               GgufTensorType.Q8_0,
               GgufTensorType.Q4_0,
+              GgufTensorType.Q4_1,
+              GgufTensorType.Q5_0,
+              GgufTensorType.Q5_1,
               GgufTensorType.Q4_K,
+              GgufTensorType.Q5_K,
               GgufTensorType.Q6_K));
 
   /** Fixed rather than preferred, so results do not change with the machine's vector width. */
   static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
 
   private static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_64;
-  private static final VectorSpecies<Byte> B128 = ByteVector.SPECIES_128;
   private static final VectorSpecies<Byte> B256 = ByteVector.SPECIES_256;
   private static final ValueLayout.OfFloat FLOAT_LE =
       ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfInt INT_LE =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
   private static final ValueLayout.OfShort SHORT_LE =
       ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
@@ -66,7 +72,9 @@ public final class Kernels {
       case BF16 -> dotBF16(x, xOffset, data, rowOffset, n);
       case Q8_0 -> dotQ8_0(x, xOffset, data, rowOffset, n);
       case Q4_0 -> dotQ4_0(x, xOffset, data, rowOffset, n);
-      case Q4_K -> dotQ4K(x, xOffset, data, rowOffset, n);
+      case Q4_1, Q5_0, Q5_1 -> dotBlock32(x, xOffset, data, rowOffset, type, n);
+      case Q4_K -> dotK(x, xOffset, data, rowOffset, n, false);
+      case Q5_K -> dotK(x, xOffset, data, rowOffset, n, true);
       case Q6_K -> dotQ6K(x, xOffset, data, rowOffset, n);
     };
   }
@@ -213,7 +221,19 @@ public final class Kernels {
     return sumLanes(acc);
   }
 
-  /** Q4_0 blocks: 2-byte f16 scale, then 16 bytes (low nibbles weights 0-15, high 16-31). */
+  /**
+   * Q4_0 blocks: 2-byte f16 scale, then 16 bytes (low nibbles weights 0-15, high 16-31). Run
+   * {@code j} of 8 weights (weights {@code 8j} to {@code 8j + 7}) is bytes {@code 8(j % 2)} to
+   * {@code 8(j % 2) + 7}, low nibbles for {@code j < 2}, high ones after.
+   *
+   * <p>Every quantized kernel is written out in place: no helper of ours takes or returns a vector.
+   * Such helpers (a block's products for one position, a run's bytes widened to floats) were
+   * compiled on their own once the kernel that called them had grown past the compiler's inlining
+   * budget, and every vector they returned was boxed on the heap: for a row of 1,536, 21.8 KB of
+   * garbage per Q4_0 four-position dot and 4.7 KB per Q4_K dot, which took 897 ns against Q8_0's
+   * 106 (QuantizedDotBenchmark; docs/PERFORMANCE.md, "Quantized kernels without boxing"). Only
+   * {@link #dotQ6K} still widens parts of a wider vector ({@link #widen}); it measured faster so.
+   */
   static float dotQ4_0(float[] x, int xo, MemorySegment data, long at, int n) {
     FloatVector acc = FloatVector.zero(F);
     int blocks = n / 32;
@@ -221,73 +241,290 @@ public final class Kernels {
       long block = at + 18L * b;
       float d = Float.float16ToFloat(data.get(SHORT_LE, block));
       int xb = xo + 32 * b;
-      ByteVector packed =
-          ByteVector.fromMemorySegment(B128, data, block + 2, ByteOrder.LITTLE_ENDIAN);
-      ByteVector low = packed.and((byte) 0xF).sub((byte) 8);
-      ByteVector high = packed.lanewise(VectorOperators.ASHR, 4).and((byte) 0xF).sub((byte) 8);
       FloatVector part = FloatVector.zero(F);
-      part = FloatVector.fromArray(F, x, xb).fma(widen(low, 0), part);
-      part = FloatVector.fromArray(F, x, xb + 8).fma(widen(low, 1), part);
-      part = FloatVector.fromArray(F, x, xb + 16).fma(widen(high, 0), part);
-      part = FloatVector.fromArray(F, x, xb + 24).fma(widen(high, 1), part);
+      for (int j = 0; j < 4; j++) {
+        ByteVector q =
+            ByteVector.fromMemorySegment(
+                    B64, data, block + 2 + 8 * (j & 1), ByteOrder.LITTLE_ENDIAN)
+                .lanewise(VectorOperators.LSHR, 4 * (j >> 1))
+                .and((byte) 0xF)
+                .sub((byte) 8);
+        part =
+            FloatVector.fromArray(F, x, xb + 8 * j)
+                .fma((FloatVector) q.convertShape(VectorOperators.B2F, F, 0), part);
+      }
       acc = part.fma(FloatVector.broadcast(F, d), acc);
     }
     return sumLanes(acc);
   }
 
   /**
-   * Q4_K super-blocks of 256 weights (144 bytes: f16 d, f16 dmin, 12 bytes of packed 6-bit
-   * sub-block scales and mins, 128 bytes of nibbles, per 64 weights 32 bytes whose low nibbles
-   * are the first 32 and high nibbles the next 32). A weight is {@code d * scale * q - dmin *
-   * min}, so a sub-block of 32 adds {@code (d * scale) * (x . q) - (dmin * min) * sum(x)}: both
-   * sums in lanes, then the two scaled adds, sub-block by sub-block in order.
+   * Q4_1 (f16 d, f16 m, 16 bytes; a weight is {@code q * d + m}), Q5_0 (f16 d, 4 bytes qh, 16
+   * bytes; a weight is {@code (q - 16) * d}) and Q5_1 (f16 d, f16 m, qh, 16 bytes; a weight is
+   * {@code q * d + m}). The 16 bytes hold the low 4 bits as Q4_0's do; bit j of the little-endian
+   * qh is weight j's fifth bit, set in the byte lanes through a lane mask. A block adds {@code d
+   * * (x . q)}, and with a min {@code m * sum(x)} after it, both sums in lanes.
    */
-  static float dotQ4K(float[] x, int xo, MemorySegment data, long at, int n) {
+  static float dotBlock32(
+      float[] x, int xo, MemorySegment data, long at, GgufTensorType type, int n) {
     FloatVector acc = FloatVector.zero(F);
-    int blocks = n / 256;
+    boolean withMin = type != GgufTensorType.Q5_0;
+    boolean five = type != GgufTensorType.Q4_1;
+    byte offset = (byte) (withMin ? 0 : 16);
+    long nibbleOffset = block32Nibbles(type);
+    long blockBytes = type.blockBytes();
+    int blocks = n / 32;
     for (int b = 0; b < blocks; b++) {
-      long block = at + 144L * b;
+      long block = at + blockBytes * b;
       float d = Float.float16ToFloat(data.get(SHORT_LE, block));
-      float dmin = Float.float16ToFloat(data.get(SHORT_LE, block + 2));
-      long scales = block + 4;
-      int xb = xo + 256 * b;
-      for (int g = 0; g < 4; g++) {
-        ByteVector packed =
-            ByteVector.fromMemorySegment(B256, data, block + 16 + 32L * g, ByteOrder.LITTLE_ENDIAN);
-        ByteVector low = packed.and((byte) 0xF);
-        ByteVector high = packed.lanewise(VectorOperators.ASHR, 4).and((byte) 0xF);
-        int j = 2 * g;
-        acc =
-            q4kSubBlock(
-                x,
-                xb + 64 * g,
-                low,
-                d * GgufTensorType.scaleK4(data, scales, j, false),
-                dmin * GgufTensorType.scaleK4(data, scales, j, true),
-                acc);
-        acc =
-            q4kSubBlock(
-                x,
-                xb + 64 * g + 32,
-                high,
-                d * GgufTensorType.scaleK4(data, scales, j + 1, false),
-                dmin * GgufTensorType.scaleK4(data, scales, j + 1, true),
-                acc);
+      long nibbles = block + nibbleOffset;
+      int qh = five ? data.get(INT_LE, nibbles - 4) : 0;
+      int xb = xo + 32 * b;
+      FloatVector part = FloatVector.zero(F);
+      FloatVector sum = FloatVector.zero(F);
+      for (int j = 0; j < 4; j++) {
+        ByteVector q =
+            ByteVector.fromMemorySegment(B64, data, nibbles + 8 * (j & 1), ByteOrder.LITTLE_ENDIAN)
+                .lanewise(VectorOperators.LSHR, 4 * (j >> 1))
+                .and((byte) 0xF)
+                .lanewise(
+                    VectorOperators.OR,
+                    (byte) 0x10,
+                    VectorMask.fromLong(B64, (qh >>> (8 * j)) & 0xFF))
+                .sub(offset);
+        FloatVector xv = FloatVector.fromArray(F, x, xb + 8 * j);
+        part = xv.fma((FloatVector) q.convertShape(VectorOperators.B2F, F, 0), part);
+        sum = sum.add(xv);
+      }
+      acc = part.fma(FloatVector.broadcast(F, d), acc);
+      if (withMin) {
+        float m = Float.float16ToFloat(data.get(SHORT_LE, block + 2));
+        acc = sum.fma(FloatVector.broadcast(F, m), acc);
       }
     }
     return sumLanes(acc);
   }
 
-  private static FloatVector q4kSubBlock(
-      float[] x, int xb, ByteVector q, float scale, float min, FloatVector acc) {
-    FloatVector part = FloatVector.zero(F);
-    FloatVector sum = FloatVector.zero(F);
-    for (int k = 0; k < 4; k++) {
-      FloatVector xv = FloatVector.fromArray(F, x, xb + 8 * k);
-      part = xv.fma(widen(q, k), part);
-      sum = sum.add(xv);
+  /** {@link #dotBlock32} for four positions, each run of a block unpacked once: the same bits. */
+  private static void dot4Block32(
+      float[] x,
+      int xo,
+      int xs,
+      MemorySegment data,
+      long at,
+      GgufTensorType type,
+      int n,
+      float[] out,
+      int oo,
+      int os) {
+    FloatVector a0 = FloatVector.zero(F);
+    FloatVector a1 = FloatVector.zero(F);
+    FloatVector a2 = FloatVector.zero(F);
+    FloatVector a3 = FloatVector.zero(F);
+    boolean withMin = type != GgufTensorType.Q5_0;
+    boolean five = type != GgufTensorType.Q4_1;
+    byte offset = (byte) (withMin ? 0 : 16);
+    long nibbleOffset = block32Nibbles(type);
+    long blockBytes = type.blockBytes();
+    int blocks = n / 32;
+    for (int b = 0; b < blocks; b++) {
+      long block = at + blockBytes * b;
+      float d = Float.float16ToFloat(data.get(SHORT_LE, block));
+      long nibbles = block + nibbleOffset;
+      int qh = five ? data.get(INT_LE, nibbles - 4) : 0;
+      int xb = xo + 32 * b;
+      FloatVector p0 = FloatVector.zero(F);
+      FloatVector p1 = FloatVector.zero(F);
+      FloatVector p2 = FloatVector.zero(F);
+      FloatVector p3 = FloatVector.zero(F);
+      FloatVector s0 = FloatVector.zero(F);
+      FloatVector s1 = FloatVector.zero(F);
+      FloatVector s2 = FloatVector.zero(F);
+      FloatVector s3 = FloatVector.zero(F);
+      for (int j = 0; j < 4; j++) {
+        FloatVector w =
+            (FloatVector)
+                ByteVector.fromMemorySegment(
+                        B64, data, nibbles + 8 * (j & 1), ByteOrder.LITTLE_ENDIAN)
+                    .lanewise(VectorOperators.LSHR, 4 * (j >> 1))
+                    .and((byte) 0xF)
+                    .lanewise(
+                        VectorOperators.OR,
+                        (byte) 0x10,
+                        VectorMask.fromLong(B64, (qh >>> (8 * j)) & 0xFF))
+                    .sub(offset)
+                    .convertShape(VectorOperators.B2F, F, 0);
+        int xj = xb + 8 * j;
+        FloatVector x0 = FloatVector.fromArray(F, x, xj);
+        FloatVector x1 = FloatVector.fromArray(F, x, xj + xs);
+        FloatVector x2 = FloatVector.fromArray(F, x, xj + 2 * xs);
+        FloatVector x3 = FloatVector.fromArray(F, x, xj + 3 * xs);
+        p0 = x0.fma(w, p0);
+        p1 = x1.fma(w, p1);
+        p2 = x2.fma(w, p2);
+        p3 = x3.fma(w, p3);
+        s0 = s0.add(x0);
+        s1 = s1.add(x1);
+        s2 = s2.add(x2);
+        s3 = s3.add(x3);
+      }
+      FloatVector dv = FloatVector.broadcast(F, d);
+      a0 = p0.fma(dv, a0);
+      a1 = p1.fma(dv, a1);
+      a2 = p2.fma(dv, a2);
+      a3 = p3.fma(dv, a3);
+      if (withMin) {
+        FloatVector mv =
+            FloatVector.broadcast(F, Float.float16ToFloat(data.get(SHORT_LE, block + 2)));
+        a0 = s0.fma(mv, a0);
+        a1 = s1.fma(mv, a1);
+        a2 = s2.fma(mv, a2);
+        a3 = s3.fma(mv, a3);
+      }
     }
-    return sum.fma(FloatVector.broadcast(F, -min), part.fma(FloatVector.broadcast(F, scale), acc));
+    out[oo] = sumLanes(a0);
+    out[oo + os] = sumLanes(a1);
+    out[oo + 2 * os] = sumLanes(a2);
+    out[oo + 3 * os] = sumLanes(a3);
+  }
+
+  /** Where a Q4_1, Q5_0 or Q5_1 block's 16 bytes of low 4 bits start. */
+  private static long block32Nibbles(GgufTensorType type) {
+    return switch (type) {
+      case Q4_1 -> 4;
+      case Q5_0 -> 6;
+      default -> 8;
+    };
+  }
+
+  /**
+   * Q4_K super-blocks of 256 weights (144 bytes: f16 d, f16 dmin, 12 bytes of packed 6-bit
+   * sub-block scales and mins, 128 bytes of nibbles, per 64 weights 32 bytes whose low nibbles
+   * are the first 32 and high nibbles the next 32) and Q5_K's (176 bytes: the same with 32 bytes
+   * qh before the nibbles; bit {@code s} of qh byte {@code l} is the fifth bit of weight {@code
+   * l} of sub-block {@code s}). A weight is {@code d * scale * q - dmin * min}, so a sub-block of
+   * 32 adds {@code (d * scale) * (x . q) - (dmin * min) * sum(x)}: both sums in lanes, then the
+   * two scaled adds, sub-block by sub-block in order. Q4_K reads its fifth bits from its own
+   * nibbles and masks them to nothing, so both types run the same code.
+   */
+  static float dotK(float[] x, int xo, MemorySegment data, long at, int n, boolean five) {
+    FloatVector acc = FloatVector.zero(F);
+    long blockBytes = five ? 176 : 144;
+    long nibbleOffset = five ? 48 : 16;
+    byte fifth = (byte) (five ? 1 : 0);
+    int blocks = n / 256;
+    for (int b = 0; b < blocks; b++) {
+      long block = at + blockBytes * b;
+      float d = Float.float16ToFloat(data.get(SHORT_LE, block));
+      float dmin = Float.float16ToFloat(data.get(SHORT_LE, block + 2));
+      long scales = block + 4;
+      int xb = xo + 256 * b;
+      for (int s = 0; s < 8; s++) { // sub-block s: the low (s even) or high nibbles of 32 bytes
+        long qs = block + nibbleOffset + 32L * (s >> 1);
+        long qh = five ? block + 16 : qs;
+        FloatVector part = FloatVector.zero(F);
+        FloatVector sum = FloatVector.zero(F);
+        for (int k = 0; k < 4; k++) {
+          ByteVector q =
+              ByteVector.fromMemorySegment(B64, data, qs + 8 * k, ByteOrder.LITTLE_ENDIAN)
+                  .lanewise(VectorOperators.LSHR, 4 * (s & 1))
+                  .and((byte) 0xF)
+                  .or(
+                      ByteVector.fromMemorySegment(B64, data, qh + 8 * k, ByteOrder.LITTLE_ENDIAN)
+                          .lanewise(VectorOperators.LSHR, s)
+                          .and(fifth)
+                          .lanewise(VectorOperators.LSHL, 4));
+          FloatVector xv = FloatVector.fromArray(F, x, xb + 32 * s + 8 * k);
+          part = xv.fma((FloatVector) q.convertShape(VectorOperators.B2F, F, 0), part);
+          sum = sum.add(xv);
+        }
+        float scale = d * GgufTensorType.scaleK4(data, scales, s, false);
+        float min = dmin * GgufTensorType.scaleK4(data, scales, s, true);
+        acc =
+            sum.fma(FloatVector.broadcast(F, -min), part.fma(FloatVector.broadcast(F, scale), acc));
+      }
+    }
+    return sumLanes(acc);
+  }
+
+  /** {@link #dotK} for four positions, each run of a sub-block unpacked once: the same bits. */
+  private static void dot4K(
+      float[] x,
+      int xo,
+      int xs,
+      MemorySegment data,
+      long at,
+      int n,
+      boolean five,
+      float[] out,
+      int oo,
+      int os) {
+    FloatVector a0 = FloatVector.zero(F);
+    FloatVector a1 = FloatVector.zero(F);
+    FloatVector a2 = FloatVector.zero(F);
+    FloatVector a3 = FloatVector.zero(F);
+    long blockBytes = five ? 176 : 144;
+    long nibbleOffset = five ? 48 : 16;
+    byte fifth = (byte) (five ? 1 : 0);
+    int blocks = n / 256;
+    for (int b = 0; b < blocks; b++) {
+      long block = at + blockBytes * b;
+      float d = Float.float16ToFloat(data.get(SHORT_LE, block));
+      float dmin = Float.float16ToFloat(data.get(SHORT_LE, block + 2));
+      long scales = block + 4;
+      int xb = xo + 256 * b;
+      for (int s = 0; s < 8; s++) {
+        long qs = block + nibbleOffset + 32L * (s >> 1);
+        long qh = five ? block + 16 : qs;
+        FloatVector p0 = FloatVector.zero(F);
+        FloatVector p1 = FloatVector.zero(F);
+        FloatVector p2 = FloatVector.zero(F);
+        FloatVector p3 = FloatVector.zero(F);
+        FloatVector s0 = FloatVector.zero(F);
+        FloatVector s1 = FloatVector.zero(F);
+        FloatVector s2 = FloatVector.zero(F);
+        FloatVector s3 = FloatVector.zero(F);
+        for (int k = 0; k < 4; k++) {
+          FloatVector w =
+              (FloatVector)
+                  ByteVector.fromMemorySegment(B64, data, qs + 8 * k, ByteOrder.LITTLE_ENDIAN)
+                      .lanewise(VectorOperators.LSHR, 4 * (s & 1))
+                      .and((byte) 0xF)
+                      .or(
+                          ByteVector.fromMemorySegment(
+                                  B64, data, qh + 8 * k, ByteOrder.LITTLE_ENDIAN)
+                              .lanewise(VectorOperators.LSHR, s)
+                              .and(fifth)
+                              .lanewise(VectorOperators.LSHL, 4))
+                      .convertShape(VectorOperators.B2F, F, 0);
+          int xk = xb + 32 * s + 8 * k;
+          FloatVector x0 = FloatVector.fromArray(F, x, xk);
+          FloatVector x1 = FloatVector.fromArray(F, x, xk + xs);
+          FloatVector x2 = FloatVector.fromArray(F, x, xk + 2 * xs);
+          FloatVector x3 = FloatVector.fromArray(F, x, xk + 3 * xs);
+          p0 = x0.fma(w, p0);
+          p1 = x1.fma(w, p1);
+          p2 = x2.fma(w, p2);
+          p3 = x3.fma(w, p3);
+          s0 = s0.add(x0);
+          s1 = s1.add(x1);
+          s2 = s2.add(x2);
+          s3 = s3.add(x3);
+        }
+        FloatVector scale =
+            FloatVector.broadcast(F, d * GgufTensorType.scaleK4(data, scales, s, false));
+        FloatVector min =
+            FloatVector.broadcast(F, -(dmin * GgufTensorType.scaleK4(data, scales, s, true)));
+        a0 = s0.fma(min, p0.fma(scale, a0));
+        a1 = s1.fma(min, p1.fma(scale, a1));
+        a2 = s2.fma(min, p2.fma(scale, a2));
+        a3 = s3.fma(min, p3.fma(scale, a3));
+      }
+    }
+    out[oo] = sumLanes(a0);
+    out[oo + os] = sumLanes(a1);
+    out[oo + 2 * os] = sumLanes(a2);
+    out[oo + 3 * os] = sumLanes(a3);
   }
 
   /**
@@ -366,9 +603,22 @@ public final class Kernels {
       case F16, BF16 -> dot4Half(x, xo, xStride, data, rowOffset, type, n, out, outAt, outStride);
       case Q8_0 -> dot4Q8_0(x, xo, xStride, data, rowOffset, n, out, outAt, outStride);
       case Q4_0 -> dot4Q4_0(x, xo, xStride, data, rowOffset, n, out, outAt, outStride);
-      case Q4_K, Q6_K -> {
-        // Four single dots: the same bits by construction. The K-quants' sub-block scales make
-        // a shared widening less of the work than for Q8_0 and Q4_0; not measured yet.
+      case Q4_1, Q5_0, Q5_1 ->
+          dot4Block32(x, xo, xStride, data, rowOffset, type, n, out, outAt, outStride);
+      case Q4_K, Q5_K ->
+          dot4K(
+              x,
+              xo,
+              xStride,
+              data,
+              rowOffset,
+              n,
+              type == GgufTensorType.Q5_K,
+              out,
+              outAt,
+              outStride);
+      case Q6_K -> {
+        // Four single dots: the same bits by construction; a shared unpacking not written yet.
         for (int k = 0; k < 4; k++) {
           out[outAt + k * outStride] = dot(x, xo + k * xStride, data, rowOffset, type, n);
         }
@@ -543,18 +793,29 @@ public final class Kernels {
       long block = at + 18L * b;
       FloatVector d = FloatVector.broadcast(F, Float.float16ToFloat(data.get(SHORT_LE, block)));
       int xb = xo + 32 * b;
-      ByteVector packed =
-          ByteVector.fromMemorySegment(B128, data, block + 2, ByteOrder.LITTLE_ENDIAN);
-      ByteVector low = packed.and((byte) 0xF).sub((byte) 8);
-      ByteVector high = packed.lanewise(VectorOperators.ASHR, 4).and((byte) 0xF).sub((byte) 8);
-      FloatVector w0 = widen(low, 0);
-      FloatVector w1 = widen(low, 1);
-      FloatVector w2 = widen(high, 0);
-      FloatVector w3 = widen(high, 1);
-      a0 = q4Part(x, xb, w0, w1, w2, w3).fma(d, a0);
-      a1 = q4Part(x, xb + xs, w0, w1, w2, w3).fma(d, a1);
-      a2 = q4Part(x, xb + 2 * xs, w0, w1, w2, w3).fma(d, a2);
-      a3 = q4Part(x, xb + 3 * xs, w0, w1, w2, w3).fma(d, a3);
+      FloatVector p0 = FloatVector.zero(F);
+      FloatVector p1 = FloatVector.zero(F);
+      FloatVector p2 = FloatVector.zero(F);
+      FloatVector p3 = FloatVector.zero(F);
+      for (int j = 0; j < 4; j++) {
+        FloatVector w =
+            (FloatVector)
+                ByteVector.fromMemorySegment(
+                        B64, data, block + 2 + 8 * (j & 1), ByteOrder.LITTLE_ENDIAN)
+                    .lanewise(VectorOperators.LSHR, 4 * (j >> 1))
+                    .and((byte) 0xF)
+                    .sub((byte) 8)
+                    .convertShape(VectorOperators.B2F, F, 0);
+        int xj = xb + 8 * j;
+        p0 = FloatVector.fromArray(F, x, xj).fma(w, p0);
+        p1 = FloatVector.fromArray(F, x, xj + xs).fma(w, p1);
+        p2 = FloatVector.fromArray(F, x, xj + 2 * xs).fma(w, p2);
+        p3 = FloatVector.fromArray(F, x, xj + 3 * xs).fma(w, p3);
+      }
+      a0 = p0.fma(d, a0);
+      a1 = p1.fma(d, a1);
+      a2 = p2.fma(d, a2);
+      a3 = p3.fma(d, a3);
     }
     out[oo] = sumLanes(a0);
     out[oo + os] = sumLanes(a1);
@@ -562,16 +823,12 @@ public final class Kernels {
     out[oo + 3 * os] = sumLanes(a3);
   }
 
-  /** One Q4_0 block's 32 products for one position, in {@link #dotQ4_0}'s order. */
-  private static FloatVector q4Part(
-      float[] x, int xb, FloatVector w0, FloatVector w1, FloatVector w2, FloatVector w3) {
-    FloatVector part = FloatVector.zero(F);
-    part = FloatVector.fromArray(F, x, xb).fma(w0, part);
-    part = FloatVector.fromArray(F, x, xb + 8).fma(w1, part);
-    part = FloatVector.fromArray(F, x, xb + 16).fma(w2, part);
-    return FloatVector.fromArray(F, x, xb + 24).fma(w3, part);
-  }
-
+  /**
+   * Part {@code part} (eight lanes) of a byte vector, widened to {@link #F}. Only {@link #dotQ6K}
+   * widens this way: its 256-bit runs cost 64 bytes of boxing per row of 1,536 (the other
+   * kernels' did kilobytes, see {@link #dotQ4_0}), and reading its runs eight bytes at a time
+   * instead made its dot 1.8 times slower.
+   */
   private static FloatVector widen(ByteVector bytes, int part) {
     return (FloatVector) bytes.convertShape(VectorOperators.B2F, F, part);
   }
@@ -585,10 +842,18 @@ public final class Kernels {
    * sampled in a short serve of smollm-135m; docs/PERFORMANCE.md).
    */
   private static float sumLanes(FloatVector acc) {
+    // F is 256 bits: eight lanes, each read with a constant index (a loop's variable index made
+    // the method big enough that it was sometimes not inlined, and the vector was boxed to reach
+    // it: 64 bytes per dot, under QuantizedDotBenchmark -prof gc)
     float sum = 0f;
-    for (int i = 0; i < F.length(); i++) {
-      sum += acc.lane(i);
-    }
+    sum += acc.lane(0);
+    sum += acc.lane(1);
+    sum += acc.lane(2);
+    sum += acc.lane(3);
+    sum += acc.lane(4);
+    sum += acc.lane(5);
+    sum += acc.lane(6);
+    sum += acc.lane(7);
     return sum;
   }
 

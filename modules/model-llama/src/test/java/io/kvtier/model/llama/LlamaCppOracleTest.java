@@ -70,11 +70,14 @@ class LlamaCppOracleTest {
 
   /**
    * Largest allowed gap between kvtier's top logit and its logit for llama.cpp's choice. llama.cpp
-   * rounds activations to the weights' dot type (F16, BF16, or 8-bit blocks for Q8_0 and Q4_0)
-   * before a product, kvtier keeps them F32. Measured on seed 7: F32, F16 and BF16 choose as
-   * kvtier at every step (gap 0); Q8_0 differs at 2 of 169 steps (gap 0.0005), Q4_0 at 3 (0.013),
-   * and on {@link #K_SHAPE} (llama.cpp rounds activations to 8-bit blocks of 256 for both) Q4_K at
-   * 6 (0.037), Q6_K at 3 (0.040).
+   * rounds activations to the weights' dot type (F16, BF16, or 8-bit blocks for the blocks of 32
+   * and the K-quants) before a product, kvtier keeps them F32. Measured on seed 7: F32, F16 and
+   * BF16 choose as kvtier at every step (gap 0); Q8_0 differs at 2 of 169 steps (gap 0.0005),
+   * Q4_0 at 3 (0.013), Q4_1 at 1 (0.006), Q5_0 at 2 (0.014), Q5_1 at 3 (0.012), and on {@link
+   * #K_SHAPE} (llama.cpp rounds activations to 8-bit blocks of 256 for these) Q4_K at 6 (0.037),
+   * Q5_K at 5 (0.044), Q6_K at 3 (0.040); the mixed file at 1 (0.009). A misread bit of a
+   * layout is nowhere near: reading Q5_K's fifth bits from the neighbouring bit, or Q5_0's upper
+   * 16 from the lower, fails at the first steps.
    */
   static float tolerance(GgufTensorType type) {
     return switch (type) {
@@ -87,13 +90,40 @@ class LlamaCppOracleTest {
   @ParameterizedTest
   @EnumSource(
       value = GgufTensorType.class,
-      names = {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"})
+      names = {
+        "F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"
+      })
   void syntheticGreedyChoicesAreKvtiersWithinTolerance(GgufTensorType type, @TempDir Path dir)
       throws IOException {
-    LlamaShape shape = type.blockSize() == 256 ? K_SHAPE : LlamaShape.TEST_TINY;
+    greedyChoicesAreKvtiersWithinTolerance(
+        type.blockSize() == 256 ? K_SHAPE : LlamaShape.TEST_TINY, type, dir);
+  }
+
+  /**
+   * A file of several types, as downloaded K-quant files are: Q4_K asked for at {@link
+   * #MIXED_SHAPE} writes the attention and the gate and up matrices (rows of 256) as Q4_K and the
+   * down matrices (rows of 96) as llama-quantize's fallback, Q5_0.
+   */
+  @Test
+  void aFileOfMixedTypesGreedyChoicesAreKvtiersWithinTolerance(@TempDir Path dir)
+      throws IOException {
+    Path path = greedyChoicesAreKvtiersWithinTolerance(MIXED_SHAPE, GgufTensorType.Q4_K, dir);
+    try (GgufFile file = GgufFile.open(path)) {
+      assertThat(file.tensor("blk.0.attn_q.weight").type()).isEqualTo(GgufTensorType.Q4_K);
+      assertThat(file.tensor("blk.0.ffn_down.weight").type()).isEqualTo(GgufTensorType.Q5_0);
+    }
+  }
+
+  /** K_SHAPE with a feed-forward of 96: down rows that 256-weight super-blocks do not divide. */
+  static final LlamaShape MIXED_SHAPE =
+      new LlamaShape("test-tiny-mixed", 2, 256, 4, 2, 96, 64, 10_000f, false);
+
+  /** Writes {@code shape} as {@code type} and checks llama.cpp's greedy choices; the file. */
+  private static Path greedyChoicesAreKvtiersWithinTolerance(
+      LlamaShape shape, GgufTensorType type, Path dir) throws IOException {
     Path vocabulary = dir.resolve("vocabulary.gguf");
     WordVocabulary.write(vocabulary, 256);
-    Path path = dir.resolve("tiny-" + type.name().toLowerCase() + ".gguf");
+    Path path = dir.resolve(shape.name() + "-" + type.name().toLowerCase() + ".gguf");
     try (GgufFile vocab = GgufFile.open(vocabulary)) {
       RandomLlamaWriter.write(shape, vocab, type, SEED, path);
     }
@@ -139,6 +169,7 @@ class LlamaCppOracleTest {
           shape.name(), type, same, steps, worst, tolerance(type));
       assertThat(same).as("steps where the choices are equal").isGreaterThan(steps * 9 / 10);
     }
+    return path;
   }
 
   private static int[] withBos(int bos, int[] ids) {

@@ -74,18 +74,27 @@ class RandomLlamaWriterTest {
     assertThat(Files.mismatch(a, c)).isNotEqualTo(-1L);
   }
 
+  /** llama-quantize's fallbacks for a K-quant whose super-blocks do not divide the rows. */
+  @Test
+  void kQuantsFallBackAsLlamaQuantizeDoesWhereRowsAreNotWholeSuperBlocks() {
+    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q4_K, 1536)).isEqualTo(GgufTensorType.Q4_K);
+    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q4_K, 576)).isEqualTo(GgufTensorType.Q5_0);
+    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q5_K, 896)).isEqualTo(GgufTensorType.Q5_1);
+    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q6_K, 96)).isEqualTo(GgufTensorType.Q8_0);
+    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q4_K, 48)).isEqualTo(GgufTensorType.F16);
+    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q4_0, 48)).isEqualTo(GgufTensorType.Q4_0);
+  }
+
   @Test
   void refusesAFileWithoutTokensAndRowsThatAreNotWholeBlocks(@TempDir Path dir) throws IOException {
     Path vocabulary = dir.resolve("vocabulary.gguf");
     WordVocabulary.write(vocabulary, 40);
     Path out = dir.resolve("out.gguf");
     try (GgufFile vocab = GgufFile.open(vocabulary)) {
-      assertThatThrownBy(
-              () ->
-                  RandomLlamaWriter.write(LlamaShape.TEST_TINY, vocab, GgufTensorType.Q4_K, 1, out))
+      LlamaShape narrow = new LlamaShape("narrow", 1, 48, 2, 1, 96, 64, 10_000f, false);
+      assertThatThrownBy(() -> RandomLlamaWriter.write(narrow, vocab, GgufTensorType.Q4_0, 1, out))
           .isInstanceOf(IllegalArgumentException.class)
-          .hasMessage(
-              "shape test-tiny: row length 64 is not a multiple of the Q4_K block size 256");
+          .hasMessage("shape narrow: row length 48 is not a multiple of the Q4_0 block size 32");
       RandomLlamaWriter.write(LlamaShape.TEST_TINY, vocab, GgufTensorType.F16, 1, out);
     }
     try (GgufFile model = GgufFile.open(out)) {
