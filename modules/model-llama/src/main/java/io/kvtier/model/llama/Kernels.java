@@ -573,6 +573,61 @@ public final class Kernels {
     return sumLanes(acc);
   }
 
+  /** {@link #dotQ6K} for four positions, each run unpacked and widened once: the same bits. */
+  private static void dot4Q6K(
+      float[] x, int xo, int xs, MemorySegment data, long at, int n, float[] out, int oo, int os) {
+    FloatVector a0 = FloatVector.zero(F);
+    FloatVector a1 = FloatVector.zero(F);
+    FloatVector a2 = FloatVector.zero(F);
+    FloatVector a3 = FloatVector.zero(F);
+    int blocks = n / 256;
+    for (int b = 0; b < blocks; b++) {
+      long block = at + 210L * b;
+      float d = Float.float16ToFloat(data.get(SHORT_LE, block + 208));
+      int xb = xo + 256 * b;
+      for (int h = 0; h < 2; h++) {
+        long ql = block + 64L * h;
+        ByteVector lo0 = ByteVector.fromMemorySegment(B256, data, ql, ByteOrder.LITTLE_ENDIAN);
+        ByteVector lo32 =
+            ByteVector.fromMemorySegment(B256, data, ql + 32, ByteOrder.LITTLE_ENDIAN);
+        ByteVector hi =
+            ByteVector.fromMemorySegment(
+                B256, data, block + 128 + 32L * h, ByteOrder.LITTLE_ENDIAN);
+        long scales = block + 192 + 8L * h;
+        for (int k = 0; k < 4; k++) {
+          ByteVector low = k % 2 == 0 ? lo0 : lo32;
+          ByteVector nibble =
+              k < 2 ? low.and((byte) 0xF) : low.lanewise(VectorOperators.ASHR, 4).and((byte) 0xF);
+          ByteVector top =
+              hi.lanewise(VectorOperators.ASHR, 2 * k)
+                  .and((byte) 3)
+                  .lanewise(VectorOperators.LSHL, 4);
+          ByteVector q = nibble.or(top).sub((byte) 32);
+          int xk = xb + 128 * h + 32 * k;
+          for (int s = 0; s < 2; s++) {
+            FloatVector w0 = widen(q, 2 * s);
+            FloatVector w1 = widen(q, 2 * s + 1);
+            int xs0 = xk + 16 * s;
+            FloatVector scale =
+                FloatVector.broadcast(F, d * data.get(ValueLayout.JAVA_BYTE, scales + 2 * k + s));
+            FloatVector p0 = FloatVector.fromArray(F, x, xs0).fma(w0, FloatVector.zero(F));
+            FloatVector p1 = FloatVector.fromArray(F, x, xs0 + xs).fma(w0, FloatVector.zero(F));
+            FloatVector p2 = FloatVector.fromArray(F, x, xs0 + 2 * xs).fma(w0, FloatVector.zero(F));
+            FloatVector p3 = FloatVector.fromArray(F, x, xs0 + 3 * xs).fma(w0, FloatVector.zero(F));
+            a0 = FloatVector.fromArray(F, x, xs0 + 8).fma(w1, p0).fma(scale, a0);
+            a1 = FloatVector.fromArray(F, x, xs0 + xs + 8).fma(w1, p1).fma(scale, a1);
+            a2 = FloatVector.fromArray(F, x, xs0 + 2 * xs + 8).fma(w1, p2).fma(scale, a2);
+            a3 = FloatVector.fromArray(F, x, xs0 + 3 * xs + 8).fma(w1, p3).fma(scale, a3);
+          }
+        }
+      }
+    }
+    out[oo] = sumLanes(a0);
+    out[oo + os] = sumLanes(a1);
+    out[oo + 2 * os] = sumLanes(a2);
+    out[oo + 3 * os] = sumLanes(a3);
+  }
+
   /**
    * The dots of one weight row with four inputs at once: {@code out[outAt + k * outStride] =
    * dot(x, xo + k * xStride, data, rowOffset, type, n)} for {@code k < 4}, each bit for bit what
@@ -617,12 +672,7 @@ public final class Kernels {
               out,
               outAt,
               outStride);
-      case Q6_K -> {
-        // Four single dots: the same bits by construction; a shared unpacking not written yet.
-        for (int k = 0; k < 4; k++) {
-          out[outAt + k * outStride] = dot(x, xo + k * xStride, data, rowOffset, type, n);
-        }
-      }
+      case Q6_K -> dot4Q6K(x, xo, xStride, data, rowOffset, n, out, outAt, outStride);
     }
   }
 
