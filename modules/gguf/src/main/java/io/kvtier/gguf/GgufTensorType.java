@@ -19,6 +19,13 @@ import java.util.stream.Collectors;
  *   <li>Q5_0: f16 scale d, 4 bytes qh (a little-endian u32 whose bit j is weight j's fifth bit),
  *       then 16 bytes of low 4 bits laid out as Q4_0's; weight = (q - 16) * d.
  *   <li>Q5_1: f16 scale d, f16 min m, then qh and the 16 bytes as Q5_0; weight = q * d + m.
+ *   <li>Q2_K: 256 weights: 16 bytes of 4-bit scales (low nibble) and mins (high), one pair per 16
+ *       weights, 64 bytes of 2-bit q, f16 d, f16 dmin; weight {@code 128n + 32j + l} is bits
+ *       {@code 2j} of q byte {@code 32n + l}, its pair {@code 8n + 2j + l / 16}; weight = d * scale
+ *       * q - dmin * min.
+ *   <li>Q3_K: 256 weights: 32 bytes hmask, 64 bytes of 2-bit low q laid out as Q2_K's, 12 bytes
+ *       of sixteen packed 6-bit scales, f16 d; bit {@code w / 32} of hmask byte {@code w % 32} is
+ *       weight w's third bit; weight = d * (scale - 32) * (q - 4).
  *   <li>Q4_K: 256 weights: f16 d, f16 dmin, 12 bytes of packed 6-bit scales and mins for eight
  *       sub-blocks of 32, then 128 bytes of nibbles (per 64 weights: 32 bytes, low nibbles first);
  *       weight = d * scale * q - dmin * min.
@@ -45,6 +52,10 @@ public enum GgufTensorType {
   Q5_1(7, 32, 24),
   /** 8-bit blocks of 32 with an f16 scale. */
   Q8_0(8, 32, 34),
+  /** 2-bit super-blocks of 256 with 4-bit sub-block scales and mins. */
+  Q2_K(10, 256, 84),
+  /** 3-bit super-blocks of 256 with 6-bit sub-block scales. */
+  Q3_K(11, 256, 110),
   /** 4-bit super-blocks of 256 with 6-bit sub-block scales and mins. */
   Q4_K(12, 256, 144),
   /** 5-bit super-blocks of 256 with 6-bit sub-block scales and mins. */
@@ -167,6 +178,8 @@ public enum GgufTensorType {
         case Q4_1 -> dequantizeQ4_1(data, at, out, o);
         case Q5_0 -> dequantizeQ5(data, at, out, o, false);
         case Q5_1 -> dequantizeQ5(data, at, out, o, true);
+        case Q2_K -> dequantizeQ2K(data, at, out, o);
+        case Q3_K -> dequantizeQ3K(data, at, out, o);
         case Q4_K -> dequantizeK(data, at, out, o, false);
         case Q5_K -> dequantizeK(data, at, out, o, true);
         case Q6_K -> dequantizeQ6K(data, at, out, o);
@@ -240,6 +253,44 @@ public enum GgufTensorType {
       out[o + i] = withMin ? q0 * d + m : q0 * d;
       out[o + i + 16] = withMin ? q1 * d + m : q1 * d;
     }
+  }
+
+  private static void dequantizeQ2K(MemorySegment data, long at, float[] out, int o) {
+    float d = half(data, at + 80);
+    float dmin = half(data, at + 82);
+    for (int w = 0; w < 256; w++) {
+      int n = w / 128;
+      int j = (w % 128) / 32;
+      int l = w % 32;
+      int pair = u8(data, at + 8 * n + 2 * j + l / 16);
+      int q = (u8(data, at + 16 + 32 * n + l) >> (2 * j)) & 3;
+      out[o + w] = d * (pair & 0xF) * q - dmin * (pair >> 4);
+    }
+  }
+
+  private static void dequantizeQ3K(MemorySegment data, long at, float[] out, int o) {
+    float d = half(data, at + 108);
+    for (int w = 0; w < 256; w++) {
+      int n = w / 128;
+      int j = (w % 128) / 32;
+      int l = w % 32;
+      int low = (u8(data, at + 32 + 32 * n + l) >> (2 * j)) & 3;
+      int high = (u8(data, at + l) >> (w / 32)) & 1;
+      int scale = scaleK3(data, at + 96, 8 * n + 2 * j + l / 16);
+      out[o + w] = d * (scale - 32) * ((low | high << 2) - 4);
+    }
+  }
+
+  /**
+   * Scale {@code k} (0 to 15, one per 16 weights) of a Q3_K block, 0 to 63, from the 12 packed
+   * bytes at {@code scales} (the block's start + 96): its low 4 bits are the low nibble of byte
+   * {@code k} for {@code k < 8}, else the high nibble of byte {@code k - 8}; its top 2 bits are
+   * bits {@code 2(k / 4)} of byte {@code 8 + k % 4} (ggml's {@code kmask} unpacking).
+   */
+  private static int scaleK3(MemorySegment data, long scales, int k) {
+    int low = k < 8 ? u8(data, scales + k) & 0xF : u8(data, scales + k - 8) >> 4;
+    int top = (u8(data, scales + 8 + k % 4) >> (2 * (k / 4))) & 3;
+    return low | top << 4;
   }
 
   /** Q4_K ({@code five} false) or Q5_K, whose fifth bits come from its 32 qh bytes. */

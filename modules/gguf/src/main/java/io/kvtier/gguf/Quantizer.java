@@ -8,7 +8,7 @@ import java.nio.ByteOrder;
  * Quantizers for the types a writer of synthetic models needs. F16, BF16 and the blocks of 32
  * (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1) follow ggml's reference quantizers ({@code
  * quantize_row_*_ref}): the same rounding as llama.cpp, so a file written here holds the bits
- * {@code llama-quantize} would write from the same floats. The K-quants (Q4_K, Q5_K, Q6_K) use a
+ * {@code llama-quantize} would write from the same floats. The K-quants (Q2_K to Q6_K) use a
  * plain min/max rounding instead of ggml's searched scales ({@code make_qkx2_quants}, {@code
  * make_qx_quants}): valid blocks that any reader dequantizes alike, a little less accurate than
  * llama-quantize's, which is all a synthetic model needs.
@@ -64,6 +64,16 @@ final class Quantizer {
       case Q5_1 -> {
         for (int b = 0; b < count / 32; b++) {
           q5_1(src, from + 32 * b, dst, at + 24L * b);
+        }
+      }
+      case Q2_K -> {
+        for (int b = 0; b < count / 256; b++) {
+          q2K(src, from + 256 * b, dst, at + 84L * b);
+        }
+      }
+      case Q3_K -> {
+        for (int b = 0; b < count / 256; b++) {
+          q3K(src, from + 256 * b, dst, at + 110L * b);
         }
       }
       case Q4_K -> {
@@ -201,6 +211,103 @@ final class Quantizer {
     dst.set(INT, at, qh);
     for (int j = 0; j < 16; j++) {
       dst.set(ValueLayout.JAVA_BYTE, at + 4 + j, (byte) ((q[j] & 0xF) | (q[j + 16] & 0xF) << 4));
+    }
+  }
+
+  /**
+   * One Q2_K super-block: each sub-block of 16 maps [min(0, lowest), highest] onto 0..3; the
+   * sixteen scales and mins are rounded to 4 bits against the f16 super-block scales d and dmin.
+   */
+  private static void q2K(float[] x, int from, MemorySegment dst, long at) {
+    float[] scales = new float[16];
+    float[] mins = new float[16];
+    for (int s = 0; s < 16; s++) {
+      float lo = 0;
+      float hi = 0;
+      for (int l = 0; l < 16; l++) {
+        lo = Math.min(lo, x[from + 16 * s + l]);
+        hi = Math.max(hi, x[from + 16 * s + l]);
+      }
+      scales[s] = (hi - lo) / 3f;
+      mins[s] = -lo;
+    }
+    float d = Float.float16ToFloat(Float.floatToFloat16(max(scales) / 15f));
+    float dmin = Float.float16ToFloat(Float.floatToFloat16(max(mins) / 15f));
+    dst.set(SHORT, at + 80, Float.floatToFloat16(d));
+    dst.set(SHORT, at + 82, Float.floatToFloat16(dmin));
+    int[] q = new int[256];
+    for (int s = 0; s < 16; s++) {
+      int sc = d > 0 ? Math.min(15, roundf(scales[s] / d)) : 0;
+      int m = dmin > 0 ? Math.min(15, roundf(mins[s] / dmin)) : 0;
+      // sub-block s is pair s: weights 128n + 32j + 16h + l sit in pair 8n + 2j + h
+      dst.set(ValueLayout.JAVA_BYTE, at + s, (byte) (sc | m << 4));
+      float step = d * sc;
+      float offset = dmin * m;
+      for (int l = 0; l < 16; l++) {
+        int i = 16 * s + l;
+        q[i] = step > 0 ? Math.clamp(roundf((x[from + i] + offset) / step), 0, 3) : 0;
+      }
+    }
+    putLow2(q, dst, at + 16);
+  }
+
+  /**
+   * One Q3_K super-block: each sub-block of 16 maps its largest magnitude to 4 steps (q from -4
+   * to 3); the sixteen scales are rounded to signed 6 bits against the f16 super-block scale d.
+   */
+  private static void q3K(float[] x, int from, MemorySegment dst, long at) {
+    float[] scales = new float[16];
+    float amax = 0;
+    for (int s = 0; s < 16; s++) {
+      float m = 0;
+      for (int l = 0; l < 16; l++) {
+        m = Math.max(m, Math.abs(x[from + 16 * s + l]));
+      }
+      scales[s] = m / 4f;
+      amax = Math.max(amax, scales[s]);
+    }
+    float d = Float.float16ToFloat(Float.floatToFloat16(amax / 31f));
+    dst.set(SHORT, at + 108, Float.floatToFloat16(d));
+    int[] sc = new int[16];
+    int[] q = new int[256];
+    for (int s = 0; s < 16; s++) {
+      sc[s] = d > 0 ? Math.min(31, roundf(scales[s] / d)) : 0;
+      float step = d * sc[s];
+      for (int l = 0; l < 16; l++) {
+        int i = 16 * s + l;
+        q[i] = (step > 0 ? Math.clamp(roundf(x[from + i] / step), -4, 3) : 0) + 4;
+      }
+    }
+    // the scales stored as sc + 32: low nibbles in bytes 0-7 (scales 0-7) and the high nibbles
+    // of the same bytes (scales 8-15), top 2 bits of scale k at bits 2(k / 4) of byte 8 + k % 4
+    byte[] packed = new byte[12];
+    for (int k = 0; k < 16; k++) {
+      int v = sc[k] + 32;
+      packed[k % 8] |= (byte) ((v & 0xF) << (k < 8 ? 0 : 4));
+      packed[8 + k % 4] |= (byte) (((v >> 4) & 3) << (2 * (k / 4)));
+    }
+    MemorySegment.copy(packed, 0, dst, ValueLayout.JAVA_BYTE, at + 96, 12);
+    // the third bit of weight w at bit w / 32 of hmask byte w % 32
+    for (int l = 0; l < 32; l++) {
+      int h = 0;
+      for (int b = 0; b < 8; b++) {
+        h |= ((q[32 * b + l] >> 2) & 1) << b;
+      }
+      dst.set(ValueLayout.JAVA_BYTE, at + l, (byte) h);
+    }
+    putLow2(q, dst, at + 32);
+  }
+
+  /** The low 2 bits of 256 q: weight 128n + 32j + l at bits 2j of byte 32n + l. */
+  private static void putLow2(int[] q, MemorySegment dst, long at) {
+    for (int n = 0; n < 2; n++) {
+      for (int l = 0; l < 32; l++) {
+        int b = 0;
+        for (int j = 0; j < 4; j++) {
+          b |= (q[128 * n + 32 * j + l] & 3) << (2 * j);
+        }
+        dst.set(ValueLayout.JAVA_BYTE, at + 32L * n + l, (byte) b);
+      }
     }
   }
 

@@ -34,6 +34,8 @@ public final class RandomLlamaWriter {
           GgufTensorType.Q4_1,
           GgufTensorType.Q5_0,
           GgufTensorType.Q5_1,
+          GgufTensorType.Q2_K,
+          GgufTensorType.Q3_K,
           GgufTensorType.Q4_K,
           GgufTensorType.Q5_K,
           GgufTensorType.Q6_K);
@@ -113,7 +115,8 @@ public final class RandomLlamaWriter {
    * asked for: {@code type} itself, except that a K-quant whose 256-weight super-blocks do not
    * divide the rows falls back as {@code llama-quantize} does (its {@code
    * llama_tensor_get_type}): Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0, and to F16 where the
-   * fallback's blocks of 32 do not divide them either. So {@code Q4_K} at
+   * fallback's blocks of 32 do not divide them either. Q2_K and Q3_K stay themselves (their
+   * fallback, IQ4_NL, is not written), so such rows are refused. So {@code Q4_K} at
    * smollm-135m's width of 576 writes Q5_0 where a row is 576 weights and Q4_K where it is 1,536,
    * as a downloaded {@code Q4_K_M} file of such a model holds them (beside its Q6_K tensors).
    */
@@ -126,8 +129,11 @@ public final class RandomLlamaWriter {
           case Q4_K -> GgufTensorType.Q5_0;
           case Q5_K -> GgufTensorType.Q5_1;
           case Q6_K -> GgufTensorType.Q8_0;
-          default -> type;
+          default -> null; // Q2_K's and Q3_K's is IQ4_NL, which kvtier does not read
         };
+    if (fallback == null) {
+      return type;
+    }
     return columns % fallback.blockSize() == 0 ? fallback : GgufTensorType.F16;
   }
 

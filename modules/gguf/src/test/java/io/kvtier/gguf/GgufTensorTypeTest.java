@@ -194,6 +194,90 @@ class GgufTensorTypeTest {
     }
   }
 
+  /**
+   * Q2_K: sixteen scale-and-min bytes (sub-block s of 16 weights: byte s, scale low, min high),
+   * then weight 128n + 32j + l in bits 2j of q byte 32n + l, then d and dmin.
+   */
+  @Test
+  void q2_K() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment block = arena.allocate(84);
+      float d = 0.25f;
+      float dmin = 0.125f;
+      block.set(SHORT, 80, Float.floatToFloat16(d));
+      block.set(SHORT, 82, Float.floatToFloat16(dmin));
+      int[] scale = new int[16];
+      int[] min = new int[16];
+      for (int s = 0; s < 16; s++) {
+        scale[s] = random.nextInt(16);
+        min[s] = random.nextInt(16);
+        block.set(ValueLayout.JAVA_BYTE, s, (byte) (scale[s] | min[s] << 4));
+      }
+      int[] q = new int[256];
+      for (int w = 0; w < 256; w++) {
+        q[w] = random.nextInt(4);
+        long at = 16 + 32 * (w / 128) + w % 32;
+        int shift = 2 * ((w % 128) / 32);
+        block.set(
+            ValueLayout.JAVA_BYTE,
+            at,
+            (byte) (block.get(ValueLayout.JAVA_BYTE, at) | q[w] << shift));
+      }
+      float[] out = dequantize(GgufTensorType.Q2_K, block, 256);
+      for (int w = 0; w < 256; w++) {
+        int s = w / 16;
+        assertThat(out[w]).as("weight %d", w).isEqualTo(d * scale[s] * q[w] - dmin * min[s]);
+      }
+    }
+  }
+
+  /**
+   * Q3_K: hmask (weight w's third bit at bit w / 32 of byte w % 32), the low 2 bits laid out as
+   * Q2_K's, sixteen 6-bit scales (low 4 bits: the low nibble of byte k for k < 8, else the high
+   * nibble of byte k - 8; top 2 bits: bits 2(k / 4) of byte 8 + k % 4), then d.
+   */
+  @Test
+  void q3_K() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment block = arena.allocate(110);
+      float d = 0.5f;
+      block.set(SHORT, 108, Float.floatToFloat16(d));
+      int[] scale = new int[16];
+      for (int k = 0; k < 16; k++) {
+        scale[k] = random.nextInt(64);
+        long low = 96 + k % 8;
+        long top = 96 + 8 + k % 4;
+        block.set(
+            ValueLayout.JAVA_BYTE,
+            low,
+            (byte) (block.get(ValueLayout.JAVA_BYTE, low) | (scale[k] & 0xF) << (k < 8 ? 0 : 4)));
+        block.set(
+            ValueLayout.JAVA_BYTE,
+            top,
+            (byte) (block.get(ValueLayout.JAVA_BYTE, top) | (scale[k] >> 4) << (2 * (k / 4))));
+      }
+      int[] q = new int[256];
+      for (int w = 0; w < 256; w++) {
+        q[w] = random.nextInt(8);
+        long at = 32 + 32 * (w / 128) + w % 32;
+        int shift = 2 * ((w % 128) / 32);
+        block.set(
+            ValueLayout.JAVA_BYTE,
+            at,
+            (byte) (block.get(ValueLayout.JAVA_BYTE, at) | (q[w] & 3) << shift));
+        long hm = w % 32;
+        block.set(
+            ValueLayout.JAVA_BYTE,
+            hm,
+            (byte) (block.get(ValueLayout.JAVA_BYTE, hm) | (q[w] >> 2) << (w / 32)));
+      }
+      float[] out = dequantize(GgufTensorType.Q3_K, block, 256);
+      for (int w = 0; w < 256; w++) {
+        assertThat(out[w]).as("weight %d", w).isEqualTo(d * (scale[w / 16] - 32) * (q[w] - 4));
+      }
+    }
+  }
+
   @Test
   void q6_K() {
     try (Arena arena = Arena.ofConfined()) {

@@ -107,9 +107,9 @@ class QuantizerTest {
    * 6-bit or 8-bit step of the super-block scale, times the level).
    */
   @ParameterizedTest
-  @EnumSource(names = {"Q4_K", "Q5_K", "Q6_K"})
+  @EnumSource(names = {"Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"})
   void kQuantsComeBackWithinTheirStep(GgufTensorType type) {
-    boolean mins = type != GgufTensorType.Q6_K;
+    boolean mins = type != GgufTensorType.Q6_K && type != GgufTensorType.Q3_K;
     Random random = new Random(13);
     float[] x = new float[512];
     for (int i = 0; i < x.length; i++) {
@@ -122,7 +122,7 @@ class QuantizerTest {
       type.quantize(x, 0, x.length, data, 0);
       float[] y = new float[x.length];
       type.dequantize(data, 0, x.length, y, 0);
-      int sub = mins ? 32 : 16;
+      int sub = type == GgufTensorType.Q4_K || type == GgufTensorType.Q5_K ? 32 : 16;
       for (int b = 0; b < x.length; b += sub) {
         float lo = 0;
         float hi = 0;
@@ -133,14 +133,23 @@ class QuantizerTest {
         float range = mins ? hi - lo : 2 * Math.max(hi, -lo);
         float levels =
             switch (type) {
+              case Q2_K -> 3;
+              case Q3_K -> 8;
               case Q4_K -> 15;
               case Q5_K -> 31;
               default -> 62;
             };
-        // half a level, plus the scale's and the min's 6-bit (Q4_K, Q5_K) or 8-bit (Q6_K)
-        // rounding over the largest of the super-block (bounded here by 5 sigma of the widest
-        // sub-block)
-        float tolerance = range / levels / 2 + (mins ? 0.35f : 0.06f);
+        // half a level, plus the scale's and the min's rounding over the largest of the
+        // super-block (bounded here by 5 sigma of the widest sub-block): 4 bits (Q2_K), 5 bits of
+        // a signed 6 (Q3_K), 6 bits (Q4_K, Q5_K) or 7 of a signed 8 (Q6_K); Q3_K's largest
+        // magnitude may sit a whole step out, at q = 4 capped to 3
+        float tolerance =
+            switch (type) {
+              case Q2_K -> range / levels / 2 + 1.6f;
+              case Q3_K -> range / levels + 0.45f;
+              case Q6_K -> range / levels / 2 + 0.06f;
+              default -> range / levels / 2 + 0.35f;
+            };
         for (int j = 0; j < sub; j++) {
           assertThat(y[b + j])
               .as("%s weight %d", type, b + j)

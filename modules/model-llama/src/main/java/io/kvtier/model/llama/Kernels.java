@@ -38,6 +38,8 @@ public final class Kernels {
               GgufTensorType.Q4_1,
               GgufTensorType.Q5_0,
               GgufTensorType.Q5_1,
+              GgufTensorType.Q2_K,
+              GgufTensorType.Q3_K,
               GgufTensorType.Q4_K,
               GgufTensorType.Q5_K,
               GgufTensorType.Q6_K));
@@ -73,6 +75,8 @@ public final class Kernels {
       case Q8_0 -> dotQ8_0(x, xOffset, data, rowOffset, n);
       case Q4_0 -> dotQ4_0(x, xOffset, data, rowOffset, n);
       case Q4_1, Q5_0, Q5_1 -> dotBlock32(x, xOffset, data, rowOffset, type, n);
+      case Q2_K -> dotQ2K(x, xOffset, data, rowOffset, n);
+      case Q3_K -> dotQ3K(x, xOffset, data, rowOffset, n);
       case Q4_K -> dotK(x, xOffset, data, rowOffset, n, false);
       case Q5_K -> dotK(x, xOffset, data, rowOffset, n, true);
       case Q6_K -> dotQ6K(x, xOffset, data, rowOffset, n);
@@ -398,6 +402,194 @@ public final class Kernels {
   }
 
   /**
+   * Q2_K super-blocks of 256 weights (84 bytes: 16 scale-and-min bytes, 64 bytes of 2-bit q, f16
+   * d, f16 dmin). Sub-block {@code s} of 16 weights has the pair in byte {@code s} (scale in the
+   * low nibble, min in the high) and its q in bits {@code 2j} of bytes {@code 32n + 16h} to
+   * {@code 32n + 16h + 15}, where {@code s = 8n + 2j + h}; it adds {@code (d * scale) * (x . q) -
+   * (dmin * min) * sum(x)}, sub-block by sub-block in order.
+   */
+  static float dotQ2K(float[] x, int xo, MemorySegment data, long at, int n) {
+    FloatVector acc = FloatVector.zero(F);
+    int blocks = n / 256;
+    for (int b = 0; b < blocks; b++) {
+      long block = at + 84L * b;
+      float d = Float.float16ToFloat(data.get(SHORT_LE, block + 80));
+      float dmin = Float.float16ToFloat(data.get(SHORT_LE, block + 82));
+      int xb = xo + 256 * b;
+      for (int s = 0; s < 16; s++) {
+        long qs = block + 16 + 32 * (s >> 3) + 16 * (s & 1);
+        int shift = 2 * ((s & 7) >> 1);
+        FloatVector part = FloatVector.zero(F);
+        FloatVector sum = FloatVector.zero(F);
+        for (int c = 0; c < 2; c++) {
+          ByteVector q =
+              ByteVector.fromMemorySegment(B64, data, qs + 8 * c, ByteOrder.LITTLE_ENDIAN)
+                  .lanewise(VectorOperators.LSHR, shift)
+                  .and((byte) 3);
+          FloatVector xv = FloatVector.fromArray(F, x, xb + 16 * s + 8 * c);
+          part = xv.fma((FloatVector) q.convertShape(VectorOperators.B2F, F, 0), part);
+          sum = sum.add(xv);
+        }
+        int pair = data.get(ValueLayout.JAVA_BYTE, block + s) & 0xFF;
+        float scale = d * (pair & 0xF);
+        float min = dmin * (pair >> 4);
+        acc =
+            sum.fma(FloatVector.broadcast(F, -min), part.fma(FloatVector.broadcast(F, scale), acc));
+      }
+    }
+    return sumLanes(acc);
+  }
+
+  /**
+   * Q3_K super-blocks of 256 weights (110 bytes: 32 bytes hmask, 64 bytes of 2-bit low q laid out
+   * as {@link #dotQ2K}'s, 12 bytes of sixteen 6-bit scales, f16 d). Sub-block {@code s} of 16
+   * weights takes its third bits from bit {@code s / 2} of hmask bytes {@code 16h} to {@code 16h
+   * + 15} ({@code h = s % 2}); a weight is {@code d * (scale - 32) * (q - 4)}, and a sub-block adds
+   * {@code (d * (scale - 32)) * (x . (q - 4))}, in order.
+   */
+  static float dotQ3K(float[] x, int xo, MemorySegment data, long at, int n) {
+    FloatVector acc = FloatVector.zero(F);
+    int blocks = n / 256;
+    for (int b = 0; b < blocks; b++) {
+      long block = at + 110L * b;
+      float d = Float.float16ToFloat(data.get(SHORT_LE, block + 108));
+      int xb = xo + 256 * b;
+      for (int s = 0; s < 16; s++) {
+        long qs = block + 32 + 32 * (s >> 3) + 16 * (s & 1);
+        long hmask = block + 16 * (s & 1);
+        int shift = 2 * ((s & 7) >> 1);
+        // GgufTensorType.scaleK3's unpacking, in place: called between the vector operations,
+        // it was not inlined and the live vectors were boxed around it (839 bytes a row)
+        long scales = block + 96;
+        int low = (data.get(ValueLayout.JAVA_BYTE, scales + (s & 7)) & 0xFF) >> (s < 8 ? 0 : 4);
+        int top = (data.get(ValueLayout.JAVA_BYTE, scales + 8 + (s & 3)) >> (2 * (s >> 2))) & 3;
+        float scale = d * (((low & 0xF) | top << 4) - 32);
+        FloatVector part = FloatVector.zero(F);
+        for (int c = 0; c < 2; c++) {
+          ByteVector q =
+              ByteVector.fromMemorySegment(B64, data, qs + 8 * c, ByteOrder.LITTLE_ENDIAN)
+                  .lanewise(VectorOperators.LSHR, shift)
+                  .and((byte) 3)
+                  .or(
+                      ByteVector.fromMemorySegment(
+                              B64, data, hmask + 8 * c, ByteOrder.LITTLE_ENDIAN)
+                          .lanewise(VectorOperators.LSHR, s >> 1)
+                          .and((byte) 1)
+                          .lanewise(VectorOperators.LSHL, 2))
+                  .sub((byte) 4);
+          part =
+              FloatVector.fromArray(F, x, xb + 16 * s + 8 * c)
+                  .fma((FloatVector) q.convertShape(VectorOperators.B2F, F, 0), part);
+        }
+        acc = part.fma(FloatVector.broadcast(F, scale), acc);
+      }
+    }
+    return sumLanes(acc);
+  }
+
+  /**
+   * {@link #dotQ2K} ({@code three} false) or {@link #dotQ3K} for four positions, each run of a
+   * sub-block unpacked and widened once: the same bits as four single dots.
+   */
+  private static void dot4Q2Q3K(
+      float[] x,
+      int xo,
+      int xs,
+      MemorySegment data,
+      long at,
+      int n,
+      boolean three,
+      float[] out,
+      int oo,
+      int os) {
+    FloatVector a0 = FloatVector.zero(F);
+    FloatVector a1 = FloatVector.zero(F);
+    FloatVector a2 = FloatVector.zero(F);
+    FloatVector a3 = FloatVector.zero(F);
+    long blockBytes = three ? 110 : 84;
+    byte thirdBit = (byte) (three ? 1 : 0);
+    byte offset = (byte) (three ? 4 : 0);
+    int blocks = n / 256;
+    for (int b = 0; b < blocks; b++) {
+      long block = at + blockBytes * b;
+      float d = Float.float16ToFloat(data.get(SHORT_LE, block + (three ? 108 : 80)));
+      float dmin = three ? 0f : Float.float16ToFloat(data.get(SHORT_LE, block + 82));
+      int xb = xo + 256 * b;
+      for (int s = 0; s < 16; s++) {
+        long qs = block + (three ? 32 : 16) + 32 * (s >> 3) + 16 * (s & 1);
+        // Q2_K has no third bits: it reads its own q bytes there and masks them to nothing
+        long hmask = three ? block + 16 * (s & 1) : qs;
+        int shift = 2 * ((s & 7) >> 1);
+        float scale;
+        float min;
+        if (three) {
+          long scales = block + 96;
+          int low = (data.get(ValueLayout.JAVA_BYTE, scales + (s & 7)) & 0xFF) >> (s < 8 ? 0 : 4);
+          int top = (data.get(ValueLayout.JAVA_BYTE, scales + 8 + (s & 3)) >> (2 * (s >> 2))) & 3;
+          scale = d * (((low & 0xF) | top << 4) - 32);
+          min = 0f;
+        } else {
+          int pair = data.get(ValueLayout.JAVA_BYTE, block + s) & 0xFF;
+          scale = d * (pair & 0xF);
+          min = dmin * (pair >> 4);
+        }
+        FloatVector p0 = FloatVector.zero(F);
+        FloatVector p1 = FloatVector.zero(F);
+        FloatVector p2 = FloatVector.zero(F);
+        FloatVector p3 = FloatVector.zero(F);
+        FloatVector s0 = FloatVector.zero(F);
+        FloatVector s1 = FloatVector.zero(F);
+        FloatVector s2 = FloatVector.zero(F);
+        FloatVector s3 = FloatVector.zero(F);
+        for (int c = 0; c < 2; c++) {
+          FloatVector w =
+              (FloatVector)
+                  ByteVector.fromMemorySegment(B64, data, qs + 8 * c, ByteOrder.LITTLE_ENDIAN)
+                      .lanewise(VectorOperators.LSHR, shift)
+                      .and((byte) 3)
+                      .or(
+                          ByteVector.fromMemorySegment(
+                                  B64, data, hmask + 8 * c, ByteOrder.LITTLE_ENDIAN)
+                              .lanewise(VectorOperators.LSHR, s >> 1)
+                              .and(thirdBit)
+                              .lanewise(VectorOperators.LSHL, 2))
+                      .sub(offset)
+                      .convertShape(VectorOperators.B2F, F, 0);
+          int xc = xb + 16 * s + 8 * c;
+          FloatVector x0 = FloatVector.fromArray(F, x, xc);
+          FloatVector x1 = FloatVector.fromArray(F, x, xc + xs);
+          FloatVector x2 = FloatVector.fromArray(F, x, xc + 2 * xs);
+          FloatVector x3 = FloatVector.fromArray(F, x, xc + 3 * xs);
+          p0 = x0.fma(w, p0);
+          p1 = x1.fma(w, p1);
+          p2 = x2.fma(w, p2);
+          p3 = x3.fma(w, p3);
+          s0 = s0.add(x0);
+          s1 = s1.add(x1);
+          s2 = s2.add(x2);
+          s3 = s3.add(x3);
+        }
+        FloatVector sv = FloatVector.broadcast(F, scale);
+        a0 = p0.fma(sv, a0);
+        a1 = p1.fma(sv, a1);
+        a2 = p2.fma(sv, a2);
+        a3 = p3.fma(sv, a3);
+        if (!three) {
+          FloatVector mv = FloatVector.broadcast(F, -min);
+          a0 = s0.fma(mv, a0);
+          a1 = s1.fma(mv, a1);
+          a2 = s2.fma(mv, a2);
+          a3 = s3.fma(mv, a3);
+        }
+      }
+    }
+    out[oo] = sumLanes(a0);
+    out[oo + os] = sumLanes(a1);
+    out[oo + 2 * os] = sumLanes(a2);
+    out[oo + 3 * os] = sumLanes(a3);
+  }
+
+  /**
    * Q4_K super-blocks of 256 weights (144 bytes: f16 d, f16 dmin, 12 bytes of packed 6-bit
    * sub-block scales and mins, 128 bytes of nibbles, per 64 weights 32 bytes whose low nibbles
    * are the first 32 and high nibbles the next 32) and Q5_K's (176 bytes: the same with 32 bytes
@@ -673,6 +865,18 @@ public final class Kernels {
               outAt,
               outStride);
       case Q6_K -> dot4Q6K(x, xo, xStride, data, rowOffset, n, out, outAt, outStride);
+      case Q2_K, Q3_K ->
+          dot4Q2Q3K(
+              x,
+              xo,
+              xStride,
+              data,
+              rowOffset,
+              n,
+              type == GgufTensorType.Q3_K,
+              out,
+              outAt,
+              outStride);
     }
   }
 

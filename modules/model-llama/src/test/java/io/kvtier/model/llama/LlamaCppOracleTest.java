@@ -74,10 +74,12 @@ class LlamaCppOracleTest {
    * and the K-quants) before a product, kvtier keeps them F32. Measured on seed 7: F32, F16 and
    * BF16 choose as kvtier at every step (gap 0); Q8_0 differs at 2 of 169 steps (gap 0.0005),
    * Q4_0 at 3 (0.013), Q4_1 at 1 (0.006), Q5_0 at 2 (0.014), Q5_1 at 3 (0.012), and on {@link
-   * #K_SHAPE} (llama.cpp rounds activations to 8-bit blocks of 256 for these) Q4_K at 6 (0.037),
-   * Q5_K at 5 (0.044), Q6_K at 3 (0.040); the mixed file at 1 (0.009). A misread bit of a
-   * layout is nowhere near: reading Q5_K's fifth bits from the neighbouring bit, or Q5_0's upper
-   * 16 from the lower, fails at the first steps.
+   * #K_SHAPE} (llama.cpp rounds activations to 8-bit blocks of 256 for these) Q2_K at 2 (0.013),
+   * Q3_K at 4 (0.017), Q4_K at 6 (0.037), Q5_K at 5 (0.044), Q6_K at 3 (0.040); the mixed file at
+   * 1 (0.009). A misread bit of a
+   * layout is nowhere near: reading Q5_K's fifth bits from the neighbouring bit, Q5_0's upper 16
+   * from the lower, Q3_K's third bits from the neighbouring bit, or Q2_K's scale and min
+   * swapped, fails at the first steps.
    */
   static float tolerance(GgufTensorType type) {
     return switch (type) {
@@ -91,7 +93,8 @@ class LlamaCppOracleTest {
   @EnumSource(
       value = GgufTensorType.class,
       names = {
-        "F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"
+        "F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K",
+        "Q5_K", "Q6_K"
       })
   void syntheticGreedyChoicesAreKvtiersWithinTolerance(GgufTensorType type, @TempDir Path dir)
       throws IOException {

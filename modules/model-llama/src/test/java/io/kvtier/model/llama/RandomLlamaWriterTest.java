@@ -83,6 +83,7 @@ class RandomLlamaWriterTest {
     assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q6_K, 96)).isEqualTo(GgufTensorType.Q8_0);
     assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q4_K, 48)).isEqualTo(GgufTensorType.F16);
     assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q4_0, 48)).isEqualTo(GgufTensorType.Q4_0);
+    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q3_K, 64)).isEqualTo(GgufTensorType.Q3_K);
   }
 
   @Test
