@@ -285,12 +285,15 @@ public enum GgufTensorType {
    * Scale {@code k} (0 to 15, one per 16 weights) of a Q3_K block, 0 to 63, from the 12 packed
    * bytes at {@code scales} (the block's start + 96): its low 4 bits are the low nibble of byte
    * {@code k} for {@code k < 8}, else the high nibble of byte {@code k - 8}; its top 2 bits are
-   * bits {@code 2(k / 4)} of byte {@code 8 + k % 4} (ggml's {@code kmask} unpacking).
+   * bits {@code 2(k / 4)} of byte {@code 8 + k % 4} (ggml's {@code kmask} unpacking). The Q3_K
+   * kernels call it between vector operations: it reads the bytes itself, since through {@link
+   * #u8} it was not inlined there and the kernels' live vectors were boxed around every call (28
+   * KB a row of 1,536 in QuantizedDotBenchmark).
    */
-  private static int scaleK3(MemorySegment data, long scales, int k) {
-    int low = k < 8 ? u8(data, scales + k) & 0xF : u8(data, scales + k - 8) >> 4;
-    int top = (u8(data, scales + 8 + k % 4) >> (2 * (k / 4))) & 3;
-    return low | top << 4;
+  public static int scaleK3(MemorySegment data, long scales, int k) {
+    int low = (data.get(ValueLayout.JAVA_BYTE, scales + (k & 7)) & 0xFF) >> (k < 8 ? 0 : 4);
+    int top = (data.get(ValueLayout.JAVA_BYTE, scales + 8 + (k & 3)) >> (2 * (k >> 2))) & 3;
+    return (low & 0xF) | top << 4;
   }
 
   /** Q4_K ({@code five} false) or Q5_K, whose fifth bits come from its 32 qh bytes. */

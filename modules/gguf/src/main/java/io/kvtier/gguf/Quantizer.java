@@ -25,71 +25,27 @@ final class Quantizer {
 
   static void quantize(
       GgufTensorType type, float[] src, int from, int count, MemorySegment dst, long at) {
-    switch (type) {
-      case F32 -> {
-        for (int i = 0; i < count; i++) {
-          dst.set(FLOAT, at + 4L * i, src[from + i]);
-        }
-      }
-      case F16 -> {
-        for (int i = 0; i < count; i++) {
-          dst.set(SHORT, at + 2L * i, Float.floatToFloat16(src[from + i]));
-        }
-      }
-      case BF16 -> {
-        for (int i = 0; i < count; i++) {
-          dst.set(SHORT, at + 2L * i, toBf16(src[from + i]));
-        }
-      }
-      case Q8_0 -> {
-        for (int b = 0; b < count / 32; b++) {
-          q8_0(src, from + 32 * b, dst, at + 34L * b);
-        }
-      }
-      case Q4_0 -> {
-        for (int b = 0; b < count / 32; b++) {
-          q4_0(src, from + 32 * b, dst, at + 18L * b);
-        }
-      }
-      case Q4_1 -> {
-        for (int b = 0; b < count / 32; b++) {
-          q4_1(src, from + 32 * b, dst, at + 20L * b);
-        }
-      }
-      case Q5_0 -> {
-        for (int b = 0; b < count / 32; b++) {
-          q5_0(src, from + 32 * b, dst, at + 22L * b);
-        }
-      }
-      case Q5_1 -> {
-        for (int b = 0; b < count / 32; b++) {
-          q5_1(src, from + 32 * b, dst, at + 24L * b);
-        }
-      }
-      case Q2_K -> {
-        for (int b = 0; b < count / 256; b++) {
-          q2K(src, from + 256 * b, dst, at + 84L * b);
-        }
-      }
-      case Q3_K -> {
-        for (int b = 0; b < count / 256; b++) {
-          q3K(src, from + 256 * b, dst, at + 110L * b);
-        }
-      }
-      case Q4_K -> {
-        for (int b = 0; b < count / 256; b++) {
-          kQuant(src, from + 256 * b, dst, at + 144L * b, 15);
-        }
-      }
-      case Q5_K -> {
-        for (int b = 0; b < count / 256; b++) {
-          kQuant(src, from + 256 * b, dst, at + 176L * b, 31);
-        }
-      }
-      case Q6_K -> {
-        for (int b = 0; b < count / 256; b++) {
-          q6K(src, from + 256 * b, dst, at + 210L * b);
-        }
+    // one block at a time, as GgufTensorType.dequantize reads them (a float type's block is one
+    // weight)
+    int size = type.blockSize();
+    long bytes = type.blockBytes();
+    for (int b = 0; b < count / size; b++) {
+      int x = from + size * b;
+      long y = at + bytes * b;
+      switch (type) {
+        case F32 -> dst.set(FLOAT, y, src[x]);
+        case F16 -> dst.set(SHORT, y, Float.floatToFloat16(src[x]));
+        case BF16 -> dst.set(SHORT, y, toBf16(src[x]));
+        case Q8_0 -> q8_0(src, x, dst, y);
+        case Q4_0 -> q4_0(src, x, dst, y);
+        case Q4_1 -> q4_1(src, x, dst, y);
+        case Q5_0 -> q5_0(src, x, dst, y);
+        case Q5_1 -> q5_1(src, x, dst, y);
+        case Q2_K -> q2K(src, x, dst, y);
+        case Q3_K -> q3K(src, x, dst, y);
+        case Q4_K -> kQuant(src, x, dst, y, 15);
+        case Q5_K -> kQuant(src, x, dst, y, 31);
+        case Q6_K -> q6K(src, x, dst, y);
       }
     }
   }

@@ -458,12 +458,7 @@ public final class Kernels {
         long qs = block + 32 + 32 * (s >> 3) + 16 * (s & 1);
         long hmask = block + 16 * (s & 1);
         int shift = 2 * ((s & 7) >> 1);
-        // GgufTensorType.scaleK3's unpacking, in place: called between the vector operations,
-        // it was not inlined and the live vectors were boxed around it (839 bytes a row)
-        long scales = block + 96;
-        int low = (data.get(ValueLayout.JAVA_BYTE, scales + (s & 7)) & 0xFF) >> (s < 8 ? 0 : 4);
-        int top = (data.get(ValueLayout.JAVA_BYTE, scales + 8 + (s & 3)) >> (2 * (s >> 2))) & 3;
-        float scale = d * (((low & 0xF) | top << 4) - 32);
+        float scale = d * (GgufTensorType.scaleK3(data, block + 96, s) - 32);
         FloatVector part = FloatVector.zero(F);
         for (int c = 0; c < 2; c++) {
           ByteVector q =
@@ -523,10 +518,7 @@ public final class Kernels {
         float scale;
         float min;
         if (three) {
-          long scales = block + 96;
-          int low = (data.get(ValueLayout.JAVA_BYTE, scales + (s & 7)) & 0xFF) >> (s < 8 ? 0 : 4);
-          int top = (data.get(ValueLayout.JAVA_BYTE, scales + 8 + (s & 3)) >> (2 * (s >> 2))) & 3;
-          scale = d * (((low & 0xF) | top << 4) - 32);
+          scale = d * (GgufTensorType.scaleK3(data, block + 96, s) - 32);
           min = 0f;
         } else {
           int pair = data.get(ValueLayout.JAVA_BYTE, block + s) & 0xFF;
