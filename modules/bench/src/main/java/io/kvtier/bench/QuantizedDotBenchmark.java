@@ -47,7 +47,10 @@ public class QuantizedDotBenchmark {
   private static final int COLUMNS = 1536;
 
   /** The weights' type. */
-  @Param({"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"})
+  @Param({
+    "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL",
+    "IQ4_XS"
+  })
   public String type;
 
   private GgufTensorType tensorType;

@@ -76,12 +76,11 @@ final class ModelCommand implements Callable<Integer> {
         defaultValue = "q8_0",
         description =
             "The weights' tensor type: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k,"
-                + " q4_k, q5_k or q6_k (default: ${DEFAULT-VALUE}); norm weights stay f32. A"
-                + " matrix whose rows are not whole 256-weight blocks (smollm-135m's and"
-                + " qwen2.5-0.5b's attention, test-tiny's) takes llama-quantize's fallback for a"
-                + " k-quant: q5_0 for q4_k, q5_1 for q5_k, q8_0 for q6_k, as in a downloaded"
-                + " Q4_K_M or Q5_K_M file of such a model; q2_k and q3_k take whole blocks only"
-                + " (llama-1b).")
+                + " q4_k, q5_k, q6_k, iq4_nl or iq4_xs (default: ${DEFAULT-VALUE}); norm weights"
+                + " stay f32. A matrix whose rows are not whole 256-weight blocks (smollm-135m's"
+                + " and qwen2.5-0.5b's attention, test-tiny's) takes llama-quantize's fallback for"
+                + " a 256-weight type: q5_0 for q4_k, q5_1 for q5_k, q8_0 for q6_k, iq4_nl for"
+                + " q2_k, q3_k and iq4_xs, as in a downloaded file of such a model.")
     private String type;
 
     @Option(
@@ -102,25 +101,6 @@ final class ModelCommand implements Callable<Integer> {
     public Integer call() throws IOException {
       LlamaShape llamaShape = shape();
       GgufTensorType tensorType = tensorType();
-      for (int columns : new int[] {llamaShape.embeddingLength(), llamaShape.feedForwardLength()}) {
-        GgufTensorType written = RandomLlamaWriter.typeFor(tensorType, columns);
-        if (columns % written.blockSize() != 0) {
-          throw new ParameterException(
-              spec.commandLine(),
-              "--type "
-                  + type
-                  + ": shape "
-                  + llamaShape.name()
-                  + " has rows of "
-                  + columns
-                  + " weights, not whole "
-                  + written.name().toLowerCase(Locale.ROOT)
-                  + " blocks of "
-                  + written.blockSize()
-                  + " (llama-quantize writes such rows as iq4_nl, which kvtier does not read);"
-                  + " give another --type or --shape");
-        }
-      }
       if (!Files.isRegularFile(vocabulary)) {
         throw new UnusableInputException("--vocab " + vocabulary + ": no such file");
       }

@@ -118,24 +118,12 @@ class ModelCommandTest {
         "--out",
         out);
     assertUsage(
-        "kvtier model synth: --type: 'iq4_nl' cannot be written; give one of bf16, f16, f32,"
-            + " q2_k, q3_k, q4_0, q4_1, q4_k, q5_0, q5_1, q5_k, q6_k, q8_0",
+        "kvtier model synth: --type: 'iq2_xxs' cannot be written; give one of bf16, f16, f32,"
+            + " iq4_nl, iq4_xs, q2_k, q3_k, q4_0, q4_1, q4_k, q5_0, q5_1, q5_k, q6_k, q8_0",
         "--shape",
         "test-tiny",
         "--type",
-        "iq4_nl",
-        "--vocab",
-        vocab,
-        "--out",
-        out);
-    assertUsage(
-        "kvtier model synth: --type q3_k: shape test-tiny has rows of 64 weights, not whole q3_k"
-            + " blocks of 256 (llama-quantize writes such rows as iq4_nl, which kvtier does not"
-            + " read); give another --type or --shape",
-        "--shape",
-        "test-tiny",
-        "--type",
-        "q3_k",
+        "iq2_xxs",
         "--vocab",
         vocab,
         "--out",

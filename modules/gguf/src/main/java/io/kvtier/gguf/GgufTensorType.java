@@ -35,6 +35,12 @@ import java.util.stream.Collectors;
  *       weight = d * scale * q - dmin * min.
  *   <li>Q6_K: 256 weights: 128 bytes of low 4 bits, 64 bytes of high 2 bits, 16 int8 scales (one
  *       per 16 weights), f16 d; weight = d * scale * (q - 32).
+ *   <li>IQ4_NL: f16 scale d, then 16 bytes of 4-bit indices laid out as Q4_0's; weight = d *
+ *       {@link #iq4Value(int) iq4Value}(q), a fixed non-linear table of 16 int8 levels.
+ *   <li>IQ4_XS: 256 weights: f16 d, a little-endian u16 of high scale bits, 4 bytes of low scale
+ *       nibbles, then 128 bytes: per sub-block of 32, 16 bytes of indices laid out as IQ4_NL's.
+ *       Sub-block j's 6-bit scale is nibble {@code j % 2} of byte {@code j / 2} with bits {@code
+ *       2j} of the u16 above it ({@link #scaleIq4Xs}); weight = d * (scale - 32) * iq4Value(q).
  * </ul>
  */
 public enum GgufTensorType {
@@ -62,6 +68,13 @@ public enum GgufTensorType {
   Q5_K(13, 256, 176),
   /** 6-bit super-blocks of 256 with int8 sub-block scales. */
   Q6_K(14, 256, 210),
+  /**
+   * 4-bit indices into a non-linear table, blocks of 32 with an f16 scale (llama.cpp's fallback
+   * for Q2_K, Q3_K and IQ4_XS where rows are not whole 256-weight super-blocks).
+   */
+  IQ4_NL(20, 32, 18),
+  /** IQ4_NL's indices in super-blocks of 256 with 6-bit sub-block scales. */
+  IQ4_XS(23, 256, 136),
   /** bfloat16: the upper half of an f32. */
   BF16(30, 1, 2);
 
@@ -71,6 +84,11 @@ public enum GgufTensorType {
       ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
   private static final ValueLayout.OfFloat FLOAT =
       ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  /** The levels of IQ4_NL and IQ4_XS, index 0 to 15 (ggml's {@code kvalues_iq4nl}). */
+  private static final byte[] IQ4_VALUES = {
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
+  };
 
   private final int code;
   private final int blockSize;
@@ -183,6 +201,8 @@ public enum GgufTensorType {
         case Q4_K -> dequantizeK(data, at, out, o, false);
         case Q5_K -> dequantizeK(data, at, out, o, true);
         case Q6_K -> dequantizeQ6K(data, at, out, o);
+        case IQ4_NL -> dequantizeIq4(data, at + 2, half(data, at), out, o);
+        case IQ4_XS -> dequantizeIq4Xs(data, at, out, o);
       }
     }
   }
@@ -361,6 +381,42 @@ public enum GgufTensorType {
         out[y + l + 64] = d * data.get(ValueLayout.JAVA_BYTE, sc + is + 4) * q3;
         out[y + l + 96] = d * data.get(ValueLayout.JAVA_BYTE, sc + is + 6) * q4;
       }
+    }
+  }
+
+  /**
+   * Level {@code index} (0 to 15) of IQ4_NL and IQ4_XS: -127, -104, -83, -65, -49, -35, -22, -10,
+   * 1, 13, 25, 38, 53, 69, 89, 113.
+   */
+  public static byte iq4Value(int index) {
+    return IQ4_VALUES[index];
+  }
+
+  /**
+   * Sub-block {@code j}'s scale (0 to 63; the weight's factor is {@code scale - 32}) of the
+   * IQ4_XS block at {@code block}: its low 4 bits are nibble {@code j % 2} of byte {@code 4 + j /
+   * 2}, its top 2 bits bits {@code 2j} of the little-endian u16 at byte 2 (ggml's unpacking).
+   * Reads its bytes itself so that it inlines into the kernels (see {@link #scaleK3}).
+   */
+  public static int scaleIq4Xs(MemorySegment data, long block, int j) {
+    int low = (data.get(ValueLayout.JAVA_BYTE, block + 4 + (j >> 1)) >> (4 * (j & 1))) & 0xF;
+    int top = (data.get(SHORT, block + 2) >> (2 * j)) & 3;
+    return low | top << 4;
+  }
+
+  /** 32 weights of 16 IQ4_NL-laid-out index bytes at {@code qs}, each {@code d * level}. */
+  private static void dequantizeIq4(MemorySegment data, long qs, float d, float[] out, int o) {
+    for (int i = 0; i < 16; i++) {
+      int q = u8(data, qs + i);
+      out[o + i] = d * IQ4_VALUES[q & 0xF];
+      out[o + i + 16] = d * IQ4_VALUES[q >> 4];
+    }
+  }
+
+  private static void dequantizeIq4Xs(MemorySegment data, long at, float[] out, int o) {
+    float d = half(data, at);
+    for (int j = 0; j < 8; j++) {
+      dequantizeIq4(data, at + 8 + 16L * j, d * (scaleIq4Xs(data, at, j) - 32), out, o + 32 * j);
     }
   }
 }

@@ -38,7 +38,9 @@ public final class RandomLlamaWriter {
           GgufTensorType.Q3_K,
           GgufTensorType.Q4_K,
           GgufTensorType.Q5_K,
-          GgufTensorType.Q6_K);
+          GgufTensorType.Q6_K,
+          GgufTensorType.IQ4_NL,
+          GgufTensorType.IQ4_XS);
 
   /** The metadata key marking a file's weights as random. */
   public static final String RANDOM_WEIGHTS_KEY = "kvtier.random_weights";
@@ -114,9 +116,9 @@ public final class RandomLlamaWriter {
    * The type a matrix with rows of {@code columns} weights is written as when {@code type} is
    * asked for: {@code type} itself, except that a K-quant whose 256-weight super-blocks do not
    * divide the rows falls back as {@code llama-quantize} does (its {@code
-   * llama_tensor_get_type}): Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0, and to F16 where the
-   * fallback's blocks of 32 do not divide them either. Q2_K and Q3_K stay themselves (their
-   * fallback, IQ4_NL, is not written), so such rows are refused. So {@code Q4_K} at
+   * llama_tensor_get_type}): Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0, Q2_K, Q3_K and IQ4_XS to
+   * IQ4_NL, and to F16 where the fallback's blocks of 32 do not divide them either. So {@code
+   * Q4_K} at
    * smollm-135m's width of 576 writes Q5_0 where a row is 576 weights and Q4_K where it is 1,536,
    * as a downloaded {@code Q4_K_M} file of such a model holds them (beside its Q6_K tensors).
    */
@@ -129,11 +131,8 @@ public final class RandomLlamaWriter {
           case Q4_K -> GgufTensorType.Q5_0;
           case Q5_K -> GgufTensorType.Q5_1;
           case Q6_K -> GgufTensorType.Q8_0;
-          default -> null; // Q2_K's and Q3_K's is IQ4_NL, which kvtier does not read
+          default -> GgufTensorType.IQ4_NL; // Q2_K, Q3_K, IQ4_XS
         };
-    if (fallback == null) {
-      return type;
-    }
     return columns % fallback.blockSize() == 0 ? fallback : GgufTensorType.F16;
   }
 

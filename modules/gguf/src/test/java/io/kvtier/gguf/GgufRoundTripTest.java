@@ -197,15 +197,15 @@ class GgufRoundTripTest {
     // header 24 bytes, name (8 + 1), dims count 4, one dim 8, then the type code
     int typeAt = 24 + 9 + 4 + 8;
     assertThat(bytes[typeAt]).isEqualTo((byte) 0);
-    bytes[typeAt] = 20; // IQ4_NL
+    bytes[typeAt] = 16; // IQ2_XXS
     Files.write(path, bytes);
     assertThatThrownBy(() -> GgufFile.open(path))
         .isInstanceOf(GgufUnsupportedException.class)
         .hasMessage(
             path
-                + ": tensor w: tensor type 20 (IQ4_NL) is not supported; supported: F32=0,"
+                + ": tensor w: tensor type 16 (IQ2_XXS) is not supported; supported: F32=0,"
                 + " F16=1, Q4_0=2, Q4_1=3, Q5_0=6, Q5_1=7, Q8_0=8, Q2_K=10, Q3_K=11, Q4_K=12,"
-                + " Q5_K=13, Q6_K=14, BF16=30");
+                + " Q5_K=13, Q6_K=14, IQ4_NL=20, IQ4_XS=23, BF16=30");
   }
 
   @Test

@@ -322,4 +322,78 @@ class GgufTensorTypeTest {
       }
     }
   }
+
+  /** ggml's kvalues_iq4nl, written out here so that a wrong level in the reader shows. */
+  private static final int[] IQ4_LEVELS = {
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
+  };
+
+  /** IQ4_NL: the f16 scale, then indices laid out as Q4_0's nibbles, each naming a level. */
+  @Test
+  void iq4_nlLooksEachIndexUpInTheLevels() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment block = arena.allocate(18);
+      block.set(SHORT, 0, Float.floatToFloat16(0.5f));
+      int[] q = new int[32];
+      for (int i = 0; i < 32; i++) {
+        q[i] = i % 16; // every level, in both halves
+      }
+      for (int i = 0; i < 16; i++) {
+        block.set(ValueLayout.JAVA_BYTE, 2 + i, (byte) (q[i] | q[(i + 5) % 16 + 16] << 4));
+      }
+      float[] out = dequantize(GgufTensorType.IQ4_NL, block, 32);
+      for (int i = 0; i < 16; i++) {
+        assertThat(out[i]).as("weight %d", i).isEqualTo(IQ4_LEVELS[q[i]] * 0.5f);
+        assertThat(out[i + 16])
+            .as("weight %d", i + 16)
+            .isEqualTo(IQ4_LEVELS[q[(i + 5) % 16 + 16]] * 0.5f);
+      }
+    }
+  }
+
+  /**
+   * IQ4_XS: f16 d, a little-endian u16 whose bits 2j hold the top 2 bits of sub-block j's 6-bit
+   * scale, 4 bytes of its low nibbles (sub-block j in nibble j % 2 of byte j / 2), then 16 index
+   * bytes per sub-block of 32 as IQ4_NL's; weight = d * (scale - 32) * level. Every scale bit is
+   * exercised (scales 0 to 63 across the blocks).
+   */
+  @Test
+  void iq4_xsScalesEachSubBlockBySixPackedBits() {
+    try (Arena arena = Arena.ofConfined()) {
+      for (int round = 0; round < 8; round++) {
+        MemorySegment block = arena.allocate(136);
+        float d = 0.25f;
+        block.set(SHORT, 0, Float.floatToFloat16(d));
+        int[] scale = new int[8];
+        int high = 0;
+        for (int j = 0; j < 8; j++) {
+          scale[j] = 8 * round + j;
+          int low = block.get(ValueLayout.JAVA_BYTE, 4 + j / 2) | (scale[j] & 0xF) << (4 * (j % 2));
+          block.set(ValueLayout.JAVA_BYTE, 4 + j / 2, (byte) low);
+          high |= (scale[j] >> 4) << (2 * j);
+        }
+        block.set(SHORT, 2, (short) high);
+        int[] q = new int[256];
+        for (int i = 0; i < 256; i++) {
+          q[i] = random.nextInt(16);
+        }
+        for (int j = 0; j < 8; j++) {
+          for (int l = 0; l < 16; l++) {
+            block.set(
+                ValueLayout.JAVA_BYTE,
+                8 + 16 * j + l,
+                (byte) (q[32 * j + l] | q[32 * j + 16 + l] << 4));
+          }
+        }
+        float[] out = dequantize(GgufTensorType.IQ4_XS, block, 256);
+        for (int i = 0; i < 256; i++) {
+          float dl = d * (scale[i / 32] - 32);
+          assertThat(out[i]).as("round %d weight %d", round, i).isEqualTo(dl * IQ4_LEVELS[q[i]]);
+        }
+        for (int j = 0; j < 8; j++) {
+          assertThat(GgufTensorType.scaleIq4Xs(block, 0, j)).isEqualTo(scale[j]);
+        }
+      }
+    }
+  }
 }

@@ -169,4 +169,61 @@ class QuantizerTest {
       assertThat(y).containsOnly(0f);
     }
   }
+
+  /**
+   * IQ4_NL and IQ4_XS: each weight takes the level nearest it against its block's scale (about
+   * the block's largest magnitude over 127). The widest gap between two levels is 24 steps
+   * (89 to 113), so a weight comes back within 12 steps, 14 for the side opposite the largest
+   * magnitude (whose end level is 113, not 127), plus the f16 rounding of the scale and, for
+   * IQ4_XS, the 6-bit rounding of its sub-block scales against the super-block's: half a step
+   * of the largest sub-block scale over 32, times at most 127 levels.
+   */
+  @ParameterizedTest
+  @EnumSource(names = {"IQ4_NL", "IQ4_XS"})
+  void iq4ComesBackWithinItsWidestLevelGap(GgufTensorType type) {
+    Random random = new Random(17);
+    float[] x = new float[512];
+    for (int i = 0; i < x.length; i++) {
+      x[i] = (float) (random.nextGaussian() * (1 + (i / 32) % 5));
+    }
+    x[300] = 0;
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment data = arena.allocate(type.bytesFor(x.length));
+      type.quantize(x, 0, x.length, data, 0);
+      float[] y = new float[x.length];
+      type.dequantize(data, 0, x.length, y, 0);
+      for (int b = 0; b < x.length; b += 32) {
+        float amax = 0;
+        float superMax = 0;
+        for (int j = 0; j < 32; j++) {
+          amax = Math.max(amax, Math.abs(x[b + j]));
+        }
+        for (int j = 0; j < 256; j++) {
+          superMax = Math.max(superMax, Math.abs(x[b / 256 * 256 + j]));
+        }
+        float step = amax / 127;
+        float tolerance =
+            14 * step
+                + amax / 512
+                + (type == GgufTensorType.IQ4_XS ? superMax / 127 / 64 * 127 : 0);
+        for (int j = 0; j < 32; j++) {
+          assertThat(y[b + j])
+              .as("%s weight %d", type, b + j)
+              .isCloseTo(x[b + j], within(tolerance));
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(names = {"IQ4_NL", "IQ4_XS"})
+  void iq4OfAZeroBlockIsZero(GgufTensorType type) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment data = arena.allocate(type.bytesFor(256));
+      type.quantize(new float[256], 0, 256, data, 0);
+      float[] y = new float[256];
+      type.dequantize(data, 0, 256, y, 0);
+      assertThat(y).containsOnly(0f);
+    }
+  }
 }

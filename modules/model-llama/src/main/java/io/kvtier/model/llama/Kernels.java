@@ -42,13 +42,26 @@ public final class Kernels {
               GgufTensorType.Q3_K,
               GgufTensorType.Q4_K,
               GgufTensorType.Q5_K,
-              GgufTensorType.Q6_K));
+              GgufTensorType.Q6_K,
+              GgufTensorType.IQ4_NL,
+              GgufTensorType.IQ4_XS));
 
   /** Fixed rather than preferred, so results do not change with the machine's vector width. */
   static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
 
   private static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_64;
+  private static final VectorSpecies<Byte> B128 = ByteVector.SPECIES_128;
   private static final VectorSpecies<Byte> B256 = ByteVector.SPECIES_256;
+
+  /** IQ4_NL's and IQ4_XS's 16 levels ({@link GgufTensorType#iq4Value}), for the lookups. */
+  private static final byte[] IQ4_LEVELS = new byte[16];
+
+  static {
+    for (int i = 0; i < 16; i++) {
+      IQ4_LEVELS[i] = GgufTensorType.iq4Value(i);
+    }
+  }
+
   private static final ValueLayout.OfFloat FLOAT_LE =
       ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
   private static final ValueLayout.OfInt INT_LE =
@@ -80,6 +93,8 @@ public final class Kernels {
       case Q4_K -> dotK(x, xOffset, data, rowOffset, n, false);
       case Q5_K -> dotK(x, xOffset, data, rowOffset, n, true);
       case Q6_K -> dotQ6K(x, xOffset, data, rowOffset, n);
+      case IQ4_NL -> dotIq4(x, xOffset, data, rowOffset, n, false);
+      case IQ4_XS -> dotIq4(x, xOffset, data, rowOffset, n, true);
     };
   }
 
@@ -857,6 +872,18 @@ public final class Kernels {
               outAt,
               outStride);
       case Q6_K -> dot4Q6K(x, xo, xStride, data, rowOffset, n, out, outAt, outStride);
+      case IQ4_NL, IQ4_XS ->
+          dot4Iq4(
+              x,
+              xo,
+              xStride,
+              data,
+              rowOffset,
+              n,
+              type == GgufTensorType.IQ4_XS,
+              out,
+              outAt,
+              outStride);
       case Q2_K, Q3_K ->
           dot4Q2Q3K(
               x,
@@ -870,6 +897,113 @@ public final class Kernels {
               outAt,
               outStride);
     }
+  }
+
+  /**
+   * IQ4_NL (blocks of 32: f16 d, 16 bytes of indices laid out as Q4_0's) and IQ4_XS ({@code xs};
+   * super-blocks of 256: f16 d, the packed 6-bit scales, then per 32 weights 16 bytes as
+   * IQ4_NL's, scaled by {@code d * (scale - 32)}). A weight is its scale times the table level its
+   * 4-bit index names: the 16 index bytes are read as one 128-bit vector, masked or shifted to
+   * the indices of weights 0-15 and 16-31, looked up in the 16 levels with one {@code selectFrom}
+   * each (a byte shuffle), and widened eight lanes at a time. A run of 32 adds {@code scale * (x .
+   * levels)}.
+   */
+  static float dotIq4(float[] x, int xo, MemorySegment data, long at, int n, boolean xs) {
+    ByteVector levels = ByteVector.fromArray(B128, IQ4_LEVELS, 0);
+    FloatVector acc = FloatVector.zero(F);
+    int runs = n / 32;
+    for (int r = 0; r < runs; r++) {
+      long block = xs ? at + 136L * (r >> 3) : at + 18L * r;
+      float d = Float.float16ToFloat(data.get(SHORT_LE, block));
+      if (xs) {
+        d *= GgufTensorType.scaleIq4Xs(data, block, r & 7) - 32;
+      }
+      ByteVector q =
+          ByteVector.fromMemorySegment(
+              B128, data, xs ? block + 8 + 16L * (r & 7) : block + 2, ByteOrder.LITTLE_ENDIAN);
+      ByteVector low = q.and((byte) 0xF).selectFrom(levels);
+      ByteVector high = q.lanewise(VectorOperators.LSHR, 4).and((byte) 0xF).selectFrom(levels);
+      int xr = xo + 32 * r;
+      FloatVector part =
+          FloatVector.fromArray(F, x, xr)
+              .mul((FloatVector) low.convertShape(VectorOperators.B2F, F, 0));
+      part =
+          FloatVector.fromArray(F, x, xr + 8)
+              .fma((FloatVector) low.convertShape(VectorOperators.B2F, F, 1), part);
+      part =
+          FloatVector.fromArray(F, x, xr + 16)
+              .fma((FloatVector) high.convertShape(VectorOperators.B2F, F, 0), part);
+      part =
+          FloatVector.fromArray(F, x, xr + 24)
+              .fma((FloatVector) high.convertShape(VectorOperators.B2F, F, 1), part);
+      acc = part.fma(FloatVector.broadcast(F, d), acc);
+    }
+    return sumLanes(acc);
+  }
+
+  /** Four positions in {@link #dotIq4}'s order (the same bits); each run looked up once. */
+  private static void dot4Iq4(
+      float[] x,
+      int xo,
+      int xs,
+      MemorySegment data,
+      long at,
+      int n,
+      boolean superBlocks,
+      float[] out,
+      int oo,
+      int os) {
+    ByteVector levels = ByteVector.fromArray(B128, IQ4_LEVELS, 0);
+    FloatVector a0 = FloatVector.zero(F);
+    FloatVector a1 = FloatVector.zero(F);
+    FloatVector a2 = FloatVector.zero(F);
+    FloatVector a3 = FloatVector.zero(F);
+    int runs = n / 32;
+    for (int r = 0; r < runs; r++) {
+      long block = superBlocks ? at + 136L * (r >> 3) : at + 18L * r;
+      float scale = Float.float16ToFloat(data.get(SHORT_LE, block));
+      if (superBlocks) {
+        scale *= GgufTensorType.scaleIq4Xs(data, block, r & 7) - 32;
+      }
+      FloatVector d = FloatVector.broadcast(F, scale);
+      ByteVector q =
+          ByteVector.fromMemorySegment(
+              B128,
+              data,
+              superBlocks ? block + 8 + 16L * (r & 7) : block + 2,
+              ByteOrder.LITTLE_ENDIAN);
+      ByteVector low = q.and((byte) 0xF).selectFrom(levels);
+      ByteVector high = q.lanewise(VectorOperators.LSHR, 4).and((byte) 0xF).selectFrom(levels);
+      int xr = xo + 32 * r;
+      FloatVector w = (FloatVector) low.convertShape(VectorOperators.B2F, F, 0);
+      FloatVector p0 = FloatVector.fromArray(F, x, xr).mul(w);
+      FloatVector p1 = FloatVector.fromArray(F, x, xr + xs).mul(w);
+      FloatVector p2 = FloatVector.fromArray(F, x, xr + 2 * xs).mul(w);
+      FloatVector p3 = FloatVector.fromArray(F, x, xr + 3 * xs).mul(w);
+      w = (FloatVector) low.convertShape(VectorOperators.B2F, F, 1);
+      p0 = FloatVector.fromArray(F, x, xr + 8).fma(w, p0);
+      p1 = FloatVector.fromArray(F, x, xr + 8 + xs).fma(w, p1);
+      p2 = FloatVector.fromArray(F, x, xr + 8 + 2 * xs).fma(w, p2);
+      p3 = FloatVector.fromArray(F, x, xr + 8 + 3 * xs).fma(w, p3);
+      w = (FloatVector) high.convertShape(VectorOperators.B2F, F, 0);
+      p0 = FloatVector.fromArray(F, x, xr + 16).fma(w, p0);
+      p1 = FloatVector.fromArray(F, x, xr + 16 + xs).fma(w, p1);
+      p2 = FloatVector.fromArray(F, x, xr + 16 + 2 * xs).fma(w, p2);
+      p3 = FloatVector.fromArray(F, x, xr + 16 + 3 * xs).fma(w, p3);
+      w = (FloatVector) high.convertShape(VectorOperators.B2F, F, 1);
+      p0 = FloatVector.fromArray(F, x, xr + 24).fma(w, p0);
+      p1 = FloatVector.fromArray(F, x, xr + 24 + xs).fma(w, p1);
+      p2 = FloatVector.fromArray(F, x, xr + 24 + 2 * xs).fma(w, p2);
+      p3 = FloatVector.fromArray(F, x, xr + 24 + 3 * xs).fma(w, p3);
+      a0 = p0.fma(d, a0);
+      a1 = p1.fma(d, a1);
+      a2 = p2.fma(d, a2);
+      a3 = p3.fma(d, a3);
+    }
+    out[oo] = sumLanes(a0);
+    out[oo + os] = sumLanes(a1);
+    out[oo + 2 * os] = sumLanes(a2);
+    out[oo + 3 * os] = sumLanes(a3);
   }
 
   /** Four positions against one F32 row, each in {@link #dotF32}'s order (the same bits). */

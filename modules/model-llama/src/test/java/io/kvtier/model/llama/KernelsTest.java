@@ -33,7 +33,7 @@ class KernelsTest {
   @EnumSource(
       names = {
         "F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K",
-        "Q5_K", "Q6_K"
+        "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"
       })
   void dotEqualsScalarDotOfTheDequantizedRow(GgufTensorType type) {
     Random random = new Random(SEED);
@@ -174,7 +174,7 @@ class KernelsTest {
   @EnumSource(
       names = {
         "F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K",
-        "Q5_K", "Q6_K"
+        "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"
       })
   void dot4IsFourDotsBitForBit(GgufTensorType type) {
     Random random = new Random(SEED);
@@ -228,7 +228,10 @@ class KernelsTest {
 
   @ParameterizedTest
   @EnumSource(
-      names = {"Q8_0", "Q4_0", "F32", "Q4_K", "Q6_K", "Q5_0", "Q5_1", "Q5_K", "Q2_K", "Q3_K"})
+      names = {
+        "Q8_0", "Q4_0", "F32", "Q4_K", "Q6_K", "Q5_0", "Q5_1", "Q5_K", "Q2_K", "Q3_K", "IQ4_NL",
+        "IQ4_XS"
+      })
   void everyBatchSizeGivesEachPositionTheBitsOfItsOwnDot(GgufTensorType type) {
     Random random = new Random(SEED);
     int[] widths = type.blockSize() == 256 ? new int[] {256, 512} : new int[] {96, 224};

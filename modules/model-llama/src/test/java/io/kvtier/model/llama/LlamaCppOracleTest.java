@@ -17,6 +17,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
@@ -75,11 +76,12 @@ class LlamaCppOracleTest {
    * BF16 choose as kvtier at every step (gap 0); Q8_0 differs at 2 of 169 steps (gap 0.0005),
    * Q4_0 at 3 (0.013), Q4_1 at 1 (0.006), Q5_0 at 2 (0.014), Q5_1 at 3 (0.012), and on {@link
    * #K_SHAPE} (llama.cpp rounds activations to 8-bit blocks of 256 for these) Q2_K at 2 (0.013),
-   * Q3_K at 4 (0.017), Q4_K at 6 (0.037), Q5_K at 5 (0.044), Q6_K at 3 (0.040); the mixed file at
-   * 1 (0.009). A misread bit of a
-   * layout is nowhere near: reading Q5_K's fifth bits from the neighbouring bit, Q5_0's upper 16
-   * from the lower, Q3_K's third bits from the neighbouring bit, or Q2_K's scale and min
-   * swapped, fails at the first steps.
+   * Q3_K at 4 (0.017), Q4_K at 6 (0.037), Q5_K at 5 (0.044), Q6_K at 3 (0.040), IQ4_XS at 2
+   * (0.016), IQ4_NL (on test-tiny) at 4 (0.024); the mixed files at 1 (Q4_K, 0.009), 3 (Q3_K,
+   * 0.007) and 1 (IQ4_XS, 0.030). A misread bit of a layout is nowhere near: reading Q5_K's fifth
+   * bits from the neighbouring bit, Q5_0's upper 16 from the lower, Q3_K's third bits from the
+   * neighbouring bit, Q2_K's scale and min swapped, IQ4_XS's high scale bits one bit off, or two
+   * IQ4 levels swapped, fails at the first steps.
    */
   static float tolerance(GgufTensorType type) {
     return switch (type) {
@@ -94,7 +96,7 @@ class LlamaCppOracleTest {
       value = GgufTensorType.class,
       names = {
         "F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K",
-        "Q5_K", "Q6_K"
+        "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"
       })
   void syntheticGreedyChoicesAreKvtiersWithinTolerance(GgufTensorType type, @TempDir Path dir)
       throws IOException {
@@ -103,17 +105,19 @@ class LlamaCppOracleTest {
   }
 
   /**
-   * A file of several types, as downloaded K-quant files are: Q4_K asked for at {@link
-   * #MIXED_SHAPE} writes the attention and the gate and up matrices (rows of 256) as Q4_K and the
-   * down matrices (rows of 96) as llama-quantize's fallback, Q5_0.
+   * A file of several types, as downloaded K-quant and IQ4_XS files are: a 256-weight type asked
+   * for at {@link #MIXED_SHAPE} writes the attention and the gate and up matrices (rows of 256)
+   * as itself and the down matrices (rows of 96) as llama-quantize's fallback: Q5_0 for Q4_K,
+   * IQ4_NL for Q3_K and IQ4_XS.
    */
-  @Test
-  void aFileOfMixedTypesGreedyChoicesAreKvtiersWithinTolerance(@TempDir Path dir)
-      throws IOException {
-    Path path = greedyChoicesAreKvtiersWithinTolerance(MIXED_SHAPE, GgufTensorType.Q4_K, dir);
+  @ParameterizedTest
+  @CsvSource({"Q4_K, Q5_0", "Q3_K, IQ4_NL", "IQ4_XS, IQ4_NL"})
+  void aFileOfMixedTypesGreedyChoicesAreKvtiersWithinTolerance(
+      GgufTensorType type, GgufTensorType fallback, @TempDir Path dir) throws IOException {
+    Path path = greedyChoicesAreKvtiersWithinTolerance(MIXED_SHAPE, type, dir);
     try (GgufFile file = GgufFile.open(path)) {
-      assertThat(file.tensor("blk.0.attn_q.weight").type()).isEqualTo(GgufTensorType.Q4_K);
-      assertThat(file.tensor("blk.0.ffn_down.weight").type()).isEqualTo(GgufTensorType.Q5_0);
+      assertThat(file.tensor("blk.0.attn_q.weight").type()).isEqualTo(type);
+      assertThat(file.tensor("blk.0.ffn_down.weight").type()).isEqualTo(fallback);
     }
   }
 

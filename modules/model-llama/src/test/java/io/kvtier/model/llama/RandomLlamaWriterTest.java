@@ -83,7 +83,14 @@ class RandomLlamaWriterTest {
     assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q6_K, 96)).isEqualTo(GgufTensorType.Q8_0);
     assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q4_K, 48)).isEqualTo(GgufTensorType.F16);
     assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q4_0, 48)).isEqualTo(GgufTensorType.Q4_0);
-    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q3_K, 64)).isEqualTo(GgufTensorType.Q3_K);
+    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q3_K, 64)).isEqualTo(GgufTensorType.IQ4_NL);
+    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q2_K, 896))
+        .isEqualTo(GgufTensorType.IQ4_NL);
+    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.IQ4_XS, 576))
+        .isEqualTo(GgufTensorType.IQ4_NL);
+    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.IQ4_XS, 2048))
+        .isEqualTo(GgufTensorType.IQ4_XS);
+    assertThat(RandomLlamaWriter.typeFor(GgufTensorType.Q2_K, 48)).isEqualTo(GgufTensorType.F16);
   }
 
   @Test
