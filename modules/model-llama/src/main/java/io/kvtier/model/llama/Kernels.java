@@ -56,9 +56,19 @@ public final class Kernels {
   /** IQ4_NL's and IQ4_XS's 16 levels ({@link GgufTensorType#iq4Value}), for the lookups. */
   private static final byte[] IQ4_LEVELS = new byte[16];
 
+  /**
+   * Each thread's room for the lanes of four accumulators, which the large kernels store here and
+   * sum with {@link #sumLanes(float[], int)} (see {@link #sumLanes(FloatVector)}).
+   */
+  private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[32]);
+
+  /** Q4_0's levels, index - 8, for {@link #dot4Lookup}. */
+  private static final byte[] Q4_0_LEVELS = new byte[16];
+
   static {
     for (int i = 0; i < 16; i++) {
       IQ4_LEVELS[i] = GgufTensorType.iq4Value(i);
+      Q4_0_LEVELS[i] = (byte) (i - 8);
     }
   }
 
@@ -243,7 +253,8 @@ public final class Kernels {
   /**
    * Q4_0 blocks: 2-byte f16 scale, then 16 bytes (low nibbles weights 0-15, high 16-31). Run
    * {@code j} of 8 weights (weights {@code 8j} to {@code 8j + 7}) is bytes {@code 8(j % 2)} to
-   * {@code 8(j % 2) + 7}, low nibbles for {@code j < 2}, high ones after.
+   * {@code 8(j % 2) + 7}, low nibbles for {@code j < 2}, high ones after. Its four-position dot
+   * is {@link #dot4Lookup}'s with the levels -8 to 7 (the same bits).
    *
    * <p>Every quantized kernel is written out in place: no helper of ours takes or returns a vector.
    * Such helpers (a block's products for one position, a run's bytes widened to floats) were
@@ -401,10 +412,13 @@ public final class Kernels {
         a3 = s3.fma(mv, a3);
       }
     }
-    out[oo] = sumLanes(a0);
-    out[oo + os] = sumLanes(a1);
-    out[oo + 2 * os] = sumLanes(a2);
-    out[oo + 3 * os] = sumLanes(a3);
+    // through an array, not sumLanes (see sumLanes)
+    float[] lanes = LANES.get();
+    a0.intoArray(lanes, 0);
+    a1.intoArray(lanes, 8);
+    a2.intoArray(lanes, 16);
+    a3.intoArray(lanes, 24);
+    sumLanes4(lanes, out, oo, os);
   }
 
   /** Where a Q4_1, Q5_0 or Q5_1 block's 16 bytes of low 4 bits start. */
@@ -590,6 +604,9 @@ public final class Kernels {
         }
       }
     }
+    // sumLanes called, though its calls box (192 bytes a row): with the lanes through LANES or
+    // read in place, as the larger kernels do, Q3_K's dot measured 1.2 to 1.8 times slower (745
+    // against 863 to 1,361 ns a row); why was not found
     out[oo] = sumLanes(a0);
     out[oo + os] = sumLanes(a1);
     out[oo + 2 * os] = sumLanes(a2);
@@ -720,10 +737,13 @@ public final class Kernels {
         a3 = s3.fma(min, p3.fma(scale, a3));
       }
     }
-    out[oo] = sumLanes(a0);
-    out[oo + os] = sumLanes(a1);
-    out[oo + 2 * os] = sumLanes(a2);
-    out[oo + 3 * os] = sumLanes(a3);
+    // through an array, not sumLanes (see sumLanes)
+    float[] lanes = LANES.get();
+    a0.intoArray(lanes, 0);
+    a1.intoArray(lanes, 8);
+    a2.intoArray(lanes, 16);
+    a3.intoArray(lanes, 24);
+    sumLanes4(lanes, out, oo, os);
   }
 
   /**
@@ -769,7 +789,10 @@ public final class Kernels {
         }
       }
     }
-    return sumLanes(acc);
+    // through an array, not sumLanes (see sumLanes)
+    float[] lanes = LANES.get();
+    acc.intoArray(lanes, 0);
+    return sumLanes(lanes, 0);
   }
 
   /** {@link #dotQ6K} for four positions, each run unpacked and widened once: the same bits. */
@@ -821,10 +844,13 @@ public final class Kernels {
         }
       }
     }
-    out[oo] = sumLanes(a0);
-    out[oo + os] = sumLanes(a1);
-    out[oo + 2 * os] = sumLanes(a2);
-    out[oo + 3 * os] = sumLanes(a3);
+    // through an array, not sumLanes (see sumLanes)
+    float[] lanes = LANES.get();
+    a0.intoArray(lanes, 0);
+    a1.intoArray(lanes, 8);
+    a2.intoArray(lanes, 16);
+    a3.intoArray(lanes, 24);
+    sumLanes4(lanes, out, oo, os);
   }
 
   /**
@@ -856,7 +882,8 @@ public final class Kernels {
       case F32 -> dot4F32(x, xo, xStride, data, rowOffset, n, out, outAt, outStride);
       case F16, BF16 -> dot4Half(x, xo, xStride, data, rowOffset, type, n, out, outAt, outStride);
       case Q8_0 -> dot4Q8_0(x, xo, xStride, data, rowOffset, n, out, outAt, outStride);
-      case Q4_0 -> dot4Q4_0(x, xo, xStride, data, rowOffset, n, out, outAt, outStride);
+      case Q4_0 ->
+          dot4Lookup(x, xo, xStride, data, rowOffset, n, Q4_0_LEVELS, false, out, outAt, outStride);
       case Q4_1, Q5_0, Q5_1 ->
           dot4Block32(x, xo, xStride, data, rowOffset, type, n, out, outAt, outStride);
       case Q4_K, Q5_K ->
@@ -873,13 +900,14 @@ public final class Kernels {
               outStride);
       case Q6_K -> dot4Q6K(x, xo, xStride, data, rowOffset, n, out, outAt, outStride);
       case IQ4_NL, IQ4_XS ->
-          dot4Iq4(
+          dot4Lookup(
               x,
               xo,
               xStride,
               data,
               rowOffset,
               n,
+              IQ4_LEVELS,
               type == GgufTensorType.IQ4_XS,
               out,
               outAt,
@@ -938,22 +966,35 @@ public final class Kernels {
               .fma((FloatVector) high.convertShape(VectorOperators.B2F, F, 1), part);
       acc = part.fma(FloatVector.broadcast(F, d), acc);
     }
-    return sumLanes(acc);
+    // through an array, not sumLanes (see sumLanes)
+    float[] lanes = LANES.get();
+    acc.intoArray(lanes, 0);
+    return sumLanes(lanes, 0);
   }
 
-  /** Four positions in {@link #dotIq4}'s order (the same bits); each run looked up once. */
-  private static void dot4Iq4(
+  /**
+   * Four positions against a row whose weights are 4-bit indices into {@code table}, laid out as
+   * IQ4_NL's ({@code superBlocks} false: blocks of 32 with an f16 scale; Q4_0 is that layout with
+   * the levels -8 to 7) or IQ4_XS's: in {@link #dotIq4}'s order, and in {@link #dotQ4_0}'s for
+   * Q4_0 (whose first product is an fma onto zero rather than a product: the two differ at most in
+   * the sign of a zero partial sum, which the accumulator, starting at +0, never keeps), so each
+   * position gets its single dot's bits. Each run of 32 is read once, as 16 bytes, for the four
+   * positions: for Q4_0 this measured 1.4 times faster than reading eight bytes per run of eight
+   * (QuantizedDotBenchmark, 489 against 353 ns a row of 1,536).
+   */
+  private static void dot4Lookup(
       float[] x,
       int xo,
       int xs,
       MemorySegment data,
       long at,
       int n,
+      byte[] table,
       boolean superBlocks,
       float[] out,
       int oo,
       int os) {
-    ByteVector levels = ByteVector.fromArray(B128, IQ4_LEVELS, 0);
+    ByteVector levels = ByteVector.fromArray(B128, table, 0);
     FloatVector a0 = FloatVector.zero(F);
     FloatVector a1 = FloatVector.zero(F);
     FloatVector a2 = FloatVector.zero(F);
@@ -1000,10 +1041,13 @@ public final class Kernels {
       a2 = p2.fma(d, a2);
       a3 = p3.fma(d, a3);
     }
-    out[oo] = sumLanes(a0);
-    out[oo + os] = sumLanes(a1);
-    out[oo + 2 * os] = sumLanes(a2);
-    out[oo + 3 * os] = sumLanes(a3);
+    // through an array, not sumLanes (see sumLanes)
+    float[] lanes = LANES.get();
+    a0.intoArray(lanes, 0);
+    a1.intoArray(lanes, 8);
+    a2.intoArray(lanes, 16);
+    a3.intoArray(lanes, 24);
+    sumLanes4(lanes, out, oo, os);
   }
 
   /** Four positions against one F32 row, each in {@link #dotF32}'s order (the same bits). */
@@ -1162,47 +1206,6 @@ public final class Kernels {
     out[oo + 3 * os] = sumLanes(a3);
   }
 
-  private static void dot4Q4_0(
-      float[] x, int xo, int xs, MemorySegment data, long at, int n, float[] out, int oo, int os) {
-    FloatVector a0 = FloatVector.zero(F);
-    FloatVector a1 = FloatVector.zero(F);
-    FloatVector a2 = FloatVector.zero(F);
-    FloatVector a3 = FloatVector.zero(F);
-    int blocks = n / 32;
-    for (int b = 0; b < blocks; b++) {
-      long block = at + 18L * b;
-      FloatVector d = FloatVector.broadcast(F, Float.float16ToFloat(data.get(SHORT_LE, block)));
-      int xb = xo + 32 * b;
-      FloatVector p0 = FloatVector.zero(F);
-      FloatVector p1 = FloatVector.zero(F);
-      FloatVector p2 = FloatVector.zero(F);
-      FloatVector p3 = FloatVector.zero(F);
-      for (int j = 0; j < 4; j++) {
-        FloatVector w =
-            (FloatVector)
-                ByteVector.fromMemorySegment(
-                        B64, data, block + 2 + 8 * (j & 1), ByteOrder.LITTLE_ENDIAN)
-                    .lanewise(VectorOperators.LSHR, 4 * (j >> 1))
-                    .and((byte) 0xF)
-                    .sub((byte) 8)
-                    .convertShape(VectorOperators.B2F, F, 0);
-        int xj = xb + 8 * j;
-        p0 = FloatVector.fromArray(F, x, xj).fma(w, p0);
-        p1 = FloatVector.fromArray(F, x, xj + xs).fma(w, p1);
-        p2 = FloatVector.fromArray(F, x, xj + 2 * xs).fma(w, p2);
-        p3 = FloatVector.fromArray(F, x, xj + 3 * xs).fma(w, p3);
-      }
-      a0 = p0.fma(d, a0);
-      a1 = p1.fma(d, a1);
-      a2 = p2.fma(d, a2);
-      a3 = p3.fma(d, a3);
-    }
-    out[oo] = sumLanes(a0);
-    out[oo + os] = sumLanes(a1);
-    out[oo + 2 * os] = sumLanes(a2);
-    out[oo + 3 * os] = sumLanes(a3);
-  }
-
   /**
    * Part {@code part} (eight lanes) of a byte vector, widened to {@link #F}. Only {@link #dotQ6K}
    * widens this way: its 256-bit runs cost 64 bytes of boxing per row of 1,536 (the other
@@ -1217,9 +1220,17 @@ public final class Kernels {
    * Lanes summed in lane order. Why not {@code reduceLanes(ADD)}: its float order is unspecified
    * and differs between the intrinsic and the interpreter's fallback, which broke bit-identity of
    * one position computed early (interpreted) and late (compiled) in KernelsTest. Why lane by
-   * lane, not through an array: C2 did not scalar-replace the array that {@code intoArray}
+   * lane, not through a new array: C2 did not scalar-replace an array that {@code intoArray}
    * filled, so every dot allocated one, most of the served heap's garbage (JFR: 11 of 14 GB
-   * sampled in a short serve of smollm-135m; docs/PERFORMANCE.md).
+   * sampled in a short serve of smollm-135m; docs/PERFORMANCE.md). The large kernels (the
+   * K-quants' but Q2_K's and Q3_K's four-position dot, Q5_1's, Q6_K's and the table lookups') do
+   * not call this: by their end C2 is past its node-count cutoff ({@code NodeCountInliningCutoff}
+   * in {@code -XX:+PrintInlining}), so the call was not inlined and each accumulator was boxed to
+   * reach it (64 bytes per accumulator per row). They store their accumulators in each thread's
+   * {@link #LANES} ({@code intoArray} is force-inlined whatever the cutoff) and sum them with
+   * {@link #sumLanes(float[], int)}, which takes no vector: the same order, so the same bits.
+   * Lanes read in place at constant indices measured as fast, in ten lines per accumulator; a loop
+   * over {@code lane(i)} made Q4_K's dot 1.2 times slower.
    */
   private static float sumLanes(FloatVector acc) {
     // F is 256 bits: eight lanes, each read with a constant index (a loop's variable index made
@@ -1235,6 +1246,22 @@ public final class Kernels {
     sum += acc.lane(6);
     sum += acc.lane(7);
     return sum;
+  }
+
+  /** The lanes of a vector stored at {@code lanes[from..from+8)}, summed in {@link #sumLanes}' order. */
+  private static float sumLanes(float[] lanes, int from) {
+    float sum = 0f;
+    for (int i = 0; i < 8; i++) {
+      sum += lanes[from + i];
+    }
+    return sum;
+  }
+
+  /** Four positions' lanes stored one after another in {@code lanes}, summed into {@code out}. */
+  private static void sumLanes4(float[] lanes, float[] out, int oo, int os) {
+    for (int k = 0; k < 4; k++) {
+      out[oo + k * os] = sumLanes(lanes, 8 * k);
+    }
   }
 
   /**
