@@ -210,8 +210,9 @@ public enum GgufTensorType {
   /**
    * Quantizes {@code count} floats from {@code src[from..]} into {@code dst} at byte
    * {@code dstOffset}, for writing synthetic models: ggml's reference rounding ({@code
-   * quantize_row_*_ref}) for the blocks of 32, a plain min/max rounding for the K-quants (see {@link
-   * Quantizer}). {@code count} must be a multiple of the block size.
+   * quantize_row_*_ref}) for the blocks of 32, a plain min/max rounding for the K-quants, the
+   * nearest level against a least-squares scale for IQ4_NL and IQ4_XS (see {@link Quantizer}).
+   * {@code count} must be a multiple of the block size.
    */
   public void quantize(float[] src, int from, int count, MemorySegment dst, long dstOffset) {
     if (count % blockSize != 0) {

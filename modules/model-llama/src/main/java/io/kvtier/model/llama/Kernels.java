@@ -979,8 +979,8 @@ public final class Kernels {
    * Q4_0 (whose first product is an fma onto zero rather than a product: the two differ at most in
    * the sign of a zero partial sum, which the accumulator, starting at +0, never keeps), so each
    * position gets its single dot's bits. Each run of 32 is read once, as 16 bytes, for the four
-   * positions: for Q4_0 this measured 1.4 times faster than reading eight bytes per run of eight
-   * (QuantizedDotBenchmark, 489 against 353 ns a row of 1,536).
+   * positions: for Q4_0 about 1.5 times faster than its own kernel, which read eight bytes per run
+   * of eight (QuantizedDotBenchmark: 496 to 499 against 320 to 372 ns a row of 1,536).
    */
   private static void dot4Lookup(
       float[] x,
@@ -1222,15 +1222,15 @@ public final class Kernels {
    * one position computed early (interpreted) and late (compiled) in KernelsTest. Why lane by
    * lane, not through a new array: C2 did not scalar-replace an array that {@code intoArray}
    * filled, so every dot allocated one, most of the served heap's garbage (JFR: 11 of 14 GB
-   * sampled in a short serve of smollm-135m; docs/PERFORMANCE.md). The large kernels (the
-   * K-quants' but Q2_K's and Q3_K's four-position dot, Q5_1's, Q6_K's and the table lookups') do
-   * not call this: by their end C2 is past its node-count cutoff ({@code NodeCountInliningCutoff}
-   * in {@code -XX:+PrintInlining}), so the call was not inlined and each accumulator was boxed to
-   * reach it (64 bytes per accumulator per row). They store their accumulators in each thread's
-   * {@link #LANES} ({@code intoArray} is force-inlined whatever the cutoff) and sum them with
-   * {@link #sumLanes(float[], int)}, which takes no vector: the same order, so the same bits.
-   * Lanes read in place at constant indices measured as fast, in ten lines per accumulator; a loop
-   * over {@code lane(i)} made Q4_K's dot 1.2 times slower.
+   * sampled in a short serve of smollm-135m; docs/PERFORMANCE.md). The large kernels (Q4_K's,
+   * Q5_K's, Q6_K's, the blocks of 32's four-position dot and the table lookups; not Q2_K's and
+   * Q3_K's four-position dot, see there) do not call this: by their end C2 is past its node-count
+   * cutoff ({@code NodeCountInliningCutoff} in {@code -XX:+PrintInlining}), so the call was not
+   * inlined and each accumulator was boxed to reach it (64 bytes per accumulator per row). They
+   * store their accumulators in each thread's {@link #LANES} ({@code intoArray} is force-inlined
+   * whatever the cutoff) and sum them with {@link #sumLanes(float[], int)}, which takes no vector:
+   * the same order, so the same bits. Lanes read in place at constant indices measured as fast, in
+   * ten lines per accumulator; a loop over {@code lane(i)} made Q4_K's dot 1.2 times slower.
    */
   private static float sumLanes(FloatVector acc) {
     // F is 256 bits: eight lanes, each read with a constant index (a loop's variable index made
@@ -1248,7 +1248,10 @@ public final class Kernels {
     return sum;
   }
 
-  /** The lanes of a vector stored at {@code lanes[from..from+8)}, summed in {@link #sumLanes}' order. */
+  /**
+   * The lanes of a vector stored at {@code lanes[from..from+8)}, summed in {@link
+   * #sumLanes(FloatVector)}'s order.
+   */
   private static float sumLanes(float[] lanes, int from) {
     float sum = 0f;
     for (int i = 0; i < 8; i++) {
