@@ -71,6 +71,21 @@ final class Quantizer {
     return (short) ((u + (0x7fff + ((u >>> 16) & 1))) >>> 16);
   }
 
+  /**
+   * The value of {@code v[from..from+n)} with the largest magnitude, its sign kept (the first of
+   * equal magnitudes; 0 if all are 0): the value Q4_0, Q5_0 and the IQ4 types map onto their
+   * lowest level.
+   */
+  private static float largestMagnitude(float[] v, int from, int n) {
+    float max = 0;
+    for (int j = 0; j < n; j++) {
+      if (Math.abs(v[from + j]) > Math.abs(max)) {
+        max = v[from + j];
+      }
+    }
+    return max;
+  }
+
   /** C's roundf: halves away from zero (exact in double for any float). */
   private static int roundf(float v) {
     double r = Math.floor(Math.abs((double) v) + 0.5);
@@ -91,15 +106,7 @@ final class Quantizer {
   }
 
   private static void q4_0(float[] x, int from, MemorySegment dst, long at) {
-    float amax = 0;
-    float max = 0;
-    for (int j = 0; j < 32; j++) {
-      float v = x[from + j];
-      if (amax < Math.abs(v)) {
-        amax = Math.abs(v);
-        max = v;
-      }
-    }
+    float max = largestMagnitude(x, from, 32);
     float d = max / -8f;
     float id = d != 0 ? 1f / d : 0f;
     dst.set(SHORT, at, Float.floatToFloat16(d));
@@ -131,15 +138,7 @@ final class Quantizer {
   }
 
   private static void q5_0(float[] x, int from, MemorySegment dst, long at) {
-    float amax = 0;
-    float max = 0;
-    for (int j = 0; j < 32; j++) {
-      float v = x[from + j];
-      if (amax < Math.abs(v)) {
-        amax = Math.abs(v);
-        max = v;
-      }
-    }
+    float max = largestMagnitude(x, from, 32);
     float d = max / -16f;
     float id = d != 0 ? 1f / d : 0f;
     dst.set(SHORT, at, Float.floatToFloat16(d));
@@ -409,13 +408,10 @@ final class Quantizer {
    */
   private static void iq4Xs(float[] x, int from, MemorySegment dst, long at) {
     float[] scales = new float[8];
-    float max = 0;
     for (int j = 0; j < 8; j++) {
       scales[j] = iq4Scale(x, from + 32 * j);
-      if (Math.abs(scales[j]) > Math.abs(max)) {
-        max = scales[j];
-      }
     }
+    float max = largestMagnitude(scales, 0, 8);
     // a zero super-block keeps d = +0, so that its weights come back +0, not -0
     float d = max == 0 ? 0 : Float.float16ToFloat(Float.floatToFloat16(max / -32f));
     dst.set(SHORT, at, Float.floatToFloat16(d));
@@ -438,12 +434,7 @@ final class Quantizer {
    * least-squares scale for those levels.
    */
   private static float iq4Scale(float[] x, int from) {
-    float max = 0;
-    for (int j = 0; j < 32; j++) {
-      if (Math.abs(x[from + j]) > Math.abs(max)) {
-        max = x[from + j];
-      }
-    }
+    float max = largestMagnitude(x, from, 32);
     if (max == 0) {
       return 0;
     }

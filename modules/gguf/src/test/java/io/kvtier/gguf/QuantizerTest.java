@@ -110,13 +110,7 @@ class QuantizerTest {
   @EnumSource(names = {"Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"})
   void kQuantsComeBackWithinTheirStep(GgufTensorType type) {
     boolean mins = type != GgufTensorType.Q6_K && type != GgufTensorType.Q3_K;
-    Random random = new Random(13);
-    float[] x = new float[512];
-    for (int i = 0; i < x.length; i++) {
-      // sub-blocks of very different sizes, as real rows have
-      x[i] = (float) (random.nextGaussian() * (1 + (i / 32) % 5));
-    }
-    x[300] = 0;
+    float[] x = unevenRow(13);
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment data = arena.allocate(type.bytesFor(x.length));
       type.quantize(x, 0, x.length, data, 0);
@@ -181,12 +175,7 @@ class QuantizerTest {
   @ParameterizedTest
   @EnumSource(names = {"IQ4_NL", "IQ4_XS"})
   void iq4ComesBackWithinItsWidestLevelGap(GgufTensorType type) {
-    Random random = new Random(17);
-    float[] x = new float[512];
-    for (int i = 0; i < x.length; i++) {
-      x[i] = (float) (random.nextGaussian() * (1 + (i / 32) % 5));
-    }
-    x[300] = 0;
+    float[] x = unevenRow(17);
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment data = arena.allocate(type.bytesFor(x.length));
       type.quantize(x, 0, x.length, data, 0);
@@ -225,5 +214,19 @@ class QuantizerTest {
       type.dequantize(data, 0, 256, y, 0);
       assertThat(y).containsOnly(0f);
     }
+  }
+
+  /**
+   * 512 Gaussian weights whose blocks of 32 have very different sizes (standard deviation 1 to
+   * 5), as real rows have, and one weight 0.
+   */
+  private static float[] unevenRow(long seed) {
+    Random random = new Random(seed);
+    float[] x = new float[512];
+    for (int i = 0; i < x.length; i++) {
+      x[i] = (float) (random.nextGaussian() * (1 + (i / 32) % 5));
+    }
+    x[300] = 0;
+    return x;
   }
 }
