@@ -19,8 +19,8 @@ import java.util.SplittableRandom;
  * seed, the tensor's position in the file and the row, so the same arguments write the same
  * bytes. Values are uniform with standard deviation {@code 1/sqrt(columns)} for matrices (which
  * keeps activations near unit size through the layers) and 1 for the token embedding; norm weights
- * are 1 and stay F32, as llama.cpp's converter leaves 1-D tensors. A K-quant's matrices whose rows
- * are not whole super-blocks take llama-quantize's fallback type ({@link #typeFor}).
+ * are 1 and stay F32, as llama.cpp's converter leaves 1-D tensors. A 256-weight type's matrices
+ * whose rows are not whole super-blocks take llama-quantize's fallback type ({@link #typeFor}).
  */
 public final class RandomLlamaWriter {
   /** Tensor types the weights may be written as. */
@@ -56,7 +56,7 @@ public final class RandomLlamaWriter {
    *
    * @throws IllegalArgumentException if {@code vocabulary} has no {@code tokenizer.ggml.tokens},
    *     {@code type} is not in {@link #TYPES}, or a row length is not whole blocks of it (a
-   *     K-quant's rows fall back instead: {@link #typeFor})
+   *     256-weight type's rows fall back instead: {@link #typeFor})
    */
   public static void write(
       LlamaShape shape, GgufFile vocabulary, GgufTensorType type, long seed, Path out)
@@ -114,13 +114,13 @@ public final class RandomLlamaWriter {
 
   /**
    * The type a matrix with rows of {@code columns} weights is written as when {@code type} is
-   * asked for: {@code type} itself, except that a K-quant whose 256-weight super-blocks do not
+   * asked for: {@code type} itself, except that a type whose 256-weight super-blocks do not
    * divide the rows falls back as {@code llama-quantize} does (its {@code
    * llama_tensor_get_type}): Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0, Q2_K, Q3_K and IQ4_XS to
    * IQ4_NL, and to F16 where the fallback's blocks of 32 do not divide them either. So {@code
-   * Q4_K} at
-   * smollm-135m's width of 576 writes Q5_0 where a row is 576 weights and Q4_K where it is 1,536,
-   * as a downloaded {@code Q4_K_M} file of such a model holds them (beside its Q6_K tensors).
+   * Q4_K} at smollm-135m's width of 576 writes Q5_0 where a row is 576 weights and Q4_K where it is
+   * 1,536, as a downloaded {@code Q4_K_M} file of such a model holds them (beside its Q6_K
+   * tensors).
    */
   public static GgufTensorType typeFor(GgufTensorType type, int columns) {
     if (type.blockSize() != 256 || columns % 256 == 0) {
