@@ -106,6 +106,7 @@ public record ModelHyperparameters(
     String p = arch + ".";
     int heads = file.getInt(p + "attention.head_count");
     int embedding = file.getInt(p + "embedding_length");
+    unsupportedShape(file, p, embedding, heads);
     int vocabulary =
         file.has(p + "vocab_size")
             ? file.getInt(p + "vocab_size")
@@ -124,6 +125,43 @@ public record ModelHyperparameters(
         file.getInt(p + "rope.dimension_count", embedding / heads),
         RopeScaling.of(file, arch),
         vocabulary);
+  }
+
+  /**
+   * Refuses what the file's metadata says of its layers that kvtier's runner does not compute,
+   * rather than run the file and answer differently from the model: experts ({@code
+   * expert_count} above 0, a mixture-of-experts model) and heads whose size is not the width over
+   * the head count ({@code attention.key_length} or {@code attention.value_length} saying
+   * otherwise, as Mistral NeMo's 128 of 5,120 over 32 does).
+   */
+  private static void unsupportedShape(GgufFile file, String p, int embedding, int heads) {
+    if (file.has(p + "expert_count") && file.getInt(p + "expert_count") > 0) {
+      throw new GgufUnsupportedException(
+          file.path()
+              + ": "
+              + p
+              + "expert_count="
+              + file.getInt(p + "expert_count")
+              + ": mixture-of-experts layers are not supported; supported: dense feed-forward"
+              + " layers");
+    }
+    for (String key : List.of("attention.key_length", "attention.value_length")) {
+      if (heads > 0 && file.has(p + key) && file.getInt(p + key) != embedding / heads) {
+        throw new GgufUnsupportedException(
+            file.path()
+                + ": "
+                + p
+                + key
+                + "="
+                + file.getInt(p + key)
+                + " is not embedding_length/head_count="
+                + embedding
+                + "/"
+                + heads
+                + ": heads of another size than the width over the head count are not"
+                + " supported");
+      }
+    }
   }
 
   /** {@code general.architecture} of {@code file}. */

@@ -1290,9 +1290,28 @@ public final class Kernels {
    */
   public static void rope(
       float[] v, int offset, int ropeDims, float position, float base, boolean neox) {
+    rope(v, offset, ropeDims, position, base, neox, null);
+  }
+
+  /**
+   * {@link #rope(float[], int, int, float, float, boolean)} with pair {@code i}'s angle divided by
+   * {@code factors[i]} (a file's {@code rope_freqs.weight}, Llama 3.1's frequency scaling, as
+   * llama.cpp's {@code ggml_rope_ext} divides by its frequency factors); null divides by none.
+   */
+  public static void rope(
+      float[] v,
+      int offset,
+      int ropeDims,
+      float position,
+      float base,
+      boolean neox,
+      float[] factors) {
     int half = ropeDims / 2;
     for (int i = 0; i < half; i++) {
       double theta = position * Math.pow(base, -2.0 * i / ropeDims);
+      if (factors != null) {
+        theta /= factors[i];
+      }
       float cos = (float) Math.cos(theta);
       float sin = (float) Math.sin(theta);
       int a = neox ? offset + i : offset + 2 * i;

@@ -2,11 +2,15 @@ package io.kvtier.model.llama;
 
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensor;
+import io.kvtier.gguf.GgufTensorInfo;
 import io.kvtier.gguf.GgufUnsupportedException;
 import io.kvtier.gguf.ModelHyperparameters;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A {@code llama} or {@code qwen2} transformer over a GGUF file's mapped weights: RMSNorm, RoPE
@@ -24,6 +28,14 @@ import java.util.Optional;
 public final class LlamaModel {
   private final ModelHyperparameters shape;
   private final boolean neox;
+
+  /**
+   * Each rotated pair's angle divisor, from the file's {@code rope_freqs.weight} (Llama 3.1 and
+   * later: their "llama3" frequency scaling, which the converter writes as this tensor and not as
+   * metadata); null where the file has none.
+   */
+  private final float[] ropeFactors;
+
   private final GgufTensor tokenEmbedding;
   private final Layer[] layers;
   private final float[] outputNorm;
@@ -58,6 +70,8 @@ public final class LlamaModel {
               + scaling
               + "' is not supported; supported: none, linear");
     }
+    checkEveryTensorIsRead(file, shape);
+    this.ropeFactors = ropeFactors(file, shape);
     this.tokenEmbedding = file.tensor("token_embd.weight");
     this.layers = new Layer[shape.blockCount()];
     for (int l = 0; l < layers.length; l++) {
@@ -76,6 +90,7 @@ public final class LlamaModel {
   private LlamaModel(LlamaModel target, Layer draftLayer, String draft) {
     this.shape = target.shape;
     this.neox = target.neox;
+    this.ropeFactors = target.ropeFactors;
     this.tokenEmbedding = target.tokenEmbedding;
     this.layers = Arrays.copyOf(target.layers, target.layers.length + 1);
     this.layers[target.layers.length] = draftLayer;
@@ -171,6 +186,109 @@ public final class LlamaModel {
         shape.ropeDimensionCount(),
         shape.ropeScaling(),
         shape.vocabularySize());
+  }
+
+  /** The tensor of Llama 3.1's RoPE frequency factors, one per rotated pair. */
+  static final String ROPE_FREQS = "rope_freqs.weight";
+
+  /** The tensors of one block, {@code blk.N.} then each of these; the biases are optional. */
+  private static final List<String> LAYER_TENSORS =
+      List.of(
+          "attn_norm.weight",
+          "attn_q.weight",
+          "attn_k.weight",
+          "attn_v.weight",
+          "attn_q.bias",
+          "attn_k.bias",
+          "attn_v.bias",
+          "attn_output.weight",
+          "ffn_norm.weight",
+          "ffn_gate.weight",
+          "ffn_up.weight",
+          "ffn_down.weight");
+
+  /**
+   * Refuses a file with a tensor this runner would not read: ignoring one (a bias on the
+   * attention output or the feed-forward, experts, another architecture's extra weights) would
+   * answer differently from the model, and llama.cpp refuses a file with tensors its architecture
+   * does not create too. The blocks are {@code 0} to the block count: one past the last is the
+   * draft layer that {@code speculative=draft-layer} reads, and the target never uses.
+   */
+  private static void checkEveryTensorIsRead(GgufFile file, ModelHyperparameters shape) {
+    Set<String> known = new HashSet<>();
+    known.add("token_embd.weight");
+    known.add("output_norm.weight");
+    known.add("output.weight");
+    if (shape.architecture().equals("llama")) {
+      // llama.cpp's qwen2 graph passes no frequency factors to its RoPE
+      known.add(ROPE_FREQS);
+    }
+    for (int l = 0; l <= shape.blockCount(); l++) {
+      for (String t : LAYER_TENSORS) {
+        known.add("blk." + l + "." + t);
+      }
+    }
+    List<String> unread =
+        file.tensorInfos().stream()
+            .map(GgufTensorInfo::name)
+            .filter(name -> !known.contains(name))
+            .toList();
+    if (!unread.isEmpty()) {
+      throw new GgufUnsupportedException(
+          file.path()
+              + " has "
+              + unread.size()
+              + " tensor(s) kvtier's "
+              + shape.architecture()
+              + " runner does not compute with, first "
+              + unread.getFirst()
+              + (unread.size() > 1 ? ", " + unread.get(1) : "")
+              + ": ignoring them would answer differently from the model; supported tensors:"
+              + " token_embd, output_norm, output, "
+              + (shape.architecture().equals("llama") ? "rope_freqs, " : "")
+              + "and per block attn_norm, attn_q/k/v (with optional biases), attn_output,"
+              + " ffn_norm, ffn_gate, ffn_up, ffn_down");
+    }
+  }
+
+  /**
+   * The file's RoPE frequency factors ({@link #ROPE_FREQS}), or null without that tensor: one
+   * positive finite factor per rotated pair.
+   */
+  private static float[] ropeFactors(GgufFile file, ModelHyperparameters shape) {
+    if (!file.hasTensor(ROPE_FREQS)) {
+      return null;
+    }
+    GgufTensor t = file.tensor(ROPE_FREQS);
+    int pairs = shape.ropeDimensionCount() / 2;
+    if (t.dims().length != 1 || t.dims()[0] != pairs) {
+      throw new GgufUnsupportedException(
+          file.path()
+              + ": tensor "
+              + ROPE_FREQS
+              + " has shape "
+              + Arrays.toString(t.dims())
+              + " but RoPE rotates "
+              + pairs
+              + " pairs of each head (rope.dimension_count="
+              + shape.ropeDimensionCount()
+              + "): it needs one factor per pair");
+    }
+    float[] factors = t.dequantizeRow(0);
+    for (int i = 0; i < factors.length; i++) {
+      if (!(factors[i] > 0) || !Float.isFinite(factors[i])) {
+        throw new GgufUnsupportedException(
+            file.path()
+                + ": tensor "
+                + ROPE_FREQS
+                + " holds "
+                + factors[i]
+                + " for pair "
+                + i
+                + ": RoPE frequency factors divide the angles and must be positive and finite");
+      }
+    }
+    return factors;
   }
 
   private static Layer readLayer(GgufFile file, int l) {
@@ -283,6 +401,11 @@ public final class LlamaModel {
   /** Whether RoPE rotates NeoX halves (qwen2) rather than adjacent pairs (llama). */
   boolean neox() {
     return neox;
+  }
+
+  /** Each rotated pair's angle divisor ({@code rope_freqs.weight}), or null for none. */
+  float[] ropeFactors() {
+    return ropeFactors;
   }
 
   GgufTensor tokenEmbedding() {

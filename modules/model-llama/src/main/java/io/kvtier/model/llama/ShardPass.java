@@ -461,7 +461,8 @@ final class ShardPass {
           shape.ropeDimensionCount(),
           pos,
           shape.ropeFreqBase(),
-          model.neox());
+          model.neox(),
+          model.ropeFactors());
     }
   }
 

@@ -3,7 +3,10 @@ package io.kvtier.model.llama;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorType;
+import io.kvtier.gguf.GgufValue;
+import io.kvtier.gguf.GgufWriter;
 import io.kvtier.serving.ModelProvider;
 import io.kvtier.serving.ServingModel;
 import io.kvtier.spi.KvLayout;
@@ -108,6 +111,111 @@ class GgufModelProviderTest {
         .hasMessageContaining("architecture 'gpt2' is not supported")
         .hasMessageContaining("architectures llama, qwen2")
         .hasMessageNotContaining("\n");
+  }
+
+  /** The synthetic llama file rewritten by {@code change}, as {@code name}. */
+  private Path rewritten(String name, java.util.function.Consumer<GgufWriter> change)
+      throws IOException {
+    Path out = dir.resolve(name);
+    try (GgufFile file = GgufFile.open(synthetic())) {
+      GgufWriter w = GgufWriter.copyOf(file, 3);
+      change.accept(w);
+      w.write(out);
+    }
+    return out;
+  }
+
+  private static void addVector(GgufWriter w, String name, float... values) {
+    w.addTensor(
+        name,
+        GgufTensorType.F32,
+        new long[] {values.length},
+        (row, into) -> System.arraycopy(values, 0, into, 0, values.length));
+  }
+
+  private static float[] filled(int n, float value) {
+    float[] v = new float[n];
+    java.util.Arrays.fill(v, value);
+    return v;
+  }
+
+  private static void refusedNaming(Path path, String... parts) {
+    var thrown =
+        assertThatThrownBy(() -> ModelProvider.open("gguf", Map.of("file", path.toString())))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageStartingWith("model gguf: file=" + path + " holds no model kvtier runs")
+            .hasMessageNotContaining("\n");
+    for (String part : parts) {
+      thrown.hasMessageContaining(part);
+    }
+  }
+
+  @Test
+  void aTensorTheRunnerWouldNotReadIsRefusedByName() throws IOException {
+    Path bias =
+        rewritten(
+            "output-bias.gguf",
+            w -> addVector(w, "blk.1.attn_output.bias", filled(SyntheticGguf.llama().dim(), 0.1f)));
+    refusedNaming(
+        bias,
+        "has 1 tensor(s) kvtier's llama runner does not compute with, first blk.1.attn_output.bias",
+        "ignoring them would answer differently from the model",
+        "rope_freqs");
+  }
+
+  @Test
+  void ropeFrequencyFactorsAreReadAndBadOnesRefused() throws IOException {
+    int pairs = SyntheticGguf.HEAD / 2;
+    Path good =
+        rewritten("rope-freqs.gguf", w -> addVector(w, "rope_freqs.weight", filled(pairs, 8f)));
+    try (LlamaServingModel model =
+        (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", good.toString()))) {
+      assertThat(model.model().ropeFactors()).containsExactly(filled(pairs, 8f));
+    }
+    Path shortOne =
+        rewritten(
+            "rope-freqs-short.gguf", w -> addVector(w, "rope_freqs.weight", filled(pairs - 1, 8f)));
+    refusedNaming(
+        shortOne,
+        "tensor rope_freqs.weight has shape ["
+            + (pairs - 1)
+            + "] but RoPE rotates "
+            + pairs
+            + " pairs");
+    float[] zero = filled(pairs, 8f);
+    zero[2] = 0f;
+    Path zeroOne = rewritten("rope-freqs-zero.gguf", w -> addVector(w, "rope_freqs.weight", zero));
+    refusedNaming(zeroOne, "rope_freqs.weight holds 0.0 for pair 2", "positive and finite");
+    Path qwen = SyntheticGguf.llama().withArch("qwen2").write(dir.resolve("qwen2.gguf"), 7);
+    Path qwenFactors = dir.resolve("qwen2-rope-freqs.gguf");
+    try (GgufFile file = GgufFile.open(qwen)) {
+      GgufWriter w = GgufWriter.copyOf(file, 3);
+      addVector(w, "rope_freqs.weight", filled(pairs, 8f));
+      w.write(qwenFactors);
+    }
+    refusedNaming(
+        qwenFactors, "kvtier's qwen2 runner does not compute with, first rope_freqs.weight");
+  }
+
+  @Test
+  void expertsAndHeadsOfAnotherSizeAreRefused() throws IOException {
+    Path experts = rewritten("moe.gguf", w -> w.put("llama.expert_count", GgufValue.ofUint32(8)));
+    refusedNaming(experts, "llama.expert_count=8: mixture-of-experts layers are not supported");
+    int head = SyntheticGguf.HEAD;
+    Path keys =
+        rewritten(
+            "key-length.gguf",
+            w -> w.put("llama.attention.key_length", GgufValue.ofUint32(2 * head)));
+    refusedNaming(
+        keys, "llama.attention.key_length=" + 2 * head + " is not embedding_length/head_count");
+    Path same =
+        rewritten(
+            "key-length-same.gguf",
+            w -> w.put("llama.attention.value_length", GgufValue.ofUint32(head)));
+    try (LlamaServingModel model =
+        (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", same.toString()))) {
+      assertThat(model.model().hyperparameters().headSize()).isEqualTo(head);
+    }
   }
 
   @Test

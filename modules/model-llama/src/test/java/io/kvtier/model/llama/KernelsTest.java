@@ -117,6 +117,33 @@ class KernelsTest {
   }
 
   @Test
+  void ropeDividesEachPairsAngleByItsFrequencyFactor() {
+    float[] factors = {1f, 0.5f, 4f, 32f};
+    float pos = 7;
+    for (boolean neox : new boolean[] {false, true}) {
+      float[] in = {1, 2, 3, 4, 5, 6, 7, 8};
+      float[] scaled = in.clone();
+      Kernels.rope(scaled, 0, 8, pos, 10_000f, neox, factors);
+      for (int i = 0; i < 4; i++) {
+        double theta = pos * Math.pow(10_000, -2.0 * i / 8) / factors[i];
+        int a = neox ? i : 2 * i;
+        int b = neox ? i + 4 : 2 * i + 1;
+        assertThat((double) scaled[a])
+            .as("pair %d, neox %s", i, neox)
+            .isCloseTo(in[a] * Math.cos(theta) - in[b] * Math.sin(theta), within(1e-5));
+        assertThat((double) scaled[b])
+            .isCloseTo(in[a] * Math.sin(theta) + in[b] * Math.cos(theta), within(1e-5));
+      }
+      // factors of 1 are no factors, to the bit
+      float[] ones = in.clone();
+      float[] none = in.clone();
+      Kernels.rope(ones, 0, 8, pos, 10_000f, neox, new float[] {1, 1, 1, 1});
+      Kernels.rope(none, 0, 8, pos, 10_000f, neox);
+      assertThat(ones).containsExactly(none);
+    }
+  }
+
+  @Test
   void softmaxAndSwiglu() {
     float[] v = {1f, 2f, 3f};
     Kernels.softmax(v, 0, 3);

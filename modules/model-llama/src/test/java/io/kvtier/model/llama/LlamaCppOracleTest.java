@@ -121,6 +121,24 @@ class LlamaCppOracleTest {
     }
   }
 
+  /**
+   * A file with Llama 3.1's RoPE frequency factors ({@code rope_freqs.weight}, which the converter
+   * writes for Llama 3.1, 3.2 and 3.3 and llama.cpp divides each pair's angle by): factors far
+   * from 1, so that a runner that ignored them would choose otherwise within a few steps.
+   */
+  @Test
+  void aFileWithRopeFrequencyFactorsGreedyChoicesAreKvtiersWithinTolerance(@TempDir Path dir)
+      throws IOException {
+    float[] factors = {1f, 0.25f, 3f, 0.5f, 8f, 1.5f, 40f, 0.75f};
+    assertThat(factors).hasSize(LlamaShape.TEST_TINY.headSize() / 2);
+    Path path =
+        greedyChoicesAreKvtiersWithinTolerance(
+            LlamaShape.TEST_TINY, GgufTensorType.F32, factors, dir);
+    try (GgufFile file = GgufFile.open(path)) {
+      assertThat(LlamaModel.of(file).ropeFactors()).containsExactly(factors);
+    }
+  }
+
   /** K_SHAPE with a feed-forward of 96: down rows that 256-weight super-blocks do not divide. */
   static final LlamaShape MIXED_SHAPE =
       new LlamaShape("test-tiny-mixed", 2, 256, 4, 2, 96, 64, 10_000f, false);
@@ -128,11 +146,30 @@ class LlamaCppOracleTest {
   /** Writes {@code shape} as {@code type} and checks llama.cpp's greedy choices; the file. */
   private static Path greedyChoicesAreKvtiersWithinTolerance(
       LlamaShape shape, GgufTensorType type, Path dir) throws IOException {
+    return greedyChoicesAreKvtiersWithinTolerance(shape, type, null, dir);
+  }
+
+  /** As above, with {@code rope_freqs.weight} holding {@code ropeFactors} unless null. */
+  private static Path greedyChoicesAreKvtiersWithinTolerance(
+      LlamaShape shape, GgufTensorType type, float[] ropeFactors, Path dir) throws IOException {
     Path vocabulary = dir.resolve("vocabulary.gguf");
     WordVocabulary.write(vocabulary, 256);
     Path path = dir.resolve(shape.name() + "-" + type.name().toLowerCase() + ".gguf");
     try (GgufFile vocab = GgufFile.open(vocabulary)) {
       RandomLlamaWriter.write(shape, vocab, type, SEED, path);
+    }
+    if (ropeFactors != null) {
+      Path plain = path;
+      path = dir.resolve(shape.name() + "-" + type.name().toLowerCase() + "-rope-freqs.gguf");
+      try (GgufFile file = GgufFile.open(plain)) {
+        GgufWriter.copyOf(file, 3)
+            .addTensor(
+                LlamaModel.ROPE_FREQS,
+                GgufTensorType.F32,
+                new long[] {ropeFactors.length},
+                (row, values) -> System.arraycopy(ropeFactors, 0, values, 0, values.length))
+            .write(path);
+      }
     }
     int[][] prompts = {{1}, {1, 17, 42, 200}, {1, 99, 3, 3, 150, 7}};
     try (GgufFile file = GgufFile.open(path);

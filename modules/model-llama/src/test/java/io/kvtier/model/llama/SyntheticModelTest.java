@@ -34,12 +34,22 @@ class SyntheticModelTest {
   private static final float EPS = 1e-5f;
   private static final float BASE = 10_000f;
 
+  /**
+   * {@code llama+rope_freqs} is a llama file with Llama 3.1's {@code rope_freqs.weight}: factors
+   * far from 1 (0.25 to 40), so a runner that ignored them would miss the reference by far more
+   * than the tolerance.
+   */
   @ParameterizedTest
-  @ValueSource(strings = {"llama", "qwen2"})
-  void logitsMatchAScalarReference(String arch, @TempDir Path dir) throws IOException {
+  @ValueSource(strings = {"llama", "qwen2", "llama+rope_freqs"})
+  void logitsMatchAScalarReference(String variant, @TempDir Path dir) throws IOException {
     Random random = new Random(SEED);
+    String arch = variant.equals("qwen2") ? "qwen2" : "llama";
     boolean qwen = arch.equals("qwen2");
     Map<String, float[][]> tensors = new LinkedHashMap<>();
+    if (variant.endsWith("+rope_freqs")) {
+      tensors.put(
+          LlamaModel.ROPE_FREQS, new float[][] {{1f, 0.25f, 3f, 0.5f, 8f, 1.5f, 40f, 0.75f}});
+    }
     tensors.put("token_embd.weight", matrix(random, VOCAB, DIM));
     for (int l = 0; l < LAYERS; l++) {
       String p = "blk." + l + ".";
@@ -93,7 +103,7 @@ class SyntheticModelTest {
       for (int p = 0; p < tokens.length; p++) {
         for (int v = 0; v < VOCAB; v++) {
           assertThat((double) got[p][v])
-              .as("%s position %d logit %d seed %d", arch, p, v, SEED)
+              .as("%s position %d logit %d seed %d", variant, p, v, SEED)
               .isCloseTo(expected[p][v], within(1e-3));
         }
       }
@@ -140,8 +150,8 @@ class SyntheticModelTest {
           addTo(k[p], t.get(pre + "attn_k.bias")[0]);
           addTo(v[p], t.get(pre + "attn_v.bias")[0]);
         }
-        rope(q[p], HEADS, p, qwen);
-        rope(k[p], KV_HEADS, p, qwen);
+        rope(q[p], HEADS, p, qwen, t.get(LlamaModel.ROPE_FREQS));
+        rope(k[p], KV_HEADS, p, qwen, t.get(LlamaModel.ROPE_FREQS));
       }
       for (int p = 0; p < n; p++) {
         double[] att = new double[DIM];
@@ -187,10 +197,12 @@ class SyntheticModelTest {
     return logits;
   }
 
-  private static void rope(double[] v, int heads, int pos, boolean neox) {
+  /** RoPE; pair {@code i}'s angle divided by {@code factors[0][i]} where factors is not null. */
+  private static void rope(double[] v, int heads, int pos, boolean neox, float[][] factors) {
     for (int h = 0; h < heads; h++) {
       for (int i = 0; i < HEAD / 2; i++) {
-        double theta = pos * Math.pow(BASE, -2.0 * i / HEAD);
+        double theta =
+            pos * Math.pow(BASE, -2.0 * i / HEAD) / (factors == null ? 1 : factors[0][i]);
         int a = h * HEAD + (neox ? i : 2 * i);
         int b = h * HEAD + (neox ? i + HEAD / 2 : 2 * i + 1);
         double x0 = v[a];
