@@ -164,8 +164,12 @@ record ServedModel(
               model.headSize(),
               Float.BYTES,
               model.vocabularySize()),
-          // The draft's K/V is in the pages: its identity is in the L3 keys' model id.
-          "gguf-" + contentId(file) + (model.draftName().isEmpty() ? "" : "-" + model.draftName()),
+          // The draft's K/V is in the pages: its identity is in the L3 keys' model id; so is the
+          // RoPE frequency scaling, which kvtier before 2026-12-05 left out of the KV it stored.
+          "gguf-"
+              + contentId(file)
+              + (model.scalesRopeFrequencies() ? "-rope-freqs" : "")
+              + (model.draftName().isEmpty() ? "" : "-" + model.draftName()),
           description,
           Optional.empty(),
           Optional.empty(),

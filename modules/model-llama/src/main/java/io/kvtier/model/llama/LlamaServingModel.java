@@ -178,6 +178,16 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
     return model.draftName();
   }
 
+  /**
+   * Whether the file's RoPE has frequency factors ({@code rope_freqs.weight}, Llama 3.1 and
+   * later). kvtier before 2026-12-05 ignored them, so KV that an older kvtier stored for such a
+   * file is not this model's: serve's L3 model id says so ({@code -rope-freqs}), and a store that
+   * outlives the process never serves those pages again.
+   */
+  public boolean scalesRopeFrequencies() {
+    return model.ropeFactors() != null;
+  }
+
   /** The blocks of a page's KV (kvtier.layers): {@link #layers()}, plus 1 with a draft layer. */
   public int kvBlocks() {
     return model.kvBlocks();

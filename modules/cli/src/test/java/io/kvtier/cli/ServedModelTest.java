@@ -1,0 +1,62 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.gguf.GgufArray;
+import io.kvtier.gguf.GgufFile;
+import io.kvtier.gguf.GgufTensorType;
+import io.kvtier.gguf.GgufValue;
+import io.kvtier.gguf.GgufWriter;
+import io.kvtier.gguf.LlamaShape;
+import io.kvtier.gguf.RandomLlamaWriter;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The L3 model id {@code kvtier serve} gives a GGUF file's model. */
+class ServedModelTest {
+  @TempDir Path dir;
+
+  /**
+   * kvtier before 2026-12-05 stored the KV of a file with RoPE frequency factors as if it had none:
+   * the same file's id now ends {@code -rope-freqs}, so a store that outlives the process never
+   * serves those pages again; a file without factors keeps its id.
+   */
+  @Test
+  void ropeFrequencyFactorsChangeAFilesL3ModelId() throws IOException {
+    Path vocabulary = dir.resolve("vocab.gguf");
+    String[] tokens = new String[32];
+    Arrays.setAll(tokens, i -> "t" + i);
+    new GgufWriter(3)
+        .put("tokenizer.ggml.model", GgufValue.ofString("gpt2"))
+        .put("tokenizer.ggml.tokens", GgufValue.ofArray(GgufArray.ofStrings(tokens)))
+        .put("tokenizer.ggml.merges", GgufValue.ofArray(GgufArray.ofStrings(new String[0])))
+        .put("tokenizer.ggml.bos_token_id", GgufValue.ofUint32(1))
+        .put("tokenizer.ggml.eos_token_id", GgufValue.ofUint32(2))
+        .write(vocabulary);
+    Path plain = dir.resolve("plain.gguf");
+    try (GgufFile vocab = GgufFile.open(vocabulary)) {
+      RandomLlamaWriter.write(LlamaShape.TEST_TINY, vocab, GgufTensorType.F32, 7, plain);
+    }
+    Path scaled = dir.resolve("scaled.gguf");
+    float[] factors = new float[LlamaShape.TEST_TINY.headSize() / 2];
+    Arrays.fill(factors, 4f);
+    try (GgufFile file = GgufFile.open(plain)) {
+      GgufWriter.copyOf(file, 3)
+          .addTensor(
+              "rope_freqs.weight",
+              GgufTensorType.F32,
+              new long[] {factors.length},
+              (row, values) -> System.arraycopy(factors, 0, values, 0, values.length))
+          .write(scaled);
+    }
+    try (ServedModel a = ServedModel.gguf(plain, Optional.empty());
+        ServedModel b = ServedModel.gguf(scaled, Optional.empty())) {
+      assertThat(a.l3ModelId()).matches("gguf-[0-9a-f]{16}");
+      assertThat(b.l3ModelId()).matches("gguf-[0-9a-f]{16}-rope-freqs");
+    }
+  }
+}
