@@ -56,6 +56,10 @@ public class TraceReplayBenchmark {
   @Param({"0", "4"})
   public int hostRatio;
 
+  /** L3 capacity in tokens: 0 is no L3 tier (an L3 tier needs a host tier). */
+  @Param({"0"})
+  public long l3Tokens;
+
   /** Tokens per page. */
   @Param({"16"})
   public int pageSize;
@@ -83,7 +87,7 @@ public class TraceReplayBenchmark {
             pageSize,
             deviceTokens,
             deviceTokens * hostRatio,
-            0,
+            l3Tokens,
             EvictionPolicy.LRU,
             WritePolicy.WRITE_THROUGH);
   }
