@@ -134,7 +134,7 @@ record ServedModel(
       boolean random = gguf.getBoolean("kvtier.random_weights", false);
       String description =
           String.format(
-              "%s %s%s: %d layers, dim %d, %d/%d heads of %d, feed-forward %d, %s, %s"
+              "%s %s%s: %d layers, dim %d, %d/%d heads of %d%s, feed-forward %d, %s, %s"
                   + " vocabulary of %d, context %d%s",
               model.architecture(),
               file.getFileName(),
@@ -144,6 +144,7 @@ record ServedModel(
               model.heads(),
               model.kvHeads(),
               model.headSize(),
+              model.scalesRopeFrequencies() ? " (RoPE frequency factors)" : "",
               model.feedForwardLength(),
               model.tensorType(),
               tokenizer,

@@ -23,7 +23,8 @@ class ServedModelTest {
   /**
    * kvtier before 2026-12-05 stored the KV of a file with RoPE frequency factors as if it had none:
    * the same file's id now ends {@code -rope-freqs}, so a store that outlives the process never
-   * serves those pages again; a file without factors keeps its id.
+   * serves those pages again; a file without factors keeps its id. The startup line names the
+   * factors.
    */
   @Test
   void ropeFrequencyFactorsChangeAFilesL3ModelId() throws IOException {
@@ -57,6 +58,8 @@ class ServedModelTest {
         ServedModel b = ServedModel.gguf(scaled, Optional.empty())) {
       assertThat(a.l3ModelId()).matches("gguf-[0-9a-f]{16}");
       assertThat(b.l3ModelId()).matches("gguf-[0-9a-f]{16}-rope-freqs");
+      assertThat(a.description()).contains("heads of 16, feed-forward");
+      assertThat(b.description()).contains("heads of 16 (RoPE frequency factors), feed-forward");
     }
   }
 }
