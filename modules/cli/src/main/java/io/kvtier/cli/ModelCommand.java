@@ -7,9 +7,12 @@ import io.kvtier.gguf.LlamaShape;
 import io.kvtier.gguf.RandomLlamaWriter;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -17,14 +20,20 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code kvtier model}: model files; {@code synth} writes a random-weight one at a real shape. */
+/**
+ * {@code kvtier model}: model files; {@code check} says whether serve runs one, {@code synth}
+ * writes a random-weight one at a real shape.
+ */
 @Command(
     name = "model",
     mixinStandardHelpOptions = true,
-    description = "Model files. `kvtier model synth` writes a random-weight llama GGUF file.",
-    subcommands = {ModelCommand.Synth.class})
+    description =
+        "Model files. `kvtier model check` says whether serve runs a GGUF file, and `kvtier model"
+            + " synth` writes a random-weight llama one.",
+    subcommands = {ModelCommand.Check.class, ModelCommand.Synth.class})
 final class ModelCommand implements Callable<Integer> {
 
   @Spec private CommandSpec spec;
@@ -34,6 +43,47 @@ final class ModelCommand implements Callable<Integer> {
     throw new ParameterException(
         spec.commandLine(),
         "a subcommand is needed: " + String.join(", ", spec.subcommands().keySet()));
+  }
+
+  /**
+   * {@code kvtier model check}: opens each file as {@code kvtier serve --model} does ({@link
+   * ServedModel#gguf}) and prints what it is, or why serve refuses it.
+   */
+  @Command(
+      name = "check",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Says of each GGUF file whether `kvtier serve --model FILE` runs it: what it is"
+            + " (architecture, layers, heads, RoPE frequency factors, tensor type, tokenizer,"
+            + " context, L3 model id) or, in one line, why not (the architecture, tensor type,"
+            + " tensor or setting kvtier does not run, named). It reads the header, the tokenizer"
+            + " and the norm weights, not the matrices: seconds for a file of gigabytes.",
+        "Example: kvtier model check ../shared/models/tinyllamas-stories-260k-f32.gguf",
+        "Exit status: 0 when serve runs every file, 1 when it refuses one, 2 on a bad option."
+      })
+  static final class Check implements Callable<Integer> {
+    @Spec private CommandSpec spec;
+
+    @Parameters(arity = "1..*", paramLabel = "FILE", description = "The GGUF files to check.")
+    private List<Path> files;
+
+    @Override
+    public Integer call() {
+      PrintWriter printer = spec.commandLine().getOut();
+      int refused = 0;
+      for (Path file : files) {
+        try (ServedModel model = ServedModel.gguf(file, Optional.empty())) {
+          printer.printf(
+              "%s: serve runs it: %s; L3 model id %s%n",
+              file, model.description(), model.l3ModelId());
+        } catch (IllegalArgumentException | UncheckedIOException e) {
+          printer.printf("%s: serve refuses it: %s%n", file, e.getMessage());
+          refused++;
+        }
+        printer.flush();
+      }
+      return refused == 0 ? 0 : 1;
+    }
   }
 
   /** {@code kvtier model synth}: {@link RandomLlamaWriter} from the command line. */

@@ -31,6 +31,7 @@ class ModelCommandTest {
     new GgufWriter(3)
         .put("tokenizer.ggml.model", GgufValue.ofString("gpt2"))
         .put("tokenizer.ggml.tokens", GgufValue.ofArray(GgufArray.ofStrings(tokens)))
+        .put("tokenizer.ggml.merges", GgufValue.ofArray(GgufArray.ofStrings(new String[0])))
         .put("tokenizer.ggml.bos_token_id", GgufValue.ofUint32(1))
         .put("tokenizer.ggml.eos_token_id", GgufValue.ofUint32(2))
         .write(vocabulary);
@@ -68,6 +69,53 @@ class ModelCommandTest {
         assertThat(Float.isFinite(logit)).as("logit %s", logit).isTrue();
       }
     }
+  }
+
+  /**
+   * {@code model check}: a file serve runs is described (exit 0), one with a tensor the runner
+   * would ignore is refused naming it (exit 1, the other files still checked), none is a usage
+   * error (exit 2).
+   */
+  @Test
+  void checkSaysWhetherServeRunsEachFile() throws IOException {
+    Path good = dir.resolve("good.gguf");
+    CliRun synth =
+        CliRun.run(
+            "model",
+            "synth",
+            "--shape",
+            "test-tiny",
+            "--vocab",
+            vocabulary.toString(),
+            "--type",
+            "f32",
+            "--out",
+            good.toString());
+    assertThat(synth.status()).as(synth.err()).isZero();
+    CliRun run = CliRun.run("model", "check", good.toString());
+    assertThat(run.status()).as(run.err()).isZero();
+    assertThat(run.out())
+        .startsWith(good + ": serve runs it: llama good.gguf, random weights: 2 layers, dim 64")
+        .contains("; L3 model id gguf-");
+    Path bad = dir.resolve("bad.gguf");
+    try (GgufFile file = GgufFile.open(good)) {
+      GgufWriter.copyOf(file, 3)
+          .addTensor("blk.0.ffn_down.bias", GgufTensorType.F32, new long[] {64}, (r, v) -> {})
+          .write(bad);
+    }
+    CliRun both = CliRun.run("model", "check", bad.toString(), good.toString());
+    assertThat(both.status()).as(both.err()).isEqualTo(1);
+    assertThat(both.out().lines())
+        .hasSize(2)
+        .satisfiesExactly(
+            line ->
+                assertThat(line)
+                    .startsWith(bad + ": serve refuses it: model gguf: file=" + bad)
+                    .contains("first blk.0.ffn_down.bias"),
+            line -> assertThat(line).startsWith(good + ": serve runs it: "));
+    CliRun none = CliRun.run("model", "check");
+    assertThat(none.status()).isEqualTo(2);
+    assertThat(none.err()).contains("Missing required parameter");
   }
 
   /**
