@@ -2,7 +2,6 @@ package io.kvtier.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.gguf.GgufArray;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorType;
 import io.kvtier.gguf.GgufValue;
@@ -12,6 +11,8 @@ import io.kvtier.model.llama.LlamaModel;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,37 +24,32 @@ class ModelCommandTest {
 
   @BeforeEach
   void writeVocabulary() throws IOException {
-    String[] tokens = new String[32];
-    for (int i = 0; i < tokens.length; i++) {
-      tokens[i] = "t" + i;
-    }
-    vocabulary = dir.resolve("vocab.gguf");
-    new GgufWriter(3)
-        .put("tokenizer.ggml.model", GgufValue.ofString("gpt2"))
-        .put("tokenizer.ggml.tokens", GgufValue.ofArray(GgufArray.ofStrings(tokens)))
-        .put("tokenizer.ggml.merges", GgufValue.ofArray(GgufArray.ofStrings(new String[0])))
-        .put("tokenizer.ggml.bos_token_id", GgufValue.ofUint32(1))
-        .put("tokenizer.ggml.eos_token_id", GgufValue.ofUint32(2))
-        .write(vocabulary);
+    vocabulary = TestVocabulary.write(dir.resolve("vocab.gguf"));
+  }
+
+  /** {@code kvtier model synth --shape test-tiny} of {@code type} to {@code out}, more options. */
+  private CliRun synthTestTiny(String type, Path out, String... more) {
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "model",
+                "synth",
+                "--shape",
+                "test-tiny",
+                "--vocab",
+                vocabulary.toString(),
+                "--type",
+                type,
+                "--out",
+                out.toString()));
+    args.addAll(List.of(more));
+    return CliRun.run(args.toArray(String[]::new));
   }
 
   @Test
   void synthWritesATestTinyFileThatRuns() throws IOException {
     Path out = dir.resolve("tiny.gguf");
-    CliRun run =
-        CliRun.run(
-            "model",
-            "synth",
-            "--shape",
-            "test-tiny",
-            "--vocab",
-            vocabulary.toString(),
-            "--type",
-            "q4_0",
-            "--seed",
-            "5",
-            "--out",
-            out.toString());
+    CliRun run = synthTestTiny("q4_0", out, "--seed", "5");
     assertThat(run.status()).as(run.err()).isZero();
     assertThat(run.out()).startsWith("wrote " + out + ": test-tiny (random weights), 2 layers");
     try (GgufFile file = GgufFile.open(out)) {
@@ -79,18 +75,7 @@ class ModelCommandTest {
   @Test
   void checkSaysWhetherServeRunsEachFile() throws IOException {
     Path good = dir.resolve("good.gguf");
-    CliRun synth =
-        CliRun.run(
-            "model",
-            "synth",
-            "--shape",
-            "test-tiny",
-            "--vocab",
-            vocabulary.toString(),
-            "--type",
-            "f32",
-            "--out",
-            good.toString());
+    CliRun synth = synthTestTiny("f32", good);
     assertThat(synth.status()).as(synth.err()).isZero();
     CliRun run = CliRun.run("model", "check", good.toString());
     assertThat(run.status()).as(run.err()).isZero();
@@ -126,18 +111,7 @@ class ModelCommandTest {
   @Test
   void synthWritesAKQuantsFallbackWhereRowsAreNotWholeSuperBlocks() throws IOException {
     Path out = dir.resolve("tiny-q5_k.gguf");
-    CliRun run =
-        CliRun.run(
-            "model",
-            "synth",
-            "--shape",
-            "test-tiny",
-            "--vocab",
-            vocabulary.toString(),
-            "--type",
-            "q5_k",
-            "--out",
-            out.toString());
+    CliRun run = synthTestTiny("q5_k", out);
     assertThat(run.status()).as(run.err()).isZero();
     assertThat(run.out())
         .contains(", q5_k (q5_1 where rows are not whole 256-weight blocks), seed 1:");

@@ -2,10 +2,8 @@ package io.kvtier.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.gguf.GgufArray;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorType;
-import io.kvtier.gguf.GgufValue;
 import io.kvtier.gguf.GgufWriter;
 import io.kvtier.gguf.LlamaShape;
 import io.kvtier.gguf.RandomLlamaWriter;
@@ -28,16 +26,7 @@ class ServedModelTest {
    */
   @Test
   void ropeFrequencyFactorsChangeAFilesL3ModelId() throws IOException {
-    Path vocabulary = dir.resolve("vocab.gguf");
-    String[] tokens = new String[32];
-    Arrays.setAll(tokens, i -> "t" + i);
-    new GgufWriter(3)
-        .put("tokenizer.ggml.model", GgufValue.ofString("gpt2"))
-        .put("tokenizer.ggml.tokens", GgufValue.ofArray(GgufArray.ofStrings(tokens)))
-        .put("tokenizer.ggml.merges", GgufValue.ofArray(GgufArray.ofStrings(new String[0])))
-        .put("tokenizer.ggml.bos_token_id", GgufValue.ofUint32(1))
-        .put("tokenizer.ggml.eos_token_id", GgufValue.ofUint32(2))
-        .write(vocabulary);
+    Path vocabulary = TestVocabulary.write(dir.resolve("vocab.gguf"));
     Path plain = dir.resolve("plain.gguf");
     try (GgufFile vocab = GgufFile.open(vocabulary)) {
       RandomLlamaWriter.write(LlamaShape.TEST_TINY, vocab, GgufTensorType.F32, 7, plain);
