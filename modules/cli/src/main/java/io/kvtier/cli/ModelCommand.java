@@ -53,11 +53,13 @@ final class ModelCommand implements Callable<Integer> {
       name = "check",
       mixinStandardHelpOptions = true,
       description = {
-        "Says of each GGUF file whether `kvtier serve --model FILE` runs it: what it is"
+        "Says of each GGUF file whether `kvtier serve --model FILE` runs its model: what it is"
             + " (architecture, layers, heads, RoPE frequency factors, tensor type, tokenizer,"
             + " context, L3 model id) or, in one line, why not (the architecture, tensor type,"
             + " tensor or setting kvtier does not run, named). It reads the header, the tokenizer"
-            + " and the norm weights, not the matrices: seconds for a file of gigabytes.",
+            + " and the norm weights, not the matrices: seconds for a file of gigabytes. It checks"
+            + " the file, not serve's other options: a context longer than serve's device pool"
+            + " holds needs --max-context or more pages, as serve then says.",
         "Example: kvtier model check ../shared/models/tinyllamas-stories-260k-f32.gguf",
         "Exit status: 0 when serve runs every file, 1 when it refuses one, 2 on a bad option."
       })
@@ -74,10 +76,10 @@ final class ModelCommand implements Callable<Integer> {
       for (Path file : files) {
         try (ServedModel model = ServedModel.gguf(file, Optional.empty())) {
           printer.printf(
-              "%s: serve runs it: %s; L3 model id %s%n",
+              "%s: kvtier runs it: %s; L3 model id %s%n",
               file, model.description(), model.l3ModelId());
         } catch (IllegalArgumentException | UncheckedIOException e) {
-          printer.printf("%s: serve refuses it: %s%n", file, e.getMessage());
+          printer.printf("%s: kvtier does not run it: %s%n", file, e.getMessage());
           refused++;
         }
         printer.flush();

@@ -80,7 +80,7 @@ class ModelCommandTest {
     CliRun run = CliRun.run("model", "check", good.toString());
     assertThat(run.status()).as(run.err()).isZero();
     assertThat(run.out())
-        .startsWith(good + ": serve runs it: llama good.gguf, random weights: 2 layers, dim 64")
+        .startsWith(good + ": kvtier runs it: llama good.gguf, random weights: 2 layers, dim 64")
         .contains("; L3 model id gguf-");
     Path bad = dir.resolve("bad.gguf");
     try (GgufFile file = GgufFile.open(good)) {
@@ -95,9 +95,9 @@ class ModelCommandTest {
         .satisfiesExactly(
             line ->
                 assertThat(line)
-                    .startsWith(bad + ": serve refuses it: model gguf: file=" + bad)
+                    .startsWith(bad + ": kvtier does not run it: model gguf: file=" + bad)
                     .contains("first blk.0.ffn_down.bias"),
-            line -> assertThat(line).startsWith(good + ": serve runs it: "));
+            line -> assertThat(line).startsWith(good + ": kvtier runs it: "));
     CliRun none = CliRun.run("model", "check");
     assertThat(none.status()).isEqualTo(2);
     assertThat(none.err()).contains("Missing required parameter");
