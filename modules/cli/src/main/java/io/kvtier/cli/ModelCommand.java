@@ -1,5 +1,7 @@
 package io.kvtier.cli;
 
+import io.kvtier.core.config.KvTierConfig;
+import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.gguf.GgufException;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorType;
@@ -57,9 +59,10 @@ final class ModelCommand implements Callable<Integer> {
             + " (architecture, layers, heads, RoPE frequency factors, tensor type, tokenizer,"
             + " context, L3 model id) or, in one line, why not (the architecture, tensor type,"
             + " tensor or setting kvtier does not run, named). It reads the header, the tokenizer"
-            + " and the norm weights, not the matrices: seconds for a file of gigabytes. It checks"
-            + " the file, not serve's other options: a context longer than serve's device pool"
-            + " holds needs --max-context or more pages, as serve then says.",
+            + " and the norm weights, not the matrices: seconds for a file of gigabytes. Where"
+            + " one sequence of the file's context is more than serve's default device pool"
+            + " holds, it adds the --max-context that fits and the --device-pages the context"
+            + " needs, with their memory.",
         "Example: kvtier model check ../shared/models/tinyllamas-stories-260k-f32.gguf",
         "Exit status: 0 when serve runs every file, 1 when it refuses one, 2 on a bad option."
       })
@@ -76,8 +79,8 @@ final class ModelCommand implements Callable<Integer> {
       for (Path file : files) {
         try (ServedModel model = ServedModel.gguf(file, Optional.empty())) {
           printer.printf(
-              "%s: kvtier runs it: %s; L3 model id %s%n",
-              file, model.description(), model.l3ModelId());
+              "%s: kvtier runs it: %s; L3 model id %s%s%n",
+              file, model.description(), model.l3ModelId(), poolHint(model));
         } catch (IllegalArgumentException | UncheckedIOException e) {
           printer.printf("%s: kvtier does not run it: %s%n", file, e.getMessage());
           refused++;
@@ -85,6 +88,44 @@ final class ModelCommand implements Callable<Integer> {
         printer.flush();
       }
       return refused == 0 ? 0 : 1;
+    }
+
+    /**
+     * Where one sequence of the file's context would not fit serve's default device pool (which
+     * serve then refuses to start with): the two ways to serve it. Empty where it fits.
+     */
+    private static String poolHint(ServedModel model) {
+      int page = KvTierConfig.DEFAULT_PAGE_SIZE;
+      long poolTokens = (long) KvTierConfig.DEFAULT_DEVICE_PAGES * page;
+      int context = model.model().maxContext();
+      if (context <= poolTokens) {
+        return "";
+      }
+      long tokenBytes = 2L * Float.BYTES;
+      for (String key : List.of(KvTierKeys.LAYERS, KvTierKeys.KV_HEADS, KvTierKeys.HEAD_DIM)) {
+        tokenBytes *= Long.parseLong(model.fixedKeys().get(key));
+      }
+      long pages = (context + page - 1) / page;
+      return String.format(
+          Locale.ROOT,
+          "; its context of %d tokens is more than serve's default device pool holds (%d pages of"
+              + " %d tokens: %d tokens, %s of K and V): serve it with --max-context %d or less, or"
+              + " --device-pages %d or more (%s)",
+          context,
+          KvTierConfig.DEFAULT_DEVICE_PAGES,
+          page,
+          poolTokens,
+          size(poolTokens * tokenBytes),
+          poolTokens,
+          pages,
+          size(pages * page * tokenBytes));
+    }
+
+    /** {@code bytes} in MiB, or in GiB from 1 GiB on. */
+    private static String size(long bytes) {
+      return bytes < (1L << 30)
+          ? String.format(Locale.ROOT, "%.0f MiB", bytes / (double) (1 << 20))
+          : String.format(Locale.ROOT, "%.1f GiB", bytes / (double) (1L << 30));
     }
   }
 

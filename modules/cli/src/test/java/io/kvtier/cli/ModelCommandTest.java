@@ -98,6 +98,21 @@ class ModelCommandTest {
                     .startsWith(bad + ": kvtier does not run it: model gguf: file=" + bad)
                     .contains("first blk.0.ffn_down.bias"),
             line -> assertThat(line).startsWith(good + ": kvtier runs it: "));
+    assertThat(run.out()).doesNotContain("default device pool");
+    Path longContext = dir.resolve("long.gguf");
+    try (GgufFile file = GgufFile.open(good)) {
+      GgufWriter.copyOf(file, 3)
+          .put("llama.context_length", GgufValue.ofUint32(20_000))
+          .write(longContext);
+    }
+    CliRun hint = CliRun.run("model", "check", longContext.toString());
+    assertThat(hint.status()).as(hint.err()).isZero();
+    // test-tiny: 2 layers x 2 KV heads x 16 x K and V x 4 bytes = 512 bytes a token
+    assertThat(hint.out())
+        .contains(
+            "; its context of 20000 tokens is more than serve's default device pool holds (1024"
+                + " pages of 16 tokens: 16384 tokens, 8 MiB of K and V): serve it with"
+                + " --max-context 16384 or less, or --device-pages 1250 or more (10 MiB)");
     CliRun none = CliRun.run("model", "check");
     assertThat(none.status()).isEqualTo(2);
     assertThat(none.err()).contains("Missing required parameter");
