@@ -13,11 +13,17 @@ import java.util.List;
  * replay, whose pages need no content. Thread-safe, as the SPI asks, though the replay calls it
  * from one thread (the inline L3 executor).
  *
- * <p>A replay puts every page it writes (millions), so the store keeps no object per key: the
- * keys' 256 bits sit in a {@code long} array by entry, an open-addressed table (linear probing,
- * deletion by backward shift) maps a key to its entry, and the recency order is a doubly linked
- * list of entry indices. The whole key is compared: two keys that share their hashed bits are
- * still two pages.
+ * <p>A replay puts every page it writes (millions) into a table far larger than the processor's
+ * caches, so the store keeps no object per key and arranges its arrays so that one operation
+ * touches few cache lines: an entry's key (four words) and its recency links sit side by side in
+ * one array ({@value #STRIDE} words by entry), and an open-addressed table (linear probing,
+ * deletion by backward shift) holds one word by slot, the low half of the key's first word beside
+ * the entry index, so that a probe reads an entry only on a likely match and a deletion finds the
+ * homes of the slots it shifts without reading their entries. A put of a new key into a full store
+ * reads the table line of its home, the evicted entry, that entry's successor in recency order and
+ * the table line of the evicted key's home, where separate arrays of keys, links and slots read
+ * about seven lines (docs/PERFORMANCE.md, "The replay's key-only store"). The whole key is
+ * compared: two keys that share their hashed bits are still two pages.
  */
 final class KeyOnlyStore implements KvStore {
   /** Entries allocated first; the arrays double up to the capacity. */
@@ -25,30 +31,30 @@ final class KeyOnlyStore implements KvStore {
 
   private static final int NONE = -1;
 
-  /** The most keys one store can hold: four words per key must fit in one array. */
+  /** Words by entry: the key's four, then the recency links (older, newer: 32 bits each). */
+  private static final int STRIDE = 5;
+
+  private static final int LINKS = 4;
+
+  /** The most keys one store can hold: {@value #STRIDE} words per key must fit in one array. */
   static final long MAX_PAGES = 1L << 28;
 
   private final long capacityPages;
 
-  /** The keys, four words per entry. */
-  private long[] words;
-
-  /** Recency links by entry: toward the least recently used ({@link #prev}) and the most. */
-  private int[] prev;
-
-  private int[] next;
+  /** The entries, {@value #STRIDE} words each. */
+  private long[] entries;
 
   /**
-   * Two words by slot, at most half of them used: a key's first word, so that a probe reads the
-   * entries only on a likely match, and its entry index + 1 (0: an empty slot).
+   * One word by slot, at most half of them used: 0 for an empty slot, else the low 32 bits of the
+   * key's first word (the slot's home comes from them) above its entry index + 1.
    */
   private long[] table;
 
-  /** The slot of each entry. */
-  private int[] slotOf;
-
   private int mask;
   private int size;
+
+  /** Entries allocated. */
+  private int allocated;
 
   /** The least recently used entry, and the most; {@link #NONE} when empty. */
   private int eldest = NONE;
@@ -144,35 +150,37 @@ final class KeyOnlyStore implements KvStore {
 
   // ---------------------------------------------------------------- the table
 
-  private void allocate(int entries) {
-    words = words == null ? new long[4 * entries] : Arrays.copyOf(words, 4 * entries);
-    prev = prev == null ? new int[entries] : Arrays.copyOf(prev, entries);
-    next = next == null ? new int[entries] : Arrays.copyOf(next, entries);
-    slotOf = slotOf == null ? new int[entries] : Arrays.copyOf(slotOf, entries);
-    int slots = Integer.highestOneBit(Math.max(2, entries) - 1) << 2;
-    table = new long[2 * slots];
+  private void allocate(int count) {
+    entries = entries == null ? new long[STRIDE * count] : Arrays.copyOf(entries, STRIDE * count);
+    allocated = count;
+    int slots = Integer.highestOneBit(Math.max(2, count) - 1) << 2;
+    table = new long[slots];
     mask = slots - 1;
     for (int e = 0; e < size; e++) {
-      place(e, words[4 * e]);
+      place(e, entries[STRIDE * e]);
     }
   }
 
   /** The first slot to try for a key: its words are SHA-256 output, so any bits will do. */
   private int home(long h0) {
-    return (int) (h0 ^ (h0 >>> 32)) & mask;
+    return (int) h0 & mask;
   }
 
   /** The key's entry, or {@link #NONE}. */
   private int find(PageKey key) {
     long h0 = key.h0();
+    long tag = h0 << 32;
     int s = home(h0);
-    for (long t = table[2 * s + 1]; t != 0; t = table[2 * s + 1]) {
+    for (long t = table[s]; t != 0; t = table[s]) {
       int e = (int) t - 1;
-      if (table[2 * s] == h0
-          && words[4 * e + 1] == key.h1()
-          && words[4 * e + 2] == key.h2()
-          && words[4 * e + 3] == key.h3()) {
-        return e;
+      if ((t & 0xFFFF_FFFF_0000_0000L) == tag) {
+        int w = STRIDE * e;
+        if (entries[w] == h0
+            && entries[w + 1] == key.h1()
+            && entries[w + 2] == key.h2()
+            && entries[w + 3] == key.h3()) {
+          return e;
+        }
       }
       s = (s + 1) & mask;
     }
@@ -182,12 +190,10 @@ final class KeyOnlyStore implements KvStore {
   /** Puts entry {@code e}, whose first word is {@code h0}, in the first free slot from its home. */
   private void place(int e, long h0) {
     int s = home(h0);
-    while (table[2 * s + 1] != 0) {
+    while (table[s] != 0) {
       s = (s + 1) & mask;
     }
-    table[2 * s] = h0;
-    table[2 * s + 1] = e + 1;
-    slotOf[e] = s;
+    table[s] = (h0 << 32) | (e + 1L);
   }
 
   /** Adds a key not held, evicting the least recently used first if full. */
@@ -196,44 +202,46 @@ final class KeyOnlyStore implements KvStore {
     if (size == capacityPages) {
       e = eldest;
       unlink(e);
-      removeSlot(slotOf[e]);
+      removeSlot(e);
       evictions++;
     } else {
-      if (size == prev.length) {
-        allocate((int) Math.min(capacityPages, 2L * prev.length));
+      if (size == allocated) {
+        allocate((int) Math.min(capacityPages, 2L * allocated));
       }
       e = size++;
     }
-    int w = 4 * e;
-    words[w] = key.h0();
-    words[w + 1] = key.h1();
-    words[w + 2] = key.h2();
-    words[w + 3] = key.h3();
+    int w = STRIDE * e;
+    entries[w] = key.h0();
+    entries[w + 1] = key.h1();
+    entries[w + 2] = key.h2();
+    entries[w + 3] = key.h3();
     place(e, key.h0());
     linkNewest(e);
   }
 
-  /** Empties slot {@code hole}, shifting back the entries probed past it. */
-  private void removeSlot(int hole) {
+  /** Empties the slot of entry {@code e}, shifting back the entries probed past it. */
+  private void removeSlot(int e) {
+    long ref = e + 1L;
+    int hole = home(entries[STRIDE * e]);
+    while ((table[hole] & 0xFFFF_FFFFL) != ref) {
+      hole = (hole + 1) & mask;
+    }
     int s = hole;
     while (true) {
       s = (s + 1) & mask;
-      long t = table[2 * s + 1];
+      long t = table[s];
       if (t == 0) {
         break;
       }
-      int h = home(table[2 * s]);
+      int h = (int) (t >>> 32) & mask;
       // The entry at s may move to the hole unless its home lies cyclically in (hole, s].
       boolean stays = hole <= s ? hole < h && h <= s : hole < h || h <= s;
       if (!stays) {
-        table[2 * hole] = table[2 * s];
-        table[2 * hole + 1] = t;
-        slotOf[(int) t - 1] = hole;
+        table[hole] = t;
         hole = s;
       }
     }
-    table[2 * hole] = 0;
-    table[2 * hole + 1] = 0;
+    table[hole] = 0;
   }
 
   private void touch(int e) {
@@ -243,28 +251,39 @@ final class KeyOnlyStore implements KvStore {
     }
   }
 
+  private int older(int e) {
+    return (int) (entries[STRIDE * e + LINKS] >> 32);
+  }
+
+  private int newer(int e) {
+    return (int) entries[STRIDE * e + LINKS];
+  }
+
+  private void setLinks(int e, int older, int newer) {
+    entries[STRIDE * e + LINKS] = ((long) older << 32) | (newer & 0xFFFF_FFFFL);
+  }
+
   private void unlink(int e) {
-    int p = prev[e];
-    int n = next[e];
+    int p = older(e);
+    int n = newer(e);
     if (p == NONE) {
       eldest = n;
     } else {
-      next[p] = n;
+      setLinks(p, older(p), n);
     }
     if (n == NONE) {
       newest = p;
     } else {
-      prev[n] = p;
+      setLinks(n, p, newer(n));
     }
   }
 
   private void linkNewest(int e) {
-    prev[e] = newest;
-    next[e] = NONE;
+    setLinks(e, newest, NONE);
     if (newest == NONE) {
       eldest = e;
     } else {
-      next[newest] = e;
+      setLinks(newest, older(newest), e);
     }
     newest = e;
   }

@@ -65,11 +65,16 @@ class KeyOnlyStoreTest {
       KeyOnlyStore store = new KeyOnlyStore(capacity);
       Model model = new Model(capacity);
       // Few distinct first words, so that many keys share a home slot and differ only later:
-      // probing, backward-shift deletion and the whole-key compare all get exercised.
+      // probing, backward-shift deletion and the whole-key compare all get exercised. Every fifth
+      // key has a twin whose first word differs only in its high half, which no slot holds.
       List<PageKey> universe = new ArrayList<>();
       for (int i = 0; i < 3 * capacity + 50; i++) {
         long h0 = random.nextInt(Math.max(2, capacity / 4));
-        universe.add(new PageKey(h0, random.nextLong(), i % 3 == 0 ? 0 : random.nextLong(), i));
+        PageKey key = new PageKey(h0, random.nextLong(), i % 3 == 0 ? 0 : random.nextLong(), i);
+        universe.add(key);
+        if (i % 5 == 0) {
+          universe.add(new PageKey(h0 ^ (1L << 40), key.h1(), key.h2(), key.h3()));
+        }
       }
       for (int op = 0; op < 20_000; op++) {
         int length = 1 + random.nextInt(Math.min(40, 2 * capacity + 1));
