@@ -5,8 +5,9 @@ import io.kvtier.gguf.GgufTensor;
 import io.kvtier.gguf.GgufTensorInfo;
 import io.kvtier.gguf.GgufUnsupportedException;
 import io.kvtier.gguf.ModelHyperparameters;
+import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -70,18 +71,19 @@ public final class LlamaModel {
               + scaling
               + "' is not supported; supported: none, linear");
     }
-    checkEveryTensorIsRead(file, shape);
-    this.ropeFactors = ropeFactors(file, shape);
-    this.tokenEmbedding = file.tensor("token_embd.weight");
+    Reads reads = new Reads(file);
+    this.ropeFactors = ropeFactors(reads, shape);
+    this.tokenEmbedding = reads.tensor("token_embd.weight");
     this.layers = new Layer[shape.blockCount()];
     for (int l = 0; l < layers.length; l++) {
-      layers[l] = readLayer(file, l);
+      layers[l] = readLayer(reads, l);
     }
-    this.outputNorm = vector(file, "output_norm.weight");
+    this.outputNorm = vector(reads, "output_norm.weight");
     this.output =
-        file.hasTensor("output.weight")
-            ? weight(file, "output.weight")
+        reads.has("output.weight")
+            ? weight(reads, "output.weight")
             : new LlamaWeight(tokenEmbedding);
+    checkEveryTensorIsRead(reads, shape);
     this.whole = new ShardPass(this, 0, 1, PartialSums.WHOLE);
     this.draft = "";
   }
@@ -126,7 +128,7 @@ public final class LlamaModel {
               + first
               + " is missing; use draft-layer:copy-last for a copy of the last layer");
     }
-    return new LlamaModel(this, readLayer(file, n), "draft-layer");
+    return new LlamaModel(this, readLayer(new Reads(file), n), "draft-layer");
   }
 
   /**
@@ -191,51 +193,62 @@ public final class LlamaModel {
   /** The tensor of Llama 3.1's RoPE frequency factors, one per rotated pair. */
   static final String ROPE_FREQS = "rope_freqs.weight";
 
-  /** The tensors of one block, {@code blk.N.} then each of these; the biases are optional. */
-  private static final List<String> LAYER_TENSORS =
-      List.of(
-          "attn_norm.weight",
-          "attn_q.weight",
-          "attn_k.weight",
-          "attn_v.weight",
-          "attn_q.bias",
-          "attn_k.bias",
-          "attn_v.bias",
-          "attn_output.weight",
-          "ffn_norm.weight",
-          "ffn_gate.weight",
-          "ffn_up.weight",
-          "ffn_down.weight");
+  /**
+   * A model file's tensors as the model reads them, each name asked for (whether present or not)
+   * remembered, so that {@link #checkEveryTensorIsRead} accepts exactly what {@link #readLayer}
+   * and the constructor read: one list of names, the code that reads them.
+   */
+  private static final class Reads {
+    final GgufFile file;
+    final Set<String> names = new LinkedHashSet<>();
+
+    Reads(GgufFile file) {
+      this.file = file;
+    }
+
+    boolean has(String name) {
+      names.add(name);
+      return file.hasTensor(name);
+    }
+
+    GgufTensor tensor(String name) {
+      names.add(name);
+      return file.tensor(name);
+    }
+  }
 
   /**
-   * Refuses a file with a tensor this runner would not read: ignoring one (a bias on the
-   * attention output or the feed-forward, experts, another architecture's extra weights) would
-   * answer differently from the model, and llama.cpp refuses a file with tensors its architecture
-   * does not create too. The blocks are {@code 0} to the block count: one past the last is the
-   * draft layer that {@code speculative=draft-layer} reads, and the target never uses.
+   * Refuses a file with a tensor this runner did not read: ignoring one (a bias on the attention
+   * output or the feed-forward, experts, another architecture's extra weights) would answer
+   * differently from the model, and llama.cpp refuses a file with tensors its architecture does
+   * not create too. The blocks read are {@code 0} to the block count - 1; one past the last may
+   * hold the tensors of a block as well: the draft layer that {@code speculative=draft-layer}
+   * reads, and the target never uses.
    */
-  private static void checkEveryTensorIsRead(GgufFile file, ModelHyperparameters shape) {
-    Set<String> known = new HashSet<>();
-    known.add("token_embd.weight");
-    known.add("output_norm.weight");
-    known.add("output.weight");
-    if (shape.architecture().equals("llama")) {
-      // llama.cpp's qwen2 graph passes no frequency factors to its RoPE
-      known.add(ROPE_FREQS);
-    }
-    for (int l = 0; l <= shape.blockCount(); l++) {
-      for (String t : LAYER_TENSORS) {
-        known.add("blk." + l + "." + t);
+  private static void checkEveryTensorIsRead(Reads reads, ModelHyperparameters shape) {
+    String firstBlock = "blk.0.";
+    String draftBlock = "blk." + shape.blockCount() + ".";
+    List<String> whole = new ArrayList<>();
+    Set<String> perBlock = new LinkedHashSet<>();
+    for (String name : reads.names) {
+      if (name.startsWith(firstBlock)) {
+        perBlock.add(name.substring(firstBlock.length()));
+      } else if (!name.startsWith("blk.")) {
+        whole.add(name);
       }
     }
     List<String> unread =
-        file.tensorInfos().stream()
+        reads.file.tensorInfos().stream()
             .map(GgufTensorInfo::name)
-            .filter(name -> !known.contains(name))
+            .filter(
+                name ->
+                    !reads.names.contains(name)
+                        && !(name.startsWith(draftBlock)
+                            && perBlock.contains(name.substring(draftBlock.length()))))
             .toList();
     if (!unread.isEmpty()) {
       throw new GgufUnsupportedException(
-          file.path()
+          reads.file.path()
               + " has "
               + unread.size()
               + " tensor(s) kvtier's "
@@ -243,11 +256,11 @@ public final class LlamaModel {
               + " runner does not compute with, first "
               + unread.getFirst()
               + (unread.size() > 1 ? ", " + unread.get(1) : "")
-              + ": ignoring them would answer differently from the model; supported tensors:"
-              + " token_embd, output_norm, output, "
-              + (shape.architecture().equals("llama") ? "rope_freqs, " : "")
-              + "and per block attn_norm, attn_q/k/v (with optional biases), attn_output,"
-              + " ffn_norm, ffn_gate, ffn_up, ffn_down");
+              + ": ignoring them would answer differently from the model; supported tensors: "
+              + String.join(", ", whole)
+              + ", and per block "
+              + String.join(", ", perBlock)
+              + " (the biases optional)");
     }
   }
 
@@ -255,11 +268,14 @@ public final class LlamaModel {
    * The file's RoPE frequency factors ({@link #ROPE_FREQS}), or null without that tensor: one
    * positive finite factor per rotated pair.
    */
-  private static float[] ropeFactors(GgufFile file, ModelHyperparameters shape) {
-    if (!file.hasTensor(ROPE_FREQS)) {
+  private static float[] ropeFactors(Reads reads, ModelHyperparameters shape) {
+    // llama.cpp's qwen2 graph passes no frequency factors to its RoPE: such a file's tensor is
+    // not read, and so refused
+    if (!shape.architecture().equals("llama") || !reads.has(ROPE_FREQS)) {
       return null;
     }
-    GgufTensor t = file.tensor(ROPE_FREQS);
+    GgufFile file = reads.file;
+    GgufTensor t = reads.tensor(ROPE_FREQS);
     int pairs = shape.ropeDimensionCount() / 2;
     if (t.dims().length != 1 || t.dims()[0] != pairs) {
       throw new GgufUnsupportedException(
@@ -291,21 +307,21 @@ public final class LlamaModel {
     return factors;
   }
 
-  private static Layer readLayer(GgufFile file, int l) {
+  private static Layer readLayer(Reads reads, int l) {
     String p = "blk." + l + ".";
     return new Layer(
-        vector(file, p + "attn_norm.weight"),
-        weight(file, p + "attn_q.weight"),
-        weight(file, p + "attn_k.weight"),
-        weight(file, p + "attn_v.weight"),
-        optionalVector(file, p + "attn_q.bias"),
-        optionalVector(file, p + "attn_k.bias"),
-        optionalVector(file, p + "attn_v.bias"),
-        weight(file, p + "attn_output.weight"),
-        vector(file, p + "ffn_norm.weight"),
-        weight(file, p + "ffn_gate.weight"),
-        weight(file, p + "ffn_up.weight"),
-        weight(file, p + "ffn_down.weight"));
+        vector(reads, p + "attn_norm.weight"),
+        weight(reads, p + "attn_q.weight"),
+        weight(reads, p + "attn_k.weight"),
+        weight(reads, p + "attn_v.weight"),
+        optionalVector(reads, p + "attn_q.bias"),
+        optionalVector(reads, p + "attn_k.bias"),
+        optionalVector(reads, p + "attn_v.bias"),
+        weight(reads, p + "attn_output.weight"),
+        vector(reads, p + "ffn_norm.weight"),
+        weight(reads, p + "ffn_gate.weight"),
+        weight(reads, p + "ffn_up.weight"),
+        weight(reads, p + "ffn_down.weight"));
   }
 
   /**
@@ -317,17 +333,17 @@ public final class LlamaModel {
     return new LlamaModel(file, ModelHyperparameters.of(file));
   }
 
-  private static LlamaWeight weight(GgufFile file, String name) {
-    return new LlamaWeight(file.tensor(name));
+  private static LlamaWeight weight(Reads reads, String name) {
+    return new LlamaWeight(reads.tensor(name));
   }
 
   // Norm weights and biases are a few KB per layer: read once onto the heap.
-  private static float[] vector(GgufFile file, String name) {
-    return file.tensor(name).dequantizeRow(0);
+  private static float[] vector(Reads reads, String name) {
+    return reads.tensor(name).dequantizeRow(0);
   }
 
-  private static Optional<float[]> optionalVector(GgufFile file, String name) {
-    return file.hasTensor(name) ? Optional.of(vector(file, name)) : Optional.empty();
+  private static Optional<float[]> optionalVector(Reads reads, String name) {
+    return reads.has(name) ? Optional.of(vector(reads, name)) : Optional.empty();
   }
 
   /** The file's shape. */

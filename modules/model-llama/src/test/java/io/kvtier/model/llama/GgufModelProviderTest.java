@@ -13,7 +13,9 @@ import io.kvtier.spi.KvLayout;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -114,8 +116,7 @@ class GgufModelProviderTest {
   }
 
   /** The synthetic llama file rewritten by {@code change}, as {@code name}. */
-  private Path rewritten(String name, java.util.function.Consumer<GgufWriter> change)
-      throws IOException {
+  private Path rewritten(String name, Consumer<GgufWriter> change) throws IOException {
     Path out = dir.resolve(name);
     try (GgufFile file = GgufFile.open(synthetic())) {
       GgufWriter w = GgufWriter.copyOf(file, 3);
@@ -135,7 +136,7 @@ class GgufModelProviderTest {
 
   private static float[] filled(int n, float value) {
     float[] v = new float[n];
-    java.util.Arrays.fill(v, value);
+    Arrays.fill(v, value);
     return v;
   }
 
@@ -160,7 +161,31 @@ class GgufModelProviderTest {
         bias,
         "has 1 tensor(s) kvtier's llama runner does not compute with, first blk.1.attn_output.bias",
         "ignoring them would answer differently from the model",
-        "rope_freqs");
+        "supported tensors: rope_freqs.weight, token_embd.weight, output_norm.weight,"
+            + " output.weight, and per block attn_norm.weight, attn_q.weight, attn_k.weight,"
+            + " attn_v.weight, attn_q.bias, attn_k.bias, attn_v.bias, attn_output.weight,"
+            + " ffn_norm.weight, ffn_gate.weight, ffn_up.weight, ffn_down.weight");
+    // The block after the last may be a draft layer shaped as the others; the one after it not.
+    int layers = SyntheticGguf.llama().layers();
+    int dim = SyntheticGguf.llama().dim();
+    Path draftNorm =
+        rewritten(
+            "draft-norm.gguf",
+            w -> addVector(w, "blk." + layers + ".attn_norm.weight", filled(dim, 1f)));
+    try (LlamaServingModel model =
+        (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", draftNorm.toString()))) {
+      assertThat(model.model().blockCount()).isEqualTo(layers);
+    }
+    Path pastDraft =
+        rewritten(
+            "past-draft.gguf",
+            w -> addVector(w, "blk." + (layers + 1) + ".attn_norm.weight", filled(dim, 1f)));
+    refusedNaming(pastDraft, "does not compute with, first blk." + (layers + 1) + ".attn_norm");
+    Path unknownInDraft =
+        rewritten(
+            "draft-experts.gguf",
+            w -> addVector(w, "blk." + layers + ".ffn_gate_inp.weight", filled(dim, 1f)));
+    refusedNaming(unknownInDraft, "first blk." + layers + ".ffn_gate_inp.weight");
   }
 
   @Test
