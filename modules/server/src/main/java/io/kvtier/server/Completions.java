@@ -14,6 +14,7 @@ import io.kvtier.spi.CollectiveException;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -129,6 +130,14 @@ final class Completions {
   }
 
   /**
+   * A response's id: {@code cmpl-} or {@code chatcmpl-} then the 64 random bits as 16 hex digits,
+   * leading zeros kept, so that every id has one length as OpenAI's do.
+   */
+  static String completionId(boolean chat, long random) {
+    return (chat ? "chatcmpl-" : "cmpl-") + HexFormat.of().toHexDigits(random);
+  }
+
+  /**
    * Serves the request with its part in a prompt KV transfer between replicas: a prefill request
    * generates one token and answers, as one JSON body even if it asked for a stream, with the
    * handle in {@code kv_transfer_params}; a decode request waits for the published pages.
@@ -169,9 +178,7 @@ final class Completions {
     boolean streaming = request.stream() && !prefill;
     long start = System.nanoTime();
     long deadline = start + options.requestTimeout().toNanos();
-    String id =
-        (request.chat() ? "chatcmpl-" : "cmpl-")
-            + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
+    String id = completionId(request.chat(), ThreadLocalRandom.current().nextLong());
     long created = Instant.now().getEpochSecond();
     List<int[]> prompts = request.prompts();
     int promptTokens = prompts.stream().mapToInt(p -> p.length).sum();

@@ -124,6 +124,12 @@ class CompletionServerTest {
   }
 
   @Test
+  void anIdIsSixteenHexDigitsWithItsLeadingZeros() {
+    assertThat(Completions.completionId(false, 0xbadL)).isEqualTo("cmpl-0000000000000bad");
+    assertThat(Completions.completionId(true, -1L)).isEqualTo("chatcmpl-ffffffffffffffff");
+  }
+
+  @Test
   void aTextCompletionHasOpenAisShapeWithTheCacheSplit() throws Exception {
     HttpResponse<String> response =
         post(
@@ -132,7 +138,8 @@ class CompletionServerTest {
 
     assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
     JsonNode body = json(response);
-    assertThat(body.get("id").asText()).startsWith("cmpl-");
+    // 16 hex digits always, as OpenAI's ids have one length (a leading zero is kept)
+    assertThat(body.get("id").asText()).matches("cmpl-[0-9a-f]{16}");
     assertThat(body.get("object").asText()).isEqualTo("text_completion");
     assertThat(body.get("model").asText()).isEqualTo("kvtier-tiny");
     assertThat(body.get("created").asLong()).isPositive();
@@ -277,7 +284,7 @@ class CompletionServerTest {
     HttpResponse<String> streamed = post("/v1/chat/completions", body + ", \"stream\": true}");
 
     assertThat(whole.get("object").asText()).isEqualTo("chat.completion");
-    assertThat(whole.get("id").asText()).startsWith("chatcmpl-");
+    assertThat(whole.get("id").asText()).matches("chatcmpl-[0-9a-f]{16}");
     JsonNode choice = whole.get("choices").get(0);
     assertThat(choice.get("message").get("role").asText()).isEqualTo("assistant");
     assertThat(choice.get("message").get("content").asText()).isEqualTo("Ok");
