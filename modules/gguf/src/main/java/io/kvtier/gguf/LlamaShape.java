@@ -17,6 +17,8 @@ import java.util.Objects;
  * @param contextLength positions the file declares
  * @param ropeFreqBase RoPE's base
  * @param tiedOutput whether the output matrix is the token embedding (no {@code output.weight})
+ * @param headSize the size of one attention head: the width over the head count for most models,
+ *     another size where {@code attention.key_length} says so (Mistral NeMo's 128 of 5,120 over 32)
  */
 public record LlamaShape(
     String name,
@@ -27,7 +29,32 @@ public record LlamaShape(
     int feedForwardLength,
     int contextLength,
     float ropeFreqBase,
-    boolean tiedOutput) {
+    boolean tiedOutput,
+    int headSize) {
+
+  /** A shape whose heads are the width over the head count (which must divide it). */
+  public LlamaShape(
+      String name,
+      int blockCount,
+      int embeddingLength,
+      int headCount,
+      int headCountKv,
+      int feedForwardLength,
+      int contextLength,
+      float ropeFreqBase,
+      boolean tiedOutput) {
+    this(
+        name,
+        blockCount,
+        embeddingLength,
+        headCount,
+        headCountKv,
+        feedForwardLength,
+        contextLength,
+        ropeFreqBase,
+        tiedOutput,
+        headCount > 0 && embeddingLength % headCount == 0 ? embeddingLength / headCount : 0);
+  }
 
   /**
    * SmolLM-135M (HuggingFaceTB/SmolLM-135M's config.json): 30 layers, width 576, 9 heads of 64,
@@ -93,7 +120,7 @@ public record LlamaShape(
               + " context="
               + contextLength);
     }
-    if (embeddingLength % headCount != 0 || headCount % headCountKv != 0) {
+    if (headSize <= 0 || headCount % headCountKv != 0) {
       throw new IllegalArgumentException(
           "shape "
               + name
@@ -101,7 +128,9 @@ public record LlamaShape(
               + embeddingLength
               + " must divide into "
               + headCount
-              + " heads, and those into "
+              + " heads (or the head size be given: "
+              + headSize
+              + "), and those into "
               + headCountKv
               + " KV heads");
     }
@@ -128,20 +157,25 @@ public record LlamaShape(
     return KNOWN.stream().map(LlamaShape::name).toList();
   }
 
-  /** The size of one attention head. */
-  public int headSize() {
-    return embeddingLength / headCount;
+  /** Whether the heads are of another size than the width over the head count. */
+  public boolean headSizeIsOwn() {
+    return headSize * headCount != embeddingLength;
+  }
+
+  /** Floats per query row: heads times head size (the width, unless {@link #headSizeIsOwn}). */
+  public int qDim() {
+    return headCount * headSize;
   }
 
   /** Floats per key (or value) row: KV heads times head size. */
   public int kvDim() {
-    return headCountKv * headSize();
+    return headCountKv * headSize;
   }
 
   /** Weights in the file for a vocabulary of {@code vocabularySize} tokens. */
   public long parameterCount(int vocabularySize) {
     long d = embeddingLength;
-    long perLayer = 2 * d + d * d + 2 * d * kvDim() + d * d + 3 * d * (long) feedForwardLength;
+    long perLayer = 2 * d + 2 * d * qDim() + 2 * d * kvDim() + 3 * d * (long) feedForwardLength;
     long embedding = d * vocabularySize;
     return embedding + (tiedOutput ? 0 : embedding) + d + blockCount * perLayer;
   }

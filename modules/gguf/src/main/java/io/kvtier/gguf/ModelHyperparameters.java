@@ -21,6 +21,8 @@ import java.util.Objects;
  * @param ropeScaling the RoPE scaling keys
  * @param vocabularySize {@code {arch}.vocab_size}, else the length of
  *     {@code tokenizer.ggml.tokens}, else 0
+ * @param headSize {@code {arch}.attention.key_length} (which {@code value_length} must equal),
+ *     else the embedding length over the head count
  */
 public record ModelHyperparameters(
     String architecture,
@@ -35,7 +37,8 @@ public record ModelHyperparameters(
     float ropeFreqBase,
     int ropeDimensionCount,
     RopeScaling ropeScaling,
-    int vocabularySize) {
+    int vocabularySize,
+    int headSize) {
 
   /** The architectures {@link #of} reads. */
   public static final List<String> SUPPORTED_ARCHITECTURES = List.of("llama", "qwen2");
@@ -67,7 +70,7 @@ public record ModelHyperparameters(
               + " kvHeads="
               + headCountKv);
     }
-    if (embeddingLength % headCount != 0 || headCount % headCountKv != 0) {
+    if (headSize <= 0 || headCount % headCountKv != 0) {
       throw new GgufException(
           "model "
               + name
@@ -75,15 +78,17 @@ public record ModelHyperparameters(
               + embeddingLength
               + " must divide into "
               + headCount
-              + " heads, and those into "
+              + " heads (unless attention.key_length gives their size: "
+              + headSize
+              + "), and those into "
               + headCountKv
               + " KV heads");
     }
   }
 
-  /** The size of one attention head. */
-  public int headSize() {
-    return embeddingLength / headCount;
+  /** Floats per query row: the heads times their size (the width, unless the heads' own). */
+  public int qDim() {
+    return headCount * headSize;
   }
 
   /**
@@ -106,7 +111,24 @@ public record ModelHyperparameters(
     String p = arch + ".";
     int heads = file.getInt(p + "attention.head_count");
     int embedding = file.getInt(p + "embedding_length");
-    unsupportedShape(file, p, embedding, heads);
+    unsupportedShape(file, p);
+    int headSize =
+        file.has(p + "attention.key_length")
+            ? file.getInt(p + "attention.key_length")
+            : heads > 0 && embedding % heads == 0 ? embedding / heads : 0;
+    int rotated = file.getInt(p + "rope.dimension_count", headSize);
+    if (headSize > 0 && rotated != headSize) {
+      throw new GgufUnsupportedException(
+          file.path()
+              + ": "
+              + p
+              + "rope.dimension_count="
+              + rotated
+              + " is not the head size of "
+              + headSize
+              + ": RoPE over part of a head is not supported (llama.cpp's llama and qwen2 graphs"
+              + " rotate whole heads too)");
+    }
     int vocabulary =
         file.has(p + "vocab_size")
             ? file.getInt(p + "vocab_size")
@@ -122,19 +144,21 @@ public record ModelHyperparameters(
         file.getInt(p + "attention.head_count_kv", heads),
         file.getFloat(p + "attention.layer_norm_rms_epsilon"),
         file.getFloat(p + "rope.freq_base", 10_000f),
-        file.getInt(p + "rope.dimension_count", embedding / heads),
+        rotated,
         RopeScaling.of(file, arch),
-        vocabulary);
+        vocabulary,
+        headSize);
   }
 
   /**
    * Refuses what the file's metadata says of its layers that kvtier's runner does not compute,
    * rather than run the file and answer differently from the model: experts ({@code
-   * expert_count} above 0, a mixture-of-experts model) and heads whose size is not the width over
-   * the head count ({@code attention.key_length} or {@code attention.value_length} saying
-   * otherwise, as Mistral NeMo's 128 of 5,120 over 32 does).
+   * expert_count} above 0, a mixture-of-experts model) and value heads of another size than the
+   * key heads ({@code attention.value_length} other than {@code key_length}, or given without
+   * it). Heads of another size than the width over the head count are read ({@code
+   * attention.key_length}, as Mistral NeMo's 128 of 5,120 over 32).
    */
-  private static void unsupportedShape(GgufFile file, String p, int embedding, int heads) {
+  private static void unsupportedShape(GgufFile file, String p) {
     if (file.has(p + "expert_count") && file.getInt(p + "expert_count") > 0) {
       throw new GgufUnsupportedException(
           file.path()
@@ -145,21 +169,24 @@ public record ModelHyperparameters(
               + ": mixture-of-experts layers are not supported; supported: dense feed-forward"
               + " layers");
     }
-    for (String key : List.of("attention.key_length", "attention.value_length")) {
-      if (heads > 0 && file.has(p + key) && file.getInt(p + key) != embedding / heads) {
+    if (file.has(p + "attention.value_length")) {
+      int values = file.getInt(p + "attention.value_length");
+      int embedding = file.getInt(p + "embedding_length");
+      int heads = file.getInt(p + "attention.head_count");
+      int keys =
+          file.has(p + "attention.key_length")
+              ? file.getInt(p + "attention.key_length")
+              : heads > 0 ? embedding / heads : 0;
+      if (values != keys) {
         throw new GgufUnsupportedException(
             file.path()
                 + ": "
                 + p
-                + key
-                + "="
-                + file.getInt(p + key)
-                + " is not embedding_length/head_count="
-                + embedding
-                + "/"
-                + heads
-                + ": heads of another size than the width over the head count are not"
-                + " supported");
+                + "attention.value_length="
+                + values
+                + " is not the key heads' size of "
+                + keys
+                + ": value heads of another size than the key heads are not supported");
       }
     }
   }

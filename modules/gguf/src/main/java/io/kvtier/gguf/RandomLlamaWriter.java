@@ -73,7 +73,8 @@ public final class RandomLlamaWriter {
       throw new IllegalArgumentException(
           vocabulary.path() + " has no tokenizer.ggml.tokens: not a vocabulary file");
     }
-    for (int columns : new int[] {shape.embeddingLength(), shape.feedForwardLength()}) {
+    for (int columns :
+        new int[] {shape.embeddingLength(), shape.feedForwardLength(), shape.qDim()}) {
       GgufTensorType written = typeFor(type, columns);
       if (columns % written.blockSize() != 0) {
         throw new IllegalArgumentException(
@@ -96,10 +97,10 @@ public final class RandomLlamaWriter {
     for (int l = 0; l < shape.blockCount(); l++) {
       String p = "blk." + l + ".";
       tensors.norm(p + "attn_norm.weight", d);
-      tensors.matrix(p + "attn_q.weight", d, d);
+      tensors.matrix(p + "attn_q.weight", shape.qDim(), d);
       tensors.matrix(p + "attn_k.weight", shape.kvDim(), d);
       tensors.matrix(p + "attn_v.weight", shape.kvDim(), d);
-      tensors.matrix(p + "attn_output.weight", d, d);
+      tensors.matrix(p + "attn_output.weight", d, shape.qDim());
       tensors.norm(p + "ffn_norm.weight", d);
       tensors.matrix(p + "ffn_gate.weight", shape.feedForwardLength(), d);
       tensors.matrix(p + "ffn_up.weight", shape.feedForwardLength(), d);
@@ -152,6 +153,11 @@ public final class RandomLlamaWriter {
     w.put(p + "attention.head_count_kv", GgufValue.ofUint32(shape.headCountKv()));
     w.put(p + "attention.layer_norm_rms_epsilon", GgufValue.ofFloat32(LlamaShape.RMS_NORM_EPSILON));
     w.put(p + "rope.freq_base", GgufValue.ofFloat32(shape.ropeFreqBase()));
+    if (shape.headSizeIsOwn()) {
+      // As llama.cpp's converter writes heads of another size than the width over their count
+      w.put(p + "attention.key_length", GgufValue.ofUint32(shape.headSize()));
+      w.put(p + "attention.value_length", GgufValue.ofUint32(shape.headSize()));
+    }
     w.put(p + "rope.dimension_count", GgufValue.ofUint32(shape.headSize()));
     w.put(p + "vocab_size", GgufValue.ofUint32(vocabularySize));
     vocabulary

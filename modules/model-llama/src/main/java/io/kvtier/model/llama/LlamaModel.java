@@ -73,15 +73,21 @@ public final class LlamaModel {
     }
     Reads reads = new Reads(file);
     this.ropeFactors = ropeFactors(reads, shape);
-    this.tokenEmbedding = reads.tensor("token_embd.weight");
+    long dim = shape.embeddingLength();
+    GgufTensor embedding = reads.tensor("token_embd.weight");
+    long vocabulary =
+        shape.vocabularySize() > 0
+            ? shape.vocabularySize()
+            : embedding.dims().length == 2 ? embedding.dims()[1] : 0;
+    this.tokenEmbedding = reads.tensor("token_embd.weight", shape, dim, vocabulary);
     this.layers = new Layer[shape.blockCount()];
     for (int l = 0; l < layers.length; l++) {
-      layers[l] = readLayer(reads, l);
+      layers[l] = readLayer(reads, shape, l);
     }
-    this.outputNorm = vector(reads, "output_norm.weight");
+    this.outputNorm = vector(reads, shape, "output_norm.weight", dim);
     this.output =
         reads.has("output.weight")
-            ? weight(reads, "output.weight")
+            ? weight(reads, shape, "output.weight", dim, vocabulary)
             : new LlamaWeight(tokenEmbedding);
     checkEveryTensorIsRead(reads, shape);
     this.whole = new ShardPass(this, 0, 1, PartialSums.WHOLE);
@@ -128,7 +134,7 @@ public final class LlamaModel {
               + first
               + " is missing; use draft-layer:copy-last for a copy of the last layer");
     }
-    return new LlamaModel(this, readLayer(new Reads(file), n), "draft-layer");
+    return new LlamaModel(this, readLayer(new Reads(file), shape, n), "draft-layer");
   }
 
   /**
@@ -187,7 +193,8 @@ public final class LlamaModel {
         shape.ropeFreqBase(),
         shape.ropeDimensionCount(),
         shape.ropeScaling(),
-        shape.vocabularySize());
+        shape.vocabularySize(),
+        shape.headSize());
   }
 
   /** The tensor of Llama 3.1's RoPE frequency factors, one per rotated pair. */
@@ -214,6 +221,39 @@ public final class LlamaModel {
     GgufTensor tensor(String name) {
       names.add(name);
       return file.tensor(name);
+    }
+
+    /**
+     * The tensor {@code name}, whose dimensions (innermost first, as GGUF lists them) must be
+     * {@code dims}: a file whose tensors do not match its own sizes would be read out of bounds
+     * or answer garbage.
+     */
+    GgufTensor tensor(String name, ModelHyperparameters shape, long... dims) {
+      GgufTensor t = tensor(name);
+      if (!Arrays.equals(t.dims(), dims)) {
+        throw new GgufUnsupportedException(
+            file.path()
+                + ": tensor "
+                + name
+                + " has shape "
+                + Arrays.toString(t.dims())
+                + " where the file's "
+                + shape.architecture()
+                + ".* sizes (embedding_length "
+                + shape.embeddingLength()
+                + ", "
+                + shape.headCount()
+                + "/"
+                + shape.headCountKv()
+                + " heads of "
+                + shape.headSize()
+                + ", feed_forward_length "
+                + shape.feedForwardLength()
+                + ") ask for "
+                + Arrays.toString(dims)
+                + ": the file is damaged or its metadata is not its model's");
+      }
+      return t;
     }
   }
 
@@ -307,21 +347,25 @@ public final class LlamaModel {
     return factors;
   }
 
-  private static Layer readLayer(Reads reads, int l) {
+  private static Layer readLayer(Reads reads, ModelHyperparameters shape, int l) {
     String p = "blk." + l + ".";
+    long dim = shape.embeddingLength();
+    long q = shape.qDim();
+    long kv = (long) shape.headCountKv() * shape.headSize();
+    long ff = shape.feedForwardLength();
     return new Layer(
-        vector(reads, p + "attn_norm.weight"),
-        weight(reads, p + "attn_q.weight"),
-        weight(reads, p + "attn_k.weight"),
-        weight(reads, p + "attn_v.weight"),
-        optionalVector(reads, p + "attn_q.bias"),
-        optionalVector(reads, p + "attn_k.bias"),
-        optionalVector(reads, p + "attn_v.bias"),
-        weight(reads, p + "attn_output.weight"),
-        vector(reads, p + "ffn_norm.weight"),
-        weight(reads, p + "ffn_gate.weight"),
-        weight(reads, p + "ffn_up.weight"),
-        weight(reads, p + "ffn_down.weight"));
+        vector(reads, shape, p + "attn_norm.weight", dim),
+        weight(reads, shape, p + "attn_q.weight", dim, q),
+        weight(reads, shape, p + "attn_k.weight", dim, kv),
+        weight(reads, shape, p + "attn_v.weight", dim, kv),
+        optionalVector(reads, shape, p + "attn_q.bias", q),
+        optionalVector(reads, shape, p + "attn_k.bias", kv),
+        optionalVector(reads, shape, p + "attn_v.bias", kv),
+        weight(reads, shape, p + "attn_output.weight", q, dim),
+        vector(reads, shape, p + "ffn_norm.weight", dim),
+        weight(reads, shape, p + "ffn_gate.weight", dim, ff),
+        weight(reads, shape, p + "ffn_up.weight", dim, ff),
+        weight(reads, shape, p + "ffn_down.weight", ff, dim));
   }
 
   /**
@@ -333,17 +377,20 @@ public final class LlamaModel {
     return new LlamaModel(file, ModelHyperparameters.of(file));
   }
 
-  private static LlamaWeight weight(Reads reads, String name) {
-    return new LlamaWeight(reads.tensor(name));
+  /** The matrix {@code name} of {@code rows} rows of {@code columns} weights. */
+  private static LlamaWeight weight(
+      Reads reads, ModelHyperparameters shape, String name, long columns, long rows) {
+    return new LlamaWeight(reads.tensor(name, shape, columns, rows));
   }
 
   // Norm weights and biases are a few KB per layer: read once onto the heap.
-  private static float[] vector(Reads reads, String name) {
-    return reads.tensor(name).dequantizeRow(0);
+  private static float[] vector(Reads reads, ModelHyperparameters shape, String name, long n) {
+    return reads.tensor(name, shape, n).dequantizeRow(0);
   }
 
-  private static Optional<float[]> optionalVector(Reads reads, String name) {
-    return reads.has(name) ? Optional.of(vector(reads, name)) : Optional.empty();
+  private static Optional<float[]> optionalVector(
+      Reads reads, ModelHyperparameters shape, String name, long n) {
+    return reads.has(name) ? Optional.of(vector(reads, shape, name, n)) : Optional.empty();
   }
 
   /** The file's shape. */

@@ -223,16 +223,41 @@ class GgufModelProviderTest {
   }
 
   @Test
-  void expertsAndHeadsOfAnotherSizeAreRefused() throws IOException {
+  void expertsAndShapesTheTensorsDoNotHaveAreRefused() throws IOException {
     Path experts = rewritten("moe.gguf", w -> w.put("llama.expert_count", GgufValue.ofUint32(8)));
     refusedNaming(experts, "llama.expert_count=8: mixture-of-experts layers are not supported");
     int head = SyntheticGguf.HEAD;
+    int dim = SyntheticGguf.llama().dim();
+    // Heads of their own size are read (LlamaCppOracleTest runs such a file), but this file's
+    // query matrix is still dim wide: its tensors do not match the size its metadata says.
     Path keys =
         rewritten(
             "key-length.gguf",
             w -> w.put("llama.attention.key_length", GgufValue.ofUint32(2 * head)));
     refusedNaming(
-        keys, "llama.attention.key_length=" + 2 * head + " is not embedding_length/head_count");
+        keys,
+        "tensor blk.0.attn_q.weight has shape ["
+            + dim
+            + ", "
+            + dim
+            + "] where the file's llama.* sizes",
+        "heads of " + 2 * head,
+        "ask for [" + dim + ", " + 2 * dim + "]: the file is damaged");
+    Path values =
+        rewritten(
+            "value-length.gguf",
+            w -> w.put("llama.attention.value_length", GgufValue.ofUint32(2 * head)));
+    refusedNaming(
+        values,
+        "llama.attention.value_length=" + 2 * head + " is not the key heads' size of " + head);
+    Path rotated =
+        rewritten(
+            "rope-dimensions.gguf",
+            w -> w.put("llama.rope.dimension_count", GgufValue.ofUint32(head / 2)));
+    refusedNaming(
+        rotated,
+        "llama.rope.dimension_count=" + head / 2 + " is not the head size of " + head,
+        "RoPE over part of a head is not supported");
     Path same =
         rewritten(
             "key-length-same.gguf",
@@ -241,6 +266,14 @@ class GgufModelProviderTest {
         (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", same.toString()))) {
       assertThat(model.model().hyperparameters().headSize()).isEqualTo(head);
     }
+    // A tensor of another shape than the sizes say, and an embedding of another vocabulary
+    Path ffn =
+        rewritten(
+            "ffn-length.gguf", w -> w.put("llama.feed_forward_length", GgufValue.ofUint32(8)));
+    refusedNaming(ffn, "tensor blk.0.ffn_gate.weight has shape", "feed_forward_length 8");
+    Path vocabulary =
+        rewritten("vocab-size.gguf", w -> w.put("llama.vocab_size", GgufValue.ofUint32(7)));
+    refusedNaming(vocabulary, "tensor token_embd.weight has shape", "ask for [" + dim + ", 7]");
   }
 
   @Test

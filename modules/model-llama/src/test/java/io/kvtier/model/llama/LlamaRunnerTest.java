@@ -259,7 +259,8 @@ class LlamaRunnerTest {
               "the feed-forward's 96 rows (3 blocks of 32 weights of blk.0.ffn_down.weight Q8_0"
                   + " 64x96) cannot split over 4 ranks: use at most 3 ranks");
     }
-    SyntheticGguf wide = new SyntheticGguf("llama", 1, 4, 128, 64, 64, GgufTensorType.Q8_0);
+    SyntheticGguf wide =
+        new SyntheticGguf("llama", 1, 4, 128, 64, 64, GgufTensorType.Q8_0, SyntheticGguf.HEAD);
     try (GgufFile f = GgufFile.open(wide.write(dir.resolve("wide.gguf"), 5))) {
       LlamaServingModel m = LlamaServingModel.of(f);
       // 4 ranks give each 2 heads of 8: 16 columns of the output projection, half a block.

@@ -79,13 +79,18 @@ class ServedExactnessTest {
       List<int[]> answers,
       Map<String, Run> references) {}
 
-  /** The synthetic files the test runs: F32 llama, and qwen2's biases and quantized types. */
+  /**
+   * The synthetic files the test runs: F32 llama, qwen2's biases, quantized types, and heads of
+   * their own size.
+   */
   private static SyntheticGguf variant(String name) {
     return switch (name) {
       case "llama-f32" -> SyntheticGguf.llama();
       case "qwen2-f32" -> SyntheticGguf.llama().withArch("qwen2");
       case "llama-q8_0" -> SyntheticGguf.llama().withType(GgufTensorType.Q8_0);
       case "qwen2-q4_0" -> SyntheticGguf.llama().withArch("qwen2").withType(GgufTensorType.Q4_0);
+      // heads of 16 where the width over the head count is 8 (attention.key_length)
+      case "llama-heads16" -> SyntheticGguf.llama().withHeadSize(16);
       default -> throw new IllegalArgumentException(name);
     };
   }
@@ -165,6 +170,8 @@ class ServedExactnessTest {
     cases.add(Arguments.of("llama-f32", "cp2", 2, "memory"));
     cases.add(Arguments.of("llama-f32", "cp1", 2, "file"));
     cases.add(Arguments.of("llama-f32", "cp2", 4, "host"));
+    cases.add(Arguments.of("llama-heads16", "tp", 2, "host"));
+    cases.add(Arguments.of("llama-heads16", "cp1", 2, "memory"));
     return cases.stream();
   }
 

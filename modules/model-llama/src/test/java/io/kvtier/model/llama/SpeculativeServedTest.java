@@ -315,7 +315,8 @@ class SpeculativeServedTest {
         .isEqualTo(drafted.kvLayout(16));
     // A draft model of another vocabulary.
     Path wide =
-        new SyntheticGguf("llama", 1, 4, 96, 80, 512, io.kvtier.gguf.GgufTensorType.F32)
+        new SyntheticGguf(
+                "llama", 1, 4, 96, 80, 512, io.kvtier.gguf.GgufTensorType.F32, SyntheticGguf.HEAD)
             .write(dir.resolve("wide.gguf"), SEED);
     try (GgufFile wideFile = GgufFile.open(wide)) {
       assertThatThrownBy(() -> model.withDraftModel(wideFile, K))

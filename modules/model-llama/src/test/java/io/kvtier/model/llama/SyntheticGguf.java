@@ -19,6 +19,8 @@ import java.util.Random;
  * @param vocabulary tokens
  * @param context the context length
  * @param type the matrices' type (norms and biases stay F32)
+ * @param head floats per attention head: {@link #HEAD}, or another size written as {@code
+ *     attention.key_length} (query rows then are not the width)
  */
 record SyntheticGguf(
     String arch,
@@ -27,26 +29,31 @@ record SyntheticGguf(
     int feedForward,
     int vocabulary,
     int context,
-    GgufTensorType type) {
+    GgufTensorType type,
+    int head) {
 
   /** Floats per head. */
   static final int HEAD = 8;
 
   /** The default shape: 2 layers, 4 KV heads, feed-forward 96, 64 tokens, context 512, F32. */
   static SyntheticGguf llama() {
-    return new SyntheticGguf("llama", 2, 4, 96, 64, 512, GgufTensorType.F32);
+    return new SyntheticGguf("llama", 2, 4, 96, 64, 512, GgufTensorType.F32, HEAD);
   }
 
   SyntheticGguf withArch(String a) {
-    return new SyntheticGguf(a, layers, kvHeads, feedForward, vocabulary, context, type);
+    return new SyntheticGguf(a, layers, kvHeads, feedForward, vocabulary, context, type, head);
   }
 
   SyntheticGguf withKvHeads(int k) {
-    return new SyntheticGguf(arch, layers, k, feedForward, vocabulary, context, type);
+    return new SyntheticGguf(arch, layers, k, feedForward, vocabulary, context, type, head);
   }
 
   SyntheticGguf withType(GgufTensorType t) {
-    return new SyntheticGguf(arch, layers, kvHeads, feedForward, vocabulary, context, t);
+    return new SyntheticGguf(arch, layers, kvHeads, feedForward, vocabulary, context, t, head);
+  }
+
+  SyntheticGguf withHeadSize(int h) {
+    return new SyntheticGguf(arch, layers, kvHeads, feedForward, vocabulary, context, type, h);
   }
 
   int heads() {
@@ -61,7 +68,8 @@ record SyntheticGguf(
   Path write(Path path, long seed) throws IOException {
     Random random = new Random(seed);
     int dim = dim();
-    int kvDim = kvHeads * HEAD;
+    int qDim = heads() * head;
+    int kvDim = kvHeads * head;
     boolean qwen = arch.equals("qwen2");
     GgufWriter writer = new GgufWriter(3);
     writer.put("general.architecture", GgufValue.ofString(arch));
@@ -74,19 +82,23 @@ record SyntheticGguf(
     writer.put(arch + ".attention.head_count_kv", GgufValue.ofUint32(kvHeads));
     writer.put(arch + ".attention.layer_norm_rms_epsilon", GgufValue.ofFloat32(1e-5f));
     writer.put(arch + ".rope.freq_base", GgufValue.ofFloat32(10_000f));
+    if (head != HEAD) {
+      writer.put(arch + ".attention.key_length", GgufValue.ofUint32(head));
+      writer.put(arch + ".attention.value_length", GgufValue.ofUint32(head));
+    }
     matrix(writer, random, "token_embd.weight", vocabulary, dim, GgufTensorType.F32);
     for (int l = 0; l < layers; l++) {
       String p = "blk." + l + ".";
       norm(writer, random, p + "attn_norm.weight", dim);
-      matrix(writer, random, p + "attn_q.weight", dim, dim, type);
+      matrix(writer, random, p + "attn_q.weight", qDim, dim, type);
       matrix(writer, random, p + "attn_k.weight", kvDim, dim, type);
       matrix(writer, random, p + "attn_v.weight", kvDim, dim, type);
       if (qwen) {
-        vector(writer, random, p + "attn_q.bias", dim);
+        vector(writer, random, p + "attn_q.bias", qDim);
         vector(writer, random, p + "attn_k.bias", kvDim);
         vector(writer, random, p + "attn_v.bias", kvDim);
       }
-      matrix(writer, random, p + "attn_output.weight", dim, dim, type);
+      matrix(writer, random, p + "attn_output.weight", dim, qDim, type);
       norm(writer, random, p + "ffn_norm.weight", dim);
       matrix(writer, random, p + "ffn_gate.weight", feedForward, dim, type);
       matrix(writer, random, p + "ffn_up.weight", feedForward, dim, type);
