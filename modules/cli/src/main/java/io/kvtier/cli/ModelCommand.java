@@ -101,8 +101,13 @@ final class ModelCommand implements Callable<Integer> {
       if (context <= poolTokens) {
         return "";
       }
-      long tokenBytes = 2L * Float.BYTES;
-      for (String key : List.of(KvTierKeys.LAYERS, KvTierKeys.KV_HEADS, KvTierKeys.HEAD_DIM)) {
+      long tokenBytes = 2;
+      for (String key :
+          List.of(
+              KvTierKeys.LAYERS,
+              KvTierKeys.KV_HEADS,
+              KvTierKeys.HEAD_DIM,
+              KvTierKeys.DTYPE_BYTES)) {
         tokenBytes *= Long.parseLong(model.fixedKeys().get(key));
       }
       long pages = (context + page - 1) / page;

@@ -179,6 +179,15 @@ final class ServeCommand implements Callable<Integer> {
   private Integer speculativeTokens;
 
   @Option(
+      names = "--kv-type",
+      paramLabel = "TYPE",
+      description =
+          "How the pages of a GGUF model hold its K/V: f32 (the default) or f16 (half the bytes"
+              + " per token, so every tier holds twice the tokens; rounded once when written,"
+              + " as llama.cpp's default cache does; docs/MODELS.md).")
+  private String kvType;
+
+  @Option(
       names = "--served-model-name",
       paramLabel = "NAME",
       description =
@@ -416,6 +425,12 @@ final class ServeCommand implements Callable<Integer> {
           (speculative != null ? "--speculative" : "--num-speculative-tokens")
               + " needs a GGUF model (--model FILE.gguf): the tiny transformer has no draft");
     }
+    if (tiny && kvType != null) {
+      return usage(
+          err,
+          "--kv-type needs a GGUF model (--model FILE.gguf): the tiny transformer's K/V is"
+              + " kvtier.dtype-bytes of its config");
+    }
     if (speculative == null && speculativeTokens != null) {
       return usage(
           err,
@@ -469,7 +484,8 @@ final class ServeCommand implements Callable<Integer> {
                   Path.of(modelOption.strip()),
                   Optional.ofNullable(maxContext),
                   Optional.ofNullable(speculative).map(String::strip),
-                  Optional.ofNullable(speculativeTokens));
+                  Optional.ofNullable(speculativeTokens),
+                  Optional.ofNullable(kvType));
     } catch (IllegalArgumentException e) {
       return usage(err, "--model " + modelOption + ": " + e.getMessage());
     }

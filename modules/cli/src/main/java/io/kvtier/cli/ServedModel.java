@@ -4,6 +4,7 @@ import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.config.LayerMix;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.model.llama.GgufModelProvider;
+import io.kvtier.model.llama.KvType;
 import io.kvtier.model.llama.LlamaServingModel;
 import io.kvtier.model.tiny.ModelConfig;
 import io.kvtier.model.tiny.TinyModelProvider;
@@ -94,7 +95,7 @@ record ServedModel(
    *     model kvtier does not run (with what it runs)
    */
   static ServedModel gguf(Path file, Optional<Integer> maxContext) {
-    return gguf(file, maxContext, Optional.empty(), Optional.empty());
+    return gguf(file, maxContext, Optional.empty(), Optional.empty(), Optional.empty());
   }
 
   /**
@@ -107,6 +108,7 @@ record ServedModel(
    * @param speculative the draft: {@code draft-layer}, {@code draft-layer:copy-last} or {@code
    *     model:FILE}; empty for none
    * @param speculativeTokens tokens the draft proposes a step; empty for the default
+   * @param kvType how the pages store the K/V, {@code f32} or {@code f16}; empty for F32
    * @return the served model; close it when the server has stopped
    * @throws IllegalArgumentException in one line, naming the file or the option
    */
@@ -114,10 +116,12 @@ record ServedModel(
       Path file,
       Optional<Integer> maxContext,
       Optional<String> speculative,
-      Optional<Integer> speculativeTokens) {
+      Optional<Integer> speculativeTokens,
+      Optional<String> kvType) {
     Map<String, String> options = new LinkedHashMap<>();
     options.put("file", file.toString());
     maxContext.ifPresent(m -> options.put("max-context", Integer.toString(m)));
+    kvType.ifPresent(t -> options.put("kv-type", t));
     speculative.ifPresent(d -> options.put("speculative", d));
     speculativeTokens.ifPresent(k -> options.put("num-speculative-tokens", Integer.toString(k)));
     LlamaServingModel model =
@@ -135,7 +139,7 @@ record ServedModel(
       String description =
           String.format(
               "%s %s%s: %d layers, dim %d, %d/%d heads of %d%s, feed-forward %d, %s, %s"
-                  + " vocabulary of %d, context %d%s",
+                  + " vocabulary of %d, context %d%s%s",
               model.architecture(),
               file.getFileName(),
               random ? ", random weights" : "",
@@ -150,6 +154,7 @@ record ServedModel(
               tokenizer,
               model.vocabularySize(),
               model.maxContext(),
+              model.kvType() == KvType.F32 ? "" : ", " + model.kvType() + " K/V",
               model.speculativeTokens() > 0
                   ? "; speculative: "
                       + model.draftDescription()
@@ -163,12 +168,14 @@ record ServedModel(
               model.kvBlocks(),
               model.kvHeads(),
               model.headSize(),
-              Float.BYTES,
+              model.kvType().bytes(),
               model.vocabularySize()),
-          // The draft's K/V is in the pages: its identity is in the L3 keys' model id; so is the
-          // RoPE frequency scaling, which kvtier before 2026-12-05 left out of the KV it stored.
+          // The draft's K/V is in the pages: its identity is in the L3 keys' model id; so are the
+          // K/V's type (F16 pages hold other bytes) and the RoPE frequency scaling, which kvtier
+          // before 2026-12-05 left out of the KV it stored.
           "gguf-"
               + contentId(file)
+              + (model.kvType() == KvType.F32 ? "" : "-kv-" + model.kvType().option())
               + (model.scalesRopeFrequencies() ? "-rope-freqs" : "")
               + (model.draftName().isEmpty() ? "" : "-" + model.draftName()),
           description,

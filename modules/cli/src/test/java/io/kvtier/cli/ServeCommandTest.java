@@ -476,6 +476,7 @@ class ServeCommandTest {
       --model x.gguf --swa-cache windows | --swa-cache is an option of the tiny transformer, but --model is x.gguf
       --speculative draft-layer | --speculative needs a GGUF model (--model FILE.gguf): the tiny transformer has no draft
       --num-speculative-tokens 3 | --num-speculative-tokens needs a GGUF model (--model FILE.gguf)
+      --kv-type f16      | --kv-type needs a GGUF model (--model FILE.gguf): the tiny transformer's K/V is kvtier.dtype-bytes of its config
       --model x.gguf --num-speculative-tokens 3 | --num-speculative-tokens=3 without --speculative: give --speculative draft-layer too, or drop it
       """)
   void anUnusableOptionExits2WithOneClearLine(String args, String message) {

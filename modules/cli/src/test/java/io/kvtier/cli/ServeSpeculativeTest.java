@@ -23,7 +23,11 @@ class ServeSpeculativeTest {
     try (ServedModel plain = ServedModel.gguf(model, Optional.empty());
         ServedModel drafted =
             ServedModel.gguf(
-                model, Optional.empty(), Optional.of("draft-layer:copy-last"), Optional.of(3))) {
+                model,
+                Optional.empty(),
+                Optional.of("draft-layer:copy-last"),
+                Optional.of(3),
+                Optional.empty())) {
       assertThat(plain.fixedKeys()).containsEntry(KvTierKeys.LAYERS, "5");
       assertThat(drafted.fixedKeys()).containsEntry(KvTierKeys.LAYERS, "6");
       assertThat(drafted.l3ModelId()).isEqualTo(plain.l3ModelId() + "-draft-copy-last");

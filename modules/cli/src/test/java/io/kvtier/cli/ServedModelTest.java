@@ -2,6 +2,7 @@ package io.kvtier.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorType;
 import io.kvtier.gguf.GgufWriter;
@@ -49,6 +50,29 @@ class ServedModelTest {
       assertThat(b.l3ModelId()).matches("gguf-[0-9a-f]{16}-rope-freqs");
       assertThat(a.description()).contains("heads of 16, feed-forward");
       assertThat(b.description()).contains("heads of 16 (RoPE frequency factors), feed-forward");
+    }
+  }
+
+  /**
+   * F16 K/V pages hold other bytes than F32 ones: the id ends {@code -kv-f16}, the layout's
+   * elements are 2 bytes, and the startup line says so; F32 (the default) keeps the id.
+   */
+  @Test
+  void f16KvHasItsOwnL3ModelIdAndTwoByteElements() throws IOException {
+    Path vocabulary = TestVocabulary.write(dir.resolve("vocab.gguf"));
+    Path file = dir.resolve("model.gguf");
+    try (GgufFile vocab = GgufFile.open(vocabulary)) {
+      RandomLlamaWriter.write(LlamaShape.TEST_TINY, vocab, GgufTensorType.F32, 7, file);
+    }
+    try (ServedModel f32 = ServedModel.gguf(file, Optional.empty());
+        ServedModel f16 =
+            ServedModel.gguf(
+                file, Optional.empty(), Optional.empty(), Optional.empty(), Optional.of("f16"))) {
+      assertThat(f16.l3ModelId()).isEqualTo(f32.l3ModelId() + "-kv-f16");
+      assertThat(f32.fixedKeys()).containsEntry(KvTierKeys.DTYPE_BYTES, "4");
+      assertThat(f16.fixedKeys()).containsEntry(KvTierKeys.DTYPE_BYTES, "2");
+      assertThat(f32.description()).doesNotContain("K/V");
+      assertThat(f16.description()).contains(", F16 K/V");
     }
   }
 }

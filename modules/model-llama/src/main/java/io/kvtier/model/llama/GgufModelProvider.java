@@ -15,9 +15,10 @@ import java.util.Optional;
 /**
  * A GGUF {@code llama} or {@code qwen2} file as {@code kvtier serve --model gguf}: option {@code
  * file} (required) is the path of the {@code .gguf} file, {@code max-context} (optional) the most
- * tokens of one sequence, by default the file's context length. The model is a {@link
- * LlamaServingModel}; its pools need the layout {@link LlamaServingModel#kvLayout} gives (the
- * file's layers, KV heads and head size, F32; any page size).
+ * tokens of one sequence, by default the file's context length, {@code kv-type} (optional)
+ * {@code f32} (the default) or {@code f16}, how the pages store the K/V ({@link KvType}). The model
+ * is a {@link LlamaServingModel}; its pools need the layout {@link LlamaServingModel#kvLayout}
+ * gives (the file's layers, KV heads and head size, the K/V type's element size; any page size).
  */
 @ProviderName(GgufModelProvider.NAME)
 public final class GgufModelProvider implements ModelProvider {
@@ -67,7 +68,9 @@ public final class GgufModelProvider implements ModelProvider {
     String maxContextText = options.string("max-context", null);
     String speculative = options.string("speculative", null);
     String tokensText = options.string("num-speculative-tokens", null);
+    String kvTypeText = options.string("kv-type", null);
     options.checkAllRead(NAME);
+    KvType kvType = kvTypeText == null ? KvType.F32 : KvType.of(kvTypeText);
     int speculativeTokens = speculativeTokens(speculative, tokensText);
     int maxContext = maxContextText == null ? 0 : parse(maxContextText);
     if (file == null || file.isEmpty()) {
@@ -100,9 +103,10 @@ public final class GgufModelProvider implements ModelProvider {
     }
     try {
       LlamaServingModel model =
-          maxContextText == null
-              ? LlamaServingModel.of(opened)
-              : LlamaServingModel.of(opened, maxContext);
+          (maxContextText == null
+                  ? LlamaServingModel.of(opened)
+                  : LlamaServingModel.of(opened, maxContext))
+              .withKvType(kvType);
       if (speculative == null) {
         return model;
       }

@@ -108,7 +108,7 @@ public final class LlamaModelRunner implements ModelRunner {
    *
    * @param model the model
    * @param device the rank's device pool, with the rank's KV layout ({@link PagedKvStore#layout(
-   *     io.kvtier.gguf.ModelHyperparameters, int, int, Parallelism)})
+   *     io.kvtier.gguf.ModelHyperparameters, int, int, Parallelism, KvType)})
    * @param rank the rank
    * @param ranks the ranks
    * @param parallelism tp or cp
@@ -138,7 +138,8 @@ public final class LlamaModelRunner implements ModelRunner {
     }
     this.speculativeTokens = model.speculativeTokens();
     this.draftBlock = this.model.hasDraft() ? this.model.blockCount() : -1;
-    this.kv = new PagedKvStore(device, this.model.kvShape(), rank, ranks, parallelism);
+    this.kv =
+        new PagedKvStore(device, this.model.kvShape(), rank, ranks, parallelism, model.kvType());
     this.stripe = kv.stripe();
     this.sums =
         ranks == 1
@@ -159,7 +160,7 @@ public final class LlamaModelRunner implements ModelRunner {
           ShardPass.striped(this.model, stripe, (values, length) -> gather.gather(values, length));
     }
     this.dim = this.model.hyperparameters().embeddingLength();
-    this.reference = new OneLayer(this.model.kvBlocks(), pass.kvWidth(), stripe);
+    this.reference = new OneLayer(this.model.kvBlocks(), pass.kvWidth(), stripe, model.kvType());
   }
 
   /** Tokens the draft proposes per decode step; 0 without a draft. */
@@ -801,20 +802,24 @@ public final class LlamaModelRunner implements ModelRunner {
   /**
    * One layer's K/V of a recomputed prefix, for {@link #verifyPrefix}: the layer {@link #start}
    * names, positions {@code 0..capacity-1}; its arrays are reused (and grown) from check to check.
+   * Rows are rounded as the pages round them ({@link KvType}), so the recomputed layers attend
+   * over the values the pages give and their rows compare with the pages' bit for bit.
    */
   private static final class OneLayer implements KvStore {
     private final int layers;
     private final int kvDim;
     private final Stripe stripe;
+    private final KvType type;
     private int layer;
     private int capacity;
     float[] keys = new float[0];
     float[] values = new float[0];
 
-    OneLayer(int layers, int kvDim, Stripe stripe) {
+    OneLayer(int layers, int kvDim, Stripe stripe, KvType type) {
       this.layers = layers;
       this.kvDim = kvDim;
       this.stripe = stripe;
+      this.type = type;
     }
 
     /** Holds layer {@code l}'s rows of {@code positions} positions (the stripe's) from now on. */
@@ -847,6 +852,8 @@ public final class LlamaModelRunner implements ModelRunner {
       int row = stripe.localIndex(position);
       System.arraycopy(k, offset, keys, row * kvDim, kvDim);
       System.arraycopy(v, offset, values, row * kvDim, kvDim);
+      type.round(keys, row * kvDim, kvDim);
+      type.round(values, row * kvDim, kvDim);
     }
 
     @Override

@@ -40,6 +40,9 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
 
   private final GgufFile draftFile;
 
+  /** How the pages store the K/V ({@link #withKvType}). */
+  private final KvType kvType;
+
   private LlamaServingModel(
       GgufFile file,
       LlamaModel model,
@@ -48,7 +51,9 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
       ModelText text,
       int speculativeTokens,
       LlamaModel draftModel,
-      GgufFile draftFile) {
+      GgufFile draftFile,
+      KvType kvType) {
+    this.kvType = kvType;
     this.draftModel = draftModel;
     this.draftFile = draftFile;
     this.file = file;
@@ -82,7 +87,8 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
     } catch (io.kvtier.gguf.GgufException e) {
       throw new IllegalArgumentException(e.getMessage(), e);
     }
-    return new LlamaServingModel(file, drafted, maxContext, listener, text, tokens, null, null);
+    return new LlamaServingModel(
+        file, drafted, maxContext, listener, text, tokens, null, null, kvType);
   }
 
   /**
@@ -116,7 +122,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
               + model.vocabularySize()
               + ": a draft must share the target's vocabulary");
     }
-    return new LlamaServingModel(file, model, maxContext, listener, text, tokens, d, draft);
+    return new LlamaServingModel(file, model, maxContext, listener, text, tokens, d, draft, kvType);
   }
 
   /** The separate draft model, or null ({@link #withDraftModel}). */
@@ -143,7 +149,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   LlamaServingModel withDraftCopyOf(int layer, int tokens) {
     checkSpeculativeTokens(tokens);
     return new LlamaServingModel(
-        file, model.withDraftCopyOf(layer), maxContext, listener, text, tokens, null, null);
+        file, model.withDraftCopyOf(layer), maxContext, listener, text, tokens, null, null, kvType);
   }
 
   /** The most tokens a draft may propose per step. */
@@ -235,7 +241,8 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
     String name = model.hyperparameters().name();
     ModelText text =
         file.has("tokenizer.ggml.model") ? GgufText.of(file, name) : ModelText.tokensOnly(name);
-    return new LlamaServingModel(file, model, maxContext, LogitsListener.NONE, text, 0, null, null);
+    return new LlamaServingModel(
+        file, model, maxContext, LogitsListener.NONE, text, 0, null, null, KvType.F32);
   }
 
   /**
@@ -254,7 +261,34 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
         text,
         speculativeTokens,
         draftModel,
-        draftFile);
+        draftFile,
+        kvType);
+  }
+
+  /**
+   * This model with its K/V stored as {@code type} in the pages (docs/MODELS.md, "KV
+   * precision"): F16 halves the bytes of every page in every tier, so each holds twice the tokens;
+   * the two share the file (close one).
+   *
+   * @param type the K/V type
+   * @return the model that stores its K/V so
+   */
+  public LlamaServingModel withKvType(KvType type) {
+    return new LlamaServingModel(
+        file,
+        model,
+        maxContext,
+        listener,
+        text,
+        speculativeTokens,
+        draftModel,
+        draftFile,
+        Objects.requireNonNull(type, "type"));
+  }
+
+  /** How the pages store this model's K/V: F32 unless {@link #withKvType} said otherwise. */
+  public KvType kvType() {
+    return kvType;
   }
 
   /** The forward pass. */
@@ -336,13 +370,13 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
 
   /**
    * The {@code kvtier.*} layout the config must have: the model's layers, KV heads and head
-   * size, F32, with any page size.
+   * size, its {@link #kvType}'s element size, with any page size.
    *
    * @param pageSize tokens per page
    * @return the layout
    */
   public KvLayout kvLayout(int pageSize) {
-    return PagedKvStore.layout(model.kvShape(), pageSize, 1);
+    return PagedKvStore.layout(model.kvShape(), pageSize, 1, Parallelism.TP, kvType);
   }
 
   /**
@@ -375,7 +409,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
   @Override
   public void checkLayout(KvLayout layout, int ranks) {
     Objects.requireNonNull(layout, "layout");
-    PagedKvStore.checkLayout(model.kvShape(), layout, 1, false);
+    PagedKvStore.checkLayout(model.kvShape(), layout, 1, false, kvType);
     ShardPass.checkRanks(hyperparameters(), ranks);
     for (int r = 0; r < ranks; r++) {
       new ShardPass(model, r, ranks, PartialSums.WHOLE);
@@ -387,7 +421,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
    *
    * <p>Under tp each rank's share of the heads ({@link #checkLayout}). Under cp every rank holds
    * the whole weights, and a page of every head and {@code 1/ranks} of the positions ({@link
-   * PagedKvStore#layout(ModelHyperparameters, int, int, Parallelism)}): the ranks times the
+   * PagedKvStore#layout(ModelHyperparameters, int, int, Parallelism, KvType)}): the ranks times the
    * interleave must divide the page size, and the ranks a row's floats; the KV heads need not
    * divide by the ranks, nor the matrices split.
    */
@@ -398,9 +432,9 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
       checkLayout(layout, ranks);
     } else {
       checkNotContextParallel(ranks);
-      PagedKvStore.checkLayout(model.kvShape(), layout, 1, false);
+      PagedKvStore.checkLayout(model.kvShape(), layout, 1, false, kvType);
     }
-    return PagedKvStore.layout(model.kvShape(), layout.pageSize(), ranks, parallelism);
+    return PagedKvStore.layout(model.kvShape(), layout.pageSize(), ranks, parallelism, kvType);
   }
 
   /**

@@ -8,7 +8,9 @@ import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 /**
- * A sequence's K/V in kvtier's device pages, F32: position {@code p} lives in page {@code
+ * A sequence's K/V in kvtier's device pages, F32 or F16 ({@link KvType}: the pool's element
+ * size says which; an F16 row is rounded when written and widened when read): position {@code p}
+ * lives in page {@code
  * table[p / pageSize]} of layer {@code l}'s block {@code l}, all K rows of the page then all V
  * rows. The page table is the request's (the cached prefix's pages, then its own). Reads gather
  * whole pages with two copies per page (all K, then all V).
@@ -29,6 +31,11 @@ public final class PagedKvStore implements KvStore {
   private final int rowsPerPage;
   private final long vectorBytes;
   private final int kvDim;
+  private final KvType type;
+
+  /** F16 rows on their way to or from the pages. */
+  private short[] halves = new short[0];
+
   private int[] table = new int[0];
   private int pages;
 
@@ -59,15 +66,38 @@ public final class PagedKvStore implements KvStore {
    */
   public PagedKvStore(
       PageMemory device, ModelHyperparameters shape, int rank, int ranks, Parallelism parallelism) {
+    this(
+        device,
+        shape,
+        rank,
+        ranks,
+        parallelism,
+        KvType.ofBytes(device.spec().layout().dtypeBytes()));
+  }
+
+  /**
+   * A view of rank {@code rank}'s device pool, whose K/V must be of type {@code type}.
+   *
+   * @throws IllegalArgumentException if the pool's layout is not the rank's with {@code type}'s
+   *     element size, or the ranks cannot split the model so, naming the keys to set
+   */
+  public PagedKvStore(
+      PageMemory device,
+      ModelHyperparameters shape,
+      int rank,
+      int ranks,
+      Parallelism parallelism,
+      KvType type) {
     this.device = Objects.requireNonNull(device, "device");
+    this.type = Objects.requireNonNull(type, "type");
     this.layout = device.spec().layout();
-    checkLayout(shape, layout, ranks, parallelism, true);
+    checkLayout(shape, layout, ranks, parallelism, true, type);
     this.pageSize = layout.pageSize();
     boolean striped = parallelism.cp() && ranks > 1;
     this.stripe = striped ? new Stripe(rank, ranks, parallelism.interleave()) : Stripe.WHOLE;
     this.rowsPerPage = pageSize / stripe.ranks();
     this.vectorBytes = layout.vectorBytes() * stripe.ranks();
-    this.kvDim = (int) (vectorBytes / Float.BYTES);
+    this.kvDim = (int) (vectorBytes / type.bytes());
   }
 
   /**
@@ -81,7 +111,7 @@ public final class PagedKvStore implements KvStore {
    * @throws IllegalArgumentException if the KV heads do not divide by {@code ranks}
    */
   public static KvLayout layout(ModelHyperparameters shape, int pageSize, int ranks) {
-    return layout(shape, pageSize, ranks, Parallelism.TP);
+    return layout(shape, pageSize, ranks, Parallelism.TP, KvType.F32);
   }
 
   /**
@@ -95,15 +125,20 @@ public final class PagedKvStore implements KvStore {
    * @param pageSize tokens per page
    * @param ranks the ranks
    * @param parallelism tp or cp
+   * @param type the stored values' type
    * @return the layout
    * @throws IllegalArgumentException if the ranks cannot split the model so, naming the option
    */
   public static KvLayout layout(
-      ModelHyperparameters shape, int pageSize, int ranks, Parallelism parallelism) {
+      ModelHyperparameters shape, int pageSize, int ranks, Parallelism parallelism, KvType type) {
     if (!parallelism.cp() || ranks == 1) {
       ShardPass.checkRanks(shape, ranks);
       return new KvLayout(
-          shape.blockCount(), shape.headCountKv() / ranks, shape.headSize(), Float.BYTES, pageSize);
+          shape.blockCount(),
+          shape.headCountKv() / ranks,
+          shape.headSize(),
+          type.bytes(),
+          pageSize);
     }
     checkStripes(shape, pageSize, ranks, parallelism.interleave());
     int g = gcd(shape.headCountKv(), ranks);
@@ -111,7 +146,7 @@ public final class PagedKvStore implements KvStore {
         shape.blockCount(),
         shape.headCountKv() / g,
         shape.headSize() / (ranks / g),
-        Float.BYTES,
+        type.bytes(),
         pageSize);
   }
 
@@ -171,8 +206,9 @@ public final class PagedKvStore implements KvStore {
    *
    * @throws IllegalArgumentException naming both layouts and the keys to set
    */
-  static void checkLayout(ModelHyperparameters shape, KvLayout layout, int ranks, boolean shard) {
-    checkLayout(shape, layout, ranks, Parallelism.TP, shard);
+  static void checkLayout(
+      ModelHyperparameters shape, KvLayout layout, int ranks, boolean shard, KvType type) {
+    checkLayout(shape, layout, ranks, Parallelism.TP, shard, type);
   }
 
   static void checkLayout(
@@ -180,8 +216,9 @@ public final class PagedKvStore implements KvStore {
       KvLayout layout,
       int ranks,
       Parallelism parallelism,
-      boolean shard) {
-    KvLayout expected = layout(shape, layout.pageSize(), shard ? ranks : 1, parallelism);
+      boolean shard,
+      KvType type) {
+    KvLayout expected = layout(shape, layout.pageSize(), shard ? ranks : 1, parallelism, type);
     if (!expected.equals(layout)) {
       throw new IllegalArgumentException(
           "the KV layout "
@@ -204,8 +241,12 @@ public final class PagedKvStore implements KvStore {
               + ", kvtier.head-dim="
               + shape.headSize()
               + ", kvtier.dtype-bytes="
-              + Float.BYTES
-              + " (F32 KV; kvtier.page-size is free)");
+              + type.bytes()
+              + " ("
+              + type
+              + " KV, model option kv-type="
+              + type.option()
+              + "; kvtier.page-size is free)");
     }
   }
 
@@ -285,14 +326,20 @@ public final class PagedKvStore implements KvStore {
               + "'s: under cp a rank writes its own positions only");
     }
     long row = stripe.localIndex(position) % rowsPerPage;
-    long at = (long) offset * Float.BYTES;
-    device.write(
-        slot, layer, row * vectorBytes, MemorySegment.ofArray(keys).asSlice(at, vectorBytes));
-    device.write(
-        slot,
-        layer,
-        (rowsPerPage + row) * vectorBytes,
-        MemorySegment.ofArray(values).asSlice(at, vectorBytes));
+    device.write(slot, layer, row * vectorBytes, stored(keys, offset));
+    device.write(slot, layer, (rowsPerPage + row) * vectorBytes, stored(values, offset));
+  }
+
+  /** The row {@code v[offset, offset + kvDim)} as the pages hold it. */
+  private MemorySegment stored(float[] v, int offset) {
+    if (type == KvType.F32) {
+      return MemorySegment.ofArray(v).asSlice((long) offset * Float.BYTES, vectorBytes);
+    }
+    short[] h = halves = halves.length >= kvDim ? halves : new short[kvDim];
+    for (int i = 0; i < kvDim; i++) {
+      h[i] = Float.floatToFloat16(v[offset + i]);
+    }
+    return MemorySegment.ofArray(h).asSlice(0, vectorBytes);
   }
 
   /**
@@ -302,6 +349,10 @@ public final class PagedKvStore implements KvStore {
    */
   @Override
   public void read(int layer, int count, float[] keys, float[] values) {
+    if (type == KvType.F16) {
+      readHalves(layer, count, keys, values);
+      return;
+    }
     MemorySegment k = MemorySegment.ofArray(keys);
     MemorySegment v = MemorySegment.ofArray(values);
     for (int first = 0; first < count; first += rowsPerPage) {
@@ -310,6 +361,28 @@ public final class PagedKvStore implements KvStore {
       long at = first * vectorBytes;
       device.read(slot, layer, 0, k.asSlice(at, bytes));
       device.read(slot, layer, rowsPerPage * vectorBytes, v.asSlice(at, bytes));
+    }
+  }
+
+  /** {@link #read} of F16 pages: each page's rows into {@link #halves}, then widened. */
+  private void readHalves(int layer, int count, float[] keys, float[] values) {
+    short[] h =
+        halves = halves.length >= rowsPerPage * kvDim ? halves : new short[rowsPerPage * kvDim];
+    MemorySegment segment = MemorySegment.ofArray(h);
+    for (int first = 0; first < count; first += rowsPerPage) {
+      int slot = page(first / rowsPerPage * pageSize);
+      int rows = Math.min(rowsPerPage, count - first);
+      long bytes = rows * vectorBytes;
+      int n = rows * kvDim;
+      int at = first * kvDim;
+      device.read(slot, layer, 0, segment.asSlice(0, bytes));
+      for (int i = 0; i < n; i++) {
+        keys[at + i] = Float.float16ToFloat(h[i]);
+      }
+      device.read(slot, layer, rowsPerPage * vectorBytes, segment.asSlice(0, bytes));
+      for (int i = 0; i < n; i++) {
+        values[at + i] = Float.float16ToFloat(h[i]);
+      }
     }
   }
 }

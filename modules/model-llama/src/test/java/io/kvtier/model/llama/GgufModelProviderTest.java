@@ -277,6 +277,29 @@ class GgufModelProviderTest {
   }
 
   @Test
+  void kvTypeF16HalvesThePagesAndOtherTypesAreRefused() throws IOException {
+    String path = synthetic().toString();
+    try (LlamaServingModel f32 =
+            (LlamaServingModel) ModelProvider.open("gguf", Map.of("file", path));
+        LlamaServingModel f16 =
+            (LlamaServingModel)
+                ModelProvider.open("gguf", Map.of("file", path, "kv-type", "F16"))) {
+      assertThat(f32.kvType()).isEqualTo(KvType.F32);
+      assertThat(f16.kvType()).isEqualTo(KvType.F16);
+      assertThat(f16.kvLayout(16).dtypeBytes()).isEqualTo(2);
+      assertThat(2 * f16.kvLayout(16).pageBytes()).isEqualTo(f32.kvLayout(16).pageBytes());
+      // pools laid out for the other type are refused, naming the key and the option
+      assertThatThrownBy(() -> f16.checkLayout(f32.kvLayout(16), 1))
+          .hasMessageContaining("kvtier.dtype-bytes=2 (F16 KV, model option kv-type=f16");
+      assertThatThrownBy(() -> f32.checkLayout(f16.kvLayout(16), 1))
+          .hasMessageContaining("kvtier.dtype-bytes=4 (F32 KV, model option kv-type=f32");
+    }
+    assertThatThrownBy(() -> ModelProvider.open("gguf", Map.of("file", path, "kv-type", "q8_0")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("kv-type=q8_0 is not a K/V type kvtier stores; use one of [f32, f16]");
+  }
+
+  @Test
   void aMaxContextOutsideTheFilesContextIsRefused() throws IOException {
     String path = synthetic().toString();
     assertThatThrownBy(() -> ModelProvider.open("gguf", Map.of("file", path, "max-context", "513")))

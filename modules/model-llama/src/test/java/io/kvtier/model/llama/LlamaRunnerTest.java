@@ -215,7 +215,8 @@ class LlamaRunnerTest {
                   + " is not one rank's share over 1 ranks of synthetic-llama's"
                   + " KvLayout[layers=2, kvHeads=4, headDim=8, dtypeBytes=4, pageSize=4]: set"
                   + " kvtier.layers=2, kvtier.kv-heads=4, kvtier.head-dim=8,"
-                  + " kvtier.dtype-bytes=4 (F32 KV; kvtier.page-size is free)");
+                  + " kvtier.dtype-bytes=4 (F32 KV, model option kv-type=f32; kvtier.page-size"
+                  + " is free)");
     }
     assertThatThrownBy(() -> model.checkLayout(new KvLayout(2, 2, 8, 4, 16), 1))
         .isInstanceOf(IllegalArgumentException.class)

@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -80,8 +81,8 @@ class ServedExactnessTest {
       Map<String, Run> references) {}
 
   /**
-   * The synthetic files the test runs: F32 llama, qwen2's biases, quantized types, and heads of
-   * their own size.
+   * The synthetic files the test runs: F32 llama, qwen2's biases, quantized types, heads of their
+   * own size, and F16 K/V.
    */
   private static SyntheticGguf variant(String name) {
     return switch (name) {
@@ -91,6 +92,8 @@ class ServedExactnessTest {
       case "qwen2-q4_0" -> SyntheticGguf.llama().withArch("qwen2").withType(GgufTensorType.Q4_0);
       // heads of 16 where the width over the head count is 8 (attention.key_length)
       case "llama-heads16" -> SyntheticGguf.llama().withHeadSize(16);
+      // the F32 file, its K/V stored as F16 (kv-type=f16)
+      case "llama-kv-f16" -> SyntheticGguf.llama();
       default -> throw new IllegalArgumentException(name);
     };
   }
@@ -106,7 +109,8 @@ class ServedExactnessTest {
 
   private static Chats buildTheChats(String name) throws Exception {
     GgufFile file = GgufFile.open(variant(name).write(dir.resolve(name + ".gguf"), SEED));
-    LlamaServingModel model = LlamaServingModel.of(file);
+    LlamaServingModel model =
+        LlamaServingModel.of(file).withKvType(name.endsWith("-kv-f16") ? KvType.F16 : KvType.F32);
     Random random = new Random(SEED * 31 + 7);
     int vocabulary = model.vocabularySize();
     int[] system = ServedTiers.tokens(random, 24, vocabulary);
@@ -172,7 +176,41 @@ class ServedExactnessTest {
     cases.add(Arguments.of("llama-f32", "cp2", 4, "host"));
     cases.add(Arguments.of("llama-heads16", "tp", 2, "host"));
     cases.add(Arguments.of("llama-heads16", "cp1", 2, "memory"));
+    for (String tier : new String[] {"host", "file"}) {
+      cases.add(Arguments.of("llama-kv-f16", "tp", 2, tier));
+    }
+    cases.add(Arguments.of("llama-kv-f16", "cp1", 2, "host"));
     return cases.stream();
+  }
+
+  /**
+   * F16 K/V is rounded once, when written: the cache-on runs above equal the cache-off run of the
+   * same type to the bit, and here the F16 run's logits differ from the F32 run's (the option does
+   * something) by a little (it is the same model).
+   */
+  @Test
+  void f16KvChangesTheLogitsByALittle() throws Exception {
+    Chats f32 = chats("llama-f32");
+    Chats f16 = chats("llama-kv-f16");
+    assertThat(f16.prompts().getFirst()).containsExactly(f32.prompts().getFirst());
+    Map<Integer, int[]> a = reference(f32, "tp", 1).logits().getFirst();
+    Map<Integer, int[]> b = reference(f16, "tp", 1).logits().getFirst();
+    assertThat(b.keySet()).isEqualTo(a.keySet());
+    int differ = 0;
+    float worst = 0f;
+    for (int position : a.keySet()) {
+      for (int i = 0; i < a.get(position).length; i++) {
+        float x = Float.intBitsToFloat(a.get(position)[i]);
+        float y = Float.intBitsToFloat(b.get(position)[i]);
+        differ += x != y ? 1 : 0;
+        worst = Math.max(worst, Math.abs(x - y));
+      }
+    }
+    System.out.printf(
+        "[gguf-exact] F16 against F32 K/V, first request: %d logits differ, by at most %.6f%n",
+        differ, worst);
+    assertThat(differ).as("logits that F16 K/V changes").isPositive();
+    assertThat(worst).as("the largest change").isLessThan(0.05f);
   }
 
   /** {@code tp}, or {@code cp} and its interleave ({@code cp2}: two positions per turn). */

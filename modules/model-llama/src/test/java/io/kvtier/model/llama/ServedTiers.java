@@ -35,7 +35,8 @@ final class ServedTiers {
         .host("sim")
         .collective("local")
         .ranks(ranks)
-        .layout(model.kvBlocks(), model.kvHeads(), model.headSize(), Float.BYTES, pageSize)
+        .layout(
+            model.kvBlocks(), model.kvHeads(), model.headSize(), model.kvType().bytes(), pageSize)
         .devicePages(devicePages)
         .hostPages(host)
         .writePolicy(WritePolicy.WRITE_THROUGH)
