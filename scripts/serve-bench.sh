@@ -10,7 +10,7 @@
 # RssFile every second during the run, once more after it, and the peak VmHWM) and, for a
 # --model server, checks it against the bound of docs/PERFORMANCE.md: the model file + the
 # pools + 300 MB (the pools' size from the server's startup line: pages x layers x K and V x
-# KV heads x head size x 4 bytes x tokens a page).
+# KV heads x head size x 4 bytes, 2 with --kv-type f16, x tokens a page).
 set -euo pipefail
 
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -82,10 +82,13 @@ model_bytes() {
 }
 
 # The pools' bytes from a server's startup line ("30 layers, ... 9/3 heads of 64, ... device 64
-# pages, host 1024 pages of 16 tokens"): F32 K and V of every layer's KV heads; 0 if absent.
+# pages, host 1024 pages of 16 tokens"): K and V of every layer's KV heads, 4 bytes a value (2
+# where the line says "F16 K/V": --kv-type f16); 0 if absent.
 pool_bytes() {
+  local value=4
+  if grep -q "F16 K/V" "$1"; then value=2; fi
   sed -n 's/.* \([0-9]*\) layers,.* [0-9]*\/\([0-9]*\) heads of \([0-9]*\),.*device \([0-9]*\) pages, host \([0-9]*\) pages of \([0-9]*\) tokens.*/\1 \2 \3 \4 \5 \6/p' \
-    "$1" | head -1 | awk '{print ($4 + $5) * $1 * 2 * $2 * $3 * 4 * $6} END {if (NR == 0) print 0}'
+    "$1" | head -1 | awk -v b="$value" '{print ($4 + $5) * $1 * 2 * $2 * $3 * b * $6} END {if (NR == 0) print 0}'
 }
 
 if [[ "${SERVE_MEMORY:-0}" == "1" ]]; then
