@@ -19,6 +19,16 @@ import org.junit.jupiter.api.io.TempDir;
 class ServedModelTest {
   @TempDir Path dir;
 
+  /** A {@link LlamaShape#TEST_TINY} F32 file of random weights named {@code name}. */
+  private Path tinyFile(String name) throws IOException {
+    Path vocabulary = TestVocabulary.write(dir.resolve("vocab-" + name));
+    Path file = dir.resolve(name);
+    try (GgufFile vocab = GgufFile.open(vocabulary)) {
+      RandomLlamaWriter.write(LlamaShape.TEST_TINY, vocab, GgufTensorType.F32, 7, file);
+    }
+    return file;
+  }
+
   /**
    * kvtier before 2026-12-05 stored the KV of a file with RoPE frequency factors as if it had none:
    * the same file's id now ends {@code -rope-freqs}, so a store that outlives the process never
@@ -27,11 +37,7 @@ class ServedModelTest {
    */
   @Test
   void ropeFrequencyFactorsChangeAFilesL3ModelId() throws IOException {
-    Path vocabulary = TestVocabulary.write(dir.resolve("vocab.gguf"));
-    Path plain = dir.resolve("plain.gguf");
-    try (GgufFile vocab = GgufFile.open(vocabulary)) {
-      RandomLlamaWriter.write(LlamaShape.TEST_TINY, vocab, GgufTensorType.F32, 7, plain);
-    }
+    Path plain = tinyFile("plain.gguf");
     Path scaled = dir.resolve("scaled.gguf");
     float[] factors = new float[LlamaShape.TEST_TINY.headSize() / 2];
     Arrays.fill(factors, 4f);
@@ -59,11 +65,7 @@ class ServedModelTest {
    */
   @Test
   void f16KvHasItsOwnL3ModelIdAndTwoByteElements() throws IOException {
-    Path vocabulary = TestVocabulary.write(dir.resolve("vocab.gguf"));
-    Path file = dir.resolve("model.gguf");
-    try (GgufFile vocab = GgufFile.open(vocabulary)) {
-      RandomLlamaWriter.write(LlamaShape.TEST_TINY, vocab, GgufTensorType.F32, 7, file);
-    }
+    Path file = tinyFile("model.gguf");
     try (ServedModel f32 = ServedModel.gguf(file, Optional.empty());
         ServedModel f16 =
             ServedModel.gguf(
