@@ -8,11 +8,9 @@ import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 /**
- * A sequence's K/V in kvtier's device pages, F32 or F16 ({@link KvType}: the pool's element
- * size says which; an F16 row is rounded when written and widened when read): position {@code p}
- * lives in page {@code
- * table[p / pageSize]} of layer {@code l}'s block {@code l}, all K rows of the page then all V
- * rows. The page table is the request's (the cached prefix's pages, then its own). Reads gather
+ * A sequence's K/V in kvtier's device pages, F32 or F16 ({@link KvType}: an F16 row is rounded
+ * when written and widened when read): position {@code p} lives in page {@code table[p /
+ * pageSize]} of layer {@code l}'s block {@code l}, all K rows of the page then all V rows. The page table is the request's (the cached prefix's pages, then its own). Reads gather
  * whole pages with two copies per page (all K, then all V).
  *
  * <p>In a tensor-parallel group the pool holds the rank's share of the KV heads ({@code kvHeads /
