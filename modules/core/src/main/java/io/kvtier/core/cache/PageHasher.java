@@ -15,6 +15,25 @@ import java.util.Objects;
  * share a key. Computed only when asked for, never on the request path.
  */
 public final class PageHasher {
+  /**
+   * One digest and token buffer per thread ({@code digest()} resets the digest), so that hashing
+   * a node's pages makes no digest object (CACHE.md §12): chains are hashed one at a time on the
+   * thread that asks.
+   */
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+  private static final class Scratch {
+    final MessageDigest md = sha256();
+    byte[] buffer = new byte[0];
+
+    byte[] buffer(int pageSize) {
+      if (buffer.length < 4 * pageSize) {
+        buffer = new byte[4 * pageSize];
+      }
+      return buffer;
+    }
+  }
+
   private PageHasher() {}
 
   /**
@@ -47,19 +66,18 @@ public final class PageHasher {
     if (namespace == 0) {
       return null;
     }
-    MessageDigest md = sha256();
-    byte[] bytes = new byte[8];
+    MessageDigest md = SCRATCH.get().md;
     for (int i = 0; i < 8; i++) {
-      bytes[i] = (byte) (namespace >>> (8 * i));
+      md.update((byte) (namespace >>> (8 * i)));
     }
-    md.update(bytes);
     return md.digest();
   }
 
   /** Hashes {@code pages} pages of {@code tokens} from {@code offset}, chained to {@code prior}. */
   static byte[][] chain(byte[] prior, int[] tokens, int offset, int pages, int pageSize) {
-    MessageDigest md = sha256();
-    byte[] buffer = new byte[4 * pageSize];
+    Scratch scratch = SCRATCH.get();
+    MessageDigest md = scratch.md;
+    byte[] buffer = scratch.buffer(pageSize);
     byte[][] out = new byte[pages][];
     byte[] previous = prior;
     for (int p = 0; p < pages; p++) {
