@@ -7,6 +7,7 @@ import io.kvtier.gguf.GgufFile;
 import io.kvtier.gguf.GgufTensorType;
 import io.kvtier.gguf.LlamaShape;
 import io.kvtier.gguf.RandomLlamaWriter;
+import io.kvtier.model.llama.KvType;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -62,7 +63,7 @@ final class ModelCommand implements Callable<Integer> {
             + " and the norm weights, not the matrices: seconds for a file of gigabytes. Where"
             + " one sequence of the file's context is more than serve's default device pool"
             + " holds, it adds the --max-context that fits and the --device-pages the context"
-            + " needs, with their memory.",
+            + " needs, with their memory (of F32 K/V, or of the --kv-type given).",
         "Example: kvtier model check ../shared/models/tinyllamas-stories-260k-f32.gguf",
         "Exit status: 0 when serve runs every file, 1 when it refuses one, 2 on a bad option."
       })
@@ -72,12 +73,31 @@ final class ModelCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "FILE", description = "The GGUF files to check.")
     private List<Path> files;
 
+    @Option(
+        names = "--kv-type",
+        paramLabel = "TYPE",
+        description = "Check as serve --kv-type TYPE would serve them: f32 (the default) or f16.")
+    private String kvType;
+
     @Override
     public Integer call() {
+      if (kvType != null) {
+        try {
+          KvType.of(kvType);
+        } catch (IllegalArgumentException e) {
+          throw new ParameterException(spec.commandLine(), "--kv-type: " + e.getMessage(), e);
+        }
+      }
       PrintWriter printer = spec.commandLine().getOut();
       int refused = 0;
       for (Path file : files) {
-        try (ServedModel model = ServedModel.gguf(file, Optional.empty())) {
+        try (ServedModel model =
+            ServedModel.gguf(
+                file,
+                Optional.empty(),
+                Optional.empty(),
+                Optional.empty(),
+                Optional.ofNullable(kvType))) {
           printer.printf(
               "%s: kvtier runs it: %s; L3 model id %s%s%n",
               file, model.description(), model.l3ModelId(), poolHint(model));

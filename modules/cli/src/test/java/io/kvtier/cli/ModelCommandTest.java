@@ -113,6 +113,19 @@ class ModelCommandTest {
             "; its context of 20000 tokens is more than serve's default device pool holds (1024"
                 + " pages of 16 tokens: 16384 tokens, 8 MiB of K and V): serve it with"
                 + " --max-context 16384 or less, or --device-pages 1250 or more (10 MiB)");
+    // with F16 K/V a page is half the bytes: the same pages, half the memory
+    CliRun half = CliRun.run("model", "check", "--kv-type", "f16", longContext.toString());
+    assertThat(half.status()).as(half.err()).isZero();
+    assertThat(half.out())
+        .contains("F16 K/V")
+        .contains("-kv-f16")
+        .contains(
+            "(1024 pages of 16 tokens: 16384 tokens, 4 MiB of K and V): serve it with"
+                + " --max-context 16384 or less, or --device-pages 1250 or more (5 MiB)");
+    CliRun badType = CliRun.run("model", "check", "--kv-type", "q4", longContext.toString());
+    assertThat(badType.status()).isEqualTo(2);
+    assertThat(badType.err())
+        .contains("--kv-type: kv-type=q4 is not a K/V type kvtier stores; use one of [f32, f16]");
     CliRun none = CliRun.run("model", "check");
     assertThat(none.status()).isEqualTo(2);
     assertThat(none.err()).contains("Missing required parameter");
