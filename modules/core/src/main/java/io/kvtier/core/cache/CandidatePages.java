@@ -1,6 +1,5 @@
 package io.kvtier.core.cache;
 
-import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -28,8 +27,6 @@ final class CandidatePages {
   private final byte[][] hashes;
 
   private int hashed;
-  private MessageDigest md;
-  private byte[] buffer;
 
   /**
    * @param prior the hash the first candidate page chains to, or null
@@ -67,14 +64,9 @@ final class CandidatePages {
   synchronized byte[] hash(int i) {
     Objects.checkIndex(i, pages);
     if (hashed <= i) {
-      if (md == null) {
-        md = PageHasher.sha256();
-        buffer = new byte[4 * pageSize];
-      }
       byte[] previous = hashed == 0 ? prior : hashes[hashed - 1];
       while (hashed <= i) {
-        previous =
-            PageHasher.next(md, buffer, previous, tokens, from + hashed * pageSize, pageSize);
+        previous = PageHasher.next(previous, tokens, from + hashed * pageSize, pageSize);
         hashes[hashed++] = previous;
       }
     }

@@ -17,8 +17,8 @@ import java.util.Objects;
 public final class PageHasher {
   /**
    * One digest and token buffer per thread ({@code digest()} resets the digest), so that hashing
-   * a node's pages makes no digest object (CACHE.md §12): chains are hashed one at a time on the
-   * thread that asks.
+   * a node's or a prefetch's pages makes no digest object (CACHE.md §12): chains are hashed a page
+   * at a time on the thread that asks.
    */
   private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
@@ -76,12 +76,10 @@ public final class PageHasher {
   /** Hashes {@code pages} pages of {@code tokens} from {@code offset}, chained to {@code prior}. */
   static byte[][] chain(byte[] prior, int[] tokens, int offset, int pages, int pageSize) {
     Scratch scratch = SCRATCH.get();
-    MessageDigest md = scratch.md;
-    byte[] buffer = scratch.buffer(pageSize);
     byte[][] out = new byte[pages][];
     byte[] previous = prior;
     for (int p = 0; p < pages; p++) {
-      previous = next(md, buffer, previous, tokens, offset + p * pageSize, pageSize);
+      previous = next(scratch, previous, tokens, offset + p * pageSize, pageSize);
       out[p] = previous;
     }
     return out;
@@ -89,11 +87,16 @@ public final class PageHasher {
 
   /**
    * The hash of the page {@code tokens[base, base + pageSize)} chained to {@code previous} (null
-   * for none), with {@code md} (reset by the call) and {@code buffer} ({@code 4 * pageSize} bytes)
-   * as scratch.
+   * for none), with the calling thread's digest.
    */
-  static byte[] next(
-      MessageDigest md, byte[] buffer, byte[] previous, int[] tokens, int base, int pageSize) {
+  static byte[] next(byte[] previous, int[] tokens, int base, int pageSize) {
+    return next(SCRATCH.get(), previous, tokens, base, pageSize);
+  }
+
+  private static byte[] next(
+      Scratch scratch, byte[] previous, int[] tokens, int base, int pageSize) {
+    MessageDigest md = scratch.md;
+    byte[] buffer = scratch.buffer(pageSize);
     if (previous != null) {
       md.update(previous);
     }
@@ -108,7 +111,7 @@ public final class PageHasher {
     return md.digest();
   }
 
-  static MessageDigest sha256() {
+  private static MessageDigest sha256() {
     try {
       return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
