@@ -111,11 +111,11 @@ public record ModelHyperparameters(
     String p = arch + ".";
     int heads = file.getInt(p + "attention.head_count");
     int embedding = file.getInt(p + "embedding_length");
-    unsupportedShape(file, p);
     int headSize =
         file.has(p + "attention.key_length")
             ? file.getInt(p + "attention.key_length")
             : heads > 0 && embedding % heads == 0 ? embedding / heads : 0;
+    unsupportedShape(file, p, headSize);
     int rotated = file.getInt(p + "rope.dimension_count", headSize);
     if (headSize > 0 && rotated != headSize) {
       throw new GgufUnsupportedException(
@@ -154,11 +154,11 @@ public record ModelHyperparameters(
    * Refuses what the file's metadata says of its layers that kvtier's runner does not compute,
    * rather than run the file and answer differently from the model: experts ({@code
    * expert_count} above 0, a mixture-of-experts model) and value heads of another size than the
-   * key heads ({@code attention.value_length} other than {@code key_length}, or given without
-   * it). Heads of another size than the width over the head count are read ({@code
+   * key heads ({@code attention.value_length} other than {@code headSize}, the key heads' size).
+   * Heads of another size than the width over the head count are read ({@code
    * attention.key_length}, as Mistral NeMo's 128 of 5,120 over 32).
    */
-  private static void unsupportedShape(GgufFile file, String p) {
+  private static void unsupportedShape(GgufFile file, String p, int headSize) {
     if (file.has(p + "expert_count") && file.getInt(p + "expert_count") > 0) {
       throw new GgufUnsupportedException(
           file.path()
@@ -171,13 +171,7 @@ public record ModelHyperparameters(
     }
     if (file.has(p + "attention.value_length")) {
       int values = file.getInt(p + "attention.value_length");
-      int embedding = file.getInt(p + "embedding_length");
-      int heads = file.getInt(p + "attention.head_count");
-      int keys =
-          file.has(p + "attention.key_length")
-              ? file.getInt(p + "attention.key_length")
-              : heads > 0 ? embedding / heads : 0;
-      if (values != keys) {
+      if (values != headSize) {
         throw new GgufUnsupportedException(
             file.path()
                 + ": "
@@ -185,7 +179,7 @@ public record ModelHyperparameters(
                 + "attention.value_length="
                 + values
                 + " is not the key heads' size of "
-                + keys
+                + headSize
                 + ": value heads of another size than the key heads are not supported");
       }
     }

@@ -79,7 +79,7 @@ public final class LlamaModel {
         shape.vocabularySize() > 0
             ? shape.vocabularySize()
             : embedding.dims().length == 2 ? embedding.dims()[1] : 0;
-    this.tokenEmbedding = reads.tensor("token_embd.weight", shape, dim, vocabulary);
+    this.tokenEmbedding = reads.checked(embedding, shape, dim, vocabulary);
     this.layers = new Layer[shape.blockCount()];
     for (int l = 0; l < layers.length; l++) {
       layers[l] = readLayer(reads, shape, l);
@@ -229,7 +229,12 @@ public final class LlamaModel {
      * or answer garbage.
      */
     GgufTensor tensor(String name, ModelHyperparameters shape, long... dims) {
-      GgufTensor t = tensor(name);
+      return checked(tensor(name), shape, dims);
+    }
+
+    /** {@code t}, whose dimensions must be {@code dims}: the check of {@link #tensor}. */
+    GgufTensor checked(GgufTensor t, ModelHyperparameters shape, long... dims) {
+      String name = t.name();
       if (!Arrays.equals(t.dims(), dims)) {
         throw new GgufUnsupportedException(
             file.path()
