@@ -16,7 +16,7 @@ module io.kvtier.cli {
   // kvtier serve: the serving engine, its models, its HTTP API and its meters.
   requires io.kvtier.serving;
   requires io.kvtier.model.tiny;
-  // kvtier serve --model FILE.gguf: llama and qwen2 models on the CPU (the Vector API).
+  // kvtier serve --model FILE.gguf: llama, qwen2 and Gemma 2/3 models on the CPU (the Vector API).
   requires io.kvtier.model.llama;
   requires io.kvtier.server;
   requires io.kvtier.metrics;

@@ -57,7 +57,7 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "Serves a model over OpenAI's HTTP API, with kvtier caching its KV: the tiny transformer"
-          + " (--model tiny, the default) or a GGUF file's llama or qwen2 model (--model"
+          + " (--model tiny, the default) or a GGUF file's llama, qwen2 or Gemma model (--model"
           + " FILE.gguf, docs/MODELS.md).",
       "  POST /v1/completions, POST /v1/chat/completions (\"stream\": true for server-sent"
           + " events), GET /v1/models",
@@ -150,7 +150,7 @@ final class ServeCommand implements Callable<Integer> {
       defaultValue = "tiny",
       description =
           "tiny (the tiny transformer, random weights; the default) or the path of a GGUF file"
-              + " of a llama or qwen2 model (docs/MODELS.md).")
+              + " of a llama, qwen2, gemma2 or gemma3 model (docs/MODELS.md).")
   private String modelOption;
 
   @Option(

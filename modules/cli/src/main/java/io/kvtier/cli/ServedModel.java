@@ -86,7 +86,7 @@ record ServedModel(
   }
 
   /**
-   * A GGUF file's model ({@code gguf}: llama or qwen2).
+   * A GGUF file's model ({@code gguf}: llama, qwen2, gemma2 or gemma3).
    *
    * @param file the {@code .gguf} file
    * @param maxContext the most tokens of one sequence; empty for the file's context length
@@ -148,7 +148,8 @@ record ServedModel(
               model.heads(),
               model.kvHeads(),
               model.headSize(),
-              model.scalesRopeFrequencies() ? " (RoPE frequency factors)" : "",
+              (model.scalesRopeFrequencies() ? " (RoPE frequency factors)" : "")
+                  + (model.slidingWindows().isEmpty() ? "" : ", " + model.slidingWindows()),
               model.feedForwardLength(),
               model.tensorType(),
               tokenizer,

@@ -5,7 +5,9 @@ import java.util.Objects;
 
 /**
  * The shape of a transformer described by a GGUF file's metadata, for the architectures kvtier
- * runs: {@code llama} (Llama 1-3, Mistral, TinyLlama, SmolLM) and {@code qwen2}.
+ * runs: {@code llama} (Llama 1-3, Mistral, TinyLlama, SmolLM), {@code qwen2}, and Google's {@code
+ * gemma2} and {@code gemma3} (text). What an architecture computes beyond these sizes (Gemma's
+ * sliding windows, norms and soft caps) its runner reads from the file itself.
  *
  * @param architecture {@code general.architecture}
  * @param name {@code general.name}, or the file name when absent
@@ -41,7 +43,8 @@ public record ModelHyperparameters(
     int headSize) {
 
   /** The architectures {@link #of} reads. */
-  public static final List<String> SUPPORTED_ARCHITECTURES = List.of("llama", "qwen2");
+  public static final List<String> SUPPORTED_ARCHITECTURES =
+      List.of("llama", "qwen2", "gemma2", "gemma3");
 
   /** Validates the shape. */
   public ModelHyperparameters {
@@ -126,8 +129,8 @@ public record ModelHyperparameters(
               + rotated
               + " is not the head size of "
               + headSize
-              + ": RoPE over part of a head is not supported (llama.cpp's llama and qwen2 graphs"
-              + " rotate whole heads too)");
+              + ": RoPE over part of a head is not supported (llama.cpp's graphs for these"
+              + " architectures rotate whole heads too)");
     }
     int vocabulary =
         file.has(p + "vocab_size")

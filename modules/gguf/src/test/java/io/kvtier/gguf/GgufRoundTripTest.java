@@ -180,7 +180,9 @@ class GgufRoundTripTest {
       assertThat(f.getInt("absent", 5)).isEqualTo(5);
       assertThatThrownBy(() -> ModelHyperparameters.of(f))
           .isInstanceOf(GgufUnsupportedException.class)
-          .hasMessage(path + ": architecture 'mamba' is not supported; supported: llama, qwen2");
+          .hasMessage(
+              path
+                  + ": architecture 'mamba' is not supported; supported: llama, qwen2, gemma2, gemma3");
       assertThatThrownBy(() -> f.tensor("nope")).hasMessageContaining("tensor 'nope' is not in");
     }
   }

@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The hyperparameters of llama and qwen2 files, from real metadata and from written files. */
+/** The hyperparameters of llama and qwen2 files (gemma2 and gemma3 are read alike), from real metadata and from written files. */
 class ModelHyperparametersTest {
   @TempDir Path dir;
 
@@ -36,7 +36,8 @@ class ModelHyperparametersTest {
     try (GgufFile f = GgufFile.open(SharedFiles.require("tokenizers/ggml-vocab-gpt-2.gguf"))) {
       assertThatThrownBy(() -> ModelHyperparameters.of(f))
           .isInstanceOf(GgufUnsupportedException.class)
-          .hasMessageEndingWith("architecture 'gpt2' is not supported; supported: llama, qwen2");
+          .hasMessageEndingWith(
+              "architecture 'gpt2' is not supported; supported: llama, qwen2, gemma2, gemma3");
     }
   }
 

@@ -13,7 +13,7 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 /**
- * A GGUF {@code llama} or {@code qwen2} file as {@code kvtier serve --model gguf}: option {@code
+ * A GGUF {@code llama}, {@code qwen2}, {@code gemma2} or {@code gemma3} file as {@code kvtier serve --model gguf}: option {@code
  * file} (required) is the path of the {@code .gguf} file, {@code max-context} (optional) the most
  * tokens of one sequence, by default the file's context length, {@code kv-type} (optional)
  * {@code f32} (the default) or {@code f16}, how the pages store the K/V ({@link KvType}). The model
@@ -75,7 +75,7 @@ public final class GgufModelProvider implements ModelProvider {
     int maxContext = maxContextText == null ? 0 : parse(maxContextText);
     if (file == null || file.isEmpty()) {
       throw new IllegalArgumentException(
-          "model gguf needs option file=PATH, the .gguf file of a llama or qwen2 model");
+          "model gguf needs option file=PATH, the .gguf file of a llama, qwen2, gemma2 or gemma3 model");
     }
     Path path = Path.of(file);
     if (!Files.isRegularFile(path)) {

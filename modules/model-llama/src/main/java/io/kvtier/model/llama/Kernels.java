@@ -1335,6 +1335,59 @@ public final class Kernels {
     }
   }
 
+  /**
+   * GELU as llama.cpp's CPU backend computes it for F32 ({@code ggml_vec_gelu_f32} with {@code
+   * GGML_GELU_FP16}, which it defines): 0 at or below -10, {@code x} at or above 10, and between
+   * them the tanh form {@code 0.5x(1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2)))} of {@code x}
+   * rounded to binary16, itself rounded to binary16 ({@link #GELU_F16}, its table).
+   */
+  public static float gelu(float x) {
+    if (x <= -10f) {
+      return 0f;
+    }
+    if (x >= 10f) {
+      return x;
+    }
+    return GELU_F16[Float.floatToFloat16(x) & 0xFFFF];
+  }
+
+  /** The tanh form of GELU in float arithmetic, as ggml's {@code ggml_gelu_f32}. */
+  static float geluTanh(float x) {
+    float sqrt2OverPi = 0.79788456080286535587989211986876f;
+    float coefA = 0.044715f;
+    return 0.5f * x * (1f + (float) Math.tanh(sqrt2OverPi * x * (1f + coefA * x * x)));
+  }
+
+  /** GELU of every binary16 value, rounded to binary16: ggml's {@code ggml_table_gelu_f16}. */
+  private static final float[] GELU_F16 = geluTable();
+
+  private static float[] geluTable() {
+    float[] table = new float[1 << 16];
+    for (int i = 0; i < table.length; i++) {
+      float x = Float.float16ToFloat((short) i);
+      table[i] = Float.float16ToFloat(Float.floatToFloat16(geluTanh(x)));
+    }
+    return table;
+  }
+
+  /** GEGLU in place: {@code gate[i] = gelu(gate[i]) * up[i]} for {@code n} values. */
+  public static void geglu(float[] gate, int go, float[] up, int uo, int n) {
+    for (int i = 0; i < n; i++) {
+      gate[go + i] = gelu(gate[go + i]) * up[uo + i];
+    }
+  }
+
+  /**
+   * Soft cap in place: {@code v[i] = tanh(v[i] * (1/cap)) * cap} over {@code v[offset..offset+n)},
+   * as llama.cpp's scale, tanh, scale (Gemma 2's attention scores and logits).
+   */
+  public static void softcap(float[] v, int offset, int n, float cap) {
+    float inverse = 1f / cap;
+    for (int i = offset; i < offset + n; i++) {
+      v[i] = (float) Math.tanh(v[i] * inverse) * cap;
+    }
+  }
+
   /** Softmax in place over {@code v[offset..offset+n)}, max then sum in index order. */
   public static void softmax(float[] v, int offset, int n) {
     float max = Float.NEGATIVE_INFINITY;

@@ -14,9 +14,11 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * A {@code llama} or {@code qwen2} transformer over a GGUF file's mapped weights: RMSNorm, RoPE
- * (adjacent pairs for llama, NeoX halves for qwen2) with the file's base and linear scaling,
- * grouped-query attention, SwiGLU, tied or separate output, and qwen2's QKV biases.
+ * A {@code llama}, {@code qwen2}, {@code gemma2} or {@code gemma3} transformer over a GGUF file's
+ * mapped weights: RMSNorm, RoPE (adjacent pairs for llama, NeoX halves for the others) with the
+ * file's base and linear scaling, grouped-query attention, SwiGLU (GELU for Gemma), tied or
+ * separate output, qwen2's QKV biases, and what {@link Family} says Gemma adds (sliding windows,
+ * soft caps, norms after attention and the feed-forward, gemma3's per-head query and key norms).
  *
  * <p>Design note: {@link #forward} runs a batch of consecutive positions, layer by layer, through
  * a {@link ShardPass} (the same code the serving runner steps layer by layer for the engine). Matrix products are
@@ -28,7 +30,7 @@ import java.util.Set;
  */
 public final class LlamaModel {
   private final ModelHyperparameters shape;
-  private final boolean neox;
+  private final Family family;
 
   /**
    * Each rotated pair's angle divisor, from the file's {@code rope_freqs.weight} (Llama 3.1 and
@@ -54,15 +56,18 @@ public final class LlamaModel {
       Optional<float[]> bq,
       Optional<float[]> bk,
       Optional<float[]> bv,
+      Optional<float[]> qNorm,
+      Optional<float[]> kNorm,
       LlamaWeight wo,
+      Optional<float[]> postAttentionNorm,
       float[] ffnNorm,
       LlamaWeight gate,
       LlamaWeight up,
-      LlamaWeight down) {}
+      LlamaWeight down,
+      Optional<float[]> postFfnNorm) {}
 
   private LlamaModel(GgufFile file, ModelHyperparameters shape) {
     this.shape = shape;
-    this.neox = shape.architecture().equals("qwen2");
     String scaling = shape.ropeScaling().type();
     if (!scaling.equals("none") && !scaling.equals("linear")) {
       throw new GgufUnsupportedException(
@@ -71,6 +76,7 @@ public final class LlamaModel {
               + scaling
               + "' is not supported; supported: none, linear");
     }
+    this.family = Family.of(file, shape);
     Reads reads = new Reads(file);
     this.ropeFactors = ropeFactors(reads, shape);
     long dim = shape.embeddingLength();
@@ -82,7 +88,7 @@ public final class LlamaModel {
     this.tokenEmbedding = reads.checked(embedding, shape, dim, vocabulary);
     this.layers = new Layer[shape.blockCount()];
     for (int l = 0; l < layers.length; l++) {
-      layers[l] = readLayer(reads, shape, l);
+      layers[l] = readLayer(reads, shape, family, l);
     }
     this.outputNorm = vector(reads, shape, "output_norm.weight", dim);
     this.output =
@@ -97,7 +103,7 @@ public final class LlamaModel {
   /** {@code target}'s weights with {@code draftLayer} after its layers (the draft's), named. */
   private LlamaModel(LlamaModel target, Layer draftLayer, String draft) {
     this.shape = target.shape;
-    this.neox = target.neox;
+    this.family = target.family;
     this.ropeFactors = target.ropeFactors;
     this.tokenEmbedding = target.tokenEmbedding;
     this.layers = Arrays.copyOf(target.layers, target.layers.length + 1);
@@ -134,7 +140,7 @@ public final class LlamaModel {
               + first
               + " is missing; use draft-layer:copy-last for a copy of the last layer");
     }
-    return new LlamaModel(this, readLayer(new Reads(file), shape, n), "draft-layer");
+    return new LlamaModel(this, readLayer(new Reads(file), shape, family, n), "draft-layer");
   }
 
   /**
@@ -352,8 +358,9 @@ public final class LlamaModel {
     return factors;
   }
 
-  private static Layer readLayer(Reads reads, ModelHyperparameters shape, int l) {
+  private static Layer readLayer(Reads reads, ModelHyperparameters shape, Family family, int l) {
     String p = "blk." + l + ".";
+    long head = shape.headSize();
     long dim = shape.embeddingLength();
     long q = shape.qDim();
     long kv = (long) shape.headCountKv() * shape.headSize();
@@ -366,11 +373,15 @@ public final class LlamaModel {
         optionalVector(reads, shape, p + "attn_q.bias", q),
         optionalVector(reads, shape, p + "attn_k.bias", kv),
         optionalVector(reads, shape, p + "attn_v.bias", kv),
+        required(family.headNorms(), reads, shape, p + "attn_q_norm.weight", head),
+        required(family.headNorms(), reads, shape, p + "attn_k_norm.weight", head),
         weight(reads, shape, p + "attn_output.weight", q, dim),
+        required(family.gemma(), reads, shape, p + "post_attention_norm.weight", dim),
         vector(reads, shape, p + "ffn_norm.weight", dim),
         weight(reads, shape, p + "ffn_gate.weight", dim, ff),
         weight(reads, shape, p + "ffn_up.weight", dim, ff),
-        weight(reads, shape, p + "ffn_down.weight", ff, dim));
+        weight(reads, shape, p + "ffn_down.weight", ff, dim),
+        required(family.gemma(), reads, shape, p + "post_ffw_norm.weight", dim));
   }
 
   /**
@@ -391,6 +402,12 @@ public final class LlamaModel {
   // Norm weights and biases are a few KB per layer: read once onto the heap.
   private static float[] vector(Reads reads, ModelHyperparameters shape, String name, long n) {
     return reads.tensor(name, shape, n).dequantizeRow(0);
+  }
+
+  /** The vector {@code name} where the architecture has it (then it must be there), else none. */
+  private static Optional<float[]> required(
+      boolean read, Reads reads, ModelHyperparameters shape, String name, long n) {
+    return read ? Optional.of(vector(reads, shape, name, n)) : Optional.empty();
   }
 
   private static Optional<float[]> optionalVector(
@@ -466,9 +483,9 @@ public final class LlamaModel {
     return layers[l];
   }
 
-  /** Whether RoPE rotates NeoX halves (qwen2) rather than adjacent pairs (llama). */
-  boolean neox() {
-    return neox;
+  /** What the architecture computes around the shared block. */
+  Family family() {
+    return family;
   }
 
   /** Each rotated pair's angle divisor ({@code rope_freqs.weight}), or null for none. */

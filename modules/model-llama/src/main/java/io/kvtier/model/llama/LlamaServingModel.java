@@ -194,6 +194,26 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
     return model.ropeFactors() != null;
   }
 
+  /**
+   * Where some layers attend over a sliding window (Gemma), how: {@code "sliding window 4096 in
+   * 13 of 26 layers"}; empty where every layer attends over every position. Every page is kept
+   * whatever the window (the cache's exactness needs no more: docs/HYBRID.md §2).
+   */
+  public String slidingWindows() {
+    Family family = model.family();
+    int sliding = 0;
+    int window = 0;
+    for (int l = 0; l < layers(); l++) {
+      if (family.window(l) > 0) {
+        sliding++;
+        window = family.window(l);
+      }
+    }
+    return sliding == 0
+        ? ""
+        : "sliding window " + window + " in " + sliding + " of " + layers() + " layers";
+  }
+
   /** The blocks of a page's KV (kvtier.layers): {@link #layers()}, plus 1 with a draft layer. */
   public int kvBlocks() {
     return model.kvBlocks();
@@ -311,7 +331,7 @@ public final class LlamaServingModel implements ServingModel, AutoCloseable {
     return hyperparameters().name();
   }
 
-  /** {@code general.architecture}: {@code llama} or {@code qwen2}. */
+  /** {@code general.architecture}: {@code llama}, {@code qwen2}, {@code gemma2} or {@code gemma3}. */
   public String architecture() {
     return hyperparameters().architecture();
   }

@@ -51,6 +51,7 @@ final class ShardPass {
 
   private final LlamaModel model;
   private final ModelHyperparameters shape;
+  private final Family family;
   private final PartialSums sums;
   private final boolean whole;
   private final int dim;
@@ -105,6 +106,7 @@ final class ShardPass {
     this.model = Objects.requireNonNull(model, "model");
     this.sums = Objects.requireNonNull(sums, "sums");
     this.shape = model.hyperparameters();
+    this.family = model.family();
     checkRanks(shape, ranks);
     Objects.checkIndex(rank, ranks);
     this.whole = ranks == 1;
@@ -219,9 +221,14 @@ final class ShardPass {
       if (token < 0 || token >= rows) {
         throw new IllegalArgumentException("token=" + token + " outside the vocabulary of " + rows);
       }
-      embedding
-          .type()
-          .dequantize(embedding.data(), (long) token * dim, dim, x, (row + p - from) * dim);
+      int at = (row + p - from) * dim;
+      embedding.type().dequantize(embedding.data(), (long) token * dim, dim, x, at);
+      float scale = family.embeddingScale();
+      if (scale > 0) {
+        for (int i = 0; i < dim; i++) {
+          x[at + i] *= scale;
+        }
+      }
     }
   }
 
@@ -248,18 +255,18 @@ final class ShardPass {
     float[] values = s.values = PassScratch.atLeast(s.values, held * kvWidth);
     float[] attended = s.attended = PassScratch.atLeast(s.attended, n * qWidth);
     for (int p = 0; p < n; p++) {
-      rotate(q, p * qWidth, heads, start + p);
-      rotate(k, p * kvWidth, kvHeads, start + p);
+      rotate(l, q, p * qWidth, heads, start + p, true);
+      rotate(l, k, p * kvWidth, kvHeads, start + p, false);
       if (stripe.owns(start + p)) {
         kv.write(l, start + p, k, s.v, p * kvWidth);
       }
     }
     kv.read(l, held, keys, values);
     if (stripe.whole()) {
-      attend(q, keys, values, attended, n, start, s);
+      attend(l, q, keys, values, attended, n, start, s);
     } else {
       float[] partials = s.partials = PassScratch.atLeast(s.partials, n * heads * partialWidth());
-      attend(q, keys, values, partials, n, start, s);
+      attend(l, q, keys, values, partials, n, start, s);
       merge(gather.gather(partials, n * heads * partialWidth()), n, start, attended, false);
     }
     finish(l, x, row * dim, n, s);
@@ -297,8 +304,8 @@ final class ShardPass {
       project(l, x, row * dim, mine, s);
       for (int i = 0; i < mine; i++) {
         int p = stripe.position(before + i);
-        rotate(s.q, i * qWidth, heads, p);
-        rotate(s.k, i * kvWidth, kvHeads, p);
+        rotate(l, s.q, i * qWidth, heads, p, true);
+        rotate(l, s.k, i * kvWidth, kvHeads, p, false);
         kv.write(l, p, s.k, s.v, i * kvWidth);
       }
     }
@@ -322,7 +329,7 @@ final class ShardPass {
     float[] values = s.values = PassScratch.atLeast(s.values, held * kvWidth);
     kv.read(l, held, keys, values);
     float[] partials = s.partials = PassScratch.atLeast(s.partials, n * heads * partialWidth());
-    attend(q, keys, values, partials, n, start, s);
+    attend(l, q, keys, values, partials, n, start, s);
     float[] attended = s.attended = PassScratch.atLeast(s.attended, Math.max(1, mine) * qWidth);
     merge(gather.gather(partials, n * heads * partialWidth()), n, start, attended, true);
     if (mine > 0) {
@@ -346,8 +353,8 @@ final class ShardPass {
     float[] k = s.k;
     float[] attended = s.attended = PassScratch.atLeast(s.attended, n * qWidth);
     for (int p = 0; p < n; p++) {
-      rotate(q, p * qWidth, heads, positions[p]);
-      rotate(k, p * kvWidth, kvHeads, positions[p]);
+      rotate(l, q, p * qWidth, heads, positions[p], true);
+      rotate(l, k, p * kvWidth, kvHeads, positions[p], false);
       if (stripe.owns(positions[p])) {
         stores.apply(p).write(l, positions[p], k, s.v, p * kvWidth);
       }
@@ -362,8 +369,9 @@ final class ShardPass {
       float[] values = s.values = PassScratch.atLeast(s.values, count * kvWidth);
       float[] scores = s.scores = PassScratch.atLeast(s.scores, count);
       stores.apply(p).read(l, count, keys, values);
+      int from = firstAttended(l, positions[p]);
       for (int h = 0; h < heads; h++) {
-        attendHead(q, keys, values, out, p, h, count, scores, 0);
+        attendHead(q, keys, values, out, p, h, from, count, scores, 0);
       }
     }
     if (!stripe.whole()) {
@@ -389,6 +397,18 @@ final class ShardPass {
     addBias(bq[l], q, n);
     addBias(bk[l], k, n);
     addBias(bv[l], v, n);
+    if (layer.qNorm().isPresent()) {
+      headNorms(layer.qNorm().get(), q, n * heads);
+      headNorms(layer.kNorm().orElseThrow(), k, n * kvHeads);
+    }
+  }
+
+  /** RMSNorm of each of the first {@code count} heads of {@code v} in place, with {@code weight}. */
+  private void headNorms(float[] weight, float[] v, int count) {
+    float eps = shape.rmsNormEpsilon();
+    for (int h = 0; h < count; h++) {
+      Kernels.rmsNorm(v, h * headSize, weight, eps, v, h * headSize, headSize);
+    }
   }
 
   /**
@@ -405,16 +425,33 @@ final class ShardPass {
     float[] up = s.up = PassScratch.atLeast(s.up, n * ffCount);
     columns(layer.wo(), attended, n, residual, firstHead * headSize, qWidth);
     sums.sum(residual, n * dim);
+    normRows(layer.postAttentionNorm(), residual, n);
     add(x, at, residual, n * dim);
     for (int p = 0; p < n; p++) {
       Kernels.rmsNorm(x, at + p * dim, layer.ffnNorm(), eps, xb, p * dim, dim);
     }
     rows(layer.gate(), xb, n, gate, ffFirst, ffCount);
     rows(layer.up(), xb, n, up, ffFirst, ffCount);
-    Kernels.swiglu(gate, 0, up, 0, n * ffCount);
+    if (family.gemma()) {
+      Kernels.geglu(gate, 0, up, 0, n * ffCount);
+    } else {
+      Kernels.swiglu(gate, 0, up, 0, n * ffCount);
+    }
     columns(layer.down(), gate, n, residual, ffFirst, ffCount);
     sums.sum(residual, n * dim);
+    normRows(layer.postFfnNorm(), residual, n);
     add(x, at, residual, n * dim);
+  }
+
+  /** Gemma's norm of each of the {@code n} summed rows of {@code v} in place, if it has one. */
+  private void normRows(Optional<float[]> norm, float[] v, int n) {
+    if (norm.isEmpty()) {
+      return;
+    }
+    float[] weight = norm.get();
+    for (int p = 0; p < n; p++) {
+      Kernels.rmsNorm(v, p * dim, weight, shape.rmsNormEpsilon(), v, p * dim, dim);
+    }
   }
 
   /**
@@ -431,6 +468,10 @@ final class ShardPass {
     LlamaWeight output = model.output();
     float[] flat = s.logits = PassScratch.exactly(s.logits, rows * output.rows());
     output.multiply(normed, rows, flat);
+    float cap = family.finalSoftcap();
+    if (cap > 0) {
+      Kernels.softcap(flat, 0, flat.length, cap);
+    }
     return flat;
   }
 
@@ -452,18 +493,38 @@ final class ShardPass {
     }
   }
 
-  private void rotate(float[] v, int offset, int count, int position) {
-    float pos = position / shape.ropeScaling().factor();
+  /**
+   * RoPE of {@code count} heads of {@code v} from {@code offset} at {@code position} with layer
+   * {@code l}'s base and scaling; a query's heads then times the family's query scale, if any.
+   */
+  private void rotate(int l, float[] v, int offset, int count, int position, boolean query) {
+    float pos = position / family.ropeFactor(l);
+    float base = family.ropeBase(l);
     for (int h = 0; h < count; h++) {
       Kernels.rope(
           v,
           offset + h * headSize,
           shape.ropeDimensionCount(),
           pos,
-          shape.ropeFreqBase(),
-          model.neox(),
+          base,
+          family.neox(),
           model.ropeFactors());
     }
+    float scale = family.queryScale();
+    if (query && scale > 0) {
+      for (int i = offset; i < offset + count * headSize; i++) {
+        v[i] *= scale;
+      }
+    }
+  }
+
+  /**
+   * The first of this share's K/V rows that position {@code position} attends to in layer {@code
+   * l}: 0, or where the layer's sliding window starts.
+   */
+  private int firstAttended(int l, int position) {
+    int window = family.window(l);
+    return window > 0 ? stripe.owned(Math.max(0, position - window + 1)) : 0;
   }
 
   /**
@@ -473,7 +534,14 @@ final class ShardPass {
    * and late positions alike, so the tasks' work is even) and its own row of scores.
    */
   private void attend(
-      float[] q, float[] keys, float[] values, float[] out, int n, int start, PassScratch s) {
+      int l,
+      float[] q,
+      float[] keys,
+      float[] values,
+      float[] out,
+      int n,
+      int start,
+      PassScratch s) {
     int pairs = n * heads;
     int total = start + n;
     long work = (long) pairs * total * headSize;
@@ -497,6 +565,7 @@ final class ShardPass {
                 out,
                 p,
                 pair % heads,
+                firstAttended(l, start + p),
                 stripe.owned(start + p + 1),
                 scores,
                 task * total);
@@ -505,9 +574,11 @@ final class ShardPass {
   }
 
   /**
-   * Head {@code h} of batch position {@code p} over the first {@code count} rows of {@code keys}
-   * and {@code values}, in order: its output into {@code out}, or under context parallelism its
-   * partial ({@link #partialWidth}) over this rank's rows.
+   * Head {@code h} of batch position {@code p} over rows {@code from..count-1} of {@code keys}
+   * and {@code values} (all of them but before a sliding window), in order: its output into
+   * {@code out}, or under context parallelism its partial ({@link #partialWidth}) over this
+   * rank's rows. A query pre-scaled by its family ({@link Family#queryScale}) takes the scores as
+   * they are; a soft cap is applied to them before the softmax.
    */
   private void attendHead(
       float[] q,
@@ -516,24 +587,29 @@ final class ShardPass {
       float[] out,
       int p,
       int h,
+      int from,
       int count,
       float[] scores,
       int so) {
     int group = shape.headCount() / shape.headCountKv();
-    float scale = (float) (1.0 / Math.sqrt(headSize));
+    float scale = family.queryScale() > 0 ? 1f : (float) (1.0 / Math.sqrt(headSize));
     int qAt = p * qWidth + h * headSize;
     int kvAt = (h / group) * headSize;
-    for (int t = 0; t < count; t++) {
+    for (int t = from; t < count; t++) {
       scores[so + t] = Kernels.dot(q, qAt, keys, t * kvWidth + kvAt, headSize) * scale;
     }
+    float cap = family.attentionSoftcap();
+    if (cap > 0) {
+      Kernels.softcap(scores, so + from, count - from, cap);
+    }
     if (!stripe.whole()) {
-      partialHead(values, out, (p * heads + h) * partialWidth(), kvAt, count, scores, so);
+      partialHead(values, out, (p * heads + h) * partialWidth(), kvAt, from, count, scores, so);
       return;
     }
-    Kernels.softmax(scores, so, count);
+    Kernels.softmax(scores, so + from, count - from);
     for (int i = 0; i < headSize; i++) {
       float sum = 0f;
-      for (int t = 0; t < count; t++) {
+      for (int t = from; t < count; t++) {
         sum += scores[so + t] * values[t * kvWidth + kvAt + i];
       }
       out[qAt + i] = sum;
@@ -550,18 +626,19 @@ final class ShardPass {
   }
 
   /**
-   * The partial of scores {@code count} rows at {@code out[at..]}: {@code m}, {@code s}, then
-   * the weighted value sums. A rank with no rows yet (the query comes before its first
-   * position) gives {@code m = -inf}, {@code s = 0} and zeros, which the merge weighs 0.
+   * The partial of the scores of rows {@code from..count-1} at {@code out[at..]}: {@code m},
+   * {@code s}, then the weighted value sums. A rank with no such rows (the query comes before its
+   * first position, or its window after its last) gives {@code m = -inf}, {@code s = 0} and
+   * zeros, which the merge weighs 0.
    */
   private void partialHead(
-      float[] values, float[] out, int at, int kvAt, int count, float[] scores, int so) {
+      float[] values, float[] out, int at, int kvAt, int from, int count, float[] scores, int so) {
     float max = Float.NEGATIVE_INFINITY;
-    for (int t = 0; t < count; t++) {
+    for (int t = from; t < count; t++) {
       max = Math.max(max, scores[so + t]);
     }
     float sum = 0f;
-    for (int t = 0; t < count; t++) {
+    for (int t = from; t < count; t++) {
       float e = (float) Math.exp(scores[so + t] - max);
       scores[so + t] = e;
       sum += e;
@@ -570,7 +647,7 @@ final class ShardPass {
     out[at + 1] = sum;
     for (int i = 0; i < headSize; i++) {
       float acc = 0f;
-      for (int t = 0; t < count; t++) {
+      for (int t = from; t < count; t++) {
         acc += scores[so + t] * values[t * kvWidth + kvAt + i];
       }
       out[at + 2 + i] = acc;

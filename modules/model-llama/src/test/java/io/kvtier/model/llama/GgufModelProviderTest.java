@@ -80,7 +80,8 @@ class GgufModelProviderTest {
   void noFileOptionSaysWhatToGive() {
     assertThatThrownBy(() -> ModelProvider.open("gguf", Map.of()))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("model gguf needs option file=PATH, the .gguf file of a llama or qwen2 model");
+        .hasMessage(
+            "model gguf needs option file=PATH, the .gguf file of a llama, qwen2, gemma2 or gemma3 model");
   }
 
   @Test

@@ -261,7 +261,7 @@ class LlamaRunnerTest {
                   + " 64x96) cannot split over 4 ranks: use at most 3 ranks");
     }
     SyntheticGguf wide =
-        new SyntheticGguf("llama", 1, 4, 128, 64, 64, GgufTensorType.Q8_0, SyntheticGguf.HEAD);
+        new SyntheticGguf("llama", 1, 4, 128, 64, 64, GgufTensorType.Q8_0, SyntheticGguf.HEAD, 0);
     try (GgufFile f = GgufFile.open(wide.write(dir.resolve("wide.gguf"), 5))) {
       LlamaServingModel m = LlamaServingModel.of(f);
       // 4 ranks give each 2 heads of 8: 16 columns of the output projection, half a block.

@@ -94,6 +94,10 @@ class ServedExactnessTest {
       case "llama-heads16" -> SyntheticGguf.llama().withHeadSize(16);
       // the F32 file, its K/V stored as F16 (kv-type=f16)
       case "llama-kv-f16" -> SyntheticGguf.llama();
+      // sliding windows of 8 positions, far shorter than the prompts: gemma3's per-head norms
+      // and two RoPE bases, gemma2's soft caps
+      case "gemma3-f32" -> SyntheticGguf.gemma("gemma3", 8);
+      case "gemma2-f32" -> SyntheticGguf.gemma("gemma2", 8);
       default -> throw new IllegalArgumentException(name);
     };
   }
@@ -180,6 +184,10 @@ class ServedExactnessTest {
       cases.add(Arguments.of("llama-kv-f16", "tp", 2, tier));
     }
     cases.add(Arguments.of("llama-kv-f16", "cp1", 2, "host"));
+    cases.add(Arguments.of("gemma3-f32", "tp", 2, "host"));
+    cases.add(Arguments.of("gemma3-f32", "cp1", 2, "memory"));
+    cases.add(Arguments.of("gemma3-f32", "cp2", 4, "host"));
+    cases.add(Arguments.of("gemma2-f32", "tp", 2, "file"));
     return cases.stream();
   }
 

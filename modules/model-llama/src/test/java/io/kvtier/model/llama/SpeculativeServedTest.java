@@ -316,7 +316,15 @@ class SpeculativeServedTest {
     // A draft model of another vocabulary.
     Path wide =
         new SyntheticGguf(
-                "llama", 1, 4, 96, 80, 512, io.kvtier.gguf.GgufTensorType.F32, SyntheticGguf.HEAD)
+                "llama",
+                1,
+                4,
+                96,
+                80,
+                512,
+                io.kvtier.gguf.GgufTensorType.F32,
+                SyntheticGguf.HEAD,
+                0)
             .write(dir.resolve("wide.gguf"), SEED);
     try (GgufFile wideFile = GgufFile.open(wide)) {
       assertThatThrownBy(() -> model.withDraftModel(wideFile, K))
