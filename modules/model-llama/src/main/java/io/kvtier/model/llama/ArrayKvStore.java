@@ -50,10 +50,10 @@ public final class ArrayKvStore implements KvStore {
   }
 
   @Override
-  public void read(int layer, int count, float[] k, float[] v) {
-    checkPosition(0, count);
-    System.arraycopy(keys[layer], 0, k, 0, count * kvDim);
-    System.arraycopy(values[layer], 0, v, 0, count * kvDim);
+  public void read(int layer, int from, int count, float[] k, float[] v) {
+    checkPosition(from, count - from);
+    System.arraycopy(keys[layer], from * kvDim, k, from * kvDim, (count - from) * kvDim);
+    System.arraycopy(values[layer], from * kvDim, v, from * kvDim, (count - from) * kvDim);
   }
 
   private void checkPosition(int position, int count) {

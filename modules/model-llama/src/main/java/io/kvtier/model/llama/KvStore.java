@@ -29,5 +29,14 @@ public interface KvStore {
    * Copies the key and value rows of positions {@code 0..count-1} of {@code layer} into
    * {@code keys} and {@code values} ({@code count * kvDim} floats each, position-major).
    */
-  void read(int layer, int count, float[] keys, float[] values);
+  default void read(int layer, int count, float[] keys, float[] values) {
+    read(layer, 0, count, keys, values);
+  }
+
+  /**
+   * Copies the key and value rows of positions {@code from..count-1} of {@code layer} into
+   * {@code keys} and {@code values} at their own rows ({@code from * kvDim} on), leaving the rows
+   * before {@code from} as they are: what a layer that attends over a sliding window needs.
+   */
+  void read(int layer, int from, int count, float[] keys, float[] values);
 }

@@ -857,10 +857,10 @@ public final class LlamaModelRunner implements ModelRunner {
     }
 
     @Override
-    public void read(int l, int count, float[] k, float[] v) {
-      check(l, 0, count);
-      System.arraycopy(keys, 0, k, 0, count * kvDim);
-      System.arraycopy(values, 0, v, 0, count * kvDim);
+    public void read(int l, int from, int count, float[] k, float[] v) {
+      check(l, from, count - from);
+      System.arraycopy(keys, from * kvDim, k, from * kvDim, (count - from) * kvDim);
+      System.arraycopy(values, from * kvDim, v, from * kvDim, (count - from) * kvDim);
     }
 
     private void check(int l, int position, int count) {
@@ -895,8 +895,8 @@ public final class LlamaModelRunner implements ModelRunner {
     public void write(int layer, int position, float[] keys, float[] values, int offset) {}
 
     @Override
-    public void read(int layer, int count, float[] keys, float[] values) {
-      pages.read(layer, count, keys, values);
+    public void read(int layer, int from, int count, float[] keys, float[] values) {
+      pages.read(layer, from, count, keys, values);
     }
   }
 }

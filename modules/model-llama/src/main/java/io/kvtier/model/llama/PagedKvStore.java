@@ -343,41 +343,44 @@ public final class PagedKvStore implements KvStore {
   /**
    * {@inheritDoc}
    *
-   * <p>Under cp the rows are this rank's: the first {@code count} of its positions, in order.
+   * <p>Under cp the rows are this rank's: its positions {@code from..count-1} in its own order.
+   * Only the pages holding those rows are read.
    */
   @Override
-  public void read(int layer, int count, float[] keys, float[] values) {
+  public void read(int layer, int from, int count, float[] keys, float[] values) {
     if (type == KvType.F16) {
-      readHalves(layer, count, keys, values);
+      readHalves(layer, from, count, keys, values);
       return;
     }
     MemorySegment k = MemorySegment.ofArray(keys);
     MemorySegment v = MemorySegment.ofArray(values);
-    for (int first = 0; first < count; first += rowsPerPage) {
+    for (int first = from; first < count; first = (first / rowsPerPage + 1) * rowsPerPage) {
       int slot = page(first / rowsPerPage * pageSize);
-      long bytes = Math.min(rowsPerPage, count - first) * vectorBytes;
+      long skip = first % rowsPerPage * vectorBytes;
+      long bytes = (Math.min((first / rowsPerPage + 1) * rowsPerPage, count) - first) * vectorBytes;
       long at = first * vectorBytes;
-      device.read(slot, layer, 0, k.asSlice(at, bytes));
-      device.read(slot, layer, rowsPerPage * vectorBytes, v.asSlice(at, bytes));
+      device.read(slot, layer, skip, k.asSlice(at, bytes));
+      device.read(slot, layer, rowsPerPage * vectorBytes + skip, v.asSlice(at, bytes));
     }
   }
 
   /** {@link #read} of F16 pages: each page's rows into {@link #halves}, then widened. */
-  private void readHalves(int layer, int count, float[] keys, float[] values) {
+  private void readHalves(int layer, int from, int count, float[] keys, float[] values) {
     short[] h =
         halves = halves.length >= rowsPerPage * kvDim ? halves : new short[rowsPerPage * kvDim];
     MemorySegment segment = MemorySegment.ofArray(h);
-    for (int first = 0; first < count; first += rowsPerPage) {
+    for (int first = from; first < count; first = (first / rowsPerPage + 1) * rowsPerPage) {
       int slot = page(first / rowsPerPage * pageSize);
-      int rows = Math.min(rowsPerPage, count - first);
+      long skip = first % rowsPerPage * vectorBytes;
+      int rows = Math.min((first / rowsPerPage + 1) * rowsPerPage, count) - first;
       long bytes = rows * vectorBytes;
       int n = rows * kvDim;
       int at = first * kvDim;
-      device.read(slot, layer, 0, segment.asSlice(0, bytes));
+      device.read(slot, layer, skip, segment.asSlice(0, bytes));
       for (int i = 0; i < n; i++) {
         keys[at + i] = Float.float16ToFloat(h[i]);
       }
-      device.read(slot, layer, rowsPerPage * vectorBytes, segment.asSlice(0, bytes));
+      device.read(slot, layer, rowsPerPage * vectorBytes + skip, segment.asSlice(0, bytes));
       for (int i = 0; i < n; i++) {
         values[at + i] = Float.float16ToFloat(h[i]);
       }

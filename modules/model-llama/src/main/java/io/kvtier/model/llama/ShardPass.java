@@ -261,7 +261,7 @@ final class ShardPass {
         kv.write(l, start + p, k, s.v, p * kvWidth);
       }
     }
-    kv.read(l, held, keys, values);
+    kv.read(l, firstAttended(l, start), held, keys, values);
     if (stripe.whole()) {
       attend(l, q, keys, values, attended, n, start, s);
     } else {
@@ -327,7 +327,7 @@ final class ShardPass {
     int held = stripe.owned(total);
     float[] keys = s.keys = PassScratch.atLeast(s.keys, held * kvWidth);
     float[] values = s.values = PassScratch.atLeast(s.values, held * kvWidth);
-    kv.read(l, held, keys, values);
+    kv.read(l, firstAttended(l, start), held, keys, values);
     float[] partials = s.partials = PassScratch.atLeast(s.partials, n * heads * partialWidth());
     attend(l, q, keys, values, partials, n, start, s);
     float[] attended = s.attended = PassScratch.atLeast(s.attended, Math.max(1, mine) * qWidth);
@@ -368,8 +368,8 @@ final class ShardPass {
       float[] keys = s.keys = PassScratch.atLeast(s.keys, count * kvWidth);
       float[] values = s.values = PassScratch.atLeast(s.values, count * kvWidth);
       float[] scores = s.scores = PassScratch.atLeast(s.scores, count);
-      stores.apply(p).read(l, count, keys, values);
       int from = firstAttended(l, positions[p]);
+      stores.apply(p).read(l, from, count, keys, values);
       for (int h = 0; h < heads; h++) {
         attendHead(q, keys, values, out, p, h, from, count, scores, 0);
       }
