@@ -159,7 +159,8 @@ final class ModelCommand implements Callable<Integer> {
       name = "synth",
       mixinStandardHelpOptions = true,
       description = {
-        "Writes a llama GGUF file (version 3, which llama.cpp reads too) of seeded random weights"
+        "Writes a llama (or gemma3) GGUF file (version 3, which llama.cpp reads too) of seeded"
+            + " random weights"
             + " at a real model's shape, with the tokenizer of a vocabulary file, for benchmarks:"
             + " it costs what the real model costs to run, but its text is noise (its"
             + " general.name says \"random weights\" and kvtier.random_weights is true).",
@@ -176,7 +177,8 @@ final class ModelCommand implements Callable<Integer> {
         required = true,
         paramLabel = "NAME",
         description =
-            "The model shape: smollm-135m, llama-1b, qwen2.5-0.5b, or test-tiny (2 small layers).")
+            "The model shape: smollm-135m, llama-1b, qwen2.5-0.5b, gemma3-1b (a gemma3 file:"
+                + " sliding windows of 512), or test-tiny (2 small layers).")
     private String shape;
 
     @Option(

@@ -4,9 +4,9 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The shape of a {@code llama}-architecture model: what {@link RandomLlamaWriter} needs to write
- * a file whose every matrix has a real model's size. The vocabulary is not part of the shape; it
- * comes from a vocabulary file.
+ * The shape of a {@code llama}-architecture model (or a {@code gemma3} one, {@link #GEMMA3_1B}):
+ * what {@link RandomLlamaWriter} needs to write a file whose every matrix has a real model's size.
+ * The vocabulary is not part of the shape; it comes from a vocabulary file.
  *
  * @param name the shape's name ({@code smollm-135m})
  * @param blockCount transformer layers
@@ -19,6 +19,9 @@ import java.util.Objects;
  * @param tiedOutput whether the output matrix is the token embedding (no {@code output.weight})
  * @param headSize the size of one attention head: the width over the head count for most models,
  *     another size where {@code attention.key_length} says so (Mistral NeMo's 128 of 5,120 over 32)
+ * @param architecture {@code llama} or {@code gemma3} (whose per-head and post norms the writer
+ *     adds, and whose output is tied)
+ * @param slidingWindow a {@code gemma3} shape's {@code attention.sliding_window}; 0 for llama
  */
 public record LlamaShape(
     String name,
@@ -30,7 +33,36 @@ public record LlamaShape(
     int contextLength,
     float ropeFreqBase,
     boolean tiedOutput,
-    int headSize) {
+    int headSize,
+    String architecture,
+    int slidingWindow) {
+
+  /** A llama shape with heads of {@code headSize}. */
+  public LlamaShape(
+      String name,
+      int blockCount,
+      int embeddingLength,
+      int headCount,
+      int headCountKv,
+      int feedForwardLength,
+      int contextLength,
+      float ropeFreqBase,
+      boolean tiedOutput,
+      int headSize) {
+    this(
+        name,
+        blockCount,
+        embeddingLength,
+        headCount,
+        headCountKv,
+        feedForwardLength,
+        contextLength,
+        ropeFreqBase,
+        tiedOutput,
+        headSize,
+        "llama",
+        0);
+  }
 
   /** A shape whose heads are the width over the head count (which must divide it). */
   public LlamaShape(
@@ -88,16 +120,43 @@ public record LlamaShape(
   public static final LlamaShape TEST_TINY =
       new LlamaShape("test-tiny", 2, 64, 4, 2, 96, 64, 10_000f, false);
 
+  /**
+   * Gemma 3 1B (google/gemma-3-1b-pt's config.json): 26 layers, width 1152, 4 heads of 256, 1 KV
+   * head, GELU feed-forward 6912, tied output, context 32768; five layers in six slide over 512
+   * positions with RoPE base 10,000, the others attend over all with base 1,000,000.
+   */
+  public static final LlamaShape GEMMA3_1B =
+      new LlamaShape(
+          "gemma3-1b", 26, 1152, 4, 1, 6912, 32_768, 1_000_000f, true, 256, "gemma3", 512);
+
   /** The named shapes, in the order {@link #of} lists them. */
   public static final List<LlamaShape> KNOWN =
-      List.of(SMOLLM_135M, LLAMA_1B, QWEN25_05B, TEST_TINY);
+      List.of(SMOLLM_135M, LLAMA_1B, QWEN25_05B, GEMMA3_1B, TEST_TINY);
 
-  /** RMSNorm's epsilon in every named shape (the value both reference configs use). */
+  /** RMSNorm's epsilon in every named llama shape (the value both reference configs use). */
   public static final float RMS_NORM_EPSILON = 1e-5f;
+
+  /** RMSNorm's epsilon of a {@code gemma3} shape (Gemma 3's config). */
+  public static final float GEMMA_RMS_NORM_EPSILON = 1e-6f;
 
   /** Validates the sizes. */
   public LlamaShape {
     Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(architecture, "architecture");
+    if (architecture.equals("gemma3")
+        ? slidingWindow < 1 || !tiedOutput
+        : !architecture.equals("llama") || slidingWindow != 0) {
+      throw new IllegalArgumentException(
+          "shape "
+              + name
+              + ": architecture "
+              + architecture
+              + " with sliding window "
+              + slidingWindow
+              + (tiedOutput ? "" : " and a separate output")
+              + ": a llama shape has no window, a gemma3 shape a window of at least 1 and a tied"
+              + " output");
+    }
     if (blockCount <= 0
         || embeddingLength <= 0
         || headCount <= 0
@@ -172,10 +231,16 @@ public record LlamaShape(
     return headCountKv * headSize;
   }
 
+  /** Whether this is a {@code gemma3} shape. */
+  public boolean gemma() {
+    return architecture.equals("gemma3");
+  }
+
   /** Weights in the file for a vocabulary of {@code vocabularySize} tokens. */
   public long parameterCount(int vocabularySize) {
     long d = embeddingLength;
-    long perLayer = 2 * d + 2 * d * qDim() + 2 * d * kvDim() + 3 * d * (long) feedForwardLength;
+    long norms = gemma() ? 4 * d + 2L * headSize : 2 * d;
+    long perLayer = norms + 2 * d * qDim() + 2 * d * kvDim() + 3 * d * (long) feedForwardLength;
     long embedding = d * vocabularySize;
     return embedding + (tiedOutput ? 0 : embedding) + d + blockCount * perLayer;
   }

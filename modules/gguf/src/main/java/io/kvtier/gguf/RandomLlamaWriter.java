@@ -7,8 +7,8 @@ import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
- * Writes a {@code llama} GGUF file (version 3, which llama.cpp reads too) of seeded random
- * weights at a {@link LlamaShape}, with a real vocabulary: the {@code tokenizer.*} metadata of a
+ * Writes a {@code llama} (or {@code gemma3}) GGUF file (version 3, which llama.cpp reads too) of
+ * seeded random weights at a {@link LlamaShape}, with a real vocabulary: the {@code tokenizer.*} metadata of a
  * vocabulary file (tokens, scores, types, merges, pre-tokenizer, BOS/EOS) copied unchanged. Such
  * a file costs what the real model costs to run, so benchmarks and the cache see real sizes, but
  * its text is noise: {@code general.name} ends in "(random weights)" and
@@ -45,7 +45,6 @@ public final class RandomLlamaWriter {
   /** The metadata key marking a file's weights as random. */
   public static final String RANDOM_WEIGHTS_KEY = "kvtier.random_weights";
 
-  private static final String ARCH = "llama";
   private static final double SQRT3 = Math.sqrt(3);
 
   private RandomLlamaWriter() {}
@@ -100,11 +99,21 @@ public final class RandomLlamaWriter {
       tensors.matrix(p + "attn_q.weight", shape.qDim(), d);
       tensors.matrix(p + "attn_k.weight", shape.kvDim(), d);
       tensors.matrix(p + "attn_v.weight", shape.kvDim(), d);
+      if (shape.gemma()) {
+        tensors.norm(p + "attn_q_norm.weight", shape.headSize());
+        tensors.norm(p + "attn_k_norm.weight", shape.headSize());
+      }
       tensors.matrix(p + "attn_output.weight", d, shape.qDim());
+      if (shape.gemma()) {
+        tensors.norm(p + "post_attention_norm.weight", d);
+      }
       tensors.norm(p + "ffn_norm.weight", d);
       tensors.matrix(p + "ffn_gate.weight", shape.feedForwardLength(), d);
       tensors.matrix(p + "ffn_up.weight", shape.feedForwardLength(), d);
       tensors.matrix(p + "ffn_down.weight", d, shape.feedForwardLength());
+      if (shape.gemma()) {
+        tensors.norm(p + "post_ffw_norm.weight", d);
+      }
     }
     tensors.norm("output_norm.weight", d);
     if (!shape.tiedOutput()) {
@@ -139,19 +148,26 @@ public final class RandomLlamaWriter {
 
   private static void metadata(
       GgufWriter w, LlamaShape shape, GgufFile vocabulary, int vocabularySize, long seed) {
-    w.put("general.architecture", GgufValue.ofString(ARCH));
+    String arch = shape.architecture();
+    w.put("general.architecture", GgufValue.ofString(arch));
     w.put("general.name", GgufValue.ofString(shape.name() + " (random weights)"));
     w.put(RANDOM_WEIGHTS_KEY, GgufValue.ofBool(true));
     w.put("kvtier.random_seed", GgufValue.ofUint64(seed));
     w.put("kvtier.shape", GgufValue.ofString(shape.name()));
-    String p = ARCH + ".";
+    String p = arch + ".";
     w.put(p + "context_length", GgufValue.ofUint32(shape.contextLength()));
     w.put(p + "embedding_length", GgufValue.ofUint32(shape.embeddingLength()));
     w.put(p + "block_count", GgufValue.ofUint32(shape.blockCount()));
     w.put(p + "feed_forward_length", GgufValue.ofUint32(shape.feedForwardLength()));
     w.put(p + "attention.head_count", GgufValue.ofUint32(shape.headCount()));
     w.put(p + "attention.head_count_kv", GgufValue.ofUint32(shape.headCountKv()));
-    w.put(p + "attention.layer_norm_rms_epsilon", GgufValue.ofFloat32(LlamaShape.RMS_NORM_EPSILON));
+    w.put(
+        p + "attention.layer_norm_rms_epsilon",
+        GgufValue.ofFloat32(
+            shape.gemma() ? LlamaShape.GEMMA_RMS_NORM_EPSILON : LlamaShape.RMS_NORM_EPSILON));
+    if (shape.gemma()) {
+      w.put(p + "attention.sliding_window", GgufValue.ofUint32(shape.slidingWindow()));
+    }
     w.put(p + "rope.freq_base", GgufValue.ofFloat32(shape.ropeFreqBase()));
     if (shape.headSizeIsOwn()) {
       // As llama.cpp's converter writes heads of another size than the width over their count

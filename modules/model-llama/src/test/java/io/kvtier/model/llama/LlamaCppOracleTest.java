@@ -166,6 +166,26 @@ class LlamaCppOracleTest {
     }
   }
 
+  /**
+   * A {@code gemma3} shape as {@link RandomLlamaWriter} writes it ({@link LlamaShape#GEMMA3_1B}'s
+   * kind): 6 layers sliding over 8 positions but the sixth, heads of 32 over a width of 64, tied
+   * output.
+   */
+  static final LlamaShape GEMMA_SHAPE =
+      new LlamaShape("test-tiny-gemma3", 6, 64, 4, 2, 96, 64, 1_000_000f, true, 32, "gemma3", 8);
+
+  @ParameterizedTest
+  @EnumSource(
+      value = GgufTensorType.class,
+      names = {"F32", "Q8_0"})
+  void aGemma3FileOfTheWriterGreedyChoicesAreKvtiersWithinTolerance(
+      GgufTensorType type, @TempDir Path dir) throws IOException {
+    Path path = greedyChoicesAreKvtiersWithinTolerance(GEMMA_SHAPE, type, dir);
+    try (GgufFile file = GgufFile.open(path)) {
+      assertThat(LlamaModel.of(file).family().window(0)).isEqualTo(8);
+    }
+  }
+
   /** K_SHAPE with a feed-forward of 96: down rows that 256-weight super-blocks do not divide. */
   static final LlamaShape MIXED_SHAPE =
       new LlamaShape("test-tiny-mixed", 2, 256, 4, 2, 96, 64, 10_000f, false);

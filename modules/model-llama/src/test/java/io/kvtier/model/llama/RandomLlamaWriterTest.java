@@ -114,7 +114,16 @@ class RandomLlamaWriterTest {
     }
     assertThatThrownBy(() -> LlamaShape.of("llama-70b"))
         .hasMessage(
-            "unknown shape 'llama-70b'; known: smollm-135m, llama-1b, qwen2.5-0.5b, test-tiny");
+            "unknown shape 'llama-70b'; known: smollm-135m, llama-1b, qwen2.5-0.5b, gemma3-1b,"
+                + " test-tiny");
+    assertThatThrownBy(() -> new LlamaShape("g", 1, 64, 4, 2, 96, 64, 1f, true, 16, "gemma3", 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "shape g: architecture gemma3 with sliding window 0: a llama shape has no window, a"
+                + " gemma3 shape a window of at least 1 and a tied output");
+    assertThatThrownBy(() -> new LlamaShape("m", 1, 64, 4, 2, 96, 64, 1f, false, 16, "mamba", 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("architecture mamba with sliding window 0 and a separate output");
   }
 
   @Test
@@ -123,5 +132,8 @@ class RandomLlamaWriterTest {
     assertThat(LlamaShape.SMOLLM_135M.parameterCount(49_152)).isEqualTo(134_515_008L);
     // Llama 3.2 1B with its 128256-token vocabulary has 1.236B weights (tied output)
     assertThat(LlamaShape.LLAMA_1B.parameterCount(128_256)).isEqualTo(1_235_814_400L);
+    // Gemma 3 1B with its 262144-token vocabulary has 999.9M weights (tied output, its per-head
+    // and post norms)
+    assertThat(LlamaShape.GEMMA3_1B.parameterCount(262_144)).isEqualTo(999_885_952L);
   }
 }
