@@ -192,6 +192,24 @@ public final class Kernels {
     return sum;
   }
 
+  /**
+   * {@code y[yo + i] += a * x[xo + i]} for {@code i < n}: a multiply, then an add, per value
+   * (never fused), so a sum built by calls over {@code t} in order is the bits of the scalar loop
+   * {@code sum += a_t * x_t[i]} whatever the lanes.
+   */
+  public static void addScaled(float[] y, int yo, float[] x, int xo, int n, float a) {
+    int i = 0;
+    int width = F.length();
+    for (; i + width <= n; i += width) {
+      FloatVector.fromArray(F, y, yo + i)
+          .add(FloatVector.fromArray(F, x, xo + i).mul(a))
+          .intoArray(y, yo + i);
+    }
+    for (; i < n; i++) {
+      y[yo + i] += a * x[xo + i];
+    }
+  }
+
   // F16 and BF16: widened eight at a time into a small buffer, then the F32 lane order.
   static float dotF16(float[] x, int xo, MemorySegment data, long at, int n) {
     FloatVector acc = FloatVector.zero(F);

@@ -367,12 +367,28 @@ final class ShardPass {
       int count = stripe.owned(positions[p] + 1);
       float[] keys = s.keys = PassScratch.atLeast(s.keys, count * kvWidth);
       float[] values = s.values = PassScratch.atLeast(s.values, count * kvWidth);
-      float[] scores = s.scores = PassScratch.atLeast(s.scores, count);
       int from = firstAttended(l, positions[p]);
       stores.apply(p).read(l, from, count, keys, values);
-      for (int h = 0; h < heads; h++) {
-        attendHead(q, keys, values, out, p, h, from, count, scores, 0);
+      // the heads on the pool's threads once a sequence is long: each head is computed the same
+      // way on any thread, with its own row of scores
+      long work = (long) heads * (count - from) * headSize;
+      int tasks =
+          work < PARALLEL_ATTENTION_THRESHOLD
+              ? 1
+              : Math.min(heads, TASKS_PER_THREAD * (ForkJoinPool.getCommonPoolParallelism() + 1));
+      float[] scores = s.scores = PassScratch.atLeast(s.scores, tasks * count);
+      float[] o = out;
+      int row = p;
+      IntStream range = IntStream.range(0, tasks);
+      if (tasks > 1) {
+        range = range.parallel();
       }
+      range.forEach(
+          task -> {
+            for (int h = task; h < heads; h += tasks) {
+              attendHead(q, keys, values, o, row, h, from, count, scores, task * count);
+            }
+          });
     }
     if (!stripe.whole()) {
       merge(gather.gather(out, n * heads * partialWidth()), n, 0, attended, false);
@@ -607,12 +623,19 @@ final class ShardPass {
       return;
     }
     Kernels.softmax(scores, so + from, count - from);
-    for (int i = 0; i < headSize; i++) {
-      float sum = 0f;
-      for (int t = from; t < count; t++) {
-        sum += scores[so + t] * values[t * kvWidth + kvAt + i];
-      }
-      out[qAt + i] = sum;
+    weightedValues(values, kvAt, from, count, scores, so, out, qAt);
+  }
+
+  /**
+   * {@code out[at + i] = sum over t in from..count-1, in order, of scores[so + t] * values[t][kvAt
+   * + i]}, position by position across the head's values: the bits of that sum taken value by
+   * value, with the head's values read in their rows' order (vector lanes, no strided loads).
+   */
+  private void weightedValues(
+      float[] values, int kvAt, int from, int count, float[] scores, int so, float[] out, int at) {
+    java.util.Arrays.fill(out, at, at + headSize, 0f);
+    for (int t = from; t < count; t++) {
+      Kernels.addScaled(out, at, values, t * kvWidth + kvAt, headSize, scores[so + t]);
     }
   }
 
@@ -645,13 +668,7 @@ final class ShardPass {
     }
     out[at] = max;
     out[at + 1] = sum;
-    for (int i = 0; i < headSize; i++) {
-      float acc = 0f;
-      for (int t = from; t < count; t++) {
-        acc += scores[so + t] * values[t * kvWidth + kvAt + i];
-      }
-      out[at + 2 + i] = acc;
-    }
+    weightedValues(values, kvAt, from, count, scores, so, out, at + 2);
   }
 
   /**

@@ -13,6 +13,60 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /** The kernels against plain scalar reference code. */
 class KernelsTest {
+  /**
+   * Attention's weighted sum of values built row by row with {@link Kernels#addScaled} is the
+   * scalar loop's bits, value by value (a fused multiply-add, or lanes summed in another order,
+   * would differ): so a position's attention output did not change when the loop was vectorized.
+   */
+  @Test
+  void weightedSumsByAddScaledAreTheScalarLoopsBits() {
+    Random random = new Random(5);
+    int rows = 300;
+    int width = 37; // a vector's lanes and a tail
+    float[] values = new float[rows * width];
+    float[] weights = new float[rows];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = (float) random.nextGaussian();
+    }
+    for (int t = 0; t < rows; t++) {
+      weights[t] = random.nextFloat() / rows;
+    }
+    float[] vector = new float[width + 3];
+    for (int t = 0; t < rows; t++) {
+      Kernels.addScaled(vector, 3, values, t * width, width, weights[t]);
+    }
+    for (int i = 0; i < width; i++) {
+      float sum = 0f;
+      for (int t = 0; t < rows; t++) {
+        sum += weights[t] * values[t * width + i];
+      }
+      assertThat(Float.floatToRawIntBits(vector[3 + i]))
+          .as("value %d", i)
+          .isEqualTo(Float.floatToRawIntBits(sum));
+    }
+    assertThat(vector[0]).isZero();
+  }
+
+  /** llama.cpp's GELU: its table of binary16 values, 0 and the identity outside (-10, 10). */
+  @Test
+  void geluIsLlamaCppsTableOfHalves() {
+    assertThat(Kernels.gelu(-10f)).isZero();
+    assertThat(Kernels.gelu(-50f)).isZero();
+    assertThat(Kernels.gelu(10f)).isEqualTo(10f);
+    assertThat(Kernels.gelu(123.5f)).isEqualTo(123.5f);
+    Random random = new Random(9);
+    for (int i = 0; i < 1000; i++) {
+      float x = (float) (random.nextGaussian() * 3);
+      if (x <= -10f || x >= 10f) {
+        continue;
+      }
+      float half = Float.float16ToFloat(Float.floatToFloat16(x));
+      float expected = Float.float16ToFloat(Float.floatToFloat16(Kernels.geluTanh(half)));
+      assertThat(Kernels.gelu(x)).as("gelu(%s)", x).isEqualTo(expected);
+      assertThat(Kernels.gelu(x)).isCloseTo(Kernels.geluTanh(x), within(0.01f + Math.abs(x) / 256));
+    }
+  }
+
   private static final long SEED = Long.getLong("kvtier.tests.seed", 42L);
 
   private static float[] randoms(Random random, int n) {
