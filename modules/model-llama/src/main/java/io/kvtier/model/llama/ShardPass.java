@@ -372,23 +372,17 @@ final class ShardPass {
       // the heads on the pool's threads once a sequence is long: each head is computed the same
       // way on any thread, with its own row of scores
       long work = (long) heads * (count - from) * headSize;
-      int tasks =
-          work < PARALLEL_ATTENTION_THRESHOLD
-              ? 1
-              : Math.min(heads, TASKS_PER_THREAD * (ForkJoinPool.getCommonPoolParallelism() + 1));
+      int tasks = attentionTasks(work, heads);
       float[] scores = s.scores = PassScratch.atLeast(s.scores, tasks * count);
       float[] o = out;
       int row = p;
-      IntStream range = IntStream.range(0, tasks);
-      if (tasks > 1) {
-        range = range.parallel();
-      }
-      range.forEach(
-          task -> {
-            for (int h = task; h < heads; h += tasks) {
-              attendHead(q, keys, values, o, row, h, from, count, scores, task * count);
-            }
-          });
+      tasks(tasks)
+          .forEach(
+              task -> {
+                for (int h = task; h < heads; h += tasks) {
+                  attendHead(q, keys, values, o, row, h, from, count, scores, task * count);
+                }
+              });
     }
     if (!stripe.whole()) {
       merge(gather.gather(out, n * heads * partialWidth()), n, 0, attended, false);
@@ -561,32 +555,43 @@ final class ShardPass {
     int pairs = n * heads;
     int total = start + n;
     long work = (long) pairs * total * headSize;
-    int tasks =
-        work < PARALLEL_ATTENTION_THRESHOLD
-            ? 1
-            : Math.min(pairs, TASKS_PER_THREAD * (ForkJoinPool.getCommonPoolParallelism() + 1));
+    int tasks = attentionTasks(work, pairs);
     float[] scores = s.scores = PassScratch.atLeast(s.scores, tasks * total);
+    tasks(tasks)
+        .forEach(
+            task -> {
+              for (int pair = task; pair < pairs; pair += tasks) {
+                int p = pair / heads;
+                attendHead(
+                    q,
+                    keys,
+                    values,
+                    out,
+                    p,
+                    pair % heads,
+                    firstAttended(l, start + p),
+                    stripe.owned(start + p + 1),
+                    scores,
+                    task * total);
+              }
+            });
+  }
+
+  /**
+   * How many tasks share attention of {@code work} multiply-adds over {@code units} independent
+   * (position, head) pairs: 1 below {@link #PARALLEL_ATTENTION_THRESHOLD}, else a few per thread
+   * of the pool and the caller.
+   */
+  private static int attentionTasks(long work, int units) {
+    return work < PARALLEL_ATTENTION_THRESHOLD
+        ? 1
+        : Math.min(units, TASKS_PER_THREAD * (ForkJoinPool.getCommonPoolParallelism() + 1));
+  }
+
+  /** Task numbers {@code 0..tasks-1}, in parallel when more than one. */
+  private static IntStream tasks(int tasks) {
     IntStream range = IntStream.range(0, tasks);
-    if (tasks > 1) {
-      range = range.parallel();
-    }
-    range.forEach(
-        task -> {
-          for (int pair = task; pair < pairs; pair += tasks) {
-            int p = pair / heads;
-            attendHead(
-                q,
-                keys,
-                values,
-                out,
-                p,
-                pair % heads,
-                firstAttended(l, start + p),
-                stripe.owned(start + p + 1),
-                scores,
-                task * total);
-          }
-        });
+    return tasks > 1 ? range.parallel() : range;
   }
 
   /**

@@ -391,19 +391,7 @@ class ContextParallelTest {
   }
 
   private KvTierConfig pools(KvLayout layout, int pages) {
-    return KvTierConfig.builder()
-        .device("sim")
-        .host("sim")
-        .layout(
-            layout.layers(),
-            layout.kvHeads(),
-            layout.headDim(),
-            layout.dtypeBytes(),
-            layout.pageSize())
-        .devicePages(pages)
-        .hostPages(pages)
-        .vocabSize(model.vocabularySize())
-        .build();
+    return ServedTiers.pools(layout, pages, model.vocabularySize());
   }
 
   private static int[] bits(float[] v) {

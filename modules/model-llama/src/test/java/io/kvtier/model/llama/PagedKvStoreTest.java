@@ -3,7 +3,6 @@ package io.kvtier.model.llama;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.core.KvTierBackends;
-import io.kvtier.core.config.KvTierConfig;
 import io.kvtier.core.config.Parallelism;
 import io.kvtier.gguf.GgufFile;
 import io.kvtier.spi.KvLayout;
@@ -33,21 +32,8 @@ class PagedKvStoreTest {
       LlamaServingModel model = LlamaServingModel.of(file).withKvType(type);
       Parallelism cp = Parallelism.cp(1);
       KvLayout layout = model.rankLayout(model.kvLayout(PAGE), ranks, cp);
-      KvTierConfig config =
-          KvTierConfig.builder()
-              .device("sim")
-              .host("sim")
-              .layout(
-                  layout.layers(),
-                  layout.kvHeads(),
-                  layout.headDim(),
-                  layout.dtypeBytes(),
-                  layout.pageSize())
-              .devicePages(16)
-              .hostPages(16)
-              .vocabSize(model.vocabularySize())
-              .build();
-      try (KvTierBackends backends = KvTierBackends.open(config)) {
+      try (KvTierBackends backends =
+          KvTierBackends.open(ServedTiers.pools(layout, 16, model.vocabularySize()))) {
         PagedKvStore store =
             new PagedKvStore(backends.device(), model.hyperparameters(), rank, ranks, cp, type);
         Stripe stripe = ranks == 1 ? Stripe.WHOLE : new Stripe(rank, ranks, 1);

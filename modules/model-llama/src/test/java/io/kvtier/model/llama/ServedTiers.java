@@ -7,6 +7,7 @@ import io.kvtier.core.config.KvTierKeys;
 import io.kvtier.core.config.L3PrefetchPolicy;
 import io.kvtier.core.config.Parallelism;
 import io.kvtier.core.config.WritePolicy;
+import io.kvtier.spi.KvLayout;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Random;
@@ -17,6 +18,27 @@ import java.util.Random;
  */
 final class ServedTiers {
   private ServedTiers() {}
+
+  /**
+   * One rank's simulated device and host pools of {@code pages} pages each, laid out as {@code
+   * layout} (a rank's share: {@link LlamaServingModel#rankLayout}), for a runner or store driven
+   * directly rather than by an engine.
+   */
+  static KvTierConfig pools(KvLayout layout, int pages, int vocabulary) {
+    return KvTierConfig.builder()
+        .device("sim")
+        .host("sim")
+        .layout(
+            layout.layers(),
+            layout.kvHeads(),
+            layout.headDim(),
+            layout.dtypeBytes(),
+            layout.pageSize())
+        .devicePages(pages)
+        .hostPages(pages)
+        .vocabSize(vocabulary)
+        .build();
+  }
 
   /**
    * Simulated pools on the local collective, write-through and LRU, the model's KV blocks (its
