@@ -160,7 +160,7 @@ class ModelCommandTest {
     String vocab = vocabulary.toString();
     assertUsage(
         "kvtier model synth: --shape: unknown shape 'llama-70b'; known: smollm-135m, llama-1b,"
-            + " qwen2.5-0.5b, test-tiny",
+            + " qwen2.5-0.5b, gemma3-1b, test-tiny",
         "--shape",
         "llama-70b",
         "--vocab",
