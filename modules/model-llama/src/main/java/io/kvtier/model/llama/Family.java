@@ -29,7 +29,6 @@ import io.kvtier.gguf.ModelHyperparameters;
  * ({@link Kernels#gelu}).
  */
 final class Family {
-  private final String architecture;
   private final boolean neox;
   private final float embeddingScale;
   private final float queryScale;
@@ -39,10 +38,9 @@ final class Family {
   private final boolean headNorms;
   private final int[] windows;
   private final float[] ropeBases;
-  private final float[] ropeFactors;
+  private final float[] ropeScales;
 
   private Family(
-      String architecture,
       boolean neox,
       float embeddingScale,
       float queryScale,
@@ -52,8 +50,7 @@ final class Family {
       boolean headNorms,
       int[] windows,
       float[] ropeBases,
-      float[] ropeFactors) {
-    this.architecture = architecture;
+      float[] ropeScales) {
     this.neox = neox;
     this.embeddingScale = embeddingScale;
     this.queryScale = queryScale;
@@ -63,7 +60,7 @@ final class Family {
     this.headNorms = headNorms;
     this.windows = windows;
     this.ropeBases = ropeBases;
-    this.ropeFactors = ropeFactors;
+    this.ropeScales = ropeScales;
   }
 
   /**
@@ -77,12 +74,11 @@ final class Family {
     int layers = shape.blockCount();
     int[] windows = new int[layers];
     float[] bases = new float[layers];
-    float[] factors = new float[layers];
+    float[] scales = new float[layers];
     java.util.Arrays.fill(bases, shape.ropeFreqBase());
-    java.util.Arrays.fill(factors, shape.ropeScaling().factor());
+    java.util.Arrays.fill(scales, shape.ropeScaling().factor());
     if (!arch.equals("gemma2") && !arch.equals("gemma3")) {
-      return new Family(
-          arch, arch.equals("qwen2"), 0f, 0f, 0f, 0f, false, false, windows, bases, factors);
+      return new Family(arch.equals("qwen2"), 0f, 0f, 0f, 0f, false, false, windows, bases, scales);
     }
     String p = arch + ".";
     boolean three = arch.equals("gemma3");
@@ -99,7 +95,7 @@ final class Family {
         windows[l] = window;
         if (three) {
           bases[l] = 10_000f;
-          factors[l] = 1f;
+          scales[l] = 1f;
         }
       }
     }
@@ -118,7 +114,6 @@ final class Family {
     float queryScale = 1f / (float) Math.sqrt((float) scaleBy);
     float embeddingScale = (float) Math.sqrt((float) shape.embeddingLength());
     return new Family(
-        arch,
         true,
         embeddingScale,
         queryScale,
@@ -128,7 +123,7 @@ final class Family {
         three,
         windows,
         bases,
-        factors);
+        scales);
   }
 
   private static void positive(GgufFile file, String key, float value) {
@@ -136,11 +131,6 @@ final class Family {
       throw new GgufUnsupportedException(
           file.path() + ": " + key + "=" + value + " must be positive and finite");
     }
-  }
-
-  /** {@code general.architecture}. */
-  String architecture() {
-    return architecture;
   }
 
   /** Whether RoPE rotates NeoX halves (qwen2, Gemma) rather than adjacent pairs (llama). */
@@ -194,8 +184,11 @@ final class Family {
     return ropeBases[Math.min(l, ropeBases.length - 1)];
   }
 
-  /** Layer {@code l}'s linear RoPE scaling: positions are divided by it. */
-  float ropeFactor(int l) {
-    return ropeFactors[Math.min(l, ropeFactors.length - 1)];
+  /**
+   * Layer {@code l}'s linear RoPE scaling: positions are divided by it (not the per-pair
+   * frequency factors of {@code rope_freqs.weight}, {@link LlamaModel#ropeFactors}).
+   */
+  float ropeScale(int l) {
+    return ropeScales[Math.min(l, ropeScales.length - 1)];
   }
 }

@@ -508,7 +508,7 @@ final class ShardPass {
    * {@code l}'s base and scaling; a query's heads then times the family's query scale, if any.
    */
   private void rotate(int l, float[] v, int offset, int count, int position, boolean query) {
-    float pos = position / family.ropeFactor(l);
+    float pos = position / family.ropeScale(l);
     float base = family.ropeBase(l);
     for (int h = 0; h < count; h++) {
       Kernels.rope(

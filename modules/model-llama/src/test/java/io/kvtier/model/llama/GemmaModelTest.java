@@ -112,11 +112,11 @@ class GemmaModelTest {
       for (int l = 0; l < 5; l++) {
         assertThat(family.window(l)).isEqualTo(12);
         assertThat(family.ropeBase(l)).isEqualTo(10_000f);
-        assertThat(family.ropeFactor(l)).isEqualTo(1f);
+        assertThat(family.ropeScale(l)).isEqualTo(1f);
       }
       assertThat(family.window(5)).isZero();
       assertThat(family.ropeBase(5)).isEqualTo(1_000_000f);
-      assertThat(family.ropeFactor(5)).isEqualTo(8f);
+      assertThat(family.ropeScale(5)).isEqualTo(8f);
       assertThat(family.window(6)).as("a draft layer: the last layer's").isZero();
     }
     try (GgufFile file = GgufFile.open(gemma("gemma3", 12))) {
